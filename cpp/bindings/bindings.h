@@ -1,0 +1,14 @@
+// One init function per area of the core; module.cc calls them in dependency order.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace gpuaccel::bindings {
+
+void init_errors(pybind11::module_& m);   // error translation (errors.cc)
+void init_devices(pybind11::module_& m);  // registry, configuration, placement (devices.cc)
+void init_dtype(pybind11::module_& m);    // dtypes and f16/bf16 conversions (dtype.cc)
+void init_memory(pybind11::module_& m);   // pooling allocator stats and controls (memory.cc)
+void init_hardware(pybind11::module_& m); // CUDA backend, versions, CPU ISA, smi (hardware.cc)
+
+}  // namespace gpuaccel::bindings

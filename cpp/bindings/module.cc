@@ -1,0 +1,12 @@
+// The gpuaccel._C extension module: the C++ core as the Python package sees it.
+#include "bindings/bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "gpuaccel C++ core";
+  using namespace gpuaccel::bindings;
+  init_errors(m);
+  init_devices(m);
+  init_dtype(m);
+  init_memory(m);
+  init_hardware(m);
+}
