@@ -50,6 +50,9 @@ typedef struct gpuaccel_cuda_backend {
   int (*memory_info)(int device, size_t* free_bytes, size_t* total_bytes, char* err, size_t err_len);
   int (*malloc_device)(int device, size_t bytes, void** ptr, char* err, size_t err_len);
   int (*free_device)(int device, void* ptr, char* err, size_t err_len);
+  // Page-locked host memory for fast, asynchronous host-to-device staging.
+  int (*malloc_host_pinned)(size_t bytes, void** ptr, char* err, size_t err_len);
+  int (*free_host_pinned)(void* ptr, char* err, size_t err_len);
   int (*copy_to_device)(int device, void* dst, const void* src, size_t bytes, char* err, size_t err_len);
   int (*copy_to_host)(int device, void* dst, const void* src, size_t bytes, char* err, size_t err_len);
   int (*synchronize)(int device, char* err, size_t err_len);
