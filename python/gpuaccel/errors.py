@@ -1,0 +1,53 @@
+"""Exceptions with TensorFlow's names (``tf.errors``).
+
+The C++ core throws typed errors; the bindings raise them as these classes (or as plain
+``ValueError`` / ``RuntimeError`` where TensorFlow does). ``InvalidArgumentError`` is also a
+``ValueError`` so ``except ValueError`` catches bad arguments whichever layer found them.
+"""
+
+
+class OpError(Exception):
+    """Base of the errors raised by operations; carries the name of the op that failed."""
+
+    error_code = None
+
+    def __init__(self, message, op_name=None):
+        super().__init__(message)
+        self.message = message
+        self.op_name = op_name or None
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """An argument had a bad value, shape or dtype."""
+    error_code = 3
+
+
+class NotFoundError(OpError):
+    """Something that was asked for (a device, a file) does not exist."""
+    error_code = 5
+
+
+class FailedPreconditionError(OpError):
+    """The system is not in a state where the operation can run (e.g. no CUDA driver)."""
+    error_code = 9
+
+
+class ResourceExhaustedError(OpError):
+    """Out of memory on a device, or over a configured memory_limit."""
+    error_code = 8
+
+
+class UnimplementedError(OpError):
+    """The operation is not implemented for these arguments or this device."""
+    error_code = 12
+
+
+class InternalError(OpError):
+    """A bug or an unexpected failure inside gpuaccel or a library it calls."""
+    error_code = 13
+
+
+__all__ = [
+    "OpError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
+    "ResourceExhaustedError", "UnimplementedError", "InternalError",
+]
