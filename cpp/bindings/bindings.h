@@ -10,5 +10,6 @@ void init_devices(pybind11::module_& m);  // registry, configuration, placement 
 void init_dtype(pybind11::module_& m);    // dtypes and f16/bf16 conversions (dtype.cc)
 void init_memory(pybind11::module_& m);   // pooling allocator stats and controls (memory.cc)
 void init_hardware(pybind11::module_& m); // CUDA backend, versions, CPU ISA, smi (hardware.cc)
+void init_self_check(pybind11::module_& m); // device self-check matmul (self_check.cc)
 
 }  // namespace gpuaccel::bindings

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_C, m) {
   init_dtype(m);
   init_memory(m);
   init_hardware(m);
+  init_self_check(m);
 }

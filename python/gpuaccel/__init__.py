@@ -1,9 +1,32 @@
 """gpuaccel: a deep-learning runtime for a course on GPU acceleration.
 
-The names mirror ``tf.config`` / ``tf.keras`` and ``torch.cuda`` so course code runs with only
-its import changed.
+The names mirror ``tf.config`` / ``tf.debugging`` / ``tf.device`` and ``torch.cuda`` so course
+code runs with only its import changed::
+
+    import gpuaccel as tf          # or: import gpuaccel as torch
+    tf.config.list_physical_devices('GPU')
+    dev = 'cuda' if torch.cuda.is_available() else 'cpu'
+
+Importing never needs CUDA: the CUDA backend is a separate library loaded only when a GPU is
+looked for, and ``gpuaccel.cuda.diagnose()`` says why there is none.
 """
 from . import _C
 from . import errors
+from . import config
+from . import debugging
+from . import dtypes
+from . import memory
+from . import cuda
+from . import version
+from . import utils
+from ._placement import device
+from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
+from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 
-__version__ = "0.1.0"
+__version__ = version.gpuaccel
+
+__all__ = [
+    "config", "debugging", "errors", "dtypes", "memory", "cuda", "version", "utils", "device",
+    "DType", "as_dtype", "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool",
+    "__version__",
+]

@@ -1,0 +1,39 @@
+// The element types a tensor can hold, named as NumPy and TensorFlow name them, and the bulk
+// f32 <-> f16/bf16 conversions every cast, mixed-precision step and NumPy hand-off goes through.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace gpuaccel {
+
+enum class DType { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool };
+
+// Every DType, in declaration order.
+constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
+                                DType::kInt32,   DType::kInt64,   DType::kUInt8,
+                                DType::kBool};
+constexpr size_t kNumDTypes = sizeof(kAllDTypes) / sizeof(kAllDTypes[0]);
+
+// "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool".
+const char* dtype_name(DType dtype);
+// Bytes per element.
+size_t dtype_size(DType dtype);
+bool is_floating(DType dtype);
+
+// Accepts every dtype_name() plus the aliases "float" (float32), "half" (float16), "f32",
+// "f16", "bf16". Anything else throws a ValueError quoting `name` and listing the valid names.
+DType parse_dtype(const std::string& name);
+
+// "float32, float16, bfloat16, int32, int64, uint8, bool", for messages.
+std::string valid_dtype_names();
+
+// Bulk conversions with the exact rounding of kernels/half_conversions.h. Large arrays are
+// split across OpenMP threads. `src` and `dst` must not overlap.
+void convert_f32_to_f16(const float* src, uint16_t* dst, size_t n);
+void convert_f16_to_f32(const uint16_t* src, float* dst, size_t n);
+void convert_f32_to_bf16(const float* src, uint16_t* dst, size_t n);
+void convert_bf16_to_f32(const uint16_t* src, float* dst, size_t n);
+
+}  // namespace gpuaccel

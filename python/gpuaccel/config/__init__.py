@@ -1,0 +1,112 @@
+"""Device configuration with TensorFlow's names and semantics (``tf.config``).
+
+Configuration is free until the runtime starts (the first op or allocation, or
+``list_logical_devices``); after that only calls that change nothing are accepted, and the
+others raise TensorFlow's ``RuntimeError``. The state lives in the C++ device registry so the
+training loop, the allocator and placement all see the same answer.
+
+Deliberate differences from TensorFlow (documented in docs/devices.md):
+- ``device_type`` strings are case-insensitive (``'gpu'`` works; TF silently returns ``[]``);
+- a logical CPU device may carry a ``memory_limit`` (TF refuses), so out-of-memory behaviour
+  is testable without a GPU;
+- hiding every CPU is refused when asked, not at start-up.
+"""
+from .. import _C
+from ._devices import (
+    LogicalDevice,
+    LogicalDeviceConfiguration,
+    PhysicalDevice,
+    as_physical_device_tuple,
+    logical_device_from_record,
+    physical_device_from_tuple,
+)
+from . import experimental
+
+__all__ = [
+    "PhysicalDevice", "LogicalDevice", "LogicalDeviceConfiguration",
+    "list_physical_devices", "list_logical_devices", "get_visible_devices",
+    "set_visible_devices", "set_logical_device_configuration",
+    "get_logical_device_configuration", "set_soft_device_placement",
+    "get_soft_device_placement", "experimental",
+]
+
+
+def list_physical_devices(device_type=None):
+    """Physical devices, e.g. ``[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]``.
+
+    Does not start the runtime, so configuration may follow.
+    """
+    return [physical_device_from_tuple(t) for t in _C.physical_devices(device_type)]
+
+
+def list_logical_devices(device_type=None):
+    """Logical devices (``LogicalDevice(name='/device:CPU:0', device_type='CPU')``).
+
+    As in TensorFlow, this starts the runtime: configuration is frozen afterwards.
+    """
+    return [logical_device_from_record(r) for r in _C.logical_devices(device_type)]
+
+
+def get_visible_devices(device_type=None):
+    """Physical devices the runtime will use (all of them unless ``set_visible_devices`` hid some)."""
+    return [physical_device_from_tuple(t) for t in _C.visible_devices(device_type)]
+
+
+def set_visible_devices(devices, device_type=None):
+    """Makes only ``devices`` visible; with ``device_type``, other types keep their visibility.
+
+    ``set_visible_devices([], 'GPU')`` hides every GPU (the course's "run it on the CPU").
+    """
+    if not isinstance(devices, (list, tuple)):
+        devices = [devices]
+    tuples = [as_physical_device_tuple(d, "set_visible_devices") for d in devices]
+    _C.set_visible_devices(tuples, device_type)
+
+
+def set_logical_device_configuration(device, logical_devices):
+    """Splits ``device`` into one logical device per ``LogicalDeviceConfiguration``.
+
+    GPUs need a ``memory_limit`` (MB) per logical device. CPUs may be split too, which makes
+    multi-device code (``MirroredStrategy``) testable without GPUs.
+    """
+    dev = as_physical_device_tuple(device, "set_logical_device_configuration")
+    if isinstance(logical_devices, LogicalDeviceConfiguration):
+        logical_devices = [logical_devices]
+    configs = []
+    for c in logical_devices:
+        if not isinstance(c, LogicalDeviceConfiguration):
+            raise ValueError(
+                "set_logical_device_configuration expects a list of "
+                f"LogicalDeviceConfiguration, got an element {c!r}")
+        configs.append((c.memory_limit, c.experimental_priority, c.experimental_device_ordinal))
+    _C.set_logical_device_configuration(dev, configs)
+
+
+def get_logical_device_configuration(device):
+    """The configuration set for ``device``, or ``None`` when it was never split."""
+    configs = _C.logical_device_configuration(
+        as_physical_device_tuple(device, "get_logical_device_configuration"))
+    if configs is None:
+        return None
+    return [LogicalDeviceConfiguration(*c) for c in configs]
+
+
+def set_soft_device_placement(enabled):
+    """With soft placement (the default, as in TF 2) an op asked to run on a device that does
+    not exist runs on the CPU instead of raising."""
+    _C.set_soft_device_placement(bool(enabled))
+
+
+def get_soft_device_placement():
+    return _C.soft_device_placement()
+
+
+# tf.config.experimental still carries the older spellings of these calls.
+experimental.list_physical_devices = list_physical_devices
+experimental.list_logical_devices = list_logical_devices
+experimental.get_visible_devices = get_visible_devices
+experimental.set_visible_devices = set_visible_devices
+experimental.set_virtual_device_configuration = set_logical_device_configuration
+experimental.get_virtual_device_configuration = get_logical_device_configuration
+experimental.set_logical_device_configuration = set_logical_device_configuration
+experimental.get_logical_device_configuration = get_logical_device_configuration

@@ -1,0 +1,49 @@
+"""``tf.config.experimental``: memory growth, device details and memory statistics, plus the
+older aliases of the ``tf.config`` calls that course notebooks still use."""
+from .. import _C
+from ._devices import (
+    LogicalDeviceConfiguration,
+    PhysicalDevice,
+    as_physical_device_tuple,
+)
+
+# Older TF spellings, still common in course material.
+VirtualDeviceConfiguration = LogicalDeviceConfiguration
+
+
+def set_memory_growth(device, enable):
+    """Start a GPU's memory pool small and grow it on demand instead of reserving most of the
+    GPU at start-up. Must be called before the runtime starts, with the same value on all GPUs."""
+    _C.set_memory_growth(as_physical_device_tuple(device, "set_memory_growth"), bool(enable))
+
+
+def get_memory_growth(device):
+    """``True``/``False`` as set, ``None`` when never set (as in TF)."""
+    return _C.memory_growth(as_physical_device_tuple(device, "get_memory_growth"))
+
+
+def get_device_details(device):
+    """``{'device_name': 'Tesla T4', 'compute_capability': (7, 5)}`` for a GPU, ``{}`` for the CPU."""
+    if not isinstance(device, PhysicalDevice):
+        raise ValueError(
+            f"device must be a tf.config.PhysicalDevice, but got: {device!r}")
+    device_type, index = as_physical_device_tuple(device, "get_device_details")
+    if device_type != "GPU":
+        return {}
+    info = _C.gpu_info(index)
+    return {"device_name": info["name"], "compute_capability": (info["major"], info["minor"])}
+
+
+def get_memory_info(device):
+    """``{'current': bytes, 'peak': bytes}`` of a logical device's memory pool (e.g. 'GPU:0')."""
+    from .. import memory
+    return memory.get_memory_info(device)
+
+
+def reset_memory_stats(device):
+    """Resets the peak of ``get_memory_info(device)`` to the current value."""
+    from .. import memory
+    memory.reset_memory_stats(device)
+
+# list_physical_devices, set_visible_devices, set_virtual_device_configuration and the other
+# older aliases of tf.config calls are attached by config/__init__.py, where those live.

@@ -1,0 +1,172 @@
+"""gpuaccel.config against TensorFlow's tf.config semantics: listing, visibility, memory growth,
+logical devices, device details, and every error path, on the CPU and on simulated GPUs."""
+import pytest
+
+import gpuaccel
+from gpuaccel import config
+from gpuaccel.config import LogicalDeviceConfiguration, PhysicalDevice
+from runtime_fixtures import fresh_runtime, two_simulated_gpus  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("fresh_runtime")
+
+CPU0 = PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")
+
+
+def test_list_physical_devices_has_the_cpu_in_tf_form():
+    devices = config.list_physical_devices()
+    assert devices[0] == CPU0
+    assert repr(devices[0]) == "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')"
+    assert config.list_physical_devices("CPU") == [CPU0]
+    assert config.list_physical_devices("cpu") == [CPU0]  # deliberately case-insensitive
+    assert not gpuaccel._C.is_initialized()  # listing does not start the runtime
+
+
+def test_unknown_device_type_is_a_value_error():
+    with pytest.raises(ValueError, match="Unknown device_type 'TPU'"):
+        config.list_physical_devices("TPU")
+
+
+def test_list_logical_devices_starts_the_runtime_and_freezes_configuration():
+    config.set_logical_device_configuration(
+        CPU0, [LogicalDeviceConfiguration(), LogicalDeviceConfiguration()])
+    logical = config.list_logical_devices("CPU")
+    assert [d.name for d in logical] == ["/device:CPU:0", "/device:CPU:1"]
+    assert repr(logical[1]) == "LogicalDevice(name='/device:CPU:1', device_type='CPU')"
+    assert gpuaccel._C.is_initialized()
+    # The same configuration again is a no-op; a different one is TF's RuntimeError.
+    config.set_logical_device_configuration(
+        CPU0, [LogicalDeviceConfiguration(), LogicalDeviceConfiguration()])
+    with pytest.raises(RuntimeError, match="Virtual devices cannot be modified after being initialized"):
+        config.set_logical_device_configuration(CPU0, [LogicalDeviceConfiguration()])
+
+
+def test_logical_device_configuration_round_trips():
+    assert config.get_logical_device_configuration(CPU0) is None
+    config.set_logical_device_configuration(CPU0, [LogicalDeviceConfiguration(memory_limit=64)])
+    assert config.get_logical_device_configuration(CPU0) == [
+        LogicalDeviceConfiguration(memory_limit=64)]
+    assert repr(LogicalDeviceConfiguration(memory_limit=10)) == (
+        "LogicalDeviceConfiguration(memory_limit=10, experimental_priority=None, "
+        "experimental_device_ordinal=None)")
+
+
+@pytest.mark.parametrize("bad", [0, -5])
+def test_non_positive_memory_limit_is_rejected(bad):
+    with pytest.raises(ValueError, match="positive"):
+        config.set_logical_device_configuration(CPU0, [LogicalDeviceConfiguration(memory_limit=bad)])
+
+
+def test_memory_limit_must_be_an_integer():
+    with pytest.raises(ValueError, match="megabytes"):
+        LogicalDeviceConfiguration(memory_limit=1.5)
+
+
+def test_set_logical_device_configuration_rejects_non_configurations():
+    with pytest.raises(ValueError, match="LogicalDeviceConfiguration"):
+        config.set_logical_device_configuration(CPU0, [64])
+
+
+def test_memory_growth_on_cpu_is_tf_value_error():
+    with pytest.raises(ValueError, match="Cannot set memory growth on non-GPU and non-Pluggable devices"):
+        config.experimental.set_memory_growth(CPU0, True)
+    with pytest.raises(ValueError, match="not a GPU"):
+        config.experimental.get_memory_growth(CPU0)
+
+
+@pytest.mark.parametrize("bad", ["x", "/physical_device:CPU:0", None,
+                                 PhysicalDevice("/physical_device:GPU:7", "GPU")])
+def test_unrecognized_devices(bad):
+    with pytest.raises(ValueError, match="Unrecognized device"):
+        config.set_visible_devices(bad)
+    with pytest.raises(ValueError, match="Unrecognized device"):
+        config.experimental.set_memory_growth(bad, True)
+
+
+def test_get_device_details():
+    assert config.experimental.get_device_details(CPU0) == {}
+    with pytest.raises(ValueError, match="device must be a tf.config.PhysicalDevice, but got: 'x'"):
+        config.experimental.get_device_details("x")
+
+
+def test_visible_devices_cpu_cannot_be_hidden():
+    assert config.get_visible_devices() == config.list_physical_devices()
+    config.set_visible_devices([], "GPU")  # hiding all GPUs is the course's idiom
+    assert config.get_visible_devices("GPU") == []
+    with pytest.raises(ValueError, match="CPU cannot be hidden"):
+        config.set_visible_devices([], "CPU")
+
+
+def test_soft_placement_default_and_toggle():
+    assert config.get_soft_device_placement() is True  # TF 2 default
+    config.set_soft_device_placement(False)
+    assert config.get_soft_device_placement() is False
+
+
+def test_experimental_aliases_are_the_same_calls():
+    assert config.experimental.list_physical_devices("CPU") == [CPU0]
+    assert config.experimental.VirtualDeviceConfiguration is LogicalDeviceConfiguration
+    config.experimental.set_virtual_device_configuration(
+        CPU0, [LogicalDeviceConfiguration(), LogicalDeviceConfiguration()])
+    assert len(config.experimental.get_virtual_device_configuration(CPU0)) == 2
+
+
+# ---- GPU rules on simulated GPUs ----
+
+@pytest.mark.usefixtures("two_simulated_gpus")
+class TestSimulatedGpus:
+    def gpus(self):
+        return config.list_physical_devices("GPU")
+
+    def test_listing_and_details(self):
+        gpus = self.gpus()
+        assert [g.name for g in gpus] == ["/physical_device:GPU:0", "/physical_device:GPU:1"]
+        assert config.experimental.get_device_details(gpus[1]) == {
+            "device_name": "Tesla T4", "compute_capability": (7, 5)}
+
+    def test_memory_growth_the_course_way(self):
+        gpus = self.gpus()
+        assert config.experimental.get_memory_growth(gpus[0]) is None
+        for gpu in gpus:
+            config.experimental.set_memory_growth(gpu, True)
+        assert config.experimental.get_memory_growth(gpus[0]) is True
+        logical = config.list_logical_devices("GPU")
+        assert len(logical) == 2
+        with pytest.raises(RuntimeError, match="Physical devices cannot be modified after being initialized"):
+            config.experimental.set_memory_growth(gpus[0], False)
+
+    def test_memory_growth_cannot_differ(self):
+        config.experimental.set_memory_growth(self.gpus()[0], True)
+        with pytest.raises(ValueError, match="Memory growth cannot differ between GPU devices"):
+            config.list_logical_devices()
+        assert not gpuaccel._C.is_initialized()
+
+    def test_hide_one_gpu_then_only_one_logical(self):
+        gpus = self.gpus()
+        config.set_visible_devices(gpus[1], "GPU")
+        assert config.get_visible_devices("GPU") == [gpus[1]]
+        assert [d.name for d in config.list_logical_devices("GPU")] == ["/device:GPU:0"]
+        with pytest.raises(RuntimeError, match="Visible devices cannot be modified after being initialized"):
+            config.set_visible_devices(gpus, "GPU")
+
+    def test_split_gpu_into_logical_devices(self):
+        gpu0 = self.gpus()[0]
+        config.set_logical_device_configuration(
+            gpu0, [LogicalDeviceConfiguration(memory_limit=1024),
+                   LogicalDeviceConfiguration(memory_limit=1024)])
+        with pytest.raises(ValueError, match="Cannot set memory growth on device when virtual devices configured"):
+            config.experimental.set_memory_growth(gpu0, True)
+        with pytest.raises(ValueError, match="Setting memory limit is required for GPU virtual devices"):
+            config.set_logical_device_configuration(self.gpus()[1], [LogicalDeviceConfiguration()])
+        assert [d.name for d in config.list_logical_devices("GPU")] == [
+            "/device:GPU:0", "/device:GPU:1", "/device:GPU:2"]
+
+
+def test_forced_growth_env_var(monkeypatch):
+    from runtime_fixtures import T4, reset_runtime
+    reset_runtime([T4])
+    monkeypatch.setenv("GPUACCEL_FORCE_GPU_ALLOW_GROWTH", "true")
+    assert gpuaccel._C.forced_gpu_memory_growth() is True
+    records = gpuaccel._C.logical_devices("GPU")
+    assert records[0]["memory_growth"] is True
+    monkeypatch.setenv("GPUACCEL_FORCE_GPU_ALLOW_GROWTH", "false")
+    assert gpuaccel._C.forced_gpu_memory_growth() is False
