@@ -25,8 +25,14 @@ if(GPUACCEL_WITH_CUDA)
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
   set(GPUACCEL_CUDA_BUILD_VERSION "${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}")
-  find_path(GPUACCEL_CUDNN_INCLUDE_DIR cudnn_version.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/include)
-  if(GPUACCEL_CUDNN_INCLUDE_DIR)
+  # cuDNN is optional for the backend: without it the library still builds (cuBLAS only) and
+  # reports cuDNN version 0. GPUACCEL_CUDNN_ROOT points at a non-standard install (e.g. the
+  # nvidia-cudnn-cu12 wheel's folder on Colab).
+  find_path(GPUACCEL_CUDNN_INCLUDE_DIR cudnn_version.h
+    HINTS ${GPUACCEL_CUDNN_ROOT} ${GPUACCEL_CUDNN_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/include)
+  find_library(GPUACCEL_CUDNN_LIBRARY NAMES cudnn
+    HINTS ${GPUACCEL_CUDNN_ROOT} ${GPUACCEL_CUDNN_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu)
+  if(GPUACCEL_CUDNN_INCLUDE_DIR AND GPUACCEL_CUDNN_LIBRARY)
     file(STRINGS "${GPUACCEL_CUDNN_INCLUDE_DIR}/cudnn_version.h" _cudnn_lines REGEX "#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ")
     foreach(_line ${_cudnn_lines})
       if(_line MATCHES "#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) +([0-9]+)")

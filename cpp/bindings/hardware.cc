@@ -1,6 +1,146 @@
-// PLACEHOLDER binding for the hardware area; replaced by its owner.
+// Bindings of what the machine has and what gpuaccel was built with: the CUDA backend's status
+// and versions, the CPU's instruction sets, oneDNN's version and NVML's GPU table. Everything
+// crosses as plain dicts; python/gpuaccel/{cuda,version,utils,info}.py give them their faces.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "backends/cpu/onednn_info.h"
 #include "bindings/bindings.h"
+#include "core/cpu_info.h"
+#include "core/cuda_backend_loader.h"
+#include "core/errors.h"
+#include "core/nvml.h"
+
+namespace py = pybind11;
 
 namespace gpuaccel::bindings {
-void init_hardware(pybind11::module_& /*m*/) {}
+
+namespace {
+
+// None for "unknown" (0), so Python shows None rather than a fake version.
+py::object version_or_none(int version) {
+  return version > 0 ? py::object(py::int_(version)) : py::object(py::none());
+}
+
+py::dict status_to_dict(const CudaBackendStatus& s) {
+  py::dict out;
+  out["built"] = s.built;
+  out["loaded"] = s.loaded;
+  out["library_path"] = s.library_path;
+  out["path_from_env"] = s.path_from_env;
+  out["reason"] = s.reason;
+  out["problem"] = cuda_problem_name(s.problem);
+  out["detail"] = s.detail;
+  out["status"] = s.status;
+  out["device_count"] = s.device_count;
+  out["runtime_version"] = version_or_none(s.runtime_version);
+  out["driver_version"] = version_or_none(s.driver_version);
+  out["cudnn_version"] = version_or_none(s.cudnn_version);
+  out["cublas_version"] = version_or_none(s.cublas_version);
+  out["cuda_visible_devices"] = s.cuda_visible_devices;
+  return out;
+}
+
+py::dict build_info_dict() {
+  const BuildInfo b = build_info();
+  py::dict out;
+  out["gpuaccel"] = b.gpuaccel_version;
+  out["cuda"] = b.cuda_version.empty() ? py::object(py::none()) : py::object(py::str(b.cuda_version));
+  out["cudnn"] = version_or_none(b.cudnn_version);
+  out["cuda_backend_file"] = b.cuda_backend_file;
+  return out;
+}
+
+py::dict cpu_info_dict() {
+  const CpuInfo c = cpu_info();
+  py::dict flags;
+  for (const auto& [name, present] : c.flags()) flags[py::str(name)] = present;
+  py::dict out;
+  out["vendor"] = c.vendor;
+  out["model_name"] = c.model_name;
+  out["logical_cpus"] = c.logical_cpus;
+  out["usable_cpus"] = c.usable_cpus;
+  out["physical_cores"] = c.physical_cores;
+  out["flags"] = flags;
+  return out;
+}
+
+py::dict onednn_version_dict() {
+  const cpu::OneDnnVersion v = cpu::onednn_version();
+  py::dict out;
+  out["version"] = v.str();
+  out["major"] = v.major;
+  out["minor"] = v.minor;
+  out["patch"] = v.patch;
+  out["hash"] = v.hash;
+  out["cpu_runtime"] = v.cpu_runtime;
+  return out;
+}
+
+py::dict nvml_report_dict() {
+  NvmlReport r;
+  {
+    py::gil_scoped_release release;  // NVML queries can take a moment per GPU
+    r = nvml_report();
+  }
+  py::list gpus;
+  for (const NvmlGpu& g : r.gpus) {
+    py::dict d;
+    d["index"] = g.index;
+    d["name"] = g.name;
+    d["temperature_c"] = g.temperature_c;
+    d["gpu_utilization_pct"] = g.gpu_utilization_pct;
+    d["memory_utilization_pct"] = g.memory_utilization_pct;
+    d["memory_used_bytes"] = g.memory_used_bytes;
+    d["memory_total_bytes"] = g.memory_total_bytes;
+    d["power_draw_w"] = g.power_draw_w;
+    d["power_limit_w"] = g.power_limit_w;
+    d["error"] = g.error;
+    gpus.append(d);
+  }
+  py::dict out;
+  out["available"] = r.available;
+  out["reason"] = r.reason;
+  out["library"] = r.library;
+  out["driver_version"] = r.driver_version;
+  out["cuda_driver_version"] = version_or_none(r.cuda_driver_version);
+  out["gpus"] = gpus;
+  return out;
+}
+
+void cuda_synchronize(int physical_index) {
+  const gpuaccel_cuda_backend& cuda = require_cuda_backend("synchronize");
+  char err[1024] = {0};
+  int status = 0;
+  {
+    py::gil_scoped_release release;
+    status = cuda.synchronize(physical_index, err, sizeof(err));
+  }
+  if (status != GPUACCEL_CUDA_OK) throw_error(ErrorCode::kInternal, "synchronize", err);
+}
+
+}  // namespace
+
+void init_hardware(py::module_& m) {
+  m.def("cuda_backend_status", [] { return status_to_dict(cuda_backend_status()); },
+        "How the CUDA backend library was found and loaded, or why not (loads it on first call).");
+  m.def("probe_cuda_backend", [](const std::string& path) {
+    return status_to_dict(probe_cuda_backend(path));
+  }, py::arg("library_path"),
+     "Runs the CUDA backend search afresh for the library at `library_path` (diagnosis, tests).");
+  m.def("cuda_backend_library_path", &cuda_backend_library_path,
+        "Where the CUDA backend library is looked for ($GPUACCEL_CUDA_BACKEND or next to _C).");
+  m.def("build_info", &build_info_dict, "What this gpuaccel was compiled with.");
+  m.def("cuda_version_string", &cuda_version_string, "13000 -> '13.0'");
+  m.def("cudnn_version_string", &cudnn_version_string, "91900 -> '9.19.0'");
+  m.def("cpu_info", &cpu_info_dict, "CPU model, core counts and usable instruction sets.");
+  m.def("onednn_version", &onednn_version_dict, "The oneDNN library loaded at run time.");
+  m.def("nvml_report", &nvml_report_dict,
+        "An nvidia-smi-like snapshot of every NVIDIA GPU through NVML, or why there is none.");
+  m.def("cuda_synchronize", &cuda_synchronize, py::arg("physical_index"),
+        "Waits for all work on the CUDA device (index after CUDA_VISIBLE_DEVICES).");
+}
+
 }  // namespace gpuaccel::bindings

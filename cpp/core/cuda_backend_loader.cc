@@ -1,11 +1,380 @@
-// Loads the CUDA backend library at run time (see cuda_backend_abi.h). PLACEHOLDER: the
-// hardware-discovery work replaces this with the real dlopen-based provider.
+// Loads the CUDA backend library at run time (see cuda_backend_loader.h) and is the real
+// GpuProvider over it. Each way of having no GPU -- not built, library missing, CUDA libraries
+// missing, no driver, driver too old, no device, devices hidden -- is found by its own check,
+// in that order, so the reason names the first thing a student has to fix.
+#include "core/cuda_backend_loader.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "core/errors.h"
 #include "core/gpu_provider.h"
+
+#ifndef GPUACCEL_VERSION
+#define GPUACCEL_VERSION ""
+#endif
+#ifndef GPUACCEL_CUDA_BUILD_VERSION
+#define GPUACCEL_CUDA_BUILD_VERSION ""
+#endif
+#ifndef GPUACCEL_CUDNN_BUILD_VERSION
+#define GPUACCEL_CUDNN_BUILD_VERSION ""
+#endif
+#ifndef GPUACCEL_CUDA_BACKEND_FILE
+#define GPUACCEL_CUDA_BACKEND_FILE ""
+#endif
 
 namespace gpuaccel {
 
+namespace {
+
+constexpr const char* kBackendEnv = "GPUACCEL_CUDA_BACKEND";
+constexpr const char* kDriverLibrary = "libcuda.so.1";
+constexpr size_t kErrLen = 1024;
+
+struct LoadResult {
+  CudaBackendStatus status;
+  const gpuaccel_cuda_backend* table = nullptr;
+};
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+std::string dl_error_text() {
+  const char* e = dlerror();
+  return e ? e : "unknown dlopen error";
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The directory of the binary this code is linked into (the Python module _C, or a test).
+std::string core_binary_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuda_backend_library_path), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  std::string path = info.dli_fname;
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) != nullptr) path = resolved;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+bool built_with_cuda() { return std::string(GPUACCEL_CUDA_BACKEND_FILE).size() > 0; }
+
+std::string version_or(int version, const std::string& unknown) {
+  return version > 0 ? cuda_version_string(version) : unknown;
+}
+
+void fail(CudaBackendStatus& s, CudaProblem problem, int status, std::string detail) {
+  s.problem = problem;
+  s.status = status;
+  s.detail = std::move(detail);
+  s.device_count = 0;
+  s.reason = explain_cuda_problem(problem, s);
+}
+
+// The whole search for one library path. Never throws (the caller catches what might).
+LoadResult load(const std::string& library_path, bool path_from_env) {
+  LoadResult r;
+  CudaBackendStatus& s = r.status;
+  s.built = built_with_cuda();
+  s.library_path = library_path;
+  s.path_from_env = path_from_env;
+  s.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
+
+  if (library_path.empty()) {
+    fail(s, CudaProblem::kNotBuilt, GPUACCEL_CUDA_ERROR, "built with GPUACCEL_CUDA=OFF or without nvcc");
+    return r;
+  }
+  if (!file_exists(library_path)) {
+    fail(s, CudaProblem::kLibraryMissing, GPUACCEL_CUDA_ERROR, "no such file: " + library_path);
+    return r;
+  }
+  dlerror();
+  void* handle = dlopen(library_path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) {
+    fail(s, CudaProblem::kLibraryLoadFailed, GPUACCEL_CUDA_ERROR, dl_error_text());
+    return r;
+  }
+  dlerror();
+  auto entry = reinterpret_cast<gpuaccel_cuda_backend_entry_fn>(
+      dlsym(handle, GPUACCEL_CUDA_BACKEND_ENTRY));
+  if (entry == nullptr) {
+    fail(s, CudaProblem::kBadLibrary, GPUACCEL_CUDA_ERROR,
+         std::string("it does not export ") + GPUACCEL_CUDA_BACKEND_ENTRY + " (" + dl_error_text() + ")");
+    dlclose(handle);
+    return r;
+  }
+  const gpuaccel_cuda_backend* table = entry();
+  if (table == nullptr || table->abi_version != GPUACCEL_CUDA_BACKEND_ABI_VERSION) {
+    fail(s, CudaProblem::kBadLibrary, GPUACCEL_CUDA_ERROR,
+         "its ABI version is " + std::to_string(table ? table->abi_version : -1) +
+             ", this gpuaccel needs " + std::to_string(GPUACCEL_CUDA_BACKEND_ABI_VERSION));
+    dlclose(handle);
+    return r;
+  }
+  // Loaded; it stays loaded (unloading CUDA libraries from a live process is not safe).
+  s.loaded = true;
+  r.table = table;
+  s.runtime_version = table->runtime_version;
+  s.cudnn_version = table->cudnn_version();
+  s.cublas_version = table->cublas_version();
+
+  // The driver is probed on its own so "no driver" is told apart from the runtime's codes.
+  dlerror();
+  void* driver = dlopen(kDriverLibrary, RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) {
+    fail(s, CudaProblem::kNoDriver, GPUACCEL_CUDA_NO_DRIVER, dl_error_text());
+    return r;
+  }
+  // libcuda stays open: the runtime inside the backend opens it too, so this costs nothing.
+
+  char err[kErrLen] = {0};
+  int driver_version = 0;
+  if (table->driver_version(&driver_version, err, kErrLen) == GPUACCEL_CUDA_OK) {
+    s.driver_version = driver_version;
+  }
+  int count = 0;
+  const int status = table->device_count(&count, err, kErrLen);
+  if (status == GPUACCEL_CUDA_OK && count > 0) {
+    s.device_count = count;
+    s.status = GPUACCEL_CUDA_OK;
+    s.problem = CudaProblem::kNone;
+    s.reason.clear();
+    return r;
+  }
+  switch (status) {
+    case GPUACCEL_CUDA_NO_DRIVER:
+      fail(s, CudaProblem::kNoDriver, status, err);
+      break;
+    case GPUACCEL_CUDA_DRIVER_TOO_OLD:
+      fail(s, CudaProblem::kDriverTooOld, status, err);
+      break;
+    case GPUACCEL_CUDA_OK:
+    case GPUACCEL_CUDA_NO_DEVICE:
+      fail(s, s.cuda_visible_devices ? CudaProblem::kHiddenByEnv : CudaProblem::kNoDevice,
+           GPUACCEL_CUDA_NO_DEVICE, status == GPUACCEL_CUDA_OK ? "0 devices" : err);
+      break;
+    default:
+      fail(s, CudaProblem::kError, status, err);
+  }
+  return r;
+}
+
+LoadResult load_guarded(const std::string& library_path, bool path_from_env) {
+  try {
+    return load(library_path, path_from_env);
+  } catch (const std::exception& e) {
+    LoadResult r;
+    r.status.built = built_with_cuda();
+    r.status.library_path = library_path;
+    fail(r.status, CudaProblem::kError, GPUACCEL_CUDA_ERROR, e.what());
+    return r;
+  } catch (...) {
+    LoadResult r;
+    r.status.built = built_with_cuda();
+    r.status.library_path = library_path;
+    fail(r.status, CudaProblem::kError, GPUACCEL_CUDA_ERROR, "unknown error");
+    return r;
+  }
+}
+
+const LoadResult& cached() {
+  static const LoadResult result = [] {
+    const std::optional<std::string> from_env = env(kBackendEnv);
+    return load_guarded(cuda_backend_library_path(), from_env && !from_env->empty());
+  }();
+  return result;
+}
+
+// The real GpuProvider: one GpuInfo per device the backend reports.
+class CudaGpuProvider : public GpuProvider {
+ public:
+  std::vector<GpuInfo> discover() override {
+    std::vector<GpuInfo> gpus;
+    try {
+      const CudaBackendStatus& s = cuda_backend_status();
+      const gpuaccel_cuda_backend* table = cuda_backend();
+      if (table == nullptr || s.device_count == 0) return gpus;
+      for (int i = 0; i < s.device_count; ++i) {
+        gpuaccel_cuda_device_properties p{};
+        char err[kErrLen] = {0};
+        if (table->device_properties(i, &p, err, kErrLen) != GPUACCEL_CUDA_OK) {
+          properties_error_ = "reading the properties of CUDA device " + std::to_string(i) +
+                              " failed: " + err;
+          std::cerr << "gpuaccel: " << properties_error_ << "; skipping it.\n";
+          continue;
+        }
+        GpuInfo g;
+        g.name = p.name;
+        g.total_memory = p.total_memory;
+        g.major = p.major;
+        g.minor = p.minor;
+        g.multi_processor_count = p.multi_processor_count;
+        g.memory_bus_width_bits = p.memory_bus_width_bits;
+        g.memory_clock_khz = p.memory_clock_khz;
+        g.pci_bus_id = p.pci_bus_id;
+        gpus.push_back(g);
+      }
+    } catch (...) {
+      gpus.clear();
+    }
+    return gpus;
+  }
+
+  std::string unavailable_reason() const override {
+    const std::string& reason = cuda_backend_status().reason;
+    if (!reason.empty()) return reason;
+    return properties_error_.empty() ? "no usable CUDA device was found" : properties_error_;
+  }
+
+  std::string kind() const override { return "cuda"; }
+
+ private:
+  std::string properties_error_;
+};
+
+}  // namespace
+
+const char* cuda_problem_name(CudaProblem problem) {
+  switch (problem) {
+    case CudaProblem::kNone: return "none";
+    case CudaProblem::kNotBuilt: return "not_built";
+    case CudaProblem::kLibraryMissing: return "library_missing";
+    case CudaProblem::kLibraryLoadFailed: return "library_load_failed";
+    case CudaProblem::kBadLibrary: return "bad_library";
+    case CudaProblem::kNoDriver: return "no_driver";
+    case CudaProblem::kDriverTooOld: return "driver_too_old";
+    case CudaProblem::kNoDevice: return "no_device";
+    case CudaProblem::kHiddenByEnv: return "hidden_by_cuda_visible_devices";
+    case CudaProblem::kError: return "error";
+  }
+  return "error";
+}
+
+std::string cuda_version_string(int version) {
+  if (version <= 0) return "";
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+std::string cudnn_version_string(int version) {
+  if (version <= 0) return "";
+  // cuDNN 9 encodes major*10000 + minor*100 + patch; cuDNN 8 and older major*1000 + minor*100 + patch.
+  const int major_unit = version >= 90000 ? 10000 : 1000;
+  return std::to_string(version / major_unit) + "." +
+         std::to_string((version % major_unit) / 100) + "." + std::to_string(version % 100);
+}
+
+std::string explain_cuda_problem(CudaProblem problem, const CudaBackendStatus& s) {
+  const BuildInfo build = build_info();
+  const std::string built_cuda = build.cuda_version.empty() ? "?" : build.cuda_version;
+  switch (problem) {
+    case CudaProblem::kNone:
+      return "";
+    case CudaProblem::kNotBuilt:
+      return "This gpuaccel was built without its CUDA backend (no nvcc was found when it was "
+             "compiled, or GPUACCEL_CUDA=OFF), so it cannot use a GPU. Fix: install the CUDA "
+             "toolkit so that nvcc is on PATH (or at /usr/local/cuda/bin/nvcc) and reinstall "
+             "gpuaccel (bash .ci/setup, or pip install . -C cmake.define.GPUACCEL_CUDA=ON).";
+    case CudaProblem::kLibraryMissing:
+      return "The CUDA backend library was not found at " + s.library_path +
+             (s.path_from_env ? " (the path given by GPUACCEL_CUDA_BACKEND)" : "") +
+             ", so no GPU can be used. Fix: " +
+             (s.path_from_env ? "unset GPUACCEL_CUDA_BACKEND or point it at an existing "
+                                "libgpuaccel_cuda.so."
+                              : "reinstall gpuaccel (bash .ci/setup) so that "
+                                "libgpuaccel_cuda.so sits next to its _C module.");
+    case CudaProblem::kLibraryLoadFailed:
+      return "The CUDA backend library " + s.library_path + " exists but could not be loaded: " +
+             s.detail + ". This usually means a CUDA library it needs (cuBLAS, cuDNN) is missing "
+             "or not on the library path. Fix: install the CUDA " + built_cuda +
+             " libraries (cuBLAS" + (build.cudnn_version ? ", cuDNN " + cudnn_version_string(build.cudnn_version) : "") +
+             ") or add their folder to LD_LIBRARY_PATH, or rebuild gpuaccel on this machine "
+             "(bash .ci/setup) so it links the CUDA that is installed here.";
+    case CudaProblem::kBadLibrary:
+      return s.library_path + " is not a CUDA backend this gpuaccel can use: " + s.detail +
+             ". Fix: reinstall gpuaccel so that the backend and the _C module come from the "
+             "same build.";
+    case CudaProblem::kNoDriver:
+      return "Could not find cuda drivers on your machine, GPU will not be used. The NVIDIA "
+             "driver's CUDA library (" + std::string(kDriverLibrary) + ") cannot be loaded (" +
+             s.detail + "). Fix: on a machine with an NVIDIA GPU install the NVIDIA driver "
+             "(nvidia-smi must work); on Colab pick Runtime > Change runtime type > T4 GPU.";
+    case CudaProblem::kDriverTooOld:
+      return "The NVIDIA driver is too old for this gpuaccel: it supports CUDA " +
+             version_or(s.driver_version, "(unknown)") + " but the CUDA backend was built with "
+             "the CUDA " + version_or(s.runtime_version, built_cuda) + " runtime (" + s.detail +
+             "). Fix: update the NVIDIA driver to one for CUDA " +
+             version_or(s.runtime_version, built_cuda) + " or newer, or rebuild gpuaccel with "
+             "a CUDA toolkit no newer than the driver (on Colab, bash .ci/setup builds with "
+             "Colab's own toolkit).";
+    case CudaProblem::kNoDevice:
+      return "The NVIDIA driver" +
+             (s.driver_version ? " (CUDA " + cuda_version_string(s.driver_version) + ")" : std::string()) +
+             " is installed but reports no CUDA device (" + s.detail + "). Fix: check that "
+             "nvidia-smi lists a GPU; in a container, start it with GPU access (docker run "
+             "--gpus all); on Colab pick Runtime > Change runtime type > T4 GPU.";
+    case CudaProblem::kHiddenByEnv:
+      return "No GPU is visible because CUDA_VISIBLE_DEVICES='" +
+             s.cuda_visible_devices.value_or("") + "' hides every device (" + s.detail +
+             "). Fix: unset CUDA_VISIBLE_DEVICES, or set it to the GPUs to use (e.g. "
+             "CUDA_VISIBLE_DEVICES=0), before Python starts; in a notebook restart the kernel "
+             "after changing it.";
+    case CudaProblem::kError:
+      return "The CUDA backend failed while looking for GPUs: " + s.detail;
+  }
+  return s.detail;
+}
+
+std::string cuda_backend_library_path() {
+  const std::optional<std::string> from_env = env(kBackendEnv);
+  if (from_env && !from_env->empty()) return *from_env;
+  if (!built_with_cuda()) return "";
+  const std::string dir = core_binary_dir();
+  return (dir.empty() ? std::string() : dir + "/") + GPUACCEL_CUDA_BACKEND_FILE;
+}
+
+CudaBackendStatus probe_cuda_backend(const std::string& library_path) {
+  return load_guarded(library_path, false).status;
+}
+
+const CudaBackendStatus& cuda_backend_status() { return cached().status; }
+
+const gpuaccel_cuda_backend* cuda_backend() { return cached().table; }
+
+const gpuaccel_cuda_backend& require_cuda_backend(const std::string& op) {
+  const LoadResult& r = cached();
+  if (r.table == nullptr || r.status.device_count == 0) {
+    throw_error(ErrorCode::kFailedPrecondition, op, "no CUDA GPU can be used: " + r.status.reason);
+  }
+  return *r.table;
+}
+
+BuildInfo build_info() {
+  BuildInfo b;
+  b.gpuaccel_version = GPUACCEL_VERSION;
+  b.cuda_version = GPUACCEL_CUDA_BUILD_VERSION;
+  b.cudnn_version = std::atoi(GPUACCEL_CUDNN_BUILD_VERSION);
+  b.cuda_backend_file = GPUACCEL_CUDA_BACKEND_FILE;
+  return b;
+}
+
 std::unique_ptr<GpuProvider> make_cuda_gpu_provider() {
-  return std::make_unique<SimulatedGpuProvider>(std::vector<GpuInfo>{});
+  return std::make_unique<CudaGpuProvider>();
 }
 
 }  // namespace gpuaccel

@@ -5,11 +5,29 @@
 // words with the fix, so `gpuaccel.cuda.diagnose()` can explain it.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/cuda_backend_abi.h"
 
 namespace gpuaccel {
+
+// Why no GPU can be used, one value per distinct cause (each has its own reason and fix).
+enum class CudaProblem {
+  kNone,               // loaded, at least one device
+  kNotBuilt,           // this gpuaccel was compiled without the CUDA backend
+  kLibraryMissing,     // libgpuaccel_cuda.so is not where it should be
+  kLibraryLoadFailed,  // it is there but dlopen failed (usually cuBLAS/cuDNN missing)
+  kBadLibrary,         // not a backend, or one of another ABI version
+  kNoDriver,           // libcuda.so.1 (the NVIDIA driver) cannot be loaded
+  kDriverTooOld,       // the driver is older than the CUDA runtime the backend was built with
+  kNoDevice,           // driver fine, no CUDA device
+  kHiddenByEnv,        // CUDA_VISIBLE_DEVICES hides every device
+  kError,              // anything else; the reason carries the library's message
+};
+
+// "no_driver", "driver_too_old", ... (stable names for Python and tests).
+const char* cuda_problem_name(CudaProblem problem);
 
 struct CudaBackendStatus {
   bool built = false;         // this gpuaccel was compiled with the CUDA backend
@@ -18,6 +36,16 @@ struct CudaBackendStatus {
   std::string reason;         // empty when loaded and at least one GPU is usable
   int device_count = 0;       // visible CUDA devices (0 when not usable)
   int status = GPUACCEL_CUDA_OK;  // GPUACCEL_CUDA_* code of the failure, if any
+
+  CudaProblem problem = CudaProblem::kNone;
+  std::string detail;         // the raw error text behind `reason` (dlerror, CUDA's message)
+  bool path_from_env = false; // library_path came from $GPUACCEL_CUDA_BACKEND
+  // Versions in the CUDA APIs' encoding (13000 = 13.0, 90300 = cuDNN 9.3.0); 0 when unknown.
+  int runtime_version = 0;    // the runtime compiled into the loaded backend
+  int driver_version = 0;     // the CUDA version the driver supports
+  int cudnn_version = 0;      // cuDNN as loaded at run time
+  int cublas_version = 0;     // cuBLAS as loaded at run time
+  std::optional<std::string> cuda_visible_devices;  // the variable's value, when set
 };
 
 // Loads on first call (thread-safe); never throws.
@@ -26,5 +54,32 @@ const CudaBackendStatus& cuda_backend_status();
 const gpuaccel_cuda_backend* cuda_backend();
 // The table, or a FailedPreconditionError for `op` that carries the reason.
 const gpuaccel_cuda_backend& require_cuda_backend(const std::string& op);
+
+// Runs the whole search afresh for the library at `library_path` (ignoring the cached status
+// and $GPUACCEL_CUDA_BACKEND): what cuda_backend_status() would say if the library were there.
+// For tests and diagnosis; never throws. A library it loads stays loaded.
+CudaBackendStatus probe_cuda_backend(const std::string& library_path);
+
+// Where the library is looked for now: $GPUACCEL_CUDA_BACKEND, else next to the core's binary.
+// Empty when the backend was not built and the variable is unset.
+std::string cuda_backend_library_path();
+
+// The reason text (with its fix) for `problem`, from the facts in `status` (library_path,
+// detail, versions, cuda_visible_devices). Exposed so every cause's text can be tested.
+std::string explain_cuda_problem(CudaProblem problem, const CudaBackendStatus& status);
+
+// 13000 -> "13.0", 12040 -> "12.4" (the encoding of cudaRuntimeGetVersion); "" for 0.
+std::string cuda_version_string(int version);
+// 91900 -> "9.19.0" (cuDNN 9's major*10000 + minor*100 + patch); "" for 0.
+std::string cudnn_version_string(int version);
+
+// What this core was compiled with.
+struct BuildInfo {
+  std::string gpuaccel_version;   // "0.1.0"
+  std::string cuda_version;       // "13.0"; empty when built without the CUDA backend
+  int cudnn_version = 0;          // 91900; 0 when built without cuDNN
+  std::string cuda_backend_file;  // "libgpuaccel_cuda.so"; empty when not built
+};
+BuildInfo build_info();
 
 }  // namespace gpuaccel
