@@ -9,6 +9,15 @@ T4 = {"name": "Tesla T4", "total_memory": 15 * 2**30, "major": 7, "minor": 5,
       "multi_processor_count": 40}
 
 
+def package_environment(**extra):
+    """Environment for a child Python that imports the same gpuaccel as this process, whether
+    it is installed or staged on a (possibly relative) PYTHONPATH."""
+    import os
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(gpuaccel.__file__)))
+    path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
 def reset_runtime(simulated_gpus=None):
     gpuaccel._C._reset_runtime_for_testing(simulated_gpus)
 
@@ -22,8 +31,9 @@ def fresh_runtime():
 
 
 @pytest.fixture
-def two_simulated_gpus():
-    """A fresh runtime that sees two simulated Tesla T4s."""
+def two_simulated_gpus(fresh_runtime):
+    """A fresh runtime that sees two simulated Tesla T4s (after, and so not undone by, the
+    plain fresh_runtime a module may also use)."""
     reset_runtime([T4, dict(T4)])
     yield
     reset_runtime()

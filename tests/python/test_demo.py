@@ -1,14 +1,15 @@
 """`python -m gpuaccel.demo` — the end of set-up command 1 — runs, reports every device and
 checks a matmul on each, in a fresh process as a student would run it."""
-import os
 import subprocess
 import sys
 
 import pytest
 
+from runtime_fixtures import package_environment
+
 
 def run_module(module, env_extra=None):
-    env = dict(os.environ, **(env_extra or {}))
+    env = package_environment(**(env_extra or {}))
     return subprocess.run([sys.executable, "-m", module], capture_output=True, text=True,
                           env=env, timeout=120, cwd="/")
 

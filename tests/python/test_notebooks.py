@@ -2,12 +2,13 @@
 executed in order, in a fresh process, against the installed package. Lines starting with '!'
 or '%' (shell/magic, e.g. Colab's install cell) are skipped."""
 import json
-import os
 import pathlib
 import subprocess
 import sys
 
 import pytest
+
+from runtime_fixtures import package_environment
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
@@ -33,5 +34,5 @@ def test_notebook_runs(path, tmp_path):
     script = tmp_path / "notebook.py"
     script.write_text(notebook_script(path), encoding="utf-8")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path, env=dict(os.environ, MPLBACKEND="Agg"))
+                          timeout=300, cwd=tmp_path, env=package_environment(MPLBACKEND="Agg"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

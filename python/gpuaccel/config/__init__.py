@@ -57,7 +57,8 @@ def set_visible_devices(devices, device_type=None):
 
     ``set_visible_devices([], 'GPU')`` hides every GPU (the course's "run it on the CPU").
     """
-    if not isinstance(devices, (list, tuple)):
+    # A single PhysicalDevice is itself a (named) tuple, so test for it before for sequences.
+    if isinstance(devices, PhysicalDevice) or not isinstance(devices, (list, tuple)):
         devices = [devices]
     tuples = [as_physical_device_tuple(d, "set_visible_devices") for d in devices]
     _C.set_visible_devices(tuples, device_type)
