@@ -11,6 +11,7 @@
 #include "core/device_registry.h"
 #include "core/device_scope.h"
 #include "core/errors.h"
+#include "memory/memory_manager.h"
 
 namespace py = pybind11;
 
@@ -163,11 +164,13 @@ void init_devices(py::module_& m) {
       }
       provider = std::make_unique<SimulatedGpuProvider>(gpus);
     }
+    // Pools first: they were made for the old registry's logical devices.
+    MemoryManager::instance().reset();
     DeviceRegistry::reset_instance(std::move(provider));
     install_python_placement_logger();
   }, py::arg("simulated_gpus") = py::none(),
-     "Test hook: forgets all configuration and starts a fresh registry, optionally over "
-     "simulated GPUs (which report properties but cannot run anything).");
+     "Test hook: forgets all configuration and memory pools and starts a fresh registry, "
+     "optionally over simulated GPUs (which report properties but cannot run anything).");
 }
 
 }  // namespace gpuaccel::bindings

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <random>
-#include <vector>
 
 #include "backends/cpu/sgemm.h"
 #include "bindings/bindings.h"
@@ -14,6 +13,7 @@
 #include "core/device_registry.h"
 #include "core/device_scope.h"
 #include "core/errors.h"
+#include "tensor/storage.h"
 
 namespace py = pybind11;
 
@@ -27,29 +27,23 @@ void check_cuda(int status, const char* err) {
   if (status != GPUACCEL_CUDA_OK) throw_error(ErrorCode::kInternal, "MatMul", err);
 }
 
-// Runs C = A·B on the GPU `device` through the CUDA backend (allocate, copy, cuBLAS, copy back).
-void gpu_matmul(int device, const std::vector<float>& a, const std::vector<float>& b,
-                std::vector<float>& c, int n) {
+// Runs C = A·B on the GPU `device` through the CUDA backend: device buffers from the GPU pool,
+// copies, cuBLAS, copy back.
+void gpu_matmul(const LogicalDevice& device, const float* a, const float* b, float* c, int n) {
   const gpuaccel_cuda_backend& cuda = require_cuda_backend("MatMul");
   char err[kErrLen] = {0};
   const size_t bytes = sizeof(float) * static_cast<size_t>(n) * n;
-  void* buffers[3] = {nullptr, nullptr, nullptr};
-  try {
-    for (void*& p : buffers) check_cuda(cuda.malloc_device(device, bytes, &p, err, kErrLen), err);
-    check_cuda(cuda.copy_to_device(device, buffers[0], a.data(), bytes, err, kErrLen), err);
-    check_cuda(cuda.copy_to_device(device, buffers[1], b.data(), bytes, err, kErrLen), err);
-    check_cuda(cuda.matmul_f32(device, static_cast<float*>(buffers[0]),
-                               static_cast<float*>(buffers[1]), static_cast<float*>(buffers[2]),
-                               n, n, n, err, kErrLen), err);
-    check_cuda(cuda.copy_to_host(device, c.data(), buffers[2], bytes, err, kErrLen), err);
-    check_cuda(cuda.synchronize(device, err, kErrLen), err);
-  } catch (...) {
-    for (void* p : buffers) {
-      if (p) cuda.free_device(device, p, err, kErrLen);
-    }
-    throw;
-  }
-  for (void* p : buffers) cuda.free_device(device, p, err, kErrLen);
+  const int ordinal = device.physical_index;
+  auto da = Storage::allocate(device, bytes, "MatMul");
+  auto db = Storage::allocate(device, bytes, "MatMul");
+  auto dc = Storage::allocate(device, bytes, "MatMul");
+  check_cuda(cuda.copy_to_device(ordinal, da->data(), a, bytes, err, kErrLen), err);
+  check_cuda(cuda.copy_to_device(ordinal, db->data(), b, bytes, err, kErrLen), err);
+  check_cuda(cuda.matmul_f32(ordinal, static_cast<float*>(da->data()),
+                             static_cast<float*>(db->data()), static_cast<float*>(dc->data()),
+                             n, n, n, err, kErrLen), err);
+  check_cuda(cuda.copy_to_host(ordinal, c, dc->data(), bytes, err, kErrLen), err);
+  check_cuda(cuda.synchronize(ordinal, err, kErrLen), err);
 }
 
 py::dict matmul_self_check(int n, uint32_t seed) {
@@ -60,17 +54,24 @@ py::dict matmul_self_check(int n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const size_t count = static_cast<size_t>(n) * n;
-  std::vector<float> a(count), b(count), c(count, 0.0f);
-  for (auto& v : a) v = uniform(rng);
-  for (auto& v : b) v = uniform(rng);
+  // Host operands live in the CPU pool, like any tensor's memory.
+  const LogicalDevice host = DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0);
+  auto a_storage = Storage::allocate(host, count * sizeof(float), "MatMul");
+  auto b_storage = Storage::allocate(host, count * sizeof(float), "MatMul");
+  auto c_storage = Storage::allocate(host, count * sizeof(float), "MatMul");
+  float* a = static_cast<float*>(a_storage->data());
+  float* b = static_cast<float*>(b_storage->data());
+  float* c = static_cast<float*>(c_storage->data());
+  for (size_t i = 0; i < count; ++i) a[i] = uniform(rng);
+  for (size_t i = 0; i < count; ++i) b[i] = uniform(rng);
 
   const auto start = std::chrono::steady_clock::now();
   {
     py::gil_scoped_release release;
     if (device.type == DeviceType::kGPU) {
-      gpu_matmul(device.physical_index, a, b, c, n);
+      gpu_matmul(device, a, b, c, n);
     } else {
-      cpu::sgemm_row_major(a.data(), b.data(), c.data(), n, n, n);
+      cpu::sgemm_row_major(a, b, c, n, n, n);
     }
   }
   const double seconds =

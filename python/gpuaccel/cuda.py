@@ -159,3 +159,57 @@ def diagnose(file=None):
     text = info.report()
     print(text, file=file)
     return text
+
+
+# ---- memory: torch.cuda names over gpuaccel.memory ----
+# As in torch.cuda, these answer zeros (and an empty dict) on a machine without a usable GPU
+# instead of raising, so monitoring code in a notebook runs anywhere; gpuaccel.memory answers
+# the same questions for the CPU.
+
+def _memory_call(function_name, device, no_gpu_value):
+    from . import memory
+    if not is_available():
+        return no_gpu_value
+    return getattr(memory, function_name)(f"cuda:{_device_index(device)}")
+
+
+def memory_allocated(device=None):
+    """Bytes in live allocations on the GPU (0 without a GPU)."""
+    return _memory_call("memory_allocated", device, 0)
+
+
+def max_memory_allocated(device=None):
+    """Peak of ``memory_allocated`` since start or ``reset_peak_memory_stats``."""
+    return _memory_call("max_memory_allocated", device, 0)
+
+
+def memory_reserved(device=None):
+    """Bytes the GPU's pool holds from the device (allocated or cached)."""
+    return _memory_call("memory_reserved", device, 0)
+
+
+def max_memory_reserved(device=None):
+    return _memory_call("max_memory_reserved", device, 0)
+
+
+def memory_stats(device=None):
+    """PyTorch-style counters ('allocated_bytes.all.current', ...); ``{}`` without a GPU."""
+    return _memory_call("memory_stats", device, {})
+
+
+def memory_summary(device=None, abbreviated=False):
+    from . import memory
+    if not is_available():
+        return f"No CUDA GPU: {_unavailable_reason()}"
+    return memory.memory_summary(f"cuda:{_device_index(device)}", abbreviated=abbreviated)
+
+
+def reset_peak_memory_stats(device=None):
+    _memory_call("reset_peak_memory_stats", device, None)
+
+
+def empty_cache():
+    """Gives cached, unused pool regions back to the GPU (memory in use is never returned)."""
+    from . import memory
+    for index in range(device_count()):
+        memory.empty_cache(f"cuda:{index}")

@@ -179,3 +179,30 @@ def test_real_gpu_matmul_matches_float64():
         result = _C.matmul_self_check(128)
     assert "GPU:0" in result["device"]
     assert result["max_abs_error"] <= result["tolerance"]
+
+
+# ---- torch.cuda memory names ----
+
+def test_cuda_memory_calls_answer_zero_without_gpu():
+    if gpuaccel.cuda.is_available():
+        pytest.skip("this machine has a GPU; covered by test_cuda_memory_calls_track_gpu_pool")
+    assert gpuaccel.cuda.memory_allocated() == 0
+    assert gpuaccel.cuda.max_memory_allocated() == 0
+    assert gpuaccel.cuda.memory_reserved() == 0
+    assert gpuaccel.cuda.memory_stats() == {}
+    assert "No CUDA GPU" in gpuaccel.cuda.memory_summary()
+    gpuaccel.cuda.empty_cache()
+    gpuaccel.cuda.reset_peak_memory_stats()
+
+
+@pytest.mark.gpu
+def test_cuda_memory_calls_track_gpu_pool():
+    before = gpuaccel.cuda.memory_allocated(0)
+    handle = gpuaccel._C._memory_allocate_for_testing("cuda:0", 1 << 20)
+    try:
+        assert gpuaccel.cuda.memory_allocated(0) >= before + (1 << 20)
+        assert gpuaccel.cuda.max_memory_allocated(0) >= before + (1 << 20)
+        assert gpuaccel.cuda.memory_reserved(0) >= gpuaccel.cuda.memory_allocated(0)
+        assert gpuaccel.cuda.memory_stats(0)["allocated_bytes.all.current"] >= 1 << 20
+    finally:
+        gpuaccel._C._memory_free_for_testing(handle)

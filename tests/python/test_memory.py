@@ -280,3 +280,31 @@ def test_gpu_memory_fraction_is_validated(one_gpu):
     with pytest.raises(ValueError):
         memory.set_gpu_memory_fraction(1.5)
     assert memory.get_gpu_memory_fraction() == before
+
+
+@pytest.mark.usefixtures("cpu_only")
+def test_self_check_matmul_allocates_through_the_cpu_pool():
+    """Op memory is pool memory: the self-check's three 128x128 f32 buffers show up in the CPU
+    pool's allocation count and peak, and are all returned afterwards."""
+    from gpuaccel import memory
+    _C.matmul_self_check(8)  # starts the runtime and creates the CPU pool
+    memory.reset_peak_memory_stats("cpu")
+    before = memory.memory_stats("cpu")
+    result = _C.matmul_self_check(128)
+    after = memory.memory_stats("cpu")
+    assert result["device"].endswith("CPU:0")
+    assert after["allocation.all.allocated"] - before["allocation.all.allocated"] == 3
+    assert after["allocated_bytes.all.peak"] >= before["allocated_bytes.all.current"] + 3 * 128 * 128 * 4
+    assert after["allocated_bytes.all.current"] == before["allocated_bytes.all.current"]
+
+
+@pytest.mark.usefixtures("cpu_only")
+def test_self_check_reports_out_of_memory_under_a_cpu_memory_limit():
+    from gpuaccel import config, errors
+    config.set_logical_device_configuration(
+        config.list_physical_devices("CPU")[0], [config.LogicalDeviceConfiguration(memory_limit=1)])
+    with pytest.raises(errors.ResourceExhaustedError) as info:
+        _C.matmul_self_check(1024)  # 3 x 4 MiB of operands in a 1 MiB device
+    assert info.value.op_name == "MatMul"
+    assert "MatMul" in str(info.value)
+    assert _C.matmul_self_check(16)["max_abs_error"] >= 0  # usable after the OOM

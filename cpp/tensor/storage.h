@@ -1,0 +1,39 @@
+// The bytes behind a tensor: one allocation from its logical device's pool, returned to that
+// pool when the last owner lets go. Every piece of tensor memory in gpuaccel is a Storage, so
+// the allocator's stats (memory_allocated, get_memory_info) count exactly what tensors use.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "core/device_registry.h"
+#include "memory/allocator.h"
+
+namespace gpuaccel {
+
+class Storage {
+ public:
+  // `nbytes` from the pool of `device`; ResourceExhaustedError (op `op`) when it does not fit.
+  static std::shared_ptr<Storage> allocate(const LogicalDevice& device, size_t nbytes,
+                                           const char* op = "allocate");
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  const LogicalDevice& device() const { return device_; }
+  // Host code may read and write data() only when this is true (CPU storage).
+  bool host_accessible() const { return device_.type == DeviceType::kCPU; }
+
+ private:
+  Storage(std::shared_ptr<Allocator> allocator, void* data, size_t nbytes, LogicalDevice device);
+
+  // Held so the pool outlives its memory, even across a test's runtime reset.
+  std::shared_ptr<Allocator> allocator_;
+  void* data_;
+  size_t nbytes_;
+  LogicalDevice device_;
+};
+
+}  // namespace gpuaccel
