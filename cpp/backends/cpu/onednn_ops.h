@@ -1,0 +1,79 @@
+// The oneDNN-backed CPU kernels: matmul, convolution, pooling, softmax and normalizations,
+// forward and backward. Each call looks its primitive up in a cache keyed by shapes, strides,
+// dtypes and attributes, so a training step that repeats shapes creates no primitive. Views are
+// validated by the op frontends. Compute: float32, and bfloat16 with float32 accumulation
+// (AVX512-BF16/AMX); float16 is storage only on oneDNN 2.x CPUs, so f16 inputs are converted to
+// f32, computed, and converted back (documented in docs/ops.md).
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/tensor_view.h"
+
+namespace gpuaccel::cpu {
+
+// out[b] = a[b] @ b[b] (+ bias). a: (..., M, K), b: (..., K, N), out: (..., M, N) with ndim 2
+// or 3 (batch already broadcast by the frontend: a stride-0 batch dimension is allowed). Any
+// strides on a and b (transposes are free); out contiguous. bias: nullptr or (N,) added to
+// every row. a, b, out share a dtype.
+void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out);
+
+struct Conv2dParams {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;  // Keras's dilation_rate (1 = dense)
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;  // frontend resolves 'same'
+};
+
+// x: (N, H, W, C) NHWC, w: (KH, KW, C, F) (Keras's kernel layout), bias: nullptr or (F,),
+// y: (N, OH, OW, F). All contiguous.
+void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
+                    const Conv2dParams& p, const TensorView& y);
+// dx from dy and w.
+void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                          const TensorView& dx);
+// dw (and dbias when not null) from x and dy.
+void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
+                             const TensorView& dw, const TensorView* dbias);
+
+enum class PoolKind { kMax, kAverage /* excludes padding from the divisor, as Keras */ };
+struct Pool2dParams {
+  PoolKind kind = PoolKind::kMax;
+  int64_t window_h = 2, window_w = 2, stride_h = 2, stride_w = 2;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+};
+// x: (N, H, W, C), y: (N, OH, OW, C). `workspace` (max pooling, for the backward pass): bytes
+// the caller allocates, of size pool2d_workspace_bytes(...); nullptr for average pooling or
+// inference.
+int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y);
+void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y, void* workspace);
+void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                     const TensorView& dx);
+
+// Softmax / log-softmax along the last dimension (contiguous), forward and backward (from y).
+void softmax_forward(const TensorView& x, bool log, const TensorView& y);
+void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx);
+
+// Batch normalization over all but the last dimension (NHWC or (N, C)); gamma/beta (C,) f32.
+// Training: writes the batch mean and variance (biased, as Keras uses to normalize) to
+// mean/var. Inference: reads them. epsilon as Keras's (1e-3 default, passed by the caller).
+void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                        const TensorView& mean, const TensorView& var, double epsilon,
+                        bool training, const TensorView& y);
+void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                         const TensorView& mean, const TensorView& var, double epsilon,
+                         const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta);
+
+// Layer normalization over the last dimension; gamma/beta (C,) f32; mean/var (rows,) f32
+// written by forward, read by backward.
+void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                        double epsilon, const TensorView& y, const TensorView& mean,
+                        const TensorView& var);
+void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                         const TensorView& mean, const TensorView& var, double epsilon,
+                         const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta);
+
+// Entries in the primitive cache (tests check a repeated step creates none).
+int64_t onednn_primitive_cache_size();
+int64_t onednn_primitives_created();
+
+}  // namespace gpuaccel::cpu

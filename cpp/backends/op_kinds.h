@@ -1,0 +1,21 @@
+// The names of element-wise and reduction ops shared by op frontends and every backend, so a
+// frontend dispatches `UnaryOp::kExp` the same way to the CPU loop and to the CUDA launch.
+#pragma once
+
+namespace gpuaccel {
+
+enum class UnaryOp {
+  kNeg, kExp, kLog, kSqrt, kRsqrt, kAbs, kSquare, kReciprocal,
+  kRelu, kSigmoid, kTanh, kGelu,  // gelu: Keras's default approximate=False (erf form)
+};
+
+enum class BinaryOp {
+  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum,
+  kEqual, kGreater, kLess,  // comparisons write 1/0 in the output dtype (or bool)
+};
+
+enum class ReduceOp { kSum, kMean, kMax, kMin, kArgMax, kArgMin };
+
+enum class RandomDistribution { kUniform /* [0, 1) */, kNormal /* mean 0, std 1 */ };
+
+}  // namespace gpuaccel
