@@ -1,0 +1,104 @@
+// Shared plumbing of the oneDNN-backed CPU kernels (onednn_ops.h): the process-wide engine and
+// stream, the bounded thread-safe primitive cache every op looks its primitives up in, the
+// user-managed scratchpad, the dtype mapping, the f16 <-> f32 staging that oneDNN 2.x CPUs need
+// (no f16 compute there), and the translation of dnnl::error into gpuaccel::Error. Only the
+// onednn_*.cc files include this header; the thin adapter that a oneDNN 3.x port would replace.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tensor/tensor_view.h"
+
+namespace gpuaccel::cpu::onednn {
+
+// Bound on cached entries; the least recently used one goes first.
+constexpr size_t kPrimitiveCacheCapacity = 1024;
+
+dnnl::engine& engine();
+dnnl::stream& stream();
+
+// Cache keys: a compact text of op kind, dims, strides, dtypes and parameters.
+class KeyBuilder {
+ public:
+  explicit KeyBuilder(const char* op) : text_(op) {}
+  KeyBuilder& add(int64_t v);
+  KeyBuilder& add(double v);
+  KeyBuilder& add(const char* s);
+  // dtype, ndim, shape and strides.
+  KeyBuilder& add(const TensorView& v);
+  const std::string& str() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// Looks `key` up; on a miss calls `make` (outside the lock) and inserts its result. Entries
+// are shared, so an entry evicted while another thread executes it stays alive.
+std::shared_ptr<void> cache_lookup(const std::string& key,
+                                   const std::function<std::shared_ptr<void>()>& make);
+
+template <class T>
+std::shared_ptr<T> cached(const std::string& key, const std::function<std::shared_ptr<T>()>& make) {
+  return std::static_pointer_cast<T>(
+      cache_lookup(key, [&]() -> std::shared_ptr<void> { return make(); }));
+}
+
+void note_primitive_created();
+
+// Creates a primitive from its descriptor and counts it (onednn_primitives_created()).
+template <class Prim, class Pd>
+Prim make_primitive(const Pd& pd) {
+  note_primitive_created();
+  return Prim(pd);
+}
+
+// Attributes every cached primitive is created with: user-managed scratchpad, so concurrent
+// calls of one cached primitive from several threads never share a library-owned buffer.
+dnnl::primitive_attr default_attr();
+
+// Per-thread grow-only byte buffers (slot 0: scratchpad; others: temporaries of one call).
+void* thread_buffer(int slot, size_t bytes);
+constexpr int kScratchpadSlot = 0;
+constexpr int kWeightsSlot = 1;
+constexpr int kWeightsSlot2 = 2;
+
+// The scratchpad memory for `pd` (from this thread's buffer).
+dnnl::memory scratchpad_memory(const dnnl::primitive_desc_base& pd);
+
+dnnl::memory::data_type to_dnnl(DType dtype);
+
+// A plain descriptor with explicit element strides.
+dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, DType dtype,
+                                const dnnl::memory::dims& strides);
+// Row-major contiguous descriptor.
+dnnl::memory::desc dense_desc(const dnnl::memory::dims& dims, DType dtype);
+
+dnnl::memory make_memory(const dnnl::memory::desc& md, const void* data);
+
+// Runs `fn`; a dnnl::error becomes gpuaccel::Error(kInternal, op, ... "dnnl status ...").
+void guarded(const char* op, const std::function<void()>& fn);
+
+// f16 staging. An f32 copy of a view; dimensions with stride 0 stay broadcast (stride 0,
+// copied once), all others become row-major.
+struct F32Copy {
+  std::vector<float> data;
+  TensorView view;
+};
+F32Copy to_f32(const TensorView& v);
+// A contiguous f32 buffer shaped like `v` (for outputs), uninitialised contents.
+F32Copy f32_like(const TensorView& v);
+// Writes a contiguous f32 buffer into the contiguous view `dst` (any float dtype).
+void store_from_f32(const float* src, const TensorView& dst);
+
+// Bytes per element of the view's dtype.
+size_t elem_size(const TensorView& v);
+
+}  // namespace gpuaccel::cpu::onednn

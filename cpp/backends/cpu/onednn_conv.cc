@@ -1,0 +1,272 @@
+// cpu::conv2d_forward / _backward_data / _backward_weights (onednn_ops.h) on oneDNN's
+// convolution primitives. Activations stay NHWC (oneDNN's nhwc, which its JIT kernels read
+// directly); the Keras (KH, KW, C, F) kernel is oneDNN's hwio, and each primitive picks its own
+// weights layout (format `any`), so the user's weights are reordered in (and weight gradients
+// reordered out) by a cached reorder: a few KB per layer, against a much slower kernel on plain
+// weights. f16 is staged through f32.
+#include <vector>
+
+#include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_ops.h"
+#include "core/errors.h"
+
+namespace gpuaccel::cpu {
+
+using namespace onednn;
+using dnnl::memory;
+
+namespace {
+
+// x/y: (N, H, W, C) as oneDNN {N, C, H, W} in nhwc.
+memory::desc nhwc_desc(const TensorView& v) {
+  const int64_t n = v.shape[0], h = v.shape[1], w = v.shape[2], c = v.shape[3];
+  return strided_desc({n, c, h, w}, v.dtype, {h * w * c, 1, w * c, c});
+}
+
+// w: (KH, KW, C, F) as oneDNN {F, C, KH, KW} in hwio.
+memory::desc hwio_desc(const TensorView& w) {
+  const int64_t kh = w.shape[0], kw = w.shape[1], c = w.shape[2], f = w.shape[3];
+  return strided_desc({f, c, kh, kw}, w.dtype, {1, f, kw * c * f, c * f});
+}
+
+memory::desc any_weights_desc(const TensorView& w, DType dtype) {
+  return memory::desc({w.shape[3], w.shape[2], w.shape[0], w.shape[1]}, to_dnnl(dtype),
+                      memory::format_tag::any);
+}
+
+struct Geometry {
+  memory::dims strides, dilates, pad_l, pad_r;
+  explicit Geometry(const Conv2dParams& p)
+      : strides{p.stride_h, p.stride_w},
+        dilates{p.dilation_h - 1, p.dilation_w - 1},
+        pad_l{p.pad_top, p.pad_left},
+        pad_r{p.pad_bottom, p.pad_right} {}
+};
+
+void add_params(KeyBuilder& key, const Conv2dParams& p) {
+  key.add(p.stride_h).add(p.stride_w).add(p.dilation_h).add(p.dilation_w);
+  key.add(p.pad_top).add(p.pad_bottom).add(p.pad_left).add(p.pad_right);
+}
+
+dnnl::convolution_forward::desc forward_desc(const memory::desc& x_md, const memory::desc& w_md,
+                                             const memory::desc* b_md, const memory::desc& y_md,
+                                             const Geometry& g) {
+  if (b_md != nullptr) {
+    return dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md, w_md,
+        *b_md, y_md, g.strides, g.dilates, g.pad_l, g.pad_r);
+  }
+  return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                         dnnl::algorithm::convolution_direct, x_md, w_md, y_md,
+                                         g.strides, g.dilates, g.pad_l, g.pad_r);
+}
+
+// A reorder between the user's weights and the primitive's, absent when the layouts match.
+struct WeightsReorder {
+  bool needed = false;
+  memory::desc user_md, prim_md;
+  dnnl::reorder prim;
+
+  void init(const memory::desc& user, const memory::desc& primitive, bool user_to_primitive) {
+    user_md = user;
+    prim_md = primitive;
+    needed = user != primitive;
+    if (!needed) return;
+    dnnl::reorder::primitive_desc pd =
+        user_to_primitive
+            ? dnnl::reorder::primitive_desc(engine(), user, engine(), primitive)
+            : dnnl::reorder::primitive_desc(engine(), primitive, engine(), user);
+    prim = make_primitive<dnnl::reorder>(pd);
+  }
+  // Copies between the user's buffer and the primitive's, in the direction given to init().
+  void run(void* user_data, void* prim_data, bool user_to_primitive) const {
+    memory u = make_memory(user_md, user_data);
+    memory q = make_memory(prim_md, prim_data);
+    if (user_to_primitive) {
+      prim.execute(stream(), u, q);
+    } else {
+      prim.execute(stream(), q, u);
+    }
+  }
+};
+
+struct ForwardEntry {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+  WeightsReorder weights;
+};
+
+struct BackwardDataEntry {
+  dnnl::convolution_backward_data::primitive_desc pd;
+  dnnl::convolution_backward_data prim;
+  WeightsReorder weights;
+};
+
+struct BackwardWeightsEntry {
+  dnnl::convolution_backward_weights::primitive_desc pd;
+  dnnl::convolution_backward_weights prim;
+  WeightsReorder weights;  // primitive -> user
+};
+
+void forward_native(const TensorView& x, const TensorView& w, const TensorView* bias,
+                    const Conv2dParams& p, const TensorView& y) {
+  KeyBuilder key("conv_fwd");
+  key.add(x).add(w).add(y);
+  if (bias != nullptr) key.add(*bias);
+  add_params(key, p);
+  auto e = cached<ForwardEntry>(key.str(), [&] {
+    auto entry = std::make_shared<ForwardEntry>();
+    const Geometry g(p);
+    memory::desc b_md;
+    if (bias != nullptr) b_md = dense_desc({bias->shape[0]}, bias->dtype);
+    auto d = forward_desc(nhwc_desc(x), any_weights_desc(w, w.dtype),
+                          bias != nullptr ? &b_md : nullptr, nhwc_desc(y), g);
+    entry->pd = dnnl::convolution_forward::primitive_desc(d, default_attr(), engine());
+    entry->prim = make_primitive<dnnl::convolution_forward>(entry->pd);
+    entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
+    return entry;
+  });
+  void* w_data = w.data;
+  if (e->weights.needed) {
+    w_data = thread_buffer(kWeightsSlot, e->pd.weights_desc().get_size());
+    e->weights.run(w.data, w_data, true);
+  }
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
+      {DNNL_ARG_WEIGHTS, make_memory(e->pd.weights_desc(), w_data)},
+      {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
+      {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}};
+  if (bias != nullptr) args[DNNL_ARG_BIAS] = make_memory(e->pd.bias_desc(), bias->data);
+  e->prim.execute(stream(), args);
+  stream().wait();
+}
+
+void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                          const TensorView& dx) {
+  KeyBuilder key("conv_bwd_data");
+  key.add(dy).add(w).add(dx);
+  add_params(key, p);
+  auto e = cached<BackwardDataEntry>(key.str(), [&] {
+    auto entry = std::make_shared<BackwardDataEntry>();
+    const Geometry g(p);
+    const memory::desc dx_md = nhwc_desc(dx), dy_md = nhwc_desc(dy);
+    const memory::desc w_any = any_weights_desc(w, w.dtype);
+    dnnl::convolution_forward::primitive_desc hint(
+        forward_desc(dx_md, w_any, nullptr, dy_md, g), engine());
+    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, dx_md, w_any,
+                                            dy_md, g.strides, g.dilates, g.pad_l, g.pad_r);
+    entry->pd =
+        dnnl::convolution_backward_data::primitive_desc(d, default_attr(), engine(), hint);
+    entry->prim = make_primitive<dnnl::convolution_backward_data>(entry->pd);
+    entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
+    return entry;
+  });
+  void* w_data = w.data;
+  if (e->weights.needed) {
+    w_data = thread_buffer(kWeightsSlot, e->pd.weights_desc().get_size());
+    e->weights.run(w.data, w_data, true);
+  }
+  e->prim.execute(stream(), {{DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
+                             {DNNL_ARG_WEIGHTS, make_memory(e->pd.weights_desc(), w_data)},
+                             {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
+  stream().wait();
+}
+
+void backward_weights_native(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
+                             const TensorView& dw, const TensorView* dbias) {
+  KeyBuilder key("conv_bwd_weights");
+  key.add(x).add(dy).add(dw);
+  if (dbias != nullptr) key.add(*dbias);
+  add_params(key, p);
+  auto e = cached<BackwardWeightsEntry>(key.str(), [&] {
+    auto entry = std::make_shared<BackwardWeightsEntry>();
+    const Geometry g(p);
+    const memory::desc x_md = nhwc_desc(x), dy_md = nhwc_desc(dy);
+    const memory::desc w_any = any_weights_desc(dw, dw.dtype);
+    memory::desc b_md;
+    if (dbias != nullptr) b_md = dense_desc({dbias->shape[0]}, dbias->dtype);
+    dnnl::convolution_forward::primitive_desc hint(
+        forward_desc(x_md, any_weights_desc(dw, x.dtype), dbias != nullptr ? &b_md : nullptr,
+                     dy_md, g),
+        engine());
+    std::unique_ptr<dnnl::convolution_backward_weights::desc> d;
+    if (dbias != nullptr) {
+      d.reset(new dnnl::convolution_backward_weights::desc(
+          dnnl::algorithm::convolution_direct, x_md, w_any, b_md, dy_md, g.strides, g.dilates,
+          g.pad_l, g.pad_r));
+    } else {
+      d.reset(new dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
+                                                           x_md, w_any, dy_md, g.strides,
+                                                           g.dilates, g.pad_l, g.pad_r));
+    }
+    entry->pd =
+        dnnl::convolution_backward_weights::primitive_desc(*d, default_attr(), engine(), hint);
+    entry->prim = make_primitive<dnnl::convolution_backward_weights>(entry->pd);
+    entry->weights.init(hwio_desc(dw), entry->pd.diff_weights_desc(), false);
+    return entry;
+  });
+  void* dw_data = dw.data;
+  if (e->weights.needed) dw_data = thread_buffer(kWeightsSlot, e->pd.diff_weights_desc().get_size());
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
+      {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
+      {DNNL_ARG_DIFF_WEIGHTS, make_memory(e->pd.diff_weights_desc(), dw_data)},
+      {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}};
+  if (dbias != nullptr) {
+    args[DNNL_ARG_DIFF_BIAS] = make_memory(e->pd.diff_bias_desc(), dbias->data);
+  }
+  e->prim.execute(stream(), args);
+  if (e->weights.needed) e->weights.run(dw.data, dw_data, false);
+  stream().wait();
+}
+
+}  // namespace
+
+void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
+                    const Conv2dParams& p, const TensorView& y) {
+  if (y.numel() == 0) return;
+  guarded("Conv2D", [&] {
+    if (x.dtype != DType::kFloat16) {
+      forward_native(x, w, bias, p, y);
+      return;
+    }
+    F32Copy x32 = to_f32(x), w32 = to_f32(w), y32 = f32_like(y), b32;
+    if (bias != nullptr) b32 = to_f32(*bias);
+    forward_native(x32.view, w32.view, bias != nullptr ? &b32.view : nullptr, p, y32.view);
+    store_from_f32(y32.data.data(), y);
+  });
+}
+
+void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                          const TensorView& dx) {
+  if (dx.numel() == 0) return;
+  guarded("Conv2DBackpropInput", [&] {
+    if (dy.dtype != DType::kFloat16) {
+      backward_data_native(dy, w, p, dx);
+      return;
+    }
+    F32Copy dy32 = to_f32(dy), w32 = to_f32(w), dx32 = f32_like(dx);
+    backward_data_native(dy32.view, w32.view, p, dx32.view);
+    store_from_f32(dx32.data.data(), dx);
+  });
+}
+
+void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
+                             const TensorView& dw, const TensorView* dbias) {
+  if (dw.numel() == 0) return;
+  guarded("Conv2DBackpropFilter", [&] {
+    if (x.dtype != DType::kFloat16) {
+      backward_weights_native(x, dy, p, dw, dbias);
+      return;
+    }
+    F32Copy x32 = to_f32(x), dy32 = to_f32(dy), dw32 = f32_like(dw), db32;
+    if (dbias != nullptr) db32 = f32_like(*dbias);
+    backward_weights_native(x32.view, dy32.view, p, dw32.view,
+                            dbias != nullptr ? &db32.view : nullptr);
+    store_from_f32(dw32.data.data(), dw);
+    if (dbias != nullptr) store_from_f32(db32.data.data(), *dbias);
+  });
+}
+
+}  // namespace gpuaccel::cpu

@@ -1,0 +1,461 @@
+// The oneDNN CPU kernels (backends/cpu/onednn_ops.h) against naive loops in double written
+// here, forward and backward, in f32, bf16 and f16. Inputs are rounded to their dtype first and
+// the reference reads the rounded values, so the tolerance only covers the kernel's arithmetic
+// and the final rounding of its output:
+//   f32:  |got - ref| <= 1e-5 * scale + 1e-6
+//   bf16: |got - ref| <= 1.6e-2 * scale + 1e-3  (8-bit mantissa output, f32 accumulation)
+//   f16:  |got - ref| <= 2e-3 * scale + 1e-4    (computed in f32, 11-bit mantissa output)
+// where `scale` is the sum of the magnitudes of the terms that make up the result (for a
+// matmul, sum_k |a_ik * b_kj|), or |ref| for the normalizations and softmax.
+// The conv backward reference loops are themselves checked against central finite differences
+// of the forward reference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/onednn_ops.h"
+#include "core/dtype.h"
+#include "kernels/half_conversions.h"
+
+namespace gpuaccel::cpu {
+namespace {
+
+double tol_rel(DType t) {
+  switch (t) {
+    case DType::kFloat32: return 1e-5;
+    case DType::kBFloat16: return 1.6e-2;
+    default: return 2e-3;
+  }
+}
+double tol_abs(DType t) {
+  switch (t) {
+    case DType::kFloat32: return 1e-6;
+    case DType::kBFloat16: return 1e-3;
+    default: return 1e-4;
+  }
+}
+
+float bits_to_float(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+uint32_t float_to_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// A typed host buffer: elements stored in `dtype`, read and written as double.
+struct Buf {
+  DType dtype = DType::kFloat32;
+  std::vector<uint8_t> bytes;
+
+  Buf() = default;
+  Buf(DType t, size_t n) : dtype(t), bytes(n * dtype_size(t)) {}
+  size_t size() const { return bytes.size() / dtype_size(dtype); }
+  double get(size_t i) const {
+    switch (dtype) {
+      case DType::kFloat32: return reinterpret_cast<const float*>(bytes.data())[i];
+      case DType::kBFloat16:
+        return bits_to_float(
+            bfloat16_bits_to_float_bits(reinterpret_cast<const uint16_t*>(bytes.data())[i]));
+      default:
+        return bits_to_float(
+            half_bits_to_float_bits(reinterpret_cast<const uint16_t*>(bytes.data())[i]));
+    }
+  }
+  void set(size_t i, double v) {
+    const float f = static_cast<float>(v);
+    switch (dtype) {
+      case DType::kFloat32: reinterpret_cast<float*>(bytes.data())[i] = f; break;
+      case DType::kBFloat16:
+        reinterpret_cast<uint16_t*>(bytes.data())[i] =
+            float_bits_to_bfloat16_bits(float_to_bits(f));
+        break;
+      default:
+        reinterpret_cast<uint16_t*>(bytes.data())[i] = float_bits_to_half_bits(float_to_bits(f));
+    }
+  }
+  std::vector<double> values() const {
+    std::vector<double> v(size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = get(i);
+    return v;
+  }
+};
+
+Buf random_buf(DType t, size_t n, uint32_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  Buf b(t, n);
+  for (size_t i = 0; i < n; ++i) b.set(i, dist(gen));
+  return b;
+}
+
+TensorView view(Buf& b, std::vector<int64_t> shape, std::vector<int64_t> strides = {}) {
+  TensorView v;
+  v.data = b.bytes.data();
+  v.dtype = b.dtype;
+  v.ndim = static_cast<int>(shape.size());
+  int64_t s = 1;
+  for (int d = v.ndim - 1; d >= 0; --d) {
+    v.shape[d] = shape[d];
+    v.strides[d] = strides.empty() ? s : strides[d];
+    s *= shape[d];
+  }
+  return v;
+}
+
+void expect_close(const Buf& got, const std::vector<double>& ref, const std::vector<double>& scale,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  const double rel = tol_rel(got.dtype), abs = tol_abs(got.dtype);
+  int failures = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double g = got.get(i);
+    const double tol = rel * scale[i] + abs;
+    if (!(std::fabs(g - ref[i]) <= tol)) {
+      if (++failures <= 5) {
+        ADD_FAILURE() << what << " [" << dtype_name(got.dtype) << "] element " << i << ": got "
+                      << g << ", want " << ref[i] << " (tol " << tol << ")";
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0) << what;
+}
+
+std::vector<double> abs_of(const std::vector<double>& v) {
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = std::fabs(v[i]);
+  return r;
+}
+
+const DType kComputeTypes[] = {DType::kFloat32, DType::kBFloat16, DType::kFloat16};
+
+// ---------------------------------------------------------------------------------------------
+// matmul
+
+struct MatmulCase {
+  int64_t batch = 0;  // 0: 2-D
+  int64_t m, k, n;
+  bool a_transposed = false, b_transposed = false;
+  bool a_broadcast = false, b_broadcast = false;  // stride-0 batch
+  bool a_gapped = false;  // column stride 2 (neither matrix dim unit-strided)
+  bool bias = false;
+};
+
+void run_matmul_case(DType t, const MatmulCase& c, uint32_t seed) {
+  const int64_t batches = c.batch == 0 ? 1 : c.batch;
+  const int64_t a_batches = c.a_broadcast ? 1 : batches;
+  const int64_t b_batches = c.b_broadcast ? 1 : batches;
+  const int64_t a_cols_stored = c.a_gapped ? 2 * c.k : c.k;
+  Buf a = random_buf(t, a_batches * c.m * a_cols_stored, seed);
+  Buf b = random_buf(t, b_batches * c.k * c.n, seed + 1);
+  Buf bias = random_buf(t, c.n, seed + 2);
+  Buf out(t, batches * c.m * c.n);
+
+  // Element (batch, i, j) offsets of the logical operands.
+  auto a_off = [&](int64_t bt, int64_t i, int64_t kk) -> int64_t {
+    const int64_t base = (c.a_broadcast ? 0 : bt) * c.m * a_cols_stored;
+    if (c.a_transposed) return base + kk * c.m + i;          // stored (K, M)
+    return base + i * a_cols_stored + (c.a_gapped ? 2 * kk : kk);
+  };
+  auto b_off = [&](int64_t bt, int64_t kk, int64_t j) -> int64_t {
+    const int64_t base = (c.b_broadcast ? 0 : bt) * c.k * c.n;
+    if (c.b_transposed) return base + j * c.k + kk;          // stored (N, K)
+    return base + kk * c.n + j;
+  };
+  const int64_t a_sr = c.a_transposed ? 1 : a_cols_stored;
+  const int64_t a_sc = c.a_transposed ? c.m : (c.a_gapped ? 2 : 1);
+  const int64_t b_sr = c.b_transposed ? 1 : c.n;
+  const int64_t b_sc = c.b_transposed ? c.k : 1;
+
+  TensorView av, bv, ov, biasv = view(bias, {c.n});
+  if (c.batch == 0) {
+    av = view(a, {c.m, c.k}, {a_sr, a_sc});
+    bv = view(b, {c.k, c.n}, {b_sr, b_sc});
+    ov = view(out, {c.m, c.n});
+  } else {
+    av = view(a, {c.batch, c.m, c.k}, {c.a_broadcast ? 0 : c.m * a_cols_stored, a_sr, a_sc});
+    bv = view(b, {c.batch, c.k, c.n}, {c.b_broadcast ? 0 : c.k * c.n, b_sr, b_sc});
+    ov = view(out, {c.batch, c.m, c.n});
+  }
+  matmul(av, bv, c.bias ? &biasv : nullptr, ov);
+
+  std::vector<double> ref(out.size()), scale(out.size());
+  for (int64_t bt = 0; bt < batches; ++bt)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double s = c.bias ? bias.get(j) : 0.0, mag = c.bias ? std::fabs(bias.get(j)) : 0.0;
+        for (int64_t kk = 0; kk < c.k; ++kk) {
+          const double p = a.get(a_off(bt, i, kk)) * b.get(b_off(bt, kk, j));
+          s += p;
+          mag += std::fabs(p);
+        }
+        ref[(bt * c.m + i) * c.n + j] = s;
+        scale[(bt * c.m + i) * c.n + j] = mag;
+      }
+  expect_close(out, ref, scale, "matmul");
+}
+
+TEST(OneDnnMatmul, Plain2D) {
+  for (DType t : kComputeTypes) run_matmul_case(t, {0, 17, 33, 9}, 1);
+}
+
+TEST(OneDnnMatmul, TransposedOperandsAndBias) {
+  for (DType t : kComputeTypes) {
+    MatmulCase c{0, 13, 21, 11};
+    c.a_transposed = true;
+    run_matmul_case(t, c, 2);
+    c.a_transposed = false;
+    c.b_transposed = true;
+    c.bias = true;
+    run_matmul_case(t, c, 3);
+    c.a_transposed = true;
+    run_matmul_case(t, c, 4);
+  }
+}
+
+TEST(OneDnnMatmul, GappedStridesAreCopied) {
+  for (DType t : kComputeTypes) {
+    MatmulCase c{0, 8, 12, 5};
+    c.a_gapped = true;
+    run_matmul_case(t, c, 5);
+    c.batch = 3;
+    run_matmul_case(t, c, 6);
+  }
+}
+
+TEST(OneDnnMatmul, BatchedAndBroadcastBatch) {
+  for (DType t : kComputeTypes) {
+    MatmulCase c{4, 6, 10, 7};
+    run_matmul_case(t, c, 7);
+    c.b_broadcast = true;
+    c.bias = true;
+    run_matmul_case(t, c, 8);
+    c.b_broadcast = false;
+    c.a_broadcast = true;
+    c.b_transposed = true;
+    run_matmul_case(t, c, 9);
+  }
+}
+
+TEST(OneDnnMatmul, ZeroInnerDimensionGivesBias) {
+  Buf a(DType::kFloat32, 0), b(DType::kFloat32, 0), bias = random_buf(DType::kFloat32, 3, 10);
+  Buf out(DType::kFloat32, 6);
+  TensorView bv = view(bias, {3});
+  matmul(view(a, {2, 0}), view(b, {0, 3}), &bv, view(out, {2, 3}));
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(out.get(i), bias.get(i % 3));
+}
+
+TEST(OneDnnMatmul, RepeatedCallCreatesNoPrimitive) {
+  Buf a = random_buf(DType::kFloat32, 5 * 7, 11), b = random_buf(DType::kFloat32, 7 * 3, 12);
+  Buf out(DType::kFloat32, 15);
+  matmul(view(a, {5, 7}), view(b, {7, 3}), nullptr, view(out, {5, 3}));
+  const int64_t created = onednn_primitives_created();
+  const int64_t cached = onednn_primitive_cache_size();
+  for (int i = 0; i < 3; ++i) matmul(view(a, {5, 7}), view(b, {7, 3}), nullptr, view(out, {5, 3}));
+  EXPECT_EQ(onednn_primitives_created(), created);
+  EXPECT_EQ(onednn_primitive_cache_size(), cached);
+  // A new shape does create one.
+  Buf out2(DType::kFloat32, 5 * 2);
+  matmul(view(a, {5, 7}), view(b, {7, 2}, {3, 1}), nullptr, view(out2, {5, 2}));
+  EXPECT_GT(onednn_primitives_created(), created);
+}
+
+// ---------------------------------------------------------------------------------------------
+// conv2d
+
+struct ConvShape {
+  int64_t n, h, w, c, f, kh, kw;
+  Conv2dParams p;
+  int64_t oh() const {
+    return (h + p.pad_top + p.pad_bottom - (p.dilation_h * (kh - 1) + 1)) / p.stride_h + 1;
+  }
+  int64_t ow() const {
+    return (w + p.pad_left + p.pad_right - (p.dilation_w * (kw - 1) + 1)) / p.stride_w + 1;
+  }
+};
+
+// Visits every (n, oh, ow, f, kh, kw, c) with its in-bounds input position.
+void conv_visit(const ConvShape& s,
+                const std::function<void(size_t xi, size_t wi, size_t yi)>& fn) {
+  const int64_t oh = s.oh(), ow = s.ow();
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t x = 0; x < ow; ++x)
+        for (int64_t i = 0; i < s.kh; ++i)
+          for (int64_t j = 0; j < s.kw; ++j) {
+            const int64_t iy = y * s.p.stride_h - s.p.pad_top + i * s.p.dilation_h;
+            const int64_t ix = x * s.p.stride_w - s.p.pad_left + j * s.p.dilation_w;
+            if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
+            for (int64_t c = 0; c < s.c; ++c)
+              for (int64_t f = 0; f < s.f; ++f) {
+                fn(static_cast<size_t>(((n * s.h + iy) * s.w + ix) * s.c + c),
+                   static_cast<size_t>(((i * s.kw + j) * s.c + c) * s.f + f),
+                   static_cast<size_t>(((n * oh + y) * ow + x) * s.f + f));
+              }
+          }
+}
+
+struct ConvRef {
+  std::vector<double> y, y_scale, dx, dx_scale, dw, dw_scale, db, db_scale;
+};
+
+ConvRef conv_reference(const ConvShape& s, const std::vector<double>& x,
+                       const std::vector<double>& w, const std::vector<double>* bias,
+                       const std::vector<double>& dy) {
+  ConvRef r;
+  const size_t ny = static_cast<size_t>(s.n * s.oh() * s.ow() * s.f);
+  r.y.assign(ny, 0.0);
+  r.y_scale.assign(ny, 0.0);
+  r.dx.assign(x.size(), 0.0);
+  r.dx_scale.assign(x.size(), 0.0);
+  r.dw.assign(w.size(), 0.0);
+  r.dw_scale.assign(w.size(), 0.0);
+  r.db.assign(static_cast<size_t>(s.f), 0.0);
+  r.db_scale.assign(static_cast<size_t>(s.f), 0.0);
+  conv_visit(s, [&](size_t xi, size_t wi, size_t yi) {
+    r.y[yi] += x[xi] * w[wi];
+    r.y_scale[yi] += std::fabs(x[xi] * w[wi]);
+    r.dx[xi] += dy[yi] * w[wi];
+    r.dx_scale[xi] += std::fabs(dy[yi] * w[wi]);
+    r.dw[wi] += dy[yi] * x[xi];
+    r.dw_scale[wi] += std::fabs(dy[yi] * x[xi]);
+  });
+  for (size_t i = 0; i < ny; ++i) {
+    const size_t f = i % static_cast<size_t>(s.f);
+    if (bias != nullptr) {
+      r.y[i] += (*bias)[f];
+      r.y_scale[i] += std::fabs((*bias)[f]);
+    }
+    r.db[f] += dy[i];
+    r.db_scale[f] += std::fabs(dy[i]);
+  }
+  return r;
+}
+
+void run_conv_case(DType t, const ConvShape& s, bool with_bias, uint32_t seed) {
+  const int64_t oh = s.oh(), ow = s.ow();
+  Buf x = random_buf(t, s.n * s.h * s.w * s.c, seed);
+  Buf w = random_buf(t, s.kh * s.kw * s.c * s.f, seed + 1);
+  Buf bias = random_buf(t, s.f, seed + 2);
+  Buf dy = random_buf(t, s.n * oh * ow * s.f, seed + 3);
+  Buf y(t, dy.size()), dx(t, x.size()), dw(t, w.size()), db(t, s.f);
+
+  TensorView xv = view(x, {s.n, s.h, s.w, s.c}), wv = view(w, {s.kh, s.kw, s.c, s.f});
+  TensorView bv = view(bias, {s.f}), yv = view(y, {s.n, oh, ow, s.f});
+  TensorView dyv = view(dy, {s.n, oh, ow, s.f}), dbv = view(db, {s.f});
+  conv2d_forward(xv, wv, with_bias ? &bv : nullptr, s.p, yv);
+  conv2d_backward_data(dyv, wv, s.p, view(dx, {s.n, s.h, s.w, s.c}));
+  conv2d_backward_weights(xv, dyv, s.p, view(dw, {s.kh, s.kw, s.c, s.f}),
+                          with_bias ? &dbv : nullptr);
+
+  const std::vector<double> bias_values = bias.values();
+  ConvRef r = conv_reference(s, x.values(), w.values(), with_bias ? &bias_values : nullptr,
+                             dy.values());
+  expect_close(y, r.y, r.y_scale, "conv2d_forward");
+  expect_close(dx, r.dx, r.dx_scale, "conv2d_backward_data");
+  expect_close(dw, r.dw, r.dw_scale, "conv2d_backward_weights");
+  if (with_bias) expect_close(db, r.db, r.db_scale, "conv2d bias gradient");
+}
+
+ConvShape conv_shape(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f, int64_t kh,
+                     int64_t kw) {
+  ConvShape s{n, h, w, c, f, kh, kw, Conv2dParams{}};
+  return s;
+}
+
+TEST(OneDnnConv, ReferenceGradientsMatchFiniteDifferences) {
+  // Validates the reference loops the other conv tests trust, in double.
+  ConvShape s = conv_shape(1, 5, 6, 2, 3, 3, 2);
+  s.p.stride_h = 2;
+  s.p.dilation_w = 2;
+  s.p.pad_top = 1;
+  s.p.pad_right = 1;
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> x(static_cast<size_t>(s.n * s.h * s.w * s.c)),
+      w(static_cast<size_t>(s.kh * s.kw * s.c * s.f)),
+      g(static_cast<size_t>(s.n * s.oh() * s.ow() * s.f));
+  for (auto* v : {&x, &w, &g})
+    for (double& e : *v) e = dist(gen);
+  // loss = sum(y * g); dloss/dx = backward_data(g), dloss/dw = backward_weights(x, g).
+  auto loss = [&](const std::vector<double>& xx, const std::vector<double>& ww) {
+    ConvRef r = conv_reference(s, xx, ww, nullptr, g);
+    double l = 0;
+    for (size_t i = 0; i < r.y.size(); ++i) l += r.y[i] * g[i];
+    return l;
+  };
+  ConvRef r = conv_reference(s, x, w, nullptr, g);
+  const double h = 1e-6;
+  for (size_t i = 0; i < x.size(); ++i) {
+    auto xp = x, xm = x;
+    xp[i] += h;
+    xm[i] -= h;
+    EXPECT_NEAR((loss(xp, w) - loss(xm, w)) / (2 * h), r.dx[i], 1e-7) << "dx " << i;
+  }
+  for (size_t i = 0; i < w.size(); ++i) {
+    auto wp = w, wm = w;
+    wp[i] += h;
+    wm[i] -= h;
+    EXPECT_NEAR((loss(x, wp) - loss(x, wm)) / (2 * h), r.dw[i], 1e-7) << "dw " << i;
+  }
+}
+
+TEST(OneDnnConv, ValidStride1) {
+  for (DType t : kComputeTypes) run_conv_case(t, conv_shape(2, 7, 6, 3, 4, 3, 3), true, 20);
+}
+
+TEST(OneDnnConv, SameAsymmetricPaddingStride2) {
+  // Keras 'same' with stride 2 on an even size pads one row/column at the bottom/right only.
+  for (DType t : kComputeTypes) {
+    ConvShape s = conv_shape(2, 8, 8, 5, 6, 3, 3);
+    s.p.stride_h = s.p.stride_w = 2;
+    s.p.pad_bottom = s.p.pad_right = 1;
+    run_conv_case(t, s, true, 21);
+    ConvShape s2 = conv_shape(1, 6, 7, 4, 8, 4, 2);  // even kernel: more padding after
+    s2.p.pad_top = 1;
+    s2.p.pad_bottom = 2;
+    s2.p.pad_right = 1;
+    run_conv_case(t, s2, false, 22);
+  }
+}
+
+TEST(OneDnnConv, Dilation) {
+  for (DType t : kComputeTypes) {
+    ConvShape s = conv_shape(2, 9, 10, 3, 5, 3, 3);
+    s.p.dilation_h = 2;
+    s.p.dilation_w = 3;
+    s.p.pad_top = s.p.pad_bottom = 2;
+    s.p.pad_left = s.p.pad_right = 3;
+    run_conv_case(t, s, true, 23);
+  }
+}
+
+TEST(OneDnnConv, CourseCnnLayerShapes) {
+  // The course CNN's first two convolutions at a small batch (C=1 then 32 channels).
+  run_conv_case(DType::kFloat32, conv_shape(2, 28, 28, 1, 32, 3, 3), true, 24);
+  run_conv_case(DType::kFloat32, conv_shape(2, 13, 13, 32, 64, 3, 3), true, 25);
+  run_conv_case(DType::kBFloat16, conv_shape(2, 13, 13, 32, 64, 3, 3), true, 26);
+}
+
+TEST(OneDnnConv, RepeatedStepCreatesNoPrimitive) {
+  ConvShape s = conv_shape(2, 9, 9, 4, 8, 3, 3);
+  run_conv_case(DType::kFloat32, s, true, 27);
+  const int64_t created = onednn_primitives_created();
+  const int64_t cached = onednn_primitive_cache_size();
+  run_conv_case(DType::kFloat32, s, true, 28);
+  EXPECT_EQ(onednn_primitives_created(), created);
+  EXPECT_EQ(onednn_primitive_cache_size(), cached);
+}
+
+}  // namespace
+}  // namespace gpuaccel::cpu
