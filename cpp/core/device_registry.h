@@ -5,6 +5,7 @@
 // device scope or list_logical_devices), and after that only no-op changes are accepted.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -105,6 +106,9 @@ class DeviceRegistry {
   // CPU:0). An unavailable request falls back to CPU:0 under soft placement and otherwise
   // throws InvalidArgumentError in TF's words. Logs the decision when logging is on.
   LogicalDevice place_op(const std::string& op, const std::optional<DeviceSpec>& requested);
+  // For ops whose device follows their inputs: prints the placement line when logging is on.
+  // Costs one relaxed atomic load when it is off.
+  void log_execution(const std::string& op, const LogicalDevice& device);
 
  private:
   void discover_locked();
@@ -124,7 +128,7 @@ class DeviceRegistry {
   bool initialized_ = false;
   std::vector<LogicalDevice> logical_;
   bool soft_placement_ = true;  // TF 2 default
-  bool log_placement_ = false;
+  std::atomic<bool> log_placement_{false};
   std::function<void(const std::string&)> placement_logger_;
 };
 

@@ -16,6 +16,10 @@ class Storage {
   // `nbytes` from the pool of `device`; ResourceExhaustedError (op `op`) when it does not fit.
   static std::shared_ptr<Storage> allocate(const LogicalDevice& device, size_t nbytes,
                                            const char* op = "allocate");
+  // Borrows memory owned by someone else (a NumPy array for zero-copy from_numpy): `owner`
+  // is kept alive as long as the storage, and the memory is not counted in any pool.
+  static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, const LogicalDevice& device,
+                                         std::shared_ptr<void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -27,10 +31,12 @@ class Storage {
   bool host_accessible() const { return device_.type == DeviceType::kCPU; }
 
  private:
-  Storage(std::shared_ptr<Allocator> allocator, void* data, size_t nbytes, LogicalDevice device);
+  Storage(std::shared_ptr<Allocator> allocator, void* data, size_t nbytes, LogicalDevice device,
+          std::shared_ptr<void> owner);
 
-  // Held so the pool outlives its memory, even across a test's runtime reset.
+  // Held so the pool outlives its memory, even across a test's runtime reset (null: borrowed).
   std::shared_ptr<Allocator> allocator_;
+  std::shared_ptr<void> owner_;  // borrowed memory's owner
   void* data_;
   size_t nbytes_;
   LogicalDevice device_;

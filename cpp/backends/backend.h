@@ -1,0 +1,70 @@
+// The backend interface: what op frontends (cpp/ops) call to run a kernel on a device. The CPU
+// backend forwards to cpu::* (OpenMP loops over cpp/kernels functors, oneDNN primitives); the
+// CUDA backend forwards to the dlopen'ed CUDA library's table. Frontends never include a
+// backend's own headers, so adding a device touches only this folder.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/onednn_ops.h"  // parameter structs only (Conv2dParams, Pool2dParams)
+#include "backends/op_kinds.h"
+#include "core/device_registry.h"
+#include "tensor/tensor_view.h"
+
+namespace gpuaccel {
+
+using cpu::Conv2dParams;
+using cpu::PoolKind;
+using cpu::Pool2dParams;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+
+  // Element-wise, copies and generators (semantics: backends/cpu/elementwise.h).
+  virtual void unary(UnaryOp op, const TensorView& x, const TensorView& y) = 0;
+  virtual void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y,
+                              const TensorView& dy, const TensorView& dx) = 0;
+  virtual void binary(BinaryOp op, const TensorView& a, const TensorView& b,
+                      const TensorView& out) = 0;
+  virtual void copy(const TensorView& src, const TensorView& dst) = 0;
+  virtual void fill(const TensorView& dst, double value) = 0;
+  virtual void arange(const TensorView& dst, double start, double step) = 0;
+  virtual void random(RandomDistribution distribution, uint64_t seed, uint64_t offset,
+                      const TensorView& dst) = 0;
+  virtual void reduce(ReduceOp op, const TensorView& x, uint32_t axes_mask,
+                      const TensorView& out) = 0;
+  virtual void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset,
+                       const TensorView& y, const TensorView& mask) = 0;
+
+  // Dense ops (semantics: backends/cpu/onednn_ops.h).
+  virtual void matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
+                      const TensorView& out) = 0;
+  virtual void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
+                              const Conv2dParams& p, const TensorView& y) = 0;
+  virtual void conv2d_backward_data(const TensorView& dy, const TensorView& w,
+                                    const Conv2dParams& p, const TensorView& dx) = 0;
+  virtual void conv2d_backward_weights(const TensorView& x, const TensorView& dy,
+                                       const Conv2dParams& p, const TensorView& dw,
+                                       const TensorView* dbias) = 0;
+  virtual int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
+                                         const TensorView& y) = 0;
+  virtual void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
+                              void* workspace) = 0;
+  virtual void pool2d_backward(const TensorView& dy, const Pool2dParams& p,
+                               const void* workspace, const TensorView& dx) = 0;
+  virtual void softmax_forward(const TensorView& x, bool log, const TensorView& y) = 0;
+  virtual void softmax_backward(const TensorView& y, const TensorView& dy, bool log,
+                                const TensorView& dx) = 0;
+
+  // Host <-> device transfers of contiguous views (the CPU backend copies memory).
+  virtual void copy_from_host(const void* host, const TensorView& dst) = 0;
+  virtual void copy_to_host(const TensorView& src, void* host) = 0;
+  virtual void synchronize() = 0;
+};
+
+// The backend that runs ops on `device` (FailedPreconditionError when its library is missing).
+Backend& backend_for(const LogicalDevice& device);
+
+}  // namespace gpuaccel

@@ -1,0 +1,90 @@
+// The CPU backend: the Backend interface over the cpu:: kernels (element-wise loops and oneDNN).
+#include <cstring>
+
+#include "backends/backend.h"
+#include "backends/cpu/elementwise.h"
+#include "backends/cpu/onednn_ops.h"
+#include "tensor/tensor_view.h"
+
+namespace gpuaccel {
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  const char* name() const override { return "cpu"; }
+  void unary(UnaryOp op, const TensorView& x, const TensorView& y) override { cpu::unary(op, x, y); }
+  void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
+                      const TensorView& dx) override {
+    cpu::unary_backward(op, x, y, dy, dx);
+  }
+  void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
+    cpu::binary(op, a, b, out);
+  }
+  void copy(const TensorView& src, const TensorView& dst) override { cpu::copy(src, dst); }
+  void fill(const TensorView& dst, double value) override { cpu::fill(dst, value); }
+  void arange(const TensorView& dst, double start, double step) override {
+    cpu::arange(dst, start, step);
+  }
+  void random(RandomDistribution d, uint64_t seed, uint64_t offset, const TensorView& dst) override {
+    cpu::random(d, seed, offset, dst);
+  }
+  void reduce(ReduceOp op, const TensorView& x, uint32_t axes, const TensorView& out) override {
+    cpu::reduce(op, x, axes, out);
+  }
+  void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset,
+               const TensorView& y, const TensorView& mask) override {
+    cpu::dropout(x, rate, seed, offset, y, mask);
+  }
+  void matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
+              const TensorView& out) override {
+    cpu::matmul(a, b, bias, out);
+  }
+  void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
+                      const Conv2dParams& p, const TensorView& y) override {
+    cpu::conv2d_forward(x, w, bias, p, y);
+  }
+  void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                            const TensorView& dx) override {
+    cpu::conv2d_backward_data(dy, w, p, dx);
+  }
+  void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
+                               const TensorView& dw, const TensorView* dbias) override {
+    cpu::conv2d_backward_weights(x, dy, p, dw, dbias);
+  }
+  int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
+                                 const TensorView& y) override {
+    return cpu::pool2d_workspace_bytes(x, p, y);
+  }
+  void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
+                      void* workspace) override {
+    cpu::pool2d_forward(x, p, y, workspace);
+  }
+  void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                       const TensorView& dx) override {
+    cpu::pool2d_backward(dy, p, workspace, dx);
+  }
+  void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
+    cpu::softmax_forward(x, log, y);
+  }
+  void softmax_backward(const TensorView& y, const TensorView& dy, bool log,
+                        const TensorView& dx) override {
+    cpu::softmax_backward(y, dy, log, dx);
+  }
+  void copy_from_host(const void* host, const TensorView& dst) override {
+    std::memcpy(dst.data, host, size_t(dst.numel()) * dtype_size(dst.dtype));
+  }
+  void copy_to_host(const TensorView& src, void* host) override {
+    std::memcpy(host, src.data, size_t(src.numel()) * dtype_size(src.dtype));
+  }
+  void synchronize() override {}
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  static CpuBackend backend;
+  return backend;
+}
+
+}  // namespace gpuaccel

@@ -1,0 +1,239 @@
+// The autograd engine (see autograd.h): recording, tapes, and the reverse sweep.
+#include "ops/autograd.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/errors.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+
+namespace gpuaccel {
+
+namespace {
+
+thread_local bool t_grad_mode = true;
+
+struct Tape {
+  int id;
+  std::vector<std::weak_ptr<TensorImpl>> watched;
+};
+thread_local std::vector<Tape> t_tapes;
+thread_local int t_next_tape_id = 1;
+
+Tape* find_tape(int id) {
+  for (auto& tape : t_tapes) {
+    if (tape.id == id) return &tape;
+  }
+  return nullptr;
+}
+
+bool watched_by_any_tape(const TensorImpl* impl) {
+  for (const auto& tape : t_tapes) {
+    for (const auto& w : tape.watched) {
+      if (w.lock().get() == impl) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool grad_mode_enabled() { return t_grad_mode; }
+void set_grad_mode_enabled(bool enabled) { t_grad_mode = enabled; }
+
+int push_tape() {
+  const int id = t_next_tape_id++;
+  t_tapes.push_back({id, {}});
+  return id;
+}
+
+void pop_tape(int tape_id) {
+  auto it = std::find_if(t_tapes.begin(), t_tapes.end(), [&](const Tape& t) { return t.id == tape_id; });
+  if (it != t_tapes.end()) t_tapes.erase(it);
+}
+
+void tape_watch(int tape_id, const Tensor& t) {
+  Tape* tape = find_tape(tape_id);
+  if (tape == nullptr) {
+    throw_error(ErrorCode::kRuntime, "GradientTape.watch",
+                "the tape is not recording; call watch() inside its `with` block");
+  }
+  if (!is_floating(t.dtype())) {
+    throw_error(ErrorCode::kInvalidArgument, "GradientTape.watch",
+                std::string("only floating tensors can be watched, got ") + dtype_name(t.dtype()));
+  }
+  tape->watched.push_back(t.impl_ptr());
+}
+
+bool tape_is_watching(int tape_id, const Tensor& t) {
+  Tape* tape = find_tape(tape_id);
+  if (tape == nullptr) return false;
+  for (const auto& w : tape->watched) {
+    if (w.lock().get() == t.impl()) return true;
+  }
+  return false;
+}
+
+bool needs_grad(const Tensor& t) {
+  if (!t.defined()) return false;
+  const TensorImpl* impl = t.impl();
+  return impl->requires_grad || impl->grad_fn != nullptr ||
+         (!t_tapes.empty() && watched_by_any_tape(impl));
+}
+
+bool any_needs_grad(const std::vector<Tensor>& inputs) {
+  for (const Tensor& t : inputs) {
+    if (needs_grad(t)) return true;
+  }
+  return false;
+}
+
+void record(const std::string& name, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor>& outputs, Node::BackwardFn backward) {
+  if (!t_grad_mode || !any_needs_grad(inputs)) return;
+  auto node = std::make_shared<Node>(name, inputs, std::move(backward));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    node->outputs().push_back(outputs[i].impl_ptr());
+    outputs[i].impl()->grad_fn = node;
+    outputs[i].impl()->grad_fn_output = static_cast<int>(i);
+  }
+}
+
+namespace {
+
+// Nodes reachable from the roots, each after every node that consumes its outputs.
+std::vector<Node*> reverse_topological_order(const std::vector<Tensor>& roots) {
+  std::vector<Node*> postorder;
+  std::unordered_set<Node*> visited;
+  std::vector<std::pair<Node*, size_t>> stack;
+  for (const Tensor& r : roots) {
+    Node* start = r.impl()->grad_fn.get();
+    if (start == nullptr || visited.count(start)) continue;
+    visited.insert(start);
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->inputs().size()) {
+        const Tensor& input = node->inputs()[next++];
+        Node* child = input.defined() ? input.impl()->grad_fn.get() : nullptr;
+        if (child != nullptr && !visited.count(child)) {
+          visited.insert(child);
+          stack.push_back({child, 0});
+        }
+      } else {
+        postorder.push_back(node);
+        stack.pop_back();
+      }
+    }
+  }
+  std::reverse(postorder.begin(), postorder.end());
+  return postorder;
+}
+
+void accumulate(std::unordered_map<const TensorImpl*, Tensor>& grads, const TensorImpl* key,
+                const Tensor& grad) {
+  auto it = grads.find(key);
+  if (it == grads.end()) {
+    grads.emplace(key, grad);
+  } else {
+    it->second = add(it->second, grad);
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
+                                      const std::vector<Tensor>& root_grads,
+                                      const std::vector<Tensor>& sources) {
+  GradModeGuard no_grad(false);
+  std::unordered_map<const TensorImpl*, Tensor> grads;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Tensor& root = roots[i];
+    Tensor seed = i < root_grads.size() && root_grads[i].defined()
+                      ? root_grads[i]
+                      : ones(root.shape(), root.dtype(), root.device());
+    if (seed.shape() != root.shape()) {
+      throw_error(ErrorCode::kInvalidArgument, "gradient",
+                  "output gradient of shape " + shape_to_string(seed.shape()) +
+                      " does not match the output's shape " + shape_to_string(root.shape()));
+    }
+    accumulate(grads, root.impl(), seed);
+  }
+  for (Node* node : reverse_topological_order(roots)) {
+    std::vector<Tensor> grad_outputs;
+    bool any = false;
+    for (const auto& weak : node->outputs()) {
+      auto impl = weak.lock();
+      auto it = impl ? grads.find(impl.get()) : grads.end();
+      if (it != grads.end()) {
+        grad_outputs.push_back(it->second);
+        any = true;
+      } else {
+        grad_outputs.emplace_back();
+      }
+    }
+    if (!any) continue;
+    // Unreached outputs of multi-output nodes count as zero gradients.
+    for (size_t i = 0; i < grad_outputs.size(); ++i) {
+      if (!grad_outputs[i].defined()) {
+        auto impl = node->outputs()[i].lock();
+        if (impl) grad_outputs[i] = zeros(Tensor(impl).shape(), Tensor(impl).dtype(), Tensor(impl).device());
+      }
+    }
+    const std::vector<Tensor> input_grads = node->backward(grad_outputs);
+    for (size_t i = 0; i < node->inputs().size() && i < input_grads.size(); ++i) {
+      const Tensor& input = node->inputs()[i];
+      if (input_grads[i].defined() && needs_grad(input)) {
+        accumulate(grads, input.impl(), input_grads[i]);
+      }
+    }
+  }
+  std::vector<Tensor> out;
+  for (const Tensor& s : sources) {
+    auto it = grads.find(s.impl());
+    out.push_back(it == grads.end() ? Tensor() : it->second);
+  }
+  return out;
+}
+
+void backward(const Tensor& root, const Tensor& root_grad) {
+  if (!needs_grad(root)) {
+    throw_error(ErrorCode::kRuntime, "backward",
+                "element 0 of tensors does not require grad and does not have a grad_fn "
+                "(set requires_grad=True on the inputs you want gradients for)");
+  }
+  if (!root_grad.defined() && root.numel() != 1) {
+    throw_error(ErrorCode::kRuntime, "backward",
+                "grad can be implicitly created only for scalar outputs; pass a gradient of "
+                "shape " + shape_to_string(root.shape()));
+  }
+  // Leaves reachable from the root that require grad.
+  std::vector<Tensor> leaves;
+  std::unordered_set<const TensorImpl*> seen;
+  if (root.impl()->requires_grad && root.impl()->grad_fn == nullptr) {
+    leaves.push_back(root);
+    seen.insert(root.impl());
+  }
+  for (Node* node : reverse_topological_order({root})) {
+    for (const Tensor& input : node->inputs()) {
+      if (input.defined() && input.impl()->requires_grad && input.impl()->grad_fn == nullptr &&
+          !seen.count(input.impl())) {
+        seen.insert(input.impl());
+        leaves.push_back(input);
+      }
+    }
+  }
+  const std::vector<Tensor> grads = compute_gradients({root}, {root_grad}, leaves);
+  GradModeGuard no_grad(false);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (!grads[i].defined()) continue;
+    TensorImpl* leaf = leaves[i].impl();
+    Tensor g = grads[i];
+    if (leaf->grad) g = add(Tensor(leaf->grad), g);
+    leaf->grad = g.impl_ptr();
+  }
+}
+
+}  // namespace gpuaccel

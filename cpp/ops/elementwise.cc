@@ -1,0 +1,137 @@
+// Element-wise op frontends and gradients (see elementwise.h).
+#include "ops/elementwise.h"
+
+#include "core/errors.h"
+#include "ops/autograd.h"
+#include "ops/creation.h"
+#include "ops/op_utils.h"
+#include "ops/shape_ops.h"
+
+namespace gpuaccel {
+
+const char* unary_op_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kNeg: return "Neg";
+    case UnaryOp::kExp: return "Exp";
+    case UnaryOp::kLog: return "Log";
+    case UnaryOp::kSqrt: return "Sqrt";
+    case UnaryOp::kRsqrt: return "Rsqrt";
+    case UnaryOp::kAbs: return "Abs";
+    case UnaryOp::kSquare: return "Square";
+    case UnaryOp::kReciprocal: return "Reciprocal";
+    case UnaryOp::kRelu: return "Relu";
+    case UnaryOp::kSigmoid: return "Sigmoid";
+    case UnaryOp::kTanh: return "Tanh";
+    case UnaryOp::kGelu: return "Gelu";
+  }
+  return "Unary";
+}
+
+const char* binary_op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd: return "AddV2";
+    case BinaryOp::kSub: return "Sub";
+    case BinaryOp::kMul: return "Mul";
+    case BinaryOp::kDiv: return "RealDiv";
+    case BinaryOp::kPow: return "Pow";
+    case BinaryOp::kMaximum: return "Maximum";
+    case BinaryOp::kMinimum: return "Minimum";
+    case BinaryOp::kEqual: return "Equal";
+    case BinaryOp::kGreater: return "Greater";
+    case BinaryOp::kLess: return "Less";
+  }
+  return "Binary";
+}
+
+Tensor scalar_like(double value, const Tensor& like) {
+  return full({}, value, like.dtype(), like.device());
+}
+
+Tensor unary(UnaryOp op, const Tensor& x) {
+  const char* name = unary_op_name(op);
+  check_defined(name, x, "x");
+  const bool integer_ok = op == UnaryOp::kNeg || op == UnaryOp::kAbs || op == UnaryOp::kSquare;
+  if (!integer_ok || is_floating(x.dtype())) check_floating(name, x, "x");
+  if (!is_floating(x.dtype()) && x.dtype() != DType::kInt32 && x.dtype() != DType::kInt64) {
+    throw_error(ErrorCode::kInvalidArgument, name,
+                std::string("unsupported dtype ") + dtype_name(x.dtype()));
+  }
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device(), name);
+  if (y.numel() > 0) backend_for_op(name, x.device()).unary(op, x.view(), y.view());
+  if (is_floating(x.dtype())) {
+    const Tensor input = x;
+    const std::weak_ptr<TensorImpl> output = y.impl_ptr();
+    record(name, {x}, {y}, [op, input, output](const std::vector<Tensor>& g) {
+      // y is recomputed if the caller dropped it (cheap; most ops need only x).
+      std::shared_ptr<TensorImpl> y_impl = output.lock();
+      const Tensor y_saved = y_impl ? Tensor(y_impl) : unary(op, input);
+      const Tensor dy = contiguous(g[0]);
+      Tensor dx = Tensor::empty(input.shape(), input.dtype(), input.device(), "UnaryGrad");
+      if (dx.numel() > 0) {
+        backend_for(input.device()).unary_backward(op, input.view(), y_saved.view(), dy.view(), dx.view());
+      }
+      return std::vector<Tensor>{dx};
+    });
+  }
+  return y;
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  const char* name = binary_op_name(op);
+  check_defined(name, a, "x");
+  check_defined(name, b, "y");
+  common_device(name, {a, b});
+  const DType dtype = common_dtype(name, {a, b});
+  const bool comparison = op == BinaryOp::kEqual || op == BinaryOp::kGreater || op == BinaryOp::kLess;
+  const bool integer_ok = comparison || op == BinaryOp::kAdd || op == BinaryOp::kSub ||
+                          op == BinaryOp::kMul || op == BinaryOp::kMaximum || op == BinaryOp::kMinimum;
+  if (!is_floating(dtype) && !(integer_ok && (dtype == DType::kInt32 || dtype == DType::kInt64))) {
+    throw_error(ErrorCode::kInvalidArgument, name,
+                std::string("unsupported dtype ") + dtype_name(dtype) +
+                    (integer_ok ? "" : " (this op needs float32, float16 or bfloat16)"));
+  }
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  Tensor out = Tensor::empty(shape, comparison ? DType::kBool : dtype, a.device(), name);
+  if (out.numel() > 0) {
+    backend_for_op(name, a.device()).binary(op, broadcast_view(a, shape), broadcast_view(b, shape), out.view());
+  }
+  if (comparison || !is_floating(dtype)) return out;
+
+  const Tensor x = a, y = b;
+  record(name, {a, b}, {out}, [op, x, y](const std::vector<Tensor>& g) {
+    const Tensor& dz = g[0];
+    Tensor dx, dy;
+    switch (op) {
+      case BinaryOp::kAdd: dx = dz; dy = dz; break;
+      case BinaryOp::kSub: dx = dz; dy = neg(dz); break;
+      case BinaryOp::kMul: dx = mul(dz, y); dy = mul(dz, x); break;
+      case BinaryOp::kDiv:
+        dx = div(dz, y);
+        dy = neg(div(mul(dz, x), mul(y, y)));
+        break;
+      case BinaryOp::kPow: {
+        // d/dx x^y = y x^(y-1); d/dy x^y = x^y log x (NaN-free only where x > 0, as in TF).
+        const Tensor one = scalar_like(1.0, y);
+        dx = mul(dz, mul(y, binary(BinaryOp::kPow, x, sub(y, one))));
+        dy = mul(dz, mul(binary(BinaryOp::kPow, x, y), unary(UnaryOp::kLog, x)));
+        break;
+      }
+      case BinaryOp::kMaximum:
+      case BinaryOp::kMinimum: {
+        // The gradient goes to the winner; ties go to x (TF's choice).
+        const BinaryOp pick = op == BinaryOp::kMaximum ? BinaryOp::kLess : BinaryOp::kGreater;
+        const Tensor y_wins = cast(binary(pick, x, y), x.dtype());  // 1 where y strictly wins
+        const Tensor one = scalar_like(1.0, y_wins);
+        dy = mul(dz, y_wins);
+        dx = mul(dz, sub(one, y_wins));
+        break;
+      }
+      default:
+        break;
+    }
+    return std::vector<Tensor>{sum_to_shape(dx, x.shape()), sum_to_shape(dy, y.shape())};
+  });
+  return out;
+}
+
+}  // namespace gpuaccel

@@ -1,0 +1,250 @@
+// Shape, view, cast and transfer ops (see shape_ops.h).
+#include "ops/shape_ops.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/errors.h"
+#include "ops/autograd.h"
+#include "ops/creation.h"
+#include "ops/op_utils.h"
+#include "ops/reduce.h"
+
+namespace gpuaccel {
+
+namespace {
+
+Tensor copy_to_new(const char* op, const Tensor& x, DType dtype) {
+  Tensor out = Tensor::empty(x.shape(), dtype, x.device(), op);
+  if (out.numel() > 0) backend_for_op(op, x.device()).copy(x.view(), out.view());
+  return out;
+}
+
+}  // namespace
+
+Tensor contiguous(const Tensor& x) {
+  if (x.is_contiguous()) return x;
+  Tensor out = copy_to_new("Contiguous", x, x.dtype());
+  record("Contiguous", {x}, {out}, [](const std::vector<Tensor>& g) { return g; });
+  return out;
+}
+
+Tensor reshape(const Tensor& x, const Shape& requested) {
+  Shape shape = requested;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer >= 0) throw_error(ErrorCode::kInvalidArgument, "Reshape", "only one dimension can be -1");
+      infer = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      throw_error(ErrorCode::kInvalidArgument, "Reshape", "invalid dimension in " + shape_to_string(shape));
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || x.numel() % known != 0) {
+      throw_error(ErrorCode::kInvalidArgument, "Reshape",
+                  "cannot reshape a tensor of shape " + shape_to_string(x.shape()) + " into " +
+                      shape_to_string(requested));
+    }
+    shape[infer] = x.numel() / known;
+  }
+  if (shape_numel(shape) != x.numel()) {
+    throw_error(ErrorCode::kInvalidArgument, "Reshape",
+                "cannot reshape a tensor of " + std::to_string(x.numel()) + " elements (shape " +
+                    shape_to_string(x.shape()) + ") into shape " + shape_to_string(requested));
+  }
+  if (static_cast<int>(shape.size()) > kMaxDims) {
+    throw_error(ErrorCode::kInvalidArgument, "Reshape", "too many dimensions");
+  }
+  const Tensor source = x.is_contiguous() ? x : contiguous(x);
+  Tensor out = source.as_strided(shape, contiguous_strides(shape), source.offset());
+  const Shape input_shape = x.shape();
+  record("Reshape", {source}, {out}, [input_shape](const std::vector<Tensor>& g) {
+    return std::vector<Tensor>{reshape(g[0], input_shape)};
+  });
+  return out;
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
+  if (static_cast<int>(dims.size()) != x.ndim()) {
+    throw_error(ErrorCode::kInvalidArgument, "Transpose",
+                "permutation has " + std::to_string(dims.size()) + " entries for a tensor of rank " +
+                    std::to_string(x.ndim()));
+  }
+  std::vector<int64_t> perm(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  Shape shape(dims.size());
+  Strides strides(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int d = normalize_axis(dims[i], x.ndim(), "Transpose");
+    if (seen[d]) throw_error(ErrorCode::kInvalidArgument, "Transpose", "repeated axis in permutation");
+    seen[d] = true;
+    perm[i] = d;
+    shape[i] = x.shape()[d];
+    strides[i] = x.strides()[d];
+  }
+  Tensor out = x.as_strided(shape, strides, x.offset());
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+  record("Transpose", {x}, {out}, [inverse](const std::vector<Tensor>& g) {
+    return std::vector<Tensor>{permute(g[0], inverse)};
+  });
+  return out;
+}
+
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  std::vector<int64_t> dims(x.ndim());
+  for (int i = 0; i < x.ndim(); ++i) dims[i] = i;
+  std::swap(dims[normalize_axis(dim0, x.ndim(), "Transpose")],
+            dims[normalize_axis(dim1, x.ndim(), "Transpose")]);
+  return permute(x, dims);
+}
+
+Tensor slice(const Tensor& x, const std::vector<SliceSpec>& per_dim) {
+  if (static_cast<int>(per_dim.size()) > x.ndim()) {
+    throw_error(ErrorCode::kInvalidArgument, "StridedSlice",
+                "too many indices for a tensor of rank " + std::to_string(x.ndim()));
+  }
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  int64_t offset = x.offset();
+  for (size_t d = 0; d < per_dim.size(); ++d) {
+    const SliceSpec& s = per_dim[d];
+    if (s.step <= 0) {
+      throw_error(ErrorCode::kInvalidArgument, "StridedSlice", "slice steps must be positive");
+    }
+    const int64_t count = s.stop > s.start ? (s.stop - s.start + s.step - 1) / s.step : 0;
+    if (count > 0 && (s.start < 0 || s.start >= x.shape()[d])) {
+      throw_error(ErrorCode::kInvalidArgument, "StridedSlice", "slice start out of range");
+    }
+    offset += (count > 0 ? s.start : 0) * x.strides()[d];
+    shape[d] = count;
+    strides[d] = x.strides()[d] * s.step;
+  }
+  Tensor out = x.as_strided(shape, strides, offset);
+  const Tensor input = x;
+  const std::vector<SliceSpec> specs = per_dim;
+  record("StridedSlice", {x}, {out}, [input, specs](const std::vector<Tensor>& g) {
+    Tensor dx = zeros(input.shape(), g[0].dtype(), g[0].device());
+    copy_into(g[0], slice(dx, specs));
+    return std::vector<Tensor>{dx};
+  });
+  return out;
+}
+
+Tensor select(const Tensor& x, int64_t axis, int64_t index) {
+  const int d = normalize_axis(axis, x.ndim(), "Gather");
+  const int64_t size = x.shape()[d];
+  if (index < -size || index >= size) {
+    throw_error(ErrorCode::kInvalidArgument, "StridedSlice",
+                "index " + std::to_string(index) + " is out of bounds for dimension " +
+                    std::to_string(d) + " with size " + std::to_string(size));
+  }
+  if (index < 0) index += size;
+  std::vector<SliceSpec> specs(d + 1);
+  for (int i = 0; i < d; ++i) specs[i] = {0, x.shape()[i], 1};
+  specs[d] = {index, index + 1, 1};
+  Shape squeezed = x.shape();
+  squeezed.erase(squeezed.begin() + d);
+  return reshape(slice(x, specs), squeezed);
+}
+
+Tensor expand_dims(const Tensor& x, int64_t axis) {
+  const int d = normalize_axis(axis, x.ndim() + 1, "ExpandDims");
+  Shape shape = x.shape();
+  shape.insert(shape.begin() + d, 1);
+  return reshape(x, shape);
+}
+
+Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes) {
+  Shape shape;
+  for (int d = 0; d < x.ndim(); ++d) {
+    bool drop = axes.empty() ? x.shape()[d] == 1 : false;
+    for (int64_t a : axes) {
+      if (normalize_axis(a, x.ndim(), "Squeeze") == d) {
+        if (x.shape()[d] != 1) {
+          throw_error(ErrorCode::kInvalidArgument, "Squeeze",
+                      "cannot squeeze dimension " + std::to_string(d) + " of size " +
+                          std::to_string(x.shape()[d]));
+        }
+        drop = true;
+      }
+    }
+    if (!drop) shape.push_back(x.shape()[d]);
+  }
+  return reshape(x, shape);
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  const Shape result = broadcast_shapes(x.shape(), shape, "BroadcastTo");
+  if (result != shape) {
+    throw_error(ErrorCode::kInvalidArgument, "BroadcastTo",
+                "cannot broadcast " + shape_to_string(x.shape()) + " to " + shape_to_string(shape));
+  }
+  Tensor out = Tensor::empty(shape, x.dtype(), x.device(), "BroadcastTo");
+  if (out.numel() > 0) backend_for_op("BroadcastTo", x.device()).copy(broadcast_view(x, shape), out.view());
+  const Shape input_shape = x.shape();
+  record("BroadcastTo", {x}, {out}, [input_shape](const std::vector<Tensor>& g) {
+    return std::vector<Tensor>{sum_to_shape(g[0], input_shape)};
+  });
+  return out;
+}
+
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  const int lead = grad.ndim() - static_cast<int>(shape.size());
+  std::vector<int64_t> axes;
+  for (int d = 0; d < grad.ndim(); ++d) {
+    if (d < lead || (shape[d - lead] == 1 && grad.shape()[d] != 1)) axes.push_back(d);
+  }
+  Tensor summed = reduce_sum(grad, axes, /*keepdims=*/true);
+  return reshape(summed, shape);
+}
+
+Tensor cast(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  Tensor out = copy_to_new("Cast", x, dtype);
+  const DType input_dtype = x.dtype();
+  if (is_floating(dtype) && is_floating(input_dtype)) {
+    record("Cast", {x}, {out}, [input_dtype](const std::vector<Tensor>& g) {
+      return std::vector<Tensor>{cast(g[0], input_dtype)};
+    });
+  }
+  return out;
+}
+
+Tensor to_device(const Tensor& x, const LogicalDevice& device) {
+  const LogicalDevice& from = x.device();
+  if (from.type == device.type && from.index == device.index) return x;
+  const Tensor src = contiguous(x);
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), device, "Copy");
+  if (out.numel() > 0) {
+    DeviceRegistry::instance().log_execution("Copy", device);
+    if (from.type == DeviceType::kCPU) {
+      backend_for(device).copy_from_host(src.data(), out.view());
+    } else if (device.type == DeviceType::kCPU) {
+      backend_for(from).copy_to_host(src.view(), out.data());
+    } else {
+      // GPU to GPU through the host: simple and rare in this course.
+      Tensor staging = to_device(src, DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0));
+      backend_for(device).copy_from_host(staging.data(), out.view());
+    }
+  }
+  const LogicalDevice source_device = from;
+  record("Copy", {x}, {out}, [source_device](const std::vector<Tensor>& g) {
+    return std::vector<Tensor>{to_device(g[0], source_device)};
+  });
+  return out;
+}
+
+void copy_into(const Tensor& src, const Tensor& dst) {
+  common_device("Assign", {src, dst});
+  if (dst.numel() == 0) return;
+  broadcast_shapes(src.shape(), dst.shape(), "Assign");
+  backend_for_op("Assign", dst.device()).copy(broadcast_view(src, dst.shape()), dst.view());
+}
+
+}  // namespace gpuaccel
