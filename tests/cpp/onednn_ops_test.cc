@@ -457,5 +457,414 @@ TEST(OneDnnConv, RepeatedStepCreatesNoPrimitive) {
   EXPECT_EQ(onednn_primitive_cache_size(), cached);
 }
 
+// ---------------------------------------------------------------------------------------------
+// pooling
+
+struct PoolShape {
+  int64_t n, h, w, c;
+  Pool2dParams p;
+  int64_t oh() const { return (h + p.pad_top + p.pad_bottom - p.window_h) / p.stride_h + 1; }
+  int64_t ow() const { return (w + p.pad_left + p.pad_right - p.window_w) / p.stride_w + 1; }
+};
+
+// Values distinct within each (n, c) image and exact in bf16 and f16 (multiples of 1/64 below
+// 4 in magnitude), so the max of a window is unique in every dtype.
+Buf distinct_buf(DType t, const PoolShape& s, uint32_t seed) {
+  Buf b(t, static_cast<size_t>(s.n * s.h * s.w * s.c));
+  std::mt19937 gen(seed);
+  std::vector<int64_t> perm(static_cast<size_t>(s.h * s.w));
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t c = 0; c < s.c; ++c) {
+      for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+      std::shuffle(perm.begin(), perm.end(), gen);
+      for (int64_t i = 0; i < s.h * s.w; ++i)
+        b.set(static_cast<size_t>((n * s.h * s.w + i) * s.c + c),
+              (static_cast<double>(perm[static_cast<size_t>(i)]) - s.h * s.w / 2.0) / 64.0);
+    }
+  return b;
+}
+
+void run_pool_case(DType t, const PoolShape& s, uint32_t seed) {
+  const int64_t oh = s.oh(), ow = s.ow();
+  Buf x = distinct_buf(t, s, seed);
+  Buf dy = random_buf(t, s.n * oh * ow * s.c, seed + 1);
+  Buf y(t, dy.size()), dx(t, x.size());
+  TensorView xv = view(x, {s.n, s.h, s.w, s.c}), yv = view(y, {s.n, oh, ow, s.c});
+  TensorView dyv = view(dy, {s.n, oh, ow, s.c}), dxv = view(dx, {s.n, s.h, s.w, s.c});
+  const bool is_max = s.p.kind == PoolKind::kMax;
+  std::vector<uint8_t> workspace(static_cast<size_t>(pool2d_workspace_bytes(xv, s.p, yv)));
+  if (is_max) {
+    EXPECT_GT(workspace.size(), 0u);
+  } else {
+    EXPECT_EQ(workspace.size(), 0u);
+  }
+  pool2d_forward(xv, s.p, yv, is_max ? workspace.data() : nullptr);
+  pool2d_backward(dyv, s.p, is_max ? workspace.data() : nullptr, dxv);
+
+  std::vector<double> yr(y.size()), ys(y.size()), dxr(x.size(), 0.0), dxs(x.size(), 0.0);
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j)
+        for (int64_t c = 0; c < s.c; ++c) {
+          const size_t yi = static_cast<size_t>(((n * oh + i) * ow + j) * s.c + c);
+          double best = -1e300, sum = 0, mag = 0;
+          size_t best_at = 0;
+          int count = 0;
+          std::vector<size_t> cells;
+          for (int64_t a = 0; a < s.p.window_h; ++a)
+            for (int64_t b = 0; b < s.p.window_w; ++b) {
+              const int64_t ih = i * s.p.stride_h - s.p.pad_top + a;
+              const int64_t iw = j * s.p.stride_w - s.p.pad_left + b;
+              if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+              const size_t xi = static_cast<size_t>(((n * s.h + ih) * s.w + iw) * s.c + c);
+              cells.push_back(xi);
+              const double v = x.get(xi);
+              if (v > best) {
+                best = v;
+                best_at = xi;
+              }
+              sum += v;
+              mag += std::fabs(v);
+              ++count;
+            }
+          if (is_max) {
+            yr[yi] = best;
+            ys[yi] = std::fabs(best);
+            dxr[best_at] += dy.get(yi);
+            dxs[best_at] += std::fabs(dy.get(yi));
+          } else {
+            yr[yi] = sum / count;
+            ys[yi] = mag / count;
+            for (size_t xi : cells) {
+              dxr[xi] += dy.get(yi) / count;
+              dxs[xi] += std::fabs(dy.get(yi)) / count;
+            }
+          }
+        }
+  expect_close(y, yr, ys, is_max ? "max_pool forward" : "avg_pool forward");
+  expect_close(dx, dxr, dxs, is_max ? "max_pool backward" : "avg_pool backward");
+}
+
+TEST(OneDnnPool, MaxValid2x2) {
+  for (DType t : kComputeTypes) {
+    PoolShape s{2, 8, 6, 5, Pool2dParams{}};
+    run_pool_case(t, s, 30);
+    PoolShape odd{2, 7, 9, 3, Pool2dParams{}};  // the last row/column is dropped
+    run_pool_case(t, odd, 31);
+  }
+}
+
+TEST(OneDnnPool, MaxSamePaddingAndOverlap) {
+  for (DType t : kComputeTypes) {
+    PoolShape s{2, 7, 8, 4, Pool2dParams{}};
+    s.p.window_h = s.p.window_w = 3;
+    s.p.pad_top = 1;
+    s.p.pad_bottom = 1;
+    s.p.pad_right = 1;
+    run_pool_case(t, s, 32);
+  }
+}
+
+TEST(OneDnnPool, AverageExcludesPadding) {
+  for (DType t : kComputeTypes) {
+    PoolShape s{2, 7, 8, 4, Pool2dParams{}};
+    s.p.kind = PoolKind::kAverage;
+    s.p.window_h = s.p.window_w = 3;
+    s.p.stride_h = 2;
+    s.p.stride_w = 1;
+    s.p.pad_top = 1;
+    s.p.pad_bottom = 1;
+    s.p.pad_left = 1;
+    s.p.pad_right = 1;
+    run_pool_case(t, s, 33);
+    PoolShape v{1, 6, 6, 3, Pool2dParams{}};
+    v.p.kind = PoolKind::kAverage;
+    run_pool_case(t, v, 34);
+  }
+}
+
+TEST(OneDnnPool, RepeatedStepCreatesNoPrimitive) {
+  PoolShape s{2, 8, 8, 4, Pool2dParams{}};
+  run_pool_case(DType::kFloat32, s, 35);
+  const int64_t created = onednn_primitives_created();
+  run_pool_case(DType::kFloat32, s, 36);
+  EXPECT_EQ(onednn_primitives_created(), created);
+}
+
+// ---------------------------------------------------------------------------------------------
+// softmax / log-softmax
+
+void run_softmax_case(DType t, int64_t rows, int64_t classes, bool log, uint32_t seed) {
+  Buf x = random_buf(t, rows * classes, seed, -4.0, 4.0);
+  Buf dy = random_buf(t, rows * classes, seed + 1);
+  Buf y(t, x.size()), dx(t, x.size());
+  // The backward pass reads y: give it the exact y rounded to the dtype.
+  Buf y_in(t, x.size());
+  std::vector<double> yr(x.size()), ys(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double mx = -1e300;
+    for (int64_t c = 0; c < classes; ++c) mx = std::max(mx, x.get(r * classes + c));
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c) sum += std::exp(x.get(r * classes + c) - mx);
+    for (int64_t c = 0; c < classes; ++c) {
+      const size_t i = static_cast<size_t>(r * classes + c);
+      const double v = x.get(i) - mx;
+      yr[i] = log ? v - std::log(sum) : std::exp(v) / sum;
+      // oneDNN's vectorized log is accurate to about 2e-6 absolute near log(1) = 0, hence the
+      // extra 1 in the log-softmax scale (f32: 1e-5 absolute at least).
+      ys[i] = log ? std::fabs(v) + std::fabs(std::log(sum)) + 1.0 : std::fabs(yr[i]);
+      y_in.set(i, yr[i]);
+    }
+  }
+  std::vector<double> dxr(x.size()), dxs(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double dot = 0, dot_mag = 0, sum_dy = 0, sum_dy_mag = 0;
+    for (int64_t c = 0; c < classes; ++c) {
+      const size_t i = static_cast<size_t>(r * classes + c);
+      dot += dy.get(i) * y_in.get(i);
+      dot_mag += std::fabs(dy.get(i) * y_in.get(i));
+      sum_dy += dy.get(i);
+      sum_dy_mag += std::fabs(dy.get(i));
+    }
+    for (int64_t c = 0; c < classes; ++c) {
+      const size_t i = static_cast<size_t>(r * classes + c);
+      const double yv = y_in.get(i);
+      if (log) {
+        dxr[i] = dy.get(i) - std::exp(yv) * sum_dy;
+        dxs[i] = std::fabs(dy.get(i)) + std::exp(yv) * sum_dy_mag;
+      } else {
+        dxr[i] = yv * (dy.get(i) - dot);
+        dxs[i] = std::fabs(yv) * (std::fabs(dy.get(i)) + dot_mag);
+      }
+    }
+  }
+  softmax_forward(view(x, {rows, classes}), log, view(y, {rows, classes}));
+  softmax_backward(view(y_in, {rows, classes}), view(dy, {rows, classes}), log,
+                   view(dx, {rows, classes}));
+  expect_close(y, yr, ys, log ? "log_softmax forward" : "softmax forward");
+  expect_close(dx, dxr, dxs, log ? "log_softmax backward" : "softmax backward");
+}
+
+TEST(OneDnnSoftmax, SoftmaxAndLogSoftmax) {
+  for (DType t : kComputeTypes)
+    for (bool log : {false, true}) {
+      run_softmax_case(t, 7, 10, log, 40);
+      run_softmax_case(t, 3, 37, log, 41);
+      run_softmax_case(t, 5, 1, log, 42);
+    }
+}
+
+TEST(OneDnnSoftmax, ThreeDimensionalUsesLastAxis) {
+  Buf x = random_buf(DType::kFloat32, 2 * 3 * 4, 43), y(DType::kFloat32, 24);
+  softmax_forward(view(x, {2, 3, 4}), false, view(y, {2, 3, 4}));
+  for (int r = 0; r < 6; ++r) {
+    double sum = 0;
+    for (int c = 0; c < 4; ++c) sum += y.get(r * 4 + c);
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// batch norm and layer norm
+
+// Normalization over `groups` independent sets; element (g, m) of set g lives at index(g, m).
+// gamma/beta are indexed by param(g, m). Returns y, mean, var, and the backward results.
+struct NormRef {
+  std::vector<double> y, y_scale, mean, var, dx, dx_scale, dgamma, dgamma_scale, dbeta,
+      dbeta_scale;
+};
+
+NormRef norm_reference(int64_t groups, int64_t members,
+                       const std::function<size_t(int64_t, int64_t)>& index,
+                       const std::function<size_t(int64_t, int64_t)>& param, size_t params,
+                       const std::vector<double>& x, const std::vector<double>& dy,
+                       const std::vector<double>& gamma, const std::vector<double>& beta,
+                       double eps, const std::vector<double>* given_mean,
+                       const std::vector<double>* given_var) {
+  NormRef r;
+  r.y.assign(x.size(), 0);
+  r.y_scale.assign(x.size(), 0);
+  r.dx.assign(x.size(), 0);
+  r.dx_scale.assign(x.size(), 0);
+  r.mean.assign(static_cast<size_t>(groups), 0);
+  r.var.assign(static_cast<size_t>(groups), 0);
+  r.dgamma.assign(params, 0);
+  r.dgamma_scale.assign(params, 0);
+  r.dbeta.assign(params, 0);
+  r.dbeta_scale.assign(params, 0);
+  for (int64_t g = 0; g < groups; ++g) {
+    double mean = 0, var = 0;
+    for (int64_t m = 0; m < members; ++m) mean += x[index(g, m)];
+    mean /= members;
+    for (int64_t m = 0; m < members; ++m) var += (x[index(g, m)] - mean) * (x[index(g, m)] - mean);
+    var /= members;
+    if (given_mean != nullptr) {
+      mean = (*given_mean)[static_cast<size_t>(g)];
+      var = (*given_var)[static_cast<size_t>(g)];
+    }
+    r.mean[static_cast<size_t>(g)] = mean;
+    r.var[static_cast<size_t>(g)] = var;
+    const double inv = 1.0 / std::sqrt(var + eps);
+    double mean_dxhat = 0, mean_dxhat_xhat = 0, mag1 = 0, mag2 = 0;
+    for (int64_t m = 0; m < members; ++m) {
+      const size_t i = index(g, m), p = param(g, m);
+      const double xhat = (x[i] - mean) * inv;
+      r.y[i] = gamma[p] * xhat + beta[p];
+      r.y_scale[i] = std::fabs(gamma[p] * xhat) + std::fabs(beta[p]);
+      const double dxhat = dy[i] * gamma[p];
+      mean_dxhat += dxhat / members;
+      mean_dxhat_xhat += dxhat * xhat / members;
+      mag1 += std::fabs(dxhat) / members;
+      mag2 += std::fabs(dxhat * xhat) / members;
+      r.dgamma[p] += dy[i] * xhat;
+      r.dgamma_scale[p] += std::fabs(dy[i] * xhat);
+      r.dbeta[p] += dy[i];
+      r.dbeta_scale[p] += std::fabs(dy[i]);
+    }
+    for (int64_t m = 0; m < members; ++m) {
+      const size_t i = index(g, m), p = param(g, m);
+      const double xhat = (x[i] - mean) * inv;
+      r.dx[i] = inv * (dy[i] * gamma[p] - mean_dxhat - xhat * mean_dxhat_xhat);
+      r.dx_scale[i] = inv * (std::fabs(dy[i] * gamma[p]) + mag1 + std::fabs(xhat) * mag2);
+    }
+  }
+  return r;
+}
+
+Buf to_f32_buf(const std::vector<double>& v) {
+  Buf b(DType::kFloat32, v.size());
+  for (size_t i = 0; i < v.size(); ++i) b.set(i, v[i]);
+  return b;
+}
+
+TEST(OneDnnNorm, ReferenceBackwardMatchesFiniteDifferences) {
+  // Validates the reference normalization gradient (layer-norm layout) in double.
+  const int64_t rows = 3, c = 5;
+  std::mt19937 gen(50);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> x(rows * c), g(rows * c), gamma(c), beta(c);
+  for (auto* v : {&x, &g, &gamma, &beta})
+    for (double& e : *v) e = dist(gen);
+  auto idx = [&](int64_t r, int64_t m) { return static_cast<size_t>(r * c + m); };
+  auto par = [&](int64_t, int64_t m) { return static_cast<size_t>(m); };
+  auto loss = [&](const std::vector<double>& xx, const std::vector<double>& gg) {
+    NormRef r = norm_reference(rows, c, idx, par, c, xx, g, gg, beta, 1e-3, nullptr, nullptr);
+    double l = 0;
+    for (size_t i = 0; i < r.y.size(); ++i) l += r.y[i] * g[i];
+    return l;
+  };
+  NormRef r = norm_reference(rows, c, idx, par, c, x, g, gamma, beta, 1e-3, nullptr, nullptr);
+  const double h = 1e-6;
+  for (size_t i = 0; i < x.size(); ++i) {
+    auto xp = x, xm = x;
+    xp[i] += h;
+    xm[i] -= h;
+    EXPECT_NEAR((loss(xp, gamma) - loss(xm, gamma)) / (2 * h), r.dx[i], 1e-6) << i;
+  }
+  for (size_t i = 0; i < gamma.size(); ++i) {
+    auto gp = gamma, gm = gamma;
+    gp[i] += h;
+    gm[i] -= h;
+    EXPECT_NEAR((loss(x, gp) - loss(x, gm)) / (2 * h), r.dgamma[i], 1e-6) << i;
+  }
+}
+
+void run_batch_norm_case(DType t, std::vector<int64_t> shape, uint32_t seed) {
+  const int64_t c = shape.back();
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  const int64_t rows = n / c;
+  const double eps = 1e-3;
+  Buf x = random_buf(t, n, seed, -2.0, 3.0), dy = random_buf(t, n, seed + 1);
+  Buf gamma = random_buf(DType::kFloat32, c, seed + 2, 0.5, 1.5);
+  Buf beta = random_buf(DType::kFloat32, c, seed + 3);
+  Buf y(t, n), dx(t, n), mean(DType::kFloat32, c), var(DType::kFloat32, c);
+  Buf dgamma(DType::kFloat32, c), dbeta(DType::kFloat32, c);
+  auto idx = [&](int64_t ch, int64_t r) { return static_cast<size_t>(r * c + ch); };
+  auto par = [&](int64_t ch, int64_t) { return static_cast<size_t>(ch); };
+  NormRef r = norm_reference(c, rows, idx, par, c, x.values(), dy.values(), gamma.values(),
+                             beta.values(), eps, nullptr, nullptr);
+
+  TensorView gv = view(gamma, {c}), bv = view(beta, {c}), mv = view(mean, {c}),
+             vv = view(var, {c});
+  batch_norm_forward(view(x, shape), gv, bv, mv, vv, eps, true, view(y, shape));
+  expect_close(y, r.y, r.y_scale, "batch_norm forward (training)");
+  expect_close(mean, r.mean, abs_of(r.mean), "batch_norm mean");
+  expect_close(var, r.var, r.var, "batch_norm variance");
+  // Backward with the exact statistics.
+  Buf mean_exact = to_f32_buf(r.mean), var_exact = to_f32_buf(r.var);
+  batch_norm_backward(view(x, shape), view(dy, shape), gv, view(mean_exact, {c}),
+                      view(var_exact, {c}), eps, view(dx, shape), view(dgamma, {c}),
+                      view(dbeta, {c}));
+  expect_close(dx, r.dx, r.dx_scale, "batch_norm backward dx");
+  expect_close(dgamma, r.dgamma, r.dgamma_scale, "batch_norm dgamma");
+  expect_close(dbeta, r.dbeta, r.dbeta_scale, "batch_norm dbeta");
+
+  // Inference reads given statistics.
+  std::vector<double> given_mean(static_cast<size_t>(c)), given_var(static_cast<size_t>(c));
+  for (int64_t i = 0; i < c; ++i) {
+    given_mean[static_cast<size_t>(i)] = 0.1 * static_cast<double>(i);
+    given_var[static_cast<size_t>(i)] = 0.5 + 0.25 * static_cast<double>(i);
+  }
+  Buf gm = to_f32_buf(given_mean), gvar = to_f32_buf(given_var);
+  NormRef ri = norm_reference(c, rows, idx, par, c, x.values(), dy.values(), gamma.values(),
+                              beta.values(), eps, &given_mean, &given_var);
+  batch_norm_forward(view(x, shape), gv, bv, view(gm, {c}), view(gvar, {c}), eps, false,
+                     view(y, shape));
+  expect_close(y, ri.y, ri.y_scale, "batch_norm forward (inference)");
+}
+
+TEST(OneDnnNorm, BatchNorm) {
+  for (DType t : kComputeTypes) {
+    run_batch_norm_case(t, {4, 5, 6, 8}, 51);  // NHWC
+    run_batch_norm_case(t, {16, 3}, 52);       // (N, C)
+    run_batch_norm_case(t, {2, 3, 3, 19}, 53);
+  }
+}
+
+void run_layer_norm_case(DType t, int64_t rows, int64_t c, uint32_t seed) {
+  const double eps = 1e-3;
+  Buf x = random_buf(t, rows * c, seed, -2.0, 3.0), dy = random_buf(t, rows * c, seed + 1);
+  Buf gamma = random_buf(DType::kFloat32, c, seed + 2, 0.5, 1.5);
+  Buf beta = random_buf(DType::kFloat32, c, seed + 3);
+  Buf y(t, rows * c), dx(t, rows * c), mean(DType::kFloat32, rows), var(DType::kFloat32, rows);
+  Buf dgamma(DType::kFloat32, c), dbeta(DType::kFloat32, c);
+  auto idx = [&](int64_t r, int64_t m) { return static_cast<size_t>(r * c + m); };
+  auto par = [&](int64_t, int64_t m) { return static_cast<size_t>(m); };
+  NormRef r = norm_reference(rows, c, idx, par, c, x.values(), dy.values(), gamma.values(),
+                             beta.values(), eps, nullptr, nullptr);
+  TensorView gv = view(gamma, {c}), bv = view(beta, {c});
+  layer_norm_forward(view(x, {rows, c}), gv, bv, eps, view(y, {rows, c}), view(mean, {rows}),
+                     view(var, {rows}));
+  expect_close(y, r.y, r.y_scale, "layer_norm forward");
+  expect_close(mean, r.mean, abs_of(r.mean), "layer_norm mean");
+  expect_close(var, r.var, r.var, "layer_norm variance");
+  Buf mean_exact = to_f32_buf(r.mean), var_exact = to_f32_buf(r.var);
+  layer_norm_backward(view(x, {rows, c}), view(dy, {rows, c}), gv, view(mean_exact, {rows}),
+                      view(var_exact, {rows}), eps, view(dx, {rows, c}), view(dgamma, {c}),
+                      view(dbeta, {c}));
+  expect_close(dx, r.dx, r.dx_scale, "layer_norm backward dx");
+  expect_close(dgamma, r.dgamma, r.dgamma_scale, "layer_norm dgamma");
+  expect_close(dbeta, r.dbeta, r.dbeta_scale, "layer_norm dbeta");
+}
+
+TEST(OneDnnNorm, LayerNorm) {
+  for (DType t : kComputeTypes) {
+    run_layer_norm_case(t, 6, 16, 60);
+    run_layer_norm_case(t, 9, 37, 61);
+  }
+}
+
+TEST(OneDnnNorm, RepeatedStepCreatesNoPrimitive) {
+  run_batch_norm_case(DType::kFloat32, {4, 5, 6, 8}, 70);
+  run_layer_norm_case(DType::kFloat32, 6, 16, 71);
+  run_softmax_case(DType::kFloat32, 7, 10, true, 72);
+  const int64_t created = onednn_primitives_created();
+  run_batch_norm_case(DType::kFloat32, {4, 5, 6, 8}, 73);
+  run_layer_norm_case(DType::kFloat32, 6, 16, 74);
+  run_softmax_case(DType::kFloat32, 7, 10, true, 75);
+  EXPECT_EQ(onednn_primitives_created(), created);
+}
+
 }  // namespace
 }  // namespace gpuaccel::cpu

@@ -157,6 +157,7 @@ void* thread_buffer(int slot, size_t bytes) {
   constexpr int kSlots = 4;
   thread_local std::vector<uint8_t> buffers[kSlots];
   std::vector<uint8_t>& b = buffers[slot];
+  if (bytes == 0) bytes = 64;  // never hand out a null pointer
   if (b.size() < bytes) {
     b.clear();
     b.shrink_to_fit();

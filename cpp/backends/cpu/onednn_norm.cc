@@ -1,0 +1,275 @@
+// cpu::batch_norm_* and cpu::layer_norm_* (onednn_ops.h) on oneDNN's batch_normalization and
+// layer_normalization primitives with separate f32 scale (gamma) and shift (beta). Both see
+// the tensor as (rows, C): batch norm normalizes each of the C columns over all rows (NHWC or
+// (N, C)), layer norm each row over its C values. Statistics are f32 and biased, as Keras
+// normalizes. f16 is staged through f32.
+#include <cstring>
+
+#include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_ops.h"
+#include "core/errors.h"
+
+namespace gpuaccel::cpu {
+
+using namespace onednn;
+using dnnl::memory;
+using dnnl::normalization_flags;
+
+namespace {
+
+int64_t channels_of(const TensorView& v) { return v.ndim == 0 ? 1 : v.shape[v.ndim - 1]; }
+int64_t rows_of(const TensorView& v) {
+  const int64_t c = channels_of(v);
+  return c == 0 ? 0 : v.numel() / c;
+}
+// Layer norm: (rows, C) row-major.
+memory::desc rows_desc(const TensorView& v) {
+  return dense_desc({rows_of(v), channels_of(v)}, v.dtype);
+}
+// Batch norm: the same bytes as oneDNN {rows, C, 1, 1} in nhwc, which its JIT kernels take
+// (a 2-D {rows, C} descriptor gets a slower plain-C++ implementation in oneDNN 2.6).
+memory::desc bn_desc(const TensorView& v) {
+  const int64_t c = channels_of(v);
+  return strided_desc({rows_of(v), c, 1, 1}, v.dtype, {c, 1, c, c});
+}
+memory::desc vector_desc(int64_t n) { return dense_desc({n}, DType::kFloat32); }
+
+// oneDNN 2.6 asks for the shift (beta) as an input of the backward pass even though the
+// gradients do not depend on it; the interface does not pass beta there, so give it zeros.
+void* zero_shift(int64_t c) {
+  void* p = thread_buffer(kWeightsSlot2, static_cast<size_t>(c) * sizeof(float));
+  std::memset(p, 0, static_cast<size_t>(c) * sizeof(float));
+  return p;
+}
+
+const normalization_flags kScaleShift = normalization_flags::use_scale | normalization_flags::use_shift;
+
+// ---- batch normalization ----
+
+struct BatchNormForwardEntry {
+  dnnl::batch_normalization_forward::primitive_desc pd;
+  dnnl::batch_normalization_forward prim;
+};
+
+struct BatchNormBackwardEntry {
+  dnnl::batch_normalization_backward::primitive_desc pd;
+  dnnl::batch_normalization_backward prim;
+};
+
+dnnl::batch_normalization_forward::desc bn_forward_desc(const memory::desc& x_md, float eps,
+                                                        bool training) {
+  if (training) {
+    return dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, x_md, eps,
+                                                   kScaleShift);
+  }
+  return dnnl::batch_normalization_forward::desc(
+      dnnl::prop_kind::forward_inference, x_md, eps,
+      kScaleShift | normalization_flags::use_global_stats);
+}
+
+void bn_forward_native(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                       const TensorView& mean, const TensorView& var, double epsilon,
+                       bool training, const TensorView& y) {
+  const float eps = static_cast<float>(epsilon);
+  KeyBuilder key("bn_fwd");
+  key.add(x).add(y).add(static_cast<double>(eps)).add(static_cast<int64_t>(training));
+  auto e = cached<BatchNormForwardEntry>(key.str(), [&] {
+    auto entry = std::make_shared<BatchNormForwardEntry>();
+    entry->pd = dnnl::batch_normalization_forward::primitive_desc(
+        bn_forward_desc(bn_desc(x), eps, training), default_attr(), engine());
+    entry->prim = make_primitive<dnnl::batch_normalization_forward>(entry->pd);
+    return entry;
+  });
+  const int64_t c = channels_of(x);
+  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
+                             {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
+                             {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
+                             {DNNL_ARG_SHIFT, make_memory(vector_desc(c), beta.data)},
+                             {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
+                             {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
+  stream().wait();
+}
+
+void bn_backward_native(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                        const TensorView& mean, const TensorView& var, double epsilon,
+                        const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta) {
+  const float eps = static_cast<float>(epsilon);
+  KeyBuilder key("bn_bwd");
+  key.add(x).add(dy).add(dx).add(static_cast<double>(eps));
+  auto e = cached<BatchNormBackwardEntry>(key.str(), [&] {
+    auto entry = std::make_shared<BatchNormBackwardEntry>();
+    const memory::desc x_md = bn_desc(x);
+    dnnl::batch_normalization_forward::primitive_desc hint(bn_forward_desc(x_md, eps, true),
+                                                           engine());
+    dnnl::batch_normalization_backward::desc d(dnnl::prop_kind::backward, bn_desc(dx), x_md,
+                                               eps, kScaleShift);
+    entry->pd =
+        dnnl::batch_normalization_backward::primitive_desc(d, default_attr(), engine(), hint);
+    entry->prim = make_primitive<dnnl::batch_normalization_backward>(entry->pd);
+    return entry;
+  });
+  const int64_t c = channels_of(x);
+  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
+                             {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
+                             {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
+                             {DNNL_ARG_SHIFT, make_memory(vector_desc(c), zero_shift(c))},
+                             {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
+                             {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
+                             {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
+                             {DNNL_ARG_DIFF_SCALE, make_memory(vector_desc(c), dgamma.data)},
+                             {DNNL_ARG_DIFF_SHIFT, make_memory(vector_desc(c), dbeta.data)},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
+  stream().wait();
+}
+
+// ---- layer normalization ----
+
+struct LayerNormForwardEntry {
+  dnnl::layer_normalization_forward::primitive_desc pd;
+  dnnl::layer_normalization_forward prim;
+};
+
+struct LayerNormBackwardEntry {
+  dnnl::layer_normalization_backward::primitive_desc pd;
+  dnnl::layer_normalization_backward prim;
+};
+
+dnnl::layer_normalization_forward::desc ln_forward_desc(const memory::desc& x_md, int64_t rows,
+                                                        float eps) {
+  return dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, x_md,
+                                                 vector_desc(rows), eps, kScaleShift);
+}
+
+void ln_forward_native(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                       double epsilon, const TensorView& y, const TensorView& mean,
+                       const TensorView& var) {
+  const float eps = static_cast<float>(epsilon);
+  KeyBuilder key("ln_fwd");
+  key.add(x).add(y).add(static_cast<double>(eps));
+  auto e = cached<LayerNormForwardEntry>(key.str(), [&] {
+    auto entry = std::make_shared<LayerNormForwardEntry>();
+    entry->pd = dnnl::layer_normalization_forward::primitive_desc(
+        ln_forward_desc(rows_desc(x), rows_of(x), eps), default_attr(), engine());
+    entry->prim = make_primitive<dnnl::layer_normalization_forward>(entry->pd);
+    return entry;
+  });
+  const int64_t c = channels_of(x);
+  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
+                             {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
+                             {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
+                             {DNNL_ARG_SHIFT, make_memory(vector_desc(c), beta.data)},
+                             {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
+                             {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
+  stream().wait();
+}
+
+void ln_backward_native(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                        const TensorView& mean, const TensorView& var, double epsilon,
+                        const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta) {
+  const float eps = static_cast<float>(epsilon);
+  KeyBuilder key("ln_bwd");
+  key.add(x).add(dy).add(dx).add(static_cast<double>(eps));
+  auto e = cached<LayerNormBackwardEntry>(key.str(), [&] {
+    auto entry = std::make_shared<LayerNormBackwardEntry>();
+    const memory::desc x_md = rows_desc(x);
+    const int64_t rows = rows_of(x);
+    dnnl::layer_normalization_forward::primitive_desc hint(ln_forward_desc(x_md, rows, eps),
+                                                           engine());
+    dnnl::layer_normalization_backward::desc d(dnnl::prop_kind::backward, rows_desc(dx), x_md,
+                                               vector_desc(rows), eps, kScaleShift);
+    entry->pd =
+        dnnl::layer_normalization_backward::primitive_desc(d, default_attr(), engine(), hint);
+    entry->prim = make_primitive<dnnl::layer_normalization_backward>(entry->pd);
+    return entry;
+  });
+  const int64_t c = channels_of(x);
+  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
+                             {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
+                             {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
+                             {DNNL_ARG_SHIFT, make_memory(vector_desc(c), zero_shift(c))},
+                             {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
+                             {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
+                             {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
+                             {DNNL_ARG_DIFF_SCALE, make_memory(vector_desc(c), dgamma.data)},
+                             {DNNL_ARG_DIFF_SHIFT, make_memory(vector_desc(c), dbeta.data)},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
+  stream().wait();
+}
+
+void zero_f32(const TensorView& v) {
+  std::memset(v.data, 0, static_cast<size_t>(v.numel()) * sizeof(float));
+}
+
+}  // namespace
+
+void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                        const TensorView& mean, const TensorView& var, double epsilon,
+                        bool training, const TensorView& y) {
+  if (x.numel() == 0) return;
+  guarded("FusedBatchNorm", [&] {
+    if (x.dtype != DType::kFloat16) {
+      bn_forward_native(x, gamma, beta, mean, var, epsilon, training, y);
+      return;
+    }
+    F32Copy x32 = to_f32(x), y32 = f32_like(y);
+    bn_forward_native(x32.view, gamma, beta, mean, var, epsilon, training, y32.view);
+    store_from_f32(y32.data.data(), y);
+  });
+}
+
+void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                         const TensorView& mean, const TensorView& var, double epsilon,
+                         const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta) {
+  if (x.numel() == 0) {
+    zero_f32(dgamma);
+    zero_f32(dbeta);
+    return;
+  }
+  guarded("FusedBatchNormGrad", [&] {
+    if (x.dtype != DType::kFloat16) {
+      bn_backward_native(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+      return;
+    }
+    F32Copy x32 = to_f32(x), dy32 = to_f32(dy), dx32 = f32_like(dx);
+    bn_backward_native(x32.view, dy32.view, gamma, mean, var, epsilon, dx32.view, dgamma, dbeta);
+    store_from_f32(dx32.data.data(), dx);
+  });
+}
+
+void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                        double epsilon, const TensorView& y, const TensorView& mean,
+                        const TensorView& var) {
+  if (x.numel() == 0) return;
+  guarded("LayerNorm", [&] {
+    if (x.dtype != DType::kFloat16) {
+      ln_forward_native(x, gamma, beta, epsilon, y, mean, var);
+      return;
+    }
+    F32Copy x32 = to_f32(x), y32 = f32_like(y);
+    ln_forward_native(x32.view, gamma, beta, epsilon, y32.view, mean, var);
+    store_from_f32(y32.data.data(), y);
+  });
+}
+
+void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                         const TensorView& mean, const TensorView& var, double epsilon,
+                         const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta) {
+  if (x.numel() == 0) {
+    zero_f32(dgamma);
+    zero_f32(dbeta);
+    return;
+  }
+  guarded("LayerNormGrad", [&] {
+    if (x.dtype != DType::kFloat16) {
+      ln_backward_native(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+      return;
+    }
+    F32Copy x32 = to_f32(x), dy32 = to_f32(dy), dx32 = f32_like(dx);
+    ln_backward_native(x32.view, dy32.view, gamma, mean, var, epsilon, dx32.view, dgamma, dbeta);
+    store_from_f32(dx32.data.data(), dx);
+  });
+}
+
+}  // namespace gpuaccel::cpu

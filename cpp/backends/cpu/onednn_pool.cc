@@ -1,0 +1,153 @@
+// cpu::pool2d_* (onednn_ops.h) on oneDNN's pooling_v2 primitives, NHWC in and out. Max pooling
+// keeps oneDNN's workspace (the argmax positions) in a caller-owned buffer between forward and
+// backward; average pooling excludes padding from the divisor, as Keras does. f16 is staged
+// through f32 (the workspace then belongs to the f32 primitive, forward and backward alike).
+#include <cstring>
+
+#include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_ops.h"
+#include "core/errors.h"
+
+namespace gpuaccel::cpu {
+
+using namespace onednn;
+using dnnl::memory;
+
+namespace {
+
+memory::desc nhwc_desc(const TensorView& v, DType dtype) {
+  const int64_t n = v.shape[0], h = v.shape[1], w = v.shape[2], c = v.shape[3];
+  return strided_desc({n, c, h, w}, dtype, {h * w * c, 1, w * c, c});
+}
+
+dnnl::algorithm algorithm_of(const Pool2dParams& p) {
+  return p.kind == PoolKind::kMax ? dnnl::algorithm::pooling_max
+                                  : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+// The dtype the primitive computes in: f16 is staged through f32.
+DType compute_dtype(DType t) { return t == DType::kFloat16 ? DType::kFloat32 : t; }
+
+dnnl::pooling_v2_forward::desc forward_desc(const TensorView& x, const TensorView& y,
+                                            const Pool2dParams& p, DType dtype, bool training) {
+  return dnnl::pooling_v2_forward::desc(
+      training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+      algorithm_of(p), nhwc_desc(x, dtype), nhwc_desc(y, dtype), {p.stride_h, p.stride_w},
+      {p.window_h, p.window_w}, {0, 0}, {p.pad_top, p.pad_left}, {p.pad_bottom, p.pad_right});
+}
+
+KeyBuilder pool_key(const char* op, const TensorView& x, const TensorView& y,
+                    const Pool2dParams& p) {
+  KeyBuilder key(op);
+  key.add(x).add(y).add(static_cast<int64_t>(p.kind));
+  key.add(p.window_h).add(p.window_w).add(p.stride_h).add(p.stride_w);
+  key.add(p.pad_top).add(p.pad_bottom).add(p.pad_left).add(p.pad_right);
+  return key;
+}
+
+struct ForwardEntry {
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  dnnl::pooling_v2_forward prim;
+};
+
+struct BackwardEntry {
+  dnnl::pooling_v2_backward::primitive_desc pd;
+  dnnl::pooling_v2_backward prim;
+};
+
+// The cached forward entry (training: with a workspace for max pooling).
+std::shared_ptr<ForwardEntry> forward_entry(const TensorView& x, const TensorView& y,
+                                            const Pool2dParams& p, bool training) {
+  KeyBuilder key = pool_key(training ? "pool_fwd_train" : "pool_fwd_infer", x, y, p);
+  return cached<ForwardEntry>(key.str(), [&] {
+    auto e = std::make_shared<ForwardEntry>();
+    e->pd = dnnl::pooling_v2_forward::primitive_desc(
+        forward_desc(x, y, p, compute_dtype(x.dtype), training), default_attr(), engine());
+    e->prim = make_primitive<dnnl::pooling_v2_forward>(e->pd);
+    return e;
+  });
+}
+
+void forward_native(const TensorView& x, const Pool2dParams& p, const TensorView& y,
+                    void* workspace) {
+  const bool training = workspace != nullptr && p.kind == PoolKind::kMax;
+  auto e = forward_entry(x, y, p, training);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
+                                       {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
+                                       {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}};
+  if (training) args[DNNL_ARG_WORKSPACE] = make_memory(e->pd.workspace_desc(), workspace);
+  e->prim.execute(stream(), args);
+  stream().wait();
+}
+
+void backward_native(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                     const TensorView& dx) {
+  KeyBuilder key = pool_key("pool_bwd", dx, dy, p);
+  auto e = cached<BackwardEntry>(key.str(), [&] {
+    auto entry = std::make_shared<BackwardEntry>();
+    const DType t = compute_dtype(dy.dtype);
+    dnnl::pooling_v2_forward::primitive_desc hint(forward_desc(dx, dy, p, t, true), engine());
+    dnnl::pooling_v2_backward::desc d(algorithm_of(p), nhwc_desc(dx, t), nhwc_desc(dy, t),
+                                      {p.stride_h, p.stride_w}, {p.window_h, p.window_w}, {0, 0},
+                                      {p.pad_top, p.pad_left}, {p.pad_bottom, p.pad_right});
+    entry->pd = dnnl::pooling_v2_backward::primitive_desc(d, default_attr(), engine(), hint);
+    entry->prim = make_primitive<dnnl::pooling_v2_backward>(entry->pd);
+    return entry;
+  });
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
+      {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
+      {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}};
+  if (p.kind == PoolKind::kMax) {
+    args[DNNL_ARG_WORKSPACE] = make_memory(e->pd.workspace_desc(), workspace);
+  }
+  e->prim.execute(stream(), args);
+  stream().wait();
+}
+
+}  // namespace
+
+int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
+  if (p.kind != PoolKind::kMax || y.numel() == 0) return 0;
+  int64_t bytes = 0;
+  guarded("MaxPool", [&] {
+    TensorView xc = x, yc = y;
+    xc.dtype = yc.dtype = compute_dtype(x.dtype);  // the key of the primitive forward will use
+    bytes = static_cast<int64_t>(forward_entry(xc, yc, p, true)->pd.workspace_desc().get_size());
+  });
+  return bytes;
+}
+
+void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
+                    void* workspace) {
+  if (y.numel() == 0) return;
+  guarded(p.kind == PoolKind::kMax ? "MaxPool" : "AvgPool", [&] {
+    if (x.dtype != DType::kFloat16) {
+      forward_native(x, p, y, workspace);
+      return;
+    }
+    F32Copy x32 = to_f32(x), y32 = f32_like(y);
+    forward_native(x32.view, p, y32.view, workspace);
+    store_from_f32(y32.data.data(), y);
+  });
+}
+
+void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                     const TensorView& dx) {
+  if (dx.numel() == 0) return;
+  if (dy.numel() == 0) {
+    std::memset(dx.data, 0, static_cast<size_t>(dx.numel()) * elem_size(dx));
+    return;
+  }
+  guarded(p.kind == PoolKind::kMax ? "MaxPoolGrad" : "AvgPoolGrad", [&] {
+    if (dy.dtype != DType::kFloat16) {
+      backward_native(dy, p, workspace, dx);
+      return;
+    }
+    F32Copy dy32 = to_f32(dy), dx32 = f32_like(dx);
+    backward_native(dy32.view, p, workspace, dx32.view);
+    store_from_f32(dx32.data.data(), dx);
+  });
+}
+
+}  // namespace gpuaccel::cpu

@@ -1,0 +1,105 @@
+// cpu::softmax_forward / softmax_backward (onednn_ops.h) on oneDNN's softmax_v2 primitives
+// (algorithm softmax_accurate or softmax_log), over the last dimension of a contiguous tensor
+// seen as (rows, classes). The backward pass needs only y (and dy), as oneDNN's does. f16 is
+// staged through f32.
+#include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_ops.h"
+#include "core/errors.h"
+
+namespace gpuaccel::cpu {
+
+using namespace onednn;
+using dnnl::memory;
+
+namespace {
+
+memory::desc rows_desc(const TensorView& v) {
+  const int64_t classes = v.ndim == 0 ? 1 : v.shape[v.ndim - 1];
+  const int64_t rows = classes == 0 ? 0 : v.numel() / classes;
+  return dense_desc({rows, classes}, v.dtype);
+}
+
+dnnl::algorithm algorithm_of(bool log) {
+  return log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
+}
+
+struct ForwardEntry {
+  dnnl::softmax_v2_forward::primitive_desc pd;
+  dnnl::softmax_v2_forward prim;
+};
+
+struct BackwardEntry {
+  dnnl::softmax_v2_backward::primitive_desc pd;
+  dnnl::softmax_v2_backward prim;
+};
+
+dnnl::softmax_v2_forward::desc forward_desc(const memory::desc& x_md, const memory::desc& y_md,
+                                            bool log) {
+  return dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, algorithm_of(log),
+                                        x_md, y_md, 1);
+}
+
+void forward_native(const TensorView& x, bool log, const TensorView& y) {
+  KeyBuilder key("softmax_fwd");
+  key.add(x).add(y).add(static_cast<int64_t>(log));
+  auto e = cached<ForwardEntry>(key.str(), [&] {
+    auto entry = std::make_shared<ForwardEntry>();
+    entry->pd = dnnl::softmax_v2_forward::primitive_desc(
+        forward_desc(rows_desc(x), rows_desc(y), log), default_attr(), engine());
+    entry->prim = make_primitive<dnnl::softmax_v2_forward>(entry->pd);
+    return entry;
+  });
+  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
+                             {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
+  stream().wait();
+}
+
+void backward_native(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
+  KeyBuilder key("softmax_bwd");
+  key.add(y).add(dy).add(dx).add(static_cast<int64_t>(log));
+  auto e = cached<BackwardEntry>(key.str(), [&] {
+    auto entry = std::make_shared<BackwardEntry>();
+    const memory::desc y_md = rows_desc(y), dy_md = rows_desc(dy), dx_md = rows_desc(dx);
+    dnnl::softmax_v2_forward::primitive_desc hint(forward_desc(dx_md, y_md, log), engine());
+    dnnl::softmax_v2_backward::desc d(algorithm_of(log), dx_md, dy_md, y_md, 1);
+    entry->pd = dnnl::softmax_v2_backward::primitive_desc(d, default_attr(), engine(), hint);
+    entry->prim = make_primitive<dnnl::softmax_v2_backward>(entry->pd);
+    return entry;
+  });
+  e->prim.execute(stream(), {{DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
+                             {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
+                             {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
+  stream().wait();
+}
+
+}  // namespace
+
+void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
+  if (y.numel() == 0) return;
+  guarded(log ? "LogSoftmax" : "Softmax", [&] {
+    if (x.dtype != DType::kFloat16) {
+      forward_native(x, log, y);
+      return;
+    }
+    F32Copy x32 = to_f32(x), y32 = f32_like(y);
+    forward_native(x32.view, log, y32.view);
+    store_from_f32(y32.data.data(), y);
+  });
+}
+
+void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
+  if (dx.numel() == 0) return;
+  guarded(log ? "LogSoftmaxGrad" : "SoftmaxGrad", [&] {
+    if (y.dtype != DType::kFloat16) {
+      backward_native(y, dy, log, dx);
+      return;
+    }
+    F32Copy y32 = to_f32(y), dy32 = to_f32(dy), dx32 = f32_like(dx);
+    backward_native(y32.view, dy32.view, log, dx32.view);
+    store_from_f32(dx32.data.data(), dx);
+  });
+}
+
+}  // namespace gpuaccel::cpu
