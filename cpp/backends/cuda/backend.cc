@@ -1,5 +1,5 @@
 // The CUDA backend library's one exported symbol, gpuaccel_cuda_backend_v1, and the functions of
-// its table (core/cuda_backend_abi.h). The CUDA runtime is linked statically, so the only thing
+// its table (core/cuda_backend_abi.h); the op entries of ABI 2 wrap the functions of ops.h. The CUDA runtime is linked statically, so the only thing
 // this needs at run time for device queries is the driver (libcuda.so.1); cuBLAS and cuDNN are
 // shared libraries found through the RPATH. Every library call goes through a GA_*_CHECK macro.
 #include <cublas_v2.h>
@@ -12,32 +12,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cuda/context.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/generate_kernels.h"
+#include "backends/cuda/ops.h"
 #include "core/cuda_backend_abi.h"
 
 namespace gpuaccel::cuda {
 
 namespace {
-
-// Makes `device` current for the scope and restores the caller's device afterwards, so the
-// backend never changes which GPU the calling thread works on.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    GA_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (device != previous_) GA_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() {
-    int current = previous_;
-    if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 int visible_device_count() {
   int count = 0;
@@ -53,17 +36,6 @@ void require_device(int device) {
   GA_CUDA_REQUIRE(device >= 0 && device < count,
                   "CUDA device " + std::to_string(device) + " does not exist; valid devices are 0.." +
                       std::to_string(count - 1));
-}
-
-// One cuBLAS handle per device, created on first use. They are deliberately never destroyed:
-// at process exit the driver may already be gone, and destroying then can crash.
-cublasHandle_t cublas_handle(int device) {
-  static std::mutex mutex;
-  static std::vector<cublasHandle_t> handles;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (static_cast<int>(handles.size()) <= device) handles.resize(device + 1, nullptr);
-  if (handles[device] == nullptr) GA_CUBLAS_CHECK(cublasCreate(&handles[device]));
-  return handles[device];
 }
 
 int driver_version(int* version, char* err, size_t err_len) {
@@ -222,6 +194,254 @@ int matmul_f32(int device, const float* a, const float* b, float* c, int m, int 
   });
 }
 
+
+// ---- ABI 2: async copies and events ----
+
+int copy_to_device_async(int device, void* dst, const void* src, size_t bytes, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    if (bytes == 0) return;
+    GA_CUDA_REQUIRE(dst != nullptr && src != nullptr, "copy_to_device_async: null pointer");
+    DeviceGuard guard(device);
+    GA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, device_stream(device)));
+  });
+}
+
+int copy_to_host_async(int device, void* dst, const void* src, size_t bytes, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    if (bytes == 0) return;
+    GA_CUDA_REQUIRE(dst != nullptr && src != nullptr, "copy_to_host_async: null pointer");
+    DeviceGuard guard(device);
+    GA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, device_stream(device)));
+  });
+}
+
+int record_event(int device, void** event, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    GA_CUDA_REQUIRE(event != nullptr, "record_event: null output");
+    *event = nullptr;
+    DeviceGuard guard(device);
+    cudaEvent_t e = nullptr;
+    GA_CUDA_CHECK(cudaEventCreate(&e));
+    const cudaError_t recorded = cudaEventRecord(e, device_stream(device));
+    if (recorded != cudaSuccess) cudaEventDestroy(e);
+    GA_CUDA_CHECK(recorded);
+    *event = e;
+  });
+}
+
+int elapsed_ms(void* start, void* end, float* ms, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    GA_CUDA_REQUIRE(start != nullptr && end != nullptr && ms != nullptr, "elapsed_ms: null argument");
+    GA_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(end)));
+    GA_CUDA_CHECK(cudaEventElapsedTime(ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)));
+  });
+}
+
+int destroy_event(void* event, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    if (event == nullptr) return;
+    GA_CUDA_CHECK(cudaEventDestroy(static_cast<cudaEvent_t>(event)));
+  });
+}
+
+// ---- ABI 2: the op kernels ----
+
+// Every op entry: null views are argument errors, then the device is made current and the op of
+// ops.h runs; whatever it throws becomes the status and message.
+template <typename... Views>
+void require_views(const char* op, const Views*... views) {
+  const bool all = ((views != nullptr) && ...);
+  GA_CUDA_REQUIRE(all, std::string(op) + ": null tensor view");
+}
+
+template <typename Body>
+int op_entry(int device, char* err, size_t err_len, Body&& body) {
+  return guarded(err, err_len, [&] {
+    DeviceGuard guard(device);
+    body();
+  });
+}
+
+int unary_entry(int device, UnaryOp op, const TensorView* x, const TensorView* y, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("unary", x, y);
+    unary(device, op, *x, *y);
+  });
+}
+
+int unary_backward_entry(int device, UnaryOp op, const TensorView* x, const TensorView* y,
+                         const TensorView* dy, const TensorView* dx, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("unary_backward", x, y, dy, dx);
+    unary_backward(device, op, *x, *y, *dy, *dx);
+  });
+}
+
+int binary_entry(int device, BinaryOp op, const TensorView* a, const TensorView* b,
+                 const TensorView* out, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("binary", a, b, out);
+    binary(device, op, *a, *b, *out);
+  });
+}
+
+int copy_entry(int device, const TensorView* src, const TensorView* dst, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("copy", src, dst);
+    copy(device, *src, *dst);
+  });
+}
+
+int fill_entry(int device, const TensorView* dst, double value, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("fill", dst);
+    fill(device, *dst, value);
+  });
+}
+
+int arange_entry(int device, const TensorView* dst, double start, double step, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("arange", dst);
+    arange(device, *dst, start, step);
+  });
+}
+
+int random_entry(int device, RandomDistribution distribution, uint64_t seed, uint64_t offset,
+                 const TensorView* dst, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("random", dst);
+    random(device, distribution, seed, offset, *dst);
+  });
+}
+
+int reduce_entry(int device, ReduceOp op, const TensorView* x, uint32_t axes_mask,
+                 const TensorView* out, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("reduce", x, out);
+    reduce(device, op, *x, axes_mask, *out);
+  });
+}
+
+int dropout_entry(int device, const TensorView* x, double rate, uint64_t seed, uint64_t offset,
+                  const TensorView* y, const TensorView* mask, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("dropout", x, y, mask);
+    dropout(device, *x, rate, seed, offset, *y, *mask);
+  });
+}
+
+int matmul_entry(int device, const TensorView* a, const TensorView* b, const TensorView* bias,
+                 const TensorView* out, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("matmul", a, b, out);
+    matmul(device, *a, *b, bias, *out);
+  });
+}
+
+int conv2d_forward_entry(int device, const TensorView* x, const TensorView* w, const TensorView* bias,
+                         const gpuaccel_conv2d_params* p, const TensorView* y, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("conv2d_forward", x, w, p, y);
+    conv2d_forward(device, *x, *w, bias, *p, *y);
+  });
+}
+
+int conv2d_backward_data_entry(int device, const TensorView* dy, const TensorView* w,
+                               const gpuaccel_conv2d_params* p, const TensorView* dx, char* err,
+                               size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("conv2d_backward_data", dy, w, p, dx);
+    conv2d_backward_data(device, *dy, *w, *p, *dx);
+  });
+}
+
+int conv2d_backward_weights_entry(int device, const TensorView* x, const TensorView* dy,
+                                  const gpuaccel_conv2d_params* p, const TensorView* dw,
+                                  const TensorView* dbias, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("conv2d_backward_weights", x, dy, p, dw);
+    conv2d_backward_weights(device, *x, *dy, *p, *dw, dbias);
+  });
+}
+
+int pool2d_workspace_bytes_entry(int /*device*/, const TensorView* x, const gpuaccel_pool2d_params* p,
+                                 const TensorView* y, int64_t* bytes, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {  // pure arithmetic: no device needed
+    require_views("pool2d_workspace_bytes", x, p, y, bytes);
+    *bytes = pool2d_workspace_bytes(*x, *p, *y);
+  });
+}
+
+int pool2d_forward_entry(int device, const TensorView* x, const gpuaccel_pool2d_params* p,
+                         const TensorView* y, void* workspace, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("pool2d_forward", x, p, y);
+    pool2d_forward(device, *x, *p, *y, workspace);
+  });
+}
+
+int pool2d_backward_entry(int device, const TensorView* dy, const gpuaccel_pool2d_params* p,
+                          const void* workspace, const TensorView* dx, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("pool2d_backward", dy, p, dx);
+    pool2d_backward(device, *dy, *p, workspace, *dx);
+  });
+}
+
+int softmax_forward_entry(int device, const TensorView* x, int log, const TensorView* y, char* err,
+                          size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("softmax_forward", x, y);
+    softmax_forward(device, *x, log != 0, *y);
+  });
+}
+
+int softmax_backward_entry(int device, const TensorView* y, const TensorView* dy, int log,
+                           const TensorView* dx, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("softmax_backward", y, dy, dx);
+    softmax_backward(device, *y, *dy, log != 0, *dx);
+  });
+}
+
+int batch_norm_forward_entry(int device, const TensorView* x, const TensorView* gamma,
+                             const TensorView* beta, const TensorView* mean, const TensorView* var,
+                             double epsilon, int training, const TensorView* y, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("batch_norm_forward", x, gamma, beta, mean, var, y);
+    batch_norm_forward(device, *x, *gamma, *beta, *mean, *var, epsilon, training != 0, *y);
+  });
+}
+
+int batch_norm_backward_entry(int device, const TensorView* x, const TensorView* dy,
+                              const TensorView* gamma, const TensorView* mean, const TensorView* var,
+                              double epsilon, const TensorView* dx, const TensorView* dgamma,
+                              const TensorView* dbeta, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("batch_norm_backward", x, dy, gamma, mean, var, dx, dgamma, dbeta);
+    batch_norm_backward(device, *x, *dy, *gamma, *mean, *var, epsilon, *dx, *dgamma, *dbeta);
+  });
+}
+
+int layer_norm_forward_entry(int device, const TensorView* x, const TensorView* gamma,
+                             const TensorView* beta, double epsilon, const TensorView* y,
+                             const TensorView* mean, const TensorView* var, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("layer_norm_forward", x, gamma, beta, y, mean, var);
+    layer_norm_forward(device, *x, *gamma, *beta, epsilon, *y, *mean, *var);
+  });
+}
+
+int layer_norm_backward_entry(int device, const TensorView* x, const TensorView* dy,
+                              const TensorView* gamma, const TensorView* mean, const TensorView* var,
+                              double epsilon, const TensorView* dx, const TensorView* dgamma,
+                              const TensorView* dbeta, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("layer_norm_backward", x, dy, gamma, mean, var, dx, dgamma, dbeta);
+    layer_norm_backward(device, *x, *dy, *gamma, *mean, *var, epsilon, *dx, *dgamma, *dbeta);
+  });
+}
+
 }  // namespace
 
 }  // namespace gpuaccel::cuda
@@ -246,6 +466,34 @@ gpuaccel_cuda_backend_v1(void) {
       c::copy_to_host,
       c::synchronize,
       c::matmul_f32,
+      // ABI 2
+      c::copy_to_device_async,
+      c::copy_to_host_async,
+      c::record_event,
+      c::elapsed_ms,
+      c::destroy_event,
+      c::unary_entry,
+      c::unary_backward_entry,
+      c::binary_entry,
+      c::copy_entry,
+      c::fill_entry,
+      c::arange_entry,
+      c::random_entry,
+      c::reduce_entry,
+      c::dropout_entry,
+      c::matmul_entry,
+      c::conv2d_forward_entry,
+      c::conv2d_backward_data_entry,
+      c::conv2d_backward_weights_entry,
+      c::pool2d_workspace_bytes_entry,
+      c::pool2d_forward_entry,
+      c::pool2d_backward_entry,
+      c::softmax_forward_entry,
+      c::softmax_backward_entry,
+      c::batch_norm_forward_entry,
+      c::batch_norm_backward_entry,
+      c::layer_norm_forward_entry,
+      c::layer_norm_backward_entry,
   };
   return &table;
 }

@@ -1,0 +1,135 @@
+// The per-device state of the CUDA backend (see context.h).
+#include "backends/cuda/context.h"
+
+#include <mutex>
+#include <vector>
+
+namespace gpuaccel::cuda {
+
+namespace {
+
+// A lazily filled per-device table guarded by one mutex.
+template <typename T, typename Make>
+T per_device(std::vector<T>& slots, std::mutex& mutex, int device, T empty, Make make) {
+  GA_CUDA_REQUIRE(device >= 0, "negative CUDA device index " + std::to_string(device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (static_cast<int>(slots.size()) <= device) slots.resize(device + 1, empty);
+  if (slots[device] == empty) slots[device] = make();
+  return slots[device];
+}
+
+}  // namespace
+
+DeviceGuard::DeviceGuard(int device) {
+  GA_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (device != previous_) GA_CUDA_CHECK(cudaSetDevice(device));
+}
+
+DeviceGuard::~DeviceGuard() {
+  int current = previous_;
+  if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
+}
+
+cudaStream_t device_stream(int /*device*/) { return nullptr; }
+
+cublasHandle_t cublas_handle(int device) {
+  static std::mutex mutex;
+  static std::vector<cublasHandle_t> handles;
+  return per_device<cublasHandle_t>(handles, mutex, device, nullptr, [&] {
+    cublasHandle_t h = nullptr;
+    GA_CUBLAS_CHECK(cublasCreate(&h));
+    GA_CUBLAS_CHECK(cublasSetStream(h, device_stream(device)));
+    return h;
+  });
+}
+
+cublasLtHandle_t cublaslt_handle(int device) {
+  static std::mutex mutex;
+  static std::vector<cublasLtHandle_t> handles;
+  return per_device<cublasLtHandle_t>(handles, mutex, device, nullptr, [&] {
+    cublasLtHandle_t h = nullptr;
+    GA_CUBLAS_CHECK(cublasLtCreate(&h));
+    return h;
+  });
+}
+
+#if GPUACCEL_HAVE_CUDNN
+cudnnHandle_t cudnn_handle(int device) {
+  static std::mutex mutex;
+  static std::vector<cudnnHandle_t> handles;
+  return per_device<cudnnHandle_t>(handles, mutex, device, nullptr, [&] {
+    cudnnHandle_t h = nullptr;
+    GA_CUDNN_CHECK(cudnnCreate(&h));
+    GA_CUDNN_CHECK(cudnnSetStream(h, device_stream(device)));
+    return h;
+  });
+}
+#endif
+
+int compute_capability(int device) {
+  static std::mutex mutex;
+  static std::vector<int> cc;
+  return per_device<int>(cc, mutex, device, 0, [&] {
+    int major = 0, minor = 0;
+    GA_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    GA_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return major * 10 + minor;
+  });
+}
+
+void require_dtype_supported(int device, DType dtype, const char* op) {
+  if (dtype != DType::kBFloat16) return;
+  const int cc = compute_capability(device);
+  if (cc >= 80) return;
+  char name[256] = "?";
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
+    std::snprintf(name, sizeof(name), "%s", prop.name);
+  }
+  throw BackendError(
+      GPUACCEL_CUDA_UNIMPLEMENTED,
+      std::string(op) + ": bfloat16 on the GPU needs compute capability 8.0+ (Ampere or newer); GPU " +
+          std::to_string(device) + " (" + name + ") has " + std::to_string(cc / 10) + "." +
+          std::to_string(cc % 10) +
+          ". Use float16 ('mixed_float16') or float32 on this GPU, or bfloat16 on the CPU.");
+}
+
+size_t element_size(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: case DType::kInt32: return 4;
+    case DType::kFloat16: case DType::kBFloat16: return 2;
+    case DType::kInt64: return 8;
+    case DType::kUInt8: case DType::kBool: return 1;
+  }
+  return 0;
+}
+
+const char* dtype_text(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "float32";
+    case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kUInt8: return "uint8";
+    case DType::kBool: return "bool";
+  }
+  return "?";
+}
+
+ScratchBuffer::ScratchBuffer(int device, size_t bytes) : stream_(device_stream(device)), bytes_(bytes) {
+  if (bytes == 0) return;
+  try {
+    GA_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes, stream_));
+  } catch (const BackendError& e) {
+    throw BackendError(e.status(), "allocating a " + std::to_string(bytes) +
+                                       "-byte workspace on GPU " + std::to_string(device) + ": " +
+                                       e.what());
+  }
+}
+
+ScratchBuffer::~ScratchBuffer() {
+  if (ptr_ != nullptr) cudaFreeAsync(ptr_, stream_);
+}
+
+}  // namespace gpuaccel::cuda

@@ -1,0 +1,229 @@
+// Batched matmul with an optional bias through cuBLASLt: float32 with float32 compute (no TF32,
+// so results match the CPU), float16 and bfloat16 with float32 accumulation (tensor cores; bf16
+// needs compute capability 8.0+). Row-major views are handed to the column-major library as their
+// transposes: C^T = B^T A^T, so no data moves; a strided operand that has no unit stride is made
+// contiguous first. The bias epilogue adds bias[n] to every row. Heuristic picks are cached by
+// problem so a training step asks cuBLASLt once per shape.
+#include <cublasLt.h>
+
+#include <cstring>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "backends/cuda/context.h"
+#include "backends/cuda/ops.h"
+
+namespace gpuaccel::cuda {
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+// A row-major (rows x cols) matrix with element strides, as cuBLASLt sees its transpose.
+struct ColumnMajor {
+  cublasOperation_t op;
+  uint64_t rows, cols;  // of the stored column-major matrix
+  int64_t ld;
+};
+
+// nullopt-like: ok=false when neither stride is 1 (the caller copies it contiguous).
+bool describe(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, ColumnMajor* out) {
+  // Stored column-major as X^T (cols x rows) when the columns of X are unit-stride.
+  if ((cols == 1 || col_stride == 1) && (rows == 1 || row_stride >= cols)) {
+    *out = {CUBLAS_OP_N, static_cast<uint64_t>(cols), static_cast<uint64_t>(rows),
+            rows == 1 ? std::max<int64_t>(cols, 1) : row_stride};
+    return true;
+  }
+  // Stored column-major as X (rows x cols) when the rows of X are unit-stride; read transposed.
+  if ((rows == 1 || row_stride == 1) && (cols == 1 || col_stride >= rows)) {
+    *out = {CUBLAS_OP_T, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols),
+            cols == 1 ? std::max<int64_t>(rows, 1) : col_stride};
+    return true;
+  }
+  return false;
+}
+
+cudaDataType_t cuda_type(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return CUDA_R_32F;
+    case DType::kFloat16: return CUDA_R_16F;
+    case DType::kBFloat16: return CUDA_R_16BF;
+    default: break;
+  }
+  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
+                     std::string("matmul: unsupported dtype ") + dtype_text(dtype) +
+                         " (float32, float16, bfloat16)");
+}
+
+// RAII for the cuBLASLt descriptors of one call.
+struct LtDescriptors {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  ~LtDescriptors() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+void set_batch(cublasLtMatrixLayout_t layout, int32_t batch, int64_t stride) {
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                                   sizeof(batch)));
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                   &stride, sizeof(stride)));
+}
+
+// Per-device workspace, allocated once.
+void* workspace(int device) {
+  static std::mutex mutex;
+  static std::map<int, void*> buffers;
+  std::lock_guard<std::mutex> lock(mutex);
+  void*& p = buffers[device];
+  if (p == nullptr) GA_CUDA_CHECK(cudaMalloc(&p, kWorkspaceBytes));
+  return p;
+}
+
+using ProblemKey = std::tuple<int, int, int, int, int, uint64_t, uint64_t, uint64_t, uint64_t, int64_t,
+                              int64_t, int64_t, int32_t, int64_t, int64_t, int64_t, bool, bool>;
+
+struct CachedAlgo {
+  cublasLtMatmulAlgo_t algo;
+  bool found;
+};
+
+}  // namespace
+
+void matmul(int device, const TensorView& a, const TensorView& b, const TensorView* bias,
+            const TensorView& out) {
+  GA_CUDA_REQUIRE(a.ndim == b.ndim && a.ndim == out.ndim && (a.ndim == 2 || a.ndim == 3),
+                  "matmul: a, b and out must all be 2-d or all 3-d");
+  GA_CUDA_REQUIRE(a.dtype == b.dtype && a.dtype == out.dtype, "matmul: a, b and out dtypes differ");
+  const cudaDataType_t type = cuda_type(a.dtype);
+  require_dtype_supported(device, a.dtype, "matmul");
+  const int r = a.ndim - 2;
+  const int64_t m = a.shape[r], k = a.shape[r + 1], n = b.shape[r + 1];
+  GA_CUDA_REQUIRE(b.shape[r] == k && out.shape[r] == m && out.shape[r + 1] == n, "matmul: shapes do not align");
+  const int64_t batch = a.ndim == 3 ? out.shape[0] : 1;
+  GA_CUDA_REQUIRE(out.is_contiguous(), "matmul: out must be contiguous");
+  if (m == 0 || n == 0 || batch == 0) return;
+  if (k == 0) {  // an empty sum
+    fill(device, out, 0.0);
+    if (bias != nullptr) {
+      TensorView bias_rows = *bias;  // broadcast (N,) over out's shape
+      bias_rows.ndim = out.ndim;
+      for (int d = 0; d < out.ndim; ++d) {
+        bias_rows.shape[d] = out.shape[d];
+        bias_rows.strides[d] = d == out.ndim - 1 ? bias->strides[0] : 0;
+      }
+      copy(device, bias_rows, out);
+    }
+    return;
+  }
+  if (bias != nullptr) {
+    GA_CUDA_REQUIRE(bias->dtype == out.dtype && bias->numel() == n && bias->is_contiguous(),
+                    "matmul: bias must be a contiguous (N,) vector of out's dtype");
+  }
+
+  // Operands without a unit stride are copied contiguous (rare: frontends pass transposes).
+  const size_t esize = element_size(a.dtype);
+  auto operand = [&](const TensorView& v, int64_t rows, int64_t cols, ColumnMajor* desc,
+                     std::unique_ptr<ScratchBuffer>* holder, int64_t* batch_stride) -> const void* {
+    if (describe(rows, cols, v.strides[r], v.strides[r + 1], desc)) {
+      *batch_stride = v.ndim == 3 ? v.strides[0] : 0;
+      return v.data;
+    }
+    *holder = std::make_unique<ScratchBuffer>(device, static_cast<size_t>(v.numel()) * esize);
+    TensorView dense = v;
+    dense.data = (*holder)->get();
+    int64_t stride = 1;
+    for (int d = v.ndim - 1; d >= 0; --d) {
+      dense.strides[d] = stride;
+      stride *= v.shape[d];
+    }
+    copy(device, v, dense);
+    describe(rows, cols, dense.strides[r], dense.strides[r + 1], desc);
+    *batch_stride = v.ndim == 3 ? dense.strides[0] : 0;
+    return dense.data;
+  };
+  ColumnMajor da{}, db{};
+  std::unique_ptr<ScratchBuffer> a_copy, b_copy;
+  int64_t a_batch_stride = 0, b_batch_stride = 0;
+  // cuBLASLt computes D(n x m, column-major) = op(B^T) op(A^T): "A" of the library is our B.
+  const void* pb = operand(b, k, n, &db, &b_copy, &b_batch_stride);
+  const void* pa = operand(a, m, k, &da, &a_copy, &a_batch_stride);
+  const int64_t out_batch_stride = m * n;
+
+  LtDescriptors d;
+  const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  GA_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F));
+  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &db.op, sizeof(db.op)));
+  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &da.op, sizeof(da.op)));
+  if (bias != nullptr) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                   sizeof(epilogue)));
+    const void* bias_ptr = bias->data;
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                                   sizeof(bias_ptr)));
+    const int64_t bias_batch_stride = 0;  // the same bias for every batch entry
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE,
+                                                   &bias_batch_stride, sizeof(bias_batch_stride)));
+  }
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.b, type, db.rows, db.cols, db.ld));
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.a, type, da.rows, da.cols, da.ld));
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.c, type, static_cast<uint64_t>(n),
+                                             static_cast<uint64_t>(m), n));
+  if (batch > 1) {
+    set_batch(d.b, static_cast<int32_t>(batch), b_batch_stride);
+    set_batch(d.a, static_cast<int32_t>(batch), a_batch_stride);
+    set_batch(d.c, static_cast<int32_t>(batch), out_batch_stride);
+  }
+
+  cublasLtHandle_t lt = cublaslt_handle(device);
+  void* ws = workspace(device);
+  // The heuristic's pick depends only on the problem (and pointer alignment, which the pool's
+  // 256-byte alignment keeps constant), so it is cached.
+  const ProblemKey key{device, static_cast<int>(a.dtype), static_cast<int>(db.op), static_cast<int>(da.op),
+                       bias != nullptr, db.rows, db.cols, da.rows, da.cols, db.ld, da.ld, n,
+                       static_cast<int32_t>(batch), b_batch_stride, a_batch_stride, m,
+                       reinterpret_cast<uintptr_t>(pa) % 256 == 0, reinterpret_cast<uintptr_t>(pb) % 256 == 0};
+  static std::mutex cache_mutex;
+  static std::map<ProblemKey, CachedAlgo> cache;
+  CachedAlgo picked{};
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) picked = it->second;
+  }
+  if (!picked.found) {
+    cublasLtMatmulPreference_t pref = nullptr;
+    GA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    cublasLtMatmulHeuristicResult_t result{};
+    int returned = 0;
+    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspaceBytes, sizeof(kWorkspaceBytes));
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      s = cublasLtMatmulAlgoGetHeuristic(lt, d.op, d.b, d.a, d.c, d.c, pref, 1, &result, &returned);
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    GA_CUBLAS_CHECK(s);
+    if (returned == 0) {
+      throw BackendError(GPUACCEL_CUDA_UNIMPLEMENTED,
+                         std::string("matmul: cuBLASLt has no algorithm for this ") + dtype_text(a.dtype) +
+                             " problem (m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+                             ", k=" + std::to_string(k) + ", batch=" + std::to_string(batch) + ")");
+    }
+    picked = {result.algo, true};
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    cache[key] = picked;
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  GA_CUBLAS_CHECK(cublasLtMatmul(lt, d.op, &alpha, pb, d.b, pa, d.a, &beta, out.data, d.c, out.data, d.c,
+                                 &picked.algo, ws, kWorkspaceBytes, device_stream(device)));
+}
+
+}  // namespace gpuaccel::cuda

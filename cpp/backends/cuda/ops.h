@@ -1,0 +1,66 @@
+// The op kernels of the CUDA backend as plain C++ functions (they throw BackendError); the ABI
+// table in backend.cc wraps each in guarded() and a DeviceGuard. Same meaning as the CPU kernels
+// of the same names (backends/cpu/elementwise.h, backends/cpu/onednn_ops.h). Every function
+// queues its work on device_stream(device) and returns without waiting.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/op_kinds.h"
+#include "core/cuda_backend_abi.h"
+#include "tensor/tensor_view.h"
+
+namespace gpuaccel::cuda {
+
+// elementwise.cu, binary.cu, copy.cu, random.cu, reduce.cu: grid-stride launches of the
+// functors in cpp/kernels.
+void unary(int device, UnaryOp op, const TensorView& x, const TensorView& y);
+void unary_backward(int device, UnaryOp op, const TensorView& x, const TensorView& y,
+                    const TensorView& dy, const TensorView& dx);
+void binary(int device, BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out);
+void copy(int device, const TensorView& src, const TensorView& dst);
+void fill(int device, const TensorView& dst, double value);
+void arange(int device, const TensorView& dst, double start, double step);
+void random(int device, RandomDistribution distribution, uint64_t seed, uint64_t offset,
+            const TensorView& dst);
+void dropout(int device, const TensorView& x, double rate, uint64_t seed, uint64_t offset,
+             const TensorView& y, const TensorView& mask);
+void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, const TensorView& out);
+
+// matmul.cc: cuBLASLt.
+void matmul(int device, const TensorView& a, const TensorView& b, const TensorView* bias,
+            const TensorView& out);
+
+// cudnn_ops.cc: cuDNN (and the element kernels above for layouts and layer norm).
+void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
+                    const gpuaccel_conv2d_params& p, const TensorView& y);
+void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
+                          const gpuaccel_conv2d_params& p, const TensorView& dx);
+void conv2d_backward_weights(int device, const TensorView& x, const TensorView& dy,
+                             const gpuaccel_conv2d_params& p, const TensorView& dw,
+                             const TensorView* dbias);
+int64_t pool2d_workspace_bytes(const TensorView& x, const gpuaccel_pool2d_params& p,
+                               const TensorView& y);
+void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_params& p,
+                    const TensorView& y, void* workspace);
+void pool2d_backward(int device, const TensorView& dy, const gpuaccel_pool2d_params& p,
+                     const void* workspace, const TensorView& dx);
+void softmax_forward(int device, const TensorView& x, bool log, const TensorView& y);
+void softmax_backward(int device, const TensorView& y, const TensorView& dy, bool log,
+                      const TensorView& dx);
+void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma,
+                        const TensorView& beta, const TensorView& mean, const TensorView& var,
+                        double epsilon, bool training, const TensorView& y);
+void batch_norm_backward(int device, const TensorView& x, const TensorView& dy,
+                         const TensorView& gamma, const TensorView& mean, const TensorView& var,
+                         double epsilon, const TensorView& dx, const TensorView& dgamma,
+                         const TensorView& dbeta);
+void layer_norm_forward(int device, const TensorView& x, const TensorView& gamma,
+                        const TensorView& beta, double epsilon, const TensorView& y,
+                        const TensorView& mean, const TensorView& var);
+void layer_norm_backward(int device, const TensorView& x, const TensorView& dy,
+                         const TensorView& gamma, const TensorView& mean, const TensorView& var,
+                         double epsilon, const TensorView& dx, const TensorView& dgamma,
+                         const TensorView& dbeta);
+
+}  // namespace gpuaccel::cuda
