@@ -1,0 +1,266 @@
+// Unit tests of the element functors in cpp/kernels on the CPU. These bodies also run on the GPU
+// (which no machine here has), so this is where their arithmetic is checked: forward values
+// against std:: math in double, gradients against central finite differences, Philox against the
+// published known-answer vectors, and the statistics of the generated numbers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "kernels/binary_functors.h"
+#include "kernels/dropout_functor.h"
+#include "kernels/philox.h"
+#include "kernels/reduce_functors.h"
+#include "kernels/unary_functors.h"
+
+namespace gpuaccel::kernels {
+namespace {
+
+// Reference forward values in double, written independently of the functors.
+double ref_neg(double x) { return -x; }
+double ref_exp(double x) { return std::exp(x); }
+double ref_log(double x) { return std::log(x); }
+double ref_sqrt(double x) { return std::sqrt(x); }
+double ref_rsqrt(double x) { return 1.0 / std::sqrt(x); }
+double ref_abs(double x) { return std::fabs(x); }
+double ref_square(double x) { return x * x; }
+double ref_reciprocal(double x) { return 1.0 / x; }
+double ref_relu(double x) { return std::max(x, 0.0); }
+double ref_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double ref_tanh(double x) { return std::tanh(x); }
+double ref_gelu(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+
+// Inputs in each op's domain, avoiding kinks (0 for abs/relu) for finite differences.
+const std::vector<double> kAnyInputs = {-7.5, -3.0, -1.25, -0.6, -0.01, 0.02, 0.3, 0.9,
+                                        1.0,  2.5,  4.0,   8.25};
+const std::vector<double> kPositiveInputs = {0.01, 0.125, 0.5, 0.9, 1.0, 1.7, 3.0, 10.0, 123.0};
+
+template <typename Op>
+void check_op(const char* name, Op op, double (*ref)(double), const std::vector<double>& inputs) {
+  SCOPED_TRACE(name);
+  for (double x : inputs) {
+    SCOPED_TRACE(x);
+    // Forward: double computation agrees with std:: to a few ulp; float to float precision.
+    const double yd = op(x);
+    EXPECT_NEAR(yd, ref(x), 1e-14 * std::max(1.0, std::fabs(ref(x))));
+    const float yf = op(static_cast<float>(x));
+    EXPECT_NEAR(yf, ref(static_cast<float>(x)), 4e-7 * std::max(1.0, std::fabs(ref(x))));
+
+    // Gradient: central finite difference in double, step scaled to x.
+    const double h = 1e-6 * std::max(1.0, std::fabs(x));
+    const double fd = (ref(x + h) - ref(x - h)) / (2 * h);
+    const double dy = 0.75;
+    const double g = op.backward(x, yd, dy);
+    EXPECT_NEAR(g, dy * fd, 1e-6 * std::max(1.0, std::fabs(dy * fd)));
+    // Same gradient in float.
+    const float gf = op.backward(static_cast<float>(x), yf, 0.75f);
+    EXPECT_NEAR(gf, g, 2e-5 * std::max(1.0, std::fabs(g)));
+  }
+}
+
+TEST(KernelsUnary, EveryOpForwardAndGradient) {
+  check_op("neg", NegFunctor{}, ref_neg, kAnyInputs);
+  check_op("exp", ExpFunctor{}, ref_exp, kAnyInputs);
+  check_op("log", LogFunctor{}, ref_log, kPositiveInputs);
+  check_op("sqrt", SqrtFunctor{}, ref_sqrt, kPositiveInputs);
+  check_op("rsqrt", RsqrtFunctor{}, ref_rsqrt, kPositiveInputs);
+  check_op("abs", AbsFunctor{}, ref_abs, kAnyInputs);
+  check_op("square", SquareFunctor{}, ref_square, kAnyInputs);
+  check_op("reciprocal", ReciprocalFunctor{}, ref_reciprocal, kPositiveInputs);
+  check_op("relu", ReluFunctor{}, ref_relu, kAnyInputs);
+  check_op("sigmoid", SigmoidFunctor{}, ref_sigmoid, kAnyInputs);
+  check_op("tanh", TanhFunctor{}, ref_tanh, kAnyInputs);
+  check_op("gelu", GeluFunctor{}, ref_gelu, kAnyInputs);
+}
+
+TEST(KernelsUnary, EdgeCases) {
+  // Sigmoid never overflows and saturates cleanly.
+  EXPECT_EQ(SigmoidFunctor{}(-1000.0f), 0.0f);
+  EXPECT_EQ(SigmoidFunctor{}(1000.0f), 1.0f);
+  EXPECT_NEAR(SigmoidFunctor{}(-88.0f), std::exp(-88.0), 1e-45);
+  // Subgradients at the kinks are 0; relu keeps NaN.
+  EXPECT_EQ(ReluFunctor{}.backward(0.0f, 0.0f, 1.0f), 0.0f);
+  EXPECT_EQ(AbsFunctor{}.backward(0.0f, 0.0f, 1.0f), 0.0f);
+  EXPECT_EQ(AbsFunctor{}.backward(-2.0f, 2.0f, 1.5f), -1.5f);
+  EXPECT_TRUE(std::isnan(ReluFunctor{}(std::nanf(""))));
+  // gelu: known values (x * Phi(x)).
+  EXPECT_NEAR(GeluFunctor{}(1.0), 0.8413447460685429, 1e-15);
+  EXPECT_NEAR(GeluFunctor{}(-1.0), -0.15865525393145707, 1e-15);
+  EXPECT_EQ(GeluFunctor{}(0.0f), 0.0f);
+  // Integers for neg/abs/square.
+  EXPECT_EQ(NegFunctor{}(int32_t{7}), -7);
+  EXPECT_EQ(AbsFunctor{}(int64_t{-9}), 9);
+  EXPECT_EQ(SquareFunctor{}(int32_t{-12}), 144);
+  // The backward adapter forwards.
+  EXPECT_EQ(UnaryBackwardFunctor<SquareFunctor>{}(3.0f, 9.0f, 2.0f), 12.0f);
+}
+
+TEST(KernelsBinary, Values) {
+  EXPECT_EQ(AddFunctor{}(1.5f, 2.25f), 3.75f);
+  EXPECT_EQ(SubFunctor{}(1.5f, 2.25f), -0.75f);
+  EXPECT_EQ(MulFunctor{}(int32_t{-3}, int32_t{7}), -21);
+  EXPECT_EQ(DivFunctor{}(1.0, 8.0), 0.125);
+  EXPECT_DOUBLE_EQ(PowFunctor{}(2.0, 0.5), std::sqrt(2.0));
+  EXPECT_FLOAT_EQ(PowFunctor{}(3.0f, 4.0f), 81.0f);
+  EXPECT_TRUE(std::isnan(PowFunctor{}(-2.0f, 0.5f)));
+  EXPECT_EQ(MaximumFunctor{}(int64_t{-3}, int64_t{2}), 2);
+  EXPECT_EQ(MinimumFunctor{}(-3.0f, 2.0f), -3.0f);
+  // NaN propagates from either side (np.maximum, not np.fmax).
+  const float nan = std::nanf("");
+  EXPECT_TRUE(std::isnan(MaximumFunctor{}(nan, 1.0f)));
+  EXPECT_TRUE(std::isnan(MaximumFunctor{}(1.0f, nan)));
+  EXPECT_TRUE(std::isnan(MinimumFunctor{}(nan, 1.0f)));
+  EXPECT_TRUE(std::isnan(MinimumFunctor{}(1.0f, nan)));
+  EXPECT_TRUE(EqualFunctor{}(2, 2));
+  EXPECT_FALSE(EqualFunctor{}(nan, nan));
+  EXPECT_TRUE(GreaterFunctor{}(3.0f, 2.0f));
+  EXPECT_FALSE(GreaterFunctor{}(2.0f, 2.0f));
+  EXPECT_TRUE(LessFunctor{}(int64_t{-1}, int64_t{0}));
+}
+
+// Known-answer vectors for Philox-4x32-10 published with the paper's reference implementation.
+TEST(KernelsPhilox, KnownAnswerVectors) {
+  struct Vector {
+    uint32_t ctr[4];
+    uint32_t key[2];
+    uint32_t expected[4];
+  };
+  const Vector vectors[] = {
+      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}},
+      {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu},
+       {0xffffffffu, 0xffffffffu},
+       {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
+      {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u},
+       {0xa4093822u, 0x299f31d0u},
+       {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}},
+  };
+  for (const Vector& v : vectors) {
+    const PhiloxBlock out =
+        philox4x32_10(PhiloxBlock{{v.ctr[0], v.ctr[1], v.ctr[2], v.ctr[3]}}, v.key[0], v.key[1]);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(out.v[i], v.expected[i]) << "word " << i;
+  }
+}
+
+TEST(KernelsPhilox, ElementMapping) {
+  // Element j uses word j % 4 of block j / 4, keyed by the seed's two halves.
+  const uint64_t seed = 0x0123456789abcdefull;
+  for (uint64_t j : {0ull, 1ull, 2ull, 3ull, 4ull, 4097ull, (1ull << 34) + 6}) {
+    const uint64_t block = j / 4;
+    const PhiloxBlock b = philox4x32_10(
+        PhiloxBlock{{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0}},
+        0x89abcdefu, 0x01234567u);
+    EXPECT_EQ(philox_uniform(seed, j), static_cast<float>(b.v[j % 4] >> 8) / 16777216.0f);
+  }
+  // Different seeds, different streams.
+  EXPECT_NE(philox_uniform(1, 0), philox_uniform(2, 0));
+  // The functors add the offset.
+  EXPECT_EQ((UniformFunctor{7, 100, kUniformBitsFloat32}(5)), philox_uniform(7, 105));
+  EXPECT_EQ((NormalFunctor{7, 100}(5)), philox_normal(7, 105));
+}
+
+TEST(KernelsPhilox, UniformRangeAndGrid) {
+  EXPECT_EQ(uniform_from_word(0), 0.0f);
+  EXPECT_EQ(uniform_from_word(0xffffffffu), 1.0f - std::ldexp(1.0f, -24));
+  EXPECT_EQ(uniform_from_word(0xffffffffu, kUniformBitsFloat16), 1.0f - std::ldexp(1.0f, -11));
+  EXPECT_EQ(uniform_from_word(0xffffffffu, kUniformBitsBFloat16), 1.0f - std::ldexp(1.0f, -8));
+  double sum = 0, sum_sq = 0;
+  const int n = 1 << 20;
+  for (int i = 0; i < n; ++i) {
+    const float u = philox_uniform(42, static_cast<uint64_t>(i));
+    ASSERT_GE(u, 0.0f);
+    ASSERT_LT(u, 1.0f);
+    sum += u;
+    sum_sq += static_cast<double>(u) * u;
+  }
+  const double mean = sum / n, var = sum_sq / n - mean * mean;
+  // Mean 1/2 (std of the estimate 0.29 / 1024), variance 1/12.
+  EXPECT_NEAR(mean, 0.5, 5 * 0.2887 / 1024);
+  EXPECT_NEAR(var, 1.0 / 12, 1e-3);
+}
+
+TEST(KernelsPhilox, NormalMoments) {
+  const int n = 1000000;
+  double s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+  int beyond3 = 0;
+  for (int i = 0; i < n; ++i) {
+    const double z = philox_normal(2024, static_cast<uint64_t>(i));
+    ASSERT_TRUE(std::isfinite(z));
+    s1 += z;
+    s2 += z * z;
+    s3 += z * z * z;
+    s4 += z * z * z * z;
+    if (std::fabs(z) > 3) ++beyond3;
+  }
+  const double mean = s1 / n, var = s2 / n - mean * mean;
+  // Standard errors: mean 1/sqrt(n) = 0.001, variance sqrt(2/n) = 0.0014; 5 sigma.
+  EXPECT_NEAR(mean, 0.0, 0.005);
+  EXPECT_NEAR(std::sqrt(var), 1.0, 0.0035);
+  EXPECT_NEAR(s3 / n, 0.0, 0.02);  // skewness 0 (se sqrt(15/n))
+  EXPECT_NEAR(s4 / n, 3.0, 0.05);  // kurtosis 3 (se sqrt(96/n))
+  // P(|z| > 3) = 0.0026998.
+  EXPECT_NEAR(beyond3 / static_cast<double>(n), 0.0026998, 0.0003);
+}
+
+TEST(KernelsDropout, RateScaleAndBackward) {
+  const double rate = 0.3;
+  const DropoutFunctor f = DropoutFunctor::make(rate, 99, 0);
+  EXPECT_FLOAT_EQ(f.scale, static_cast<float>(1 / 0.7));
+  const int n = 1000000;
+  int kept = 0;
+  for (int i = 0; i < n; ++i) {
+    const DropoutResult r = f(i, 2.0f);
+    ASSERT_EQ(r.keep, f.keep(i) ? 1 : 0);
+    ASSERT_EQ(r.y, r.keep ? 2.0f * f.scale : 0.0f);
+    kept += r.keep;
+  }
+  // Keep probability 0.7; std of the estimate sqrt(0.21 / n) = 0.00046.
+  EXPECT_NEAR(kept / static_cast<double>(n), 0.7, 0.0025);
+  const DropoutBackwardFunctor b{f.scale};
+  EXPECT_EQ(b(3.0f, 1), 3.0f * f.scale);
+  EXPECT_EQ(b(3.0f, 0), 0.0f);
+  // Rate 0 keeps everything, unscaled.
+  const DropoutFunctor none = DropoutFunctor::make(0.0, 1, 0);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(none(i, 1.5f).y, 1.5f);
+}
+
+TEST(KernelsReduce, Combiners) {
+  EXPECT_EQ(SumCombiner<double>::identity(), 0.0);
+  EXPECT_EQ(SumCombiner<int64_t>{}(3, 4), 7);
+  EXPECT_EQ(MaxCombiner<float>::identity(), -INFINITY);
+  EXPECT_EQ(MinCombiner<double>::identity(), INFINITY);
+  EXPECT_EQ(MaxCombiner<int32_t>::identity(), INT32_MIN);
+  EXPECT_EQ(MinCombiner<int64_t>::identity(), INT64_MAX);
+  EXPECT_EQ(MaxCombiner<double>{}(1.0, 2.0), 2.0);
+  EXPECT_EQ(MinCombiner<double>{}(1.0, 2.0), 1.0);
+  EXPECT_TRUE(std::isnan(MaxCombiner<double>{}(NAN, 2.0)));
+  EXPECT_TRUE(std::isnan(MaxCombiner<double>{}(2.0, NAN)));
+  EXPECT_TRUE(std::isnan(MinCombiner<double>{}(2.0, NAN)));
+}
+
+TEST(KernelsReduce, ArgCombinersAreOrderIndependent) {
+  using IV = IndexedValue<double>;
+  const std::vector<IV> values = {{1.0, 0}, {5.0, 1}, {2.0, 2}, {5.0, 3}, {-4.0, 4}, {-4.0, 5}};
+  // Any visiting order gives the first maximum / minimum.
+  for (int rotation = 0; rotation < 6; ++rotation) {
+    IV mx = ArgMaxCombiner<double>::identity(), mn = ArgMinCombiner<double>::identity();
+    for (int k = 0; k < 6; ++k) {
+      const IV v = values[(k + rotation) % 6];
+      mx = ArgMaxCombiner<double>{}(mx, v);
+      mn = ArgMinCombiner<double>{}(v, mn);
+    }
+    EXPECT_EQ(mx.index, 1);
+    EXPECT_EQ(mn.index, 4);
+  }
+  // NaN wins, the first NaN among several.
+  IV a = ArgMaxCombiner<double>{}(IV{NAN, 7}, IV{9.0, 2});
+  EXPECT_EQ(a.index, 7);
+  a = ArgMaxCombiner<double>{}(IV{NAN, 7}, IV{NAN, 3});
+  EXPECT_EQ(a.index, 3);
+  a = ArgMinCombiner<double>{}(IV{-9.0, 0}, IV{NAN, 5});
+  EXPECT_EQ(a.index, 5);
+}
+
+}  // namespace
+}  // namespace gpuaccel::kernels
