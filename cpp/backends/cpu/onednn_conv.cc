@@ -4,6 +4,8 @@
 // weights layout (format `any`), so the user's weights are reordered in (and weight gradients
 // reordered out) by a cached reorder: a few KB per layer, against a much slower kernel on plain
 // weights. f16 is staged through f32.
+#include <omp.h>
+
 #include <vector>
 
 #include "backends/cpu/onednn_context.h"
@@ -61,6 +63,8 @@ dnnl::convolution_forward::desc forward_desc(const memory::desc& x_md, const mem
                                          g.strides, g.dilates, g.pad_l, g.pad_r);
 }
 
+constexpr size_t kSerialReorderBytes = size_t{1} << 20;
+
 // A reorder between the user's weights and the primitive's, absent when the layouts match.
 struct WeightsReorder {
   bool needed = false;
@@ -79,14 +83,26 @@ struct WeightsReorder {
     prim = make_primitive<dnnl::reorder>(pd);
   }
   // Copies between the user's buffer and the primitive's, in the direction given to init().
+  // Kernels' weights are small (tens of KB): a parallel region costs more than the copy, and
+  // far more when the cores are shared and a thread gets descheduled at the barrier, so small
+  // reorders run on the calling thread alone (oneDNN reads omp_get_max_threads() per call).
   void run(void* user_data, void* prim_data, bool user_to_primitive) const {
     memory u = make_memory(user_md, user_data);
     memory q = make_memory(prim_md, prim_data);
-    if (user_to_primitive) {
-      prim.execute(stream(), u, q);
-    } else {
-      prim.execute(stream(), q, u);
+    const bool small = user_md.get_size() <= kSerialReorderBytes;
+    const int threads = omp_get_max_threads();
+    if (small) omp_set_num_threads(1);
+    try {
+      if (user_to_primitive) {
+        prim.execute(stream(), u, q);
+      } else {
+        prim.execute(stream(), q, u);
+      }
+    } catch (...) {
+      if (small) omp_set_num_threads(threads);
+      throw;
     }
+    if (small) omp_set_num_threads(threads);
   }
 };
 
