@@ -11,5 +11,6 @@ void init_dtype(pybind11::module_& m);    // dtypes and f16/bf16 conversions (dt
 void init_memory(pybind11::module_& m);   // pooling allocator stats and controls (memory.cc)
 void init_hardware(pybind11::module_& m); // CUDA backend, versions, CPU ISA, smi (hardware.cc)
 void init_self_check(pybind11::module_& m); // device self-check matmul (self_check.cc)
+void init_tensor(pybind11::module_& m);     // Tensor, op frontends, autograd (tensor.cc)
 
 }  // namespace gpuaccel::bindings

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_C, m) {
   init_memory(m);
   init_hardware(m);
   init_self_check(m);
+  init_tensor(m);
 }

@@ -29,6 +29,14 @@ Tensor contiguous(const Tensor& x) {
   return out;
 }
 
+Tensor clone(const Tensor& x) {
+  Tensor out = copy_to_new("Identity", x, x.dtype());
+  record("Identity", {x}, {out}, [](const std::vector<Tensor>& g) { return g; });
+  return out;
+}
+
+Tensor detach(const Tensor& x) { return x.as_strided(x.shape(), x.strides(), x.offset()); }
+
 Tensor reshape(const Tensor& x, const Shape& requested) {
   Shape shape = requested;
   int infer = -1;

@@ -10,6 +10,10 @@
 namespace gpuaccel {
 
 Tensor contiguous(const Tensor& x);
+// A contiguous copy (differentiable, like torch's clone).
+Tensor clone(const Tensor& x);
+// The same data, cut from the autograd graph (a new leaf that does not require grad).
+Tensor detach(const Tensor& x);
 // A view when x is contiguous, else a copy. One dimension may be -1 (inferred).
 Tensor reshape(const Tensor& x, const Shape& shape);
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);

@@ -20,6 +20,10 @@ from . import cuda
 from . import version
 from . import utils
 from ._placement import device
+from ._tensor import (GradientTape, Tensor, Variable, arange, from_numpy, full, matmul, no_grad,
+                      ones, ones_like, rand, randn, tensor, zeros, zeros_like)
+from . import random
+from . import math
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 
@@ -28,5 +32,10 @@ __version__ = version.gpuaccel
 __all__ = [
     "config", "debugging", "errors", "dtypes", "memory", "cuda", "version", "utils", "device",
     "DType", "as_dtype", "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool",
-    "__version__",
+    "__version__", "Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand",
+    "randn", "zeros_like", "ones_like", "matmul", "no_grad", "GradientTape", "Variable", "random",
+    "math", "constant", "manual_seed",
 ]
+
+constant = tensor  # tf.constant
+manual_seed = random.set_seed  # torch.manual_seed

@@ -1,0 +1,318 @@
+// Bindings of Tensor and the op frontends. The Python-facing API (operators, indexing, repr,
+// NumPy conversion, torch/TF method names) is assembled in python/gpuaccel/_tensor.py on top of
+// these primitives, so this file stays a thin, checkable layer.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "bindings/bindings.h"
+#include "core/device_scope.h"
+#include "core/errors.h"
+#include "ops/autograd.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/reduce.h"
+#include "ops/shape_ops.h"
+
+namespace py = pybind11;
+
+namespace gpuaccel::bindings {
+
+namespace {
+
+UnaryOp parse_unary(const std::string& name) {
+  static const std::pair<const char*, UnaryOp> kOps[] = {
+      {"neg", UnaryOp::kNeg},       {"exp", UnaryOp::kExp},         {"log", UnaryOp::kLog},
+      {"sqrt", UnaryOp::kSqrt},     {"rsqrt", UnaryOp::kRsqrt},     {"abs", UnaryOp::kAbs},
+      {"square", UnaryOp::kSquare}, {"reciprocal", UnaryOp::kReciprocal},
+      {"relu", UnaryOp::kRelu},     {"sigmoid", UnaryOp::kSigmoid}, {"tanh", UnaryOp::kTanh},
+      {"gelu", UnaryOp::kGelu}};
+  for (const auto& [n, op] : kOps) {
+    if (name == n) return op;
+  }
+  throw_value_error("unary", "unknown unary op '" + name + "'");
+}
+
+BinaryOp parse_binary(const std::string& name) {
+  static const std::pair<const char*, BinaryOp> kOps[] = {
+      {"add", BinaryOp::kAdd},         {"sub", BinaryOp::kSub},         {"mul", BinaryOp::kMul},
+      {"div", BinaryOp::kDiv},         {"pow", BinaryOp::kPow},         {"maximum", BinaryOp::kMaximum},
+      {"minimum", BinaryOp::kMinimum}, {"equal", BinaryOp::kEqual},     {"greater", BinaryOp::kGreater},
+      {"less", BinaryOp::kLess}};
+  for (const auto& [n, op] : kOps) {
+    if (name == n) return op;
+  }
+  throw_value_error("binary", "unknown binary op '" + name + "'");
+}
+
+ReduceOp parse_reduce(const std::string& name) {
+  static const std::pair<const char*, ReduceOp> kOps[] = {
+      {"sum", ReduceOp::kSum},       {"mean", ReduceOp::kMean},     {"max", ReduceOp::kMax},
+      {"min", ReduceOp::kMin},       {"argmax", ReduceOp::kArgMax}, {"argmin", ReduceOp::kArgMin}};
+  for (const auto& [n, op] : kOps) {
+    if (name == n) return op;
+  }
+  throw_value_error("reduce", "unknown reduction '" + name + "'");
+}
+
+// The NumPy dtype of a gpuaccel dtype (bfloat16: ml_dtypes.bfloat16 when installed).
+py::dtype numpy_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return py::dtype("float32");
+    case DType::kFloat16: return py::dtype("float16");
+    case DType::kInt32: return py::dtype("int32");
+    case DType::kInt64: return py::dtype("int64");
+    case DType::kUInt8: return py::dtype("uint8");
+    case DType::kBool: return py::dtype("bool");
+    case DType::kBFloat16: {
+      try {
+        return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+      } catch (const py::error_already_set&) {
+        throw py::type_error(
+            "bfloat16 tensors convert to NumPy through the ml_dtypes package (pip install "
+            "ml_dtypes); or convert first with t.to(gpuaccel.float32).numpy()");
+      }
+    }
+  }
+  throw py::type_error("unsupported dtype");
+}
+
+DType dtype_of_numpy(const py::array& array) {
+  const py::dtype dt = array.dtype();
+  const char kind = dt.kind();
+  const auto size = dt.itemsize();
+  if (kind == 'f' && size == 4) return DType::kFloat32;
+  if (kind == 'f' && size == 2) return DType::kFloat16;
+  if (kind == 'f' && size == 8) return DType::kFloat32;  // float64 -> float32 (TF/Keras default)
+  if (kind == 'i' && size == 4) return DType::kInt32;
+  if (kind == 'i' && size == 8) return DType::kInt64;
+  if (kind == 'u' && size == 1) return DType::kUInt8;
+  if (kind == 'b') return DType::kBool;
+  if (py::str(dt).cast<std::string>() == "bfloat16") return DType::kBFloat16;
+  throw_error(ErrorCode::kInvalidArgument, "tensor",
+              "cannot make a tensor from a NumPy array of dtype " + py::str(dt).cast<std::string>() +
+                  "; supported: float32, float16, bfloat16, float64 (stored as float32), int32, "
+                  "int64, uint8, bool");
+}
+
+std::optional<DeviceSpec> parse_optional_device(const std::optional<std::string>& name) {
+  if (!name) return std::nullopt;
+  return parse_device_name(*name);
+}
+
+LogicalDevice device_for(const std::string& op, const std::optional<std::string>& device) {
+  return creation_device(op, parse_optional_device(device));
+}
+
+// A copy of `t` in host memory as a NumPy array (any device, any strides).
+py::array to_numpy(const Tensor& t) {
+  py::array out(numpy_dtype(t.dtype()), std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()));
+  if (t.numel() == 0) return out;
+  GradModeGuard no_grad(false);
+  Tensor src = contiguous(t);
+  if (!src.is_cpu()) {
+    src = to_device(src, DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0));
+  }
+  std::memcpy(out.mutable_data(), src.data(), size_t(src.numel()) * dtype_size(src.dtype()));
+  return out;
+}
+
+// A tensor from a NumPy array: zero-copy for a C-contiguous array of a supported dtype going to
+// the CPU when `copy` is false; otherwise a copy (float64 becomes float32).
+Tensor from_numpy(py::array array, const std::optional<std::string>& device,
+                  std::optional<std::string> dtype_name, bool copy) {
+  const DType source_dtype = dtype_of_numpy(array);
+  const bool is_f64 = array.dtype().kind() == 'f' && array.dtype().itemsize() == 8;
+  const LogicalDevice target = device_for("FromNumpy", device);
+  if (array.ndim() > kMaxDims) {
+    throw_error(ErrorCode::kInvalidArgument, "tensor",
+                "at most " + std::to_string(kMaxDims) + " dimensions are supported");
+  }
+  Shape shape(array.shape(), array.shape() + array.ndim());
+  const DType dtype = dtype_name ? parse_dtype(*dtype_name) : source_dtype;
+  const bool c_contiguous = (array.flags() & py::array::c_style) != 0;
+  if (!copy && !is_f64 && c_contiguous && target.type == DeviceType::kCPU && dtype == source_dtype) {
+    auto owner = std::make_shared<py::object>(array);
+    // The owner holds a Python reference: release it with the GIL held.
+    std::shared_ptr<void> keepalive(owner.get(), [owner](void*) mutable {
+      py::gil_scoped_acquire gil;
+      owner.reset();
+    });
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = Storage::borrow(array.mutable_data(), size_t(array.nbytes()), target, keepalive);
+    impl->shape = shape;
+    impl->strides = contiguous_strides(shape);
+    impl->dtype = dtype;
+    return Tensor(std::move(impl));
+  }
+  py::array contiguous_array = is_f64 ? py::array(py::array_t<float, py::array::c_style | py::array::forcecast>(array))
+                                      : py::array::ensure(array, py::array::c_style);
+  const LogicalDevice host = DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0);
+  Tensor t = from_host(contiguous_array.data(), shape, source_dtype, host);
+  if (dtype != source_dtype) t = cast(t, dtype);
+  return to_device(t, target);
+}
+
+std::vector<int64_t> as_axes(const py::object& axis) {
+  std::vector<int64_t> axes;
+  if (axis.is_none()) return axes;
+  if (py::isinstance<py::int_>(axis)) return {axis.cast<int64_t>()};
+  for (auto a : axis) axes.push_back(a.cast<int64_t>());
+  return axes;
+}
+
+}  // namespace
+
+void init_tensor(py::module_& m) {
+  py::class_<Tensor>(m, "Tensor", py::buffer_protocol(), py::dynamic_attr())
+      .def_property_readonly("shape", [](const Tensor& t) {
+        return py::tuple(py::cast(std::vector<int64_t>(t.shape())));
+      })
+      .def_property_readonly("_dtype_name", [](const Tensor& t) { return dtype_name(t.dtype()); })
+      .def_property_readonly("_device_name", [](const Tensor& t) { return t.device().full_name(); })
+      .def_property_readonly("_device_type", [](const Tensor& t) { return device_type_name(t.device().type); })
+      .def_property_readonly("_device_index", [](const Tensor& t) { return t.device().index; })
+      .def_property_readonly("ndim", &Tensor::ndim)
+      .def("numel", &Tensor::numel)
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("_strides", [](const Tensor& t) { return std::vector<int64_t>(t.strides()); })
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })
+      .def("_shares_storage_with", [](const Tensor& a, const Tensor& b) {
+        return a.storage() == b.storage();
+      })
+      .def_property("requires_grad", [](const Tensor& t) { return t.impl()->requires_grad; },
+                    [](Tensor& t, bool value) {
+                      if (value && !is_floating(t.dtype())) {
+                        throw_error(ErrorCode::kRuntime, "requires_grad",
+                                    "only floating point tensors can require gradients");
+                      }
+                      if (t.impl()->grad_fn) {
+                        throw_error(ErrorCode::kRuntime, "requires_grad",
+                                    "you can only change requires_grad of leaf tensors");
+                      }
+                      t.impl()->requires_grad = value;
+                    })
+      .def_property("grad",
+                    [](const Tensor& t) -> std::optional<Tensor> {
+                      if (!t.impl()->grad) return std::nullopt;
+                      return Tensor(t.impl()->grad);
+                    },
+                    [](Tensor& t, std::optional<Tensor> g) {
+                      t.impl()->grad = g ? g->impl_ptr() : nullptr;
+                    })
+      .def_property_readonly("is_leaf", [](const Tensor& t) { return t.impl()->grad_fn == nullptr; })
+      .def_property_readonly("_grad_fn_name", [](const Tensor& t) -> std::optional<std::string> {
+        if (!t.impl()->grad_fn) return std::nullopt;
+        return t.impl()->grad_fn->name();
+      })
+      .def("_numpy", &to_numpy)
+      .def_buffer([](const Tensor& t) -> py::buffer_info {
+        if (!t.is_cpu()) {
+          throw py::buffer_error("the buffer protocol needs a CPU tensor; use t.cpu() first");
+        }
+        if (t.dtype() == DType::kBFloat16) {
+          throw py::buffer_error("bfloat16 has no buffer-protocol format; use t.numpy()");
+        }
+        static const char* kFormats[] = {"f", "e", "", "i", "q", "B", "?"};
+        const auto item = static_cast<py::ssize_t>(dtype_size(t.dtype()));
+        std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+        std::vector<py::ssize_t> strides;
+        for (int64_t s : t.strides()) strides.push_back(s * item);
+        return py::buffer_info(t.data(), item, kFormats[static_cast<int>(t.dtype())], t.ndim(),
+                               shape, strides);
+      });
+
+  m.def("tensor_from_numpy", &from_numpy, py::arg("array"), py::arg("device") = py::none(),
+        py::arg("dtype") = py::none(), py::arg("copy") = true);
+  m.def("tensor_full", [](std::vector<int64_t> shape, double value, const std::string& dtype,
+                          std::optional<std::string> device) {
+    return full(shape, value, parse_dtype(dtype), device_for("Fill", device));
+  });
+  m.def("tensor_arange", [](double start, double stop, double step, const std::string& dtype,
+                            std::optional<std::string> device) {
+    return arange(start, stop, step, parse_dtype(dtype), device_for("Range", device));
+  });
+  m.def("tensor_random", [](const std::string& kind, std::vector<int64_t> shape,
+                            const std::string& dtype, std::optional<std::string> device) {
+    if (kind == "uniform") return rand(shape, parse_dtype(dtype), device_for("RandomUniform", device));
+    return randn(shape, parse_dtype(dtype), device_for("RandomStandardNormal", device));
+  });
+  m.def("set_random_seed", &set_random_seed);
+  m.def("random_seed", &random_seed);
+
+  m.def("unary", [](const std::string& op, const Tensor& x) { return unary(parse_unary(op), x); });
+  m.def("binary", [](const std::string& op, const Tensor& a, const Tensor& b) {
+    return binary(parse_binary(op), a, b);
+  });
+  m.def("scalar_like", &scalar_like);
+  m.def("reduce", [](const std::string& op, const Tensor& x, py::object axis, bool keepdims) {
+    const ReduceOp kind = parse_reduce(op);
+    if (kind == ReduceOp::kArgMax || kind == ReduceOp::kArgMin) {
+      if (axis.is_none()) {
+        // NumPy/torch: over the flattened tensor.
+        return arg_reduce(kind, reshape(x, {x.numel()}), 0, false);
+      }
+      return arg_reduce(kind, x, axis.cast<int64_t>(), keepdims);
+    }
+    return reduce(kind, x, as_axes(axis), keepdims);
+  }, py::arg("op"), py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
+  m.def("matmul", &matmul);
+  m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {
+    return linear(x, w, b ? *b : Tensor());
+  });
+  m.def("reshape", &reshape);
+  m.def("permute", &permute);
+  m.def("transpose", &transpose);
+  m.def("contiguous", &contiguous);
+  m.def("clone", &clone);
+  m.def("detach", &detach);
+  m.def("expand_dims", &expand_dims);
+  m.def("squeeze", &squeeze);
+  m.def("broadcast_to", &broadcast_to);
+  m.def("select", &select);
+  m.def("slice", [](const Tensor& x, const std::vector<std::tuple<int64_t, int64_t, int64_t>>& specs) {
+    std::vector<SliceSpec> s;
+    for (const auto& [start, stop, step] : specs) s.push_back({start, stop, step});
+    return slice(x, s);
+  });
+  m.def("cast", [](const Tensor& x, const std::string& dtype) { return cast(x, parse_dtype(dtype)); });
+  m.def("to_device", [](const Tensor& x, const std::string& device) {
+    const DeviceSpec spec = parse_device_name(device);
+    // Explicit transfers are exact requests: an unavailable device is an error here, with
+    // placement's own message (soft placement applies to ops, as in TF).
+    for (const auto& d : DeviceRegistry::instance().logical_devices(spec.type)) {
+      if (d.index == spec.index_or_zero()) return to_device(x, d);
+    }
+    // RuntimeError, as torch raises for .to('cuda') without a usable GPU.
+    throw_error(ErrorCode::kRuntime, "to",
+                "device '" + device + "' does not exist here (" +
+                    (spec.type == DeviceType::kGPU ? DeviceRegistry::instance().gpu_unavailable_reason()
+                                                   : std::string("no such logical CPU")) + ")");
+  });
+  m.def("copy_into", &copy_into);
+
+  m.def("backward", [](const Tensor& root, std::optional<Tensor> grad) {
+    py::gil_scoped_release release;
+    backward(root, grad ? *grad : Tensor());
+  });
+  m.def("compute_gradients", [](const std::vector<Tensor>& roots, const std::vector<std::optional<Tensor>>& root_grads,
+                                const std::vector<Tensor>& sources) {
+    std::vector<Tensor> seeds;
+    for (const auto& g : root_grads) seeds.push_back(g ? *g : Tensor());
+    std::vector<std::optional<Tensor>> out;
+    for (const Tensor& g : compute_gradients(roots, seeds, sources)) {
+      out.push_back(g.defined() ? std::optional<Tensor>(g) : std::nullopt);
+    }
+    return out;
+  });
+  m.def("grad_mode_enabled", &grad_mode_enabled);
+  m.def("set_grad_mode_enabled", &set_grad_mode_enabled);
+  m.def("push_tape", &push_tape);
+  m.def("pop_tape", &pop_tape);
+  m.def("tape_watch", &tape_watch);
+}
+
+}  // namespace gpuaccel::bindings

@@ -1,0 +1,427 @@
+"""The Python face of ``gpuaccel.Tensor``: operators, indexing, NumPy conversion, repr, and
+the PyTorch/TensorFlow method names, attached to the C++ class from ``_C``.
+
+Tensor ops run on the device of their inputs (PyTorch's rule); creation functions
+(``zeros``, ``randn``, ``tensor``...) run on the device of the innermost ``gpuaccel.device``
+scope, else GPU:0 when there is one, else the CPU (TensorFlow's rule).
+"""
+import numbers
+
+import numpy as np
+
+from . import _C
+from .dtypes import as_dtype, float32
+from ._placement import device as _device_class
+
+Tensor = _C.Tensor
+
+
+def _dtype_name(dtype):
+    return None if dtype is None else as_dtype(dtype).name
+
+
+def _device_name(device):
+    if device is None:
+        return None
+    if isinstance(device, _device_class):
+        return device.name
+    if isinstance(device, str):
+        return device
+    name = getattr(device, "name", None)
+    if isinstance(name, str):
+        return name
+    raise ValueError(f"expected a device name such as 'cpu', 'cuda:0' or '/GPU:0', got {device!r}")
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    out = []
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise TypeError(f"shape entries must be integers, got {d!r}")
+        out.append(int(d))
+    return out
+
+
+# ---- creation ----
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A tensor holding a copy of ``data`` (a NumPy array, nested lists, a number or a tensor).
+
+    Python floats and float64 arrays become float32 (Keras's default float type)."""
+    if isinstance(data, Tensor):
+        out = _C.clone(_C.detach(data))
+        if dtype is not None or device is not None:
+            out = out.to(dtype=dtype, device=device)
+    else:
+        array = np.asarray(data)
+        if array.dtype == np.float64:
+            array = array.astype(np.float32)
+        out = _C.tensor_from_numpy(array, _device_name(device), _dtype_name(dtype), True)
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def from_numpy(array):
+    """A CPU tensor sharing memory with a C-contiguous NumPy array (no copy), as torch does."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype == np.float64:
+        raise TypeError("from_numpy cannot share a float64 array (gpuaccel has no float64); "
+                        "use gpuaccel.tensor(array) for a float32 copy")
+    if not array.flags.c_contiguous:
+        raise ValueError("from_numpy needs a C-contiguous array; use np.ascontiguousarray first")
+    return _C.tensor_from_numpy(array, "cpu", None, False)
+
+
+def full(shape, fill_value, dtype=None, device=None):
+    dtype = dtype or (float32 if isinstance(fill_value, float) else
+                      "bool" if isinstance(fill_value, bool) else
+                      "int64" if isinstance(fill_value, numbers.Integral) else float32)
+    return _C.tensor_full(_shape_arg((shape,) if isinstance(shape, int) else tuple(shape)),
+                          float(fill_value), _dtype_name(dtype), _device_name(device))
+
+
+def zeros(*shape, dtype=float32, device=None):
+    return _C.tensor_full(_shape_arg(shape), 0.0, _dtype_name(dtype), _device_name(device))
+
+
+def ones(*shape, dtype=float32, device=None):
+    return _C.tensor_full(_shape_arg(shape), 1.0, _dtype_name(dtype), _device_name(device))
+
+
+def zeros_like(t, dtype=None):
+    return _C.tensor_full(list(t.shape), 0.0, _dtype_name(dtype) or t._dtype_name, t._device_name)
+
+
+def ones_like(t, dtype=None):
+    return _C.tensor_full(list(t.shape), 1.0, _dtype_name(dtype) or t._dtype_name, t._device_name)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None):
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        dtype = "int64" if is_int else float32
+    return _C.tensor_arange(float(start), float(end), float(step), _dtype_name(dtype),
+                            _device_name(device))
+
+
+def rand(*shape, dtype=float32, device=None):
+    """Uniform [0, 1) numbers from the counter-based generator (``gpuaccel.random.set_seed``)."""
+    return _C.tensor_random("uniform", _shape_arg(shape), _dtype_name(dtype), _device_name(device))
+
+
+def randn(*shape, dtype=float32, device=None):
+    """Standard normal numbers; the same seed gives the same numbers on every device."""
+    return _C.tensor_random("normal", _shape_arg(shape), _dtype_name(dtype), _device_name(device))
+
+
+# ---- operators and methods ----
+
+def _operand(value, like):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (numbers.Number, np.number, bool)):
+        return _C.scalar_like(float(value), like)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return tensor(value, dtype=like._dtype_name, device=like._device_name)
+    return NotImplemented
+
+
+def _binary(op, reflected=False):
+    def method(self, other):
+        other = _operand(other, self)
+        if other is NotImplemented:
+            return NotImplemented
+        return _C.binary(op, other, self) if reflected else _C.binary(op, self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return method
+
+
+def _matmul(self, other):
+    other = _operand(other, self)
+    if other is NotImplemented:
+        return NotImplemented
+    return _C.matmul(self, other)
+
+
+def _rmatmul(self, other):
+    other = _operand(other, self)
+    if other is NotImplemented:
+        return NotImplemented
+    return _C.matmul(other, self)
+
+
+def _normalize_index(index, ndim):
+    if not isinstance(index, tuple):
+        index = (index,)
+    if any(i is Ellipsis for i in index):
+        pos = index.index(Ellipsis)
+        fill = ndim - (len(index) - 1 - sum(1 for i in index if i is None))
+        index = index[:pos] + (slice(None),) * (fill - pos) + index[pos + 1:]
+    return index
+
+
+def _getitem(self, index):
+    """Basic indexing (ints, slices with positive steps, None, ...) as views."""
+    index = _normalize_index(index, self.ndim)
+    result = self
+    dim = 0
+    specs = []
+    picks = []  # (dim in sliced tensor, index) to select afterwards
+    new_axes = []
+    for item in index:
+        if item is None:
+            new_axes.append(len(specs) - len(picks) + len(new_axes))
+            continue
+        if dim >= self.ndim:
+            raise IndexError(f"too many indices for a tensor of dimension {self.ndim}")
+        size = self.shape[dim]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(size)
+            if step <= 0:
+                raise ValueError("negative or zero slice steps are not supported; use flip")
+            specs.append((start, stop, step))
+        elif isinstance(item, (numbers.Integral, np.integer)) and not isinstance(item, bool):
+            i = int(item)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            i %= size
+            specs.append((i, i + 1, 1))
+            picks.append(dim)
+        else:
+            raise TypeError(f"only integers, slices, None and ... are valid indices, got {item!r}")
+        dim += 1
+    if specs:
+        result = _C.slice(result, specs)
+    if picks:
+        shape = [s for d, s in enumerate(result.shape) if d not in picks]
+        result = _C.reshape(result, shape)
+    for axis in new_axes:
+        result = _C.expand_dims(result, axis)
+    return result
+
+
+def _setitem(self, index, value):
+    target = _getitem(self, index)
+    _C.copy_into(_operand(value, self) if not isinstance(value, Tensor) else value, target)
+
+
+def _numpy(self):
+    """A NumPy copy of the tensor (from any device). Errors if it requires grad, as torch."""
+    if self.requires_grad:
+        raise RuntimeError("Can't call numpy() on a tensor that requires grad. "
+                           "Use tensor.detach().numpy() instead.")
+    return self._numpy()
+
+
+def _array(self, dtype=None, copy=None):
+    out = self._numpy()
+    return out.astype(dtype) if dtype is not None else out
+
+
+def _to(self, *args, dtype=None, device=None):
+    for a in args:
+        if isinstance(a, str) and _is_dtype_name(a):
+            dtype = a
+        elif isinstance(a, (str, _device_class)) or hasattr(a, "name") and not _is_dtype_like(a):
+            device = a
+        else:
+            dtype = a
+    out = self
+    if dtype is not None:
+        out = _C.cast(out, _dtype_name(dtype))
+    if device is not None:
+        out = _C.to_device(out, _device_name(device))
+    return out
+
+
+def _is_dtype_name(text):
+    try:
+        as_dtype(text)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def _is_dtype_like(obj):
+    try:
+        as_dtype(obj)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def _repr(self):
+    try:
+        values = np.array2string(self._numpy(), separator=", ", prefix="tensor(")
+    except TypeError:
+        values = np.array2string(_C.cast(self, "float32")._numpy(), separator=", ", prefix="tensor(")
+    extras = [f"dtype={self._dtype_name}"]
+    if self._device_type != "CPU" or self._device_index != 0:
+        extras.append(f"device='{self._device_name}'")
+    if self._grad_fn_name:
+        extras.append(f"grad_fn=<{self._grad_fn_name}Backward>")
+    elif self.requires_grad:
+        extras.append("requires_grad=True")
+    return f"tensor({values}, {', '.join(extras)})"
+
+
+def _reduce(op):
+    def method(self, axis=None, keepdims=False, dim=None, keepdim=None):
+        if dim is not None:
+            axis = dim
+        if keepdim is not None:
+            keepdims = keepdim
+        return _C.reduce(op, self, axis, keepdims)
+    method.__name__ = op
+    return method
+
+
+def _backward(self, gradient=None):
+    _C.backward(self, gradient)
+
+
+def _item(self):
+    if self.numel() != 1:
+        raise ValueError(f"only one-element tensors can be converted to Python scalars, "
+                         f"got shape {tuple(self.shape)}")
+    return self._numpy().reshape(()).item()
+
+
+def _install():
+    T = Tensor
+    for op in ("add", "sub", "mul", "pow"):
+        setattr(T, f"__{op}__", _binary(op))
+        setattr(T, f"__r{op}__", _binary(op, reflected=True))
+    T.__truediv__ = _binary("div")
+    T.__rtruediv__ = _binary("div", reflected=True)
+    T.__matmul__ = _matmul
+    T.__rmatmul__ = _rmatmul
+    T.__neg__ = lambda self: _C.unary("neg", self)
+    T.__abs__ = lambda self: _C.unary("abs", self)
+    T.__gt__ = _binary("greater")
+    T.__lt__ = _binary("less")
+    T.__getitem__ = _getitem
+    T.__setitem__ = _setitem
+    T.__len__ = lambda self: self.shape[0] if self.ndim else (_ for _ in ()).throw(
+        TypeError("len() of a 0-d tensor"))
+    T.__repr__ = _repr
+    T.__str__ = _repr
+    T.__array__ = _array
+    T.__float__ = lambda self: float(_item(self))
+    T.__int__ = lambda self: int(_item(self))
+    T.__bool__ = lambda self: bool(_item(self))
+    T.numpy = _numpy
+    T.item = _item
+    T.tolist = lambda self: self._numpy().tolist()
+    T.to = _to
+    T.cpu = lambda self: _C.to_device(self, "cpu")
+    T.cuda = lambda self, device=None: _C.to_device(self, "cuda" if device is None else f"cuda:{int(device)}")
+    T.dtype = property(lambda self: as_dtype(self._dtype_name))
+    T.device = property(lambda self: _device_class(self._device_name))
+    T.size = lambda self, dim=None: tuple(self.shape) if dim is None else self.shape[dim]
+    T.dim = lambda self: self.ndim
+    T.reshape = lambda self, *shape: _C.reshape(self, _shape_arg(shape) if shape and not (
+        len(shape) == 1 and isinstance(shape[0], (list, tuple))) else list(shape[0]))
+    T.view = T.reshape
+    T.flatten = lambda self: _C.reshape(self, [-1])
+    T.permute = lambda self, *dims: _C.permute(self, list(dims[0]) if len(dims) == 1 and isinstance(
+        dims[0], (list, tuple)) else list(dims))
+    T.transpose = lambda self, dim0=-2, dim1=-1: _C.transpose(self, dim0, dim1)
+    T.T = property(lambda self: _C.permute(self, list(range(self.ndim))[::-1]))
+    T.contiguous = lambda self: _C.contiguous(self)
+    T.unsqueeze = lambda self, dim: _C.expand_dims(self, dim)
+    T.squeeze = lambda self, dim=None: _C.squeeze(self, [] if dim is None else [dim])
+    for name in ("exp", "log", "sqrt", "rsqrt", "abs", "square", "reciprocal", "relu", "sigmoid",
+                 "tanh"):
+        setattr(T, name, (lambda op: lambda self: _C.unary(op, self))(name))
+    for name in ("sum", "mean", "max", "min", "argmax", "argmin"):
+        setattr(T, name, _reduce(name))
+    T.backward = _backward
+    T.detach = lambda self: _C.detach(self)
+    T.clone = lambda self: _C.clone(self)
+    T.matmul = _matmul
+    T.float = lambda self: _C.cast(self, "float32")
+    T.half = lambda self: _C.cast(self, "float16")
+    T.bfloat16 = lambda self: _C.cast(self, "bfloat16")
+    T.grad_fn = property(lambda self: self._grad_fn_name)
+
+
+_install()
+
+
+# ---- autograd front doors ----
+
+class no_grad:
+    """``with gpuaccel.no_grad():`` — ops inside record no gradients (torch.no_grad)."""
+
+    def __enter__(self):
+        self._previous = _C.grad_mode_enabled()
+        _C.set_grad_mode_enabled(False)
+        return self
+
+    def __exit__(self, *exc):
+        _C.set_grad_mode_enabled(self._previous)
+        return False
+
+
+class GradientTape:
+    """TensorFlow's ``tf.GradientTape``: records ops on watched tensors inside ``with``.
+
+    Tensors with ``requires_grad=True`` (e.g. a ``gpuaccel.Variable``) are watched
+    automatically, like TF's trainable variables; ``tape.watch(t)`` adds others. A tape can
+    compute gradients once unless ``persistent=True``."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._id = None
+        self._used = False
+
+    def __enter__(self):
+        self._id = _C.push_tape()
+        return self
+
+    def __exit__(self, *exc):
+        _C.pop_tape(self._id)
+        return False
+
+    def watch(self, tensor):
+        for t in (tensor if isinstance(tensor, (list, tuple)) else [tensor]):
+            _C.tape_watch(self._id, t)
+
+    def gradient(self, target, sources, output_gradients=None):
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
+                               "of gradients (or jacobians)")
+        self._used = True
+        single = isinstance(sources, Tensor)
+        source_list = [sources] if single else list(sources)
+        targets = target if isinstance(target, (list, tuple)) else [target]
+        seeds = (output_gradients if isinstance(output_gradients, (list, tuple))
+                 else [output_gradients] * len(targets))
+        grads = _C.compute_gradients(list(targets), list(seeds), source_list)
+        return grads[0] if single else grads
+
+
+def Variable(initial_value, trainable=True, dtype=None, name=None):
+    """A tensor that gradient tapes watch automatically (``requires_grad`` when trainable)."""
+    t = tensor(initial_value, dtype=dtype)
+    if trainable:
+        t.requires_grad = True
+    return t
+
+
+def matmul(a, b):
+    return _C.matmul(a, b)
+
+
+def set_seed(seed):
+    """``gpuaccel.random.set_seed``: restarts the global counter-based generator."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    _C.set_random_seed(int(seed))
