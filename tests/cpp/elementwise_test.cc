@@ -458,6 +458,17 @@ TEST(ElementwiseCopy, LargeParallelTransposeIsExact) {
   const TensorView st = permute(src.view, {1, 0});
   copy(st, dst.view);
   for_each_index({389, 517}, [&](const Shape& idx) { ASSERT_EQ(get(dst.view, idx), get(st, idx)); });
+  // A batched transpose with a cast (tiled path, edges not a multiple of the tile).
+  TestTensor b = make_tensor(DType::kFloat32, {3, 40, 70});
+  randomize(b, -100, 100, 22);
+  const TensorView bt = permute(b.view, {0, 2, 1});
+  for (DType to : {DType::kBFloat16, DType::kInt32, DType::kFloat32}) {
+    TestTensor out = make_tensor(to, {3, 70, 40});
+    copy(bt, out.view);
+    for_each_index({3, 70, 40}, [&](const Shape& idx) {
+      ASSERT_EQ(get(out.view, idx), ref_cast(get(bt, idx), DType::kFloat32, to));
+    });
+  }
   // Same-dtype contiguous copy (the memmove path).
   TestTensor again = make_tensor(DType::kFloat32, {389, 517});
   copy(dst.view, again.view);
@@ -584,6 +595,18 @@ TEST(ElementwiseReduce, LargeShapesBothParallelPaths) {
   check_reduce(ReduceOp::kSum, at, 0b01, DType::kFloat32, 1e-6);
   check_reduce(ReduceOp::kMin, at, 0b10, DType::kFloat32, 0);
   check_reduce(ReduceOp::kArgMax, at, 0b10, DType::kInt64, 0);
+  // Outer dimensions of contiguous rows (the tiled path; 300 is not a multiple of the tile),
+  // with integer-valued data so argmax/argmin see ties.
+  TestTensor b = make_tensor(DType::kFloat32, {4, 500, 300});
+  randomize(b, -20, 20, 21);
+  for (int64_t i = 0; i < 4 * 500 * 300; ++i) set(b.view, i, std::floor(get(b.view, i)));
+  for (uint32_t mask : {0b001u, 0b010u, 0b011u}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin}) {
+      check_reduce(op, b.view, mask, DType::kFloat32, 1e-6);
+    }
+  }
+  check_reduce(ReduceOp::kArgMax, b.view, 0b010, DType::kInt64, 0);
+  check_reduce(ReduceOp::kArgMin, b.view, 0b001, DType::kInt64, 0);
 }
 
 TEST(ElementwiseReduce, SumIsExactInDoubleAndThreadIndependent) {

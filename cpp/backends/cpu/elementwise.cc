@@ -501,6 +501,8 @@ void walk_reduced(const ReduceLayout& l, int64_t base, int64_t begin, int64_t en
 constexpr int64_t kReduceChunk = 64 * 1024;
 // With at least this many outputs, threads take whole outputs instead of chunks of one.
 constexpr int64_t kManyOutputs = 16;
+// Outputs reduced side by side when the kept innermost dimension is the contiguous one.
+constexpr int64_t kReduceTile = 64;
 
 // Generic driver. Value: the per-element accumulator type; make(lin, x_off) builds it from an
 // element; combine merges two; finish(out_off, acc) writes one output.
@@ -515,6 +517,33 @@ void reduce_driver(const ReduceLayout& l, Acc identity, Make make, Combine combi
     return acc;
   };
   // The path depends on the shape only (never on the thread count), so results do too.
+  const int kl = l.kept_ndim - 1;
+  const bool inner_kept_contiguous = kl >= 0 && l.kept_x_stride[kl] == 1 && l.red_ndim > 0 &&
+                                     l.red_stride[l.red_ndim - 1] != 1;
+  if (inner_kept_contiguous && num_out >= kManyOutputs) {
+    // Reducing outer dimensions of rows that are contiguous (sum over a batch): a tile of
+    // neighbouring outputs advances together through the reduced elements, so every cache line
+    // read serves the whole tile. Each output still sees its elements in the same order.
+    const int64_t cols = l.kept_shape[kl];
+    const int64_t tiles_per_row = (cols + kReduceTile - 1) / kReduceTile;
+    const int64_t tiles = num_out / cols * tiles_per_row;
+    const bool parallel = tiles > 1 && num_out * num_red >= kSerialThreshold;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t c0 = (t % tiles_per_row) * kReduceTile;
+      const int64_t width = std::min(kReduceTile, cols - c0);
+      int64_t x_off, out_off;
+      kept_offsets(l, t / tiles_per_row * cols + c0, x_off, out_off);
+      Acc acc[kReduceTile];
+      for (int64_t k = 0; k < width; ++k) acc[k] = identity;
+      auto visit = [&](int64_t lin, int64_t off) {
+        for (int64_t k = 0; k < width; ++k) acc[k] = combine(acc[k], make(lin, off + k));
+      };
+      walk_reduced(l, x_off, 0, num_red, visit);
+      for (int64_t k = 0; k < width; ++k) finish(out_off + k * l.kept_out_stride[kl], acc[k]);
+    }
+    return;
+  }
   if (num_red <= kReduceChunk || num_out >= kManyOutputs) {
     // One output per task: parallel over outputs when there is enough work in total.
     const bool parallel = num_out > 1 && num_out * num_red >= kSerialThreshold;
@@ -605,6 +634,49 @@ void reduce_typed(ReduceOp op, const TensorView& x, const ReduceLayout& l, const
   throw_error(ErrorCode::kInternal, "reduce", "unknown ReduceOp");
 }
 
+// ---------------------------------------------------------------------------------------------
+// copy of a transpose
+// ---------------------------------------------------------------------------------------------
+
+constexpr int64_t kTransposeTile = 32;
+
+// The transpose case of copy(): dst contiguous along the last (coalesced) dimension, src along
+// the one before it. The generic walk would read src with a large stride per element; square
+// tiles keep both sides in cache. Returns false (doing nothing) for other layouts.
+template <typename S, typename D>
+bool copy_transposed(const Walk<2>& w, D* dp, const S* sp) {
+  if (w.ndim < 2) return false;
+  const int r = w.ndim - 2, c = w.ndim - 1;
+  if (w.strides[0][c] != 1 || w.strides[1][r] != 1 || w.strides[1][c] == 1) return false;
+  const int64_t rows = w.shape[r], cols = w.shape[c];
+  if (rows < kTransposeTile || cols < kTransposeTile) return false;
+  const int64_t tr = (rows + kTransposeTile - 1) / kTransposeTile;
+  const int64_t tc = (cols + kTransposeTile - 1) / kTransposeTile;
+  const int64_t batches = w.numel / (rows * cols);
+  const int64_t tiles = batches * tr * tc;
+  const int64_t dst_row = w.strides[0][r], src_col = w.strides[1][c];
+  const bool parallel = w.numel >= kSerialThreshold;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t t = 0; t < tiles; ++t) {
+    // Offsets of batch t / (tr * tc) over the leading dimensions.
+    int64_t b = t / (tr * tc), d_off = 0, s_off = 0;
+    for (int d = r - 1; d >= 0; --d) {
+      const int64_t i = b % w.shape[d];
+      b /= w.shape[d];
+      d_off += i * w.strides[0][d];
+      s_off += i * w.strides[1][d];
+    }
+    const int64_t i0 = (t / tc) % tr * kTransposeTile, j0 = t % tc * kTransposeTile;
+    const int64_t i1 = std::min(rows, i0 + kTransposeTile), j1 = std::min(cols, j0 + kTransposeTile);
+    for (int64_t i = i0; i < i1; ++i) {
+      D* drow = dp + d_off + i * dst_row;
+      const S* scol = sp + s_off + i;
+      for (int64_t j = j0; j < j1; ++j) drow[j] = convert<D>(scol[j * src_col]);
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -688,6 +760,7 @@ void copy(const TensorView& src, const TensorView& dst) {
       const S* sp = static_cast<const S*>(src.data);
       D* dp = static_cast<D*>(dst.data);
       const TensorView* views[2] = {&dst, &src};
+      if (copy_transposed(make_walk<2>(views), dp, sp)) return;
       for_each_element<2>(views, [=](int64_t, const int64_t (&o)[2]) {
         dp[o[0]] = convert<D>(sp[o[1]]);
       });
