@@ -57,6 +57,21 @@ class Backend {
   virtual void softmax_forward(const TensorView& x, bool log, const TensorView& y) = 0;
   virtual void softmax_backward(const TensorView& y, const TensorView& dy, bool log,
                                 const TensorView& dx) = 0;
+  virtual void batch_norm_forward(const TensorView& x, const TensorView& gamma,
+                                  const TensorView& beta, const TensorView& mean,
+                                  const TensorView& var, double epsilon, bool training,
+                                  const TensorView& y) = 0;
+  virtual void batch_norm_backward(const TensorView& x, const TensorView& dy,
+                                   const TensorView& gamma, const TensorView& mean,
+                                   const TensorView& var, double epsilon, const TensorView& dx,
+                                   const TensorView& dgamma, const TensorView& dbeta) = 0;
+  virtual void layer_norm_forward(const TensorView& x, const TensorView& gamma,
+                                  const TensorView& beta, double epsilon, const TensorView& y,
+                                  const TensorView& mean, const TensorView& var) = 0;
+  virtual void layer_norm_backward(const TensorView& x, const TensorView& dy,
+                                   const TensorView& gamma, const TensorView& mean,
+                                   const TensorView& var, double epsilon, const TensorView& dx,
+                                   const TensorView& dgamma, const TensorView& dbeta) = 0;
 
   // Host <-> device transfers of contiguous views (the CPU backend copies memory).
   virtual void copy_from_host(const void* host, const TensorView& dst) = 0;

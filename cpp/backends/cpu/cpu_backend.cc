@@ -71,6 +71,28 @@ class CpuBackend final : public Backend {
                         const TensorView& dx) override {
     cpu::softmax_backward(y, dy, log, dx);
   }
+  void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                          const TensorView& mean, const TensorView& var, double epsilon,
+                          bool training, const TensorView& y) override {
+    cpu::batch_norm_forward(x, gamma, beta, mean, var, epsilon, training, y);
+  }
+  void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                           const TensorView& mean, const TensorView& var, double epsilon,
+                           const TensorView& dx, const TensorView& dgamma,
+                           const TensorView& dbeta) override {
+    cpu::batch_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+  }
+  void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                          double epsilon, const TensorView& y, const TensorView& mean,
+                          const TensorView& var) override {
+    cpu::layer_norm_forward(x, gamma, beta, epsilon, y, mean, var);
+  }
+  void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                           const TensorView& mean, const TensorView& var, double epsilon,
+                           const TensorView& dx, const TensorView& dgamma,
+                           const TensorView& dbeta) override {
+    cpu::layer_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+  }
   void copy_from_host(const void* host, const TensorView& dst) override {
     std::memcpy(dst.data, host, size_t(dst.numel()) * dtype_size(dst.dtype));
   }
