@@ -18,6 +18,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cpu/onednn_ops.h"
@@ -244,6 +245,8 @@ TEST(OneDnnMatmul, BatchedAndBroadcastBatch) {
     c.a_broadcast = true;
     c.b_transposed = true;
     run_matmul_case(t, c, 9);
+    c.b_broadcast = true;  // both broadcast: every batch is the same product
+    run_matmul_case(t, c, 10);
   }
 }
 
@@ -864,6 +867,57 @@ TEST(OneDnnNorm, RepeatedStepCreatesNoPrimitive) {
   run_layer_norm_case(DType::kFloat32, 6, 16, 74);
   run_softmax_case(DType::kFloat32, 7, 10, true, 75);
   EXPECT_EQ(onednn_primitives_created(), created);
+}
+
+// ---------------------------------------------------------------------------------------------
+// the primitive cache
+
+TEST(OneDnnCache, EvictsLeastRecentlyUsedBeyondCapacity) {
+  constexpr int64_t kCapacity = 1024;  // onednn_context.h: kPrimitiveCacheCapacity
+  Buf x = random_buf(DType::kFloat32, 1100 * 2, 80), y(DType::kFloat32, 1100 * 2);
+  for (int64_t rows = 1; rows <= 1100; ++rows) {
+    softmax_forward(view(x, {rows, 2}), false, view(y, {rows, 2}));
+  }
+  EXPECT_LE(onednn_primitive_cache_size(), kCapacity);
+  // The most recent shape is still cached; the first one was evicted and is created again.
+  int64_t created = onednn_primitives_created();
+  softmax_forward(view(x, {1100, 2}), false, view(y, {1100, 2}));
+  EXPECT_EQ(onednn_primitives_created(), created);
+  softmax_forward(view(x, {1, 2}), false, view(y, {1, 2}));
+  EXPECT_EQ(onednn_primitives_created(), created + 1);
+}
+
+TEST(OneDnnCache, ConcurrentCallsShareCachedPrimitives) {
+  // Several threads run the same cached matmul and conv at once (user-managed scratchpads, so
+  // no buffer is shared) and agree with a single-threaded run.
+  const int64_t m = 64, k = 48, n = 40;
+  Buf a = random_buf(DType::kFloat32, m * k, 81), b = random_buf(DType::kFloat32, k * n, 82);
+  ConvShape cs = conv_shape(2, 12, 12, 8, 16, 3, 3);
+  Buf x = random_buf(DType::kFloat32, cs.n * cs.h * cs.w * cs.c, 83);
+  Buf w = random_buf(DType::kFloat32, cs.kh * cs.kw * cs.c * cs.f, 84);
+  Buf mm_ref(DType::kFloat32, m * n), conv_ref(DType::kFloat32, cs.n * cs.oh() * cs.ow() * cs.f);
+  matmul(view(a, {m, k}), view(b, {k, n}), nullptr, view(mm_ref, {m, n}));
+  conv2d_forward(view(x, {cs.n, cs.h, cs.w, cs.c}), view(w, {cs.kh, cs.kw, cs.c, cs.f}), nullptr,
+                 cs.p, view(conv_ref, {cs.n, cs.oh(), cs.ow(), cs.f}));
+  constexpr int kThreads = 4;
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Buf mm(DType::kFloat32, m * n), conv(DType::kFloat32, conv_ref.size());
+      for (int i = 0; i < 20; ++i) {
+        matmul(view(a, {m, k}), view(b, {k, n}), nullptr, view(mm, {m, n}));
+        conv2d_forward(view(x, {cs.n, cs.h, cs.w, cs.c}), view(w, {cs.kh, cs.kw, cs.c, cs.f}),
+                       nullptr, cs.p, view(conv, {cs.n, cs.oh(), cs.ow(), cs.f}));
+        for (size_t e = 0; e < mm.size(); ++e)
+          if (std::fabs(mm.get(e) - mm_ref.get(e)) > 1e-5) ++mismatches[t];
+        for (size_t e = 0; e < conv.size(); ++e)
+          if (std::fabs(conv.get(e) - conv_ref.get(e)) > 1e-5) ++mismatches[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
 }  // namespace

@@ -145,6 +145,28 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, co
       return;
     }
   }
+  const auto batch_broadcast = [](const TensorView& v) {
+    return v.ndim == 3 && (v.strides[0] == 0 || v.shape[0] == 1);
+  };
+  if (out.ndim == 3 && out.shape[0] > 1 && batch_broadcast(a) && batch_broadcast(b)) {
+    // Every batch is the same product (oneDNN wants a real batch on one side): compute the
+    // first and copy it.
+    const auto drop_batch = [](TensorView v) {
+      for (int d = 0; d < 2; ++d) {
+        v.shape[d] = v.shape[d + 1];
+        v.strides[d] = v.strides[d + 1];
+      }
+      v.ndim = 2;
+      return v;
+    };
+    matmul(drop_batch(a), drop_batch(b), bias, drop_batch(out));
+    const size_t bytes = static_cast<size_t>(out.shape[1] * out.shape[2]) * elem_size(out);
+    for (int64_t i = 1; i < out.shape[0]; ++i) {
+      std::memcpy(static_cast<uint8_t*>(out.data) + static_cast<size_t>(i) * bytes, out.data,
+                  bytes);
+    }
+    return;
+  }
   guarded(kOp, [&] {
     if (out.dtype != DType::kFloat16) {
       run_native(a, b, bias, out);
