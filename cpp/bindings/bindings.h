@@ -12,5 +12,6 @@ void init_memory(pybind11::module_& m);   // pooling allocator stats and control
 void init_hardware(pybind11::module_& m); // CUDA backend, versions, CPU ISA, smi (hardware.cc)
 void init_self_check(pybind11::module_& m); // device self-check matmul (self_check.cc)
 void init_tensor(pybind11::module_& m);     // Tensor, op frontends, autograd (tensor.cc)
+void init_nn(pybind11::module_& m);         // neural-network ops (nn.cc)
 
 }  // namespace gpuaccel::bindings

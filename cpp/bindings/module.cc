@@ -11,4 +11,5 @@ PYBIND11_MODULE(_C, m) {
   init_hardware(m);
   init_self_check(m);
   init_tensor(m);
+  init_nn(m);
 }

@@ -1,0 +1,387 @@
+// Neural-network op frontends and gradients (see nn.h).
+#include "ops/nn.h"
+
+#include <cmath>
+
+#include "core/errors.h"
+#include "ops/autograd.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/linalg.h"
+#include "ops/op_utils.h"
+#include "ops/reduce.h"
+#include "ops/shape_ops.h"
+
+namespace gpuaccel {
+
+namespace {
+
+void check_rank(const std::string& op, const Tensor& t, int rank, const char* what,
+                const char* layout) {
+  if (t.ndim() != rank) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string(what) + " must have rank " + std::to_string(rank) + " " + layout +
+                    ", got shape " + shape_to_string(t.shape()));
+  }
+}
+
+// TF's output size and padding for one spatial dimension.
+struct Resolved {
+  int64_t out = 0, pad_before = 0, pad_after = 0;
+};
+Resolved resolve(const std::string& op, int64_t in, int64_t window, int64_t stride,
+                 int64_t dilation, Padding padding) {
+  if (stride < 1 || dilation < 1 || window < 1) {
+    throw_error(ErrorCode::kInvalidArgument, op, "strides, dilation and window sizes must be >= 1");
+  }
+  const int64_t effective = (window - 1) * dilation + 1;
+  Resolved r;
+  if (padding == Padding::kValid) {
+    if (in < effective) {
+      throw_error(ErrorCode::kInvalidArgument, op,
+                  "input size " + std::to_string(in) + " is smaller than the window " +
+                      std::to_string(effective) + " with padding='valid'");
+    }
+    r.out = (in - effective) / stride + 1;
+  } else {
+    r.out = (in + stride - 1) / stride;
+    const int64_t total = std::max<int64_t>((r.out - 1) * stride + effective - in, 0);
+    r.pad_before = total / 2;
+    r.pad_after = total - r.pad_before;
+  }
+  return r;
+}
+
+}  // namespace
+
+Padding parse_padding(const std::string& text, const std::string& op) {
+  std::string t = text;
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (t == "valid") return Padding::kValid;
+  if (t == "same") return Padding::kSame;
+  throw_error(ErrorCode::kValue, op,
+              "padding must be 'valid' or 'same', got '" + text + "'");
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stride_h,
+              int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w) {
+  const std::string op = "Conv2D";
+  check_defined(op, x, "input");
+  check_defined(op, w, "kernel");
+  check_rank(op, x, 4, "input", "(batch, height, width, channels)");
+  check_rank(op, w, 4, "kernel", "(height, width, in_channels, filters)");
+  std::vector<Tensor> all = {x, w};
+  if (bias.defined()) all.push_back(bias);
+  common_device(op, all);
+  common_dtype(op, all);
+  check_floating(op, x);
+  if (w.dim(2) != x.dim(3)) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "input has " + std::to_string(x.dim(3)) + " channels but the kernel expects " +
+                    std::to_string(w.dim(2)) + " (kernel shape " + shape_to_string(w.shape()) + ")");
+  }
+  if (bias.defined() && (bias.ndim() != 1 || bias.dim(0) != w.dim(3))) {
+    throw_error(ErrorCode::kInvalidArgument, op, "bias must have shape (" + std::to_string(w.dim(3)) + ",)");
+  }
+  const Resolved rh = resolve(op, x.dim(1), w.dim(0), stride_h, dilation_h, padding);
+  const Resolved rw = resolve(op, x.dim(2), w.dim(1), stride_w, dilation_w, padding);
+  Conv2dParams p;
+  p.stride_h = stride_h;
+  p.stride_w = stride_w;
+  p.dilation_h = dilation_h;
+  p.dilation_w = dilation_w;
+  p.pad_top = rh.pad_before;
+  p.pad_bottom = rh.pad_after;
+  p.pad_left = rw.pad_before;
+  p.pad_right = rw.pad_after;
+
+  const Tensor xc = contiguous(x), wc = contiguous(w);
+  const Tensor bc = bias.defined() ? contiguous(bias) : Tensor();
+  Tensor y = Tensor::empty({x.dim(0), rh.out, rw.out, w.dim(3)}, x.dtype(), x.device(), op.c_str());
+  if (y.numel() > 0) {
+    const TensorView bv = bc.defined() ? bc.view() : TensorView();
+    backend_for_op(op, x.device()).conv2d_forward(xc.view(), wc.view(), bc.defined() ? &bv : nullptr, p, y.view());
+  }
+  std::vector<Tensor> inputs = {xc, wc};
+  if (bc.defined()) inputs.push_back(bc);
+  record(op, inputs, {y}, [xc, wc, bc, p](const std::vector<Tensor>& g) {
+    const Tensor dy = contiguous(g[0]);
+    Backend& backend = backend_for(xc.device());
+    Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "Conv2DBackpropInput");
+    Tensor dw = Tensor::empty(wc.shape(), wc.dtype(), wc.device(), "Conv2DBackpropFilter");
+    Tensor db = bc.defined() ? Tensor::empty(bc.shape(), bc.dtype(), bc.device(), "BiasAddGrad") : Tensor();
+    backend.conv2d_backward_data(dy.view(), wc.view(), p, dx.view());
+    const TensorView dbv = db.defined() ? db.view() : TensorView();
+    backend.conv2d_backward_weights(xc.view(), dy.view(), p, dw.view(), db.defined() ? &dbv : nullptr);
+    std::vector<Tensor> grads = {dx, dw};
+    if (db.defined()) grads.push_back(db);
+    return grads;
+  });
+  return y;
+}
+
+Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int64_t stride_h,
+              int64_t stride_w, Padding padding) {
+  const std::string op = max ? "MaxPool" : "AvgPool";
+  check_defined(op, x, "input");
+  check_rank(op, x, 4, "input", "(batch, height, width, channels)");
+  check_floating(op, x);
+  const Resolved rh = resolve(op, x.dim(1), window_h, stride_h, 1, padding);
+  const Resolved rw = resolve(op, x.dim(2), window_w, stride_w, 1, padding);
+  Pool2dParams p;
+  p.kind = max ? PoolKind::kMax : PoolKind::kAverage;
+  p.window_h = window_h;
+  p.window_w = window_w;
+  p.stride_h = stride_h;
+  p.stride_w = stride_w;
+  p.pad_top = rh.pad_before;
+  p.pad_bottom = rh.pad_after;
+  p.pad_left = rw.pad_before;
+  p.pad_right = rw.pad_after;
+  const Tensor xc = contiguous(x);
+  Tensor y = Tensor::empty({x.dim(0), rh.out, rw.out, x.dim(3)}, x.dtype(), x.device(), op.c_str());
+  Backend& backend = backend_for_op(op, x.device());
+  // The workspace (max pooling's argmax) is kept only when a backward pass may need it.
+  const bool keep_workspace = max && any_needs_grad({xc}) && grad_mode_enabled();
+  Tensor workspace;
+  if (keep_workspace) {
+    const int64_t bytes = backend.pool2d_workspace_bytes(xc.view(), p, y.view());
+    workspace = Tensor::empty({std::max<int64_t>(bytes, 1)}, DType::kUInt8, x.device(), op.c_str());
+  }
+  if (y.numel() > 0) backend.pool2d_forward(xc.view(), p, y.view(), keep_workspace ? workspace.data() : nullptr);
+  record(op, {xc}, {y}, [xc, p, workspace](const std::vector<Tensor>& g) {
+    const Tensor dy = contiguous(g[0]);
+    Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "PoolGrad");
+    backend_for(xc.device()).pool2d_backward(dy.view(), p, workspace.defined() ? workspace.data() : nullptr, dx.view());
+    return std::vector<Tensor>{dx};
+  });
+  return y;
+}
+
+Tensor softmax(const Tensor& x, int64_t axis, bool log) {
+  const std::string op = log ? "LogSoftmax" : "Softmax";
+  check_defined(op, x, "logits");
+  check_floating(op, x);
+  if (x.ndim() == 0) throw_error(ErrorCode::kInvalidArgument, op, "logits must have at least one dimension");
+  const int a = normalize_axis(axis, x.ndim(), op);
+  if (a != x.ndim() - 1) {
+    // The kernels work on the last axis: move `a` there and back.
+    const Tensor moved = transpose(x, a, -1);
+    return transpose(softmax(moved, -1, log), a, -1);
+  }
+  const Tensor xc = contiguous(x);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device(), op.c_str());
+  if (y.numel() > 0) backend_for_op(op, x.device()).softmax_forward(xc.view(), log, y.view());
+  const std::weak_ptr<TensorImpl> y_weak = y.impl_ptr();
+  record(op, {xc}, {y}, [xc, log, y_weak](const std::vector<Tensor>& g) {
+    const auto kept = y_weak.lock();
+    const Tensor ys = kept ? Tensor(kept) : softmax(xc, -1, log);
+    const Tensor dy = contiguous(g[0]);
+    Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "SoftmaxGrad");
+    backend_for(xc.device()).softmax_backward(ys.view(), dy.view(), log, dx.view());
+    return std::vector<Tensor>{dx};
+  });
+  return y;
+}
+
+Tensor dropout(const Tensor& x, double rate, bool training) {
+  const std::string op = "Dropout";
+  check_defined(op, x, "input");
+  if (!(rate >= 0.0 && rate < 1.0)) {
+    throw_error(ErrorCode::kValue, op, "rate must be in [0, 1), got " + std::to_string(rate));
+  }
+  if (!training || rate == 0.0) return x;
+  check_floating(op, x);
+  const Tensor xc = contiguous(x);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device(), op.c_str());
+  Tensor mask = Tensor::empty(x.shape(), DType::kUInt8, x.device(), op.c_str());
+  const uint64_t offset = reserve_random_offset(uint64_t(x.numel()));
+  if (y.numel() > 0) {
+    backend_for_op(op, x.device()).dropout(xc.view(), rate, random_seed(), offset, y.view(), mask.view());
+  }
+  record(op, {xc}, {y}, [mask, rate](const std::vector<Tensor>& g) {
+    const Tensor keep = cast(mask, g[0].dtype());
+    return std::vector<Tensor>{mul(mul(g[0], keep), scalar_like(1.0 / (1.0 - rate), g[0]))};
+  });
+  return y;
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                  const Tensor& moving_mean, const Tensor& moving_var, double momentum,
+                  double epsilon, bool training) {
+  const std::string op = "FusedBatchNormV3";
+  for (const auto* t : {&x, &gamma, &beta, &moving_mean, &moving_var}) check_defined(op, *t, "argument");
+  check_floating(op, x);
+  if (x.ndim() < 2) throw_error(ErrorCode::kInvalidArgument, op, "input needs rank >= 2 (batch, ..., channels)");
+  const int64_t channels = x.dim(x.ndim() - 1);
+  for (const auto* t : {&gamma, &beta, &moving_mean, &moving_var}) {
+    if (t->ndim() != 1 || t->dim(0) != channels || t->dtype() != DType::kFloat32) {
+      throw_error(ErrorCode::kInvalidArgument, op,
+                  "gamma, beta, moving_mean and moving_var must be float32 of shape (" +
+                      std::to_string(channels) + ",), got " + t->describe());
+    }
+  }
+  common_device(op, {x, gamma, beta, moving_mean, moving_var});
+  const Tensor xc = contiguous(x);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device(), op.c_str());
+  Backend& backend = backend_for_op(op, x.device());
+  if (!training) {
+    backend.batch_norm_forward(xc.view(), gamma.view(), beta.view(), moving_mean.view(),
+                               moving_var.view(), epsilon, false, y.view());
+    // Inference: y = (x - m) * gamma / sqrt(v + eps) + beta, with m, v constants.
+    record(op, {xc, gamma, beta}, {y}, [xc, gamma, moving_mean, moving_var, epsilon](const std::vector<Tensor>& g) {
+      const Tensor inv_std = unary(UnaryOp::kRsqrt, add(moving_var, scalar_like(epsilon, moving_var)));
+      const Tensor scale = cast(mul(gamma, inv_std), xc.dtype());
+      const Tensor dx = mul(g[0], scale);
+      const Tensor xhat = mul(sub(cast(xc, DType::kFloat32), moving_mean), inv_std);
+      std::vector<int64_t> axes;
+      for (int d = 0; d < xc.ndim() - 1; ++d) axes.push_back(d);
+      const Tensor dy32 = cast(g[0], DType::kFloat32);
+      return std::vector<Tensor>{dx, reduce_sum(mul(dy32, xhat), axes, false), reduce_sum(dy32, axes, false)};
+    });
+    return y;
+  }
+  Tensor mean = Tensor::empty({channels}, DType::kFloat32, x.device(), op.c_str());
+  Tensor var = Tensor::empty({channels}, DType::kFloat32, x.device(), op.c_str());
+  backend.batch_norm_forward(xc.view(), gamma.view(), beta.view(), mean.view(), var.view(), epsilon, true, y.view());
+  {
+    // Moving statistics, updated in place outside the graph.
+    GradModeGuard no_grad(false);
+    const Tensor m = scalar_like(momentum, mean);
+    const Tensor one_minus = scalar_like(1.0 - momentum, mean);
+    copy_into(add(mul(moving_mean, m), mul(mean, one_minus)), moving_mean);
+    copy_into(add(mul(moving_var, m), mul(var, one_minus)), moving_var);
+  }
+  record(op, {xc, gamma, beta}, {y}, [xc, gamma, mean, var, epsilon](const std::vector<Tensor>& g) {
+    const Tensor dy = contiguous(g[0]);
+    Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "FusedBatchNormGradV3");
+    Tensor dgamma = Tensor::empty(gamma.shape(), DType::kFloat32, xc.device(), "FusedBatchNormGradV3");
+    Tensor dbeta = Tensor::empty(gamma.shape(), DType::kFloat32, xc.device(), "FusedBatchNormGradV3");
+    backend_for(xc.device()).batch_norm_backward(xc.view(), dy.view(), gamma.view(), mean.view(), var.view(),
+                                                 epsilon, dx.view(), dgamma.view(), dbeta.view());
+    return std::vector<Tensor>{dx, dgamma, dbeta};
+  });
+  return y;
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
+  const std::string op = "LayerNorm";
+  for (const auto* t : {&x, &gamma, &beta}) check_defined(op, *t, "argument");
+  check_floating(op, x);
+  if (x.ndim() < 1) throw_error(ErrorCode::kInvalidArgument, op, "input needs rank >= 1");
+  const int64_t channels = x.dim(x.ndim() - 1);
+  for (const auto* t : {&gamma, &beta}) {
+    if (t->ndim() != 1 || t->dim(0) != channels || t->dtype() != DType::kFloat32) {
+      throw_error(ErrorCode::kInvalidArgument, op,
+                  "gamma and beta must be float32 of shape (" + std::to_string(channels) + ",), got " +
+                      t->describe());
+    }
+  }
+  common_device(op, {x, gamma, beta});
+  const Tensor xc = contiguous(x);
+  const int64_t rows = x.numel() / std::max<int64_t>(channels, 1);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device(), op.c_str());
+  Tensor mean = Tensor::empty({rows}, DType::kFloat32, x.device(), op.c_str());
+  Tensor var = Tensor::empty({rows}, DType::kFloat32, x.device(), op.c_str());
+  backend_for_op(op, x.device()).layer_norm_forward(xc.view(), gamma.view(), beta.view(), epsilon,
+                                                    y.view(), mean.view(), var.view());
+  record(op, {xc, gamma, beta}, {y}, [xc, gamma, mean, var, epsilon](const std::vector<Tensor>& g) {
+    const Tensor dy = contiguous(g[0]);
+    Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "LayerNormGrad");
+    Tensor dgamma = Tensor::empty(gamma.shape(), DType::kFloat32, xc.device(), "LayerNormGrad");
+    Tensor dbeta = Tensor::empty(gamma.shape(), DType::kFloat32, xc.device(), "LayerNormGrad");
+    backend_for(xc.device()).layer_norm_backward(xc.view(), dy.view(), gamma.view(), mean.view(), var.view(),
+                                                 epsilon, dx.view(), dgamma.view(), dbeta.view());
+    return std::vector<Tensor>{dx, dgamma, dbeta};
+  });
+  return y;
+}
+
+Tensor one_hot(const Tensor& labels, int64_t num_classes, DType dtype) {
+  const std::string op = "OneHot";
+  if (labels.dtype() != DType::kInt32 && labels.dtype() != DType::kInt64) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string("labels must be int32 or int64, got ") + dtype_name(labels.dtype()));
+  }
+  const Tensor classes = arange(0, double(num_classes), 1, labels.dtype(), labels.device());
+  return cast(binary(BinaryOp::kEqual, expand_dims(labels, -1), classes), dtype);
+}
+
+namespace {
+// InvalidArgumentError when an integer tensor holds values outside [0, limit).
+void check_index_range(const std::string& op, const Tensor& ids, int64_t limit, const char* what) {
+  if (ids.numel() == 0) return;
+  GradModeGuard no_grad(false);
+  const Tensor lo = reduce(ReduceOp::kMin, cast(ids, DType::kInt64), {}, false);
+  const Tensor hi = reduce(ReduceOp::kMax, cast(ids, DType::kInt64), {}, false);
+  const Tensor host = to_device(cast(lo, DType::kInt64), DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0));
+  const Tensor host_hi = to_device(cast(hi, DType::kInt64), DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0));
+  const int64_t min_value = *static_cast<const int64_t*>(host.data());
+  const int64_t max_value = *static_cast<const int64_t*>(host_hi.data());
+  if (min_value < 0 || max_value >= limit) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string(what) + " must be in [0, " + std::to_string(limit) + "), got values from " +
+                    std::to_string(min_value) + " to " + std::to_string(max_value));
+  }
+}
+}  // namespace
+
+Tensor embedding(const Tensor& ids, const Tensor& table) {
+  const std::string op = "ResourceGather";
+  check_defined(op, ids, "ids");
+  check_defined(op, table, "embeddings");
+  if (table.ndim() != 2) {
+    throw_error(ErrorCode::kInvalidArgument, op, "embeddings must be (vocabulary, dim), got " + shape_to_string(table.shape()));
+  }
+  check_index_range(op, ids, table.dim(0), "ids");
+  // A one-hot product: correct and differentiable on every backend; a gather kernel would be
+  // faster for large vocabularies.
+  return matmul(one_hot(ids, table.dim(0), table.dtype()), table);
+}
+
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& mask) {
+  const std::string op = "ScaledDotProductAttention";
+  for (const auto* t : {&q, &k, &v}) check_defined(op, *t, "q, k and v");
+  if (q.ndim() < 2) throw_error(ErrorCode::kInvalidArgument, op, "q must be (..., seq, d_k)");
+  const double scale = 1.0 / std::sqrt(double(q.dim(q.ndim() - 1)));
+  Tensor scores = mul(matmul(q, transpose(k, -1, -2)), scalar_like(scale, q));
+  if (mask.defined()) scores = add(scores, cast(mask, scores.dtype()));
+  return matmul(softmax(scores, -1, false), v);
+}
+
+Tensor sparse_softmax_cross_entropy(const Tensor& labels, const Tensor& logits) {
+  const std::string op = "SparseSoftmaxCrossEntropyWithLogits";
+  check_defined(op, labels, "labels");
+  check_defined(op, logits, "logits");
+  if (logits.ndim() < 1 || labels.shape() != Shape(logits.shape().begin(), logits.shape().end() - 1)) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "labels of shape " + shape_to_string(labels.shape()) +
+                    " do not match logits of shape " + shape_to_string(logits.shape()) +
+                    " (labels must have the logits' shape without the last axis)");
+  }
+  const int64_t classes = logits.dim(logits.ndim() - 1);
+  check_index_range(op, labels, classes, "labels");
+  return softmax_cross_entropy(one_hot(labels, classes, DType::kFloat32), logits);
+}
+
+Tensor softmax_cross_entropy(const Tensor& labels, const Tensor& logits) {
+  const std::string op = "SoftmaxCrossEntropyWithLogits";
+  check_defined(op, labels, "labels");
+  check_defined(op, logits, "logits");
+  if (labels.shape() != logits.shape()) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "labels of shape " + shape_to_string(labels.shape()) +
+                    " do not match logits of shape " + shape_to_string(logits.shape()));
+  }
+  // Losses are computed in float32 (Keras's mixed-precision rule).
+  const Tensor log_probs = softmax(cast(logits, DType::kFloat32), -1, true);
+  return neg(reduce_sum(mul(cast(labels, DType::kFloat32), log_probs), {-1}, false));
+}
+
+Tensor mean_squared_error(const Tensor& y_true, const Tensor& y_pred) {
+  const Tensor diff = sub(cast(y_pred, DType::kFloat32), cast(y_true, DType::kFloat32));
+  return reduce(ReduceOp::kMean, mul(diff, diff), {-1}, false);
+}
+
+}  // namespace gpuaccel

@@ -1,0 +1,57 @@
+// Neural-network op frontends with Keras/TF conventions (NHWC images, HWIO kernels, 'valid'
+// and 'same' padding resolved as TF does) and their gradients: convolution, pooling,
+// softmax/log-softmax, dropout, batch and layer normalization, embedding lookup, scaled
+// dot-product attention, and the losses (softmax cross-entropy with sparse or dense labels,
+// mean squared error). Composite ops (attention, the losses, embedding) are built from other
+// ops, so their gradients come from autograd.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tensor/tensor.h"
+
+namespace gpuaccel {
+
+enum class Padding { kValid, kSame };
+Padding parse_padding(const std::string& text, const std::string& op);
+
+// x (N, H, W, C), w (KH, KW, C, F), bias (F,) or undefined.
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stride_h,
+              int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w);
+
+// x (N, H, W, C); max or average (Keras: padding excluded from the average).
+Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int64_t stride_h,
+              int64_t stride_w, Padding padding);
+
+Tensor softmax(const Tensor& x, int64_t axis, bool log);
+
+// Inverted dropout; the identity when !training or rate == 0.
+Tensor dropout(const Tensor& x, double rate, bool training);
+
+// Batch normalization over every axis but the last (Keras's axis=-1). Training normalizes with
+// the batch statistics and updates moving_mean/moving_var in place (Keras's momentum rule:
+// moving = moving * momentum + batch * (1 - momentum)); inference uses the moving statistics.
+Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                  const Tensor& moving_mean, const Tensor& moving_var, double momentum,
+                  double epsilon, bool training);
+// Layer normalization over the last axis.
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon);
+
+// table (V, D), ids integer (...) -> (..., D). Out-of-range ids are an InvalidArgumentError.
+Tensor embedding(const Tensor& ids, const Tensor& table);
+
+// softmax(Q K^T / sqrt(d_k) + mask) V; mask (broadcastable to the scores) is added (use
+// large negative values to hide positions) or undefined.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& mask);
+
+// Per-example losses (no reduction): labels int (N,) for sparse, (N, C) probabilities for dense.
+Tensor sparse_softmax_cross_entropy(const Tensor& labels, const Tensor& logits);
+Tensor softmax_cross_entropy(const Tensor& labels, const Tensor& logits);
+// mean over the last axis of (y_pred - y_true)^2, as Keras's MeanSquaredError per example.
+Tensor mean_squared_error(const Tensor& y_true, const Tensor& y_pred);
+// 1 where labels == c (int labels), in `dtype`; shape (..., num_classes).
+Tensor one_hot(const Tensor& labels, int64_t num_classes, DType dtype);
+
+}  // namespace gpuaccel
