@@ -25,6 +25,7 @@ from ._tensor import (GradientTape, Tensor, Variable, arange, from_numpy, full, 
 from . import random
 from . import math
 from . import nn
+from . import bench
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 
@@ -35,7 +36,7 @@ __all__ = [
     "DType", "as_dtype", "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool",
     "__version__", "Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand",
     "randn", "zeros_like", "ones_like", "matmul", "no_grad", "GradientTape", "Variable", "random",
-    "math", "nn", "constant", "manual_seed",
+    "math", "nn", "bench", "constant", "manual_seed",
 ]
 
 constant = tensor  # tf.constant

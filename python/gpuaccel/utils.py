@@ -52,3 +52,46 @@ def smi(file=None):
     text = format_smi(_C.nvml_report())
     print(text, file=file if file is not None else sys.stdout)
     return text
+
+
+# ---- how big a model fits ----
+
+_BYTES_PER_ELEMENT = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
+
+
+def estimate_max_params(memory_bytes=None, dtype="float16", training=False, optimizer="adam",
+                        activation_fraction=0.0):
+    """The course's rule of thumb: parameters that fit in ``memory_bytes`` at ``dtype``
+    (2 bytes per parameter in float16).
+
+    ``memory_bytes`` defaults to the first GPU's total memory (``ValueError`` without a GPU).
+    The plain rule counts weights only. With ``training=True`` it also counts a float32 gradient
+    and the optimizer's float32 state per parameter (Adam: 2 moments; SGD with momentum: 1;
+    plain SGD: 0) and, under mixed precision, the float32 master weights; and
+    ``activation_fraction`` reserves that share of memory for activations, which depend on the
+    batch size and the model and are not estimated here. Returns an int.
+    """
+    if memory_bytes is None:
+        from . import cuda
+        if not cuda.is_available():
+            raise ValueError("no GPU to read memory from; pass memory_bytes= (e.g. 16 * 2**30 "
+                             "for a 16 GB T4)")
+        memory_bytes = cuda.get_device_properties(0).total_memory
+    if memory_bytes <= 0:
+        raise ValueError(f"memory_bytes must be positive, got {memory_bytes}")
+    name = str(dtype).replace("gpuaccel.", "")
+    if name not in _BYTES_PER_ELEMENT:
+        raise ValueError(f"dtype must be one of {sorted(_BYTES_PER_ELEMENT)}, got {dtype!r}")
+    if not 0.0 <= activation_fraction < 1.0:
+        raise ValueError("activation_fraction must be in [0, 1)")
+    per_param = _BYTES_PER_ELEMENT[name]
+    if training:
+        optimizer_states = {"adam": 2, "adamw": 2, "rmsprop": 1, "sgd_momentum": 1, "sgd": 0}
+        if optimizer not in optimizer_states:
+            raise ValueError(f"optimizer must be one of {sorted(optimizer_states)}, got {optimizer!r}")
+        per_param += 4  # gradient in float32
+        per_param += 4 * optimizer_states[optimizer]
+        if name != "float32":
+            per_param += 4  # float32 master weights under mixed precision
+    usable = memory_bytes * (1.0 - activation_fraction)
+    return int(usable // per_param)
