@@ -20,6 +20,39 @@ Tensor copy_to_new(const char* op, const Tensor& x, DType dtype) {
   return out;
 }
 
+// Strides that let `new_shape` view memory laid out as (shape, strides) in row-major element
+// order, if there are any (PyTorch's computeStride): each run of dims that is contiguous with
+// itself may be split or merged freely; size-1 dims take any stride.
+bool strides_for_view(const Shape& shape, const Strides& strides, const Shape& new_shape,
+                      Strides& out) {
+  out.assign(new_shape.size(), 0);
+  if (shape_numel(shape) == 0) {
+    out = contiguous_strides(new_shape);
+    return true;
+  }
+  int64_t view_d = static_cast<int64_t>(new_shape.size()) - 1;
+  int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
+  int64_t tensor_numel = 1;
+  int64_t view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    tensor_numel *= shape[d];
+    if (d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel *= new_shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (d > 0) {
+        chunk_base_stride = strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
 }  // namespace
 
 Tensor contiguous(const Tensor& x) {
@@ -67,8 +100,13 @@ Tensor reshape(const Tensor& x, const Shape& requested) {
   if (static_cast<int>(shape.size()) > kMaxDims) {
     throw_error(ErrorCode::kInvalidArgument, "Reshape", "too many dimensions");
   }
-  const Tensor source = x.is_contiguous() ? x : contiguous(x);
-  Tensor out = source.as_strided(shape, contiguous_strides(shape), source.offset());
+  // A view whenever the strides allow it (PyTorch's rule), so indexing an int out of a strided
+  // view, squeeze and unsqueeze stay views and writes through them reach the base.
+  Strides view_strides;
+  const bool viewable = x.is_contiguous() || strides_for_view(x.shape(), x.strides(), shape, view_strides);
+  const Tensor source = viewable ? x : contiguous(x);
+  if (x.is_contiguous() || !viewable) view_strides = contiguous_strides(shape);
+  Tensor out = source.as_strided(shape, view_strides, source.offset());
   const Shape input_shape = x.shape();
   record("Reshape", {source}, {out}, [input_shape](const std::vector<Tensor>& g) {
     return std::vector<Tensor>{reshape(g[0], input_shape)};

@@ -161,8 +161,9 @@ def _normalize_index(index, ndim):
         index = (index,)
     if any(i is Ellipsis for i in index):
         pos = index.index(Ellipsis)
-        fill = ndim - (len(index) - 1 - sum(1 for i in index if i is None))
-        index = index[:pos] + (slice(None),) * (fill - pos) + index[pos + 1:]
+        # The ellipsis stands for every dimension the other (non-None) entries leave.
+        used = sum(1 for i in index if i is not None and i is not Ellipsis)
+        index = index[:pos] + (slice(None),) * max(ndim - used, 0) + index[pos + 1:]
     return index
 
 
@@ -257,10 +258,9 @@ def _is_dtype_like(obj):
 
 
 def _repr(self):
-    try:
-        values = np.array2string(self._numpy(), separator=", ", prefix="tensor(")
-    except TypeError:
-        values = np.array2string(_C.cast(self, "float32")._numpy(), separator=", ", prefix="tensor(")
+    # bfloat16 prints through float32: NumPy formats ml_dtypes' bfloat16 like an integer ("1").
+    plain = self if self._dtype_name != "bfloat16" else _C.cast(_C.detach(self), "float32")
+    values = np.array2string(plain._numpy(), separator=", ", prefix="tensor(")
     extras = [f"dtype={self._dtype_name}"]
     if self._device_type != "CPU" or self._device_index != 0:
         extras.append(f"device='{self._device_name}'")
@@ -326,8 +326,7 @@ def _install():
     T.device = property(lambda self: _device_class(self._device_name))
     T.size = lambda self, dim=None: tuple(self.shape) if dim is None else self.shape[dim]
     T.dim = lambda self: self.ndim
-    T.reshape = lambda self, *shape: _C.reshape(self, _shape_arg(shape) if shape and not (
-        len(shape) == 1 and isinstance(shape[0], (list, tuple))) else list(shape[0]))
+    T.reshape = lambda self, *shape: _C.reshape(self, _shape_arg(shape))
     T.view = T.reshape
     T.flatten = lambda self: _C.reshape(self, [-1])
     T.permute = lambda self, *dims: _C.permute(self, list(dims[0]) if len(dims) == 1 and isinstance(
