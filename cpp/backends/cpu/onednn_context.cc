@@ -5,6 +5,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <list>
 #include <mutex>
