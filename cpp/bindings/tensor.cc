@@ -257,7 +257,13 @@ void init_tensor(py::module_& m) {
       }
       return arg_reduce(kind, x, axis.cast<int64_t>(), keepdims);
     }
-    return reduce(kind, x, as_axes(axis), keepdims);
+    const std::vector<int64_t> axes = as_axes(axis);
+    // axis=[] reduces nothing (NumPy, TF); the C++ frontend reads no axes as "all axes".
+    if (axes.empty() && !axis.is_none()) {
+      const bool counts = kind == ReduceOp::kSum && (x.dtype() == DType::kBool || x.dtype() == DType::kUInt8);
+      return counts ? cast(x, DType::kInt64) : clone(x);
+    }
+    return reduce(kind, x, axes, keepdims);
   }, py::arg("op"), py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
   m.def("matmul", &matmul);
   m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {

@@ -39,6 +39,11 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, bo
   if (op == ReduceOp::kArgMax || op == ReduceOp::kArgMin) {
     throw_error(ErrorCode::kInternal, name, "use arg_reduce for argmax/argmin");
   }
+  // Sums of bool and uint8 count in int64, as NumPy and torch do (a bool sum would saturate at
+  // true and a uint8 sum wrap at 256).
+  if (op == ReduceOp::kSum && (x.dtype() == DType::kBool || x.dtype() == DType::kUInt8)) {
+    return reduce(op, cast(x, DType::kInt64), axes, keepdims);
+  }
   uint32_t mask = 0;
   if (axes.empty()) {
     for (int d = 0; d < x.ndim(); ++d) mask |= 1u << d;

@@ -301,6 +301,8 @@ def _install():
     T.__truediv__ = _binary("div")
     T.__rtruediv__ = _binary("div", reflected=True)
     T.__matmul__ = _matmul
+    # ndarray (op) tensor defers to the tensor's reflected operator and gives a tensor, as torch.
+    T.__array_priority__ = 1000
     T.__rmatmul__ = _rmatmul
     T.__neg__ = lambda self: _C.unary("neg", self)
     T.__abs__ = lambda self: _C.unary("abs", self)

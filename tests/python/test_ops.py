@@ -1,0 +1,510 @@
+"""Op forwards from Python against NumPy float64 references: every element-wise op and
+reduction (float32, float16, bfloat16 with stated tolerances, strided views, integer dtypes
+where supported), broadcasting and its shape errors, matmul (2-D, 1-D promotion, batched with
+broadcast batch dims, transposed operands, error text), the course's sigmoid(W.x) example, and
+the placement log."""
+import math
+
+import numpy as np
+import pytest
+
+import gpuaccel
+from gpuaccel import _C
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+# Relative tolerances against float64 computed from the same (rounded) inputs. Each result is
+# computed in float32 and rounded once to the storage type: half an ulp of the type, plus a few
+# float32 ulps of the function itself.
+RTOL = {"float32": 2e-6, "float16": 1e-3, "bfloat16": 8e-3}
+FLOAT_DTYPES = list(NP)
+CPU0_FULL = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def rnd(shape, seed=0, low=-3.0, high=3.0, dtype="float32"):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(low, high, shape).astype(np.float32).astype(NP[dtype])
+
+
+def f64(a):
+    return np.asarray(a).astype(np.float32).astype(np.float64)
+
+
+def check(got, expected, dtype, atol_scale=0.0):
+    """`got` (a tensor) against a float64 reference: relative tolerance of `dtype`, and an
+    absolute one of the same size times `atol_scale` (for outputs that cross zero)."""
+    assert got.dtype == gpuaccel.as_dtype(dtype)
+    expected = np.asarray(expected, np.float64)
+    got = f64(got.numpy())
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=RTOL[dtype], atol=RTOL[dtype] * atol_scale + 1e-30)
+
+
+def erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+UNARY = {
+    # name: (reference, input range)
+    "neg": (lambda x: -x, (-3, 3)),
+    "exp": (np.exp, (-5, 5)),
+    "log": (np.log, (0.01, 10)),
+    "sqrt": (np.sqrt, (0.0, 10)),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), (0.05, 10)),
+    "abs": (np.abs, (-3, 3)),
+    "square": (np.square, (-3, 3)),
+    "reciprocal": (lambda x: 1 / x, (0.1, 5)),
+    "relu": (lambda x: np.maximum(x, 0), (-3, 3)),
+    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-8, 8)),
+    "tanh": (np.tanh, (-4, 4)),
+    "gelu": (lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))), (-4, 4)),
+}
+
+
+def apply_unary(name, t):
+    if name == "neg":
+        return -t
+    if name == "abs":
+        return abs(t)
+    if name == "gelu":
+        return _C.unary("gelu", t)
+    return getattr(t, name)()
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_forward(name, dtype):
+    ref, (low, high) = UNARY[name]
+    a = rnd((7, 33), seed=1, low=low, high=high, dtype=dtype)
+    t = gpuaccel.tensor(a)
+    expected = ref(f64(a))
+    # Functions near zero (tanh, gelu, sigmoid's flat tails) are compared in absolute terms
+    # at the scale of the output.
+    check(apply_unary(name, t), expected, dtype, atol_scale=np.max(np.abs(expected)))
+    # Tight relative check elementwise where the output is not tiny.
+    got = f64(apply_unary(name, t).numpy())
+    big = np.abs(expected) > 1e-2
+    np.testing.assert_allclose(got[big], expected[big], rtol=RTOL[dtype] * (2 if dtype == "float32" else 1))
+    # A strided (transposed) input gives the transposed result.
+    np.testing.assert_array_equal(apply_unary(name, t.T).numpy(), apply_unary(name, t).numpy().T)
+
+
+def test_unary_special_values():
+    t = gpuaccel.tensor(np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32))
+    with np.errstate(all="ignore"):
+        x = t.numpy().astype(np.float64)
+        np.testing.assert_array_equal(t.exp().numpy(), np.exp(x).astype(np.float32))
+        np.testing.assert_array_equal(t.sqrt().numpy()[[0, 2]], [0.0, np.inf])
+        assert np.isnan(t.sqrt().numpy()[3])
+        assert t.log().numpy()[0] == -np.inf
+        np.testing.assert_array_equal(t.relu().numpy()[:4], [0, 0, np.inf, 0])
+        np.testing.assert_array_equal(t.sigmoid().numpy()[2:4], [1.0, 0.0])
+        np.testing.assert_array_equal(t.tanh().numpy()[2:4], [1.0, -1.0])
+        assert np.all(np.isnan([t.exp().numpy()[4], t.tanh().numpy()[4], t.sigmoid().numpy()[4]]))
+    # Large |x| keeps sigmoid finite and in [0, 1].
+    big = gpuaccel.tensor([-100.0, 100.0, -1000.0]).sigmoid().numpy()
+    assert np.all(np.isfinite(big)) and big[1] == 1.0 and big[0] >= 0.0
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_unary(dtype):
+    a = np.arange(-5, 6).astype(dtype)
+    t = gpuaccel.tensor(a)
+    np.testing.assert_array_equal((-t).numpy(), -a)
+    np.testing.assert_array_equal(abs(t).numpy(), np.abs(a))
+    assert (-t).dtype == gpuaccel.as_dtype(dtype)
+    with pytest.raises(ValueError):
+        t.exp()
+
+
+BINARY = {
+    "add": (lambda a, b: a + b, lambda x, y: x + y),
+    "sub": (lambda a, b: a - b, lambda x, y: x - y),
+    "mul": (lambda a, b: a * b, lambda x, y: x * y),
+    "div": (lambda a, b: a / b, lambda x, y: x / y),
+    "pow": (lambda a, b: a ** b, lambda x, y: np.power(x, y)),
+    "maximum": (gpuaccel.math.maximum, np.maximum),
+    "minimum": (gpuaccel.math.minimum, np.minimum),
+}
+
+
+def binary_inputs(name, shape_a, shape_b, dtype, seed=0):
+    a = rnd(shape_a, seed=seed, dtype=dtype)
+    b = rnd(shape_b, seed=seed + 100, dtype=dtype)
+    if name == "div":
+        b = (np.sign(f64(b)) * (np.abs(f64(b)) + 0.5)).astype(np.float32).astype(NP[dtype])
+    if name == "pow":
+        a = rnd(shape_a, seed=seed, low=0.1, high=3.0, dtype=dtype)
+        b = rnd(shape_b, seed=seed + 100, low=-2.0, high=2.0, dtype=dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("name", list(BINARY))
+@pytest.mark.parametrize("shapes", [((4, 5), (4, 5)), ((4, 5), (5,)), ((4, 1), (1, 5)),
+                                    ((2, 3, 4), (3, 1)), ((), (3, 2)), ((6,), ()),
+                                    ((2, 1, 3, 1), (4, 1, 5))])
+def test_binary_forward_with_broadcasting(name, dtype, shapes):
+    op, ref = BINARY[name]
+    a, b = binary_inputs(name, *shapes, dtype)
+    expected = ref(f64(a), f64(b))
+    got = op(gpuaccel.tensor(a), gpuaccel.tensor(b))
+    assert got.shape == np.broadcast_shapes(*shapes)
+    check(got, expected, dtype)
+    np.testing.assert_allclose(f64(got.numpy()), expected, rtol=RTOL[dtype] * 2, atol=1e-30)
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_on_strided_views(name):
+    op, ref = BINARY[name]
+    a, b = binary_inputs(name, (6, 8), (8, 6), "float32", seed=3)
+    ta, tb = gpuaccel.tensor(a), gpuaccel.tensor(b)
+    got = op(ta[::2, 1:], tb.T[1::2, 1:])
+    expected = ref(f64(a)[::2, 1:], f64(b).T[1::2, 1:])
+    np.testing.assert_allclose(f64(got.numpy()), expected, rtol=2e-6)
+
+
+def test_python_scalars_and_reflected_operators():
+    a = rnd((3, 4), seed=4)
+    t = gpuaccel.tensor(a)
+    x = f64(a)
+    cases = [(t + 2, x + 2), (2 + t, 2 + x), (t - 1.5, x - 1.5), (1.5 - t, 1.5 - x),
+             (t * 3, x * 3), (3 * t, 3 * x), (t / 4, x / 4), (1 / (t + 10), 1 / (x + 10)),
+             (abs(t) ** 2, np.abs(x) ** 2), (2 ** t, 2 ** x), (t * t, x * x),
+             (t + np.float32(1), x + 1), (t + a, x + x), (a * t, x * x)]
+    for got, expected in cases:
+        assert isinstance(got, gpuaccel.Tensor)
+        assert got.dtype == gpuaccel.float32
+        np.testing.assert_allclose(f64(got.numpy()), expected, rtol=2e-6, atol=1e-6)
+    h = gpuaccel.tensor(a, dtype="float16")
+    assert (h * 2).dtype == gpuaccel.float16
+    assert (2.5 + h).dtype == gpuaccel.float16
+
+
+def test_comparisons_give_bool():
+    a, b = rnd((5, 6), seed=5), rnd((6,), seed=6)
+    ta, tb = gpuaccel.tensor(a), gpuaccel.tensor(b)
+    for got, expected in ((ta > tb, a > b), (ta < tb, a < b), (ta > 0, a > 0), (ta < 0.5, a < 0.5),
+                          (_C.binary("equal", ta, ta), np.ones((5, 6), bool))):
+        assert got.dtype == gpuaccel.bool
+        np.testing.assert_array_equal(got.numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_binary(dtype):
+    rng = np.random.default_rng(7)
+    a = rng.integers(-100, 100, (4, 5)).astype(dtype)
+    b = rng.integers(-100, 100, (5,)).astype(dtype)
+    ta, tb = gpuaccel.tensor(a), gpuaccel.tensor(b)
+    np.testing.assert_array_equal((ta + tb).numpy(), a + b)
+    np.testing.assert_array_equal((ta - tb).numpy(), a - b)
+    np.testing.assert_array_equal((ta * tb).numpy(), a * b)
+    np.testing.assert_array_equal(gpuaccel.math.maximum(ta, tb).numpy(), np.maximum(a, b))
+    np.testing.assert_array_equal(gpuaccel.math.minimum(ta, tb).numpy(), np.minimum(a, b))
+    np.testing.assert_array_equal((ta > tb).numpy(), a > b)
+    assert (ta + tb).dtype == gpuaccel.as_dtype(dtype)
+    with pytest.raises(ValueError, match="float"):
+        ta / tb
+
+
+def test_mixed_dtypes_are_an_error_naming_both():
+    a = gpuaccel.ones(3)
+    b = gpuaccel.ones(3, dtype="float16")
+    with pytest.raises(ValueError, match="float32.*float16"):
+        a + b
+
+
+@pytest.mark.parametrize("shape_a,shape_b", [((2, 3), (4,)), ((2, 3), (3, 2)), ((5, 4, 3), (2, 3)),
+                                             ((3,), (4,))])
+def test_broadcast_shape_errors_name_both_shapes(shape_a, shape_b):
+    a, b = gpuaccel.zeros(*shape_a), gpuaccel.zeros(*shape_b)
+    for op in (lambda: a + b, lambda: a * b, lambda: gpuaccel.math.maximum(a, b), lambda: a > b):
+        with pytest.raises(ValueError) as info:
+            op()
+        message = str(info.value)
+        for shape in (shape_a, shape_b):
+            spelled = [str(list(shape)), str(tuple(shape)), "(" + ",".join(map(str, shape)) + ")",
+                       "[" + ",".join(map(str, shape)) + "]"]
+            assert any(s in message for s in spelled), (message, shape)
+
+
+def test_empty_tensors_broadcast_and_compute():
+    a = gpuaccel.zeros(0, 3)
+    assert (a + gpuaccel.ones(3)).shape == (0, 3)
+    assert a.exp().shape == (0, 3)
+    np.testing.assert_array_equal(a.sum(axis=0).numpy(), np.zeros(3, np.float32))
+    assert a.sum().item() == 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+
+REDUCTIONS = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "max": np.max,
+    "min": np.min,
+}
+AXES = [None, 0, 1, 2, -1, (0, 2), (1, 2), (0, 1, 2), (-3, -1)]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+@pytest.mark.parametrize("axis", AXES, ids=repr)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions_forward(name, dtype, axis, keepdims):
+    a = rnd((5, 6, 7), seed=8, dtype=dtype)
+    t = gpuaccel.tensor(a)
+    expected = REDUCTIONS[name](f64(a), axis=axis, keepdims=keepdims)
+    got = getattr(t, name)(axis=axis, keepdims=keepdims)
+    assert got.shape == np.shape(expected)
+    if name in ("max", "min"):
+        np.testing.assert_array_equal(f64(got.numpy()), expected)  # exact
+        return
+    # Sums: the error bound is in terms of the sum of |x| over the reduced elements.
+    abs_sum = np.sum(np.abs(f64(a)), axis=axis, keepdims=keepdims)
+    if name == "mean":
+        abs_sum = abs_sum / (f64(a).size / np.size(expected))
+    err = np.abs(f64(got.numpy()) - expected)
+    bound = RTOL[dtype] * (np.abs(expected) + abs_sum * (1e-2 if dtype == "float32" else 1.0))
+    assert np.all(err <= bound + 1e-30), (err.max(), bound.min())
+
+
+def test_reduction_aliases_and_tf_names():
+    a = rnd((4, 5), seed=9)
+    t = gpuaccel.tensor(a)
+    np.testing.assert_allclose(t.sum(dim=1, keepdim=True).numpy(), a.sum(1, keepdims=True), rtol=2e-6)
+    np.testing.assert_allclose(gpuaccel.math.reduce_sum(t, axis=0).numpy(), a.sum(0), rtol=2e-6)
+    np.testing.assert_allclose(gpuaccel.math.reduce_mean(t).numpy(), f64(a).mean(), rtol=2e-6)
+    np.testing.assert_array_equal(gpuaccel.math.reduce_max(t, axis=[0, 1]).numpy(), a.max())
+    np.testing.assert_array_equal(gpuaccel.math.reduce_min(t, 1, True).numpy(), a.min(1, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + ["int32", "int64"])
+def test_argmax_argmin(dtype):
+    rng = np.random.default_rng(10)
+    a = rng.permutation(6 * 7 * 8).reshape(6, 7, 8).astype(np.float32)
+    if dtype in ("float16", "bfloat16"):
+        a = rng.permutation(200)[:6 * 7 * 8 // 2].repeat(2)[: 6 * 7 * 8].reshape(6, 7, 8)  # ties
+        a = a.astype(np.float32) / 4
+    a = a.astype(NP.get(dtype, dtype))
+    t = gpuaccel.tensor(a)
+    for axis in (0, 1, 2, -1):
+        for fn, ref in (("argmax", np.argmax), ("argmin", np.argmin)):
+            got = getattr(t, fn)(axis=axis)
+            assert got.dtype == gpuaccel.int64
+            # NumPy picks the first of tied extremes, as TF and torch do.
+            np.testing.assert_array_equal(got.numpy(), ref(a, axis=axis))
+            kept = getattr(t, fn)(dim=axis, keepdim=True)
+            np.testing.assert_array_equal(kept.numpy(), np.expand_dims(ref(a, axis=axis), axis))
+    assert t.argmax().item() == np.argmax(a)
+    assert t.argmin().item() == np.argmin(a)
+    np.testing.assert_array_equal(gpuaccel.math.argmax(t).numpy(), np.argmax(a, axis=0))
+    np.testing.assert_array_equal(gpuaccel.math.argmin(t, axis=2).numpy(), np.argmin(a, axis=2))
+
+
+def test_reductions_of_strided_views():
+    a = rnd((8, 9, 10), seed=11)
+    t = gpuaccel.tensor(a)
+    views = [(t.permute(2, 0, 1), a.transpose(2, 0, 1)), (t[::2, 1:, ::3], a[::2, 1:, ::3]),
+             (t.T, a.T)]
+    for v, ref in views:
+        for axis in (None, 0, 1, 2, (0, 2)):
+            np.testing.assert_allclose(v.sum(axis=axis).numpy(), f64(ref).sum(axis=axis), rtol=1e-5, atol=1e-5)
+            np.testing.assert_array_equal(v.max(axis=axis).numpy(), ref.max(axis=axis))
+        np.testing.assert_array_equal(v.argmax(axis=1).numpy(), ref.argmax(axis=1))
+
+
+def test_large_sum_accuracy():
+    # 2^20 elements: a naive float32 running sum drifts; we need about float32 rounding of the
+    # true value.
+    gpuaccel.random.set_seed(0)
+    t = gpuaccel.rand(1 << 20)
+    a = f64(t.numpy())
+    np.testing.assert_allclose(t.sum().item(), a.sum(), rtol=1e-5)
+    np.testing.assert_allclose(t.mean().item(), a.mean(), rtol=1e-5)
+    h = t.to("bfloat16")
+    np.testing.assert_allclose(f64(h.sum().numpy()), f64(h.numpy()).sum(), rtol=8e-3)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_sum_and_max(dtype):
+    a = np.arange(24).reshape(2, 3, 4).astype(dtype)
+    t = gpuaccel.tensor(a)
+    np.testing.assert_array_equal(t.sum(axis=1).numpy(), a.sum(axis=1))
+    np.testing.assert_array_equal(t.max(axis=(0, 2)).numpy(), a.max(axis=(0, 2)))
+    assert t.sum().dtype == gpuaccel.as_dtype(dtype)
+
+
+def test_reduction_errors():
+    t = gpuaccel.zeros(2, 3)
+    with pytest.raises(ValueError):
+        t.sum(axis=2)
+    with pytest.raises(ValueError):
+        t.sum(axis=(0, 0))
+    with pytest.raises(ValueError):
+        gpuaccel.zeros(0, 3).max(axis=0)
+    with pytest.raises(ValueError):
+        t.argmax(axis=-3)
+
+
+# ---------------------------------------------------------------------------------------------
+# matmul
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)),
+    ((1, 1), (1, 1)),
+    ((4,), (4, 3)),          # 1-D a: row vector, dim removed
+    ((3, 4), (4,)),          # 1-D b: column vector, dim removed
+    ((4,), (4,)),            # dot product: 0-d
+    ((2, 3, 4), (2, 4, 5)),  # batched
+    ((2, 3, 4), (4, 5)),     # batched a, shared b
+    ((3, 4), (2, 4, 5)),     # shared a, batched b
+    ((2, 1, 3, 4), (5, 4, 6)),  # broadcast batch dims
+    ((1, 3, 4), (7, 4, 2)),
+    ((6, 1, 2, 3), (1, 5, 3, 2)),
+    ((2, 3, 4), (4,)),
+    ((4,), (2, 4, 3)),
+    ((0, 3), (3, 4)),
+    ((3, 0), (0, 4)),        # k = 0: zeros
+    ((65, 129), (129, 33)),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape_a,shape_b", MATMUL_SHAPES, ids=repr)
+def test_matmul_against_numpy(shape_a, shape_b, dtype):
+    a = rnd(shape_a, seed=12, low=-1, high=1, dtype=dtype)
+    b = rnd(shape_b, seed=13, low=-1, high=1, dtype=dtype)
+    expected = np.matmul(f64(a), f64(b))
+    ta, tb = gpuaccel.tensor(a), gpuaccel.tensor(b)
+    for got in (ta @ tb, gpuaccel.matmul(ta, tb), ta.matmul(tb)):
+        assert got.shape == expected.shape
+        assert got.dtype == gpuaccel.as_dtype(dtype)
+        # Error bound of an inner product: rounding of the output plus accumulation error
+        # against sum |a||b| (f32 accumulation for every dtype).
+        k = shape_a[-1]
+        abs_prod = np.matmul(np.abs(f64(a)), np.abs(f64(b)))
+        bound = RTOL[dtype] * np.abs(expected) + (k * 1.2e-7 + (2e-6 if dtype == "float32" else RTOL[dtype])) * abs_prod
+        assert np.all(np.abs(f64(got.numpy()) - expected) <= bound + 1e-30)
+
+
+@pytest.mark.parametrize("ta_,tb_", [(False, True), (True, False), (True, True)])
+def test_matmul_transposed_operands(ta_, tb_):
+    a = rnd((5, 7), seed=14)
+    b = rnd((7, 6), seed=15)
+    A = gpuaccel.tensor(np.ascontiguousarray(a.T)).T if ta_ else gpuaccel.tensor(a)
+    B = gpuaccel.tensor(np.ascontiguousarray(b.T)).T if tb_ else gpuaccel.tensor(b)
+    assert A.is_contiguous() != ta_ and B.is_contiguous() != tb_
+    np.testing.assert_allclose(f64((A @ B).numpy()), f64(a) @ f64(b), rtol=1e-5, atol=1e-5)
+    # Batched with transposed inner matrices and a sliced batch.
+    x = rnd((4, 3, 5), seed=16)
+    y = rnd((4, 6, 5), seed=17)
+    X, Y = gpuaccel.tensor(x), gpuaccel.tensor(y)
+    np.testing.assert_allclose(f64((X @ Y.transpose(-1, -2)).numpy()), f64(x) @ f64(y).transpose(0, 2, 1),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(f64((X[::2] @ Y[1::2].transpose(1, 2)).numpy()),
+                               f64(x)[::2] @ f64(y)[1::2].transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(f64((X.permute(1, 0, 2) @ Y.permute(1, 2, 0)[0]).numpy()),
+                               f64(x).transpose(1, 0, 2) @ f64(y).transpose(1, 2, 0)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_error_text():
+    a, b = gpuaccel.zeros(2, 3), gpuaccel.zeros(4, 5)
+    with pytest.raises(ValueError) as info:
+        a @ b
+    assert "[matmul] shapes (2,3) and (4,5) are not aligned: 3 != 4" in str(info.value)
+    with pytest.raises(ValueError, match=r"shapes \(3,\) and \(4,\) are not aligned: 3 != 4"):
+        gpuaccel.zeros(3) @ gpuaccel.zeros(4)
+    with pytest.raises(ValueError):
+        gpuaccel.zeros(2, 3, 4) @ gpuaccel.zeros(3, 4, 5)  # batch 2 vs 3
+    with pytest.raises(ValueError):
+        gpuaccel.tensor(2.0) @ gpuaccel.zeros(2)
+    with pytest.raises(ValueError):
+        gpuaccel.zeros(2, 2, dtype="int32") @ gpuaccel.zeros(2, 2, dtype="int32")
+
+
+def test_matmul_with_numpy_operand():
+    a = rnd((3, 4), seed=18)
+    b = rnd((4, 2), seed=19)
+    np.testing.assert_allclose((gpuaccel.tensor(a) @ b).numpy(), f64(a) @ f64(b), rtol=1e-5, atol=1e-6)
+    reflected = a @ gpuaccel.tensor(b)  # ndarray @ tensor is a tensor, as in torch
+    assert isinstance(reflected, gpuaccel.Tensor)
+    np.testing.assert_allclose(reflected.numpy(), f64(a) @ f64(b), rtol=1e-5, atol=1e-6)
+    assert isinstance(a + gpuaccel.tensor(a), gpuaccel.Tensor)
+    assert isinstance(a > gpuaccel.tensor(a), gpuaccel.Tensor)
+
+
+def test_linear_with_bias():
+    x, w, b = rnd((4, 3), seed=20), rnd((3, 5), seed=21), rnd((5,), seed=22)
+    got = _C.linear(gpuaccel.tensor(x), gpuaccel.tensor(w), gpuaccel.tensor(b))
+    np.testing.assert_allclose(got.numpy(), f64(x) @ f64(w) + f64(b), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError):
+        _C.linear(gpuaccel.tensor(x), gpuaccel.tensor(w), gpuaccel.zeros(4))
+
+
+def test_course_example_sigmoid_of_W_x():
+    W = gpuaccel.tensor([[1, -2, 2], [2, 1, -4], [1, -1, 0]], dtype="float32")
+    x = gpuaccel.tensor([0.5, 0.9, -0.3])
+    y = (W @ x).sigmoid()
+    assert y.shape == (3,)
+    np.testing.assert_array_equal(np.round(y.numpy(), 2), np.array([0.13, 0.96, 0.40], np.float32))
+    z = gpuaccel.math.sigmoid(gpuaccel.matmul(W, gpuaccel.tensor([[0.5], [0.9], [-0.3]])))
+    assert z.shape == (3, 1)
+    np.testing.assert_array_equal(np.round(z.numpy()[:, 0], 2), np.array([0.13, 0.96, 0.40], np.float32))
+
+
+# ---------------------------------------------------------------------------------------------
+# placement log
+
+def test_placement_log_names_the_ops(capfd):
+    a = gpuaccel.ones(2, 3)
+    b = gpuaccel.ones(3, 2)
+    capfd.readouterr()
+    gpuaccel.debugging.set_log_device_placement(True)
+    try:
+        a @ b
+        a + a
+        a.exp()
+        a.sum()
+    finally:
+        gpuaccel.debugging.set_log_device_placement(False)
+    a @ b
+    err = capfd.readouterr().err
+    assert err.count("Executing op MatMul in device " + CPU0_FULL) == 1
+    for op in ("AddV2", "Exp", "Sum"):
+        assert f"Executing op {op} in device {CPU0_FULL}" in err
+
+
+def test_sums_of_bool_and_uint8_count_in_int64():
+    b = gpuaccel.tensor(np.ones((300, 2), bool))
+    s = b.sum()
+    assert s.dtype == gpuaccel.int64 and s.item() == 600
+    np.testing.assert_array_equal(b.sum(axis=0).numpy(), [300, 300])
+    u = gpuaccel.tensor(np.full(300, 200, np.uint8))
+    assert u.sum().item() == 60000
+    # A comparison counted: how many elements are positive.
+    a = rnd((50, 40), seed=30)
+    assert (gpuaccel.tensor(a) > 0).sum().item() == int((a > 0).sum())
+
+
+def test_reducing_over_no_axes_is_the_identity():
+    a = rnd((2, 3), seed=31)
+    t = gpuaccel.tensor(a)
+    for name in ("sum", "mean", "max", "min"):
+        got = getattr(t, name)(axis=[])
+        assert got.shape == (2, 3)
+        np.testing.assert_array_equal(got.numpy(), getattr(np, name)(a, axis=()))
+        assert not got._shares_storage_with(t)
+    np.testing.assert_array_equal(gpuaccel.math.reduce_sum(t, axis=()).numpy(), a)
+
+
+def test_pow_of_negative_bases_with_integer_exponents():
+    a = np.array([-3.0, -0.5, 0.0, 2.0], np.float32)
+    t = gpuaccel.tensor(a)
+    np.testing.assert_array_equal((t ** 2).numpy(), a ** 2)
+    np.testing.assert_array_equal((t ** 3).numpy(), a ** 3)
+    np.testing.assert_allclose((t ** -1.0).numpy()[[0, 1, 3]], 1 / a[[0, 1, 3]], rtol=1e-7)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(np.isnan((t ** 0.5).numpy()), np.isnan(a ** 0.5))
