@@ -183,7 +183,9 @@ void init_tensor(py::module_& m) {
       .def("_shares_storage_with", [](const Tensor& a, const Tensor& b) {
         return a.storage() == b.storage();
       })
-      .def_property("requires_grad", [](const Tensor& t) { return t.impl()->requires_grad; },
+      // torch: results of recorded ops require grad too (they have a grad_fn).
+      .def_property("requires_grad",
+                    [](const Tensor& t) { return t.impl()->requires_grad || t.impl()->grad_fn != nullptr; },
                     [](Tensor& t, bool value) {
                       if (value && !is_floating(t.dtype())) {
                         throw_error(ErrorCode::kRuntime, "requires_grad",

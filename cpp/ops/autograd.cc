@@ -94,6 +94,7 @@ void record(const std::string& name, const std::vector<Tensor>& inputs,
             const std::vector<Tensor>& outputs, Node::BackwardFn backward) {
   if (!t_grad_mode || !any_needs_grad(inputs)) return;
   auto node = std::make_shared<Node>(name, inputs, std::move(backward));
+  for (const Tensor& t : inputs) node->input_needs_grad().push_back(needs_grad(t));
   for (size_t i = 0; i < outputs.size(); ++i) {
     node->outputs().push_back(outputs[i].impl_ptr());
     outputs[i].impl()->grad_fn = node;
@@ -185,7 +186,7 @@ std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
     const std::vector<Tensor> input_grads = node->backward(grad_outputs);
     for (size_t i = 0; i < node->inputs().size() && i < input_grads.size(); ++i) {
       const Tensor& input = node->inputs()[i];
-      if (input_grads[i].defined() && needs_grad(input)) {
+      if (input_grads[i].defined() && node->input_needs_grad()[i]) {
         accumulate(grads, input.impl(), input_grads[i]);
       }
     }

@@ -23,6 +23,10 @@ class Node {
 
   const std::string& name() const { return name_; }
   const std::vector<Tensor>& inputs() const { return inputs_; }
+  // Whether input i needed a gradient when the op ran (it required grad, had a grad_fn or was
+  // watched by a tape then). Gradients flow only along those edges, even after the tape that
+  // watched an input has stopped recording (TF: tape.gradient is called after `with`).
+  std::vector<bool>& input_needs_grad() { return input_needs_grad_; }
   std::vector<std::weak_ptr<TensorImpl>>& outputs() { return outputs_; }
   // Gradients for each input (undefined where an input gets none), given one gradient per
   // output (undefined outputs were not reached: treat them as zero).
@@ -33,6 +37,7 @@ class Node {
  private:
   std::string name_;
   std::vector<Tensor> inputs_;
+  std::vector<bool> input_needs_grad_;
   std::vector<std::weak_ptr<TensorImpl>> outputs_;
   BackwardFn backward_;
 };

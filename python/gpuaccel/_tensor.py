@@ -392,6 +392,9 @@ class GradientTape:
         return False
 
     def watch(self, tensor):
+        if self._id is None:
+            raise RuntimeError("[GradientTape.watch] the tape is not recording; call watch() "
+                               "inside its `with` block")
         for t in (tensor if isinstance(tensor, (list, tuple)) else [tensor]):
             _C.tape_watch(self._id, t)
 
