@@ -208,6 +208,15 @@ def _getitem(self, index):
 
 
 def _setitem(self, index, value):
+    # Assignment is not recorded by autograd, so refuse it where it would silently give wrong
+    # gradients (torch raises for a leaf that requires grad; we cannot version saved tensors).
+    if _C.grad_mode_enabled():
+        if self.requires_grad:
+            raise RuntimeError("a tensor that requires grad (or is part of a graph) cannot be "
+                               "assigned to in place; do it under `with gpuaccel.no_grad():`")
+        if isinstance(value, Tensor) and value.requires_grad:
+            raise RuntimeError("assigning a tensor that requires grad into another is not "
+                               "differentiable here; use value.detach()")
     target = _getitem(self, index)
     _C.copy_into(_operand(value, self) if not isinstance(value, Tensor) else value, target)
 
@@ -359,7 +368,17 @@ _install()
 # ---- autograd front doors ----
 
 class no_grad:
-    """``with gpuaccel.no_grad():`` — ops inside record no gradients (torch.no_grad)."""
+    """``with gpuaccel.no_grad():`` — ops inside record no gradients (torch.no_grad); also a
+    decorator (``@gpuaccel.no_grad()``)."""
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+        return wrapper
 
     def __enter__(self):
         self._previous = _C.grad_mode_enabled()

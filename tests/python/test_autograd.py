@@ -11,6 +11,7 @@ import pytest
 
 import gpuaccel
 from gpuaccel import _C
+from runtime_fixtures import fresh_runtime  # noqa: F401
 
 RTOL = 2e-4   # float32 gradients against float64 finite differences
 ATOL = 2e-5
@@ -334,12 +335,67 @@ def test_no_grad_records_nothing_and_restores():
         y.sum().backward()
 
 
-def test_setitem_into_a_leaf_view_under_no_grad_updates_in_place():
+def test_setitem_into_a_leaf_under_no_grad_updates_in_place():
     w = gpuaccel.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (w * w).sum().backward()
     with gpuaccel.no_grad():
-        w.detach()[:] = w.detach() - w.grad * 0.5  # an SGD step
+        w[:] = w - w.grad * 0.5  # an SGD step
     np.testing.assert_allclose(w.detach().numpy(), [0.0, 0.0, 0.0])
+    assert w.requires_grad and w.is_leaf
+
+
+def test_setitem_that_autograd_cannot_follow_is_refused():
+    w = gpuaccel.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="no_grad"):
+        w[0] = 5.0
+    y = w * 2.0
+    with pytest.raises(RuntimeError):
+        y[1] = 0.0  # y is part of a graph
+    buf = gpuaccel.zeros(3)
+    with pytest.raises(RuntimeError, match="detach"):
+        buf[:] = w
+    buf[:] = w.detach()
+    np.testing.assert_array_equal(buf.numpy(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(w.detach().numpy(), [1.0, 2.0, 3.0])
+
+
+def test_no_grad_as_a_decorator():
+    x = gpuaccel.tensor([1.0], requires_grad=True)
+
+    @gpuaccel.no_grad()
+    def step(t):
+        return t * 2.0
+
+    assert not step(x).requires_grad
+    assert (x * 2.0).requires_grad
+
+
+@pytest.mark.parametrize("dtype,rtol", [("bfloat16", 2e-2), ("float16", 2e-3)])
+def test_half_precision_gradients(dtype, rtol):
+    # Gradients flow in the compute dtype (Keras mixed precision); tolerance of that dtype.
+    a, b = rnd((4, 3), seed=40), rnd((3, 5), seed=41)
+    A = gpuaccel.tensor(a, dtype=dtype, requires_grad=True)
+    B = gpuaccel.tensor(b, dtype=dtype, requires_grad=True)
+    ((A @ B).tanh() * 0.5).sum().backward()
+    assert A.grad.dtype == gpuaccel.as_dtype(dtype)
+    a64 = A.detach().to("float32").numpy().astype(np.float64)
+    b64 = B.detach().to("float32").numpy().astype(np.float64)
+    dz = 0.5 * (1 - np.tanh(a64 @ b64) ** 2)
+    np.testing.assert_allclose(A.grad.to("float32").numpy(), dz @ b64.T, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(B.grad.to("float32").numpy(), a64.T @ dz, rtol=rtol, atol=rtol)
+
+
+def test_gradient_through_a_device_copy(fresh_runtime):
+    config = gpuaccel.config
+    config.set_logical_device_configuration(
+        config.list_physical_devices("CPU")[0],
+        [config.LogicalDeviceConfiguration(), config.LogicalDeviceConfiguration()])
+    x = gpuaccel.tensor([1.0, 2.0], requires_grad=True)
+    y = x.to("/CPU:1")
+    assert y._device_index == 1
+    (y * y).sum().backward()
+    assert x.grad._device_index == 0
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
 
 
 # ---------------------------------------------------------------------------------------------
