@@ -751,3 +751,19 @@ def test_random_numbers_are_the_same_on_another_logical_device(fresh_runtime):
         b = gpuaccel.randn(37)
     assert b._device_index == 1
     np.testing.assert_array_equal(b.numpy(), a)
+
+
+def test_creation_edge_cases():
+    e = gpuaccel.tensor([])
+    assert e.shape == (0,) and e.dtype == gpuaccel.float32
+    assert gpuaccel.tensor(np.float64(2.5)).dtype == gpuaccel.float32
+    assert gpuaccel.tensor(3.7, dtype="int32").item() == 3  # truncates, as astype
+    with pytest.raises(ValueError):
+        gpuaccel.tensor(2 ** 70)  # no integer type holds it
+    assert np.isnan(gpuaccel.full((2,), float("nan")).numpy()).all()
+    np.testing.assert_array_equal(gpuaccel.tensor(np.zeros((2, 0), np.float32)).sum(axis=1).numpy(), [0, 0])
+    with pytest.raises(ValueError, match="one-element"):
+        bool(gpuaccel.tensor([1.0, 2.0]))
+    # Large tensors print summarized, with their dtype.
+    r = repr(gpuaccel.arange(5000.0))
+    assert "..." in r and "dtype=float32" in r and len(r) < 400
