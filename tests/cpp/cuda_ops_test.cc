@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/op_kinds.h"
@@ -64,6 +66,10 @@ TEST(CudaBackendAbi2, PoolWorkspaceSizeNeedsNoDevice) {
   ASSERT_EQ(t->pool2d_workspace_bytes(0, &x, &p, &y, &bytes, err, sizeof(err)), GPUACCEL_CUDA_OK) << err;
   EXPECT_GE(bytes, (96 + 24) * 4);  // copies of x and y
   EXPECT_EQ(t->pool2d_workspace_bytes(0, nullptr, &p, &y, &bytes, err, sizeof(err)), GPUACCEL_CUDA_INVALID_ARGUMENT);
+  // Asymmetric max pooling keeps a -inf padded copy of x: (2, 5, 5, 3) here.
+  gpuaccel_pool2d_params q{GPUACCEL_POOL_MAX, 2, 2, 2, 2, 0, 1, 0, 1};
+  ASSERT_EQ(t->pool2d_workspace_bytes(0, &x, &q, &y, &bytes, err, sizeof(err)), GPUACCEL_CUDA_OK) << err;
+  EXPECT_GE(bytes, (150 + 24) * 4);
 }
 
 // ---- GPU only ----
@@ -380,6 +386,145 @@ TEST_F(CudaOps, PoolingSoftmaxAndBatchNorm) {
   const std::vector<float> byv = download(by);
   EXPECT_NEAR(byv[0], (1 - 2.5f) / std::sqrt(1.25f + 1e-3f), 1e-4f);
   EXPECT_NEAR(byv[1], 2 * (10 - 25) / std::sqrt(125 + 1e-3f) + 1, 1e-4f);
+}
+
+// Layer norm over the last dimension vs a double loop on the stored (rounded) inputs: biased
+// variance, epsilon inside the sqrt, mean/var (rows,) f32; dgamma/dbeta as column sums. 200 rows
+// take the chunked column-sum path, 3 rows the single-chunk one; C = 37 spans two column blocks.
+TEST_F(CudaOps, LayerNormForwardAndBackwardAgainstADoubleLoop) {
+  const double eps = 1e-3;
+  for (const auto& dims : std::vector<std::pair<int64_t, int64_t>>{{3, 5}, {200, 37}}) {
+    const int64_t rows = dims.first, c = dims.second;
+    std::vector<float> x(rows * c), dy(rows * c), gamma(c), beta(c);
+    for (int64_t i = 0; i < rows * c; ++i) {
+      x[i] = 2.0f * std::sin(0.37f * static_cast<float>(i)) + 0.1f * static_cast<float>(i % 7);
+      dy[i] = std::cos(0.23f * static_cast<float>(i)) - 0.25f;
+    }
+    for (int64_t j = 0; j < c; ++j) {
+      gamma[j] = 0.5f + 0.05f * static_cast<float>(j);
+      beta[j] = -0.3f + 0.02f * static_cast<float>(j);
+    }
+    for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + " dtype " + std::to_string(static_cast<int>(dt)));
+      const TensorView dx_in = upload({rows, c}, x, dt), ddy = upload({rows, c}, dy, dt);
+      const TensorView dg = upload({c}, gamma), db = upload({c}, beta);
+      const TensorView y = view({rows, c}, dt), mean = view({rows}), var = view({rows});
+      ASSERT_EQ(t_->layer_norm_forward(0, &dx_in, &dg, &db, eps, &y, &mean, &var, err_, sizeof(err_)), 0) << err_;
+      const TensorView gx = view({rows, c}, dt), ggamma = view({c}), gbeta = view({c});
+      ASSERT_EQ(t_->layer_norm_backward(0, &dx_in, &ddy, &dg, &mean, &var, eps, &gx, &ggamma, &gbeta, err_,
+                                        sizeof(err_)),
+                0)
+          << err_;
+      const std::vector<float> xs = download(dx_in), dys = download(ddy);
+      std::vector<float> want_y(rows * c), want_mean(rows), want_var(rows), want_dx(rows * c);
+      std::vector<double> want_dgamma(c, 0.0), want_dbeta(c, 0.0);
+      for (int64_t r = 0; r < rows; ++r) {
+        double m = 0, v = 0;
+        for (int64_t j = 0; j < c; ++j) m += xs[r * c + j];
+        m /= static_cast<double>(c);
+        for (int64_t j = 0; j < c; ++j) v += (xs[r * c + j] - m) * (xs[r * c + j] - m);
+        v /= static_cast<double>(c);
+        const double rstd = 1.0 / std::sqrt(v + eps);
+        double sg = 0, sgx = 0;
+        for (int64_t j = 0; j < c; ++j) {
+          const double xhat = (xs[r * c + j] - m) * rstd;
+          const double g = static_cast<double>(dys[r * c + j]) * gamma[j];
+          want_y[r * c + j] = static_cast<float>(xhat * gamma[j] + beta[j]);
+          sg += g;
+          sgx += g * xhat;
+          want_dgamma[j] += dys[r * c + j] * xhat;
+          want_dbeta[j] += dys[r * c + j];
+        }
+        for (int64_t j = 0; j < c; ++j) {
+          const double xhat = (xs[r * c + j] - m) * rstd;
+          const double g = static_cast<double>(dys[r * c + j]) * gamma[j];
+          want_dx[r * c + j] = static_cast<float>(rstd * (g - sg / c - xhat * sgx / c));
+        }
+        want_mean[r] = static_cast<float>(m);
+        want_var[r] = static_cast<float>(v);
+      }
+      const float tol = dt == DType::kFloat32 ? 1e-4f : dt == DType::kFloat16 ? 2e-3f : 1e-2f;
+      expect_near(download(mean), want_mean, 1e-5f);
+      expect_near(download(var), want_var, 1e-5f);
+      expect_near(download(y), want_y, tol);
+      expect_near(download(gx), want_dx, tol);
+      expect_near(download(ggamma), std::vector<float>(want_dgamma.begin(), want_dgamma.end()), 1e-4f);
+      expect_near(download(gbeta), std::vector<float>(want_dbeta.begin(), want_dbeta.end()), 1e-4f);
+    }
+  }
+}
+
+// Pooling with asymmetric padding (Keras 'same' on odd totals) vs host loops: max ignores the
+// padding, average divides by the number of window elements inside the input.
+TEST_F(CudaOps, AsymmetricMaxAndAveragePoolingAgainstLoops) {
+  struct Case {
+    int64_t h, w, kh, kw, sh, sw, pt, pb, pl, pr;
+  };
+  // (5, 6), window (4, 3), stride (1, 2): pads top 1 / bottom 2, left 0 / right 1.
+  // (5, 4), window (2, 2), stride (2, 2): pads top 0 / bottom 1, left 0 / right 0.
+  const Case cases[] = {{5, 6, 4, 3, 1, 2, 1, 2, 0, 1}, {5, 4, 2, 2, 2, 2, 0, 1, 0, 0}};
+  const int64_t n = 2, c = 3;
+  for (const Case& k : cases) {
+    const int64_t oh = (k.h + k.pt + k.pb - k.kh) / k.sh + 1, ow = (k.w + k.pl + k.pr - k.kw) / k.sw + 1;
+    const int64_t nx = n * k.h * k.w * c, ny = n * oh * ow * c;
+    std::vector<float> x(nx), dy(ny);
+    for (int64_t i = 0; i < nx; ++i) x[i] = static_cast<float>((i * 37) % nx) * 0.01f - 0.7f;  // distinct
+    for (int64_t i = 0; i < ny; ++i) dy[i] = 0.5f + 0.125f * static_cast<float>(i % 11);
+    for (int kind : {GPUACCEL_POOL_MAX, GPUACCEL_POOL_AVERAGE}) {
+      for (DType dt : {DType::kFloat32, DType::kFloat16}) {
+        SCOPED_TRACE("kind " + std::to_string(kind) + " window " + std::to_string(k.kh) + " dtype " +
+                     std::to_string(static_cast<int>(dt)));
+        const gpuaccel_pool2d_params p{kind, k.kh, k.kw, k.sh, k.sw, k.pt, k.pb, k.pl, k.pr};
+        const TensorView dx_in = upload({n, k.h, k.w, c}, x, dt), ddy = upload({n, oh, ow, c}, dy, dt);
+        const TensorView y = view({n, oh, ow, c}, dt), gx = view({n, k.h, k.w, c}, dt);
+        void* ws = nullptr;
+        if (kind == GPUACCEL_POOL_MAX) {
+          int64_t ws_bytes = 0;
+          ASSERT_EQ(t_->pool2d_workspace_bytes(0, &dx_in, &p, &y, &ws_bytes, err_, sizeof(err_)), 0) << err_;
+          ASSERT_EQ(t_->malloc_device(0, ws_bytes, &ws, err_, sizeof(err_)), 0) << err_;
+          allocations_.push_back(ws);
+        }
+        ASSERT_EQ(t_->pool2d_forward(0, &dx_in, &p, &y, ws, err_, sizeof(err_)), 0) << err_;
+        ASSERT_EQ(t_->pool2d_backward(0, &ddy, &p, ws, &gx, err_, sizeof(err_)), 0) << err_;
+        const std::vector<float> xs = download(dx_in), dys = download(ddy);
+        std::vector<float> want_y(ny);
+        std::vector<double> want_dx(nx, 0.0);
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t i = 0; i < oh; ++i)
+            for (int64_t j = 0; j < ow; ++j)
+              for (int64_t ch = 0; ch < c; ++ch) {
+                const int64_t out = ((b * oh + i) * ow + j) * c + ch;
+                double best = -INFINITY, sum = 0;
+                int64_t best_at = -1, count = 0;
+                for (int64_t a = 0; a < k.kh; ++a)
+                  for (int64_t e = 0; e < k.kw; ++e) {
+                    const int64_t ih = i * k.sh - k.pt + a, iw = j * k.sw - k.pl + e;
+                    if (ih < 0 || ih >= k.h || iw < 0 || iw >= k.w) continue;
+                    const int64_t at = ((b * k.h + ih) * k.w + iw) * c + ch;
+                    sum += xs[at];
+                    ++count;
+                    if (xs[at] > best) best = xs[at], best_at = at;
+                  }
+                ASSERT_GT(count, 0);
+                if (kind == GPUACCEL_POOL_MAX) {
+                  want_y[out] = static_cast<float>(best);
+                  want_dx[best_at] += dys[out];
+                } else {
+                  want_y[out] = static_cast<float>(sum / count);
+                  for (int64_t a = 0; a < k.kh; ++a)
+                    for (int64_t e = 0; e < k.kw; ++e) {
+                      const int64_t ih = i * k.sh - k.pt + a, iw = j * k.sw - k.pl + e;
+                      if (ih < 0 || ih >= k.h || iw < 0 || iw >= k.w) continue;
+                      want_dx[((b * k.h + ih) * k.w + iw) * c + ch] += dys[out] / count;
+                    }
+                }
+              }
+        const float tol = dt == DType::kFloat32 ? 1e-5f : 2e-3f;
+        expect_near(download(y), want_y, tol);
+        expect_near(download(gx), std::vector<float>(want_dx.begin(), want_dx.end()), tol);
+      }
+    }
+  }
 }
 
 TEST_F(CudaOps, AsyncCopiesAndEvents) {

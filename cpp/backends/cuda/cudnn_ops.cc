@@ -4,8 +4,9 @@
 // NHWC cuDNN filter is KRSC (F, KH, KW, C): the kernel is transposed into a scratch buffer with
 // the backend's strided copy (and dw transposed back), which costs one small copy per call.
 // cuDNN pads symmetrically only, so asymmetric ('same' with an odd total) convolution padding
-// is done by convolving a zero-padded copy of the input. f16 uses tensor-op math with float32
-// accumulation; f32 uses FMA math (no TF32), so results match the CPU.
+// is done by convolving a zero-padded copy of the input (pooling: see its section). f16 uses
+// tensor-op math with float32 accumulation; f32 uses FMA math (no TF32), so results match the CPU.
+#include <limits>
 #include <string>
 
 #include "backends/cuda/context.h"
@@ -309,31 +310,55 @@ void conv2d_backward_weights(int device, const TensorView& x, const TensorView& 
 }
 
 // ---- pooling ----
+//
+// Asymmetric padding: max pooling runs cuDNN without padding on a copy of x padded with -inf
+// (a padded element never wins a window that holds an input element, as oneDNN ignores padding;
+// only an all -inf window could route its gradient to the padding). For backward the workspace
+// then holds the padded copy instead of x. Average pooling goes to the direct kernels of
+// avg_pool.cu, since a padded copy would count the padding in the divisor.
 
 namespace {
 
 constexpr size_t kAlign = 256;
 size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-void set_pool(const PoolDesc& d, const gpuaccel_pool2d_params& p) {
-  if (p.pad_top != p.pad_bottom || p.pad_left != p.pad_right) {
-    unimplemented("pool2d: asymmetric padding (top " + std::to_string(p.pad_top) + ", bottom " +
-                  std::to_string(p.pad_bottom) + ", left " + std::to_string(p.pad_left) + ", right " +
-                  std::to_string(p.pad_right) + ") is not supported by cuDNN pooling yet on the GPU");
-  }
+bool symmetric(const gpuaccel_pool2d_params& p) {
+  return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
+}
+
+// The pool's padding as convolution parameters, for padded_shape/interior above.
+gpuaccel_conv2d_params pads_of(const gpuaccel_pool2d_params& p) {
+  gpuaccel_conv2d_params q{};
+  q.stride_h = q.stride_w = q.dilation_h = q.dilation_w = 1;
+  q.pad_top = p.pad_top;
+  q.pad_bottom = p.pad_bottom;
+  q.pad_left = p.pad_left;
+  q.pad_right = p.pad_right;
+  return q;
+}
+
+// `padded_input`: x was padded explicitly, so cuDNN pads nothing.
+void set_pool(const PoolDesc& d, const gpuaccel_pool2d_params& p, bool padded_input) {
+  GA_CUDA_REQUIRE(padded_input || symmetric(p), "pool2d: cuDNN pads symmetrically only");
   const cudnnPoolingMode_t mode =
       p.kind == GPUACCEL_POOL_MAX ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+  const int ph = padded_input ? 0 : to_int(p.pad_top, "pad");
+  const int pw = padded_input ? 0 : to_int(p.pad_left, "pad");
   GA_CUDNN_CHECK(cudnnSetPooling2dDescriptor(d.d, mode, CUDNN_PROPAGATE_NAN, to_int(p.window_h, "window"),
-                                             to_int(p.window_w, "window"), to_int(p.pad_top, "pad"),
-                                             to_int(p.pad_left, "pad"), to_int(p.stride_h, "stride"),
+                                             to_int(p.window_w, "window"), ph, pw, to_int(p.stride_h, "stride"),
                                              to_int(p.stride_w, "stride")));
 }
 
+// Max pooling with asymmetric padding reads a padded x (built by the forward pass).
+bool padded_max(const gpuaccel_pool2d_params& p) { return p.kind == GPUACCEL_POOL_MAX && !symmetric(p); }
+
 }  // namespace
 
-int64_t pool2d_workspace_bytes(const TensorView& x, const gpuaccel_pool2d_params& /*p*/, const TensorView& y) {
-  // Copies of x and y: cuDNN's pooling backward reads both.
-  return static_cast<int64_t>(aligned(bytes_of(x)) + bytes_of(y));
+int64_t pool2d_workspace_bytes(const TensorView& x, const gpuaccel_pool2d_params& p, const TensorView& y) {
+  // Copies of x (padded with -inf for asymmetric max pooling) and y: cuDNN's pooling backward
+  // reads both.
+  const size_t x_bytes = padded_max(p) ? bytes_of(padded_shape(x, pads_of(p), nullptr)) : bytes_of(x);
+  return static_cast<int64_t>(aligned(x_bytes) + bytes_of(y));
 }
 
 void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_params& p, const TensorView& y,
@@ -342,17 +367,33 @@ void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_param
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == y.dtype, "pool2d_forward: dtypes differ");
   if (y.numel() == 0) return;
+  if (p.kind == GPUACCEL_POOL_AVERAGE && !symmetric(p)) {
+    avg_pool2d_forward_direct(device, x, p, y);
+    return;
+  }
+  const bool pad = padded_max(p);
+  const gpuaccel_conv2d_params q = pads_of(p);
+  // The padded copy goes straight into the workspace when there is one (backward reads it).
+  const size_t padded_bytes = pad ? bytes_of(padded_shape(x, q, nullptr)) : 0;
+  ScratchBuffer padded_buf(device, pad && workspace == nullptr ? padded_bytes : 0);
+  TensorView xin = x;
+  if (pad) {
+    xin = padded_shape(x, q, workspace != nullptr ? workspace : padded_buf.get());
+    fill(device, xin, -std::numeric_limits<double>::infinity());
+    copy(device, x, interior(xin, x, q));
+  }
   PoolDesc pd;
-  set_pool(pd, p);
+  set_pool(pd, p, pad);
   TensorDesc xd, yd;
-  set_nhwc(xd, x, op);
+  set_nhwc(xd, xin, op);
   set_nhwc(yd, y, op);
-  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_handle(device), pd.d, &kOne, xd.d, x.data, &kZero, yd.d, y.data));
+  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_handle(device), pd.d, &kOne, xd.d, xin.data, &kZero, yd.d, y.data));
   if (workspace != nullptr) {
     char* ws = static_cast<char*>(workspace);
     const cudaStream_t stream = device_stream(device);
-    GA_CUDA_CHECK(cudaMemcpyAsync(ws, x.data, bytes_of(x), cudaMemcpyDeviceToDevice, stream));
-    GA_CUDA_CHECK(cudaMemcpyAsync(ws + aligned(bytes_of(x)), y.data, bytes_of(y), cudaMemcpyDeviceToDevice, stream));
+    if (!pad) GA_CUDA_CHECK(cudaMemcpyAsync(ws, x.data, bytes_of(x), cudaMemcpyDeviceToDevice, stream));
+    GA_CUDA_CHECK(cudaMemcpyAsync(ws + aligned(bytes_of(xin)), y.data, bytes_of(y), cudaMemcpyDeviceToDevice,
+                                  stream));
   }
 }
 
@@ -362,16 +403,24 @@ void pool2d_backward(int device, const TensorView& dy, const gpuaccel_pool2d_par
   require_dtype_supported(device, dx.dtype, op);
   GA_CUDA_REQUIRE(dy.dtype == dx.dtype, "pool2d_backward: dtypes differ");
   if (dx.numel() == 0) return;
+  if (p.kind == GPUACCEL_POOL_AVERAGE && !symmetric(p)) {
+    avg_pool2d_backward_direct(device, dy, p, dx);
+    return;
+  }
+  const bool pad = padded_max(p);
+  const gpuaccel_conv2d_params q = pads_of(p);
+  ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(dx, q, nullptr)) : 0);
+  const TensorView dxin = pad ? padded_shape(dx, q, padded_buf.get()) : dx;
   PoolDesc pd;
-  set_pool(pd, p);
+  set_pool(pd, p, pad);
   TensorDesc xd, yd;
-  set_nhwc(xd, dx, op);
+  set_nhwc(xd, dxin, op);
   set_nhwc(yd, dy, op);
   const void* x = nullptr;
   const void* y = nullptr;
   if (workspace != nullptr) {
     x = workspace;
-    y = static_cast<const char*>(workspace) + aligned(bytes_of(dx));
+    y = static_cast<const char*>(workspace) + aligned(bytes_of(dxin));
   } else {
     // Average pooling's gradient depends on neither x nor y; cuDNN still takes the pointers.
     GA_CUDA_REQUIRE(p.kind == GPUACCEL_POOL_AVERAGE,
@@ -380,7 +429,8 @@ void pool2d_backward(int device, const TensorView& dy, const gpuaccel_pool2d_par
     y = dy.data;
   }
   GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_handle(device), pd.d, &kOne, yd.d, y, yd.d, dy.data, xd.d, x, &kZero,
-                                      xd.d, dx.data));
+                                      xd.d, dxin.data));
+  if (pad) copy(device, interior(dxin, dx, q), dx);
 }
 
 // ---- softmax ----
@@ -511,16 +561,5 @@ void batch_norm_backward(int, const TensorView&, const TensorView&, const Tensor
 }
 
 #endif  // GPUACCEL_HAVE_CUDNN
-
-// cuDNN 9's legacy API has no layer normalization; a row kernel over the functors is still to
-// be written, so the GPU reports it clearly instead of computing something else.
-void layer_norm_forward(int, const TensorView&, const TensorView&, const TensorView&, double, const TensorView&,
-                        const TensorView&, const TensorView&) {
-  unimplemented("layer_norm_forward: not implemented on the GPU yet (the CPU backend has it)");
-}
-void layer_norm_backward(int, const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                         const TensorView&, double, const TensorView&, const TensorView&, const TensorView&) {
-  unimplemented("layer_norm_backward: not implemented on the GPU yet (the CPU backend has it)");
-}
 
 }  // namespace gpuaccel::cuda

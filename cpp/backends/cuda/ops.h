@@ -31,7 +31,8 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
 void matmul(int device, const TensorView& a, const TensorView& b, const TensorView* bias,
             const TensorView& out);
 
-// cudnn_ops.cc: cuDNN (and the element kernels above for layouts and layer norm).
+// cudnn_ops.cc: cuDNN (and the element kernels above for layouts and padding). Pooling with
+// asymmetric padding: max pools a -inf padded copy through cuDNN, average goes to avg_pool.cu.
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
                     const gpuaccel_conv2d_params& p, const TensorView& y);
 void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
@@ -55,6 +56,8 @@ void batch_norm_backward(int device, const TensorView& x, const TensorView& dy,
                          const TensorView& gamma, const TensorView& mean, const TensorView& var,
                          double epsilon, const TensorView& dx, const TensorView& dgamma,
                          const TensorView& dbeta);
+
+// layer_norm.cu: row kernels (cuDNN's legacy API has no layer norm).
 void layer_norm_forward(int device, const TensorView& x, const TensorView& gamma,
                         const TensorView& beta, double epsilon, const TensorView& y,
                         const TensorView& mean, const TensorView& var);
@@ -62,5 +65,12 @@ void layer_norm_backward(int device, const TensorView& x, const TensorView& dy,
                          const TensorView& gamma, const TensorView& mean, const TensorView& var,
                          double epsilon, const TensorView& dx, const TensorView& dgamma,
                          const TensorView& dbeta);
+
+// avg_pool.cu: average pooling with asymmetric padding, divisor excluding the padding (Keras);
+// called by pool2d_forward/pool2d_backward, which cuDNN serves when the padding is symmetric.
+void avg_pool2d_forward_direct(int device, const TensorView& x, const gpuaccel_pool2d_params& p,
+                               const TensorView& y);
+void avg_pool2d_backward_direct(int device, const TensorView& dy, const gpuaccel_pool2d_params& p,
+                                const TensorView& dx);
 
 }  // namespace gpuaccel::cuda
