@@ -303,6 +303,10 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes, DType dtype) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 std::string("labels must be int32 or int64, got ") + dtype_name(labels.dtype()));
   }
+  if (num_classes < 0) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "depth must be non-negative, got " + std::to_string(num_classes));
+  }
   const Tensor classes = arange(0, double(num_classes), 1, labels.dtype(), labels.device());
   return cast(binary(BinaryOp::kEqual, expand_dims(labels, -1), classes), dtype);
 }
@@ -379,7 +383,33 @@ Tensor softmax_cross_entropy(const Tensor& labels, const Tensor& logits) {
   return neg(reduce_sum(mul(cast(labels, DType::kFloat32), log_probs), {-1}, false));
 }
 
-Tensor mean_squared_error(const Tensor& y_true, const Tensor& y_pred) {
+namespace {
+// Keras's squeeze_or_expand_to_same_rank: when the ranks differ by one and the larger ends in a
+// size-1 axis, a rank-1 smaller operand gains that axis and otherwise the larger loses it, so
+// labels (N,) against predictions (N, 1) pair up element by element instead of broadcasting
+// to (N, N).
+void match_ranks(Tensor& a, Tensor& b) {
+  for (int pass = 0; pass < 2; ++pass) {
+    Tensor& big = pass == 0 ? a : b;
+    Tensor& small = pass == 0 ? b : a;
+    if (big.ndim() == small.ndim() + 1 && big.dim(big.ndim() - 1) == 1) {
+      if (small.ndim() == 1) {
+        small = expand_dims(small, -1);
+      } else {
+        big = squeeze(big, {-1});
+      }
+      return;
+    }
+  }
+}
+}  // namespace
+
+Tensor mean_squared_error(const Tensor& y_true_in, const Tensor& y_pred_in) {
+  const std::string op = "MeanSquaredError";
+  check_defined(op, y_true_in, "y_true");
+  check_defined(op, y_pred_in, "y_pred");
+  Tensor y_true = y_true_in, y_pred = y_pred_in;
+  match_ranks(y_true, y_pred);
   const Tensor diff = sub(cast(y_pred, DType::kFloat32), cast(y_true, DType::kFloat32));
   return reduce(ReduceOp::kMean, mul(diff, diff), {-1}, false);
 }
