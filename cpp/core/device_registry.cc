@@ -322,14 +322,14 @@ std::string DeviceRegistry::available_devices_locked() {
   return out;
 }
 
-void DeviceRegistry::log_execution(const std::string& op, const LogicalDevice& device) {
+void DeviceRegistry::log_execution(std::string_view op, const LogicalDevice& device) {
   if (!log_placement_.load(std::memory_order_relaxed)) return;
   std::function<void(const std::string&)> logger;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     logger = placement_logger_;
   }
-  const std::string line = "Executing op " + op + " in device " + device.full_name();
+  const std::string line = "Executing op " + std::string(op) + " in device " + device.full_name();
   if (logger) {
     logger(line);
   } else {

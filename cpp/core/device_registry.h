@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/device_name.h"
@@ -107,8 +108,8 @@ class DeviceRegistry {
   // throws InvalidArgumentError in TF's words. Logs the decision when logging is on.
   LogicalDevice place_op(const std::string& op, const std::optional<DeviceSpec>& requested);
   // For ops whose device follows their inputs: prints the placement line when logging is on.
-  // Costs one relaxed atomic load when it is off.
-  void log_execution(const std::string& op, const LogicalDevice& device);
+  // Costs one relaxed atomic load when it is off (and no std::string: op is a view).
+  void log_execution(std::string_view op, const LogicalDevice& device);
 
  private:
   void discover_locked();

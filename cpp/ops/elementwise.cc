@@ -58,7 +58,7 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   }
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device(), name);
   if (y.numel() > 0) backend_for_op(name, x.device()).unary(op, x.view(), y.view());
-  if (is_floating(x.dtype())) {
+  if (is_floating(x.dtype()) && grad_mode_enabled() && needs_grad(x)) {
     const Tensor input = x;
     const std::weak_ptr<TensorImpl> output = y.impl_ptr();
     record(name, {x}, {y}, [op, input, output](const std::vector<Tensor>& g) {
@@ -80,8 +80,8 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = binary_op_name(op);
   check_defined(name, a, "x");
   check_defined(name, b, "y");
-  common_device(name, {a, b});
-  const DType dtype = common_dtype(name, {a, b});
+  common_device(name, a, b);
+  const DType dtype = common_dtype(name, a, b);
   const bool comparison = op == BinaryOp::kEqual || op == BinaryOp::kGreater || op == BinaryOp::kLess;
   const bool integer_ok = comparison || op == BinaryOp::kAdd || op == BinaryOp::kSub ||
                           op == BinaryOp::kMul || op == BinaryOp::kMaximum || op == BinaryOp::kMinimum;
@@ -90,12 +90,15 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
                 std::string("unsupported dtype ") + dtype_name(dtype) +
                     (integer_ok ? "" : " (this op needs float32, float16 or bfloat16)"));
   }
-  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  const Shape shape =
+      a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = Tensor::empty(shape, comparison ? DType::kBool : dtype, a.device(), name);
   if (out.numel() > 0) {
     backend_for_op(name, a.device()).binary(op, broadcast_view(a, shape), broadcast_view(b, shape), out.view());
   }
   if (comparison || !is_floating(dtype)) return out;
+  // record() would return at once; checking first skips building its closure and vectors.
+  if (!grad_mode_enabled() || !(needs_grad(a) || needs_grad(b))) return out;
 
   const Tensor x = a, y = b;
   record(name, {a, b}, {out}, [op, x, y](const std::vector<Tensor>& g) {

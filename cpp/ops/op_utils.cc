@@ -5,44 +5,66 @@
 
 namespace gpuaccel {
 
-const LogicalDevice& common_device(const std::string& op, const std::vector<Tensor>& tensors) {
-  const LogicalDevice& first = tensors.at(0).device();
-  for (const Tensor& t : tensors) {
-    const LogicalDevice& d = t.device();
-    if (d.type != first.type || d.index != first.index) {
-      throw_error(ErrorCode::kInvalidArgument, op,
-                  "expected all tensors on the same device, got " + first.full_name() + " and " +
-                      d.full_name() + "; move one with .to(device)");
-    }
+namespace {
+
+void check_same_device(std::string_view op, const Tensor& first, const Tensor& t) {
+  const LogicalDevice& a = first.device();
+  const LogicalDevice& b = t.device();
+  if (a.type != b.type || a.index != b.index) {
+    throw_error(ErrorCode::kInvalidArgument, std::string(op),
+                "expected all tensors on the same device, got " + a.full_name() + " and " +
+                    b.full_name() + "; move one with .to(device)");
   }
-  return first;
 }
 
-DType common_dtype(const std::string& op, const std::vector<Tensor>& tensors) {
-  const DType first = tensors.at(0).dtype();
-  for (const Tensor& t : tensors) {
-    if (t.dtype() != first) {
-      throw_error(ErrorCode::kInvalidArgument, op,
-                  std::string("expected tensors of one dtype, got ") + dtype_name(first) + " and " +
-                      dtype_name(t.dtype()) + "; convert one with .to(" + dtype_name(first) + ")");
-    }
+void check_same_dtype(std::string_view op, const Tensor& first, const Tensor& t) {
+  const DType a = first.dtype();
+  if (t.dtype() != a) {
+    throw_error(ErrorCode::kInvalidArgument, std::string(op),
+                std::string("expected tensors of one dtype, got ") + dtype_name(a) + " and " +
+                    dtype_name(t.dtype()) + "; convert one with .to(" + dtype_name(a) + ")");
   }
-  return first;
 }
 
-void check_floating(const std::string& op, const Tensor& t, const char* what) {
+}  // namespace
+
+const LogicalDevice& common_device(std::string_view op, const std::vector<Tensor>& tensors) {
+  const Tensor& first = tensors.at(0);
+  for (const Tensor& t : tensors) check_same_device(op, first, t);
+  return first.device();
+}
+
+const LogicalDevice& common_device(std::string_view op, const Tensor& a, const Tensor& b) {
+  check_same_device(op, a, b);
+  return a.device();
+}
+
+DType common_dtype(std::string_view op, const std::vector<Tensor>& tensors) {
+  const Tensor& first = tensors.at(0);
+  for (const Tensor& t : tensors) check_same_dtype(op, first, t);
+  return first.dtype();
+}
+
+DType common_dtype(std::string_view op, const Tensor& a, const Tensor& b) {
+  check_same_dtype(op, a, b);
+  return a.dtype();
+}
+
+void check_floating(std::string_view op, const Tensor& t, const char* what) {
   if (!is_floating(t.dtype())) {
-    throw_error(ErrorCode::kInvalidArgument, op,
+    throw_error(ErrorCode::kInvalidArgument, std::string(op),
                 std::string(what) + " must be float32, float16 or bfloat16, got " +
                     dtype_name(t.dtype()));
   }
 }
 
-void check_defined(const std::string& op, const Tensor& t, const char* what) {
-  if (!t.defined()) throw_error(ErrorCode::kInvalidArgument, op, std::string(what) + " is missing");
+void check_defined(std::string_view op, const Tensor& t, const char* what) {
+  if (!t.defined()) {
+    throw_error(ErrorCode::kInvalidArgument, std::string(op), std::string(what) + " is missing");
+  }
 }
 
-Backend& backend_for_op(const std::string& op, const LogicalDevice& device) {
+Backend& backend_for_op(std::string_view op, const LogicalDevice& device) {
   DeviceRegistry::instance().log_execution(op, device);
   return backend_for(device);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/backend.h"
@@ -10,17 +11,22 @@
 
 namespace gpuaccel {
 
+// Op names are string_views so a frontend's `const char*` name costs no std::string per call
+// (these run on every op; a 1-element add is dominated by such overheads).
+
 // InvalidArgumentError unless every tensor is on the same logical device; returns it.
-const LogicalDevice& common_device(const std::string& op, const std::vector<Tensor>& tensors);
+const LogicalDevice& common_device(std::string_view op, const std::vector<Tensor>& tensors);
+const LogicalDevice& common_device(std::string_view op, const Tensor& a, const Tensor& b);
 // InvalidArgumentError unless all share a dtype; returns it.
-DType common_dtype(const std::string& op, const std::vector<Tensor>& tensors);
+DType common_dtype(std::string_view op, const std::vector<Tensor>& tensors);
+DType common_dtype(std::string_view op, const Tensor& a, const Tensor& b);
 // InvalidArgumentError unless `t` is float32/float16/bfloat16.
-void check_floating(const std::string& op, const Tensor& t, const char* what = "input");
+void check_floating(std::string_view op, const Tensor& t, const char* what = "input");
 // InvalidArgumentError naming `op` and the undefined argument.
-void check_defined(const std::string& op, const Tensor& t, const char* what);
+void check_defined(std::string_view op, const Tensor& t, const char* what);
 
 // Logs the op (when placement logging is on) and returns its backend.
-Backend& backend_for_op(const std::string& op, const LogicalDevice& device);
+Backend& backend_for_op(std::string_view op, const LogicalDevice& device);
 
 // t's view as if broadcast to `shape` (leading dimensions added, stride 0 where t has 1).
 TensorView broadcast_view(const Tensor& t, const Shape& shape);

@@ -16,21 +16,21 @@ std::shared_ptr<Storage> Storage::allocate(const LogicalDevice& device, size_t n
     // Re-labelled so the student sees which op ran out of memory.
     throw Error(e.code(), op, e.message());
   }
-  return std::shared_ptr<Storage>(new Storage(std::move(allocator), data, nbytes, device, nullptr));
+  return std::make_shared<Storage>(Key(), std::move(allocator), data, nbytes, device, nullptr);
 }
 
 std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, const LogicalDevice& device,
                                          std::shared_ptr<void> owner) {
-  return std::shared_ptr<Storage>(new Storage(nullptr, data, nbytes, device, std::move(owner)));
+  return std::make_shared<Storage>(Key(), nullptr, data, nbytes, device, std::move(owner));
 }
 
-Storage::Storage(std::shared_ptr<Allocator> allocator, void* data, size_t nbytes,
-                 LogicalDevice device, std::shared_ptr<void> owner)
+Storage::Storage(Key, std::shared_ptr<Allocator> allocator, void* data, size_t nbytes,
+                 const LogicalDevice& device, std::shared_ptr<void> owner)
     : allocator_(std::move(allocator)),
       owner_(std::move(owner)),
       data_(data),
       nbytes_(nbytes),
-      device_(std::move(device)) {}
+      device_(device) {}
 
 Storage::~Storage() {
   if (allocator_) allocator_->deallocate(data_);

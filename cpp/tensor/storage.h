@@ -20,6 +20,13 @@ class Storage {
   // is kept alive as long as the storage, and the memory is not counted in any pool.
   static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, const LogicalDevice& device,
                                          std::shared_ptr<void> owner);
+  // Only allocate/borrow can make the key; public so make_shared (one allocation) can call it.
+  class Key {
+    friend class Storage;
+    explicit Key() = default;
+  };
+  Storage(Key, std::shared_ptr<Allocator> allocator, void* data, size_t nbytes,
+          const LogicalDevice& device, std::shared_ptr<void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -31,9 +38,6 @@ class Storage {
   bool host_accessible() const { return device_.type == DeviceType::kCPU; }
 
  private:
-  Storage(std::shared_ptr<Allocator> allocator, void* data, size_t nbytes, LogicalDevice device,
-          std::shared_ptr<void> owner);
-
   // Held so the pool outlives its memory, even across a test's runtime reset (null: borrowed).
   std::shared_ptr<Allocator> allocator_;
   std::shared_ptr<void> owner_;  // borrowed memory's owner
