@@ -337,6 +337,10 @@ Tensor embedding(const Tensor& ids, const Tensor& table) {
   if (table.ndim() != 2) {
     throw_error(ErrorCode::kInvalidArgument, op, "embeddings must be (vocabulary, dim), got " + shape_to_string(table.shape()));
   }
+  if (ids.dtype() != DType::kInt32 && ids.dtype() != DType::kInt64) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string("ids must be int32 or int64, got ") + dtype_name(ids.dtype()));
+  }
   check_index_range(op, ids, table.dim(0), "ids");
   // A one-hot product: correct and differentiable on every backend; a gather kernel would be
   // faster for large vocabularies.
@@ -350,7 +354,16 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   if (q.ndim() < 2) throw_error(ErrorCode::kInvalidArgument, op, "q must be (..., seq, d_k)");
   const double scale = 1.0 / std::sqrt(double(q.dim(q.ndim() - 1)));
   Tensor scores = mul(matmul(q, transpose(k, -1, -2)), scalar_like(scale, q));
-  if (mask.defined()) scores = add(scores, cast(mask, scores.dtype()));
+  if (mask.defined() && mask.dtype() == DType::kBool) {
+    // A boolean mask says which keys each query may attend to (True = attend), as in Keras's
+    // attention_mask and torch's boolean attn_mask; hidden scores get a large negative number
+    // (Keras's -1e9, or the float16 minimum), so the softmax gives them ~0.
+    const double hide = scores.dtype() == DType::kFloat16 ? -65504.0 : -1e9;
+    const Tensor keep = cast(mask, scores.dtype());
+    scores = add(scores, mul(sub(scalar_like(1.0, keep), keep), scalar_like(hide, scores)));
+  } else if (mask.defined()) {
+    scores = add(scores, cast(mask, scores.dtype()));
+  }
   return matmul(softmax(scores, -1, false), v);
 }
 

@@ -41,8 +41,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 // table (V, D), ids integer (...) -> (..., D). Out-of-range ids are an InvalidArgumentError.
 Tensor embedding(const Tensor& ids, const Tensor& table);
 
-// softmax(Q K^T / sqrt(d_k) + mask) V; mask (broadcastable to the scores) is added (use
-// large negative values to hide positions) or undefined.
+// softmax(Q K^T / sqrt(d_k) + mask) V; a float mask (broadcastable to the scores) is added (use
+// large negative values to hide positions); a bool mask keeps the True positions (Keras, torch);
+// or undefined.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask);
 

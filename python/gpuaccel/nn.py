@@ -107,7 +107,9 @@ def embedding_lookup(params, ids):
 
 
 def scaled_dot_product_attention(query, key, value, mask=None):
-    """softmax(Q Kᵀ / √d_k + mask) V; ``mask`` is added to the scores (use -1e9 to hide)."""
+    """softmax(Q Kᵀ / √d_k + mask) V. A float ``mask`` is added to the scores (use -1e9 to
+    hide); a boolean ``mask`` marks the keys each query may attend to (True = attend, as
+    Keras's ``attention_mask`` and torch's boolean ``attn_mask``)."""
     return _C.scaled_dot_product_attention(query, key, value, mask)
 
 

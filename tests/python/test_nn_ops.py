@@ -697,6 +697,15 @@ def test_embedding_lookup_out_of_range(bad):
     assert "[0, 5)" in str(e.value)
 
 
+def test_embedding_lookup_errors_name_the_problem():
+    with pytest.raises(errors.InvalidArgumentError) as e:
+        nn.embedding_lookup(T(np.zeros((5, 3))), T([1.0, 2.0]))
+    assert "ids must be int32 or int64" in str(e.value) and "float32" in str(e.value)
+    with pytest.raises(errors.InvalidArgumentError) as e:
+        nn.embedding_lookup(T(np.zeros(5)), [1])
+    assert "(5,)" in str(e.value)
+
+
 def np_attention(q, k, v, mask=None):
     s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
     if mask is not None:
@@ -747,6 +756,19 @@ def test_attention_heads_and_broadcast_mask():
     np.testing.assert_allclose(y.numpy(), np_attention(q, k, v, mask), rtol=1e-4, atol=1e-5)
     # the first query sees only the first key
     np.testing.assert_allclose(y.numpy()[:, :, 0], v[:, :, 0], rtol=1e-5, atol=1e-6)
+
+
+def test_attention_boolean_mask_keeps_true_positions():
+    """A bool mask says where to attend (Keras's attention_mask, torch's bool attn_mask); it
+    must not be added to the scores as 0/1."""
+    r = rng(38)
+    q = f32_round(r.standard_normal((2, 4, 8)))
+    k = f32_round(r.standard_normal((2, 5, 8)))
+    v = f32_round(r.standard_normal((2, 5, 3)))
+    keep = np.tril(np.ones((4, 5), bool))
+    y = nn.scaled_dot_product_attention(T(q), T(k), T(v), mask=ga.tensor(keep))
+    ref = np_attention(q, k, v, np.where(keep, 0.0, -np.inf))
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-5)
 
 
 def test_attention_bf16_close_to_f32():
