@@ -1,0 +1,93 @@
+"""Symbolic tensors for Keras's functional API: ``x = keras.Input((28, 28, 1))`` and
+``y = layer(x)`` record which layer produced what, without computing anything; ``keras.Model(
+inputs, outputs)`` walks those records back into the layer graph the C++ model runs.
+
+Calling a layer on a KerasTensor lands in :func:`call_symbolic` (``Layer.__call__`` checks for
+symbolic inputs first), which builds the layer from the input shapes and returns a KerasTensor
+of the layer's output shape."""
+import itertools
+
+from ..dtypes import as_dtype
+
+_input_names = itertools.count()
+
+
+class Node:
+    """One call of a layer in the functional graph: ``outputs = layer(inputs)``."""
+
+    def __init__(self, layer, inputs, output):
+        self.layer = layer
+        self.inputs = list(inputs)
+        self.output = output
+
+
+class KerasTensor:
+    """A placeholder with a shape (batch as None) and a dtype; ``node`` is the layer call that
+    produced it, or None for a model input."""
+
+    def __init__(self, shape, dtype="float32", name=None, node=None):
+        self.shape = tuple(None if d is None else int(d) for d in shape)
+        self.dtype = as_dtype(dtype).name
+        self.name = name
+        self.node = node
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("a KerasTensor is a symbolic placeholder of the functional API; it has "
+                        "no values. Build a keras.Model(inputs, outputs) and call it on data.")
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, **kwargs):
+    """``keras.Input``: a symbolic model input of ``shape`` (without the batch dimension)."""
+    if kwargs:
+        raise TypeError(f"Input() got unexpected keyword arguments {sorted(kwargs)}")
+    if batch_shape is not None:
+        full = tuple(batch_shape)
+    elif shape is not None:
+        if isinstance(shape, int):
+            shape = (shape,)
+        full = (batch_size,) + tuple(shape)
+    else:
+        raise ValueError("You must pass a `shape` argument to Input(), e.g. Input(shape=(784,))")
+    for d in full[1:]:
+        if d is not None and (not isinstance(d, int) or d < 0):
+            raise ValueError(f"Input() shape entries must be non-negative ints or None, got {full}")
+    if name is None:
+        index = next(_input_names)
+        name = "input_layer" if index == 0 else f"input_layer_{index}"
+    return KerasTensor(full, dtype or "float32", name=name)
+
+
+def is_symbolic(value):
+    if isinstance(value, KerasTensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(v, KerasTensor) for v in value)
+    return False
+
+
+def call_symbolic(layer, inputs):
+    """``layer(inputs)`` on KerasTensors: builds the layer for their shapes and returns the
+    KerasTensor it would produce. ``inputs`` is the layer's list of inputs."""
+    inputs = list(inputs)
+    if not all(isinstance(t, KerasTensor) for t in inputs):
+        raise TypeError(f"layer '{layer.name}' was called on a mix of symbolic (keras.Input) and "
+                        "concrete tensors; in the functional API every input must come from "
+                        "keras.Input or another layer's output")
+    shapes = [t.shape for t in inputs]
+    shape_arg = shapes[0] if len(shapes) == 1 else shapes
+    if not layer.built:
+        layer.build(shape_arg)
+    out_shape = layer.compute_output_shape(shape_arg)
+    out_dtype = getattr(layer, "compute_dtype", None) or inputs[0].dtype
+    if not as_dtype(inputs[0].dtype).is_floating and getattr(layer, "_keeps_input_dtype", False):
+        out_dtype = inputs[0].dtype
+    output = KerasTensor(out_shape, out_dtype, name=layer.name)
+    output.node = Node(layer, inputs, output)
+    return output
