@@ -18,6 +18,16 @@ from gpuaccel.keras import _progbar
 from gpuaccel.keras import callbacks as cbs
 
 
+_real_is_dynamic_display = _progbar.is_dynamic_display
+
+
+@pytest.fixture(autouse=True)
+def not_a_terminal(monkeypatch):
+    """Output is captured, so the bar is non-dynamic, even if another test imported ipykernel
+    or PyCharm runs the suite; tests of the in-place display switch it on themselves."""
+    monkeypatch.setattr(_progbar, "is_dynamic_display", lambda: False)
+
+
 # -- a fake model ---------------------------------------------------------------------------
 
 class FakeOptimizer:
@@ -695,9 +705,17 @@ def test_dynamic_display_detection(monkeypatch):
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     monkeypatch.delenv("PYCHARM_HOSTED", raising=False)
     monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
-    assert _progbar.is_dynamic_display() is False
+    assert _real_is_dynamic_display() is False
     monkeypatch.setitem(sys.modules, "ipykernel", object())
-    assert _progbar.is_dynamic_display() is True
+    assert _real_is_dynamic_display() is True
+    monkeypatch.delitem(sys.modules, "ipykernel")
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    assert _real_is_dynamic_display() is True
 
 
 def test_stateless_metrics_are_averaged_like_keras(capsys, monkeypatch):
@@ -721,3 +739,14 @@ def test_stateless_metrics_are_averaged_like_keras(capsys, monkeypatch):
 def _strip_ansi(text):
     import re
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_mode_auto_reads_the_direction_from_the_metric_class():
+    class TopTwoAccuracy:  # a compiled metric with a custom name and no direction attribute
+        name = "top2"
+
+    es = cbs.EarlyStopping(monitor="val_top2")
+    model = FakeModel()
+    model.compiled_metrics = [TopTwoAccuracy()]
+    run_epochs(es, model, [{"val_top2": a} for a in (0.5, 0.6, 0.55)])
+    assert es.stopped_epoch == 2

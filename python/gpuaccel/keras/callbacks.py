@@ -514,12 +514,16 @@ class _MonitorCallback(Callback):
         self.monitor_op = None
 
     def _metric_direction(self, name):
-        """'up', 'down' or None: from the model's metric objects, else from the name."""
+        """'up', 'down' or None: from the model's metric object of that name (its direction,
+        else its class), else from the name itself."""
         for metric in _model_metrics(self.model):
             if getattr(metric, "name", None) == name:
                 direction = getattr(metric, "_direction", None) or getattr(
                     metric, "direction", None)
                 if direction in ("up", "down"):
+                    return direction
+                direction = _direction_from_class(type(metric).__name__)
+                if direction is not None:
                     return direction
         if name in _HIGHER_IS_BETTER:
             return "up"
@@ -552,10 +556,24 @@ class _MonitorCallback(Callback):
         return bool(self.monitor_op(monitor_value - self.min_delta, reference_value))
 
 
+def _direction_from_class(class_name):
+    lowered = class_name.lower()
+    if any(w in lowered for w in ("accuracy", "auc", "precision", "recall", "iou", "score")):
+        return "up"
+    if any(w in lowered for w in ("error", "crossentropy", "loss", "divergence", "hinge")):
+        return "down"
+    return None
+
+
 def _model_metrics(model):
-    metrics = getattr(model, "metrics", None)
-    if not metrics:
-        return []
+    metrics = []
+    for attr in ("metrics", "compiled_metrics"):
+        try:
+            found = getattr(model, attr, None)
+        except Exception:  # noqa: BLE001 -- a property that needs a built model
+            found = None
+        if isinstance(found, (list, tuple)):
+            metrics.extend(found)
     out = []
     for m in metrics:
         inner = getattr(m, "metrics", None)  # a container of compiled metrics
