@@ -13,5 +13,6 @@ void init_hardware(pybind11::module_& m); // CUDA backend, versions, CPU ISA, sm
 void init_self_check(pybind11::module_& m); // device self-check matmul (self_check.cc)
 void init_tensor(pybind11::module_& m);     // Tensor, op frontends, autograd (tensor.cc)
 void init_nn(pybind11::module_& m);         // neural-network ops (nn.cc)
+void init_data(pybind11::module_& m);       // input pipeline: prefetcher, row gather (data.cc)
 
 }  // namespace gpuaccel::bindings

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_C, m) {
   init_self_check(m);
   init_tensor(m);
   init_nn(m);
+  init_data(m);
 }

@@ -26,6 +26,7 @@ from . import random
 from . import math
 from . import nn
 from . import bench
+from . import data
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 

@@ -1,0 +1,488 @@
+"""``gpuaccel.data.Dataset``: tf.data's input pipeline (slices, shuffle, map, batch, prefetch,
+repeat, take) yielding gpuaccel Tensors.
+
+Why it is shaped this way: an epoch of a small in-memory dataset must not be a Python loop over
+60000 elements. A pipeline that starts with ``from_tensor_slices`` keeps, as long as it can, a
+plan of *row indices* instead of elements: ``shuffle`` permutes the indices (a true shuffle
+buffer, drawn per epoch), ``take`` cuts them, and ``batch`` hands each slice of indices to C++
+(``_C.gather_rows``), which copies the rows of every component with the GIL released. Anything
+else (``map``, ``repeat``, a batch of mapped elements) falls back to element-wise iteration,
+with elements stacked in C++. ``prefetch`` runs the upstream pipeline on a C++ thread
+(``_C.Prefetcher``) so producing the next batch overlaps the consumer's work, and moves
+batches to the GPU on that thread when the default device is one.
+"""
+import atexit
+import collections.abc
+import itertools
+import os
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .. import _C
+from .._tensor import Tensor, tensor as _to_tensor
+
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+
+# Depth chosen for prefetch(AUTOTUNE): two batches hide one slow step without holding many
+# batches of memory.
+_AUTOTUNE_PREFETCH = 2
+# Rows gathered at a time when a slices dataset is iterated element by element.
+_ELEMENT_CHUNK = 256
+_SUPPORTED_KINDS = {"f", "i", "u", "b"}
+
+# Live prefetchers, closed before the interpreter shuts down so no thread waits for a GIL
+# that will never come back.
+_live_prefetchers = weakref.WeakSet()
+
+
+@atexit.register
+def _close_prefetchers():
+    for p in list(_live_prefetchers):
+        try:
+            p.close()
+        except Exception:  # noqa: BLE001 -- best effort at exit
+            pass
+
+
+# ---- element structure: a Tensor, a (nested) tuple, or a dict ----
+
+_LEAF = None
+
+
+def _flatten(element):
+    """(structure, leaves) of an element; tuples and dicts nest, anything else is a leaf."""
+    if isinstance(element, tuple):
+        parts = [_flatten(e) for e in element]
+        return tuple(s for s, _ in parts), [leaf for _, ls in parts for leaf in ls]
+    if isinstance(element, dict):
+        keys = list(element.keys())
+        parts = [_flatten(element[k]) for k in keys]
+        return {k: s for k, (s, _) in zip(keys, parts)}, [leaf for _, ls in parts for leaf in ls]
+    return _LEAF, [element]
+
+
+def _pack(structure, leaves):
+    it = iter(leaves)
+
+    def build(s):
+        if s is _LEAF:
+            return next(it)
+        if isinstance(s, tuple):
+            return tuple(build(x) for x in s)
+        return {k: build(v) for k, v in s.items()}
+
+    return build(structure)
+
+
+def _as_tensor(value):
+    if isinstance(value, Tensor):
+        return value
+    return _to_tensor(value)
+
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def _slice_component(value, position):
+    """A component of from_tensor_slices as something _C.gather_rows reads: a NumPy array
+    (float64 is batched as float32) or a contiguous CPU tensor."""
+    if isinstance(value, Tensor):
+        t = value.detach() if value.requires_grad else value
+        if t._device_type != "CPU":
+            t = t.cpu()
+        if not t.is_contiguous():
+            t = t.contiguous()
+        if t.ndim == 0:
+            raise ValueError(f"from_tensor_slices: component {position} is a scalar; slicing "
+                             "needs at least 1 dimension (the one that is split into elements)")
+        return t
+    array = np.asarray(value)
+    if array.ndim > 0:
+        array = np.ascontiguousarray(array)
+    if array.dtype.kind not in _SUPPORTED_KINDS and array.dtype.name != "bfloat16":
+        raise TypeError(f"from_tensor_slices: component {position} has dtype {array.dtype}, "
+                        "which gpuaccel tensors cannot hold; use numbers (float, int, uint8, bool)")
+    if array.dtype.kind in "iu" and array.dtype.itemsize not in (1, 4, 8):
+        array = array.astype(np.int32)
+    elif array.dtype.kind == "u" and array.dtype.itemsize != 1:
+        array = array.astype(np.int64)
+    if array.ndim == 0:
+        raise ValueError(f"from_tensor_slices: component {position} is a scalar; slicing "
+                         "needs at least 1 dimension (the one that is split into elements)")
+    return array
+
+
+class Dataset:
+    """A sequence of elements, iterated afresh by every ``for`` loop (one epoch each)."""
+
+    # ---- sources ----
+
+    @staticmethod
+    def from_tensor_slices(tensors):
+        """Elements are the rows (slices along axis 0) of ``tensors``: an array or tensor, a
+        tuple such as ``(x, y)``, or a dict of them. All components need the same length."""
+        return _SlicesDataset(tensors)
+
+    @staticmethod
+    def range(*args, dtype=None):
+        """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars."""
+        values = np.arange(*args, dtype=np.int64)
+        ds = _SlicesDataset(values)
+        return ds if dtype is None else ds.map(lambda v: v.to(dtype))
+
+    # ---- transformations ----
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
+        return _ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
+
+    def batch(self, batch_size, drop_remainder=False):
+        return _BatchDataset(self, batch_size, drop_remainder)
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None):
+        return _MapDataset(self, map_func, num_parallel_calls)
+
+    def prefetch(self, buffer_size):
+        return _PrefetchDataset(self, buffer_size)
+
+    def repeat(self, count=None):
+        return _RepeatDataset(self, count)
+
+    def take(self, count):
+        return _TakeDataset(self, count)
+
+    # ---- inspection and iteration ----
+
+    def cardinality(self):
+        """Number of elements; INFINITE_CARDINALITY (-1) or UNKNOWN_CARDINALITY (-2)."""
+        return self._cardinality()
+
+    def __len__(self):
+        n = self._cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite.")
+        if n == UNKNOWN_CARDINALITY:
+            raise TypeError("The dataset length is unknown.")
+        return n
+
+    def __bool__(self):  # a Dataset is truthy even when len() would raise
+        return True
+
+    def __iter__(self):
+        return self._elements()
+
+    def as_numpy_iterator(self):
+        for element in self._elements():
+            structure, leaves = _flatten(element)
+            yield _pack(structure, [leaf.numpy() for leaf in leaves])
+
+    # ---- what subclasses provide ----
+
+    def _elements(self):
+        """A fresh iterator over this dataset's elements (structures of Tensors)."""
+        raise NotImplementedError
+
+    def _cardinality(self):
+        raise NotImplementedError
+
+    def _index_plan(self):
+        """For pipelines that are still rows of a slices dataset: (source, indices_fn) where
+        indices_fn() returns the next epoch's row indices; None otherwise."""
+        return None
+
+
+class _SlicesDataset(Dataset):
+    def __init__(self, tensors):
+        structure, leaves = _flatten(tensors)
+        if not leaves:
+            raise ValueError("from_tensor_slices needs at least one array or tensor")
+        self._structure = structure
+        self._components = [_slice_component(v, i) for i, v in enumerate(leaves)]
+        lengths = [int(c.shape[0]) for c in self._components]
+        for i, n in enumerate(lengths[1:], start=1):
+            if n != lengths[0]:
+                raise ValueError(
+                    "from_tensor_slices: all components must have the same size in their first "
+                    f"dimension, but component 0 has {lengths[0]} and component {i} has {n}")
+        self._length = lengths[0]
+
+    def _cardinality(self):
+        return self._length
+
+    def _index_plan(self):
+        n = self._length
+        return self, lambda: np.arange(n, dtype=np.int64)
+
+    def _gather(self, indices):
+        return _pack(self._structure, _C.gather_rows(self._components, indices))
+
+    def _rows(self, indices):
+        """Elements for row indices, gathered in chunks."""
+        for start in range(0, len(indices), _ELEMENT_CHUNK):
+            chunk = _C.gather_rows(self._components, indices[start:start + _ELEMENT_CHUNK])
+            for j in range(int(chunk[0].shape[0])):
+                yield _pack(self._structure, [_C.select(c, 0, j) for c in chunk])
+
+    def _elements(self):
+        return self._rows(np.arange(self._length, dtype=np.int64))
+
+
+class _UnaryDataset(Dataset):
+    def __init__(self, input_dataset):
+        if not isinstance(input_dataset, Dataset):
+            raise TypeError(f"expected a gpuaccel.data.Dataset, got {type(input_dataset).__name__}")
+        self._input = input_dataset
+
+    def _cardinality(self):
+        return self._input._cardinality()
+
+
+def _shuffle_indices(indices, buffer_size, rng):
+    """The order a shuffle buffer of ``buffer_size`` produces (as tf.data's): fill the buffer,
+    then repeatedly emit a random slot and refill it with the next input."""
+    n = len(indices)
+    if buffer_size >= n:
+        return rng.permutation(indices)
+    out = np.empty(n, dtype=np.int64)
+    buffer = list(indices[:buffer_size])
+    picks = rng.integers(0, buffer_size, size=n - buffer_size)
+    for k in range(n - buffer_size):
+        slot = int(picks[k])
+        out[k] = buffer[slot]
+        buffer[slot] = indices[buffer_size + k]
+    out[n - buffer_size:] = rng.permutation(np.asarray(buffer, dtype=np.int64))
+    return out
+
+
+class _ShuffleDataset(_UnaryDataset):
+    def __init__(self, input_dataset, buffer_size, seed, reshuffle_each_iteration):
+        super().__init__(input_dataset)
+        if buffer_size == AUTOTUNE:
+            raise ValueError("shuffle: buffer_size must be a positive integer; AUTOTUNE is not "
+                             "supported for shuffle (use the dataset size for a full shuffle)")
+        self._buffer_size = _check_int("buffer_size", buffer_size, 1)
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (1 << 63))
+        self._seed = _check_int("seed", seed, 0)
+        self._reshuffle = bool(reshuffle_each_iteration)
+        self._epoch = 0
+
+    def _next_rng(self):
+        epoch = self._epoch if self._reshuffle else 0
+        self._epoch += 1
+        return np.random.default_rng([self._seed, epoch])
+
+    def _index_plan(self):
+        plan = self._input._index_plan()
+        if plan is None:
+            return None
+        source, indices_fn = plan
+        return source, lambda: _shuffle_indices(indices_fn(), self._buffer_size, self._next_rng())
+
+    def _elements(self):
+        plan = self._index_plan()
+        if plan is not None:
+            source, indices_fn = plan
+            return source._rows(indices_fn())
+        return self._buffered(self._next_rng())
+
+    def _buffered(self, rng):
+        buffer = []
+        for element in self._input._elements():
+            if len(buffer) < self._buffer_size:
+                buffer.append(element)
+                continue
+            slot = int(rng.integers(0, self._buffer_size))
+            out, buffer[slot] = buffer[slot], element
+            yield out
+        for k in rng.permutation(len(buffer)):
+            yield buffer[k]
+
+
+class _TakeDataset(_UnaryDataset):
+    def __init__(self, input_dataset, count):
+        super().__init__(input_dataset)
+        self._count = _check_int("count", count, -1)
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        if self._count < 0:
+            return n
+        if n == INFINITE_CARDINALITY:
+            return self._count
+        if n == UNKNOWN_CARDINALITY:
+            return UNKNOWN_CARDINALITY
+        return min(n, self._count)
+
+    def _index_plan(self):
+        plan = self._input._index_plan()
+        if plan is None or self._count < 0:
+            return plan
+        source, indices_fn = plan
+        return source, lambda: indices_fn()[:self._count]
+
+    def _elements(self):
+        if self._count < 0:
+            return self._input._elements()
+        return itertools.islice(self._input._elements(), self._count)
+
+
+class _RepeatDataset(_UnaryDataset):
+    def __init__(self, input_dataset, count):
+        super().__init__(input_dataset)
+        self._count = -1 if count is None else _check_int("count", count, -1)
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        if self._count < 0:
+            return 0 if n == 0 else INFINITE_CARDINALITY
+        if self._count == 0 or n == 0:
+            return 0
+        if n < 0:
+            return n
+        return n * self._count
+
+    def _elements(self):
+        epoch = 0
+        while self._count < 0 or epoch < self._count:
+            produced = False
+            for element in self._input._elements():
+                produced = True
+                yield element
+            epoch += 1
+            if not produced:  # repeating an empty dataset would spin forever
+                return
+
+
+class _BatchDataset(_UnaryDataset):
+    def __init__(self, input_dataset, batch_size, drop_remainder):
+        super().__init__(input_dataset)
+        self._batch_size = _check_int("batch_size", batch_size, 1)
+        self._drop_remainder = bool(drop_remainder)
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        if n < 0:
+            return n
+        b = self._batch_size
+        return n // b if self._drop_remainder else -(-n // b)
+
+    def _elements(self):
+        plan = self._input._index_plan()
+        if plan is not None:
+            source, indices_fn = plan
+            return self._gathered(source, indices_fn())
+        return self._stacked()
+
+    def _gathered(self, source, indices):
+        b = self._batch_size
+        stop = len(indices) - len(indices) % b if self._drop_remainder else len(indices)
+        for start in range(0, stop, b):
+            yield source._gather(indices[start:start + b])
+
+    def _stacked(self):
+        it = self._input._elements()
+        while True:
+            elements = list(itertools.islice(it, self._batch_size))
+            if not elements or (self._drop_remainder and len(elements) < self._batch_size):
+                return
+            structure, first = _flatten(elements[0])
+            columns = [[leaf] for leaf in first]
+            for e in elements[1:]:
+                s, leaves = _flatten(e)
+                if s != structure:
+                    raise ValueError(f"batch: elements have different structures: {structure!r} "
+                                     f"and {s!r}")
+                for column, leaf in zip(columns, leaves):
+                    column.append(leaf)
+            yield _pack(structure, [_C.stack_tensors([_as_tensor(v) for v in col], i)
+                                    for i, col in enumerate(columns)])
+
+
+def _call(fn, element):
+    if isinstance(element, tuple):
+        out = fn(*element)
+    else:
+        out = fn(element)
+    structure, leaves = _flatten(out)
+    return _pack(structure, [_as_tensor(v) for v in leaves])
+
+
+class _MapDataset(_UnaryDataset):
+    def __init__(self, input_dataset, map_func, num_parallel_calls):
+        super().__init__(input_dataset)
+        if not callable(map_func):
+            raise TypeError(f"map_func must be callable, got {type(map_func).__name__}")
+        self._fn = map_func
+        if num_parallel_calls is None:
+            self._workers = 1
+        elif num_parallel_calls == AUTOTUNE:
+            self._workers = max(1, os.cpu_count() or 1)
+        else:
+            self._workers = _check_int("num_parallel_calls", num_parallel_calls, 1)
+
+    def _elements(self):
+        if self._workers == 1:
+            return (_call(self._fn, e) for e in self._input._elements())
+        return self._parallel()
+
+    def _parallel(self):
+        """Ordered output, up to 2 x workers calls in flight (they overlap where fn releases
+        the GIL: gpuaccel ops, NumPy, I/O, sleeps)."""
+        pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="gpuaccel-map")
+        pending = collections.deque()
+        try:
+            for element in self._input._elements():
+                pending.append(pool.submit(_call, self._fn, element))
+                if len(pending) >= 2 * self._workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
+            pool.shutdown(wait=False)
+
+
+class _PrefetchDataset(_UnaryDataset):
+    def __init__(self, input_dataset, buffer_size):
+        super().__init__(input_dataset)
+        if buffer_size == AUTOTUNE:
+            buffer_size = _AUTOTUNE_PREFETCH
+        self._buffer_size = _check_int("buffer_size", buffer_size, 0)
+
+    def _elements(self):
+        if self._buffer_size == 0:
+            return self._input._elements()
+        return self._prefetched()
+
+    def _prefetched(self):
+        structure = []  # set by the producer thread from the first element
+
+        def flat():
+            for element in self._input._elements():
+                s, leaves = _flatten(element)
+                if not structure:
+                    structure.append(s)
+                elif s != structure[0]:
+                    raise ValueError(f"prefetch: elements have different structures: "
+                                     f"{structure[0]!r} and {s!r}")
+                yield tuple(_as_tensor(v) for v in leaves)
+
+        prefetcher = _C.Prefetcher(flat(), self._buffer_size)
+        _live_prefetchers.add(prefetcher)
+        try:
+            for leaves in prefetcher:
+                yield _pack(structure[0], leaves)
+        finally:
+            prefetcher.close()
