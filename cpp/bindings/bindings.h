@@ -14,5 +14,6 @@ void init_self_check(pybind11::module_& m); // device self-check matmul (self_ch
 void init_tensor(pybind11::module_& m);     // Tensor, op frontends, autograd (tensor.cc)
 void init_nn(pybind11::module_& m);         // neural-network ops (nn.cc)
 void init_data(pybind11::module_& m);       // input pipeline: prefetcher, row gather (data.cc)
+void init_layers(pybind11::module_& m);     // Keras layers, gpuaccel._C.layers (layers.cc)
 
 }  // namespace gpuaccel::bindings

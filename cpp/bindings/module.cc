@@ -13,4 +13,5 @@ PYBIND11_MODULE(_C, m) {
   init_tensor(m);
   init_nn(m);
   init_data(m);
+  init_layers(m);
 }

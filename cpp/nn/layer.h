@@ -80,6 +80,18 @@ class Layer {
   [[noreturn]] void fail(const std::string& what) const;
   // Checks that exactly `count` inputs were given (fail() otherwise).
   void expect_inputs(size_t given, size_t count) const;
+  // Keras's InputSpec checks, failing with Keras's text ("Input 0 of layer 'conv2d' is
+  // incompatible with the layer: expected ndim=4, found ndim=3. Full shape received: ...").
+  void expect_ndim(const Shape& shape, size_t index, int ndim) const;
+  void expect_min_ndim(const Shape& shape, size_t index, int min_ndim) const;
+  // Axis `axis` (negative counts from the end) must equal `value` (a built layer's input).
+  void expect_axis(const Shape& shape, size_t index, int axis, int64_t value) const;
+  // call() on a layer that was never built fails with a message saying to build it first.
+  void expect_built() const;
+
+ public:
+  // "(None, 28, 28)": a shape as Keras prints it, -1 spelled None.
+  static std::string shape_text(const Shape& shape);
 
  private:
   std::string name_;

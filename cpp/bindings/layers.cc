@@ -1,0 +1,117 @@
+// Bindings of the C++ Keras layers (cpp/nn) as gpuaccel._C.layers: the base nn::Layer (build,
+// call with the GIL released, weights, trainable) and one constructor per layer class, held by
+// std::shared_ptr so the model graph can keep them as nn::LayerPtr. python/gpuaccel/keras/
+// layers.py parses Keras's arguments and calls these constructors with plain values.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.h"
+#include "core/dtype.h"
+#include "nn/activation_layer.h"
+#include "nn/activations.h"
+#include "nn/batch_normalization.h"
+#include "nn/conv2d.h"
+#include "nn/dense.h"
+#include "nn/dropout.h"
+#include "nn/embedding.h"
+#include "nn/flatten.h"
+#include "nn/global_average_pooling2d.h"
+#include "nn/initializers.h"
+#include "nn/layer.h"
+#include "nn/layer_normalization.h"
+#include "nn/multi_head_attention.h"
+#include "nn/pooling2d.h"
+#include "ops/creation.h"
+
+namespace py = pybind11;
+
+namespace gpuaccel::bindings {
+
+void init_layers(py::module_& m) {
+  using namespace gpuaccel::nn;
+  py::module_ lm = m.def_submodule("layers", "Keras layers implemented in C++ (cpp/nn)");
+
+  py::class_<Layer, std::shared_ptr<Layer>>(lm, "Layer")
+      .def_property_readonly("name", &Layer::name)
+      .def_property_readonly("type", &Layer::type)
+      .def_property_readonly("built", &Layer::built)
+      .def("build", &Layer::build, py::arg("input_shapes"),
+           "Creates the weights for these input shapes (a list of shapes, -1 for None).")
+      .def("output_shape", &Layer::output_shape, py::arg("input_shapes"))
+      .def("call", &Layer::call, py::arg("inputs"), py::arg("training") = false,
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("weights", [](const Layer& layer) {
+        py::list out;
+        for (const Weight& w : layer.weights()) out.append(py::make_tuple(w.name, w.value, w.trainable));
+        return out;
+      })
+      .def_property_readonly("trainable_weights", &Layer::trainable_weights)
+      .def_property("trainable", &Layer::trainable, &Layer::set_trainable)
+      .def("count_params", &Layer::count_params)
+      .def_property(
+          "compute_dtype", [](const Layer& layer) { return std::string(dtype_name(layer.compute_dtype())); },
+          [](Layer& layer, const std::string& dtype) { layer.set_compute_dtype(parse_dtype(dtype)); })
+      .def("__repr__", [](const Layer& layer) {
+        return "<gpuaccel._C.layers." + std::string(layer.type()) + " name='" + layer.name() + "'>";
+      });
+
+  py::class_<Dense, Layer, std::shared_ptr<Dense>>(lm, "Dense")
+      .def(py::init<std::string, int64_t, const std::string&, bool, const std::string&, const std::string&>(),
+           py::arg("name"), py::arg("units"), py::arg("activation") = "linear", py::arg("use_bias") = true,
+           py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
+  py::class_<Conv2D, Layer, std::shared_ptr<Conv2D>>(lm, "Conv2D")
+      .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, const std::string&, int64_t,
+                    int64_t, const std::string&, bool, const std::string&, const std::string&>(),
+           py::arg("name"), py::arg("filters"), py::arg("kernel_h"), py::arg("kernel_w"), py::arg("stride_h") = 1,
+           py::arg("stride_w") = 1, py::arg("padding") = "valid", py::arg("dilation_h") = 1,
+           py::arg("dilation_w") = 1, py::arg("activation") = "linear", py::arg("use_bias") = true,
+           py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
+  py::class_<MaxPooling2D, Layer, std::shared_ptr<MaxPooling2D>>(lm, "MaxPooling2D")
+      .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, const std::string&>(), py::arg("name"),
+           py::arg("pool_h") = 2, py::arg("pool_w") = 2, py::arg("stride_h") = 0, py::arg("stride_w") = 0,
+           py::arg("padding") = "valid");
+  py::class_<AveragePooling2D, Layer, std::shared_ptr<AveragePooling2D>>(lm, "AveragePooling2D")
+      .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, const std::string&>(), py::arg("name"),
+           py::arg("pool_h") = 2, py::arg("pool_w") = 2, py::arg("stride_h") = 0, py::arg("stride_w") = 0,
+           py::arg("padding") = "valid");
+  py::class_<GlobalAveragePooling2D, Layer, std::shared_ptr<GlobalAveragePooling2D>>(lm, "GlobalAveragePooling2D")
+      .def(py::init<std::string, bool>(), py::arg("name"), py::arg("keepdims") = false);
+  py::class_<Flatten, Layer, std::shared_ptr<Flatten>>(lm, "Flatten")
+      .def(py::init<std::string>(), py::arg("name"));
+  py::class_<Dropout, Layer, std::shared_ptr<Dropout>>(lm, "Dropout")
+      .def(py::init<std::string, double>(), py::arg("name"), py::arg("rate"));
+  py::class_<Activation, Layer, std::shared_ptr<Activation>>(lm, "Activation")
+      .def(py::init<std::string, const std::string&>(), py::arg("name"), py::arg("activation"));
+  py::class_<BatchNormalization, Layer, std::shared_ptr<BatchNormalization>>(lm, "BatchNormalization")
+      .def(py::init<std::string, int64_t, double, double, bool, bool, const std::string&, const std::string&,
+                    const std::string&, const std::string&>(),
+           py::arg("name"), py::arg("axis") = -1, py::arg("momentum") = 0.99, py::arg("epsilon") = 1e-3,
+           py::arg("center") = true, py::arg("scale") = true, py::arg("beta_initializer") = "zeros",
+           py::arg("gamma_initializer") = "ones", py::arg("moving_mean_initializer") = "zeros",
+           py::arg("moving_variance_initializer") = "ones");
+  py::class_<LayerNormalization, Layer, std::shared_ptr<LayerNormalization>>(lm, "LayerNormalization")
+      .def(py::init<std::string, int64_t, double, bool, bool, const std::string&, const std::string&>(),
+           py::arg("name"), py::arg("axis") = -1, py::arg("epsilon") = 1e-3, py::arg("center") = true,
+           py::arg("scale") = true, py::arg("beta_initializer") = "zeros", py::arg("gamma_initializer") = "ones");
+  py::class_<Embedding, Layer, std::shared_ptr<Embedding>>(lm, "Embedding")
+      .def(py::init<std::string, int64_t, int64_t, const std::string&>(), py::arg("name"), py::arg("input_dim"),
+           py::arg("output_dim"), py::arg("embeddings_initializer") = "uniform");
+  py::class_<MultiHeadAttention, Layer, std::shared_ptr<MultiHeadAttention>>(lm, "MultiHeadAttention")
+      .def(py::init<std::string, int64_t, int64_t, int64_t, double, bool, int64_t, const std::string&,
+                    const std::string&>(),
+           py::arg("name"), py::arg("num_heads"), py::arg("key_dim"), py::arg("value_dim") = 0,
+           py::arg("dropout") = 0.0, py::arg("use_bias") = true, py::arg("output_dim") = 0,
+           py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
+
+  lm.def("initialize", [](const std::string& name, const Shape& shape) {
+    return initialize(name, shape, creation_device("VarHandleOp", std::nullopt), "initializer");
+  });
+  lm.def("initializer_names", &initializer_names);
+  lm.def("canonical_initializer", [](const std::string& name) { return canonical_initializer(name, "initializer"); });
+  lm.def("activation_names", &activation_names);
+  lm.def("check_activation", [](const std::string& name) {
+    return std::string(activation_name(parse_activation(name, "activation")));
+  });
+}
+
+}  // namespace gpuaccel::bindings

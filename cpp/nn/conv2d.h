@@ -1,0 +1,44 @@
+// Keras's Conv2D on NHWC images: kernel (kh, kw, in, filters), bias (filters,), strides,
+// 'valid'/'same' padding and dilation as TF resolves them, then the activation.
+#pragma once
+
+#include <string>
+
+#include "nn/activations.h"
+#include "nn/layer.h"
+#include "ops/nn.h"
+
+namespace gpuaccel::nn {
+
+// The output length of a sliding window along one axis (-1 stays unknown): 'valid' keeps
+// windows that fit, ceil((n - effective + 1) / stride); 'same' gives ceil(n / stride).
+int64_t window_output_length(int64_t n, int64_t window, int64_t stride, int64_t dilation,
+                             Padding padding);
+
+class Conv2D : public Layer {
+ public:
+  Conv2D(std::string name, int64_t filters, int64_t kernel_h, int64_t kernel_w, int64_t stride_h,
+         int64_t stride_w, const std::string& padding, int64_t dilation_h, int64_t dilation_w,
+         const std::string& activation = "linear", bool use_bias = true,
+         const std::string& kernel_initializer = "glorot_uniform",
+         const std::string& bias_initializer = "zeros");
+  const char* type() const override { return "Conv2D"; }
+  Shape output_shape(const ShapeList& input_shapes) const override;
+  Tensor call(const std::vector<Tensor>& inputs, bool training) override;
+
+ protected:
+  void do_build(const ShapeList& input_shapes) override;
+
+ private:
+  void check(const Shape& shape) const;
+
+  int64_t filters_, kernel_h_, kernel_w_, stride_h_, stride_w_, dilation_h_, dilation_w_;
+  Padding padding_;
+  ActivationFn activation_;
+  bool use_bias_;
+  std::string kernel_initializer_, bias_initializer_;
+  int64_t in_channels_ = -1;
+  Tensor kernel_, bias_;
+};
+
+}  // namespace gpuaccel::nn
