@@ -9,6 +9,7 @@
 #include "backends/cpu/onednn_ops.h"  // parameter structs only (Conv2dParams, Pool2dParams)
 #include "backends/op_kinds.h"
 #include "core/device_registry.h"
+#include "kernels/optimizer_functors.h"  // OptimizerUpdate (plain data)
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel {
@@ -72,6 +73,13 @@ class Backend {
                                    const TensorView& gamma, const TensorView& mean,
                                    const TensorView& var, double epsilon, const TensorView& dx,
                                    const TensorView& dgamma, const TensorView& dbeta) = 0;
+
+  // One fused optimizer step over a parameter (semantics: kernels/optimizer_functors.h).
+  // param and the used slots are contiguous float32 of one shape; grad is contiguous float32,
+  // float16 or bfloat16 of that shape; a slot the configuration does not use is an empty view.
+  virtual void optimizer_update(const OptimizerUpdate& u, const TensorView& param,
+                                const TensorView& grad, const TensorView& slot0,
+                                const TensorView& slot1, const TensorView& slot2) = 0;
 
   // Host <-> device transfers of contiguous views (the CPU backend copies memory).
   virtual void copy_from_host(const void* host, const TensorView& dst) = 0;

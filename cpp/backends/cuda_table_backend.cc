@@ -140,6 +140,13 @@ class CudaTableBackend final : public Backend {
       return t_.layer_norm_backward(ordinal_, &x, &dy, &gamma, &mean, &var, epsilon, &dx, &dgamma, &dbeta, e, kErrLen);
     });
   }
+  void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
+                        const TensorView& slot0, const TensorView& slot1,
+                        const TensorView& slot2) override {
+    call("optimizer_update", [&](char* e) {
+      return t_.optimizer_update(ordinal_, &u, &param, &grad, &slot0, &slot1, &slot2, e, kErrLen);
+    });
+  }
   void copy_from_host(const void* host, const TensorView& dst) override {
     const size_t bytes = size_t(dst.numel()) * dtype_size(dst.dtype);
     call("copy_to_device", [&](char* e) { return t_.copy_to_device(ordinal_, dst.data, host, bytes, e, kErrLen); });

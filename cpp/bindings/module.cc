@@ -12,6 +12,7 @@ PYBIND11_MODULE(_C, m) {
   init_self_check(m);
   init_tensor(m);
   init_nn(m);
+  init_optim(m);
   init_data(m);
   init_layers(m);
 }

@@ -18,6 +18,7 @@ enum class UnaryOp;
 enum class BinaryOp;
 enum class ReduceOp;
 enum class RandomDistribution;
+struct OptimizerUpdate;  // ABI 3 (kernels/optimizer_functors.h)
 }  // namespace gpuaccel
 #endif
 
@@ -25,7 +26,7 @@ enum class RandomDistribution;
 extern "C" {
 #endif
 
-#define GPUACCEL_CUDA_BACKEND_ABI_VERSION 2
+#define GPUACCEL_CUDA_BACKEND_ABI_VERSION 3
 #define GPUACCEL_CUDA_BACKEND_ENTRY "gpuaccel_cuda_backend_v1"
 
 typedef struct gpuaccel_cuda_device_properties {
@@ -182,6 +183,15 @@ typedef struct gpuaccel_cuda_backend {
                              double epsilon, const gpuaccel::TensorView* dx,
                              const gpuaccel::TensorView* dgamma, const gpuaccel::TensorView* dbeta,
                              char* err, size_t err_len);
+
+  // ---- ABI 3 ----
+  // The fused optimizer step of kernels/optimizer_functors.h (Backend::optimizer_update):
+  // param and the used slots contiguous float32, grad contiguous float32/float16/bfloat16 of the
+  // same shape; a slot the configuration does not use may be null or have a null data pointer.
+  int (*optimizer_update)(int device, const gpuaccel::OptimizerUpdate* u,
+                          const gpuaccel::TensorView* param, const gpuaccel::TensorView* grad,
+                          const gpuaccel::TensorView* slot0, const gpuaccel::TensorView* slot1,
+                          const gpuaccel::TensorView* slot2, char* err, size_t err_len);
 #endif
 } gpuaccel_cuda_backend;
 

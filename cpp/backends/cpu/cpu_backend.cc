@@ -4,6 +4,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/onednn_ops.h"
+#include "backends/cpu/optimizer_update.h"
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel {
@@ -92,6 +93,11 @@ class CpuBackend final : public Backend {
                            const TensorView& dx, const TensorView& dgamma,
                            const TensorView& dbeta) override {
     cpu::layer_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+  }
+  void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
+                        const TensorView& slot0, const TensorView& slot1,
+                        const TensorView& slot2) override {
+    cpu::optimizer_update(u, param, grad, slot0, slot1, slot2);
   }
   void copy_from_host(const void* host, const TensorView& dst) override {
     std::memcpy(dst.data, host, size_t(dst.numel()) * dtype_size(dst.dtype));

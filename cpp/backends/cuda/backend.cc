@@ -442,6 +442,18 @@ int layer_norm_backward_entry(int device, const TensorView* x, const TensorView*
   });
 }
 
+// ---- ABI 3 ----
+
+int optimizer_update_entry(int device, const OptimizerUpdate* u, const TensorView* param,
+                           const TensorView* grad, const TensorView* slot0, const TensorView* slot1,
+                           const TensorView* slot2, char* err, size_t err_len) {
+  return op_entry(device, err, err_len, [&] {
+    require_views("optimizer_update", param, grad);
+    GA_CUDA_REQUIRE(u != nullptr, "optimizer_update: null update parameters");
+    optimizer_update(device, *u, *param, *grad, slot0, slot1, slot2);
+  });
+}
+
 }  // namespace
 
 }  // namespace gpuaccel::cuda
@@ -494,6 +506,8 @@ gpuaccel_cuda_backend_v1(void) {
       c::batch_norm_backward_entry,
       c::layer_norm_forward_entry,
       c::layer_norm_backward_entry,
+      // ABI 3
+      c::optimizer_update_entry,
   };
   return &table;
 }

@@ -8,6 +8,7 @@
 
 #include "backends/op_kinds.h"
 #include "core/cuda_backend_abi.h"
+#include "kernels/optimizer_functors.h"
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel::cuda {
@@ -72,5 +73,11 @@ void avg_pool2d_forward_direct(int device, const TensorView& x, const gpuaccel_p
                                const TensorView& y);
 void avg_pool2d_backward_direct(int device, const TensorView& dy, const gpuaccel_pool2d_params& p,
                                 const TensorView& dx);
+
+// optimizer_update.cu: the fused optimizer step (kernels/optimizer_functors.h); null slot
+// pointers for the slots the configuration does not use.
+void optimizer_update(int device, const OptimizerUpdate& u, const TensorView& param,
+                      const TensorView& grad, const TensorView* slot0, const TensorView* slot1,
+                      const TensorView* slot2);
 
 }  // namespace gpuaccel::cuda

@@ -1,0 +1,134 @@
+// Bindings of the optimizers (cpp/optim). Each Python optimizer in gpuaccel.keras.optimizers holds
+// one of these as `_cpp`, a shared_ptr<optim::Optimizer> the C++ training loop can take
+// directly; apply_gradients releases the GIL while the fused kernels run.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings/bindings.h"
+#include "optim/adam.h"
+#include "optim/optimizer.h"
+#include "optim/rmsprop.h"
+#include "optim/sgd.h"
+
+namespace py = pybind11;
+
+namespace gpuaccel::bindings {
+
+namespace {
+
+std::vector<Tensor> with_undefined(const std::vector<std::optional<Tensor>>& in) {
+  std::vector<Tensor> out;
+  out.reserve(in.size());
+  for (const auto& t : in) out.push_back(t ? *t : Tensor());
+  return out;
+}
+
+optim::OptimizerOptions make_options(std::optional<double> weight_decay,
+                                     std::optional<double> clipnorm,
+                                     std::optional<double> clipvalue,
+                                     std::optional<double> global_clipnorm, std::string name) {
+  optim::OptimizerOptions o;
+  o.weight_decay = weight_decay;
+  o.clipnorm = clipnorm;
+  o.clipvalue = clipvalue;
+  o.global_clipnorm = global_clipnorm;
+  o.name = std::move(name);
+  return o;
+}
+
+#define GA_OPTIMIZER_OPTION_ARGS                                                         \
+  py::arg("weight_decay") = py::none(), py::arg("clipnorm") = py::none(),               \
+      py::arg("clipvalue") = py::none(), py::arg("global_clipnorm") = py::none(),       \
+      py::arg("name") = ""
+
+using Opt = std::optional<double>;
+
+}  // namespace
+
+void init_optim(py::module_& parent) {
+  py::module_ m = parent.def_submodule("optim", "fused optimizers (cpp/optim)");
+  using optim::Optimizer;
+  py::class_<Optimizer, std::shared_ptr<Optimizer>>(m, "Optimizer")
+      .def(
+          "apply_gradients",
+          [](Optimizer& self, const std::vector<std::optional<Tensor>>& grads,
+             const std::vector<Tensor>& params) {
+            const std::vector<Tensor> g = with_undefined(grads);
+            py::gil_scoped_release release;
+            self.apply_gradients(g, params);
+          },
+          py::arg("grads"), py::arg("params"))
+      .def_property("learning_rate", &Optimizer::learning_rate, &Optimizer::set_learning_rate)
+      .def_property("iterations", &Optimizer::iterations, &Optimizer::set_iterations)
+      .def_property_readonly("name", [](const Optimizer& o) { return std::string(o.name()); })
+      .def_property_readonly("type", [](const Optimizer& o) { return std::string(o.type()); })
+      .def_property_readonly("weight_decay", [](const Optimizer& o) { return o.options().weight_decay; })
+      .def_property_readonly("clipnorm", [](const Optimizer& o) { return o.options().clipnorm; })
+      .def_property_readonly("clipvalue", [](const Optimizer& o) { return o.options().clipvalue; })
+      .def_property_readonly("global_clipnorm",
+                             [](const Optimizer& o) { return o.options().global_clipnorm; })
+      .def("variables", &Optimizer::variables)
+      .def("slot", [](const Optimizer& o, const Tensor& p, const std::string& name) -> std::optional<Tensor> {
+        Tensor t = o.slot(p, name);
+        if (!t.defined()) return std::nullopt;
+        return t;
+      })
+      .def("exclude_from_weight_decay", &Optimizer::exclude_from_weight_decay);
+
+  py::class_<optim::SGD, Optimizer, std::shared_ptr<optim::SGD>>(m, "SGD")
+      .def(py::init([](double lr, double momentum, bool nesterov, Opt wd, Opt cn, Opt cv, Opt gcn,
+                       std::string name) {
+             return std::make_shared<optim::SGD>(lr, momentum, nesterov,
+                                                 make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.01, py::arg("momentum") = 0.0, py::arg("nesterov") = false,
+           GA_OPTIMIZER_OPTION_ARGS)
+      .def_property_readonly("momentum", &optim::SGD::momentum)
+      .def_property_readonly("nesterov", &optim::SGD::nesterov);
+
+  py::class_<optim::Adam, Optimizer, std::shared_ptr<optim::Adam>>(m, "Adam")
+      .def(py::init([](double lr, double b1, double b2, double eps, bool amsgrad, Opt wd, Opt cn,
+                       Opt cv, Opt gcn, std::string name) {
+             return std::make_shared<optim::Adam>(lr, b1, b2, eps, amsgrad,
+                                                  make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.999,
+           py::arg("epsilon") = 1e-7, py::arg("amsgrad") = false, GA_OPTIMIZER_OPTION_ARGS)
+      .def_property_readonly("beta_1", &optim::Adam::beta_1)
+      .def_property_readonly("beta_2", &optim::Adam::beta_2)
+      .def_property_readonly("epsilon", &optim::Adam::epsilon)
+      .def_property_readonly("amsgrad", &optim::Adam::amsgrad);
+
+  py::class_<optim::AdamW, optim::Adam, std::shared_ptr<optim::AdamW>>(m, "AdamW")
+      .def(py::init([](double lr, double wd, double b1, double b2, double eps, bool amsgrad,
+                       Opt cn, Opt cv, Opt gcn, std::string name) {
+             return std::make_shared<optim::AdamW>(
+                 lr, wd, b1, b2, eps, amsgrad,
+                 make_options(std::nullopt, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("weight_decay") = 0.004,
+           py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.999, py::arg("epsilon") = 1e-7,
+           py::arg("amsgrad") = false, py::arg("clipnorm") = py::none(),
+           py::arg("clipvalue") = py::none(), py::arg("global_clipnorm") = py::none(),
+           py::arg("name") = "");
+
+  py::class_<optim::RMSprop, Optimizer, std::shared_ptr<optim::RMSprop>>(m, "RMSprop")
+      .def(py::init([](double lr, double rho, double momentum, double eps, bool centered, Opt wd,
+                       Opt cn, Opt cv, Opt gcn, std::string name) {
+             return std::make_shared<optim::RMSprop>(
+                 lr, rho, momentum, eps, centered, make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("rho") = 0.9, py::arg("momentum") = 0.0,
+           py::arg("epsilon") = 1e-7, py::arg("centered") = false, GA_OPTIMIZER_OPTION_ARGS)
+      .def_property_readonly("rho", &optim::RMSprop::rho)
+      .def_property_readonly("momentum", &optim::RMSprop::momentum)
+      .def_property_readonly("epsilon", &optim::RMSprop::epsilon)
+      .def_property_readonly("centered", &optim::RMSprop::centered);
+}
+
+}  // namespace gpuaccel::bindings

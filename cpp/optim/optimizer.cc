@@ -1,0 +1,285 @@
+// The shared part of every optimizer (optim/optimizer.h): argument validation, gradient
+// clipping factors (Keras's clipnorm / global_clipnorm need a norm, computed with op frontends
+// and read back to the host), lazy slot creation, and one fused backend call per variable.
+#include "optim/optimizer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <regex>
+#include <unordered_set>
+
+#include "core/errors.h"
+#include "ops/autograd.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/op_utils.h"
+#include "ops/reduce.h"
+#include "ops/shape_ops.h"
+#include "optim/number_text.h"
+
+namespace gpuaccel::optim {
+
+namespace {
+
+std::string snake_case(const char* type) {
+  // Keras's to_snake_case of the class name: "SGD" -> "sgd", "AdamW" -> "adam_w",
+  // "RMSprop" -> "rm_sprop".
+  std::string s = std::regex_replace(type, std::regex("(.)([A-Z][a-z]+)"), "$1_$2");
+  s = std::regex_replace(s, std::regex("([a-z])([A-Z])"), "$1_$2");
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Sum of squares of a gradient, accumulated by the reduce kernel and read back as a double.
+double squared_norm(const Tensor& g) {
+  const Tensor g32 = g.dtype() == DType::kFloat32 ? g : cast(g, DType::kFloat32);
+  const Tensor s = reduce_sum(mul(g32, g32), {}, false);
+  float host = 0.0f;
+  backend_for(s.device()).copy_to_host(s.view(), &host);
+  return static_cast<double>(host);
+}
+
+bool same_device(const LogicalDevice& a, const LogicalDevice& b) {
+  return a.type == b.type && a.index == b.index;
+}
+
+}  // namespace
+
+Optimizer::Optimizer(const char* type, double learning_rate, OptimizerOptions options)
+    : type_(type), options_(std::move(options)), learning_rate_(learning_rate) {
+  name_ = options_.name.empty() ? snake_case(type) : options_.name;
+  require_non_negative("learning_rate", learning_rate);
+  if (options_.weight_decay) require_non_negative("weight_decay", *options_.weight_decay);
+  const int clip_args = int(options_.clipnorm.has_value()) + int(options_.clipvalue.has_value()) +
+                        int(options_.global_clipnorm.has_value());
+  if (clip_args > 1) {
+    auto text = [](const std::optional<double>& v) { return v ? python_float(*v) : "None"; };
+    throw_value_error("", "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be "
+                             "set. Received: clipnorm=" + text(options_.clipnorm) +
+                                 ", clipvalue=" + text(options_.clipvalue) +
+                                 ", global_clipnorm=" + text(options_.global_clipnorm));
+  }
+  for (auto [arg, value] : {std::pair{"clipnorm", options_.clipnorm},
+                            std::pair{"clipvalue", options_.clipvalue},
+                            std::pair{"global_clipnorm", options_.global_clipnorm}}) {
+    if (value && !(*value > 0.0 && std::isfinite(*value))) {
+      throw_value_error(type_, std::string("`") + arg + "` must be a positive finite float. "
+                               "Received: " + arg + "=" + python_float(*value));
+    }
+  }
+}
+
+void Optimizer::require_range(const char* arg, double value, double low, double high,
+                              bool high_open) const {
+  const bool ok = value >= low && (high_open ? value < high : value <= high);
+  if (!ok) {
+    throw_value_error(type_, std::string("`") + arg + "` must be a float between [" +
+                              python_float(low) + ", " + python_float(high) +
+                              (high_open ? ")" : "]") + ". Received: " + arg + "=" +
+                              python_float(value));
+  }
+}
+
+void Optimizer::require_non_negative(const char* arg, double value) const {
+  if (!(value >= 0.0 && std::isfinite(value))) {
+    throw_value_error(type_, std::string("`") + arg +
+                                 "` must be a finite float >= 0. Received: " + arg + "=" +
+                              python_float(value));
+  }
+}
+
+double Optimizer::learning_rate() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return learning_rate_;
+}
+
+void Optimizer::set_learning_rate(double learning_rate) {
+  require_non_negative("learning_rate", learning_rate);
+  std::lock_guard<std::mutex> lock(mutex_);
+  learning_rate_ = learning_rate;
+}
+
+int64_t Optimizer::iterations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return iterations_;
+}
+
+void Optimizer::set_iterations(int64_t iterations) {
+  if (iterations < 0) {
+    throw_value_error(type_, "`iterations` must be an integer >= 0. Received: iterations=" +
+                                 std::to_string(iterations));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  iterations_ = iterations;
+}
+
+void Optimizer::exclude_from_weight_decay(const std::vector<Tensor>& params) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Tensor& p : params) {
+    if (!p.defined()) throw_value_error(type_, "exclude_from_weight_decay got None in var_list");
+    no_weight_decay_[p.impl()] = p.impl_ptr();
+  }
+}
+
+Optimizer::State& Optimizer::state_for(const Tensor& param) {
+  State& s = states_[param.impl()];
+  const std::shared_ptr<TensorImpl> owner = s.param.lock();
+  if (owner != param.impl_ptr()) {
+    // New variable (or a freed one's address reused): fresh zero slots.
+    s.param = param.impl_ptr();
+    s.order = next_order_++;
+    const std::array<const char*, 3> names = slot_names();
+    for (int k = 0; k < 3; ++k) {
+      s.slots[k] = names[k] ? zeros(param.shape(), DType::kFloat32, param.device()) : Tensor();
+    }
+  }
+  return s;
+}
+
+void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
+                                const std::vector<Tensor>& params) {
+  const std::string op = type_;
+  if (grads.size() != params.size()) {
+    throw_value_error(op, "apply_gradients got " + std::to_string(grads.size()) +
+                              " gradients for " + std::to_string(params.size()) +
+                              " variables; pass one gradient (or None) per variable");
+  }
+  if (grads.empty()) return;  // Keras: an empty list is a no-op
+
+  // Validate everything before touching any variable.
+  std::vector<size_t> active;
+  std::unordered_set<const TensorImpl*> seen;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& p = params[i];
+    const std::string which = "variable " + std::to_string(i);
+    if (!p.defined()) throw_value_error(op, which + " is None; pass the variables to update");
+    if (!seen.insert(p.impl()).second) {
+      throw_value_error(op, which + " appears more than once in the list; each variable may "
+                                    "be updated once per apply_gradients call");
+    }
+    if (p.dtype() != DType::kFloat32) {
+      throw_error(ErrorCode::kInvalidArgument, op,
+                  which + " has dtype " + dtype_name(p.dtype()) +
+                      "; optimizers update float32 variables (mixed precision keeps float32 "
+                      "master weights and casts them for compute)");
+    }
+    if (!p.is_contiguous()) {
+      throw_error(ErrorCode::kInvalidArgument, op,
+                  which + " is a non-contiguous view; optimizers update whole contiguous "
+                          "variables in place");
+    }
+    const Tensor& g = grads[i];
+    if (!g.defined()) continue;  // Keras skips variables whose gradient is None
+    if (!is_floating(g.dtype())) {
+      throw_error(ErrorCode::kInvalidArgument, op,
+                  "gradient " + std::to_string(i) + " has dtype " + dtype_name(g.dtype()) +
+                      "; gradients must be float32, float16 or bfloat16");
+    }
+    if (g.shape() != p.shape()) {
+      throw_error(ErrorCode::kInvalidArgument, op,
+                  "gradient " + std::to_string(i) + " has shape " + shape_to_string(g.shape()) +
+                      " but its variable has shape " + shape_to_string(p.shape()) +
+                      "; each gradient must have its variable's shape");
+    }
+    if (!same_device(g.device(), p.device())) {
+      throw_error(ErrorCode::kInvalidArgument, op,
+                  "gradient " + std::to_string(i) + " is on " + g.device().name() +
+                      " but its variable is on " + p.device().name() +
+                      "; move the gradient to the variable's device first");
+    }
+    active.push_back(i);
+  }
+  // Keras's exact text (no "[op]" prefix), as course code may match on it.
+  if (active.empty()) throw_value_error("", "No gradients provided for any variable.");
+
+  GradModeGuard no_grad(false);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int64_t step = iterations_ + 1;
+  const float lr = static_cast<float>(learning_rate_);
+
+  // Gradient transforms shared by every variable of this step.
+  std::vector<float> scales(active.size(), 1.0f);
+  if (options_.clipnorm) {
+    // tf.clip_by_norm: g * clipnorm / max(||g||, clipnorm), per gradient.
+    const double c = *options_.clipnorm;
+    for (size_t k = 0; k < active.size(); ++k) {
+      const double norm = std::sqrt(squared_norm(grads[active[k]]));
+      if (norm > c || !std::isfinite(norm)) scales[k] = static_cast<float>(c / std::max(norm, c));
+    }
+  } else if (options_.global_clipnorm) {
+    // Keras's clip_by_global_norm: one factor min(1, c / ||all||); NaN when the norm is not
+    // finite, so a step on inf/NaN gradients poisons the variables as it does in Keras.
+    const double c = *options_.global_clipnorm;
+    double total = 0.0;
+    for (size_t i : active) total += squared_norm(grads[i]);
+    const double norm = std::sqrt(total);
+    const float scale = std::isfinite(norm)
+                            ? (norm > c ? static_cast<float>(c / norm) : 1.0f)
+                            : std::numeric_limits<float>::quiet_NaN();
+    std::fill(scales.begin(), scales.end(), scale);
+  }
+
+  for (size_t k = 0; k < active.size(); ++k) {
+    const size_t i = active[k];
+    const Tensor& p = params[i];
+    const Tensor g = grads[i].is_contiguous() ? grads[i] : contiguous(grads[i]);
+    State& s = state_for(p);
+
+    OptimizerUpdate u;
+    u.learning_rate = lr;
+    fill_update(u, step, lr);
+    if (options_.weight_decay && no_weight_decay_.count(p.impl()) == 0) {
+      u.weight_decay = static_cast<float>(*options_.weight_decay);
+    }
+    u.grad_scale = scales[k];
+    if (options_.clipvalue) {
+      u.flags |= kOptimizerClipValue;
+      u.clip_value = static_cast<float>(*options_.clipvalue);
+    }
+    const TensorView empty;
+    TensorView slot_views[3];
+    for (int j = 0; j < 3; ++j) slot_views[j] = s.slots[j].defined() ? s.slots[j].view() : empty;
+    backend_for_op(op, p.device())
+        .optimizer_update(u, p.view(), g.view(), slot_views[0], slot_views[1], slot_views[2]);
+  }
+  iterations_ = step;
+}
+
+std::vector<std::pair<std::string, Tensor>> Optimizer::variables() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<std::string, Tensor>> out;
+  const LogicalDevice cpu;
+  out.emplace_back(name_ + "/iteration", full({}, double(iterations_), DType::kInt64, cpu));
+  out.emplace_back(name_ + "/learning_rate", full({}, learning_rate_, DType::kFloat32, cpu));
+  std::vector<const State*> live;
+  for (const auto& [impl, s] : states_) {
+    if (!s.param.expired()) live.push_back(&s);
+  }
+  std::sort(live.begin(), live.end(), [](const State* a, const State* b) { return a->order < b->order; });
+  const std::array<const char*, 3> names = slot_names();
+  // Keras lists each slot kind for all variables, then the next kind.
+  for (int j = 0; j < 3; ++j) {
+    if (!names[j]) continue;
+    for (size_t k = 0; k < live.size(); ++k) {
+      out.emplace_back(name_ + "/variable_" + std::to_string(k) + "_" + names[j], live[k]->slots[j]);
+    }
+  }
+  return out;
+}
+
+Tensor Optimizer::slot(const Tensor& param, const std::string& slot_name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = states_.find(param.impl());
+  if (it == states_.end() || it->second.param.lock() != param.impl_ptr()) return Tensor();
+  const std::array<const char*, 3> names = slot_names();
+  for (int j = 0; j < 3; ++j) {
+    if (names[j] && slot_name == names[j]) return it->second.slots[j];
+  }
+  return Tensor();
+}
+
+}  // namespace gpuaccel::optim

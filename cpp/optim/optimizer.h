@@ -1,0 +1,101 @@
+// The optimizer base class with Keras 3's semantics: apply_gradients updates float32 master
+// variables in place with one fused kernel per variable (kernels/optimizer_functors.h through
+// Backend::optimizer_update), keeps the slots (momentum, velocity, ...) per variable, created
+// lazily on the variable's device and zero-initialized, and counts iterations. The subclasses
+// (sgd.h, adam.h, rmsprop.h) only validate their hyperparameters and fill the per-step update
+// parameters; gradient clipping and decoupled weight decay are shared here, as in Keras's base
+// optimizer. Thread-safe: the training loop may step while Python reads or sets the rate.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "kernels/optimizer_functors.h"
+#include "tensor/tensor.h"
+
+namespace gpuaccel::optim {
+
+// Keras's keyword arguments common to every optimizer. At most one of clipnorm, clipvalue and
+// global_clipnorm may be set.
+struct OptimizerOptions {
+  std::optional<double> weight_decay;     // decoupled: var -= var * weight_decay * lr, >= 0
+  std::optional<double> clipnorm;         // each gradient's L2 norm clipped to this, > 0
+  std::optional<double> clipvalue;        // each gradient element clipped to [-v, v], > 0
+  std::optional<double> global_clipnorm;  // all gradients scaled so their joint norm <= this
+  std::string name;                       // empty: the snake_case class name ("adam")
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One optimizer step: params[i] is updated in place with grads[i] (no autograd recording).
+  // An undefined gradient skips its variable (Keras's None); every gradient undefined is a
+  // ValueError, as in Keras; an empty list is a no-op. Otherwise `iterations` grows by one.
+  // Validation (before anything is modified): equal counts, float32 params, floating grads of
+  // the param's shape on the param's device, no variable twice.
+  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<Tensor>& params);
+
+  double learning_rate() const;
+  void set_learning_rate(double learning_rate);  // ValueError unless finite and >= 0
+  int64_t iterations() const;
+  void set_iterations(int64_t iterations);       // ValueError when negative
+  const char* name() const { return name_.c_str(); }
+  // Keras's class name: "SGD", "Adam", "AdamW", "RMSprop".
+  const char* type() const { return type_; }
+  const OptimizerOptions& options() const { return options_; }
+
+  // Variables excluded from weight decay (Keras's exclude_from_weight_decay(var_list=...)).
+  void exclude_from_weight_decay(const std::vector<Tensor>& params);
+
+  // Keras's optimizer.variables, for inspection: "<name>/iteration" (int64 scalar, a copy),
+  // "<name>/learning_rate" (float32 scalar, a copy), then each variable's slots in the order
+  // the variables were first seen ("<name>/variable_<k>_<slot>", the live slot tensors).
+  std::vector<std::pair<std::string, Tensor>> variables() const;
+  // The slots of one variable by Keras's slot name ("momentum", "velocity", ...), or an
+  // undefined tensor when the variable has not been updated yet or the slot is unused.
+  Tensor slot(const Tensor& param, const std::string& slot_name) const;
+
+ protected:
+  Optimizer(const char* type, double learning_rate, OptimizerOptions options);
+
+  // Keras's names of the (up to 3) slots this configuration uses; nullptr = slot unused.
+  virtual std::array<const char*, 3> slot_names() const = 0;
+  // Sets kind, flags and the optimizer's own hyperparameters of step `step` (1-based) with the
+  // float32 learning rate `lr` (u.learning_rate is already set).
+  virtual void fill_update(OptimizerUpdate& u, int64_t step, float lr) const = 0;
+
+  // ValueError "`<arg>` must be ... Received: <arg>=<value>" helpers for the constructors.
+  void require_range(const char* arg, double value, double low, double high,
+                     bool high_open = false) const;
+  void require_non_negative(const char* arg, double value) const;
+
+ private:
+  struct State {
+    std::weak_ptr<TensorImpl> param;  // to notice a freed variable whose address was reused
+    std::array<Tensor, 3> slots;
+    int64_t order = 0;
+  };
+  State& state_for(const Tensor& param);
+
+  const char* type_;
+  std::string name_;
+  OptimizerOptions options_;
+  double learning_rate_;
+  int64_t iterations_ = 0;
+  int64_t next_order_ = 0;
+  std::unordered_map<const TensorImpl*, State> states_;
+  std::unordered_map<const TensorImpl*, std::weak_ptr<TensorImpl>> no_weight_decay_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace gpuaccel::optim

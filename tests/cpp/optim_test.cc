@@ -1,0 +1,535 @@
+// Tests of the fused optimizers: the element functors (kernels/optimizer_functors.h) against a
+// double-precision scalar reference of Keras's update rules over several steps; the CPU kernel
+// with float32/float16/bfloat16 gradients on serial and OpenMP sizes; and optim::Optimizer
+// (slot creation, iterations, skipped variables, clipping, weight decay, every validation error).
+// Comparisons with real Keras are in tests/python/test_optimizers.py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cpu/optimizer_update.h"
+#include "core/errors.h"
+#include "kernels/half_conversions.h"
+#include "kernels/optimizer_functors.h"
+#include "ops/creation.h"
+#include "optim/adam.h"
+#include "optim/rmsprop.h"
+#include "optim/sgd.h"
+
+namespace gpuaccel {
+namespace {
+
+// ---- the double-precision reference (Keras 3's formulas, written independently) ----
+
+struct RefConfig {
+  OptimizerKind kind = OptimizerKind::kSgd;
+  double lr = 0.01, momentum = 0.0;
+  bool nesterov = false;
+  double beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7;
+  bool amsgrad = false;
+  double rho = 0.9;
+  bool centered = false;
+  double weight_decay = 0.0;
+};
+
+struct RefState {
+  double p = 0.0, s[3] = {0.0, 0.0, 0.0};
+};
+
+void ref_step(const RefConfig& c, int64_t t, double g, RefState& st) {
+  double& p = st.p;
+  p -= p * c.weight_decay * c.lr;
+  switch (c.kind) {
+    case OptimizerKind::kSgd: {
+      if (c.momentum == 0.0) {
+        p -= c.lr * g;
+        break;
+      }
+      double& m = st.s[0];
+      m = c.momentum * m - c.lr * g;
+      p += c.nesterov ? c.momentum * m - c.lr * g : m;
+      break;
+    }
+    case OptimizerKind::kAdam: {
+      double &m = st.s[0], &v = st.s[1], &vhat = st.s[2];
+      m = c.beta_1 * m + (1 - c.beta_1) * g;
+      v = c.beta_2 * v + (1 - c.beta_2) * g * g;
+      double vv = v;
+      if (c.amsgrad) vv = vhat = std::max(vhat, v);
+      const double alpha =
+          c.lr * std::sqrt(1 - std::pow(c.beta_2, double(t))) / (1 - std::pow(c.beta_1, double(t)));
+      p -= alpha * m / (std::sqrt(vv) + c.epsilon);
+      break;
+    }
+    case OptimizerKind::kRmsprop: {
+      double &v = st.s[0], &mom = st.s[1], &a = st.s[2];
+      v = c.rho * v + (1 - c.rho) * g * g;
+      double denom = v + c.epsilon;
+      if (c.centered) {
+        a = c.rho * a + (1 - c.rho) * g;
+        denom = v - a * a + c.epsilon;
+      }
+      const double inc = c.lr * g / std::sqrt(denom);
+      if (c.momentum > 0) {
+        mom = c.momentum * mom + inc;
+        p -= mom;
+      } else {
+        p -= inc;
+      }
+      break;
+    }
+  }
+}
+
+// The update parameters the optimizers fill for config c at step t (built here by hand so the
+// functor is tested independently of optim::).
+OptimizerUpdate make_update(const RefConfig& c, int64_t t) {
+  OptimizerUpdate u;
+  u.kind = c.kind;
+  u.learning_rate = float(c.lr);
+  u.momentum = float(c.momentum);
+  u.weight_decay = float(c.weight_decay);
+  u.epsilon = float(c.epsilon);
+  if (c.kind == OptimizerKind::kSgd && c.momentum != 0) {
+    u.flags |= kOptimizerMomentum | (c.nesterov ? kOptimizerNesterov : 0);
+  }
+  if (c.kind == OptimizerKind::kAdam) {
+    if (c.amsgrad) u.flags |= kOptimizerAmsgrad;
+    u.one_minus_beta_1 = float(1 - c.beta_1);
+    u.one_minus_beta_2 = float(1 - c.beta_2);
+    u.alpha = float(c.lr * std::sqrt(1 - std::pow(c.beta_2, double(t))) /
+                    (1 - std::pow(c.beta_1, double(t))));
+  }
+  if (c.kind == OptimizerKind::kRmsprop) {
+    if (c.momentum > 0) u.flags |= kOptimizerMomentum;
+    if (c.centered) u.flags |= kOptimizerCentered;
+    u.rho = float(c.rho);
+    u.one_minus_rho = float(1 - c.rho);
+  }
+  return u;
+}
+
+void run_functor(const OptimizerUpdate& u, float g, float& p, float* s) {
+  const bool known = kernels::with_optimizer_functor(
+      u, [&](const auto& f) { f(g, &p, &s[0], &s[1], &s[2]); });
+  ASSERT_TRUE(known);
+}
+
+std::vector<RefConfig> all_configs() {
+  std::vector<RefConfig> out;
+  auto add = [&](RefConfig c) { out.push_back(c); };
+  RefConfig c;
+  c.kind = OptimizerKind::kSgd;
+  c.lr = 0.05;
+  add(c);
+  c.momentum = 0.9;
+  add(c);
+  c.nesterov = true;
+  add(c);
+  c.weight_decay = 0.1;
+  add(c);
+  RefConfig a;
+  a.kind = OptimizerKind::kAdam;
+  a.lr = 0.01;
+  add(a);
+  a.amsgrad = true;
+  add(a);
+  a.weight_decay = 0.004;  // AdamW
+  a.beta_1 = 0.5;
+  a.beta_2 = 0.9;
+  add(a);
+  RefConfig r;
+  r.kind = OptimizerKind::kRmsprop;
+  r.lr = 0.01;
+  add(r);
+  r.momentum = 0.5;
+  add(r);
+  r.centered = true;
+  add(r);
+  r.momentum = 0.0;
+  r.rho = 0.7;
+  add(r);
+  return out;
+}
+
+TEST(OptimFunctors, MatchDoubleReferenceOverSteps) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  int config_index = 0;
+  for (const RefConfig& c : all_configs()) {
+    for (int e = 0; e < 16; ++e) {
+      RefState ref;
+      ref.p = normal(rng);
+      float p = float(ref.p);
+      ref.p = p;
+      float s[3] = {0, 0, 0};
+      for (int64_t t = 1; t <= 6; ++t) {
+        const float g = float(normal(rng) * (e % 3 == 0 ? 1e-3 : 1.0));
+        ref_step(c, t, g, ref);
+        run_functor(make_update(c, t), g, p, s);
+        const double tol = 2e-5 * std::max(1.0, std::abs(ref.p));
+        ASSERT_NEAR(p, ref.p, tol) << "config " << config_index << " element " << e << " step " << t;
+        for (int k = 0; k < 3; ++k) {
+          ASSERT_NEAR(s[k], ref.s[k], 2e-5 * std::max(1e-3, std::abs(ref.s[k])))
+              << "config " << config_index << " slot " << k << " step " << t;
+        }
+      }
+    }
+    ++config_index;
+  }
+}
+
+TEST(OptimFunctors, GradientTransforms) {
+  OptimizerUpdate u;
+  u.kind = OptimizerKind::kSgd;
+  u.learning_rate = 1.0f;
+  u.flags = kOptimizerClipValue;
+  u.clip_value = 0.5f;
+  float p = 0.0f, s[3] = {0, 0, 0};
+  run_functor(u, 3.0f, p, s);
+  EXPECT_FLOAT_EQ(p, -0.5f);
+  run_functor(u, -3.0f, p, s);
+  EXPECT_FLOAT_EQ(p, 0.0f);
+  run_functor(u, 0.25f, p, s);
+  EXPECT_FLOAT_EQ(p, -0.25f);
+  u.flags = 0;
+  u.grad_scale = 0.5f;
+  p = 1.0f;
+  run_functor(u, 1.0f, p, s);
+  EXPECT_FLOAT_EQ(p, 0.5f);
+  // A NaN gradient propagates (Keras does not guard non-finite gradients either).
+  run_functor(u, std::numeric_limits<float>::quiet_NaN(), p, s);
+  EXPECT_TRUE(std::isnan(p));
+}
+
+TEST(OptimFunctors, AmsgradKeepsTheMaximumSecondMoment) {
+  RefConfig c;
+  c.kind = OptimizerKind::kAdam;
+  c.amsgrad = true;
+  float p = 1.0f, s[3] = {0, 0, 0};
+  run_functor(make_update(c, 1), 10.0f, p, s);
+  const float vhat_after_big = s[2];
+  run_functor(make_update(c, 2), 0.0f, p, s);
+  EXPECT_LT(s[1], vhat_after_big);     // v decays
+  EXPECT_FLOAT_EQ(s[2], vhat_after_big);  // vhat keeps the maximum
+}
+
+// ---- the CPU kernel ----
+
+TensorView flat_view(void* data, DType dtype, int64_t n) {
+  TensorView v;
+  v.data = data;
+  v.dtype = dtype;
+  v.ndim = 1;
+  v.shape[0] = n;
+  v.strides[0] = 1;
+  return v;
+}
+
+template <typename G>
+void check_cpu_kernel(DType grad_dtype, int64_t n) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const RefConfig& c : all_configs()) {
+    std::vector<float> p(n), expect_p(n);
+    std::vector<float> slots[3], expect_slots[3];
+    for (int k = 0; k < 3; ++k) slots[k].assign(n, 0.0f), expect_slots[k].assign(n, 0.0f);
+    for (int64_t i = 0; i < n; ++i) p[i] = expect_p[i] = normal(rng);
+    std::vector<G> g(n);
+    for (int64_t t = 1; t <= 3; ++t) {
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<G, float>) {
+          g[i] = normal(rng);
+        } else {
+          g[i] = G::from_float(normal(rng));
+        }
+      }
+      const OptimizerUpdate u = make_update(c, t);
+      cpu::optimizer_update(u, flat_view(p.data(), DType::kFloat32, n),
+                            flat_view(g.data(), grad_dtype, n),
+                            flat_view(slots[0].data(), DType::kFloat32, n),
+                            flat_view(slots[1].data(), DType::kFloat32, n),
+                            flat_view(slots[2].data(), DType::kFloat32, n));
+      for (int64_t i = 0; i < n; ++i) {
+        float gf;
+        if constexpr (std::is_same_v<G, float>) {
+          gf = g[i];
+        } else {
+          gf = g[i].to_float();
+        }
+        float s[3] = {expect_slots[0][i], expect_slots[1][i], expect_slots[2][i]};
+        run_functor(u, gf, expect_p[i], s);
+        for (int k = 0; k < 3; ++k) expect_slots[k][i] = s[k];
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(p[i], expect_p[i]) << "element " << i;  // the same functor, bit for bit
+      for (int k = 0; k < 3; ++k) ASSERT_EQ(slots[k][i], expect_slots[k][i]);
+    }
+  }
+}
+
+TEST(OptimCpuKernel, Float32GradientsSerialAndParallel) {
+  check_cpu_kernel<float>(DType::kFloat32, 37);
+  check_cpu_kernel<float>(DType::kFloat32, 70000);
+}
+
+TEST(OptimCpuKernel, Float16AndBFloat16Gradients) {
+  check_cpu_kernel<Half>(DType::kFloat16, 70000);
+  check_cpu_kernel<BFloat16>(DType::kBFloat16, 70000);
+}
+
+TEST(OptimCpuKernel, UnusedSlotsMayBeEmpty) {
+  float p[2] = {1.0f, 2.0f}, g[2] = {1.0f, -1.0f};
+  OptimizerUpdate u;
+  u.kind = OptimizerKind::kSgd;
+  u.learning_rate = 0.5f;
+  const TensorView empty;
+  cpu::optimizer_update(u, flat_view(p, DType::kFloat32, 2), flat_view(g, DType::kFloat32, 2),
+                        empty, empty, empty);
+  EXPECT_FLOAT_EQ(p[0], 0.5f);
+  EXPECT_FLOAT_EQ(p[1], 2.5f);
+}
+
+// ---- optim::Optimizer ----
+
+const LogicalDevice kCpu{};
+
+Tensor make(const std::vector<float>& values, const Shape& shape) {
+  return from_host(values.data(), shape, DType::kFloat32, kCpu);
+}
+
+std::vector<float> read(const Tensor& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  backend_for(t.device()).copy_to_host(t.view(), out.data());
+  return out;
+}
+
+void expect_error(ErrorCode code, const std::string& fragment, const std::function<void()>& f) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error containing: " << fragment;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(OptimOptimizer, AdamMatchesReferenceAndCountsIterations) {
+  optim::Adam adam(0.01);
+  EXPECT_STREQ(adam.name(), "adam");
+  EXPECT_STREQ(adam.type(), "Adam");
+  Tensor w = make({1.0f, -2.0f, 0.5f, 3.0f}, {2, 2});
+  Tensor b = make({0.1f}, {1});
+  EXPECT_FALSE(adam.slot(w, "momentum").defined());  // lazily created
+  RefConfig c;
+  c.kind = OptimizerKind::kAdam;
+  c.lr = 0.01;
+  std::vector<RefState> ref(4);
+  const std::vector<float> w0 = read(w);
+  for (int i = 0; i < 4; ++i) ref[i].p = w0[i];
+  for (int64_t t = 1; t <= 5; ++t) {
+    std::vector<float> gv = {0.3f * t, -1.0f, 0.01f, float(t % 2)};
+    adam.apply_gradients({make(gv, {2, 2}), Tensor()}, {w, b});  // b's gradient is None
+    for (int i = 0; i < 4; ++i) ref_step(c, t, gv[i], ref[i]);
+    EXPECT_EQ(adam.iterations(), t);
+  }
+  const std::vector<float> w1 = read(w);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(w1[i], ref[i].p, 1e-6 * std::max(1.0, std::abs(ref[i].p)));
+  EXPECT_FLOAT_EQ(read(b)[0], 0.1f);  // skipped
+  EXPECT_TRUE(adam.slot(w, "momentum").defined());
+  EXPECT_TRUE(adam.slot(w, "velocity").defined());
+  EXPECT_FALSE(adam.slot(w, "velocity_hat").defined());  // amsgrad off
+  EXPECT_FALSE(adam.slot(b, "momentum").defined());      // never updated
+  EXPECT_NEAR(read(adam.slot(w, "velocity"))[1], ref[1].s[1], 1e-6);
+  const auto vars = adam.variables();
+  ASSERT_EQ(vars.size(), 4u);
+  EXPECT_EQ(vars[0].first, "adam/iteration");
+  EXPECT_EQ(vars[1].first, "adam/learning_rate");
+  EXPECT_EQ(vars[2].first, "adam/variable_0_momentum");
+  EXPECT_EQ(vars[3].first, "adam/variable_0_velocity");
+  EXPECT_TRUE(vars[2].second.same(adam.slot(w, "momentum")));
+}
+
+TEST(OptimOptimizer, SlotsAreZeroOnTheParamsDeviceAndPerParam) {
+  optim::RMSprop rms(0.01, 0.9, 0.5, 1e-7, /*centered=*/true);
+  Tensor a = make({1.0f, 2.0f}, {2});
+  Tensor b = make({3.0f}, {1});
+  rms.apply_gradients({make({0.0f, 0.0f}, {2}), make({0.0f}, {1})}, {a, b});
+  for (const char* s : {"velocity", "momentum", "average_gradient"}) {
+    const Tensor slot = rms.slot(a, s);
+    ASSERT_TRUE(slot.defined()) << s;
+    EXPECT_EQ(slot.shape(), a.shape());
+    EXPECT_EQ(slot.dtype(), DType::kFloat32);
+    EXPECT_EQ(read(slot), (std::vector<float>{0.0f, 0.0f}));  // zero grads keep zero slots
+    EXPECT_EQ(rms.slot(b, s).numel(), 1);
+  }
+  EXPECT_EQ(rms.variables().size(), 2u + 3u * 2u);
+  // A second optimizer has its own slots.
+  optim::SGD sgd(0.1, 0.9);
+  EXPECT_FALSE(sgd.slot(a, "momentum").defined());
+  optim::SGD plain(0.1);
+  plain.apply_gradients({make({1.0f, 1.0f}, {2})}, {a});
+  EXPECT_FALSE(plain.slot(a, "momentum").defined());  // no momentum, no slot
+  EXPECT_EQ(plain.variables().size(), 2u);
+}
+
+TEST(OptimOptimizer, LearningRateSetterTakesEffect) {
+  optim::SGD sgd(0.1);
+  Tensor w = make({1.0f}, {1});
+  sgd.apply_gradients({make({1.0f}, {1})}, {w});
+  EXPECT_FLOAT_EQ(read(w)[0], 0.9f);
+  sgd.set_learning_rate(0.5);
+  EXPECT_EQ(sgd.learning_rate(), 0.5);
+  sgd.apply_gradients({make({1.0f}, {1})}, {w});
+  EXPECT_FLOAT_EQ(read(w)[0], 0.4f);
+  expect_error(ErrorCode::kValue, "`learning_rate` must be a finite float >= 0. Received: learning_rate=-1.0",
+               [&] { sgd.set_learning_rate(-1.0); });
+}
+
+TEST(OptimOptimizer, Float16AndBFloat16Gradients) {
+  for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    optim::SGD sgd(0.5);
+    Tensor w = make({1.0f, 2.0f}, {2});
+    const uint16_t bits[2] = {
+        dt == DType::kFloat16 ? Half::from_float(1.0f).bits : BFloat16::from_float(1.0f).bits,
+        dt == DType::kFloat16 ? Half::from_float(-2.0f).bits : BFloat16::from_float(-2.0f).bits};
+    Tensor g = from_host(bits, {2}, dt, kCpu);
+    sgd.apply_gradients({g}, {w});
+    EXPECT_EQ(read(w), (std::vector<float>{0.5f, 3.0f})) << dtype_name(dt);
+  }
+}
+
+TEST(OptimOptimizer, WeightDecayAndClipping) {
+  // AdamW: decoupled decay then Adam.
+  {
+    optim::AdamW adamw(0.01, 0.1);
+    Tensor w = make({2.0f}, {1});
+    adamw.apply_gradients({make({0.5f}, {1})}, {w});
+    RefConfig c;
+    c.kind = OptimizerKind::kAdam;
+    c.lr = 0.01;
+    c.weight_decay = 0.1;
+    RefState r;
+    r.p = 2.0;
+    ref_step(c, 1, 0.5, r);
+    EXPECT_NEAR(read(w)[0], r.p, 1e-6);
+    EXPECT_EQ(adamw.options().weight_decay.value(), 0.1);
+    EXPECT_STREQ(adamw.name(), "adam_w");  // Keras's snake case
+    EXPECT_STREQ(optim::RMSprop().name(), "rm_sprop");
+  }
+  // exclude_from_weight_decay
+  {
+    optim::OptimizerOptions o;
+    o.weight_decay = 0.5;
+    optim::SGD sgd(0.1, 0.0, false, o);
+    Tensor a = make({1.0f}, {1}), b = make({1.0f}, {1});
+    sgd.exclude_from_weight_decay({b});
+    sgd.apply_gradients({make({0.0f}, {1}), make({0.0f}, {1})}, {a, b});
+    EXPECT_FLOAT_EQ(read(a)[0], 0.95f);
+    EXPECT_FLOAT_EQ(read(b)[0], 1.0f);
+  }
+  // clipnorm: per gradient; global_clipnorm: joint; clipvalue: per element.
+  {
+    optim::OptimizerOptions o;
+    o.clipnorm = 1.0;
+    optim::SGD sgd(1.0, 0.0, false, o);
+    Tensor a = make({0.0f, 0.0f}, {2}), b = make({0.0f}, {1});
+    sgd.apply_gradients({make({3.0f, 4.0f}, {2}), make({0.5f}, {1})}, {a, b});
+    EXPECT_NEAR(read(a)[0], -0.6f, 1e-7);
+    EXPECT_NEAR(read(a)[1], -0.8f, 1e-7);
+    EXPECT_FLOAT_EQ(read(b)[0], -0.5f);  // norm below the limit: unchanged
+  }
+  {
+    optim::OptimizerOptions o;
+    o.global_clipnorm = 2.6;
+    optim::SGD sgd(1.0, 0.0, false, o);
+    Tensor a = make({0.0f, 0.0f}, {2}), b = make({0.0f}, {1});
+    sgd.apply_gradients({make({3.0f, 4.0f}, {2}), make({12.0f}, {1})}, {a, b});  // norm 13
+    EXPECT_NEAR(read(a)[0], -0.6f, 1e-6);
+    EXPECT_NEAR(read(a)[1], -0.8f, 1e-6);
+    EXPECT_NEAR(read(b)[0], -2.4f, 1e-6);
+  }
+  {
+    optim::OptimizerOptions o;
+    o.clipvalue = 0.5;
+    optim::SGD sgd(1.0, 0.0, false, o);
+    Tensor a = make({0.0f, 0.0f, 0.0f}, {3});
+    sgd.apply_gradients({make({3.0f, -4.0f, 0.25f}, {3})}, {a});
+    EXPECT_EQ(read(a), (std::vector<float>{-0.5f, 0.5f, -0.25f}));
+  }
+}
+
+TEST(OptimOptimizer, ApplyGradientsValidation) {
+  optim::SGD sgd(0.1);
+  Tensor w = make({1.0f, 2.0f}, {2});
+  const Tensor w_before = make({1.0f, 2.0f}, {2});
+  expect_error(ErrorCode::kValue, "apply_gradients got 1 gradients for 2 variables",
+               [&] { sgd.apply_gradients({make({1.0f, 1.0f}, {2})}, {w, w_before}); });
+  expect_error(ErrorCode::kValue, "No gradients provided for any variable.",
+               [&] { sgd.apply_gradients({Tensor()}, {w}); });
+  expect_error(ErrorCode::kValue, "variable 0 is None",
+               [&] { sgd.apply_gradients({make({1.0f}, {1})}, {Tensor()}); });
+  expect_error(ErrorCode::kInvalidArgument, "gradient 0 has shape (3,) but its variable has shape (2,)",
+               [&] { sgd.apply_gradients({make({1.0f, 1.0f, 1.0f}, {3})}, {w}); });
+  const int32_t ints[2] = {1, 2};
+  expect_error(ErrorCode::kInvalidArgument, "gradient 0 has dtype int32",
+               [&] { sgd.apply_gradients({from_host(ints, {2}, DType::kInt32, kCpu)}, {w}); });
+  const uint16_t halves[2] = {Half::from_float(1.0f).bits, Half::from_float(2.0f).bits};
+  const Tensor half_w = from_host(halves, {2}, DType::kFloat16, kCpu);
+  expect_error(ErrorCode::kInvalidArgument, "variable 0 has dtype float16",
+               [&] { sgd.apply_gradients({make({1.0f, 1.0f}, {2})}, {half_w}); });
+  expect_error(ErrorCode::kValue, "variable 1 appears more than once",
+               [&] { sgd.apply_gradients({make({1.0f, 1.0f}, {2}), make({1.0f, 1.0f}, {2})}, {w, w}); });
+  // A later bad pair leaves earlier variables untouched, and nothing counted an iteration.
+  expect_error(ErrorCode::kInvalidArgument, "gradient 1 has shape",
+               [&] { sgd.apply_gradients({make({1.0f, 1.0f}, {2}), make({1.0f}, {1})}, {w, make({0.0f, 0.0f}, {2})}); });
+  EXPECT_EQ(read(w), (std::vector<float>{1.0f, 2.0f}));
+  EXPECT_EQ(sgd.iterations(), 0);
+  sgd.apply_gradients({}, {});  // empty: a no-op, as Keras
+  EXPECT_EQ(sgd.iterations(), 0);
+}
+
+TEST(OptimOptimizer, HyperparameterValidation) {
+  expect_error(ErrorCode::kValue, "`momentum` must be a float between [0.0, 1.0]. Received: momentum=1.5",
+               [] { optim::SGD(0.01, 1.5); });
+  expect_error(ErrorCode::kValue, "`momentum` must be a float between [0.0, 1.0]. Received: momentum=-0.1",
+               [] { optim::RMSprop(0.01, 0.9, -0.1); });
+  expect_error(ErrorCode::kValue, "`learning_rate` must be a finite float >= 0. Received: learning_rate=-0.01",
+               [] { optim::SGD(-0.01); });
+  expect_error(ErrorCode::kValue, "`learning_rate` must be a finite float >= 0. Received: learning_rate=nan",
+               [] { optim::Adam(std::nan("")); });
+  expect_error(ErrorCode::kValue, "`beta_1` must be a float between [0.0, 1.0). Received: beta_1=1.0",
+               [] { optim::Adam(0.001, 1.0); });
+  expect_error(ErrorCode::kValue, "`beta_2` must be a float between [0.0, 1.0). Received: beta_2=-0.5",
+               [] { optim::Adam(0.001, 0.9, -0.5); });
+  expect_error(ErrorCode::kValue, "`epsilon` must be a finite float >= 0. Received: epsilon=-1e-07",
+               [] { optim::Adam(0.001, 0.9, 0.999, -1e-7); });
+  expect_error(ErrorCode::kValue, "`rho` must be a float between [0.0, 1.0]. Received: rho=2.0",
+               [] { optim::RMSprop(0.001, 2.0); });
+  expect_error(ErrorCode::kValue, "`weight_decay` must be a finite float >= 0. Received: weight_decay=-0.004",
+               [] { optim::AdamW(0.001, -0.004); });
+  optim::OptimizerOptions two;
+  two.clipnorm = 1.0;
+  two.clipvalue = 0.5;
+  expect_error(ErrorCode::kValue,
+               "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
+               "clipnorm=1.0, clipvalue=0.5, global_clipnorm=None",
+               [&] { optim::SGD(0.01, 0.0, false, two); });
+  optim::OptimizerOptions zero;
+  zero.clipnorm = 0.0;
+  expect_error(ErrorCode::kValue, "`clipnorm` must be a positive finite float. Received: clipnorm=0.0",
+               [&] { optim::SGD(0.01, 0.0, false, zero); });
+  optim::SGD ok(0.01);
+  expect_error(ErrorCode::kValue, "`iterations` must be an integer >= 0", [&] { ok.set_iterations(-1); });
+}
+
+}  // namespace
+}  // namespace gpuaccel
