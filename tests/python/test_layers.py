@@ -237,28 +237,26 @@ def test_dropout_identity_in_inference_and_scaled_mask_in_training():
 
 # ---------------------------------------------------------------- the seed CNN
 
-def seed_cnn_layers(mod):
-    return [mod.Conv2D(32, 3, activation="relu", input_shape=(28, 28, 1)), mod.MaxPooling2D(2),
+def seed_cnn_layers(mod, **first):
+    return [mod.Conv2D(32, 3, activation="relu", **first), mod.MaxPooling2D(2),
             mod.Conv2D(64, 3, activation="relu"), mod.MaxPooling2D(2),
             mod.Conv2D(64, 3, activation="relu"), mod.Flatten(),
             mod.Dense(64, activation="relu"), mod.Dense(10)]
 
 
 def test_seed_cnn_shapes_params_and_forward_vs_keras():
-    ours = seed_cnn_layers(L)
+    ours = seed_cnn_layers(L, input_shape=(28, 28, 1))
     assert ours[0]._input_shape_arg == (28, 28, 1)
     assert ours[1]._input_shape_arg is None
+    assert L.Dense(3, input_dim=5)._input_shape_arg == (5,)
+    assert L.Dense(3, batch_input_shape=(None, 4, 5))._input_shape_arg == (4, 5)
     shape = (None, 28, 28, 1)
     for layer in ours:
         layer.build(shape)
         shape = layer.compute_output_shape(shape)
     assert shape == (None, 10)
     assert sum(layer.count_params() for layer in ours) == 93322
-    theirs = keras.Sequential([keras.Input((28, 28, 1))] + seed_cnn_layers(keras.layers)[:0] + [
-        keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.Flatten(),
-        keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+    theirs = keras.Sequential([keras.Input((28, 28, 1))] + seed_cnn_layers(keras.layers))
     assert theirs.count_params() == 93322
     for a, b in zip(ours, theirs.layers):
         a.set_weights(b.get_weights())
