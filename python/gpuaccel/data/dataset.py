@@ -464,23 +464,25 @@ class _PrefetchDataset(_UnaryDataset):
     def _elements(self):
         if self._buffer_size == 0:
             return self._input._elements()
-        return self._prefetched()
-
-    def _prefetched(self):
+        # Started now, not at the first next(), so the first batches are being made while the
+        # caller finishes its own setup.
         structure = []  # set by the producer thread from the first element
-
-        def flat():
-            for element in self._input._elements():
-                s, leaves = _flatten(element)
-                if not structure:
-                    structure.append(s)
-                elif s != structure[0]:
-                    raise ValueError(f"prefetch: elements have different structures: "
-                                     f"{structure[0]!r} and {s!r}")
-                yield tuple(_as_tensor(v) for v in leaves)
-
-        prefetcher = _C.Prefetcher(flat(), self._buffer_size)
+        prefetcher = _C.Prefetcher(self._flat(structure), self._buffer_size)
         _live_prefetchers.add(prefetcher)
+        return self._unpacked(prefetcher, structure)
+
+    def _flat(self, structure):
+        for element in self._input._elements():
+            s, leaves = _flatten(element)
+            if not structure:
+                structure.append(s)
+            elif s != structure[0]:
+                raise ValueError(f"prefetch: elements have different structures: "
+                                 f"{structure[0]!r} and {s!r}")
+            yield tuple(_as_tensor(v) for v in leaves)
+
+    @staticmethod
+    def _unpacked(prefetcher, structure):
         try:
             for leaves in prefetcher:
                 yield _pack(structure[0], leaves)
