@@ -15,6 +15,7 @@ void init_tensor(pybind11::module_& m);     // Tensor, op frontends, autograd (t
 void init_nn(pybind11::module_& m);         // neural-network ops (nn.cc)
 void init_data(pybind11::module_& m);       // input pipeline: prefetcher, row gather (data.cc)
 void init_layers(pybind11::module_& m);     // Keras layers, gpuaccel._C.layers (layers.cc)
+void init_training(pybind11::module_& m);   // losses, metrics, layer graph, Trainer (training.cc)
 void init_optim(pybind11::module_& m);     // optimizers, gpuaccel._C.optim (optim.cc)
 
 }  // namespace gpuaccel::bindings

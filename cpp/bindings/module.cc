@@ -12,7 +12,8 @@ PYBIND11_MODULE(_C, m) {
   init_self_check(m);
   init_tensor(m);
   init_nn(m);
-  init_optim(m);
   init_data(m);
+  init_optim(m);
   init_layers(m);
+  init_training(m);  // after the layer and optimizer classes it takes
 }

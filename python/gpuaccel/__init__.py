@@ -27,6 +27,7 @@ from . import math
 from . import nn
 from . import bench
 from . import data
+from . import keras
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 
@@ -37,8 +38,9 @@ __all__ = [
     "DType", "as_dtype", "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool",
     "__version__", "Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand",
     "randn", "zeros_like", "ones_like", "matmul", "no_grad", "GradientTape", "Variable", "random",
-    "math", "nn", "bench", "constant", "manual_seed",
+    "math", "nn", "bench", "constant", "manual_seed", "newaxis", "data", "keras",
 ]
 
 constant = tensor  # tf.constant
+newaxis = None  # tf.newaxis / np.newaxis: x[..., tf.newaxis] in the course's MNIST code
 manual_seed = random.set_seed  # torch.manual_seed

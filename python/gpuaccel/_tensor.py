@@ -6,6 +6,7 @@ Tensor ops run on the device of their inputs (PyTorch's rule); creation function
 scope, else GPU:0 when there is one, else the CPU (TensorFlow's rule).
 """
 import numbers
+import threading
 
 import numpy as np
 
@@ -390,6 +391,15 @@ class no_grad:
         return False
 
 
+_active_tapes = threading.local()
+
+
+def tape_active():
+    """Whether a GradientTape is recording on this thread (keras.Model.__call__ records the
+    graph only then, as TF's eager mode does)."""
+    return getattr(_active_tapes, "depth", 0) > 0
+
+
 class GradientTape:
     """TensorFlow's ``tf.GradientTape``: records ops on watched tensors inside ``with``.
 
@@ -404,10 +414,12 @@ class GradientTape:
 
     def __enter__(self):
         self._id = _C.push_tape()
+        _active_tapes.depth = getattr(_active_tapes, "depth", 0) + 1
         return self
 
     def __exit__(self, *exc):
         _C.pop_tape(self._id)
+        _active_tapes.depth -= 1
         return False
 
     def watch(self, tensor):

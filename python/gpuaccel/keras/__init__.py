@@ -4,4 +4,17 @@ Course code written for ``tensorflow.keras`` / ``keras`` runs with its import ch
 
     from gpuaccel import keras
     model = keras.Sequential([keras.layers.Dense(10)])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 """
+from . import layers
+from . import losses
+from . import metrics
+from . import optimizers
+from . import callbacks
+from . import datasets
+from . import models
+from ._symbolic import Input, KerasTensor
+from .models import Model, Sequential
+
+__all__ = ["layers", "losses", "metrics", "optimizers", "callbacks", "datasets", "models",
+           "Input", "KerasTensor", "Model", "Sequential"]

@@ -1,0 +1,116 @@
+"""Op benchmarks, ours against peers in one run, printing ratios (issue: tensors and ops).
+
+    python benchmarks/ops.py [--quick]
+
+- matmul 4096^3 float32 and bfloat16: gpuaccel vs NumPy (float32) and PyTorch (if installed);
+  gpuaccel vs raw oneDNN is measured in C++ by benchmarks/onednn_ops.sh (same primitives, no
+  Python in the loop);
+- dispatch overhead of a 1-element add from Python: gpuaccel vs PyTorch vs NumPy;
+- the course CNN's three convolutions, forward + backward at batch 64: gpuaccel vs PyTorch.
+Best of several runs each; the machine's other load shows up as noise, so compare ratios."""
+import argparse
+import time
+
+import numpy as np
+
+import gpuaccel
+
+try:
+    import torch
+except ImportError:  # the peer is optional
+    torch = None
+
+
+def best_of(fn, repeats):
+    fn()  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def per_call(fn, calls, repeats=5):
+    def loop():
+        for _ in range(calls):
+            fn()
+    return best_of(loop, repeats) / calls
+
+
+def row(name, seconds, reference=None, unit="s"):
+    ratio = "" if reference is None else f"   ratio vs ours: {seconds / reference:6.2f}"
+    value = f"{seconds * 1e6:9.3f} us" if unit == "us" else f"{seconds:9.4f} s "
+    print(f"  {name:<34}{value}{ratio}")
+
+
+def bench_matmul(n, repeats):
+    print(f"matmul {n}x{n}x{n}")
+    a32 = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    b32 = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
+    ga, gb = gpuaccel.tensor(a32), gpuaccel.tensor(b32)
+    ours = best_of(lambda: ga @ gb, repeats)
+    row("gpuaccel float32", ours)
+    ga16, gb16 = ga.to("bfloat16"), gb.to("bfloat16")
+    ours16 = best_of(lambda: ga16 @ gb16, repeats)
+    row("gpuaccel bfloat16", ours16, ours)
+    row("numpy float32", best_of(lambda: a32 @ b32, repeats), ours)
+    if torch is not None:
+        ta, tb = torch.from_numpy(a32), torch.from_numpy(b32)
+        row("torch float32", best_of(lambda: ta @ tb, repeats), ours)
+        ta16, tb16 = ta.to(torch.bfloat16), tb.to(torch.bfloat16)
+        row("torch bfloat16", best_of(lambda: ta16 @ tb16, repeats), ours16)
+
+
+def bench_dispatch(calls):
+    print("dispatch: a + b on 1-element tensors, per call")
+    ga, gb = gpuaccel.tensor([1.0]), gpuaccel.tensor([2.0])
+    ours = per_call(lambda: ga + gb, calls)
+    row("gpuaccel", ours, unit="us")
+    na, nb = np.ones(1, np.float32), np.ones(1, np.float32)
+    row("numpy", per_call(lambda: na + nb, calls), ours, unit="us")
+    if torch is not None:
+        ta, tb = torch.ones(1), torch.ones(1)
+        row("torch", per_call(lambda: ta + tb, calls), ours, unit="us")
+
+
+def bench_cnn_convs(batch, repeats):
+    print(f"course CNN convolutions, forward + backward, batch {batch}")
+    # (input H, W, C_in) -> filters, 3x3, valid: Conv2D(32) on 28x28x1, Conv2D(64) on 13x13x32,
+    # Conv2D(64) on 5x5x64 (after the 2x2 max pools).
+    layers = [((28, 28, 1), 32), ((13, 13, 32), 64), ((5, 5, 64), 64)]
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((batch,) + shape, dtype=np.float32) for shape, _ in layers]
+    ws = [rng.standard_normal((3, 3, shape[2], f), dtype=np.float32) * 0.1 for shape, f in layers]
+
+    gx = [gpuaccel.tensor(x) for x in xs]
+    gw = [gpuaccel.tensor(w, requires_grad=True) for w in ws]
+
+    def ours():
+        for x, w in zip(gx, gw):
+            gpuaccel.nn.conv2d(x, w, padding="VALID").sum().backward()
+    t_ours = best_of(ours, repeats)
+    row("gpuaccel", t_ours)
+    if torch is not None:
+        tx = [torch.from_numpy(x).permute(0, 3, 1, 2).contiguous().requires_grad_(True) for x in xs]
+        tw = [torch.from_numpy(w).permute(3, 2, 0, 1).contiguous().requires_grad_(True) for w in ws]
+
+        def theirs():
+            for x, w in zip(tx, tw):
+                torch.nn.functional.conv2d(x, w).sum().backward()
+        row("torch (NCHW, its preferred layout)", best_of(theirs, repeats), t_ours)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    args = parser.parse_args()
+    n, repeats, calls = (1024, 2, 2000) if args.quick else (4096, 3, 20000)
+    print(f"gpuaccel {gpuaccel.__version__}; peer torch: {torch.__version__ if torch else 'not installed'}")
+    bench_matmul(n, repeats)
+    bench_dispatch(calls)
+    bench_cnn_convs(64, repeats)
+
+
+if __name__ == "__main__":
+    main()

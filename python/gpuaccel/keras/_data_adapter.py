@@ -1,0 +1,196 @@
+"""What ``fit``/``evaluate``/``predict`` accept as data, turned into batches of gpuaccel
+tensors: NumPy arrays (or lists of them, or gpuaccel tensors) sliced into shuffled batches per
+epoch, or a ``gpuaccel.data.Dataset`` of ``(x, y)`` batches iterated as it is.
+
+Arrays are converted once, up front, to the dtypes the model computes in (float32 for floating
+or image-like integer inputs, int64 for sparse labels), so a batch is a row gather and nothing
+else."""
+import math
+
+import numpy as np
+
+from .._tensor import Tensor, from_numpy
+
+
+def _is_dataset(value):
+    return hasattr(value, "cardinality") and hasattr(value, "__iter__") and not isinstance(
+        value, (np.ndarray, Tensor, list, tuple, dict))
+
+
+def _to_array(value, what):
+    if isinstance(value, Tensor):
+        return value.numpy()
+    if isinstance(value, np.ndarray):
+        return value
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # noqa: BLE001 - reported with the argument's name
+        raise ValueError(f"{what} must be a NumPy array, a gpuaccel Tensor or a "
+                         f"gpuaccel.data.Dataset; got {type(value).__name__}") from exc
+
+
+def _input_array(value, keep_integers, what):
+    array = _to_array(value, what)
+    if array.dtype == np.float32:
+        pass
+    elif array.dtype.kind == "f" or (array.dtype.kind in "iub" and not keep_integers):
+        array = array.astype(np.float32)
+    elif array.dtype.kind in "iub":
+        array = array.astype(np.int64)
+    else:
+        raise ValueError(f"{what} has dtype {array.dtype}, which is not numeric")
+    return np.ascontiguousarray(array)
+
+
+def _label_array(value):
+    array = _to_array(value, "y")
+    if array.dtype.kind in "iub":
+        array = array.astype(np.int64)
+    elif array.dtype != np.float32:
+        if array.dtype.kind != "f":
+            raise ValueError(f"y has dtype {array.dtype}, which is not numeric")
+        array = array.astype(np.float32)
+    return np.ascontiguousarray(array)
+
+
+class ArrayData:
+    """In-memory inputs and labels, batched by row gathers.
+
+    ``x`` is a list of arrays (one per model input); ``y`` an array or None."""
+
+    def __init__(self, x, y, batch_size, keep_integer_inputs):
+        xs = list(x) if isinstance(x, (list, tuple)) else [x]
+        self.x = [_input_array(v, keep_integer_inputs, "x") for v in xs]
+        self.y = None if y is None else _label_array(y)
+        self.num_samples = len(self.x[0]) if self.x[0].ndim else 0
+        for i, array in enumerate(self.x):
+            if array.ndim == 0:
+                raise ValueError("x must have a batch dimension; got a scalar")
+            if len(array) != self.num_samples:
+                raise ValueError(f"Data cardinality is ambiguous: input 0 has {self.num_samples} "
+                                 f"samples but input {i} has {len(array)}. Make sure all arrays "
+                                 "contain the same number of samples.")
+        if self.y is not None and len(self.y) != self.num_samples:
+            raise ValueError(f"Data cardinality is ambiguous: x sizes: {self.num_samples}, "
+                             f"y sizes: {len(self.y)}. Make sure all arrays contain the same "
+                             "number of samples.")
+        if batch_size is None:
+            batch_size = 32  # Keras's default
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+                or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.batch_size = int(batch_size)
+
+    @property
+    def steps(self):
+        return math.ceil(self.num_samples / self.batch_size)
+
+    def split(self, fraction):
+        """Keras's validation_split: the last ``fraction`` of the samples (before shuffling)
+        become a second ArrayData."""
+        if not 0.0 < fraction < 1.0:
+            raise ValueError(f"validation_split must be in (0, 1), got {fraction}")
+        if self.y is None:
+            raise ValueError("validation_split needs labels (y)")
+        cut = int(self.num_samples * (1.0 - fraction))
+        if cut == 0 or cut == self.num_samples:
+            raise ValueError(f"validation_split={fraction} leaves no samples for training or "
+                             f"for validation out of {self.num_samples}")
+        val = ArrayData.__new__(ArrayData)
+        val.x = [a[cut:] for a in self.x]
+        val.y = self.y[cut:]
+        val.num_samples = self.num_samples - cut
+        val.batch_size = self.batch_size
+        self.x = [a[:cut] for a in self.x]
+        self.y = self.y[:cut]
+        self.num_samples = cut
+        return val
+
+    def batches(self, shuffle=False, rng=None):
+        """Yields (list of x tensors, y tensor or None) per batch."""
+        order = rng.permutation(self.num_samples) if shuffle else None
+        for start in range(0, self.num_samples, self.batch_size):
+            stop = min(start + self.batch_size, self.num_samples)
+            if order is None:
+                xs = [a[start:stop] for a in self.x]
+                y = None if self.y is None else self.y[start:stop]
+            else:
+                # Sorted rows gather faster; the order inside a batch does not change its gradient.
+                rows = np.sort(order[start:stop])
+                xs = [a[rows] for a in self.x]
+                y = None if self.y is None else self.y[rows]
+            yield ([from_numpy(np.ascontiguousarray(a)) for a in xs],
+                   None if y is None else from_numpy(np.ascontiguousarray(y)))
+
+
+def _as_tensor(value, keep_integers):
+    if isinstance(value, Tensor):
+        if not keep_integers and not value.dtype.is_floating:
+            return value.to("float32")
+        return value
+    return from_numpy(_input_array(value, keep_integers, "x"))
+
+
+class DatasetData:
+    """A ``gpuaccel.data.Dataset`` yielding ``(x, y)`` (or ``x`` alone for predict) batches."""
+
+    def __init__(self, dataset, keep_integer_inputs, steps=None):
+        self.dataset = dataset
+        self.keep_integers = keep_integer_inputs
+        cardinality = int(dataset.cardinality())
+        self.known_steps = cardinality if cardinality >= 0 else None
+        self.steps_limit = steps
+        self._iterator = None
+
+    @property
+    def steps(self):
+        if self.steps_limit is not None:
+            return self.steps_limit
+        return self.known_steps
+
+    def _convert(self, element, with_labels):
+        if isinstance(element, tuple) and len(element) in (2, 3):
+            x, y = element[0], element[1]
+        elif with_labels:
+            raise ValueError("a Dataset passed to fit/evaluate must yield (x, y) tuples; got "
+                             f"elements of type {type(element).__name__}")
+        else:
+            x, y = (element[0] if isinstance(element, tuple) else element), None
+        xs = list(x) if isinstance(x, (list, tuple)) else [x]
+        xs = [_as_tensor(v, self.keep_integers) for v in xs]
+        if y is not None and not isinstance(y, Tensor):
+            y = from_numpy(_label_array(y))
+        elif y is not None and y.dtype.name in ("uint8", "int32", "bool"):
+            y = y.to("int64")
+        return xs, y
+
+    def batches(self, with_labels=True):
+        """One epoch: the whole dataset, or ``steps`` batches drawn from an iterator that
+        carries over between epochs (Keras's steps_per_epoch on a repeated dataset)."""
+        if self.steps_limit is None:
+            for element in self.dataset:
+                yield self._convert(element, with_labels)
+            return
+        for _ in range(self.steps_limit):
+            if self._iterator is None:
+                self._iterator = iter(self.dataset)
+            try:
+                element = next(self._iterator)
+            except StopIteration:
+                self._iterator = None
+                self.exhausted = True
+                return
+            yield self._convert(element, with_labels)
+
+
+def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):
+    """ArrayData or DatasetData for a fit/evaluate/predict call."""
+    if x is None:
+        raise ValueError(f"{what}() needs x (input data); got None")
+    if _is_dataset(x):
+        if y is not None:
+            raise ValueError("`y` argument is not supported when using a dataset as input; the "
+                             "dataset must yield (x, y) pairs")
+        return DatasetData(x, keep_integer_inputs, steps)
+    data = ArrayData(x, y, batch_size, keep_integer_inputs)
+    return data

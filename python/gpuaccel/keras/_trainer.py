@@ -1,0 +1,291 @@
+"""``compile``, ``fit``, ``evaluate`` and ``predict`` (Keras 3's Trainer): Python walks the
+epochs and batches and calls the callbacks; each batch's forward, loss, backward and optimizer
+update run in one C++ call (``_C.Trainer.train_step``) with the GIL released."""
+import warnings
+
+import numpy as np
+
+from .. import _C
+from .._tensor import no_grad
+from . import callbacks as callbacks_module
+from . import losses as losses_module
+from . import metrics as metrics_module
+from . import optimizers as optimizers_module
+from ._data_adapter import adapt
+
+
+def _resolve_verbose(verbose):
+    if verbose == "auto":
+        return 1
+    if verbose not in (0, 1, 2):
+        raise ValueError(f"verbose must be 'auto', 0, 1 or 2, got {verbose!r}")
+    return verbose
+
+
+def _flatten_metrics(metrics):
+    if metrics is None:
+        return []
+    if isinstance(metrics, dict):
+        raise NotImplementedError("per-output metrics (a dict) are not supported yet; models "
+                                  "here have one output")
+    if isinstance(metrics, (str, metrics_module.Metric)) or isinstance(metrics, type):
+        return [metrics]
+    return list(metrics)
+
+
+class Trainer:
+    """Mixed into keras.Model: the compile/fit/evaluate/predict surface."""
+
+    def _init_trainer(self):
+        self.compiled = False
+        self.optimizer = None
+        self.loss = None
+        self.compiled_metrics = []
+        self.stop_training = False
+        self.history = None
+        self._cpp_trainer = None
+
+    # ---- compile ----
+
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
+                weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
+                jit_compile="auto", auto_scale_loss=True):
+        if loss_weights is not None or weighted_metrics is not None:
+            raise NotImplementedError("loss_weights and weighted_metrics are not supported yet")
+        self.optimizer = optimizers_module.get(optimizer)
+        self.loss = None if loss is None else losses_module.get(loss)
+        self.compiled_metrics = [metrics_module.get(m, self.loss) for m in _flatten_metrics(metrics)]
+        names = [m.name for m in self.compiled_metrics]
+        if len(set(names)) != len(names) or "loss" in names:
+            raise ValueError(f"metric names must be unique and not 'loss'; got {names}")
+        self.compiled = True
+        self._cpp_trainer = None  # rebuilt on first use (the model may not be built yet)
+
+    @property
+    def metrics_names(self):
+        return ["loss"] + [m.name for m in self.compiled_metrics]
+
+    def _trainer_for(self, what, needs_loss=True):
+        if not self.compiled:
+            raise RuntimeError(f"You must call `compile()` before using the model ({what}).")
+        if needs_loss and self.loss is None:
+            raise ValueError(f"{what}() needs a loss: pass loss= to compile()")
+        if self._cpp_trainer is None:
+            self._cpp_trainer = _C.Trainer(self._graph(), self.loss._cpp, self.optimizer._cpp,
+                                           [m._cpp for m in self.compiled_metrics])
+        return self._cpp_trainer
+
+    def _results(self, trainer, prefix=""):
+        return {prefix + name: float(value) for name, value in trainer.results()}
+
+    # ---- fit ----
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1):
+        if class_weight is not None or sample_weight is not None:
+            raise NotImplementedError("class_weight and sample_weight are not supported yet")
+        verbose = _resolve_verbose(verbose)
+        if not isinstance(epochs, (int, np.integer)) or epochs < 0:
+            raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
+        if not isinstance(initial_epoch, (int, np.integer)) or initial_epoch < 0:
+            raise ValueError(f"initial_epoch must be a non-negative integer, got {initial_epoch!r}")
+        if steps_per_epoch is not None and (not isinstance(steps_per_epoch, (int, np.integer))
+                                            or steps_per_epoch < 1):
+            raise ValueError(f"steps_per_epoch must be a positive integer, got {steps_per_epoch!r}")
+        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit")
+        if hasattr(data, "y") and data.y is None:
+            raise ValueError("fit() needs labels: pass y= (or a Dataset of (x, y) pairs)")
+        val_data = None
+        if validation_data is not None:
+            val_data = self._validation_adapter(validation_data,
+                                                validation_batch_size or batch_size,
+                                                validation_steps)
+        elif validation_split:
+            if not hasattr(data, "split"):
+                raise ValueError("validation_split is only supported for NumPy/tensor inputs, "
+                                 "not for a Dataset; pass validation_data instead")
+            val_data = data.split(validation_split)
+            if validation_batch_size:
+                val_data.batch_size = int(validation_batch_size)
+
+        self._ensure_built_for(data)
+        trainer = self._trainer_for("fit")
+        steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
+            min(steps_per_epoch, data.steps)
+        callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
+            callbacks_module.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
+                                          model=self, verbose=verbose, epochs=epochs, steps=steps)
+        batch_hooks = _wants_batch_hooks(callback_list, "train")
+        rng = np.random.default_rng(_seed_from_global())
+
+        self.stop_training = False
+        callback_list.on_train_begin()
+        logs = {}
+        for epoch in range(initial_epoch, epochs):
+            trainer.reset_metrics()
+            callback_list.on_epoch_begin(epoch)
+            step = 0
+            batches = data.batches(shuffle=bool(shuffle), rng=rng) if hasattr(data, "split") \
+                else data.batches()
+            for xs, yb in batches:
+                if steps_per_epoch is not None and step >= steps_per_epoch:
+                    break
+                if batch_hooks:
+                    callback_list.on_train_batch_begin(step)
+                trainer.train_step(xs, yb)
+                if batch_hooks:
+                    # A function: the logs are built only if a callback reads them.
+                    callback_list.on_train_batch_end(step, lambda: self._results(trainer))
+                step += 1
+                if self.stop_training:
+                    break
+            if step == 0:
+                warnings.warn("Your input ran out of data; interrupting training. Make sure "
+                              "that your dataset can generate at least `steps_per_epoch * "
+                              "epochs` batches.", stacklevel=2)
+                break
+            logs = self._results(trainer)
+            if val_data is not None and _should_validate(epoch, validation_freq):
+                val_logs = self._evaluate_data(val_data, callbacks=callback_list, verbose=0)
+                logs.update({"val_" + k: v for k, v in val_logs.items()})
+            callback_list.on_epoch_end(epoch, logs)
+            if getattr(data, "exhausted", False) and steps_per_epoch is not None:
+                warnings.warn("Your input ran out of data; interrupting training.", stacklevel=2)
+                break
+            if self.stop_training:
+                break
+        callback_list.on_train_end(logs)
+        return self.history
+
+    def _validation_adapter(self, validation_data, batch_size, steps):
+        from ._data_adapter import _is_dataset
+        if _is_dataset(validation_data):
+            return adapt(validation_data, None, None, self._keeps_integer_inputs(), steps)
+        if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+            raise ValueError("validation_data must be a tuple (x_val, y_val) or a Dataset; got "
+                             f"{type(validation_data).__name__}")
+        if len(validation_data) == 3:
+            raise NotImplementedError("validation sample weights are not supported yet")
+        return adapt(validation_data[0], validation_data[1], batch_size,
+                     self._keeps_integer_inputs(), steps, "fit")
+
+    # ---- evaluate ----
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
+                 steps=None, callbacks=None, return_dict=False):
+        if sample_weight is not None:
+            raise NotImplementedError("sample_weight is not supported yet")
+        verbose = _resolve_verbose(verbose)
+        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate")
+        if hasattr(data, "y") and data.y is None:
+            raise ValueError("evaluate() needs labels: pass y= (or a Dataset of (x, y) pairs)")
+        self._ensure_built_for(data)
+        logs = self._evaluate_data(data, callbacks, verbose, steps)
+        if return_dict:
+            return logs
+        values = [logs[name] for name in self.metrics_names if name in logs]
+        return values[0] if len(values) == 1 else values
+
+    def _evaluate_data(self, data, callbacks, verbose, steps=None):
+        trainer = self._trainer_for("evaluate")
+        callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
+            callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                          verbose=verbose, epochs=1, steps=data.steps)
+        batch_hooks = _wants_batch_hooks(callback_list, "test")
+        trainer.reset_metrics()
+        callback_list.on_test_begin()
+        for step, (xs, yb) in enumerate(data.batches()):
+            if steps is not None and step >= steps:
+                break
+            if batch_hooks:
+                callback_list.on_test_batch_begin(step)
+            trainer.test_step(xs, yb)
+            if batch_hooks:
+                callback_list.on_test_batch_end(step, lambda: self._results(trainer))
+        logs = self._results(trainer)
+        callback_list.on_test_end(logs)
+        return logs
+
+    # ---- predict ----
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        verbose = _resolve_verbose(verbose)
+        data = adapt(x, None, batch_size, self._keeps_integer_inputs(), steps, "predict")
+        self._ensure_built_for(data)
+        graph = self._graph()
+        callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
+            callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                          verbose=verbose, epochs=1, steps=data.steps)
+        batch_hooks = _wants_batch_hooks(callback_list, "predict")
+        callback_list.on_predict_begin()
+        outputs = []
+        batches = data.batches() if hasattr(data, "split") else data.batches(with_labels=False)
+        for step, (xs, _) in enumerate(batches):
+            if steps is not None and step >= steps:
+                break
+            if batch_hooks:
+                callback_list.on_predict_batch_begin(step)
+            with no_grad():
+                outputs.append(graph.forward(xs, False)[0].numpy())
+            if batch_hooks:
+                callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
+        callback_list.on_predict_end()
+        if not outputs:
+            raise ValueError("predict() got no data: the input is empty")
+        return np.concatenate(outputs, axis=0)
+
+    # ---- single batches ----
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        if sample_weight is not None or class_weight is not None:
+            raise NotImplementedError("sample_weight and class_weight are not supported yet")
+        data = adapt(x, y, 1 << 62, self._keeps_integer_inputs())
+        self._ensure_built_for(data)
+        trainer = self._trainer_for("train_on_batch")
+        trainer.reset_metrics()
+        for xs, yb in data.batches():
+            trainer.train_step(xs, yb)
+        return self._single_batch_logs(trainer, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        data = adapt(x, y, 1 << 62, self._keeps_integer_inputs())
+        self._ensure_built_for(data)
+        trainer = self._trainer_for("test_on_batch")
+        trainer.reset_metrics()
+        for xs, yb in data.batches():
+            trainer.test_step(xs, yb)
+        return self._single_batch_logs(trainer, return_dict)
+
+    def predict_on_batch(self, x):
+        data = adapt(x, None, 1 << 62, self._keeps_integer_inputs())
+        self._ensure_built_for(data)
+        xs, _ = next(iter(data.batches()))
+        with no_grad():
+            return self._graph().forward(xs, False)[0].numpy()
+
+    def _single_batch_logs(self, trainer, return_dict):
+        logs = self._results(trainer)
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+
+def _wants_batch_hooks(callback_list, mode):
+    check = getattr(callback_list, "needs_batch_hooks", None)
+    return True if check is None else bool(check(mode))
+
+
+def _should_validate(epoch, validation_freq):
+    if isinstance(validation_freq, int):
+        return (epoch + 1) % validation_freq == 0
+    return (epoch + 1) in validation_freq
+
+
+def _seed_from_global():
+    """A shuffling seed drawn from gpuaccel's global generator: fits after
+    gpuaccel.random.set_seed(s) shuffle identically, and successive fits differ."""
+    from .._tensor import rand
+    return int(rand(2).numpy().astype(np.float64) @ np.array([2.0 ** 31, 2.0 ** 10]))

@@ -1,0 +1,174 @@
+"""``keras.losses``: Keras's loss classes and functions, computed by the C++ losses
+(``cpp/nn/losses.cc``) in float32 with Keras's default reduction (the mean over examples).
+
+``model.compile(loss=...)`` accepts an instance of these classes or one of Keras's names
+('sparse_categorical_crossentropy', 'categorical_crossentropy', 'binary_crossentropy',
+'mean_squared_error' / 'mse')."""
+import numpy as np
+
+from .. import _C
+from .._tensor import Tensor, tensor
+
+_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+
+
+def _as_tensor(value, integer_ok=True):
+    if isinstance(value, Tensor):
+        return value
+    array = np.asarray(value)
+    if array.dtype == np.float64 or (not integer_ok and array.dtype.kind in "iub"):
+        array = array.astype(np.float32)
+    return tensor(array)
+
+
+class Loss:
+    """Base class: ``loss(y_true, y_pred)`` -> a float32 scalar (or per-example values with
+    ``reduction=None``/'none')."""
+
+    _kind = None
+    _default_name = None
+
+    def __init__(self, name=None, reduction="sum_over_batch_size", from_logits=False,
+                 label_smoothing=0.0):
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"Invalid value for argument `reduction`. Expected one of "
+                             f"{_REDUCTIONS}. Received: reduction={reduction!r}")
+        self.name = name or self._default_name
+        self.reduction = reduction
+        self.from_logits = bool(from_logits)
+        self.label_smoothing = float(label_smoothing)
+        self._cpp = _C.Loss(self._kind, self.from_logits, self.label_smoothing)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        if sample_weight is not None:
+            raise NotImplementedError("sample_weight is not supported by gpuaccel losses yet")
+        per_example = self._cpp.per_example(_as_tensor(y_true), _as_tensor(y_pred, False))
+        if self.reduction in ("none", None):
+            return per_example
+        total = per_example.sum()
+        return total if self.reduction == "sum" else total / max(per_example.numel(), 1)
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name!r} from_logits={self.from_logits}>"
+
+
+class SparseCategoricalCrossentropy(Loss):
+    """Integer class labels (N,) or (N, 1) against (N, C) probabilities or logits."""
+    _kind = "sparse_categorical_crossentropy"
+    _default_name = "sparse_categorical_crossentropy"
+
+    def __init__(self, from_logits=False, ignore_class=None, reduction="sum_over_batch_size",
+                 name="sparse_categorical_crossentropy"):
+        if ignore_class is not None:
+            raise NotImplementedError("SparseCategoricalCrossentropy(ignore_class=...) is not "
+                                      "supported by gpuaccel yet")
+        super().__init__(name, reduction, from_logits)
+
+    def get_config(self):
+        return {**super().get_config(), "from_logits": self.from_logits, "ignore_class": None}
+
+
+class CategoricalCrossentropy(Loss):
+    """One-hot (or probability) labels (N, C) against probabilities or logits."""
+    _kind = "categorical_crossentropy"
+    _default_name = "categorical_crossentropy"
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1,
+                 reduction="sum_over_batch_size", name="categorical_crossentropy"):
+        if axis != -1:
+            raise NotImplementedError("CategoricalCrossentropy supports axis=-1 only")
+        super().__init__(name, reduction, from_logits, label_smoothing)
+
+    def get_config(self):
+        return {**super().get_config(), "from_logits": self.from_logits,
+                "label_smoothing": self.label_smoothing, "axis": -1}
+
+
+class BinaryCrossentropy(Loss):
+    """Labels in [0, 1] against probabilities or logits of the same shape; the mean over the
+    last axis is the per-example loss."""
+    _kind = "binary_crossentropy"
+    _default_name = "binary_crossentropy"
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1,
+                 reduction="sum_over_batch_size", name="binary_crossentropy"):
+        if axis != -1:
+            raise NotImplementedError("BinaryCrossentropy supports axis=-1 only")
+        super().__init__(name, reduction, from_logits, label_smoothing)
+
+    def get_config(self):
+        return {**super().get_config(), "from_logits": self.from_logits,
+                "label_smoothing": self.label_smoothing, "axis": -1}
+
+
+class MeanSquaredError(Loss):
+    _kind = "mean_squared_error"
+    _default_name = "mean_squared_error"
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error"):
+        super().__init__(name, reduction)
+
+
+def _per_example(cls, **kwargs):
+    def fn(y_true, y_pred):
+        return cls(reduction="none", **kwargs)(y_true, y_pred)
+    return fn
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
+    return _per_example(SparseCategoricalCrossentropy, from_logits=from_logits)(y_true, y_pred)
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
+    return _per_example(CategoricalCrossentropy, from_logits=from_logits,
+                        label_smoothing=label_smoothing)(y_true, y_pred)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
+    return _per_example(BinaryCrossentropy, from_logits=from_logits,
+                        label_smoothing=label_smoothing)(y_true, y_pred)
+
+
+def mean_squared_error(y_true, y_pred):
+    return _per_example(MeanSquaredError)(y_true, y_pred)
+
+
+mse = MSE = mean_squared_error
+
+_BY_NAME = {
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+    "categorical_crossentropy": CategoricalCrossentropy,
+    "binary_crossentropy": BinaryCrossentropy,
+    "mean_squared_error": MeanSquaredError,
+    "mse": MeanSquaredError,
+}
+_FUNCTIONS = {
+    sparse_categorical_crossentropy: SparseCategoricalCrossentropy,
+    categorical_crossentropy: CategoricalCrossentropy,
+    binary_crossentropy: BinaryCrossentropy,
+    mean_squared_error: MeanSquaredError,
+}
+
+
+def get(identifier):
+    """A Loss instance for ``identifier``: a Loss, one of Keras's names, or one of the loss
+    functions above. Other callables are not supported: the loss runs inside the C++ step."""
+    if isinstance(identifier, Loss):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier.lower()) or _BY_NAME.get(identifier)
+        if cls is None:
+            raise ValueError(f"Could not interpret loss identifier: {identifier!r}. Known "
+                             f"names: {sorted(_BY_NAME)}")
+        return cls()
+    if identifier in _FUNCTIONS:
+        return _FUNCTIONS[identifier]()
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    raise ValueError(f"Could not interpret loss identifier: {identifier!r}. gpuaccel runs the "
+                     "loss inside its C++ training step, so compile() takes a keras.losses "
+                     f"class instance or one of {sorted(_BY_NAME)}; custom Python loss "
+                     "functions are not supported yet")

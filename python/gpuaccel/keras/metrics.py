@@ -1,0 +1,118 @@
+"""``keras.metrics``: running-mean metrics accumulated by C++ (``cpp/nn/metrics.cc``), and how
+``compile(metrics=[...])`` turns names into them (Keras's rule for 'accuracy': the variant that
+fits the loss: sparse categorical, categorical or binary)."""
+import numpy as np
+
+from .. import _C
+from .._tensor import Tensor, tensor
+from . import losses as _losses
+
+
+def _as_tensor(value):
+    if isinstance(value, Tensor):
+        return value
+    array = np.asarray(value)
+    if array.dtype == np.float64:
+        array = array.astype(np.float32)
+    return tensor(array)
+
+
+class Metric:
+    """A running mean of a per-example value: ``update_state``, ``result``, ``reset_state``."""
+
+    _kind = None
+    _default_name = None
+
+    def __init__(self, name=None, dtype=None, threshold=0.5):
+        self.name = name or self._default_name
+        self.dtype = dtype or "float32"
+        self._cpp = _C.Metric(self.name, self._kind, float(threshold))
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if sample_weight is not None:
+            raise NotImplementedError("sample_weight is not supported by gpuaccel metrics yet")
+        self._cpp.update(_as_tensor(y_true), _as_tensor(y_pred))
+
+    def result(self):
+        return tensor(np.float32(self._cpp.result()))
+
+    def reset_state(self):
+        self._cpp.reset()
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        self.update_state(y_true, y_pred, sample_weight)
+        return self.result()
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+class Accuracy(Metric):
+    _kind, _default_name = "accuracy", "accuracy"
+
+
+class SparseCategoricalAccuracy(Metric):
+    _kind, _default_name = "sparse_categorical_accuracy", "sparse_categorical_accuracy"
+
+
+class CategoricalAccuracy(Metric):
+    _kind, _default_name = "categorical_accuracy", "categorical_accuracy"
+
+
+class BinaryAccuracy(Metric):
+    _kind, _default_name = "binary_accuracy", "binary_accuracy"
+
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+        super().__init__(name, dtype, threshold)
+        self.threshold = threshold
+
+
+class MeanSquaredError(Metric):
+    _kind, _default_name = "mean_squared_error", "mean_squared_error"
+
+
+class MeanAbsoluteError(Metric):
+    _kind, _default_name = "mean_absolute_error", "mean_absolute_error"
+
+
+_BY_NAME = {
+    "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+    "categorical_accuracy": CategoricalAccuracy,
+    "binary_accuracy": BinaryAccuracy,
+    "mean_squared_error": MeanSquaredError,
+    "mse": MeanSquaredError,
+    "mean_absolute_error": MeanAbsoluteError,
+    "mae": MeanAbsoluteError,
+}
+
+
+def _accuracy_for(loss):
+    """Keras's choice for the string 'accuracy' given the compiled loss."""
+    if isinstance(loss, _losses.SparseCategoricalCrossentropy):
+        return SparseCategoricalAccuracy
+    if isinstance(loss, _losses.CategoricalCrossentropy):
+        return CategoricalAccuracy
+    if isinstance(loss, _losses.BinaryCrossentropy):
+        return BinaryAccuracy
+    return Accuracy
+
+
+def get(identifier, loss=None):
+    """A Metric for ``identifier`` (an instance, a class, or a Keras name). 'accuracy'/'acc'
+    become the variant that fits ``loss`` and keep the name the user wrote, as in Keras."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    if isinstance(identifier, str):
+        key = identifier.lower()
+        if key in ("accuracy", "acc"):
+            return _accuracy_for(loss)(name=identifier)
+        cls = _BY_NAME.get(key)
+        if cls is not None:
+            return cls(name=identifier)
+    raise ValueError(f"Could not interpret metric identifier: {identifier!r}. Known names: "
+                     f"{sorted(_BY_NAME) + ['accuracy', 'acc']}, or a keras.metrics.Metric")

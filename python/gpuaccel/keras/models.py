@@ -1,0 +1,354 @@
+"""``keras.Model`` (the functional form ``Model(inputs, outputs)``) and ``keras.Sequential``.
+
+A model is a graph of C++ layers (``_C.LayerGraph``): Sequential is a chain, the functional
+form whatever DAG the KerasTensors recorded. Weights live in the layers; training is
+``_trainer.Trainer``'s."""
+import itertools
+import re
+
+import numpy as np
+
+from .. import _C
+from .._tensor import Tensor, from_numpy, no_grad, tape_active
+from . import _summary, _weights_file
+from ._symbolic import KerasTensor, is_symbolic
+from ._trainer import Trainer
+
+_model_counters = {}
+
+
+def _auto_name(prefix):
+    counter = _model_counters.setdefault(prefix, itertools.count())
+    index = next(counter)
+    return prefix if index == 0 else f"{prefix}_{index}"
+
+
+def _with_batch(shape):
+    return (None,) + tuple(shape)
+
+
+class Model(Trainer):
+    """``keras.Model(inputs, outputs, name=None)``: the functional API."""
+
+    def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
+        if kwargs:
+            raise TypeError(f"Model() got unexpected keyword arguments {sorted(kwargs)}")
+        self._init_trainer()
+        self.name = name or _auto_name(re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
+                                       if type(self) not in (Model,) else "functional")
+        self.trainable = trainable
+        self._cpp_graph = None
+        if type(self) is Model or inputs is not None or outputs is not None:
+            if inputs is None or outputs is None:
+                raise ValueError("Model(inputs, outputs) needs both inputs and outputs, made "
+                                 "with keras.Input and layer calls (subclassed models are not "
+                                 "supported yet)")
+            self._init_functional(inputs, outputs)
+
+    # ---- graph ----
+
+    def _init_functional(self, inputs, outputs):
+        self._single_input = isinstance(inputs, KerasTensor)
+        self.inputs = [inputs] if self._single_input else list(inputs)
+        self.outputs = [outputs] if isinstance(outputs, KerasTensor) else list(outputs)
+        for t in self.inputs + self.outputs:
+            if not isinstance(t, KerasTensor):
+                raise ValueError("Model inputs and outputs must be KerasTensors (from "
+                                 f"keras.Input and layer calls); got {type(t).__name__}")
+        if len(self.outputs) != 1:
+            raise NotImplementedError("models with several outputs are not supported yet")
+        ids = {id(t): i for i, t in enumerate(self.inputs)}
+        self._nodes = []
+
+        def visit(tensor):
+            if id(tensor) in ids:
+                return
+            if tensor.node is None:
+                raise ValueError(f"Graph disconnected: cannot obtain value for tensor {tensor!r}: "
+                                 "it is a keras.Input that is not in the model's inputs")
+            for parent in tensor.node.inputs:
+                visit(parent)
+            self._nodes.append(tensor.node)
+            ids[id(tensor)] = len(self.inputs) + len(self._nodes) - 1
+
+        for out in self.outputs:
+            visit(out)
+        graph = _C.LayerGraph(len(self.inputs))
+        for node in self._nodes:
+            graph.add_node(node.layer._cpp, [ids[id(t)] for t in node.inputs])
+        graph.set_outputs([ids[id(t)] for t in self.outputs])
+        self._cpp_graph = graph
+
+    def _graph(self):
+        if self._cpp_graph is None:
+            raise ValueError(f"The model '{self.name}' has not been built yet: give the first "
+                             "layer an input_shape, start with keras.Input(shape), or call "
+                             "fit/predict on data first")
+        return self._cpp_graph
+
+    def _ensure_built_for(self, data):
+        self._graph()
+
+    def _keeps_integer_inputs(self):
+        return any(not _is_float_dtype(t.dtype) for t in self.inputs)
+
+    @property
+    def layers(self):
+        seen, out = set(), []
+        for node in self._nodes:
+            if id(node.layer) not in seen:
+                seen.add(id(node.layer))
+                out.append(node.layer)
+        return out
+
+    @property
+    def built(self):
+        return self._cpp_graph is not None
+
+    def get_layer(self, name=None, index=None):
+        if index is not None:
+            if not 0 <= index < len(self.layers):
+                raise ValueError(f"Was asked to retrieve layer at index {index} but model only "
+                                 f"has {len(self.layers)} layers.")
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: "
+                         f"{[layer.name for layer in self.layers]}.")
+
+    # ---- calling ----
+
+    def __call__(self, inputs, training=None, mask=None):
+        if is_symbolic(inputs):
+            raise NotImplementedError("calling a model on keras.Input tensors (nesting models) "
+                                      "is not supported yet; add its layers instead")
+        xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        keep = self._keeps_integer_inputs()
+        tensors = []
+        for x in xs:
+            if isinstance(x, Tensor):
+                tensors.append(x if keep or x.dtype.is_floating else x.to("float32"))
+            else:
+                array = np.asarray(x)
+                if array.dtype.kind in "iub" and keep:
+                    array = array.astype(np.int64)
+                elif array.dtype != np.float32:
+                    array = array.astype(np.float32)
+                tensors.append(from_numpy(np.ascontiguousarray(array)))
+        if not self.built:
+            self._build_from_shapes([(None,) + tuple(t.shape[1:]) for t in tensors])
+        if tape_active():
+            return self._graph().forward(tensors, bool(training))[0]
+        # Outside a GradientTape, TF records nothing: the result is a plain value (.numpy()).
+        with no_grad():
+            return self._graph().forward(tensors, bool(training))[0]
+
+    def _build_from_shapes(self, shapes):
+        self._graph()
+
+    # ---- weights ----
+
+    @property
+    def weights(self):
+        return [w for layer in self.layers for w in layer.weights]
+
+    @property
+    def trainable_weights(self):
+        if not self.trainable:
+            return []
+        return [w for layer in self.layers for w in layer.trainable_weights]
+
+    @property
+    def non_trainable_weights(self):
+        if not self.trainable:
+            return self.weights
+        return [w for layer in self.layers for w in layer.non_trainable_weights]
+
+    trainable_variables = trainable_weights
+    variables = weights
+
+    def get_weights(self):
+        return [w for layer in self.layers for w in layer.get_weights()]
+
+    def set_weights(self, weights):
+        weights = list(weights)
+        expected = sum(len(layer.weights) for layer in self.layers)
+        if len(weights) != expected:
+            raise ValueError(f"You called `set_weights(weights)` on model '{self.name}' with a "
+                             f"weight list of length {len(weights)}, but the model was "
+                             f"expecting {expected} weights.")
+        start = 0
+        for layer in self.layers:
+            count = len(layer.weights)
+            layer.set_weights(weights[start:start + count])
+            start += count
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on model '{self.name}', but the "
+                             "model has not been built.")
+        return sum(layer.count_params() for layer in self.layers)
+
+    def _weight_paths(self):
+        paths = []
+        for layer in self.layers:
+            names = [name for name, _, _ in layer._cpp.weights]
+            paths.extend(f"{layer.name}/{name}" for name in names)
+        return paths
+
+    def save_weights(self, filepath, overwrite=True):
+        import os
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError(f"{filepath!r} exists and overwrite=False")
+        _weights_file.save(filepath, self._weight_paths(), self.get_weights())
+
+    def load_weights(self, filepath, skip_mismatch=False):
+        shapes = [w.shape for w in self.get_weights()]
+        self.set_weights(_weights_file.load(filepath, self._weight_paths(), shapes))
+
+    def save(self, filepath, overwrite=True, **kwargs):
+        raise NotImplementedError("model.save() (the .keras format) is not supported yet; use "
+                                  "model.save_weights(path) and rebuild the model in code")
+
+    # ---- description ----
+
+    def _summary_rows(self):
+        rows = [(t.name, "InputLayer", t.shape, 0) for t in self.inputs]
+        rows += [(n.layer.name, type(n.layer).__name__, n.output.shape, n.layer.count_params())
+                 for n in self._nodes]
+        return rows
+
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False, layer_range=None):
+        if not self.built:
+            raise ValueError("This model has not yet been built. Build the model first by "
+                             "calling `build()` or by calling the model on a batch of data.")
+        trainable = sum(int(np.prod(w.shape)) for w in self.trainable_weights)
+        total = sum(int(np.prod(w.shape)) for w in self.weights)
+        text = _summary.format_summary(self.name, self._summary_rows(), trainable,
+                                       total - trainable)
+        (print_fn or print)(text)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _is_float_dtype(dtype):
+    return str(dtype).startswith(("float", "bfloat"))
+
+
+class Sequential(Model):
+    """``keras.Sequential([layers...])``: a chain; built as soon as the input shape is known
+    (an ``input_shape=`` on the first layer, a leading ``keras.Input``, or the first data)."""
+
+    def __init__(self, layers=None, trainable=True, name=None):
+        Trainer._init_trainer(self)
+        self.name = name or _auto_name("sequential")
+        self.trainable = trainable
+        self._cpp_graph = None
+        self._layers = []
+        self._input = None
+        self._output_shapes = []
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer, rebuild=True):
+        if isinstance(layer, KerasTensor):
+            if self._layers or self._input is not None:
+                raise ValueError("keras.Input can only be the first entry of a Sequential model")
+            self._input = layer
+            return
+        if isinstance(layer, Model):
+            raise NotImplementedError("nesting a model inside Sequential is not supported yet")
+        if not hasattr(layer, "_cpp"):
+            raise TypeError("The added layer must be an instance of class Layer. Received: "
+                            f"layer={layer!r} of type {type(layer)}.")
+        if any(existing.name == layer.name for existing in self._layers):
+            raise ValueError(f"All layers added to a Sequential model should have unique names. "
+                             f"Name '{layer.name}' is already the name of a layer in this model.")
+        self._layers.append(layer)
+        self._cpp_graph = None
+        self._cpp_trainer = None
+        if rebuild:
+            shape = self._known_input_shape()
+            if shape is not None:
+                self._build_from_shapes([shape])
+
+    def pop(self):
+        if not self._layers:
+            raise TypeError("There are no layers in the model.")
+        layer = self._layers.pop()
+        self._cpp_graph = None
+        self._cpp_trainer = None
+        shape = self._known_input_shape()
+        if shape is not None and self._layers:
+            self._build_from_shapes([shape])
+        return layer
+
+    def _known_input_shape(self):
+        if self._input is not None:
+            return self._input.shape
+        if self._layers and getattr(self._layers[0], "_input_shape_arg", None) is not None:
+            return _with_batch(self._layers[0]._input_shape_arg)
+        return None
+
+    def build(self, input_shape=None):
+        input_shape = input_shape or self._known_input_shape()
+        if input_shape is None:
+            raise ValueError("You must provide an `input_shape` argument.")
+        self._build_from_shapes([tuple(input_shape)])
+
+    def _build_from_shapes(self, shapes):
+        if not self._layers:
+            raise ValueError(f"Sequential model '{self.name}' has no layers; add some first")
+        shape = tuple(shapes[0])
+        self._built_input_shape = shape
+        output_shapes = []
+        for layer in self._layers:
+            if not layer.built:
+                layer.build(shape)
+            shape = tuple(layer.compute_output_shape(shape))
+            output_shapes.append(shape)
+        graph = _C.LayerGraph(1)
+        value = 0
+        for layer in self._layers:
+            value = graph.add_node(layer._cpp, [value])
+        graph.set_outputs([value])
+        self._output_shapes = output_shapes
+        self._cpp_graph = graph
+
+    def _ensure_built_for(self, data):
+        if self._cpp_graph is None:
+            first = data.x[0] if hasattr(data, "x") else None
+            if first is None:
+                raise ValueError(f"Sequential model '{self.name}' is not built: give the first "
+                                 "layer input_shape= or start with keras.Input(shape)")
+            self._build_from_shapes([_with_batch(first.shape[1:])])
+
+    def _keeps_integer_inputs(self):
+        if self._input is not None:
+            return not _is_float_dtype(self._input.dtype)
+        return bool(self._layers) and type(self._layers[0]).__name__ == "Embedding"
+
+    @property
+    def layers(self):
+        return list(self._layers)
+
+    @property
+    def inputs(self):
+        return [self._input] if self._input is not None else None
+
+    @property
+    def input_shape(self):
+        return getattr(self, "_built_input_shape", None) or self._known_input_shape()
+
+    @property
+    def output_shape(self):
+        if not self._output_shapes:
+            raise AttributeError(f"Sequential model '{self.name}' has not been built yet")
+        return self._output_shapes[-1]
+
+    def _summary_rows(self):
+        return [(layer.name, type(layer).__name__, shape, layer.count_params())
+                for layer, shape in zip(self._layers, self._output_shapes)]

@@ -1,0 +1,145 @@
+// The training core without the Keras layers: losses against closed forms, metrics' running
+// means, the layer graph's wiring and errors, and the Trainer fitting a one-weight model with
+// plain SGD (each step checked against the update written out by hand).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "core/errors.h"
+#include "nn/layer_graph.h"
+#include "nn/losses.h"
+#include "nn/metrics.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "optim/sgd.h"
+#include "train/trainer.h"
+
+namespace gpuaccel {
+namespace {
+
+LogicalDevice cpu() { return creation_device("Const", DeviceSpec{DeviceType::kCPU, 0}); }
+
+Tensor host(const std::vector<float>& values, const Shape& shape) {
+  return from_host(values.data(), shape, DType::kFloat32, cpu());
+}
+
+Tensor host_ids(const std::vector<int64_t>& values) {
+  return from_host(values.data(), {int64_t(values.size())}, DType::kInt64, cpu());
+}
+
+float at(const Tensor& t, int64_t i) { return static_cast<const float*>(t.data())[i]; }
+
+// y = x * w (one trainable scalar weight), enough to test the graph and the trainer.
+class ScaleLayer : public nn::Layer {
+ public:
+  explicit ScaleLayer(std::string name) : Layer(std::move(name)) {}
+  const char* type() const override { return "Scale"; }
+  Shape output_shape(const nn::ShapeList& shapes) const override { return shapes.at(0); }
+  Tensor call(const std::vector<Tensor>& inputs, bool) override {
+    return mul(cast_input(inputs.at(0)), read(weights()[0].value));
+  }
+
+ protected:
+  void do_build(const nn::ShapeList&) override { add_weight("w", {1}, "ones"); }
+};
+
+TEST(TrainingLoss, SparseCrossentropyFromLogitsMatchesClosedForm) {
+  nn::Loss loss({nn::LossKind::kSparseCategoricalCrossentropy, true, 0.0});
+  const Tensor logits = host({1, 2, 3, 0, 0, 0}, {2, 3});
+  const Tensor value = loss(host_ids({2, 0}), logits);
+  const double row0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 3.0;
+  const double row1 = std::log(3.0);
+  EXPECT_NEAR(nn::scalar_value(value), (row0 + row1) / 2, 1e-5);  // float32 log-sum-exp
+}
+
+TEST(TrainingLoss, ProbabilitiesAreClippedSoSaturationStaysFinite) {
+  nn::Loss loss({nn::LossKind::kSparseCategoricalCrossentropy, false, 0.0});
+  const Tensor value = loss(host_ids({1}), host({1, 0}, {1, 2}));
+  EXPECT_NEAR(nn::scalar_value(value), -std::log(1e-7), 1e-3);
+}
+
+TEST(TrainingLoss, BinaryFromLogitsIsStableForLargeLogits) {
+  nn::Loss loss({nn::LossKind::kBinaryCrossentropy, true, 0.0});
+  const Tensor value = loss(host({0, 1}, {2, 1}), host({100, -100}, {2, 1}));
+  EXPECT_NEAR(nn::scalar_value(value), 100.0, 1e-3);
+}
+
+TEST(TrainingLoss, ShapeErrorsNameBothShapes) {
+  nn::Loss loss({nn::LossKind::kCategoricalCrossentropy, true, 0.0});
+  try {
+    loss(host({1, 0}, {1, 2}), host({1, 2, 3}, {1, 3}));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("(1, 2)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(1, 3)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(nn::Loss({nn::LossKind::kBinaryCrossentropy, false, 1.5}), Error);
+}
+
+TEST(TrainingMetric, RunningMeanOverUnevenBatches) {
+  nn::Metric metric("accuracy", nn::MetricKind::kSparseCategoricalAccuracy);
+  metric.update(host_ids({0, 1}), host({0.9f, 0.1f, 0.8f, 0.2f}, {2, 2}));  // 1 of 2
+  metric.update(host_ids({1}), host({0.3f, 0.7f}, {1, 2}));                 // 1 of 1
+  EXPECT_DOUBLE_EQ(metric.result(), 2.0 / 3.0);
+  metric.reset();
+  EXPECT_DOUBLE_EQ(metric.result(), 0.0);
+}
+
+TEST(TrainingGraph, RejectsForwardReferencesAndMissingOutputs) {
+  nn::LayerGraph graph(1);
+  auto layer = std::make_shared<ScaleLayer>("scale");
+  EXPECT_THROW(graph.add_node(layer, {1}), Error);
+  EXPECT_THROW(graph.add_node(layer, {}), Error);
+  const int out = graph.add_node(layer, {0});
+  EXPECT_EQ(out, 1);
+  layer->build({{-1, 1}});
+  EXPECT_THROW(graph.forward({host({1}, {1, 1})}, false), Error);  // no outputs yet
+  graph.set_outputs({out});
+  EXPECT_THROW(graph.forward({}, false), Error);  // wrong input count
+}
+
+TEST(TrainingGraph, SharedLayerRunsTwiceWithOneWeight) {
+  nn::LayerGraph graph(1);
+  auto layer = std::make_shared<ScaleLayer>("scale");
+  layer->build({{-1, 1}});
+  static_cast<float*>(layer->weights()[0].value.data())[0] = 3.0f;
+  graph.set_outputs({graph.add_node(layer, {graph.add_node(layer, {0})})});
+  EXPECT_EQ(graph.layers().size(), 1u);
+  EXPECT_EQ(graph.trainable_weights().size(), 1u);
+  const Tensor y = graph.forward({host({2}, {1, 1})}, false)[0];
+  EXPECT_FLOAT_EQ(at(y, 0), 18.0f);
+}
+
+TEST(TrainingTrainer, SgdStepsFollowTheHandWrittenUpdate) {
+  auto layer = std::make_shared<ScaleLayer>("scale");
+  layer->build({{-1, 1}});
+  auto graph = std::make_shared<nn::LayerGraph>(1);
+  graph->set_outputs({graph->add_node(layer, {0})});
+  auto loss = std::make_shared<nn::Loss>(nn::LossConfig{nn::LossKind::kMeanSquaredError});
+  auto metric = std::make_shared<nn::Metric>("mae", nn::MetricKind::kMeanAbsoluteError);
+  train::Trainer trainer(graph, loss, std::make_shared<optim::SGD>(0.1), {metric});
+  // loss = mean((w x - y)^2) over x = [1, 2], y = [2, 4]; dL/dw = mean(2 (w x - y) x).
+  const Tensor x = host({1, 2}, {2, 1});
+  const Tensor y = host({2, 4}, {2, 1});
+  double w = 1.0;
+  for (int step = 0; step < 3; ++step) {
+    const double expected_loss = ((w - 2) * (w - 2) + (2 * w - 4) * (2 * w - 4)) / 2;
+    const double grad = (2 * (w - 2) * 1 + 2 * (2 * w - 4) * 2) / 2;
+    EXPECT_NEAR(trainer.train_step({x}, y), expected_loss, 1e-5);
+    w -= 0.1 * grad;
+    EXPECT_NEAR(at(layer->weights()[0].value, 0), w, 1e-5);
+  }
+  const auto results = trainer.results();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].first, "loss");
+  EXPECT_EQ(results[1].first, "mae");
+  trainer.reset_metrics();
+  EXPECT_NEAR(trainer.test_step({x}, y), ((w - 2) * (w - 2) + (2 * w - 4) * (2 * w - 4)) / 2, 1e-5);
+  EXPECT_NEAR(at(layer->weights()[0].value, 0), w, 1e-6);  // evaluation does not update
+  EXPECT_THROW(trainer.train_step({x}, host({1, 2, 3}, {3, 1})), Error);  // batch mismatch
+}
+
+}  // namespace
+}  // namespace gpuaccel

@@ -1,0 +1,302 @@
+"""Sequential and functional models against real Keras with the same weights: forward outputs,
+one SGD and one Adam step, evaluate, get/set_weights order, summary counts, History keys; and
+the fit loop's own contract (validation, callbacks, stopping, saving, errors)."""
+import os
+
+import numpy as np
+import pytest
+
+import gpuaccel
+from gpuaccel import keras as gk
+
+keras = pytest.importorskip("keras")
+
+RNG = np.random.default_rng(11)
+
+
+def seed_cnn(lib):
+    L = lib.layers
+    return lib.Sequential([
+        L.Conv2D(32, (3, 3), activation="relu", input_shape=(28, 28, 1)),
+        L.MaxPooling2D((2, 2)),
+        L.Conv2D(64, (3, 3), activation="relu"),
+        L.MaxPooling2D((2, 2)),
+        L.Conv2D(64, (3, 3), activation="relu"),
+        L.Flatten(),
+        L.Dense(64, activation="relu"),
+        L.Dense(10),
+    ])
+
+
+def images(n):
+    return RNG.uniform(size=(n, 28, 28, 1)).astype(np.float32)
+
+
+def labels(n, classes=10):
+    return RNG.integers(0, classes, size=n)
+
+
+def copy_weights(src_keras, dst_ours):
+    dst_ours.set_weights([w.numpy() if hasattr(w, "numpy") else w for w in src_keras.get_weights()])
+
+
+def assert_close_scaled(ours, theirs, tol):
+    ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
+    scale = max(1.0, float(np.abs(theirs).max()))
+    assert np.abs(ours - theirs).max() <= tol * scale, np.abs(ours - theirs).max()
+
+
+def test_seed_cnn_parameters_and_summary_match_keras():
+    ours, theirs = seed_cnn(gk), seed_cnn(keras)
+    assert ours.count_params() == theirs.count_params() == 93322
+    lines = []
+    ours.summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    assert "Total params: 93,322 (364.54 KB)" in text
+    assert "Trainable params: 93,322" in text and "Non-trainable params: 0" in text
+    rows = [line for line in text.splitlines() if line.startswith("│")]
+    assert [row.split("(")[1].split(")")[0] for row in rows] == \
+        [type(layer).__name__ for layer in theirs.layers]
+    assert [row.rstrip("│ ").split()[-1] for row in rows] == \
+        [f"{layer.count_params():,}" for layer in theirs.layers]
+    assert "(None, 3, 3, 64)" in text and "(None, 576)" in text
+
+
+def test_seed_cnn_forward_matches_keras_with_same_weights():
+    ours, theirs = seed_cnn(gk), seed_cnn(keras)
+    copy_weights(theirs, ours)
+    x = images(8)
+    assert_close_scaled(ours.predict(x, verbose=0), theirs.predict(x, verbose=0), 1e-5)
+    assert_close_scaled(ours(x).numpy(), theirs(x).numpy(), 1e-5)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_one_training_step_matches_keras(optimizer):
+    ours, theirs = seed_cnn(gk), seed_cnn(keras)
+    copy_weights(theirs, ours)
+    make = {"sgd": lambda lib: lib.optimizers.SGD(learning_rate=0.05),
+            "adam": lambda lib: lib.optimizers.Adam(learning_rate=1e-3)}[optimizer]
+    for model, lib in ((ours, gk), (theirs, keras)):
+        model.compile(optimizer=make(lib),
+                      loss=lib.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"])
+    x, y = images(16), labels(16)
+    our_logs = ours.train_on_batch(x, y, return_dict=True)
+    their_logs = theirs.train_on_batch(x, y, return_dict=True)
+    assert abs(our_logs["loss"] - float(their_logs["loss"])) <= 1e-5 * max(1, our_logs["loss"])
+    assert our_logs["accuracy"] == pytest.approx(float(their_logs["accuracy"]), abs=1e-6)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        assert_close_scaled(a, b, 1e-4)
+
+
+def test_evaluate_matches_keras():
+    ours, theirs = seed_cnn(gk), seed_cnn(keras)
+    copy_weights(theirs, ours)
+    for model, lib in ((ours, gk), (theirs, keras)):
+        model.compile(optimizer="adam", metrics=["accuracy"],
+                      loss=lib.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x, y = images(50), labels(50)
+    loss, acc = ours.evaluate(x, y, batch_size=16, verbose=0)
+    ref_loss, ref_acc = theirs.evaluate(x, y, batch_size=16, verbose=0)
+    assert loss == pytest.approx(ref_loss, rel=1e-5)
+    assert acc == pytest.approx(ref_acc, abs=1e-6)
+    assert ours.evaluate(x, y, verbose=0, return_dict=True).keys() == {"loss", "accuracy"}
+
+
+def test_history_keys_match_keras_and_loss_goes_down():
+    gpuaccel.random.set_seed(3)
+    x = RNG.normal(size=(256, 8)).astype(np.float32)
+    y = (x[:, :2].sum(1) > 0).astype(np.int64)
+    histories = []
+    for lib in (gk, keras):
+        model = lib.Sequential([lib.Input((8,)), lib.layers.Dense(16, activation="relu"),
+                                lib.layers.Dense(2)])
+        model.compile(optimizer=lib.optimizers.Adam(0.01), metrics=["accuracy"],
+                      loss=lib.losses.SparseCategoricalCrossentropy(from_logits=True))
+        histories.append(model.fit(x, y, epochs=4, batch_size=32, verbose=0,
+                                   validation_data=(x[:64], y[:64])))
+    ours, theirs = histories
+    assert list(ours.history) == list(theirs.history)
+    assert ours.epoch == [0, 1, 2, 3] and ours.params["steps"] == 8
+    assert ours.history["loss"][-1] < ours.history["loss"][0]
+    assert ours.history["accuracy"][-1] > 0.8
+
+
+def test_functional_model_matches_keras():
+    def build(lib):
+        inputs = lib.Input(shape=(6,))
+        h = lib.layers.Dense(5, activation="tanh")(inputs)
+        out = lib.layers.Dense(3)(h)
+        return lib.Model(inputs, out)
+    ours, theirs = build(gk), build(keras)
+    copy_weights(theirs, ours)
+    x = RNG.normal(size=(7, 6)).astype(np.float32)
+    assert_close_scaled(ours.predict(x, verbose=0), theirs.predict(x, verbose=0), 1e-5)
+    assert ours.count_params() == theirs.count_params()
+    assert [type(layer).__name__ for layer in ours.layers] == ["Dense", "Dense"]
+
+
+def test_shared_layer_in_functional_graph_trains_one_set_of_weights():
+    inputs = gk.Input((4,))
+    shared = gk.layers.Dense(4)
+    out = shared(shared(inputs))
+    model = gk.Model(inputs, out)
+    assert len(model.layers) == 1 and len(model.get_weights()) == 2
+    kernel, bias = model.get_weights()
+    x = RNG.normal(size=(3, 4)).astype(np.float32)
+    expected = (x @ kernel + bias) @ kernel + bias
+    assert_close_scaled(model.predict(x, verbose=0), expected, 1e-5)
+
+
+def test_weights_order_matches_keras_with_batch_norm():
+    def build(lib):
+        return lib.Sequential([lib.Input((5,)), lib.layers.Dense(4),
+                               lib.layers.BatchNormalization(), lib.layers.Dense(2)])
+    ours, theirs = build(gk), build(keras)
+    assert [w.shape for w in ours.get_weights()] == [tuple(w.shape) for w in theirs.get_weights()]
+    assert len(ours.trainable_weights) == len(theirs.trainable_weights) == 6
+    lines = []
+    ours.summary(print_fn=lines.append)
+    assert "Non-trainable params: 8" in lines[0]
+
+
+def test_save_and_load_weights_round_trip_atomically(tmp_path):
+    model = gk.Sequential([gk.Input((3,)), gk.layers.Dense(2)])
+    path = tmp_path / "ckpt" / "model.weights.h5"
+    model.save_weights(path)
+    before = model.get_weights()
+    model.set_weights([w + 1 for w in before])
+    model.load_weights(path)
+    for a, b in zip(model.get_weights(), before):
+        np.testing.assert_array_equal(a, b)
+    assert os.listdir(path.parent) == ["model.weights.h5"]  # no temporary left behind
+    other = gk.Sequential([gk.Input((3,)), gk.layers.Dense(5)])
+    with pytest.raises(ValueError, match="shape"):
+        other.load_weights(path)
+    with pytest.raises(FileNotFoundError):
+        model.load_weights(tmp_path / "missing.weights.h5")
+
+
+class Recorder(gk.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.events = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.events.append(("epoch", epoch, dict(logs)))
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.events.append(("batch", batch, dict(logs)))
+
+
+def test_fit_callbacks_validation_split_and_steps():
+    x = RNG.normal(size=(100, 4)).astype(np.float32)
+    y = RNG.normal(size=(100, 1)).astype(np.float32)
+    model = gk.Sequential([gk.Input((4,)), gk.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    recorder = Recorder()
+    history = model.fit(x, y, batch_size=20, epochs=2, verbose=0, validation_split=0.2,
+                        callbacks=[recorder])
+    batches = [e for e in recorder.events if e[0] == "batch"]
+    assert len(batches) == 8  # 80 training samples / 20, two epochs
+    assert set(history.history) == {"loss", "val_loss"}
+    assert recorder.events[-1][2]["val_loss"] == history.history["val_loss"][-1]
+    recorder.events.clear()
+    model.fit(x, y, batch_size=10, epochs=1, steps_per_epoch=3, verbose=0, callbacks=[recorder])
+    assert len([e for e in recorder.events if e[0] == "batch"]) == 3
+
+
+def test_early_stopping_and_learning_rate_scheduler_drive_the_loop():
+    x = RNG.normal(size=(64, 4)).astype(np.float32)
+    y = RNG.normal(size=(64, 1)).astype(np.float32)
+    model = gk.Sequential([gk.Input((4,)), gk.layers.Dense(1)])
+    model.compile(optimizer=gk.optimizers.SGD(0.0), loss="mse")  # nothing improves
+    stop = gk.callbacks.EarlyStopping(monitor="loss", patience=1)
+    history = model.fit(x, y, epochs=20, verbose=0, callbacks=[stop])
+    assert len(history.epoch) == 2
+    schedule = gk.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1))
+    model.fit(x, y, epochs=3, verbose=0, callbacks=[schedule])
+    assert model.optimizer.learning_rate == pytest.approx(0.1 / 3)
+
+
+def test_nan_loss_is_reported_and_terminate_on_nan_stops():
+    x = np.full((32, 2), 1e30, np.float32)
+    y = np.zeros((32, 1), np.float32)
+    model = gk.Sequential([gk.Input((2,)), gk.layers.Dense(1, kernel_initializer="ones")])
+    model.compile(optimizer=gk.optimizers.SGD(1.0), loss="mse")
+    history = model.fit(x, y, epochs=2, batch_size=8, verbose=0)
+    assert not np.isfinite(history.history["loss"][-1])
+    model2 = gk.Sequential([gk.Input((2,)), gk.layers.Dense(1, kernel_initializer="ones")])
+    model2.compile(optimizer=gk.optimizers.SGD(1.0), loss="mse")
+    recorder = Recorder()
+    model2.fit(x, y, epochs=3, batch_size=8, verbose=0,
+               callbacks=[gk.callbacks.TerminateOnNaN(), recorder])
+    batches = [e for e in recorder.events if e[0] == "batch"]
+    assert len(batches) < 12
+
+
+def test_fit_argument_errors():
+    model = gk.Sequential([gk.Input((3,)), gk.layers.Dense(2)])
+    x, y = np.zeros((10, 3), np.float32), np.zeros(10, np.int64)
+    with pytest.raises(RuntimeError, match="compile"):
+        model.fit(x, y, verbose=0)
+    with pytest.raises(ValueError, match="Could not interpret optimizer"):
+        model.compile(optimizer="adamax_of_doom", loss="mse")
+    with pytest.raises(ValueError, match="Could not interpret loss"):
+        model.compile(optimizer="adam", loss="hinge_of_doom")
+    model.compile(optimizer="adam", metrics=["accuracy"],
+                  loss=gk.losses.SparseCategoricalCrossentropy(from_logits=True))
+    with pytest.raises(ValueError, match="x sizes: 10, y sizes: 9"):
+        model.fit(x, y[:9], verbose=0)
+    with pytest.raises(ValueError, match=r"\[0, 2\)"):
+        model.fit(x, np.full(10, 7), verbose=0)
+    with pytest.raises(ValueError, match="incompatible|expected|shape"):
+        model.fit(np.zeros((10, 5), np.float32), y, verbose=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        model.fit(x, y, batch_size=0, verbose=0)
+    with pytest.raises(ValueError, match="needs labels"):
+        model.fit(x, verbose=0)
+
+
+def test_fit_accepts_a_dataset():
+    x = RNG.normal(size=(96, 4)).astype(np.float32)
+    y = (x.sum(1) > 0).astype(np.int64)
+    ds = gpuaccel.data.Dataset.from_tensor_slices((x, y)).shuffle(96, seed=1).batch(16) \
+        .prefetch(gpuaccel.data.AUTOTUNE)
+    model = gk.Sequential([gk.Input((4,)), gk.layers.Dense(2)])
+    model.compile(optimizer=gk.optimizers.Adam(0.05), metrics=["accuracy"],
+                  loss=gk.losses.SparseCategoricalCrossentropy(from_logits=True))
+    recorder = Recorder()
+    history = model.fit(ds, epochs=3, verbose=0, callbacks=[recorder])
+    assert len([e for e in recorder.events if e[0] == "batch"]) == 18
+    assert history.history["accuracy"][-1] > 0.8
+
+
+def test_progress_bar_prints_keras_style_epoch_lines(capsys):
+    x = RNG.normal(size=(40, 4)).astype(np.float32)
+    y = RNG.normal(size=(40, 1)).astype(np.float32)
+    model = gk.Sequential([gk.Input((4,)), gk.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, epochs=2, batch_size=10, verbose=2)
+    out = capsys.readouterr().out
+    assert "Epoch 1/2" in out and "Epoch 2/2" in out and "loss:" in out
+
+
+def test_custom_loop_with_gradient_tape_matches_fit_step():
+    """model(x) records under a GradientTape (TF's custom training loop) and not outside it."""
+    x = RNG.normal(size=(16, 3)).astype(np.float32)
+    y = RNG.normal(size=(16, 1)).astype(np.float32)
+    a = gk.Sequential([gk.Input((3,)), gk.layers.Dense(1)])
+    b = gk.Sequential([gk.Input((3,)), gk.layers.Dense(1)])
+    b.set_weights(a.get_weights())
+    assert not a(x).requires_grad  # outside a tape: a plain value, .numpy() works
+    loss_fn = gk.losses.MeanSquaredError()
+    optimizer = gk.optimizers.SGD(0.1)
+    with gpuaccel.GradientTape() as tape:
+        loss = loss_fn(y, a(x, training=True))
+    grads = tape.gradient(loss, a.trainable_weights)
+    optimizer.apply_gradients(zip(grads, a.trainable_weights))
+    b.compile(optimizer=gk.optimizers.SGD(0.1), loss="mse")
+    b.train_on_batch(x, y)
+    for wa, wb in zip(a.get_weights(), b.get_weights()):
+        np.testing.assert_allclose(wa, wb, rtol=1e-6, atol=1e-7)
