@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <regex>
 #include <unordered_set>
@@ -140,6 +141,17 @@ Optimizer::State& Optimizer::state_for(const Tensor& param) {
   return s;
 }
 
+void Optimizer::prune_freed_variables() {
+  // Slots of variables that no longer exist (a notebook rebuilt its model) are released here,
+  // so re-running a cell does not keep every old model's optimizer state alive.
+  for (auto it = states_.begin(); it != states_.end();) {
+    it = it->second.param.expired() ? states_.erase(it) : std::next(it);
+  }
+  for (auto it = no_weight_decay_.begin(); it != no_weight_decay_.end();) {
+    it = it->second.expired() ? no_weight_decay_.erase(it) : std::next(it);
+  }
+}
+
 void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
                                 const std::vector<Tensor>& params) {
   const std::string op = type_;
@@ -198,6 +210,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
 
   GradModeGuard no_grad(false);
   std::lock_guard<std::mutex> lock(mutex_);
+  prune_freed_variables();
   const int64_t step = iterations_ + 1;
   const float lr = static_cast<float>(learning_rate_);
 

@@ -86,6 +86,7 @@ class Optimizer {
     int64_t order = 0;
   };
   State& state_for(const Tensor& param);
+  void prune_freed_variables();  // with mutex_ held
 
   const char* type_;
   std::string name_;

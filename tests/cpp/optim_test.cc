@@ -3,18 +3,21 @@
 // with float32/float16/bfloat16 gradients on serial and OpenMP sizes; and optim::Optimizer
 // (slot creation, iterations, skipped variables, clipping, weight decay, every validation error).
 // Comparisons with real Keras are in tests/python/test_optimizers.py.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/backend.h"
 #include "backends/cpu/optimizer_update.h"
+#include "core/cuda_backend_abi.h"
 #include "core/errors.h"
 #include "kernels/half_conversions.h"
 #include "kernels/optimizer_functors.h"
@@ -298,6 +301,86 @@ TEST(OptimCpuKernel, UnusedSlotsMayBeEmpty) {
   EXPECT_FLOAT_EQ(p[1], 2.5f);
 }
 
+// ---- the CUDA kernel (compiled with the CUDA backend; runs only where there is a GPU) ----
+#ifdef GPUACCEL_TEST_CUDA_BACKEND
+
+class OptimCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    void* handle = dlopen(GPUACCEL_TEST_CUDA_BACKEND, RTLD_LAZY | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    auto entry = reinterpret_cast<gpuaccel_cuda_backend_entry_fn>(
+        dlsym(handle, GPUACCEL_CUDA_BACKEND_ENTRY));
+    ASSERT_NE(entry, nullptr);
+    t_ = entry();
+    ASSERT_NE(t_->optimizer_update, nullptr);
+    int count = 0;
+    if (t_->device_count(&count, err_, sizeof(err_)) != GPUACCEL_CUDA_OK || count == 0) {
+      GTEST_SKIP() << "no CUDA device: " << err_;
+    }
+  }
+  void TearDown() override {
+    for (void* p : allocations_) t_->free_device(0, p, err_, sizeof(err_));
+  }
+  TensorView upload(const void* host, DType dtype, int64_t n) {
+    void* p = nullptr;
+    const size_t bytes = size_t(n) * dtype_size(dtype);
+    EXPECT_EQ(t_->malloc_device(0, bytes, &p, err_, sizeof(err_)), 0) << err_;
+    allocations_.push_back(p);
+    EXPECT_EQ(t_->copy_to_device(0, p, host, bytes, err_, sizeof(err_)), 0) << err_;
+    return flat_view(p, dtype, n);
+  }
+  std::vector<float> download(const TensorView& v) {
+    std::vector<float> out(size_t(v.numel()));
+    EXPECT_EQ(t_->synchronize(0, err_, sizeof(err_)), 0) << err_;
+    EXPECT_EQ(t_->copy_to_host(0, out.data(), v.data, out.size() * 4, err_, sizeof(err_)), 0) << err_;
+    return out;
+  }
+  const gpuaccel_cuda_backend* t_ = nullptr;
+  char err_[1024] = {0};
+  std::vector<void*> allocations_;
+};
+
+// Every configuration, 3 steps, float32 and bfloat16 gradients, against the CPU kernel (the same
+// functor; only FMA contraction may differ, hence the tolerance).
+TEST_F(OptimCuda, MatchesTheCpuKernel) {
+  const int64_t n = 5000;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (DType gd : {DType::kFloat32, DType::kBFloat16}) {
+    for (const RefConfig& c : all_configs()) {
+      std::vector<float> p(n), s0(n, 0.0f), s1(n, 0.0f), s2(n, 0.0f);
+      for (auto& x : p) x = normal(rng);
+      const TensorView dp = upload(p.data(), DType::kFloat32, n);
+      const TensorView ds0 = upload(s0.data(), DType::kFloat32, n);
+      const TensorView ds1 = upload(s1.data(), DType::kFloat32, n);
+      const TensorView ds2 = upload(s2.data(), DType::kFloat32, n);
+      for (int64_t t = 1; t <= 3; ++t) {
+        std::vector<float> g(n);
+        std::vector<BFloat16> gb(n);
+        for (int64_t i = 0; i < n; ++i) {
+          gb[i] = BFloat16::from_float(normal(rng));
+          g[i] = gd == DType::kBFloat16 ? gb[i].to_float() : normal(rng);
+        }
+        const TensorView dg = gd == DType::kBFloat16 ? upload(gb.data(), gd, n) : upload(g.data(), gd, n);
+        const OptimizerUpdate u = make_update(c, t);
+        ASSERT_EQ(t_->optimizer_update(0, &u, &dp, &dg, &ds0, &ds1, &ds2, err_, sizeof(err_)), 0) << err_;
+        cpu::optimizer_update(u, flat_view(p.data(), DType::kFloat32, n),
+                              flat_view(g.data(), DType::kFloat32, n),
+                              flat_view(s0.data(), DType::kFloat32, n),
+                              flat_view(s1.data(), DType::kFloat32, n),
+                              flat_view(s2.data(), DType::kFloat32, n));
+      }
+      const std::vector<float> gp = download(dp);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_NEAR(gp[i], p[i], 1e-5f * std::max(1.0f, std::abs(p[i]))) << "element " << i;
+      }
+    }
+  }
+}
+
+#endif  // GPUACCEL_TEST_CUDA_BACKEND
+
 // ---- optim::Optimizer ----
 
 const LogicalDevice kCpu{};
@@ -379,6 +462,25 @@ TEST(OptimOptimizer, SlotsAreZeroOnTheParamsDeviceAndPerParam) {
   plain.apply_gradients({make({1.0f, 1.0f}, {2})}, {a});
   EXPECT_FALSE(plain.slot(a, "momentum").defined());  // no momentum, no slot
   EXPECT_EQ(plain.variables().size(), 2u);
+}
+
+TEST(OptimOptimizer, FreedVariablesReleaseTheirSlots) {
+  optim::Adam adam(0.01);
+  Tensor kept = make({1.0f}, {1});
+  std::weak_ptr<TensorImpl> slot_of_freed;
+  {
+    Tensor freed = make({1.0f, 2.0f}, {2});
+    adam.apply_gradients({make({1.0f}, {1}), make({1.0f, 1.0f}, {2})}, {kept, freed});
+    EXPECT_EQ(adam.variables().size(), 2u + 2u * 2u);
+    slot_of_freed = adam.slot(freed, "momentum").impl_ptr();
+  }
+  EXPECT_EQ(adam.variables().size(), 2u + 2u);  // the freed variable is no longer listed
+  adam.apply_gradients({make({1.0f}, {1})}, {kept});
+  EXPECT_TRUE(slot_of_freed.expired());  // and its slots were released by the next step
+  // A new variable (possibly at the freed one's address) starts from zero slots.
+  Tensor fresh = make({5.0f, 5.0f}, {2});
+  adam.apply_gradients({make({0.0f, 0.0f}, {2})}, {fresh});
+  EXPECT_EQ(read(adam.slot(fresh, "momentum")), (std::vector<float>{0.0f, 0.0f}));
 }
 
 TEST(OptimOptimizer, LearningRateSetterTakesEffect) {

@@ -20,7 +20,14 @@ inline float load_grad(float g) { return g; }
 inline float load_grad(Half g) { return g.to_float(); }
 inline float load_grad(BFloat16 g) { return g.to_float(); }
 
-float* slot_data(const TensorView& v) { return static_cast<float*>(v.data); }
+float* slot_data(const TensorView& v, int64_t n) {
+  if (v.data == nullptr) return nullptr;
+  if (v.dtype != DType::kFloat32 || !v.is_contiguous() || v.numel() != n) {
+    throw_error(ErrorCode::kInternal, "optimizer_update",
+                "slots must be contiguous float32 of the parameter's size");
+  }
+  return static_cast<float*>(v.data);
+}
 
 template <typename G, typename F>
 void run(const F& f, int64_t n, float* p, const G* g, float* s0, float* s1, float* s2) {
@@ -47,9 +54,9 @@ void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const T
   }
   const int64_t n = param.numel();
   float* p = static_cast<float*>(param.data);
-  float* s0 = slot_data(slot0);
-  float* s1 = slot_data(slot1);
-  float* s2 = slot_data(slot2);
+  float* s0 = slot_data(slot0, n);
+  float* s1 = slot_data(slot1, n);
+  float* s2 = slot_data(slot2, n);
   const bool known = kernels::with_optimizer_functor(u, [&](const auto& f) {
     switch (grad.dtype) {
       case DType::kFloat32: return run(f, n, p, static_cast<const float*>(grad.data), s0, s1, s2);
