@@ -19,13 +19,9 @@ inline std::string python_float(double v) {
     if (std::strtod(buf, nullptr) == v) break;
   }
   std::string s = buf;
-  // Python writes exponents with at least two digits and no '+' padding beyond that: 1e-07.
-  const size_t e = s.find('e');
-  if (e == std::string::npos) {
-    if (s.find('.') == std::string::npos) s += ".0";
-    return s;
-  }
-  return s;  // printf's "1e-07" / "1e+20" already match Python's repr
+  // printf's "1e-07" / "1e+20" already match Python's repr; integral values get ".0".
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
 }
 
 }  // namespace gpuaccel::optim
