@@ -104,15 +104,26 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
   }
   std::vector<Tensor> inputs = {xc, wc};
   if (bc.defined()) inputs.push_back(bc);
-  record(op, inputs, {y}, [xc, wc, bc, p](const std::vector<Tensor>& g) {
+  if (!grad_mode_enabled() || !any_needs_grad(inputs)) return y;
+  // Decided now, while any tape that watches them is still recording: a first layer's input
+  // (the images) needs no gradient, and its backward-data pass would cost as much as the rest
+  // of the layer's backward.
+  const bool want_dx = needs_grad(xc);
+  const bool want_dw = needs_grad(wc) || (bc.defined() && needs_grad(bc));
+  record(op, inputs, {y}, [xc, wc, bc, p, want_dx, want_dw](const std::vector<Tensor>& g) {
     const Tensor dy = contiguous(g[0]);
     Backend& backend = backend_for(xc.device());
-    Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "Conv2DBackpropInput");
-    Tensor dw = Tensor::empty(wc.shape(), wc.dtype(), wc.device(), "Conv2DBackpropFilter");
-    Tensor db = bc.defined() ? Tensor::empty(bc.shape(), bc.dtype(), bc.device(), "BiasAddGrad") : Tensor();
-    backend.conv2d_backward_data(dy.view(), wc.view(), p, dx.view());
-    const TensorView dbv = db.defined() ? db.view() : TensorView();
-    backend.conv2d_backward_weights(xc.view(), dy.view(), p, dw.view(), db.defined() ? &dbv : nullptr);
+    Tensor dx, dw, db;
+    if (want_dx) {
+      dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "Conv2DBackpropInput");
+      backend.conv2d_backward_data(dy.view(), wc.view(), p, dx.view());
+    }
+    if (want_dw) {
+      dw = Tensor::empty(wc.shape(), wc.dtype(), wc.device(), "Conv2DBackpropFilter");
+      db = bc.defined() ? Tensor::empty(bc.shape(), bc.dtype(), bc.device(), "BiasAddGrad") : Tensor();
+      const TensorView dbv = db.defined() ? db.view() : TensorView();
+      backend.conv2d_backward_weights(xc.view(), dy.view(), p, dw.view(), db.defined() ? &dbv : nullptr);
+    }
     std::vector<Tensor> grads = {dx, dw};
     if (db.defined()) grads.push_back(db);
     return grads;

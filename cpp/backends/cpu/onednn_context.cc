@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "backends/cpu/onednn_ops.h"
+#include "core/cpu_info.h"
 #include "core/dtype.h"
 #include "core/errors.h"
 #include "kernels/half_conversions.h"
@@ -232,6 +233,13 @@ void guarded(const char* op, const std::function<void()>& fn) {
 }
 
 size_t elem_size(const TensorView& v) { return dtype_size(v.dtype); }
+
+bool staged_through_f32(DType dtype) {
+  if (dtype == DType::kFloat16) return true;
+  if (dtype != DType::kBFloat16) return false;
+  static const bool native_bf16 = cpu_info().avx512f;
+  return !native_bf16;
+}
 
 F32Copy to_f32(const TensorView& v) {
   F32Copy c;

@@ -86,6 +86,12 @@ dnnl::memory make_memory(const dnnl::memory::desc& md, const void* data);
 // Runs `fn`; a dnnl::error becomes gpuaccel::Error(kInternal, op, ... "dnnl status ...").
 void guarded(const char* op, const std::function<void()>& fn);
 
+// Whether matmul/conv in `dtype` must be staged through f32: always for f16 (oneDNN 2.x has no
+// CPU f16 compute), and for bf16 on CPUs without AVX-512 (oneDNN 2.x implements bf16 only from
+// avx512_core up; on an AVX2-only CPU primitive creation fails with "unimplemented"). The
+// numbers match a bf16 kernel's (bf16 inputs, f32 accumulation, one rounding at the end).
+bool staged_through_f32(DType dtype);
+
 // f16 staging. An f32 copy of a view; dimensions with stride 0 stay broadcast (stride 0,
 // copied once), all others become row-major.
 struct F32Copy {

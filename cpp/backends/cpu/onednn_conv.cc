@@ -243,7 +243,7 @@ void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* 
                     const Conv2dParams& p, const TensorView& y) {
   if (y.numel() == 0) return;
   guarded("Conv2D", [&] {
-    if (x.dtype != DType::kFloat16) {
+    if (!staged_through_f32(x.dtype)) {
       forward_native(x, w, bias, p, y);
       return;
     }
@@ -258,7 +258,7 @@ void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2
                           const TensorView& dx) {
   if (dx.numel() == 0) return;
   guarded("Conv2DBackpropInput", [&] {
-    if (dy.dtype != DType::kFloat16) {
+    if (!staged_through_f32(dy.dtype)) {
       backward_data_native(dy, w, p, dx);
       return;
     }
@@ -272,7 +272,7 @@ void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Co
                              const TensorView& dw, const TensorView* dbias) {
   if (dw.numel() == 0) return;
   guarded("Conv2DBackpropFilter", [&] {
-    if (x.dtype != DType::kFloat16) {
+    if (!staged_through_f32(x.dtype)) {
       backward_weights_native(x, dy, p, dw, dbias);
       return;
     }

@@ -168,11 +168,11 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, co
     return;
   }
   guarded(kOp, [&] {
-    if (out.dtype != DType::kFloat16) {
+    if (!staged_through_f32(out.dtype)) {
       run_native(a, b, bias, out);
       return;
     }
-    // f16: storage only on oneDNN 2.x CPUs; compute in f32.
+    // f16 (and bf16 without AVX-512): storage only on oneDNN 2.x CPUs; compute in f32.
     F32Copy a32 = to_f32(a), b32 = to_f32(b), o32 = f32_like(out);
     F32Copy bias32;
     if (bias != nullptr) bias32 = to_f32(*bias);

@@ -209,7 +209,7 @@ void batch_norm_forward(const TensorView& x, const TensorView& gamma, const Tens
                         bool training, const TensorView& y) {
   if (x.numel() == 0) return;
   guarded("FusedBatchNorm", [&] {
-    if (x.dtype != DType::kFloat16) {
+    if (!staged_through_f32(x.dtype)) {
       bn_forward_native(x, gamma, beta, mean, var, epsilon, training, y);
       return;
     }
@@ -228,7 +228,7 @@ void batch_norm_backward(const TensorView& x, const TensorView& dy, const Tensor
     return;
   }
   guarded("FusedBatchNormGrad", [&] {
-    if (x.dtype != DType::kFloat16) {
+    if (!staged_through_f32(x.dtype)) {
       bn_backward_native(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
       return;
     }
@@ -243,7 +243,7 @@ void layer_norm_forward(const TensorView& x, const TensorView& gamma, const Tens
                         const TensorView& var) {
   if (x.numel() == 0) return;
   guarded("LayerNorm", [&] {
-    if (x.dtype != DType::kFloat16) {
+    if (!staged_through_f32(x.dtype)) {
       ln_forward_native(x, gamma, beta, epsilon, y, mean, var);
       return;
     }
@@ -262,7 +262,7 @@ void layer_norm_backward(const TensorView& x, const TensorView& dy, const Tensor
     return;
   }
   guarded("LayerNormGrad", [&] {
-    if (x.dtype != DType::kFloat16) {
+    if (!staged_through_f32(x.dtype)) {
       ln_backward_native(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
       return;
     }

@@ -26,7 +26,7 @@ dnnl::algorithm algorithm_of(const Pool2dParams& p) {
 }
 
 // The dtype the primitive computes in: f16 is staged through f32.
-DType compute_dtype(DType t) { return t == DType::kFloat16 ? DType::kFloat32 : t; }
+DType compute_dtype(DType t) { return staged_through_f32(t) ? DType::kFloat32 : t; }
 
 dnnl::pooling_v2_forward::desc forward_desc(const TensorView& x, const TensorView& y,
                                             const Pool2dParams& p, DType dtype, bool training) {
@@ -122,7 +122,7 @@ void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView
                     void* workspace) {
   if (y.numel() == 0) return;
   guarded(p.kind == PoolKind::kMax ? "MaxPool" : "AvgPool", [&] {
-    if (x.dtype != DType::kFloat16) {
+    if (!staged_through_f32(x.dtype)) {
       forward_native(x, p, y, workspace);
       return;
     }
@@ -140,7 +140,7 @@ void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* wo
     return;
   }
   guarded(p.kind == PoolKind::kMax ? "MaxPoolGrad" : "AvgPoolGrad", [&] {
-    if (dy.dtype != DType::kFloat16) {
+    if (!staged_through_f32(dy.dtype)) {
       backward_native(dy, p, workspace, dx);
       return;
     }

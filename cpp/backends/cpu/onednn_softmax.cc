@@ -79,7 +79,7 @@ void backward_native(const TensorView& y, const TensorView& dy, bool log, const 
 void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
   if (y.numel() == 0) return;
   guarded(log ? "LogSoftmax" : "Softmax", [&] {
-    if (x.dtype != DType::kFloat16) {
+    if (!staged_through_f32(x.dtype)) {
       forward_native(x, log, y);
       return;
     }
@@ -92,7 +92,7 @@ void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
 void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
   if (dx.numel() == 0) return;
   guarded(log ? "LogSoftmaxGrad" : "SoftmaxGrad", [&] {
-    if (y.dtype != DType::kFloat16) {
+    if (!staged_through_f32(y.dtype)) {
       backward_native(y, dy, log, dx);
       return;
     }
