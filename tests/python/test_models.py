@@ -8,6 +8,7 @@ import pytest
 
 import gpuaccel
 from gpuaccel import keras as gk
+from gpuaccel.demo import course_cnn
 
 keras = pytest.importorskip("keras")
 
@@ -15,17 +16,7 @@ RNG = np.random.default_rng(11)
 
 
 def seed_cnn(lib):
-    L = lib.layers
-    return lib.Sequential([
-        L.Conv2D(32, (3, 3), activation="relu", input_shape=(28, 28, 1)),
-        L.MaxPooling2D((2, 2)),
-        L.Conv2D(64, (3, 3), activation="relu"),
-        L.MaxPooling2D((2, 2)),
-        L.Conv2D(64, (3, 3), activation="relu"),
-        L.Flatten(),
-        L.Dense(64, activation="relu"),
-        L.Dense(10),
-    ])
+    return course_cnn(lib)
 
 
 def images(n):
