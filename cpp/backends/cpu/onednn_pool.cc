@@ -4,6 +4,7 @@
 // through f32 (the workspace then belongs to the f32 primitive, forward and backward alike).
 #include <cstring>
 
+#include "backends/cpu/max_pool.h"
 #include "backends/cpu/onednn_context.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
@@ -109,6 +110,7 @@ void backward_native(const TensorView& dy, const Pool2dParams& p, const void* wo
 
 int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
   if (p.kind != PoolKind::kMax || y.numel() == 0) return 0;
+  if (direct_max_pool_applies(p)) return direct_max_pool_workspace_bytes(y);
   int64_t bytes = 0;
   guarded("MaxPool", [&] {
     TensorView xc = x, yc = y;
@@ -121,6 +123,10 @@ int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const
 void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
                     void* workspace) {
   if (y.numel() == 0) return;
+  if (direct_max_pool_applies(p)) {
+    direct_max_pool_forward(x, p, y, static_cast<uint8_t*>(workspace));
+    return;
+  }
   guarded(p.kind == PoolKind::kMax ? "MaxPool" : "AvgPool", [&] {
     if (!staged_through_f32(x.dtype)) {
       forward_native(x, p, y, workspace);
@@ -137,6 +143,10 @@ void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* wo
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) {
     std::memset(dx.data, 0, static_cast<size_t>(dx.numel()) * elem_size(dx));
+    return;
+  }
+  if (direct_max_pool_applies(p)) {
+    direct_max_pool_backward(dy, p, static_cast<const uint8_t*>(workspace), dx);
     return;
   }
   guarded(p.kind == PoolKind::kMax ? "MaxPoolGrad" : "AvgPoolGrad", [&] {
