@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .. import _C
 from .._tensor import Tensor, from_numpy
 
 
@@ -107,20 +108,18 @@ class ArrayData:
         return val
 
     def batches(self, shuffle=False, rng=None):
-        """Yields (list of x tensors, y tensor or None) per batch."""
-        order = rng.permutation(self.num_samples) if shuffle else None
+        """Yields (list of x tensors, y tensor or None) per batch: contiguous row ranges shared
+        with the arrays (no copy) in order, or rows gathered in C++ (GIL released) when
+        shuffling."""
+        arrays = self.x + ([] if self.y is None else [self.y])
+        order = rng.permutation(self.num_samples).astype(np.int64) if shuffle else None
         for start in range(0, self.num_samples, self.batch_size):
             stop = min(start + self.batch_size, self.num_samples)
             if order is None:
-                xs = [a[start:stop] for a in self.x]
-                y = None if self.y is None else self.y[start:stop]
+                parts = [from_numpy(a[start:stop]) for a in arrays]
             else:
-                # Sorted rows gather faster; the order inside a batch does not change its gradient.
-                rows = np.sort(order[start:stop])
-                xs = [a[rows] for a in self.x]
-                y = None if self.y is None else self.y[rows]
-            yield ([from_numpy(np.ascontiguousarray(a)) for a in xs],
-                   None if y is None else from_numpy(np.ascontiguousarray(y)))
+                parts = _C.gather_rows(arrays, order[start:stop])
+            yield (parts[:len(self.x)], None if self.y is None else parts[-1])
 
 
 def _as_tensor(value, keep_integers):
