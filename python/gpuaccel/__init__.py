@@ -28,6 +28,7 @@ from . import nn
 from . import bench
 from . import data
 from . import keras
+from .keras import mixed_precision
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 

@@ -345,10 +345,11 @@ def test_argument_errors():
         L.Dense(2, kernel_initializer="glorot")
     with pytest.raises(ValueError, match=r"Unrecognized keyword arguments passed to Dense: \{'foo': 1\}"):
         L.Dense(2, foo=1)
-    with pytest.raises(NotImplementedError, match="mixed precision"):
-        L.Dense(2, dtype="float16")
-    with pytest.raises(NotImplementedError, match="mixed precision"):
-        L.Dense(2, dtype="mixed_float16")
+    # dtype= takes a policy name (tests/python/test_mixed_precision.py covers the policies).
+    assert L.Dense(2, dtype="float16").compute_dtype == "float16"
+    assert L.Dense(2, dtype="mixed_float16").variable_dtype == "float32"
+    with pytest.raises(ValueError, match="Cannot convert 'float31'"):
+        L.Dense(2, dtype="float31")
     assert L.Dense(2, dtype="float32").compute_dtype == "float32"
     with pytest.raises(ValueError, match="cannot contain character `/`"):
         L.Dense(2, name="a/b")

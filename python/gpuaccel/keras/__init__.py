@@ -13,8 +13,9 @@ from . import optimizers
 from . import callbacks
 from . import datasets
 from . import models
+from . import mixed_precision
 from ._symbolic import Input, KerasTensor
 from .models import Model, Sequential
 
 __all__ = ["layers", "losses", "metrics", "optimizers", "callbacks", "datasets", "models",
-           "Input", "KerasTensor", "Model", "Sequential"]
+           "mixed_precision", "Input", "KerasTensor", "Model", "Sequential"]

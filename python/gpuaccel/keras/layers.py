@@ -10,8 +10,9 @@ the training loop can run a model with the GIL released::
     y = conv(np.zeros((8, 28, 28, 1)))          # eager: builds, then runs in C++
     x = keras.Input((28, 28, 1)); y = conv(x)   # functional: a symbolic KerasTensor
 
-Only float32 compute is available from Python for now (``dtype=`` other than float32 raises
-NotImplementedError: mixed precision policies come with a later issue).
+Every layer takes ``dtype=`` (a policy name such as 'mixed_bfloat16' or a
+``keras.mixed_precision.DTypePolicy``; default: the global policy when the layer is constructed):
+the C++ layer casts floating inputs and its float32 weights to the policy's compute dtype.
 """
 import collections
 import numbers
@@ -23,6 +24,7 @@ from .. import _C
 from .._tensor import Tensor, tensor as _make_tensor
 from ..dtypes import as_dtype
 from . import _symbolic
+from . import mixed_precision as _mixed_precision
 from ._symbolic import Input, KerasTensor
 
 _cpp_layers = _C.layers
@@ -156,28 +158,15 @@ def _reject(layer_cls, **kwargs):
                                       f"received {arg}={value!r}")
 
 
-def _check_dtype(dtype):
-    if dtype is None:
-        return "float32"
-    name = getattr(dtype, "name", dtype)
-    try:
-        canonical = as_dtype(name).name if not isinstance(name, np.dtype) else as_dtype(str(name)).name
-    except Exception:  # an unknown spelling: a policy name like 'mixed_float16'
-        canonical = str(name)
-    if canonical != "float32":
-        raise NotImplementedError(f"dtype={dtype!r}: only float32 layers are available for now; "
-                                  "mixed precision (float16/bfloat16 compute) is a later issue")
-    return "float32"
-
-
 class Layer:
     """Base of gpuaccel's Keras layers: the Python side of a C++ ``nn::Layer``.
 
     Subclasses set their configuration and call ``super().__init__(**kwargs)``, which checks
     the base arguments and constructs the C++ layer via ``_make_cpp()``."""
 
-    # Embedding: integer inputs stay integer (every other layer computes in float32). (Not
-    # _symbolic's `_keeps_input_dtype`, which means the *output* keeps an integer input dtype.)
+    # Embedding: integer inputs stay integer (every other layer casts them to float, then to its
+    # compute dtype). (Not _symbolic's `_keeps_input_dtype`, which means the *output* keeps an
+    # integer input dtype.)
     _integer_inputs = False
 
     def __init__(self, name=None, dtype=None, trainable=True, **kwargs):
@@ -190,8 +179,7 @@ class Layer:
             raise ValueError("Argument `name` must be a string and cannot contain character `/`. "
                              f"Received: name={name!r} (of type {type(name)})")
         self.name = name
-        self.compute_dtype = _check_dtype(dtype)
-        self.dtype = self.compute_dtype
+        self._dtype_policy = _mixed_precision.get(dtype)
         self._input_shape_arg = None
         if kwargs.get("input_shape") is not None:
             self._input_shape_arg = _none_shape(_cpp_shape(kwargs["input_shape"]))
@@ -201,6 +189,7 @@ class Layer:
             self._input_shape_arg = (_positive_int(kwargs["input_dim"], "input_dim", self),)
         self._batch_size_arg = kwargs.get("batch_size")
         self._cpp = self._make_cpp()
+        self._cpp.compute_dtype = self._dtype_policy.compute_dtype
         self.trainable = trainable
 
     def _make_cpp(self):
@@ -208,6 +197,28 @@ class Layer:
 
     def _layer_config(self):
         return {}
+
+    # ---- dtypes (Keras 3: dtype is the variable dtype) ----
+    @property
+    def dtype_policy(self):
+        return self._dtype_policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value):
+        self._dtype_policy = _mixed_precision.get(value)
+        self._cpp.compute_dtype = self._dtype_policy.compute_dtype
+
+    @property
+    def compute_dtype(self):
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def dtype(self):
+        return self._dtype_policy.variable_dtype
 
     # ---- state ----
     @property
@@ -274,7 +285,7 @@ class Layer:
             _C.copy_into(_make_tensor(np.ascontiguousarray(array), device=target._device_name), target)
 
     def get_config(self):
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.compute_dtype}
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_policy.name}
         config.update(self._layer_config())
         return config
 
