@@ -1,6 +1,7 @@
 // Bindings of the optimizers (cpp/optim). Each Python optimizer in gpuaccel.keras.optimizers holds
 // one of these as `_cpp`, a shared_ptr<optim::Optimizer> the C++ training loop can take
-// directly; apply_gradients releases the GIL while the fused kernels run.
+// directly; apply_gradients releases the GIL while the fused kernels run. LossScaleOptimizer wraps
+// another one (keras.optimizers.LossScaleOptimizer).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,6 +12,7 @@
 
 #include "bindings/bindings.h"
 #include "optim/adam.h"
+#include "optim/loss_scale_optimizer.h"
 #include "optim/optimizer.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"
@@ -67,6 +69,7 @@ void init_optim(py::module_& parent) {
       .def_property("iterations", &Optimizer::iterations, &Optimizer::set_iterations)
       .def_property_readonly("name", [](const Optimizer& o) { return std::string(o.name()); })
       .def_property_readonly("type", [](const Optimizer& o) { return std::string(o.type()); })
+      .def_property_readonly("loss_scale", &Optimizer::loss_scale)
       .def_property_readonly("weight_decay", [](const Optimizer& o) { return o.options().weight_decay; })
       .def_property_readonly("clipnorm", [](const Optimizer& o) { return o.options().clipnorm; })
       .def_property_readonly("clipvalue", [](const Optimizer& o) { return o.options().clipvalue; })
@@ -129,6 +132,35 @@ void init_optim(py::module_& parent) {
       .def_property_readonly("momentum", &optim::RMSprop::momentum)
       .def_property_readonly("epsilon", &optim::RMSprop::epsilon)
       .def_property_readonly("centered", &optim::RMSprop::centered);
+
+  using optim::LossScaleOptimizer;
+  py::class_<LossScaleOptimizer, Optimizer, std::shared_ptr<LossScaleOptimizer>>(
+      m, "LossScaleOptimizer")
+      .def(py::init([](std::shared_ptr<Optimizer> inner, double initial_scale,
+                       int64_t dynamic_growth_steps, std::string name) {
+             return std::make_shared<LossScaleOptimizer>(std::move(inner), initial_scale,
+                                                         dynamic_growth_steps, std::move(name));
+           }),
+           py::arg("inner"), py::arg("initial_scale") = 32768.0,
+           py::arg("dynamic_growth_steps") = 2000, py::arg("name") = "")
+      .def(
+          "apply_unscaled_gradients",
+          [](LossScaleOptimizer& self, const std::vector<std::optional<Tensor>>& grads,
+             const std::vector<Tensor>& params) {
+            const std::vector<Tensor> g = with_undefined(grads);
+            py::gil_scoped_release release;
+            self.apply_unscaled_gradients(g, params);
+          },
+          py::arg("grads"), py::arg("params"))
+      .def_property_readonly("scale", &LossScaleOptimizer::scale)
+      .def_property_readonly("step_counter", &LossScaleOptimizer::step_counter)
+      .def_property_readonly("initial_scale", &LossScaleOptimizer::initial_scale)
+      .def_property_readonly("dynamic_growth_steps", &LossScaleOptimizer::dynamic_growth_steps)
+      .def_property_readonly("dynamic", &LossScaleOptimizer::dynamic)
+      .def_property_readonly("inner", &LossScaleOptimizer::inner);
+  m.def(
+      "all_finite", [](const Tensor& t) { return optim::all_finite(t); }, py::arg("tensor"),
+      "True when no element is inf or NaN (the LossScaleOptimizer's check)");
 }
 
 }  // namespace gpuaccel::bindings

@@ -152,8 +152,8 @@ void Optimizer::prune_freed_variables() {
   }
 }
 
-void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
-                                const std::vector<Tensor>& params) {
+void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
+                                       const std::vector<Tensor>& params, double multiplier) {
   const std::string op = type_;
   if (grads.size() != params.size()) {
     throw_value_error(op, "apply_gradients got " + std::to_string(grads.size()) +
@@ -214,14 +214,18 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
   const int64_t step = iterations_ + 1;
   const float lr = static_cast<float>(learning_rate_);
 
-  // Gradient transforms shared by every variable of this step.
-  std::vector<float> scales(active.size(), 1.0f);
+  // Gradient transforms shared by every variable of this step. The gradient the update sees is
+  // grads[i] * multiplier; the norm factors are computed for that gradient and folded into the
+  // one per-element factor (OptimizerUpdate::grad_scale).
+  std::vector<float> scales(active.size(), static_cast<float>(multiplier));
   if (options_.clipnorm) {
     // tf.clip_by_norm: g * clipnorm / max(||g||, clipnorm), per gradient.
     const double c = *options_.clipnorm;
     for (size_t k = 0; k < active.size(); ++k) {
-      const double norm = std::sqrt(squared_norm(grads[active[k]]));
-      if (norm > c || !std::isfinite(norm)) scales[k] = static_cast<float>(c / std::max(norm, c));
+      const double norm = std::sqrt(squared_norm(grads[active[k]])) * multiplier;
+      if (norm > c || !std::isfinite(norm)) {
+        scales[k] = static_cast<float>(multiplier * (c / std::max(norm, c)));
+      }
     }
   } else if (options_.global_clipnorm) {
     // Keras's clip_by_global_norm: one factor min(1, c / ||all||); NaN when the norm is not
@@ -229,9 +233,9 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
     const double c = *options_.global_clipnorm;
     double total = 0.0;
     for (size_t i : active) total += squared_norm(grads[i]);
-    const double norm = std::sqrt(total);
+    const double norm = std::sqrt(total) * multiplier;
     const float scale = std::isfinite(norm)
-                            ? (norm > c ? static_cast<float>(c / norm) : 1.0f)
+                            ? static_cast<float>(norm > c ? multiplier * (c / norm) : multiplier)
                             : std::numeric_limits<float>::quiet_NaN();
     std::fill(scales.begin(), scales.end(), scale);
   }

@@ -43,27 +43,38 @@ class Optimizer {
   // ValueError, as in Keras; an empty list is a no-op. Otherwise `iterations` grows by one.
   // Validation (before anything is modified): equal counts, float32 params, floating grads of
   // the param's shape on the param's device, no variable twice.
-  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<Tensor>& params);
+  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<Tensor>& params) {
+    apply_scaled_gradients(grads, params, 1.0);
+  }
+  // The same step with every gradient multiplied by `multiplier` as the fused update reads it
+  // (before clipping, which then sees the multiplied gradient): how a LossScaleOptimizer unscales
+  // without a separate pass. apply_gradients is this with multiplier 1.
+  virtual void apply_scaled_gradients(const std::vector<Tensor>& grads,
+                                      const std::vector<Tensor>& params, double multiplier);
 
-  double learning_rate() const;
-  void set_learning_rate(double learning_rate);  // ValueError unless finite and >= 0
-  int64_t iterations() const;
-  void set_iterations(int64_t iterations);       // ValueError when negative
+  // The factor the training loop multiplies the loss by before backpropagating: 1 for plain
+  // optimizers, the current dynamic scale for a LossScaleOptimizer (loss_scale_optimizer.h).
+  virtual double loss_scale() const { return 1.0; }
+
+  virtual double learning_rate() const;
+  virtual void set_learning_rate(double learning_rate);  // ValueError unless finite and >= 0
+  virtual int64_t iterations() const;
+  virtual void set_iterations(int64_t iterations);       // ValueError when negative
   const char* name() const { return name_.c_str(); }
   // Keras's class name: "SGD", "Adam", "AdamW", "RMSprop".
   const char* type() const { return type_; }
   const OptimizerOptions& options() const { return options_; }
 
   // Variables excluded from weight decay (Keras's exclude_from_weight_decay(var_list=...)).
-  void exclude_from_weight_decay(const std::vector<Tensor>& params);
+  virtual void exclude_from_weight_decay(const std::vector<Tensor>& params);
 
   // Keras's optimizer.variables, for inspection: "<name>/iteration" (int64 scalar, a copy),
   // "<name>/learning_rate" (float32 scalar, a copy), then each variable's slots in the order
   // the variables were first seen ("<name>/variable_<k>_<slot>", the live slot tensors).
-  std::vector<std::pair<std::string, Tensor>> variables() const;
+  virtual std::vector<std::pair<std::string, Tensor>> variables() const;
   // The slots of one variable by Keras's slot name ("momentum", "velocity", ...), or an
   // undefined tensor when the variable has not been updated yet or the slot is unused.
-  Tensor slot(const Tensor& param, const std::string& slot_name) const;
+  virtual Tensor slot(const Tensor& param, const std::string& slot_name) const;
 
  protected:
   Optimizer(const char* type, double learning_rate, OptimizerOptions options);

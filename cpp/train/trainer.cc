@@ -3,6 +3,7 @@
 
 #include "core/errors.h"
 #include "ops/autograd.h"
+#include "ops/elementwise.h"
 #include "ops/shape_ops.h"
 
 namespace gpuaccel::train {
@@ -67,7 +68,14 @@ double Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/true);
   const Tensor loss = (*loss_)(y, outputs.at(0));
   std::vector<Tensor> grads;
-  if (!params.empty()) grads = compute_gradients({loss}, {Tensor()}, params);
+  if (!params.empty()) {
+    // Loss scaling (LossScaleOptimizer): backpropagate from loss * scale so small float16
+    // gradients do not underflow; the optimizer unscales in its fused update. The reported loss
+    // stays unscaled.
+    const double scale = optimizer_->loss_scale();
+    const Tensor target = scale != 1.0 ? mul(loss, scalar_like(scale, loss)) : loss;
+    grads = compute_gradients({target}, {Tensor()}, params);
+  }
   {
     GradModeGuard grad_off(false);
     if (!params.empty()) optimizer_->apply_gradients(grads, params);

@@ -1,6 +1,7 @@
 """``compile``, ``fit``, ``evaluate`` and ``predict`` (Keras 3's Trainer): Python walks the
 epochs and batches and calls the callbacks; each batch's forward, loss, backward and optimizer
 update run in one C++ call (``_C.Trainer.train_step``) with the GIL released."""
+import importlib
 import warnings
 
 import numpy as np
@@ -12,6 +13,18 @@ from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from ._data_adapter import adapt
+
+
+def _global_policy_name():
+    """The global mixed-precision policy's name; 'float32' when the policy module is absent."""
+    name = __package__ + ".mixed_precision"
+    try:
+        mixed_precision = importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name != name:
+            raise
+        return "float32"
+    return mixed_precision.global_policy().name
 
 
 def _resolve_verbose(verbose):
@@ -53,6 +66,13 @@ class Trainer:
         if loss_weights is not None or weighted_metrics is not None:
             raise NotImplementedError("loss_weights and weighted_metrics are not supported yet")
         self.optimizer = optimizers_module.get(optimizer)
+        if (auto_scale_loss and self.optimizer is not None
+                and _global_policy_name() == "mixed_float16"
+                and not isinstance(self.optimizer, optimizers_module.LossScaleOptimizer)):
+            # Keras 3: float16 gradients need dynamic loss scaling (fit scales the loss by the
+            # optimizer's loss_scale, the optimizer unscales in its fused update).
+            self.optimizer = optimizers_module.LossScaleOptimizer(
+                self.optimizer, name="loss_scale_optimizer")
         self.loss = None if loss is None else losses_module.get(loss)
         self.compiled_metrics = [metrics_module.get(m, self.loss) for m in _flatten_metrics(metrics)]
         names = [m.name for m in self.compiled_metrics]

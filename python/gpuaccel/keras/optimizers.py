@@ -15,7 +15,7 @@ on the variable's device. Differences from Keras, all deliberate: ``learning_rat
 Python float (Keras returns a variable; ``float(opt.learning_rate)`` works with both) and must
 be a number (learning-rate schedules are applied with ``keras.callbacks.LearningRateScheduler``);
 ``iterations`` reads as an int; EMA, loss-scale factors and gradient accumulation are not there
-yet and say so.
+yet and say so. ``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
 """
 import numbers
 import re
@@ -28,7 +28,8 @@ from .._tensor import Tensor, tensor as _to_tensor
 
 _cpp = _C.optim
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "get", "serialize", "deserialize"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "LossScaleOptimizer", "get",
+           "serialize", "deserialize"]
 
 # Keras's auto_name: "adam", then "adam_1", "adam_2", ... per process.
 _name_counts = {}
@@ -221,8 +222,11 @@ class Optimizer:
             warnings.warn(f"Gradients do not exist for variables {missing} when minimizing the "
                           "loss. If using `model.compile()`, did you forget to provide a `loss` "
                           "argument?")
-        self._cpp.apply_gradients(grads, variables)
+        self._apply_converted(grads, variables)
         self.built = True
+
+    def _apply_converted(self, grads, variables):
+        self._cpp.apply_gradients(grads, variables)
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Keeps the variables in ``var_list`` out of weight decay (``var_names`` needs variable
@@ -377,6 +381,168 @@ class RMSprop(Optimizer):
         return {"rho": rho, "momentum": momentum, "epsilon": eps, "centered": centered}
 
 
+class LossScaleOptimizer(Optimizer):
+    """Dynamic loss scaling around another optimizer, Keras 3's
+    ``keras.optimizers.LossScaleOptimizer`` (also ``keras.mixed_precision.LossScaleOptimizer``).
+
+    float16 gradients of small losses underflow to zero. ``fit`` therefore backpropagates from
+    ``loss * dynamic_scale`` and this optimizer unscales the gradients inside the inner
+    optimizer's fused update. A step whose gradients hold an inf or NaN is skipped (the
+    inner optimizer's ``iterations`` do not advance), and the scale is halved. After
+    ``dynamic_growth_steps`` finite steps in a row, the scale is doubled. ``compile`` wraps the
+    optimizer in one under the ``mixed_float16`` policy.
+
+    Custom loops, Keras 3 style: ``scaled = opt.scale_loss(loss)``, take the gradients of
+    ``scaled``, then ``opt.apply_gradients(zip(grads, vars))`` with those SCALED gradients.
+    TF2 style: ``opt.get_scaled_loss(loss)``, then
+    ``grads = opt.get_unscaled_gradients(grads)``, then ``opt.apply_gradients(zip(grads,
+    vars))``. The tensors ``get_unscaled_gradients`` returned are recognized and not unscaled
+    a second time. Gradients computed from them (clipped, say) count as scaled ones, so clip
+    before unscaling or use the inner optimizer's ``clipnorm``.
+
+    ``dynamic_scale`` reads as a Python float and ``step_counter`` as an int. In Keras both are
+    variables; ``float(...)`` and ``int(...)`` work with either.
+    """
+
+    def __init__(self, inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000,
+                 name=None, **kwargs):
+        if not kwargs.pop("dynamic", True):
+            raise ValueError(
+                "LossScaleOptimizer no longer supports `dynamic=False`. Instead, simply set "
+                "`loss_scale_factor` directly on the `inner_optimizer`.")
+        base_defaults = {"weight_decay": None, "clipnorm": None, "global_clipnorm": None,
+                         "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
+                         "ema_overwrite_frequency": None, "loss_scale_factor": None,
+                         "gradient_accumulation_steps": None}
+        for arg, default in base_defaults.items():
+            if arg not in kwargs:
+                continue
+            value = kwargs.pop(arg)
+            if (default is None and value is not None) or value != default:
+                raise ValueError(f"LossScaleOptimizer does not support `{arg}`. Instead, set "
+                                 f"`{arg}` on the `inner_optimizer`.")
+        if kwargs:
+            raise ValueError("LossScaleOptimizer does not support arguments: "
+                             f"`{'`, `'.join(kwargs.keys())}`.")
+        if not isinstance(inner_optimizer, Optimizer):
+            raise ValueError("`inner_optimizer` must be a gpuaccel.keras.optimizers.Optimizer "
+                             f"instance. Received: inner_optimizer={inner_optimizer!r}")
+        if isinstance(dynamic_growth_steps, bool) or \
+                not isinstance(dynamic_growth_steps, numbers.Integral):
+            raise ValueError("`dynamic_growth_steps` must be an integer >= 1. Received: "
+                             f"dynamic_growth_steps={dynamic_growth_steps!r}")
+        self.inner_optimizer = inner_optimizer
+        self.initial_scale = initial_scale
+        self.dynamic_growth_steps = dynamic_growth_steps
+        # Keras: the inner optimizer must not scale the loss a second time.
+        self.inner_optimizer.loss_scale_factor = None
+        self.ema_momentum = 0.99
+        self.use_ema = False
+        self.ema_overwrite_frequency = None
+        self.loss_scale_factor = None
+        self.gradient_accumulation_steps = None
+        self._cpp = _cpp.LossScaleOptimizer(
+            inner_optimizer._cpp, _as_float(initial_scale, "initial_scale"),
+            int(dynamic_growth_steps),
+            name if name is not None else _auto_name("LossScaleOptimizer"))
+        self._unscaled = []  # the tensors get_unscaled_gradients returned last
+        self.built = False
+
+    # ---- state: the scale is ours, the rate and the iterations the inner optimizer's ----
+    @property
+    def dynamic_scale(self):
+        return self._cpp.scale
+
+    # TF2's name of the current scale.
+    loss_scale = dynamic_scale
+
+    @property
+    def step_counter(self):
+        return self._cpp.step_counter
+
+    # TF2's name of the finite-step counter.
+    dynamic_counter = step_counter
+
+    @property
+    def dynamic(self):
+        return True
+
+    @property
+    def learning_rate(self):
+        return self.inner_optimizer.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self.inner_optimizer.learning_rate = value
+
+    lr = learning_rate
+
+    @property
+    def iterations(self):
+        return self.inner_optimizer.iterations
+
+    def build(self, var_list):
+        self.inner_optimizer.build(var_list)
+        super().build(var_list)
+
+    # ---- scaling ----
+    def scale_loss(self, loss):
+        """``loss * dynamic_scale`` (Keras 3)."""
+        return loss * self.dynamic_scale
+
+    def get_scaled_loss(self, loss):
+        """``loss * loss_scale`` (TF2); ``loss`` may be a callable returning the loss."""
+        if callable(loss) and not isinstance(loss, Tensor):
+            return lambda: loss() * self.dynamic_scale
+        return loss * self.dynamic_scale
+
+    def get_unscaled_gradients(self, grads):
+        """Each gradient divided by the current scale, in float32 (TF2); None stays None.
+        ``apply_gradients`` does not unscale these tensors again."""
+        inverse = 1.0 / self.dynamic_scale
+        out = []
+        for g in grads:
+            if g is None:
+                out.append(None)
+                continue
+            if not isinstance(g, Tensor):
+                g = _to_tensor(np.asarray(g, dtype=np.float32))
+            elif g.dtype.name != "float32":
+                g = g.float()
+            out.append(g * inverse)
+        self._unscaled = [g for g in out if g is not None]
+        return out
+
+    def _apply_converted(self, grads, variables):
+        marked = [any(g is u for u in self._unscaled) for g in grads if g is not None]
+        self._unscaled = []
+        if marked and all(marked):
+            self._cpp.apply_unscaled_gradients(grads, variables)
+        elif any(marked):
+            raise ValueError("apply_gradients got some gradients from get_unscaled_gradients "
+                             "and some not; pass all of them unscaled (TF2 style) or all "
+                             "scaled (Keras 3 style)")
+        else:
+            self._cpp.apply_gradients(grads, variables)
+
+    # ---- config ----
+    def get_config(self):
+        return {"name": self.name, "inner_optimizer": serialize(self.inner_optimizer),
+                "initial_scale": self.initial_scale,
+                "dynamic_growth_steps": self.dynamic_growth_steps}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        inner = deserialize(config.pop("inner_optimizer"))
+        return cls(inner, **config)
+
+    def __repr__(self):
+        return (f"<gpuaccel.keras.optimizers.LossScaleOptimizer name={self.name!r} "
+                f"inner={self.inner_optimizer!r} dynamic_scale={self.dynamic_scale:g} "
+                f"step_counter={self.step_counter}>")
+
+
 # Keras's lookup names (case-insensitive, as Keras's deserialize is for built-in optimizers).
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
 
@@ -388,6 +554,8 @@ def serialize(optimizer):
 def deserialize(config):
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"Could not interpret optimizer identifier: {config}")
+    if config["class_name"] == "LossScaleOptimizer":
+        return LossScaleOptimizer.from_config(config.get("config", {}))
     cls = _BY_NAME.get(str(config["class_name"]).lower())
     if cls is None:
         raise ValueError(f"Could not interpret optimizer identifier: {config['class_name']}")

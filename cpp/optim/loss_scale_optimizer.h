@@ -1,0 +1,83 @@
+// Dynamic loss scaling for float16 training (Keras 3's keras.optimizers.LossScaleOptimizer):
+// float16 gradients of small losses underflow to zero, so the training loop backpropagates from
+// loss * scale and this wrapper unscales before the inner optimizer's update. The unscale costs
+// no extra pass: it is the multiplier of the inner optimizer's fused update
+// (Optimizer::apply_scaled_gradients -> OptimizerUpdate::grad_scale). The finite check is one
+// read of each gradient before the update.
+//
+// State machine, as Keras: on a step whose gradients are all finite, the inner optimizer applies
+// grads / scale, then the counter grows by one, or, when it reaches dynamic_growth_steps - 1, is
+// reset and the scale doubled. On any inf/NaN the update is skipped (the inner optimizer's
+// iterations do not advance; iterations() is the inner optimizer's), the counter is reset and
+// the scale halved.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "optim/optimizer.h"
+
+namespace gpuaccel::optim {
+
+// True when no element of `t` (float32, float16 or bfloat16) is inf or NaN. One pass: a loop
+// over the raw bits on the CPU, a reduction of t * 0 (NaN iff a non-finite element) elsewhere.
+bool all_finite(const Tensor& t);
+
+class LossScaleOptimizer final : public Optimizer {
+ public:
+  // ValueError when inner is null or initial_scale is not a positive finite number or
+  // dynamic_growth_steps < 1. The scale is kept as a float32 value, as Keras's variable.
+  explicit LossScaleOptimizer(std::shared_ptr<Optimizer> inner, double initial_scale = 32768.0,
+                              int64_t dynamic_growth_steps = 2000, std::string name = "");
+
+  // `grads` are gradients of the scaled loss (times `multiplier`); see the state machine above.
+  void apply_scaled_gradients(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
+                              double multiplier) override;
+  // The same state machine for gradients the caller already unscaled (TF2's custom loop with
+  // get_unscaled_gradients): finite check, the inner update without a further unscale.
+  void apply_unscaled_gradients(const std::vector<Tensor>& grads,
+                                const std::vector<Tensor>& params);
+
+  double loss_scale() const override { return scale(); }
+  double scale() const;
+  int64_t step_counter() const;
+  double initial_scale() const { return initial_scale_; }
+  int64_t dynamic_growth_steps() const { return dynamic_growth_steps_; }
+  bool dynamic() const { return true; }  // Keras 3 keeps only the dynamic form
+  const std::shared_ptr<Optimizer>& inner() const { return inner_; }
+
+  // The rate, iterations, weight-decay exclusions and slots are the inner optimizer's.
+  double learning_rate() const override { return inner_->learning_rate(); }
+  void set_learning_rate(double learning_rate) override { inner_->set_learning_rate(learning_rate); }
+  int64_t iterations() const override { return inner_->iterations(); }
+  void set_iterations(int64_t iterations) override { inner_->set_iterations(iterations); }
+  void exclude_from_weight_decay(const std::vector<Tensor>& params) override {
+    inner_->exclude_from_weight_decay(params);
+  }
+  Tensor slot(const Tensor& param, const std::string& slot_name) const override {
+    return inner_->slot(param, slot_name);
+  }
+  // "<name>/step_counter" (int64), "<name>/dynamic_scale" (float32), then the inner's.
+  std::vector<std::pair<std::string, Tensor>> variables() const override;
+
+ protected:
+  std::array<const char*, 3> slot_names() const override { return {nullptr, nullptr, nullptr}; }
+  void fill_update(OptimizerUpdate& u, int64_t step, float lr) const override;
+
+ private:
+  void step(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
+            double multiplier, bool unscale);
+
+  std::shared_ptr<Optimizer> inner_;
+  double initial_scale_;
+  int64_t dynamic_growth_steps_;
+  mutable std::mutex state_mutex_;
+  double scale_;
+  int64_t counter_ = 0;
+};
+
+}  // namespace gpuaccel::optim
