@@ -22,7 +22,7 @@ import numpy as np
 from .. import _C
 
 __all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "set_dtype_policy",
-           "dtype_policy", "supported"]
+           "dtype_policy", "supported", "LossScaleOptimizer"]
 
 # The compute dtypes the layers implement; every other dtype name Keras accepts as a policy
 # (float64, integer policies, float8) has no kernels here.
@@ -268,3 +268,7 @@ def _warn_if_slow(policy):
     warnings.warn(f"Mixed precision compatibility check ({policy.name}): WARNING. {detail} "
                   f"{truth['device']}: {truth['_why'][dtype]}. This warning is only shown once.",
                   UserWarning, stacklevel=3)
+
+
+# keras.mixed_precision.LossScaleOptimizer is the same class as keras.optimizers'.
+from .optimizers import LossScaleOptimizer  # noqa: E402
