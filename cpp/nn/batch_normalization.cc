@@ -29,12 +29,7 @@ BatchNormalization::BatchNormalization(std::string name, int64_t axis, double mo
 }
 
 void BatchNormalization::check(const Shape& shape) const {
-  expect_min_ndim(shape, 0, 2);
-  if (shape.back() < 0) {
-    fail("Axis -1 of input tensor should have a defined dimension but the layer received an input "
-         "with shape " + shape_text(shape) + ".");
-  }
-  if (channels_ >= 0) expect_axis(shape, 0, -1, channels_);
+  expect_defined_last_axis(shape, 2, channels_);
 }
 
 Shape BatchNormalization::output_shape(const ShapeList& input_shapes) const {

@@ -75,6 +75,15 @@ void Layer::expect_axis(const Shape& shape, size_t index, int axis, int64_t valu
        ", but received input with shape " + shape_text(shape));
 }
 
+void Layer::expect_defined_last_axis(const Shape& shape, int min_ndim, int64_t built_size) const {
+  expect_min_ndim(shape, 0, min_ndim);
+  if (shape.back() < 0) {
+    fail("Axis -1 of input tensor should have a defined dimension but the layer received an input "
+         "with shape " + shape_text(shape) + ".");
+  }
+  if (built_size >= 0) expect_axis(shape, 0, -1, built_size);
+}
+
 void Layer::expect_built() const {
   if (built_) return;
   fail("layer '" + name_ + "' has not been built: call build(input_shape) or call it on data "

@@ -86,6 +86,9 @@ class Layer {
   void expect_min_ndim(const Shape& shape, size_t index, int min_ndim) const;
   // Axis `axis` (negative counts from the end) must equal `value` (a built layer's input).
   void expect_axis(const Shape& shape, size_t index, int axis, int64_t value) const;
+  // The normalization layers' rule for input 0: at least `min_ndim` dimensions, a defined last
+  // axis, and, once built (`built_size` >= 0), the same last-axis size as at build time.
+  void expect_defined_last_axis(const Shape& shape, int min_ndim, int64_t built_size) const;
   // call() on a layer that was never built fails with a message saying to build it first.
   void expect_built() const;
 
