@@ -1,14 +1,18 @@
 // Picks the backend for a device (see backend.h).
 #include "backends/backend.h"
+#include "backends/tracing_backend.h"
 #include "core/cuda_backend_loader.h"
 #include "core/errors.h"
+#include "profiler/profiler.h"
 
 namespace gpuaccel {
 
 Backend& cpu_backend();   // backends/cpu/cpu_backend.cc
 Backend* cuda_backend_ops(int ordinal);  // backends/cuda_table_backend.cc: null without the library
 
-Backend& backend_for(const LogicalDevice& device) {
+namespace {
+
+Backend& untraced_backend_for(const LogicalDevice& device) {
   if (device.type == DeviceType::kCPU) return cpu_backend();
   Backend* cuda = cuda_backend_ops(device.physical_index);
   if (cuda == nullptr) {
@@ -18,6 +22,17 @@ Backend& backend_for(const LogicalDevice& device) {
                     cuda_backend_status().reason);
   }
   return *cuda;
+}
+
+}  // namespace
+
+Backend& backend_for(const LogicalDevice& device) {
+  // While profiling, every backend call becomes a trace scope (tracing_backend.h).
+  if (profiler::enabled()) {
+    if (device.type == DeviceType::kCPU) return tracing_backend(cpu_backend(), -1);
+    return tracing_backend(untraced_backend_for(device), device.physical_index);
+  }
+  return untraced_backend_for(device);
 }
 
 }  // namespace gpuaccel

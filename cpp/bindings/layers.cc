@@ -38,7 +38,7 @@ void init_layers(py::module_& m) {
       .def("build", &Layer::build, py::arg("input_shapes"),
            "Creates the weights for these input shapes (a list of shapes, -1 for None).")
       .def("output_shape", &Layer::output_shape, py::arg("input_shapes"))
-      .def("call", &Layer::call, py::arg("inputs"), py::arg("training") = false,
+      .def("call", &Layer::traced_call, py::arg("inputs"), py::arg("training") = false,
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("weights", [](const Layer& layer) {
         py::list out;

@@ -8,6 +8,7 @@ PYBIND11_MODULE(_C, m) {
   init_devices(m);
   init_dtype(m);
   init_memory(m);
+  init_profiler(m);
   init_hardware(m);
   init_self_check(m);
   init_tensor(m);

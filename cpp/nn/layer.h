@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "profiler/profiler.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -49,6 +50,13 @@ class Layer {
   virtual Shape output_shape(const ShapeList& input_shapes) const = 0;
   // Forward pass on a built layer. `training` selects dropout/batch-norm behaviour.
   virtual Tensor call(const std::vector<Tensor>& inputs, bool training) = 0;
+  // call() inside a profiler scope (kLayer) named after the layer: what the layer graph and
+  // the bindings run.
+  Tensor traced_call(const std::vector<Tensor>& inputs, bool training) {
+    profiler::TraceScope scope(profiler::EventKind::kLayer,
+                               profiler::enabled() ? profile_name_.get(name_) : nullptr);
+    return call(inputs, training);
+  }
 
   // Weights in Keras's order (get_weights/set_weights): creation order, which for every layer
   // here is also trainable first, then non-trainable.
@@ -98,6 +106,7 @@ class Layer {
 
  private:
   std::string name_;
+  profiler::CachedName profile_name_;  // name_ interned once per profiler session
   bool built_ = false;
   bool trainable_ = true;
   std::vector<Weight> weights_;

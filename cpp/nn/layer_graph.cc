@@ -75,7 +75,7 @@ std::vector<Tensor> LayerGraph::forward(const std::vector<Tensor>& inputs, bool 
     }
     args.clear();
     for (int id : node.inputs) args.push_back(values[id]);
-    values[num_inputs_ + i] = node.layer->call(args, training);
+    values[num_inputs_ + i] = node.layer->traced_call(args, training);
     for (int id : node.inputs) {
       if (last_use[id] == i) values[id] = Tensor();
     }

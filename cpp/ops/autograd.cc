@@ -1,4 +1,5 @@
 // The autograd engine (see autograd.h): recording, tapes, and the reverse sweep.
+#include "profiler/profiler.h"
 #include "ops/autograd.h"
 
 #include <algorithm>
@@ -183,7 +184,12 @@ std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
         if (impl) grad_outputs[i] = zeros(Tensor(impl).shape(), Tensor(impl).dtype(), Tensor(impl).device());
       }
     }
-    const std::vector<Tensor> input_grads = node->backward(grad_outputs);
+    std::vector<Tensor> input_grads;
+    {
+      profiler::TraceScope scope(profiler::EventKind::kBackward,
+                                 profiler::enabled() ? profiler::intern(node->name()) : nullptr);
+      input_grads = node->backward(grad_outputs);
+    }
     for (size_t i = 0; i < node->inputs().size() && i < input_grads.size(); ++i) {
       const Tensor& input = node->inputs()[i];
       if (input_grads[i].defined() && node->input_needs_grad()[i]) {

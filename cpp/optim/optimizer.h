@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/optimizer_functors.h"
+#include "profiler/profiler.h"
 #include "tensor/tensor.h"
 
 namespace gpuaccel::optim {
@@ -44,6 +45,7 @@ class Optimizer {
   // Validation (before anything is modified): equal counts, float32 params, floating grads of
   // the param's shape on the param's device, no variable twice.
   void apply_gradients(const std::vector<Tensor>& grads, const std::vector<Tensor>& params) {
+    profiler::TraceScope scope(profiler::EventKind::kOptimizer, "optimizer_update");
     apply_scaled_gradients(grads, params, 1.0);
   }
   // The same step with every gradient multiplied by `multiplier` as the fused update reads it

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "profiler/profiler.h"
 
 namespace gpuaccel {
 
@@ -21,6 +22,7 @@ Prefetcher::Prefetcher(Producer producer, std::size_t capacity)
 Prefetcher::~Prefetcher() { close(); }
 
 void Prefetcher::run() {
+  profiler::set_current_thread_name("gpuaccel_prefetch");
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -30,6 +32,7 @@ void Prefetcher::run() {
     std::optional<Batch> batch;
     std::exception_ptr error;
     try {
+      profiler::TraceScope scope(profiler::EventKind::kInputProduce, "prefetch_produce");
       batch = producer_();
     } catch (abi::__forced_unwind&) {
       // Thread cancellation (e.g. an interpreter tearing the thread down) must keep unwinding.
@@ -55,7 +58,10 @@ void Prefetcher::run() {
 
 std::optional<Prefetcher::Batch> Prefetcher::next() {
   std::unique_lock<std::mutex> lock(mutex_);
-  not_empty_.wait(lock, [this] { return stop_ || finished_ || !queue_.empty(); });
+  {
+    profiler::TraceScope scope(profiler::EventKind::kInputWait, "prefetch_wait");
+    not_empty_.wait(lock, [this] { return stop_ || finished_ || !queue_.empty(); });
+  }
   if (!queue_.empty()) {
     Batch batch = std::move(queue_.front());
     queue_.pop_front();
