@@ -46,9 +46,30 @@ struct Event {
   EventKind kind = EventKind::kOp;
 };
 
+// Events in fixed-size chunks: appending never moves recorded events (no reallocation spikes
+// inside a traced step), and memory grows only as events arrive.
+class EventChunks {
+ public:
+  static constexpr size_t kChunk = 4096;
+  size_t size() const { return size_; }
+  void push_back(const Event& e) {
+    if (size_ % kChunk == 0) chunks_.emplace_back(new Event[kChunk]);
+    chunks_.back()[size_ % kChunk] = e;
+    ++size_;
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (size_t i = 0; i < size_; ++i) f(chunks_[i / kChunk][i % kChunk]);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Event[]>> chunks_;
+  size_t size_ = 0;
+};
+
 struct ThreadBuffer {
   std::mutex mutex;
-  std::vector<Event> events;
+  EventChunks events;
   int64_t capacity = 0;
   int64_t dropped = 0;
   bool closed = false;
@@ -125,7 +146,6 @@ ThreadBuffer* buffer_for(uint64_t session_id) {
   if (!session || session->id != session_id) return nullptr;
   auto buffer = std::make_shared<ThreadBuffer>();
   buffer->capacity = session->capacity;
-  buffer->events.reserve(static_cast<size_t>(std::min<int64_t>(session->capacity, 4096)));
   buffer->os_tid = os_tid();
   buffer->name = tl_thread_name.empty() ? "thread " + std::to_string(buffer->os_tid) : tl_thread_name;
   buffer->session_id = session_id;
@@ -264,7 +284,7 @@ Trace collect(Session& session, int64_t stop_unix_ns) {
     int32_t thread;
     const Event* e;
   };
-  std::vector<std::vector<Event>> per_thread;
+  std::vector<EventChunks> per_thread;
   std::vector<Event> device_events;
   {
     std::lock_guard<std::mutex> lock(session.mutex);
@@ -281,7 +301,7 @@ Trace collect(Session& session, int64_t stop_unix_ns) {
   std::vector<Ref> refs;
   for (const Event& e : device_events) refs.push_back({-1, &e});
   for (size_t i = 0; i < per_thread.size(); ++i) {
-    for (const Event& e : per_thread[i]) refs.push_back({static_cast<int32_t>(i), &e});
+    per_thread[i].for_each([&](const Event& e) { refs.push_back({static_cast<int32_t>(i), &e}); });
   }
   std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
     if (a.thread != b.thread) return a.thread < b.thread;
