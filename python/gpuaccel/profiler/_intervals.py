@@ -49,6 +49,10 @@ def clip(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """``a`` restricted to the window ``[lo, hi)``."""
     if not len(a):
         return EMPTY.copy()
+    # a is sorted and disjoint, so both columns are increasing: slice before clipping.
+    first = int(np.searchsorted(a[:, 1], lo, side="right"))
+    last = int(np.searchsorted(a[:, 0], hi, side="left"))
+    a = a[first:last]
     s = np.maximum(a[:, 0], lo)
     e = np.minimum(a[:, 1], hi)
     keep = e > s
