@@ -111,7 +111,7 @@ def find_profile(log_dir: str | os.PathLike, run: str | None = None) -> str:
     Looks in ``<log_dir>/plugins/profile/<run>/`` and, for the Keras TensorBoard callback's
     layout, ``<log_dir>/train/plugins/profile/<run>/``; run folders are named
     ``YYYY_MM_DD_HH_MM_SS`` so the newest sorts last. ``log_dir`` may also be a run folder or
-    an ``.xplane.pb`` file.
+    an ``.xplane.pb`` file. A run holding several hosts' files yields the first by name.
     """
     log_dir = os.fspath(log_dir)
     if os.path.isfile(log_dir):
