@@ -168,6 +168,25 @@ void init_profiler(py::module_& m) {
                                   profiler::intern(name.cast<std::string>()), args);
        }, py::arg("name"), py::arg("kind"), py::arg("value") = 0, py::arg("stats") = "",
        "Records an instant event on this thread (no-op when no session records).");
+  // For a marker whose extent is known only afterwards: the training loop's step spans the
+  // batch fetch, and is recorded only once the fetch found a batch.
+  p.def("record", [](const py::object& name, const py::object& kind, int64_t start_ns,
+                     int64_t end_ns, const py::object& value, const py::object& stats) {
+         if (!profiler::enabled()) return;
+         if (end_ns < start_ns) {
+           throw py::value_error("[profiler] record(): end_ns (" + std::to_string(end_ns) +
+                                 ") is before start_ns (" + std::to_string(start_ns) + ")");
+         }
+         profiler::EventArgs args;
+         args.value = value.cast<int64_t>();
+         args.stats = stats_text(stats);
+         profiler::record_complete(to_kind(kind.cast<int>()),
+                                   profiler::intern(name.cast<std::string>()), start_ns, end_ns,
+                                   args);
+       }, py::arg("name"), py::arg("kind"), py::arg("start_ns"), py::arg("end_ns"),
+       py::arg("value") = 0, py::arg("stats") = "",
+       "Records a complete event [start_ns, end_ns) (now_ns() clock) on this thread "
+       "(no-op when no session records).");
   p.def("set_thread_name", [](const std::string& name) { profiler::set_current_thread_name(name); },
         py::arg("name"), "Names the calling thread in traces.");
 }

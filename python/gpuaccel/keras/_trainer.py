@@ -13,6 +13,7 @@ from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from ._data_adapter import adapt
+from ..profiler import _session as profiler_session
 
 
 def _global_policy_name():
@@ -143,18 +144,27 @@ class Trainer:
         self.stop_training = False
         callback_list.on_train_begin()
         logs = {}
+        global_step = 0  # batches counted from 1 across epochs: the profiler's step numbers
         for epoch in range(initial_epoch, epochs):
             trainer.reset_metrics()
             callback_list.on_epoch_begin(epoch)
             step = 0
-            batches = data.batches(shuffle=bool(shuffle), rng=rng) if hasattr(data, "split") \
-                else data.batches()
-            for xs, yb in batches:
-                if steps_per_epoch is not None and step >= steps_per_epoch:
+            batches = iter(data.batches(shuffle=bool(shuffle), rng=rng)
+                           if hasattr(data, "split") else data.batches())
+            while steps_per_epoch is None or step < steps_per_epoch:
+                # The step marker spans fetching the batch and the step, so a profile shows
+                # how much of each step was spent waiting for input.
+                marker = profiler_session.step_marker("train", global_step + 1)
+                with profiler_session.input_wait():
+                    batch = next(batches, None)
+                if batch is None:
                     break
+                xs, yb = batch
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
                 trainer.train_step(xs, yb)
+                marker.commit()
+                global_step += 1
                 if batch_hooks:
                     # A function: the logs are built only if a callback reads them.
                     callback_list.on_train_batch_end(step, lambda: self._results(trainer))

@@ -26,7 +26,7 @@ from ._progbar import Progbar
 __all__ = [
     "Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping", "ModelCheckpoint",
     "LearningRateScheduler", "CSVLogger", "TerminateOnNaN", "ReduceLROnPlateau",
-    "LambdaCallback",
+    "LambdaCallback", "TensorBoard",
 ]
 
 
@@ -233,8 +233,10 @@ class CallbackList(Callback):
             for when in ("begin", "end"):
                 name = f"on_{mode}_batch_{when}"
                 self._batch_hooks[name] = [getattr(cb, name) for cb in listeners]
-                # The progress bar accepts logs as a callable and resolves it only to draw.
-                self._lazy_ok[name] = all(isinstance(cb, ProgbarLogger) for cb in listeners)
+                # The progress bar (and any callback saying so) accepts logs as a callable and
+                # resolves it only when it needs the values.
+                self._lazy_ok[name] = all(getattr(cb, "_accepts_lazy_logs", False)
+                                          for cb in listeners)
 
     def needs_batch_hooks(self, mode="train"):
         """Whether any callback listens to ``mode``'s batch events ('train', 'test',
@@ -375,6 +377,8 @@ class ProgbarLogger(Callback):
     """Prints progress and metrics to stdout: ``Epoch 1/5`` then the bar of each epoch
     (``verbose=1``), or one line per epoch (``verbose=2``). ``fit`` adds it unless
     ``verbose=0``; during ``fit`` its validation runs are silent."""
+
+    _accepts_lazy_logs = True  # resolves callable batch logs only when it draws
 
     def __init__(self):
         super().__init__()
@@ -983,3 +987,7 @@ class LambdaCallback(Callback):
                          ("on_train_batch_end", on_train_batch_end)):
             if fn is not None:
                 setattr(self, name, fn)
+
+
+# Defined in its own module (it is most of a subsystem); imported last, as it subclasses Callback.
+from ._tensorboard_callback import TensorBoard  # noqa: E402
