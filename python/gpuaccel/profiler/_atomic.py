@@ -22,6 +22,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> str:
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
                                dir=folder)
     try:
+        # mkstemp creates the file private (0600); logs are meant to be read by TensorBoard,
+        # possibly run by another user on a course server, so make them world-readable.
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
