@@ -1,14 +1,19 @@
 // The CUDA backend as a Backend: forwards each call to the function table of the dlopen'ed
 // CUDA library (core/cuda_backend_abi.h) for one physical GPU, turning its status codes into
-// typed errors. One instance per physical device, made on first use.
+// typed errors. One instance per physical device, made on first use. While a profiler session
+// records, each launch is bracketed with a pair of pooled CUDA events on the device's stream;
+// at the session's stop the pairs become device-plane intervals (DeviceTimeline below).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "backends/backend.h"
 #include "core/cuda_backend_loader.h"
 #include "core/errors.h"
+#include "profiler/profiler.h"
 
 namespace gpuaccel {
 
@@ -27,9 +32,167 @@ gpuaccel_pool2d_params to_abi(const Pool2dParams& p) {
           p.pad_top, p.pad_bottom, p.pad_left, p.pad_right};
 }
 
+// What a launch is on the device timeline.
+enum class DeviceWork { kNone, kKernel, kCopy };
+
+// The device-plane recorder of one GPU. Launches are bracketed with events from a pool (ABI 4);
+// the first bracketed launch of a session aligns the clocks: after a synchronize, one reference
+// event is recorded and waited for, and the host clock read right then is the reference's host
+// time. At stop every pair is converted with elapsed times from the reference and recorded as a
+// kDeviceKernel/kDeviceCopy interval carrying the host op's correlation id. Failures of the
+// timing calls never fail an op: the launch just goes untimed.
+class DeviceTimeline {
+ public:
+  DeviceTimeline(const gpuaccel_cuda_backend& table, int ordinal) : t_(table), ordinal_(ordinal) {
+    hooks_id_ = profiler::add_session_hooks({nullptr, [this] { flush(); }});
+  }
+  ~DeviceTimeline() { profiler::remove_session_hooks(hooks_id_); }
+  DeviceTimeline(const DeviceTimeline&) = delete;
+  DeviceTimeline& operator=(const DeviceTimeline&) = delete;
+
+  // Records the start event of a launch; returns it (null: untimed).
+  void* begin() {
+    if (!ensure_reference()) return nullptr;
+    void* e = acquire();
+    if (e != nullptr && !record(e)) {
+      release(e);
+      return nullptr;
+    }
+    return e;
+  }
+
+  // Gives back the start event of a launch that failed.
+  void cancel(void* start) {
+    if (start != nullptr) release(start);
+  }
+
+  // Records the end event and queues the pair (start from begin(); null is ignored).
+  void end(void* start, DeviceWork work, const char* fallback_name, int64_t bytes) {
+    if (start == nullptr) return;
+    void* e = acquire();
+    if (e == nullptr || !record(e)) {
+      release(start);
+      if (e != nullptr) release(e);
+      return;
+    }
+    const char* name = profiler::current_scope_name();
+    Pending p{start, e, name != nullptr ? name : fallback_name,
+              work == DeviceWork::kCopy ? profiler::EventKind::kDeviceCopy
+                                        : profiler::EventKind::kDeviceKernel,
+              profiler::current_correlation_id(), bytes};
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pending_.size() >= kMaxPending) {
+      free_.push_back(p.start);
+      free_.push_back(p.end);
+      return;
+    }
+    pending_.push_back(p);
+  }
+
+ private:
+  static constexpr size_t kMaxPending = size_t{1} << 20;
+  static constexpr size_t kErr = 512;
+
+  struct Pending {
+    void* start;
+    void* end;
+    const char* name;
+    profiler::EventKind kind;
+    int64_t correlation_id;
+    int64_t bytes;
+  };
+
+  bool record(void* e) {
+    char err[kErr] = {0};
+    return t_.record_existing_event(ordinal_, e, err, kErr) == GPUACCEL_CUDA_OK;
+  }
+
+  void* acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        void* e = free_.back();
+        free_.pop_back();
+        return e;
+      }
+    }
+    char err[kErr] = {0};
+    void* e = nullptr;
+    if (t_.create_event(ordinal_, &e, err, kErr) != GPUACCEL_CUDA_OK) return nullptr;
+    return e;
+  }
+
+  void release(void* e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(e);
+  }
+
+  // The session's clock reference on this device, made on the first timed launch.
+  bool ensure_reference() {
+    std::lock_guard<std::mutex> lock(reference_mutex_);
+    if (reference_ != nullptr) return true;
+    char err[kErr] = {0};
+    if (t_.synchronize(ordinal_, err, kErr) != GPUACCEL_CUDA_OK) return false;
+    void* ref = acquire();
+    if (ref == nullptr) return false;
+    float ms = 0;
+    if (!record(ref) || t_.elapsed_ms(ref, ref, &ms, err, kErr) != GPUACCEL_CUDA_OK) {
+      release(ref);
+      return false;
+    }
+    reference_host_ns_ = profiler::now_ns();  // right after the event synchronize
+    reference_ = ref;
+    return true;
+  }
+
+  // Session stop: converts the queued pairs into device intervals and returns every event to
+  // the pool; the next session makes a new reference.
+  void flush() {
+    std::vector<Pending> pending;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending.swap(pending_);
+    }
+    std::lock_guard<std::mutex> ref_lock(reference_mutex_);
+    char err[kErr] = {0};
+    for (const Pending& p : pending) {
+      float start_ms = 0, end_ms = 0;
+      if (reference_ != nullptr &&
+          t_.elapsed_ms(reference_, p.start, &start_ms, err, kErr) == GPUACCEL_CUDA_OK &&
+          t_.elapsed_ms(reference_, p.end, &end_ms, err, kErr) == GPUACCEL_CUDA_OK) {
+        profiler::EventArgs args;
+        args.device = ordinal_;
+        args.stream = 0;  // the device's stream (ABI: every entry runs on it)
+        args.correlation_id = p.correlation_id;
+        args.value = p.kind == profiler::EventKind::kDeviceCopy ? p.bytes : 0;
+        const int64_t start_ns = reference_host_ns_ + static_cast<int64_t>(double(start_ms) * 1e6);
+        const int64_t end_ns = reference_host_ns_ + static_cast<int64_t>(double(end_ms) * 1e6);
+        profiler::record_device_interval(p.kind, p.name, start_ns, std::max(start_ns, end_ns), args);
+      }
+      release(p.start);
+      release(p.end);
+    }
+    if (reference_ != nullptr) {
+      release(reference_);
+      reference_ = nullptr;
+    }
+  }
+
+  const gpuaccel_cuda_backend& t_;
+  const int ordinal_;
+  int hooks_id_ = 0;
+  std::mutex mutex_;  // free_ and pending_
+  std::vector<void*> free_;
+  std::vector<Pending> pending_;
+  std::mutex reference_mutex_;
+  void* reference_ = nullptr;
+  int64_t reference_host_ns_ = 0;
+};
+
 class CudaTableBackend final : public Backend {
  public:
-  CudaTableBackend(const gpuaccel_cuda_backend& table, int ordinal) : t_(table), ordinal_(ordinal) {}
+  CudaTableBackend(const gpuaccel_cuda_backend& table, int ordinal)
+      : t_(table), ordinal_(ordinal), timeline_(table, ordinal) {}
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
@@ -88,7 +251,8 @@ class CudaTableBackend final : public Backend {
                                  const TensorView& y) override {
     const auto params = to_abi(p);
     int64_t bytes = 0;
-    call("pool2d", [&](char* e) { return t_.pool2d_workspace_bytes(ordinal_, &x, &params, &y, &bytes, e, kErrLen); });
+    call("pool2d", [&](char* e) { return t_.pool2d_workspace_bytes(ordinal_, &x, &params, &y, &bytes, e, kErrLen); },
+         DeviceWork::kNone);
     return bytes;
   }
   void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
@@ -149,21 +313,35 @@ class CudaTableBackend final : public Backend {
   }
   void copy_from_host(const void* host, const TensorView& dst) override {
     const size_t bytes = size_t(dst.numel()) * dtype_size(dst.dtype);
-    call("copy_to_device", [&](char* e) { return t_.copy_to_device(ordinal_, dst.data, host, bytes, e, kErrLen); });
+    call("copy_to_device", [&](char* e) { return t_.copy_to_device(ordinal_, dst.data, host, bytes, e, kErrLen); },
+         DeviceWork::kCopy, int64_t(bytes));
   }
   void copy_to_host(const TensorView& src, void* host) override {
     const size_t bytes = size_t(src.numel()) * dtype_size(src.dtype);
-    call("copy_to_host", [&](char* e) { return t_.copy_to_host(ordinal_, host, src.data, bytes, e, kErrLen); });
+    call("copy_to_host", [&](char* e) { return t_.copy_to_host(ordinal_, host, src.data, bytes, e, kErrLen); },
+         DeviceWork::kCopy, int64_t(bytes));
   }
   void synchronize() override {
-    call("synchronize", [&](char* e) { return t_.synchronize(ordinal_, e, kErrLen); });
+    call("synchronize", [&](char* e) { return t_.synchronize(ordinal_, e, kErrLen); }, DeviceWork::kNone);
   }
 
  private:
+  // Runs one table entry; `work` says whether (and how) the profiler times it on the device.
   template <typename F>
-  void call(const char* op, F&& f) {
+  void call(const char* op, F&& f, DeviceWork work = DeviceWork::kKernel, int64_t bytes = 0) {
     char err[kErrLen] = {0};
-    const int status = f(err);
+    int status;
+    if (profiler::enabled() && work != DeviceWork::kNone) {
+      void* start = timeline_.begin();
+      status = f(err);
+      if (status == GPUACCEL_CUDA_OK) {
+        timeline_.end(start, work, op, bytes);
+      } else {
+        timeline_.cancel(start);
+      }
+    } else {
+      status = f(err);
+    }
     if (status == GPUACCEL_CUDA_OK) return;
     const ErrorCode code = status == GPUACCEL_CUDA_OUT_OF_MEMORY   ? ErrorCode::kResourceExhausted
                            : status == GPUACCEL_CUDA_UNIMPLEMENTED ? ErrorCode::kUnimplemented
@@ -174,9 +352,16 @@ class CudaTableBackend final : public Backend {
 
   const gpuaccel_cuda_backend& t_;
   int ordinal_;
+  DeviceTimeline timeline_;
 };
 
 }  // namespace
+
+// The table backend over any table; tests give it a fake table to run the device timeline on
+// the CPU.
+std::unique_ptr<Backend> make_cuda_table_backend(const gpuaccel_cuda_backend& table, int ordinal) {
+  return std::make_unique<CudaTableBackend>(table, ordinal);
+}
 
 Backend* cuda_backend_ops(int ordinal) {
   const gpuaccel_cuda_backend* table = cuda_backend();

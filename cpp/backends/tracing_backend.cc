@@ -272,4 +272,8 @@ Backend& tracing_backend(Backend& inner, int32_t device) {
   return *b;
 }
 
+std::unique_ptr<Backend> make_tracing_backend(Backend& inner, int32_t device) {
+  return std::make_unique<TracingBackend>(inner, device);
+}
+
 }  // namespace gpuaccel

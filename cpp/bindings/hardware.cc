@@ -12,6 +12,7 @@
 #include "core/cuda_backend_loader.h"
 #include "core/errors.h"
 #include "core/nvml.h"
+#include "profiler/profiler.h"
 
 namespace py = pybind11;
 
@@ -116,6 +117,8 @@ void cuda_synchronize(int physical_index) {
   int status = 0;
   {
     py::gil_scoped_release release;
+    profiler::TraceScope scope(profiler::EventKind::kSynchronize, "synchronize");
+    if (scope.recording()) scope.set_device(physical_index);
     status = cuda.synchronize(physical_index, err, sizeof(err));
   }
   if (status != GPUACCEL_CUDA_OK) throw_error(ErrorCode::kInternal, "synchronize", err);

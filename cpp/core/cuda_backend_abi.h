@@ -26,7 +26,7 @@ struct OptimizerUpdate;  // ABI 3 (kernels/optimizer_functors.h)
 extern "C" {
 #endif
 
-#define GPUACCEL_CUDA_BACKEND_ABI_VERSION 3
+#define GPUACCEL_CUDA_BACKEND_ABI_VERSION 4
 #define GPUACCEL_CUDA_BACKEND_ENTRY "gpuaccel_cuda_backend_v1"
 
 typedef struct gpuaccel_cuda_device_properties {
@@ -192,6 +192,14 @@ typedef struct gpuaccel_cuda_backend {
                           const gpuaccel::TensorView* param, const gpuaccel::TensorView* grad,
                           const gpuaccel::TensorView* slot0, const gpuaccel::TensorView* slot1,
                           const gpuaccel::TensorView* slot2, char* err, size_t err_len);
+
+  // ---- ABI 4 ----
+  // The profiler's device timeline: an event created once (timing enabled, not yet recorded)
+  // and recorded again and again on the device's stream, so a profiling session brackets each
+  // launch with events from a pool instead of creating two per launch. elapsed_ms and
+  // destroy_event above work on these events too.
+  int (*create_event)(int device, void** event, char* err, size_t err_len);
+  int (*record_existing_event)(int device, void* event, char* err, size_t err_len);
 #endif
 } gpuaccel_cuda_backend;
 

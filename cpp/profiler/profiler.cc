@@ -96,8 +96,15 @@ std::atomic<int64_t> g_start_steady_ns{0};
 uint64_t g_next_session_id = 1;
 std::atomic<int64_t> g_next_correlation_id{1};
 
-std::mutex g_hooks_mutex;
-std::map<int, SessionHooks> g_hooks;
+// Never destroyed: backends that live until exit remove their hooks from static destructors.
+std::mutex& hooks_mutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::map<int, SessionHooks>& hooks_map() {
+  static auto* h = new std::map<int, SessionHooks>();
+  return *h;
+}
 int g_next_hook_id = 1;
 
 thread_local std::shared_ptr<ThreadBuffer> tl_buffer;
@@ -240,9 +247,9 @@ void on_allocation(const AllocationEvent& ev) {
 }
 
 std::vector<SessionHooks> hooks_snapshot() {
-  std::lock_guard<std::mutex> lock(g_hooks_mutex);
+  std::lock_guard<std::mutex> lock(hooks_mutex());
   std::vector<SessionHooks> out;
-  for (const auto& [id, hooks] : g_hooks) out.push_back(hooks);
+  for (const auto& entry : hooks_map()) out.push_back(entry.second);
   return out;
 }
 
@@ -536,15 +543,15 @@ void pop_scope() {
 }
 
 int add_session_hooks(SessionHooks hooks) {
-  std::lock_guard<std::mutex> lock(g_hooks_mutex);
+  std::lock_guard<std::mutex> lock(hooks_mutex());
   const int id = g_next_hook_id++;
-  g_hooks.emplace(id, std::move(hooks));
+  hooks_map().emplace(id, std::move(hooks));
   return id;
 }
 
 void remove_session_hooks(int id) {
-  std::lock_guard<std::mutex> lock(g_hooks_mutex);
-  g_hooks.erase(id);
+  std::lock_guard<std::mutex> lock(hooks_mutex());
+  hooks_map().erase(id);
 }
 
 int32_t device_index_from_name(const std::string& device_name) {

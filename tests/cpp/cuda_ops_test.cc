@@ -32,8 +32,8 @@ const gpuaccel_cuda_backend* open_backend() {
 TEST(CudaBackendAbi2, VersionAndEveryEntryIsSet) {
   const gpuaccel_cuda_backend* t = open_backend();
   ASSERT_NE(t, nullptr) << dlerror();
-  EXPECT_EQ(GPUACCEL_CUDA_BACKEND_ABI_VERSION, 3);
-  EXPECT_EQ(t->abi_version, 3);
+  EXPECT_EQ(GPUACCEL_CUDA_BACKEND_ABI_VERSION, 4);
+  EXPECT_EQ(t->abi_version, 4);
   const void* entries[] = {
       reinterpret_cast<const void*>(t->copy_to_device_async), reinterpret_cast<const void*>(t->copy_to_host_async),
       reinterpret_cast<const void*>(t->record_event), reinterpret_cast<const void*>(t->elapsed_ms),
@@ -50,7 +50,9 @@ TEST(CudaBackendAbi2, VersionAndEveryEntryIsSet) {
       reinterpret_cast<const void*>(t->softmax_backward), reinterpret_cast<const void*>(t->batch_norm_forward),
       reinterpret_cast<const void*>(t->batch_norm_backward), reinterpret_cast<const void*>(t->layer_norm_forward),
       reinterpret_cast<const void*>(t->layer_norm_backward),
-      reinterpret_cast<const void*>(t->optimizer_update)};  // ABI 3
+      reinterpret_cast<const void*>(t->optimizer_update),  // ABI 3
+      reinterpret_cast<const void*>(t->create_event),
+      reinterpret_cast<const void*>(t->record_existing_event)};  // ABI 4
   for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); ++i) EXPECT_NE(entries[i], nullptr) << "entry " << i;
 }
 

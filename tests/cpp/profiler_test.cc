@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "backends/backend.h"
+#include "backends/tracing_backend.h"
+#include "core/cuda_backend_abi.h"
 #include "core/device_registry.h"
 #include "core/errors.h"
 #include "ops/creation.h"
@@ -362,6 +366,114 @@ TEST(ProfilerOverhead, ReportsScopeCost) {
   profiler::Trace t = profiler::stop();
   EXPECT_EQ(t.size(), size_t(kN));
   std::printf("[ profiler ] one TraceScope: %.2f ns off, %.1f ns on\n", off, on);
+}
+
+}  // namespace
+}  // namespace gpuaccel
+
+namespace gpuaccel {
+// backends/cuda_table_backend.cc: the CUDA table backend over a given table.
+std::unique_ptr<Backend> make_cuda_table_backend(const gpuaccel_cuda_backend& table, int ordinal);
+}  // namespace gpuaccel
+
+namespace gpuaccel {
+namespace {
+
+// A fake CUDA table whose events read a fake device clock that each "kernel" advances, so the
+// device timeline (event pool, clock reference, conversion at stop) runs without a GPU.
+struct FakeDevice {
+  static inline double clock_ms = 0;
+  static inline int created = 0;
+  struct Event {
+    double ms = -1;
+  };
+  static int create_event(int, void** e, char*, size_t) {
+    *e = new Event();
+    ++created;
+    return GPUACCEL_CUDA_OK;
+  }
+  static int record(int, void* e, char*, size_t) {
+    static_cast<Event*>(e)->ms = clock_ms;
+    return GPUACCEL_CUDA_OK;
+  }
+  static int elapsed(void* a, void* b, float* ms, char*, size_t) {
+    *ms = float(static_cast<Event*>(b)->ms - static_cast<Event*>(a)->ms);
+    return GPUACCEL_CUDA_OK;
+  }
+  static int sync(int, char*, size_t) { return GPUACCEL_CUDA_OK; }
+  static int matmul(int, const TensorView*, const TensorView*, const TensorView*,
+                    const TensorView*, char*, size_t) {
+    clock_ms += 1.5;
+    return GPUACCEL_CUDA_OK;
+  }
+  static int copy_in(int, void*, const void*, size_t, char*, size_t) {
+    clock_ms += 0.25;
+    return GPUACCEL_CUDA_OK;
+  }
+  static gpuaccel_cuda_backend table() {
+    gpuaccel_cuda_backend t{};
+    t.abi_version = GPUACCEL_CUDA_BACKEND_ABI_VERSION;
+    t.create_event = create_event;
+    t.record_existing_event = record;
+    t.elapsed_ms = elapsed;
+    t.synchronize = sync;
+    t.matmul = matmul;
+    t.copy_to_device = copy_in;
+    return t;
+  }
+};
+
+TEST(ProfilerDeviceTimeline, KernelsAndCopiesBecomeCorrelatedDeviceIntervals) {
+  SessionGuard guard;
+  static const gpuaccel_cuda_backend table = FakeDevice::table();
+  std::unique_ptr<Backend> cuda = make_cuda_table_backend(table, 0);
+  TensorView view;
+  view.ndim = 1;
+  view.shape[0] = 16;
+  view.strides[0] = 1;
+  float host[16] = {0};
+  cuda->matmul(view, view, nullptr, view);  // not profiled: no events
+  EXPECT_EQ(FakeDevice::created, 0);
+  std::unique_ptr<Backend> tracing = make_tracing_backend(*cuda, 0);
+  for (int session = 0; session < 2; ++session) {
+    profiler::start();
+    Backend& traced = *tracing;
+    traced.matmul(view, view, nullptr, view);
+    traced.copy_from_host(host, view);
+    traced.matmul(view, view, nullptr, view);
+    profiler::Trace t = profiler::stop();
+    expect_consistent(t);
+    std::vector<size_t> device_rows, host_ops;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.thread[i] == -1) device_rows.push_back(i);
+      if (t.thread[i] >= 0) host_ops.push_back(i);
+    }
+    ASSERT_EQ(device_rows.size(), 3u);
+    ASSERT_EQ(host_ops.size(), 3u);
+    const size_t k0 = device_rows[0], c = device_rows[1], k1 = device_rows[2];
+    EXPECT_EQ(t.kind[k0], uint8_t(EventKind::kDeviceKernel));
+    EXPECT_EQ(t.strings.at(t.name[k0]), "matmul");
+    EXPECT_EQ(t.device[k0], 0);
+    EXPECT_EQ(t.stream[k0], 0);
+    EXPECT_NEAR(double(t.end_ns[k0] - t.start_ns[k0]), 1.5e6, 1e3);
+    EXPECT_EQ(t.kind[c], uint8_t(EventKind::kDeviceCopy));
+    EXPECT_EQ(t.strings.at(t.name[c]), "copy_host_to_device");
+    EXPECT_EQ(t.value[c], 16 * 4);
+    EXPECT_NEAR(double(t.end_ns[c] - t.start_ns[c]), 0.25e6, 1e3);
+    EXPECT_GE(t.start_ns[c], t.end_ns[k0]);
+    EXPECT_GE(t.start_ns[k1], t.end_ns[c]);
+    // Each device interval carries the correlation id of its host op.
+    for (size_t j = 0; j < 3; ++j) {
+      const size_t h = host_ops[j], d = device_rows[j];
+      EXPECT_GT(t.correlation_id[h], 0);
+      EXPECT_EQ(t.correlation_id[h], t.correlation_id[d]);
+      EXPECT_EQ(t.device[h], 0);
+    }
+    EXPECT_EQ(t.kind[host_ops[1]], uint8_t(EventKind::kCopyHostToDevice));
+    EXPECT_EQ(t.value[host_ops[1]], 16 * 4);
+  }
+  // Events come from a pool: the second session made no new ones (3 pairs + 1 reference).
+  EXPECT_EQ(FakeDevice::created, 7);
 }
 
 }  // namespace

@@ -229,6 +229,25 @@ int record_event(int device, void** event, char* err, size_t err_len) {
   });
 }
 
+int create_event(int device, void** event, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    GA_CUDA_REQUIRE(event != nullptr, "create_event: null output");
+    *event = nullptr;
+    DeviceGuard guard(device);
+    cudaEvent_t e = nullptr;
+    GA_CUDA_CHECK(cudaEventCreate(&e));
+    *event = e;
+  });
+}
+
+int record_existing_event(int device, void* event, char* err, size_t err_len) {
+  return guarded(err, err_len, [&] {
+    GA_CUDA_REQUIRE(event != nullptr, "record_existing_event: null event");
+    DeviceGuard guard(device);
+    GA_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), device_stream(device)));
+  });
+}
+
 int elapsed_ms(void* start, void* end, float* ms, char* err, size_t err_len) {
   return guarded(err, err_len, [&] {
     GA_CUDA_REQUIRE(start != nullptr && end != nullptr && ms != nullptr, "elapsed_ms: null argument");
@@ -508,6 +527,9 @@ gpuaccel_cuda_backend_v1(void) {
       c::layer_norm_backward_entry,
       // ABI 3
       c::optimizer_update_entry,
+      // ABI 4
+      c::create_event,
+      c::record_existing_event,
   };
   return &table;
 }
