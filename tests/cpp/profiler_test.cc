@@ -15,10 +15,12 @@
 #include "backends/backend.h"
 #include "backends/tracing_backend.h"
 #include "core/cuda_backend_abi.h"
+#include "core/cuda_backend_loader.h"
 #include "core/device_registry.h"
 #include "core/errors.h"
 #include "ops/creation.h"
 #include "ops/linalg.h"
+#include "ops/shape_ops.h"
 #include "train/prefetcher.h"
 
 namespace gpuaccel {
@@ -474,6 +476,56 @@ TEST(ProfilerDeviceTimeline, KernelsAndCopiesBecomeCorrelatedDeviceIntervals) {
   }
   // Events come from a pool: the second session made no new ones (3 pairs + 1 reference).
   EXPECT_EQ(FakeDevice::created, 7);
+}
+
+}  // namespace
+}  // namespace gpuaccel
+
+namespace gpuaccel {
+namespace {
+
+// On a real GPU (skipped elsewhere): the matmul's host event and its device-plane kernel share a
+// correlation id, copies appear on both planes, and device time lands near host time.
+TEST(ProfilerGpu, OpsHaveCorrelatedDeviceKernelsAndCopies) {
+  SessionGuard guard;
+  const auto gpus = DeviceRegistry::instance().logical_devices(DeviceType::kGPU);
+  if (gpus.empty() || cuda_backend() == nullptr) GTEST_SKIP() << "needs a CUDA GPU";
+  Tensor host = randn({256, 256}, DType::kFloat32, cpu());
+  Tensor warm = matmul(to_device(host, gpus[0]), to_device(host, gpus[0]));  // library setup
+  profiler::start();
+  Tensor a = to_device(host, gpus[0]);
+  Tensor c = matmul(a, a);
+  Tensor back = to_device(c, cpu());
+  profiler::Trace t = profiler::stop();
+  expect_consistent(t);
+  int64_t host_matmul = -1, device_matmul = -1, device_copies = 0, host_h2d = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string name = t.strings.at(t.name[i]);
+    const auto kind = EventKind(t.kind[i]);
+    if (kind == EventKind::kOp && name == "matmul" && t.thread[i] >= 0) host_matmul = int64_t(i);
+    if (kind == EventKind::kDeviceKernel && name == "matmul") device_matmul = int64_t(i);
+    if (kind == EventKind::kDeviceCopy) {
+      ++device_copies;
+      EXPECT_EQ(t.value[i], 256 * 256 * 4);
+    }
+    if (kind == EventKind::kCopyHostToDevice) ++host_h2d;
+  }
+  ASSERT_GE(host_matmul, 0);
+  ASSERT_GE(device_matmul, 0);
+  EXPECT_EQ(t.thread[device_matmul], -1);
+  EXPECT_EQ(t.device[device_matmul], gpus[0].physical_index);
+  EXPECT_GT(t.correlation_id[host_matmul], 0);
+  EXPECT_EQ(t.correlation_id[host_matmul], t.correlation_id[device_matmul]);
+  EXPECT_GT(t.end_ns[device_matmul], t.start_ns[device_matmul]);
+  // The kernel cannot start before its launch began (50 us of alignment slack).
+  EXPECT_GE(t.start_ns[device_matmul], t.start_ns[host_matmul] - 50000);
+  EXPECT_GE(device_copies, 2);
+  EXPECT_GE(host_h2d, 1);
+  std::printf("[ profiler ] host matmul %lld ns at %lld, device kernel %lld ns at %lld\n",
+              (long long)(t.end_ns[host_matmul] - t.start_ns[host_matmul]),
+              (long long)t.start_ns[host_matmul],
+              (long long)(t.end_ns[device_matmul] - t.start_ns[device_matmul]),
+              (long long)t.start_ns[device_matmul]);
 }
 
 }  // namespace
