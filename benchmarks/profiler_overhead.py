@@ -3,6 +3,7 @@ profiler off and on, gpuaccel beside Keras on TensorFlow (its profiler is the pe
 invocation, printing ratios.
 
     python benchmarks/profiler_overhead.py [--steps 100] [--repeats 3] [--peers keras]
+                                           [--data fashion_mnist|random]
 
 Each framework runs in its own subprocess pinned to the same threads. Per framework, epochs
 alternate off/on ``--repeats`` times after a warm-up, and the medians are compared:
@@ -38,7 +39,12 @@ COMMON = textwrap.dedent("""
                     return x.astype(np.float32), read("train-labels-idx1-ubyte.gz", 8).astype(np.int64)
         raise FileNotFoundError("Fashion-MNIST (apt install dataset-fashion-mnist)")
     STEPS, REPEATS, BATCH = int(sys.argv[1]), int(sys.argv[2]), 64
-    x, y = fashion_mnist()
+    if sys.argv[3] == "random":  # machines without the Debian dataset (a GPU box)
+        rng = np.random.default_rng(0)
+        x = rng.random((STEPS * BATCH, 28, 28, 1), dtype=np.float32)
+        y = rng.integers(0, 10, STEPS * BATCH)
+    else:
+        x, y = fashion_mnist()
     x, y = x[:STEPS * BATCH], y[:STEPS * BATCH]
     def cnn(keras):
         L = keras.layers
@@ -78,6 +84,7 @@ GPUACCEL = COMMON + textwrap.dedent("""
     table = read_xspace(glob.glob(os.path.join(result["logdir"], "plugins", "profile", "*",
                                                "*.xplane.pb"))[0])
     result["events_per_epoch"] = len(table)
+    result["device"] = table.devices[0].get("model", "GPU") if table.devices else "the CPU"
     off_ns, on_ns = gpuaccel._C.profiler.scope_cost_ns(1000000)
     def per_batch_markers():  # what fit opens per batch, profiler idle
         marker = _session.step_marker("train", 1)
@@ -101,10 +108,10 @@ KERAS = COMMON + textwrap.dedent("""
 """)
 
 
-def run(script, steps, repeats):
+def run(script, steps, repeats, data):
     env = dict(os.environ, OMP_NUM_THREADS=THREADS, TF_NUM_INTRAOP_THREADS=THREADS,
                TF_NUM_INTEROP_THREADS="1", TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run([sys.executable, "-c", script, str(steps), str(repeats)], env=env,
+    proc = subprocess.run([sys.executable, "-c", script, str(steps), str(repeats), data], env=env,
                           capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -118,11 +125,12 @@ def main():
     parser.add_argument("--steps", type=int, default=100, help="batches per epoch")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peers", default="keras", help="comma list: keras, or empty")
+    parser.add_argument("--data", default="fashion_mnist", choices=["fashion_mnist", "random"])
     args = parser.parse_args()
 
-    ours = run(GPUACCEL, args.steps, args.repeats)
-    print(f"course CNN, {args.steps} batches of 64, {THREADS} threads, medians of "
-          f"{args.repeats}")
+    ours = run(GPUACCEL, args.steps, args.repeats, args.data)
+    print(f"course CNN, {args.steps} batches of 64 ({args.data}), {THREADS} threads, "
+          f"medians of {args.repeats}, on {ours['device']}")
     print(f"{'':24}{'off (s)':>10}{'on (s)':>10}{'on/off':>9}{'export (s)':>12}")
 
     def row(name, r):
@@ -131,7 +139,7 @@ def main():
 
     row("gpuaccel", ours)
     if "keras" in args.peers.split(","):
-        row("Keras/TF (tf.profiler)", run(KERAS, args.steps, args.repeats))
+        row("Keras/TF (tf.profiler)", run(KERAS, args.steps, args.repeats, args.data))
 
     events = ours["events_per_epoch"]
     off_cpp = events * ours["scope_off_ns"] * 1e-9

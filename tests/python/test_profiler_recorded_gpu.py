@@ -3,9 +3,9 @@
 ``data/h100_course_cnn_*.xplane.pb`` were written by gpuaccel itself on an NVIDIA H100
 (2026-11-23): the course CNN (batch 64, Adam, random inputs) trained with
 ``keras.callbacks.TensorBoard(profile_batch=(3, 8))``, once from NumPy arrays and once from a
-Dataset whose ``map`` sleeps 10 ms per batch (``.devdeps`` scripts of that session; the
-commands are in docs/profiling.md). They are inputs, not expected outputs: the checks below
-are the properties any such profile must have, judged by our reader, ``analyze`` and xprof.
+Dataset whose ``map`` sleeps 10 ms per batch (``data/record_gpu_profiles.py`` re-records them
+on any GPU machine). They are inputs, not expected outputs: the checks below are the
+properties any such profile must have, judged by our reader, ``analyze`` and xprof.
 """
 import pathlib
 
