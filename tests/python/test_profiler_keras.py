@@ -299,6 +299,8 @@ def test_start_stop_errors_and_trace_scopes(tmp_path):
     assert table.stats_of(users[0])["answer"] == 42
     assert not profiler.is_active()
     assert profiler.experimental.start is profiler.start
+    with pytest.raises(ValueError, match="reserved"):
+        profiler.Trace("region", correlation_id=3)
 
 
 # -- analyze on staged runs ------------------------------------------------------------------

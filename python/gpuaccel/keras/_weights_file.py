@@ -6,30 +6,19 @@ The archive also stores each weight's ``layer/weight`` path so loading into a mo
 structure differs fails with a message naming the first mismatch. It is gpuaccel's format:
 Keras's ``.weights.h5`` files are HDF5 and are not read or written here."""
 import os
-import tempfile
 
 import numpy as np
+
+from .._atomic_file import atomic_open
 
 _PATHS_KEY = "__weight_paths__"
 
 
 def save(path, paths, arrays):
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
     entries = {f"w{i:05d}": np.asarray(a) for i, a in enumerate(arrays)}
     entries[_PATHS_KEY] = np.array(paths, dtype=np.str_)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".weights", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **entries)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path) as handle:
+        np.savez(handle, **entries)
 
 
 def load(path, expected_paths, expected_shapes):

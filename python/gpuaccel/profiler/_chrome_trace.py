@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._atomic import atomic_write_bytes
+from .._atomic_file import atomic_write_bytes
 from ._events import EventKind, EventTable
 
 __all__ = ["write_chrome_trace", "chrome_trace_events", "HOST_PID", "GPU_PID_BASE"]

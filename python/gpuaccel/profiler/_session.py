@@ -166,6 +166,10 @@ class Trace:
     __slots__ = ("_name", "_stats", "_recording")
 
     def __init__(self, name, **kwargs):
+        for key in kwargs:
+            if key == "correlation_id" or key.startswith("gpuaccel_"):
+                raise ValueError(f"Trace stat name {key!r} is reserved for the profiler's own "
+                                 "fields; rename it (e.g. 'my_" + key + "')")
         self._name = str(name)
         self._stats = kwargs
         self._recording = False

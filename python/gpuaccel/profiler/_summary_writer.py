@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ._atomic import atomic_write_bytes
+from .._atomic_file import atomic_write_bytes
 
 __all__ = ["SummaryWriter"]
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from . import _xspace_schema as pb
-from ._atomic import atomic_write_bytes
+from .._atomic_file import atomic_write_bytes
 from ._events import EventKind, EventTable, format_stats
 
 __all__ = ["write_xspace", "read_xspace", "xprof_event_name", "HOST_PLANE_NAME",
