@@ -38,18 +38,17 @@ Trainer::Trainer(nn::LayerGraphPtr graph, nn::LossPtr loss,
   if (!loss_) throw_error(ErrorCode::kInvalidArgument, "compile", "a loss is required");
 }
 
-Tensor Trainer::place(const Tensor& t) const {
-  const auto weights = graph_->trainable_weights();
-  if (weights.empty() || !t.defined()) return t;
-  const LogicalDevice& device = weights[0].device();
+Tensor Trainer::place(const Tensor& t, const std::vector<Tensor>& params) {
+  if (params.empty() || !t.defined()) return t;
+  const LogicalDevice& device = params[0].device();
   if (t.device().type == device.type && t.device().index == device.index) return t;
   return to_device(t, device);
 }
 
-std::vector<Tensor> Trainer::place(const std::vector<Tensor>& x) const {
+std::vector<Tensor> Trainer::place(const std::vector<Tensor>& x, const std::vector<Tensor>& params) {
   std::vector<Tensor> out;
   out.reserve(x.size());
-  for (const Tensor& t : x) out.push_back(place(t));
+  for (const Tensor& t : x) out.push_back(place(t, params));
   return out;
 }
 
@@ -60,9 +59,9 @@ double Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
   }
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
-  const std::vector<Tensor> x = place(x_in);
-  const Tensor y = place(y_in);
   const std::vector<Tensor> params = graph_->trainable_weights();
+  const std::vector<Tensor> x = place(x_in, params);
+  const Tensor y = place(y_in, params);
 
   GradModeGuard grad_on(true);
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/true);
@@ -89,8 +88,9 @@ double Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
   GradModeGuard grad_off(false);
-  const std::vector<Tensor> outputs = graph_->forward(place(x_in), /*training=*/false);
-  const Tensor y = place(y_in);
+  const std::vector<Tensor> params = graph_->trainable_weights();
+  const std::vector<Tensor> outputs = graph_->forward(place(x_in, params), /*training=*/false);
+  const Tensor y = place(y_in, params);
   const double value = nn::scalar_value((*loss_)(y, outputs.at(0)));
   absorb(value, batch, y, outputs.at(0));
   return value;
@@ -99,7 +99,7 @@ double Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
 std::vector<Tensor> Trainer::predict_step(const std::vector<Tensor>& x) const {
   batch_size_of(x);
   GradModeGuard grad_off(false);
-  return graph_->forward(place(x), /*training=*/false);
+  return graph_->forward(place(x, graph_->trainable_weights()), /*training=*/false);
 }
 
 void Trainer::absorb(double loss, int64_t batch, const Tensor& y, const Tensor& y_pred) {

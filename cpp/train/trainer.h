@@ -38,9 +38,10 @@ class Trainer {
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
 
  private:
-  // Inputs and labels moved to the device the weights live on (the first weight's).
-  std::vector<Tensor> place(const std::vector<Tensor>& x) const;
-  Tensor place(const Tensor& t) const;
+  // Inputs and labels moved to the device the weights live on: the first of `params` (the
+  // trainable weights, gathered once per step); with no trainable weight they stay put.
+  static std::vector<Tensor> place(const std::vector<Tensor>& x, const std::vector<Tensor>& params);
+  static Tensor place(const Tensor& t, const std::vector<Tensor>& params);
   void absorb(double loss, int64_t batch, const Tensor& y, const Tensor& y_pred);
 
   nn::LayerGraphPtr graph_;
