@@ -46,7 +46,19 @@ class DeviceTimeline {
   DeviceTimeline(const gpuaccel_cuda_backend& table, int ordinal) : t_(table), ordinal_(ordinal) {
     hooks_id_ = profiler::add_session_hooks({nullptr, [this] { flush(); }});
   }
-  ~DeviceTimeline() { profiler::remove_session_hooks(hooks_id_); }
+  ~DeviceTimeline() {
+    profiler::remove_session_hooks(hooks_id_);
+    // Give the pooled events back to the driver (a backend can outlive a session, not the
+    // other way round: the hooks are gone, so nothing refills the pool now).
+    if (t_.destroy_event == nullptr) return;
+    char err[kErr] = {0};
+    for (const Pending& p : pending_) {
+      t_.destroy_event(p.start, err, kErr);
+      t_.destroy_event(p.end, err, kErr);
+    }
+    for (void* e : free_) t_.destroy_event(e, err, kErr);
+    if (reference_ != nullptr) t_.destroy_event(reference_, err, kErr);
+  }
   DeviceTimeline(const DeviceTimeline&) = delete;
   DeviceTimeline& operator=(const DeviceTimeline&) = delete;
 

@@ -386,12 +386,18 @@ namespace {
 struct FakeDevice {
   static inline double clock_ms = 0;
   static inline int created = 0;
+  static inline int destroyed = 0;
   struct Event {
     double ms = -1;
   };
   static int create_event(int, void** e, char*, size_t) {
     *e = new Event();
     ++created;
+    return GPUACCEL_CUDA_OK;
+  }
+  static int destroy(void* e, char*, size_t) {
+    delete static_cast<Event*>(e);
+    ++destroyed;
     return GPUACCEL_CUDA_OK;
   }
   static int record(int, void* e, char*, size_t) {
@@ -416,6 +422,7 @@ struct FakeDevice {
     gpuaccel_cuda_backend t{};
     t.abi_version = GPUACCEL_CUDA_BACKEND_ABI_VERSION;
     t.create_event = create_event;
+    t.destroy_event = destroy;
     t.record_existing_event = record;
     t.elapsed_ms = elapsed;
     t.synchronize = sync;
@@ -476,6 +483,10 @@ TEST(ProfilerDeviceTimeline, KernelsAndCopiesBecomeCorrelatedDeviceIntervals) {
   }
   // Events come from a pool: the second session made no new ones (3 pairs + 1 reference).
   EXPECT_EQ(FakeDevice::created, 7);
+  // ... and the backend gives every one back to the driver when it goes.
+  tracing.reset();
+  cuda.reset();
+  EXPECT_EQ(FakeDevice::destroyed, 7);
 }
 
 }  // namespace
