@@ -7,7 +7,6 @@
 #include <pybind11/stl.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <climits>
 #include <string>
 #include <vector>
@@ -190,27 +189,14 @@ void init_profiler(py::module_& m) {
        "(no-op when no session records).");
   // For benchmarks/profiler_overhead.py: what one C++ trace point (a TraceScope, as placed
   // around every op) costs with profiling off and on, in ns. Runs its own short session.
+  // For benchmarks/profiler_overhead.py: what one C++ trace point costs, off and on (ns).
   p.def("scope_cost_ns", [](int64_t iterations) {
-         if (iterations < 1) throw py::value_error("[profiler] iterations must be >= 1");
-         if (profiler::is_active()) {
-           throw std::runtime_error("[profiler] scope_cost_ns() needs the profiler idle; "
-                                    "call gpuaccel.profiler.stop() first");
+         profiler::ScopeCost cost;
+         {
+           py::gil_scoped_release release;
+           cost = profiler::measure_scope_cost(iterations);
          }
-         py::gil_scoped_release release;
-         auto time_scopes = [iterations] {
-           const auto t0 = std::chrono::steady_clock::now();
-           for (int64_t i = 0; i < iterations; ++i) {
-             profiler::TraceScope scope(EventKind::kOp, "scope_cost");
-           }
-           const std::chrono::duration<double, std::nano> elapsed =
-               std::chrono::steady_clock::now() - t0;
-           return elapsed.count() / double(iterations);
-         };
-         const double off = time_scopes();
-         profiler::start(iterations);
-         const double on = time_scopes();
-         profiler::stop();
-         return std::make_pair(off, on);
+         return std::make_pair(cost.off_ns, cost.on_ns);
        }, py::arg("iterations") = 1000000,
        "(off_ns, on_ns): the cost of one C++ trace scope with profiling off and on.");
   p.def("set_thread_name", [](const std::string& name) { profiler::set_current_thread_name(name); },

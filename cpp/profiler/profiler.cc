@@ -567,4 +567,19 @@ int32_t device_index_from_name(const std::string& device_name) {
   return index;
 }
 
+ScopeCost measure_scope_cost(int64_t iterations) {
+  if (iterations < 1) throw_value_error(kOpName, "iterations must be at least 1");
+  auto time_scopes = [iterations] {
+    const int64_t t0 = steady_now_ns();
+    for (int64_t i = 0; i < iterations; ++i) TraceScope scope(EventKind::kOp, "scope_cost");
+    return double(steady_now_ns() - t0) / double(iterations);
+  };
+  ScopeCost cost;
+  cost.off_ns = time_scopes();  // start() below refuses if a session is already active
+  start(iterations);
+  cost.on_ns = time_scopes();
+  cost.recorded_events = static_cast<int64_t>(stop().size());
+  return cost;
+}
+
 }  // namespace gpuaccel::profiler

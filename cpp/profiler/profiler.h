@@ -186,4 +186,14 @@ void remove_session_hooks(int id);
 // device index: N for GPU:N, -1 otherwise.
 int32_t device_index_from_name(const std::string& device_name);
 
+// What one TraceScope (the unit placed around every op) costs, in ns per scope, with profiling
+// off and on. Runs `iterations` scopes each way in a short session of its own: ValueError when
+// iterations < 1, RuntimeError while a session is active. For the overhead benchmark.
+struct ScopeCost {
+  double off_ns = 0;
+  double on_ns = 0;
+  int64_t recorded_events = 0;  // what the "on" run recorded (iterations unless some dropped)
+};
+ScopeCost measure_scope_cost(int64_t iterations);
+
 }  // namespace gpuaccel::profiler

@@ -8,6 +8,7 @@
 #include "core/device_registry.h"
 #include "core/device_scope.h"
 #include "core/errors.h"
+#include "test_helpers.h"
 
 namespace gpuaccel {
 namespace {
@@ -19,15 +20,7 @@ std::unique_ptr<DeviceRegistry> make_registry(int gpus) {
       std::make_unique<SimulatedGpuProvider>(std::vector<GpuInfo>(gpus, t4())));
 }
 
-void expect_error(ErrorCode code, const std::string& fragment, const std::function<void()>& f) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected " << error_code_name(code) << " with '" << fragment << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
 
 const PhysicalDevice kCpu{DeviceType::kCPU, 0};
 const PhysicalDevice kGpu0{DeviceType::kGPU, 0};

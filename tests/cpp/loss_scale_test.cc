@@ -21,33 +21,17 @@
 #include "optim/adam.h"
 #include "optim/loss_scale_optimizer.h"
 #include "optim/sgd.h"
+#include "test_helpers.h"
 
 namespace gpuaccel {
 namespace {
 
-const LogicalDevice kCpu{};
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-Tensor make(const std::vector<float>& values, const Shape& shape) {
-  return from_host(values.data(), shape, DType::kFloat32, kCpu);
-}
-
-std::vector<float> read(const Tensor& t) {
-  std::vector<float> out(static_cast<size_t>(t.numel()));
-  backend_for(t.device()).copy_to_host(t.view(), out.data());
-  return out;
-}
-
-void expect_error(ErrorCode code, const std::string& fragment, const std::function<void()>& f) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << fragment;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
+using test::make;
+using test::read;
 
 TEST(LossScaleFinite, EveryDtypeAndStridedViews) {
   const std::vector<float> ok = {1.0f, -2.5f, 0.0f, 65000.0f, 1e-8f, -0.0f};

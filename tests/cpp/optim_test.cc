@@ -25,6 +25,7 @@
 #include "optim/adam.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"
+#include "test_helpers.h"
 
 namespace gpuaccel {
 namespace {
@@ -385,25 +386,9 @@ TEST_F(OptimCuda, MatchesTheCpuKernel) {
 
 const LogicalDevice kCpu{};
 
-Tensor make(const std::vector<float>& values, const Shape& shape) {
-  return from_host(values.data(), shape, DType::kFloat32, kCpu);
-}
-
-std::vector<float> read(const Tensor& t) {
-  std::vector<float> out(static_cast<size_t>(t.numel()));
-  backend_for(t.device()).copy_to_host(t.view(), out.data());
-  return out;
-}
-
-void expect_error(ErrorCode code, const std::string& fragment, const std::function<void()>& f) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << fragment;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
+using test::make;
+using test::read;
 
 TEST(OptimOptimizer, AdamMatchesReferenceAndCountsIterations) {
   optim::Adam adam(0.01);

@@ -356,18 +356,12 @@ TEST(ProfilerInstrumentation, PrefetcherWaitAndProduceOnTwoThreads) {
 // Not a timed assertion: prints what a scope costs with profiling off and on.
 TEST(ProfilerOverhead, ReportsScopeCost) {
   SessionGuard guard;
-  constexpr int kN = 1000000;
-  auto time_scopes = [] {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kN; ++i) TraceScope s(EventKind::kOp, "overhead");
-    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kN;
-  };
-  const double off = time_scopes();
-  profiler::start(kN);
-  const double on = time_scopes();
-  profiler::Trace t = profiler::stop();
-  EXPECT_EQ(t.size(), size_t(kN));
-  std::printf("[ profiler ] one TraceScope: %.2f ns off, %.1f ns on\n", off, on);
+  const profiler::ScopeCost cost = profiler::measure_scope_cost(1000000);
+  EXPECT_GT(cost.on_ns, 0.0);
+  EXPECT_EQ(cost.recorded_events, 1000000);  // every scope of the "on" run was recorded
+  EXPECT_FALSE(profiler::is_active());  // its own session is over
+  EXPECT_THROW(profiler::measure_scope_cost(0), Error);
+  std::printf("[ profiler ] one TraceScope: %.2f ns off, %.1f ns on\n", cost.off_ns, cost.on_ns);
 }
 
 }  // namespace

@@ -1,0 +1,42 @@
+// Small helpers several GoogleTest files share: float32 tensors on the CPU from literals, their
+// values back, and "this throws our typed error with this text".
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "core/errors.h"
+#include "ops/creation.h"
+
+namespace gpuaccel::test {
+
+// A float32 CPU tensor holding `values` in `shape`.
+inline Tensor make(const std::vector<float>& values, const Shape& shape) {
+  return from_host(values.data(), shape, DType::kFloat32, LogicalDevice{});
+}
+
+// A float32 tensor's values, from any device.
+inline std::vector<float> read(const Tensor& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  backend_for(t.device()).copy_to_host(t.view(), out.data());
+  return out;
+}
+
+// `f` must throw gpuaccel::Error with `code` and a message containing `fragment`.
+inline void expect_error(ErrorCode code, const std::string& fragment,
+                         const std::function<void()>& f) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected " << error_code_name(code) << " with '" << fragment
+                  << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace gpuaccel::test
