@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "backends/cpu/cpu_threads.h"
 #include "bindings/bindings.h"
 #include "core/device_registry.h"
 #include "core/device_scope.h"
@@ -134,6 +135,14 @@ void init_devices(py::module_& m) {
 
   m.def("set_soft_device_placement", [](bool on) { registry().set_soft_device_placement(on); });
   m.def("soft_device_placement", [] { return registry().soft_device_placement(); });
+  m.def("set_intra_op_parallelism_threads",
+        [](int n) { registry().set_intra_op_parallelism_threads(n); });
+  m.def("intra_op_parallelism_threads", [] { return registry().intra_op_parallelism_threads(); });
+  m.def("set_inter_op_parallelism_threads",
+        [](int n) { registry().set_inter_op_parallelism_threads(n); });
+  m.def("inter_op_parallelism_threads", [] { return registry().inter_op_parallelism_threads(); });
+  // The team size an op started from this thread uses now (tests and gpuaccel.info).
+  m.def("cpu_threads_for_this_thread", [] { return cpu::threads_for_this_thread(); });
   m.def("set_log_device_placement", [](bool on) { registry().set_log_device_placement(on); });
   m.def("log_device_placement", [] { return registry().log_device_placement(); });
 

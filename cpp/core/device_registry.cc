@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/thread_config.h"
 
 namespace gpuaccel {
 
@@ -56,6 +57,9 @@ void DeviceRegistry::reset_instance(std::unique_ptr<GpuProvider> provider) {
   std::lock_guard<std::mutex> lock(registry_slot_mutex());
   registry_slot() = std::make_unique<DeviceRegistry>(provider ? std::move(provider)
                                                               : make_cuda_gpu_provider());
+  // A fresh registry is a fresh configuration, thread counts included.
+  thread_config::store_intra_op_threads(0);
+  thread_config::store_inter_op_threads(0);
 }
 
 void DeviceRegistry::discover_locked() {
@@ -308,6 +312,29 @@ bool DeviceRegistry::log_device_placement() {
   std::lock_guard<std::mutex> lock(mutex_);
   return log_placement_;
 }
+void DeviceRegistry::set_thread_count(const char* op, const char* what, int threads,
+                                      int current, void (*store)(int)) {
+  if (threads < 0) {
+    throw_value_error(op, std::string("num_threads must be >= 0 (0 lets the system pick), got ") +
+                              std::to_string(threads));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (threads == current) return;
+  if (initialized_) {
+    throw_runtime_error(op, std::string(what) + " cannot be modified after initialization.");
+  }
+  store(threads);
+}
+void DeviceRegistry::set_intra_op_parallelism_threads(int threads) {
+  set_thread_count("set_intra_op_parallelism_threads", "Intra op parallelism", threads,
+                   thread_config::intra_op_threads(), thread_config::store_intra_op_threads);
+}
+int DeviceRegistry::intra_op_parallelism_threads() { return thread_config::intra_op_threads(); }
+void DeviceRegistry::set_inter_op_parallelism_threads(int threads) {
+  set_thread_count("set_inter_op_parallelism_threads", "Inter op parallelism", threads,
+                   thread_config::inter_op_threads(), thread_config::store_inter_op_threads);
+}
+int DeviceRegistry::inter_op_parallelism_threads() { return thread_config::inter_op_threads(); }
 void DeviceRegistry::set_placement_logger(std::function<void(const std::string&)> logger) {
   std::lock_guard<std::mutex> lock(mutex_);
   placement_logger_ = std::move(logger);

@@ -100,6 +100,12 @@ class DeviceRegistry {
   bool soft_device_placement();
   void set_log_device_placement(bool enabled);
   bool log_device_placement();
+  // --- tf.config.threading: thread counts (>= 0; 0 lets the system pick), fixed at start-up
+  // like TF's: changing one after the runtime started is TF's RuntimeError.
+  void set_intra_op_parallelism_threads(int threads);
+  int intra_op_parallelism_threads();
+  void set_inter_op_parallelism_threads(int threads);
+  int inter_op_parallelism_threads();
   // Receives "Executing op MatMul in device /job:.../device:CPU:0" lines. Default: stderr.
   void set_placement_logger(std::function<void(const std::string&)> logger);
 
@@ -113,6 +119,9 @@ class DeviceRegistry {
 
  private:
   void discover_locked();
+  // The shared rule of both thread-count setters; `store` publishes the new value.
+  void set_thread_count(const char* op, const char* what, int threads, int current,
+                        void (*store)(int));
   void initialize_locked();
   std::vector<PhysicalDevice> visible_locked(std::optional<DeviceType> type);
   std::string available_devices_locked();

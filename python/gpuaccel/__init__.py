@@ -10,7 +10,10 @@ code runs with only its import changed::
 Importing never needs CUDA: the CUDA backend is a separate library loaded only when a GPU is
 looked for, and ``gpuaccel.cuda.diagnose()`` says why there is none.
 """
-from . import _C
+from ._openmp_env import apply_default_wait_policy as _apply_default_wait_policy
+
+_apply_default_wait_policy()  # before _C loads OpenMP (see _openmp_env)
+from . import _C  # noqa: E402
 from . import errors
 from . import config
 from . import debugging

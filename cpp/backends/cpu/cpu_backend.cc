@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "backends/backend.h"
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/onednn_ops.h"
 #include "backends/cpu/optimizer_update.h"
@@ -112,6 +113,7 @@ class CpuBackend final : public Backend {
 
 Backend& cpu_backend() {
   static CpuBackend backend;
+  cpu::follow_intra_op_threads();  // every op on the CPU asks for its backend here
   return backend;
 }
 

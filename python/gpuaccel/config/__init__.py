@@ -21,13 +21,14 @@ from ._devices import (
     physical_device_from_tuple,
 )
 from . import experimental
+from . import threading
 
 __all__ = [
     "PhysicalDevice", "LogicalDevice", "LogicalDeviceConfiguration",
     "list_physical_devices", "list_logical_devices", "get_visible_devices",
     "set_visible_devices", "set_logical_device_configuration",
     "get_logical_device_configuration", "set_soft_device_placement",
-    "get_soft_device_placement", "experimental",
+    "get_soft_device_placement", "experimental", "threading",
 ]
 
 

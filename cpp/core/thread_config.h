@@ -1,0 +1,18 @@
+// tf.config.threading's two numbers, readable without a lock: the CPU backend asks for the
+// intra-op count on every op (one relaxed atomic load), so it lives here rather than behind the
+// device registry's mutex. The registry owns the rules (values, "cannot be modified after
+// initialization") and is the only writer.
+#pragma once
+
+namespace gpuaccel::thread_config {
+
+// Threads one op may use on the CPU; 0 lets OpenMP decide (OMP_NUM_THREADS or every core).
+int intra_op_threads();
+void store_intra_op_threads(int threads);
+
+// Threads for running independent ops concurrently. gpuaccel runs a step's ops in order, so
+// this is recorded and reported, and has no effect (docs/devices.md says so).
+int inter_op_threads();
+void store_inter_op_threads(int threads);
+
+}  // namespace gpuaccel::thread_config
