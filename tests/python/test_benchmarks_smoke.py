@@ -1,0 +1,39 @@
+"""Every Python benchmark runs once on a tiny size, so none of them rots (the C++ ones are
+smoke-run by CTest, label benchmark_smoke). Nothing here looks at a time: only that each script
+finishes and prints the comparison it exists for."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runtime_fixtures import package_environment
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+# script, tiny arguments, a line fragment its report must contain
+RUNS = [
+    ("train_cnn.py", ["--steps", "2", "--peers", "keras"], "ours/this ="),
+    ("ops.py", ["--quick"], "course CNN convolutions"),
+    ("mixed_precision.py", ["--steps", "1", "--batch", "8", "--models", "mlp"], "speedup"),
+    ("profiler_overhead.py", ["--steps", "3", "--repeats", "1", "--peers=", "--data", "random"],
+     "gpuaccel profiler on:"),
+    ("shared_cores.py", ["--steps", "1", "--rounds", "1"], "vs keras's slowdown"),
+]
+
+
+@pytest.mark.parametrize("script,args,expected", RUNS, ids=[r[0] for r in RUNS])
+def test_benchmark_runs_on_a_tiny_size(script, args, expected, tmp_path):
+    result = subprocess.run([sys.executable, str(BENCHMARKS / script), *args],
+                            env=package_environment(), cwd=tmp_path, capture_output=True,
+                            text=True, timeout=600)
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report[-3000:]
+    assert expected in result.stdout, report[-3000:]
+    assert "failed" not in result.stdout, report[-3000:]
+
+
+def test_every_benchmark_script_is_smoke_run():
+    scripts = {p.name for p in BENCHMARKS.glob("*.py")}
+    assert scripts == {r[0] for r in RUNS}, "add the new benchmark to RUNS"
