@@ -12,7 +12,8 @@
 //   Adam:               m += (g - m) * (1 - beta_1);  v += (g^2 - v) * (1 - beta_2)
 //                       amsgrad: vhat = max(vhat, v), v := vhat
 //                       p -= m * alpha / (sqrt(v) + epsilon),
-//                       alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) (host, in double)
+//                       alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t), a float32 scalar the
+//                       optimizer keeps on the parameter's device (read through device_alpha)
 //   RMSprop:            v = rho * v + (1 - rho) * g^2
 //                       centered: a = rho * a + (1 - rho) * g, d = v - a^2 + epsilon
 //                       else d = v + epsilon            (epsilon inside the sqrt, as Keras)
@@ -54,7 +55,11 @@ struct OptimizerUpdate {
   float momentum = 0.0f;          // SGD and RMSprop
   float one_minus_beta_1 = 0.0f;  // Adam: 1 - beta_1
   float one_minus_beta_2 = 0.0f;  // Adam: 1 - beta_2
-  float alpha = 0.0f;             // Adam: bias-corrected learning rate of this step
+  float alpha = 0.0f;             // Adam: bias-corrected learning rate of this step, used when
+                                  // device_alpha is null
+  const float* device_alpha = nullptr;  // Adam: the step's alpha in memory on the parameter's
+                                        // device, advanced there each step, so an update
+                                        // replayed from a captured graph reads the current one
   float rho = 0.0f;               // RMSprop
   float one_minus_rho = 0.0f;     // RMSprop
   float epsilon = 0.0f;
@@ -136,7 +141,8 @@ struct AdamUpdateFunctor {
       v_next = optim_math::maximum(*vhat, v_next);
       *vhat = v_next;
     }
-    *p = w - (m_next * u.alpha) / (optim_math::sqrt(v_next) + u.epsilon);
+    const float alpha = u.device_alpha != nullptr ? *u.device_alpha : u.alpha;
+    *p = w - (m_next * alpha) / (optim_math::sqrt(v_next) + u.epsilon);
   }
 };
 

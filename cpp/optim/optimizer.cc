@@ -116,6 +116,12 @@ void Optimizer::set_iterations(int64_t iterations) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   iterations_ = iterations;
+  reset_device_scalars();
+}
+
+void Optimizer::count_replayed_steps(int64_t steps) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  iterations_ += steps;
 }
 
 void Optimizer::exclude_from_weight_decay(const std::vector<Tensor>& params) {
@@ -240,6 +246,15 @@ void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
     std::fill(scales.begin(), scales.end(), scale);
   }
 
+  std::vector<LogicalDevice> devices;
+  for (size_t i : active) {
+    const LogicalDevice& d = params[i].device();
+    if (std::none_of(devices.begin(), devices.end(), [&](const LogicalDevice& e) { return same_device(d, e); })) {
+      devices.push_back(d);
+      advance_device_scalars(d, iterations_, lr);
+    }
+  }
+
   for (size_t k = 0; k < active.size(); ++k) {
     const size_t i = active[k];
     const Tensor& p = params[i];
@@ -249,6 +264,7 @@ void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
     OptimizerUpdate u;
     u.learning_rate = lr;
     fill_update(u, step, lr);
+    attach_device_scalars(u, p.device());
     if (options_.weight_decay && no_weight_decay_.count(p.impl()) == 0) {
       u.weight_decay = static_cast<float>(*options_.weight_decay);
     }

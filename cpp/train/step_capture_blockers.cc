@@ -10,9 +10,6 @@ std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optim
   if (type == "LossScaleOptimizer") {
     return "LossScaleOptimizer checks the gradients for inf/NaN on the host every step";
   }
-  if (type == "Adam" || type == "AdamW") {
-    return type + " computes its bias-corrected learning rate on the host every step";
-  }
   if (optimizer.options().clipnorm || optimizer.options().global_clipnorm) {
     return "clipnorm/global_clipnorm reads the gradient norms on the host every step";
   }

@@ -105,13 +105,13 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
       captured.increments.metric_counts.push_back(after.metric_counts[i] - before.metric_counts[i]);
     }
   } else if (run == StepRun::kReplayed) {
-    HostCounters after = before;
-    after.loss_count += captured.increments.loss_count;
-    after.iterations += captured.increments.iterations;
-    for (size_t i = 0; i < after.metric_counts.size(); ++i) {
-      after.metric_counts[i] += captured.increments.metric_counts.at(i);
+    // The graph advanced the device-resident counters (Adam's t) itself: only the host's
+    // counts follow.
+    loss_count_ += captured.increments.loss_count;
+    for (size_t i = 0; i < metrics_.size(); ++i) {
+      metrics_[i]->set_count(metrics_[i]->count() + captured.increments.metric_counts.at(i));
     }
-    set_host_counters(after);
+    optimizer_->count_replayed_steps(captured.increments.iterations);
     loss = captured.loss;
   }
   if (capture_->fell_back()) captured_.clear();  // eager for good: the staging buffers go

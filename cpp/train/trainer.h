@@ -78,6 +78,8 @@ class Trainer {
     int64_t iterations = 0;
   };
   HostCounters host_counters() const;
+  // Restores counters from before a failed capture attempt (the optimizer's device-resident
+  // counters restart from the restored count).
   void set_host_counters(const HostCounters& counters);
   // A captured step's inputs live in these buffers (a graph reads the addresses it was
   // captured with), with the loss tensor it writes and its host-counter increments.

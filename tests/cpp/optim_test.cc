@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/backend_interposer.h"
 #include "backends/cpu/optimizer_update.h"
 #include "core/cuda_backend_abi.h"
 #include "core/errors.h"
@@ -25,6 +26,7 @@
 #include "optim/adam.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"
+#include "counting_backend.h"
 #include "test_helpers.h"
 
 namespace gpuaccel {
@@ -424,6 +426,37 @@ TEST(OptimOptimizer, AdamMatchesReferenceAndCountsIterations) {
   EXPECT_EQ(vars[2].first, "adam/variable_0_momentum");
   EXPECT_EQ(vars[3].first, "adam/variable_0_velocity");
   EXPECT_TRUE(vars[2].second.same(adam.slot(w, "momentum")));
+}
+
+TEST(OptimOptimizer, AdamStepScalarsStayOnTheDevice) {
+  // The step counter and alpha are device scalars advanced by ops: no step reads the host.
+  test::CountingBackend counting;
+  ScopedCpuBackendInterposer interpose(counting);
+  optim::Adam adam(0.01);
+  Tensor w = make({1.0f, -2.0f}, {2});
+  for (int i = 0; i < 3; ++i) adam.apply_gradients({make({0.5f, -0.25f}, {2})}, {w});
+  EXPECT_EQ(counting.copies_to_host, 0);
+  EXPECT_EQ(counting.synchronizes, 0);
+
+  // set_iterations restarts the device counter from the host's count: the next step is t = 11.
+  optim::Adam fresh(0.01);
+  fresh.set_iterations(10);
+  Tensor v = make({1.0f, -2.0f}, {2});
+  fresh.apply_gradients({make({0.5f, -0.25f}, {2})}, {v});
+  RefConfig c;
+  c.kind = OptimizerKind::kAdam;
+  c.lr = 0.01;
+  std::vector<RefState> ref(2);
+  ref[0].p = 1.0;
+  ref[1].p = -2.0;
+  ref_step(c, 11, 0.5, ref[0]);
+  ref_step(c, 11, -0.25, ref[1]);
+  const std::vector<float> got = read(v);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(got[i], ref[i].p, 1e-6) << i;
+  EXPECT_EQ(fresh.iterations(), 11);
+  // Replayed steps count on the host only.
+  fresh.count_replayed_steps(4);
+  EXPECT_EQ(fresh.iterations(), 15);
 }
 
 TEST(OptimOptimizer, SlotsAreZeroOnTheParamsDeviceAndPerParam) {

@@ -1,7 +1,7 @@
 // The step-capture policy (train/step_capture_policy.h) against a fake capture-capable backend:
 // warm-up, one capture per signature, replays, fallbacks that are logged, recorded in the
 // profile and never retried, jit_compile=False never capturing; then the Trainer driving it
-// (host counters advance on replays, blockers such as Adam's host-side step scalars).
+// (host counters advance on replays, blockers such as the loss-scale optimizer's host check).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "optim/adam.h"
+#include "optim/loss_scale_optimizer.h"
 #include "optim/sgd.h"
 #include "profiler/profiler.h"
 #include "train/step_capture_policy.h"
@@ -252,19 +253,34 @@ TEST(StepCaptureTrainer, SgdStepsAreCapturedOnceAndReplayedWithHostCountersAdvan
   EXPECT_EQ(sgd->iterations(), 7);
 }
 
-TEST(StepCaptureTrainer, AdamFallsBackWithItsReasonAndCountsStayExact) {
+TEST(StepCaptureTrainer, AdamIsCapturedItsStepCountLivesOnTheDevice) {
   auto adam = std::make_shared<optim::Adam>(0.01);
   auto trainer = classifier(adam);
   trainer->set_jit_compile(JitCompile::kAuto);
   test::FakeCaptureBackend fake;
   ScopedCpuBackendInterposer interpose(fake);
   const Tensor x = test::make({1, 0, 0, 0, 1, 0}, {2, 3});
+  for (int i = 0; i < 4; ++i) trainer->train_step({x}, labels({0, 1}));
+  EXPECT_FALSE(trainer->capture_policy().fell_back()) << trainer->capture_policy().fallback_reason();
+  EXPECT_EQ(fake.begins, 1);
+  EXPECT_EQ(fake.replays, 3);
+  EXPECT_EQ(adam->iterations(), 4);
+}
+
+TEST(StepCaptureTrainer, LossScaleOptimizerFallsBackWithItsReasonAndCountsStayExact) {
+  auto adam = std::make_shared<optim::Adam>(0.01);
+  auto scaled = std::make_shared<optim::LossScaleOptimizer>(adam);
+  auto trainer = classifier(scaled);
+  trainer->set_jit_compile(JitCompile::kAuto);
+  test::FakeCaptureBackend fake;
+  ScopedCpuBackendInterposer interpose(fake);
+  const Tensor x = test::make({1, 0, 0, 0, 1, 0}, {2, 3});
   for (int i = 0; i < 3; ++i) trainer->train_step({x}, labels({0, 1}));
   EXPECT_EQ(fake.begins, 0);
-  EXPECT_NE(trainer->capture_policy().fallback_reason().find("Adam computes its bias-corrected"),
+  EXPECT_NE(trainer->capture_policy().fallback_reason().find("LossScaleOptimizer checks"),
             std::string::npos)
       << trainer->capture_policy().fallback_reason();
-  EXPECT_EQ(adam->iterations(), 3);
+  EXPECT_EQ(scaled->iterations(), 3);
   EXPECT_NEAR(trainer->results()[1].second, 1.0, 1e-7);
 }
 
