@@ -23,6 +23,7 @@
 #include "train/trainer.h"
 
 #include "fake_capture_backend.h"
+#include "scale_layer.h"
 #include "test_helpers.h"
 
 namespace gpuaccel {
@@ -201,19 +202,7 @@ TEST(StepCapturePolicy, EverChangingSignaturesStopCapturing) {
   EXPECT_EQ(fake.begins, 0);  // each shape was seen once: warm-ups only
 }
 
-// y = x * w with one scalar weight, 3 classes from (N, 3) inputs.
-class ScaleLayer : public nn::Layer {
- public:
-  ScaleLayer() : Layer("scale") {}
-  const char* type() const override { return "Scale"; }
-  Shape output_shape(const nn::ShapeList& shapes) const override { return shapes.at(0); }
-  Tensor call(const std::vector<Tensor>& inputs, bool) override {
-    return mul(cast_input(inputs.at(0)), read(weights()[0].value));
-  }
-
- protected:
-  void do_build(const nn::ShapeList&) override { add_weight("w", {1}, "ones"); }
-};
+using test::ScaleLayer;
 
 std::unique_ptr<train::Trainer> classifier(std::shared_ptr<optim::Optimizer> optimizer) {
   auto layer = std::make_shared<ScaleLayer>();

@@ -19,6 +19,7 @@
 #include "train/trainer.h"
 
 #include "counting_backend.h"
+#include "scale_layer.h"
 #include "test_helpers.h"
 
 namespace gpuaccel {
@@ -36,19 +37,7 @@ Tensor host_ids(const std::vector<int64_t>& values) {
 
 float at(const Tensor& t, int64_t i) { return static_cast<const float*>(t.data())[i]; }
 
-// y = x * w (one trainable scalar weight), enough to test the graph and the trainer.
-class ScaleLayer : public nn::Layer {
- public:
-  explicit ScaleLayer(std::string name) : Layer(std::move(name)) {}
-  const char* type() const override { return "Scale"; }
-  Shape output_shape(const nn::ShapeList& shapes) const override { return shapes.at(0); }
-  Tensor call(const std::vector<Tensor>& inputs, bool) override {
-    return mul(cast_input(inputs.at(0)), read(weights()[0].value));
-  }
-
- protected:
-  void do_build(const nn::ShapeList&) override { add_weight("w", {1}, "ones"); }
-};
+using test::ScaleLayer;
 
 TEST(TrainingLoss, SparseCrossentropyFromLogitsMatchesClosedForm) {
   nn::Loss loss({nn::LossKind::kSparseCategoricalCrossentropy, true, 0.0});
