@@ -91,8 +91,9 @@ StepRun StepCapturePolicy::run(Backend& backend, const StepSignature& signature,
     return StepRun::kReplayed;
   }
   if (entry.eager_runs == 0) {
+    step();  // warm-up; a step that throws does not count as one
     ++entry.eager_runs;
-    return eager();  // warm-up
+    return StepRun::kEager;
   }
 
   graph_backend_ = &backend;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,16 @@ TEST(StepCapturePolicy, AStepThatReadsTheHostCannotBeCaptured) {
       << f.policy->fallback_reason();
   EXPECT_EQ(f.run(fake, signature(32), "", reads_back), StepRun::kEager);
   EXPECT_EQ(fake.begins, 1);
+}
+
+TEST(StepCapturePolicy, AWarmUpThatThrowsIsNotAWarmUp) {
+  test::FakeCaptureBackend fake;
+  PolicyFixture f(JitCompile::kOn);
+  EXPECT_THROW(f.run(fake, signature(32), "", [] { throw std::runtime_error("bad batch"); }),
+               std::runtime_error);
+  EXPECT_EQ(f.run(fake, signature(32)), StepRun::kEager);  // the real warm-up
+  EXPECT_EQ(f.run(fake, signature(32)), StepRun::kCaptured);
+  EXPECT_FALSE(f.policy->fell_back());
 }
 
 TEST(StepCapturePolicy, JitCompileOffNeverCaptures) {
