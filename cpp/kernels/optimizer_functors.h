@@ -64,8 +64,11 @@ struct OptimizerUpdate {
   float one_minus_rho = 0.0f;     // RMSprop
   float epsilon = 0.0f;
   float weight_decay = 0.0f;      // decoupled weight decay; 0 = none
-  float grad_scale = 1.0f;        // gradient multiplier: the loss-scale unscale (1 / scale)
-                                  // times the clipnorm / global_clipnorm factor; 1 = none
+  float grad_scale = 1.0f;        // gradient multiplier: the loss-scale unscale (1 / scale);
+                                  // 1 = none; used when device_grad_scale is null
+  const float* device_grad_scale = nullptr;  // the multiplier in memory on the parameter's
+                                             // device: the unscale times the clipnorm /
+                                             // global_clipnorm factor, computed there
   float clip_value = 0.0f;        // used when flags has kOptimizerClipValue
 };
 
@@ -87,11 +90,15 @@ GA_HOST_DEVICE GA_INLINE float maximum(float a, float b) {
 }
 }  // namespace optim_math
 
-// The gradient as the update sees it: multiplied by grad_scale (a LossScaleOptimizer's 1 / scale
-// and/or the norm-clipping factor), then clipped by value
+// The gradient as the update sees it: multiplied by grad_scale or *device_grad_scale (a
+// LossScaleOptimizer's 1 / scale and/or the norm-clipping factor), then clipped by value
 // (Keras allows only one of clipnorm, global_clipnorm and clipvalue).
 GA_HOST_DEVICE GA_INLINE float transform_gradient(const OptimizerUpdate& u, float g) {
-  if (u.grad_scale != 1.0f) g = g * u.grad_scale;
+  if (u.device_grad_scale != nullptr) {
+    g = g * *u.device_grad_scale;
+  } else if (u.grad_scale != 1.0f) {
+    g = g * u.grad_scale;
+  }
   if (u.flags & kOptimizerClipValue) {
     // tf.clip_by_value: NaN passes through unchanged.
     if (g < -u.clip_value) g = -u.clip_value;

@@ -113,6 +113,8 @@ class Optimizer {
   struct State {
     std::weak_ptr<TensorImpl> param;  // to notice a freed variable whose address was reused
     std::array<Tensor, 3> slots;
+    Tensor grad_scale;  // clipnorm / global_clipnorm: this step's gradient multiplier, on the
+                        // variable's device (created once, written in place each step)
     int64_t order = 0;
   };
   State& state_for(const Tensor& param);

@@ -10,9 +10,6 @@ std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optim
   if (type == "LossScaleOptimizer") {
     return "LossScaleOptimizer checks the gradients for inf/NaN on the host every step";
   }
-  if (optimizer.options().clipnorm || optimizer.options().global_clipnorm) {
-    return "clipnorm/global_clipnorm reads the gradient norms on the host every step";
-  }
   for (const nn::LayerPtr& layer : graph.layers()) {
     const char* layer_type = layer->type();
     if (std::strcmp(layer_type, "Dropout") == 0 || std::strcmp(layer_type, "MultiHeadAttention") == 0) {
