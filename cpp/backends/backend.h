@@ -9,6 +9,7 @@
 #include "backends/cpu/onednn_ops.h"  // parameter structs only (Conv2dParams, Pool2dParams)
 #include "backends/op_kinds.h"
 #include "core/device_registry.h"
+#include "core/errors.h"
 #include "kernels/optimizer_functors.h"  // OptimizerUpdate (plain data)
 #include "tensor/tensor_view.h"
 
@@ -85,6 +86,26 @@ class Backend {
   virtual void copy_from_host(const void* host, const TensorView& dst) = 0;
   virtual void copy_to_host(const TensorView& src, void* host) = 0;
   virtual void synchronize() = 0;
+
+  // Graph capture of a whole training step (docs/gpu_step.md; train/step_capture_policy.h
+  // decides when). Between begin_capture() and end_capture() the backend records its launches
+  // instead of running them; end_capture() returns the instantiated graph, replay() launches
+  // it (asynchronously, like any launch), destroy_graph() frees it. A call the backend cannot
+  // record (a copy to the host, a synchronize, a query that needs the host) makes
+  // end_capture() throw, and the caller runs the step eagerly. The defaults say "unsupported"
+  // (the CPU backend has nothing to gain: its launches are function calls).
+  using GraphHandle = void*;
+  virtual bool supports_graph_capture() const { return false; }
+  virtual void begin_capture() { throw_capture_unsupported("begin_capture"); }
+  virtual GraphHandle end_capture() { throw_capture_unsupported("end_capture"); }
+  virtual void replay(GraphHandle) { throw_capture_unsupported("replay"); }
+  virtual void destroy_graph(GraphHandle) {}
+
+ private:
+  [[noreturn]] void throw_capture_unsupported(const char* call) const {
+    throw_error(ErrorCode::kUnimplemented, call,
+                std::string("the ") + name() + " backend cannot capture graphs");
+  }
 };
 
 // The backend that runs ops on `device` (FailedPreconditionError when its library is missing).

@@ -1,5 +1,6 @@
 // Picks the backend for a device (see backend.h).
 #include "backends/backend.h"
+#include "backends/backend_interposer.h"
 #include "backends/tracing_backend.h"
 #include "core/cuda_backend_loader.h"
 #include "core/errors.h"
@@ -27,6 +28,10 @@ Backend& untraced_backend_for(const LogicalDevice& device) {
 }  // namespace
 
 Backend& backend_for(const LogicalDevice& device) {
+  // A test's decorator in front of the CPU backend (backend_interposer.h).
+  if (device.type == DeviceType::kCPU) {
+    if (Backend* interposer = cpu_backend_interposer()) return *interposer;
+  }
   // While profiling, every backend call becomes a trace scope (tracing_backend.h).
   if (profiler::enabled()) {
     if (device.type == DeviceType::kCPU) return tracing_backend(cpu_backend(), -1);

@@ -81,7 +81,26 @@ void init_training(py::module_& m) {
       .def("predict_step", &train::Trainer::predict_step, py::arg("x"),
            py::call_guard<py::gil_scoped_release>())
       .def("reset_metrics", &train::Trainer::reset_metrics)
-      .def("results", &train::Trainer::results);
+      .def("results", &train::Trainer::results)
+      .def_property_readonly("host_reads", &train::Trainer::host_reads)
+      .def(
+          "set_jit_compile",
+          [](train::Trainer& t, const std::string& mode) {
+            // python/gpuaccel/keras/_trainer.py validates compile()'s argument and maps it.
+            if (mode == "auto") return t.set_jit_compile(train::JitCompile::kAuto);
+            if (mode == "on") return t.set_jit_compile(train::JitCompile::kOn);
+            if (mode == "off") return t.set_jit_compile(train::JitCompile::kOff);
+            throw_value_error("compile", "jit_compile mode must be 'auto', 'on' or 'off', got '" +
+                                             mode + "'");
+          },
+          py::arg("mode"))
+      .def_property_readonly("graph_captures",
+                             [](const train::Trainer& t) { return t.capture_policy().captures(); })
+      .def_property_readonly("graph_replays",
+                             [](const train::Trainer& t) { return t.capture_policy().replays(); })
+      .def_property_readonly("graph_fallback_reason", [](const train::Trainer& t) {
+        return t.capture_policy().fallback_reason();
+      });
 }
 
 }  // namespace gpuaccel::bindings

@@ -12,7 +12,8 @@
 //   Adam:               m += (g - m) * (1 - beta_1);  v += (g^2 - v) * (1 - beta_2)
 //                       amsgrad: vhat = max(vhat, v), v := vhat
 //                       p -= m * alpha / (sqrt(v) + epsilon),
-//                       alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) (host, in double)
+//                       alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t), a float32 scalar the
+//                       optimizer keeps on the parameter's device (read through device_alpha)
 //   RMSprop:            v = rho * v + (1 - rho) * g^2
 //                       centered: a = rho * a + (1 - rho) * g, d = v - a^2 + epsilon
 //                       else d = v + epsilon            (epsilon inside the sqrt, as Keras)
@@ -54,13 +55,20 @@ struct OptimizerUpdate {
   float momentum = 0.0f;          // SGD and RMSprop
   float one_minus_beta_1 = 0.0f;  // Adam: 1 - beta_1
   float one_minus_beta_2 = 0.0f;  // Adam: 1 - beta_2
-  float alpha = 0.0f;             // Adam: bias-corrected learning rate of this step
+  float alpha = 0.0f;             // Adam: bias-corrected learning rate of this step, used when
+                                  // device_alpha is null
+  const float* device_alpha = nullptr;  // Adam: the step's alpha in memory on the parameter's
+                                        // device, advanced there each step, so an update
+                                        // replayed from a captured graph reads the current one
   float rho = 0.0f;               // RMSprop
   float one_minus_rho = 0.0f;     // RMSprop
   float epsilon = 0.0f;
   float weight_decay = 0.0f;      // decoupled weight decay; 0 = none
-  float grad_scale = 1.0f;        // gradient multiplier: the loss-scale unscale (1 / scale)
-                                  // times the clipnorm / global_clipnorm factor; 1 = none
+  float grad_scale = 1.0f;        // gradient multiplier: the loss-scale unscale (1 / scale);
+                                  // 1 = none; used when device_grad_scale is null
+  const float* device_grad_scale = nullptr;  // the multiplier in memory on the parameter's
+                                             // device: the unscale times the clipnorm /
+                                             // global_clipnorm factor, computed there
   float clip_value = 0.0f;        // used when flags has kOptimizerClipValue
 };
 
@@ -82,11 +90,15 @@ GA_HOST_DEVICE GA_INLINE float maximum(float a, float b) {
 }
 }  // namespace optim_math
 
-// The gradient as the update sees it: multiplied by grad_scale (a LossScaleOptimizer's 1 / scale
-// and/or the norm-clipping factor), then clipped by value
+// The gradient as the update sees it: multiplied by grad_scale or *device_grad_scale (a
+// LossScaleOptimizer's 1 / scale and/or the norm-clipping factor), then clipped by value
 // (Keras allows only one of clipnorm, global_clipnorm and clipvalue).
 GA_HOST_DEVICE GA_INLINE float transform_gradient(const OptimizerUpdate& u, float g) {
-  if (u.grad_scale != 1.0f) g = g * u.grad_scale;
+  if (u.device_grad_scale != nullptr) {
+    g = g * *u.device_grad_scale;
+  } else if (u.grad_scale != 1.0f) {
+    g = g * u.grad_scale;
+  }
   if (u.flags & kOptimizerClipValue) {
     // tf.clip_by_value: NaN passes through unchanged.
     if (g < -u.clip_value) g = -u.clip_value;
@@ -136,7 +148,8 @@ struct AdamUpdateFunctor {
       v_next = optim_math::maximum(*vhat, v_next);
       *vhat = v_next;
     }
-    *p = w - (m_next * u.alpha) / (optim_math::sqrt(v_next) + u.epsilon);
+    const float alpha = u.device_alpha != nullptr ? *u.device_alpha : u.alpha;
+    *p = w - (m_next * alpha) / (optim_math::sqrt(v_next) + u.epsilon);
   }
 };
 

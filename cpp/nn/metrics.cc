@@ -1,9 +1,10 @@
 // Metric formulas over the op frontends, with no autograd (metrics never need gradients).
 #include "nn/metrics.h"
 
-#include "core/device_registry.h"
 #include "core/errors.h"
 #include "ops/autograd.h"
+#include "ops/creation.h"
+#include "ops/host_read.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
 #include "ops/shape_ops.h"
@@ -26,10 +27,22 @@ Tensor as_float(const Tensor& t) { return t.dtype() == DType::kFloat32 ? t : cas
 
 }  // namespace
 
-double scalar_value(const Tensor& t) {
-  const Tensor host = to_device(cast(t, DType::kFloat32),
-                                DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0));
-  return double(*static_cast<const float*>(contiguous(host).data()));
+double scalar_value(const Tensor& t) { return read_scalars({t}).at(0); }
+
+void accumulate(Tensor& total, const Tensor& value) {
+  GradModeGuard no_grad(false);
+  if (!total.defined()) total = zeros({}, DType::kFloat32, value.device());
+  Tensor addend = reshape(value, {});
+  if (addend.device().type != total.device().type || addend.device().index != total.device().index) {
+    addend = to_device(addend, total.device());
+  }
+  copy_into(add(total, as_float(addend)), total);
+}
+
+void zero_in_place(const Tensor& total) {
+  if (!total.defined()) return;
+  GradModeGuard no_grad(false);
+  copy_into(scalar_like(0.0, total), total);
 }
 
 Metric::Metric(std::string name, MetricKind kind, double threshold)
@@ -85,8 +98,17 @@ Tensor Metric::values(const Tensor& y_true_in, const Tensor& y_pred_in) const {
 void Metric::update(const Tensor& y_true, const Tensor& y_pred) {
   GradModeGuard no_grad(false);
   const Tensor per_example = values(y_true, y_pred);
-  total_ += scalar_value(reduce_sum(per_example, {}, false));
+  accumulate(total_, reduce_sum(per_example, {}, false));
   count_ += double(per_example.numel());
+}
+
+double Metric::result() const {
+  return count_ > 0 && total_.defined() ? running_mean(scalar_value(total_), count_) : 0.0;
+}
+
+void Metric::reset() {
+  zero_in_place(total_);
+  count_ = 0.0;
 }
 
 }  // namespace gpuaccel::nn

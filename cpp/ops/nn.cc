@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "ops/autograd.h"
 #include "ops/creation.h"
+#include "ops/deferred_checks.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
 #include "ops/op_utils.h"
@@ -323,20 +324,24 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes, DType dtype) {
 }
 
 namespace {
-// InvalidArgumentError when an integer tensor holds values outside [0, limit).
+// InvalidArgumentError when an integer tensor holds values outside [0, limit). Inside a training
+// step (a DeferredChecks is active) the min and max stay on the device and the error is raised
+// at the step results' next read (ops/deferred_checks.h); otherwise they are read here.
 void check_index_range(const std::string& op, const Tensor& ids, int64_t limit, const char* what) {
   if (ids.numel() == 0) return;
   GradModeGuard no_grad(false);
-  const Tensor lo = reduce(ReduceOp::kMin, cast(ids, DType::kInt64), {}, false);
-  const Tensor hi = reduce(ReduceOp::kMax, cast(ids, DType::kInt64), {}, false);
-  const Tensor host = to_device(cast(lo, DType::kInt64), DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0));
-  const Tensor host_hi = to_device(cast(hi, DType::kInt64), DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0));
-  const int64_t min_value = *static_cast<const int64_t*>(host.data());
-  const int64_t max_value = *static_cast<const int64_t*>(host_hi.data());
+  const Tensor as_int64 = cast(ids, DType::kInt64);
+  const Tensor lo = reduce(ReduceOp::kMin, as_int64, {}, false);
+  const Tensor hi = reduce(ReduceOp::kMax, as_int64, {}, false);
+  if (DeferredChecks* deferred = DeferredChecks::active()) {
+    deferred->record_index_range(op, what, limit, lo, hi);
+    return;
+  }
+  const LogicalDevice host = DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0);
+  const int64_t min_value = *static_cast<const int64_t*>(to_device(lo, host).data());
+  const int64_t max_value = *static_cast<const int64_t*>(to_device(hi, host).data());
   if (min_value < 0 || max_value >= limit) {
-    throw_error(ErrorCode::kInvalidArgument, op,
-                std::string(what) + " must be in [0, " + std::to_string(limit) + "), got values from " +
-                    std::to_string(min_value) + " to " + std::to_string(max_value));
+    throw_index_range_error(op, what, limit, min_value, max_value);
   }
 }
 }  // namespace

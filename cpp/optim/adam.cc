@@ -1,10 +1,17 @@
 // Adam's hyperparameters and per-step update parameters (the arithmetic is AdamUpdateFunctor in
-// kernels/optimizer_functors.h). The bias-corrected rate is computed here in double from the
-// float32 values Keras keeps (lr, beta_1, beta_2 are float32 variables/casts there), so both
-// agree to a float32 rounding.
+// kernels/optimizer_functors.h). The step counter and the bias-corrected rate live on the
+// parameters' device and are advanced there by ops each step, in float32 as Keras computes
+// them (local_step = iterations + 1, beta ** local_step, lr * sqrt(1 - beta_2 ** t) /
+// (1 - beta_1 ** t)): no host value of the step reaches the update, so a captured training step
+// replays the right rate (docs/gpu_step.md).
 #include "optim/adam.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/shape_ops.h"
 
 namespace gpuaccel::optim {
 
@@ -31,11 +38,38 @@ void Adam::fill_update(OptimizerUpdate& u, int64_t step, float lr) const {
   u.one_minus_beta_1 = static_cast<float>(1.0 - beta_1_);
   u.one_minus_beta_2 = static_cast<float>(1.0 - beta_2_);
   u.epsilon = static_cast<float>(epsilon_);
-  const double b1 = static_cast<float>(beta_1_);
-  const double b2 = static_cast<float>(beta_2_);
-  const double t = static_cast<double>(step);
-  u.alpha = static_cast<float>(static_cast<double>(lr) * std::sqrt(1.0 - std::pow(b2, t)) /
-                               (1.0 - std::pow(b1, t)));
+  // alpha comes from the device (advance_device_scalars, attach_device_scalars).
+  (void)step, (void)lr;
+}
+
+void Adam::advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr) {
+  auto same = [&](const DeviceStep& s) {
+    return s.device.type == device.type && s.device.index == device.index;
+  };
+  auto it = std::find_if(device_steps_.begin(), device_steps_.end(), same);
+  if (it == device_steps_.end()) {
+    // From the host's count once (a new device, or after set_iterations); in place afterwards.
+    device_steps_.push_back({device, full({}, double(iterations), DType::kFloat32, device),
+                             zeros({}, DType::kFloat32, device)});
+    it = device_steps_.end() - 1;
+  }
+  const Tensor& t = it->t;
+  copy_into(add(t, scalar_like(1.0, t)), t);
+  const Tensor one = scalar_like(1.0, t);
+  const Tensor beta_1_power = binary(BinaryOp::kPow, scalar_like(beta_1_, t), t);
+  const Tensor beta_2_power = binary(BinaryOp::kPow, scalar_like(beta_2_, t), t);
+  const Tensor alpha = div(mul(scalar_like(double(lr), t), unary(UnaryOp::kSqrt, sub(one, beta_2_power))),
+                           sub(one, beta_1_power));
+  copy_into(alpha, it->alpha);
+}
+
+void Adam::attach_device_scalars(OptimizerUpdate& u, const LogicalDevice& device) const {
+  for (const DeviceStep& s : device_steps_) {
+    if (s.device.type == device.type && s.device.index == device.index) {
+      u.device_alpha = static_cast<const float*>(s.alpha.data());
+      return;
+    }
+  }
 }
 
 namespace {

@@ -55,6 +55,7 @@ class LossScaleOptimizer final : public Optimizer {
   void set_learning_rate(double learning_rate) override { inner_->set_learning_rate(learning_rate); }
   int64_t iterations() const override { return inner_->iterations(); }
   void set_iterations(int64_t iterations) override { inner_->set_iterations(iterations); }
+  void count_replayed_steps(int64_t steps) override { inner_->count_replayed_steps(steps); }
   void exclude_from_weight_decay(const std::vector<Tensor>& params) override {
     inner_->exclude_from_weight_decay(params);
   }

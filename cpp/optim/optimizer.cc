@@ -1,6 +1,7 @@
 // The shared part of every optimizer (optim/optimizer.h): argument validation, gradient
-// clipping factors (Keras's clipnorm / global_clipnorm need a norm, computed with op frontends
-// and read back to the host), lazy slot creation, and one fused backend call per variable.
+// clipping factors (Keras's clipnorm / global_clipnorm need a norm: computed with op frontends
+// and left on the device for the fused update to read), lazy slot creation, and one fused
+// backend call per variable.
 #include "optim/optimizer.h"
 
 #include <algorithm>
@@ -35,13 +36,10 @@ std::string snake_case(const char* type) {
   return s;
 }
 
-// Sum of squares of a gradient, accumulated by the reduce kernel and read back as a double.
-double squared_norm(const Tensor& g) {
+// The float32 sum of squares of a gradient, left on its device.
+Tensor squared_norm(const Tensor& g) {
   const Tensor g32 = g.dtype() == DType::kFloat32 ? g : cast(g, DType::kFloat32);
-  const Tensor s = reduce_sum(mul(g32, g32), {}, false);
-  float host = 0.0f;
-  backend_for(s.device()).copy_to_host(s.view(), &host);
-  return static_cast<double>(host);
+  return reduce_sum(mul(g32, g32), {}, false);
 }
 
 bool same_device(const LogicalDevice& a, const LogicalDevice& b) {
@@ -116,6 +114,12 @@ void Optimizer::set_iterations(int64_t iterations) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   iterations_ = iterations;
+  reset_device_scalars();
+}
+
+void Optimizer::count_replayed_steps(int64_t steps) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  iterations_ += steps;
 }
 
 void Optimizer::exclude_from_weight_decay(const std::vector<Tensor>& params) {
@@ -215,29 +219,45 @@ void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
   const float lr = static_cast<float>(learning_rate_);
 
   // Gradient transforms shared by every variable of this step. The gradient the update sees is
-  // grads[i] * multiplier; the norm factors are computed for that gradient and folded into the
-  // one per-element factor (OptimizerUpdate::grad_scale).
-  std::vector<float> scales(active.size(), static_cast<float>(multiplier));
+  // grads[i] * multiplier; norm clipping multiplies it by a factor computed from that
+  // gradient's norm on the device (float32, as Keras), so no step waits to read a norm: the
+  // fused update reads the product there (OptimizerUpdate::device_grad_scale).
+  std::vector<Tensor> device_scales(active.size());
   if (options_.clipnorm) {
-    // tf.clip_by_norm: g * clipnorm / max(||g||, clipnorm), per gradient.
-    const double c = *options_.clipnorm;
+    // tf.clip_by_norm: g * clipnorm / max(||g||, clipnorm), per gradient (an infinite norm
+    // gives 0, a NaN norm NaN: maximum propagates NaN).
     for (size_t k = 0; k < active.size(); ++k) {
-      const double norm = std::sqrt(squared_norm(grads[active[k]])) * multiplier;
-      if (norm > c || !std::isfinite(norm)) {
-        scales[k] = static_cast<float>(multiplier * (c / std::max(norm, c)));
-      }
+      const Tensor sum = squared_norm(grads[active[k]]);
+      const Tensor norm = mul(unary(UnaryOp::kSqrt, sum), scalar_like(multiplier, sum));
+      const Tensor c = scalar_like(*options_.clipnorm, norm);
+      device_scales[k] = mul(scalar_like(multiplier, norm),
+                             div(c, binary(BinaryOp::kMaximum, norm, c)));
     }
   } else if (options_.global_clipnorm) {
     // Keras's clip_by_global_norm: one factor min(1, c / ||all||); NaN when the norm is not
-    // finite, so a step on inf/NaN gradients poisons the variables as it does in Keras.
-    const double c = *options_.global_clipnorm;
-    double total = 0.0;
-    for (size_t i : active) total += squared_norm(grads[i]);
-    const double norm = std::sqrt(total) * multiplier;
-    const float scale = std::isfinite(norm)
-                            ? static_cast<float>(norm > c ? multiplier * (c / norm) : multiplier)
-                            : std::numeric_limits<float>::quiet_NaN();
-    std::fill(scales.begin(), scales.end(), scale);
+    // finite (norm * 0 is NaN then), so a step on inf/NaN gradients poisons the variables as
+    // it does in Keras.
+    Tensor total;
+    for (size_t i : active) {
+      const Tensor sum = squared_norm(grads[i]);
+      total = total.defined() ? add(total, sum) : sum;
+    }
+    const Tensor norm = mul(unary(UnaryOp::kSqrt, total), scalar_like(multiplier, total));
+    const Tensor c = scalar_like(*options_.global_clipnorm, norm);
+    const Tensor nan_unless_finite = add(mul(norm, scalar_like(0.0, norm)), scalar_like(1.0, norm));
+    const Tensor factor = mul(mul(scalar_like(multiplier, norm),
+                                  div(c, binary(BinaryOp::kMaximum, norm, c))),
+                              nan_unless_finite);
+    std::fill(device_scales.begin(), device_scales.end(), factor);
+  }
+
+  std::vector<LogicalDevice> devices;
+  for (size_t i : active) {
+    const LogicalDevice& d = params[i].device();
+    if (std::none_of(devices.begin(), devices.end(), [&](const LogicalDevice& e) { return same_device(d, e); })) {
+      devices.push_back(d);
+      advance_device_scalars(d, iterations_, lr);
+    }
   }
 
   for (size_t k = 0; k < active.size(); ++k) {
@@ -249,10 +269,16 @@ void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
     OptimizerUpdate u;
     u.learning_rate = lr;
     fill_update(u, step, lr);
+    attach_device_scalars(u, p.device());
     if (options_.weight_decay && no_weight_decay_.count(p.impl()) == 0) {
       u.weight_decay = static_cast<float>(*options_.weight_decay);
     }
-    u.grad_scale = scales[k];
+    u.grad_scale = static_cast<float>(multiplier);
+    if (device_scales[k].defined()) {
+      if (!s.grad_scale.defined()) s.grad_scale = zeros({}, DType::kFloat32, p.device());
+      copy_into(device_scales[k], s.grad_scale);
+      u.device_grad_scale = static_cast<const float*>(s.grad_scale.data());
+    }
     if (options_.clipvalue) {
       u.flags |= kOptimizerClipValue;
       u.clip_value = static_cast<float>(*options_.clipvalue);

@@ -62,6 +62,9 @@ class Optimizer {
   virtual void set_learning_rate(double learning_rate);  // ValueError unless finite and >= 0
   virtual int64_t iterations() const;
   virtual void set_iterations(int64_t iterations);       // ValueError when negative
+  // Adds `steps` to the host's iteration count only: a training step replayed from a captured
+  // graph advanced the device-resident counters itself (train/trainer.cc).
+  virtual void count_replayed_steps(int64_t steps);
   const char* name() const { return name_.c_str(); }
   // Keras's class name: "SGD", "Adam", "AdamW", "RMSprop".
   const char* type() const { return type_; }
@@ -87,6 +90,20 @@ class Optimizer {
   // float32 learning rate `lr` (u.learning_rate is already set).
   virtual void fill_update(OptimizerUpdate& u, int64_t step, float lr) const = 0;
 
+  // Per-step values a subclass keeps in device memory (Adam's step counter and alpha), so the
+  // fused update reads them there and a captured step replays right. advance_device_scalars is
+  // called once per step for each device holding an updated variable, before the updates, with
+  // the optimizer's lock held and `iterations` the count before this step; it must use ops that
+  // update its tensors in place. attach_device_scalars points an update at them.
+  // reset_device_scalars drops them (set_iterations: they are rebuilt from the new count).
+  virtual void advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr) {
+    (void)device, (void)iterations, (void)lr;
+  }
+  virtual void attach_device_scalars(OptimizerUpdate& u, const LogicalDevice& device) const {
+    (void)u, (void)device;
+  }
+  virtual void reset_device_scalars() {}
+
   // ValueError "`<arg>` must be ... Received: <arg>=<value>" helpers for the constructors.
   void require_range(const char* arg, double value, double low, double high,
                      bool high_open = false) const;
@@ -96,6 +113,8 @@ class Optimizer {
   struct State {
     std::weak_ptr<TensorImpl> param;  // to notice a freed variable whose address was reused
     std::array<Tensor, 3> slots;
+    Tensor grad_scale;  // clipnorm / global_clipnorm: this step's gradient multiplier, on the
+                        // variable's device (created once, written in place each step)
     int64_t order = 0;
   };
   State& state_for(const Tensor& param);

@@ -4,7 +4,9 @@
 #include "core/errors.h"
 #include "ops/autograd.h"
 #include "ops/elementwise.h"
+#include "ops/host_read.h"
 #include "ops/shape_ops.h"
+#include "train/step_capture_blockers.h"
 
 namespace gpuaccel::train {
 
@@ -33,7 +35,8 @@ Trainer::Trainer(nn::LayerGraphPtr graph, nn::LossPtr loss,
     : graph_(std::move(graph)),
       loss_(std::move(loss)),
       optimizer_(std::move(optimizer)),
-      metrics_(std::move(metrics)) {
+      metrics_(std::move(metrics)),
+      capture_(std::make_unique<StepCapturePolicy>(JitCompile::kAuto)) {
   if (!graph_) throw_error(ErrorCode::kInvalidArgument, "compile", "the model has no layer graph");
   if (!loss_) throw_error(ErrorCode::kInvalidArgument, "compile", "a loss is required");
 }
@@ -52,7 +55,7 @@ std::vector<Tensor> Trainer::place(const std::vector<Tensor>& x, const std::vect
   return out;
 }
 
-double Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
+Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   if (!optimizer_) {
     throw_error(ErrorCode::kFailedPrecondition, "fit",
                 "the model was compiled without an optimizer; pass optimizer= to compile()");
@@ -62,7 +65,62 @@ double Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
   const std::vector<Tensor> params = graph_->trainable_weights();
   const std::vector<Tensor> x = place(x_in, params);
   const Tensor y = place(y_in, params);
+  Backend& backend = backend_for(params.empty() ? x.at(0).device() : params[0].device());
+  const std::string blocker = step_capture_blocker(*graph_, *optimizer_);
+  if (!capture_->may_capture(backend, blocker)) return run_train_step(x, y, batch, params);
 
+  // Capturable: the step reads its inputs from buffers that stay put for its signature.
+  StepSignature signature;
+  for (const Tensor& t : x) {
+    signature.input_shapes.push_back(t.shape());
+    signature.input_dtypes.push_back(t.dtype());
+  }
+  signature.input_shapes.push_back(y.shape());
+  signature.input_dtypes.push_back(y.dtype());
+  for (const Tensor& p : params) signature.state.push_back(p.data());
+  signature.host_scalars.push_back(optimizer_->learning_rate());
+  CapturedStep& captured = captured_[signature];
+  if (captured.inputs.empty()) {
+    for (const Tensor& t : x) captured.inputs.push_back(Tensor::empty(t.shape(), t.dtype(), t.device(), "StepInput"));
+    captured.inputs.push_back(Tensor::empty(y.shape(), y.dtype(), y.device(), "StepInput"));
+  }
+  {
+    GradModeGuard grad_off(false);
+    for (size_t i = 0; i < x.size(); ++i) copy_into(x[i], captured.inputs[i]);
+    copy_into(y, captured.inputs.back());
+  }
+  const std::vector<Tensor> staged_x(captured.inputs.begin(), captured.inputs.end() - 1);
+  const HostCounters before = host_counters();
+  Tensor loss;
+  const StepRun run = capture_->run(
+      backend, signature, blocker,
+      [&] { loss = run_train_step(staged_x, captured.inputs.back(), batch, params); },
+      [&] { set_host_counters(before); });
+  if (run == StepRun::kCaptured) {
+    const HostCounters after = host_counters();
+    captured.loss = loss;
+    captured.increments.loss_count = after.loss_count - before.loss_count;
+    captured.increments.iterations = after.iterations - before.iterations;
+    for (size_t i = 0; i < after.metric_counts.size(); ++i) {
+      captured.increments.metric_counts.push_back(after.metric_counts[i] - before.metric_counts[i]);
+    }
+  } else if (run == StepRun::kReplayed) {
+    // The graph advanced the device-resident counters (Adam's t) itself: only the host's
+    // counts follow.
+    loss_count_ += captured.increments.loss_count;
+    for (size_t i = 0; i < metrics_.size(); ++i) {
+      metrics_[i]->set_count(metrics_[i]->count() + captured.increments.metric_counts.at(i));
+    }
+    optimizer_->count_replayed_steps(captured.increments.iterations);
+    loss = captured.loss;
+  }
+  if (capture_->fell_back()) captured_.clear();  // eager for good: the staging buffers go
+  return loss;
+}
+
+Tensor Trainer::run_train_step(const std::vector<Tensor>& x, const Tensor& y, int64_t batch,
+                               const std::vector<Tensor>& params) {
+  DeferredChecks::Scope deferred(label_checks_);
   GradModeGuard grad_on(true);
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/true);
   const Tensor loss = (*loss_)(y, outputs.at(0));
@@ -79,19 +137,40 @@ double Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
     GradModeGuard grad_off(false);
     if (!params.empty()) optimizer_->apply_gradients(grads, params);
   }
-  const double value = nn::scalar_value(loss);
+  GradModeGuard grad_off(false);
+  const Tensor value = detach(loss);
   absorb(value, batch, y, detach(outputs.at(0)));
   return value;
 }
 
-double Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
+Trainer::HostCounters Trainer::host_counters() const {
+  HostCounters c;
+  c.loss_count = loss_count_;
+  for (const nn::MetricPtr& metric : metrics_) c.metric_counts.push_back(metric->count());
+  c.iterations = optimizer_ ? optimizer_->iterations() : 0;
+  return c;
+}
+
+void Trainer::set_host_counters(const HostCounters& c) {
+  loss_count_ = c.loss_count;
+  for (size_t i = 0; i < metrics_.size(); ++i) metrics_[i]->set_count(c.metric_counts.at(i));
+  if (optimizer_) optimizer_->set_iterations(c.iterations);
+}
+
+void Trainer::set_jit_compile(JitCompile mode) {
+  captured_.clear();
+  capture_ = std::make_unique<StepCapturePolicy>(mode);
+}
+
+Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
   GradModeGuard grad_off(false);
+  DeferredChecks::Scope deferred(label_checks_);
   const std::vector<Tensor> params = graph_->trainable_weights();
   const std::vector<Tensor> outputs = graph_->forward(place(x_in, params), /*training=*/false);
   const Tensor y = place(y_in, params);
-  const double value = nn::scalar_value((*loss_)(y, outputs.at(0)));
+  const Tensor value = (*loss_)(y, outputs.at(0));
   absorb(value, batch, y, outputs.at(0));
   return value;
 }
@@ -102,22 +181,44 @@ std::vector<Tensor> Trainer::predict_step(const std::vector<Tensor>& x) const {
   return graph_->forward(place(x, graph_->trainable_weights()), /*training=*/false);
 }
 
-void Trainer::absorb(double loss, int64_t batch, const Tensor& y, const Tensor& y_pred) {
-  loss_total_ += loss * double(batch);
+void Trainer::absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred) {
+  // Keras's loss tracker: a Mean weighted by the batch size.
+  nn::accumulate(loss_total_, mul(loss, scalar_like(double(batch), loss)));
   loss_count_ += double(batch);
   for (const nn::MetricPtr& metric : metrics_) metric->update(y, y_pred);
 }
 
 void Trainer::reset_metrics() {
-  loss_total_ = 0.0;
+  nn::zero_in_place(loss_total_);
   loss_count_ = 0.0;
   for (const nn::MetricPtr& metric : metrics_) metric->reset();
 }
 
-std::vector<std::pair<std::string, double>> Trainer::results() const {
+std::vector<std::pair<std::string, double>> Trainer::results() {
+  // Everything accumulated on the device, packed into one read: the loss total, each metric's
+  // total (when it has counted anything), then the pending label checks.
+  std::vector<Tensor> scalars;
+  if (loss_count_ > 0 && loss_total_.defined()) scalars.push_back(loss_total_);
+  for (const nn::MetricPtr& metric : metrics_) {
+    if (metric->count() > 0 && metric->total().defined()) scalars.push_back(metric->total());
+  }
+  const size_t accumulators = scalars.size();
+  for (Tensor& t : label_checks_.scalars()) scalars.push_back(std::move(t));
+  std::vector<double> values;
+  if (!scalars.empty()) {
+    values = read_scalars(scalars);
+    ++host_reads_;
+  }
+  label_checks_.settle(std::vector<double>(values.begin() + long(accumulators), values.end()));
+
   std::vector<std::pair<std::string, double>> out;
-  out.emplace_back("loss", loss_count_ > 0 ? loss_total_ / loss_count_ : 0.0);
-  for (const nn::MetricPtr& metric : metrics_) out.emplace_back(metric->name(), metric->result());
+  size_t next = 0;
+  const bool has_loss = loss_count_ > 0 && loss_total_.defined();
+  out.emplace_back("loss", has_loss ? nn::running_mean(values[next++], loss_count_) : 0.0);
+  for (const nn::MetricPtr& metric : metrics_) {
+    const bool has = metric->count() > 0 && metric->total().defined();
+    out.emplace_back(metric->name(), has ? nn::running_mean(values[next++], metric->count()) : 0.0);
+  }
   return out;
 }
 

@@ -1,18 +1,28 @@
 // One Keras training/evaluation/prediction step for a whole batch, in C++: forward through the
 // layer graph, the loss, the backward pass, the optimizer's fused update, and the running loss
-// and metrics. The Python fit loop calls these once per batch with the GIL released and reads
-// results() only where callbacks want logs.
+// and metrics. The Python fit loop calls these once per batch with the GIL released.
+//
+// A step never waits for the device: the running loss, every metric's total and the label range
+// checks accumulate in device scalars on the weights' device (ops only, no device-to-host copy,
+// no synchronize), and results() reads them all with one copy when something asks for logs (a
+// progress bar refresh, an epoch end, a callback that reads them), as Keras does with
+// steps_per_execution. A bad label found inside a step raises at that read (docs/training.md).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "nn/layer_graph.h"
 #include "nn/losses.h"
 #include "nn/metrics.h"
+#include "ops/deferred_checks.h"
 #include "optim/optimizer.h"
+#include "train/step_capture_policy.h"
+#include "train/step_signature.h"
 
 namespace gpuaccel::train {
 
@@ -23,16 +33,28 @@ class Trainer {
           std::vector<nn::MetricPtr> metrics);
 
   // Forward (training behaviour), loss, gradients of the trainable weights, optimizer update;
-  // then the loss tracker and metrics absorb the batch. Returns the batch's loss.
-  double train_step(const std::vector<Tensor>& x, const Tensor& y);
-  // Forward (inference behaviour), loss and metrics; no update. Returns the batch's loss.
-  double test_step(const std::vector<Tensor>& x, const Tensor& y);
+  // then the loss tracker and metrics absorb the batch. Returns the batch's loss, a float32
+  // scalar left on the weights' device (reading it is the caller's choice, and a sync).
+  Tensor train_step(const std::vector<Tensor>& x, const Tensor& y);
+  // Forward (inference behaviour), loss and metrics; no update. Returns the batch's loss as
+  // train_step does.
+  Tensor test_step(const std::vector<Tensor>& x, const Tensor& y);
   // Forward (inference behaviour) without gradients.
   std::vector<Tensor> predict_step(const std::vector<Tensor>& x) const;
 
   void reset_metrics();
-  // ("loss", running mean weighted by batch size), then each metric's running result.
-  std::vector<std::pair<std::string, double>> results() const;
+  // ("loss", running mean weighted by batch size), then each metric's running result. Reads
+  // every accumulator with one device-to-host copy (none before the first step); raises here
+  // the InvalidArgumentError of a label range check that failed inside a step since the last
+  // read (the check is then forgotten).
+  std::vector<std::pair<std::string, double>> results();
+  // How many times results() read from the device: the fit loop's tests count these.
+  int64_t host_reads() const { return host_reads_; }
+
+  // Keras's compile(jit_compile=...): whether train steps may be captured into device graphs
+  // and replayed (train/step_capture_policy.h). Resets the policy and drops captured graphs.
+  void set_jit_compile(JitCompile mode);
+  const StepCapturePolicy& capture_policy() const { return *capture_; }
 
   const nn::LayerGraphPtr& graph() const { return graph_; }
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
@@ -42,14 +64,41 @@ class Trainer {
   // trainable weights, gathered once per step); with no trainable weight they stay put.
   static std::vector<Tensor> place(const std::vector<Tensor>& x, const std::vector<Tensor>& params);
   static Tensor place(const Tensor& t, const std::vector<Tensor>& params);
-  void absorb(double loss, int64_t batch, const Tensor& y, const Tensor& y_pred);
+  void absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred);
+  // The step's device work and its host bookkeeping, as one function the capture policy runs
+  // eagerly or under capture.
+  Tensor run_train_step(const std::vector<Tensor>& x, const Tensor& y, int64_t batch,
+                        const std::vector<Tensor>& params);
+
+  // What a step changes on the host besides launching work: a replayed graph changes none of
+  // it, so the Trainer applies the difference a captured step made.
+  struct HostCounters {
+    double loss_count = 0;
+    std::vector<double> metric_counts;
+    int64_t iterations = 0;
+  };
+  HostCounters host_counters() const;
+  // Restores counters from before a failed capture attempt (the optimizer's device-resident
+  // counters restart from the restored count).
+  void set_host_counters(const HostCounters& counters);
+  // A captured step's inputs live in these buffers (a graph reads the addresses it was
+  // captured with), with the loss tensor it writes and its host-counter increments.
+  struct CapturedStep {
+    std::vector<Tensor> inputs;  // x..., then y, on the weights' device
+    Tensor loss;
+    HostCounters increments;
+  };
 
   nn::LayerGraphPtr graph_;
   nn::LossPtr loss_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::vector<nn::MetricPtr> metrics_;
-  double loss_total_ = 0.0;
+  Tensor loss_total_;  // sum of loss * batch size, float32 on the weights' device
   double loss_count_ = 0.0;
+  DeferredChecks label_checks_;
+  int64_t host_reads_ = 0;
+  std::unique_ptr<StepCapturePolicy> capture_;
+  std::unordered_map<StepSignature, CapturedStep, StepSignatureHash> captured_;
 };
 
 }  // namespace gpuaccel::train

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/backend_interposer.h"
 #include "backends/cpu/optimizer_update.h"
 #include "core/cuda_backend_abi.h"
 #include "core/errors.h"
@@ -25,6 +26,7 @@
 #include "optim/adam.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"
+#include "counting_backend.h"
 #include "test_helpers.h"
 
 namespace gpuaccel {
@@ -426,6 +428,46 @@ TEST(OptimOptimizer, AdamMatchesReferenceAndCountsIterations) {
   EXPECT_TRUE(vars[2].second.same(adam.slot(w, "momentum")));
 }
 
+TEST(OptimOptimizer, StepScalarsStayOnTheDevice) {
+  // Adam's step counter and alpha are device scalars advanced by ops: no step reads the host.
+  test::CountingBackend counting;
+  ScopedCpuBackendInterposer interpose(counting);
+  optim::Adam adam(0.01);
+  Tensor w = make({1.0f, -2.0f}, {2});
+  for (int i = 0; i < 3; ++i) adam.apply_gradients({make({0.5f, -0.25f}, {2})}, {w});
+  EXPECT_EQ(counting.copies_to_host, 0);
+  EXPECT_EQ(counting.synchronizes, 0);
+
+  // Norm clipping's factors are computed and read on the device too.
+  for (bool global : {false, true}) {
+    optim::OptimizerOptions o;
+    (global ? o.global_clipnorm : o.clipnorm) = 0.1;
+    optim::Adam clipped(0.01, 0.9, 0.999, 1e-7, false, o);
+    for (int i = 0; i < 2; ++i) clipped.apply_gradients({make({0.5f, -0.25f}, {2})}, {w});
+  }
+  EXPECT_EQ(counting.copies_to_host, 0);
+
+  // set_iterations restarts the device counter from the host's count: the next step is t = 11.
+  optim::Adam fresh(0.01);
+  fresh.set_iterations(10);
+  Tensor v = make({1.0f, -2.0f}, {2});
+  fresh.apply_gradients({make({0.5f, -0.25f}, {2})}, {v});
+  RefConfig c;
+  c.kind = OptimizerKind::kAdam;
+  c.lr = 0.01;
+  std::vector<RefState> ref(2);
+  ref[0].p = 1.0;
+  ref[1].p = -2.0;
+  ref_step(c, 11, 0.5, ref[0]);
+  ref_step(c, 11, -0.25, ref[1]);
+  const std::vector<float> got = read(v);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(got[i], ref[i].p, 1e-6) << i;
+  EXPECT_EQ(fresh.iterations(), 11);
+  // Replayed steps count on the host only.
+  fresh.count_replayed_steps(4);
+  EXPECT_EQ(fresh.iterations(), 15);
+}
+
 TEST(OptimOptimizer, SlotsAreZeroOnTheParamsDeviceAndPerParam) {
   optim::RMSprop rms(0.01, 0.9, 0.5, 1e-7, /*centered=*/true);
   Tensor a = make({1.0f, 2.0f}, {2});
@@ -543,6 +585,26 @@ TEST(OptimOptimizer, WeightDecayAndClipping) {
     EXPECT_NEAR(read(a)[0], -0.6f, 1e-6);
     EXPECT_NEAR(read(a)[1], -0.8f, 1e-6);
     EXPECT_NEAR(read(b)[0], -2.4f, 1e-6);
+  }
+  {
+    // An infinite gradient norm: clipnorm scales that gradient by 0, global_clipnorm poisons
+    // every variable with NaN (Keras's rules), now decided on the device.
+    const float inf = std::numeric_limits<float>::infinity();
+    optim::OptimizerOptions per;
+    per.clipnorm = 1.0;
+    optim::SGD sgd(1.0, 0.0, false, per);
+    Tensor a = make({1.0f, 1.0f}, {2}), b = make({0.0f}, {1});
+    sgd.apply_gradients({make({inf, 1.0f}, {2}), make({0.5f}, {1})}, {a, b});
+    EXPECT_TRUE(std::isnan(read(a)[0]));  // inf * 0
+    EXPECT_FLOAT_EQ(read(a)[1], 1.0f);
+    EXPECT_FLOAT_EQ(read(b)[0], -0.5f);
+    optim::OptimizerOptions joint;
+    joint.global_clipnorm = 1.0;
+    optim::SGD sgd2(1.0, 0.0, false, joint);
+    Tensor c = make({1.0f}, {1}), d = make({0.0f}, {1});
+    sgd2.apply_gradients({make({inf}, {1}), make({0.5f}, {1})}, {c, d});
+    EXPECT_TRUE(std::isnan(read(c)[0]));
+    EXPECT_TRUE(std::isnan(read(d)[0]));
   }
   {
     optim::OptimizerOptions o;

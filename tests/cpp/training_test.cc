@@ -1,19 +1,26 @@
 // The training core without the Keras layers: losses against closed forms, metrics' running
-// means, the layer graph's wiring and errors, and the Trainer fitting a one-weight model with
-// plain SGD (each step checked against the update written out by hand).
+// means, the layer graph's wiring and errors, the Trainer fitting a one-weight model with
+// plain SGD (each step checked against the update written out by hand), and the sync-free step:
+// a counting backend proves steps copy nothing to the host and results() reads once.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
 
+#include "backends/backend_interposer.h"
 #include "core/errors.h"
 #include "nn/layer_graph.h"
 #include "nn/losses.h"
 #include "nn/metrics.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
+#include "optim/adam.h"
 #include "optim/sgd.h"
 #include "train/trainer.h"
+
+#include "counting_backend.h"
+#include "scale_layer.h"
+#include "test_helpers.h"
 
 namespace gpuaccel {
 namespace {
@@ -30,19 +37,7 @@ Tensor host_ids(const std::vector<int64_t>& values) {
 
 float at(const Tensor& t, int64_t i) { return static_cast<const float*>(t.data())[i]; }
 
-// y = x * w (one trainable scalar weight), enough to test the graph and the trainer.
-class ScaleLayer : public nn::Layer {
- public:
-  explicit ScaleLayer(std::string name) : Layer(std::move(name)) {}
-  const char* type() const override { return "Scale"; }
-  Shape output_shape(const nn::ShapeList& shapes) const override { return shapes.at(0); }
-  Tensor call(const std::vector<Tensor>& inputs, bool) override {
-    return mul(cast_input(inputs.at(0)), read(weights()[0].value));
-  }
-
- protected:
-  void do_build(const nn::ShapeList&) override { add_weight("w", {1}, "ones"); }
-};
+using test::ScaleLayer;
 
 TEST(TrainingLoss, SparseCrossentropyFromLogitsMatchesClosedForm) {
   nn::Loss loss({nn::LossKind::kSparseCategoricalCrossentropy, true, 0.0});
@@ -127,7 +122,7 @@ TEST(TrainingTrainer, SgdStepsFollowTheHandWrittenUpdate) {
   for (int step = 0; step < 3; ++step) {
     const double expected_loss = ((w - 2) * (w - 2) + (2 * w - 4) * (2 * w - 4)) / 2;
     const double grad = (2 * (w - 2) * 1 + 2 * (2 * w - 4) * 2) / 2;
-    EXPECT_NEAR(trainer.train_step({x}, y), expected_loss, 1e-5);
+    EXPECT_NEAR(nn::scalar_value(trainer.train_step({x}, y)), expected_loss, 1e-5);
     w -= 0.1 * grad;
     EXPECT_NEAR(at(layer->weights()[0].value, 0), w, 1e-5);
   }
@@ -136,9 +131,112 @@ TEST(TrainingTrainer, SgdStepsFollowTheHandWrittenUpdate) {
   EXPECT_EQ(results[0].first, "loss");
   EXPECT_EQ(results[1].first, "mae");
   trainer.reset_metrics();
-  EXPECT_NEAR(trainer.test_step({x}, y), ((w - 2) * (w - 2) + (2 * w - 4) * (2 * w - 4)) / 2, 1e-5);
+  EXPECT_NEAR(nn::scalar_value(trainer.test_step({x}, y)), ((w - 2) * (w - 2) + (2 * w - 4) * (2 * w - 4)) / 2, 1e-5);
   EXPECT_NEAR(at(layer->weights()[0].value, 0), w, 1e-6);  // evaluation does not update
   EXPECT_THROW(trainer.train_step({x}, host({1, 2, 3}, {3, 1})), Error);  // batch mismatch
+}
+
+// Three-class logits x * w from (N, 3) inputs, so a sparse crossentropy checks its labels.
+struct ClassifierFixture {
+  std::shared_ptr<ScaleLayer> layer = std::make_shared<ScaleLayer>("scale");
+  std::shared_ptr<nn::Metric> accuracy =
+      std::make_shared<nn::Metric>("accuracy", nn::MetricKind::kSparseCategoricalAccuracy);
+  std::unique_ptr<train::Trainer> trainer;
+  ClassifierFixture() {
+    layer->build({{-1, 3}});
+    auto graph = std::make_shared<nn::LayerGraph>(1);
+    graph->set_outputs({graph->add_node(layer, {0})});
+    auto loss = std::make_shared<nn::Loss>(
+        nn::LossConfig{nn::LossKind::kSparseCategoricalCrossentropy, /*from_logits=*/true});
+    trainer = std::make_unique<train::Trainer>(graph, loss, std::make_shared<optim::Adam>(0.01),
+                                               std::vector<nn::MetricPtr>{accuracy});
+  }
+};
+
+TEST(TrainingTrainer, StepsCopyNothingToTheHostAndResultsReadOnce) {
+  ClassifierFixture f;
+  const Tensor x = host({3, 1, 0, 0, 2, 1, 1, 0, 4, 2, 2, 0}, {4, 3});
+  const Tensor y = host_ids({0, 1, 2, 1});  // argmax of the rows: 0, 1, 2, 0 -> accuracy 3/4
+  std::vector<Tensor> losses;
+  test::CountingBackend counting;
+  {
+    ScopedCpuBackendInterposer interpose(counting);
+    for (int i = 0; i < 3; ++i) losses.push_back(f.trainer->train_step({x}, y));
+    EXPECT_EQ(counting.copies_to_host, 0);
+    EXPECT_EQ(counting.synchronizes, 0);
+    EXPECT_EQ(f.trainer->host_reads(), 0);
+    const auto results = f.trainer->results();
+    EXPECT_EQ(counting.copies_to_host, 1);  // loss, accuracy and the label check in one read
+    EXPECT_EQ(counting.synchronizes, 0);
+    EXPECT_EQ(f.trainer->host_reads(), 1);
+    ASSERT_EQ(results.size(), 2u);
+    double mean_loss = 0;
+    for (const Tensor& l : losses) mean_loss += nn::scalar_value(l) / 3;
+    EXPECT_NEAR(results[0].second, mean_loss, 1e-6);
+    // The weight is a positive scalar, so every step's argmax is the row's: 3 of 4 right.
+    EXPECT_NEAR(results[1].second, 0.75, 1e-7);
+
+    f.trainer->reset_metrics();
+    const int64_t before = counting.copies_to_host;
+    f.trainer->test_step({x}, y);
+    f.trainer->test_step({x}, y);
+    EXPECT_EQ(counting.copies_to_host, before);
+    EXPECT_EQ(counting.synchronizes, 0);
+    EXPECT_NEAR(f.trainer->results()[1].second, 0.75, 1e-7);
+    EXPECT_EQ(counting.copies_to_host, before + 1);
+  }
+}
+
+TEST(TrainingTrainer, ResultsBeforeAnyStepReadNothing) {
+  ClassifierFixture f;
+  test::CountingBackend counting;
+  ScopedCpuBackendInterposer interpose(counting);
+  const auto results = f.trainer->results();
+  EXPECT_EQ(counting.copies_to_host, 0);
+  EXPECT_EQ(results[0].second, 0.0);
+  EXPECT_EQ(f.trainer->host_reads(), 0);
+}
+
+TEST(TrainingTrainer, BadLabelInsideAStepRaisesAtTheNextRead) {
+  ClassifierFixture f;
+  const Tensor x = host({1, 0, 0, 0, 1, 0}, {2, 3});
+  test::CountingBackend counting;
+  ScopedCpuBackendInterposer interpose(counting);
+  f.trainer->train_step({x}, host_ids({0, 1}));
+  EXPECT_NO_THROW(f.trainer->train_step({x}, host_ids({0, 5})));  // checked on the device
+  f.trainer->train_step({x}, host_ids({2, 1}));
+  EXPECT_EQ(counting.copies_to_host, 0);
+  // The same text as the eager check's (the range covers every batch since the last read).
+  test::expect_error(ErrorCode::kInvalidArgument,
+                     "[SparseSoftmaxCrossEntropyWithLogits] labels must be in [0, 3), got values "
+                     "from 0 to 5",
+                     [&] { f.trainer->results(); });
+  EXPECT_EQ(counting.copies_to_host, 1);
+  // Raised once: the next read sees only what came after.
+  f.trainer->test_step({x}, host_ids({-1, 0}));
+  test::expect_error(ErrorCode::kInvalidArgument, "got values from -1 to 0",
+                     [&] { f.trainer->results(); });
+  EXPECT_NO_THROW(f.trainer->results());
+  // Outside a step the loss still checks at once.
+  nn::Loss loss({nn::LossKind::kSparseCategoricalCrossentropy, true, 0.0});
+  test::expect_error(ErrorCode::kInvalidArgument, "labels must be in [0, 3)",
+                     [&] { loss(host_ids({0, 3}), x); });
+}
+
+TEST(TrainingMetric, UpdateCopiesNothingAndResultReadsOnce) {
+  nn::Metric metric("mae", nn::MetricKind::kMeanAbsoluteError);
+  test::CountingBackend counting;
+  ScopedCpuBackendInterposer interpose(counting);
+  metric.update(host({1, 2}, {2}), host({1.5f, 2.5f}, {2}));
+  metric.update(host({0}, {1}), host({2}, {1}));
+  EXPECT_EQ(counting.copies_to_host, 0);
+  EXPECT_NEAR(metric.result(), (0.5 + 0.5 + 2.0) / 3, 1e-7);
+  EXPECT_EQ(counting.copies_to_host, 1);
+  const Tensor total = metric.total();
+  metric.reset();
+  EXPECT_EQ(metric.total().impl(), total.impl());  // zeroed in place, storage kept
+  EXPECT_EQ(metric.result(), 0.0);
+  EXPECT_EQ(counting.copies_to_host, 1);
 }
 
 }  // namespace

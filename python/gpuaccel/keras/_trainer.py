@@ -66,6 +66,7 @@ class Trainer:
                 jit_compile="auto", auto_scale_loss=True):
         if loss_weights is not None or weighted_metrics is not None:
             raise NotImplementedError("loss_weights and weighted_metrics are not supported yet")
+        self._capture_mode = _jit_compile_mode(jit_compile)
         self.optimizer = optimizers_module.get(optimizer)
         if (auto_scale_loss and self.optimizer is not None
                 and _global_policy_name() == "mixed_float16"
@@ -94,6 +95,7 @@ class Trainer:
         if self._cpp_trainer is None:
             self._cpp_trainer = _C.Trainer(self._graph(), self.loss._cpp, self.optimizer._cpp,
                                            [m._cpp for m in self.compiled_metrics])
+            self._cpp_trainer.set_jit_compile(self._capture_mode)
         return self._cpp_trainer
 
     def _results(self, trainer, prefix=""):
@@ -301,6 +303,18 @@ class Trainer:
             return logs
         values = list(logs.values())
         return values[0] if len(values) == 1 else values
+
+
+def _jit_compile_mode(jit_compile):
+    """compile()'s ``jit_compile`` as the C++ Trainer's capture mode. ``"auto"`` (Keras 3's
+    default) or ``None`` (tf.keras's): fit's train steps are captured into a CUDA graph on a GPU
+    and run eagerly on the CPU; ``True``: capture, and say why when it cannot; ``False``: never
+    (docs/gpu_step.md)."""
+    if jit_compile is None or (isinstance(jit_compile, str) and jit_compile == "auto"):
+        return "auto"
+    if isinstance(jit_compile, (bool, np.bool_)):
+        return "on" if jit_compile else "off"
+    raise ValueError(f"jit_compile must be True, False, 'auto' or None; got {jit_compile!r}")
 
 
 def _wants_batch_hooks(callback_list, mode):
