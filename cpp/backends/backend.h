@@ -1,22 +1,18 @@
 // The backend interface: what op frontends (cpp/ops) call to run a kernel on a device. The CPU
 // backend forwards to cpu::* (OpenMP loops over cpp/kernels functors, oneDNN primitives); the
-// CUDA backend forwards to the dlopen'ed CUDA library's table. Frontends never include a
+// CUDA backend is made by the dlopen'ed CUDA library (core/cuda_library.h). Frontends never include a
 // backend's own headers, so adding a device touches only this folder.
 #pragma once
 
 #include <cstdint>
 
-#include "backends/cpu/onednn_ops.h"  // parameter structs only (Conv2dParams, Pool2dParams)
+#include "backends/conv_params.h"
 #include "backends/op_kinds.h"
 #include "core/device_registry.h"
 #include "kernels/optimizer_functors.h"  // OptimizerUpdate (plain data)
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel {
-
-using cpu::Conv2dParams;
-using cpu::PoolKind;
-using cpu::Pool2dParams;
 
 class Backend {
  public:

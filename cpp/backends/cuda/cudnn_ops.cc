@@ -17,7 +17,7 @@ namespace gpuaccel::cuda {
 namespace {
 
 [[noreturn]] void unimplemented(const std::string& what) {
-  throw BackendError(GPUACCEL_CUDA_UNIMPLEMENTED, what);
+  throw BackendError(CudaStatus::kUnimplemented, what);
 }
 
 TensorView contiguous_like(const TensorView& v, void* data, int ndim, const int64_t* shape) {
@@ -52,8 +52,8 @@ cudnnDataType_t cudnn_type(DType dtype, const char* op) {
     case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
     default: break;
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
-                     std::string(op) + ": unsupported dtype " + dtype_text(dtype));
+  throw BackendError(CudaStatus::kInvalidArgument,
+                     std::string(op) + ": unsupported dtype " + dtype_name(dtype));
 }
 
 struct TensorDesc {
@@ -114,11 +114,11 @@ struct ConvSetup {
   ConvDesc conv;
 };
 
-bool symmetric(const gpuaccel_conv2d_params& p) {
+bool symmetric(const Conv2dParams& p) {
   return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
 }
 
-void set_conv(ConvSetup& s, DType dtype, const gpuaccel_conv2d_params& p, bool padded_input) {
+void set_conv(ConvSetup& s, DType dtype, const Conv2dParams& p, bool padded_input) {
   const int ph = padded_input ? 0 : to_int(p.pad_top, "pad");
   const int pw = padded_input ? 0 : to_int(p.pad_left, "pad");
   GA_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
@@ -155,26 +155,26 @@ TensorView krsc_copy(int device, const TensorView& w, ScratchBuffer& buffer) {
 }
 
 // For asymmetric padding: x with the padding made explicit (zeros), in `buffer`.
-TensorView padded_shape(const TensorView& x, const gpuaccel_conv2d_params& p, void* data) {
+TensorView padded_shape(const TensorView& x, const Conv2dParams& p, void* data) {
   const int64_t shape[4] = {x.shape[0], x.shape[1] + p.pad_top + p.pad_bottom,
                             x.shape[2] + p.pad_left + p.pad_right, x.shape[3]};
   return contiguous_like(x, data, 4, shape);
 }
 // The interior of a padded tensor, where x's values go.
-TensorView interior(const TensorView& padded, const TensorView& x, const gpuaccel_conv2d_params& p) {
+TensorView interior(const TensorView& padded, const TensorView& x, const Conv2dParams& p) {
   TensorView v = padded;
   for (int d = 0; d < 4; ++d) v.shape[d] = x.shape[d];
   v.data = static_cast<char*>(padded.data) +
-           (p.pad_top * padded.strides[1] + p.pad_left * padded.strides[2]) * element_size(x.dtype);
+           (p.pad_top * padded.strides[1] + p.pad_left * padded.strides[2]) * dtype_size(x.dtype);
   return v;
 }
 
-size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * element_size(v.dtype); }
+size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
 
 }  // namespace
 
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
-                    const gpuaccel_conv2d_params& p, const TensorView& y) {
+                    const Conv2dParams& p, const TensorView& y) {
   const char* op = "conv2d_forward";
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == w.dtype && x.dtype == y.dtype, "conv2d_forward: dtypes differ");
@@ -220,7 +220,7 @@ void conv2d_forward(int device, const TensorView& x, const TensorView& w, const 
 }
 
 void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
-                          const gpuaccel_conv2d_params& p, const TensorView& dx) {
+                          const Conv2dParams& p, const TensorView& dx) {
   const char* op = "conv2d_backward_data";
   require_dtype_supported(device, dx.dtype, op);
   GA_CUDA_REQUIRE(dy.dtype == w.dtype && dy.dtype == dx.dtype, "conv2d_backward_data: dtypes differ");
@@ -256,7 +256,7 @@ void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
 }
 
 void conv2d_backward_weights(int device, const TensorView& x, const TensorView& dy,
-                             const gpuaccel_conv2d_params& p, const TensorView& dw,
+                             const Conv2dParams& p, const TensorView& dw,
                              const TensorView* dbias) {
   const char* op = "conv2d_backward_weights";
   require_dtype_supported(device, x.dtype, op);
@@ -322,13 +322,13 @@ namespace {
 constexpr size_t kAlign = 256;
 size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-bool symmetric(const gpuaccel_pool2d_params& p) {
+bool symmetric(const Pool2dParams& p) {
   return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
 }
 
 // The pool's padding as convolution parameters, for padded_shape/interior above.
-gpuaccel_conv2d_params pads_of(const gpuaccel_pool2d_params& p) {
-  gpuaccel_conv2d_params q{};
+Conv2dParams pads_of(const Pool2dParams& p) {
+  Conv2dParams q{};
   q.stride_h = q.stride_w = q.dilation_h = q.dilation_w = 1;
   q.pad_top = p.pad_top;
   q.pad_bottom = p.pad_bottom;
@@ -338,10 +338,10 @@ gpuaccel_conv2d_params pads_of(const gpuaccel_pool2d_params& p) {
 }
 
 // `padded_input`: x was padded explicitly, so cuDNN pads nothing.
-void set_pool(const PoolDesc& d, const gpuaccel_pool2d_params& p, bool padded_input) {
+void set_pool(const PoolDesc& d, const Pool2dParams& p, bool padded_input) {
   GA_CUDA_REQUIRE(padded_input || symmetric(p), "pool2d: cuDNN pads symmetrically only");
   const cudnnPoolingMode_t mode =
-      p.kind == GPUACCEL_POOL_MAX ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+      p.kind == PoolKind::kMax ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   const int ph = padded_input ? 0 : to_int(p.pad_top, "pad");
   const int pw = padded_input ? 0 : to_int(p.pad_left, "pad");
   GA_CUDNN_CHECK(cudnnSetPooling2dDescriptor(d.d, mode, CUDNN_PROPAGATE_NAN, to_int(p.window_h, "window"),
@@ -350,29 +350,29 @@ void set_pool(const PoolDesc& d, const gpuaccel_pool2d_params& p, bool padded_in
 }
 
 // Max pooling with asymmetric padding reads a padded x (built by the forward pass).
-bool padded_max(const gpuaccel_pool2d_params& p) { return p.kind == GPUACCEL_POOL_MAX && !symmetric(p); }
+bool padded_max(const Pool2dParams& p) { return p.kind == PoolKind::kMax && !symmetric(p); }
 
 }  // namespace
 
-int64_t pool2d_workspace_bytes(const TensorView& x, const gpuaccel_pool2d_params& p, const TensorView& y) {
+int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
   // Copies of x (padded with -inf for asymmetric max pooling) and y: cuDNN's pooling backward
   // reads both.
   const size_t x_bytes = padded_max(p) ? bytes_of(padded_shape(x, pads_of(p), nullptr)) : bytes_of(x);
   return static_cast<int64_t>(aligned(x_bytes) + bytes_of(y));
 }
 
-void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_params& p, const TensorView& y,
+void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, const TensorView& y,
                     void* workspace) {
   const char* op = "pool2d_forward";
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == y.dtype, "pool2d_forward: dtypes differ");
   if (y.numel() == 0) return;
-  if (p.kind == GPUACCEL_POOL_AVERAGE && !symmetric(p)) {
+  if (p.kind == PoolKind::kAverage && !symmetric(p)) {
     avg_pool2d_forward_direct(device, x, p, y);
     return;
   }
   const bool pad = padded_max(p);
-  const gpuaccel_conv2d_params q = pads_of(p);
+  const Conv2dParams q = pads_of(p);
   // The padded copy goes straight into the workspace when there is one (backward reads it).
   const size_t padded_bytes = pad ? bytes_of(padded_shape(x, q, nullptr)) : 0;
   ScratchBuffer padded_buf(device, pad && workspace == nullptr ? padded_bytes : 0);
@@ -397,18 +397,18 @@ void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_param
   }
 }
 
-void pool2d_backward(int device, const TensorView& dy, const gpuaccel_pool2d_params& p, const void* workspace,
+void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, const void* workspace,
                      const TensorView& dx) {
   const char* op = "pool2d_backward";
   require_dtype_supported(device, dx.dtype, op);
   GA_CUDA_REQUIRE(dy.dtype == dx.dtype, "pool2d_backward: dtypes differ");
   if (dx.numel() == 0) return;
-  if (p.kind == GPUACCEL_POOL_AVERAGE && !symmetric(p)) {
+  if (p.kind == PoolKind::kAverage && !symmetric(p)) {
     avg_pool2d_backward_direct(device, dy, p, dx);
     return;
   }
   const bool pad = padded_max(p);
-  const gpuaccel_conv2d_params q = pads_of(p);
+  const Conv2dParams q = pads_of(p);
   ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(dx, q, nullptr)) : 0);
   const TensorView dxin = pad ? padded_shape(dx, q, padded_buf.get()) : dx;
   PoolDesc pd;
@@ -423,7 +423,7 @@ void pool2d_backward(int device, const TensorView& dy, const gpuaccel_pool2d_par
     y = static_cast<const char*>(workspace) + aligned(bytes_of(dxin));
   } else {
     // Average pooling's gradient depends on neither x nor y; cuDNN still takes the pointers.
-    GA_CUDA_REQUIRE(p.kind == GPUACCEL_POOL_AVERAGE,
+    GA_CUDA_REQUIRE(p.kind == PoolKind::kAverage,
                     "pool2d_backward: max pooling needs the workspace written by pool2d_forward");
     x = dx.data;
     y = dy.data;
@@ -536,17 +536,17 @@ namespace {
 }
 }  // namespace
 
-void conv2d_forward(int, const TensorView&, const TensorView&, const TensorView*, const gpuaccel_conv2d_params&,
+void conv2d_forward(int, const TensorView&, const TensorView&, const TensorView*, const Conv2dParams&,
                     const TensorView&) { no_cudnn("conv2d_forward"); }
-void conv2d_backward_data(int, const TensorView&, const TensorView&, const gpuaccel_conv2d_params&,
+void conv2d_backward_data(int, const TensorView&, const TensorView&, const Conv2dParams&,
                           const TensorView&) { no_cudnn("conv2d_backward_data"); }
-void conv2d_backward_weights(int, const TensorView&, const TensorView&, const gpuaccel_conv2d_params&,
+void conv2d_backward_weights(int, const TensorView&, const TensorView&, const Conv2dParams&,
                              const TensorView&, const TensorView*) { no_cudnn("conv2d_backward_weights"); }
-int64_t pool2d_workspace_bytes(const TensorView&, const gpuaccel_pool2d_params&, const TensorView&) { return 0; }
-void pool2d_forward(int, const TensorView&, const gpuaccel_pool2d_params&, const TensorView&, void*) {
+int64_t pool2d_workspace_bytes(const TensorView&, const Pool2dParams&, const TensorView&) { return 0; }
+void pool2d_forward(int, const TensorView&, const Pool2dParams&, const TensorView&, void*) {
   no_cudnn("pool2d_forward");
 }
-void pool2d_backward(int, const TensorView&, const gpuaccel_pool2d_params&, const void*, const TensorView&) {
+void pool2d_backward(int, const TensorView&, const Pool2dParams&, const void*, const TensorView&) {
   no_cudnn("pool2d_backward");
 }
 void softmax_forward(int, const TensorView&, bool, const TensorView&) { no_cudnn("softmax_forward"); }

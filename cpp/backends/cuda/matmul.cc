@@ -53,8 +53,8 @@ cudaDataType_t cuda_type(DType dtype) {
     case DType::kBFloat16: return CUDA_R_16BF;
     default: break;
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
-                     std::string("matmul: unsupported dtype ") + dtype_text(dtype) +
+  throw BackendError(CudaStatus::kInvalidArgument,
+                     std::string("matmul: unsupported dtype ") + dtype_name(dtype) +
                          " (float32, float16, bfloat16)");
 }
 
@@ -77,13 +77,14 @@ void set_batch(cublasLtMatrixLayout_t layout, int32_t batch, int64_t stride) {
                                                    &stride, sizeof(stride)));
 }
 
-// Per-device workspace, allocated once.
+// Per-device workspace from the device's pool, allocated once and kept (its pointer stays the
+// same for every call, as a captured CUDA graph needs).
 void* workspace(int device) {
   static std::mutex mutex;
   static std::map<int, void*> buffers;
   std::lock_guard<std::mutex> lock(mutex);
   void*& p = buffers[device];
-  if (p == nullptr) GA_CUDA_CHECK(cudaMalloc(&p, kWorkspaceBytes));
+  if (p == nullptr) p = device_services(device).allocate(kWorkspaceBytes, "cuBLASLt workspace");
   return p;
 }
 
@@ -129,7 +130,7 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   }
 
   // Operands without a unit stride are copied contiguous (rare: frontends pass transposes).
-  const size_t esize = element_size(a.dtype);
+  const size_t esize = dtype_size(a.dtype);
   auto operand = [&](const TensorView& v, int64_t rows, int64_t cols, ColumnMajor* desc,
                      std::unique_ptr<ScratchBuffer>* holder, int64_t* batch_stride) -> const void* {
     if (describe(rows, cols, v.strides[r], v.strides[r + 1], desc)) {
@@ -212,8 +213,8 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
     cublasLtMatmulPreferenceDestroy(pref);
     GA_CUBLAS_CHECK(s);
     if (returned == 0) {
-      throw BackendError(GPUACCEL_CUDA_UNIMPLEMENTED,
-                         std::string("matmul: cuBLASLt has no algorithm for this ") + dtype_text(a.dtype) +
+      throw BackendError(CudaStatus::kUnimplemented,
+                         std::string("matmul: cuBLASLt has no algorithm for this ") + dtype_name(a.dtype) +
                              " problem (m=" + std::to_string(m) + ", n=" + std::to_string(n) +
                              ", k=" + std::to_string(k) + ", batch=" + std::to_string(batch) + ")");
     }
