@@ -7,8 +7,12 @@
 // is done by convolving a zero-padded copy of the input (pooling: see its section). f16 uses
 // tensor-op math with float32 accumulation; f32 uses FMA math (no TF32), so results match the CPU.
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
+#include "backends/conv_plan.h"
 #include "backends/cuda/context.h"
 #include "backends/cuda/ops.h"
 
@@ -107,26 +111,15 @@ const float kOne = 1.0f;
 const float kZero = 0.0f;
 
 // ---- convolution ----
-
-struct ConvSetup {
-  TensorDesc x, y;
-  FilterDesc w;
-  ConvDesc conv;
-};
+//
+// Plans are cached per shape (backends/conv_plan.h): the first call of a problem creates its
+// descriptors and asks cuDNN for an algorithm (cudnnGet*Algorithm_v7 heuristics, whose first
+// successful pick is used) and its workspace size; every later call of the shape only launches,
+// with its workspace from the device's WorkspaceArena. The per-call work left is the kernel's
+// HWIO -> KRSC copy (see the file comment) and, for asymmetric padding, the padded input.
 
 bool symmetric(const Conv2dParams& p) {
   return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
-}
-
-void set_conv(ConvSetup& s, DType dtype, const Conv2dParams& p, bool padded_input) {
-  const int ph = padded_input ? 0 : to_int(p.pad_top, "pad");
-  const int pw = padded_input ? 0 : to_int(p.pad_left, "pad");
-  GA_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-      s.conv.d, ph, pw, to_int(p.stride_h, "stride"), to_int(p.stride_w, "stride"),
-      to_int(p.dilation_h, "dilation"), to_int(p.dilation_w, "dilation"), CUDNN_CROSS_CORRELATION,
-      CUDNN_DATA_FLOAT));
-  GA_CUDNN_CHECK(cudnnSetConvolutionMathType(
-      s.conv.d, dtype == DType::kFloat32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
 }
 
 // Keras (KH, KW, C, F) view of w, read as (F, KH, KW, C).
@@ -137,13 +130,6 @@ TensorView hwio_as_krsc(const TensorView& w) {
   v.shape[2] = w.shape[1]; v.strides[2] = w.strides[1];
   v.shape[3] = w.shape[2]; v.strides[3] = w.strides[2];
   return v;
-}
-
-void set_filter(const FilterDesc& f, const TensorView& w_hwio, const char* op) {
-  GA_CUDA_REQUIRE(w_hwio.ndim == 4, std::string(op) + ": the kernel must be (KH, KW, C, F)");
-  GA_CUDNN_CHECK(cudnnSetFilter4dDescriptor(f.d, cudnn_type(w_hwio.dtype, op), CUDNN_TENSOR_NHWC,
-                                            to_int(w_hwio.shape[3], "F"), to_int(w_hwio.shape[2], "C"),
-                                            to_int(w_hwio.shape[0], "KH"), to_int(w_hwio.shape[1], "KW")));
 }
 
 // The kernel in KRSC order in a scratch buffer.
@@ -171,6 +157,166 @@ TensorView interior(const TensorView& padded, const TensorView& x, const Conv2dP
 
 size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
 
+// The key of a problem: x as given to cuDNN (padded when the padding is asymmetric, then cuDNN
+// pads nothing), the Keras kernel w (KH, KW, C, F) as cuDNN's (F, KH, KW, C), y.
+ConvPlanKey conv_key(int device, ConvDirection direction, const TensorView& x_in, const TensorView& w_hwio,
+                     const TensorView& y, const Conv2dParams& p, bool padded_input, const char* op) {
+  GA_CUDA_REQUIRE(x_in.ndim == 4 && y.ndim == 4 && x_in.is_contiguous() && y.is_contiguous(),
+                  std::string(op) + ": expected contiguous NHWC tensors");
+  GA_CUDA_REQUIRE(w_hwio.ndim == 4, std::string(op) + ": the kernel must be (KH, KW, C, F)");
+  ConvPlanKey k;
+  k.device = device;
+  k.dtype = x_in.dtype;
+  k.direction = direction;
+  for (int d = 0; d < 4; ++d) {
+    k.x[d] = x_in.shape[d];
+    k.y[d] = y.shape[d];
+  }
+  k.w[0] = w_hwio.shape[3];
+  k.w[1] = w_hwio.shape[0];
+  k.w[2] = w_hwio.shape[1];
+  k.w[3] = w_hwio.shape[2];
+  k.params = p;
+  if (padded_input) k.params.pad_top = k.params.pad_bottom = k.params.pad_left = k.params.pad_right = 0;
+  k.tensor_op_math = x_in.dtype != DType::kFloat32;
+  return k;
+}
+
+struct CudnnConvDescriptors final : ConvDescriptors {
+  TensorDesc x, y, bias;
+  FilterDesc w;
+  ConvDesc conv;
+};
+
+// cuDNN as the ConvEngine of one device.
+class CudnnConvEngine final : public ConvEngine {
+ public:
+  explicit CudnnConvEngine(int device) : device_(device) {}
+
+  std::unique_ptr<ConvDescriptors> create_descriptors(const ConvPlanKey& k) override {
+    const char* op = "conv2d";
+    auto d = std::make_unique<CudnnConvDescriptors>();
+    const cudnnDataType_t type = cudnn_type(k.dtype, op);
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->x.d, CUDNN_TENSOR_NHWC, type, to_int(k.x[0], "N"),
+                                              to_int(k.x[3], "C"), to_int(k.x[1], "H"), to_int(k.x[2], "W")));
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->y.d, CUDNN_TENSOR_NHWC, type, to_int(k.y[0], "N"),
+                                              to_int(k.y[3], "F"), to_int(k.y[1], "OH"), to_int(k.y[2], "OW")));
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->bias.d, CUDNN_TENSOR_NHWC, type, 1, to_int(k.y[3], "F"), 1, 1));
+    GA_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d->w.d, type, CUDNN_TENSOR_NHWC, to_int(k.w[0], "F"),
+                                              to_int(k.w[3], "C"), to_int(k.w[1], "KH"), to_int(k.w[2], "KW")));
+    const Conv2dParams& p = k.params;
+    // Accumulation in float32 for every dtype (CUDNN_DATA_FLOAT compute): f16/bf16 on tensor cores.
+    GA_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+        d->conv.d, to_int(p.pad_top, "pad"), to_int(p.pad_left, "pad"), to_int(p.stride_h, "stride"),
+        to_int(p.stride_w, "stride"), to_int(p.dilation_h, "dilation"), to_int(p.dilation_w, "dilation"),
+        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv.d, k.tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    return d;
+  }
+
+  ConvAlgorithm choose_algorithm(const ConvPlanKey& k, const ConvDescriptors& base) override {
+    const auto& d = static_cast<const CudnnConvDescriptors&>(base);
+    cudnnHandle_t h = cudnn_handle(device_);
+    ConvAlgorithm a;
+    constexpr int kMax = 8;
+    int returned = 0;
+    switch (k.direction) {
+      case ConvDirection::kForward: {
+        cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+        GA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, kMax, &returned, perf));
+        const int i = first_success(perf, returned, k);
+        a.algorithm = perf[i].algo;
+        a.math_type = perf[i].mathType;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        GA_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, perf[i].algo,
+                                                               &a.workspace_bytes));
+        break;
+      }
+      case ConvDirection::kBackwardData: {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, kMax, &returned,
+                                                                   perf));
+        const int i = first_success(perf, returned, k);
+        a.algorithm = perf[i].algo;
+        a.math_type = perf[i].mathType;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, perf[i].algo,
+                                                                    &a.workspace_bytes));
+        break;
+      }
+      case ConvDirection::kBackwardFilter: {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
+        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, kMax,
+                                                                     &returned, perf));
+        const int i = first_success(perf, returned, k);
+        a.algorithm = perf[i].algo;
+        a.math_type = perf[i].mathType;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, perf[i].algo,
+                                                                      &a.workspace_bytes));
+        break;
+      }
+    }
+    return a;
+  }
+
+  void execute(const ConvPlanKey& k, const ConvPlan& plan, const ConvOperands& o, void* workspace) override {
+    const auto& d = static_cast<const CudnnConvDescriptors&>(*plan.descriptors);
+    cudnnHandle_t h = cudnn_handle(device_);
+    const size_t ws = plan.algorithm.workspace_bytes;
+    switch (k.direction) {
+      case ConvDirection::kForward:
+        GA_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, d.x.d, o.x, d.w.d, o.w, d.conv.d,
+                                               static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm.algorithm),
+                                               workspace, ws, &kZero, d.y.d, o.out));
+        if (o.bias != nullptr) GA_CUDNN_CHECK(cudnnAddTensor(h, &kOne, d.bias.d, o.bias, &kOne, d.y.d, o.out));
+        break;
+      case ConvDirection::kBackwardData:
+        GA_CUDNN_CHECK(cudnnConvolutionBackwardData(
+            h, &kOne, d.w.d, o.w, d.y.d, o.y, d.conv.d,
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm.algorithm), workspace, ws, &kZero, d.x.d, o.out));
+        break;
+      case ConvDirection::kBackwardFilter:
+        GA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+            h, &kOne, d.x.d, o.x, d.y.d, o.y, d.conv.d,
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm.algorithm), workspace, ws, &kZero, d.w.d,
+            o.out));
+        if (o.dbias != nullptr) {
+          GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &kOne, d.y.d, o.y, &kZero, d.bias.d, o.dbias));
+        }
+        break;
+    }
+  }
+
+ private:
+  template <typename Perf>
+  static int first_success(const Perf* perf, int returned, const ConvPlanKey& k) {
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) return i;
+    }
+    unimplemented("conv2d: cuDNN has no algorithm for " + k.to_string());
+  }
+
+  const int device_;
+};
+
+// The convolution runner of `device` (its engine, workspace arena and plan cache), made on
+// first use and kept for the process.
+ConvRunner& conv_runner(int device) {
+  struct DeviceConv {
+    explicit DeviceConv(int device) : engine(device), arena(device_services(device)), runner(engine, arena) {}
+    CudnnConvEngine engine;
+    WorkspaceArena arena;
+    ConvRunner runner;
+  };
+  static std::mutex mutex;
+  static auto* devices = new std::map<int, std::unique_ptr<DeviceConv>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = (*devices)[device];
+  if (!slot) slot = std::make_unique<DeviceConv>(device);
+  return slot->runner;
+}
+
 }  // namespace
 
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
@@ -179,7 +325,9 @@ void conv2d_forward(int device, const TensorView& x, const TensorView& w, const 
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == w.dtype && x.dtype == y.dtype, "conv2d_forward: dtypes differ");
   if (y.numel() == 0) return;
-  cudnnHandle_t h = cudnn_handle(device);
+  if (bias != nullptr) {
+    GA_CUDA_REQUIRE(bias->dtype == y.dtype && bias->numel() == y.shape[3], "conv2d_forward: bias must be (F,)");
+  }
   const bool pad = !symmetric(p);
   ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
   TensorView xin = x;
@@ -190,33 +338,12 @@ void conv2d_forward(int device, const TensorView& x, const TensorView& w, const 
   }
   ScratchBuffer w_buf(device, bytes_of(w));
   const TensorView wk = krsc_copy(device, w, w_buf);
-  ConvSetup s;
-  set_nhwc(s.x, xin, op);
-  set_nhwc(s.y, y, op);
-  set_filter(s.w, w, op);
-  set_conv(s, x.dtype, p, pad);
-
-  cudnnConvolutionFwdAlgoPerf_t perf[8];
-  int returned = 0;
-  GA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, s.x.d, s.w.d, s.conv.d, s.y.d, 8, &returned, perf));
-  int pick = -1;
-  for (int i = 0; i < returned && pick < 0; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
-  }
-  if (pick < 0) unimplemented("conv2d_forward: cuDNN has no algorithm for this convolution");
-  GA_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.d, perf[pick].mathType));
-  size_t ws_bytes = 0;
-  GA_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, s.x.d, s.w.d, s.conv.d, s.y.d, perf[pick].algo, &ws_bytes));
-  ScratchBuffer ws(device, ws_bytes);
-  GA_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, s.x.d, xin.data, s.w.d, wk.data, s.conv.d, perf[pick].algo,
-                                         ws.get(), ws_bytes, &kZero, s.y.d, y.data));
-  if (bias != nullptr) {
-    GA_CUDA_REQUIRE(bias->dtype == y.dtype && bias->numel() == y.shape[3], "conv2d_forward: bias must be (F,)");
-    TensorDesc b;
-    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NHWC, cudnn_type(bias->dtype, op), 1,
-                                              to_int(y.shape[3], "F"), 1, 1));
-    GA_CUDNN_CHECK(cudnnAddTensor(h, &kOne, b.d, bias->data, &kOne, s.y.d, y.data));
-  }
+  ConvOperands o;
+  o.x = xin.data;
+  o.w = wk.data;
+  o.out = y.data;
+  o.bias = bias != nullptr ? bias->data : nullptr;
+  conv_runner(device).run(conv_key(device, ConvDirection::kForward, xin, w, y, p, pad, op), o);
 }
 
 void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
@@ -225,33 +352,16 @@ void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
   require_dtype_supported(device, dx.dtype, op);
   GA_CUDA_REQUIRE(dy.dtype == w.dtype && dy.dtype == dx.dtype, "conv2d_backward_data: dtypes differ");
   if (dx.numel() == 0) return;
-  cudnnHandle_t h = cudnn_handle(device);
   const bool pad = !symmetric(p);
   ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(dx, p, nullptr)) : 0);
   const TensorView dxin = pad ? padded_shape(dx, p, padded_buf.get()) : dx;
   ScratchBuffer w_buf(device, bytes_of(w));
   const TensorView wk = krsc_copy(device, w, w_buf);
-  ConvSetup s;
-  set_nhwc(s.x, dxin, op);
-  set_nhwc(s.y, dy, op);
-  set_filter(s.w, w, op);
-  set_conv(s, dx.dtype, p, pad);
-
-  cudnnConvolutionBwdDataAlgoPerf_t perf[8];
-  int returned = 0;
-  GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, s.w.d, s.y.d, s.conv.d, s.x.d, 8, &returned, perf));
-  int pick = -1;
-  for (int i = 0; i < returned && pick < 0; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
-  }
-  if (pick < 0) unimplemented("conv2d_backward_data: cuDNN has no algorithm for this convolution");
-  GA_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.d, perf[pick].mathType));
-  size_t ws_bytes = 0;
-  GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, s.w.d, s.y.d, s.conv.d, s.x.d, perf[pick].algo,
-                                                              &ws_bytes));
-  ScratchBuffer ws(device, ws_bytes);
-  GA_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &kOne, s.w.d, wk.data, s.y.d, dy.data, s.conv.d, perf[pick].algo,
-                                              ws.get(), ws_bytes, &kZero, s.x.d, dxin.data));
+  ConvOperands o;
+  o.w = wk.data;
+  o.y = dy.data;
+  o.out = dxin.data;
+  conv_runner(device).run(conv_key(device, ConvDirection::kBackwardData, dxin, w, dy, p, pad, op), o);
   if (pad) copy(device, interior(dxin, dx, p), dx);
 }
 
@@ -261,52 +371,42 @@ void conv2d_backward_weights(int device, const TensorView& x, const TensorView& 
   const char* op = "conv2d_backward_weights";
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == dy.dtype && x.dtype == dw.dtype, "conv2d_backward_weights: dtypes differ");
-  cudnnHandle_t h = cudnn_handle(device);
-  if (dw.numel() > 0) {
-    const bool pad = !symmetric(p);
-    ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
-    TensorView xin = x;
-    if (pad) {
-      xin = padded_shape(x, p, padded_buf.get());
-      fill(device, xin, 0.0);
-      copy(device, x, interior(xin, x, p));
-    }
-    ScratchBuffer w_buf(device, bytes_of(dw));
-    const TensorView krsc_src = hwio_as_krsc(dw);  // dw's HWIO memory read as KRSC
-    const TensorView dwk = contiguous_like(dw, w_buf.get(), 4, krsc_src.shape);
-    ConvSetup s;
-    set_nhwc(s.x, xin, op);
-    set_nhwc(s.y, dy, op);
-    set_filter(s.w, dw, op);
-    set_conv(s, x.dtype, p, pad);
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
-    int returned = 0;
-    GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, s.x.d, s.y.d, s.conv.d, s.w.d, 8, &returned, perf));
-    int pick = -1;
-    for (int i = 0; i < returned && pick < 0; ++i) {
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
-    }
-    if (pick < 0) unimplemented("conv2d_backward_weights: cuDNN has no algorithm for this convolution");
-    GA_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.d, perf[pick].mathType));
-    size_t ws_bytes = 0;
-    GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, s.x.d, s.y.d, s.conv.d, s.w.d,
-                                                                  perf[pick].algo, &ws_bytes));
-    ScratchBuffer ws(device, ws_bytes);
-    GA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, s.x.d, xin.data, s.y.d, dy.data, s.conv.d,
-                                                  perf[pick].algo, ws.get(), ws_bytes, &kZero, s.w.d, dwk.data));
-    // KRSC back into Keras's HWIO.
-    TensorView dst = hwio_as_krsc(dw);
-    copy(device, dwk, dst);
-  }
-  if (dbias != nullptr && dbias->numel() > 0) {
+  const bool want_dbias = dbias != nullptr && dbias->numel() > 0;
+  if (want_dbias) {
     GA_CUDA_REQUIRE(dbias->dtype == dy.dtype && dbias->numel() == dy.shape[3],
                     "conv2d_backward_weights: dbias must be (F,)");
-    TensorDesc dyd, b;
-    set_nhwc(dyd, dy, op);
-    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NHWC, cudnn_type(dbias->dtype, op), 1,
-                                              to_int(dy.shape[3], "F"), 1, 1));
-    GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &kOne, dyd.d, dy.data, &kZero, b.d, dbias->data));
   }
+  if (dw.numel() == 0) {
+    // No kernel to differentiate (C == 0): dbias alone, with descriptors of this call only.
+    if (want_dbias) {
+      TensorDesc dyd, b;
+      set_nhwc(dyd, dy, op);
+      GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NHWC, cudnn_type(dbias->dtype, op), 1,
+                                                to_int(dy.shape[3], "F"), 1, 1));
+      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_handle(device), &kOne, dyd.d, dy.data, &kZero, b.d,
+                                                  dbias->data));
+    }
+    return;
+  }
+  const bool pad = !symmetric(p);
+  ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
+  TensorView xin = x;
+  if (pad) {
+    xin = padded_shape(x, p, padded_buf.get());
+    fill(device, xin, 0.0);
+    copy(device, x, interior(xin, x, p));
+  }
+  ScratchBuffer w_buf(device, bytes_of(dw));
+  const TensorView krsc_src = hwio_as_krsc(dw);  // dw's HWIO memory read as KRSC
+  const TensorView dwk = contiguous_like(dw, w_buf.get(), 4, krsc_src.shape);
+  ConvOperands o;
+  o.x = xin.data;
+  o.y = dy.data;
+  o.out = dwk.data;
+  o.dbias = want_dbias ? dbias->data : nullptr;
+  conv_runner(device).run(conv_key(device, ConvDirection::kBackwardFilter, xin, dw, dy, p, pad, op), o);
+  // KRSC back into Keras's HWIO.
+  copy(device, dwk, hwio_as_krsc(dw));
 }
 
 // ---- pooling ----
