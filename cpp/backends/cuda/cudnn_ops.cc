@@ -1,11 +1,15 @@
 // Convolution, pooling, softmax and batch normalization through cuDNN 9's legacy (v7-style)
-// API, which still ships in libcudnn_ops/libcudnn_cnn. Layouts: activations are NHWC as Keras's
-// default, described to cuDNN as NHWC tensors. Keras kernels are HWIO (KH, KW, C, F), while an
-// NHWC cuDNN filter is KRSC (F, KH, KW, C): the kernel is transposed into a scratch buffer with
-// the backend's strided copy (and dw transposed back), which costs one small copy per call.
-// cuDNN pads symmetrically only, so asymmetric ('same' with an odd total) convolution padding
-// is done by convolving a zero-padded copy of the input (pooling: see its section). f16 uses
-// tensor-op math with float32 accumulation; f32 uses FMA math (no TF32), so results match the CPU.
+// API, which still ships in libcudnn_ops/libcudnn_cnn. Descriptors (and, for convolutions, the
+// algorithm and its workspace size) are made once per shape and cached (backends/plan_cache.h,
+// backends/conv_plan.h); workspaces come from the device's pool. Layouts: activations are NHWC
+// as Keras's default, described to cuDNN as NHWC tensors. Keras kernels are HWIO (KH, KW, C, F),
+// while cuDNN's filter formats are KCRS and KRSC (F, KH, KW, C) only: the kernel is copied to
+// KRSC in a pool buffer on each call (and dw copied back), one small strided copy per call,
+// because the weights change every step and the layer owns their layout (docs/gpu.md). cuDNN
+// pads symmetrically only, so asymmetric ('same' with an odd total) convolution padding is done
+// by convolving a zero-padded copy of the input (pooling: see its section). f16 and bf16 use
+// tensor-op math with float32 accumulation; f32 uses FMA math (no TF32), so results match the
+// CPU.
 #include <limits>
 #include <map>
 #include <memory>
@@ -454,6 +458,105 @@ bool padded_max(const Pool2dParams& p) { return p.kind == PoolKind::kMax && !sym
 
 }  // namespace
 
+// ---- descriptors of pooling, softmax and batch normalization, cached per shape ----
+
+namespace {
+
+enum class DescSet { kPool, kRows, kBatchNorm };
+
+// Everything such a descriptor set depends on: x and y as cuDNN sees them (NHWC for pooling,
+// rows x C for softmax and batch norm, whose y has x's shape) and the pooling parameters.
+struct DescKey {
+  int device = 0;
+  DType dtype = DType::kFloat32;
+  DescSet set = DescSet::kRows;
+  int64_t x[4] = {0, 0, 0, 0};
+  int64_t y[4] = {0, 0, 0, 0};
+  int64_t pool[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // kind, window, stride, pads, padded input
+
+  bool operator==(const DescKey& o) const {
+    return device == o.device && dtype == o.dtype && set == o.set && std::memcmp(x, o.x, sizeof(x)) == 0 &&
+           std::memcmp(y, o.y, sizeof(y)) == 0 && std::memcmp(pool, o.pool, sizeof(pool)) == 0;
+  }
+  size_t hash() const {
+    size_t h = 0;
+    hash_combine(h, static_cast<uint64_t>(device));
+    hash_combine(h, static_cast<uint64_t>(dtype));
+    hash_combine(h, static_cast<uint64_t>(set));
+    for (int64_t v : x) hash_combine(h, static_cast<uint64_t>(v));
+    for (int64_t v : y) hash_combine(h, static_cast<uint64_t>(v));
+    for (int64_t v : pool) hash_combine(h, static_cast<uint64_t>(v));
+    return h;
+  }
+  std::string to_string() const {
+    std::string out = "GPU " + std::to_string(device) + " " +
+                      (set == DescSet::kPool ? "pool2d" : set == DescSet::kRows ? "softmax" : "batch_norm") +
+                      " " + dtype_name(dtype) + " x";
+    for (int64_t v : x) out += " " + std::to_string(v);
+    return out;
+  }
+};
+
+struct DescPlan {
+  TensorDesc x, y, bn;
+  PoolDesc pool;
+};
+
+PlanCache<DescKey, DescPlan>& desc_plans() {
+  static auto* plans = new PlanCache<DescKey, DescPlan>();
+  return *plans;
+}
+
+void require_nhwc(const TensorView& v, const char* op) {
+  GA_CUDA_REQUIRE(v.ndim == 4 && v.is_contiguous(), std::string(op) + ": expected a contiguous NHWC tensor");
+}
+
+// The pooling descriptors of x_in (already padded when `padded_input`) -> y.
+const DescPlan& pool_descs(int device, const TensorView& x_in, const TensorView& y, const Pool2dParams& p,
+                           bool padded_input, const char* op) {
+  require_nhwc(x_in, op);
+  require_nhwc(y, op);
+  DescKey k;
+  k.device = device;
+  k.dtype = x_in.dtype;
+  k.set = DescSet::kPool;
+  for (int d = 0; d < 4; ++d) {
+    k.x[d] = x_in.shape[d];
+    k.y[d] = y.shape[d];
+  }
+  const int64_t pool[10] = {static_cast<int64_t>(p.kind), p.window_h, p.window_w, p.stride_h, p.stride_w,
+                            p.pad_top, p.pad_bottom, p.pad_left, p.pad_right, padded_input ? 1 : 0};
+  std::memcpy(k.pool, pool, sizeof(pool));
+  return desc_plans().get(k, [&] {
+    auto d = std::make_unique<DescPlan>();
+    set_pool(d->pool, p, padded_input);
+    set_nhwc(d->x, x_in, op);
+    set_nhwc(d->y, y, op);
+    return d;
+  });
+}
+
+// x as rows x C (softmax; batch norm also derives its per-channel descriptor).
+const DescPlan& rows_descs(int device, const TensorView& x, DescSet set, const char* op) {
+  GA_CUDA_REQUIRE(x.ndim >= 1 && x.is_contiguous(), std::string(op) + ": expected a contiguous tensor");
+  DescKey k;
+  k.device = device;
+  k.dtype = x.dtype;
+  k.set = set;
+  k.x[1] = x.shape[x.ndim - 1];
+  k.x[0] = k.x[1] == 0 ? 0 : x.numel() / k.x[1];
+  return desc_plans().get(k, [&] {
+    auto d = std::make_unique<DescPlan>();
+    set_rows(d->x, x, op);
+    if (set == DescSet::kBatchNorm) {
+      GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(d->bn.d, d->x.d, CUDNN_BATCHNORM_SPATIAL));
+    }
+    return d;
+  });
+}
+
+}  // namespace
+
 int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
   // Copies of x (padded with -inf for asymmetric max pooling) and y: cuDNN's pooling backward
   // reads both.
@@ -482,12 +585,8 @@ void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, cons
     fill(device, xin, -std::numeric_limits<double>::infinity());
     copy(device, x, interior(xin, x, q));
   }
-  PoolDesc pd;
-  set_pool(pd, p, pad);
-  TensorDesc xd, yd;
-  set_nhwc(xd, xin, op);
-  set_nhwc(yd, y, op);
-  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_handle(device), pd.d, &kOne, xd.d, xin.data, &kZero, yd.d, y.data));
+  const DescPlan& d = pool_descs(device, xin, y, p, pad, op);
+  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_handle(device), d.pool.d, &kOne, d.x.d, xin.data, &kZero, d.y.d, y.data));
   if (workspace != nullptr) {
     char* ws = static_cast<char*>(workspace);
     const cudaStream_t stream = device_stream(device);
@@ -511,11 +610,7 @@ void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, co
   const Conv2dParams q = pads_of(p);
   ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(dx, q, nullptr)) : 0);
   const TensorView dxin = pad ? padded_shape(dx, q, padded_buf.get()) : dx;
-  PoolDesc pd;
-  set_pool(pd, p, pad);
-  TensorDesc xd, yd;
-  set_nhwc(xd, dxin, op);
-  set_nhwc(yd, dy, op);
+  const DescPlan& d = pool_descs(device, dxin, dy, p, pad, op);
   const void* x = nullptr;
   const void* y = nullptr;
   if (workspace != nullptr) {
@@ -528,8 +623,8 @@ void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, co
     x = dx.data;
     y = dy.data;
   }
-  GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_handle(device), pd.d, &kOne, yd.d, y, yd.d, dy.data, xd.d, x, &kZero,
-                                      xd.d, dxin.data));
+  GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_handle(device), d.pool.d, &kOne, d.y.d, y, d.y.d, dy.data, d.x.d, x,
+                                      &kZero, d.x.d, dxin.data));
   if (pad) copy(device, interior(dxin, dx, q), dx);
 }
 
@@ -540,11 +635,10 @@ void softmax_forward(int device, const TensorView& x, bool log, const TensorView
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == y.dtype, "softmax_forward: dtypes differ");
   if (x.numel() == 0) return;
-  TensorDesc xd, yd;
-  set_rows(xd, x, op);
-  set_rows(yd, y, op);
+  GA_CUDA_REQUIRE(y.is_contiguous() && y.numel() == x.numel(), "softmax_forward: y must be contiguous like x");
+  const DescPlan& d = rows_descs(device, x, DescSet::kRows, op);
   GA_CUDNN_CHECK(cudnnSoftmaxForward(cudnn_handle(device), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-                                     CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, xd.d, x.data, &kZero, yd.d, y.data));
+                                     CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d.x.d, x.data, &kZero, d.x.d, y.data));
 }
 
 void softmax_backward(int device, const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
@@ -552,10 +646,10 @@ void softmax_backward(int device, const TensorView& y, const TensorView& dy, boo
   require_dtype_supported(device, y.dtype, op);
   GA_CUDA_REQUIRE(y.dtype == dy.dtype && y.dtype == dx.dtype, "softmax_backward: dtypes differ");
   if (y.numel() == 0) return;
-  TensorDesc d;
-  set_rows(d, y, op);
+  GA_CUDA_REQUIRE(dy.is_contiguous() && dx.is_contiguous(), "softmax_backward: dy and dx must be contiguous");
+  const cudnnTensorDescriptor_t d = rows_descs(device, y, DescSet::kRows, op).x.d;
   GA_CUDNN_CHECK(cudnnSoftmaxBackward(cudnn_handle(device), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-                                      CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d.d, y.data, d.d, dy.data, &kZero, d.d,
+                                      CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d, y.data, d, dy.data, &kZero, d,
                                       dx.data));
 }
 
@@ -582,12 +676,11 @@ void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma
   check_params(x, {&gamma, &beta, &mean, &var}, op);
   if (x.numel() == 0) return;
   cudnnHandle_t h = cudnn_handle(device);
-  TensorDesc xd, bn;
-  set_rows(xd, x, op);
-  GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(bn.d, xd.d, CUDNN_BATCHNORM_SPATIAL));
+  const DescPlan& descs = rows_descs(device, x, DescSet::kBatchNorm, op);
+  const cudnnTensorDescriptor_t xd = descs.x.d, bn = descs.bn.d;
   if (!training) {
-    GA_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd.d, x.data,
-                                                           xd.d, y.data, bn.d, gamma.data, beta.data, mean.data,
+    GA_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x.data,
+                                                           xd, y.data, bn, gamma.data, beta.data, mean.data,
                                                            var.data, epsilon));
     return;
   }
@@ -599,8 +692,8 @@ void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma
   const cudaStream_t stream = device_stream(device);
   GA_CUDA_CHECK(cudaMemsetAsync(mean.data, 0, c * sizeof(float), stream));
   GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
-  GA_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd.d, x.data,
-                                                        xd.d, y.data, bn.d, gamma.data, beta.data, 1.0, mean.data,
+  GA_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x.data,
+                                                        xd, y.data, bn, gamma.data, beta.data, 1.0, mean.data,
                                                         var.data, epsilon, nullptr, nullptr));
   if (count <= 1) {
     GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
@@ -618,13 +711,12 @@ void batch_norm_backward(int device, const TensorView& x, const TensorView& dy, 
   GA_CUDA_REQUIRE(x.dtype == dy.dtype && x.dtype == dx.dtype && x.ndim >= 2, "batch_norm_backward: dtypes differ");
   check_params(x, {&gamma, &mean, &var, &dgamma, &dbeta}, op);
   if (x.numel() == 0) return;
-  TensorDesc xd, bn;
-  set_rows(xd, x, op);
-  GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(bn.d, xd.d, CUDNN_BATCHNORM_SPATIAL));
+  const DescPlan& descs = rows_descs(device, x, DescSet::kBatchNorm, op);
+  const cudnnTensorDescriptor_t xd = descs.x.d, bn = descs.bn.d;
   // The saved statistics are optional: without them cuDNN recomputes this batch's mean and
   // variance from x, which are exactly the `mean`/`var` the training forward wrote.
   GA_CUDNN_CHECK(cudnnBatchNormalizationBackward(cudnn_handle(device), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero,
-                                                 &kOne, &kZero, xd.d, x.data, xd.d, dy.data, xd.d, dx.data, bn.d,
+                                                 &kOne, &kZero, xd, x.data, xd, dy.data, xd, dx.data, bn,
                                                  gamma.data, dgamma.data, dbeta.data, epsilon, nullptr, nullptr));
 }
 
