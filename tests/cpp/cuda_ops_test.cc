@@ -12,6 +12,7 @@
 
 #include "backends/op_kinds.h"
 #include "core/errors.h"
+#include "memory/memory_manager.h"
 #include "cuda_test_device.h"
 #include "kernels/half_conversions.h"
 #include "kernels/philox.h"
@@ -281,6 +282,31 @@ TEST_F(CudaOps, Conv2dForwardAndGradientsAgainstALoop) {
   Conv2dParams q{2, 2, 1, 1, 0, 1, 0, 1};
   const TensorView y2 = view({1, 2, 2, F});
   EXPECT_NO_THROW(backend_->conv2d_forward(dx, dw, nullptr, q, y2));
+}
+
+// A shape's second and later calls run its cached plan (descriptors, algorithm, workspace from
+// the arena): the same numbers, and the pool holds no more memory after them than after the first.
+TEST_F(CudaOps, RepeatedConvolutionsReuseTheirPlanAndWorkspace) {
+  const TensorView x = upload({8, 12, 12, 4}, ramp(8 * 12 * 12 * 4, -1.0f, 0.001f));
+  const TensorView w = upload({3, 3, 4, 16}, ramp(3 * 3 * 4 * 16, 0.5f, -0.002f));
+  const TensorView y = view({8, 10, 10, 16}), dx = view({8, 12, 12, 4}), dw = view({3, 3, 4, 16});
+  const Conv2dParams p{1, 1, 1, 1, 0, 0, 0, 0};
+  auto pool = MemoryManager::instance().allocator_for(DeviceRegistry::instance().logical_devices(DeviceType::kGPU)[0]);
+  std::vector<float> first;
+  int64_t held = -1;
+  for (int call = 0; call < 3; ++call) {
+    ASSERT_NO_THROW(backend_->conv2d_forward(x, w, nullptr, p, y));
+    ASSERT_NO_THROW(backend_->conv2d_backward_data(y, w, p, dx));
+    ASSERT_NO_THROW(backend_->conv2d_backward_weights(x, y, p, dw, nullptr));
+    const std::vector<float> out = download(y);
+    if (call == 0) {
+      first = out;
+      held = pool->stats().requested_bytes.current;
+    } else {
+      EXPECT_EQ(out, first);
+      EXPECT_EQ(pool->stats().requested_bytes.current, held);
+    }
+  }
 }
 
 TEST_F(CudaOps, PoolingSoftmaxAndBatchNorm) {
