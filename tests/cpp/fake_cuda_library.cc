@@ -2,7 +2,10 @@
 // It crosses the same boundary as libgpuaccel_cuda.so: the same factory, a CudaLibrary, one
 // Backend per device made with the core's BackendServices, ops run through run_library_op. So
 // the loader's version check and diagnosis, the typed errors out of another shared library,
-// pool workspaces and the profiler's device timeline are all tested here.
+// pool workspaces and the profiler's device timeline are all tested here, and whole training
+// steps can run on a "GPU" whose calls are counted. Its ops are computed by the CPU backend of
+// a copy of the core linked into this library with hidden symbols (a test artifact; the real
+// library links none of the core).
 #include "fake_cuda_library.h"
 
 #include <atomic>
@@ -16,6 +19,10 @@
 #include "backends/backend.h"
 #include "backends/library_backend_call.h"
 #include "core/cuda_library.h"
+
+namespace gpuaccel {
+Backend& cpu_backend();  // backends/cpu/cpu_backend.cc, of the core compiled into this library
+}
 
 namespace gpuaccel::fake_cuda {
 
@@ -39,33 +46,27 @@ std::string mode() {
 
 size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
 
+// Faults on request (GPUACCEL_FAKE_CUDA_FAULTS set), so tests can make an op fail in each way.
+bool faults_on() { return std::getenv(GPUACCEL_FAKE_CUDA_FAULTS_ENV) != nullptr; }
+
+// The fake GPU's ops: the CPU backend of the core compiled into this library (its own copy,
+// hidden), over the fake device memory, which is host memory. Counts every op.
 class FakeBackend final : public Backend {
  public:
-  explicit FakeBackend(BackendServices& services) : services_(services) {}
+  explicit FakeBackend(BackendServices& services) : services_(services), cpu_(cpu_backend()) {}
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
     run("unary", [&] {
-      if (op == UnaryOp::kLog) throw LibraryOpError(ErrorCode::kInvalidArgument, "fake: log refused");
-      if (op == UnaryOp::kSqrt) throw std::runtime_error("fake: a plain std::runtime_error");
-      if (op == UnaryOp::kAbs) {
+      if (faults_on() && op == UnaryOp::kLog) throw LibraryOpError(ErrorCode::kInvalidArgument, "fake: log refused");
+      if (faults_on() && op == UnaryOp::kSqrt) throw std::runtime_error("fake: a plain std::runtime_error");
+      if (faults_on() && op == UnaryOp::kAbs) {
         void* w = services_.allocate(static_cast<size_t>(x.numel()) << 20, "unary");
         services_.deallocate(w);
         return;
       }
-      if (op != UnaryOp::kExp || x.dtype != DType::kFloat32 || !x.is_contiguous() || !y.is_contiguous()) {
-        unimplemented("unary");
-      }
-      const float* in = static_cast<const float*>(x.data);
-      float* out = static_cast<float*>(y.data);
-      for (int64_t i = 0; i < x.numel(); ++i) out[i] = std::exp(in[i]);
-    });
-  }
-  void fill(const TensorView& dst, double value) override {
-    run("fill", [&] {
-      if (dst.dtype != DType::kFloat32 || !dst.is_contiguous()) unimplemented("fill");
-      float* out = static_cast<float*>(dst.data);
-      for (int64_t i = 0; i < dst.numel(); ++i) out[i] = static_cast<float>(value);
+      if (faults_on() && op == UnaryOp::kTanh) unimplemented("unary");
+      cpu_.unary(op, x, y);
     });
   }
   void copy_from_host(const void* host, const TensorView& dst) override {
@@ -84,52 +85,100 @@ class FakeBackend final : public Backend {
   void synchronize() override {
     run("synchronize", [] { ++counters.synchronizes; }, LaunchKind::kNone);
   }
+  // Computes nothing when given no memory (the profiler test times it on the fake clock).
+  void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out) override {
+    run("matmul", [&] {
+      clock_us += 1500;
+      if (out.data != nullptr) cpu_.matmul(a, b, bias, out);
+    });
+  }
 
-  void unary_backward(UnaryOp, const TensorView&, const TensorView&, const TensorView&, const TensorView&) override {
-    refuse("unary_backward");
+  void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
+                      const TensorView& dx) override {
+    run("unary_backward", [&] { cpu_.unary_backward(op, x, y, dy, dx); });
   }
-  void binary(BinaryOp, const TensorView&, const TensorView&, const TensorView&) override { refuse("binary"); }
-  void copy(const TensorView&, const TensorView&) override { refuse("copy"); }
-  void arange(const TensorView&, double, double) override { refuse("arange"); }
-  void random(RandomDistribution, uint64_t, uint64_t, const TensorView&) override { refuse("random"); }
-  void reduce(ReduceOp, const TensorView&, uint32_t, const TensorView&) override { refuse("reduce"); }
-  void dropout(const TensorView&, double, uint64_t, uint64_t, const TensorView&, const TensorView&) override {
-    refuse("dropout");
+  void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
+    run("binary", [&] { cpu_.binary(op, a, b, out); });
   }
-  void matmul(const TensorView&, const TensorView&, const TensorView*, const TensorView&) override {
-    run("matmul", [] { clock_us += 1500; });
+  void copy(const TensorView& src, const TensorView& dst) override {
+    run("copy", [&] { cpu_.copy(src, dst); });
   }
-  void conv2d_forward(const TensorView&, const TensorView&, const TensorView*, const Conv2dParams&,
-                      const TensorView&) override { refuse("conv2d"); }
-  void conv2d_backward_data(const TensorView&, const TensorView&, const Conv2dParams&, const TensorView&) override {
-    refuse("conv2d_backward_data");
+  void fill(const TensorView& dst, double value) override {
+    run("fill", [&] { cpu_.fill(dst, value); });
   }
-  void conv2d_backward_weights(const TensorView&, const TensorView&, const Conv2dParams&, const TensorView&,
-                               const TensorView*) override { refuse("conv2d_backward_weights"); }
-  int64_t pool2d_workspace_bytes(const TensorView&, const Pool2dParams&, const TensorView&) override {
-    refuse("pool2d");
-    return 0;
+  void arange(const TensorView& dst, double start, double step) override {
+    run("arange", [&] { cpu_.arange(dst, start, step); });
   }
-  void pool2d_forward(const TensorView&, const Pool2dParams&, const TensorView&, void*) override { refuse("pool2d"); }
-  void pool2d_backward(const TensorView&, const Pool2dParams&, const void*, const TensorView&) override {
-    refuse("pool2d_backward");
+  void random(RandomDistribution d, uint64_t seed, uint64_t offset, const TensorView& dst) override {
+    run("random", [&] { cpu_.random(d, seed, offset, dst); });
   }
-  void softmax_forward(const TensorView&, bool, const TensorView&) override { refuse("softmax"); }
-  void softmax_backward(const TensorView&, const TensorView&, bool, const TensorView&) override {
-    refuse("softmax_backward");
+  void reduce(ReduceOp op, const TensorView& x, uint32_t axes, const TensorView& out) override {
+    run("reduce", [&] { cpu_.reduce(op, x, axes, out); });
   }
-  void batch_norm_forward(const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                          const TensorView&, double, bool, const TensorView&) override { refuse("batch_norm"); }
-  void batch_norm_backward(const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                           const TensorView&, double, const TensorView&, const TensorView&,
-                           const TensorView&) override { refuse("batch_norm_backward"); }
-  void layer_norm_forward(const TensorView&, const TensorView&, const TensorView&, double, const TensorView&,
-                          const TensorView&, const TensorView&) override { refuse("layer_norm"); }
-  void layer_norm_backward(const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                           const TensorView&, double, const TensorView&, const TensorView&,
-                           const TensorView&) override { refuse("layer_norm_backward"); }
-  void optimizer_update(const OptimizerUpdate&, const TensorView&, const TensorView&, const TensorView&,
-                        const TensorView&, const TensorView&) override { refuse("optimizer_update"); }
+  void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset, const TensorView& y,
+               const TensorView& mask) override {
+    run("dropout", [&] { cpu_.dropout(x, rate, seed, offset, y, mask); });
+  }
+  void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias, const Conv2dParams& p,
+                      const TensorView& y) override {
+    run("conv2d", [&] { cpu_.conv2d_forward(x, w, bias, p, y); });
+  }
+  void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                            const TensorView& dx) override {
+    run("conv2d_backward_data", [&] { cpu_.conv2d_backward_data(dy, w, p, dx); });
+  }
+  void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
+                               const TensorView& dw, const TensorView* dbias) override {
+    run("conv2d_backward_weights", [&] { cpu_.conv2d_backward_weights(x, dy, p, dw, dbias); });
+  }
+  int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) override {
+    int64_t bytes = 0;
+    run_library_op(services_, "pool2d", LaunchKind::kNone, 0, [&] { bytes = cpu_.pool2d_workspace_bytes(x, p, y); });
+    return bytes;
+  }
+  void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y, void* workspace) override {
+    run("pool2d", [&] { cpu_.pool2d_forward(x, p, y, workspace); });
+  }
+  void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                       const TensorView& dx) override {
+    run("pool2d_backward", [&] { cpu_.pool2d_backward(dy, p, workspace, dx); });
+  }
+  void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
+    run("softmax", [&] {
+      if (faults_on()) unimplemented("softmax");
+      cpu_.softmax_forward(x, log, y);
+    });
+  }
+  void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) override {
+    run("softmax_backward", [&] { cpu_.softmax_backward(y, dy, log, dx); });
+  }
+  void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                          const TensorView& mean, const TensorView& var, double epsilon, bool training,
+                          const TensorView& y) override {
+    run("batch_norm", [&] { cpu_.batch_norm_forward(x, gamma, beta, mean, var, epsilon, training, y); });
+  }
+  void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                           const TensorView& mean, const TensorView& var, double epsilon, const TensorView& dx,
+                           const TensorView& dgamma, const TensorView& dbeta) override {
+    run("batch_norm_backward", [&] {
+      cpu_.batch_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+    });
+  }
+  void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta, double epsilon,
+                          const TensorView& y, const TensorView& mean, const TensorView& var) override {
+    run("layer_norm", [&] { cpu_.layer_norm_forward(x, gamma, beta, epsilon, y, mean, var); });
+  }
+  void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                           const TensorView& mean, const TensorView& var, double epsilon, const TensorView& dx,
+                           const TensorView& dgamma, const TensorView& dbeta) override {
+    run("layer_norm_backward", [&] {
+      cpu_.layer_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+    });
+  }
+  void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
+                        const TensorView& slot0, const TensorView& slot1, const TensorView& slot2) override {
+    run("optimizer_update", [&] { cpu_.optimizer_update(u, param, grad, slot0, slot1, slot2); });
+  }
 
  private:
   template <typename Body>
@@ -139,11 +188,9 @@ class FakeBackend final : public Backend {
       body();
     });
   }
-  void refuse(const char* op) {
-    run(op, [&] { unimplemented(op); });
-  }
 
   BackendServices& services_;
+  Backend& cpu_;
 };
 
 // The status a failing mode reports from the device queries.

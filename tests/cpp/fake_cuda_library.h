@@ -10,15 +10,18 @@
 #define GPUACCEL_FAKE_CUDA_ENV "GPUACCEL_FAKE_CUDA"
 #define GPUACCEL_FAKE_CUDA_COUNTERS "gpuaccel_fake_cuda_counters"
 
-// Device memory is host memory (malloc), so copies are memcpy and a test can look at it. A fake
-// device clock times the profiler's events: matmul computes nothing and takes 1.5 ms of it, a
-// host-to-device copy 0.25 ms. Ops: fill (float32) and unary kExp (float32) compute; unary kLog throws the library's typed error
-// (InvalidArgument), kSqrt a plain std::runtime_error, kAbs asks the core's pool for a
-// workspace of 1 MiB per element (so a memory_limit turns it into the pool's OOM); every other
-// op throws Unimplemented.
+// Device memory is host memory (aligned_alloc), so copies are memcpy and every op is computed
+// by the CPU backend on it. A fake device clock times the profiler's events: matmul takes 1.5 ms
+// of it (and computes nothing when its output has no memory), a host-to-device copy 0.25 ms.
+// With GPUACCEL_FAKE_CUDA_FAULTS set, ops fail on purpose: unary kLog throws the library's typed
+// error (InvalidArgument), kSqrt a plain std::runtime_error, kTanh and softmax Unimplemented,
+// and kAbs asks the core's pool for a workspace of 1 MiB per element (so a memory limit turns it
+// into the pool's out-of-memory error).
+#define GPUACCEL_FAKE_CUDA_FAULTS_ENV "GPUACCEL_FAKE_CUDA_FAULTS"
+
 struct FakeCudaCounters {
   int64_t backends_created;
-  int64_t ops;  // op calls that reached a fake backend
+  int64_t ops;  // op calls that reached a fake backend (copies and synchronize included)
   int64_t copies_to_device;
   int64_t copies_to_host;
   int64_t device_mallocs;

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -33,6 +35,7 @@ TensorView f32_view(float* data, int64_t n) {
 class LibraryBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    setenv(GPUACCEL_FAKE_CUDA_FAULTS_ENV, "1", 1);
     fake_ = open_fake_cuda();
     ASSERT_NE(fake_.library, nullptr);
     ASSERT_NE(fake_.counters, nullptr);
@@ -53,17 +56,22 @@ class LibraryBackendTest : public ::testing::Test {
     return Error(ErrorCode::kValue, "", "");
   }
 
+  void TearDown() override { unsetenv(GPUACCEL_FAKE_CUDA_FAULTS_ENV); }
+
   FakeCuda fake_;
   std::unique_ptr<LibraryBackend> device_;
 };
 
 TEST_F(LibraryBackendTest, OpsRunInTheLibrary) {
+  unsetenv(GPUACCEL_FAKE_CUDA_FAULTS_ENV);
   std::vector<float> x = {0.0f, 1.0f, -2.0f}, y(3, -1.0f);
   const int64_t ops = fake_.counters->ops;
   device_->backend().unary(UnaryOp::kExp, f32_view(x.data(), 3), f32_view(y.data(), 3));
   EXPECT_EQ(fake_.counters->ops, ops + 1);
   EXPECT_FLOAT_EQ(y[1], std::exp(1.0f));
   EXPECT_FLOAT_EQ(y[2], std::exp(-2.0f));
+  device_->backend().unary(UnaryOp::kTanh, f32_view(x.data(), 3), f32_view(y.data(), 3));  // no fault now
+  EXPECT_FLOAT_EQ(y[1], std::tanh(1.0f));
   EXPECT_STREQ(device_->backend().name(), "cuda");
 }
 
