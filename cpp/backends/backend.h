@@ -77,7 +77,11 @@ class Backend {
                                 const TensorView& grad, const TensorView& slot0,
                                 const TensorView& slot1, const TensorView& slot2) = 0;
 
-  // Host <-> device transfers of contiguous views (the CPU backend copies memory).
+  // Host <-> device transfers of contiguous views (the CPU backend copies memory). On a GPU,
+  // copy_from_host is queued on the device's stream: from pageable memory it returns once the
+  // data is staged, from pinned memory (the pinned host pool) before the copy ran, so such a
+  // buffer must stay unchanged until a later copy_to_host or synchronize. copy_to_host returns
+  // when the data is in `host`.
   virtual void copy_from_host(const void* host, const TensorView& dst) = 0;
   virtual void copy_to_host(const TensorView& src, void* host) = 0;
   virtual void synchronize() = 0;
