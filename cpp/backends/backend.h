@@ -1,12 +1,12 @@
 // The backend interface: what op frontends (cpp/ops) call to run a kernel on a device. The CPU
 // backend forwards to cpu::* (OpenMP loops over cpp/kernels functors, oneDNN primitives); the
-// CUDA backend forwards to the dlopen'ed CUDA library's table. Frontends never include a
+// CUDA backend is made by the dlopen'ed CUDA library (core/cuda_library.h). Frontends never include a
 // backend's own headers, so adding a device touches only this folder.
 #pragma once
 
 #include <cstdint>
 
-#include "backends/cpu/onednn_ops.h"  // parameter structs only (Conv2dParams, Pool2dParams)
+#include "backends/conv_params.h"
 #include "backends/op_kinds.h"
 #include "core/device_registry.h"
 #include "core/errors.h"
@@ -14,10 +14,6 @@
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel {
-
-using cpu::Conv2dParams;
-using cpu::PoolKind;
-using cpu::Pool2dParams;
 
 class Backend {
  public:
@@ -82,7 +78,11 @@ class Backend {
                                 const TensorView& grad, const TensorView& slot0,
                                 const TensorView& slot1, const TensorView& slot2) = 0;
 
-  // Host <-> device transfers of contiguous views (the CPU backend copies memory).
+  // Host <-> device transfers of contiguous views (the CPU backend copies memory). On a GPU,
+  // copy_from_host is queued on the device's stream: from pageable memory it returns once the
+  // data is staged, from pinned memory (the pinned host pool) before the copy ran, so such a
+  // buffer must stay unchanged until a later copy_to_host or synchronize. copy_to_host returns
+  // when the data is in `host`.
   virtual void copy_from_host(const void* host, const TensorView& dst) = 0;
   virtual void copy_to_host(const TensorView& src, void* host) = 0;
   virtual void synchronize() = 0;

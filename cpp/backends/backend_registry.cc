@@ -9,7 +9,7 @@
 namespace gpuaccel {
 
 Backend& cpu_backend();   // backends/cpu/cpu_backend.cc
-Backend* cuda_backend_ops(int ordinal);  // backends/cuda_table_backend.cc: null without the library
+Backend* cuda_backend_ops(int ordinal);  // backends/library_backend.cc: null without the library
 
 namespace {
 

@@ -34,7 +34,7 @@ py::dict status_to_dict(const CudaBackendStatus& s) {
   out["reason"] = s.reason;
   out["problem"] = cuda_problem_name(s.problem);
   out["detail"] = s.detail;
-  out["status"] = s.status;
+  out["status"] = static_cast<int>(s.status);
   out["device_count"] = s.device_count;
   out["runtime_version"] = version_or_none(s.runtime_version);
   out["driver_version"] = version_or_none(s.driver_version);
@@ -112,16 +112,16 @@ py::dict nvml_report_dict() {
 }
 
 void cuda_synchronize(int physical_index) {
-  const gpuaccel_cuda_backend& cuda = require_cuda_backend("synchronize");
-  char err[1024] = {0};
-  int status = 0;
+  CudaLibrary& cuda = require_cuda_library("synchronize");
+  std::string err;
+  CudaStatus status = CudaStatus::kOk;
   {
     py::gil_scoped_release release;
     profiler::TraceScope scope(profiler::EventKind::kSynchronize, "synchronize");
     if (scope.recording()) scope.set_device(physical_index);
-    status = cuda.synchronize(physical_index, err, sizeof(err));
+    status = cuda.synchronize(physical_index, &err);
   }
-  if (status != GPUACCEL_CUDA_OK) throw_error(ErrorCode::kInternal, "synchronize", err);
+  if (status != CudaStatus::kOk) throw_error(ErrorCode::kInternal, "synchronize", err);
 }
 
 }  // namespace

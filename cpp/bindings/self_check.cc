@@ -7,9 +7,9 @@
 #include <cmath>
 #include <random>
 
+#include "backends/backend.h"
 #include "backends/cpu/sgemm.h"
 #include "bindings/bindings.h"
-#include "core/cuda_backend_loader.h"
 #include "core/device_registry.h"
 #include "core/device_scope.h"
 #include "core/errors.h"
@@ -21,29 +21,33 @@ namespace gpuaccel::bindings {
 
 namespace {
 
-constexpr size_t kErrLen = 512;
-
-void check_cuda(int status, const char* err) {
-  if (status != GPUACCEL_CUDA_OK) throw_error(ErrorCode::kInternal, "MatMul", err);
+// A contiguous (n, n) float32 view of `data`.
+TensorView square_view(void* data, int n) {
+  TensorView v;
+  v.data = data;
+  v.dtype = DType::kFloat32;
+  v.ndim = 2;
+  v.shape[0] = v.shape[1] = n;
+  v.strides[0] = n;
+  v.strides[1] = 1;
+  return v;
 }
 
-// Runs C = A·B on the GPU `device` through the CUDA backend: device buffers from the GPU pool,
-// copies, cuBLAS, copy back.
+// Runs C = A·B on the GPU `device` through its backend: device buffers from the GPU pool,
+// copies, cuBLASLt, copy back.
 void gpu_matmul(const LogicalDevice& device, const float* a, const float* b, float* c, int n) {
-  const gpuaccel_cuda_backend& cuda = require_cuda_backend("MatMul");
-  char err[kErrLen] = {0};
+  Backend& backend = backend_for(device);
   const size_t bytes = sizeof(float) * static_cast<size_t>(n) * n;
-  const int ordinal = device.physical_index;
   auto da = Storage::allocate(device, bytes, "MatMul");
   auto db = Storage::allocate(device, bytes, "MatMul");
   auto dc = Storage::allocate(device, bytes, "MatMul");
-  check_cuda(cuda.copy_to_device(ordinal, da->data(), a, bytes, err, kErrLen), err);
-  check_cuda(cuda.copy_to_device(ordinal, db->data(), b, bytes, err, kErrLen), err);
-  check_cuda(cuda.matmul_f32(ordinal, static_cast<float*>(da->data()),
-                             static_cast<float*>(db->data()), static_cast<float*>(dc->data()),
-                             n, n, n, err, kErrLen), err);
-  check_cuda(cuda.copy_to_host(ordinal, c, dc->data(), bytes, err, kErrLen), err);
-  check_cuda(cuda.synchronize(ordinal, err, kErrLen), err);
+  const TensorView va = square_view(da->data(), n), vb = square_view(db->data(), n),
+                   vc = square_view(dc->data(), n);
+  backend.copy_from_host(a, va);
+  backend.copy_from_host(b, vb);
+  backend.matmul(va, vb, nullptr, vc);
+  backend.copy_to_host(vc, c);
+  backend.synchronize();
 }
 
 py::dict matmul_self_check(int n, uint32_t seed) {

@@ -35,12 +35,10 @@ namespace gpuaccel {
 namespace {
 
 constexpr const char* kBackendEnv = "GPUACCEL_CUDA_BACKEND";
-constexpr const char* kDriverLibrary = "libcuda.so.1";
-constexpr size_t kErrLen = 1024;
-
+constexpr const char* kDriverLibrary = "libcuda.so.1";  // named in the no-driver reason
 struct LoadResult {
   CudaBackendStatus status;
-  const gpuaccel_cuda_backend* table = nullptr;
+  CudaLibrary* library = nullptr;
 };
 
 std::optional<std::string> env(const char* name) {
@@ -79,7 +77,7 @@ std::string version_or(int version, const std::string& unknown) {
   return version > 0 ? cuda_version_string(version) : unknown;
 }
 
-void fail(CudaBackendStatus& s, CudaProblem problem, int status, std::string detail) {
+void fail(CudaBackendStatus& s, CudaProblem problem, CudaStatus status, std::string detail) {
   s.problem = problem;
   s.status = status;
   s.detail = std::move(detail);
@@ -97,77 +95,70 @@ LoadResult load(const std::string& library_path, bool path_from_env) {
   s.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
 
   if (library_path.empty()) {
-    fail(s, CudaProblem::kNotBuilt, GPUACCEL_CUDA_ERROR, "built with GPUACCEL_CUDA=OFF or without nvcc");
+    fail(s, CudaProblem::kNotBuilt, CudaStatus::kError, "built with GPUACCEL_CUDA=OFF or without nvcc");
     return r;
   }
   if (!file_exists(library_path)) {
-    fail(s, CudaProblem::kLibraryMissing, GPUACCEL_CUDA_ERROR, "no such file: " + library_path);
+    fail(s, CudaProblem::kLibraryMissing, CudaStatus::kError, "no such file: " + library_path);
     return r;
   }
   dlerror();
   void* handle = dlopen(library_path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (handle == nullptr) {
-    fail(s, CudaProblem::kLibraryLoadFailed, GPUACCEL_CUDA_ERROR, dl_error_text());
+    fail(s, CudaProblem::kLibraryLoadFailed, CudaStatus::kError, dl_error_text());
     return r;
   }
   dlerror();
-  auto entry = reinterpret_cast<gpuaccel_cuda_backend_entry_fn>(
-      dlsym(handle, GPUACCEL_CUDA_BACKEND_ENTRY));
-  if (entry == nullptr) {
-    fail(s, CudaProblem::kBadLibrary, GPUACCEL_CUDA_ERROR,
-         std::string("it does not export ") + GPUACCEL_CUDA_BACKEND_ENTRY + " (" + dl_error_text() + ")");
+  auto factory = reinterpret_cast<gpuaccel_cuda_library_factory_fn>(
+      dlsym(handle, GPUACCEL_CUDA_LIBRARY_FACTORY));
+  if (factory == nullptr) {
+    fail(s, CudaProblem::kBadLibrary, CudaStatus::kError,
+         std::string("it does not export ") + GPUACCEL_CUDA_LIBRARY_FACTORY + " (" + dl_error_text() + ")");
     dlclose(handle);
     return r;
   }
-  const gpuaccel_cuda_backend* table = entry();
-  if (table == nullptr || table->abi_version != GPUACCEL_CUDA_BACKEND_ABI_VERSION) {
-    fail(s, CudaProblem::kBadLibrary, GPUACCEL_CUDA_ERROR,
-         "its ABI version is " + std::to_string(table ? table->abi_version : -1) +
-             ", this gpuaccel needs " + std::to_string(GPUACCEL_CUDA_BACKEND_ABI_VERSION));
+  int library_version = -1;
+  CudaLibrary* library = factory(kCudaLibraryInterfaceVersion, &library_version);
+  if (library == nullptr) {
+    fail(s, CudaProblem::kBadLibrary, CudaStatus::kError,
+         "its interface version is " + std::to_string(library_version) + ", this gpuaccel needs " +
+             std::to_string(kCudaLibraryInterfaceVersion));
     dlclose(handle);
     return r;
   }
   // Loaded; it stays loaded (unloading CUDA libraries from a live process is not safe).
   s.loaded = true;
-  r.table = table;
-  s.runtime_version = table->runtime_version;
-  s.cudnn_version = table->cudnn_version();
-  s.cublas_version = table->cublas_version();
+  r.library = library;
+  s.runtime_version = library->runtime_version();
+  s.cudnn_version = library->cudnn_version();
+  s.cublas_version = library->cublas_version();
 
-  // The driver is probed on its own so "no driver" is told apart from the runtime's codes.
-  dlerror();
-  void* driver = dlopen(kDriverLibrary, RTLD_LAZY | RTLD_LOCAL);
-  if (driver == nullptr) {
-    fail(s, CudaProblem::kNoDriver, GPUACCEL_CUDA_NO_DRIVER, dl_error_text());
-    return r;
-  }
-  // libcuda stays open: the runtime inside the backend opens it too, so this costs nothing.
-
-  char err[kErrLen] = {0};
+  std::string err;
   int driver_version = 0;
-  if (table->driver_version(&driver_version, err, kErrLen) == GPUACCEL_CUDA_OK) {
+  if (library->driver_version(&driver_version, &err) == CudaStatus::kOk) {
     s.driver_version = driver_version;
   }
   int count = 0;
-  const int status = table->device_count(&count, err, kErrLen);
-  if (status == GPUACCEL_CUDA_OK && count > 0) {
+  err.clear();
+  const CudaStatus status = library->device_count(&count, &err);
+  if (status == CudaStatus::kOk && count > 0) {
     s.device_count = count;
-    s.status = GPUACCEL_CUDA_OK;
+    s.status = CudaStatus::kOk;
     s.problem = CudaProblem::kNone;
     s.reason.clear();
     return r;
   }
   switch (status) {
-    case GPUACCEL_CUDA_NO_DRIVER:
+    case CudaStatus::kNoDriver:
       fail(s, CudaProblem::kNoDriver, status, err);
       break;
-    case GPUACCEL_CUDA_DRIVER_TOO_OLD:
+    case CudaStatus::kDriverTooOld:
       fail(s, CudaProblem::kDriverTooOld, status, err);
       break;
-    case GPUACCEL_CUDA_OK:
-    case GPUACCEL_CUDA_NO_DEVICE:
+    case CudaStatus::kOk:
+    case CudaStatus::kNoDevice:
       fail(s, s.cuda_visible_devices ? CudaProblem::kHiddenByEnv : CudaProblem::kNoDevice,
-           GPUACCEL_CUDA_NO_DEVICE, status == GPUACCEL_CUDA_OK ? "0 devices" : err);
+           CudaStatus::kNoDevice, status == CudaStatus::kOk ? "0 devices" : err);
       break;
     default:
       fail(s, CudaProblem::kError, status, err);
@@ -182,13 +173,13 @@ LoadResult load_guarded(const std::string& library_path, bool path_from_env) {
     LoadResult r;
     r.status.built = built_with_cuda();
     r.status.library_path = library_path;
-    fail(r.status, CudaProblem::kError, GPUACCEL_CUDA_ERROR, e.what());
+    fail(r.status, CudaProblem::kError, CudaStatus::kError, e.what());
     return r;
   } catch (...) {
     LoadResult r;
     r.status.built = built_with_cuda();
     r.status.library_path = library_path;
-    fail(r.status, CudaProblem::kError, GPUACCEL_CUDA_ERROR, "unknown error");
+    fail(r.status, CudaProblem::kError, CudaStatus::kError, "unknown error");
     return r;
   }
 }
@@ -208,26 +199,17 @@ class CudaGpuProvider : public GpuProvider {
     std::vector<GpuInfo> gpus;
     try {
       const CudaBackendStatus& s = cuda_backend_status();
-      const gpuaccel_cuda_backend* table = cuda_backend();
-      if (table == nullptr || s.device_count == 0) return gpus;
+      CudaLibrary* library = cuda_library();
+      if (library == nullptr || s.device_count == 0) return gpus;
       for (int i = 0; i < s.device_count; ++i) {
-        gpuaccel_cuda_device_properties p{};
-        char err[kErrLen] = {0};
-        if (table->device_properties(i, &p, err, kErrLen) != GPUACCEL_CUDA_OK) {
+        GpuInfo g;
+        std::string err;
+        if (library->device_properties(i, &g, &err) != CudaStatus::kOk) {
           properties_error_ = "reading the properties of CUDA device " + std::to_string(i) +
                               " failed: " + err;
           std::cerr << "gpuaccel: " << properties_error_ << "; skipping it.\n";
           continue;
         }
-        GpuInfo g;
-        g.name = p.name;
-        g.total_memory = p.total_memory;
-        g.major = p.major;
-        g.minor = p.minor;
-        g.multi_processor_count = p.multi_processor_count;
-        g.memory_bus_width_bits = p.memory_bus_width_bits;
-        g.memory_clock_khz = p.memory_clock_khz;
-        g.pci_bus_id = p.pci_bus_id;
         gpus.push_back(g);
       }
     } catch (...) {
@@ -354,14 +336,14 @@ CudaBackendStatus probe_cuda_backend(const std::string& library_path) {
 
 const CudaBackendStatus& cuda_backend_status() { return cached().status; }
 
-const gpuaccel_cuda_backend* cuda_backend() { return cached().table; }
+CudaLibrary* cuda_library() { return cached().library; }
 
-const gpuaccel_cuda_backend& require_cuda_backend(const std::string& op) {
+CudaLibrary& require_cuda_library(const std::string& op) {
   const LoadResult& r = cached();
-  if (r.table == nullptr || r.status.device_count == 0) {
+  if (r.library == nullptr || r.status.device_count == 0) {
     throw_error(ErrorCode::kFailedPrecondition, op, "no CUDA GPU can be used: " + r.status.reason);
   }
-  return *r.table;
+  return *r.library;
 }
 
 BuildInfo build_info() {

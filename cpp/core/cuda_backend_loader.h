@@ -1,4 +1,4 @@
-// Finds and loads the CUDA backend library (libgpuaccel_cuda.so, see cuda_backend_abi.h) on
+// Finds and loads the CUDA backend library (libgpuaccel_cuda.so, see cuda_library.h) on
 // first use, never at import. Where it is: $GPUACCEL_CUDA_BACKEND if set (an explicit path; a
 // missing file there is reported, which is how tests prove the no-CUDA path), else next to the
 // binary that holds the core (the Python module _C). Every failure becomes a reason in plain
@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "core/cuda_backend_abi.h"
+#include "core/cuda_library.h"
 
 namespace gpuaccel {
 
@@ -18,7 +18,7 @@ enum class CudaProblem {
   kNotBuilt,           // this gpuaccel was compiled without the CUDA backend
   kLibraryMissing,     // libgpuaccel_cuda.so is not where it should be
   kLibraryLoadFailed,  // it is there but dlopen failed (usually cuBLAS/cuDNN missing)
-  kBadLibrary,         // not a backend, or one of another ABI version
+  kBadLibrary,         // not a backend, or one of another interface version
   kNoDriver,           // libcuda.so.1 (the NVIDIA driver) cannot be loaded
   kDriverTooOld,       // the driver is older than the CUDA runtime the backend was built with
   kNoDevice,           // driver fine, no CUDA device
@@ -35,7 +35,7 @@ struct CudaBackendStatus {
   std::string library_path;   // where it was looked for / loaded from
   std::string reason;         // empty when loaded and at least one GPU is usable
   int device_count = 0;       // visible CUDA devices (0 when not usable)
-  int status = GPUACCEL_CUDA_OK;  // GPUACCEL_CUDA_* code of the failure, if any
+  CudaStatus status = CudaStatus::kOk;  // the library's status of the failure, if any
 
   CudaProblem problem = CudaProblem::kNone;
   std::string detail;         // the raw error text behind `reason` (dlerror, CUDA's message)
@@ -50,10 +50,11 @@ struct CudaBackendStatus {
 
 // Loads on first call (thread-safe); never throws.
 const CudaBackendStatus& cuda_backend_status();
-// The loaded backend's function table, or nullptr when it is not loaded.
-const gpuaccel_cuda_backend* cuda_backend();
-// The table, or a FailedPreconditionError for `op` that carries the reason.
-const gpuaccel_cuda_backend& require_cuda_backend(const std::string& op);
+// The loaded library, or nullptr when it is not loaded.
+CudaLibrary* cuda_library();
+// The library when at least one GPU is usable, else a FailedPreconditionError for `op` that
+// carries the reason.
+CudaLibrary& require_cuda_library(const std::string& op);
 
 // Runs the whole search afresh for the library at `library_path` (ignoring the cached status
 // and $GPUACCEL_CUDA_BACKEND): what cuda_backend_status() would say if the library were there.

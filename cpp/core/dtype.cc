@@ -9,36 +9,6 @@
 
 namespace gpuaccel {
 
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kUInt8: return "uint8";
-    case DType::kBool: return "bool";
-  }
-  return "unknown";
-}
-
-size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return 4;
-    case DType::kFloat16: return 2;
-    case DType::kBFloat16: return 2;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kUInt8: return 1;
-    case DType::kBool: return 1;
-  }
-  return 0;
-}
-
-bool is_floating(DType dtype) {
-  return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
-}
-
 std::string valid_dtype_names() {
   std::string names;
   for (DType d : kAllDTypes) {

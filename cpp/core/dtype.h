@@ -16,11 +16,38 @@ constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat
                                 DType::kBool};
 constexpr size_t kNumDTypes = sizeof(kAllDTypes) / sizeof(kAllDTypes[0]);
 
+// Inline, so the CUDA backend library (which links none of the core) uses these same ones.
 // "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool".
-const char* dtype_name(DType dtype);
+constexpr const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "float32";
+    case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kUInt8: return "uint8";
+    case DType::kBool: return "bool";
+  }
+  return "unknown";
+}
+
 // Bytes per element.
-size_t dtype_size(DType dtype);
-bool is_floating(DType dtype);
+constexpr size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return 4;
+    case DType::kFloat16: return 2;
+    case DType::kBFloat16: return 2;
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kUInt8: return 1;
+    case DType::kBool: return 1;
+  }
+  return 0;
+}
+
+constexpr bool is_floating(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+}
 
 // Accepts every dtype_name() plus the aliases "float" (float32), "half" (float16), "f32",
 // "f16", "bf16". Anything else throws a ValueError quoting `name` and listing the valid names.

@@ -46,8 +46,8 @@ constexpr int32_t kOptimizerMomentum = 8;   // SGD, RMSprop: a momentum slot is 
 constexpr int32_t kOptimizerClipValue = 16; // g = clamp(g, -clip_value, clip_value)
 
 // One step's hyperparameters for one parameter, rounded to float on the host from the double
-// values the optimizer keeps. Plain data with a fixed layout: it crosses the CUDA backend's C
-// ABI by pointer (core/cuda_backend_abi.h).
+// values the optimizer keeps. Plain data: the CUDA backend library reads it as it is
+// (Backend::optimizer_update) and copies it into a kernel's arguments.
 struct OptimizerUpdate {
   OptimizerKind kind = OptimizerKind::kSgd;
   int32_t flags = 0;

@@ -1,4 +1,4 @@
-// Maps the backend's status codes onto the SubAllocator contract: out of memory is a refusal
+// Maps the library's statuses onto the SubAllocator contract: out of memory is a refusal
 // (nullptr, so the pool backs off), anything else is an InternalError carrying the CUDA message.
 #include "memory/gpu_sub_allocator.h"
 
@@ -7,19 +7,15 @@
 
 namespace gpuaccel {
 
-namespace {
-constexpr size_t kErrLen = 512;
-}
-
 GpuSubAllocator::GpuSubAllocator(int physical_device)
-    : backend_(&require_cuda_backend("GpuSubAllocator")), device_(physical_device) {}
+    : library_(&require_cuda_library("GpuSubAllocator")), device_(physical_device) {}
 
 void* GpuSubAllocator::alloc(size_t bytes) {
   void* ptr = nullptr;
-  char err[kErrLen] = {0};
-  const int status = backend_->malloc_device(device_, bytes, &ptr, err, kErrLen);
-  if (status == GPUACCEL_CUDA_OUT_OF_MEMORY) return nullptr;
-  if (status != GPUACCEL_CUDA_OK) {
+  std::string err;
+  const CudaStatus status = library_->malloc_device(device_, bytes, &ptr, &err);
+  if (status == CudaStatus::kOutOfMemory) return nullptr;
+  if (status != CudaStatus::kOk) {
     throw_error(ErrorCode::kInternal, "cudaMalloc", std::string("GPU ") + std::to_string(device_) +
                                                         ": " + err);
   }
@@ -27,8 +23,8 @@ void* GpuSubAllocator::alloc(size_t bytes) {
 }
 
 void GpuSubAllocator::free(void* ptr, size_t /*bytes*/) {
-  char err[kErrLen] = {0};
-  if (backend_->free_device(device_, ptr, err, kErrLen) != GPUACCEL_CUDA_OK) {
+  std::string err;
+  if (library_->free_device(device_, ptr, &err) != CudaStatus::kOk) {
     throw_error(ErrorCode::kInternal, "cudaFree", std::string("GPU ") + std::to_string(device_) +
                                                       ": " + err);
   }
@@ -36,8 +32,8 @@ void GpuSubAllocator::free(void* ptr, size_t /*bytes*/) {
 
 std::optional<size_t> GpuSubAllocator::free_memory() const {
   size_t free_bytes = 0, total_bytes = 0;
-  char err[kErrLen] = {0};
-  if (backend_->memory_info(device_, &free_bytes, &total_bytes, err, kErrLen) != GPUACCEL_CUDA_OK) {
+  std::string err;
+  if (library_->memory_info(device_, &free_bytes, &total_bytes, &err) != CudaStatus::kOk) {
     return std::nullopt;
   }
   return free_bytes;

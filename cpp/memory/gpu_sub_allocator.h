@@ -1,12 +1,12 @@
-// GPU memory for a device's pool, through the CUDA backend's C table (cudaMalloc/cudaFree in
+// GPU memory for a device's pool, through the CUDA backend library (cudaMalloc/cudaFree in
 // libgpuaccel_cuda.so). Compiled everywhere, used only when the backend is loaded.
 #pragma once
 
 #include "memory/sub_allocator.h"
 
-struct gpuaccel_cuda_backend;
-
 namespace gpuaccel {
+
+class CudaLibrary;
 
 class GpuSubAllocator final : public SubAllocator {
  public:
@@ -18,7 +18,7 @@ class GpuSubAllocator final : public SubAllocator {
   std::string kind() const override { return "gpu"; }
 
  private:
-  const gpuaccel_cuda_backend* backend_;
+  CudaLibrary* library_;
   int device_;
 };
 

@@ -6,27 +6,23 @@
 
 namespace gpuaccel {
 
-namespace {
-constexpr size_t kErrLen = 512;
-}
-
 PinnedHostSubAllocator::PinnedHostSubAllocator()
-    : backend_(&require_cuda_backend("PinnedHostSubAllocator")) {}
+    : library_(&require_cuda_library("PinnedHostSubAllocator")) {}
 
 void* PinnedHostSubAllocator::alloc(size_t bytes) {
   void* ptr = nullptr;
-  char err[kErrLen] = {0};
-  const int status = backend_->malloc_host_pinned(bytes, &ptr, err, kErrLen);
-  if (status == GPUACCEL_CUDA_OUT_OF_MEMORY) return nullptr;
-  if (status != GPUACCEL_CUDA_OK) {
+  std::string err;
+  const CudaStatus status = library_->malloc_host_pinned(bytes, &ptr, &err);
+  if (status == CudaStatus::kOutOfMemory) return nullptr;
+  if (status != CudaStatus::kOk) {
     throw_error(ErrorCode::kInternal, "cudaHostAlloc", err);
   }
   return ptr;
 }
 
 void PinnedHostSubAllocator::free(void* ptr, size_t /*bytes*/) {
-  char err[kErrLen] = {0};
-  if (backend_->free_host_pinned(ptr, err, kErrLen) != GPUACCEL_CUDA_OK) {
+  std::string err;
+  if (library_->free_host_pinned(ptr, &err) != CudaStatus::kOk) {
     throw_error(ErrorCode::kInternal, "cudaFreeHost", err);
   }
 }

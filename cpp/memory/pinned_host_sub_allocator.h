@@ -1,13 +1,13 @@
-// Page-locked host memory (cudaHostAlloc through the CUDA backend table) for host-to-device
+// Page-locked host memory (cudaHostAlloc through the CUDA backend library) for host-to-device
 // staging: copies from it can be asynchronous and run at full PCIe speed. It gets its own pool
 // because pinning is expensive and pinned memory is scarce.
 #pragma once
 
 #include "memory/sub_allocator.h"
 
-struct gpuaccel_cuda_backend;
-
 namespace gpuaccel {
+
+class CudaLibrary;
 
 class PinnedHostSubAllocator final : public SubAllocator {
  public:
@@ -18,7 +18,7 @@ class PinnedHostSubAllocator final : public SubAllocator {
   std::string kind() const override { return "pinned_host"; }
 
  private:
-  const gpuaccel_cuda_backend* backend_;
+  CudaLibrary* library_;
 };
 
 }  // namespace gpuaccel

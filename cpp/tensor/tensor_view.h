@@ -2,7 +2,7 @@
 // plain struct with no ownership and no dependencies beyond the DType enum. Op frontends build
 // views (broadcast operands get stride 0 on the broadcast dimensions, transposes are just
 // permuted strides) after validating everything; kernels trust them. Plain data, so the CUDA
-// backend library can take the same struct across its C boundary.
+// backend library and its kernels take the same struct.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // The CUDA backend loader and the backend library itself, on a machine without a GPU: every way
-// of having no GPU must give its own reason with a fix and never throw, and the real backend
-// built here must load, report "no driver" through its checking macros, and validate arguments
-// without touching a GPU. The checks that need a GPU skip here and run on Colab.
+// of having no GPU must give its own reason with a fix and never throw (the fake library of
+// fake_cuda_library.h pretends each one, and a stale interface version), and the real library
+// built here must load, export only its factory, report "no driver" through its checking macros
+// and validate arguments without touching a GPU. The checks that need a GPU skip here.
 #include "core/cuda_backend_loader.h"
 
 #include <dlfcn.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "core/gpu_provider.h"
+#include "fake_cuda_library.h"
 
 namespace gpuaccel {
 namespace {
@@ -98,7 +100,7 @@ TEST(CudaBackendLoader, LibraryWithoutTheEntryIsRejected) {
   const CudaBackendStatus s = probe_cuda_backend(info.dli_fname);
   EXPECT_FALSE(s.loaded);
   EXPECT_EQ(s.problem, CudaProblem::kBadLibrary);
-  EXPECT_TRUE(contains(s.reason, GPUACCEL_CUDA_BACKEND_ENTRY)) << s.reason;
+  EXPECT_TRUE(contains(s.reason, GPUACCEL_CUDA_LIBRARY_FACTORY)) << s.reason;
 }
 
 TEST(CudaBackendLoader, LibraryPathComesFromTheEnvironmentFirst) {
@@ -170,8 +172,61 @@ TEST(CudaBackendLoader, ProviderNeverThrowsAndExplainsAnEmptyList) {
   if (gpus.empty()) {
     EXPECT_FALSE(s.reason.empty());
     EXPECT_EQ(provider->unavailable_reason(), s.reason);
-    EXPECT_THROW(require_cuda_backend("MatMul"), std::exception);
+    EXPECT_THROW(require_cuda_library("MatMul"), std::exception);
   }
+}
+
+// ---- the fake library: every diagnosis, on any machine ----
+
+// The status the loader reports for the fake library pretending `mode`.
+CudaBackendStatus probe_fake(const char* mode) {
+  ScopedEnv fake(GPUACCEL_FAKE_CUDA_ENV, mode);
+  ScopedEnv visible("CUDA_VISIBLE_DEVICES", nullptr);
+  return probe_cuda_backend(GPUACCEL_TEST_FAKE_CUDA_LIBRARY);
+}
+
+TEST(CudaBackendLoaderFake, LoadsAndCountsItsDevices) {
+  const CudaBackendStatus s = probe_fake("ok");
+  ASSERT_TRUE(s.loaded) << s.reason;
+  EXPECT_EQ(s.problem, CudaProblem::kNone);
+  EXPECT_EQ(s.device_count, 2);
+  EXPECT_EQ(s.reason, "");
+  EXPECT_EQ(s.runtime_version, 13000);
+  EXPECT_EQ(s.driver_version, 13000);
+  EXPECT_EQ(s.cudnn_version, 91900);
+}
+
+TEST(CudaBackendLoaderFake, EachFailingQueryHasItsDiagnosis) {
+  CudaBackendStatus s = probe_fake("no_driver");
+  EXPECT_TRUE(s.loaded);
+  EXPECT_EQ(s.problem, CudaProblem::kNoDriver);
+  EXPECT_EQ(s.status, CudaStatus::kNoDriver);
+  EXPECT_EQ(s.device_count, 0);
+  EXPECT_TRUE(contains(s.reason, "Could not find cuda drivers")) << s.reason;
+
+  s = probe_fake("driver_too_old");
+  EXPECT_EQ(s.problem, CudaProblem::kDriverTooOld);
+  EXPECT_TRUE(contains(s.reason, "12.4")) << s.reason;  // what the driver supports
+  EXPECT_TRUE(contains(s.reason, "13.0")) << s.reason;  // what the library was built with
+
+  s = probe_fake("no_device");
+  EXPECT_EQ(s.problem, CudaProblem::kNoDevice);
+  EXPECT_TRUE(contains(s.reason, "fake CUDA: no_device")) << s.reason;
+  {
+    ScopedEnv fake(GPUACCEL_FAKE_CUDA_ENV, "no_device");
+    ScopedEnv visible("CUDA_VISIBLE_DEVICES", "-1");
+    s = probe_cuda_backend(GPUACCEL_TEST_FAKE_CUDA_LIBRARY);
+    EXPECT_EQ(s.problem, CudaProblem::kHiddenByEnv);
+  }
+}
+
+TEST(CudaBackendLoaderFake, AnotherInterfaceVersionIsABadLibrary) {
+  const CudaBackendStatus s = probe_fake("version=4");
+  EXPECT_FALSE(s.loaded);
+  EXPECT_EQ(s.problem, CudaProblem::kBadLibrary);
+  EXPECT_TRUE(contains(s.reason, "interface version is 4")) << s.reason;
+  EXPECT_TRUE(contains(s.reason, "needs " + std::to_string(kCudaLibraryInterfaceVersion))) << s.reason;
+  EXPECT_TRUE(contains(s.reason, "Fix:")) << s.reason;
 }
 
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
@@ -186,7 +241,7 @@ TEST(CudaBackendLoader, RealBackendLoadsAndReportsNoDriver) {
   EXPECT_GT(s.cublas_version, 0);
   if (driver_present()) GTEST_SKIP() << "an NVIDIA driver is installed here";
   EXPECT_EQ(s.problem, CudaProblem::kNoDriver);
-  EXPECT_EQ(s.status, GPUACCEL_CUDA_NO_DRIVER);
+  EXPECT_EQ(s.status, CudaStatus::kNoDriver);
   EXPECT_EQ(s.device_count, 0);
   EXPECT_TRUE(contains(s.reason, "Could not find cuda drivers")) << s.reason;
   EXPECT_TRUE(contains(s.reason, "libcuda.so.1")) << s.reason;
@@ -200,12 +255,11 @@ TEST(CudaBackendLoader, CachedStatusFollowsTheEnvironment) {
   }
   EXPECT_TRUE(s.path_from_env);
   EXPECT_TRUE(s.loaded) << s.reason;
-  EXPECT_NE(cuda_backend(), nullptr);
-  EXPECT_EQ(cuda_backend()->abi_version, GPUACCEL_CUDA_BACKEND_ABI_VERSION);
+  EXPECT_NE(cuda_library(), nullptr);
   if (s.device_count == 0) {
     try {
-      require_cuda_backend("MatMul");
-      ADD_FAILURE() << "require_cuda_backend succeeded without a device";
+      require_cuda_library("MatMul");
+      ADD_FAILURE() << "require_cuda_library succeeded without a device";
     } catch (const std::exception& e) {
       EXPECT_TRUE(contains(e.what(), "[MatMul]")) << e.what();
       EXPECT_TRUE(contains(e.what(), s.reason)) << e.what();
@@ -213,144 +267,108 @@ TEST(CudaBackendLoader, CachedStatusFollowsTheEnvironment) {
   }
 }
 
-// The backend's own table, opened directly, to test its error mapping and argument checks.
-class CudaBackendTable : public ::testing::Test {
+// The real library, opened directly, to test its error mapping and argument checks.
+class CudaLibraryDirect : public ::testing::Test {
  protected:
   void SetUp() override {
     handle_ = dlopen(GPUACCEL_TEST_CUDA_BACKEND, RTLD_LAZY | RTLD_LOCAL);
     ASSERT_NE(handle_, nullptr) << dlerror();
-    auto entry = reinterpret_cast<gpuaccel_cuda_backend_entry_fn>(
-        dlsym(handle_, GPUACCEL_CUDA_BACKEND_ENTRY));
-    ASSERT_NE(entry, nullptr);
-    table_ = entry();
-    ASSERT_NE(table_, nullptr);
+    auto factory = reinterpret_cast<gpuaccel_cuda_library_factory_fn>(
+        dlsym(handle_, GPUACCEL_CUDA_LIBRARY_FACTORY));
+    ASSERT_NE(factory, nullptr);
+    int version = 0;
+    EXPECT_EQ(factory(kCudaLibraryInterfaceVersion + 1, &version), nullptr);
+    EXPECT_EQ(version, kCudaLibraryInterfaceVersion);
+    library_ = factory(kCudaLibraryInterfaceVersion, &version);
+    ASSERT_NE(library_, nullptr);
   }
-  const gpuaccel_cuda_backend* table_ = nullptr;
+  CudaLibrary* library_ = nullptr;
   void* handle_ = nullptr;
-  char err_[1024] = {0};
+  std::string err_;
 };
 
-TEST_F(CudaBackendTable, ExportsOnlyTheEntryPoint) {
-  // The static CUDA runtime inside must stay private to the library.
+TEST_F(CudaLibraryDirect, ExportsOnlyTheFactory) {
+  // The static CUDA runtime and the library's own C++ stay private to it.
   EXPECT_EQ(dlsym(handle_, "cudaGetDeviceCount"), nullptr);
   EXPECT_EQ(dlsym(handle_, "cudaMalloc"), nullptr);
+  EXPECT_EQ(dlsym(handle_, "gpuaccel_cuda_backend_v1"), nullptr);
 }
 
-TEST_F(CudaBackendTable, NoDriverIsMappedWithTheFailingCallAndPlace) {
+TEST_F(CudaLibraryDirect, NoDriverIsMappedWithTheFailingCallAndPlace) {
   if (driver_present()) GTEST_SKIP() << "an NVIDIA driver is installed here";
   int count = -1;
-  EXPECT_EQ(table_->device_count(&count, err_, sizeof(err_)), GPUACCEL_CUDA_NO_DRIVER);
+  EXPECT_EQ(library_->device_count(&count, &err_), CudaStatus::kNoDriver);
   EXPECT_EQ(count, 0);
-  const std::string message = err_;
-  EXPECT_TRUE(contains(message, "cudaGetDeviceCount(&count)")) << message;
-  EXPECT_TRUE(contains(message, "cpp/backends/cuda/backend.cc:")) << message;
-  EXPECT_TRUE(contains(message, "cudaErrorInsufficientDriver")) << message;
+  EXPECT_TRUE(contains(err_, "libcuda.so.1")) << err_;
 
   int version = -1;
-  EXPECT_EQ(table_->driver_version(&version, err_, sizeof(err_)), GPUACCEL_CUDA_NO_DRIVER);
+  EXPECT_EQ(library_->driver_version(&version, &err_), CudaStatus::kNoDriver);
   EXPECT_EQ(version, 0);
 
   void* ptr = reinterpret_cast<void*>(0x1);
-  EXPECT_EQ(table_->malloc_device(0, 1024, &ptr, err_, sizeof(err_)), GPUACCEL_CUDA_NO_DRIVER)
-      << err_;
+  EXPECT_EQ(library_->malloc_device(0, 1024, &ptr, &err_), CudaStatus::kNoDriver) << err_;
   EXPECT_EQ(ptr, nullptr);
   EXPECT_TRUE(contains(err_, "1024 bytes")) << err_;
-  gpuaccel_cuda_device_properties props{};
-  EXPECT_EQ(table_->device_properties(0, &props, err_, sizeof(err_)), GPUACCEL_CUDA_NO_DRIVER);
+  // The failing call's text and place (the device guard's cudaGetDevice fails first here).
+  EXPECT_TRUE(contains(err_, "cudaGetDevice(&previous_) at cpp/backends/cuda/context.cc:")) << err_;
+  EXPECT_TRUE(contains(err_, "cudaErrorInsufficientDriver")) << err_;
+  GpuInfo props;
+  EXPECT_EQ(library_->device_properties(0, &props, &err_), CudaStatus::kNoDriver);
 }
 
-TEST_F(CudaBackendTable, ArgumentsAreCheckedBeforeAnyGpuWork) {
-  EXPECT_EQ(table_->matmul_f32(0, nullptr, nullptr, nullptr, -1, 2, 2, err_, sizeof(err_)),
-            GPUACCEL_CUDA_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(err_, "m=-1")) << err_;
-  // Empty results need no device at all.
-  EXPECT_EQ(table_->matmul_f32(0, nullptr, nullptr, nullptr, 0, 5, 3, err_, sizeof(err_)),
-            GPUACCEL_CUDA_OK) << err_;
-  EXPECT_EQ(std::string(err_), "");
+TEST_F(CudaLibraryDirect, ArgumentsAreCheckedBeforeAnyGpuWork) {
   void* ptr = reinterpret_cast<void*>(0x1);
-  EXPECT_EQ(table_->malloc_device(0, 0, &ptr, err_, sizeof(err_)), GPUACCEL_CUDA_OK);
+  EXPECT_EQ(library_->malloc_device(0, 0, &ptr, &err_), CudaStatus::kOk);  // nothing to allocate
   EXPECT_EQ(ptr, nullptr);
-  EXPECT_EQ(table_->free_device(0, nullptr, err_, sizeof(err_)), GPUACCEL_CUDA_OK);
-  EXPECT_EQ(table_->device_count(nullptr, err_, sizeof(err_)), GPUACCEL_CUDA_INVALID_ARGUMENT);
-  // A tiny buffer gets a truncated, terminated message rather than an overflow.
-  char tiny[8];
-  EXPECT_EQ(table_->device_count(nullptr, tiny, sizeof(tiny)), GPUACCEL_CUDA_INVALID_ARGUMENT);
-  EXPECT_EQ(std::string(tiny).size(), sizeof(tiny) - 1);
+  EXPECT_EQ(err_, "");
+  EXPECT_EQ(library_->free_device(0, nullptr, &err_), CudaStatus::kOk);
+  EXPECT_EQ(library_->device_count(nullptr, &err_), CudaStatus::kInvalidArgument);
+  EXPECT_TRUE(contains(err_, "null output")) << err_;
+  EXPECT_EQ(library_->device_count(nullptr, nullptr), CudaStatus::kInvalidArgument);
 }
 
-// ---- GPU only: run on Colab ----
+// ---- GPU only ----
 
-class CudaBackendOnGpu : public CudaBackendTable {
+class CudaLibraryOnGpu : public CudaLibraryDirect {
  protected:
   void SetUp() override {
-    CudaBackendTable::SetUp();
+    CudaLibraryDirect::SetUp();
     int count = 0;
-    if (table_->device_count(&count, err_, sizeof(err_)) != GPUACCEL_CUDA_OK || count == 0) {
+    if (library_->device_count(&count, &err_) != CudaStatus::kOk || count == 0) {
       GTEST_SKIP() << "no CUDA device: " << err_;
     }
   }
-  void* device_alloc(size_t bytes) {
-    void* p = nullptr;
-    EXPECT_EQ(table_->malloc_device(0, bytes, &p, err_, sizeof(err_)), GPUACCEL_CUDA_OK) << err_;
-    return p;
-  }
 };
 
-TEST_F(CudaBackendOnGpu, PropertiesAreSane) {
-  gpuaccel_cuda_device_properties p{};
-  ASSERT_EQ(table_->device_properties(0, &p, err_, sizeof(err_)), GPUACCEL_CUDA_OK) << err_;
-  EXPECT_GT(std::string(p.name).size(), 0u);
+TEST_F(CudaLibraryOnGpu, PropertiesAreSane) {
+  GpuInfo p;
+  ASSERT_EQ(library_->device_properties(0, &p, &err_), CudaStatus::kOk) << err_;
+  EXPECT_GT(p.name.size(), 0u);
   EXPECT_GT(p.total_memory, int64_t{1} << 30);
   EXPECT_GE(p.major, 7);
   EXPECT_GT(p.multi_processor_count, 0);
   EXPECT_GT(p.memory_bus_width_bits, 0);
   EXPECT_GT(p.memory_clock_khz, 0);
   int count = 0;
-  table_->device_count(&count, err_, sizeof(err_));
-  EXPECT_EQ(table_->device_properties(count, &p, err_, sizeof(err_)),
-            GPUACCEL_CUDA_INVALID_ARGUMENT);
+  library_->device_count(&count, &err_);
+  EXPECT_EQ(library_->device_properties(count, &p, &err_), CudaStatus::kInvalidArgument);
 }
 
-TEST_F(CudaBackendOnGpu, MatmulIsRowMajor) {
-  // [2x3] x [3x2]: a transposed result would be easy to spot.
-  const std::vector<float> a = {1, 2, 3, 4, 5, 6};
-  const std::vector<float> b = {7, 8, 9, 10, 11, 12};
-  const std::vector<float> expected = {58, 64, 139, 154};
-  float* da = static_cast<float*>(device_alloc(a.size() * 4));
-  float* db = static_cast<float*>(device_alloc(b.size() * 4));
-  float* dc = static_cast<float*>(device_alloc(expected.size() * 4));
-  ASSERT_EQ(table_->copy_to_device(0, da, a.data(), a.size() * 4, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(table_->copy_to_device(0, db, b.data(), b.size() * 4, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(table_->matmul_f32(0, da, db, dc, 2, 2, 3, err_, sizeof(err_)), 0) << err_;
-  std::vector<float> c(4, -1.0f);
-  ASSERT_EQ(table_->copy_to_host(0, c.data(), dc, c.size() * 4, err_, sizeof(err_)), 0) << err_;
-  EXPECT_EQ(c, expected);
-  // k == 0 runs the fill kernel: every element becomes exactly zero.
-  ASSERT_EQ(table_->matmul_f32(0, da, db, dc, 2, 2, 0, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(table_->synchronize(0, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(table_->copy_to_host(0, c.data(), dc, c.size() * 4, err_, sizeof(err_)), 0) << err_;
-  EXPECT_EQ(c, std::vector<float>(4, 0.0f));
-  for (void* p : {static_cast<void*>(da), static_cast<void*>(db), static_cast<void*>(dc)}) {
-    EXPECT_EQ(table_->free_device(0, p, err_, sizeof(err_)), 0) << err_;
-  }
-}
-
-TEST_F(CudaBackendOnGpu, OutOfMemoryIsItsOwnStatus) {
+TEST_F(CudaLibraryOnGpu, OutOfMemoryIsItsOwnStatus) {
   size_t free_bytes = 0, total_bytes = 0;
-  ASSERT_EQ(table_->memory_info(0, &free_bytes, &total_bytes, err_, sizeof(err_)), 0) << err_;
+  ASSERT_EQ(library_->memory_info(0, &free_bytes, &total_bytes, &err_), CudaStatus::kOk) << err_;
   EXPECT_GT(total_bytes, free_bytes);
   void* p = nullptr;
-  EXPECT_EQ(table_->malloc_device(0, total_bytes * 4, &p, err_, sizeof(err_)),
-            GPUACCEL_CUDA_OUT_OF_MEMORY) << err_;
+  EXPECT_EQ(library_->malloc_device(0, total_bytes * 4, &p, &err_), CudaStatus::kOutOfMemory) << err_;
   EXPECT_EQ(p, nullptr);
 }
 
-TEST_F(CudaBackendOnGpu, PinnedHostMemoryRoundTrips) {
+TEST_F(CudaLibraryOnGpu, PinnedHostMemoryRoundTrips) {
   void* pinned = nullptr;
-  ASSERT_EQ(table_->malloc_host_pinned(4096, &pinned, err_, sizeof(err_)), 0) << err_;
+  ASSERT_EQ(library_->malloc_host_pinned(4096, &pinned, &err_), CudaStatus::kOk) << err_;
   ASSERT_NE(pinned, nullptr);
   static_cast<unsigned char*>(pinned)[4095] = 0xAB;  // host-writable
-  EXPECT_EQ(table_->free_host_pinned(pinned, err_, sizeof(err_)), 0) << err_;
+  EXPECT_EQ(library_->free_host_pinned(pinned, &err_), CudaStatus::kOk) << err_;
 }
 
 #endif  // GPUACCEL_TEST_CUDA_BACKEND

@@ -1,6 +1,6 @@
-// The op entries of the CUDA backend's ABI 2. Here (no GPU) they check that the library exports
-// every entry; on a GPU (Colab) each op runs on small inputs and is compared with a host
-// reference built from the same element functors (cpp/kernels) or a plain loop.
+// The CUDA backend's ops on a GPU (the device machine, Colab; skipped elsewhere): each op runs
+// through GPU 0's Backend on small inputs and is compared with a host reference built from the
+// same element functors (cpp/kernels) or a plain loop.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "backends/op_kinds.h"
-#include "core/cuda_backend_abi.h"
+#include "core/errors.h"
+#include "memory/memory_manager.h"
+#include "cuda_test_device.h"
 #include "kernels/half_conversions.h"
 #include "kernels/philox.h"
 #include "kernels/unary_functors.h"
@@ -22,77 +24,8 @@ namespace {
 
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
 
-const gpuaccel_cuda_backend* open_backend() {
-  void* handle = dlopen(GPUACCEL_TEST_CUDA_BACKEND, RTLD_LAZY | RTLD_LOCAL);
-  if (handle == nullptr) return nullptr;
-  auto entry = reinterpret_cast<gpuaccel_cuda_backend_entry_fn>(dlsym(handle, GPUACCEL_CUDA_BACKEND_ENTRY));
-  return entry ? entry() : nullptr;
-}
-
-TEST(CudaBackendAbi2, VersionAndEveryEntryIsSet) {
-  const gpuaccel_cuda_backend* t = open_backend();
-  ASSERT_NE(t, nullptr) << dlerror();
-  EXPECT_EQ(GPUACCEL_CUDA_BACKEND_ABI_VERSION, 4);
-  EXPECT_EQ(t->abi_version, 4);
-  const void* entries[] = {
-      reinterpret_cast<const void*>(t->copy_to_device_async), reinterpret_cast<const void*>(t->copy_to_host_async),
-      reinterpret_cast<const void*>(t->record_event), reinterpret_cast<const void*>(t->elapsed_ms),
-      reinterpret_cast<const void*>(t->destroy_event), reinterpret_cast<const void*>(t->unary),
-      reinterpret_cast<const void*>(t->unary_backward), reinterpret_cast<const void*>(t->binary),
-      reinterpret_cast<const void*>(t->copy), reinterpret_cast<const void*>(t->fill),
-      reinterpret_cast<const void*>(t->arange), reinterpret_cast<const void*>(t->random),
-      reinterpret_cast<const void*>(t->reduce), reinterpret_cast<const void*>(t->dropout),
-      reinterpret_cast<const void*>(t->matmul), reinterpret_cast<const void*>(t->conv2d_forward),
-      reinterpret_cast<const void*>(t->conv2d_backward_data),
-      reinterpret_cast<const void*>(t->conv2d_backward_weights),
-      reinterpret_cast<const void*>(t->pool2d_workspace_bytes), reinterpret_cast<const void*>(t->pool2d_forward),
-      reinterpret_cast<const void*>(t->pool2d_backward), reinterpret_cast<const void*>(t->softmax_forward),
-      reinterpret_cast<const void*>(t->softmax_backward), reinterpret_cast<const void*>(t->batch_norm_forward),
-      reinterpret_cast<const void*>(t->batch_norm_backward), reinterpret_cast<const void*>(t->layer_norm_forward),
-      reinterpret_cast<const void*>(t->layer_norm_backward),
-      reinterpret_cast<const void*>(t->optimizer_update),  // ABI 3
-      reinterpret_cast<const void*>(t->create_event),
-      reinterpret_cast<const void*>(t->record_existing_event)};  // ABI 4
-  for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); ++i) EXPECT_NE(entries[i], nullptr) << "entry " << i;
-}
-
-TEST(CudaBackendAbi2, PoolWorkspaceSizeNeedsNoDevice) {
-  const gpuaccel_cuda_backend* t = open_backend();
-  ASSERT_NE(t, nullptr);
-  TensorView x, y;
-  x.ndim = y.ndim = 4;
-  const int64_t xs[4] = {2, 4, 4, 3}, ys[4] = {2, 2, 2, 3};
-  for (int d = 0; d < 4; ++d) x.shape[d] = xs[d], y.shape[d] = ys[d];
-  gpuaccel_pool2d_params p{GPUACCEL_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0};
-  int64_t bytes = -1;
-  char err[512];
-  ASSERT_EQ(t->pool2d_workspace_bytes(0, &x, &p, &y, &bytes, err, sizeof(err)), GPUACCEL_CUDA_OK) << err;
-  EXPECT_GE(bytes, (96 + 24) * 4);  // copies of x and y
-  EXPECT_EQ(t->pool2d_workspace_bytes(0, nullptr, &p, &y, &bytes, err, sizeof(err)), GPUACCEL_CUDA_INVALID_ARGUMENT);
-  // Asymmetric max pooling keeps a -inf padded copy of x: (2, 5, 5, 3) here.
-  gpuaccel_pool2d_params q{GPUACCEL_POOL_MAX, 2, 2, 2, 2, 0, 1, 0, 1};
-  ASSERT_EQ(t->pool2d_workspace_bytes(0, &x, &q, &y, &bytes, err, sizeof(err)), GPUACCEL_CUDA_OK) << err;
-  EXPECT_GE(bytes, (150 + 24) * 4);
-}
-
-// ---- GPU only ----
-
-class CudaOps : public ::testing::Test {
+class CudaOps : public CudaDeviceTest {
  protected:
-  void SetUp() override {
-    t_ = open_backend();
-    ASSERT_NE(t_, nullptr);
-    int count = 0;
-    if (t_->device_count(&count, err_, sizeof(err_)) != GPUACCEL_CUDA_OK || count == 0) {
-      GTEST_SKIP() << "no CUDA device: " << err_;
-    }
-    gpuaccel_cuda_device_properties p{};
-    ASSERT_EQ(t_->device_properties(0, &p, err_, sizeof(err_)), 0) << err_;
-    cc_ = p.major * 10 + p.minor;
-  }
-  void TearDown() override {
-    for (void* p : allocations_) t_->free_device(0, p, err_, sizeof(err_));
-  }
   // A contiguous device tensor holding `values` (given as float, stored as `dtype`).
   TensorView upload(const std::vector<int64_t>& shape, const std::vector<float>& values,
                     DType dtype = DType::kFloat32) {
@@ -109,7 +42,7 @@ class CudaOps : public ::testing::Test {
         std::memcpy(&host[i * 2], &h, 2);
       }
     }
-    EXPECT_EQ(t_->copy_to_device(0, v.data, host.data(), host.size(), err_, sizeof(err_)), 0) << err_;
+    EXPECT_NO_THROW(backend_->copy_from_host(host.data(), v));
     return v;
   }
   TensorView view(const std::vector<int64_t>& shape, DType dtype = DType::kFloat32) {
@@ -122,10 +55,7 @@ class CudaOps : public ::testing::Test {
       v.strides[d] = stride;
       stride *= shape[d];
     }
-    void* p = nullptr;
-    EXPECT_EQ(t_->malloc_device(0, std::max<size_t>(bytes(v), 1), &p, err_, sizeof(err_)), 0) << err_;
-    allocations_.push_back(p);
-    v.data = p;
+    v.data = device_alloc(bytes(v));
     return v;
   }
   static size_t bytes(const TensorView& v) {
@@ -136,9 +66,9 @@ class CudaOps : public ::testing::Test {
     return static_cast<size_t>(v.numel()) * e;
   }
   std::vector<float> download(const TensorView& v) {
-    EXPECT_EQ(t_->synchronize(0, err_, sizeof(err_)), 0) << err_;
+    EXPECT_NO_THROW(backend_->synchronize());
     std::vector<unsigned char> host(bytes(v));
-    EXPECT_EQ(t_->copy_to_host(0, host.data(), v.data, host.size(), err_, sizeof(err_)), 0) << err_;
+    EXPECT_NO_THROW(backend_->copy_to_host(v, host.data()));
     std::vector<float> out(v.numel());
     for (size_t i = 0; i < out.size(); ++i) {
       uint16_t h;
@@ -159,10 +89,6 @@ class CudaOps : public ::testing::Test {
       EXPECT_NEAR(got[i], want[i], tol * std::max(1.0f, std::fabs(want[i]))) << "element " << i;
     }
   }
-  const gpuaccel_cuda_backend* t_ = nullptr;
-  int cc_ = 0;
-  char err_[1024] = {0};
-  std::vector<void*> allocations_;
 };
 
 std::vector<float> ramp(size_t n, float start, float step) {
@@ -176,7 +102,7 @@ TEST_F(CudaOps, UnaryMatchesTheHostFunctorInEveryFloatDtype) {
   for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     const TensorView dx = upload({37}, x, dt);
     const TensorView dy = view({37}, dt);
-    ASSERT_EQ(t_->unary(0, UnaryOp::kGelu, &dx, &dy, err_, sizeof(err_)), 0) << err_;
+    ASSERT_NO_THROW(backend_->unary(UnaryOp::kGelu, dx, dy));
     const std::vector<float> xin = download(dx);  // the stored (rounded) inputs
     std::vector<float> want(x.size());
     for (size_t i = 0; i < x.size(); ++i) want[i] = kernels::GeluFunctor{}(xin[i]);
@@ -190,8 +116,8 @@ TEST_F(CudaOps, UnaryBackwardAndBroadcastBinary) {
   const TensorView y = view({2, 3});
   const TensorView dy = upload({2, 3}, {1, 1, 1, 2, 2, 2});
   const TensorView dx = view({2, 3});
-  ASSERT_EQ(t_->unary(0, UnaryOp::kSigmoid, &x, &y, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(t_->unary_backward(0, UnaryOp::kSigmoid, &x, &y, &dy, &dx, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->unary(UnaryOp::kSigmoid, x, y));
+  ASSERT_NO_THROW(backend_->unary_backward(UnaryOp::kSigmoid, x, y, dy, dx));
   const std::vector<float> yv = download(y), dyv = download(dy);
   std::vector<float> want(6);
   for (int i = 0; i < 6; ++i) want[i] = kernels::SigmoidFunctor{}.backward(0.0f, yv[i], dyv[i]);
@@ -204,10 +130,10 @@ TEST_F(CudaOps, UnaryBackwardAndBroadcastBinary) {
   bb.shape[0] = 2; bb.strides[0] = 0;
   bb.shape[1] = 3; bb.strides[1] = 1;
   const TensorView out = view({2, 3});
-  ASSERT_EQ(t_->binary(0, BinaryOp::kAdd, &x, &bb, &out, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->binary(BinaryOp::kAdd, x, bb, out));
   expect_near(download(out), {9, 20.5f, 32, 13, 16, 30.25f}, 0);
   const TensorView cmp = view({2, 3}, DType::kBool);
-  ASSERT_EQ(t_->binary(0, BinaryOp::kGreater, &x, &dy, &cmp, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->binary(BinaryOp::kGreater, x, dy, cmp));
   expect_near(download(cmp), {0, 0, 1, 1, 0, 0}, 0);
 }
 
@@ -217,30 +143,30 @@ TEST_F(CudaOps, CopyTransposesAndCasts) {
   at.shape[0] = 3; at.strides[0] = 1;
   at.shape[1] = 2; at.strides[1] = 3;
   const TensorView dst = view({3, 2}, DType::kBFloat16);
-  ASSERT_EQ(t_->copy(0, &at, &dst, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->copy(at, dst));
   expect_near(download(dst), {1, 4, 2, 5, 3, 6}, 0);
   const TensorView filled = view({5}, DType::kInt64);
-  ASSERT_EQ(t_->arange(0, &filled, 3, 2, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->arange(filled, 3, 2));
   expect_near(download(filled), {3, 5, 7, 9, 11}, 0);
-  ASSERT_EQ(t_->fill(0, &filled, -7, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->fill(filled, -7));
   expect_near(download(filled), {-7, -7, -7, -7, -7}, 0);
 }
 
 TEST_F(CudaOps, RandomAndDropoutMatchTheHostGenerator) {
   const TensorView u = view({1000});
-  ASSERT_EQ(t_->random(0, RandomDistribution::kUniform, 42, 7, &u, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->random(RandomDistribution::kUniform, 42, 7, u));
   std::vector<float> want(1000);
   for (int i = 0; i < 1000; ++i) want[i] = kernels::philox_uniform(42, 7 + i);
   expect_near(download(u), want, 0);
   const TensorView nrm = view({1000});
-  ASSERT_EQ(t_->random(0, RandomDistribution::kNormal, 42, 7, &nrm, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->random(RandomDistribution::kNormal, 42, 7, nrm));
   for (int i = 0; i < 1000; ++i) want[i] = kernels::philox_normal(42, 7 + i);
   expect_near(download(nrm), want, 1e-5f);  // device sin/cos/log may differ by an ulp or two
 
   const TensorView x = upload({1000}, std::vector<float>(1000, 1.0f));
   const TensorView y = view({1000});
   const TensorView mask = view({1000}, DType::kUInt8);
-  ASSERT_EQ(t_->dropout(0, &x, 0.25, 9, 0, &y, &mask, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->dropout(x, 0.25, 9, 0, y, mask));
   const std::vector<float> yv = download(y), mv = download(mask);
   for (int i = 0; i < 1000; ++i) {
     const bool keep = kernels::philox_uniform(9, i) >= 0.25f;
@@ -252,7 +178,7 @@ TEST_F(CudaOps, RandomAndDropoutMatchTheHostGenerator) {
 TEST_F(CudaOps, ReduceSumMeanMaxArgmaxOverAxes) {
   const TensorView x = upload({2, 3, 4}, ramp(24, -5.0f, 0.5f));
   const TensorView s = view({2, 1, 4});
-  ASSERT_EQ(t_->reduce(0, ReduceOp::kSum, &x, 0b010, &s, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->reduce(ReduceOp::kSum, x, 0b010, s));
   std::vector<float> want(8, 0.0f);
   const std::vector<float> xv = ramp(24, -5.0f, 0.5f);
   for (int a = 0; a < 2; ++a)
@@ -260,10 +186,10 @@ TEST_F(CudaOps, ReduceSumMeanMaxArgmaxOverAxes) {
       for (int c = 0; c < 4; ++c) want[a * 4 + c] += xv[a * 12 + b * 4 + c];
   expect_near(download(s), want, 1e-6f);
   const TensorView all = view({1, 1, 1});
-  ASSERT_EQ(t_->reduce(0, ReduceOp::kMax, &x, 0b111, &all, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->reduce(ReduceOp::kMax, x, 0b111, all));
   expect_near(download(all), {xv[23]}, 0);
   const TensorView arg = view({2, 3, 1}, DType::kInt64);
-  ASSERT_EQ(t_->reduce(0, ReduceOp::kArgMin, &x, 0b100, &arg, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->reduce(ReduceOp::kArgMin, x, 0b100, arg));
   expect_near(download(arg), {0, 0, 0, 0, 0, 0}, 0);
 }
 
@@ -282,13 +208,17 @@ TEST_F(CudaOps, MatmulWithBiasBatchedAndTransposed) {
   for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     const TensorView da = upload({2, 2, 3}, a, dt), db = upload({2, 3, 2}, b, dt), dbias = upload({2}, bias, dt);
     const TensorView out = view({2, 2, 2}, dt);
-    const int status = t_->matmul(0, &da, &db, &dbias, &out, err_, sizeof(err_));
     if (dt == DType::kBFloat16 && cc_ < 80) {
-      EXPECT_EQ(status, GPUACCEL_CUDA_UNIMPLEMENTED);
-      EXPECT_NE(std::string(err_).find("compute capability 8.0"), std::string::npos) << err_;
+      try {
+        backend_->matmul(da, db, &dbias, out);
+        ADD_FAILURE() << "bfloat16 matmul ran below compute capability 8.0";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+        EXPECT_NE(std::string(e.what()).find("compute capability 8.0"), std::string::npos) << e.what();
+      }
       continue;
     }
-    ASSERT_EQ(status, 0) << err_;
+    ASSERT_NO_THROW(backend_->matmul(da, db, &dbias, out));
     expect_near(download(out), want, dt == DType::kFloat32 ? 1e-6f : 2e-2f);
   }
   // b given as a transposed view of a (2, 3) row-major matrix: (3, 2) with strides (1, 3).
@@ -297,7 +227,7 @@ TEST_F(CudaOps, MatmulWithBiasBatchedAndTransposed) {
   bt.shape[0] = 3; bt.strides[0] = 1;
   bt.shape[1] = 2; bt.strides[1] = 3;
   const TensorView out2 = view({2, 2});
-  ASSERT_EQ(t_->matmul(0, &a2, &bt, nullptr, &out2, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->matmul(a2, bt, nullptr, out2));
   expect_near(download(out2), {4, 2, 10, 5}, 0);
 }
 
@@ -322,15 +252,15 @@ TEST_F(CudaOps, Conv2dForwardAndGradientsAgainstALoop) {
       }
   const TensorView dx = upload({1, H, W, C}, x), dw = upload({K, K, C, F}, w), db = upload({F}, bias);
   const TensorView y = view({1, H, W, F});
-  gpuaccel_conv2d_params p{1, 1, 1, 1, 1, 1, 1, 1};
-  ASSERT_EQ(t_->conv2d_forward(0, &dx, &dw, &db, &p, &y, err_, sizeof(err_)), 0) << err_;
+  Conv2dParams p{1, 1, 1, 1, 1, 1, 1, 1};
+  ASSERT_NO_THROW(backend_->conv2d_forward(dx, dw, &db, p, y));
   expect_near(download(y), want, 1e-5f);
 
   // Gradients with dy = 1: dbias = H*W, dw[kh,kw,c,f] = sum of the x values it touched.
   const TensorView dy = upload({1, H, W, F}, std::vector<float>(H * W * F, 1.0f));
   const TensorView gw = view({K, K, C, F}), gb = view({F}), gx = view({1, H, W, C});
-  ASSERT_EQ(t_->conv2d_backward_weights(0, &dx, &dy, &p, &gw, &gb, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(t_->conv2d_backward_data(0, &dy, &dw, &p, &gx, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->conv2d_backward_weights(dx, dy, p, gw, &gb));
+  ASSERT_NO_THROW(backend_->conv2d_backward_data(dy, dw, p, gx));
   std::vector<float> want_gw(K * K * C * F, 0.0f), want_gx(H * W * C, 0.0f);
   for (int oh = 0; oh < H; ++oh)
     for (int ow = 0; ow < W; ++ow)
@@ -349,31 +279,54 @@ TEST_F(CudaOps, Conv2dForwardAndGradientsAgainstALoop) {
   expect_near(download(gb), {16, 16, 16}, 0);
 
   // Asymmetric ('same', stride 2 on an even size: top/left 0, bottom/right 1) runs too.
-  gpuaccel_conv2d_params q{2, 2, 1, 1, 0, 1, 0, 1};
+  Conv2dParams q{2, 2, 1, 1, 0, 1, 0, 1};
   const TensorView y2 = view({1, 2, 2, F});
-  EXPECT_EQ(t_->conv2d_forward(0, &dx, &dw, nullptr, &q, &y2, err_, sizeof(err_)), 0) << err_;
+  EXPECT_NO_THROW(backend_->conv2d_forward(dx, dw, nullptr, q, y2));
+}
+
+// A shape's second and later calls run its cached plan (descriptors, algorithm, workspace from
+// the arena): the same numbers, and the pool holds no more memory after them than after the first.
+TEST_F(CudaOps, RepeatedConvolutionsReuseTheirPlanAndWorkspace) {
+  const TensorView x = upload({8, 12, 12, 4}, ramp(8 * 12 * 12 * 4, -1.0f, 0.001f));
+  const TensorView w = upload({3, 3, 4, 16}, ramp(3 * 3 * 4 * 16, 0.5f, -0.002f));
+  const TensorView y = view({8, 10, 10, 16}), dx = view({8, 12, 12, 4}), dw = view({3, 3, 4, 16});
+  const Conv2dParams p{1, 1, 1, 1, 0, 0, 0, 0};
+  auto pool = MemoryManager::instance().allocator_for(DeviceRegistry::instance().logical_devices(DeviceType::kGPU)[0]);
+  std::vector<float> first;
+  int64_t held = -1;
+  for (int call = 0; call < 3; ++call) {
+    ASSERT_NO_THROW(backend_->conv2d_forward(x, w, nullptr, p, y));
+    ASSERT_NO_THROW(backend_->conv2d_backward_data(y, w, p, dx));
+    ASSERT_NO_THROW(backend_->conv2d_backward_weights(x, y, p, dw, nullptr));
+    const std::vector<float> out = download(y);
+    if (call == 0) {
+      first = out;
+      held = pool->stats().requested_bytes.current;
+    } else {
+      EXPECT_EQ(out, first);
+      EXPECT_EQ(pool->stats().requested_bytes.current, held);
+    }
+  }
 }
 
 TEST_F(CudaOps, PoolingSoftmaxAndBatchNorm) {
   const TensorView x = upload({1, 2, 2, 2}, {1, -1, 4, -2, 3, -3, 2, -4});
   const TensorView y = view({1, 1, 1, 2});
-  gpuaccel_pool2d_params p{GPUACCEL_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0};
-  int64_t ws_bytes = 0;
-  ASSERT_EQ(t_->pool2d_workspace_bytes(0, &x, &p, &y, &ws_bytes, err_, sizeof(err_)), 0) << err_;
-  void* ws = nullptr;
-  ASSERT_EQ(t_->malloc_device(0, ws_bytes, &ws, err_, sizeof(err_)), 0) << err_;
-  allocations_.push_back(ws);
-  ASSERT_EQ(t_->pool2d_forward(0, &x, &p, &y, ws, err_, sizeof(err_)), 0) << err_;
+  const Pool2dParams p{PoolKind::kMax, 2, 2, 2, 2, 0, 0, 0, 0};
+  const int64_t ws_bytes = backend_->pool2d_workspace_bytes(x, p, y);
+  EXPECT_GE(ws_bytes, (8 + 2) * 4);  // copies of x and y
+  void* ws = device_alloc(static_cast<size_t>(ws_bytes));
+  ASSERT_NO_THROW(backend_->pool2d_forward(x, p, y, ws));
   expect_near(download(y), {4, -1}, 0);
   const TensorView dy = upload({1, 1, 1, 2}, {10, 20});
   const TensorView dx = view({1, 2, 2, 2});
-  ASSERT_EQ(t_->pool2d_backward(0, &dy, &p, ws, &dx, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->pool2d_backward(dy, p, ws, dx));
   expect_near(download(dx), {0, 20, 10, 0, 0, 0, 0, 0}, 0);
 
   const TensorView logits = upload({2, 3}, {1, 2, 3, -1, 0, 1000});
   const TensorView sm = view({2, 3}), lsm = view({2, 3});
-  ASSERT_EQ(t_->softmax_forward(0, &logits, 0, &sm, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(t_->softmax_forward(0, &logits, 1, &lsm, err_, sizeof(err_)), 0) << err_;
+  ASSERT_NO_THROW(backend_->softmax_forward(logits, 0, sm));
+  ASSERT_NO_THROW(backend_->softmax_forward(logits, 1, lsm));
   const float z = std::exp(1.0f) + std::exp(2.0f) + std::exp(3.0f);
   expect_near(download(sm), {std::exp(1.0f) / z, std::exp(2.0f) / z, std::exp(3.0f) / z, 0, 0, 1}, 1e-6f);
   expect_near(download(lsm), {1 - std::log(z), 2 - std::log(z), 3 - std::log(z), -1001, -1000, 0}, 1e-5f);
@@ -382,8 +335,7 @@ TEST_F(CudaOps, PoolingSoftmaxAndBatchNorm) {
   const TensorView bx = upload({4, 2}, {1, 10, 2, 20, 3, 30, 4, 40});
   const TensorView gamma = upload({2}, {1, 2}), beta = upload({2}, {0, 1});
   const TensorView mean = view({2}), var = view({2}), by = view({4, 2});
-  ASSERT_EQ(t_->batch_norm_forward(0, &bx, &gamma, &beta, &mean, &var, 1e-3, 1, &by, err_, sizeof(err_)), 0)
-      << err_;
+  ASSERT_NO_THROW(backend_->batch_norm_forward(bx, gamma, beta, mean, var, 1e-3, 1, by));
   expect_near(download(mean), {2.5f, 25}, 1e-6f);
   expect_near(download(var), {1.25f, 125}, 1e-5f);
   const std::vector<float> byv = download(by);
@@ -412,12 +364,9 @@ TEST_F(CudaOps, LayerNormForwardAndBackwardAgainstADoubleLoop) {
       const TensorView dx_in = upload({rows, c}, x, dt), ddy = upload({rows, c}, dy, dt);
       const TensorView dg = upload({c}, gamma), db = upload({c}, beta);
       const TensorView y = view({rows, c}, dt), mean = view({rows}), var = view({rows});
-      ASSERT_EQ(t_->layer_norm_forward(0, &dx_in, &dg, &db, eps, &y, &mean, &var, err_, sizeof(err_)), 0) << err_;
+      ASSERT_NO_THROW(backend_->layer_norm_forward(dx_in, dg, db, eps, y, mean, var));
       const TensorView gx = view({rows, c}, dt), ggamma = view({c}), gbeta = view({c});
-      ASSERT_EQ(t_->layer_norm_backward(0, &dx_in, &ddy, &dg, &mean, &var, eps, &gx, &ggamma, &gbeta, err_,
-                                        sizeof(err_)),
-                0)
-          << err_;
+      ASSERT_NO_THROW(backend_->layer_norm_backward(dx_in, ddy, dg, mean, var, eps, gx, ggamma, gbeta));
       const std::vector<float> xs = download(dx_in), dys = download(ddy);
       std::vector<float> want_y(rows * c), want_mean(rows), want_var(rows), want_dx(rows * c);
       std::vector<double> want_dgamma(c, 0.0), want_dbeta(c, 0.0);
@@ -473,22 +422,19 @@ TEST_F(CudaOps, AsymmetricMaxAndAveragePoolingAgainstLoops) {
     std::vector<float> x(nx), dy(ny);
     for (int64_t i = 0; i < nx; ++i) x[i] = static_cast<float>((i * 37) % nx) * 0.01f - 0.7f;  // distinct
     for (int64_t i = 0; i < ny; ++i) dy[i] = 0.5f + 0.125f * static_cast<float>(i % 11);
-    for (int kind : {GPUACCEL_POOL_MAX, GPUACCEL_POOL_AVERAGE}) {
+    for (PoolKind kind : {PoolKind::kMax, PoolKind::kAverage}) {
       for (DType dt : {DType::kFloat32, DType::kFloat16}) {
-        SCOPED_TRACE("kind " + std::to_string(kind) + " window " + std::to_string(k.kh) + " dtype " +
+        SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)) + " window " + std::to_string(k.kh) + " dtype " +
                      std::to_string(static_cast<int>(dt)));
-        const gpuaccel_pool2d_params p{kind, k.kh, k.kw, k.sh, k.sw, k.pt, k.pb, k.pl, k.pr};
+        const Pool2dParams p{kind, k.kh, k.kw, k.sh, k.sw, k.pt, k.pb, k.pl, k.pr};
         const TensorView dx_in = upload({n, k.h, k.w, c}, x, dt), ddy = upload({n, oh, ow, c}, dy, dt);
         const TensorView y = view({n, oh, ow, c}, dt), gx = view({n, k.h, k.w, c}, dt);
         void* ws = nullptr;
-        if (kind == GPUACCEL_POOL_MAX) {
-          int64_t ws_bytes = 0;
-          ASSERT_EQ(t_->pool2d_workspace_bytes(0, &dx_in, &p, &y, &ws_bytes, err_, sizeof(err_)), 0) << err_;
-          ASSERT_EQ(t_->malloc_device(0, ws_bytes, &ws, err_, sizeof(err_)), 0) << err_;
-          allocations_.push_back(ws);
+        if (kind == PoolKind::kMax) {
+          ws = device_alloc(static_cast<size_t>(backend_->pool2d_workspace_bytes(dx_in, p, y)));
         }
-        ASSERT_EQ(t_->pool2d_forward(0, &dx_in, &p, &y, ws, err_, sizeof(err_)), 0) << err_;
-        ASSERT_EQ(t_->pool2d_backward(0, &ddy, &p, ws, &gx, err_, sizeof(err_)), 0) << err_;
+        ASSERT_NO_THROW(backend_->pool2d_forward(dx_in, p, y, ws));
+        ASSERT_NO_THROW(backend_->pool2d_backward(ddy, p, ws, gx));
         const std::vector<float> xs = download(dx_in), dys = download(ddy);
         std::vector<float> want_y(ny);
         std::vector<double> want_dx(nx, 0.0);
@@ -509,7 +455,7 @@ TEST_F(CudaOps, AsymmetricMaxAndAveragePoolingAgainstLoops) {
                     if (xs[at] > best) best = xs[at], best_at = at;
                   }
                 ASSERT_GT(count, 0);
-                if (kind == GPUACCEL_POOL_MAX) {
+                if (kind == PoolKind::kMax) {
                   want_y[out] = static_cast<float>(best);
                   want_dx[best_at] += dys[out];
                 } else {
@@ -530,25 +476,28 @@ TEST_F(CudaOps, AsymmetricMaxAndAveragePoolingAgainstLoops) {
   }
 }
 
-TEST_F(CudaOps, AsyncCopiesAndEvents) {
+TEST_F(CudaOps, PinnedCopiesAndEventsOnTheDeviceStream) {
   void* pinned = nullptr;
-  ASSERT_EQ(t_->malloc_host_pinned(64, &pinned, err_, sizeof(err_)), 0) << err_;
+  std::string err;
+  ASSERT_EQ(library_->malloc_host_pinned(64, &pinned, &err), CudaStatus::kOk) << err;
   for (int i = 0; i < 16; ++i) static_cast<float*>(pinned)[i] = static_cast<float>(i);
   const TensorView d = view({16});
   void* start = nullptr;
   void* end = nullptr;
-  ASSERT_EQ(t_->record_event(0, &start, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(t_->copy_to_device_async(0, d.data, pinned, 64, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(t_->unary(0, UnaryOp::kSquare, &d, &d, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(t_->copy_to_host_async(0, pinned, d.data, 64, err_, sizeof(err_)), 0) << err_;
-  ASSERT_EQ(t_->record_event(0, &end, err_, sizeof(err_)), 0) << err_;
+  ASSERT_TRUE(library_->create_event(ordinal_, &start));
+  ASSERT_TRUE(library_->create_event(ordinal_, &end));
+  ASSERT_TRUE(library_->record_event(ordinal_, start));
+  ASSERT_NO_THROW(backend_->copy_from_host(pinned, d));
+  ASSERT_NO_THROW(backend_->unary(UnaryOp::kSquare, d, d));
+  ASSERT_TRUE(library_->record_event(ordinal_, end));
+  ASSERT_NO_THROW(backend_->copy_to_host(d, pinned));
   float ms = -1;
-  ASSERT_EQ(t_->elapsed_ms(start, end, &ms, err_, sizeof(err_)), 0) << err_;
+  ASSERT_TRUE(library_->elapsed_ms(start, end, &ms));
   EXPECT_GE(ms, 0.0f);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(static_cast<float*>(pinned)[i], static_cast<float>(i * i));
-  EXPECT_EQ(t_->destroy_event(start, err_, sizeof(err_)), 0);
-  EXPECT_EQ(t_->destroy_event(end, err_, sizeof(err_)), 0);
-  EXPECT_EQ(t_->free_host_pinned(pinned, err_, sizeof(err_)), 0);
+  library_->destroy_event(start);
+  library_->destroy_event(end);
+  EXPECT_EQ(library_->free_host_pinned(pinned, &err), CudaStatus::kOk) << err;
 }
 
 #endif  // GPUACCEL_TEST_CUDA_BACKEND

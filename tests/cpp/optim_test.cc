@@ -18,7 +18,7 @@
 #include "backends/backend.h"
 #include "backends/backend_interposer.h"
 #include "backends/cpu/optimizer_update.h"
-#include "core/cuda_backend_abi.h"
+#include "cuda_test_device.h"
 #include "core/errors.h"
 #include "kernels/half_conversions.h"
 #include "kernels/optimizer_functors.h"
@@ -307,41 +307,18 @@ TEST(OptimCpuKernel, UnusedSlotsMayBeEmpty) {
 // ---- the CUDA kernel (compiled with the CUDA backend; runs only where there is a GPU) ----
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
 
-class OptimCuda : public ::testing::Test {
+class OptimCuda : public CudaDeviceTest {
  protected:
-  void SetUp() override {
-    void* handle = dlopen(GPUACCEL_TEST_CUDA_BACKEND, RTLD_LAZY | RTLD_LOCAL);
-    ASSERT_NE(handle, nullptr) << dlerror();
-    auto entry = reinterpret_cast<gpuaccel_cuda_backend_entry_fn>(
-        dlsym(handle, GPUACCEL_CUDA_BACKEND_ENTRY));
-    ASSERT_NE(entry, nullptr);
-    t_ = entry();
-    ASSERT_NE(t_->optimizer_update, nullptr);
-    int count = 0;
-    if (t_->device_count(&count, err_, sizeof(err_)) != GPUACCEL_CUDA_OK || count == 0) {
-      GTEST_SKIP() << "no CUDA device: " << err_;
-    }
-  }
-  void TearDown() override {
-    for (void* p : allocations_) t_->free_device(0, p, err_, sizeof(err_));
-  }
   TensorView upload(const void* host, DType dtype, int64_t n) {
-    void* p = nullptr;
-    const size_t bytes = size_t(n) * dtype_size(dtype);
-    EXPECT_EQ(t_->malloc_device(0, bytes, &p, err_, sizeof(err_)), 0) << err_;
-    allocations_.push_back(p);
-    EXPECT_EQ(t_->copy_to_device(0, p, host, bytes, err_, sizeof(err_)), 0) << err_;
-    return flat_view(p, dtype, n);
+    const TensorView v = flat_view(device_alloc(size_t(n) * dtype_size(dtype)), dtype, n);
+    EXPECT_NO_THROW(backend_->copy_from_host(host, v));
+    return v;
   }
   std::vector<float> download(const TensorView& v) {
     std::vector<float> out(size_t(v.numel()));
-    EXPECT_EQ(t_->synchronize(0, err_, sizeof(err_)), 0) << err_;
-    EXPECT_EQ(t_->copy_to_host(0, out.data(), v.data, out.size() * 4, err_, sizeof(err_)), 0) << err_;
+    EXPECT_NO_THROW(backend_->copy_to_host(v, out.data()));
     return out;
   }
-  const gpuaccel_cuda_backend* t_ = nullptr;
-  char err_[1024] = {0};
-  std::vector<void*> allocations_;
 };
 
 // Every configuration, 3 steps, float32 and bfloat16 gradients, against the CPU kernel (the same
@@ -367,7 +344,7 @@ TEST_F(OptimCuda, MatchesTheCpuKernel) {
         }
         const TensorView dg = gd == DType::kBFloat16 ? upload(gb.data(), gd, n) : upload(g.data(), gd, n);
         const OptimizerUpdate u = make_update(c, t);
-        ASSERT_EQ(t_->optimizer_update(0, &u, &dp, &dg, &ds0, &ds1, &ds2, err_, sizeof(err_)), 0) << err_;
+        ASSERT_NO_THROW(backend_->optimizer_update(u, dp, dg, ds0, ds1, ds2));
         cpu::optimizer_update(u, flat_view(p.data(), DType::kFloat32, n),
                               flat_view(g.data(), DType::kFloat32, n),
                               flat_view(s0.data(), DType::kFloat32, n),

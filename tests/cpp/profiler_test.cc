@@ -14,7 +14,8 @@
 
 #include "backends/backend.h"
 #include "backends/tracing_backend.h"
-#include "core/cuda_backend_abi.h"
+#include "backends/library_backend.h"
+#include "fake_cuda_library.h"
 #include "core/cuda_backend_loader.h"
 #include "core/device_registry.h"
 #include "core/errors.h"
@@ -368,76 +369,24 @@ TEST(ProfilerOverhead, ReportsScopeCost) {
 }  // namespace gpuaccel
 
 namespace gpuaccel {
-// backends/cuda_table_backend.cc: the CUDA table backend over a given table.
-std::unique_ptr<Backend> make_cuda_table_backend(const gpuaccel_cuda_backend& table, int ordinal);
-}  // namespace gpuaccel
-
-namespace gpuaccel {
 namespace {
-
-// A fake CUDA table whose events read a fake device clock that each "kernel" advances, so the
-// device timeline (event pool, clock reference, conversion at stop) runs without a GPU.
-struct FakeDevice {
-  static inline double clock_ms = 0;
-  static inline int created = 0;
-  static inline int destroyed = 0;
-  struct Event {
-    double ms = -1;
-  };
-  static int create_event(int, void** e, char*, size_t) {
-    *e = new Event();
-    ++created;
-    return GPUACCEL_CUDA_OK;
-  }
-  static int destroy(void* e, char*, size_t) {
-    delete static_cast<Event*>(e);
-    ++destroyed;
-    return GPUACCEL_CUDA_OK;
-  }
-  static int record(int, void* e, char*, size_t) {
-    static_cast<Event*>(e)->ms = clock_ms;
-    return GPUACCEL_CUDA_OK;
-  }
-  static int elapsed(void* a, void* b, float* ms, char*, size_t) {
-    *ms = float(static_cast<Event*>(b)->ms - static_cast<Event*>(a)->ms);
-    return GPUACCEL_CUDA_OK;
-  }
-  static int sync(int, char*, size_t) { return GPUACCEL_CUDA_OK; }
-  static int matmul(int, const TensorView*, const TensorView*, const TensorView*,
-                    const TensorView*, char*, size_t) {
-    clock_ms += 1.5;
-    return GPUACCEL_CUDA_OK;
-  }
-  static int copy_in(int, void*, const void*, size_t, char*, size_t) {
-    clock_ms += 0.25;
-    return GPUACCEL_CUDA_OK;
-  }
-  static gpuaccel_cuda_backend table() {
-    gpuaccel_cuda_backend t{};
-    t.abi_version = GPUACCEL_CUDA_BACKEND_ABI_VERSION;
-    t.create_event = create_event;
-    t.destroy_event = destroy;
-    t.record_existing_event = record;
-    t.elapsed_ms = elapsed;
-    t.synchronize = sync;
-    t.matmul = matmul;
-    t.copy_to_device = copy_in;
-    return t;
-  }
-};
 
 TEST(ProfilerDeviceTimeline, KernelsAndCopiesBecomeCorrelatedDeviceIntervals) {
   SessionGuard guard;
-  static const gpuaccel_cuda_backend table = FakeDevice::table();
-  std::unique_ptr<Backend> cuda = make_cuda_table_backend(table, 0);
+  // The fake CUDA library's events read a fake device clock that each "kernel" advances, so the
+  // device timeline (event pool, clock reference, conversion at stop) runs without a GPU.
+  const FakeCuda fake = open_fake_cuda();
+  ASSERT_NE(fake.library, nullptr) << dlerror();
+  const FakeCudaCounters before = *fake.counters;
+  auto cuda = std::make_unique<LibraryBackend>(*fake.library, 0, cpu());
   TensorView view;
   view.ndim = 1;
   view.shape[0] = 16;
   view.strides[0] = 1;
   float host[16] = {0};
-  cuda->matmul(view, view, nullptr, view);  // not profiled: no events
-  EXPECT_EQ(FakeDevice::created, 0);
-  std::unique_ptr<Backend> tracing = make_tracing_backend(*cuda, 0);
+  cuda->backend().matmul(view, view, nullptr, view);  // not profiled: no events
+  EXPECT_EQ(fake.counters->events_created, before.events_created);
+  std::unique_ptr<Backend> tracing = make_tracing_backend(cuda->backend(), 0);
   for (int session = 0; session < 2; ++session) {
     profiler::start();
     Backend& traced = *tracing;
@@ -476,11 +425,11 @@ TEST(ProfilerDeviceTimeline, KernelsAndCopiesBecomeCorrelatedDeviceIntervals) {
     EXPECT_EQ(t.value[host_ops[1]], 16 * 4);
   }
   // Events come from a pool: the second session made no new ones (3 pairs + 1 reference).
-  EXPECT_EQ(FakeDevice::created, 7);
+  EXPECT_EQ(fake.counters->events_created - before.events_created, 7);
   // ... and the backend gives every one back to the driver when it goes.
   tracing.reset();
   cuda.reset();
-  EXPECT_EQ(FakeDevice::destroyed, 7);
+  EXPECT_EQ(fake.counters->events_destroyed - before.events_destroyed, 7);
 }
 
 }  // namespace
@@ -494,7 +443,7 @@ namespace {
 TEST(ProfilerGpu, OpsHaveCorrelatedDeviceKernelsAndCopies) {
   SessionGuard guard;
   const auto gpus = DeviceRegistry::instance().logical_devices(DeviceType::kGPU);
-  if (gpus.empty() || cuda_backend() == nullptr) GTEST_SKIP() << "needs a CUDA GPU";
+  if (gpus.empty() || cuda_library() == nullptr) GTEST_SKIP() << "needs a CUDA GPU";
   Tensor host = randn({256, 256}, DType::kFloat32, cpu());
   Tensor warm = matmul(to_device(host, gpus[0]), to_device(host, gpus[0]));  // library setup
   profiler::start();

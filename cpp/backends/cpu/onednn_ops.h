@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "backends/conv_params.h"
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel::cpu {
@@ -18,11 +19,7 @@ namespace gpuaccel::cpu {
 // every row. a, b, out share a dtype.
 void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out);
 
-struct Conv2dParams {
-  int64_t stride_h = 1, stride_w = 1;
-  int64_t dilation_h = 1, dilation_w = 1;  // Keras's dilation_rate (1 = dense)
-  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;  // frontend resolves 'same'
-};
+using gpuaccel::Conv2dParams;
 
 // x: (N, H, W, C) NHWC, w: (KH, KW, C, F) (Keras's kernel layout), bias: nullptr or (F,),
 // y: (N, OH, OW, F). All contiguous.
@@ -35,12 +32,8 @@ void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2
 void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
                              const TensorView& dw, const TensorView* dbias);
 
-enum class PoolKind { kMax, kAverage /* excludes padding from the divisor, as Keras */ };
-struct Pool2dParams {
-  PoolKind kind = PoolKind::kMax;
-  int64_t window_h = 2, window_w = 2, stride_h = 2, stride_w = 2;
-  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
-};
+using gpuaccel::PoolKind;
+using gpuaccel::Pool2dParams;
 // x: (N, H, W, C), y: (N, OH, OW, C). `workspace` (max pooling, for the backward pass): bytes
 // the caller allocates, of size pool2d_workspace_bytes(...); nullptr for average pooling or
 // inference.

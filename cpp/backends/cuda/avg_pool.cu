@@ -83,7 +83,7 @@ __global__ void avg_pool_backward_kernel(const T* dy, T* dx, PoolGeometry g, int
   }
 }
 
-PoolGeometry geometry(const TensorView& x, const gpuaccel_pool2d_params& p, const TensorView& y, const char* op) {
+PoolGeometry geometry(const TensorView& x, const Pool2dParams& p, const TensorView& y, const char* op) {
   GA_CUDA_REQUIRE(x.ndim == 4 && y.ndim == 4 && x.is_contiguous() && y.is_contiguous(),
                   std::string(op) + ": expected contiguous NHWC tensors");
   GA_CUDA_REQUIRE(x.shape[0] == y.shape[0] && x.shape[3] == y.shape[3], std::string(op) + ": N or C differ");
@@ -96,7 +96,7 @@ PoolGeometry geometry(const TensorView& x, const gpuaccel_pool2d_params& p, cons
 
 }  // namespace
 
-void avg_pool2d_forward_direct(int device, const TensorView& x, const gpuaccel_pool2d_params& p,
+void avg_pool2d_forward_direct(int device, const TensorView& x, const Pool2dParams& p,
                                const TensorView& y) {
   const char* op = "pool2d_forward";
   const PoolGeometry g = geometry(x, p, y, op);
@@ -111,7 +111,7 @@ void avg_pool2d_forward_direct(int device, const TensorView& x, const gpuaccel_p
   });
 }
 
-void avg_pool2d_backward_direct(int device, const TensorView& dy, const gpuaccel_pool2d_params& p,
+void avg_pool2d_backward_direct(int device, const TensorView& dy, const Pool2dParams& p,
                                 const TensorView& dx) {
   const char* op = "pool2d_backward";
   const PoolGeometry g = geometry(dx, p, dy, op);

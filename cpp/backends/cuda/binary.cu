@@ -45,7 +45,7 @@ void with_binary_functor(BinaryOp op, G&& g) {
     case BinaryOp::kGreater: return g(GreaterFunctor{});
     case BinaryOp::kLess: return g(LessFunctor{});
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
+  throw BackendError(CudaStatus::kInvalidArgument,
                      "binary: unknown op " + std::to_string(static_cast<int>(op)));
 }
 

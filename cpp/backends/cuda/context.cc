@@ -30,7 +30,38 @@ DeviceGuard::~DeviceGuard() {
   if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
 }
 
-cudaStream_t device_stream(int /*device*/) { return nullptr; }
+cudaStream_t device_stream(int device) {
+  static std::mutex mutex;
+  static std::vector<cudaStream_t> streams;
+  return per_device<cudaStream_t>(streams, mutex, device, nullptr, [&] {
+    DeviceGuard guard(device);
+    cudaStream_t s = nullptr;
+    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return s;
+  });
+}
+
+namespace {
+std::mutex services_mutex;
+std::vector<BackendServices*> services_by_device;
+}  // namespace
+
+void set_device_services(int device, BackendServices* services) {
+  GA_CUDA_REQUIRE(device >= 0, "negative CUDA device index " + std::to_string(device));
+  std::lock_guard<std::mutex> lock(services_mutex);
+  if (static_cast<int>(services_by_device.size()) <= device) services_by_device.resize(device + 1, nullptr);
+  services_by_device[device] = services;
+}
+
+BackendServices& device_services(int device) {
+  std::lock_guard<std::mutex> lock(services_mutex);
+  BackendServices* s =
+      device >= 0 && device < static_cast<int>(services_by_device.size()) ? services_by_device[device] : nullptr;
+  if (s == nullptr) {
+    throw BackendError(CudaStatus::kError, "GPU " + std::to_string(device) + " has no backend yet");
+  }
+  return *s;
+}
 
 cublasHandle_t cublas_handle(int device) {
   static std::mutex mutex;
@@ -87,49 +118,21 @@ void require_dtype_supported(int device, DType dtype, const char* op) {
     std::snprintf(name, sizeof(name), "%s", prop.name);
   }
   throw BackendError(
-      GPUACCEL_CUDA_UNIMPLEMENTED,
+      CudaStatus::kUnimplemented,
       std::string(op) + ": bfloat16 on the GPU needs compute capability 8.0+ (Ampere or newer); GPU " +
           std::to_string(device) + " (" + name + ") has " + std::to_string(cc / 10) + "." +
           std::to_string(cc % 10) +
           ". Use float16 ('mixed_float16') or float32 on this GPU, or bfloat16 on the CPU.");
 }
 
-size_t element_size(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: case DType::kInt32: return 4;
-    case DType::kFloat16: case DType::kBFloat16: return 2;
-    case DType::kInt64: return 8;
-    case DType::kUInt8: case DType::kBool: return 1;
-  }
-  return 0;
-}
-
-const char* dtype_text(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kUInt8: return "uint8";
-    case DType::kBool: return "bool";
-  }
-  return "?";
-}
-
-ScratchBuffer::ScratchBuffer(int device, size_t bytes) : stream_(device_stream(device)), bytes_(bytes) {
+ScratchBuffer::ScratchBuffer(int device, size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
-  try {
-    GA_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes, stream_));
-  } catch (const BackendError& e) {
-    throw BackendError(e.status(), "allocating a " + std::to_string(bytes) +
-                                       "-byte workspace on GPU " + std::to_string(device) + ": " +
-                                       e.what());
-  }
+  services_ = &device_services(device);
+  ptr_ = services_->allocate(bytes, "CUDA scratch buffer");
 }
 
 ScratchBuffer::~ScratchBuffer() {
-  if (ptr_ != nullptr) cudaFreeAsync(ptr_, stream_);
+  if (ptr_ != nullptr) services_->deallocate(ptr_);
 }
 
 }  // namespace gpuaccel::cuda

@@ -1,7 +1,8 @@
 // Per-device state shared by every file of the CUDA backend: the device guard, the stream the
-// backend queues its work on, library handles (cuBLAS, cuBLASLt, cuDNN) created on first use,
-// the device's compute capability, and stream-ordered scratch memory for workspaces. Handles are
-// never destroyed (at process exit the driver may already be gone).
+// backend queues all its work on, library handles (cuBLAS, cuBLASLt, cuDNN) bound to it and
+// created on first use, the device's compute capability, the services the core lent the
+// device's backend, and scratch memory from the device's pool. Streams and handles are never
+// destroyed (at process exit the driver may already be gone).
 #pragma once
 
 #include <cublasLt.h>
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/backend_services.h"
 #include "backends/cuda/cuda_check.h"
 #include "core/dtype.h"
 
@@ -29,9 +31,16 @@ class DeviceGuard {
   int previous_ = 0;
 };
 
-// The stream all of the backend's work on `device` goes to. It is the legacy default stream, so
-// the synchronous copies and cudaDeviceSynchronize of ABI 1 stay ordered with it.
+// The stream all of the backend's work on `device` goes to: copies, kernels, cuBLAS(Lt), cuDNN.
+// A created non-blocking stream, not the legacy null stream, so work other libraries in the
+// process queue on the null stream (PyTorch, TensorFlow) neither waits for ours nor stalls it,
+// and the stream can be captured into a CUDA graph.
 cudaStream_t device_stream(int device);
+
+// The services the core lent the backend of `device` (backends/backend_services.h): set once by
+// CudaLibrary::create_backend, before any op of that device runs.
+void set_device_services(int device, BackendServices* services);
+BackendServices& device_services(int device);
 
 cublasHandle_t cublas_handle(int device);
 cublasLtHandle_t cublaslt_handle(int device);
@@ -42,16 +51,14 @@ cudnnHandle_t cudnn_handle(int device);  // already bound to device_stream(devic
 // Compute capability as major * 10 + minor (75 for a T4), cached per device.
 int compute_capability(int device);
 
-// Throws GPUACCEL_CUDA_UNIMPLEMENTED for bfloat16 library ops on GPUs before compute capability
+// Throws CudaStatus::kUnimplemented for bfloat16 library ops on GPUs before compute capability
 // 8.0, naming the op, the GPU and what to do instead.
 void require_dtype_supported(int device, DType dtype, const char* op);
 
-// Bytes per element (the core's dtype_size, which this library does not link).
-size_t element_size(DType dtype);
-const char* dtype_text(DType dtype);
-
-// Device memory that lives until the end of the scope, allocated and freed in stream order
-// (cudaMallocAsync), for library workspaces and temporary layouts.
+// Device memory that lives until the end of the scope, from the device's pool (so memory_limit
+// and the memory stats count it), for temporary layouts. Freeing it before the queued work that
+// uses it has run is safe: every user of the pool's memory on this device is ordered on the
+// same stream.
 class ScratchBuffer {
  public:
   ScratchBuffer(int device, size_t bytes);
@@ -62,7 +69,7 @@ class ScratchBuffer {
   size_t size() const { return bytes_; }
 
  private:
-  cudaStream_t stream_;
+  BackendServices* services_ = nullptr;
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
 };

@@ -66,7 +66,7 @@ void copy(int device, const TensorView& src, const TensorView& dst) {
   const TensorView* views[2] = {&dst, &src};
   const cudaStream_t stream = device_stream(device);
   if (src.dtype == dst.dtype && src.is_contiguous() && dst.is_contiguous()) {
-    const size_t bytes = static_cast<size_t>(src.numel()) * element_size(src.dtype);
+    const size_t bytes = static_cast<size_t>(src.numel()) * dtype_size(src.dtype);
     if (bytes > 0) {
       GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, bytes, cudaMemcpyDeviceToDevice, stream));
     }

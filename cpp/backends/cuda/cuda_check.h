@@ -1,7 +1,8 @@
 // Error checking for every CUDA runtime, cuBLAS and cuDNN call in the backend. A failing call
 // throws BackendError carrying the call's text, file and line and the library's own error name,
-// mapped to a GPUACCEL_CUDA_* status; `guarded()` turns that into the C ABI's status + message
-// at the library boundary, so no C++ exception ever crosses into the core.
+// with the CudaStatus it stands for. An op turns it into the core's typed error at the library
+// boundary (backends/library_backend_call.h); a query returns the status and message
+// (`query()` below), so no exception of this library's types crosses into the core.
 #pragma once
 
 #include <cublas_v2.h>
@@ -14,7 +15,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/cuda_backend_abi.h"
+#include "backends/library_backend_call.h"
+#include "core/cuda_library.h"
 
 #if GPUACCEL_HAVE_CUDNN
 #include <cudnn.h>
@@ -22,14 +24,24 @@
 
 namespace gpuaccel::cuda {
 
-class BackendError : public std::runtime_error {
+// The core's error code for an op that failed with `status`.
+inline ErrorCode error_code_for(CudaStatus status) {
+  switch (status) {
+    case CudaStatus::kOutOfMemory: return ErrorCode::kResourceExhausted;
+    case CudaStatus::kUnimplemented: return ErrorCode::kUnimplemented;
+    case CudaStatus::kInvalidArgument: return ErrorCode::kInvalidArgument;
+    default: return ErrorCode::kInternal;
+  }
+}
+
+class BackendError : public LibraryOpError {
  public:
-  BackendError(int status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  int status() const { return status_; }
+  BackendError(CudaStatus status, const std::string& message)
+      : LibraryOpError(error_code_for(status), message), status_(status) {}
+  CudaStatus status() const { return status_; }
 
  private:
-  int status_;
+  CudaStatus status_;
 };
 
 // "cpp/backends/cuda/x.cc" rather than the absolute path of the build machine.
@@ -44,31 +56,31 @@ inline std::string call_site(const char* call, const char* file, int line) {
 
 // The status a CUDA runtime error stands for. cudaErrorInsufficientDriver means either "no
 // driver at all" (the runtime reports driver version 0 then) or "driver older than the runtime".
-inline int status_for_cuda_error(cudaError_t e) {
+inline CudaStatus status_for_cuda_error(cudaError_t e) {
   switch (e) {
     case cudaErrorInsufficientDriver: {
       int driver = 0;
       if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
-      return driver == 0 ? GPUACCEL_CUDA_NO_DRIVER : GPUACCEL_CUDA_DRIVER_TOO_OLD;
+      return driver == 0 ? CudaStatus::kNoDriver : CudaStatus::kDriverTooOld;
     }
     case cudaErrorCompatNotSupportedOnDevice:
-      return GPUACCEL_CUDA_DRIVER_TOO_OLD;
+      return CudaStatus::kDriverTooOld;
     case cudaErrorNoDevice:
-      return GPUACCEL_CUDA_NO_DEVICE;
+      return CudaStatus::kNoDevice;
     case cudaErrorMemoryAllocation:
-      return GPUACCEL_CUDA_OUT_OF_MEMORY;
+      return CudaStatus::kOutOfMemory;
     case cudaErrorInvalidValue:
     case cudaErrorInvalidDevice:
     case cudaErrorInvalidDevicePointer:
-      return GPUACCEL_CUDA_INVALID_ARGUMENT;
+      return CudaStatus::kInvalidArgument;
     default:
-      return GPUACCEL_CUDA_ERROR;
+      return CudaStatus::kError;
   }
 }
 
 inline void check_cuda(cudaError_t e, const char* call, const char* file, int line) {
   if (e == cudaSuccess) return;
-  const int status = status_for_cuda_error(e);
+  const CudaStatus status = status_for_cuda_error(e);
   (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
   throw BackendError(status, call_site(call, file, line) + " failed: " + cudaGetErrorName(e) +
                                  " (" + cudaGetErrorString(e) + ")");
@@ -76,13 +88,13 @@ inline void check_cuda(cudaError_t e, const char* call, const char* file, int li
 
 inline void check_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
-  int status = GPUACCEL_CUDA_ERROR;
-  if (s == CUBLAS_STATUS_ALLOC_FAILED) status = GPUACCEL_CUDA_OUT_OF_MEMORY;
-  if (s == CUBLAS_STATUS_INVALID_VALUE) status = GPUACCEL_CUDA_INVALID_ARGUMENT;
+  CudaStatus status = CudaStatus::kError;
+  if (s == CUBLAS_STATUS_ALLOC_FAILED) status = CudaStatus::kOutOfMemory;
+  if (s == CUBLAS_STATUS_INVALID_VALUE) status = CudaStatus::kInvalidArgument;
   if (s == CUBLAS_STATUS_NOT_INITIALIZED) {
     // cublasCreate fails this way when the driver/runtime underneath cannot start.
     int driver = 0;
-    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) status = GPUACCEL_CUDA_NO_DRIVER;
+    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) status = CudaStatus::kNoDriver;
   }
   throw BackendError(status, call_site(call, file, line) + " failed: " + cublasGetStatusName(s) +
                                  " (" + cublasGetStatusString(s) + ")");
@@ -91,35 +103,36 @@ inline void check_cublas(cublasStatus_t s, const char* call, const char* file, i
 #if GPUACCEL_HAVE_CUDNN
 inline void check_cudnn(cudnnStatus_t s, const char* call, const char* file, int line) {
   if (s == CUDNN_STATUS_SUCCESS) return;
-  const int status = s == CUDNN_STATUS_ALLOC_FAILED ? GPUACCEL_CUDA_OUT_OF_MEMORY
-                     : s == CUDNN_STATUS_BAD_PARAM  ? GPUACCEL_CUDA_INVALID_ARGUMENT
-                                                    : GPUACCEL_CUDA_ERROR;
+  const CudaStatus status = s == CUDNN_STATUS_ALLOC_FAILED ? CudaStatus::kOutOfMemory
+                     : s == CUDNN_STATUS_BAD_PARAM  ? CudaStatus::kInvalidArgument
+                                                    : CudaStatus::kError;
   throw BackendError(status, call_site(call, file, line) + " failed: " + cudnnGetErrorString(s));
 }
 #endif
 
-// Runs `body` and converts whatever it throws into a status code and a message in `err`.
+// Runs a query's `body` and converts whatever it throws into its status and the message in
+// *error (which may be null).
 template <typename Body>
-int guarded(char* err, size_t err_len, Body&& body) noexcept {
+CudaStatus query(std::string* error, Body&& body) noexcept {
   auto write = [&](const char* text) {
-    if (err != nullptr && err_len > 0) std::snprintf(err, err_len, "%s", text);
+    if (error != nullptr) *error = text;
   };
   try {
     body();
     write("");
-    return GPUACCEL_CUDA_OK;
+    return CudaStatus::kOk;
   } catch (const BackendError& e) {
     write(e.what());
     return e.status();
   } catch (const std::bad_alloc&) {
     write("gpuaccel CUDA backend: out of host memory");
-    return GPUACCEL_CUDA_OUT_OF_MEMORY;
+    return CudaStatus::kOutOfMemory;
   } catch (const std::exception& e) {
     write(e.what());
-    return GPUACCEL_CUDA_ERROR;
+    return CudaStatus::kError;
   } catch (...) {
     write("gpuaccel CUDA backend: unknown error");
-    return GPUACCEL_CUDA_ERROR;
+    return CudaStatus::kError;
   }
 }
 
@@ -130,11 +143,11 @@ int guarded(char* err, size_t err_len, Body&& body) noexcept {
 #if GPUACCEL_HAVE_CUDNN
 #define GA_CUDNN_CHECK(call) ::gpuaccel::cuda::check_cudnn((call), #call, __FILE__, __LINE__)
 #endif
-// Argument checks that need no GPU; they fail with GPUACCEL_CUDA_INVALID_ARGUMENT.
+// Argument checks that need no GPU; they fail with CudaStatus::kInvalidArgument.
 #define GA_CUDA_REQUIRE(cond, what)                                                            \
   do {                                                                                         \
     if (!(cond)) {                                                                             \
-      throw ::gpuaccel::cuda::BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,                     \
+      throw ::gpuaccel::cuda::BackendError(CudaStatus::kInvalidArgument,                     \
                                            std::string(what) + " (" #cond " is false)");      \
     }                                                                                          \
   } while (0)

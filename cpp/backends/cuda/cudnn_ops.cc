@@ -1,14 +1,22 @@
 // Convolution, pooling, softmax and batch normalization through cuDNN 9's legacy (v7-style)
-// API, which still ships in libcudnn_ops/libcudnn_cnn. Layouts: activations are NHWC as Keras's
-// default, described to cuDNN as NHWC tensors. Keras kernels are HWIO (KH, KW, C, F), while an
-// NHWC cuDNN filter is KRSC (F, KH, KW, C): the kernel is transposed into a scratch buffer with
-// the backend's strided copy (and dw transposed back), which costs one small copy per call.
-// cuDNN pads symmetrically only, so asymmetric ('same' with an odd total) convolution padding
-// is done by convolving a zero-padded copy of the input (pooling: see its section). f16 uses
-// tensor-op math with float32 accumulation; f32 uses FMA math (no TF32), so results match the CPU.
+// API, which still ships in libcudnn_ops/libcudnn_cnn. Descriptors (and, for convolutions, the
+// algorithm and its workspace size) are made once per shape and cached (backends/plan_cache.h,
+// backends/conv_plan.h); workspaces come from the device's pool. Layouts: activations are NHWC
+// as Keras's default, described to cuDNN as NHWC tensors. Keras kernels are HWIO (KH, KW, C, F),
+// while cuDNN's filter formats are KCRS and KRSC (F, KH, KW, C) only: the kernel is copied to
+// KRSC in a pool buffer on each call (and dw copied back), one small strided copy per call,
+// because the weights change every step and the layer owns their layout (docs/gpu.md). cuDNN
+// pads symmetrically only, so asymmetric ('same' with an odd total) convolution padding is done
+// by convolving a zero-padded copy of the input (pooling: see its section). f16 and bf16 use
+// tensor-op math with float32 accumulation; f32 uses FMA math (no TF32), so results match the
+// CPU.
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
+#include "backends/conv_plan.h"
 #include "backends/cuda/context.h"
 #include "backends/cuda/ops.h"
 
@@ -17,7 +25,7 @@ namespace gpuaccel::cuda {
 namespace {
 
 [[noreturn]] void unimplemented(const std::string& what) {
-  throw BackendError(GPUACCEL_CUDA_UNIMPLEMENTED, what);
+  throw BackendError(CudaStatus::kUnimplemented, what);
 }
 
 TensorView contiguous_like(const TensorView& v, void* data, int ndim, const int64_t* shape) {
@@ -52,8 +60,8 @@ cudnnDataType_t cudnn_type(DType dtype, const char* op) {
     case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
     default: break;
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
-                     std::string(op) + ": unsupported dtype " + dtype_text(dtype));
+  throw BackendError(CudaStatus::kInvalidArgument,
+                     std::string(op) + ": unsupported dtype " + dtype_name(dtype));
 }
 
 struct TensorDesc {
@@ -107,26 +115,15 @@ const float kOne = 1.0f;
 const float kZero = 0.0f;
 
 // ---- convolution ----
+//
+// Plans are cached per shape (backends/conv_plan.h): the first call of a problem creates its
+// descriptors and asks cuDNN for an algorithm (cudnnGet*Algorithm_v7 heuristics, whose first
+// successful pick is used) and its workspace size; every later call of the shape only launches,
+// with its workspace from the device's WorkspaceArena. The per-call work left is the kernel's
+// HWIO -> KRSC copy (see the file comment) and, for asymmetric padding, the padded input.
 
-struct ConvSetup {
-  TensorDesc x, y;
-  FilterDesc w;
-  ConvDesc conv;
-};
-
-bool symmetric(const gpuaccel_conv2d_params& p) {
+bool symmetric(const Conv2dParams& p) {
   return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
-}
-
-void set_conv(ConvSetup& s, DType dtype, const gpuaccel_conv2d_params& p, bool padded_input) {
-  const int ph = padded_input ? 0 : to_int(p.pad_top, "pad");
-  const int pw = padded_input ? 0 : to_int(p.pad_left, "pad");
-  GA_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-      s.conv.d, ph, pw, to_int(p.stride_h, "stride"), to_int(p.stride_w, "stride"),
-      to_int(p.dilation_h, "dilation"), to_int(p.dilation_w, "dilation"), CUDNN_CROSS_CORRELATION,
-      CUDNN_DATA_FLOAT));
-  GA_CUDNN_CHECK(cudnnSetConvolutionMathType(
-      s.conv.d, dtype == DType::kFloat32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
 }
 
 // Keras (KH, KW, C, F) view of w, read as (F, KH, KW, C).
@@ -139,13 +136,6 @@ TensorView hwio_as_krsc(const TensorView& w) {
   return v;
 }
 
-void set_filter(const FilterDesc& f, const TensorView& w_hwio, const char* op) {
-  GA_CUDA_REQUIRE(w_hwio.ndim == 4, std::string(op) + ": the kernel must be (KH, KW, C, F)");
-  GA_CUDNN_CHECK(cudnnSetFilter4dDescriptor(f.d, cudnn_type(w_hwio.dtype, op), CUDNN_TENSOR_NHWC,
-                                            to_int(w_hwio.shape[3], "F"), to_int(w_hwio.shape[2], "C"),
-                                            to_int(w_hwio.shape[0], "KH"), to_int(w_hwio.shape[1], "KW")));
-}
-
 // The kernel in KRSC order in a scratch buffer.
 TensorView krsc_copy(int device, const TensorView& w, ScratchBuffer& buffer) {
   const TensorView src = hwio_as_krsc(w);
@@ -155,31 +145,193 @@ TensorView krsc_copy(int device, const TensorView& w, ScratchBuffer& buffer) {
 }
 
 // For asymmetric padding: x with the padding made explicit (zeros), in `buffer`.
-TensorView padded_shape(const TensorView& x, const gpuaccel_conv2d_params& p, void* data) {
+TensorView padded_shape(const TensorView& x, const Conv2dParams& p, void* data) {
   const int64_t shape[4] = {x.shape[0], x.shape[1] + p.pad_top + p.pad_bottom,
                             x.shape[2] + p.pad_left + p.pad_right, x.shape[3]};
   return contiguous_like(x, data, 4, shape);
 }
 // The interior of a padded tensor, where x's values go.
-TensorView interior(const TensorView& padded, const TensorView& x, const gpuaccel_conv2d_params& p) {
+TensorView interior(const TensorView& padded, const TensorView& x, const Conv2dParams& p) {
   TensorView v = padded;
   for (int d = 0; d < 4; ++d) v.shape[d] = x.shape[d];
   v.data = static_cast<char*>(padded.data) +
-           (p.pad_top * padded.strides[1] + p.pad_left * padded.strides[2]) * element_size(x.dtype);
+           (p.pad_top * padded.strides[1] + p.pad_left * padded.strides[2]) * dtype_size(x.dtype);
   return v;
 }
 
-size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * element_size(v.dtype); }
+size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
+
+// The key of a problem: x as given to cuDNN (padded when the padding is asymmetric, then cuDNN
+// pads nothing), the Keras kernel w (KH, KW, C, F) as cuDNN's (F, KH, KW, C), y.
+ConvPlanKey conv_key(int device, ConvDirection direction, const TensorView& x_in, const TensorView& w_hwio,
+                     const TensorView& y, const Conv2dParams& p, bool padded_input, const char* op) {
+  GA_CUDA_REQUIRE(x_in.ndim == 4 && y.ndim == 4 && x_in.is_contiguous() && y.is_contiguous(),
+                  std::string(op) + ": expected contiguous NHWC tensors");
+  GA_CUDA_REQUIRE(w_hwio.ndim == 4, std::string(op) + ": the kernel must be (KH, KW, C, F)");
+  ConvPlanKey k;
+  k.device = device;
+  k.dtype = x_in.dtype;
+  k.direction = direction;
+  for (int d = 0; d < 4; ++d) {
+    k.x[d] = x_in.shape[d];
+    k.y[d] = y.shape[d];
+  }
+  k.w[0] = w_hwio.shape[3];
+  k.w[1] = w_hwio.shape[0];
+  k.w[2] = w_hwio.shape[1];
+  k.w[3] = w_hwio.shape[2];
+  k.params = p;
+  if (padded_input) k.params.pad_top = k.params.pad_bottom = k.params.pad_left = k.params.pad_right = 0;
+  k.tensor_op_math = x_in.dtype != DType::kFloat32;
+  return k;
+}
+
+struct CudnnConvDescriptors final : ConvDescriptors {
+  TensorDesc x, y, bias;
+  FilterDesc w;
+  ConvDesc conv;
+};
+
+// cuDNN as the ConvEngine of one device.
+class CudnnConvEngine final : public ConvEngine {
+ public:
+  explicit CudnnConvEngine(int device) : device_(device) {}
+
+  std::unique_ptr<ConvDescriptors> create_descriptors(const ConvPlanKey& k) override {
+    const char* op = "conv2d";
+    auto d = std::make_unique<CudnnConvDescriptors>();
+    const cudnnDataType_t type = cudnn_type(k.dtype, op);
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->x.d, CUDNN_TENSOR_NHWC, type, to_int(k.x[0], "N"),
+                                              to_int(k.x[3], "C"), to_int(k.x[1], "H"), to_int(k.x[2], "W")));
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->y.d, CUDNN_TENSOR_NHWC, type, to_int(k.y[0], "N"),
+                                              to_int(k.y[3], "F"), to_int(k.y[1], "OH"), to_int(k.y[2], "OW")));
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->bias.d, CUDNN_TENSOR_NHWC, type, 1, to_int(k.y[3], "F"), 1, 1));
+    GA_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d->w.d, type, CUDNN_TENSOR_NHWC, to_int(k.w[0], "F"),
+                                              to_int(k.w[3], "C"), to_int(k.w[1], "KH"), to_int(k.w[2], "KW")));
+    const Conv2dParams& p = k.params;
+    // Accumulation in float32 for every dtype (CUDNN_DATA_FLOAT compute): f16/bf16 on tensor cores.
+    GA_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+        d->conv.d, to_int(p.pad_top, "pad"), to_int(p.pad_left, "pad"), to_int(p.stride_h, "stride"),
+        to_int(p.stride_w, "stride"), to_int(p.dilation_h, "dilation"), to_int(p.dilation_w, "dilation"),
+        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv.d, k.tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    return d;
+  }
+
+  ConvAlgorithm choose_algorithm(const ConvPlanKey& k, const ConvDescriptors& base) override {
+    const auto& d = static_cast<const CudnnConvDescriptors&>(base);
+    cudnnHandle_t h = cudnn_handle(device_);
+    ConvAlgorithm a;
+    constexpr int kMax = 8;
+    int returned = 0;
+    switch (k.direction) {
+      case ConvDirection::kForward: {
+        cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+        GA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, kMax, &returned, perf));
+        const int i = first_success(perf, returned, k);
+        a.algorithm = perf[i].algo;
+        a.math_type = perf[i].mathType;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        GA_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, perf[i].algo,
+                                                               &a.workspace_bytes));
+        break;
+      }
+      case ConvDirection::kBackwardData: {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, kMax, &returned,
+                                                                   perf));
+        const int i = first_success(perf, returned, k);
+        a.algorithm = perf[i].algo;
+        a.math_type = perf[i].mathType;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, perf[i].algo,
+                                                                    &a.workspace_bytes));
+        break;
+      }
+      case ConvDirection::kBackwardFilter: {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
+        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, kMax,
+                                                                     &returned, perf));
+        const int i = first_success(perf, returned, k);
+        a.algorithm = perf[i].algo;
+        a.math_type = perf[i].mathType;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, perf[i].algo,
+                                                                      &a.workspace_bytes));
+        break;
+      }
+    }
+    return a;
+  }
+
+  void execute(const ConvPlanKey& k, const ConvPlan& plan, const ConvOperands& o, void* workspace) override {
+    const auto& d = static_cast<const CudnnConvDescriptors&>(*plan.descriptors);
+    cudnnHandle_t h = cudnn_handle(device_);
+    const size_t ws = plan.algorithm.workspace_bytes;
+    switch (k.direction) {
+      case ConvDirection::kForward:
+        GA_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, d.x.d, o.x, d.w.d, o.w, d.conv.d,
+                                               static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm.algorithm),
+                                               workspace, ws, &kZero, d.y.d, o.out));
+        if (o.bias != nullptr) GA_CUDNN_CHECK(cudnnAddTensor(h, &kOne, d.bias.d, o.bias, &kOne, d.y.d, o.out));
+        break;
+      case ConvDirection::kBackwardData:
+        GA_CUDNN_CHECK(cudnnConvolutionBackwardData(
+            h, &kOne, d.w.d, o.w, d.y.d, o.y, d.conv.d,
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm.algorithm), workspace, ws, &kZero, d.x.d, o.out));
+        break;
+      case ConvDirection::kBackwardFilter:
+        GA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+            h, &kOne, d.x.d, o.x, d.y.d, o.y, d.conv.d,
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm.algorithm), workspace, ws, &kZero, d.w.d,
+            o.out));
+        if (o.dbias != nullptr) {
+          GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &kOne, d.y.d, o.y, &kZero, d.bias.d, o.dbias));
+        }
+        break;
+    }
+  }
+
+ private:
+  template <typename Perf>
+  static int first_success(const Perf* perf, int returned, const ConvPlanKey& k) {
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) return i;
+    }
+    unimplemented("conv2d: cuDNN has no algorithm for " + k.to_string());
+  }
+
+  const int device_;
+};
+
+// The convolution runner of `device` (its engine, workspace arena and plan cache), made on
+// first use and kept for the process.
+ConvRunner& conv_runner(int device) {
+  struct DeviceConv {
+    explicit DeviceConv(int device) : engine(device), arena(device_services(device)), runner(engine, arena) {}
+    CudnnConvEngine engine;
+    WorkspaceArena arena;
+    ConvRunner runner;
+  };
+  static std::mutex mutex;
+  static auto* devices = new std::map<int, std::unique_ptr<DeviceConv>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = (*devices)[device];
+  if (!slot) slot = std::make_unique<DeviceConv>(device);
+  return slot->runner;
+}
 
 }  // namespace
 
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
-                    const gpuaccel_conv2d_params& p, const TensorView& y) {
+                    const Conv2dParams& p, const TensorView& y) {
   const char* op = "conv2d_forward";
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == w.dtype && x.dtype == y.dtype, "conv2d_forward: dtypes differ");
   if (y.numel() == 0) return;
-  cudnnHandle_t h = cudnn_handle(device);
+  if (bias != nullptr) {
+    GA_CUDA_REQUIRE(bias->dtype == y.dtype && bias->numel() == y.shape[3], "conv2d_forward: bias must be (F,)");
+  }
   const bool pad = !symmetric(p);
   ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
   TensorView xin = x;
@@ -190,123 +342,75 @@ void conv2d_forward(int device, const TensorView& x, const TensorView& w, const 
   }
   ScratchBuffer w_buf(device, bytes_of(w));
   const TensorView wk = krsc_copy(device, w, w_buf);
-  ConvSetup s;
-  set_nhwc(s.x, xin, op);
-  set_nhwc(s.y, y, op);
-  set_filter(s.w, w, op);
-  set_conv(s, x.dtype, p, pad);
-
-  cudnnConvolutionFwdAlgoPerf_t perf[8];
-  int returned = 0;
-  GA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, s.x.d, s.w.d, s.conv.d, s.y.d, 8, &returned, perf));
-  int pick = -1;
-  for (int i = 0; i < returned && pick < 0; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
-  }
-  if (pick < 0) unimplemented("conv2d_forward: cuDNN has no algorithm for this convolution");
-  GA_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.d, perf[pick].mathType));
-  size_t ws_bytes = 0;
-  GA_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, s.x.d, s.w.d, s.conv.d, s.y.d, perf[pick].algo, &ws_bytes));
-  ScratchBuffer ws(device, ws_bytes);
-  GA_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, s.x.d, xin.data, s.w.d, wk.data, s.conv.d, perf[pick].algo,
-                                         ws.get(), ws_bytes, &kZero, s.y.d, y.data));
-  if (bias != nullptr) {
-    GA_CUDA_REQUIRE(bias->dtype == y.dtype && bias->numel() == y.shape[3], "conv2d_forward: bias must be (F,)");
-    TensorDesc b;
-    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NHWC, cudnn_type(bias->dtype, op), 1,
-                                              to_int(y.shape[3], "F"), 1, 1));
-    GA_CUDNN_CHECK(cudnnAddTensor(h, &kOne, b.d, bias->data, &kOne, s.y.d, y.data));
-  }
+  ConvOperands o;
+  o.x = xin.data;
+  o.w = wk.data;
+  o.out = y.data;
+  o.bias = bias != nullptr ? bias->data : nullptr;
+  conv_runner(device).run(conv_key(device, ConvDirection::kForward, xin, w, y, p, pad, op), o);
 }
 
 void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
-                          const gpuaccel_conv2d_params& p, const TensorView& dx) {
+                          const Conv2dParams& p, const TensorView& dx) {
   const char* op = "conv2d_backward_data";
   require_dtype_supported(device, dx.dtype, op);
   GA_CUDA_REQUIRE(dy.dtype == w.dtype && dy.dtype == dx.dtype, "conv2d_backward_data: dtypes differ");
   if (dx.numel() == 0) return;
-  cudnnHandle_t h = cudnn_handle(device);
   const bool pad = !symmetric(p);
   ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(dx, p, nullptr)) : 0);
   const TensorView dxin = pad ? padded_shape(dx, p, padded_buf.get()) : dx;
   ScratchBuffer w_buf(device, bytes_of(w));
   const TensorView wk = krsc_copy(device, w, w_buf);
-  ConvSetup s;
-  set_nhwc(s.x, dxin, op);
-  set_nhwc(s.y, dy, op);
-  set_filter(s.w, w, op);
-  set_conv(s, dx.dtype, p, pad);
-
-  cudnnConvolutionBwdDataAlgoPerf_t perf[8];
-  int returned = 0;
-  GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, s.w.d, s.y.d, s.conv.d, s.x.d, 8, &returned, perf));
-  int pick = -1;
-  for (int i = 0; i < returned && pick < 0; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
-  }
-  if (pick < 0) unimplemented("conv2d_backward_data: cuDNN has no algorithm for this convolution");
-  GA_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.d, perf[pick].mathType));
-  size_t ws_bytes = 0;
-  GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, s.w.d, s.y.d, s.conv.d, s.x.d, perf[pick].algo,
-                                                              &ws_bytes));
-  ScratchBuffer ws(device, ws_bytes);
-  GA_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &kOne, s.w.d, wk.data, s.y.d, dy.data, s.conv.d, perf[pick].algo,
-                                              ws.get(), ws_bytes, &kZero, s.x.d, dxin.data));
+  ConvOperands o;
+  o.w = wk.data;
+  o.y = dy.data;
+  o.out = dxin.data;
+  conv_runner(device).run(conv_key(device, ConvDirection::kBackwardData, dxin, w, dy, p, pad, op), o);
   if (pad) copy(device, interior(dxin, dx, p), dx);
 }
 
 void conv2d_backward_weights(int device, const TensorView& x, const TensorView& dy,
-                             const gpuaccel_conv2d_params& p, const TensorView& dw,
+                             const Conv2dParams& p, const TensorView& dw,
                              const TensorView* dbias) {
   const char* op = "conv2d_backward_weights";
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == dy.dtype && x.dtype == dw.dtype, "conv2d_backward_weights: dtypes differ");
-  cudnnHandle_t h = cudnn_handle(device);
-  if (dw.numel() > 0) {
-    const bool pad = !symmetric(p);
-    ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
-    TensorView xin = x;
-    if (pad) {
-      xin = padded_shape(x, p, padded_buf.get());
-      fill(device, xin, 0.0);
-      copy(device, x, interior(xin, x, p));
-    }
-    ScratchBuffer w_buf(device, bytes_of(dw));
-    const TensorView krsc_src = hwio_as_krsc(dw);  // dw's HWIO memory read as KRSC
-    const TensorView dwk = contiguous_like(dw, w_buf.get(), 4, krsc_src.shape);
-    ConvSetup s;
-    set_nhwc(s.x, xin, op);
-    set_nhwc(s.y, dy, op);
-    set_filter(s.w, dw, op);
-    set_conv(s, x.dtype, p, pad);
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
-    int returned = 0;
-    GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, s.x.d, s.y.d, s.conv.d, s.w.d, 8, &returned, perf));
-    int pick = -1;
-    for (int i = 0; i < returned && pick < 0; ++i) {
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
-    }
-    if (pick < 0) unimplemented("conv2d_backward_weights: cuDNN has no algorithm for this convolution");
-    GA_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.d, perf[pick].mathType));
-    size_t ws_bytes = 0;
-    GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, s.x.d, s.y.d, s.conv.d, s.w.d,
-                                                                  perf[pick].algo, &ws_bytes));
-    ScratchBuffer ws(device, ws_bytes);
-    GA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, s.x.d, xin.data, s.y.d, dy.data, s.conv.d,
-                                                  perf[pick].algo, ws.get(), ws_bytes, &kZero, s.w.d, dwk.data));
-    // KRSC back into Keras's HWIO.
-    TensorView dst = hwio_as_krsc(dw);
-    copy(device, dwk, dst);
-  }
-  if (dbias != nullptr && dbias->numel() > 0) {
+  const bool want_dbias = dbias != nullptr && dbias->numel() > 0;
+  if (want_dbias) {
     GA_CUDA_REQUIRE(dbias->dtype == dy.dtype && dbias->numel() == dy.shape[3],
                     "conv2d_backward_weights: dbias must be (F,)");
-    TensorDesc dyd, b;
-    set_nhwc(dyd, dy, op);
-    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NHWC, cudnn_type(dbias->dtype, op), 1,
-                                              to_int(dy.shape[3], "F"), 1, 1));
-    GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &kOne, dyd.d, dy.data, &kZero, b.d, dbias->data));
   }
+  if (dw.numel() == 0) {
+    // No kernel to differentiate (C == 0): dbias alone, with descriptors of this call only.
+    if (want_dbias) {
+      TensorDesc dyd, b;
+      set_nhwc(dyd, dy, op);
+      GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NHWC, cudnn_type(dbias->dtype, op), 1,
+                                                to_int(dy.shape[3], "F"), 1, 1));
+      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_handle(device), &kOne, dyd.d, dy.data, &kZero, b.d,
+                                                  dbias->data));
+    }
+    return;
+  }
+  const bool pad = !symmetric(p);
+  ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
+  TensorView xin = x;
+  if (pad) {
+    xin = padded_shape(x, p, padded_buf.get());
+    fill(device, xin, 0.0);
+    copy(device, x, interior(xin, x, p));
+  }
+  ScratchBuffer w_buf(device, bytes_of(dw));
+  const TensorView krsc_src = hwio_as_krsc(dw);  // dw's HWIO memory read as KRSC
+  const TensorView dwk = contiguous_like(dw, w_buf.get(), 4, krsc_src.shape);
+  ConvOperands o;
+  o.x = xin.data;
+  o.y = dy.data;
+  o.out = dwk.data;
+  o.dbias = want_dbias ? dbias->data : nullptr;
+  conv_runner(device).run(conv_key(device, ConvDirection::kBackwardFilter, xin, dw, dy, p, pad, op), o);
+  // KRSC back into Keras's HWIO.
+  copy(device, dwk, hwio_as_krsc(dw));
 }
 
 // ---- pooling ----
@@ -322,13 +426,13 @@ namespace {
 constexpr size_t kAlign = 256;
 size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-bool symmetric(const gpuaccel_pool2d_params& p) {
+bool symmetric(const Pool2dParams& p) {
   return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
 }
 
 // The pool's padding as convolution parameters, for padded_shape/interior above.
-gpuaccel_conv2d_params pads_of(const gpuaccel_pool2d_params& p) {
-  gpuaccel_conv2d_params q{};
+Conv2dParams pads_of(const Pool2dParams& p) {
+  Conv2dParams q{};
   q.stride_h = q.stride_w = q.dilation_h = q.dilation_w = 1;
   q.pad_top = p.pad_top;
   q.pad_bottom = p.pad_bottom;
@@ -338,10 +442,10 @@ gpuaccel_conv2d_params pads_of(const gpuaccel_pool2d_params& p) {
 }
 
 // `padded_input`: x was padded explicitly, so cuDNN pads nothing.
-void set_pool(const PoolDesc& d, const gpuaccel_pool2d_params& p, bool padded_input) {
+void set_pool(const PoolDesc& d, const Pool2dParams& p, bool padded_input) {
   GA_CUDA_REQUIRE(padded_input || symmetric(p), "pool2d: cuDNN pads symmetrically only");
   const cudnnPoolingMode_t mode =
-      p.kind == GPUACCEL_POOL_MAX ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+      p.kind == PoolKind::kMax ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   const int ph = padded_input ? 0 : to_int(p.pad_top, "pad");
   const int pw = padded_input ? 0 : to_int(p.pad_left, "pad");
   GA_CUDNN_CHECK(cudnnSetPooling2dDescriptor(d.d, mode, CUDNN_PROPAGATE_NAN, to_int(p.window_h, "window"),
@@ -350,29 +454,128 @@ void set_pool(const PoolDesc& d, const gpuaccel_pool2d_params& p, bool padded_in
 }
 
 // Max pooling with asymmetric padding reads a padded x (built by the forward pass).
-bool padded_max(const gpuaccel_pool2d_params& p) { return p.kind == GPUACCEL_POOL_MAX && !symmetric(p); }
+bool padded_max(const Pool2dParams& p) { return p.kind == PoolKind::kMax && !symmetric(p); }
 
 }  // namespace
 
-int64_t pool2d_workspace_bytes(const TensorView& x, const gpuaccel_pool2d_params& p, const TensorView& y) {
+// ---- descriptors of pooling, softmax and batch normalization, cached per shape ----
+
+namespace {
+
+enum class DescSet { kPool, kRows, kBatchNorm };
+
+// Everything such a descriptor set depends on: x and y as cuDNN sees them (NHWC for pooling,
+// rows x C for softmax and batch norm, whose y has x's shape) and the pooling parameters.
+struct DescKey {
+  int device = 0;
+  DType dtype = DType::kFloat32;
+  DescSet set = DescSet::kRows;
+  int64_t x[4] = {0, 0, 0, 0};
+  int64_t y[4] = {0, 0, 0, 0};
+  int64_t pool[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // kind, window, stride, pads, padded input
+
+  bool operator==(const DescKey& o) const {
+    return device == o.device && dtype == o.dtype && set == o.set && std::memcmp(x, o.x, sizeof(x)) == 0 &&
+           std::memcmp(y, o.y, sizeof(y)) == 0 && std::memcmp(pool, o.pool, sizeof(pool)) == 0;
+  }
+  size_t hash() const {
+    size_t h = 0;
+    hash_combine(h, static_cast<uint64_t>(device));
+    hash_combine(h, static_cast<uint64_t>(dtype));
+    hash_combine(h, static_cast<uint64_t>(set));
+    for (int64_t v : x) hash_combine(h, static_cast<uint64_t>(v));
+    for (int64_t v : y) hash_combine(h, static_cast<uint64_t>(v));
+    for (int64_t v : pool) hash_combine(h, static_cast<uint64_t>(v));
+    return h;
+  }
+  std::string to_string() const {
+    std::string out = "GPU " + std::to_string(device) + " " +
+                      (set == DescSet::kPool ? "pool2d" : set == DescSet::kRows ? "softmax" : "batch_norm") +
+                      " " + dtype_name(dtype) + " x";
+    for (int64_t v : x) out += " " + std::to_string(v);
+    return out;
+  }
+};
+
+struct DescPlan {
+  TensorDesc x, y, bn;
+  PoolDesc pool;
+};
+
+PlanCache<DescKey, DescPlan>& desc_plans() {
+  static auto* plans = new PlanCache<DescKey, DescPlan>();
+  return *plans;
+}
+
+void require_nhwc(const TensorView& v, const char* op) {
+  GA_CUDA_REQUIRE(v.ndim == 4 && v.is_contiguous(), std::string(op) + ": expected a contiguous NHWC tensor");
+}
+
+// The pooling descriptors of x_in (already padded when `padded_input`) -> y.
+const DescPlan& pool_descs(int device, const TensorView& x_in, const TensorView& y, const Pool2dParams& p,
+                           bool padded_input, const char* op) {
+  require_nhwc(x_in, op);
+  require_nhwc(y, op);
+  DescKey k;
+  k.device = device;
+  k.dtype = x_in.dtype;
+  k.set = DescSet::kPool;
+  for (int d = 0; d < 4; ++d) {
+    k.x[d] = x_in.shape[d];
+    k.y[d] = y.shape[d];
+  }
+  const int64_t pool[10] = {static_cast<int64_t>(p.kind), p.window_h, p.window_w, p.stride_h, p.stride_w,
+                            p.pad_top, p.pad_bottom, p.pad_left, p.pad_right, padded_input ? 1 : 0};
+  std::memcpy(k.pool, pool, sizeof(pool));
+  return desc_plans().get(k, [&] {
+    auto d = std::make_unique<DescPlan>();
+    set_pool(d->pool, p, padded_input);
+    set_nhwc(d->x, x_in, op);
+    set_nhwc(d->y, y, op);
+    return d;
+  });
+}
+
+// x as rows x C (softmax; batch norm also derives its per-channel descriptor).
+const DescPlan& rows_descs(int device, const TensorView& x, DescSet set, const char* op) {
+  GA_CUDA_REQUIRE(x.ndim >= 1 && x.is_contiguous(), std::string(op) + ": expected a contiguous tensor");
+  DescKey k;
+  k.device = device;
+  k.dtype = x.dtype;
+  k.set = set;
+  k.x[1] = x.shape[x.ndim - 1];
+  k.x[0] = k.x[1] == 0 ? 0 : x.numel() / k.x[1];
+  return desc_plans().get(k, [&] {
+    auto d = std::make_unique<DescPlan>();
+    set_rows(d->x, x, op);
+    if (set == DescSet::kBatchNorm) {
+      GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(d->bn.d, d->x.d, CUDNN_BATCHNORM_SPATIAL));
+    }
+    return d;
+  });
+}
+
+}  // namespace
+
+int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
   // Copies of x (padded with -inf for asymmetric max pooling) and y: cuDNN's pooling backward
   // reads both.
   const size_t x_bytes = padded_max(p) ? bytes_of(padded_shape(x, pads_of(p), nullptr)) : bytes_of(x);
   return static_cast<int64_t>(aligned(x_bytes) + bytes_of(y));
 }
 
-void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_params& p, const TensorView& y,
+void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, const TensorView& y,
                     void* workspace) {
   const char* op = "pool2d_forward";
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == y.dtype, "pool2d_forward: dtypes differ");
   if (y.numel() == 0) return;
-  if (p.kind == GPUACCEL_POOL_AVERAGE && !symmetric(p)) {
+  if (p.kind == PoolKind::kAverage && !symmetric(p)) {
     avg_pool2d_forward_direct(device, x, p, y);
     return;
   }
   const bool pad = padded_max(p);
-  const gpuaccel_conv2d_params q = pads_of(p);
+  const Conv2dParams q = pads_of(p);
   // The padded copy goes straight into the workspace when there is one (backward reads it).
   const size_t padded_bytes = pad ? bytes_of(padded_shape(x, q, nullptr)) : 0;
   ScratchBuffer padded_buf(device, pad && workspace == nullptr ? padded_bytes : 0);
@@ -382,12 +585,8 @@ void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_param
     fill(device, xin, -std::numeric_limits<double>::infinity());
     copy(device, x, interior(xin, x, q));
   }
-  PoolDesc pd;
-  set_pool(pd, p, pad);
-  TensorDesc xd, yd;
-  set_nhwc(xd, xin, op);
-  set_nhwc(yd, y, op);
-  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_handle(device), pd.d, &kOne, xd.d, xin.data, &kZero, yd.d, y.data));
+  const DescPlan& d = pool_descs(device, xin, y, p, pad, op);
+  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_handle(device), d.pool.d, &kOne, d.x.d, xin.data, &kZero, d.y.d, y.data));
   if (workspace != nullptr) {
     char* ws = static_cast<char*>(workspace);
     const cudaStream_t stream = device_stream(device);
@@ -397,25 +596,21 @@ void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_param
   }
 }
 
-void pool2d_backward(int device, const TensorView& dy, const gpuaccel_pool2d_params& p, const void* workspace,
+void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, const void* workspace,
                      const TensorView& dx) {
   const char* op = "pool2d_backward";
   require_dtype_supported(device, dx.dtype, op);
   GA_CUDA_REQUIRE(dy.dtype == dx.dtype, "pool2d_backward: dtypes differ");
   if (dx.numel() == 0) return;
-  if (p.kind == GPUACCEL_POOL_AVERAGE && !symmetric(p)) {
+  if (p.kind == PoolKind::kAverage && !symmetric(p)) {
     avg_pool2d_backward_direct(device, dy, p, dx);
     return;
   }
   const bool pad = padded_max(p);
-  const gpuaccel_conv2d_params q = pads_of(p);
+  const Conv2dParams q = pads_of(p);
   ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(dx, q, nullptr)) : 0);
   const TensorView dxin = pad ? padded_shape(dx, q, padded_buf.get()) : dx;
-  PoolDesc pd;
-  set_pool(pd, p, pad);
-  TensorDesc xd, yd;
-  set_nhwc(xd, dxin, op);
-  set_nhwc(yd, dy, op);
+  const DescPlan& d = pool_descs(device, dxin, dy, p, pad, op);
   const void* x = nullptr;
   const void* y = nullptr;
   if (workspace != nullptr) {
@@ -423,13 +618,13 @@ void pool2d_backward(int device, const TensorView& dy, const gpuaccel_pool2d_par
     y = static_cast<const char*>(workspace) + aligned(bytes_of(dxin));
   } else {
     // Average pooling's gradient depends on neither x nor y; cuDNN still takes the pointers.
-    GA_CUDA_REQUIRE(p.kind == GPUACCEL_POOL_AVERAGE,
+    GA_CUDA_REQUIRE(p.kind == PoolKind::kAverage,
                     "pool2d_backward: max pooling needs the workspace written by pool2d_forward");
     x = dx.data;
     y = dy.data;
   }
-  GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_handle(device), pd.d, &kOne, yd.d, y, yd.d, dy.data, xd.d, x, &kZero,
-                                      xd.d, dxin.data));
+  GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_handle(device), d.pool.d, &kOne, d.y.d, y, d.y.d, dy.data, d.x.d, x,
+                                      &kZero, d.x.d, dxin.data));
   if (pad) copy(device, interior(dxin, dx, q), dx);
 }
 
@@ -440,11 +635,10 @@ void softmax_forward(int device, const TensorView& x, bool log, const TensorView
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == y.dtype, "softmax_forward: dtypes differ");
   if (x.numel() == 0) return;
-  TensorDesc xd, yd;
-  set_rows(xd, x, op);
-  set_rows(yd, y, op);
+  GA_CUDA_REQUIRE(y.is_contiguous() && y.numel() == x.numel(), "softmax_forward: y must be contiguous like x");
+  const DescPlan& d = rows_descs(device, x, DescSet::kRows, op);
   GA_CUDNN_CHECK(cudnnSoftmaxForward(cudnn_handle(device), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-                                     CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, xd.d, x.data, &kZero, yd.d, y.data));
+                                     CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d.x.d, x.data, &kZero, d.x.d, y.data));
 }
 
 void softmax_backward(int device, const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
@@ -452,10 +646,10 @@ void softmax_backward(int device, const TensorView& y, const TensorView& dy, boo
   require_dtype_supported(device, y.dtype, op);
   GA_CUDA_REQUIRE(y.dtype == dy.dtype && y.dtype == dx.dtype, "softmax_backward: dtypes differ");
   if (y.numel() == 0) return;
-  TensorDesc d;
-  set_rows(d, y, op);
+  GA_CUDA_REQUIRE(dy.is_contiguous() && dx.is_contiguous(), "softmax_backward: dy and dx must be contiguous");
+  const cudnnTensorDescriptor_t d = rows_descs(device, y, DescSet::kRows, op).x.d;
   GA_CUDNN_CHECK(cudnnSoftmaxBackward(cudnn_handle(device), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-                                      CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d.d, y.data, d.d, dy.data, &kZero, d.d,
+                                      CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d, y.data, d, dy.data, &kZero, d,
                                       dx.data));
 }
 
@@ -482,12 +676,11 @@ void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma
   check_params(x, {&gamma, &beta, &mean, &var}, op);
   if (x.numel() == 0) return;
   cudnnHandle_t h = cudnn_handle(device);
-  TensorDesc xd, bn;
-  set_rows(xd, x, op);
-  GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(bn.d, xd.d, CUDNN_BATCHNORM_SPATIAL));
+  const DescPlan& descs = rows_descs(device, x, DescSet::kBatchNorm, op);
+  const cudnnTensorDescriptor_t xd = descs.x.d, bn = descs.bn.d;
   if (!training) {
-    GA_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd.d, x.data,
-                                                           xd.d, y.data, bn.d, gamma.data, beta.data, mean.data,
+    GA_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x.data,
+                                                           xd, y.data, bn, gamma.data, beta.data, mean.data,
                                                            var.data, epsilon));
     return;
   }
@@ -499,8 +692,8 @@ void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma
   const cudaStream_t stream = device_stream(device);
   GA_CUDA_CHECK(cudaMemsetAsync(mean.data, 0, c * sizeof(float), stream));
   GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
-  GA_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd.d, x.data,
-                                                        xd.d, y.data, bn.d, gamma.data, beta.data, 1.0, mean.data,
+  GA_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x.data,
+                                                        xd, y.data, bn, gamma.data, beta.data, 1.0, mean.data,
                                                         var.data, epsilon, nullptr, nullptr));
   if (count <= 1) {
     GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
@@ -518,13 +711,12 @@ void batch_norm_backward(int device, const TensorView& x, const TensorView& dy, 
   GA_CUDA_REQUIRE(x.dtype == dy.dtype && x.dtype == dx.dtype && x.ndim >= 2, "batch_norm_backward: dtypes differ");
   check_params(x, {&gamma, &mean, &var, &dgamma, &dbeta}, op);
   if (x.numel() == 0) return;
-  TensorDesc xd, bn;
-  set_rows(xd, x, op);
-  GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(bn.d, xd.d, CUDNN_BATCHNORM_SPATIAL));
+  const DescPlan& descs = rows_descs(device, x, DescSet::kBatchNorm, op);
+  const cudnnTensorDescriptor_t xd = descs.x.d, bn = descs.bn.d;
   // The saved statistics are optional: without them cuDNN recomputes this batch's mean and
   // variance from x, which are exactly the `mean`/`var` the training forward wrote.
   GA_CUDNN_CHECK(cudnnBatchNormalizationBackward(cudnn_handle(device), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero,
-                                                 &kOne, &kZero, xd.d, x.data, xd.d, dy.data, xd.d, dx.data, bn.d,
+                                                 &kOne, &kZero, xd, x.data, xd, dy.data, xd, dx.data, bn,
                                                  gamma.data, dgamma.data, dbeta.data, epsilon, nullptr, nullptr));
 }
 
@@ -536,17 +728,17 @@ namespace {
 }
 }  // namespace
 
-void conv2d_forward(int, const TensorView&, const TensorView&, const TensorView*, const gpuaccel_conv2d_params&,
+void conv2d_forward(int, const TensorView&, const TensorView&, const TensorView*, const Conv2dParams&,
                     const TensorView&) { no_cudnn("conv2d_forward"); }
-void conv2d_backward_data(int, const TensorView&, const TensorView&, const gpuaccel_conv2d_params&,
+void conv2d_backward_data(int, const TensorView&, const TensorView&, const Conv2dParams&,
                           const TensorView&) { no_cudnn("conv2d_backward_data"); }
-void conv2d_backward_weights(int, const TensorView&, const TensorView&, const gpuaccel_conv2d_params&,
+void conv2d_backward_weights(int, const TensorView&, const TensorView&, const Conv2dParams&,
                              const TensorView&, const TensorView*) { no_cudnn("conv2d_backward_weights"); }
-int64_t pool2d_workspace_bytes(const TensorView&, const gpuaccel_pool2d_params&, const TensorView&) { return 0; }
-void pool2d_forward(int, const TensorView&, const gpuaccel_pool2d_params&, const TensorView&, void*) {
+int64_t pool2d_workspace_bytes(const TensorView&, const Pool2dParams&, const TensorView&) { return 0; }
+void pool2d_forward(int, const TensorView&, const Pool2dParams&, const TensorView&, void*) {
   no_cudnn("pool2d_forward");
 }
-void pool2d_backward(int, const TensorView&, const gpuaccel_pool2d_params&, const void*, const TensorView&) {
+void pool2d_backward(int, const TensorView&, const Pool2dParams&, const void*, const TensorView&) {
   no_cudnn("pool2d_backward");
 }
 void softmax_forward(int, const TensorView&, bool, const TensorView&) { no_cudnn("softmax_forward"); }

@@ -55,7 +55,7 @@ void with_unary_functor(UnaryOp op, G&& g) {
     case UnaryOp::kTanh: return g(TanhFunctor{});
     case UnaryOp::kGelu: return g(GeluFunctor{});
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
+  throw BackendError(CudaStatus::kInvalidArgument,
                      "unary: unknown op " + std::to_string(static_cast<int>(op)));
 }
 

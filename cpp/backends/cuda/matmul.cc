@@ -2,8 +2,9 @@
 // so results match the CPU), float16 and bfloat16 with float32 accumulation (tensor cores; bf16
 // needs compute capability 8.0+). Row-major views are handed to the column-major library as their
 // transposes: C^T = B^T A^T, so no data moves; a strided operand that has no unit stride is made
-// contiguous first. The bias epilogue adds bias[n] to every row. Heuristic picks are cached by
-// problem so a training step asks cuBLASLt once per shape.
+// contiguous first. The bias epilogue adds bias[n] to every row. Plans (descriptors and the
+// heuristic's algorithm) are cached per problem (backends/plan_cache.h), so a training step
+// creates and asks nothing after its first call of a shape.
 #include <cublasLt.h>
 
 #include <cstring>
@@ -11,9 +12,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 #include "backends/cuda/context.h"
+#include "backends/plan_cache.h"
 #include "backends/cuda/ops.h"
 
 namespace gpuaccel::cuda {
@@ -53,12 +56,12 @@ cudaDataType_t cuda_type(DType dtype) {
     case DType::kBFloat16: return CUDA_R_16BF;
     default: break;
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
-                     std::string("matmul: unsupported dtype ") + dtype_text(dtype) +
+  throw BackendError(CudaStatus::kInvalidArgument,
+                     std::string("matmul: unsupported dtype ") + dtype_name(dtype) +
                          " (float32, float16, bfloat16)");
 }
 
-// RAII for the cuBLASLt descriptors of one call.
+// RAII for the cuBLASLt descriptors of one problem.
 struct LtDescriptors {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
@@ -77,23 +80,107 @@ void set_batch(cublasLtMatrixLayout_t layout, int32_t batch, int64_t stride) {
                                                    &stride, sizeof(stride)));
 }
 
-// Per-device workspace, allocated once.
+// Per-device workspace from the device's pool, allocated once and kept (its pointer stays the
+// same for every call, as a captured CUDA graph needs).
 void* workspace(int device) {
   static std::mutex mutex;
   static std::map<int, void*> buffers;
   std::lock_guard<std::mutex> lock(mutex);
   void*& p = buffers[device];
-  if (p == nullptr) GA_CUDA_CHECK(cudaMalloc(&p, kWorkspaceBytes));
+  if (p == nullptr) p = device_services(device).allocate(kWorkspaceBytes, "cuBLASLt workspace");
   return p;
 }
 
-using ProblemKey = std::tuple<int, int, int, int, int, uint64_t, uint64_t, uint64_t, uint64_t, int64_t,
-                              int64_t, int64_t, int32_t, int64_t, int64_t, int64_t, bool, bool>;
+// Everything a cuBLASLt plan depends on: the operands as the library sees them (our B is its
+// A), batch, bias, and the 256-byte alignment of the pointers (the heuristic's pick depends on
+// it; the pool keeps it constant).
+struct MatmulPlanKey {
+  int device = 0;
+  DType dtype = DType::kFloat32;
+  ColumnMajor lib_a{}, lib_b{};  // our b, our a
+  int64_t m = 0, n = 0;
+  int32_t batch = 1;
+  int64_t lib_a_batch_stride = 0, lib_b_batch_stride = 0;
+  bool bias = false;
+  bool lib_a_aligned = true, lib_b_aligned = true;
 
-struct CachedAlgo {
-  cublasLtMatmulAlgo_t algo;
-  bool found;
+  auto tie() const {
+    return std::tie(device, dtype, lib_a.op, lib_a.rows, lib_a.cols, lib_a.ld, lib_b.op, lib_b.rows, lib_b.cols,
+                    lib_b.ld, m, n, batch, lib_a_batch_stride, lib_b_batch_stride, bias, lib_a_aligned,
+                    lib_b_aligned);
+  }
+  bool operator==(const MatmulPlanKey& o) const { return tie() == o.tie(); }
+  size_t hash() const {
+    size_t h = 0;
+    for (int64_t v : {int64_t(device), int64_t(dtype), int64_t(lib_a.op), int64_t(lib_a.rows), int64_t(lib_a.cols),
+                      lib_a.ld, int64_t(lib_b.op), int64_t(lib_b.rows), int64_t(lib_b.cols), lib_b.ld, m, n,
+                      int64_t(batch), lib_a_batch_stride, lib_b_batch_stride, int64_t(bias),
+                      int64_t(lib_a_aligned), int64_t(lib_b_aligned)}) {
+      hash_combine(h, static_cast<uint64_t>(v));
+    }
+    return h;
+  }
+  std::string to_string() const {
+    return "GPU " + std::to_string(device) + " matmul " + dtype_name(dtype) + " m=" + std::to_string(m) +
+           " n=" + std::to_string(n) + " batch=" + std::to_string(batch) + (bias ? " +bias" : "");
+  }
 };
+
+// A problem's descriptors and the algorithm cuBLASLt's heuristic picked for it. Only the bias
+// pointer changes between calls; it is set on the cached descriptor under `mutex`, which also
+// covers the launch.
+struct MatmulPlan {
+  LtDescriptors d;
+  cublasLtMatmulAlgo_t algo{};
+  std::mutex mutex;
+};
+
+PlanCache<MatmulPlanKey, MatmulPlan>& matmul_plans() {
+  static auto* plans = new PlanCache<MatmulPlanKey, MatmulPlan>();
+  return *plans;
+}
+
+std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k) {
+  auto plan = std::make_unique<MatmulPlan>();
+  LtDescriptors& d = plan->d;
+  const cudaDataType_t type = cuda_type(k.dtype);
+  // float32 accumulation for every dtype: f16/bf16 inputs run on tensor cores, f32 without TF32.
+  GA_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &k.lib_a.op, sizeof(k.lib_a.op)));
+  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &k.lib_b.op, sizeof(k.lib_b.op)));
+  if (k.bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    const int64_t bias_batch_stride = 0;  // the same bias for every batch entry
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_batch_stride,
+                                                   sizeof(bias_batch_stride)));
+  }
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.a, type, k.lib_a.rows, k.lib_a.cols, k.lib_a.ld));
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.b, type, k.lib_b.rows, k.lib_b.cols, k.lib_b.ld));
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.c, type, static_cast<uint64_t>(k.n), static_cast<uint64_t>(k.m), k.n));
+  if (k.batch > 1) {
+    set_batch(d.a, k.batch, k.lib_a_batch_stride);
+    set_batch(d.b, k.batch, k.lib_b_batch_stride);
+    set_batch(d.c, k.batch, k.m * k.n);
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  GA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                          &kWorkspaceBytes, sizeof(kWorkspaceBytes));
+  if (s == CUBLAS_STATUS_SUCCESS) {
+    s = cublasLtMatmulAlgoGetHeuristic(cublaslt_handle(k.device), d.op, d.a, d.b, d.c, d.c, pref, 1, &result,
+                                       &returned);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  GA_CUBLAS_CHECK(s);
+  if (returned == 0) {
+    throw BackendError(CudaStatus::kUnimplemented, "matmul: cuBLASLt has no algorithm for " + k.to_string());
+  }
+  plan->algo = result.algo;
+  return plan;
+}
 
 }  // namespace
 
@@ -102,7 +189,7 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   GA_CUDA_REQUIRE(a.ndim == b.ndim && a.ndim == out.ndim && (a.ndim == 2 || a.ndim == 3),
                   "matmul: a, b and out must all be 2-d or all 3-d");
   GA_CUDA_REQUIRE(a.dtype == b.dtype && a.dtype == out.dtype, "matmul: a, b and out dtypes differ");
-  const cudaDataType_t type = cuda_type(a.dtype);
+  cuda_type(a.dtype);  // throws InvalidArgument for a dtype other than float32, float16, bfloat16
   require_dtype_supported(device, a.dtype, "matmul");
   const int r = a.ndim - 2;
   const int64_t m = a.shape[r], k = a.shape[r + 1], n = b.shape[r + 1];
@@ -129,7 +216,7 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   }
 
   // Operands without a unit stride are copied contiguous (rare: frontends pass transposes).
-  const size_t esize = element_size(a.dtype);
+  const size_t esize = dtype_size(a.dtype);
   auto operand = [&](const TensorView& v, int64_t rows, int64_t cols, ColumnMajor* desc,
                      std::unique_ptr<ScratchBuffer>* holder, int64_t* batch_stride) -> const void* {
     if (describe(rows, cols, v.strides[r], v.strides[r + 1], desc)) {
@@ -155,75 +242,36 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   // cuBLASLt computes D(n x m, column-major) = op(B^T) op(A^T): "A" of the library is our B.
   const void* pb = operand(b, k, n, &db, &b_copy, &b_batch_stride);
   const void* pa = operand(a, m, k, &da, &a_copy, &a_batch_stride);
-  const int64_t out_batch_stride = m * n;
 
-  LtDescriptors d;
-  const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  GA_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F));
-  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &db.op, sizeof(db.op)));
-  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &da.op, sizeof(da.op)));
-  if (bias != nullptr) {
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                                   sizeof(epilogue)));
-    const void* bias_ptr = bias->data;
-    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
-                                                   sizeof(bias_ptr)));
-    const int64_t bias_batch_stride = 0;  // the same bias for every batch entry
-    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE,
-                                                   &bias_batch_stride, sizeof(bias_batch_stride)));
-  }
-  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.b, type, db.rows, db.cols, db.ld));
-  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.a, type, da.rows, da.cols, da.ld));
-  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.c, type, static_cast<uint64_t>(n),
-                                             static_cast<uint64_t>(m), n));
+  MatmulPlanKey key;
+  key.device = device;
+  key.dtype = a.dtype;
+  key.lib_a = db;
+  key.lib_b = da;
+  key.m = m;
+  key.n = n;
+  key.batch = static_cast<int32_t>(batch);
   if (batch > 1) {
-    set_batch(d.b, static_cast<int32_t>(batch), b_batch_stride);
-    set_batch(d.a, static_cast<int32_t>(batch), a_batch_stride);
-    set_batch(d.c, static_cast<int32_t>(batch), out_batch_stride);
+    key.lib_a_batch_stride = b_batch_stride;
+    key.lib_b_batch_stride = a_batch_stride;
   }
+  key.bias = bias != nullptr;
+  key.lib_a_aligned = reinterpret_cast<uintptr_t>(pb) % 256 == 0;
+  key.lib_b_aligned = reinterpret_cast<uintptr_t>(pa) % 256 == 0;
+  MatmulPlan& plan = matmul_plans().get(key, [&] { return build_plan(key); });
 
-  cublasLtHandle_t lt = cublaslt_handle(device);
   void* ws = workspace(device);
-  // The heuristic's pick depends only on the problem (and pointer alignment, which the pool's
-  // 256-byte alignment keeps constant), so it is cached.
-  const ProblemKey key{device, static_cast<int>(a.dtype), static_cast<int>(db.op), static_cast<int>(da.op),
-                       bias != nullptr, db.rows, db.cols, da.rows, da.cols, db.ld, da.ld, n,
-                       static_cast<int32_t>(batch), b_batch_stride, a_batch_stride, m,
-                       reinterpret_cast<uintptr_t>(pa) % 256 == 0, reinterpret_cast<uintptr_t>(pb) % 256 == 0};
-  static std::mutex cache_mutex;
-  static std::map<ProblemKey, CachedAlgo> cache;
-  CachedAlgo picked{};
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    auto it = cache.find(key);
-    if (it != cache.end()) picked = it->second;
-  }
-  if (!picked.found) {
-    cublasLtMatmulPreference_t pref = nullptr;
-    GA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    cublasLtMatmulHeuristicResult_t result{};
-    int returned = 0;
-    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspaceBytes, sizeof(kWorkspaceBytes));
-    if (s == CUBLAS_STATUS_SUCCESS) {
-      s = cublasLtMatmulAlgoGetHeuristic(lt, d.op, d.b, d.a, d.c, d.c, pref, 1, &result, &returned);
-    }
-    cublasLtMatmulPreferenceDestroy(pref);
-    GA_CUBLAS_CHECK(s);
-    if (returned == 0) {
-      throw BackendError(GPUACCEL_CUDA_UNIMPLEMENTED,
-                         std::string("matmul: cuBLASLt has no algorithm for this ") + dtype_text(a.dtype) +
-                             " problem (m=" + std::to_string(m) + ", n=" + std::to_string(n) +
-                             ", k=" + std::to_string(k) + ", batch=" + std::to_string(batch) + ")");
-    }
-    picked = {result.algo, true};
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    cache[key] = picked;
-  }
   const float alpha = 1.0f, beta = 0.0f;
-  GA_CUBLAS_CHECK(cublasLtMatmul(lt, d.op, &alpha, pb, d.b, pa, d.a, &beta, out.data, d.c, out.data, d.c,
-                                 &picked.algo, ws, kWorkspaceBytes, device_stream(device)));
+  std::lock_guard<std::mutex> lock(plan.mutex);
+  if (bias != nullptr) {
+    const void* bias_ptr = bias->data;
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                                   sizeof(bias_ptr)));
+  }
+  // The library's A is our b (layout d.a), its B our a (layout d.b).
+  GA_CUBLAS_CHECK(cublasLtMatmul(cublaslt_handle(device), plan.d.op, &alpha, pb, plan.d.a, pa, plan.d.b, &beta,
+                                 out.data, plan.d.c, out.data, plan.d.c, &plan.algo, ws, kWorkspaceBytes,
+                                 device_stream(device)));
 }
 
 }  // namespace gpuaccel::cuda

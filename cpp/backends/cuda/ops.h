@@ -1,5 +1,5 @@
-// The op kernels of the CUDA backend as plain C++ functions (they throw BackendError); the ABI
-// table in backend.cc wraps each in guarded() and a DeviceGuard. Same meaning as the CPU kernels
+// The op kernels of the CUDA backend as plain C++ functions (they throw BackendError); the
+// device's Backend in backend.cc runs each at the library boundary with a DeviceGuard. Same meaning as the CPU kernels
 // of the same names (backends/cpu/elementwise.h, backends/cpu/onednn_ops.h). Every function
 // queues its work on device_stream(device) and returns without waiting.
 #pragma once
@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "backends/op_kinds.h"
-#include "core/cuda_backend_abi.h"
+#include "backends/conv_params.h"
 #include "kernels/optimizer_functors.h"
 #include "tensor/tensor_view.h"
 
@@ -35,17 +35,17 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
 // cudnn_ops.cc: cuDNN (and the element kernels above for layouts and padding). Pooling with
 // asymmetric padding: max pools a -inf padded copy through cuDNN, average goes to avg_pool.cu.
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
-                    const gpuaccel_conv2d_params& p, const TensorView& y);
+                    const Conv2dParams& p, const TensorView& y);
 void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
-                          const gpuaccel_conv2d_params& p, const TensorView& dx);
+                          const Conv2dParams& p, const TensorView& dx);
 void conv2d_backward_weights(int device, const TensorView& x, const TensorView& dy,
-                             const gpuaccel_conv2d_params& p, const TensorView& dw,
+                             const Conv2dParams& p, const TensorView& dw,
                              const TensorView* dbias);
-int64_t pool2d_workspace_bytes(const TensorView& x, const gpuaccel_pool2d_params& p,
+int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
                                const TensorView& y);
-void pool2d_forward(int device, const TensorView& x, const gpuaccel_pool2d_params& p,
+void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p,
                     const TensorView& y, void* workspace);
-void pool2d_backward(int device, const TensorView& dy, const gpuaccel_pool2d_params& p,
+void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p,
                      const void* workspace, const TensorView& dx);
 void softmax_forward(int device, const TensorView& x, bool log, const TensorView& y);
 void softmax_backward(int device, const TensorView& y, const TensorView& dy, bool log,
@@ -69,9 +69,9 @@ void layer_norm_backward(int device, const TensorView& x, const TensorView& dy,
 
 // avg_pool.cu: average pooling with asymmetric padding, divisor excluding the padding (Keras);
 // called by pool2d_forward/pool2d_backward, which cuDNN serves when the padding is symmetric.
-void avg_pool2d_forward_direct(int device, const TensorView& x, const gpuaccel_pool2d_params& p,
+void avg_pool2d_forward_direct(int device, const TensorView& x, const Pool2dParams& p,
                                const TensorView& y);
-void avg_pool2d_backward_direct(int device, const TensorView& dy, const gpuaccel_pool2d_params& p,
+void avg_pool2d_backward_direct(int device, const TensorView& dy, const Pool2dParams& p,
                                 const TensorView& dx);
 
 // optimizer_update.cu: the fused optimizer step (kernels/optimizer_functors.h); null slot

@@ -116,7 +116,7 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
       case ReduceOp::kArgMin:
         return launch_reduce<T, int64_t, A, kernels::ArgMinCombiner<A>, true, false>(x, out, kept, n_out, red, n_red, stream);
     }
-    throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT, "reduce: unknown op " + std::to_string(static_cast<int>(op)));
+    throw BackendError(CudaStatus::kInvalidArgument, "reduce: unknown op " + std::to_string(static_cast<int>(op)));
   };
   switch (x.dtype) {
     case DType::kFloat32: return run(float{}, double{}, float{});
@@ -126,8 +126,8 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
     case DType::kInt64: return run(int64_t{}, int64_t{}, int64_t{});
     default: break;
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
-                     std::string("reduce: unsupported dtype ") + dtype_text(x.dtype));
+  throw BackendError(CudaStatus::kInvalidArgument,
+                     std::string("reduce: unsupported dtype ") + dtype_name(x.dtype));
 }
 
 }  // namespace gpuaccel::cuda

@@ -126,7 +126,7 @@ void dispatch_all(DType dtype, F&& f) {
     case DType::kUInt8: return f(uint8_t{});
     case DType::kBool: return f(bool{});
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT, "unknown dtype");
+  throw BackendError(CudaStatus::kInvalidArgument, "unknown dtype");
 }
 
 template <typename F>
@@ -137,7 +137,7 @@ void dispatch_floating(DType dtype, const char* op, F&& f) {
     case DType::kBFloat16: return f(BFloat16{});
     default: break;
   }
-  throw BackendError(GPUACCEL_CUDA_INVALID_ARGUMENT,
+  throw BackendError(CudaStatus::kInvalidArgument,
                      std::string(op) + ": expected a floating dtype (float32, float16, bfloat16)");
 }
 

@@ -1,0 +1,115 @@
+// The core's side of a backend library (see library_backend.h), and the CUDA backends of the
+// process: one LibraryBackend per physical GPU, made on first use.
+#include "backends/library_backend.h"
+
+#include <exception>
+#include <new>
+#include <string>
+
+#include "core/cuda_backend_loader.h"
+#include "core/errors.h"
+#include "memory/memory_manager.h"
+#include "profiler/profiler.h"
+
+namespace gpuaccel {
+
+CoreBackendServices::CoreBackendServices(CudaLibrary& library, int ordinal, LogicalDevice pool_device)
+    : pool_device_(std::move(pool_device)), timeline_(library, ordinal) {}
+
+CoreBackendServices::~CoreBackendServices() {
+  // A backend gives its workspaces back before it goes; anything left is returned here.
+  for (auto& [ptr, pool] : live_) pool->deallocate(ptr);
+}
+
+void CoreBackendServices::raise(ErrorCode code, const std::string& op, const std::string& message) {
+  throw_error(code, op, message);
+}
+
+void CoreBackendServices::rethrow_current(const std::string& op) {
+  try {
+    throw;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw_error(ErrorCode::kResourceExhausted, op, "out of host memory");
+  } catch (const std::exception& e) {
+    throw_error(ErrorCode::kInternal, op, e.what());
+  } catch (...) {
+    throw_error(ErrorCode::kInternal, op, "unknown error in the backend library");
+  }
+}
+
+Allocator& CoreBackendServices::pool() {
+  if (!pool_) pool_ = MemoryManager::instance().allocator_for(pool_device_);
+  return *pool_;
+}
+
+void* CoreBackendServices::allocate(size_t bytes, const char* op) {
+  if (bytes == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  Allocator& allocator = pool();
+  void* ptr = nullptr;
+  try {
+    ptr = allocator.allocate(bytes);
+  } catch (const Error& e) {
+    throw Error(e.code(), op, "workspace of " + std::to_string(bytes) + " bytes: " + e.message());
+  }
+  live_[ptr] = pool_;
+  return ptr;
+}
+
+void CoreBackendServices::deallocate(void* ptr) {
+  if (ptr == nullptr) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = live_.find(ptr);
+  if (it == live_.end()) return;
+  it->second->deallocate(ptr);
+  live_.erase(it);
+}
+
+void* CoreBackendServices::launch_begin() {
+  return profiler::enabled() ? timeline_.begin() : nullptr;
+}
+
+void CoreBackendServices::launch_end(void* token, LaunchKind kind, const char* op, int64_t bytes) {
+  timeline_.end(token, kind, op, bytes);
+}
+
+void CoreBackendServices::launch_cancel(void* token) { timeline_.cancel(token); }
+
+LibraryBackend::LibraryBackend(CudaLibrary& library, int ordinal, const LogicalDevice& pool_device)
+    : services_(std::make_unique<CoreBackendServices>(library, ordinal, pool_device)),
+      backend_(library.create_backend(ordinal, *services_)) {
+  if (!backend_) {
+    throw_error(ErrorCode::kInternal, "backend_for",
+                "the CUDA backend library made no backend for GPU " + std::to_string(ordinal));
+  }
+}
+
+namespace {
+
+// The logical device whose pool serves the workspaces of physical GPU `ordinal`: the first
+// logical device on it (a GPU split into logical devices lends its first one's pool).
+LogicalDevice pool_device_of(int ordinal) {
+  for (const LogicalDevice& d : DeviceRegistry::instance().logical_devices(DeviceType::kGPU)) {
+    if (d.physical_index == ordinal) return d;
+  }
+  throw_error(ErrorCode::kFailedPrecondition, "backend_for",
+              "GPU " + std::to_string(ordinal) + " has no logical device (is it hidden?)");
+}
+
+}  // namespace
+
+Backend* cuda_backend_ops(int ordinal) {
+  CudaLibrary* library = cuda_library();
+  if (library == nullptr) return nullptr;
+  static std::mutex mutex;
+  // Never destroyed: at exit the pools and the driver may already be gone.
+  static auto* backends = new std::map<int, std::unique_ptr<LibraryBackend>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = (*backends)[ordinal];
+  if (!slot) slot = std::make_unique<LibraryBackend>(*library, ordinal, pool_device_of(ordinal));
+  return &slot->backend();
+}
+
+}  // namespace gpuaccel

@@ -1,0 +1,177 @@
+// Convolution plans cached per shape (backends/conv_plan.h), without a GPU: a counting fake
+// engine stands for cuDNN, the workspaces come from the core's pool through the same services a
+// backend library gets. The second call of a shape creates no descriptor, runs no algorithm
+// query and allocates nothing; workspace bytes show in the pool's stats.
+#include "backends/conv_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/library_backend.h"
+#include "core/device_registry.h"
+#include "fake_cuda_library.h"
+#include "memory/memory_manager.h"
+
+namespace gpuaccel {
+namespace {
+
+LogicalDevice cpu() { return DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0); }
+
+// A ConvEngine that counts what cuDNN would be asked, and asks for a workspace of
+// 1 KiB per output channel.
+class CountingConvEngine final : public ConvEngine {
+ public:
+  struct Descriptors final : ConvDescriptors {
+    ConvPlanKey made_for;
+  };
+  std::unique_ptr<ConvDescriptors> create_descriptors(const ConvPlanKey& key) override {
+    ++descriptors_created;
+    auto d = std::make_unique<Descriptors>();
+    d->made_for = key;
+    return d;
+  }
+  ConvAlgorithm choose_algorithm(const ConvPlanKey& key, const ConvDescriptors& d) override {
+    ++algorithm_queries;
+    EXPECT_EQ(static_cast<const Descriptors&>(d).made_for, key);
+    ConvAlgorithm a;
+    a.algorithm = 1 + static_cast<int>(key.direction);
+    a.workspace_bytes = static_cast<size_t>(key.y[3]) << 10;
+    return a;
+  }
+  void execute(const ConvPlanKey& key, const ConvPlan& plan, const ConvOperands& o, void* workspace) override {
+    ++executions;
+    EXPECT_EQ(static_cast<const Descriptors&>(*plan.descriptors).made_for, key);
+    EXPECT_EQ(plan.algorithm.algorithm, 1 + static_cast<int>(key.direction));
+    if (plan.algorithm.workspace_bytes > 0) EXPECT_NE(workspace, nullptr);
+    workspaces.push_back(workspace);
+    last_out = o.out;
+  }
+  int descriptors_created = 0;
+  int algorithm_queries = 0;
+  int executions = 0;
+  std::vector<void*> workspaces;
+  void* last_out = nullptr;
+};
+
+ConvPlanKey key_for(int64_t batch, int64_t filters, ConvDirection direction = ConvDirection::kForward) {
+  ConvPlanKey k;
+  k.direction = direction;
+  const int64_t x[4] = {batch, 28, 28, 1}, w[4] = {filters, 3, 3, 1}, y[4] = {batch, 26, 26, filters};
+  for (int d = 0; d < 4; ++d) {
+    k.x[d] = x[d];
+    k.w[d] = w[d];
+    k.y[d] = y[d];
+  }
+  return k;
+}
+
+class ConvPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const FakeCuda fake = open_fake_cuda();
+    ASSERT_NE(fake.library, nullptr);
+    services_ = std::make_unique<CoreBackendServices>(*fake.library, 0, cpu());
+    arena_ = std::make_unique<WorkspaceArena>(*services_);
+    runner_ = std::make_unique<ConvRunner>(engine_, *arena_);
+    pool_ = MemoryManager::instance().allocator_for(cpu());
+  }
+  CountingConvEngine engine_;
+  std::unique_ptr<CoreBackendServices> services_;
+  std::unique_ptr<WorkspaceArena> arena_;
+  std::unique_ptr<ConvRunner> runner_;
+  std::shared_ptr<Allocator> pool_;
+};
+
+TEST_F(ConvPlanTest, TheSecondCallOfAShapeCreatesNothingAndQueriesNothing) {
+  ConvOperands o;
+  float out[1];
+  o.out = out;
+  const MemoryStats start = pool_->stats();
+  runner_->run(key_for(64, 32), o);
+  EXPECT_EQ(engine_.descriptors_created, 1);
+  EXPECT_EQ(engine_.algorithm_queries, 1);
+  const MemoryStats after_first = pool_->stats();
+  // The workspace (32 KiB) is the pool's memory and stays held for the next call.
+  EXPECT_EQ(after_first.requested_bytes.current - start.requested_bytes.current, 32 << 10);
+  EXPECT_EQ(after_first.allocations.allocated - start.allocations.allocated, 1);
+
+  for (int i = 0; i < 5; ++i) runner_->run(key_for(64, 32), o);
+  EXPECT_EQ(engine_.descriptors_created, 1);
+  EXPECT_EQ(engine_.algorithm_queries, 1);
+  EXPECT_EQ(engine_.executions, 6);
+  EXPECT_EQ(runner_->plans().builds(), 1);
+  EXPECT_EQ(runner_->plans().hits(), 5);
+  EXPECT_EQ(pool_->stats().allocations.allocated, after_first.allocations.allocated);  // no allocation
+  EXPECT_EQ(std::set<void*>(engine_.workspaces.begin(), engine_.workspaces.end()).size(), 1u);
+  EXPECT_EQ(engine_.last_out, out);
+}
+
+TEST_F(ConvPlanTest, EachDirectionAndShapeHasItsPlanAndTheWorkspaceGrowsToTheLargest) {
+  ConvOperands o;
+  runner_->run(key_for(64, 32), o);
+  runner_->run(key_for(64, 32, ConvDirection::kBackwardData), o);
+  runner_->run(key_for(64, 32, ConvDirection::kBackwardFilter), o);
+  runner_->run(key_for(16, 32), o);   // the last batch of an epoch is smaller
+  runner_->run(key_for(64, 128), o);  // 128 KiB: the arena grows once
+  EXPECT_EQ(engine_.descriptors_created, 5);
+  EXPECT_EQ(engine_.algorithm_queries, 5);
+  EXPECT_EQ(arena_->capacity(), size_t{128} << 10);
+  const int64_t held = pool_->stats().requested_bytes.current;
+  for (int i = 0; i < 3; ++i) {
+    runner_->run(key_for(64, 32), o);  // a smaller workspace fits the grown block
+    runner_->run(key_for(16, 32), o);
+  }
+  EXPECT_EQ(engine_.descriptors_created, 5);
+  EXPECT_EQ(pool_->stats().requested_bytes.current, held);
+  // The arena goes back to the pool with its owner.
+  runner_.reset();
+  arena_.reset();
+  EXPECT_EQ(pool_->stats().requested_bytes.current, held - (int64_t{128} << 10));
+}
+
+TEST_F(ConvPlanTest, AWorkspaceBeyondThePoolIsItsOutOfMemoryAndCachesNothingBroken) {
+  ConvOperands o;
+  ConvPlanKey huge = key_for(1, int64_t{1} << 40);  // a 2^50-byte workspace
+  try {
+    runner_->run(huge, o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted);
+    EXPECT_NE(std::string(e.what()).find("conv2d workspace"), std::string::npos) << e.what();
+  }
+  runner_->run(key_for(64, 32), o);  // the runner is still usable
+  EXPECT_EQ(engine_.executions, 1);
+}
+
+TEST(ConvPlanKey, EveryFieldTellsKeysApartAndTheKeyPrints) {
+  const ConvPlanKey base = key_for(64, 32);
+  std::vector<ConvPlanKey> variants(10, base);
+  variants[0].device = 1;
+  variants[1].dtype = DType::kFloat16;
+  variants[2].direction = ConvDirection::kBackwardData;
+  variants[3].x[1] = 30;
+  variants[4].w[1] = 5;
+  variants[5].y[2] = 24;
+  variants[6].params.stride_w = 2;
+  variants[7].params.dilation_h = 2;
+  variants[8].params.pad_left = 1;
+  variants[9].tensor_op_math = true;
+  std::set<size_t> hashes = {base.hash()};
+  for (const ConvPlanKey& v : variants) {
+    EXPECT_FALSE(v == base) << v.to_string();
+    hashes.insert(v.hash());
+  }
+  EXPECT_EQ(hashes.size(), variants.size() + 1);
+  ConvPlanKey same = key_for(64, 32);
+  EXPECT_TRUE(same == base);
+  EXPECT_EQ(same.hash(), base.hash());
+  EXPECT_EQ(base.to_string(),
+            "GPU 0 conv2d forward float32 x[64,28,28,1] w[32,3,3,1] y[64,26,26,32] stride 1x1 "
+            "dilation 1x1 pad 0,0,0,0 fma");
+}
+
+}  // namespace
+}  // namespace gpuaccel

@@ -1,0 +1,311 @@
+// A fake CUDA backend library for tests on machines without a GPU (see fake_cuda_library.h).
+// It crosses the same boundary as libgpuaccel_cuda.so: the same factory, a CudaLibrary, one
+// Backend per device made with the core's BackendServices, ops run through run_library_op. So
+// the loader's version check and diagnosis, the typed errors out of another shared library,
+// pool workspaces and the profiler's device timeline are all tested here, and whole training
+// steps can run on a "GPU" whose calls are counted. Its ops are computed by the CPU backend of
+// a copy of the core linked into this library with hidden symbols (a test artifact; the real
+// library links none of the core).
+#include "fake_cuda_library.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "backends/backend.h"
+#include "backends/library_backend_call.h"
+#include "core/cuda_library.h"
+
+namespace gpuaccel {
+Backend& cpu_backend();  // backends/cpu/cpu_backend.cc, of the core compiled into this library
+}
+
+namespace gpuaccel::fake_cuda {
+
+namespace {
+
+FakeCudaCounters counters{};
+// The fake device clock, in microseconds: matmul "runs" 1.5 ms, a host-to-device copy 0.25 ms,
+// and an event records the clock's value.
+std::atomic<int64_t> clock_us{0};
+constexpr int kDevices = 2;
+constexpr size_t kDeviceBytes = size_t{256} << 20;
+
+std::string mode() {
+  const char* m = std::getenv(GPUACCEL_FAKE_CUDA_ENV);
+  return m == nullptr ? "ok" : m;
+}
+
+[[noreturn]] void unimplemented(const char* op) {
+  throw LibraryOpError(ErrorCode::kUnimplemented, std::string(op) + " is not implemented by the fake CUDA library");
+}
+
+size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
+
+// Faults on request (GPUACCEL_FAKE_CUDA_FAULTS set), so tests can make an op fail in each way.
+bool faults_on() { return std::getenv(GPUACCEL_FAKE_CUDA_FAULTS_ENV) != nullptr; }
+
+// The fake GPU's ops: the CPU backend of the core compiled into this library (its own copy,
+// hidden), over the fake device memory, which is host memory. Counts every op.
+class FakeBackend final : public Backend {
+ public:
+  explicit FakeBackend(BackendServices& services) : services_(services), cpu_(cpu_backend()) {}
+  const char* name() const override { return "cuda"; }
+
+  void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
+    run("unary", [&] {
+      if (faults_on() && op == UnaryOp::kLog) throw LibraryOpError(ErrorCode::kInvalidArgument, "fake: log refused");
+      if (faults_on() && op == UnaryOp::kSqrt) throw std::runtime_error("fake: a plain std::runtime_error");
+      if (faults_on() && op == UnaryOp::kAbs) {
+        void* w = services_.allocate(static_cast<size_t>(x.numel()) << 20, "unary");
+        services_.deallocate(w);
+        return;
+      }
+      if (faults_on() && op == UnaryOp::kTanh) unimplemented("unary");
+      cpu_.unary(op, x, y);
+    });
+  }
+  void copy_from_host(const void* host, const TensorView& dst) override {
+    run("copy_to_device", [&] {
+      ++counters.copies_to_device;
+      clock_us += 250;
+      if (dst.data != nullptr) std::memcpy(dst.data, host, bytes_of(dst));
+    }, LaunchKind::kCopy, static_cast<int64_t>(bytes_of(dst)));
+  }
+  void copy_to_host(const TensorView& src, void* host) override {
+    run("copy_to_host", [&] {
+      ++counters.copies_to_host;
+      std::memcpy(host, src.data, bytes_of(src));
+    }, LaunchKind::kCopy, static_cast<int64_t>(bytes_of(src)));
+  }
+  void synchronize() override {
+    run("synchronize", [] { ++counters.synchronizes; }, LaunchKind::kNone);
+  }
+  // Computes nothing when given no memory (the profiler test times it on the fake clock).
+  void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out) override {
+    run("matmul", [&] {
+      clock_us += 1500;
+      if (out.data != nullptr) cpu_.matmul(a, b, bias, out);
+    });
+  }
+
+  void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
+                      const TensorView& dx) override {
+    run("unary_backward", [&] { cpu_.unary_backward(op, x, y, dy, dx); });
+  }
+  void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
+    run("binary", [&] { cpu_.binary(op, a, b, out); });
+  }
+  void copy(const TensorView& src, const TensorView& dst) override {
+    run("copy", [&] { cpu_.copy(src, dst); });
+  }
+  void fill(const TensorView& dst, double value) override {
+    run("fill", [&] { cpu_.fill(dst, value); });
+  }
+  void arange(const TensorView& dst, double start, double step) override {
+    run("arange", [&] { cpu_.arange(dst, start, step); });
+  }
+  void random(RandomDistribution d, uint64_t seed, uint64_t offset, const TensorView& dst) override {
+    run("random", [&] { cpu_.random(d, seed, offset, dst); });
+  }
+  void reduce(ReduceOp op, const TensorView& x, uint32_t axes, const TensorView& out) override {
+    run("reduce", [&] { cpu_.reduce(op, x, axes, out); });
+  }
+  void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset, const TensorView& y,
+               const TensorView& mask) override {
+    run("dropout", [&] { cpu_.dropout(x, rate, seed, offset, y, mask); });
+  }
+  void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias, const Conv2dParams& p,
+                      const TensorView& y) override {
+    run("conv2d", [&] { cpu_.conv2d_forward(x, w, bias, p, y); });
+  }
+  void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                            const TensorView& dx) override {
+    run("conv2d_backward_data", [&] { cpu_.conv2d_backward_data(dy, w, p, dx); });
+  }
+  void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
+                               const TensorView& dw, const TensorView* dbias) override {
+    run("conv2d_backward_weights", [&] { cpu_.conv2d_backward_weights(x, dy, p, dw, dbias); });
+  }
+  int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) override {
+    int64_t bytes = 0;
+    run_library_op(services_, "pool2d", LaunchKind::kNone, 0, [&] { bytes = cpu_.pool2d_workspace_bytes(x, p, y); });
+    return bytes;
+  }
+  void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y, void* workspace) override {
+    run("pool2d", [&] { cpu_.pool2d_forward(x, p, y, workspace); });
+  }
+  void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                       const TensorView& dx) override {
+    run("pool2d_backward", [&] { cpu_.pool2d_backward(dy, p, workspace, dx); });
+  }
+  void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
+    run("softmax", [&] {
+      if (faults_on()) unimplemented("softmax");
+      cpu_.softmax_forward(x, log, y);
+    });
+  }
+  void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) override {
+    run("softmax_backward", [&] { cpu_.softmax_backward(y, dy, log, dx); });
+  }
+  void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
+                          const TensorView& mean, const TensorView& var, double epsilon, bool training,
+                          const TensorView& y) override {
+    run("batch_norm", [&] { cpu_.batch_norm_forward(x, gamma, beta, mean, var, epsilon, training, y); });
+  }
+  void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                           const TensorView& mean, const TensorView& var, double epsilon, const TensorView& dx,
+                           const TensorView& dgamma, const TensorView& dbeta) override {
+    run("batch_norm_backward", [&] {
+      cpu_.batch_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+    });
+  }
+  void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta, double epsilon,
+                          const TensorView& y, const TensorView& mean, const TensorView& var) override {
+    run("layer_norm", [&] { cpu_.layer_norm_forward(x, gamma, beta, epsilon, y, mean, var); });
+  }
+  void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
+                           const TensorView& mean, const TensorView& var, double epsilon, const TensorView& dx,
+                           const TensorView& dgamma, const TensorView& dbeta) override {
+    run("layer_norm_backward", [&] {
+      cpu_.layer_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+    });
+  }
+  void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
+                        const TensorView& slot0, const TensorView& slot1, const TensorView& slot2) override {
+    run("optimizer_update", [&] { cpu_.optimizer_update(u, param, grad, slot0, slot1, slot2); });
+  }
+
+ private:
+  template <typename Body>
+  void run(const char* op, Body&& body, LaunchKind kind = LaunchKind::kKernel, int64_t bytes = 0) {
+    run_library_op(services_, op, kind, bytes, [&] {
+      ++counters.ops;
+      body();
+    });
+  }
+
+  BackendServices& services_;
+  Backend& cpu_;
+};
+
+// The status a failing mode reports from the device queries.
+CudaStatus mode_status(std::string* error) {
+  const std::string m = mode();
+  CudaStatus s = CudaStatus::kOk;
+  if (m == "no_driver") s = CudaStatus::kNoDriver;
+  if (m == "driver_too_old") s = CudaStatus::kDriverTooOld;
+  if (m == "no_device") s = CudaStatus::kNoDevice;
+  if (s != CudaStatus::kOk && error != nullptr) *error = "fake CUDA: " + m;
+  return s;
+}
+
+class FakeLibrary final : public CudaLibrary {
+ public:
+  int runtime_version() const override { return 13000; }
+  int cudnn_version() const override { return 91900; }
+  int cublas_version() const override { return 130100; }
+  CudaStatus driver_version(int* version, std::string* error) override {
+    *version = mode() == "driver_too_old" ? 12040 : 13000;
+    return mode() == "no_driver" ? mode_status(error) : CudaStatus::kOk;
+  }
+  CudaStatus device_count(int* count, std::string* error) override {
+    const CudaStatus s = mode_status(error);
+    *count = s == CudaStatus::kOk ? kDevices : 0;
+    return s;
+  }
+  CudaStatus device_properties(int device, GpuInfo* out, std::string* error) override {
+    if (device < 0 || device >= kDevices) {
+      *error = "fake CUDA: no device " + std::to_string(device);
+      return CudaStatus::kInvalidArgument;
+    }
+    *out = GpuInfo{};
+    out->name = "Fake GPU " + std::to_string(device);
+    out->total_memory = static_cast<int64_t>(kDeviceBytes);
+    out->major = 8;
+    out->minor = 0;
+    out->multi_processor_count = 4;
+    return CudaStatus::kOk;
+  }
+  CudaStatus memory_info(int, size_t* free_bytes, size_t* total_bytes, std::string*) override {
+    *free_bytes = *total_bytes = kDeviceBytes;
+    return CudaStatus::kOk;
+  }
+  CudaStatus malloc_device(int, size_t bytes, void** ptr, std::string* error) override {
+    // 256-byte aligned, as cudaMalloc's memory is (the pools check it).
+    *ptr = bytes == 0 ? nullptr : std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (bytes != 0 && *ptr == nullptr) {
+      *error = "fake CUDA: out of memory";
+      return CudaStatus::kOutOfMemory;
+    }
+    ++counters.device_mallocs;
+    return CudaStatus::kOk;
+  }
+  CudaStatus free_device(int, void* ptr, std::string*) override {
+    if (ptr != nullptr) ++counters.device_frees;
+    std::free(ptr);
+    return CudaStatus::kOk;
+  }
+  CudaStatus malloc_host_pinned(size_t bytes, void** ptr, std::string* error) override {
+    return malloc_device(0, bytes, ptr, error);
+  }
+  CudaStatus free_host_pinned(void* ptr, std::string* error) override { return free_device(0, ptr, error); }
+
+  // An event is the fake clock's value when it was recorded.
+  bool create_event(int, void** event) override {
+    *event = new (std::nothrow) int64_t(0);
+    if (*event != nullptr) ++counters.events_created;
+    return *event != nullptr;
+  }
+  bool record_event(int, void* event) override {
+    *static_cast<int64_t*>(event) = clock_us;
+    ++counters.events_recorded;
+    return true;
+  }
+  bool elapsed_ms(void* start, void* end, float* ms) override {
+    *ms = static_cast<float>(*static_cast<int64_t*>(end) - *static_cast<int64_t*>(start)) * 1e-3f;
+    return true;
+  }
+  void destroy_event(void* event) override {
+    if (event != nullptr) ++counters.events_destroyed;
+    delete static_cast<int64_t*>(event);
+  }
+  CudaStatus synchronize(int, std::string*) override {
+    ++counters.synchronizes;
+    return CudaStatus::kOk;
+  }
+  Backend* create_backend(int device, BackendServices& services) override {
+    Backend* backend = nullptr;
+    run_library_op(services, "backend_for", LaunchKind::kNone, 0, [&] {
+      if (device < 0 || device >= kDevices) {
+        throw LibraryOpError(ErrorCode::kInvalidArgument, "fake CUDA: no device " + std::to_string(device));
+      }
+      ++counters.backends_created;
+      backend = new FakeBackend(services);
+    });
+    return backend;
+  }
+};
+
+}  // namespace
+
+}  // namespace gpuaccel::fake_cuda
+
+extern "C" __attribute__((visibility("default"))) gpuaccel::CudaLibrary* gpuaccel_cuda_library(
+    int core_interface_version, int* library_interface_version) {
+  int version = gpuaccel::kCudaLibraryInterfaceVersion;
+  const std::string m = gpuaccel::fake_cuda::mode();
+  if (m.rfind("version=", 0) == 0) version = std::atoi(m.c_str() + 8);
+  if (library_interface_version != nullptr) *library_interface_version = version;
+  if (core_interface_version != version) return nullptr;
+  static gpuaccel::fake_cuda::FakeLibrary library;
+  return &library;
+}
+
+extern "C" __attribute__((visibility("default"))) FakeCudaCounters* gpuaccel_fake_cuda_counters() {
+  return &gpuaccel::fake_cuda::counters;
+}

@@ -1,0 +1,65 @@
+// The tests' fake CUDA backend library (fake_cuda_library.cc, built as its own shared library
+// with hidden symbols, like libgpuaccel_cuda.so): what it counts, and how a test picks what it
+// pretends. It exports the real factory (gpuaccel_cuda_library) plus the counters below.
+#pragma once
+
+#include <cstdint>
+
+// GPUACCEL_FAKE_CUDA, read at every query: unset or "ok" (two 256 MiB GPUs), "no_driver",
+// "driver_too_old", "no_device", or "version=N" (the factory claims interface version N).
+#define GPUACCEL_FAKE_CUDA_ENV "GPUACCEL_FAKE_CUDA"
+#define GPUACCEL_FAKE_CUDA_COUNTERS "gpuaccel_fake_cuda_counters"
+
+// Device memory is host memory (aligned_alloc), so copies are memcpy and every op is computed
+// by the CPU backend on it. A fake device clock times the profiler's events: matmul takes 1.5 ms
+// of it (and computes nothing when its output has no memory), a host-to-device copy 0.25 ms.
+// With GPUACCEL_FAKE_CUDA_FAULTS set, ops fail on purpose: unary kLog throws the library's typed
+// error (InvalidArgument), kSqrt a plain std::runtime_error, kTanh and softmax Unimplemented,
+// and kAbs asks the core's pool for a workspace of 1 MiB per element (so a memory limit turns it
+// into the pool's out-of-memory error).
+#define GPUACCEL_FAKE_CUDA_FAULTS_ENV "GPUACCEL_FAKE_CUDA_FAULTS"
+
+struct FakeCudaCounters {
+  int64_t backends_created;
+  int64_t ops;  // op calls that reached a fake backend (copies and synchronize included)
+  int64_t copies_to_device;
+  int64_t copies_to_host;
+  int64_t device_mallocs;
+  int64_t device_frees;
+  int64_t events_created;
+  int64_t events_recorded;
+  int64_t events_destroyed;
+  int64_t synchronizes;
+};
+
+extern "C" {
+typedef FakeCudaCounters* (*gpuaccel_fake_cuda_counters_fn)(void);
+}
+
+#ifdef GPUACCEL_TEST_FAKE_CUDA_LIBRARY  // in the test binary: open the fake in-process
+#include <dlfcn.h>
+
+#include "core/cuda_library.h"
+
+namespace gpuaccel {
+
+struct FakeCuda {
+  CudaLibrary* library = nullptr;
+  FakeCudaCounters* counters = nullptr;
+};
+
+// The fake library, loaded like the loader loads the real one (null members when it fails).
+inline FakeCuda open_fake_cuda() {
+  FakeCuda f;
+  void* handle = dlopen(GPUACCEL_TEST_FAKE_CUDA_LIBRARY, RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) return f;
+  auto factory = reinterpret_cast<gpuaccel_cuda_library_factory_fn>(dlsym(handle, GPUACCEL_CUDA_LIBRARY_FACTORY));
+  auto counters = reinterpret_cast<gpuaccel_fake_cuda_counters_fn>(dlsym(handle, GPUACCEL_FAKE_CUDA_COUNTERS));
+  int version = 0;
+  if (factory != nullptr) f.library = factory(kCudaLibraryInterfaceVersion, &version);
+  if (counters != nullptr) f.counters = counters();
+  return f;
+}
+
+}  // namespace gpuaccel
+#endif

@@ -1,0 +1,152 @@
+"""The CUDA backend's library boundary from Python, with the tests' fake CUDA library
+(tests/cpp/fake_cuda_library.h: two fake GPUs whose memory is host memory and whose ops the CPU
+backend computes) loaded in a fresh interpreter through GPUACCEL_CUDA_BACKEND: an op failing
+inside another shared library raises the Python exception of its kind with the op's prefix, a
+workspace the library takes from the GPU pool shows in the memory stats and hits the pool's
+limit, and a Keras fit on the fake GPU trains exactly as on the CPU while the library counts
+its copies (FAKE_COUNTERS below reads them, for tests of what a step does on a GPU)."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import gpuaccel
+
+FAKE_NAME = "libgpuaccel_fake_cuda.so"
+
+
+def fake_library():
+    """The fake library built beside this gpuaccel (a CMake build with GPUACCEL_BUILD_TESTS=ON:
+    build/dev/stage/gpuaccel -> build/dev, or the repository's build/release for .ci/test)."""
+    here = pathlib.Path(gpuaccel.__file__).resolve().parent
+    candidates = [here.parent.parent / FAKE_NAME]
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    candidates += sorted((repo / "build").glob("*/" + FAKE_NAME))
+    for path in candidates:
+        if path.is_file():
+            return str(path)
+    pytest.fail(f"{FAKE_NAME} was not built (looked at {[str(c) for c in candidates]}); "
+                "build with -DGPUACCEL_BUILD_TESTS=ON")
+
+
+# Reads the fake library's counters (FakeCudaCounters in tests/cpp/fake_cuda_library.h) in the
+# process that loaded it: dlopen of the same path returns the same library.
+FAKE_COUNTERS = r"""
+import ctypes, os
+class _FakeCudaCounters(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int64) for n in (
+        'backends_created', 'ops', 'copies_to_device', 'copies_to_host', 'device_mallocs',
+        'device_frees', 'events_created', 'events_recorded', 'events_destroyed', 'synchronizes')]
+_fake = ctypes.CDLL(os.environ['GPUACCEL_CUDA_BACKEND'])
+_fake.gpuaccel_fake_cuda_counters.restype = ctypes.POINTER(_FakeCudaCounters)
+fake_counters = _fake.gpuaccel_fake_cuda_counters().contents
+"""
+
+FIT_PROBE = FAKE_COUNTERS + r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64, 8)).astype('float32')
+y = (x.sum(axis=1) > 0).astype('int64')
+
+def fit(device):
+    ga.random.set_seed(1)
+    with ga.device(device):
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation='relu'),
+                                  keras.layers.Dense(2)])
+        model.compile(optimizer='adam',
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        history = model.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    return history.history['loss'], [w.tolist() for w in model.get_weights()]
+
+ops = fake_counters.ops
+gpu_loss, gpu_weights = fit('/GPU:0')
+out = {'ops': fake_counters.ops - ops, 'to_host': fake_counters.copies_to_host,
+       'to_device': fake_counters.copies_to_device}
+ops = fake_counters.ops
+cpu_loss, cpu_weights = fit('/CPU:0')
+out.update(gpu_loss=gpu_loss, cpu_loss=cpu_loss, same_weights=gpu_weights == cpu_weights,
+           ops_during_cpu_fit=fake_counters.ops - ops)
+print(json.dumps(out))
+"""
+
+PROBE = r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import errors
+
+out = {'available': ga.cuda.is_available(), 'count': ga.cuda.device_count(),
+       'name': ga.cuda.get_device_name(0)}
+x = ga.tensor(np.array([0.0, 1.0, 2.0], dtype=np.float32))
+out['device'] = str(x.device)
+out['exp'] = x.exp().numpy().tolist()
+for method in ('log', 'sqrt', 'tanh'):
+    try:
+        getattr(x, method)()
+        out[method] = None
+    except Exception as e:
+        out[method] = [type(e).__name__, isinstance(e, ValueError), str(e)]
+before = ga.cuda.memory_stats(0)['requested_bytes.all.allocated']
+ga.tensor(np.zeros((8,), np.float32)).abs()  # asks the pool for 1 MiB per element
+out['workspace_bytes'] = ga.cuda.memory_stats(0)['requested_bytes.all.allocated'] - before
+try:
+    ga.tensor(np.zeros((4096,), np.float32)).abs()  # 4 GiB: more than the fake GPU's pool
+    out['oom'] = None
+except errors.ResourceExhaustedError as e:
+    out['oom'] = str(e)
+print(json.dumps(out))
+"""
+
+
+def run_with_fake(probe=None, **env_changes):
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(gpuaccel.__file__))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["GPUACCEL_CUDA_BACKEND"] = fake_library()
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    env.update(env_changes)
+    out = subprocess.run([sys.executable, "-c", probe or PROBE], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_errors_inside_the_library_reach_python_typed():
+    r = run_with_fake(GPUACCEL_FAKE_CUDA_FAULTS="1")
+    assert r["available"] and r["count"] == 2 and r["name"] == "Fake GPU 0"
+    assert r["device"] == "cuda:0"
+    assert r["exp"] == pytest.approx([1.0, 2.7182817, 7.389056])
+    # The library's own typed error: InvalidArgumentError, which is also a ValueError.
+    assert r["log"] == ["InvalidArgumentError", True, "[unary] fake: log refused"]
+    # Any other C++ exception out of the library: InternalError with its text.
+    assert r["sqrt"] == ["InternalError", False, "[unary] fake: a plain std::runtime_error"]
+    assert r["tanh"][0] == "UnimplementedError"
+    assert r["tanh"][2].startswith("[unary] ")
+
+
+def test_library_workspaces_are_pool_memory():
+    r = run_with_fake(GPUACCEL_FAKE_CUDA_FAULTS="1")
+    # 8 MiB of workspace, besides the input and output tensors of 32 bytes each.
+    assert 8 << 20 <= r["workspace_bytes"] < (8 << 20) + 4096
+    # The pool's own out-of-memory report, raised by the core inside the library's op.
+    assert r["oom"] is not None
+    assert r["oom"].startswith("[unary] workspace of 4294967296 bytes: OOM when allocating")
+    assert "GPU_0_pool" in r["oom"]
+
+
+def test_a_fit_on_the_fake_gpu_trains_as_on_the_cpu_and_is_counted():
+    r = run_with_fake(FIT_PROBE)
+    assert r["gpu_loss"] == r["cpu_loss"]  # the same kernels on the same numbers
+    assert r["same_weights"]
+    assert r["ops"] > 100  # 8 steps of forward, backward and update went through the library
+    assert r["to_device"] >= 8  # at least one batch upload per step
+    assert r["to_host"] >= 1
+    assert r["ops_during_cpu_fit"] == 0
