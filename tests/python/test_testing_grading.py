@@ -58,7 +58,8 @@ def test_skip_execution_cells_and_the_kernel_environment(tmp_path):
     assert result.errors == [] and result.notebook.cells[0].outputs == []
     cwd, backend, variable, package = result.notebook.cells[1].outputs[0].text.split()
     import gpuaccel
-    assert (cwd, backend, variable) == (str(tmp_path), "None", "yes")
+    assert (cwd, variable) == (str(tmp_path), "yes")
+    assert backend != "Agg"  # ipykernel's inline plots, not the caller's backend
     assert pathlib.Path(package) == pathlib.Path(gpuaccel.__file__)
 
 
@@ -156,8 +157,8 @@ def _bad_report(tmp_path):
 
 
 def test_instructor_tests_need_a_submission(tmp_path):
-    proc = _pytest([str(GRADING / "test_homework171.py"), "-m", "not slow", "-q",
-                    "-k", "test_homework171"], cwd=tmp_path, GPUACCEL_SUBMISSION="")
+    proc = _pytest([f"{GRADING / 'test_homework171.py'}::test_homework171", "-q"],
+                   cwd=tmp_path, GPUACCEL_SUBMISSION="")
     assert proc.returncode == 1
     assert "no submission to grade: run pytest with --submission PATH" in proc.stdout
 

@@ -110,8 +110,8 @@ class Run:
         return mixed[0] if mixed else (self.layer_policies[0] if self.layer_policies
                                        else self.global_policy)
 
-    def summary(self) -> str:
-        text = f"{self.seconds:.3f} s, {self.policy}, {self.device}"
+    def summary(self, per_epoch="per epoch") -> str:
+        text = f"{self.seconds:.3f} s {per_epoch}, {self.policy}, {self.device}"
         return text + (f", «{self.description}»" if self.description else "")
 
 
@@ -263,8 +263,8 @@ def _check_baseline(report):
                        f"The baseline ran under {run.policy}: it must use the default float32 "
                        "policy so the speedup measures mixed precision. Measure it before "
                        "set_global_policy, or set_global_policy('float32') and rebuild the model.")
-    return _result("baseline", True, f"línea base: {run.summary()} por época.",
-                   f"baseline: {run.summary()} per epoch.")
+    return _result("baseline", True, f"línea base: {run.summary('por época')}.",
+                   f"baseline: {run.summary()}.")
 
 
 def _check_mixed_precision(report):
@@ -328,8 +328,8 @@ def _check_mixed_precision(report):
         growth_es = "sin GPU: memory growth no se aplica en la CPU"
         growth_en = "no GPU: memory growth does not apply on the CPU"
     return _result("mixed_precision", True,
-                   f"precisión mixta: {run.summary()} por época; {growth_es}.",
-                   f"mixed precision: {run.summary()} per epoch; {growth_en}.")
+                   f"precisión mixta: {run.summary('por época')}; {growth_es}.",
+                   f"mixed precision: {run.summary()}; {growth_en}.")
 
 
 def _check_bottleneck(report):
@@ -383,8 +383,8 @@ def _check_fix(report):
                        "cambiaste y por qué').",
                        "Describe the fix: report.measure('fix', ..., description='what you "
                        "changed and why').")
-    return _result("fix", True, f"arreglo: {run.summary()} por época.",
-                   f"fix: {run.summary()} per epoch.")
+    return _result("fix", True, f"arreglo: {run.summary('por época')}.",
+                   f"fix: {run.summary()}.")
 
 
 def _check_speedup(report):
