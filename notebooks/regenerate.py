@@ -2,6 +2,7 @@
 
     python notebooks/regenerate.py                 # every notebook in this folder
     python notebooks/regenerate.py 02_tensores.ipynb
+    python notebooks/regenerate.py docs/grading/ejemplo_tarea171.ipynb   # any other notebook
 
 Each notebook runs top to bottom in a fresh Jupyter kernel (gpuaccel.testing.notebook), in a
 temporary folder so the logs and checkpoints it writes stay out of the repository; cells tagged
@@ -21,16 +22,18 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help="notebook file names (default: all)")
+    parser.add_argument("names", nargs="*",
+                        help="notebook file names in this folder, or paths (default: all here)")
     args = parser.parse_args(argv)
 
     from gpuaccel.testing.notebook import execute_notebook, time_budget_seconds, write_notebook
 
-    paths = [HERE / n for n in args.names] or sorted(HERE.glob("*.ipynb"))
+    paths = [HERE / n if (HERE / n).is_file() else pathlib.Path(n) for n in args.names] \
+        or sorted(HERE.glob("*.ipynb"))
     failed = []
     for path in paths:
         if not path.is_file():
-            print(f"{path.name}: no such notebook in {HERE}", file=sys.stderr)
+            print(f"{path}: no such notebook", file=sys.stderr)
             failed.append(path.name)
             continue
         with tempfile.TemporaryDirectory(prefix="gpuaccel-notebook-") as workdir:

@@ -209,6 +209,8 @@ def test_a_saved_report_grades_the_same(tmp_path, input_bound_profile, float32_m
     assert Report.load(path).speedup == pytest.approx(2.0)
     with pytest.raises(ValueError, match="not a homework 171 report"):
         Report.from_dict({"runs": {}})
+    with pytest.raises(ValueError, match="damaged homework 171 report"):
+        Report.from_dict({"format": data["format"], "runs": {"baseline": {"secs": 1}}})
 
 
 def test_bad_arguments_say_what_is_allowed(tmp_path):

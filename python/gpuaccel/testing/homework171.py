@@ -222,10 +222,13 @@ class Report:
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
             raise ValueError(f"not a homework 171 report: expected format {_FORMAT!r}")
         report = cls()
-        for stage, run in data.get("runs", {}).items():
-            report.runs[_stage(stage)] = Run(**run)
-        if data.get("profile"):
-            report.profile = ProfileClaim(**data["profile"])
+        try:
+            for stage, run in data.get("runs", {}).items():
+                report.runs[_stage(stage)] = Run(**run)
+            if data.get("profile"):
+                report.profile = ProfileClaim(**data["profile"])
+        except (TypeError, AttributeError) as e:
+            raise ValueError(f"damaged homework 171 report: {e}") from e
         return report
 
     def save(self, path):
