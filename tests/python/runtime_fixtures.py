@@ -4,18 +4,14 @@ freezes once the runtime starts, so tests that configure devices start from a cl
 import pytest
 
 import gpuaccel
+from gpuaccel.testing import child_environment
 
 T4 = {"name": "Tesla T4", "total_memory": 15 * 2**30, "major": 7, "minor": 5,
       "multi_processor_count": 40}
 
 
-def package_environment(**extra):
-    """Environment for a child Python that imports the same gpuaccel as this process, whether
-    it is installed or staged on a (possibly relative) PYTHONPATH."""
-    import os
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(gpuaccel.__file__)))
-    path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
-    return dict(os.environ, PYTHONPATH=path, **extra)
+# Environment for a child Python that imports the same gpuaccel as this process.
+package_environment = child_environment
 
 
 def reset_runtime(simulated_gpus=None):
