@@ -33,7 +33,7 @@ __all__ = [
     "Layer", "Input", "InputLayer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D",
     "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "Flatten",
     "Dropout", "Activation", "BatchNormalization", "LayerNormalization", "Embedding",
-    "MultiHeadAttention",
+    "MultiHeadAttention", "Softmax", "ReLU",
 ]
 
 # ``keras.layers.InputLayer(shape=...)`` in a Sequential list is the same as ``keras.Input``:
@@ -513,6 +513,34 @@ class Activation(Layer):
 
     def _layer_config(self):
         return {"activation": self.activation}
+
+
+class Softmax(Activation):
+    """``keras.layers.Softmax(axis=-1)``: softmax over the last axis (computed in float32)."""
+
+    def __init__(self, axis=-1, **kwargs):
+        if _last_axis_only("Softmax", axis) != -1:
+            raise NotImplementedError(f"Softmax: only axis=-1 (the last axis) is supported yet; "
+                                      f"received axis={axis!r}")
+        self.axis = -1
+        super().__init__("softmax", **kwargs)
+
+    def _layer_config(self):
+        return {"axis": self.axis}
+
+
+class ReLU(Activation):
+    """``keras.layers.ReLU()``: max(x, 0) (``max_value``, ``negative_slope`` and ``threshold``
+    other than their defaults are not supported yet)."""
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        if max_value is not None or negative_slope != 0.0 or threshold != 0.0:
+            raise NotImplementedError("ReLU(max_value, negative_slope, threshold) are not "
+                                      "supported yet; use the defaults")
+        super().__init__("relu", **kwargs)
+
+    def _layer_config(self):
+        return {"max_value": None, "negative_slope": 0.0, "threshold": 0.0}
 
 
 def _last_axis_only(layer_cls, axis):

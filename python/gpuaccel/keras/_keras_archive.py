@@ -1,0 +1,145 @@
+"""Keras 3's ``.keras`` archive for Sequential models: ``model.save('x.keras')`` and
+``keras.models.load_model('x.keras')``, readable by real Keras and reading its files.
+
+The archive (Keras 3's ``saving_lib``: facts, not its code) is a zip of ``metadata.json``
+(``keras_version``, ``date_saved``), ``config.json`` (the model serialized as
+``{"module", "class_name", "config", "registered_name"}``; a Sequential's config lists its
+layers, an ``InputLayer`` with ``batch_shape`` first) and ``model.weights.h5`` (the layout of
+``_keras_h5``). Functional and subclassed models are not written yet: their configs carry the
+layer graph (``inbound_nodes``), which this file does not translate.
+"""
+import datetime
+import inspect
+import io
+import json
+import os
+import zipfile
+
+from .. import version as _version
+from .._atomic_file import atomic_write_bytes
+from . import _keras_h5
+
+_CONFIG = "config.json"
+_METADATA = "metadata.json"
+_WEIGHTS = "model.weights.h5"
+# The Keras saving format this writer follows (read back by Keras 3.0 and later).
+_FORMAT_KERAS_VERSION = "3.0.0"
+
+
+def _layer_entry(layer):
+    config = dict(layer.get_config())
+    return {"module": "keras.layers", "class_name": type(layer).__name__,
+            "config": json.loads(json.dumps(config, default=list)), "registered_name": None}
+
+
+def _model_config(model):
+    from .models import Sequential
+    if not isinstance(model, Sequential) or type(model) is not Sequential:
+        raise NotImplementedError(
+            f"model.save('.keras') supports Sequential models yet; {type(model).__name__} "
+            "graphs are not written. Use model.save_weights('x.weights.h5') and rebuild the "
+            "model in code")
+    if not model.built:
+        raise ValueError("The model has not been built yet; call it on data or give it an "
+                         "input shape before saving")
+    batch_shape = [None] + [int(d) for d in model.input_shape[1:]]
+    input_layer = {"module": "keras.layers", "class_name": "InputLayer",
+                   "config": {"batch_shape": batch_shape, "dtype": "float32", "sparse": False,
+                              "name": "input_layer"},
+                   "registered_name": None}
+    return {"module": "keras", "class_name": "Sequential",
+            "config": {"name": model.name, "trainable": bool(model.trainable),
+                       "dtype": "float32",
+                       "layers": [input_layer] + [_layer_entry(l) for l in model.layers],
+                       "build_input_shape": batch_shape},
+            "registered_name": None}
+
+
+def save_model(model, filepath):
+    filepath = os.fspath(filepath)
+    if not filepath.endswith(".keras"):
+        raise ValueError(f"Invalid `filepath` argument: expected a `.keras` extension. "
+                         f"Received: filepath={filepath}")
+    config = _model_config(model)
+    metadata = {"keras_version": _FORMAT_KERAS_VERSION, "gpuaccel_version": _version.gpuaccel,
+                "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(_METADATA, json.dumps(metadata))
+        archive.writestr(_CONFIG, json.dumps(config))
+        archive.writestr(_WEIGHTS, _keras_h5.to_bytes(model))
+    atomic_write_bytes(filepath, buffer.getvalue())
+
+
+def _plain_value(key, value):
+    """A Keras-serialized config value as our layers take it (None: leave the default)."""
+    if isinstance(value, dict) and "class_name" in value:
+        if key == "dtype":  # a DTypePolicy
+            return value.get("config", {}).get("name", "float32")
+        return None  # initializers, regularizers...: weights are loaded afterwards anyway
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _build_layer(entry):
+    from . import layers as _layers
+    name = entry.get("class_name")
+    cls = getattr(_layers, name, None)
+    if not isinstance(cls, type) or not issubclass(cls, _layers.Layer):
+        raise NotImplementedError(f"load_model: the layer class {name!r} is not supported by "
+                                  "gpuaccel yet (see docs/compatibility.md)")
+    accepted = set()
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass):
+            accepted |= set(inspect.signature(klass.__init__).parameters)
+    accepted |= {"name", "dtype", "trainable"}
+    kwargs = {}
+    for key, value in entry.get("config", {}).items():
+        if key in accepted and key not in ("self", "kwargs"):
+            plain = _plain_value(key, value)
+            if plain is not None:
+                kwargs[key] = plain
+    return cls(**kwargs)
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """``keras.models.load_model('x.keras')`` for Sequential models (compile state is not
+    restored: compile the model again before ``fit``)."""
+    from . import Input
+    from .models import Sequential
+    filepath = os.fspath(filepath)
+    if not filepath.endswith(".keras"):
+        raise ValueError(f"Invalid filename: expected a `.keras` extension. Received: "
+                         f"filepath={filepath}")
+    if not os.path.exists(filepath):
+        raise FileNotFoundError(f"No file or directory found at {filepath}")
+    with zipfile.ZipFile(filepath, "r") as archive:
+        config = json.loads(archive.read(_CONFIG))
+        weights = archive.read(_WEIGHTS) if _WEIGHTS in archive.namelist() else None
+    if config.get("class_name") != "Sequential":
+        raise NotImplementedError(f"load_model supports Sequential models yet; this file holds "
+                                  f"a {config.get('class_name')!r} model")
+    body = config["config"]
+    layers = []
+    for entry in body.get("layers", []):
+        if entry.get("class_name") == "InputLayer":
+            layer_config = entry.get("config", {})
+            shape = layer_config.get("batch_shape") or layer_config.get("batch_input_shape")
+            layers.append(Input(shape=tuple(shape[1:])))
+        else:
+            layers.append(_build_layer(entry))
+    model = Sequential(layers, name=body.get("name"))
+    if not model.built and body.get("build_input_shape"):
+        model.build(tuple(body["build_input_shape"]))
+    if weights is None:
+        raise ValueError(f"Expected a {_WEIGHTS} file in {filepath}")
+    _keras_h5.read_bytes(weights, model, repr(filepath))
+    return model
+
+
+def load_weights(model, filepath):
+    """``model.load_weights('x.keras')``: the weights inside a .keras archive."""
+    with zipfile.ZipFile(os.fspath(filepath), "r") as archive:
+        weights = archive.read(_WEIGHTS)
+    _keras_h5.read_bytes(weights, model, repr(os.fspath(filepath)))

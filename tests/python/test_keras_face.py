@@ -1,0 +1,77 @@
+"""The Keras face additions: ``keras.utils`` (``to_categorical``, ``set_random_seed``),
+stateful ``keras.metrics.Mean``/``Sum`` and ``SparseCategoricalAccuracy`` against real Keras,
+and the ``Softmax``/``ReLU`` layers inside a model against their Keras twins."""
+import random
+
+import numpy as np
+import pytest
+
+import gpuaccel
+from gpuaccel import keras as gk
+
+keras = pytest.importorskip("keras")
+
+
+def test_to_categorical_matches_keras():
+    for labels, n in [([0, 2, 1], None), (np.array([[1], [0]]), 3), (np.arange(6).reshape(2, 3), 7)]:
+        np.testing.assert_array_equal(gk.utils.to_categorical(labels, n),
+                                      keras.utils.to_categorical(labels, n))
+    with pytest.raises(ValueError, match=r"lie in \[0, 2\)"):
+        gk.utils.to_categorical([0, 3], 2)
+    with pytest.raises(ValueError, match="integer class labels"):
+        gk.utils.to_categorical([0.5, 1.0])
+
+
+def test_set_random_seed_seeds_every_generator():
+    gk.utils.set_random_seed(7)
+    first = (gpuaccel.randn(3).numpy(), np.random.rand(2), random.random())
+    gk.utils.set_random_seed(7)
+    second = (gpuaccel.randn(3).numpy(), np.random.rand(2), random.random())
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
+    assert first[2] == second[2]
+    with pytest.raises(ValueError, match="Expected `seed` argument to be an integer"):
+        gk.utils.set_random_seed(1.5)
+
+
+def test_mean_and_sum_metrics_match_keras():
+    ours, theirs = gk.metrics.Mean(name="train_loss"), keras.metrics.Mean(name="train_loss")
+    for values, weights in [(gpuaccel.constant(2.0), None), ([1.0, 3.0, 5.0], [1.0, 0.0, 2.0]),
+                            (np.array([[4.0]]), None)]:
+        ours.update_state(values, sample_weight=weights)
+        theirs.update_state(np.asarray(values.numpy() if hasattr(values, "numpy") else values),
+                            sample_weight=weights)
+        assert float(ours.result()) == pytest.approx(float(theirs.result()), rel=1e-6)
+    ours.reset_state()
+    assert float(ours.result()) == 0.0
+    assert float(ours(3.0)) == 3.0  # __call__ updates and returns the result
+    total = gk.metrics.Sum()
+    total.update_state([1.0, 2.0])
+    total.update_state(4.0)
+    assert float(total.result()) == 7.0
+
+
+def test_sparse_categorical_accuracy_is_stateful_like_keras():
+    ours = gk.metrics.SparseCategoricalAccuracy(name="acc")
+    theirs = keras.metrics.SparseCategoricalAccuracy(name="acc")
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        y, p = rng.integers(0, 4, 10), rng.random((10, 4)).astype(np.float32)
+        ours.update_state(y, p)
+        theirs.update_state(y, p)
+    assert float(ours.result()) == pytest.approx(float(theirs.result()), rel=1e-6)
+    ours.reset_state()
+    assert float(ours.result()) == 0.0
+
+
+def test_softmax_and_relu_layers_match_keras():
+    x = np.random.default_rng(1).normal(size=(4, 6)).astype(np.float32)
+    for ours, theirs in [(gk.layers.Softmax(), keras.layers.Softmax()),
+                         (gk.layers.ReLU(), keras.layers.ReLU())]:
+        np.testing.assert_allclose(ours(x).numpy(), np.asarray(theirs(x)), rtol=1e-6, atol=1e-7)
+    model = gk.Sequential([gk.Input((6,)), gk.layers.Dense(3), gk.layers.Softmax()])
+    np.testing.assert_allclose(model.predict(x, verbose=0).sum(1), np.ones(4), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="axis=-1"):
+        gk.layers.Softmax(axis=0)
+    with pytest.raises(NotImplementedError, match="max_value"):
+        gk.layers.ReLU(max_value=6.0)
