@@ -19,8 +19,11 @@
 #include "nn/initializers.h"
 #include "nn/layer.h"
 #include "nn/layer_normalization.h"
+#include "nn/merging.h"
 #include "nn/multi_head_attention.h"
 #include "nn/pooling2d.h"
+#include "nn/rescaling.h"
+#include "nn/reshape.h"
 #include "ops/creation.h"
 
 namespace py = pybind11;
@@ -78,6 +81,15 @@ void init_layers(py::module_& m) {
       .def(py::init<std::string, bool>(), py::arg("name"), py::arg("keepdims") = false);
   py::class_<Flatten, Layer, std::shared_ptr<Flatten>>(lm, "Flatten")
       .def(py::init<std::string>(), py::arg("name"));
+  py::class_<Reshape, Layer, std::shared_ptr<Reshape>>(lm, "Reshape")
+      .def(py::init<std::string, Shape>(), py::arg("name"), py::arg("target_shape"));
+  py::class_<Rescaling, Layer, std::shared_ptr<Rescaling>>(lm, "Rescaling")
+      .def(py::init<std::string, double, double>(), py::arg("name"), py::arg("scale"),
+           py::arg("offset") = 0.0);
+  py::class_<Add, Layer, std::shared_ptr<Add>>(lm, "Add")
+      .def(py::init<std::string>(), py::arg("name"));
+  py::class_<Concatenate, Layer, std::shared_ptr<Concatenate>>(lm, "Concatenate")
+      .def(py::init<std::string, int64_t>(), py::arg("name"), py::arg("axis") = -1);
   py::class_<Dropout, Layer, std::shared_ptr<Dropout>>(lm, "Dropout")
       .def(py::init<std::string, double>(), py::arg("name"), py::arg("rate"));
   py::class_<Activation, Layer, std::shared_ptr<Activation>>(lm, "Activation")

@@ -229,6 +229,9 @@ def _torch_gather(x, dim, index):
     if index.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     _check_indices(index, x.shape[axis], "index")
+    if not _one_hot_exact(x):  # integers, or inf/NaN that 0 * value would spread: on the host
+        picked = np.take_along_axis(_C.detach(x)._numpy(), index.numpy(), axis)
+        return convert_to_tensor(picked, dtype=x.dtype).to(device=x._device_name)
     last = x.ndim - 1
     x_last = _C.transpose(x, axis, last) if axis != last else x
     idx_last = _C.transpose(index, axis, last) if axis != last else index
@@ -236,6 +239,28 @@ def _torch_gather(x, dim, index):
     picks = _C.one_hot(_C.contiguous(idx_last), x.shape[axis], x._dtype_name)
     out = _C.reduce("sum", _C.binary("mul", picks, _C.expand_dims(x_last, -2)), [-1], False)
     return _C.transpose(out, axis, last) if axis != last else out
+
+
+def _one_hot_exact(x):
+    """Whether picking values by one-hot products is exact: float values, all finite
+    (0 * inf would spread NaN into the other picks). One device reduction and a scalar read."""
+    if not x.dtype.is_floating_point or x.numel() == 0:
+        return x.dtype.is_floating_point
+    probe = _C.reduce("sum", _C.binary("sub", _C.detach(x), _C.detach(x)), None, False)
+    return float(probe) == 0.0
+
+
+def _gather_by_slices(x, flat_indices, index_shape, axis):
+    """tf.gather as one slice per index and a concat: exact for every dtype and value, and
+    differentiable; slower than the one-hot product for many indices."""
+    rows = [_C.slice(x, [(0, n, 1) for n in x.shape[:axis]] + [(int(i), int(i) + 1, 1)])
+            for i in flat_indices]
+    if not rows:
+        shape = list(x.shape[:axis]) + index_shape + list(x.shape[axis + 1:])
+        return _C.tensor_full(shape, 0.0, x._dtype_name, x._device_name)
+    joined = _C.concat(rows, axis)
+    return _C.reshape(_C.contiguous(joined), list(x.shape[:axis]) + index_shape +
+                      list(x.shape[axis + 1:]))
 
 
 def gather(params, indices, axis=None, batch_dims=0, name=None, validate_indices=None, **kwargs):
@@ -258,6 +283,8 @@ def gather(params, indices, axis=None, batch_dims=0, name=None, validate_indices
     values = _check_indices(ids, x.shape[axis], f"indices[...] =")
     if (values < 0).any():
         raise errors.InvalidArgumentError("negative indices are not allowed in gather")
+    if not _one_hot_exact(x):
+        return _gather_by_slices(x, values.reshape(-1), list(ids.shape), axis)
     moved = _C.permute(x, [axis] + [d for d in range(x.ndim) if d != axis]) if axis else x
     rest = list(moved.shape[1:])
     table = _C.reshape(_C.contiguous(moved), [moved.shape[0], int(np.prod(rest, dtype=np.int64))])

@@ -161,3 +161,15 @@ def test_flatten_broadcast_to_identity_and_like_functions():
     z = ga.zeros_like(np.ones((2, 2), np.int32))
     assert z.dtype == ga.int32 and z.numpy().sum() == 0
     assert ga.ones_like(ga.tensor(x), dtype="float16").dtype == ga.float16
+
+
+def test_gather_is_exact_for_integers_and_non_finite_values():
+    ints = np.array([[1, 2], [3, 2 ** 40], [5, 6]], np.int64)
+    np.testing.assert_array_equal(ga.gather(ints, [1, 0, 1]).numpy(), ints[[1, 0, 1]])
+    np.testing.assert_array_equal(ga.gather(ints, [1], axis=1).numpy(), ints[:, [1]])
+    floats = np.array([[np.inf, 1.0], [2.0, np.nan], [3.0, 4.0]], np.float32)
+    np.testing.assert_array_equal(ga.gather(floats, [2, 0]).numpy(), floats[[2, 0]])
+    np.testing.assert_array_equal(ga.gather(ga.tensor(ints), 1, ga.tensor([[1], [0], [1]])).numpy(),
+                                  np.take_along_axis(ints, np.array([[1], [0], [1]]), 1))
+    np.testing.assert_array_equal(ga.gather(floats, 1, ga.tensor([[0], [0], [1]])).numpy(),
+                                  np.take_along_axis(floats, np.array([[0], [0], [1]]), 1))

@@ -75,3 +75,34 @@ def test_softmax_and_relu_layers_match_keras():
         gk.layers.Softmax(axis=0)
     with pytest.raises(NotImplementedError, match="max_value"):
         gk.layers.ReLU(max_value=6.0)
+
+
+def test_reshape_rescaling_add_concatenate_match_keras():
+    x = np.random.default_rng(2).normal(size=(3, 4, 6)).astype(np.float32)
+    for ours, theirs in [(gk.layers.Reshape((8, -1)), keras.layers.Reshape((8, -1))),
+                         (gk.layers.Rescaling(1 / 255, offset=-1.0),
+                          keras.layers.Rescaling(1 / 255, offset=-1.0))]:
+        np.testing.assert_allclose(ours(x).numpy(), np.asarray(theirs(x)), rtol=1e-6)
+    images = np.arange(12, dtype=np.uint8).reshape(1, 2, 2, 3)
+    np.testing.assert_allclose(gk.layers.Rescaling(1 / 255)(images).numpy(), images / 255,
+                               rtol=1e-6)
+
+    def merged(lib):
+        a, b = lib.Input((4,)), lib.Input((4,))
+        da, db = lib.layers.Dense(3)(a), lib.layers.Dense(3)(b)
+        joined = lib.layers.Concatenate()([lib.layers.Add()([da, db]), da])
+        return lib.Model([a, b], lib.layers.Dense(2)(lib.layers.Reshape((3, 2))(joined)))
+
+    ours, theirs = merged(gk), merged(keras)
+    theirs.set_weights(ours.get_weights())
+    inputs = [np.random.default_rng(3).normal(size=(5, 4)).astype(np.float32) for _ in range(2)]
+    np.testing.assert_allclose(ours.predict(inputs, verbose=0), theirs.predict(inputs, verbose=0),
+                               rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="at least 2 inputs"):
+        gk.layers.Add()(x)
+    with pytest.raises(ValueError, match="matching shapes except for the concatenation axis"):
+        gk.layers.Concatenate(axis=1)([np.zeros((2, 3, 4)), np.zeros((2, 3, 5))])
+    with pytest.raises(ValueError, match="total size"):
+        gk.layers.Reshape((5,))(x)
+    with pytest.raises(AttributeError, match="keras.layers.LSTM is not supported by gpuaccel yet"):
+        gk.layers.LSTM

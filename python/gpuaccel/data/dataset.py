@@ -144,7 +144,7 @@ class Dataset:
     @staticmethod
     def range(*args, dtype=None):
         """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars."""
-        values = np.arange(*args, dtype=np.int64)
+        values = np.arange(*(int(a) for a in args), dtype=np.int64)  # tensors allowed, as TF
         ds = _SlicesDataset(values)
         return ds if dtype is None else ds.map(lambda v: v.to(dtype))
 

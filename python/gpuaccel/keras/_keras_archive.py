@@ -5,8 +5,9 @@ The archive (Keras 3's ``saving_lib``: facts, not its code) is a zip of ``metada
 (``keras_version``, ``date_saved``), ``config.json`` (the model serialized as
 ``{"module", "class_name", "config", "registered_name"}``; a Sequential's config lists its
 layers, an ``InputLayer`` with ``batch_shape`` first) and ``model.weights.h5`` (the layout of
-``_keras_h5``). Functional and subclassed models are not written yet: their configs carry the
-layer graph (``inbound_nodes``), which this file does not translate.
+``_keras_h5``). Reading takes Sequential and functional configs (a functional config lists
+each layer's ``inbound_nodes``, the ``keras_history`` of the tensors it is called on); writing
+takes Sequential models. ``from_keras`` rebuilds a live Keras model through the same reader.
 """
 import datetime
 import inspect
@@ -14,6 +15,8 @@ import io
 import json
 import os
 import zipfile
+
+import numpy as np
 
 from .. import version as _version
 from .._atomic_file import atomic_write_bytes
@@ -103,11 +106,79 @@ def _build_layer(entry):
     return cls(**kwargs)
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
-    """``keras.models.load_model('x.keras')`` for Sequential models (compile state is not
-    restored: compile the model again before ``fit``)."""
+def _input_from_config(layer_config):
     from . import Input
+    shape = layer_config.get("batch_shape") or layer_config.get("batch_input_shape")
+    return Input(shape=tuple(shape[1:]), name=layer_config.get("name"))
+
+
+def _sequential_from_config(body):
     from .models import Sequential
+    layers = []
+    for entry in body.get("layers", []):
+        if entry.get("class_name") == "InputLayer":
+            layers.append(_input_from_config(entry.get("config", {})))
+        else:
+            layers.append(_build_layer(entry))
+    model = Sequential(layers, name=body.get("name"))
+    if not model.built and body.get("build_input_shape"):
+        model.build(tuple(body["build_input_shape"]))
+    return model
+
+
+def _history_names(value):
+    """The (layer name, node, tensor) triples a serialized call argument refers to."""
+    if isinstance(value, dict):
+        if value.get("class_name") == "__keras_tensor__":
+            return [tuple(value["config"]["keras_history"])]
+        return [h for v in value.values() for h in _history_names(v)]
+    if isinstance(value, (list, tuple)):
+        if len(value) == 3 and isinstance(value[0], str) and all(
+                isinstance(v, int) for v in value[1:]):
+            return [tuple(value)]
+        return [h for v in value for h in _history_names(v)]
+    return []
+
+
+def _functional_from_config(body):
+    """A functional model from Keras 3's config: each layer's ``inbound_nodes`` name the
+    tensors (``keras_history``) its call takes."""
+    from .models import Model
+    tensors = {}
+    for entry in body.get("layers", []):
+        name = entry.get("name") or entry["config"]["name"]
+        if entry.get("class_name") == "InputLayer":
+            tensors[(name, 0, 0)] = _input_from_config(entry.get("config", {}))
+            continue
+        layer = _build_layer(entry)
+        for node_index, node in enumerate(entry.get("inbound_nodes", [])):
+            history = _history_names(node.get("args", node))
+            if any(tuple(h) not in tensors for h in history):
+                raise NotImplementedError(f"load_model: layer {name!r} takes inputs this reader "
+                                          "cannot follow (shared layers or nested models)")
+            args = [tensors[tuple(h)] for h in history]
+            tensors[(name, node_index, 0)] = layer(args[0] if len(args) == 1 else args)
+    inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
+    outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
+    return Model(inputs[0] if len(inputs) == 1 else inputs,
+                 outputs[0] if len(outputs) == 1 else outputs, name=body.get("name"))
+
+
+def model_from_config(config):
+    """A gpuaccel model from a Keras 3 serialized model (Sequential or Functional)."""
+    kind = config.get("class_name")
+    if kind == "Sequential":
+        return _sequential_from_config(config["config"])
+    if kind in ("Functional", "Model"):
+        return _functional_from_config(config["config"])
+    raise NotImplementedError(f"gpuaccel can rebuild Sequential and functional Keras models; "
+                              f"this is a {kind!r} (a subclassed model: rebuild it in code and "
+                              "use load_weights)")
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """``keras.models.load_model('x.keras')`` for Sequential and functional models (compile
+    state is not restored: compile the model again before ``fit``)."""
     filepath = os.fspath(filepath)
     if not filepath.endswith(".keras"):
         raise ValueError(f"Invalid filename: expected a `.keras` extension. Received: "
@@ -117,24 +188,30 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     with zipfile.ZipFile(filepath, "r") as archive:
         config = json.loads(archive.read(_CONFIG))
         weights = archive.read(_WEIGHTS) if _WEIGHTS in archive.namelist() else None
-    if config.get("class_name") != "Sequential":
-        raise NotImplementedError(f"load_model supports Sequential models yet; this file holds "
-                                  f"a {config.get('class_name')!r} model")
-    body = config["config"]
-    layers = []
-    for entry in body.get("layers", []):
-        if entry.get("class_name") == "InputLayer":
-            layer_config = entry.get("config", {})
-            shape = layer_config.get("batch_shape") or layer_config.get("batch_input_shape")
-            layers.append(Input(shape=tuple(shape[1:])))
-        else:
-            layers.append(_build_layer(entry))
-    model = Sequential(layers, name=body.get("name"))
-    if not model.built and body.get("build_input_shape"):
-        model.build(tuple(body["build_input_shape"]))
     if weights is None:
         raise ValueError(f"Expected a {_WEIGHTS} file in {filepath}")
+    model = model_from_config(config)
     _keras_h5.read_bytes(weights, model, repr(filepath))
+    return model
+
+
+def from_keras(keras_model):
+    """``gpuaccel.keras.models.from_keras(model)``: the same Sequential or functional model with
+    the same weights, built from a live Keras model (for "compare against Keras" exercises)."""
+    config = {"class_name": type(keras_model).__name__, "config": keras_model.get_config()}
+    if config["class_name"] not in ("Sequential", "Functional", "Model"):
+        raise NotImplementedError(f"from_keras rebuilds Sequential and functional models; "
+                                  f"{config['class_name']} is a subclassed model")
+    model = model_from_config(config)
+    if not model.built:
+        raise ValueError("from_keras needs a built Keras model (give it an Input or call it)")
+    ours = {layer.name: layer for layer in model.layers}
+    for layer in keras_model.layers:
+        weights = layer.get_weights()
+        if weights:
+            if layer.name not in ours:
+                raise ValueError(f"from_keras: layer {layer.name!r} has no gpuaccel twin")
+            ours[layer.name].set_weights([np.asarray(w, dtype=np.float32) for w in weights])
     return model
 
 

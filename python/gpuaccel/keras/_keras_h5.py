@@ -1,13 +1,14 @@
 """Keras 3's ``.weights.h5`` layout, read and written with h5py, so weights move both ways
 between gpuaccel and real Keras.
 
-The layout (Keras 3's ``saving_lib``: facts, not its code): every saveable object owns an HDF5
-group ``<path>/vars`` whose datasets are named ``"0"``, ``"1"``, ... in the order of its
-variables (trainable first, then non-trainable, each in creation order). The model's own path
-is the root (an empty ``/vars``); a Sequential or functional model's layers live under
-``layers/<name>``, where ``<name>`` is the snake_case class name, suffixed ``_1``, ``_2``... for
-the second, third... layer of that class in ``model.layers`` order (never the layer's own
-``name``, which is not reproducible). bfloat16 arrays carry an ``attrs["dtype"] = "bfloat16"``.
+The layout (Keras 3's ``saving_lib``: facts, not its code): every saveable object that owns
+variables has an HDF5 group ``<path>/vars`` whose datasets are named ``"0"``, ``"1"``, ... in
+the order of its variables (trainable first, then non-trainable, each in creation order). A
+Sequential or functional model's layers live under ``layers/<name>``, where ``<name>`` is the
+snake_case class name, suffixed ``_1``, ``_2``... for the second, third... layer of that class in
+``model.layers`` order (never the layer's own ``name``, which is not reproducible); a subclassed
+model's layers live under the names of the attributes holding them. bfloat16 arrays carry
+``attrs["dtype"] = "bfloat16"``.
 The optimizer's state (``optimizer/vars``) is not written: a real Keras model warns that its
 optimizer was not restored and trains on, as with any weights-only file.
 """
@@ -39,6 +40,8 @@ def _snake_case(name):
 
 def layer_groups(model):
     """(layer, group path) for each layer of ``model`` in Keras's naming."""
+    if getattr(model, "_is_subclassed", lambda: False)():
+        return _attribute_groups(model)
     used = {}
     out = []
     for layer in model.layers:
@@ -53,6 +56,42 @@ def layer_groups(model):
     return out
 
 
+def _name_key(name):
+    return "~" + name if name.startswith("_") else name  # private names sort last
+
+
+def _attribute_groups(model):
+    """A subclassed model's layers, as Keras walks ``dir(model)`` in sorted order (private names
+    last): a layer held by an attribute is saved under that attribute's name; the ``layers``
+    property, met at its own place in that order, saves every layer not yet seen under
+    ``layers/<snake_case class>[_n]`` (the counter also counts layers already seen)."""
+    from .layers import Layer
+    for name, value in vars(model).items():
+        if isinstance(value, (list, tuple, dict)) and any(
+                isinstance(v, Layer) for v in (value.values() if isinstance(value, dict) else value)):
+            raise NotImplementedError(f"{type(model).__name__}.{name} holds layers in a "
+                                      "container, which the .weights.h5 writer does not lay out "
+                                      "yet; assign each layer to its own attribute")
+    held = {name: value for name, value in vars(model).items() if isinstance(value, Layer)}
+    seen, out = set(), []
+    for name in sorted(set(held) | {"layers"}, key=_name_key):
+        if name != "layers":
+            if id(held[name]) not in seen:
+                seen.add(id(held[name]))
+                out.append((held[name], name))
+            continue
+        used = {}
+        for layer in model.layers:
+            key = _snake_case(type(layer).__name__)
+            used[key] = used.get(key, -1) + 1
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                out.append((layer, f"{_LAYERS}/{key}" + (f"_{used[key]}" if used[key] else "")))
+    for layer, _ in out:
+        _refuse_nested(layer)
+    return out
+
+
 def _refuse_nested(layer):
     if type(layer).__name__ == "MultiHeadAttention":
         raise NotImplementedError("MultiHeadAttention keeps its weights in nested sub-layers in "
@@ -61,11 +100,14 @@ def _refuse_nested(layer):
 
 
 def write(h5_file, model):
-    """Writes ``model``'s weights into an open, empty h5py File (or group)."""
-    h5_file.create_group("vars")
+    """Writes ``model``'s weights into an open, empty h5py File. As Keras 3.15 does, only objects
+    that own variables get a group (older Keras wrote empty ones; readers accept both)."""
     for layer, path in layer_groups(model):
+        arrays = layer.get_weights()
+        if not arrays:
+            continue
         group = h5_file.create_group(path).create_group("vars")
-        for i, array in enumerate(layer.get_weights()):
+        for i, array in enumerate(arrays):
             group.create_dataset(str(i), data=np.asarray(array))
 
 

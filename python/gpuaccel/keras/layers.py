@@ -21,6 +21,7 @@ import re
 import numpy as np
 
 from .. import _C
+from .. import _unsupported
 from .._tensor import Tensor, tensor as _make_tensor
 from ..dtypes import as_dtype
 from . import _symbolic
@@ -33,7 +34,7 @@ __all__ = [
     "Layer", "Input", "InputLayer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D",
     "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "Flatten",
     "Dropout", "Activation", "BatchNormalization", "LayerNormalization", "Embedding",
-    "MultiHeadAttention", "Softmax", "ReLU",
+    "MultiHeadAttention", "Softmax", "ReLU", "Reshape", "Rescaling", "Add", "Concatenate",
 ]
 
 # ``keras.layers.InputLayer(shape=...)`` in a Sequential list is the same as ``keras.Input``:
@@ -543,6 +544,79 @@ class ReLU(Activation):
         return {"max_value": None, "negative_slope": 0.0, "threshold": 0.0}
 
 
+class Reshape(Layer):
+    """``keras.layers.Reshape(target_shape)``: the batch axis stays; one entry may be -1."""
+
+    def __init__(self, target_shape, **kwargs):
+        if isinstance(target_shape, numbers.Integral):
+            target_shape = (target_shape,)
+        self.target_shape = tuple(int(d) for d in target_shape)
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Reshape(self.name, list(self.target_shape))
+
+    def _layer_config(self):
+        return {"target_shape": self.target_shape}
+
+
+class Rescaling(Layer):
+    """``keras.layers.Rescaling(scale, offset=0.0)``: x * scale + offset (scalars), e.g.
+    ``Rescaling(1. / 255)`` on uint8 images (integer inputs are cast to float first)."""
+
+    def __init__(self, scale, offset=0.0, **kwargs):
+        for value, arg in ((scale, "scale"), (offset, "offset")):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise NotImplementedError(f"Rescaling: only a scalar `{arg}` is supported yet, "
+                                          f"got {value!r}")
+        self.scale, self.offset = float(scale), float(offset)
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Rescaling(self.name, self.scale, self.offset)
+
+    def _layer_config(self):
+        return {"scale": self.scale, "offset": self.offset}
+
+
+class _Merge(Layer):
+    """Merging layers take a list of tensors: ``Add()([a, b])``."""
+
+    def _call_inputs(self, inputs, **kwargs):
+        kwargs.pop("mask", None)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
+                            f"{sorted(kwargs)}")
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
+            raise ValueError(f"A merge layer should be called on a list of at least 2 inputs. "
+                             f"Got {len(inputs) if isinstance(inputs, (list, tuple)) else 1} "
+                             "inputs.")
+        return list(inputs)
+
+
+class Add(_Merge):
+    """``keras.layers.Add()``: the element-wise sum of same-shaped inputs."""
+
+    def _make_cpp(self):
+        return _cpp_layers.Add(self.name)
+
+
+class Concatenate(_Merge):
+    """``keras.layers.Concatenate(axis=-1)``."""
+
+    def __init__(self, axis=-1, **kwargs):
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+            raise TypeError(f"Concatenate: axis must be an int, got {axis!r}")
+        self.axis = int(axis)
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Concatenate(self.name, self.axis)
+
+    def _layer_config(self):
+        return {"axis": self.axis}
+
+
 def _last_axis_only(layer_cls, axis):
     if isinstance(axis, (list, tuple)):
         if len(axis) != 1:
@@ -752,3 +826,24 @@ class MultiHeadAttention(Layer):
         else:
             shapes = [query_shape, value_shape] + ([] if key_shape is None else [key_shape])
         return _none_shape(self._cpp.output_shape([_cpp_shape(s) for s in shapes]))
+
+
+__getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
+    "Conv1D": "Conv2D on an (N, 1, L, C) input (Reshape first)",
+    "SeparableConv2D": "Conv2D",
+    "DepthwiseConv2D": "Conv2D",
+    "Conv2DTranspose": "UpSampling with Reshape + Conv2D",
+    "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
+    "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
+    "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
+    "Lambda": "a subclassed keras.Model whose call uses layers",
+    "Resizing": "resizing images with NumPy/PIL before the model",
+    "RandomFlip": "augmenting with NumPy in a Dataset.map",
+    "RandomRotation": "augmenting with NumPy in a Dataset.map",
+    "Normalization": "Rescaling, or normalising the data with NumPy",
+    "LeakyReLU": "Activation('relu') or gpuaccel.nn.leaky_relu",
+    "Multiply": "Add (Multiply is not there yet)",
+    "GlobalMaxPooling2D": "GlobalAveragePooling2D",
+    "UpSampling2D": "nothing yet",
+    "ZeroPadding2D": "Conv2D(padding='same')",
+})

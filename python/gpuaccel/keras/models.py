@@ -291,8 +291,14 @@ class Model(Trainer):
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
-    """``keras.models.load_model('x.keras')`` (Sequential models; compile again before fit)."""
+    """``keras.models.load_model('x.keras')`` (Sequential and functional models; compile again
+    before fit)."""
     return _keras_archive.load_model(filepath, custom_objects, compile, safe_mode)
+
+
+def from_keras(keras_model):
+    """The same model with the same weights, built from a live (real) Keras model."""
+    return _keras_archive.from_keras(keras_model)
 
 
 def _is_float_dtype(dtype):
