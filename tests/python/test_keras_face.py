@@ -106,3 +106,25 @@ def test_reshape_rescaling_add_concatenate_match_keras():
         gk.layers.Reshape((5,))(x)
     with pytest.raises(AttributeError, match="keras.layers.LSTM is not supported by gpuaccel yet"):
         gk.layers.LSTM
+
+
+def test_symbolic_dtype_answers_keras2_and_numpy_questions():
+    x = gk.Input((3,))
+    assert x.dtype == "float32" and x.dtype.name == "float32"
+    assert x.dtype.is_floating and x.dtype.itemsize == 4
+    assert x.dtype.as_numpy_dtype is np.float32
+    y = gk.layers.Dense(2, dtype="mixed_float16")(x)
+    assert y.dtype.name == "float16" and y.dtype.size == 2
+
+
+def test_plot_model_draws_or_says_what_to_install(tmp_path):
+    model = gk.Sequential([gk.Input((3,)), gk.layers.Dense(2)])
+    try:
+        import pydot  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install pydot"):
+            gk.utils.plot_model(model, to_file=str(tmp_path / "m.png"))
+        return
+    out = tmp_path / "m.dot"
+    gk.utils.plot_model(model, to_file=str(out))
+    assert "dense" in out.read_text()

@@ -68,7 +68,7 @@ def plot_model(model, to_file="model.png", **kwargs):
             graph.add_edge(pydot.Edge(previous, layer.name))
         previous = layer.name
     extension = to_file.rsplit(".", 1)[-1] if "." in to_file else "png"
-    graph.write(to_file, format=extension)
+    graph.write(to_file, format="raw" if extension == "dot" else extension)
     return to_file
 
 
