@@ -34,12 +34,13 @@ from ._array_ops import (broadcast_to, cast, cat, chunk, clamp, clip, clip_by_va
                          concatenate, expand_dims, fill, flatten, gather, identity, numel,
                          one_hot, ones_like, pad, rank, reshape, shape, size, split, squeeze,
                          stack, tile, transpose, unbind, unsqueeze, unstack, where, zeros_like)
-from .math import (abs, add, add_n, allclose, argmax, argmin, divide, equal, exp, greater,  # noqa: A004
-                   greater_equal, is_nan, isclose, less, less_equal, log, log1p, logical_and,
-                   logical_not, logical_or, maximum, minimum, multiply, negative, not_equal, pow,
-                   reciprocal, mul, sub, div, true_divide, reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean,
-                   reduce_min, reduce_prod, reduce_std, reduce_sum, reduce_variance, relu, rsqrt,
-                   sigmoid, sign, sqrt, square, squared_difference, subtract, tanh, truediv)
+from .math import (abs, add, add_n, allclose, argmax, argmin, div, divide, equal, exp,  # noqa: A004
+                   greater, greater_equal, is_nan, isclose, less, less_equal, log, log1p,
+                   logical_and, logical_not, logical_or, maximum, minimum, mul, multiply,
+                   negative, not_equal, pow, reciprocal, reduce_all, reduce_any,
+                   reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
+                   reduce_std, reduce_sum, reduce_variance, relu, rsqrt, sigmoid, sign, sqrt,
+                   square, squared_difference, sub, subtract, tanh, true_divide, truediv)
 from .linalg import bmm, einsum, matmul, mm, tensordot
 from ._tensor_spec import TensorSpec
 from ._function import function, print_ as print  # noqa: A004 - tf.print

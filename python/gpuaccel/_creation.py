@@ -67,7 +67,8 @@ def randint(low, high=None, size=None, dtype="int64", device=None):
     # u * span is non-negative, so the cast's truncation is a floor; the minimum guards the
     # rounding of u * span up to span itself.
     span = _C.binary("mul", u, _C.scalar_like(float(high - low), u))
-    ints = _C.binary("minimum", _C.cast(span, "int64"), _C.scalar_like(float(high - low - 1), _C.cast(span, "int64")))
+    floored = _C.cast(span, "int64")
+    ints = _C.binary("minimum", floored, _C.scalar_like(float(high - low - 1), floored))
     out = _C.binary("add", ints, _C.scalar_like(float(low), ints))
     return _C.cast(out, _dtype_name(dtype)) if _dtype_name(dtype) != "int64" else out
 

@@ -17,7 +17,8 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "tanh", "relu", "log1p", "expm1", "softplus", "sign", "add", "subtract", "multiply",
            "divide", "truediv", "pow", "maximum", "minimum", "squared_difference", "equal",
            "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
-           "logical_or", "logical_not", "mul", "sub", "div", "true_divide", "is_nan", "is_finite", "is_inf", "add_n", "count_nonzero",
+           "logical_or", "logical_not", "mul", "sub", "div", "true_divide", "is_nan",
+           "is_finite", "is_inf", "add_n", "count_nonzero",
            "l2_normalize", "allclose", "isclose"]
 
 

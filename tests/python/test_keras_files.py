@@ -104,11 +104,39 @@ def test_mismatched_model_is_refused_before_any_weight_changes(tmp_path):
         model.save(str(tmp_path / "model.h5"))
 
 
-def test_save_refuses_models_it_cannot_describe_yet(tmp_path):
+def test_save_refuses_subclassed_models(tmp_path):
+    model = _subclassed(gk)
+    model(np.zeros((1, 5), np.float32))
+    with pytest.raises(NotImplementedError, match="save_weights"):
+        model.save(str(tmp_path / "s.keras"))
+    assert not os.path.exists(tmp_path / "s.keras")
+
+
+def _merged(lib):
+    a, b = lib.Input((4,)), lib.Input((4,))
+    dense = lib.layers.Dense(3, activation="relu")
+    da, db = dense(a), dense(b)  # one layer called twice: two inbound nodes
+    joined = lib.layers.Concatenate()([lib.layers.Add()([da, db]), da])
+    return lib.Model([a, b], lib.layers.Dense(2)(joined))
+
+
+def test_functional_models_written_by_gpuaccel_load_into_keras(tmp_path):
+    x, _ = data((6, 5))
     model = mlp_functional(gk)
-    with pytest.raises(NotImplementedError, match="Sequential"):
-        model.save(str(tmp_path / "f.keras"))
-    assert not os.path.exists(tmp_path / "f.keras")
+    path = str(tmp_path / "mlp.keras")
+    model.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path).predict(x, verbose=0),
+                               model.predict(x, verbose=0), rtol=1e-4, atol=1e-5)
+    merged = _merged(gk)
+    inputs = [data((5, 4), seed)[0] for seed in (1, 2)]
+    path = str(tmp_path / "merged.keras")
+    merged.save(path)
+    in_keras = keras.models.load_model(path)
+    np.testing.assert_allclose(in_keras.predict(inputs, verbose=0),
+                               merged.predict(inputs, verbose=0), rtol=1e-4, atol=1e-5)
+    back = gk.models.load_model(path)
+    np.testing.assert_allclose(back.predict(inputs, verbose=0), merged.predict(inputs, verbose=0),
+                               rtol=1e-6)
 
 
 def test_functional_keras_archive_and_from_keras(tmp_path):

@@ -5,9 +5,10 @@ The archive (Keras 3's ``saving_lib``: facts, not its code) is a zip of ``metada
 (``keras_version``, ``date_saved``), ``config.json`` (the model serialized as
 ``{"module", "class_name", "config", "registered_name"}``; a Sequential's config lists its
 layers, an ``InputLayer`` with ``batch_shape`` first) and ``model.weights.h5`` (the layout of
-``_keras_h5``). Reading takes Sequential and functional configs (a functional config lists
-each layer's ``inbound_nodes``, the ``keras_history`` of the tensors it is called on); writing
-takes Sequential models. ``from_keras`` rebuilds a live Keras model through the same reader.
+``_keras_h5``). Sequential and functional models are written and read (a functional config
+lists each layer's ``inbound_nodes``, the ``keras_history`` of the tensors each call took);
+subclassed models are rebuilt from their code. ``from_keras`` rebuilds a live Keras model
+through the same reader.
 """
 import datetime
 import inspect
@@ -35,27 +36,72 @@ def _layer_entry(layer):
             "config": json.loads(json.dumps(config, default=list)), "registered_name": None}
 
 
-def _model_config(model):
-    from .models import Sequential
-    if not isinstance(model, Sequential) or type(model) is not Sequential:
-        raise NotImplementedError(
-            f"model.save('.keras') supports Sequential models yet; {type(model).__name__} "
-            "graphs are not written. Use model.save_weights('x.weights.h5') and rebuild the "
-            "model in code")
-    if not model.built:
-        raise ValueError("The model has not been built yet; call it on data or give it an "
-                         "input shape before saving")
-    batch_shape = [None] + [int(d) for d in model.input_shape[1:]]
-    input_layer = {"module": "keras.layers", "class_name": "InputLayer",
-                   "config": {"batch_shape": batch_shape, "dtype": "float32", "sparse": False,
-                              "name": "input_layer"},
-                   "registered_name": None}
+def _input_entry(tensor):
+    return {"module": "keras.layers", "class_name": "InputLayer",
+            "config": {"batch_shape": list(tensor.shape), "dtype": str(tensor.dtype),
+                       "sparse": False, "name": tensor.name},
+            "registered_name": None, "name": tensor.name, "inbound_nodes": []}
+
+
+def _sequential_config(model):
+    input_entry = _input_entry(_symbolic_input([None] + [int(d) for d in model.input_shape[1:]]))
+    del input_entry["inbound_nodes"], input_entry["name"]
     return {"module": "keras", "class_name": "Sequential",
             "config": {"name": model.name, "trainable": bool(model.trainable),
                        "dtype": "float32",
-                       "layers": [input_layer] + [_layer_entry(l) for l in model.layers],
-                       "build_input_shape": batch_shape},
+                       "layers": [input_entry] + [_layer_entry(l) for l in model.layers],
+                       "build_input_shape": input_entry["config"]["batch_shape"]},
             "registered_name": None}
+
+
+def _symbolic_input(batch_shape):
+    from ._symbolic import KerasTensor
+    return KerasTensor(tuple(batch_shape), "float32", name="input_layer")
+
+
+def _functional_config(model):
+    """Keras 3's functional config: the inputs as InputLayers, then each layer with the
+    ``keras_history`` (layer name, call index, 0) of the tensors each of its calls took."""
+    from .layers import _Merge
+    history = {}
+    for tensor in model.inputs:
+        history[id(tensor)] = [tensor.name, 0, 0]
+    entries, by_layer = [_input_entry(t) for t in model.inputs], {}
+    for node in model._nodes:
+        layer = node.layer
+        if id(layer) not in by_layer:
+            entry = _layer_entry(layer)
+            entry["name"], entry["inbound_nodes"] = layer.name, []
+            by_layer[id(layer)] = entry
+            entries.append(entry)
+        entry = by_layer[id(layer)]
+        args = [{"class_name": "__keras_tensor__",
+                 "config": {"shape": list(t.shape), "dtype": str(t.dtype),
+                            "keras_history": history[id(t)]}} for t in node.inputs]
+        entry["inbound_nodes"].append({"args": [args] if isinstance(layer, _Merge) else args,
+                                       "kwargs": {}})
+        history[id(node.output)] = [layer.name, len(entry["inbound_nodes"]) - 1, 0]
+    ends = [[history[id(t)] for t in model.inputs], [history[id(t)] for t in model.outputs]]
+    ins, outs = [e[0] if len(e) == 1 else e for e in ends]
+    return {"module": "keras.src.models.functional", "class_name": "Functional",
+            "config": {"name": model.name, "trainable": bool(model.trainable), "layers": entries,
+                       "input_layers": ins, "output_layers": outs},
+            "registered_name": "Functional"}
+
+
+def _model_config(model):
+    from .models import Sequential
+    if not model.built:
+        raise ValueError("The model has not been built yet; call it on data or give it an "
+                         "input shape before saving")
+    if type(model) is Sequential:
+        return _sequential_config(model)
+    if not isinstance(model, Sequential) and not model._is_subclassed():
+        return _functional_config(model)
+    raise NotImplementedError(
+        f"model.save('.keras') writes Sequential and functional models; a subclassed "
+        f"{type(model).__name__} is rebuilt from its code: use "
+        "model.save_weights('x.weights.h5')")
 
 
 def save_model(model, filepath):
@@ -107,6 +153,8 @@ def _build_layer(entry):
 
 
 def _input_from_config(layer_config):
+    """``keras.Input`` for a serialized InputLayer (``batch_shape``, or Keras 2's
+    ``batch_input_shape``)."""
     from . import Input
     shape = layer_config.get("batch_shape") or layer_config.get("batch_input_shape")
     return Input(shape=tuple(shape[1:]), name=layer_config.get("name"))
