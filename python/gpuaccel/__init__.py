@@ -69,6 +69,7 @@ constant = tensor  # tf.constant
 newaxis = None  # tf.newaxis / np.newaxis: x[..., tf.newaxis] in the course's MNIST code
 manual_seed = random.set_seed  # torch.manual_seed
 range = arange  # noqa: A001 - tf.range(start, limit, delta)
+inference_mode = no_grad  # torch.inference_mode()
 # torch's dtype aliases (one DType object answers TF's, torch's and NumPy's questions).
 float = float32  # noqa: A001
 half = float16
@@ -92,6 +93,7 @@ __all__ += [
     "is_grad_enabled", "is_tensor", "log_softmax", "max", "mean", "min", "permute",
     "set_grad_enabled", "softmax", "std", "stop_gradient", "sum", "var", "linalg", "image",
     "range", "float", "half", "long", "int", "TensorSpec", "mul", "sub", "div", "true_divide",
+    "inference_mode",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", {
