@@ -140,6 +140,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            f"{x.shape[1]} channels (expected (out, {x.shape[1]}, kh, kw))")
     sh, sw = _pair(stride, "stride")
     dh, dw = _pair(dilation, "dilation")
+    bias = None if bias is None else as_tensors(x, bias)[1]
     kernel = _C.permute(w, [2, 3, 1, 0])
     if isinstance(padding, str):
         mode = padding.upper()

@@ -10,6 +10,7 @@ import numpy as np
 from . import _C
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
+from ._tensor import _dtype_name
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_std",
            "reduce_variance", "reduce_logsumexp", "reduce_any", "reduce_all", "argmax", "argmin",
@@ -100,7 +101,7 @@ def argmax(input, axis=None, output_type="int64", name=None, dim=None, keepdim=F
     if dim is not None:
         return _C.reduce("argmax", x, int(dim), bool(keepdim))
     out = _C.reduce("argmax", x, 0 if axis is None else int(axis), False)
-    return out if output_type in ("int64", None) else _C.cast(out, str(output_type))
+    return out if output_type in ("int64", None) else _C.cast(out, _dtype_name(output_type))
 
 
 def argmin(input, axis=None, output_type="int64", name=None, dim=None, keepdim=False):
@@ -108,7 +109,7 @@ def argmin(input, axis=None, output_type="int64", name=None, dim=None, keepdim=F
     if dim is not None:
         return _C.reduce("argmin", x, int(dim), bool(keepdim))
     out = _C.reduce("argmin", x, 0 if axis is None else int(axis), False)
-    return out if output_type in ("int64", None) else _C.cast(out, str(output_type))
+    return out if output_type in ("int64", None) else _C.cast(out, _dtype_name(output_type))
 
 
 def _unary(op, doc):

@@ -53,6 +53,7 @@ def conv2d(input, filters, strides=1, padding="VALID", dilations=1, bias=None):
     sh, sw = _pair(strides, "strides")
     dh, dw = _pair(dilations, "dilations")
     input, filters = as_tensors(input, filters)
+    bias = None if bias is None else as_tensors(input, bias)[1]
     return _C.conv2d(input, filters, bias, sh, sw, _padding(padding), dh, dw)
 
 

@@ -136,3 +136,9 @@ def test_norm_and_mm_bmm():
     np.testing.assert_allclose(ga.mm(a, a.T).numpy(), a @ a.T, rtol=1e-5, atol=1e-6)
     with pytest.raises(RuntimeError, match="3-D"):
         ga.bmm(a, a.T)
+
+
+def test_argmax_output_type_accepts_dtype_objects():
+    out = ga.argmax(np.array([[1.0, 3.0], [4.0, 2.0]]), axis=1, output_type=ga.int32)
+    assert out.dtype == ga.int32
+    np.testing.assert_array_equal(out.numpy(), [1, 0])
