@@ -223,6 +223,11 @@ def install():
     T.bool = lambda self: _C.cast(self, "bool")
     T.type = _type
     T.type_as = lambda self, other: _C.cast(self, other._dtype_name)
+    # Element-wise ==/!= as torch and TF (a bool tensor); hashing stays by identity, so
+    # tensors still work as dict keys and in sets.
+    T.__eq__ = _comparison(_math.equal)
+    T.__ne__ = _comparison(_math.not_equal)
+    T.__hash__ = object.__hash__
     T.__ge__ = lambda self, other: _math.greater_equal(self, other)
     T.__le__ = lambda self, other: _math.less_equal(self, other)
     for name in ("eq", "ne", "gt", "lt", "ge", "le"):
@@ -231,6 +236,15 @@ def install():
         setattr(T, name, (lambda f: lambda self, other: f(self, other))(fn))
     T.allclose = _math.allclose
     T.isclose = _math.isclose
+
+
+def _comparison(fn):
+    def method(self, other):
+        if other is None or not isinstance(other, (Tensor, np.ndarray, np.generic, int, float,
+                                                   bool, list, tuple)):
+            return NotImplemented  # `t == None` is False, as in torch
+        return fn(self, other)
+    return method
 
 
 def _not_norm(p):

@@ -132,3 +132,14 @@ def test_autograd_tutorial_style_polynomial_fit():
                 p.grad = None
     assert losses[-1] < 0.5 * losses[0]
     assert all(p.is_leaf and p.requires_grad for p in coeffs)
+
+
+def test_equality_is_element_wise_and_hashing_by_identity():
+    pred = torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]])
+    y = torch.tensor([1, 0, 0])
+    correct = (pred.argmax(1) == y).type(torch.float).sum().item()
+    assert correct == 2.0
+    np.testing.assert_array_equal((y != 0).numpy(), [True, False, False])
+    np.testing.assert_array_equal((y == np.array([1, 1, 0])).numpy(), [True, False, True])
+    assert (y == None) is False  # noqa: E711
+    assert len({y: 1, pred: 2}) == 2 and y in {pred: 0, y: 1}
