@@ -59,6 +59,14 @@ def _in_place(op):
     return method
 
 
+def _unary_in_place(op):
+    def method(self):
+        _check_in_place(self, f"{op}_")
+        return _write(self, _C.unary(op, self))
+    method.__name__ = f"{op}_"
+    return method
+
+
 def _out_of_place(op):
     def method(self, other, *, alpha=None):
         other = _operand(other, self)
@@ -191,6 +199,12 @@ def install():
         setattr(T, op, _out_of_place(op))
         setattr(T, f"{op}_", _in_place(op))
         setattr(T, f"__i{'truediv' if op == 'div' else op}__", _augmented(op))
+    for name in ("exp", "log", "sqrt", "rsqrt", "abs", "square", "reciprocal", "relu",
+                 "sigmoid", "tanh", "neg"):
+        setattr(T, f"{name}_", _unary_in_place(name))
+    T.neg = lambda self: _C.unary("neg", self)
+    T.negative = T.neg
+    T.sign = lambda self: _math.sign(self)
     T.pow = lambda self, exponent: _C.binary("pow", *as_tensors(self, exponent))
     T.pow_ = _in_place("pow")
     T.mm = lambda self, other: _C.matmul(self, other)

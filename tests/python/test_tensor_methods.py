@@ -143,3 +143,16 @@ def test_equality_is_element_wise_and_hashing_by_identity():
     np.testing.assert_array_equal((y == np.array([1, 1, 0])).numpy(), [True, False, True])
     assert (y == None) is False  # noqa: E711
     assert len({y: 1, pred: 2}) == 2 and y in {pred: 0, y: 1}
+
+
+def test_unary_in_place_forms_and_neg_sign():
+    a = rnd((4,))
+    t = torch.tensor(a)
+    assert t.sigmoid_() is t
+    np.testing.assert_allclose(t.numpy(), 1 / (1 + np.exp(-a)), rtol=1e-6)
+    t.neg_().exp_()
+    np.testing.assert_allclose(t.numpy(), np.exp(-1 / (1 + np.exp(-a))), rtol=1e-6)
+    np.testing.assert_array_equal(torch.tensor([-2.0, 0.0, 3.0]).sign().numpy(), [-1, 0, 1])
+    np.testing.assert_array_equal(torch.tensor([1.0]).neg().numpy(), [-1.0])
+    with pytest.raises(RuntimeError, match="in-place"):
+        torch.ones(2, requires_grad=True).relu_()
