@@ -10,6 +10,7 @@
 #include "nn/activation_layer.h"
 #include "nn/activations.h"
 #include "nn/batch_normalization.h"
+#include "nn/conv1d.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
@@ -62,6 +63,13 @@ void init_layers(py::module_& m) {
       .def(py::init<std::string, int64_t, const std::string&, bool, const std::string&, const std::string&>(),
            py::arg("name"), py::arg("units"), py::arg("activation") = "linear", py::arg("use_bias") = true,
            py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
+  py::class_<Conv1D, Layer, std::shared_ptr<Conv1D>>(lm, "Conv1D")
+      .def(py::init<std::string, int64_t, int64_t, int64_t, const std::string&, int64_t,
+                    const std::string&, bool, const std::string&, const std::string&>(),
+           py::arg("name"), py::arg("filters"), py::arg("kernel_size"), py::arg("stride") = 1,
+           py::arg("padding") = "valid", py::arg("dilation") = 1, py::arg("activation") = "linear",
+           py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",
+           py::arg("bias_initializer") = "zeros");
   py::class_<Conv2D, Layer, std::shared_ptr<Conv2D>>(lm, "Conv2D")
       .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, const std::string&, int64_t,
                     int64_t, const std::string&, bool, const std::string&, const std::string&>(),

@@ -128,3 +128,30 @@ def test_plot_model_draws_or_says_what_to_install(tmp_path):
     out = tmp_path / "m.dot"
     gk.utils.plot_model(model, to_file=str(out))
     assert "dense" in out.read_text()
+
+
+@pytest.mark.parametrize("padding,strides,dilation", [("valid", 1, 1), ("same", 2, 1),
+                                                      ("valid", 1, 2)])
+def test_conv1d_matches_keras_forward_and_one_training_step(padding, strides, dilation):
+    def model(lib):
+        return lib.Sequential([lib.Input((9, 3)),
+                               lib.layers.Conv1D(4, 3, strides=strides, padding=padding,
+                                                 dilation_rate=dilation, activation="relu"),
+                               lib.layers.Flatten(), lib.layers.Dense(2)])
+
+    ours, theirs = model(gk), model(keras)
+    assert [w.shape for w in ours.get_weights()] == [w.shape for w in theirs.get_weights()]
+    theirs.set_weights(ours.get_weights())
+    x = np.random.default_rng(5).normal(size=(6, 9, 3)).astype(np.float32)
+    y = np.random.default_rng(6).normal(size=(6, 2)).astype(np.float32)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0),
+                               rtol=1e-4, atol=1e-5)
+    for m, lib in ((ours, gk), (theirs, keras)):
+        m.compile(optimizer=lib.optimizers.SGD(learning_rate=0.1), loss="mse")
+        m.train_on_batch(x, y)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="causal"):
+        gk.layers.Conv1D(2, 3, padding="causal")
+    with pytest.raises(ValueError, match="expected ndim=3"):
+        gk.layers.Conv1D(2, 3)(np.zeros((2, 4, 4, 1), np.float32))

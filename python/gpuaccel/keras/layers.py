@@ -34,7 +34,7 @@ __all__ = [
     "Layer", "Input", "InputLayer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D",
     "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "Flatten",
     "Dropout", "Activation", "BatchNormalization", "LayerNormalization", "Embedding",
-    "MultiHeadAttention", "Softmax", "ReLU", "Reshape", "Rescaling", "Add", "Concatenate",
+    "MultiHeadAttention", "Softmax", "ReLU", "Reshape", "Rescaling", "Add", "Concatenate", "Conv1D",
 ]
 
 # ``keras.layers.InputLayer(shape=...)`` in a Sequential list is the same as ``keras.Input``:
@@ -403,6 +403,52 @@ class Conv2D(Layer):
         return _cpp_layers.Conv2D(self.name, self.filters, *self.kernel_size, *self.strides,
                                   self.padding, *self.dilation_rate, self.activation, self.use_bias,
                                   self.kernel_initializer, self.bias_initializer)
+
+    def _layer_config(self):
+        return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate, "activation": self.activation,
+                "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
+                "bias_initializer": self.bias_initializer}
+
+
+class Conv1D(Layer):
+    """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ...)`` on
+    (batch, steps, channels); kernel (k, in, filters) as in Keras."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        _reject("Conv1D", kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                bias_constraint=bias_constraint)
+        if groups != 1:
+            raise NotImplementedError(f"Conv1D: grouped convolutions are not supported yet; "
+                                      f"received groups={groups!r}")
+        if padding == "causal":
+            raise NotImplementedError("Conv1D(padding='causal') is not supported yet; use "
+                                      "'valid' or 'same'")
+        if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
+            raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
+                             f"value. Received filters={filters!r}.")
+        self.filters = int(filters)
+        self.kernel_size = _int_tuple(kernel_size, 1, "kernel_size")
+        self.strides = _int_tuple(strides, 1, "strides")
+        self.dilation_rate = _int_tuple(dilation_rate, 1, "dilation_rate")
+        self.padding = _padding(padding)
+        self.data_format = _data_format(data_format)
+        self.activation = _activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
+        self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Conv1D(self.name, self.filters, self.kernel_size[0], self.strides[0],
+                                  self.padding, self.dilation_rate[0], self.activation,
+                                  self.use_bias, self.kernel_initializer, self.bias_initializer)
 
     def _layer_config(self):
         return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
@@ -829,7 +875,6 @@ class MultiHeadAttention(Layer):
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
-    "Conv1D": "Conv2D on an (N, 1, L, C) input (Reshape first)",
     "SeparableConv2D": "Conv2D",
     "DepthwiseConv2D": "Conv2D",
     "Conv2DTranspose": "UpSampling with Reshape + Conv2D",
