@@ -10,6 +10,7 @@
 #include "nn/activation_layer.h"
 #include "nn/activations.h"
 #include "nn/batch_normalization.h"
+#include "nn/conv1d.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
@@ -19,8 +20,11 @@
 #include "nn/initializers.h"
 #include "nn/layer.h"
 #include "nn/layer_normalization.h"
+#include "nn/merging.h"
 #include "nn/multi_head_attention.h"
 #include "nn/pooling2d.h"
+#include "nn/rescaling.h"
+#include "nn/reshape.h"
 #include "ops/creation.h"
 
 namespace py = pybind11;
@@ -59,6 +63,13 @@ void init_layers(py::module_& m) {
       .def(py::init<std::string, int64_t, const std::string&, bool, const std::string&, const std::string&>(),
            py::arg("name"), py::arg("units"), py::arg("activation") = "linear", py::arg("use_bias") = true,
            py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
+  py::class_<Conv1D, Layer, std::shared_ptr<Conv1D>>(lm, "Conv1D")
+      .def(py::init<std::string, int64_t, int64_t, int64_t, const std::string&, int64_t,
+                    const std::string&, bool, const std::string&, const std::string&>(),
+           py::arg("name"), py::arg("filters"), py::arg("kernel_size"), py::arg("stride") = 1,
+           py::arg("padding") = "valid", py::arg("dilation") = 1, py::arg("activation") = "linear",
+           py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",
+           py::arg("bias_initializer") = "zeros");
   py::class_<Conv2D, Layer, std::shared_ptr<Conv2D>>(lm, "Conv2D")
       .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, const std::string&, int64_t,
                     int64_t, const std::string&, bool, const std::string&, const std::string&>(),
@@ -78,6 +89,15 @@ void init_layers(py::module_& m) {
       .def(py::init<std::string, bool>(), py::arg("name"), py::arg("keepdims") = false);
   py::class_<Flatten, Layer, std::shared_ptr<Flatten>>(lm, "Flatten")
       .def(py::init<std::string>(), py::arg("name"));
+  py::class_<Reshape, Layer, std::shared_ptr<Reshape>>(lm, "Reshape")
+      .def(py::init<std::string, Shape>(), py::arg("name"), py::arg("target_shape"));
+  py::class_<Rescaling, Layer, std::shared_ptr<Rescaling>>(lm, "Rescaling")
+      .def(py::init<std::string, double, double>(), py::arg("name"), py::arg("scale"),
+           py::arg("offset") = 0.0);
+  py::class_<Add, Layer, std::shared_ptr<Add>>(lm, "Add")
+      .def(py::init<std::string>(), py::arg("name"));
+  py::class_<Concatenate, Layer, std::shared_ptr<Concatenate>>(lm, "Concatenate")
+      .def(py::init<std::string, int64_t>(), py::arg("name"), py::arg("axis") = -1);
   py::class_<Dropout, Layer, std::shared_ptr<Dropout>>(lm, "Dropout")
       .def(py::init<std::string, double>(), py::arg("name"), py::arg("rate"));
   py::class_<Activation, Layer, std::shared_ptr<Activation>>(lm, "Activation")

@@ -279,6 +279,7 @@ void init_tensor(py::module_& m) {
   m.def("detach", &detach);
   m.def("expand_dims", &expand_dims);
   m.def("squeeze", &squeeze);
+  m.def("concat", &concat, py::arg("tensors"), py::arg("axis"));
   m.def("broadcast_to", &broadcast_to);
   m.def("select", &select);
   m.def("slice", [](const Tensor& x, const std::vector<std::tuple<int64_t, int64_t, int64_t>>& specs) {

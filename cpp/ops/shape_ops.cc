@@ -286,6 +286,54 @@ Tensor to_device(const Tensor& x, const LogicalDevice& device) {
   return out;
 }
 
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
+  if (xs.empty()) {
+    throw_error(ErrorCode::kInvalidArgument, "ConcatV2", "expected a non-empty list of tensors");
+  }
+  const LogicalDevice& device = common_device("ConcatV2", xs);
+  const DType dtype = common_dtype("ConcatV2", xs);
+  const Shape& first = xs[0].shape();
+  if (first.empty()) {
+    throw_error(ErrorCode::kInvalidArgument, "ConcatV2",
+                "can't concatenate scalars (use stack instead)");
+  }
+  const int d = normalize_axis(axis, static_cast<int>(first.size()), "ConcatV2");
+  Shape shape = first;
+  shape[d] = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Shape& s = xs[i].shape();
+    bool same = s.size() == first.size();
+    for (size_t k = 0; same && k < s.size(); ++k) same = (static_cast<int>(k) == d || s[k] == first[k]);
+    if (!same) {
+      throw_error(ErrorCode::kInvalidArgument, "ConcatV2",
+                  "Dimension mismatch: input 0 has shape " + shape_to_string(first) + " and input " +
+                      std::to_string(i) + " has shape " + shape_to_string(s) +
+                      "; all dimensions but axis " + std::to_string(d) + " must match");
+    }
+    shape[d] += s[d];
+  }
+  Tensor out = Tensor::empty(shape, dtype, device, "ConcatV2");
+  std::vector<SliceSpec> specs(d + 1);
+  for (int k = 0; k < d; ++k) specs[k] = {0, shape[k], 1};
+  std::vector<std::vector<SliceSpec>> pieces;
+  int64_t start = 0;
+  {
+    GradModeGuard no_grad(false);
+    for (const Tensor& x : xs) {
+      specs[d] = {start, start + x.shape()[d], 1};
+      pieces.push_back(specs);
+      if (x.numel() > 0) copy_into(x, slice(out, specs));
+      start += x.shape()[d];
+    }
+  }
+  record("ConcatV2", xs, {out}, [pieces](const std::vector<Tensor>& g) {
+    std::vector<Tensor> dxs;
+    for (const auto& p : pieces) dxs.push_back(contiguous(slice(g[0], p)));
+    return dxs;
+  });
+  return out;
+}
+
 void copy_into(const Tensor& src, const Tensor& dst) {
   common_device("Assign", {src, dst});
   if (dst.numel() == 0) return;

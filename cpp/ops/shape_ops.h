@@ -30,6 +30,9 @@ Tensor expand_dims(const Tensor& x, int64_t axis);
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes);
 // x broadcast to `shape`, materialized.
 Tensor broadcast_to(const Tensor& x, const Shape& shape);
+// tf.concat / torch.cat: joins tensors of one dtype and device along `axis` (all other
+// dimensions equal); the gradient of each input is its slice of the output gradient.
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 // Sum of `grad` over the dimensions broadcasting added, giving `shape` (gradients of
 // broadcast ops).
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape);

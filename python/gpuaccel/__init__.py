@@ -23,17 +23,40 @@ from . import cuda
 from . import version
 from . import utils
 from ._placement import device
-from ._tensor import (GradientTape, Tensor, Variable, arange, from_numpy, full, matmul, no_grad,
-                      ones, ones_like, rand, randn, tensor, zeros, zeros_like)
+from ._tensor import GradientTape, Tensor, Variable, arange, from_numpy, no_grad, tensor
+from . import _tensor_methods
 from . import random
 from . import math
+from . import linalg
+from . import image
 from . import nn
+from ._convert import convert_to_tensor
+from ._creation import (empty, empty_like, eye, full, full_like, linspace, ones, rand, rand_like,
+                        randint, randint_like, randn, randn_like, zeros)
+from ._array_ops import (broadcast_to, cast, cat, chunk, clamp, clip, clip_by_value, concat,
+                         concatenate, expand_dims, fill, flatten, gather, identity, numel,
+                         one_hot, ones_like, pad, rank, reshape, shape, size, split, squeeze,
+                         stack, tile, transpose, unbind, unsqueeze, unstack, where, zeros_like)
+from .math import (abs, add, add_n, allclose, argmax, argmin, div, divide, equal, exp,  # noqa: A004
+                   greater, greater_equal, is_nan, isclose, less, less_equal, log, log1p,
+                   logical_and, logical_not, logical_or, maximum, minimum, mul, multiply,
+                   negative, not_equal, pow, reciprocal, reduce_all, reduce_any,
+                   reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
+                   reduce_std, reduce_sum, reduce_variance, relu, rsqrt, sigmoid, sign, sqrt,
+                   square, squared_difference, sub, subtract, tanh, true_divide, truediv)
+from .linalg import bmm, einsum, matmul, mm, tensordot
+from ._tensor_spec import TensorSpec
+from ._function import function, print_ as print  # noqa: A004 - tf.print
+from ._torch_ops import (enable_grad, executing_eagerly, is_grad_enabled, is_tensor,
+                         log_softmax, max, mean, min, permute, set_grad_enabled, softmax, std,
+                         stop_gradient, sum, var)
 from . import bench
 from . import data
 from . import keras
 from .keras import mixed_precision
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
+from . import _unsupported
 
 __version__ = version.gpuaccel
 
@@ -48,3 +71,66 @@ __all__ = [
 constant = tensor  # tf.constant
 newaxis = None  # tf.newaxis / np.newaxis: x[..., tf.newaxis] in the course's MNIST code
 manual_seed = random.set_seed  # torch.manual_seed
+range = arange  # noqa: A001 - tf.range(start, limit, delta)
+inference_mode = no_grad  # torch.inference_mode()
+# torch's dtype aliases (one DType object answers TF's, torch's and NumPy's questions).
+float = float32  # noqa: A001
+half = float16
+long = int64
+int = int32  # noqa: A001
+_tensor_methods.install()
+
+__all__ += [
+    "convert_to_tensor", "empty", "empty_like", "eye", "full_like", "linspace", "rand_like",
+    "randint", "randint_like", "randn_like", "broadcast_to", "cast", "cat", "chunk", "clamp",
+    "clip", "clip_by_value", "concat", "concatenate", "expand_dims", "fill", "flatten", "gather",
+    "identity", "numel", "one_hot", "pad", "rank", "reshape", "shape", "size", "split", "squeeze",
+    "stack", "tile", "transpose", "unbind", "unsqueeze", "unstack", "where", "abs", "add",
+    "add_n", "allclose", "argmax", "argmin", "divide", "equal", "exp", "greater",
+    "greater_equal", "is_nan", "isclose", "less", "less_equal", "log", "log1p", "logical_and",
+    "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
+    "reciprocal", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "relu", "rsqrt",
+    "sigmoid", "sign", "sqrt", "square", "squared_difference", "subtract", "tanh", "truediv",
+    "bmm", "einsum", "mm", "tensordot", "function", "print", "enable_grad", "executing_eagerly",
+    "is_grad_enabled", "is_tensor", "log_softmax", "max", "mean", "min", "permute",
+    "set_grad_enabled", "softmax", "std", "stop_gradient", "sum", "var", "linalg", "image",
+    "range", "float", "half", "long", "int", "TensorSpec", "mul", "sub", "div", "true_divide",
+    "inference_mode",
+]
+
+__getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", {
+    "float64": "float32 (gpuaccel has no float64; NumPy float64 input becomes float32)",
+    "double": "float32 (gpuaccel has no float64)",
+    "int8": "int32 or uint8",
+    "int16": "int32",
+    "complex64": "two float32 tensors (no complex dtypes)",
+    "string": "Python strings (no string tensors)",
+    "TensorShape": "tuple(t.shape)",
+    "sort": "np.sort on .numpy()",
+    "argsort": "np.argsort on .numpy()",
+    "topk": "argmax for k=1, or np.argsort on .numpy()",
+    "cumsum": "a matmul with np.tril(np.ones((n, n)))",
+    "sin": "a computation on .numpy() (there is no sin kernel yet)",
+    "cos": "a computation on .numpy() (there is no cos kernel yet)",
+    "floor": "cast(x, 'int64') (truncates toward zero)",
+    "round": "cast(x + 0.5, 'int64') for non-negative values",
+    "boolean_mask": "where(...) or indexing on .numpy()",
+    "scatter_nd": "one_hot(...) products",
+    "tensor_scatter_nd_update": "one_hot(...) products",
+    "map_fn": "a Python loop and stack (ops run eagerly)",
+    "vectorized_map": "a Python loop and stack (ops run eagerly)",
+    "py_function": "calling the Python function directly (ops run eagerly)",
+    "numpy_function": "calling the Python function directly (ops run eagerly)",
+    "distributions": "nothing yet (no probability distributions)",
+    "autograd": "tensor.backward() / GradientTape (torch.autograd is not there yet)",
+    "optim": "keras.optimizers (torch.optim is not there yet)",
+    "save": "model.save(...) / save_weights (torch.save is not there yet)",
+    "load": "keras.models.load_model (torch.load is not there yet)",
+    "compile": "plain eager code (torch.compile is not there yet)",
+    "xla": "plain eager code (no XLA)",
+    "saved_model": "model.save('x.keras')",
+    "summary": "keras.callbacks.TensorBoard",
+    "train": "keras.callbacks.ModelCheckpoint / save_weights",
+    "experimental": "the stable names listed in docs/compatibility.md",
+})

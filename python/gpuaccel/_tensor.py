@@ -223,8 +223,9 @@ def _setitem(self, index, value):
 
 
 def _numpy(self):
-    """A NumPy copy of the tensor (from any device). Errors if it requires grad, as torch."""
-    if self.requires_grad:
+    """A NumPy copy of the tensor (from any device). Errors if it requires grad, as torch, except
+    for a ``Variable``, whose ``.numpy()`` TensorFlow code reads all the time."""
+    if self.requires_grad and not getattr(self, "_is_variable", False):
         raise RuntimeError("Can't call numpy() on a tensor that requires grad. "
                            "Use tensor.detach().numpy() instead.")
     return self._numpy()
@@ -448,6 +449,7 @@ def Variable(initial_value, trainable=True, dtype=None, name=None):
     t = tensor(initial_value, dtype=dtype)
     if trainable:
         t.requires_grad = True
+    t._is_variable = True
     return t
 
 

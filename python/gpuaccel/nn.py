@@ -1,17 +1,30 @@
 """``tf.nn`` names (and a few ``torch.nn.functional`` ones) for the neural-network ops.
 
 Images are NHWC and convolution kernels (height, width, in_channels, filters), as in Keras.
-Every op here records its gradient."""
+Every op here records its gradient and accepts NumPy arrays, lists and numbers where a tensor
+goes. ``gpuaccel.nn.functional`` is ``torch.nn.functional`` (NCHW, torch's argument names).
+"""
 import numbers
+import sys
 
 from . import _C
+from . import _torch_functional as functional
+from . import _unsupported
+from . import math as _math
+from ._convert import as_tensors, convert_to_tensor
 from ._tensor import Tensor, tensor
+
+# `import gpuaccel.nn.functional as F` (torch's spelling) finds the module without nn being a
+# package.
+sys.modules[__name__ + ".functional"] = functional
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "gelu", "softmax",
            "log_softmax", "dropout", "batch_normalization", "layer_normalization",
            "embedding_lookup", "scaled_dot_product_attention",
            "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
-           "mean_squared_error", "one_hot"]
+           "mean_squared_error", "one_hot", "functional", "leaky_relu", "relu6", "elu", "silu",
+           "swish", "softplus", "log_sigmoid", "sigmoid_cross_entropy_with_logits", "l2_loss",
+           "moments", "bias_add", "max_pool", "avg_pool"]
 
 
 def _pair(value, name):
@@ -39,52 +52,57 @@ def conv2d(input, filters, strides=1, padding="VALID", dilations=1, bias=None):
     """``tf.nn.conv2d``: input (N, H, W, C), filters (KH, KW, C, F)."""
     sh, sw = _pair(strides, "strides")
     dh, dw = _pair(dilations, "dilations")
+    input, filters = as_tensors(input, filters)
+    bias = None if bias is None else as_tensors(input, bias)[1]
     return _C.conv2d(input, filters, bias, sh, sw, _padding(padding), dh, dw)
 
 
 def max_pool2d(input, ksize, strides, padding="VALID"):
     kh, kw = _pair(ksize, "ksize")
     sh, sw = _pair(strides, "strides")
-    return _C.pool2d(input, True, kh, kw, sh, sw, _padding(padding))
+    return _C.pool2d(convert_to_tensor(input), True, kh, kw, sh, sw, _padding(padding))
 
 
 def avg_pool2d(input, ksize, strides, padding="VALID"):
     """Average pooling; padded positions are not counted in the average (Keras's rule)."""
     kh, kw = _pair(ksize, "ksize")
     sh, sw = _pair(strides, "strides")
-    return _C.pool2d(input, False, kh, kw, sh, sw, _padding(padding))
+    return _C.pool2d(convert_to_tensor(input), False, kh, kw, sh, sw, _padding(padding))
 
 
-def relu(x):
-    return _C.unary("relu", x)
+def relu(x, name=None):
+    return _C.unary("relu", convert_to_tensor(x))
 
 
-def sigmoid(x):
-    return _C.unary("sigmoid", x)
+def sigmoid(x, name=None):
+    return _C.unary("sigmoid", convert_to_tensor(x))
 
 
-def tanh(x):
-    return _C.unary("tanh", x)
+def tanh(x, name=None):
+    return _C.unary("tanh", convert_to_tensor(x))
 
 
 def gelu(x, approximate=False):
     if approximate:
         raise NotImplementedError("gelu(approximate=True) (the tanh form) is not implemented; "
                                   "the default exact form is")
-    return _C.unary("gelu", x)
+    return _C.unary("gelu", convert_to_tensor(x))
 
 
-def softmax(logits, axis=-1):
-    return _C.softmax(logits, axis, False)
+def softmax(logits, axis=-1, name=None):
+    """``tf.nn.softmax(logits, axis=-1)``: tensors, NumPy arrays or lists."""
+    return _C.softmax(convert_to_tensor(logits), int(axis), False)
 
 
-def log_softmax(logits, axis=-1):
-    return _C.softmax(logits, axis, True)
+def log_softmax(logits, axis=-1, name=None):
+    return _C.softmax(convert_to_tensor(logits), int(axis), True)
 
 
 def dropout(x, rate, training=True):
     """Inverted dropout (``tf.nn.dropout``): kept values are scaled by 1 / (1 - rate)."""
-    return _C.dropout(x, float(rate), bool(training))
+    if not 0.0 <= float(rate) < 1.0:
+        raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), got {rate}")
+    return _C.dropout(convert_to_tensor(x), float(rate), bool(training))
 
 
 def batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=0.99, epsilon=1e-3,
@@ -129,10 +147,95 @@ def softmax_cross_entropy_with_logits(labels, logits):
 
 def mean_squared_error(y_true, y_pred):
     """Per-example mean over the last axis of (y_pred - y_true)², as Keras's MSE."""
-    return _C.mean_squared_error(y_true, y_pred)
+    return _C.mean_squared_error(*as_tensors(y_true, y_pred))
 
 
-def one_hot(indices, depth, dtype="float32"):
-    if not isinstance(indices, Tensor):
-        indices = tensor(indices, dtype="int64")
-    return _C.one_hot(indices, int(depth), dtype)
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype="float32",
+            name=None):
+    from ._array_ops import one_hot as _one_hot
+    return _one_hot(indices, depth, on_value, off_value, axis, dtype)
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """max(x, alpha x) (TF's default alpha is 0.2)."""
+    x = convert_to_tensor(features)
+    return _C.binary("maximum", x, _C.binary("mul", x, _C.scalar_like(float(alpha), x)))
+
+
+def relu6(features, name=None):
+    x = convert_to_tensor(features)
+    return _C.binary("minimum", _C.unary("relu", x), _C.scalar_like(6.0, x))
+
+
+def elu(features, name=None):
+    """x for x > 0, exp(x) - 1 otherwise (the exp branch is computed on min(x, 0), so it never
+    overflows)."""
+    x = convert_to_tensor(features)
+    negative = _C.binary("minimum", x, _C.scalar_like(0.0, x))
+    return _C.binary("add", _C.unary("relu", x), _math.expm1(negative))
+
+
+def silu(features, beta=1.0, name=None):
+    x = convert_to_tensor(features)
+    scaled = x if beta == 1.0 else _C.binary("mul", x, _C.scalar_like(float(beta), x))
+    return _C.binary("mul", x, _C.unary("sigmoid", scaled))
+
+
+swish = silu
+softplus = _math.softplus
+
+
+def log_sigmoid(x, name=None):
+    return _C.unary("neg", _math.softplus(_C.unary("neg", convert_to_tensor(x))))
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Per-element loss max(x, 0) - x z + log(1 + exp(-|x|)), TF's stable form."""
+    if labels is None or logits is None:
+        raise ValueError("Both labels and logits must be provided.")
+    return functional.binary_cross_entropy_with_logits(logits, labels, reduction="none")
+
+
+def l2_loss(t, name=None):
+    """sum(t²) / 2."""
+    x = convert_to_tensor(t)
+    return _C.binary("mul", _C.reduce("sum", _C.unary("square", x), None, False),
+                     _C.scalar_like(0.5, x))
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """(mean, variance) over ``axes`` (population variance)."""
+    x = convert_to_tensor(x)
+    axes = list(axes)
+    return (_C.reduce("mean", x, axes, bool(keepdims)),
+            _math.reduce_variance(x, axes, bool(keepdims)))
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    if data_format not in (None, "NHWC", "N...C"):
+        raise ValueError(f"bias_add supports channels-last data only, got {data_format!r}")
+    return _C.binary("add", *as_tensors(value, bias))
+
+
+def max_pool(input, ksize, strides, padding, data_format=None, name=None):
+    return max_pool2d(input, ksize, strides, padding)
+
+
+def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
+    return avg_pool2d(input, ksize, strides, padding)
+
+
+__getattr__ = _unsupported.module_getattr(__name__, "nn", {
+    "conv1d": "conv2d on an (N, 1, L, C) view",
+    "conv2d_transpose": "keras.layers.Conv2DTranspose is not there either; upsample with a "
+                        "Dense layer or repeat + conv2d",
+    "depthwise_conv2d": "conv2d per channel (depthwise kernels are not there yet)",
+    "ctc_loss": "nothing yet (no CTC kernel)",
+    "weighted_cross_entropy_with_logits": "sigmoid_cross_entropy_with_logits times weights",
+    "Module": "keras.layers.Layer / keras.Model (torch.nn modules are not there yet)",
+    "Linear": "keras.layers.Dense (torch.nn modules are not there yet)",
+    "Conv2d": "keras.layers.Conv2D (torch.nn modules are not there yet)",
+    "CrossEntropyLoss": "gpuaccel.nn.functional.cross_entropy",
+    "MSELoss": "gpuaccel.nn.functional.mse_loss",
+    "Sequential": "keras.Sequential (torch.nn modules are not there yet)",
+})

@@ -13,3 +13,14 @@ experimental = _types.SimpleNamespace(
 )
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+
+
+
+def __getattr__(name):
+    from .. import _unsupported
+    return _unsupported.module_getattr(__name__, "tf.data", {
+        "TFRecordDataset": "Dataset.from_generator over records you parse in Python",
+        "TextLineDataset": "Dataset.from_generator over the file's lines",
+        "Options": "the defaults (gpuaccel's pipeline has no options yet)",
+        "Iterator": "iter(dataset)",
+    })(name)

@@ -86,6 +86,13 @@ def _as_tensor(value):
     return _to_tensor(value)
 
 
+def _with_leading_axis(tensors):
+    """(structure, leaves) of ``tensors`` with a new leading axis of size 1 on each leaf."""
+    structure, leaves = _flatten(tensors)
+    return structure, [_C.expand_dims(v, 0) if isinstance(v, Tensor) else np.asarray(v)[None]
+                       for v in leaves]
+
+
 def _check_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
@@ -137,9 +144,29 @@ class Dataset:
     @staticmethod
     def range(*args, dtype=None):
         """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars."""
-        values = np.arange(*args, dtype=np.int64)
+        values = np.arange(*(int(a) for a in args), dtype=np.int64)  # tensors allowed, as TF
         ds = _SlicesDataset(values)
         return ds if dtype is None else ds.map(lambda v: v.to(dtype))
+
+    @staticmethod
+    def from_tensors(tensors):
+        """A dataset of one element: ``tensors`` itself."""
+        return _SlicesDataset(_pack(*_with_leading_axis(tensors)))
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None, name=None):
+        """Elements from ``generator()`` (called afresh each epoch), checked against
+        ``output_signature`` (``gpuaccel.TensorSpec``s; None dimensions match any size)."""
+        from ._transformations import GeneratorDataset
+        return GeneratorDataset(generator, output_types, output_shapes, args, output_signature)
+
+    @staticmethod
+    def zip(*datasets, name=None):
+        """``Dataset.zip((a, b))`` or ``Dataset.zip(a, b)``: tuples of their elements, as long as
+        the shortest."""
+        from ._transformations import ZipDataset
+        return ZipDataset(datasets[0] if len(datasets) == 1 else tuple(datasets))
 
     # ---- transformations ----
 
@@ -160,6 +187,52 @@ class Dataset:
 
     def take(self, count):
         return _TakeDataset(self, count)
+
+    def cache(self, filename="", name=None):
+        """Keeps the elements of the first complete pass and replays them (in memory; a
+        ``filename`` is accepted and the cache still lives in memory)."""
+        from ._transformations import CacheDataset
+        return CacheDataset(self, filename)
+
+    def unbatch(self, name=None):
+        from ._transformations import UnbatchDataset
+        return UnbatchDataset(self)
+
+    def filter(self, predicate, name=None):
+        from ._transformations import FilterDataset
+        return FilterDataset(self, predicate)
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False, name=None):
+        """Batches elements of different shapes, padding each component to the batch's largest
+        (or to ``padded_shapes``) with ``padding_values`` (0 by default)."""
+        from ._transformations import PaddedBatchDataset
+        return PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder)
+
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None, name=None):
+        """``map_func`` turns each element into a dataset; ``cycle_length`` of them are read in
+        turn, ``block_length`` elements at a time (tf.data's order; cycle_length defaults to the
+        number of CPU cores, as TF)."""
+        from ._transformations import InterleaveDataset
+        cycle = (os.cpu_count() or 1) if cycle_length in (None, AUTOTUNE) else cycle_length
+        return InterleaveDataset(self, map_func, cycle, 1 if block_length is None else block_length)
+
+    def flat_map(self, map_func, name=None):
+        from ._transformations import InterleaveDataset
+        return InterleaveDataset(self, map_func, 1, 1)
+
+    def skip(self, count, name=None):
+        from ._transformations import SkipDataset
+        return SkipDataset(self, count)
+
+    def enumerate(self, start=0, name=None):
+        from ._transformations import EnumerateDataset
+        return EnumerateDataset(self, start)
+
+    def concatenate(self, dataset, name=None):
+        from ._transformations import ConcatenateDataset
+        return ConcatenateDataset(self, dataset)
 
     # ---- inspection and iteration ----
 

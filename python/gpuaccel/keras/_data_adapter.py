@@ -54,13 +54,21 @@ def _label_array(value):
     return np.ascontiguousarray(array)
 
 
+def _is_nested_numbers(value):
+    """A Python list of numbers or of such lists is one input array (we accept what Keras 3
+    refuses); a list of arrays or tensors is one entry per model input, as in Keras."""
+    if not isinstance(value, list) or not value:
+        return False
+    return all(isinstance(v, (int, float, bool)) or _is_nested_numbers(v) for v in value)
+
+
 class ArrayData:
     """In-memory inputs and labels, batched by row gathers.
 
     ``x`` is a list of arrays (one per model input); ``y`` an array or None."""
 
     def __init__(self, x, y, batch_size, keep_integer_inputs):
-        xs = list(x) if isinstance(x, (list, tuple)) else [x]
+        xs = list(x) if isinstance(x, (list, tuple)) and not _is_nested_numbers(x) else [x]
         self.x = [_input_array(v, keep_integer_inputs, "x") for v in xs]
         self.y = None if y is None else _label_array(y)
         self.num_samples = len(self.x[0]) if self.x[0].ndim else 0

@@ -21,13 +21,28 @@ class Node:
         self.output = output
 
 
+class DTypeName(str):
+    """A KerasTensor's dtype: Keras 3's string ('float32') that also answers Keras 2's
+    ``x.dtype.name`` and the rest of ``gpuaccel.DType`` (``is_floating``, ``itemsize``,
+    ``as_numpy_dtype``...), which TensorFlow 2.21 with Keras 3 no longer does."""
+
+    __slots__ = ()
+
+    @property
+    def name(self):
+        return str(self)
+
+    def __getattr__(self, attribute):
+        return getattr(as_dtype(str(self)), attribute)
+
+
 class KerasTensor:
     """A placeholder with a shape (batch as None) and a dtype; ``node`` is the layer call that
     produced it, or None for a model input."""
 
     def __init__(self, shape, dtype="float32", name=None, node=None):
         self.shape = tuple(None if d is None else int(d) for d in shape)
-        self.dtype = as_dtype(dtype).name
+        self.dtype = DTypeName(as_dtype(dtype).name)
         self.name = name
         self.node = node
 

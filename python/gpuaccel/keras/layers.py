@@ -21,6 +21,7 @@ import re
 import numpy as np
 
 from .. import _C
+from .. import _unsupported
 from .._tensor import Tensor, tensor as _make_tensor
 from ..dtypes import as_dtype
 from . import _symbolic
@@ -33,7 +34,7 @@ __all__ = [
     "Layer", "Input", "InputLayer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D",
     "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "Flatten",
     "Dropout", "Activation", "BatchNormalization", "LayerNormalization", "Embedding",
-    "MultiHeadAttention",
+    "MultiHeadAttention", "Softmax", "ReLU", "Reshape", "Rescaling", "Add", "Concatenate", "Conv1D",
 ]
 
 # ``keras.layers.InputLayer(shape=...)`` in a Sequential list is the same as ``keras.Input``:
@@ -411,6 +412,52 @@ class Conv2D(Layer):
                 "bias_initializer": self.bias_initializer}
 
 
+class Conv1D(Layer):
+    """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ...)`` on
+    (batch, steps, channels); kernel (k, in, filters) as in Keras."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        _reject("Conv1D", kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                bias_constraint=bias_constraint)
+        if groups != 1:
+            raise NotImplementedError(f"Conv1D: grouped convolutions are not supported yet; "
+                                      f"received groups={groups!r}")
+        if padding == "causal":
+            raise NotImplementedError("Conv1D(padding='causal') is not supported yet; use "
+                                      "'valid' or 'same'")
+        if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
+            raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
+                             f"value. Received filters={filters!r}.")
+        self.filters = int(filters)
+        self.kernel_size = _int_tuple(kernel_size, 1, "kernel_size")
+        self.strides = _int_tuple(strides, 1, "strides")
+        self.dilation_rate = _int_tuple(dilation_rate, 1, "dilation_rate")
+        self.padding = _padding(padding)
+        self.data_format = _data_format(data_format)
+        self.activation = _activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
+        self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Conv1D(self.name, self.filters, self.kernel_size[0], self.strides[0],
+                                  self.padding, self.dilation_rate[0], self.activation,
+                                  self.use_bias, self.kernel_initializer, self.bias_initializer)
+
+    def _layer_config(self):
+        return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate, "activation": self.activation,
+                "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
+                "bias_initializer": self.bias_initializer}
+
+
 class _Pooling2D(Layer):
     _cpp_class = None
 
@@ -513,6 +560,107 @@ class Activation(Layer):
 
     def _layer_config(self):
         return {"activation": self.activation}
+
+
+class Softmax(Activation):
+    """``keras.layers.Softmax(axis=-1)``: softmax over the last axis (computed in float32)."""
+
+    def __init__(self, axis=-1, **kwargs):
+        if _last_axis_only("Softmax", axis) != -1:
+            raise NotImplementedError(f"Softmax: only axis=-1 (the last axis) is supported yet; "
+                                      f"received axis={axis!r}")
+        self.axis = -1
+        super().__init__("softmax", **kwargs)
+
+    def _layer_config(self):
+        return {"axis": self.axis}
+
+
+class ReLU(Activation):
+    """``keras.layers.ReLU()``: max(x, 0) (``max_value``, ``negative_slope`` and ``threshold``
+    other than their defaults are not supported yet)."""
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        if max_value is not None or negative_slope != 0.0 or threshold != 0.0:
+            raise NotImplementedError("ReLU(max_value, negative_slope, threshold) are not "
+                                      "supported yet; use the defaults")
+        super().__init__("relu", **kwargs)
+
+    def _layer_config(self):
+        return {"max_value": None, "negative_slope": 0.0, "threshold": 0.0}
+
+
+class Reshape(Layer):
+    """``keras.layers.Reshape(target_shape)``: the batch axis stays; one entry may be -1."""
+
+    def __init__(self, target_shape, **kwargs):
+        if isinstance(target_shape, numbers.Integral):
+            target_shape = (target_shape,)
+        self.target_shape = tuple(int(d) for d in target_shape)
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Reshape(self.name, list(self.target_shape))
+
+    def _layer_config(self):
+        return {"target_shape": self.target_shape}
+
+
+class Rescaling(Layer):
+    """``keras.layers.Rescaling(scale, offset=0.0)``: x * scale + offset (scalars), e.g.
+    ``Rescaling(1. / 255)`` on uint8 images (integer inputs are cast to float first)."""
+
+    def __init__(self, scale, offset=0.0, **kwargs):
+        for value, arg in ((scale, "scale"), (offset, "offset")):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise NotImplementedError(f"Rescaling: only a scalar `{arg}` is supported yet, "
+                                          f"got {value!r}")
+        self.scale, self.offset = float(scale), float(offset)
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Rescaling(self.name, self.scale, self.offset)
+
+    def _layer_config(self):
+        return {"scale": self.scale, "offset": self.offset}
+
+
+class _Merge(Layer):
+    """Merging layers take a list of tensors: ``Add()([a, b])``."""
+
+    def _call_inputs(self, inputs, **kwargs):
+        kwargs.pop("mask", None)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
+                            f"{sorted(kwargs)}")
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
+            raise ValueError(f"A merge layer should be called on a list of at least 2 inputs. "
+                             f"Got {len(inputs) if isinstance(inputs, (list, tuple)) else 1} "
+                             "inputs.")
+        return list(inputs)
+
+
+class Add(_Merge):
+    """``keras.layers.Add()``: the element-wise sum of same-shaped inputs."""
+
+    def _make_cpp(self):
+        return _cpp_layers.Add(self.name)
+
+
+class Concatenate(_Merge):
+    """``keras.layers.Concatenate(axis=-1)``."""
+
+    def __init__(self, axis=-1, **kwargs):
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+            raise TypeError(f"Concatenate: axis must be an int, got {axis!r}")
+        self.axis = int(axis)
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Concatenate(self.name, self.axis)
+
+    def _layer_config(self):
+        return {"axis": self.axis}
 
 
 def _last_axis_only(layer_cls, axis):
@@ -724,3 +872,23 @@ class MultiHeadAttention(Layer):
         else:
             shapes = [query_shape, value_shape] + ([] if key_shape is None else [key_shape])
         return _none_shape(self._cpp.output_shape([_cpp_shape(s) for s in shapes]))
+
+
+__getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
+    "SeparableConv2D": "Conv2D",
+    "DepthwiseConv2D": "Conv2D",
+    "Conv2DTranspose": "UpSampling with Reshape + Conv2D",
+    "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
+    "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
+    "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
+    "Lambda": "a subclassed keras.Model whose call uses layers",
+    "Resizing": "resizing images with NumPy/PIL before the model",
+    "RandomFlip": "augmenting with NumPy in a Dataset.map",
+    "RandomRotation": "augmenting with NumPy in a Dataset.map",
+    "Normalization": "Rescaling, or normalising the data with NumPy",
+    "LeakyReLU": "Activation('relu') or gpuaccel.nn.leaky_relu",
+    "Multiply": "Add (Multiply is not there yet)",
+    "GlobalMaxPooling2D": "GlobalAveragePooling2D",
+    "UpSampling2D": "nothing yet",
+    "ZeroPadding2D": "Conv2D(padding='same')",
+})

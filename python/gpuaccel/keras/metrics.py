@@ -78,6 +78,66 @@ class MeanAbsoluteError(Metric):
     _kind, _default_name = "mean_absolute_error", "mean_absolute_error"
 
 
+class Mean:
+    """``keras.metrics.Mean``: the (weighted) mean of every value passed to ``update_state``,
+    as in the expert quickstart's ``train_loss(loss)``. Sums are kept in float64 on the host."""
+
+    def __init__(self, name="mean", dtype=None):
+        self.name = name
+        self.dtype = dtype or "float32"
+        self.reset_state()
+
+    def _values(self, values, sample_weight):
+        array = np.asarray(_C.detach(values).numpy() if isinstance(values, Tensor) else values,
+                           dtype=np.float64)
+        if sample_weight is None:
+            return array, np.ones_like(array)
+        weight = np.asarray(_C.detach(sample_weight).numpy() if isinstance(sample_weight, Tensor)
+                            else sample_weight, dtype=np.float64)
+        try:
+            weight = np.broadcast_to(weight, array.shape)
+        except ValueError as error:
+            raise ValueError(f"sample_weight of shape {weight.shape} does not broadcast to the "
+                             f"values' shape {array.shape}") from error
+        return array, weight
+
+    def update_state(self, values, sample_weight=None):
+        array, weight = self._values(values, sample_weight)
+        self._total += float(np.sum(array * weight))
+        self._count += float(np.sum(weight))
+
+    def result(self):
+        return tensor(np.float32(self._total / self._count if self._count else 0.0))
+
+    def reset_state(self):
+        self._total = 0.0
+        self._count = 0.0
+
+    def __call__(self, values, sample_weight=None):
+        self.update_state(values, sample_weight)
+        return self.result()
+
+    @property
+    def variables(self):
+        return [tensor(np.float32(self._total)), tensor(np.float32(self._count))]
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+class Sum(Mean):
+    """``keras.metrics.Sum``: the running (weighted) sum."""
+
+    def __init__(self, name="sum", dtype=None):
+        super().__init__(name, dtype)
+
+    def result(self):
+        return tensor(np.float32(self._total))
+
+
 _BY_NAME = {
     "sparse_categorical_accuracy": SparseCategoricalAccuracy,
     "categorical_accuracy": CategoricalAccuracy,

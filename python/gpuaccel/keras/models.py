@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import _summary, _weights_file
+from . import _keras_archive, _keras_h5, _summary, _weights_file
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
 
@@ -38,12 +38,41 @@ class Model(Trainer):
                                        if type(self) not in (Model,) else "functional")
         self.trainable = trainable
         self._cpp_graph = None
+        self._nodes = []
         if type(self) is Model or inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("Model(inputs, outputs) needs both inputs and outputs, made "
-                                 "with keras.Input and layer calls (subclassed models are not "
-                                 "supported yet)")
+                                 "with keras.Input and layer calls; or subclass keras.Model "
+                                 "and define call()")
             self._init_functional(inputs, outputs)
+
+    def _is_subclassed(self):
+        """A ``class M(keras.Model)`` with its own ``call`` (TF's expert quickstart style)."""
+        return type(self).call is not Model.call and not isinstance(self, Sequential)
+
+    def call(self, inputs, training=None, mask=None):
+        raise NotImplementedError(f"{type(self).__name__} must define call(self, inputs) or be "
+                                  "built as Model(inputs, outputs)")
+
+    def _trace_subclassed(self, shapes):
+        """Builds a subclassed model's graph by running its ``call`` once on keras.Input
+        placeholders: the layers it calls record the graph, which then runs (and trains) in C++
+        like a functional model. So ``call`` may use layers only, not raw tensor ops."""
+        from ._symbolic import Input
+        inputs = [Input(shape=tuple(s[1:])) for s in shapes]
+        single = inputs[0] if len(inputs) == 1 else inputs
+        try:
+            outputs = self.call(single, training=False)
+        except TypeError as error:
+            if "training" not in str(error):
+                raise
+            outputs = self.call(single)
+        if not isinstance(outputs, KerasTensor):
+            raise NotImplementedError(
+                f"{type(self).__name__}.call() must compute its output with Keras layers only "
+                f"(got {type(outputs).__name__}); gpuaccel builds a subclassed model's graph from "
+                "the layers call() uses")
+        self._init_functional(single, outputs)
 
     # ---- graph ----
 
@@ -87,9 +116,15 @@ class Model(Trainer):
         return self._cpp_graph
 
     def _ensure_built_for(self, data):
+        if self._cpp_graph is None and self._is_subclassed():
+            first = data.x if hasattr(data, "x") else None
+            if first is not None:
+                self._build_from_shapes([_with_batch(a.shape[1:]) for a in first])
         self._graph()
 
     def _keeps_integer_inputs(self):
+        if not hasattr(self, "inputs"):  # a subclassed model before its first call
+            return False
         return any(not _is_float_dtype(t.dtype) for t in self.inputs)
 
     @property
@@ -145,7 +180,15 @@ class Model(Trainer):
             return self._graph().forward(tensors, bool(training))[0]
 
     def _build_from_shapes(self, shapes):
+        if self._cpp_graph is None and self._is_subclassed():
+            self._trace_subclassed(shapes)
         self._graph()
+
+    def build(self, input_shape):
+        """Builds a subclassed model for inputs of ``input_shape`` (batch dimension included)."""
+        shapes = input_shape if isinstance(input_shape, list) and input_shape and isinstance(
+            input_shape[0], (tuple, list)) else [input_shape]
+        self._build_from_shapes([tuple(s) for s in shapes])
 
     # ---- weights ----
 
@@ -198,18 +241,31 @@ class Model(Trainer):
         return paths
 
     def save_weights(self, filepath, overwrite=True):
+        """``.weights.h5`` paths get Keras 3's HDF5 layout (real Keras reads them); any other
+        path gpuaccel's own .npz checkpoint."""
         import os
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
+        if os.fspath(filepath).endswith(".weights.h5"):
+            return _keras_h5.save_weights(self, filepath)
         _weights_file.save(filepath, self._weight_paths(), self.get_weights())
 
     def load_weights(self, filepath, skip_mismatch=False):
+        import os
+        if os.fspath(filepath).endswith(".weights.h5"):
+            return _keras_h5.load_weights(self, filepath)
+        if os.fspath(filepath).endswith(".keras"):
+            return _keras_archive.load_weights(self, filepath)
         shapes = [w.shape for w in self.get_weights()]
         self.set_weights(_weights_file.load(filepath, self._weight_paths(), shapes))
 
     def save(self, filepath, overwrite=True, **kwargs):
-        raise NotImplementedError("model.save() (the .keras format) is not supported yet; use "
-                                  "model.save_weights(path) and rebuild the model in code")
+        """``model.save('x.keras')``: Keras 3's archive (Sequential models), loadable by
+        ``keras.models.load_model`` here and in real Keras."""
+        import os
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError(f"{filepath!r} exists and overwrite=False")
+        _keras_archive.save_model(self, filepath)
 
     # ---- description ----
 
@@ -232,6 +288,17 @@ class Model(Trainer):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """``keras.models.load_model('x.keras')`` (Sequential and functional models; compile again
+    before fit)."""
+    return _keras_archive.load_model(filepath, custom_objects, compile, safe_mode)
+
+
+def from_keras(keras_model):
+    """The same model with the same weights, built from a live (real) Keras model."""
+    return _keras_archive.from_keras(keras_model)
 
 
 def _is_float_dtype(dtype):

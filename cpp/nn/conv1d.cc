@@ -1,0 +1,76 @@
+// Conv1D (see conv1d.h).
+#include "nn/conv1d.h"
+
+#include "nn/conv2d.h"
+#include "nn/initializers.h"
+#include "ops/shape_ops.h"
+
+namespace gpuaccel::nn {
+
+Conv1D::Conv1D(std::string name, int64_t filters, int64_t kernel_size, int64_t stride,
+               const std::string& padding, int64_t dilation, const std::string& activation,
+               bool use_bias, const std::string& kernel_initializer,
+               const std::string& bias_initializer)
+    : Layer(std::move(name)), filters_(filters), kernel_size_(kernel_size), stride_(stride),
+      dilation_(dilation), use_bias_(use_bias) {
+  const std::string where = std::string("Conv1D '") + this->name() + "'";
+  if (filters <= 0) {
+    fail("Invalid value for argument `filters`. Expected a strictly positive value. "
+         "Received filters=" + std::to_string(filters));
+  }
+  if (kernel_size <= 0 || stride <= 0 || dilation <= 0) {
+    fail("kernel_size, strides and dilation_rate must be positive integers. Received "
+         "kernel_size=" + std::to_string(kernel_size) + ", strides=" + std::to_string(stride) +
+         ", dilation_rate=" + std::to_string(dilation));
+  }
+  if (stride > 1 && dilation > 1) {
+    fail("`strides > 1` not supported in conjunction with `dilation_rate > 1`");
+  }
+  if (padding != "valid" && padding != "same") {
+    fail("The `padding` argument must be one of 'valid', 'same'. Received: padding='" +
+         padding + "'");
+  }
+  padding_ = padding == "same" ? Padding::kSame : Padding::kValid;
+  activation_ = parse_activation(activation, where);
+  kernel_initializer_ = canonical_initializer(kernel_initializer, where);
+  bias_initializer_ = canonical_initializer(bias_initializer, where);
+}
+
+void Conv1D::check(const Shape& shape) const {
+  expect_ndim(shape, 0, 3);
+  if (in_channels_ >= 0) expect_axis(shape, 0, -1, in_channels_);
+  if (shape[2] < 0) fail("The channel dimension of the inputs should be defined");
+  if (window_output_length(shape[1], kernel_size_, stride_, dilation_, padding_) == 0) {
+    fail("One of the dimensions in the output is <= 0 due to downsampling in " + name() +
+         ". Received input shape " + shape_text(shape));
+  }
+}
+
+Shape Conv1D::output_shape(const ShapeList& input_shapes) const {
+  expect_inputs(input_shapes.size(), 1);
+  const Shape& s = input_shapes[0];
+  check(s);
+  return {s[0], window_output_length(s[1], kernel_size_, stride_, dilation_, padding_), filters_};
+}
+
+void Conv1D::do_build(const ShapeList& input_shapes) {
+  expect_inputs(input_shapes.size(), 1);
+  check(input_shapes[0]);
+  in_channels_ = input_shapes[0][2];
+  kernel_ = add_weight("kernel", {kernel_size_, in_channels_, filters_}, kernel_initializer_);
+  if (use_bias_) bias_ = add_weight("bias", {filters_}, bias_initializer_);
+}
+
+Tensor Conv1D::call(const std::vector<Tensor>& inputs, bool training) {
+  (void)training;
+  expect_built();
+  expect_inputs(inputs.size(), 1);
+  check(inputs[0].shape());
+  const Tensor image = expand_dims(cast_input(inputs[0]), 1);  // (N, 1, L, C)
+  const Tensor kernel = expand_dims(read(kernel_), 0);        // (1, k, C, F)
+  const Tensor y = conv2d(image, kernel, use_bias_ ? read(bias_) : Tensor(), 1, stride_, padding_,
+                          1, dilation_);
+  return apply_activation(activation_, squeeze(y, {1}));
+}
+
+}  // namespace gpuaccel::nn

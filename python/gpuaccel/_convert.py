@@ -1,0 +1,47 @@
+"""One door from NumPy arrays, lists and Python numbers into tensors for the functional ops.
+
+TensorFlow's and PyTorch's functions accept ``np.ndarray``, nested lists and scalars wherever a
+tensor goes; every op of the TF/PyTorch faces converts its inputs here, and binary ops pair their
+operands through ``_tensor._operand`` so scalar/array promotion has one owner.
+"""
+import numbers
+
+import numpy as np
+
+from . import _tensor
+from ._tensor import Tensor
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """``tf.convert_to_tensor``: a tensor for ``value`` (returned as is when it already is one
+    of ``dtype``). NumPy float64 and Python floats become float32 (gpuaccel has no float64)."""
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != dtype:
+            raise ValueError(f"Tensor conversion requested dtype {dtype} for Tensor with dtype "
+                             f"{value.dtype.name}: {value!r}")
+        return value
+    if not isinstance(value, (np.ndarray, np.generic, numbers.Number, list, tuple)):
+        raise TypeError(f"Failed to convert an object of type {type(value).__name__} to a tensor: "
+                        f"expected a tensor, a NumPy array, a list or a number")
+    if dtype is None and dtype_hint is not None and not isinstance(value, np.ndarray):
+        dtype = dtype_hint
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+        from ._array_ops import stack  # a list of tensors packs like tf.stack
+        return stack([convert_to_tensor(v, dtype) for v in value])
+    return _tensor.tensor(value, dtype=dtype)
+
+
+def as_tensors(a, b):
+    """Both operands of a binary op as tensors: the non-tensor one takes the tensor's dtype and
+    device through ``_tensor._operand`` (the promotion rule's owner)."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = convert_to_tensor(a)
+    if isinstance(a, Tensor):
+        other = _tensor._operand(b, a)
+        if other is NotImplemented:
+            raise TypeError(f"unsupported operand type {type(b).__name__}")
+        return a, other
+    other = _tensor._operand(a, b)
+    if other is NotImplemented:
+        raise TypeError(f"unsupported operand type {type(a).__name__}")
+    return other, b

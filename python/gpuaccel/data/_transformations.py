@@ -1,0 +1,335 @@
+"""tf.data transformations beyond the fast row-index core of ``dataset.py``: ``cache``,
+``unbatch``, ``filter``, ``zip``, ``from_generator``, ``padded_batch``, ``interleave``,
+``flat_map``, ``skip``, ``enumerate``, ``concatenate``, with TensorFlow's semantics.
+
+``cache`` keeps the fast path where it can: over a pipeline that is still row indices of a
+``from_tensor_slices`` source it freezes the first epoch's indices (so ``shuffle().cache()``
+repeats the first order, as tf.data does) and batches keep being gathered in C++.
+"""
+import itertools
+
+import numpy as np
+
+from .._tensor import Tensor
+from .dataset import (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _UnaryDataset,
+                      _as_tensor, _check_int, _flatten, _pack)
+
+
+def _as_element(value):
+    structure, leaves = _flatten(value)
+    return _pack(structure, [_as_tensor(v) for v in leaves])
+
+
+def _truth(value):
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"filter: the predicate must return a scalar boolean, got shape "
+                             f"{list(value.shape)}")
+        return bool(value.item())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"filter: the predicate must return a boolean or a scalar bool tensor, got "
+                    f"{type(value).__name__}")
+
+
+def _apply(fn, element):
+    return fn(*element) if isinstance(element, tuple) else fn(element)
+
+
+class CacheDataset(_UnaryDataset):
+    def __init__(self, input_dataset, filename):
+        super().__init__(input_dataset)
+        if not isinstance(filename, str):
+            raise TypeError(f"cache: filename must be a string, got {type(filename).__name__}")
+        self._indices = None
+        self._elements_cache = None
+
+    def _index_plan(self):
+        plan = self._input._index_plan()
+        if plan is None:
+            return None
+        source, indices_fn = plan
+
+        def frozen():
+            if self._indices is None:
+                self._indices = np.asarray(indices_fn(), dtype=np.int64)
+            return self._indices
+        return source, frozen
+
+    def _elements(self):
+        plan = self._index_plan()
+        if plan is not None:
+            source, indices_fn = plan
+            return source._rows(indices_fn())
+        if self._elements_cache is not None:
+            return iter(self._elements_cache)
+        return self._filling()
+
+    def _filling(self):
+        seen = []
+        for element in self._input._elements():
+            seen.append(element)
+            yield element
+        self._elements_cache = seen  # only a complete pass is kept, as tf.data
+
+
+class UnbatchDataset(_UnaryDataset):
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY if self._input._cardinality() >= 0 else \
+            self._input._cardinality()
+
+    def _elements(self):
+        for batch in self._input._elements():
+            structure, leaves = _flatten(batch)
+            sizes = {int(leaf.shape[0]) if leaf.ndim else -1 for leaf in leaves}
+            if -1 in sizes or len(sizes) != 1:
+                raise ValueError("unbatch: every component needs the same leading (batch) "
+                                 f"dimension, got shapes {[list(l.shape) for l in leaves]}")
+            for i in range(sizes.pop()):
+                yield _pack(structure, [leaf[i] for leaf in leaves])
+
+
+class FilterDataset(_UnaryDataset):
+    def __init__(self, input_dataset, predicate):
+        super().__init__(input_dataset)
+        if not callable(predicate):
+            raise TypeError(f"filter: predicate must be callable, got {type(predicate).__name__}")
+        self._predicate = predicate
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        return n if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
+
+    def _elements(self):
+        return (e for e in self._input._elements() if _truth(_apply(self._predicate, e)))
+
+
+class ZipDataset(Dataset):
+    def __init__(self, datasets):
+        structure, leaves = _flatten(datasets)
+        if not leaves or not all(isinstance(d, Dataset) for d in leaves):
+            raise TypeError("zip expects a (nested) tuple or dict of datasets")
+        self._structure, self._datasets = structure, leaves
+
+    def _cardinality(self):
+        counts = [d._cardinality() for d in self._datasets]
+        finite = [c for c in counts if c >= 0]
+        if finite:
+            return min(finite)
+        return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else INFINITE_CARDINALITY
+
+    def _elements(self):
+        for parts in zip(*(d._elements() for d in self._datasets)):
+            yield _pack(self._structure, list(parts))
+
+
+class ConcatenateDataset(Dataset):
+    def __init__(self, first, second):
+        if not isinstance(second, Dataset):
+            raise TypeError(f"concatenate expects a Dataset, got {type(second).__name__}")
+        self._first, self._second = first, second
+
+    def _cardinality(self):
+        a, b = self._first._cardinality(), self._second._cardinality()
+        if INFINITE_CARDINALITY in (a, b):
+            return INFINITE_CARDINALITY
+        return a + b if a >= 0 and b >= 0 else UNKNOWN_CARDINALITY
+
+    def _elements(self):
+        return itertools.chain(self._first._elements(), self._second._elements())
+
+
+class SkipDataset(_UnaryDataset):
+    def __init__(self, input_dataset, count):
+        super().__init__(input_dataset)
+        self._count = _check_int("count", count, -1)
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        if self._count < 0:
+            return 0 if n >= 0 else n
+        return max(n - self._count, 0) if n >= 0 else n
+
+    def _index_plan(self):
+        plan = self._input._index_plan()
+        if plan is None:
+            return None
+        source, indices_fn = plan
+        return source, lambda: indices_fn()[self._count:] if self._count >= 0 else \
+            indices_fn()[:0]
+
+    def _elements(self):
+        if self._count < 0:
+            return iter(())
+        return itertools.islice(self._input._elements(), self._count, None)
+
+
+class EnumerateDataset(_UnaryDataset):
+    def __init__(self, input_dataset, start):
+        super().__init__(input_dataset)
+        self._start = _check_int("start", start, -(1 << 62))
+
+    def _elements(self):
+        for i, element in enumerate(self._input._elements(), self._start):
+            yield (_as_tensor(np.int64(i)), element)
+
+
+def _spec_leaves(output_signature):
+    structure, leaves = _flatten(output_signature)
+    return structure, leaves
+
+
+def _check_spec(leaf, spec, position):
+    shape = getattr(spec, "shape", None)
+    dtype = getattr(spec, "dtype", None)
+    if dtype is not None and leaf.dtype != dtype:
+        leaf = leaf.to(dtype)
+    if shape is not None:
+        expected = list(shape)
+        actual = list(leaf.shape)
+        if len(expected) != len(actual) or any(e is not None and e != a
+                                               for e, a in zip(expected, actual)):
+            raise TypeError(f"from_generator: element component {position} has shape {actual}, "
+                            f"which does not match the output_signature shape {expected}")
+    return leaf
+
+
+class GeneratorDataset(Dataset):
+    def __init__(self, generator, output_types, output_shapes, args, output_signature):
+        if not callable(generator):
+            raise TypeError("from_generator: `generator` must be a callable that returns an "
+                            f"iterator, got {type(generator).__name__}")
+        if output_signature is None and output_types is None:
+            raise TypeError("from_generator: `output_signature` (or the deprecated "
+                            "`output_types`) must be given, as in TensorFlow")
+        self._generator = generator
+        self._args = tuple(args or ())
+        self._signature = output_signature
+        self._types, self._shapes = output_types, output_shapes
+
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY
+
+    def _specs(self):
+        if self._signature is not None:
+            return _flatten(self._signature)[1]
+        types = _flatten(self._types)[1]
+        shapes = _flatten(self._shapes)[1] if self._shapes is not None else [None] * len(types)
+        from .._tensor_spec import TensorSpec
+        return [TensorSpec(s, t) for s, t in zip(shapes, types)]
+
+    def _elements(self):
+        specs = self._specs()
+        for value in self._generator(*self._args):
+            structure, leaves = _flatten(value if not isinstance(value, list) else tuple(value))
+            if len(leaves) != len(specs):
+                raise TypeError(f"from_generator: the generator yielded {len(leaves)} "
+                                f"components, the signature has {len(specs)}")
+            yield _pack(structure, [_check_spec(_as_tensor(np.asarray(v) if not isinstance(
+                v, Tensor) else v), spec, i) for i, (v, spec) in enumerate(zip(leaves, specs))])
+
+
+class PaddedBatchDataset(_UnaryDataset):
+    def __init__(self, input_dataset, batch_size, padded_shapes, padding_values, drop_remainder):
+        super().__init__(input_dataset)
+        self._batch_size = _check_int("batch_size", batch_size, 1)
+        self._padded_shapes = padded_shapes
+        self._padding_values = padding_values
+        self._drop_remainder = bool(drop_remainder)
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        if n < 0:
+            return n
+        return n // self._batch_size if self._drop_remainder else -(-n // self._batch_size)
+
+    def _target_shapes(self, count):
+        if self._padded_shapes is None:
+            return [None] * count
+        leaves = _flatten(self._padded_shapes)[1] if not isinstance(
+            self._padded_shapes, list) else [self._padded_shapes]
+        if len(leaves) != count:
+            raise ValueError(f"padded_batch: padded_shapes has {len(leaves)} components, the "
+                             f"elements have {count}")
+        return leaves
+
+    def _pad_values(self, count):
+        if self._padding_values is None:
+            return [0] * count
+        leaves = _flatten(self._padding_values)[1]
+        return leaves if len(leaves) == count else leaves * count
+
+    def _elements(self):
+        it = self._input._elements()
+        while True:
+            elements = list(itertools.islice(it, self._batch_size))
+            if not elements or (self._drop_remainder and len(elements) < self._batch_size):
+                return
+            structure = _flatten(elements[0])[0]
+            columns = list(zip(*(_flatten(e)[1] for e in elements)))
+            targets = self._target_shapes(len(columns))
+            values = self._pad_values(len(columns))
+            yield _pack(structure, [self._padded(col, t, v, i) for i, (col, t, v) in
+                                    enumerate(zip(columns, targets, values))])
+
+    @staticmethod
+    def _padded(column, target, value, position):
+        arrays = [np.asarray(c.numpy()) for c in column]
+        ranks = {a.ndim for a in arrays}
+        if len(ranks) != 1:
+            raise ValueError(f"padded_batch: component {position} has elements of different "
+                             f"ranks {sorted(ranks)}")
+        longest = np.max([a.shape for a in arrays], axis=0) if arrays[0].ndim else np.array([])
+        shape = [int(d) for d in longest]
+        if target is not None:
+            target = list(target)
+            for k, d in enumerate(target):
+                if d is not None and d != -1:
+                    if shape[k] > d:
+                        raise ValueError(f"padded_batch: component {position} has size "
+                                         f"{shape[k]} in dimension {k}, above the padded shape "
+                                         f"{d}")
+                    shape[k] = int(d)
+        out = np.full([len(arrays)] + shape, value, dtype=arrays[0].dtype)
+        for i, a in enumerate(arrays):
+            out[(i,) + tuple(slice(0, n) for n in a.shape)] = a
+        return _as_tensor(out)
+
+
+class InterleaveDataset(_UnaryDataset):
+    """TF's order: ``cycle_length`` input elements are open at once; each yields
+    ``block_length`` elements in turn; an exhausted one is replaced by the next input."""
+
+    def __init__(self, input_dataset, map_func, cycle_length, block_length):
+        super().__init__(input_dataset)
+        if not callable(map_func):
+            raise TypeError(f"map_func must be callable, got {type(map_func).__name__}")
+        self._fn = map_func
+        self._cycle = _check_int("cycle_length", cycle_length, 1)
+        self._block = _check_int("block_length", block_length, 1)
+
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY
+
+    def _open(self, element):
+        dataset = _apply(self._fn, element)
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"interleave: map_func must return a Dataset, got "
+                            f"{type(dataset).__name__}")
+        return dataset._elements()
+
+    def _elements(self):
+        inputs = self._input._elements()
+        slots = [self._open(e) for e in itertools.islice(inputs, self._cycle)]
+        while slots:
+            k = 0
+            while k < len(slots):
+                block = list(itertools.islice(slots[k], self._block))
+                yield from block
+                if len(block) < self._block:
+                    replacement = next(inputs, None)
+                    if replacement is None:
+                        slots.pop(k)
+                        continue
+                    slots[k] = self._open(replacement)  # starts at its next turn, as tf.data
+                k += 1

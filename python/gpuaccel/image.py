@@ -1,0 +1,77 @@
+"""``tf.image`` names: ``extract_patches``, the im2col of the course's convolution slides.
+
+Patches are strided slices of the (padded) image stacked along a new axis, so the op runs on
+any device and autograd differentiates it (``torch.nn.functional.unfold`` shares it).
+"""
+import numbers
+
+from . import _C
+from . import _unsupported
+from ._array_ops import pad
+from ._convert import convert_to_tensor
+
+__all__ = ["extract_patches", "patch_slices"]
+
+
+def _four(value, name):
+    values = list(value) if not isinstance(value, numbers.Integral) else None
+    if values is None or len(values) != 4 or values[0] != 1 or values[3] != 1:
+        raise ValueError(f"{name} must be a list of 4 ints [1, rows, cols, 1], got {value!r}")
+    if any(int(v) <= 0 for v in values):
+        raise ValueError(f"{name} entries must be positive, got {value!r}")
+    return int(values[1]), int(values[2])
+
+
+def same_padding(size, kernel, stride, rate):
+    """TF's SAME rule: (before, after) padding so the output has ceil(size / stride) entries."""
+    effective = (kernel - 1) * rate + 1
+    out = -(-size // stride)
+    total = max((out - 1) * stride + effective - size, 0)
+    return total // 2, total - total // 2
+
+
+def patch_slices(images, kernel, strides, rates):
+    """The kh*kw strided slices (N, OH, OW, C) of an already padded NHWC ``images``, one per
+    kernel offset in row-major order."""
+    (kh, kw), (sh, sw), (rh, rw) = kernel, strides, rates
+    n, h, w, c = images.shape
+    oh = (h - (kh - 1) * rh - 1) // sh + 1
+    ow = (w - (kw - 1) * rw - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"the patch ({kh}x{kw}, rates {rh}x{rw}) is larger than the image "
+                         f"({h}x{w}); use padding='SAME' or a smaller patch")
+    slices = []
+    for i in range(kh):
+        for j in range(kw):
+            slices.append(_C.slice(images, [(0, n, 1), (i * rh, i * rh + (oh - 1) * sh + 1, sh),
+                                            (j * rw, j * rw + (ow - 1) * sw + 1, sw), (0, c, 1)]))
+    return slices
+
+
+def extract_patches(images, sizes, strides, rates, padding, name=None):
+    """``tf.image.extract_patches``: (N, H, W, C) images to (N, OH, OW, kh*kw*C) patches whose
+    last axis runs over patch rows, then columns, then channels (TF's order)."""
+    x = convert_to_tensor(images)
+    if x.ndim != 4:
+        raise ValueError(f"images must be a 4-D (batch, height, width, channels) tensor, got "
+                         f"shape {list(x.shape)}")
+    kernel = _four(sizes, "sizes")
+    stride = _four(strides, "strides")
+    rate = _four(rates, "rates")
+    mode = str(padding).upper()
+    if mode not in ("VALID", "SAME"):
+        raise ValueError(f"padding must be 'VALID' or 'SAME', got {padding!r}")
+    if mode == "SAME":
+        rows = same_padding(x.shape[1], kernel[0], stride[0], rate[0])
+        cols = same_padding(x.shape[2], kernel[1], stride[1], rate[1])
+        x = pad(x, [[0, 0], list(rows), list(cols), [0, 0]])
+    slices = patch_slices(x, kernel, stride, rate)
+    stacked = _C.concat([_C.expand_dims(s, 3) for s in slices], 3)  # (N, OH, OW, K, C)
+    n, oh, ow = stacked.shape[:3]
+    return _C.reshape(stacked, [n, oh, ow, -1])
+
+
+__getattr__ = _unsupported.module_getattr(__name__, "tf.image", {
+    "resize": "keras.layers.Resizing is not there either; resize with PIL or np before the model",
+    "flip_left_right": "slicing on .numpy() (x[:, :, ::-1]) before building the tensor",
+})

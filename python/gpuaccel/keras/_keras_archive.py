@@ -1,0 +1,270 @@
+"""Keras 3's ``.keras`` archive for Sequential models: ``model.save('x.keras')`` and
+``keras.models.load_model('x.keras')``, readable by real Keras and reading its files.
+
+The archive (Keras 3's ``saving_lib``: facts, not its code) is a zip of ``metadata.json``
+(``keras_version``, ``date_saved``), ``config.json`` (the model serialized as
+``{"module", "class_name", "config", "registered_name"}``; a Sequential's config lists its
+layers, an ``InputLayer`` with ``batch_shape`` first) and ``model.weights.h5`` (the layout of
+``_keras_h5``). Sequential and functional models are written and read (a functional config
+lists each layer's ``inbound_nodes``, the ``keras_history`` of the tensors each call took);
+subclassed models are rebuilt from their code. ``from_keras`` rebuilds a live Keras model
+through the same reader.
+"""
+import datetime
+import inspect
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+
+from .. import version as _version
+from .._atomic_file import atomic_write_bytes
+from . import _keras_h5
+
+_CONFIG = "config.json"
+_METADATA = "metadata.json"
+_WEIGHTS = "model.weights.h5"
+# The Keras saving format this writer follows (read back by Keras 3.0 and later).
+_FORMAT_KERAS_VERSION = "3.0.0"
+
+
+def _layer_entry(layer):
+    config = dict(layer.get_config())
+    return {"module": "keras.layers", "class_name": type(layer).__name__,
+            "config": json.loads(json.dumps(config, default=list)), "registered_name": None}
+
+
+def _input_entry(tensor):
+    return {"module": "keras.layers", "class_name": "InputLayer",
+            "config": {"batch_shape": list(tensor.shape), "dtype": str(tensor.dtype),
+                       "sparse": False, "name": tensor.name},
+            "registered_name": None, "name": tensor.name, "inbound_nodes": []}
+
+
+def _sequential_config(model):
+    input_entry = _input_entry(_symbolic_input([None] + [int(d) for d in model.input_shape[1:]]))
+    del input_entry["inbound_nodes"], input_entry["name"]
+    return {"module": "keras", "class_name": "Sequential",
+            "config": {"name": model.name, "trainable": bool(model.trainable),
+                       "dtype": "float32",
+                       "layers": [input_entry] + [_layer_entry(l) for l in model.layers],
+                       "build_input_shape": input_entry["config"]["batch_shape"]},
+            "registered_name": None}
+
+
+def _symbolic_input(batch_shape):
+    from ._symbolic import KerasTensor
+    return KerasTensor(tuple(batch_shape), "float32", name="input_layer")
+
+
+def _functional_config(model):
+    """Keras 3's functional config: the inputs as InputLayers, then each layer with the
+    ``keras_history`` (layer name, call index, 0) of the tensors each of its calls took."""
+    from .layers import _Merge
+    history = {}
+    for tensor in model.inputs:
+        history[id(tensor)] = [tensor.name, 0, 0]
+    entries, by_layer = [_input_entry(t) for t in model.inputs], {}
+    for node in model._nodes:
+        layer = node.layer
+        if id(layer) not in by_layer:
+            entry = _layer_entry(layer)
+            entry["name"], entry["inbound_nodes"] = layer.name, []
+            by_layer[id(layer)] = entry
+            entries.append(entry)
+        entry = by_layer[id(layer)]
+        args = [{"class_name": "__keras_tensor__",
+                 "config": {"shape": list(t.shape), "dtype": str(t.dtype),
+                            "keras_history": history[id(t)]}} for t in node.inputs]
+        entry["inbound_nodes"].append({"args": [args] if isinstance(layer, _Merge) else args,
+                                       "kwargs": {}})
+        history[id(node.output)] = [layer.name, len(entry["inbound_nodes"]) - 1, 0]
+    ends = [[history[id(t)] for t in model.inputs], [history[id(t)] for t in model.outputs]]
+    ins, outs = [e[0] if len(e) == 1 else e for e in ends]
+    return {"module": "keras.src.models.functional", "class_name": "Functional",
+            "config": {"name": model.name, "trainable": bool(model.trainable), "layers": entries,
+                       "input_layers": ins, "output_layers": outs},
+            "registered_name": "Functional"}
+
+
+def _model_config(model):
+    from .models import Sequential
+    if not model.built:
+        raise ValueError("The model has not been built yet; call it on data or give it an "
+                         "input shape before saving")
+    if type(model) is Sequential:
+        return _sequential_config(model)
+    if not isinstance(model, Sequential) and not model._is_subclassed():
+        return _functional_config(model)
+    raise NotImplementedError(
+        f"model.save('.keras') writes Sequential and functional models; a subclassed "
+        f"{type(model).__name__} is rebuilt from its code: use "
+        "model.save_weights('x.weights.h5')")
+
+
+def save_model(model, filepath):
+    filepath = os.fspath(filepath)
+    if not filepath.endswith(".keras"):
+        raise ValueError(f"Invalid `filepath` argument: expected a `.keras` extension. "
+                         f"Received: filepath={filepath}")
+    config = _model_config(model)
+    metadata = {"keras_version": _FORMAT_KERAS_VERSION, "gpuaccel_version": _version.gpuaccel,
+                "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(_METADATA, json.dumps(metadata))
+        archive.writestr(_CONFIG, json.dumps(config))
+        archive.writestr(_WEIGHTS, _keras_h5.to_bytes(model))
+    atomic_write_bytes(filepath, buffer.getvalue())
+
+
+def _plain_value(key, value):
+    """A Keras-serialized config value as our layers take it (None: leave the default)."""
+    if isinstance(value, dict) and "class_name" in value:
+        if key == "dtype":  # a DTypePolicy
+            return value.get("config", {}).get("name", "float32")
+        return None  # initializers, regularizers...: weights are loaded afterwards anyway
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _build_layer(entry):
+    from . import layers as _layers
+    name = entry.get("class_name")
+    cls = getattr(_layers, name, None)
+    if not isinstance(cls, type) or not issubclass(cls, _layers.Layer):
+        raise NotImplementedError(f"load_model: the layer class {name!r} is not supported by "
+                                  "gpuaccel yet (see docs/compatibility.md)")
+    accepted = set()
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass):
+            accepted |= set(inspect.signature(klass.__init__).parameters)
+    accepted |= {"name", "dtype", "trainable"}
+    kwargs = {}
+    for key, value in entry.get("config", {}).items():
+        if key in accepted and key not in ("self", "kwargs"):
+            plain = _plain_value(key, value)
+            if plain is not None:
+                kwargs[key] = plain
+    return cls(**kwargs)
+
+
+def _input_from_config(layer_config):
+    """``keras.Input`` for a serialized InputLayer (``batch_shape``, or Keras 2's
+    ``batch_input_shape``)."""
+    from . import Input
+    shape = layer_config.get("batch_shape") or layer_config.get("batch_input_shape")
+    return Input(shape=tuple(shape[1:]), name=layer_config.get("name"))
+
+
+def _sequential_from_config(body):
+    from .models import Sequential
+    layers = []
+    for entry in body.get("layers", []):
+        if entry.get("class_name") == "InputLayer":
+            layers.append(_input_from_config(entry.get("config", {})))
+        else:
+            layers.append(_build_layer(entry))
+    model = Sequential(layers, name=body.get("name"))
+    if not model.built and body.get("build_input_shape"):
+        model.build(tuple(body["build_input_shape"]))
+    return model
+
+
+def _history_names(value):
+    """The (layer name, node, tensor) triples a serialized call argument refers to."""
+    if isinstance(value, dict):
+        if value.get("class_name") == "__keras_tensor__":
+            return [tuple(value["config"]["keras_history"])]
+        return [h for v in value.values() for h in _history_names(v)]
+    if isinstance(value, (list, tuple)):
+        if len(value) == 3 and isinstance(value[0], str) and all(
+                isinstance(v, int) for v in value[1:]):
+            return [tuple(value)]
+        return [h for v in value for h in _history_names(v)]
+    return []
+
+
+def _functional_from_config(body):
+    """A functional model from Keras 3's config: each layer's ``inbound_nodes`` name the
+    tensors (``keras_history``) its call takes."""
+    from .models import Model
+    tensors = {}
+    for entry in body.get("layers", []):
+        name = entry.get("name") or entry["config"]["name"]
+        if entry.get("class_name") == "InputLayer":
+            tensors[(name, 0, 0)] = _input_from_config(entry.get("config", {}))
+            continue
+        layer = _build_layer(entry)
+        for node_index, node in enumerate(entry.get("inbound_nodes", [])):
+            history = _history_names(node.get("args", node))
+            if any(tuple(h) not in tensors for h in history):
+                raise NotImplementedError(f"load_model: layer {name!r} takes inputs this reader "
+                                          "cannot follow (shared layers or nested models)")
+            args = [tensors[tuple(h)] for h in history]
+            tensors[(name, node_index, 0)] = layer(args[0] if len(args) == 1 else args)
+    inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
+    outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
+    return Model(inputs[0] if len(inputs) == 1 else inputs,
+                 outputs[0] if len(outputs) == 1 else outputs, name=body.get("name"))
+
+
+def model_from_config(config):
+    """A gpuaccel model from a Keras 3 serialized model (Sequential or Functional)."""
+    kind = config.get("class_name")
+    if kind == "Sequential":
+        return _sequential_from_config(config["config"])
+    if kind in ("Functional", "Model"):
+        return _functional_from_config(config["config"])
+    raise NotImplementedError(f"gpuaccel can rebuild Sequential and functional Keras models; "
+                              f"this is a {kind!r} (a subclassed model: rebuild it in code and "
+                              "use load_weights)")
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """``keras.models.load_model('x.keras')`` for Sequential and functional models (compile
+    state is not restored: compile the model again before ``fit``)."""
+    filepath = os.fspath(filepath)
+    if not filepath.endswith(".keras"):
+        raise ValueError(f"Invalid filename: expected a `.keras` extension. Received: "
+                         f"filepath={filepath}")
+    if not os.path.exists(filepath):
+        raise FileNotFoundError(f"No file or directory found at {filepath}")
+    with zipfile.ZipFile(filepath, "r") as archive:
+        config = json.loads(archive.read(_CONFIG))
+        weights = archive.read(_WEIGHTS) if _WEIGHTS in archive.namelist() else None
+    if weights is None:
+        raise ValueError(f"Expected a {_WEIGHTS} file in {filepath}")
+    model = model_from_config(config)
+    _keras_h5.read_bytes(weights, model, repr(filepath))
+    return model
+
+
+def from_keras(keras_model):
+    """``gpuaccel.keras.models.from_keras(model)``: the same Sequential or functional model with
+    the same weights, built from a live Keras model (for "compare against Keras" exercises)."""
+    config = {"class_name": type(keras_model).__name__, "config": keras_model.get_config()}
+    if config["class_name"] not in ("Sequential", "Functional", "Model"):
+        raise NotImplementedError(f"from_keras rebuilds Sequential and functional models; "
+                                  f"{config['class_name']} is a subclassed model")
+    model = model_from_config(config)
+    if not model.built:
+        raise ValueError("from_keras needs a built Keras model (give it an Input or call it)")
+    ours = {layer.name: layer for layer in model.layers}
+    for layer in keras_model.layers:
+        weights = layer.get_weights()
+        if weights:
+            if layer.name not in ours:
+                raise ValueError(f"from_keras: layer {layer.name!r} has no gpuaccel twin")
+            ours[layer.name].set_weights([np.asarray(w, dtype=np.float32) for w in weights])
+    return model
+
+
+def load_weights(model, filepath):
+    """``model.load_weights('x.keras')``: the weights inside a .keras archive."""
+    with zipfile.ZipFile(os.fspath(filepath), "r") as archive:
+        weights = archive.read(_WEIGHTS)
+    _keras_h5.read_bytes(weights, model, repr(os.fspath(filepath)))

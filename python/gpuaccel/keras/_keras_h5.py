@@ -1,0 +1,164 @@
+"""Keras 3's ``.weights.h5`` layout, read and written with h5py, so weights move both ways
+between gpuaccel and real Keras.
+
+The layout (Keras 3's ``saving_lib``: facts, not its code): every saveable object that owns
+variables has an HDF5 group ``<path>/vars`` whose datasets are named ``"0"``, ``"1"``, ... in
+the order of its variables (trainable first, then non-trainable, each in creation order). A
+Sequential or functional model's layers live under ``layers/<name>``, where ``<name>`` is the
+snake_case class name, suffixed ``_1``, ``_2``... for the second, third... layer of that class in
+``model.layers`` order (never the layer's own ``name``, which is not reproducible); a subclassed
+model's layers live under the names of the attributes holding them. bfloat16 arrays carry
+``attrs["dtype"] = "bfloat16"``.
+The optimizer's state (``optimizer/vars``) is not written: a real Keras model warns that its
+optimizer was not restored and trains on, as with any weights-only file.
+"""
+import io
+import os
+
+import numpy as np
+
+from .._atomic_file import atomic_write_bytes
+
+try:  # h5py is a dependency; imported lazily so `import gpuaccel` stays light if it is absent
+    import h5py
+except ImportError:  # pragma: no cover - depends on the environment
+    h5py = None
+
+_LAYERS = "layers"
+
+
+def _require_h5py():
+    if h5py is None:
+        raise ImportError("h5py must be installed to read or write .weights.h5 files "
+                          "(pip install h5py)")
+
+
+def _snake_case(name):
+    from .layers import _snake_case as snake
+    return snake(name)
+
+
+def layer_groups(model):
+    """(layer, group path) for each layer of ``model`` in Keras's naming."""
+    if getattr(model, "_is_subclassed", lambda: False)():
+        return _attribute_groups(model)
+    used = {}
+    out = []
+    for layer in model.layers:
+        _refuse_nested(layer)
+        name = _snake_case(type(layer).__name__)
+        if name in used:
+            used[name] += 1
+            name = f"{name}_{used[name]}"
+        else:
+            used[name] = 0
+        out.append((layer, f"{_LAYERS}/{name}"))
+    return out
+
+
+def _name_key(name):
+    return "~" + name if name.startswith("_") else name  # private names sort last
+
+
+def _attribute_groups(model):
+    """A subclassed model's layers, as Keras walks ``dir(model)`` in sorted order (private names
+    last): a layer held by an attribute is saved under that attribute's name; the ``layers``
+    property, met at its own place in that order, saves every layer not yet seen under
+    ``layers/<snake_case class>[_n]`` (the counter also counts layers already seen)."""
+    from .layers import Layer
+    for name, value in vars(model).items():
+        if isinstance(value, (list, tuple, dict)) and any(
+                isinstance(v, Layer) for v in (value.values() if isinstance(value, dict) else value)):
+            raise NotImplementedError(f"{type(model).__name__}.{name} holds layers in a "
+                                      "container, which the .weights.h5 writer does not lay out "
+                                      "yet; assign each layer to its own attribute")
+    held = {name: value for name, value in vars(model).items() if isinstance(value, Layer)}
+    seen, out = set(), []
+    for name in sorted(set(held) | {"layers"}, key=_name_key):
+        if name != "layers":
+            if id(held[name]) not in seen:
+                seen.add(id(held[name]))
+                out.append((held[name], name))
+            continue
+        used = {}
+        for layer in model.layers:
+            key = _snake_case(type(layer).__name__)
+            used[key] = used.get(key, -1) + 1
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                out.append((layer, f"{_LAYERS}/{key}" + (f"_{used[key]}" if used[key] else "")))
+    for layer, _ in out:
+        _refuse_nested(layer)
+    return out
+
+
+def _refuse_nested(layer):
+    if type(layer).__name__ == "MultiHeadAttention":
+        raise NotImplementedError("MultiHeadAttention keeps its weights in nested sub-layers in "
+                                  "Keras's files, which gpuaccel's .weights.h5 writer does not "
+                                  "lay out yet; use a .npz path for save_weights")
+
+
+def write(h5_file, model):
+    """Writes ``model``'s weights into an open, empty h5py File. As Keras 3.15 does, only objects
+    that own variables get a group (older Keras wrote empty ones; readers accept both)."""
+    for layer, path in layer_groups(model):
+        arrays = layer.get_weights()
+        if not arrays:
+            continue
+        group = h5_file.create_group(path).create_group("vars")
+        for i, array in enumerate(arrays):
+            group.create_dataset(str(i), data=np.asarray(array))
+
+
+def read(h5_file, model, source):
+    """Reads weights from an open h5py File into ``model``, all checked before any is set."""
+    updates = []
+    for layer, path in layer_groups(model):
+        expected = layer.get_weights()
+        group = h5_file[path]["vars"] if path in h5_file and "vars" in h5_file[path] else {}
+        if len(group) != len(expected):
+            raise ValueError(f"Layer '{layer.name}' ({type(layer).__name__}) expected "
+                             f"{len(expected)} variables, but {source} has {len(group)} at "
+                             f"'{path}/vars'")
+        arrays = []
+        for i, current in enumerate(expected):
+            value = np.asarray(group[str(i)], dtype=np.float32)
+            if value.shape != current.shape:
+                raise ValueError(f"Layer '{layer.name}' weight {i} has shape {current.shape} "
+                                 f"but {source} has {value.shape} at '{path}/vars/{i}'")
+            arrays.append(value)
+        updates.append((layer, arrays))
+    for layer, arrays in updates:
+        if arrays:
+            layer.set_weights(arrays)
+
+
+def save_weights(model, filepath):
+    """``model.save_weights('x.weights.h5')``, written atomically."""
+    atomic_write_bytes(filepath, to_bytes(model))
+
+
+def to_bytes(model):
+    """The bytes of a .weights.h5 file holding ``model``'s weights (HDF5 built in memory)."""
+    _require_h5py()
+    buffer = io.BytesIO()
+    with h5py.File(buffer, "w") as h5_file:
+        write(h5_file, model)
+    return buffer.getvalue()
+
+
+def load_weights(model, filepath):
+    _require_h5py()
+    filepath = os.fspath(filepath)
+    if not os.path.exists(filepath):
+        raise FileNotFoundError(f"No weights file at {filepath!r}")
+    with h5py.File(filepath, "r") as h5_file:
+        read(h5_file, model, repr(filepath))
+
+
+def read_bytes(data, model, source):
+    """Reads weights from the bytes of a .weights.h5 file (as stored inside a .keras zip)."""
+    _require_h5py()
+    with h5py.File(io.BytesIO(data), "r") as h5_file:
+        read(h5_file, model, source)

@@ -1,0 +1,81 @@
+"""``keras.utils``: ``to_categorical``, ``set_random_seed``, ``normalize`` and ``plot_model``
+(the last only where pydot and graphviz are installed, as in Keras)."""
+import random as _py_random
+
+import numpy as np
+
+from .. import _unsupported
+from .. import random as _random
+from .._tensor import Tensor
+
+__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model"]
+
+
+def to_categorical(x, num_classes=None):
+    """Class vectors (integers) to one-hot float32 NumPy rows, as Keras: a trailing axis of size
+    1 is dropped first; ``num_classes`` defaults to max + 1."""
+    array = np.asarray(x.numpy() if isinstance(x, Tensor) else x)
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        if not np.all(np.equal(np.mod(array, 1), 0)):
+            raise ValueError(f"to_categorical expects integer class labels, got values such as "
+                             f"{array.ravel()[0]!r}")
+    array = array.astype(np.int64)
+    shape = array.shape
+    if len(shape) > 1 and shape[-1] == 1:
+        shape = shape[:-1]
+    flat = array.ravel()
+    if num_classes is None:
+        num_classes = int(flat.max()) + 1 if flat.size else 0
+    if flat.size and (flat.min() < 0 or flat.max() >= num_classes):
+        raise ValueError(f"to_categorical: labels must lie in [0, {num_classes}), got values in "
+                         f"[{flat.min()}, {flat.max()}]")
+    out = np.zeros((flat.size, num_classes), dtype=np.float32)
+    out[np.arange(flat.size), flat] = 1.0
+    return out.reshape(shape + (num_classes,))
+
+
+def set_random_seed(seed):
+    """Seeds gpuaccel's generator, NumPy's global generator and Python's ``random`` at once
+    (``keras.utils.set_random_seed``)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"Expected `seed` argument to be an integer. Received: seed={seed!r} "
+                         f"(of type {type(seed)})")
+    _random.set_seed(int(seed))
+    np.random.seed(int(seed))
+    _py_random.seed(int(seed))
+
+
+def normalize(x, axis=-1, order=2):
+    """Rows scaled to unit L-``order`` norm (NumPy in, NumPy out, as Keras)."""
+    array = np.asarray(x.numpy() if isinstance(x, Tensor) else x, dtype=np.float32)
+    norm = np.linalg.norm(array, ord=order, axis=axis, keepdims=True)
+    return array / np.where(norm == 0, 1, norm)
+
+
+def plot_model(model, to_file="model.png", **kwargs):
+    """A diagram of a Sequential/functional model's layers, drawn with pydot + graphviz."""
+    try:
+        import pydot
+    except ImportError as error:
+        raise ImportError("You must install pydot (`pip install pydot`) for `plot_model` to "
+                          "work.") from error
+    graph = pydot.Dot(graph_type="digraph", rankdir=kwargs.get("rankdir", "TB"))
+    previous = None
+    for layer in model.layers:
+        label = f"{layer.name} ({type(layer).__name__})"
+        graph.add_node(pydot.Node(layer.name, label=label, shape="record"))
+        if previous is not None:
+            graph.add_edge(pydot.Edge(previous, layer.name))
+        previous = layer.name
+    extension = to_file.rsplit(".", 1)[-1] if "." in to_file else "png"
+    graph.write(to_file, format="raw" if extension == "dot" else extension)
+    return to_file
+
+
+__getattr__ = _unsupported.module_getattr(__name__, "keras.utils", {
+    "image_dataset_from_directory": "gpuaccel.data.Dataset.from_tensor_slices over arrays you "
+                                    "load with PIL",
+    "Sequence": "gpuaccel.data.Dataset.from_generator",
+    "PyDataset": "gpuaccel.data.Dataset.from_generator",
+    "get_file": "downloading with urllib and reading the file",
+})

@@ -1,0 +1,153 @@
+"""``tf.linalg`` names (``matmul`` with ``transpose_a/b``, ``einsum``, ``norm``) and PyTorch's
+``mm``/``bmm``; ``matmul`` and ``einsum`` are also exported at the top level, as in both.
+
+``einsum`` is composed of permutes, broadcast multiplication and sums, so autograd
+differentiates it like any other op; it materialises the product over every letter, which suits
+the course's sizes (a large contraction is better written with ``matmul``).
+"""
+from . import _C
+from . import _unsupported
+from ._convert import as_tensors, convert_to_tensor
+
+__all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot"]
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None, *, out=None):
+    """``tf.matmul(a, b, transpose_a=False, transpose_b=False)`` / ``torch.matmul``: batched
+    over leading axes, with broadcasting. Arrays and lists are accepted."""
+    a, b = as_tensors(a, b)
+    if transpose_a or adjoint_a:
+        a = _C.transpose(a, -1, -2)
+    if transpose_b or adjoint_b:
+        b = _C.transpose(b, -1, -2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul needs tensors of rank >= 1 (use * for a scalar product)")
+    from .math import _into
+    return _into(_C.matmul(a, b), out)
+
+
+def mm(input, mat2):
+    """``torch.mm``: 2-D only."""
+    if convert_to_tensor(input).ndim != 2 or convert_to_tensor(mat2).ndim != 2:
+        raise RuntimeError("mm: both arguments must be 2-D matrices")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    """``torch.bmm``: 3-D (batch, n, m) @ (batch, m, p)."""
+    if convert_to_tensor(input).ndim != 3 or convert_to_tensor(mat2).ndim != 3:
+        raise RuntimeError("bmm: both arguments must be 3-D batches of matrices")
+    return matmul(input, mat2)
+
+
+def matvec(a, b, transpose_a=False, name=None):
+    """``tf.linalg.matvec``: matrix (..., n, m) times vector (..., m)."""
+    a, b = as_tensors(a, b)
+    out = matmul(a, _C.expand_dims(b, -1), transpose_a=transpose_a)
+    return _C.squeeze(out, [-1])
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):
+    """``tf.norm`` for the Euclidean (Frobenius) and 1 norms of the flattened tensor or over
+    ``axis``."""
+    x = convert_to_tensor(tensor)
+    axes = list(axis) if isinstance(axis, (list, tuple)) else axis
+    if ord in ("euclidean", "fro", 2):
+        return _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), axes, bool(keepdims)))
+    if ord == 1:
+        return _C.reduce("sum", _C.unary("abs", x), axes, bool(keepdims))
+    raise ValueError(f"norm ord={ord!r} is not supported yet; use 'euclidean' or 1")
+
+
+def tensordot(a, b, axes):
+    """``tf.tensordot``/``torch.tensordot`` through einsum (``axes`` an int or two lists)."""
+    a, b = as_tensors(a, b)
+    if isinstance(axes, int):
+        axes = (list(range(a.ndim - axes, a.ndim)), list(range(axes)))
+    left, right = [list(v) if isinstance(v, (list, tuple)) else [v] for v in axes]
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    a_sub = [next(letters) for _ in range(a.ndim)]
+    b_sub = [next(letters) for _ in range(b.ndim)]
+    for i, j in zip(left, right):
+        b_sub[j % b.ndim] = a_sub[i % a.ndim]
+    kept_a = [s for k, s in enumerate(a_sub) if k not in [i % a.ndim for i in left]]
+    kept_b = [s for k, s in enumerate(b_sub) if k not in [j % b.ndim for j in right]]
+    return einsum(f"{''.join(a_sub)},{''.join(b_sub)}->{''.join(kept_a + kept_b)}", a, b)
+
+
+def _parse(equation, operands):
+    equation = equation.replace(" ", "")
+    if "->" in equation:
+        inputs, output = equation.split("->")
+    else:
+        inputs, output = equation, None
+    subs = inputs.split(",")
+    if len(subs) != len(operands):
+        raise ValueError(f"einsum equation {equation!r} names {len(subs)} operands but "
+                         f"{len(operands)} were given")
+    if any("." in s for s in subs):
+        raise ValueError("einsum ellipses ('...') are not supported yet; name every axis")
+    for s, t in zip(subs, operands):
+        if len(s) != t.ndim or not s.isalpha():
+            raise ValueError(f"einsum subscripts {s!r} do not match an operand of rank {t.ndim}")
+    if output is None:  # implicit mode: letters seen once, alphabetically
+        counts = {}
+        for c in "".join(subs):
+            counts[c] = counts.get(c, 0) + 1
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    if not all(c in "".join(subs) for c in output) or len(set(output)) != len(output):
+        raise ValueError(f"einsum output subscripts {output!r} must be distinct letters that "
+                         f"appear in the inputs")
+    return subs, output
+
+
+def _diagonal_free(sub, t):
+    if len(set(sub)) != len(sub):
+        raise ValueError(f"einsum repeated subscripts in one operand ({sub!r}, a diagonal) are "
+                         "not supported yet")
+    return t
+
+
+def _aligned(sub, t, letters, sizes):
+    """``t`` permuted to the order of ``letters`` with size-1 axes for letters it lacks."""
+    order = [sub.index(c) for c in letters if c in sub]
+    t = _C.permute(t, order) if order != list(range(t.ndim)) else t
+    shape = [sizes[c] if c in sub else 1 for c in letters]
+    return _C.reshape(_C.contiguous(t), shape)
+
+
+def einsum(equation, *operands, **kwargs):
+    """``tf.einsum``/``torch.einsum`` for explicit or implicit equations without ellipses or
+    diagonals: ``'ij,jk->ik'``, ``'bij,bjk->bik'``, ``'ij->ji'``, ``'i,i->'``, ``'bhqd,bhkd->bhqk'``."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum needs at least one operand")
+    tensors = [convert_to_tensor(operands[0])]
+    for other in operands[1:]:
+        tensors.append(as_tensors(tensors[0], other)[1])
+    subs, output = _parse(equation, tensors)
+    sizes = {}
+    for s, t in zip(subs, tensors):
+        _diagonal_free(s, t)
+        for c, n in zip(s, t.shape):
+            if sizes.setdefault(c, n) != n:
+                raise ValueError(f"einsum subscript {c!r} has sizes {sizes[c]} and {n}")
+    summed = [c for c in dict.fromkeys("".join(subs)) if c not in output]
+    letters = list(output) + summed
+    product = None
+    for s, t in zip(subs, tensors):
+        aligned = _aligned(s, t, letters, sizes)
+        product = aligned if product is None else _C.binary("mul", product, aligned)
+    if summed:
+        product = _C.reduce("sum", product, list(range(len(output), len(letters))), False)
+    return product
+
+
+__getattr__ = _unsupported.module_getattr(__name__, "tf.linalg", {
+    "inv": "np.linalg.inv on .numpy() (no inverse kernel yet)",
+    "det": "np.linalg.det on .numpy()",
+    "svd": "np.linalg.svd on .numpy()",
+    "eigh": "np.linalg.eigh on .numpy()",
+})
