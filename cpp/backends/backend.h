@@ -5,11 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "backends/conv_params.h"
 #include "backends/op_kinds.h"
 #include "core/device_registry.h"
-#include "core/errors.h"
 #include "kernels/optimizer_functors.h"  // OptimizerUpdate (plain data)
 #include "tensor/tensor_view.h"
 
@@ -102,9 +103,12 @@ class Backend {
   virtual void destroy_graph(GraphHandle) {}
 
  private:
+  // A standard exception, not the core's typed error: the CUDA library compiles these defaults
+  // too and links nothing of the core. Callers ask supports_graph_capture() first, so this only
+  // reports a caller's mistake.
   [[noreturn]] void throw_capture_unsupported(const char* call) const {
-    throw_error(ErrorCode::kUnimplemented, call,
-                std::string("the ") + name() + " backend cannot capture graphs");
+    throw std::logic_error(std::string("[") + call + "] the " + name() +
+                           " backend cannot capture graphs");
   }
 };
 
