@@ -32,7 +32,10 @@ struct Resolved {
 Resolved resolve(const std::string& op, int64_t in, int64_t window, int64_t stride,
                  int64_t dilation, Padding padding) {
   if (stride < 1 || dilation < 1 || window < 1) {
-    throw_error(ErrorCode::kInvalidArgument, op, "strides, dilation and window sizes must be >= 1");
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "strides, dilations and window sizes must be >= 1, got stride " +
+                    std::to_string(stride) + ", dilation " + std::to_string(dilation) +
+                    ", window " + std::to_string(window));
   }
   const int64_t effective = (window - 1) * dilation + 1;
   Resolved r;
@@ -82,6 +85,13 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
   }
   if (bias.defined() && (bias.ndim() != 1 || bias.dim(0) != w.dim(3))) {
     throw_error(ErrorCode::kInvalidArgument, op, "bias must have shape (" + std::to_string(w.dim(3)) + ",)");
+  }
+  // oneDNN and cuDNN reject empty channel and filter counts with an opaque status; a zero
+  // batch or spatial size is fine (an empty output).
+  if (w.dim(2) == 0 || w.dim(3) == 0) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "a convolution needs at least one input channel and one filter, got kernel shape " +
+                    shape_to_string(w.shape()) + " for input shape " + shape_to_string(x.shape()));
   }
   const Resolved rh = resolve(op, x.dim(1), w.dim(0), stride_h, dilation_h, padding);
   const Resolved rw = resolve(op, x.dim(2), w.dim(1), stride_w, dilation_w, padding);

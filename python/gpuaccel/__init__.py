@@ -11,6 +11,8 @@ Importing never needs CUDA: the CUDA backend is a separate library loaded only w
 looked for, and ``gpuaccel.cuda.diagnose()`` says why there is none.
 """
 from . import _C
+from . import _binding_errors
+_binding_errors.install(_C)  # before any face binds _C's functions: no pybind11 text leaks
 from . import errors
 from . import config
 from . import debugging

@@ -5,6 +5,7 @@ Every op here records its gradient."""
 import numbers
 
 from . import _C
+from ._promotion import as_operands, as_tensor
 from ._tensor import Tensor, tensor
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "gelu", "softmax",
@@ -14,10 +15,20 @@ __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "gel
            "mean_squared_error", "one_hot"]
 
 
+def _int(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int or a list of ints, got "
+                        f"{type(value).__name__} {value!r}")
+    return int(value)
+
+
 def _pair(value, name):
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value), int(value)
-    values = [int(v) for v in value]
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} must be an int or a list of 1, 2 or 4 ints, got "
+                        f"{type(value).__name__} {value!r}")
+    values = [_int(v, name) for v in value]
     if len(values) == 4:  # TF's [1, sh, sw, 1]
         if values[0] != 1 or values[3] != 1:
             raise ValueError(f"{name} over the batch or channel axis must be 1, got {values}")
@@ -27,6 +38,13 @@ def _pair(value, name):
     if len(values) == 1:
         return values[0], values[0]
     raise ValueError(f"{name} must be an int or a list of 1, 2 or 4 ints, got {value!r}")
+
+
+def _rate(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"[Dropout] rate must be a float in [0, 1), got "
+                        f"{type(value).__name__} {value!r}")
+    return float(value)
 
 
 def _padding(padding):
@@ -56,15 +74,15 @@ def avg_pool2d(input, ksize, strides, padding="VALID"):
 
 
 def relu(x):
-    return _C.unary("relu", x)
+    return _C.unary("relu", as_tensor(x, "relu", "x"))
 
 
 def sigmoid(x):
-    return _C.unary("sigmoid", x)
+    return _C.unary("sigmoid", as_tensor(x, "sigmoid", "x"))
 
 
 def tanh(x):
-    return _C.unary("tanh", x)
+    return _C.unary("tanh", as_tensor(x, "tanh", "x"))
 
 
 def gelu(x, approximate=False):
@@ -75,16 +93,16 @@ def gelu(x, approximate=False):
 
 
 def softmax(logits, axis=-1):
-    return _C.softmax(logits, axis, False)
+    return _C.softmax(as_tensor(logits, "Softmax", "logits"), axis, False)
 
 
 def log_softmax(logits, axis=-1):
-    return _C.softmax(logits, axis, True)
+    return _C.softmax(as_tensor(logits, "LogSoftmax", "logits"), axis, True)
 
 
 def dropout(x, rate, training=True):
     """Inverted dropout (``tf.nn.dropout``): kept values are scaled by 1 / (1 - rate)."""
-    return _C.dropout(x, float(rate), bool(training))
+    return _C.dropout(as_tensor(x, "Dropout", "x"), _rate(rate), bool(training))
 
 
 def batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=0.99, epsilon=1e-3,
@@ -129,6 +147,7 @@ def softmax_cross_entropy_with_logits(labels, logits):
 
 def mean_squared_error(y_true, y_pred):
     """Per-example mean over the last axis of (y_pred - y_true)², as Keras's MSE."""
+    y_true, y_pred = as_operands(y_true, y_pred, "MeanSquaredError", ("y_true", "y_pred"))
     return _C.mean_squared_error(y_true, y_pred)
 
 

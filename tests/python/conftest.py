@@ -22,3 +22,27 @@ def pytest_collection_modifyitems(config, items):
     if reason is not None:
         for item in gpu_items:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+# ---- hypothesis (the fuzz suites, tests/python/test_fuzz_*.py) ----
+# 'ci' (the default) keeps the whole fuzz suite within a few minutes on two cores;
+# `pytest --hypothesis-profile=long` runs many more examples locally. Found examples are kept
+# in tests/python/hypothesis-db (committed), so every failure ever found is replayed first.
+try:
+    import hypothesis
+except ImportError:  # the fuzz suites then fail at import, saying hypothesis is missing
+    hypothesis = None
+
+if hypothesis is not None:
+    import os as _os
+
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    _database = DirectoryBasedExampleDatabase(
+        _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "hypothesis-db"))
+    _common = dict(database=_database, deadline=None, print_blob=True,
+                   suppress_health_check=[hypothesis.HealthCheck.too_slow,
+                                          hypothesis.HealthCheck.data_too_large])
+    hypothesis.settings.register_profile("ci", max_examples=40, derandomize=False, **_common)
+    hypothesis.settings.register_profile("long", max_examples=1500, **_common)
+    hypothesis.settings.load_profile("ci")

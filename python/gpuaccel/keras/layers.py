@@ -134,6 +134,10 @@ def _activation(value):
     if value is None:
         return "linear"
     if isinstance(value, str):
+        if value not in _cpp_layers.activation_names():
+            # Keras's text (keras.activations.get), plus what would be accepted.
+            raise ValueError(f"Could not interpret activation function identifier: {value!r} "
+                             f"(supported: {sorted(_cpp_layers.activation_names())}, or None)")
         return value
     name = getattr(value, "__name__", None)
     if callable(value) and name in _cpp_layers.activation_names():
