@@ -296,13 +296,21 @@ void copy_into(const Tensor& src, const Tensor& dst) {
   check_defined("Assign", dst, "target");
   common_device("Assign", {src, dst});
   // The value must broadcast *to* the target (NumPy's rule): shapes that merely broadcast with
-  // each other, (3,) into (), would write only part of the value.
-  if (broadcast_shapes(src.shape(), dst.shape(), "Assign") != dst.shape()) {
+  // each other, (3,) into (), would write only part of the value. Leading size-1 dimensions
+  // of the value beyond the target's rank are dropped first, as NumPy and torch do.
+  Tensor value = src;
+  while (value.ndim() > dst.ndim() && value.dim(0) == 1) {
+    value = value.as_strided(Shape(value.shape().begin() + 1, value.shape().end()),
+                             Strides(value.strides().begin() + 1, value.strides().end()),
+                             value.offset());
+  }
+  if (value.ndim() > dst.ndim() ||
+      broadcast_shapes(value.shape(), dst.shape(), "Assign") != dst.shape()) {
     throw_error(ErrorCode::kInvalidArgument, "Assign",
                 "could not broadcast a value of shape " + shape_to_string(src.shape()) +
                     " into the target's shape " + shape_to_string(dst.shape()));
   }
   if (dst.numel() == 0) return;
-  backend_for_op("Assign", dst.device()).copy(broadcast_view(src, dst.shape()), dst.view());
+  backend_for_op("Assign", dst.device()).copy(broadcast_view(value, dst.shape()), dst.view());
 }
 }  // namespace gpuaccel

@@ -59,7 +59,7 @@ def _signatures(fn, name):
             pname, _, ptype = part.partition(":")
             params.append((pname.strip(), ptype.strip() or "object"))
         display = ", ".join(f"{n}: {_pretty(t)}" for n, t in params if n != "self")
-        out.append((params, f"{name}({display})"))
+        out.append((params, f"({display})"))
     return out
 
 
@@ -69,7 +69,8 @@ def _pretty(type_text):
     text = re.sub(r"typing\.SupportsFloat", "float", text)
     text = re.sub(r"collections\.abc\.Sequence", "sequence", text)
     text = re.sub(r"typing\.Optional\[(.*)\]", r"\1 | None", text)
-    return text.replace("typing.", "")
+    parts = _split_top_level(text.replace("typing.", ""), "|")
+    return " | ".join(dict.fromkeys(parts))  # "int | int" (SupportsInt | SupportsIndex): once
 
 
 def _matches(value, type_text):
@@ -111,7 +112,14 @@ def _matches(value, type_text):
 
 
 def _describe(value):
-    text = repr(value)
+    # A pybind11 object may be the half-constructed `self` of a failing __init__, whose repr
+    # would read uninitialized memory: only its type is shown.
+    if type(type(value)).__name__ == "pybind11_type":
+        return type(value).__name__
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 -- the message must not fail on an odd repr
+        text = "<unprintable>"
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"
@@ -121,8 +129,8 @@ def _ordinal(i):
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(i, f"{i}th")
 
 
-def _rewrite(fn, name, args, kwargs, error):
-    signatures = _signatures(fn, name)
+def _rewrite(fn, name, doc_name, args, kwargs, error):
+    signatures = _signatures(fn, doc_name)
     for params, display in signatures:
         bound = list(zip(params, args))
         by_name = dict(params)
@@ -132,13 +140,16 @@ def _rewrite(fn, name, args, kwargs, error):
             if not _matches(value, ptype):
                 shown = index - 1 if params and params[0][0] == "self" else index
                 return TypeError(f"[{name}] argument '{pname}' ({_ordinal(shown)}) must be "
-                                 f"{_pretty(ptype)}, got {_describe(value)} (expected {display})")
+                                 f"{_pretty(ptype)}, got {_describe(value)} (expected "
+                                 f"{name}{display})")
         for key, value in kwargs.items():
             if not _matches(value, by_name[key]):
                 return TypeError(f"[{name}] argument '{key}' must be {_pretty(by_name[key])}, "
-                                 f"got {_describe(value)} (expected {display})")
-    got = [_describe(a) for a in args] + [f"{k}={_describe(v)}" for k, v in kwargs.items()]
-    expected = " or ".join(display for _, display in signatures) or f"{name}(...)"
+                                 f"got {_describe(value)} (expected {name}{display})")
+    method = doc_name != name or any(p and p[0][0] == "self" for p, _ in signatures)
+    shown = args[1:] if method and args else args
+    got = [_describe(a) for a in shown] + [f"{k}={_describe(v)}" for k, v in kwargs.items()]
+    expected = " or ".join(name + display for _, display in signatures) or f"{name}(...)"
     detail = ""
     cast = re.search(r"instance of type <class '([\w.]+)'>", str(error))
     if cast:
@@ -147,7 +158,9 @@ def _rewrite(fn, name, args, kwargs, error):
                      f"expected {expected}")
 
 
-def _wrap(fn, name):
+def _wrap(fn, name, doc_name=None):
+    """``fn`` with pybind11's argument errors rewritten; ``name`` is what messages call it,
+    ``doc_name`` the name its docstring signatures carry (``__init__`` for a constructor)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
@@ -155,7 +168,7 @@ def _wrap(fn, name):
         except (TypeError, RuntimeError) as error:
             if not _is_pybind_error(error):
                 raise
-            raise _rewrite(fn, name, args, kwargs, error) from None
+            raise _rewrite(fn, name, doc_name or name, args, kwargs, error) from None
     wrapper.__wrapped_binding__ = fn
     return wrapper
 
@@ -173,7 +186,7 @@ def _wrap_class(cls):
                 attr == "__init__" and type(value).__name__ in ("instancemethod",
                                                                 "builtin_function_or_method")):
             setattr(cls, attr, _wrap(value.__func__ if hasattr(value, "__func__") else value,
-                                     attr if attr != "__init__" else cls.__name__))
+                                     attr if attr != "__init__" else cls.__name__, attr))
         elif isinstance(value, staticmethod) and _is_binding_function(value.__func__):
             setattr(cls, attr, staticmethod(_wrap(value.__func__, attr)))
         elif isinstance(value, property) and value.fset is not None and \

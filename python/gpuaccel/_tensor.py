@@ -293,6 +293,14 @@ def _reduce(op):
     return method
 
 
+def _squeeze(self, dim=None):
+    """Size-1 axes removed: all of them (dim=None), one, or a tuple (() removes none)."""
+    if dim is None:
+        return _C.squeeze(self, [])
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    return _C.squeeze(self, dims) if dims else _C.reshape(self, list(self.shape))
+
+
 def _backward(self, gradient=None):
     _C.backward(self, gradient)
 
@@ -348,7 +356,7 @@ def _install():
     T.T = property(lambda self: _C.permute(self, list(range(self.ndim))[::-1]))
     T.contiguous = lambda self: _C.contiguous(self)
     T.unsqueeze = lambda self, dim: _C.expand_dims(self, dim)
-    T.squeeze = lambda self, dim=None: _C.squeeze(self, [] if dim is None else list(dim) if isinstance(dim, (list, tuple)) else [dim])
+    T.squeeze = _squeeze
     for name in ("exp", "log", "sqrt", "rsqrt", "abs", "square", "reciprocal", "relu", "sigmoid",
                  "tanh"):
         setattr(T, name, (lambda op: lambda self: _C.unary(op, self))(name))

@@ -44,24 +44,27 @@ def promote(a, b):
 
 
 def result_dtype(a, b):
-    """torch.result_type for two operands, each ("tensor", dtype, ndim) or ("number", kind)."""
-    def tier_dtype(spec):
-        if spec[0] == "number":
-            return {"bool": "bool", "int": "int64", "float": "float32"}[spec[1]]
-        return spec[1]
-    dims = [tier_dtype(s) for s in (a, b) if s[0] == "tensor" and s[2] > 0]
-    lows = [tier_dtype(s) for s in (a, b) if not (s[0] == "tensor" and s[2] > 0)]
-    high = None
-    for d in dims:
-        high = d if high is None else promote(high, d)
-    low = None
-    for d in lows:  # at most one number; a 0-d tensor and a number never meet here
-        low = d if low is None else promote(low, d)
-    if low is None:
-        return high
-    if high is None:
-        return low
-    return high if _category(high) >= _category(low) else promote(high, low)
+    """torch.result_type for two operands, each ("tensor", dtype, ndim) or ("number", kind):
+    three tiers, dimensioned tensors over 0-d tensors over numbers; a lower tier decides only
+    when it is of a higher category."""
+    def combine(high, low):
+        if high is None:
+            return low
+        if low is None:
+            return high
+        return high if _category(high) >= _category(low) else promote(high, low)
+
+    def join(dtypes):
+        out = None
+        for d in dtypes:
+            out = d if out is None else promote(out, d)
+        return out
+
+    dims = join(s[1] for s in (a, b) if s[0] == "tensor" and s[2] > 0)
+    zeros = join(s[1] for s in (a, b) if s[0] == "tensor" and s[2] == 0)
+    numbers_ = join({"bool": "bool", "int": "int64", "float": "float32"}[s[1]]
+                    for s in (a, b) if s[0] == "number")
+    return combine(dims, combine(zeros, numbers_))
 
 
 def np_dtype(name):
@@ -218,7 +221,8 @@ def binary_cases(draw):
         kind = draw(st.sampled_from(["tensor", "tensor", "number"])) if i == 1 else "tensor"
         if kind == "number":
             number = draw(st.one_of(st.booleans(), st.integers(-2**40, 2**40),
-                                    st.floats(-1e4, 1e4, allow_nan=True, width=32)))
+                                    st.floats(-1e4, 1e4, width=32),
+                                    st.sampled_from([float("nan"), float("inf")])))
             sides.append(("number", number))
         else:
             if draw(st.integers(0, 9)) == 0:  # sometimes shapes that do not broadcast
@@ -297,6 +301,10 @@ def check_reduce(op, dtype, values, axis, keepdims, face):
         numpy_error = None
     except Exception as error:  # noqa: BLE001 -- NumPy's verdict is the reference
         numpy_error = error
+    if reference.ndim == 0 and axis not in (None, ()):
+        # Our rule (TF's, and NumPy's for mean and tuples): a 0-d tensor has no axes. NumPy's
+        # sum/max/argmax alone accept axis 0 or -1 there.
+        numpy_error = numpy_error or ValueError("a 0-d tensor has no axes")
     try:
         if face == "math" and op not in ("argmax", "argmin"):
             result = getattr(gpuaccel.math, f"reduce_{op}")(x, axis=axis, keepdims=keepdims)
@@ -361,6 +369,9 @@ def check_shape_op(op, values, args):
         numpy_error = None
     except Exception as error:  # noqa: BLE001
         numpy_error = error
+    if op == "squeeze" and values.ndim == 0 and args not in ((), []):
+        numpy_error = numpy_error or ValueError("a 0-d tensor has no axes (NumPy's squeeze "
+                                                "alone accepts axis 0 there)")
     try:
         if op == "reshape":
             result = x.reshape(*args)
@@ -441,6 +452,11 @@ def check_indexing(values, index, value):
         numpy_error = None
     except Exception as error:  # noqa: BLE001
         numpy_error = error
+        if "with a sequence" in str(error) and np.size(value) == 1:
+            # NumPy's scalar-item path refuses a (1,) value for a 0-d target; its array path
+            # (and torch) drop the leading size-1 axis, as we do.
+            target[index] = np.reshape(value, ())
+            numpy_error = None
     try:
         x[index] = value
     except Exception as error:  # noqa: BLE001
@@ -491,11 +507,14 @@ def check_softmax(values, axis, log):
         return
     assert valid, f"softmax accepted axis={axis} for rank {values.ndim}"
     a = values.astype(np.float64)
+    if a.size == 0:
+        assert tuple(result.shape) == a.shape
+        return
     with np.errstate(all="ignore"):
         shifted = a - np.max(a, axis=axis, keepdims=True)
         total = np.sum(np.exp(shifted), axis=axis, keepdims=True)
         expected = shifted - np.log(total) if log else np.exp(shifted) / total
-    np.testing.assert_allclose(result.numpy(), expected, rtol=1e-5, atol=1e-6, equal_nan=True)
+    np.testing.assert_allclose(result.numpy(), expected, rtol=1e-5, atol=1e-5, equal_nan=True)
 
 
 @st.composite
@@ -564,7 +583,8 @@ def check_creation(function, shape, dtype):
     except Exception as error:  # noqa: BLE001
         assert_typed_error(error, "InvalidArgumentError", "ResourceExhaustedError", "ValueError")
         assert overflows or any(d < 0 for d in shape), f"{function}{shape} refused: {error}"
-        assert "-" not in str(error).split("bytes")[0].split("allocating")[-1], str(error)
+        if "OOM when allocating" in str(error):
+            assert not str(error).split("OOM when allocating ")[1].startswith("-"), str(error)
         return
     assert not overflows, f"{function}{tuple(shape)} accepted a size that overflows"
     assert tuple(t.shape) == ((max(shape[0], 0),) if function == "arange" else tuple(shape))

@@ -652,3 +652,13 @@ def test_every_binding_rewrites_pybind11_argument_errors():
         except Exception as error:  # noqa: BLE001 -- functions taking py::object may say more
             assert "incompatible function arguments" not in str(error), name
     assert checked > 50
+
+
+def test_a_failing_binding_constructor_is_a_typed_error_not_a_crash(isolated):
+    # The fuzzer's find: rewriting a constructor's error printed the half-built `self`.
+    outcome = isolated.run("import gpuaccel\nresult = gpuaccel._C.layers.Dense(object())")
+    assert outcome.error_type == "TypeError", outcome
+    assert "[Dense] argument 'name' (1st) must be str" in outcome.message
+    outcome = isolated.run("from gpuaccel import keras\n"
+                           "result = keras.layers.AveragePooling2D(2**63)")
+    assert outcome.error_type == "ValueError" and "too large" in outcome.message, outcome
