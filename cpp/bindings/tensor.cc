@@ -38,28 +38,24 @@ UnaryOp parse_unary(const std::string& name) {
   throw_value_error("unary", "unknown unary op '" + name + "'");
 }
 
+constexpr std::pair<const char*, BinaryOp> kBinaryOps[] = {
+    {"add", BinaryOp::kAdd},         {"sub", BinaryOp::kSub},         {"mul", BinaryOp::kMul},
+    {"div", BinaryOp::kDiv},         {"pow", BinaryOp::kPow},         {"maximum", BinaryOp::kMaximum},
+    {"minimum", BinaryOp::kMinimum}, {"equal", BinaryOp::kEqual},     {"greater", BinaryOp::kGreater},
+    {"less", BinaryOp::kLess}};
+
+bool is_binary_name(const std::string& name) {
+  for (const auto& [n, op] : kBinaryOps) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
 BinaryOp parse_binary(const std::string& name) {
-  static const std::pair<const char*, BinaryOp> kOps[] = {
-      {"add", BinaryOp::kAdd},         {"sub", BinaryOp::kSub},         {"mul", BinaryOp::kMul},
-      {"div", BinaryOp::kDiv},         {"pow", BinaryOp::kPow},         {"maximum", BinaryOp::kMaximum},
-      {"minimum", BinaryOp::kMinimum}, {"equal", BinaryOp::kEqual},     {"greater", BinaryOp::kGreater},
-      {"less", BinaryOp::kLess}};
-  for (const auto& [n, op] : kOps) {
+  for (const auto& [n, op] : kBinaryOps) {
     if (name == n) return op;
   }
   throw_value_error("binary", "unknown binary op '" + name + "'");
-}
-
-const char* parse_reduce_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum: return "Sum";
-    case ReduceOp::kMean: return "Mean";
-    case ReduceOp::kMax: return "Max";
-    case ReduceOp::kMin: return "Min";
-    case ReduceOp::kArgMax: return "ArgMax";
-    case ReduceOp::kArgMin: return "ArgMin";
-  }
-  return "Reduce";
 }
 
 ReduceOp parse_reduce(const std::string& name) {
@@ -259,7 +255,7 @@ void init_tensor(py::module_& m) {
   m.def("reduce", [](const std::string& op, const Tensor& x, py::object axis, bool keepdims) {
     const ReduceOp kind = parse_reduce(op);
     if (kind == ReduceOp::kArgMax || kind == ReduceOp::kArgMin) {
-      const char* name = kind == ReduceOp::kArgMax ? "ArgMax" : "ArgMin";
+      const char* name = reduce_op_name(kind);
       if (axis.is_none()) {
         // NumPy/torch: over the flattened tensor; keepdims keeps every axis, with size 1.
         const Tensor flat = arg_reduce(kind, reshape(x, {x.numel()}), 0, false);
@@ -267,7 +263,7 @@ void init_tensor(py::module_& m) {
       }
       return arg_reduce(kind, x, int_argument(axis, name, "axis"), keepdims);
     }
-    const std::optional<std::vector<int64_t>> axes = axes_argument(axis, parse_reduce_name(kind));
+    const std::optional<std::vector<int64_t>> axes = axes_argument(axis, reduce_op_name(kind));
     // axis=() reduces nothing (NumPy, TF); the C++ frontend reads no axes as "all axes". The
     // result still has the reduction's dtype.
     if (axes && axes->empty()) {
@@ -281,9 +277,12 @@ void init_tensor(py::module_& m) {
   }, py::arg("op"), py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
   m.def("scalar_operand", [](py::object value, const Tensor& like, const std::string& op, bool assign) {
     const Scalar s = scalar_argument(value, op, "operand");
-    return assign ? scalar_tensor(s, like.dtype(), like.device(), op) : scalar_operand(s, like, op);
-  }, py::arg("value"), py::arg("like"), py::arg("op") = "binary", py::arg("assign") = false,
-     "A Python number as the 0-d tensor a binary op with `like` uses (PyTorch's promotion); "
+    if (assign) return scalar_tensor(s, like.dtype(), like.device(), op);
+    // Functions that are not one binary op (a loss, matmul) promote like addition.
+    const BinaryOp kind = is_binary_name(op) ? parse_binary(op) : BinaryOp::kAdd;
+    return scalar_operand(s, like, kind, op);
+  }, py::arg("value"), py::arg("like"), py::arg("op") = "add", py::arg("assign") = false,
+     "A Python number as the 0-d tensor binary op `op` with `like` uses (PyTorch's promotion); "
      "assign=True: in like's dtype, for item assignment. Refuses values the dtype cannot hold.");
   m.def("promote_types", [](const std::string& a, const std::string& b) {
     return std::string(dtype_name(promote_types(parse_dtype(a), parse_dtype(b))));

@@ -83,9 +83,7 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   check_defined(name, b_in, "y");
   common_device(name, a_in, b_in);
   const bool comparison = op == BinaryOp::kEqual || op == BinaryOp::kGreater || op == BinaryOp::kLess;
-  DType dtype = result_type(a_in, b_in);
-  // True division of integers gives float32, as torch's `/` (never an integer quotient).
-  if (op == BinaryOp::kDiv && !is_floating(dtype)) dtype = DType::kFloat32;
+  const DType dtype = compute_dtype(op, result_type(a_in, b_in));
   const bool integer_ok = comparison || op == BinaryOp::kAdd || op == BinaryOp::kSub ||
                           op == BinaryOp::kMul || op == BinaryOp::kMaximum || op == BinaryOp::kMinimum;
   if (!is_floating(dtype) && !(integer_ok && (dtype == DType::kInt32 || dtype == DType::kInt64))) {

@@ -11,7 +11,17 @@ namespace gpuaccel {
 
 namespace {
 
-const char* reduce_name(ReduceOp op) {
+Shape drop_reduced(const Shape& kept, uint32_t mask) {
+  Shape out;
+  for (size_t d = 0; d < kept.size(); ++d) {
+    if (!(mask & (1u << d))) out.push_back(kept[d]);
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* reduce_op_name(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum: return "Sum";
     case ReduceOp::kMean: return "Mean";
@@ -23,18 +33,8 @@ const char* reduce_name(ReduceOp op) {
   return "Reduce";
 }
 
-Shape drop_reduced(const Shape& kept, uint32_t mask) {
-  Shape out;
-  for (size_t d = 0; d < kept.size(); ++d) {
-    if (!(mask & (1u << d))) out.push_back(kept[d]);
-  }
-  return out;
-}
-
-}  // namespace
-
 Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  const char* name = reduce_name(op);
+  const char* name = reduce_op_name(op);
   check_defined(name, x, "input");
   if (op == ReduceOp::kArgMax || op == ReduceOp::kArgMin) {
     throw_error(ErrorCode::kInternal, name, "use arg_reduce for argmax/argmin");
@@ -100,7 +100,7 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, bo
 }
 
 Tensor arg_reduce(ReduceOp op, const Tensor& x, int64_t axis, bool keepdims) {
-  const char* name = reduce_name(op);
+  const char* name = reduce_op_name(op);
   check_defined(name, x, "input");
   const int d = normalize_axis(axis, x.ndim(), name);
   if (x.shape()[d] == 0) {

@@ -117,8 +117,13 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, const LogicalDevice& devi
   return to_device(on_host, device);
 }
 
-Tensor scalar_operand(const Scalar& value, const Tensor& like, std::string_view op) {
-  return scalar_tensor(value, result_type(like.dtype(), value.kind), like.device(), op);
+DType compute_dtype(BinaryOp op, DType result) {
+  return op == BinaryOp::kDiv && !is_floating(result) ? DType::kFloat32 : result;
+}
+
+Tensor scalar_operand(const Scalar& value, const Tensor& like, BinaryOp kind, std::string_view op) {
+  return scalar_tensor(value, compute_dtype(kind, result_type(like.dtype(), value.kind)),
+                       like.device(), op);
 }
 
 }  // namespace gpuaccel

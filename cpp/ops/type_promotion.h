@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "backends/op_kinds.h"
 #include "core/dtype.h"
 #include "tensor/tensor.h"
 
@@ -39,14 +40,17 @@ struct Scalar {
 
 // torch.result_type(tensor, number).
 DType result_type(DType tensor_dtype, Scalar::Kind kind);
+// The dtype `op` computes in given its operands' result type: the result type, except that true
+// division of integers or bools computes (and returns) float32, as torch's `/`.
+DType compute_dtype(BinaryOp op, DType result);
 
 // A 0-d tensor holding `value` in `dtype` on `device`. InvalidArgumentError naming `op` when
 // the dtype cannot hold the value (an int out of range, NaN or infinity for an integer dtype):
 // NumPy 2 refuses these too, where a cast would wrap or saturate silently.
 Tensor scalar_tensor(const Scalar& value, DType dtype, const LogicalDevice& device,
                      std::string_view op);
-// The operand `value` becomes in a binary op with `like`: scalar_tensor in
-// result_type(like.dtype(), value.kind), on like's device.
-Tensor scalar_operand(const Scalar& value, const Tensor& like, std::string_view op);
+// The operand `value` becomes in binary op `kind` with `like`: scalar_tensor in
+// compute_dtype(kind, result_type(like.dtype(), value.kind)), on like's device.
+Tensor scalar_operand(const Scalar& value, const Tensor& like, BinaryOp kind, std::string_view op);
 
 }  // namespace gpuaccel
