@@ -17,12 +17,14 @@ TEST(CheckedSize, CountsAndBytesOfValidShapes) {
   EXPECT_EQ(checked_numel({2, 3, 4}, "t"), 24);
   EXPECT_EQ(checked_numel({2, 0, 4}, "t"), 0);
   EXPECT_EQ(checked_nbytes({2, 3}, 4, "t"), 24);
-  EXPECT_EQ(checked_nbytes({int64_t{1} << 61}, 4, "t"), INT64_MAX - 3);  // 2^63 - 4
+  EXPECT_EQ(checked_nbytes({(int64_t{1} << 61) - 1}, 4, "t"), INT64_MAX - 3);  // 2^63 - 4
   EXPECT_EQ(checked_nbytes({0, int64_t{1} << 40}, 4, "t"), 0);
 }
 
 TEST(CheckedSize, OverflowIsAnInvalidArgumentNamingTheShape) {
   const int64_t two31 = int64_t{1} << 31;
+  expect_error(ErrorCode::kInvalidArgument, "too large",  // exactly 2^63 bytes
+               [] { checked_nbytes({int64_t{1} << 61}, 4, "t"); });
   expect_error(ErrorCode::kInvalidArgument, "[Fill] shape (2147483648, 2147483648) is too large",
                [&] { checked_nbytes({two31, two31}, 4, "Fill"); });
   expect_error(ErrorCode::kInvalidArgument, "element count exceeds 2^63 - 1",

@@ -7,6 +7,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from crash_isolation import isolated  # noqa: F401 -- the module-scoped worker fixture
+from test_autograd import numeric_grads
 
 
 def _softmax(a, axis):
@@ -61,19 +62,11 @@ def check_gradient(op, inputs, weights, reduction, axis):
     out = _reduce(fn(*tensors), reduction, axis, lambda t, ax: t.mean(axis=ax))
     assert tuple(out.shape) == reference.shape, (tuple(out.shape), reference.shape)
     (out * gpuaccel.tensor(w.astype(np.float32))).sum().backward()
-    base = [a.astype(np.float64) for a in inputs]
-    eps = 1e-4
-    for i, (t, a) in enumerate(zip(tensors, base)):
-        numeric = np.zeros_like(a)
-        for index in np.ndindex(a.shape):
-            plus = [b.copy() for b in base]
-            minus = [b.copy() for b in base]
-            plus[i][index] += eps
-            minus[i][index] -= eps
-            numeric[index] = float(np.sum((numpy_out(plus) - numpy_out(minus)) * w)) / (2 * eps)
-        analytic = t.grad.numpy() if t.grad is not None else np.zeros_like(a)
+    numeric = numeric_grads(lambda *arrays: numpy_out(list(arrays)), inputs, w, eps=1e-4)
+    for i, (t, a) in enumerate(zip(tensors, inputs)):
+        analytic = t.grad.numpy() if t.grad is not None else np.zeros(a.shape, np.float32)
         assert analytic.shape == a.shape, (analytic.shape, a.shape)
-        np.testing.assert_allclose(analytic, numeric, rtol=2e-2, atol=2e-2,
+        np.testing.assert_allclose(analytic, numeric[i], rtol=2e-2, atol=2e-2,
                                    err_msg=f"d/d(input {i}) of {op}")
 
 

@@ -100,6 +100,15 @@ def assert_typed_error(error, *allowed):
     assert not any(t in str(error) for t in PYBIND_TEXT), f"pybind11 text leaked: {error}"
 
 
+def numpy_verdict(fn):
+    """NumPy's answer to fn(): (result, None), or (None, the exception it raised)."""
+    try:
+        with np.errstate(all="ignore"):
+            return fn(), None
+    except Exception as error:  # noqa: BLE001 -- NumPy's refusal is the reference's verdict
+        return None, error
+
+
 def as_numpy(t):
     import gpuaccel
     if t.dtype == gpuaccel.bfloat16:
@@ -296,11 +305,7 @@ def check_reduce(op, dtype, values, axis, keepdims, face):
     import gpuaccel
     x = to_tensor(dtype, values)
     reference = np.asarray(values, dtype=np.float64 if dtype in FLOATS else np_dtype(dtype))
-    try:
-        expected = _numpy_reduce(op, reference, axis, keepdims)
-        numpy_error = None
-    except Exception as error:  # noqa: BLE001 -- NumPy's verdict is the reference
-        numpy_error = error
+    expected, numpy_error = numpy_verdict(lambda: _numpy_reduce(op, reference, axis, keepdims))
     if reference.ndim == 0 and axis not in (None, ()):
         # Our rule (TF's, and NumPy's for mean and tuples): a 0-d tensor has no axes. NumPy's
         # sum/max/argmax alone accept axis 0 or -1 there.
@@ -364,11 +369,7 @@ def check_shape_op(op, values, args):
                 "transpose": lambda: np.swapaxes(values, *args),
                 "squeeze": lambda: np.squeeze(values, axis=args),
                 "unsqueeze": lambda: np.expand_dims(values, args)}[op]
-    try:
-        expected = numpy_fn()
-        numpy_error = None
-    except Exception as error:  # noqa: BLE001
-        numpy_error = error
+    expected, numpy_error = numpy_verdict(numpy_fn)
     if op == "squeeze" and values.ndim == 0 and args not in ((), []):
         numpy_error = numpy_error or ValueError("a 0-d tensor has no axes (NumPy's squeeze "
                                                 "alone accepts axis 0 there)")
@@ -431,11 +432,7 @@ def test_shape_ops_match_numpy(isolated, case):
 def check_indexing(values, index, value):
     import gpuaccel
     x = gpuaccel.tensor(values)
-    try:
-        expected = values[index]
-        numpy_error = None
-    except Exception as error:  # noqa: BLE001
-        numpy_error = error
+    expected, numpy_error = numpy_verdict(lambda: values[index])
     negative_step = any(isinstance(i, slice) and (i.step or 1) < 0
                         for i in (index if isinstance(index, tuple) else (index,)))
     try:
@@ -536,11 +533,8 @@ def test_softmax_propagates_nan_like_numpy(isolated, case):
 
 def check_matmul(a, b):
     import gpuaccel
-    try:
-        expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
-        numpy_error = None
-    except Exception as error:  # noqa: BLE001
-        numpy_error = error
+    expected, numpy_error = numpy_verdict(lambda: np.matmul(a.astype(np.float64),
+                                                            b.astype(np.float64)))
     try:
         result = gpuaccel.tensor(a) @ gpuaccel.tensor(b)
     except Exception as error:  # noqa: BLE001
