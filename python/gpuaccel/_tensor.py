@@ -87,8 +87,15 @@ def full(shape, fill_value, dtype=None, device=None):
     dtype = dtype or (float32 if isinstance(fill_value, float) else
                       "bool" if isinstance(fill_value, bool) else
                       "int64" if isinstance(fill_value, numbers.Integral) else float32)
-    return _C.tensor_full(_shape_arg((shape,) if isinstance(shape, int) else tuple(shape)),
-                          float(fill_value), _dtype_name(dtype), _device_name(device))
+    shape = _shape_arg((shape,) if isinstance(shape, int) else tuple(shape))
+    name = _dtype_name(dtype)
+    if name in ("int32", "int64", "uint8") and not isinstance(fill_value, float):
+        # Exact (a float carries only 53 bits) and range-checked: 300 into uint8 is refused,
+        # not saturated.
+        out = _C.tensor_full(shape, 0.0, name, _device_name(device))
+        _C.copy_into(_promotion.as_assigned_value(fill_value, out), out)
+        return out
+    return _C.tensor_full(shape, float(fill_value), name, _device_name(device))
 
 
 def zeros(*shape, dtype=float32, device=None):

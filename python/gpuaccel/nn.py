@@ -4,7 +4,7 @@ Images are NHWC and convolution kernels (height, width, in_channels, filters), a
 Every op here records its gradient."""
 import numbers
 
-from . import _C
+from . import _C, errors
 from ._promotion import as_operands, as_tensor
 from ._tensor import Tensor, tensor
 
@@ -154,4 +154,9 @@ def mean_squared_error(y_true, y_pred):
 def one_hot(indices, depth, dtype="float32"):
     if not isinstance(indices, Tensor):
         indices = tensor(indices, dtype="int64")
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral):
+        raise TypeError(f"[OneHot] depth must be an int, got {type(depth).__name__} {depth!r}")
+    if not 0 <= depth < 2**63:
+        raise errors.InvalidArgumentError(
+            f"[OneHot] depth must be in [0, 2**63 - 1], got {depth}", "OneHot")
     return _C.one_hot(indices, int(depth), dtype)

@@ -844,3 +844,9 @@ def test_shape_and_seed_arguments_give_typed_errors():
         gpuaccel.random.set_seed(2**70)
     with pytest.raises(TypeError, match="seed must be an int"):
         gpuaccel.random.set_seed("1")
+
+
+def test_full_with_an_integer_dtype_is_exact_and_range_checked():
+    assert gpuaccel.full((2,), 2**62 + 1, dtype="int64").tolist() == [2**62 + 1] * 2
+    with pytest.raises(gpuaccel.errors.InvalidArgumentError, match="300 does not fit in uint8"):
+        gpuaccel.full((2,), 300, dtype="uint8")
