@@ -43,6 +43,6 @@ if hypothesis is not None:
     _common = dict(database=_database, deadline=None, print_blob=True,
                    suppress_health_check=[hypothesis.HealthCheck.too_slow,
                                           hypothesis.HealthCheck.data_too_large])
-    hypothesis.settings.register_profile("ci", max_examples=40, derandomize=False, **_common)
+    hypothesis.settings.register_profile("ci", max_examples=100, **_common)
     hypothesis.settings.register_profile("long", max_examples=1500, **_common)
     hypothesis.settings.load_profile("ci")
