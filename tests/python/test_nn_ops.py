@@ -956,3 +956,16 @@ def test_nn_arguments_give_typed_errors():
     with pytest.raises(TypeError, match="rate must be a float"):
         nn.dropout(x, "0.5")
     np.testing.assert_allclose(nn.softmax(np.array([0.0, 0.0])).numpy(), [0.5, 0.5])
+
+
+def test_huge_strides_windows_and_dilations_do_not_wrap_around(isolated):
+    x = "gpuaccel.ones(1, 5, 5, 1)"
+    w = "gpuaccel.ones(2, 2, 1, 1)"
+    outcome = isolated.run(f"import gpuaccel\nresult = tuple(gpuaccel.nn.conv2d({x}, {w}, "
+                           "strides=2**62, padding='SAME').shape)")
+    assert outcome.value == "(1, 1, 1, 1)", outcome
+    for call in (f"gpuaccel.nn.conv2d({x}, {w}, dilations=2**62, padding='SAME')",
+                 f"gpuaccel.nn.max_pool2d({x}, 2**62, 1, padding='SAME')"):
+        outcome = isolated.run(f"import gpuaccel\nresult = {call}")
+        assert outcome.raised("InvalidArgumentError"), (call, outcome)
+        assert "spans more than 2^40 elements" in outcome.message
