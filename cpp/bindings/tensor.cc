@@ -284,6 +284,9 @@ void init_tensor(py::module_& m) {
   }, py::arg("value"), py::arg("like"), py::arg("op") = "add", py::arg("assign") = false,
      "A Python number as the 0-d tensor binary op `op` with `like` uses (PyTorch's promotion); "
      "assign=True: in like's dtype, for item assignment. Refuses values the dtype cannot hold.");
+  // A 0-d tensor of `value` in like's dtype (no promotion): for ops composed in Python that
+  // need a constant of their input's dtype. Operands of binary ops use scalar_operand.
+  m.def("scalar_like", &scalar_like, py::arg("value"), py::arg("like"));
   m.def("promote_types", [](const std::string& a, const std::string& b) {
     return std::string(dtype_name(promote_types(parse_dtype(a), parse_dtype(b))));
   }, py::arg("a"), py::arg("b"));
