@@ -36,9 +36,29 @@ except ImportError:  # the fuzz suites then fail at import, saying hypothesis is
 if hypothesis is not None:
     import os as _os
 
-    from hypothesis.database import DirectoryBasedExampleDatabase
+    from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
-    _database = DirectoryBasedExampleDatabase(
+    class _KeepEveryExample(ExampleDatabase):
+        """The committed example directory, append-only: hypothesis deletes an example once it
+        stops failing, but a fixed bug's example must keep being replayed."""
+
+        def __init__(self, path):
+            super().__init__()
+            self._directory = DirectoryBasedExampleDatabase(path)
+
+        def save(self, key, value):
+            self._directory.save(key, value)
+
+        def fetch(self, key):
+            return self._directory.fetch(key)
+
+        def delete(self, key, value):
+            pass
+
+        def move(self, src, dest, value):
+            self._directory.save(dest, value)
+
+    _database = _KeepEveryExample(
         _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "hypothesis-db"))
     _common = dict(database=_database, deadline=None, print_blob=True,
                    suppress_health_check=[hypothesis.HealthCheck.too_slow,
