@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "bindings/arguments.h"
 #include "bindings/bindings.h"
 #include "core/device_scope.h"
 #include "core/errors.h"
@@ -16,6 +17,7 @@
 #include "ops/linalg.h"
 #include "ops/reduce.h"
 #include "ops/shape_ops.h"
+#include "ops/type_promotion.h"
 
 namespace py = pybind11;
 
@@ -36,13 +38,21 @@ UnaryOp parse_unary(const std::string& name) {
   throw_value_error("unary", "unknown unary op '" + name + "'");
 }
 
+constexpr std::pair<const char*, BinaryOp> kBinaryOps[] = {
+    {"add", BinaryOp::kAdd},         {"sub", BinaryOp::kSub},         {"mul", BinaryOp::kMul},
+    {"div", BinaryOp::kDiv},         {"pow", BinaryOp::kPow},         {"maximum", BinaryOp::kMaximum},
+    {"minimum", BinaryOp::kMinimum}, {"equal", BinaryOp::kEqual},     {"greater", BinaryOp::kGreater},
+    {"less", BinaryOp::kLess}};
+
+bool is_binary_name(const std::string& name) {
+  for (const auto& [n, op] : kBinaryOps) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
 BinaryOp parse_binary(const std::string& name) {
-  static const std::pair<const char*, BinaryOp> kOps[] = {
-      {"add", BinaryOp::kAdd},         {"sub", BinaryOp::kSub},         {"mul", BinaryOp::kMul},
-      {"div", BinaryOp::kDiv},         {"pow", BinaryOp::kPow},         {"maximum", BinaryOp::kMaximum},
-      {"minimum", BinaryOp::kMinimum}, {"equal", BinaryOp::kEqual},     {"greater", BinaryOp::kGreater},
-      {"less", BinaryOp::kLess}};
-  for (const auto& [n, op] : kOps) {
+  for (const auto& [n, op] : kBinaryOps) {
     if (name == n) return op;
   }
   throw_value_error("binary", "unknown binary op '" + name + "'");
@@ -156,14 +166,6 @@ Tensor from_numpy(py::array array, const std::optional<std::string>& device,
   return to_device(t, target);
 }
 
-std::vector<int64_t> as_axes(const py::object& axis) {
-  std::vector<int64_t> axes;
-  if (axis.is_none()) return axes;
-  if (py::isinstance<py::int_>(axis)) return {axis.cast<int64_t>()};
-  for (auto a : axis) axes.push_back(a.cast<int64_t>());
-  return axes;
-}
-
 }  // namespace
 
 void init_tensor(py::module_& m) {
@@ -245,43 +247,67 @@ void init_tensor(py::module_& m) {
   m.def("set_random_seed", &set_random_seed);
   m.def("random_seed", &random_seed);
 
-  m.def("unary", [](const std::string& op, const Tensor& x) { return unary(parse_unary(op), x); });
+  m.def("unary", [](const std::string& op, const Tensor& x) { return unary(parse_unary(op), x); },
+        py::arg("op"), py::arg("x"));
   m.def("binary", [](const std::string& op, const Tensor& a, const Tensor& b) {
     return binary(parse_binary(op), a, b);
-  });
-  m.def("scalar_like", &scalar_like);
+  }, py::arg("op"), py::arg("x"), py::arg("y"));
   m.def("reduce", [](const std::string& op, const Tensor& x, py::object axis, bool keepdims) {
     const ReduceOp kind = parse_reduce(op);
     if (kind == ReduceOp::kArgMax || kind == ReduceOp::kArgMin) {
+      const char* name = reduce_op_name(kind);
       if (axis.is_none()) {
-        // NumPy/torch: over the flattened tensor.
-        return arg_reduce(kind, reshape(x, {x.numel()}), 0, false);
+        // NumPy/torch: over the flattened tensor; keepdims keeps every axis, with size 1.
+        const Tensor flat = arg_reduce(kind, reshape(x, {x.numel()}), 0, false);
+        return keepdims ? reshape(flat, Shape(size_t(x.ndim()), 1)) : flat;
       }
-      return arg_reduce(kind, x, axis.cast<int64_t>(), keepdims);
+      return arg_reduce(kind, x, int_argument(axis, name, "axis"), keepdims);
     }
-    const std::vector<int64_t> axes = as_axes(axis);
-    // axis=[] reduces nothing (NumPy, TF); the C++ frontend reads no axes as "all axes".
-    if (axes.empty() && !axis.is_none()) {
-      const bool counts = kind == ReduceOp::kSum && (x.dtype() == DType::kBool || x.dtype() == DType::kUInt8);
-      return counts ? cast(x, DType::kInt64) : clone(x);
+    const std::optional<std::vector<int64_t>> axes = axes_argument(axis, reduce_op_name(kind));
+    // axis=() reduces nothing (NumPy, TF); the C++ frontend reads no axes as "all axes". The
+    // result still has the reduction's dtype.
+    if (axes && axes->empty()) {
+      if (kind == ReduceOp::kSum && !is_floating(x.dtype())) {
+        return cast(x, DType::kInt64);
+      }
+      if (kind == ReduceOp::kMean && !is_floating(x.dtype())) return cast(x, DType::kFloat32);
+      return clone(x);
     }
-    return reduce(kind, x, axes, keepdims);
+    return reduce(kind, x, axes ? *axes : std::vector<int64_t>{}, keepdims);
   }, py::arg("op"), py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
-  m.def("matmul", &matmul);
+  m.def("scalar_operand", [](py::object value, const Tensor& like, const std::string& op, bool assign) {
+    const Scalar s = scalar_argument(value, op, "operand");
+    if (assign) return scalar_tensor(s, like.dtype(), like.device(), op);
+    // Functions that are not one binary op (a loss, matmul) promote like addition.
+    const BinaryOp kind = is_binary_name(op) ? parse_binary(op) : BinaryOp::kAdd;
+    return scalar_operand(s, like, kind, op);
+  }, py::arg("value"), py::arg("like"), py::arg("op") = "add", py::arg("assign") = false,
+     "A Python number as the 0-d tensor binary op `op` with `like` uses (PyTorch's promotion); "
+     "assign=True: in like's dtype, for item assignment. Refuses values the dtype cannot hold.");
+  // A 0-d tensor of `value` in like's dtype (no promotion): for ops composed in Python that
+  // need a constant of their input's dtype. Operands of binary ops use scalar_operand.
+  m.def("scalar_like", &scalar_like, py::arg("value"), py::arg("like"));
+  m.def("promote_types", [](const std::string& a, const std::string& b) {
+    return std::string(dtype_name(promote_types(parse_dtype(a), parse_dtype(b))));
+  }, py::arg("a"), py::arg("b"));
+  m.def("result_type", [](const Tensor& a, const Tensor& b) {
+    return std::string(dtype_name(result_type(a, b)));
+  }, py::arg("a"), py::arg("b"));
+  m.def("matmul", &matmul, py::arg("a"), py::arg("b"));
   m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {
     return linear(x, w, b ? *b : Tensor());
   });
-  m.def("reshape", &reshape);
-  m.def("permute", &permute);
-  m.def("transpose", &transpose);
+  m.def("reshape", &reshape, py::arg("x"), py::arg("shape"));
+  m.def("permute", &permute, py::arg("x"), py::arg("dims"));
+  m.def("transpose", &transpose, py::arg("x"), py::arg("dim0"), py::arg("dim1"));
   m.def("contiguous", &contiguous);
   m.def("clone", &clone);
   m.def("detach", &detach);
-  m.def("expand_dims", &expand_dims);
-  m.def("squeeze", &squeeze);
+  m.def("expand_dims", &expand_dims, py::arg("x"), py::arg("axis"));
+  m.def("squeeze", &squeeze, py::arg("x"), py::arg("axes"));
   m.def("concat", &concat, py::arg("tensors"), py::arg("axis"));
-  m.def("broadcast_to", &broadcast_to);
-  m.def("select", &select);
+  m.def("broadcast_to", &broadcast_to, py::arg("x"), py::arg("shape"));
+  m.def("select", &select, py::arg("x"), py::arg("axis"), py::arg("index"));
   m.def("slice", [](const Tensor& x, const std::vector<std::tuple<int64_t, int64_t, int64_t>>& specs) {
     std::vector<SliceSpec> s;
     for (const auto& [start, stop, step] : specs) s.push_back({start, stop, step});
@@ -301,7 +327,7 @@ void init_tensor(py::module_& m) {
                     (spec.type == DeviceType::kGPU ? DeviceRegistry::instance().gpu_unavailable_reason()
                                                    : std::string("no such logical CPU")) + ")");
   });
-  m.def("copy_into", &copy_into);
+  m.def("copy_into", &copy_into, py::arg("value"), py::arg("target"));
 
   m.def("backward", [](const Tensor& root, std::optional<Tensor> grad) {
     py::gil_scoped_release release;

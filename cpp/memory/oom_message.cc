@@ -3,6 +3,8 @@
 // match; the lines after it are ours.
 #include "memory/oom_message.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
@@ -14,13 +16,18 @@ namespace {
 std::string bytes_and_units(int64_t bytes) {
   return std::to_string(bytes) + " bytes (" + format_bytes(bytes) + ")";
 }
+// A request is a size_t: printed unsigned, so no request reads as a negative size.
+std::string request_bytes_and_units(size_t bytes) {
+  const auto capped = static_cast<int64_t>(std::min<size_t>(bytes, size_t(INT64_MAX)));
+  return std::to_string(bytes) + " bytes (" + format_bytes(capped) + ")";
+}
 }  // namespace
 
 std::string format_oom_message(const OomReport& r) {
   std::ostringstream out;
-  out << "OOM when allocating " << bytes_and_units(static_cast<int64_t>(r.requested))
+  out << "OOM when allocating " << request_bytes_and_units(r.requested)
       << " on " << r.device_name << " by allocator " << r.pool_name << ".\n";
-  out << "  requested: " << bytes_and_units(static_cast<int64_t>(r.requested));
+  out << "  requested: " << request_bytes_and_units(r.requested);
   if (r.rounded != r.requested) {
     out << ", rounded to " << r.rounded;
   }
@@ -45,7 +52,7 @@ std::string format_oom_message(const OomReport& r) {
       << "; largest free chunk: " << bytes_and_units(r.largest_free_chunk)
       << "; fragmentation: " << frag << "\n";
   if (r.device_free) {
-    out << "  the device reports " << bytes_and_units(static_cast<int64_t>(*r.device_free))
+    out << "  the device reports " << request_bytes_and_units(*r.device_free)
         << " free\n";
   }
   out << "  cause: "

@@ -50,9 +50,17 @@ Tensor ones(const Shape& shape, DType dtype, const LogicalDevice& device) {
 Tensor arange(double start, double stop, double step, DType dtype, const LogicalDevice& device) {
   if (step == 0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(stop)) {
     throw_error(ErrorCode::kInvalidArgument, "Range",
-                "start, stop and step must be finite and step non-zero");
+                "start, stop and step must be finite and step non-zero, got start=" +
+                    std::to_string(start) + ", stop=" + std::to_string(stop) +
+                    ", step=" + std::to_string(step));
   }
   const double count = std::ceil((stop - start) / step);
+  // 2^63 as a double: a count at or beyond it has no int64 (and no tensor) to hold it.
+  if (!(count < 9223372036854775808.0)) {
+    throw_error(ErrorCode::kInvalidArgument, "Range",
+                "arange(" + std::to_string(start) + ", " + std::to_string(stop) + ", " +
+                    std::to_string(step) + ") would have more than 2^63 - 1 elements");
+  }
   const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   Tensor out = Tensor::empty({n}, dtype, device, "Range");
   if (n > 0) backend_for(device).arange(out.view(), start, step);

@@ -6,6 +6,7 @@
 #include "ops/creation.h"
 #include "ops/op_utils.h"
 #include "ops/shape_ops.h"
+#include "ops/type_promotion.h"
 
 namespace gpuaccel {
 
@@ -76,20 +77,25 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   return y;
 }
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   const char* name = binary_op_name(op);
-  check_defined(name, a, "x");
-  check_defined(name, b, "y");
-  common_device(name, a, b);
-  const DType dtype = common_dtype(name, a, b);
+  check_defined(name, a_in, "x");
+  check_defined(name, b_in, "y");
+  common_device(name, a_in, b_in);
   const bool comparison = op == BinaryOp::kEqual || op == BinaryOp::kGreater || op == BinaryOp::kLess;
+  const DType dtype = compute_dtype(op, result_type(a_in, b_in));
   const bool integer_ok = comparison || op == BinaryOp::kAdd || op == BinaryOp::kSub ||
                           op == BinaryOp::kMul || op == BinaryOp::kMaximum || op == BinaryOp::kMinimum;
   if (!is_floating(dtype) && !(integer_ok && (dtype == DType::kInt32 || dtype == DType::kInt64))) {
     throw_error(ErrorCode::kInvalidArgument, name,
                 std::string("unsupported dtype ") + dtype_name(dtype) +
-                    (integer_ok ? "" : " (this op needs float32, float16 or bfloat16)"));
+                    (integer_ok ? " (supported: float32, float16, bfloat16, int32, int64)"
+                                : " (this op needs float32, float16 or bfloat16)") +
+                    "; convert the operands first, e.g. t.to(gpuaccel.float32)");
   }
+  // Promotion casts are recorded like any cast, so gradients reach each operand in its dtype.
+  const Tensor a = cast(a_in, dtype);
+  const Tensor b = cast(b_in, dtype);
   const Shape shape =
       a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = Tensor::empty(shape, comparison ? DType::kBool : dtype, a.device(), name);

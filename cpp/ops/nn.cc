@@ -29,14 +29,30 @@ void check_rank(const std::string& op, const Tensor& t, int rank, const char* wh
 // TF's output size and padding for one spatial dimension.
 struct Resolved {
   int64_t out = 0, pad_before = 0, pad_after = 0;
+  int64_t stride = 1;  // the stride the kernels get: at most the input size (see resolve)
 };
 Resolved resolve(const std::string& op, int64_t in, int64_t window, int64_t stride,
                  int64_t dilation, Padding padding) {
   if (stride < 1 || dilation < 1 || window < 1) {
-    throw_error(ErrorCode::kInvalidArgument, op, "strides, dilation and window sizes must be >= 1");
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "strides, dilations and window sizes must be >= 1, got stride " +
+                    std::to_string(stride) + ", dilation " + std::to_string(dilation) +
+                    ", window " + std::to_string(window));
   }
-  const int64_t effective = (window - 1) * dilation + 1;
+  // The dilated window, and below the padding, in checked arithmetic: a window or dilation
+  // near 2^63 must be an error, not a wrapped-around negative size.
+  int64_t effective = 0;
+  if (__builtin_mul_overflow(window - 1, dilation, &effective) || effective > (int64_t{1} << 40)) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "window " + std::to_string(window) + " with dilation " + std::to_string(dilation) +
+                    " spans more than 2^40 elements");
+  }
+  effective += 1;
   Resolved r;
+  // A stride beyond the input size leaves one output position, computed the same way with any
+  // such stride; the libraries get the input size (oneDNN refuses strides near 2^62).
+  r.stride = std::min(stride, std::max<int64_t>(in, 1));
+  stride = r.stride;
   if (padding == Padding::kValid) {
     if (in < effective) {
       throw_error(ErrorCode::kInvalidArgument, op,
@@ -45,8 +61,9 @@ Resolved resolve(const std::string& op, int64_t in, int64_t window, int64_t stri
     }
     r.out = (in - effective) / stride + 1;
   } else {
-    r.out = (in + stride - 1) / stride;
-    const int64_t total = std::max<int64_t>((r.out - 1) * stride + effective - in, 0);
+    r.out = in == 0 ? 0 : (in - 1) / stride + 1;  // ceil(in / stride) without overflow
+    const int64_t total =
+        r.out == 0 ? 0 : std::max<int64_t>((r.out - 1) * stride + effective - in, 0);
     r.pad_before = total / 2;
     r.pad_after = total - r.pad_before;
   }
@@ -84,11 +101,18 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
   if (bias.defined() && (bias.ndim() != 1 || bias.dim(0) != w.dim(3))) {
     throw_error(ErrorCode::kInvalidArgument, op, "bias must have shape (" + std::to_string(w.dim(3)) + ",)");
   }
+  // oneDNN and cuDNN reject empty channel and filter counts with an opaque status; a zero
+  // batch or spatial size is fine (an empty output).
+  if (w.dim(2) == 0 || w.dim(3) == 0) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "a convolution needs at least one input channel and one filter, got kernel shape " +
+                    shape_to_string(w.shape()) + " for input shape " + shape_to_string(x.shape()));
+  }
   const Resolved rh = resolve(op, x.dim(1), w.dim(0), stride_h, dilation_h, padding);
   const Resolved rw = resolve(op, x.dim(2), w.dim(1), stride_w, dilation_w, padding);
   Conv2dParams p;
-  p.stride_h = stride_h;
-  p.stride_w = stride_w;
+  p.stride_h = rh.stride;
+  p.stride_w = rw.stride;
   p.dilation_h = dilation_h;
   p.dilation_w = dilation_w;
   p.pad_top = rh.pad_before;
@@ -144,8 +168,8 @@ Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int
   p.kind = max ? PoolKind::kMax : PoolKind::kAverage;
   p.window_h = window_h;
   p.window_w = window_w;
-  p.stride_h = stride_h;
-  p.stride_w = stride_w;
+  p.stride_h = rh.stride;
+  p.stride_w = rw.stride;
   p.pad_top = rh.pad_before;
   p.pad_bottom = rh.pad_after;
   p.pad_left = rw.pad_before;

@@ -11,7 +11,17 @@ namespace gpuaccel {
 
 namespace {
 
-const char* reduce_name(ReduceOp op) {
+Shape drop_reduced(const Shape& kept, uint32_t mask) {
+  Shape out;
+  for (size_t d = 0; d < kept.size(); ++d) {
+    if (!(mask & (1u << d))) out.push_back(kept[d]);
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* reduce_op_name(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum: return "Sum";
     case ReduceOp::kMean: return "Mean";
@@ -23,41 +33,36 @@ const char* reduce_name(ReduceOp op) {
   return "Reduce";
 }
 
-Shape drop_reduced(const Shape& kept, uint32_t mask) {
-  Shape out;
-  for (size_t d = 0; d < kept.size(); ++d) {
-    if (!(mask & (1u << d))) out.push_back(kept[d]);
-  }
-  return out;
-}
-
-}  // namespace
-
 Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  const char* name = reduce_name(op);
+  const char* name = reduce_op_name(op);
   check_defined(name, x, "input");
   if (op == ReduceOp::kArgMax || op == ReduceOp::kArgMin) {
     throw_error(ErrorCode::kInternal, name, "use arg_reduce for argmax/argmin");
   }
-  // Sums of bool and uint8 count in int64, as NumPy and torch do (a bool sum would saturate at
-  // true and a uint8 sum wrap at 256).
-  if (op == ReduceOp::kSum && (x.dtype() == DType::kBool || x.dtype() == DType::kUInt8)) {
+  // Sums of integers and bools count in int64, as NumPy and torch do (a bool sum would
+  // saturate at true, a uint8 sum wrap at 256 and an int32 sum at 2^31).
+  if (op == ReduceOp::kSum && !is_floating(x.dtype()) && x.dtype() != DType::kInt64) {
     return reduce(op, cast(x, DType::kInt64), axes, keepdims);
+  }
+  // The mean of integers or bools is a float32 (NumPy's float64, in our widest float): the sum
+  // is exact in int64, divided once. An integer mean would truncate silently (TF's choice).
+  if (op == ReduceOp::kMean && !is_floating(x.dtype())) {
+    const Tensor sum = reduce(ReduceOp::kSum, cast(x, DType::kInt64), axes, keepdims);
+    const int64_t count = x.numel() / std::max<int64_t>(1, sum.numel());
+    return div(cast(sum, DType::kFloat32), scalar_like(double(count), cast(sum, DType::kFloat32)));
   }
   uint32_t mask = 0;
   if (axes.empty()) {
     for (int d = 0; d < x.ndim(); ++d) mask |= 1u << d;
   }
-  for (int64_t a : axes) {
-    const int d = normalize_axis(a, x.ndim(), name);
-    if (mask & (1u << d)) throw_error(ErrorCode::kInvalidArgument, name, "repeated axis");
-    mask |= 1u << d;
-  }
+  for (int d : normalize_axes(axes, x.ndim(), name)) mask |= 1u << d;
   Shape kept = x.shape();
   for (int d = 0; d < x.ndim(); ++d) {
     if (mask & (1u << d)) {
       if (x.shape()[d] == 0 && (op == ReduceOp::kMax || op == ReduceOp::kMin)) {
-        throw_error(ErrorCode::kInvalidArgument, name, "cannot take the max/min of an empty axis");
+        throw_error(ErrorCode::kInvalidArgument, name,
+                    "cannot take the max/min over axis " + std::to_string(d) + " of size 0 (shape " +
+                        shape_to_string(x.shape()) + "): the reduction has no identity");
       }
       kept[d] = 1;
     }
@@ -95,10 +100,15 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, bo
 }
 
 Tensor arg_reduce(ReduceOp op, const Tensor& x, int64_t axis, bool keepdims) {
-  const char* name = reduce_name(op);
+  const char* name = reduce_op_name(op);
   check_defined(name, x, "input");
   const int d = normalize_axis(axis, x.ndim(), name);
-  if (x.shape()[d] == 0) throw_error(ErrorCode::kInvalidArgument, name, "empty axis");
+  if (x.shape()[d] == 0) {
+    throw_error(ErrorCode::kInvalidArgument, name,
+                "cannot take the " + std::string(op == ReduceOp::kArgMax ? "argmax" : "argmin") +
+                    " over axis " + std::to_string(d) + " of size 0 (shape " +
+                    shape_to_string(x.shape()) + ")");
+  }
   Shape kept = x.shape();
   kept[d] = 1;
   Tensor out = Tensor::empty(kept, DType::kInt64, x.device(), name);

@@ -14,6 +14,8 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, bo
 inline Tensor reduce_sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
   return reduce(ReduceOp::kSum, x, axes, keepdims);
 }
+// TF's op names ("Sum", "ArgMax", ...), used in the placement log and errors.
+const char* reduce_op_name(ReduceOp op);
 // argmax/argmin along one axis; int64 result.
 Tensor arg_reduce(ReduceOp op, const Tensor& x, int64_t axis, bool keepdims);
 

@@ -73,18 +73,28 @@ Tensor detach(const Tensor& x) { return x.as_strided(x.shape(), x.strides(), x.o
 Tensor reshape(const Tensor& x, const Shape& requested) {
   Shape shape = requested;
   int infer = -1;
-  int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      if (infer >= 0) throw_error(ErrorCode::kInvalidArgument, "Reshape", "only one dimension can be -1");
+      if (infer >= 0) {
+        throw_error(ErrorCode::kInvalidArgument, "Reshape",
+                    "shape " + shape_to_string(requested) + " has more than one -1 (only one "
+                    "dimension can be inferred)");
+      }
       infer = static_cast<int>(i);
     } else if (shape[i] < 0) {
-      throw_error(ErrorCode::kInvalidArgument, "Reshape", "invalid dimension in " + shape_to_string(shape));
-    } else {
-      known *= shape[i];
+      throw_error(ErrorCode::kInvalidArgument, "Reshape",
+                  "invalid dimension " + std::to_string(shape[i]) + " in shape " +
+                      shape_to_string(requested) + " (dimensions are >= 0, or -1 once)");
     }
   }
+  if (static_cast<int>(shape.size()) > kMaxDims) {
+    throw_error(ErrorCode::kInvalidArgument, "Reshape",
+                "shape " + shape_to_string(requested) + " has more than " +
+                    std::to_string(kMaxDims) + " dimensions");
+  }
   if (infer >= 0) {
+    shape[infer] = 1;
+    const int64_t known = checked_numel(shape, "Reshape");
     if (known == 0 || x.numel() % known != 0) {
       throw_error(ErrorCode::kInvalidArgument, "Reshape",
                   "cannot reshape a tensor of shape " + shape_to_string(x.shape()) + " into " +
@@ -92,13 +102,10 @@ Tensor reshape(const Tensor& x, const Shape& requested) {
     }
     shape[infer] = x.numel() / known;
   }
-  if (shape_numel(shape) != x.numel()) {
+  if (checked_numel(shape, "Reshape") != x.numel()) {
     throw_error(ErrorCode::kInvalidArgument, "Reshape",
                 "cannot reshape a tensor of " + std::to_string(x.numel()) + " elements (shape " +
                     shape_to_string(x.shape()) + ") into shape " + shape_to_string(requested));
-  }
-  if (static_cast<int>(shape.size()) > kMaxDims) {
-    throw_error(ErrorCode::kInvalidArgument, "Reshape", "too many dimensions");
   }
   // A view whenever the strides allow it (PyTorch's rule), so indexing an int out of a strided
   // view, squeeze and unsqueeze stay views and writes through them reach the base.
@@ -115,22 +122,12 @@ Tensor reshape(const Tensor& x, const Shape& requested) {
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
-  if (static_cast<int>(dims.size()) != x.ndim()) {
-    throw_error(ErrorCode::kInvalidArgument, "Transpose",
-                "permutation has " + std::to_string(dims.size()) + " entries for a tensor of rank " +
-                    std::to_string(x.ndim()));
-  }
-  std::vector<int64_t> perm(dims.size());
-  std::vector<bool> seen(dims.size(), false);
-  Shape shape(dims.size());
-  Strides strides(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const int d = normalize_axis(dims[i], x.ndim(), "Transpose");
-    if (seen[d]) throw_error(ErrorCode::kInvalidArgument, "Transpose", "repeated axis in permutation");
-    seen[d] = true;
-    perm[i] = d;
-    shape[i] = x.shape()[d];
-    strides[i] = x.strides()[d];
+  const std::vector<int> perm = normalize_permutation(dims, x.ndim(), "Transpose");
+  Shape shape(perm.size());
+  Strides strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    shape[i] = x.shape()[perm[i]];
+    strides[i] = x.strides()[perm[i]];
   }
   Tensor out = x.as_strided(shape, strides, x.offset());
   std::vector<int64_t> inverse(perm.size());
@@ -144,8 +141,8 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   std::vector<int64_t> dims(x.ndim());
   for (int i = 0; i < x.ndim(); ++i) dims[i] = i;
-  std::swap(dims[normalize_axis(dim0, x.ndim(), "Transpose")],
-            dims[normalize_axis(dim1, x.ndim(), "Transpose")]);
+  std::swap(dims[normalize_axis(dim0, x.ndim(), "Transpose", "dim0")],
+            dims[normalize_axis(dim1, x.ndim(), "Transpose", "dim1")]);
   return permute(x, dims);
 }
 
@@ -160,12 +157,21 @@ Tensor slice(const Tensor& x, const std::vector<SliceSpec>& per_dim) {
   for (size_t d = 0; d < per_dim.size(); ++d) {
     const SliceSpec& s = per_dim[d];
     if (s.step <= 0) {
-      throw_error(ErrorCode::kInvalidArgument, "StridedSlice", "slice steps must be positive");
+      throw_error(ErrorCode::kInvalidArgument, "StridedSlice",
+                  "slice step " + std::to_string(s.step) + " of dimension " + std::to_string(d) +
+                      " must be positive");
     }
-    const int64_t count = s.stop > s.start ? (s.stop - s.start + s.step - 1) / s.step : 0;
-    if (count > 0 && (s.start < 0 || s.start >= x.shape()[d])) {
-      throw_error(ErrorCode::kInvalidArgument, "StridedSlice", "slice start out of range");
+    // Within [0, size]: what Python's slice.indices gives; anything else would view memory
+    // outside the tensor (and the difference below could overflow).
+    const int64_t size = x.shape()[d];
+    if (s.start < 0 || s.start > size || s.stop < 0 || s.stop > size) {
+      throw_error(ErrorCode::kInvalidArgument, "StridedSlice",
+                  "slice " + std::to_string(s.start) + ":" + std::to_string(s.stop) + ":" +
+                      std::to_string(s.step) + " of dimension " + std::to_string(d) +
+                      " (size " + std::to_string(size) +
+                      ") is out of range (start and stop must be in [0, size])");
     }
+    const int64_t count = s.stop > s.start ? (s.stop - s.start - 1) / s.step + 1 : 0;
     offset += (count > 0 ? s.start : 0) * x.strides()[d];
     shape[d] = count;
     strides[d] = x.strides()[d] * s.step;
@@ -206,25 +212,24 @@ Tensor expand_dims(const Tensor& x, int64_t axis) {
 }
 
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes) {
+  const std::vector<int> dropped = normalize_axes(axes, x.ndim(), "Squeeze");
   Shape shape;
   for (int d = 0; d < x.ndim(); ++d) {
-    bool drop = axes.empty() ? x.shape()[d] == 1 : false;
-    for (int64_t a : axes) {
-      if (normalize_axis(a, x.ndim(), "Squeeze") == d) {
-        if (x.shape()[d] != 1) {
-          throw_error(ErrorCode::kInvalidArgument, "Squeeze",
-                      "cannot squeeze dimension " + std::to_string(d) + " of size " +
-                          std::to_string(x.shape()[d]));
-        }
-        drop = true;
-      }
+    const bool listed = std::find(dropped.begin(), dropped.end(), d) != dropped.end();
+    if (listed && x.shape()[d] != 1) {
+      throw_error(ErrorCode::kInvalidArgument, "Squeeze",
+                  "cannot squeeze axis " + std::to_string(d) + " of size " +
+                      std::to_string(x.shape()[d]) + " (shape " + shape_to_string(x.shape()) +
+                      "; only size-1 axes can be removed)");
     }
+    const bool drop = axes.empty() ? x.shape()[d] == 1 : listed;
     if (!drop) shape.push_back(x.shape()[d]);
   }
   return reshape(x, shape);
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  checked_numel(shape, "BroadcastTo");
   const Shape result = broadcast_shapes(x.shape(), shape, "BroadcastTo");
   if (result != shape) {
     throw_error(ErrorCode::kInvalidArgument, "BroadcastTo",
@@ -335,10 +340,25 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
 }
 
 void copy_into(const Tensor& src, const Tensor& dst) {
+  check_defined("Assign", src, "value");
+  check_defined("Assign", dst, "target");
   common_device("Assign", {src, dst});
+  // The value must broadcast *to* the target (NumPy's rule): shapes that merely broadcast with
+  // each other, (3,) into (), would write only part of the value. Leading size-1 dimensions
+  // of the value beyond the target's rank are dropped first, as NumPy and torch do.
+  Tensor value = src;
+  while (value.ndim() > dst.ndim() && value.dim(0) == 1) {
+    value = value.as_strided(Shape(value.shape().begin() + 1, value.shape().end()),
+                             Strides(value.strides().begin() + 1, value.strides().end()),
+                             value.offset());
+  }
+  if (value.ndim() > dst.ndim() ||
+      broadcast_shapes(value.shape(), dst.shape(), "Assign") != dst.shape()) {
+    throw_error(ErrorCode::kInvalidArgument, "Assign",
+                "could not broadcast a value of shape " + shape_to_string(src.shape()) +
+                    " into the target's shape " + shape_to_string(dst.shape()));
+  }
   if (dst.numel() == 0) return;
-  broadcast_shapes(src.shape(), dst.shape(), "Assign");
-  backend_for_op("Assign", dst.device()).copy(broadcast_view(src, dst.shape()), dst.view());
+  backend_for_op("Assign", dst.device()).copy(broadcast_view(value, dst.shape()), dst.view());
 }
-
 }  // namespace gpuaccel

@@ -6,19 +6,14 @@
 namespace gpuaccel {
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, const LogicalDevice& device, const char* op) {
-  for (int64_t d : shape) {
-    if (d < 0) {
-      throw_error(ErrorCode::kInvalidArgument, op,
-                  "negative dimension in shape " + shape_to_string(shape));
-    }
-  }
   if (static_cast<int>(shape.size()) > kMaxDims) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 "tensors have at most " + std::to_string(kMaxDims) + " dimensions, got shape " +
                     shape_to_string(shape));
   }
+  const int64_t nbytes = checked_nbytes(shape, int64_t(dtype_size(dtype)), op);
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(device, size_t(shape_numel(shape)) * dtype_size(dtype), op);
+  impl->storage = Storage::allocate(device, size_t(nbytes), op);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

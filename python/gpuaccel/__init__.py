@@ -14,6 +14,8 @@ from ._openmp_env import apply_default_wait_policy as _apply_default_wait_policy
 
 _apply_default_wait_policy()  # before _C loads OpenMP (see _openmp_env)
 from . import _C  # noqa: E402
+from . import _binding_errors  # noqa: E402
+_binding_errors.install(_C)  # before any face binds _C's functions: no pybind11 text leaks
 from . import errors
 from . import config
 from . import debugging

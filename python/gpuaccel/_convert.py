@@ -2,13 +2,14 @@
 
 TensorFlow's and PyTorch's functions accept ``np.ndarray``, nested lists and scalars wherever a
 tensor goes; every op of the TF/PyTorch faces converts its inputs here, and binary ops pair their
-operands through ``_tensor._operand`` so scalar/array promotion has one owner.
+operands through ``_promotion`` so scalar/array promotion has one owner.
 """
 import numbers
 
 import numpy as np
 
 from . import _tensor
+from ._promotion import as_operands
 from ._tensor import Tensor
 
 
@@ -32,16 +33,6 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
 
 def as_tensors(a, b):
-    """Both operands of a binary op as tensors: the non-tensor one takes the tensor's dtype and
-    device through ``_tensor._operand`` (the promotion rule's owner)."""
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = convert_to_tensor(a)
-    if isinstance(a, Tensor):
-        other = _tensor._operand(b, a)
-        if other is NotImplemented:
-            raise TypeError(f"unsupported operand type {type(b).__name__}")
-        return a, other
-    other = _tensor._operand(a, b)
-    if other is NotImplemented:
-        raise TypeError(f"unsupported operand type {type(a).__name__}")
-    return other, b
+    """Both operands of a binary op as tensors, promoted by the one owner of the rule
+    (``_promotion.as_operands``: a non-tensor side converts next to the tensor side)."""
+    return as_operands(a, b)

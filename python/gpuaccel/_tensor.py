@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from . import _C
+from . import _C, _promotion
 from .dtypes import as_dtype, float32
 from ._placement import device as _device_class
 
@@ -35,12 +35,18 @@ def _device_name(device):
 
 
 def _shape_arg(shape):
+    """``zeros(2, 3)`` / ``zeros((2, 3))`` / ``normal([2, 3])`` as a list of ints (the core
+    checks signs and sizes; only what cannot reach it as an int64 is refused here)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     out = []
     for d in shape:
-        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
-            raise TypeError(f"shape entries must be integers, got {d!r}")
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (numbers.Integral, np.integer)):
+            raise TypeError(f"shape entries must be integers, got {type(d).__name__} {d!r} "
+                            f"in {tuple(shape)!r}")
+        if not -2**63 <= int(d) < 2**63:
+            raise ValueError(f"dimension {int(d)} in shape {tuple(shape)!r} is too large "
+                             f"(a tensor has at most 2**63 - 1 elements)")
         out.append(int(d))
     return out
 
@@ -81,8 +87,15 @@ def full(shape, fill_value, dtype=None, device=None):
     dtype = dtype or (float32 if isinstance(fill_value, float) else
                       "bool" if isinstance(fill_value, bool) else
                       "int64" if isinstance(fill_value, numbers.Integral) else float32)
-    return _C.tensor_full(_shape_arg((shape,) if isinstance(shape, int) else tuple(shape)),
-                          float(fill_value), _dtype_name(dtype), _device_name(device))
+    shape = _shape_arg((shape,) if isinstance(shape, int) else tuple(shape))
+    name = _dtype_name(dtype)
+    if name in ("int32", "int64", "uint8") and not isinstance(fill_value, float):
+        # Exact (a float carries only 53 bits) and range-checked: 300 into uint8 is refused,
+        # not saturated.
+        out = _C.tensor_full(shape, 0.0, name, _device_name(device))
+        _C.copy_into(_promotion.as_assigned_value(fill_value, out), out)
+        return out
+    return _C.tensor_full(shape, float(fill_value), name, _device_name(device))
 
 
 def zeros(*shape, dtype=float32, device=None):
@@ -123,19 +136,14 @@ def randn(*shape, dtype=float32, device=None):
 
 # ---- operators and methods ----
 
-def _operand(value, like):
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, (numbers.Number, np.number, bool)):
-        return _C.scalar_like(float(value), like)
-    if isinstance(value, (np.ndarray, list, tuple)):
-        return tensor(value, dtype=like._dtype_name, device=like._device_name)
-    return NotImplemented
+# The one conversion of binary-op operands (numbers, NumPy arrays, lists) for every face; the
+# dtype rule is PyTorch's, owned by the C++ core (see _promotion.py and docs/ops.md).
+_operand = _promotion.as_operand
 
 
 def _binary(op, reflected=False):
     def method(self, other):
-        other = _operand(other, self)
+        other = _operand(other, self, op)
         if other is NotImplemented:
             return NotImplemented
         return _C.binary(op, other, self) if reflected else _C.binary(op, self, other)
@@ -219,7 +227,7 @@ def _setitem(self, index, value):
             raise RuntimeError("assigning a tensor that requires grad into another is not "
                                "differentiable here; use value.detach()")
     target = _getitem(self, index)
-    _C.copy_into(_operand(value, self) if not isinstance(value, Tensor) else value, target)
+    _C.copy_into(_promotion.as_assigned_value(value, target), target)
 
 
 def _numpy(self):
@@ -293,6 +301,14 @@ def _reduce(op):
     return method
 
 
+def _squeeze(self, dim=None):
+    """Size-1 axes removed: all of them (dim=None), one, or a tuple (() removes none)."""
+    if dim is None:
+        return _C.squeeze(self, [])
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    return _C.squeeze(self, dims) if dims else _C.reshape(self, list(self.shape))
+
+
 def _backward(self, gradient=None):
     _C.backward(self, gradient)
 
@@ -348,7 +364,7 @@ def _install():
     T.T = property(lambda self: _C.permute(self, list(range(self.ndim))[::-1]))
     T.contiguous = lambda self: _C.contiguous(self)
     T.unsqueeze = lambda self, dim: _C.expand_dims(self, dim)
-    T.squeeze = lambda self, dim=None: _C.squeeze(self, [] if dim is None else [dim])
+    T.squeeze = _squeeze
     for name in ("exp", "log", "sqrt", "rsqrt", "abs", "square", "reciprocal", "relu", "sigmoid",
                  "tanh"):
         setattr(T, name, (lambda op: lambda self: _C.unary(op, self))(name))
@@ -459,6 +475,8 @@ def matmul(a, b):
 
 def set_seed(seed):
     """``gpuaccel.random.set_seed``: restarts the global counter-based generator."""
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be in [0, 2**64 - 1], got {seed!r}")
     _C.set_random_seed(int(seed))

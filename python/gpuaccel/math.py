@@ -1,6 +1,7 @@
 """``tf.math`` names (also exported at the top level, as TF and PyTorch do) for the element-wise
 and reduction ops, with TensorFlow's argument names; PyTorch's ``dim=``/``keepdim=`` are accepted
-too. Inputs may be tensors, NumPy arrays, lists or numbers.
+too. Inputs may be tensors, NumPy arrays, lists or numbers; two-operand functions promote
+their operands as the operators do (``_promotion.py``, docs/ops.md "Type promotion").
 
 Composite ops (``log1p``, ``softplus``, ``reduce_variance``, ``reduce_logsumexp``...) are written
 with recorded C++ ops, so they differentiate like the primitives.
@@ -27,9 +28,8 @@ def _axes(axis, dim):
     axis = dim if dim is not None else axis
     if axis is None:
         return None
-    if isinstance(axis, (list, tuple)):
-        return [int(a) for a in axis]
-    return int(axis)
+    # Checked (and named in errors) by the binding's argument conversion.
+    return list(axis) if isinstance(axis, (list, tuple)) else axis
 
 
 def _reduce(op):

@@ -141,14 +141,16 @@ def max_memory_reserved(device=None):
 
 def reset_peak_memory_stats(device=None):
     """Peaks become the current values."""
+    name = _device_name(device)  # validated even before the runtime starts
     if _C.is_initialized():
-        _C._memory_reset_peak(_device_name(device))
+        _C._memory_reset_peak(name)
 
 
 def reset_accumulated_memory_stats(device=None):
     """The cumulative counters (totals allocated and freed, OOMs, retries) return to zero."""
+    name = _device_name(device)
     if _C.is_initialized():
-        _C._memory_reset_accumulated(_device_name(device))
+        _C._memory_reset_accumulated(name)
 
 
 def empty_cache(device=None):

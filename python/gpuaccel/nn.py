@@ -7,11 +7,12 @@ goes. ``gpuaccel.nn.functional`` is ``torch.nn.functional`` (NCHW, torch's argum
 import numbers
 import sys
 
-from . import _C
+from . import _C, errors  # noqa: F401
 from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
 from ._convert import as_tensors, convert_to_tensor
+from ._promotion import as_operands, as_tensor
 from ._tensor import Tensor, tensor
 
 # `import gpuaccel.nn.functional as F` (torch's spelling) finds the module without nn being a
@@ -27,10 +28,20 @@ __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "gel
            "moments", "bias_add", "max_pool", "avg_pool"]
 
 
+def _int(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int or a list of ints, got "
+                        f"{type(value).__name__} {value!r}")
+    return int(value)
+
+
 def _pair(value, name):
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value), int(value)
-    values = [int(v) for v in value]
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} must be an int or a list of 1, 2 or 4 ints, got "
+                        f"{type(value).__name__} {value!r}")
+    values = [_int(v, name) for v in value]
     if len(values) == 4:  # TF's [1, sh, sw, 1]
         if values[0] != 1 or values[3] != 1:
             raise ValueError(f"{name} over the batch or channel axis must be 1, got {values}")
@@ -40,6 +51,13 @@ def _pair(value, name):
     if len(values) == 1:
         return values[0], values[0]
     raise ValueError(f"{name} must be an int or a list of 1, 2 or 4 ints, got {value!r}")
+
+
+def _rate(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"[Dropout] rate must be a float in [0, 1), got "
+                        f"{type(value).__name__} {value!r}")
+    return float(value)
 
 
 def _padding(padding):
@@ -71,15 +89,15 @@ def avg_pool2d(input, ksize, strides, padding="VALID"):
 
 
 def relu(x, name=None):
-    return _C.unary("relu", convert_to_tensor(x))
+    return _C.unary("relu", as_tensor(x, "relu", "x"))
 
 
 def sigmoid(x, name=None):
-    return _C.unary("sigmoid", convert_to_tensor(x))
+    return _C.unary("sigmoid", as_tensor(x, "sigmoid", "x"))
 
 
 def tanh(x, name=None):
-    return _C.unary("tanh", convert_to_tensor(x))
+    return _C.unary("tanh", as_tensor(x, "tanh", "x"))
 
 
 def gelu(x, approximate=False):
@@ -91,18 +109,16 @@ def gelu(x, approximate=False):
 
 def softmax(logits, axis=-1, name=None):
     """``tf.nn.softmax(logits, axis=-1)``: tensors, NumPy arrays or lists."""
-    return _C.softmax(convert_to_tensor(logits), int(axis), False)
+    return _C.softmax(as_tensor(logits, "Softmax", "logits"), axis, False)
 
 
 def log_softmax(logits, axis=-1, name=None):
-    return _C.softmax(convert_to_tensor(logits), int(axis), True)
+    return _C.softmax(as_tensor(logits, "LogSoftmax", "logits"), axis, True)
 
 
 def dropout(x, rate, training=True):
     """Inverted dropout (``tf.nn.dropout``): kept values are scaled by 1 / (1 - rate)."""
-    if not 0.0 <= float(rate) < 1.0:
-        raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), got {rate}")
-    return _C.dropout(convert_to_tensor(x), float(rate), bool(training))
+    return _C.dropout(as_tensor(x, "Dropout", "x"), _rate(rate), bool(training))
 
 
 def batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=0.99, epsilon=1e-3,
@@ -147,7 +163,8 @@ def softmax_cross_entropy_with_logits(labels, logits):
 
 def mean_squared_error(y_true, y_pred):
     """Per-example mean over the last axis of (y_pred - y_true)², as Keras's MSE."""
-    return _C.mean_squared_error(*as_tensors(y_true, y_pred))
+    y_true, y_pred = as_operands(y_true, y_pred, "MeanSquaredError", ("y_true", "y_pred"))
+    return _C.mean_squared_error(y_true, y_pred)
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype="float32",

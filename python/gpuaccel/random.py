@@ -14,11 +14,15 @@ __all__ = ["set_seed", "manual_seed", "normal", "uniform", "shuffle"]
 manual_seed = set_seed
 
 
+def _as_tuple(shape):
+    return tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+
+
 def normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, device=None):
     """``tf.random.normal(shape)``. A per-call ``seed`` is not supported (use set_seed)."""
     if seed is not None:
         raise ValueError("per-op seeds are not supported; call gpuaccel.random.set_seed(seed)")
-    t = _C.tensor_random("normal", _shape_arg(tuple(shape)), _dtype_name(dtype), _device_name(device))
+    t = _C.tensor_random("normal", _shape_arg(_as_tuple(shape)), _dtype_name(dtype), _device_name(device))
     if stddev != 1.0:
         t = t * stddev
     if mean != 0.0:
@@ -35,7 +39,7 @@ def uniform(shape, minval=0.0, maxval=None, dtype=float32, seed=None, device=Non
     maxval = 1.0 if maxval is None else maxval
     if not maxval > minval:
         raise ValueError(f"maxval ({maxval}) must be greater than minval ({minval})")
-    t = _C.tensor_random("uniform", _shape_arg(tuple(shape)), _dtype_name(dtype), _device_name(device))
+    t = _C.tensor_random("uniform", _shape_arg(_as_tuple(shape)), _dtype_name(dtype), _device_name(device))
     if (minval, maxval) != (0.0, 1.0):
         t = t * (maxval - minval) + minval
     return t

@@ -170,3 +170,11 @@ def test_forced_growth_env_var(monkeypatch):
     assert records[0]["memory_growth"] is True
     monkeypatch.setenv("GPUACCEL_FORCE_GPU_ALLOW_GROWTH", "false")
     assert gpuaccel._C.forced_gpu_memory_growth() is False
+
+
+def test_device_type_must_be_a_string():
+    for call in (config.list_physical_devices, config.list_logical_devices,
+                 config.get_visible_devices):
+        with pytest.raises(TypeError, match="device_type must be None or a string") as info:
+            call(5)
+        assert "incompatible function arguments" not in str(info.value)

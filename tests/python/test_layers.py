@@ -427,3 +427,11 @@ def test_eager_call_converts_numpy_and_lists():
     assert isinstance(y, ga.Tensor) and npy(y).dtype == np.float32
     np.testing.assert_allclose(npy(y), [[6.0, 6.0]])
     np.testing.assert_allclose(npy(layer(np.array([[1, 1, 1]]))), [[3.0, 3.0]])
+
+
+def test_an_empty_or_unknown_activation_name_is_refused_with_keras_text():
+    for bad in ("", "relux"):
+        with pytest.raises(ValueError, match="Could not interpret activation function identifier"):
+            ga.keras.layers.Dense(3, activation=bad)
+    with pytest.raises(ValueError, match="too large"):
+        ga.keras.layers.Dense(2**63)

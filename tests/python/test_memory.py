@@ -308,3 +308,11 @@ def test_self_check_reports_out_of_memory_under_a_cpu_memory_limit():
     assert info.value.op_name == "MatMul"
     assert "MatMul" in str(info.value)
     assert _C.matmul_self_check(16)["max_abs_error"] >= 0  # usable after the OOM
+
+
+def test_reset_peak_memory_stats_validates_the_device_before_the_runtime_starts():
+    for call in (memory.reset_peak_memory_stats, memory.reset_accumulated_memory_stats):
+        with pytest.raises(ValueError, match="Invalid device index -1"):
+            call(-1)
+        with pytest.raises(TypeError, match="device must be"):
+            call(2.5)

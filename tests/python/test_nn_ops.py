@@ -910,3 +910,62 @@ def test_one_hot():
                                                                       [0, 0, 0]])
     with pytest.raises(errors.InvalidArgumentError, match="depth"):
         nn.one_hot([1], -1)
+
+
+# ---- issue 18: NaN propagation and invalid shapes that reached the libraries ----
+from crash_isolation import isolated  # noqa: E402,F401 -- the module-scoped worker fixture
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_softmax_of_a_row_holding_nan_is_nan_for_the_whole_row(dtype):
+    logits = ga.tensor(np.array([[1.0, np.nan, 2.0], [1.0, 2.0, 3.0]], np.float32)).to(dtype)
+    for fn in (nn.softmax, nn.log_softmax):
+        out = fn(logits).to("float32").numpy()
+        assert np.isnan(out[0]).all(), (fn.__name__, out)
+        assert np.isfinite(out[1]).all(), (fn.__name__, out)
+    # Along another axis: the column holding the NaN.
+    out = nn.softmax(logits, axis=0).to("float32").numpy()
+    assert np.isnan(out[:, 1]).all() and np.isfinite(out[:, [0, 2]]).all()
+
+
+def test_losses_of_nan_logits_are_nan_for_that_example():
+    logits = ga.tensor([[1.0, float("nan")], [0.5, 0.25]])
+    sparse = nn.sparse_softmax_cross_entropy_with_logits([1, 0], logits).numpy()
+    dense = nn.softmax_cross_entropy_with_logits(ga.tensor([[0., 1.], [1., 0.]]), logits).numpy()
+    for loss in (sparse, dense):
+        assert np.isnan(loss[0]) and np.isfinite(loss[1]), loss
+
+
+def test_a_convolution_with_zero_channels_is_an_invalid_argument(isolated):
+    for x_shape, w_shape in (((1, 4, 4, 0), (3, 3, 0, 2)), ((1, 4, 4, 2), (3, 3, 2, 0))):
+        outcome = isolated.run(
+            "import gpuaccel\n"
+            f"result = gpuaccel.nn.conv2d(gpuaccel.ones{x_shape}, gpuaccel.ones{w_shape})")
+        assert outcome.raised("InvalidArgumentError"), outcome
+        assert "at least one input channel and one filter" in outcome.message
+        assert "oneDNN" not in outcome.message
+
+
+def test_nn_arguments_give_typed_errors():
+    x = ga.ones(1, 4, 4, 1)
+    w = ga.ones(2, 2, 1, 1)
+    with pytest.raises(TypeError, match="strides must be an int"):
+        nn.conv2d(x, w, strides=1.5)
+    with pytest.raises(errors.InvalidArgumentError, match="stride 0"):
+        nn.conv2d(x, w, strides=0)
+    with pytest.raises(TypeError, match="rate must be a float"):
+        nn.dropout(x, "0.5")
+    np.testing.assert_allclose(nn.softmax(np.array([0.0, 0.0])).numpy(), [0.5, 0.5])
+
+
+def test_huge_strides_windows_and_dilations_do_not_wrap_around(isolated):
+    x = "gpuaccel.ones(1, 5, 5, 1)"
+    w = "gpuaccel.ones(2, 2, 1, 1)"
+    outcome = isolated.run(f"import gpuaccel\nresult = tuple(gpuaccel.nn.conv2d({x}, {w}, "
+                           "strides=2**62, padding='SAME').shape)")
+    assert outcome.value == "(1, 1, 1, 1)", outcome
+    for call in (f"gpuaccel.nn.conv2d({x}, {w}, dilations=2**62, padding='SAME')",
+                 f"gpuaccel.nn.max_pool2d({x}, 2**62, 1, padding='SAME')"):
+        outcome = isolated.run(f"import gpuaccel\nresult = {call}")
+        assert outcome.raised("InvalidArgumentError"), (call, outcome)
+        assert "spans more than 2^40 elements" in outcome.message

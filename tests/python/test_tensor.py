@@ -767,3 +767,86 @@ def test_creation_edge_cases():
     # Large tensors print summarized, with their dtype.
     r = repr(gpuaccel.arange(5000.0))
     assert "..." in r and "dtype=float32" in r and len(r) < 400
+
+
+# ---- issue 18: sizes, axes and assignment that used to crash or write wrong values ----
+# Each snippet runs in an isolated worker: a regression would crash that process, not pytest.
+from crash_isolation import isolated  # noqa: E402,F401 -- the module-scoped worker fixture
+
+
+@pytest.mark.parametrize("snippet", [
+    "gpuaccel.ones(2**31, 2**31)",             # 2^62 float32 elements: 2^64 bytes
+    "gpuaccel.zeros(2**62, 4)",                # 2^64 elements: numel() wrapped to 0
+    "gpuaccel.zeros(2**40, 2**40, 2**40)",
+    "gpuaccel.zeros(0, 2**62, 2**62)",         # empty, but its strides would overflow
+    "gpuaccel.arange(0, 2**62)",               # int64: 2^65 bytes
+    "gpuaccel.full((2**33, 2**31), 1.0)",
+    "gpuaccel.randn(2**32, 2**32)",
+])
+def test_sizes_that_overflow_64_bits_are_invalid_arguments(isolated, snippet):
+    outcome = isolated.run(f"import gpuaccel\nresult = {snippet}")
+    assert outcome.raised("InvalidArgumentError"), (snippet, outcome)
+    assert "too large" in outcome.message or "more than 2^63" in outcome.message, outcome.message
+
+
+def test_an_out_of_memory_request_never_reads_as_a_negative_size(isolated):
+    # 2^61 float32 elements = 2^63 bytes: the largest request; it fits int64 but no machine.
+    outcome = isolated.run("import gpuaccel\nresult = gpuaccel.zeros(2**61 - 1, dtype=gpuaccel.float32)")
+    assert outcome.raised("ResourceExhaustedError"), outcome
+    first_line = outcome.message.splitlines()[0]
+    assert "OOM when allocating 9223372036854775804 bytes" in first_line, first_line
+    assert "-" not in first_line.split("bytes")[0]
+
+
+@pytest.mark.parametrize("snippet", [
+    "gpuaccel.tensor(3.).transpose(0, 0)",
+    "gpuaccel.tensor(3.).permute(0)",
+    "gpuaccel.tensor(3.).squeeze(0)",
+    "gpuaccel.tensor(3.).sum(axis=0)",
+    "gpuaccel.tensor(3.)[0]",
+])
+def test_a_0d_tensor_has_no_axes(isolated, snippet):
+    outcome = isolated.run(f"import gpuaccel\nresult = {snippet}")
+    assert outcome.error_type in ("InvalidArgumentError", "IndexError"), (snippet, outcome)
+    assert "rank 0" in outcome.message or "dimension 0" in outcome.message, outcome.message
+
+
+def test_item_assignment_requires_the_value_to_broadcast_to_the_target():
+    x = gpuaccel.zeros(3)
+    with pytest.raises(gpuaccel.errors.InvalidArgumentError, match=r"shape \(3,\) into .*\(\)"):
+        x[0] = np.array([1., 2., 3.])
+    with pytest.raises(ValueError):
+        x[1:] = [1., 2., 3.]
+    np.testing.assert_array_equal(x.numpy(), [0, 0, 0])
+    x[1:] = np.array([[5.]])[0]     # (1,) broadcasts to (2,)
+    x[0] = 7
+    np.testing.assert_array_equal(x.numpy(), [7, 5, 5])
+
+
+def test_item_assignment_refuses_numbers_the_dtype_cannot_hold():
+    x = gpuaccel.zeros(2, dtype=gpuaccel.int32)
+    x[0] = 2.75  # truncated toward zero, as NumPy and torch do
+    assert x.tolist() == [2, 0]
+    for bad in (float("nan"), float("inf"), 2**40):
+        with pytest.raises(gpuaccel.errors.InvalidArgumentError, match="does not fit in int32"):
+            x[1] = bad
+    assert x.tolist() == [2, 0]
+
+
+def test_shape_and_seed_arguments_give_typed_errors():
+    with pytest.raises(TypeError, match="shape entries must be integers"):
+        gpuaccel.zeros(2.5)
+    with pytest.raises(ValueError, match="too large"):
+        gpuaccel.zeros(2**70)
+    with pytest.raises(gpuaccel.errors.InvalidArgumentError, match="negative dimension -1"):
+        gpuaccel.zeros(2, -1)
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 2\*\*64 - 1\]"):
+        gpuaccel.random.set_seed(2**70)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        gpuaccel.random.set_seed("1")
+
+
+def test_full_with_an_integer_dtype_is_exact_and_range_checked():
+    assert gpuaccel.full((2,), 2**62 + 1, dtype="int64").tolist() == [2**62 + 1] * 2
+    with pytest.raises(gpuaccel.errors.InvalidArgumentError, match="300 does not fit in uint8"):
+        gpuaccel.full((2,), 300, dtype="uint8")

@@ -1,7 +1,12 @@
 // cpu::softmax_forward / softmax_backward (onednn_ops.h) on oneDNN's softmax_v2 primitives
 // (algorithm softmax_accurate or softmax_log), over the last dimension of a contiguous tensor
 // seen as (rows, classes). The backward pass needs only y (and dy), as oneDNN's does. f16 is
-// staged through f32.
+// staged through f32. oneDNN's max skips NaN, so a row holding NaN would come out as 0 / -inf
+// for its other entries; propagate_nan_rows makes the whole row NaN, as NumPy's
+// exp(x - max) / sum formula gives (a NaN logit must not hide as a plausible probability).
+#include <cstdint>
+#include <cstring>
+
 #include "backends/cpu/onednn_context.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
@@ -74,6 +79,38 @@ void backward_native(const TensorView& y, const TensorView& dy, bool log, const 
   stream().wait();
 }
 
+// Bit-level NaN tests and quiet NaNs per storage dtype (x and y are contiguous).
+bool is_nan_at(const TensorView& v, int64_t i) {
+  if (v.dtype == DType::kFloat32) {
+    const float f = static_cast<const float*>(v.data)[i];
+    return f != f;
+  }
+  const uint16_t h = static_cast<const uint16_t*>(v.data)[i];
+  return v.dtype == DType::kFloat16 ? (h & 0x7c00u) == 0x7c00u && (h & 0x03ffu) != 0
+                                    : (h & 0x7f80u) == 0x7f80u && (h & 0x007fu) != 0;
+}
+
+void store_nan(const TensorView& v, int64_t i) {
+  if (v.dtype == DType::kFloat32) {
+    const uint32_t bits = 0x7fc00000u;
+    std::memcpy(static_cast<float*>(v.data) + i, &bits, sizeof bits);
+    return;
+  }
+  static_cast<uint16_t*>(v.data)[i] = v.dtype == DType::kFloat16 ? 0x7e00u : 0x7fc0u;
+}
+
+void propagate_nan_rows(const TensorView& x, const TensorView& y) {
+  const int64_t classes = x.ndim == 0 ? 1 : x.shape[x.ndim - 1];
+  const int64_t rows = classes == 0 ? 0 : x.numel() / classes;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    bool nan = false;
+    for (int64_t c = 0; c < classes && !nan; ++c) nan = is_nan_at(x, r * classes + c);
+    if (!nan) continue;
+    for (int64_t c = 0; c < classes; ++c) store_nan(y, r * classes + c);
+  }
+}
+
 }  // namespace
 
 void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
@@ -81,11 +118,12 @@ void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
   guarded(log ? "LogSoftmax" : "Softmax", [&] {
     if (!staged_through_f32(x.dtype)) {
       forward_native(x, log, y);
-      return;
+    } else {
+      F32Copy x32 = to_f32(x), y32 = f32_like(y);
+      forward_native(x32.view, log, y32.view);
+      store_from_f32(y32.data.data(), y);
     }
-    F32Copy x32 = to_f32(x), y32 = f32_like(y);
-    forward_native(x32.view, log, y32.view);
-    store_from_f32(y32.data.data(), y);
+    propagate_nan_rows(x, y);
   });
 }
 

@@ -32,11 +32,20 @@ __all__ = [
 ]
 
 
+def _device_type(value, function):
+    """``device_type``: None or a type name such as 'GPU' or 'CPU' (TypeError otherwise)."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{function}: device_type must be None or a string such as 'GPU' or "
+                        f"'CPU', got {type(value).__name__} {value!r}")
+    return value
+
+
 def list_physical_devices(device_type=None):
     """Physical devices, e.g. ``[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]``.
 
     Does not start the runtime, so configuration may follow.
     """
+    device_type = _device_type(device_type, "list_physical_devices")
     return [physical_device_from_tuple(t) for t in _C.physical_devices(device_type)]
 
 
@@ -45,11 +54,13 @@ def list_logical_devices(device_type=None):
 
     As in TensorFlow, this starts the runtime: configuration is frozen afterwards.
     """
+    device_type = _device_type(device_type, "list_logical_devices")
     return [logical_device_from_record(r) for r in _C.logical_devices(device_type)]
 
 
 def get_visible_devices(device_type=None):
     """Physical devices the runtime will use (all of them unless ``set_visible_devices`` hid some)."""
+    device_type = _device_type(device_type, "get_visible_devices")
     return [physical_device_from_tuple(t) for t in _C.visible_devices(device_type)]
 
 

@@ -88,7 +88,15 @@ def _positive_int(value, arg, layer):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"Received an invalid value for `{arg}`, expected a positive integer. "
                          f"Received: {arg}={value!r}")
+    _check_int64(value, arg)
     return int(value)
+
+
+def _check_int64(value, arg):
+    """Sizes reach the C++ layers as int64: larger ones are refused here, with the argument."""
+    if value >= 2**63:
+        raise ValueError(f"Received an invalid value for `{arg}`: {value!r} is too large "
+                         "(at most 2**63 - 1)")
 
 
 def _int_tuple(value, n, arg):
@@ -110,6 +118,8 @@ def _int_tuple(value, n, arg):
         raise ValueError(f"The `{arg}` argument must be a tuple of {n} integers. Received {arg}="
                          f"{value!r}, including values {set(v for v in values if v <= 0)} that do "
                          "not satisfy `value > 0`")
+    for v in values:
+        _check_int64(v, arg)
     return values
 
 
@@ -135,6 +145,10 @@ def _activation(value):
     if value is None:
         return "linear"
     if isinstance(value, str):
+        if value not in _cpp_layers.activation_names():
+            # Keras's text (keras.activations.get), plus what would be accepted.
+            raise ValueError(f"Could not interpret activation function identifier: {value!r} "
+                             f"(supported: {sorted(_cpp_layers.activation_names())}, or None)")
         return value
     name = getattr(value, "__name__", None)
     if callable(value) and name in _cpp_layers.activation_names():
