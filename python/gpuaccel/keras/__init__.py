@@ -14,8 +14,9 @@ from . import callbacks
 from . import datasets
 from . import models
 from . import mixed_precision
+from . import utils
 from ._symbolic import Input, KerasTensor
 from .models import Model, Sequential
 
 __all__ = ["layers", "losses", "metrics", "optimizers", "callbacks", "datasets", "models",
-           "mixed_precision", "Input", "KerasTensor", "Model", "Sequential"]
+           "mixed_precision", "utils", "Input", "KerasTensor", "Model", "Sequential"]
