@@ -317,7 +317,8 @@ def test_early_stopping_and_learning_rate_scheduler_drive_the_loop():
     # Best at epoch 1; with patience=2, epochs 2 and 3 do not beat it by min_delta=0.05
     # (0.47 improves by only 0.03), so fit stops after epoch 3: 4 epochs of 20.
     scores = [1.0, 0.5, 0.6, 0.47, 0.1] + [0.0] * 15
-    stop = gk.callbacks.EarlyStopping(monitor="score", patience=2, min_delta=0.05)
+    stop = gk.callbacks.EarlyStopping(monitor="score", mode="min", patience=2,
+                                      min_delta=0.05)
     history = model.fit(x, y, epochs=20, verbose=0,
                         callbacks=[scripted_score(gk.callbacks, scores), stop])
     assert history.epoch == [0, 1, 2, 3]
@@ -326,7 +327,8 @@ def test_early_stopping_and_learning_rate_scheduler_drive_the_loop():
     # The same rule in real Keras stops at the same epoch.
     theirs = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
     theirs.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
-    ref_stop = keras.callbacks.EarlyStopping(monitor="score", patience=2, min_delta=0.05)
+    ref_stop = keras.callbacks.EarlyStopping(monitor="score", mode="min", patience=2,
+                                             min_delta=0.05)
     ref = theirs.fit(x, y, epochs=20, verbose=0,
                      callbacks=[scripted_score(keras.callbacks, scores), ref_stop])
     assert ref.epoch == history.epoch and ref_stop.stopped_epoch == stop.stopped_epoch

@@ -264,7 +264,8 @@ class Trainer:
                 callback_list.on_test_batch_end(step, lambda: self._results(trainer))
         if ran == 0:
             # The mean over no samples is undefined; reporting 0.0 would look like a perfect
-            # model. Keras warns here; an error says what is wrong before the number is used.
+            # model. Keras 3 warns "Your input ran out of data" and returns [], which fails
+            # later where a number is expected; the error says what is wrong right here.
             raise ValueError("evaluate() got no data: the input has 0 samples (or the Dataset "
                              "yielded no batch), so there is no loss or metric to report")
         logs = self._results(trainer)
