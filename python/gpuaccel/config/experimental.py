@@ -1,5 +1,5 @@
-"""``tf.config.experimental``: memory growth, device details and memory statistics, plus the
-older aliases of the ``tf.config`` calls that course notebooks still use."""
+"""``tf.config.experimental``: memory growth, device details and memory statistics, op
+determinism, plus the older aliases of the ``tf.config`` calls that course notebooks still use."""
 from .. import _C
 from ._devices import (
     LogicalDeviceConfiguration,
