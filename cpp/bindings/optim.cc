@@ -81,7 +81,10 @@ void init_optim(py::module_& parent) {
         if (!t.defined()) return std::nullopt;
         return t;
       })
-      .def("exclude_from_weight_decay", &Optimizer::exclude_from_weight_decay);
+      .def("exclude_from_weight_decay", &Optimizer::exclude_from_weight_decay)
+      .def_property_readonly("slot_kinds", &Optimizer::slot_kinds)
+      .def("set_slot", &Optimizer::set_slot, py::arg("param"), py::arg("slot_name"),
+           py::arg("value"));
 
   py::class_<optim::SGD, Optimizer, std::shared_ptr<optim::SGD>>(m, "SGD")
       .def(py::init([](double lr, double momentum, bool nesterov, Opt wd, Opt cn, Opt cv, Opt gcn,
@@ -157,7 +160,9 @@ void init_optim(py::module_& parent) {
       .def_property_readonly("initial_scale", &LossScaleOptimizer::initial_scale)
       .def_property_readonly("dynamic_growth_steps", &LossScaleOptimizer::dynamic_growth_steps)
       .def_property_readonly("dynamic", &LossScaleOptimizer::dynamic)
-      .def_property_readonly("inner", &LossScaleOptimizer::inner);
+      .def_property_readonly("inner", &LossScaleOptimizer::inner)
+      .def("set_dynamic_state", &LossScaleOptimizer::set_dynamic_state, py::arg("scale"),
+           py::arg("step_counter"));
   m.def(
       "all_finite", [](const Tensor& t) { return optim::all_finite(t); }, py::arg("tensor"),
       "True when no element is inf or NaN (the LossScaleOptimizer's check)");

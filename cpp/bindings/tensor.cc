@@ -246,6 +246,8 @@ void init_tensor(py::module_& m) {
   });
   m.def("set_random_seed", &set_random_seed);
   m.def("random_seed", &random_seed);
+  m.def("random_offset", &random_offset);
+  m.def("set_random_state", &set_random_state, py::arg("seed"), py::arg("offset"));
 
   m.def("unary", [](const std::string& op, const Tensor& x) { return unary(parse_unary(op), x); },
         py::arg("op"), py::arg("x"));

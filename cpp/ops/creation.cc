@@ -82,6 +82,13 @@ void set_random_seed(uint64_t seed) {
 
 uint64_t random_seed() { return g_seed.load(); }
 
+uint64_t random_offset() { return g_offset.load(); }
+
+void set_random_state(uint64_t seed, uint64_t offset) {
+  g_seed.store(seed);
+  g_offset.store(offset);
+}
+
 uint64_t reserve_random_offset(uint64_t count) {
   // Philox produces 4 numbers per counter block; keep each reservation block-aligned.
   const uint64_t rounded = (count + 3) / 4 * 4;

@@ -26,6 +26,10 @@ Tensor randn(const Shape& shape, DType dtype, const LogicalDevice& device);
 // gpuaccel.random.set_seed: restarts the global generator's counter.
 void set_random_seed(uint64_t seed);
 uint64_t random_seed();
+// The generator's whole state (seed, next counter), saved and restored by training checkpoints
+// (keras.callbacks.BackupAndRestore) so a resumed run draws the numbers it would have drawn.
+uint64_t random_offset();
+void set_random_state(uint64_t seed, uint64_t offset);
 // Reserves `count` counters of the global generator and returns the first.
 uint64_t reserve_random_offset(uint64_t count);
 

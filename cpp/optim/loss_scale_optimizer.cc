@@ -102,6 +102,22 @@ int64_t LossScaleOptimizer::step_counter() const {
   return counter_;
 }
 
+void LossScaleOptimizer::set_dynamic_state(double scale, int64_t step_counter) {
+  const double as_float = static_cast<double>(static_cast<float>(scale));
+  if (!(as_float > 0.0 && std::isfinite(as_float))) {
+    throw_value_error("LossScaleOptimizer", "the dynamic scale must be a positive finite "
+                      "float32 value. Received: scale=" + python_float(scale));
+  }
+  if (step_counter < 0 || step_counter >= dynamic_growth_steps_) {
+    throw_value_error("LossScaleOptimizer", "step_counter must be in [0, dynamic_growth_steps=" +
+                      std::to_string(dynamic_growth_steps_) + "). Received: step_counter=" +
+                      std::to_string(step_counter));
+  }
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  scale_ = as_float;
+  counter_ = step_counter;
+}
+
 void LossScaleOptimizer::fill_update(OptimizerUpdate&, int64_t, float) const {
   throw_error(ErrorCode::kInternal, "LossScaleOptimizer",
               "the wrapper has no update of its own; its inner optimizer updates");

@@ -62,6 +62,13 @@ class LossScaleOptimizer final : public Optimizer {
   Tensor slot(const Tensor& param, const std::string& slot_name) const override {
     return inner_->slot(param, slot_name);
   }
+  std::vector<std::string> slot_kinds() const override { return inner_->slot_kinds(); }
+  void set_slot(const Tensor& param, const std::string& slot_name, const Tensor& value) override {
+    inner_->set_slot(param, slot_name, value);
+  }
+  // Restores the state machine from a training checkpoint. ValueError unless `scale` is a
+  // positive finite number and 0 <= step_counter < dynamic_growth_steps.
+  void set_dynamic_state(double scale, int64_t step_counter);
   // "<name>/step_counter" (int64), "<name>/dynamic_scale" (float32), then the inner's.
   std::vector<std::pair<std::string, Tensor>> variables() const override;
 

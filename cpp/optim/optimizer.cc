@@ -325,4 +325,40 @@ Tensor Optimizer::slot(const Tensor& param, const std::string& slot_name) const 
   return Tensor();
 }
 
+std::vector<std::string> Optimizer::slot_kinds() const {
+  std::vector<std::string> out;
+  for (const char* name : slot_names()) {
+    if (name) out.emplace_back(name);
+  }
+  return out;
+}
+
+void Optimizer::set_slot(const Tensor& param, const std::string& slot_name, const Tensor& value) {
+  const std::string op = type_;
+  if (!param.defined() || !value.defined()) throw_value_error(op, "set_slot got an undefined tensor");
+  const std::array<const char*, 3> names = slot_names();
+  int index = -1;
+  for (int j = 0; j < 3; ++j) {
+    if (names[j] && slot_name == names[j]) index = j;
+  }
+  if (index < 0) {
+    std::string known;
+    for (const std::string& k : slot_kinds()) known += (known.empty() ? "'" : ", '") + k + "'";
+    throw_value_error(op, "this " + op + " keeps no slot named '" + slot_name + "' (its slots: " +
+                              (known.empty() ? std::string("none") : known) + ")");
+  }
+  if (value.dtype() != DType::kFloat32 || value.shape() != param.shape()) {
+    throw_value_error(op, "slot '" + slot_name + "' must be float32 of the variable's shape " +
+                              shape_to_string(param.shape()) + ", got " +
+                              std::string(dtype_name(value.dtype())) + " " +
+                              shape_to_string(value.shape()));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  prune_freed_variables();
+  State& s = state_for(param);
+  const bool same_device = value.device().type == param.device().type &&
+                           value.device().index == param.device().index;
+  copy_into(same_device ? value : to_device(value, param.device()), s.slots[index]);
+}
+
 }  // namespace gpuaccel::optim

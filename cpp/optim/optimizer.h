@@ -80,6 +80,13 @@ class Optimizer {
   // The slots of one variable by Keras's slot name ("momentum", "velocity", ...), or an
   // undefined tensor when the variable has not been updated yet or the slot is unused.
   virtual Tensor slot(const Tensor& param, const std::string& slot_name) const;
+  // Keras's names of the slots this configuration keeps per variable, in slot order: what a
+  // training checkpoint saves with slot() and restores with set_slot().
+  virtual std::vector<std::string> slot_kinds() const;
+  // Restores a saved slot: creates the variable's zero slots if it has none yet (as its first
+  // update would), then copies `value` (float32, the variable's shape) into slot `slot_name`.
+  // ValueError for a slot this configuration does not use, a wrong dtype or shape.
+  virtual void set_slot(const Tensor& param, const std::string& slot_name, const Tensor& value);
 
  protected:
   Optimizer(const char* type, double learning_rate, OptimizerOptions options);

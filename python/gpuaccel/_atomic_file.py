@@ -4,14 +4,69 @@ TensorBoard polls log directories while training runs, and a crash while saving 
 leave a truncated checkpoint where a good one was. So every writer goes through
 :func:`atomic_open`: a temporary file in the target directory, flushed and fsync'd, then
 renamed over the final name (``os.replace`` is atomic within one file system).
+
+A process killed between creating the temporary file and the rename leaves it behind
+(``.NAME.<pid>.XXXX.tmp``). The next write to the same path removes such leftovers of dead
+processes; temporary files of live writers (this process's included) are left alone.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
+import threading
+import time
 
 __all__ = ["atomic_open", "atomic_write_bytes"]
+
+_active_lock = threading.Lock()
+_active_temporaries = set()  # this process's temporary files being written right now
+
+# Temporary files of writers that died longer ago than this are removed even without a pid
+# in their name (written by an older gpuaccel) or when the pid cannot be checked.
+_ORPHAN_AGE_S = 600.0
+
+
+def _process_alive(pid):
+    """False only when no process ``pid`` exists on this machine (signal 0 probes it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: alive, another user's
+        pass
+    return True
+
+
+def _remove_leftovers(folder, base):
+    """Removes the temporary files that interrupted writes to ``folder/base`` left."""
+    pattern = re.compile(r"\." + re.escape(base) + r"\.(?:(\d+)\.)?[^.]+\.tmp")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None:
+            continue
+        leftover = os.path.join(folder, name)
+        with _active_lock:
+            if leftover in _active_temporaries:
+                continue
+        pid = match.group(1)
+        if pid is not None and int(pid) != os.getpid() and _process_alive(int(pid)):
+            continue
+        if pid is None:
+            try:
+                if time.time() - os.path.getmtime(leftover) < _ORPHAN_AGE_S:
+                    continue
+            except OSError:
+                continue
+        try:
+            os.unlink(leftover)
+        except OSError:
+            pass
 
 
 @contextlib.contextmanager
@@ -26,8 +81,11 @@ def atomic_open(path: str | os.PathLike):
         raise ValueError("an empty path was given to write")
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=folder)
+    base = os.path.basename(path)
+    _remove_leftovers(folder, base)
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    with _active_lock:
+        _active_temporaries.add(tmp)
     try:
         # mkstemp creates the file private (0600); what we write is meant to be read by
         # TensorBoard or a colleague, possibly as another user, so make it world-readable.
@@ -43,6 +101,9 @@ def atomic_open(path: str | os.PathLike):
         except OSError:
             pass
         raise
+    finally:
+        with _active_lock:
+            _active_temporaries.discard(tmp)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> str:

@@ -42,6 +42,20 @@ class UnimplementedError(OpError):
     error_code = 12
 
 
+class DataLossError(OpError, OSError):
+    """A file gpuaccel reads back is truncated or corrupted (its checksum does not match).
+    Also an ``OSError``, which is what reading a damaged file raises in Keras (h5py)."""
+    error_code = 15
+
+    def __init__(self, message, op_name=None, filename=None):
+        super().__init__(message, op_name)
+        self.filename = filename  # OSError's attribute: the damaged file
+
+    def __str__(self):
+        # OSError would print "[Errno None] None: '<filename>'" once filename is set.
+        return self.message
+
+
 class InternalError(OpError):
     """A bug or an unexpected failure inside gpuaccel or a library it calls."""
     error_code = 13
@@ -49,5 +63,5 @@ class InternalError(OpError):
 
 __all__ = [
     "OpError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
-    "ResourceExhaustedError", "UnimplementedError", "InternalError",
+    "ResourceExhaustedError", "UnimplementedError", "InternalError", "DataLossError",
 ]

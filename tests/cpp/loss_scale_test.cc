@@ -197,6 +197,26 @@ TEST(LossScaleOptimizer, UnscaledGradientsAndForwarding) {
   EXPECT_EQ(lso.step_counter(), 1);
 }
 
+TEST(LossScaleOptimizer, DynamicStateAndSlotsAreRestored) {
+  auto inner = std::make_shared<optim::SGD>(0.5, 0.9);
+  optim::LossScaleOptimizer lso(inner, 8.0, 3);
+  lso.set_dynamic_state(64.0, 2);
+  EXPECT_EQ(lso.scale(), 64.0);
+  EXPECT_EQ(lso.step_counter(), 2);
+  Tensor w = make({1.0f}, {1});
+  lso.apply_gradients({make({64.0f}, {1})}, {w});  // the third finite step doubles the scale
+  EXPECT_EQ(lso.scale(), 128.0);
+  EXPECT_EQ(lso.step_counter(), 0);
+  // Slots are the inner optimizer's.
+  EXPECT_EQ(lso.slot_kinds(), (std::vector<std::string>{"momentum"}));
+  lso.set_slot(w, "momentum", make({0.25f}, {1}));
+  EXPECT_EQ(read(inner->slot(w, "momentum")), (std::vector<float>{0.25f}));
+  expect_error(ErrorCode::kValue, "positive finite", [&] { lso.set_dynamic_state(0.0, 0); });
+  expect_error(ErrorCode::kValue, "step_counter must be in [0, dynamic_growth_steps=3)",
+               [&] { lso.set_dynamic_state(2.0, 3); });
+  EXPECT_EQ(lso.scale(), 128.0);
+}
+
 TEST(LossScaleOptimizer, Errors) {
   auto sgd = std::make_shared<optim::SGD>(0.1);
   expect_error(ErrorCode::kValue, "inner_optimizer",

@@ -1,5 +1,5 @@
-"""``tf.config.experimental``: memory growth, device details and memory statistics, plus the
-older aliases of the ``tf.config`` calls that course notebooks still use."""
+"""``tf.config.experimental``: memory growth, device details and memory statistics, op
+determinism, plus the older aliases of the ``tf.config`` calls that course notebooks still use."""
 from .. import _C
 from ._devices import (
     LogicalDeviceConfiguration,
@@ -44,6 +44,37 @@ def reset_memory_stats(device):
     """Resets the peak of ``get_memory_info(device)`` to the current value."""
     from .. import memory
     memory.reset_memory_stats(device)
+
+_op_determinism = False
+
+
+def enable_op_determinism():
+    """``tf.config.experimental.enable_op_determinism()``: ops give the same result every run.
+
+    On the CPU gpuaccel's ops already do for a fixed number of threads (static OpenMP
+    schedules, oneDNN's fixed reduction order; random numbers are counter-based), so this
+    records the request and changes nothing there. On a GPU cuDNN may pick convolution
+    backward algorithms that accumulate with atomics; choosing only deterministic ones is not
+    implemented yet, so with a GPU visible this warns (docs/reliability.md)."""
+    global _op_determinism
+    _op_determinism = True
+    if _C.physical_devices("GPU"):
+        import warnings
+        warnings.warn("enable_op_determinism: gpuaccel does not yet restrict cuDNN to "
+                      "deterministic convolution algorithms; GPU results may differ between "
+                      "runs in the last bits", stacklevel=2)
+
+
+def disable_op_determinism():
+    """Undoes ``enable_op_determinism`` (TF's name)."""
+    global _op_determinism
+    _op_determinism = False
+
+
+def is_op_determinism_enabled():
+    """Whether ``enable_op_determinism`` was called (TF's name)."""
+    return _op_determinism
+
 
 # list_physical_devices, set_visible_devices, set_virtual_device_configuration and the other
 # older aliases of tf.config calls are attached by config/__init__.py, where those live.

@@ -115,13 +115,15 @@ class ArrayData:
         self.num_samples = cut
         return val
 
-    def batches(self, shuffle=False, rng=None):
+    def batches(self, shuffle=False, rng=None, start_step=0):
         """Yields (list of x tensors, y tensor or None) per batch: contiguous row ranges shared
         with the arrays (no copy) in order, or rows gathered in C++ (GIL released) when
-        shuffling."""
+        shuffling. ``start_step`` skips that many batches (a resumed epoch): the order is
+        drawn from ``rng`` all the same, so the remaining batches are the ones a full epoch
+        would have had."""
         arrays = self.x + ([] if self.y is None else [self.y])
         order = rng.permutation(self.num_samples).astype(np.int64) if shuffle else None
-        for start in range(0, self.num_samples, self.batch_size):
+        for start in range(start_step * self.batch_size, self.num_samples, self.batch_size):
             stop = min(start + self.batch_size, self.num_samples)
             if order is None:
                 parts = [from_numpy(a[start:stop]) for a in arrays]
@@ -171,14 +173,17 @@ class DatasetData:
             y = y.to("int64")
         return xs, y
 
-    def batches(self, with_labels=True):
+    def batches(self, with_labels=True, start_step=0):
         """One epoch: the whole dataset, or ``steps`` batches drawn from an iterator that
-        carries over between epochs (Keras's steps_per_epoch on a repeated dataset)."""
+        carries over between epochs (Keras's steps_per_epoch on a repeated dataset).
+        ``start_step`` drops that many batches first (a resumed epoch); they are still drawn
+        from the dataset, which has no way to skip."""
         if self.steps_limit is None:
-            for element in self.dataset:
-                yield self._convert(element, with_labels)
+            for index, element in enumerate(self.dataset):
+                if index >= start_step:
+                    yield self._convert(element, with_labels)
             return
-        for _ in range(self.steps_limit):
+        for index in range(self.steps_limit):
             if self._iterator is None:
                 self._iterator = iter(self.dataset)
             try:
@@ -187,7 +192,8 @@ class DatasetData:
                 self._iterator = None
                 self.exhausted = True
                 return
-            yield self._convert(element, with_labels)
+            if index >= start_step:
+                yield self._convert(element, with_labels)
 
 
 def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):

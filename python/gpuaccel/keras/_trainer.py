@@ -13,6 +13,7 @@ from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from ._data_adapter import adapt
+from ._training_state import FitPosition
 from ..profiler import _session as profiler_session
 
 
@@ -58,6 +59,10 @@ class Trainer:
         self.stop_training = False
         self.history = None
         self._cpp_trainer = None
+        # Where the running fit is (read by BackupAndRestore), and where the next fit starts
+        # when a BackupAndRestore restored a checkpoint in on_train_begin.
+        self._fit_position = None
+        self._resume_from = None
 
     # ---- compile ----
 
@@ -92,9 +97,15 @@ class Trainer:
             raise RuntimeError(f"You must call `compile()` before using the model ({what}).")
         if needs_loss and self.loss is None:
             raise ValueError(f"{what}() needs a loss: pass loss= to compile()")
+        if what in ("fit", "train_on_batch") and self.optimizer is None:
+            raise ValueError(f"{what}() needs an optimizer, but the model was compiled with "
+                             "optimizer=None; pass one to compile(), e.g. "
+                             "compile(optimizer='adam', ...)")
         if self._cpp_trainer is None:
-            self._cpp_trainer = _C.Trainer(self._graph(), self.loss._cpp, self.optimizer._cpp,
-                                           [m._cpp for m in self.compiled_metrics])
+            self._cpp_trainer = _C.Trainer(
+                self._graph(), self.loss._cpp,
+                None if self.optimizer is None else self.optimizer._cpp,
+                [m._cpp for m in self.compiled_metrics])
             self._cpp_trainer.set_jit_compile(self._capture_mode)
         return self._cpp_trainer
 
@@ -144,15 +155,26 @@ class Trainer:
         rng = np.random.default_rng(_seed_from_global())
 
         self.stop_training = False
+        self._resume_from = None
         callback_list.on_train_begin()
         logs = {}
         global_step = 0  # batches counted from 1 across epochs: the profiler's step numbers
+        skip = 0  # batches of the first epoch a restored checkpoint had already done
+        resume, self._resume_from = self._resume_from, None
+        if resume is not None:
+            initial_epoch, skip, global_step = resume.epoch, resume.step, resume.global_step
+            if resume.shuffle_state is not None:
+                rng.bit_generator.state = resume.shuffle_state
         for epoch in range(initial_epoch, epochs):
             trainer.reset_metrics()
+            # The shuffling generator's state before this epoch draws its order: a checkpoint
+            # taken mid-epoch replays the same order.
+            self._fit_position = FitPosition(epoch, skip, global_step, rng.bit_generator.state)
             callback_list.on_epoch_begin(epoch)
-            step = 0
-            batches = iter(data.batches(shuffle=bool(shuffle), rng=rng)
-                           if hasattr(data, "split") else data.batches())
+            step = skip
+            batches = iter(data.batches(shuffle=bool(shuffle), rng=rng, start_step=skip)
+                           if hasattr(data, "split") else data.batches(start_step=skip))
+            skip = 0
             while steps_per_epoch is None or step < steps_per_epoch:
                 # The step marker spans fetching the batch and the step, so a profile shows
                 # how much of each step was spent waiting for input.
@@ -167,6 +189,8 @@ class Trainer:
                 trainer.train_step(xs, yb)
                 marker.commit()
                 global_step += 1
+                self._fit_position.step = step + 1
+                self._fit_position.global_step = global_step
                 if batch_hooks:
                     # A function: the logs are built only if a callback reads them.
                     callback_list.on_train_batch_end(step, lambda: self._results(trainer))
@@ -182,6 +206,8 @@ class Trainer:
             if val_data is not None and _should_validate(epoch, validation_freq):
                 val_logs = self._evaluate_data(val_data, callbacks=callback_list, verbose=0)
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
+            # A checkpoint taken at the end of the epoch resumes at the next one's start.
+            self._fit_position = FitPosition(epoch + 1, 0, global_step, rng.bit_generator.state)
             callback_list.on_epoch_end(epoch, logs)
             if getattr(data, "exhausted", False) and steps_per_epoch is not None:
                 warnings.warn("Your input ran out of data; interrupting training.", stacklevel=2)
@@ -228,14 +254,22 @@ class Trainer:
         batch_hooks = _wants_batch_hooks(callback_list, "test")
         trainer.reset_metrics()
         callback_list.on_test_begin()
+        ran = 0
         for step, (xs, yb) in enumerate(data.batches()):
             if steps is not None and step >= steps:
                 break
             if batch_hooks:
                 callback_list.on_test_batch_begin(step)
             trainer.test_step(xs, yb)
+            ran += 1
             if batch_hooks:
                 callback_list.on_test_batch_end(step, lambda: self._results(trainer))
+        if ran == 0:
+            # The mean over no samples is undefined; reporting 0.0 would look like a perfect
+            # model. Keras 3 warns "Your input ran out of data" and returns [], which fails
+            # later where a number is expected; the error says what is wrong right here.
+            raise ValueError("evaluate() got no data: the input has 0 samples (or the Dataset "
+                             "yielded no batch), so there is no loss or metric to report")
         logs = self._results(trainer)
         callback_list.on_test_end(logs)
         return logs

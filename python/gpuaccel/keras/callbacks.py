@@ -26,7 +26,7 @@ from ._progbar import Progbar
 __all__ = [
     "Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping", "ModelCheckpoint",
     "LearningRateScheduler", "CSVLogger", "TerminateOnNaN", "ReduceLROnPlateau",
-    "LambdaCallback", "TensorBoard",
+    "LambdaCallback", "TensorBoard", "BackupAndRestore",
 ]
 
 
@@ -341,14 +341,26 @@ class CallbackList(Callback):
 
 
 def _flatten(callbacks):
+    """The callbacks of ``fit(callbacks=...)`` as a flat list; a TypeError naming the entry
+    for anything that is not a Callback (Keras fails later with an AttributeError about
+    ``set_model``)."""
     if isinstance(callbacks, Callback):
         return [callbacks]
+    if not isinstance(callbacks, (list, tuple)):
+        raise TypeError("callbacks must be a list of keras.callbacks.Callback instances; got "
+                        f"{type(callbacks).__name__}: {callbacks!r}")
     out = []
-    for cb in callbacks:
+    for index, cb in enumerate(callbacks):
         if isinstance(cb, (list, tuple)):
             out.extend(_flatten(cb))
-        else:
+        elif isinstance(cb, Callback):
             out.append(cb)
+        else:
+            kind = "a class, not an instance: add ()" if isinstance(cb, type) else \
+                f"a {type(cb).__name__}"
+            raise TypeError(f"callbacks[{index}] must be a keras.callbacks.Callback instance "
+                            f"(subclass gpuaccel.keras.callbacks.Callback); got {cb!r}, "
+                            f"{kind}")
     return out
 
 
@@ -991,3 +1003,4 @@ class LambdaCallback(Callback):
 
 # Defined in its own module (it is most of a subsystem); imported last, as it subclasses Callback.
 from ._tensorboard_callback import TensorBoard  # noqa: E402
+from ._backup_and_restore import BackupAndRestore  # noqa: E402

@@ -1,5 +1,11 @@
 """``keras.utils``: ``to_categorical``, ``set_random_seed``, ``normalize`` and ``plot_model``
-(the last only where pydot and graphviz are installed, as in Keras)."""
+(the last only where pydot and graphviz are installed, as in Keras).
+
+``set_random_seed`` seeds every generator a training run draws from, as Keras 3's does:
+Python's ``random``, NumPy's global generator and gpuaccel's (weight initializers, dropout,
+``fit``'s shuffling). With ``gpuaccel.config.experimental.enable_op_determinism()`` two runs on
+the same machine then produce the same weights.
+"""
 import random as _py_random
 
 import numpy as np
@@ -35,14 +41,17 @@ def to_categorical(x, num_classes=None):
 
 
 def set_random_seed(seed):
-    """Seeds gpuaccel's generator, NumPy's global generator and Python's ``random`` at once
-    (``keras.utils.set_random_seed``)."""
+    """Seeds Python's ``random``, NumPy's and gpuaccel's generators with ``seed``."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"Expected `seed` argument to be an integer. Received: seed={seed!r} "
-                         f"(of type {type(seed)})")
-    _random.set_seed(int(seed))
-    np.random.seed(int(seed))
-    _py_random.seed(int(seed))
+        raise ValueError("Expected `seed` argument to be an integer. "
+                         f"Received: seed={seed!r} (of type {type(seed)})")
+    if not 0 <= seed < 2 ** 32:
+        # NumPy's legacy global seed takes 32 bits; Keras passes the seed straight to it.
+        raise ValueError(f"`seed` must be in [0, 2**32). Received: seed={seed}")
+    seed = int(seed)
+    _py_random.seed(seed)
+    np.random.seed(seed)
+    _random.set_seed(seed)
 
 
 def normalize(x, axis=-1, order=2):
