@@ -57,6 +57,9 @@ def _rate(value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"[Dropout] rate must be a float in [0, 1), got "
                         f"{type(value).__name__} {value!r}")
+    if not 0.0 <= float(value) < 1.0:  # TensorFlow's words
+        raise ValueError(f"[Dropout] rate must be a scalar tensor or a float in the range [0, 1), "
+                         f"got {value}")
     return float(value)
 
 
