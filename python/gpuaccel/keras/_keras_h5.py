@@ -17,7 +17,8 @@ import os
 
 import numpy as np
 
-from .._atomic_file import atomic_write_bytes
+from .._checksum import verify, write_with_checksum
+from ..errors import DataLossError
 
 try:  # h5py is a dependency; imported lazily so `import gpuaccel` stays light if it is absent
     import h5py
@@ -135,8 +136,9 @@ def read(h5_file, model, source):
 
 
 def save_weights(model, filepath):
-    """``model.save_weights('x.weights.h5')``, written atomically."""
-    atomic_write_bytes(filepath, to_bytes(model))
+    """``model.save_weights('x.weights.h5')``, written atomically with gpuaccel's checksum
+    trailer (HDF5 readers, Keras's included, ignore bytes past the file's recorded end)."""
+    write_with_checksum(filepath, to_bytes(model))
 
 
 def to_bytes(model):
@@ -153,12 +155,17 @@ def load_weights(model, filepath):
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No weights file at {filepath!r}")
-    with h5py.File(filepath, "r") as h5_file:
-        read(h5_file, model, repr(filepath))
+    # Files Keras wrote carry no trailer: checked when present, accepted otherwise.
+    read_bytes(verify(filepath, "weights file", required=False), model, repr(filepath))
 
 
 def read_bytes(data, model, source):
     """Reads weights from the bytes of a .weights.h5 file (as stored inside a .keras zip)."""
     _require_h5py()
-    with h5py.File(io.BytesIO(data), "r") as h5_file:
+    try:
+        h5_file = h5py.File(io.BytesIO(data), "r")
+    except OSError as error:  # h5py's words for a truncated or foreign file name no file
+        raise DataLossError(f"{source} is not a readable .weights.h5 (HDF5) file: {error}",
+                            "load_weights", source) from None
+    with h5_file:
         read(h5_file, model, source)
