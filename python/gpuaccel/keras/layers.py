@@ -381,27 +381,29 @@ class Dense(Layer):
                 "bias_initializer": self.bias_initializer}
 
 
-class Conv2D(Layer):
-    """``keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...)`` on
-    channels-last images; kernel (kh, kw, in, filters)."""
+class _Conv(Layer):
+    """What Conv1D and Conv2D share: Keras's arguments, their checks and their config.
+    ``_rank`` is the number of spatial axes."""
+    _rank = None
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
-        _reject("Conv2D", kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+    def __init__(self, filters, kernel_size, strides, padding, data_format, dilation_rate, groups,
+                 activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                 bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
+                 **kwargs):
+        kind = type(self).__name__
+        _reject(kind, kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
                 activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
                 bias_constraint=bias_constraint)
         if groups != 1:
-            raise NotImplementedError(f"Conv2D: grouped convolutions are not supported yet; received groups={groups!r}")
+            raise NotImplementedError(f"{kind}: grouped convolutions are not supported yet; "
+                                      f"received groups={groups!r}")
         if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
             raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
                              f"value. Received filters={filters!r}.")
         self.filters = int(filters)
-        self.kernel_size = _int_tuple(kernel_size, 2, "kernel_size")
-        self.strides = _int_tuple(strides, 2, "strides")
-        self.dilation_rate = _int_tuple(dilation_rate, 2, "dilation_rate")
+        self.kernel_size = _int_tuple(kernel_size, self._rank, "kernel_size")
+        self.strides = _int_tuple(strides, self._rank, "strides")
+        self.dilation_rate = _int_tuple(dilation_rate, self._rank, "dilation_rate")
         self.padding = _padding(padding)
         self.data_format = _data_format(data_format)
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
@@ -413,11 +415,6 @@ class Conv2D(Layer):
         self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
         super().__init__(**kwargs)
 
-    def _make_cpp(self):
-        return _cpp_layers.Conv2D(self.name, self.filters, *self.kernel_size, *self.strides,
-                                  self.padding, *self.dilation_rate, self.activation, self.use_bias,
-                                  self.kernel_initializer, self.bias_initializer)
-
     def _layer_config(self):
         return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": self.data_format,
@@ -426,50 +423,49 @@ class Conv2D(Layer):
                 "bias_initializer": self.bias_initializer}
 
 
-class Conv1D(Layer):
+class Conv2D(_Conv):
+    """``keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...)`` on
+    channels-last images; kernel (kh, kw, in, filters)."""
+    _rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate,
+                         groups, activation, use_bias, kernel_initializer, bias_initializer,
+                         kernel_regularizer, bias_regularizer, activity_regularizer,
+                         kernel_constraint, bias_constraint, **kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Conv2D(self.name, self.filters, *self.kernel_size, *self.strides,
+                                  self.padding, *self.dilation_rate, self.activation, self.use_bias,
+                                  self.kernel_initializer, self.bias_initializer)
+
+
+class Conv1D(_Conv):
     """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ...)`` on
     (batch, steps, channels); kernel (k, in, filters) as in Keras."""
+    _rank = 1
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
-        _reject("Conv1D", kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
-                activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
-                bias_constraint=bias_constraint)
-        if groups != 1:
-            raise NotImplementedError(f"Conv1D: grouped convolutions are not supported yet; "
-                                      f"received groups={groups!r}")
         if padding == "causal":
             raise NotImplementedError("Conv1D(padding='causal') is not supported yet; use "
                                       "'valid' or 'same'")
-        if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
-            raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
-                             f"value. Received filters={filters!r}.")
-        self.filters = int(filters)
-        self.kernel_size = _int_tuple(kernel_size, 1, "kernel_size")
-        self.strides = _int_tuple(strides, 1, "strides")
-        self.dilation_rate = _int_tuple(dilation_rate, 1, "dilation_rate")
-        self.padding = _padding(padding)
-        self.data_format = _data_format(data_format)
-        self.activation = _activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
-        self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
-        super().__init__(**kwargs)
+        super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate,
+                         groups, activation, use_bias, kernel_initializer, bias_initializer,
+                         kernel_regularizer, bias_regularizer, activity_regularizer,
+                         kernel_constraint, bias_constraint, **kwargs)
 
     def _make_cpp(self):
         return _cpp_layers.Conv1D(self.name, self.filters, self.kernel_size[0], self.strides[0],
                                   self.padding, self.dilation_rate[0], self.activation,
                                   self.use_bias, self.kernel_initializer, self.bias_initializer)
-
-    def _layer_config(self):
-        return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "activation": self.activation,
-                "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
-                "bias_initializer": self.bias_initializer}
 
 
 class _Pooling2D(Layer):
