@@ -20,9 +20,15 @@ constexpr int64_t kMaxSize = std::numeric_limits<int64_t>::max();
 }  // namespace
 
 int64_t shape_numel(const Shape& shape) {
+  // Saturates instead of overflowing: no undefined behaviour even for a shape nobody has
+  // validated yet (a live tensor's count always fits; users get checked_numel's error).
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  bool saturated = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    if (!saturated && __builtin_mul_overflow(n, d, &n)) saturated = true;
+  }
+  return saturated ? kMaxSize : n;
 }
 
 int64_t checked_numel(const Shape& shape, std::string_view op) {

@@ -18,7 +18,8 @@ namespace gpuaccel {
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;  // in elements
 
-// Element count of a shape already known to be valid (a live tensor's shape).
+// Element count of a shape already known to be valid (a live tensor's shape); saturates at
+// 2^63 - 1 rather than overflow for one that is not.
 int64_t shape_numel(const Shape& shape);
 // Element count of a shape from a user: InvalidArgumentError naming `op` for a negative
 // dimension, or when the product of the non-zero dimensions exceeds 2^63 - 1 (NumPy's rule:

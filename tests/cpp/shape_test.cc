@@ -21,6 +21,14 @@ TEST(CheckedSize, CountsAndBytesOfValidShapes) {
   EXPECT_EQ(checked_nbytes({0, int64_t{1} << 40}, 4, "t"), 0);
 }
 
+TEST(ShapeNumel, CountsValidShapesAndSaturatesInsteadOfOverflowing) {
+  EXPECT_EQ(shape_numel({}), 1);
+  EXPECT_EQ(shape_numel({2, 3, 4}), 24);
+  const int64_t two40 = int64_t{1} << 40;
+  EXPECT_EQ(shape_numel({two40, two40, two40}), INT64_MAX);
+  EXPECT_EQ(shape_numel({two40, two40, 0}), 0);  // empty whatever comes before
+}
+
 TEST(CheckedSize, OverflowIsAnInvalidArgumentNamingTheShape) {
   const int64_t two31 = int64_t{1} << 31;
   expect_error(ErrorCode::kInvalidArgument, "too large",  // exactly 2^63 bytes
