@@ -24,12 +24,25 @@ def fake_library():
     here = pathlib.Path(gpuaccel.__file__).resolve().parent
     candidates = [here.parent.parent / FAKE_NAME]
     repo = pathlib.Path(__file__).resolve().parents[2]
-    candidates += sorted((repo / "build").glob("*/" + FAKE_NAME))
+    candidates += [path for path in sorted((repo / "build").glob("*/" + FAKE_NAME))
+                   if not _sanitized_build(path.parent)]
     for path in candidates:
         if path.is_file():
             return str(path)
     pytest.fail(f"{FAKE_NAME} was not built (looked at {[str(c) for c in candidates]}); "
                 "build with -DGPUACCEL_BUILD_TESTS=ON")
+
+
+def _sanitized_build(build_dir):
+    """Whether a CMake build folder is a sanitizer build (.ci/sanitize's build/asan): its
+    libraries need the sanitizer runtime preloaded, which a plain interpreter does not have."""
+    cache = build_dir / "CMakeCache.txt"
+    if not cache.is_file():
+        return False
+    for line in cache.read_text(errors="replace").splitlines():
+        if line.startswith("GPUACCEL_SANITIZE:"):
+            return line.split("=", 1)[1].strip() != ""
+    return False
 
 
 # Reads the fake library's counters (FakeCudaCounters in tests/cpp/fake_cuda_library.h) in the
