@@ -149,3 +149,22 @@ def test_unavailable_error_is_tensorflows_class():
     assert issubclass(UnavailableError, OpError)
     assert UnavailableError.error_code == 14  # tf.errors.UNAVAILABLE
     assert gpuaccel.errors.UnavailableError is UnavailableError
+
+
+@pytest.mark.gpu
+def test_one_rank_nccl_communicator_on_gpu0():
+    collective = _C.collective.create_nccl("GPU:0", spec=_C.collective.ClusterSpec(), timeout_seconds=60)
+    assert (collective.rank, collective.world_size, collective.engine) == (0, 1, "nccl")
+    values = np.array([1.0, -2.5, 3.0], np.float32)
+    t = _C.tensor_from_numpy(values, device="GPU:0")
+    collective.all_reduce_sum([t])
+    collective.broadcast([t], root=0)
+    collective.barrier()
+    np.testing.assert_array_equal(t.numpy(), values)
+
+
+def test_nccl_without_a_gpu_is_a_clear_error():
+    if gpuaccel.cuda.is_available():
+        pytest.skip("a GPU is present: test_one_rank_nccl_communicator_on_gpu0 runs instead")
+    with pytest.raises((RuntimeError, gpuaccel.errors.OpError), match="GPU"):
+        _C.collective.create_nccl("GPU:0", spec=_C.collective.ClusterSpec(), timeout_seconds=5)
