@@ -8,13 +8,13 @@
 #include <cmath>
 
 #include "bindings/bindings.h"
+#include "core/device_name.h"
+#include "core/device_registry.h"
 #include "core/errors.h"
 #include "distribute/cluster_spec.h"
 #include "distribute/collective.h"
 #include "distribute/gloo_collective.h"
 #include "distribute/nccl_collective.h"
-#include "core/device_name.h"
-#include "core/device_registry.h"
 
 namespace py = pybind11;
 
@@ -70,7 +70,9 @@ void init_collective(py::module_& m) {
   }, "GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS, or the default, in seconds");
   c.def("gloo_available", &distribute::gloo_available, "Whether this build has the Gloo engine");
 
-  py::class_<Collective>(c, "Collective", "One rank's handle on a collective engine")
+  // Shared ownership: fit's ReplicatedTrainer (replicated_training.cc) keeps the collective a
+  // MultiWorkerMirroredStrategy made.
+  py::class_<Collective, std::shared_ptr<Collective>>(c, "Collective", "One rank's handle on a collective engine")
       .def_property_readonly("rank", &Collective::rank)
       .def_property_readonly("world_size", &Collective::world_size)
       .def_property_readonly("engine", &Collective::engine)
@@ -94,7 +96,7 @@ void init_collective(py::module_& m) {
     ClusterSpec resolved = spec ? *spec : distribute::cluster_spec_from_environment();
     std::chrono::milliseconds timeout = timeout_or_environment(timeout_seconds);
     py::gil_scoped_release release;  // the rendezvous waits for the other workers
-    return distribute::make_gloo_collective(resolved, timeout);
+    return std::shared_ptr<Collective>(distribute::make_gloo_collective(resolved, timeout));
   }, py::arg("spec") = py::none(), py::arg("timeout_seconds") = py::none(),
      "Joins the job (spec, or TF_CONFIG / mpirun's environment) through Gloo; returns this rank's Collective");
 
@@ -106,7 +108,7 @@ void init_collective(py::module_& m) {
     ClusterSpec resolved = spec ? *spec : distribute::cluster_spec_from_environment();
     std::chrono::milliseconds timeout = timeout_or_environment(timeout_seconds);
     py::gil_scoped_release release;
-    return distribute::make_nccl_collective(resolved, placed, timeout);
+    return std::shared_ptr<Collective>(distribute::make_nccl_collective(resolved, placed, timeout));
   }, py::arg("device") = "GPU:0", py::arg("spec") = py::none(), py::arg("timeout_seconds") = py::none(),
      "This process's NCCL rank on `device` (one GPU per worker process; TF_CONFIG/mpirun as create_gloo)");
   c.def("create_nccl_rank", [](const std::string& device, int rank, int world_size, const py::bytes& unique_id,
@@ -115,7 +117,7 @@ void init_collective(py::module_& m) {
     std::string id = unique_id;
     std::chrono::milliseconds timeout = timeout_or_environment(timeout_seconds);
     py::gil_scoped_release release;  // the other ranks join from other threads meanwhile
-    return distribute::make_nccl_collective(placed, rank, world_size, id, timeout);
+    return std::shared_ptr<Collective>(distribute::make_nccl_collective(placed, rank, world_size, id, timeout));
   }, py::arg("device"), py::arg("rank"), py::arg("world_size"), py::arg("unique_id"),
      py::arg("timeout_seconds") = py::none(),
      "One rank of an in-process NCCL communicator (one thread per GPU, all with one unique_id)");
