@@ -11,12 +11,14 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "backends/backend.h"
 #include "backends/cuda/context.h"
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/graph_capture.h"
 #include "backends/cuda/ops.h"
 #include "core/cuda_library.h"
 
@@ -45,7 +47,8 @@ size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * d
 // One GPU's Backend: every op makes the device current and queues its work on device_stream().
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(int device, BackendServices& services) : device_(device), services_(services) {}
+  CudaBackend(int device, BackendServices& services)
+      : device_(device), services_(services), capture_(device, services) {}
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
@@ -161,20 +164,45 @@ class CudaBackend final : public Backend {
       GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice, device_stream(device_)));
     }, LaunchKind::kCopy, static_cast<int64_t>(bytes));
   }
-  // The caller reads `host` right after, so this waits for the stream.
+  // The caller reads `host` right after, so this waits for the stream. While capturing it
+  // cannot (the data does not exist yet): the capture is refused and `host` zeroed.
   void copy_to_host(const TensorView& src, void* host) override {
     const size_t bytes = bytes_of(src);
     run("copy_to_host", [&] {
       if (bytes == 0) return;
       GA_CUDA_REQUIRE(src.data != nullptr && host != nullptr, "copy_to_host: null pointer");
+      if (capture_.active()) {
+        capture_.refuse("copy_to_host");
+        std::memset(host, 0, bytes);
+        return;
+      }
       const cudaStream_t stream = device_stream(device_);
       GA_CUDA_CHECK(cudaMemcpyAsync(host, src.data, bytes, cudaMemcpyDeviceToHost, stream));
       GA_CUDA_CHECK(cudaStreamSynchronize(stream));
     }, LaunchKind::kCopy, static_cast<int64_t>(bytes));
   }
   void synchronize() override {
-    run("synchronize", [&] { GA_CUDA_CHECK(cudaStreamSynchronize(device_stream(device_))); },
-        LaunchKind::kNone);
+    run("synchronize", [&] {
+      if (capture_.active()) return capture_.refuse("synchronize");
+      GA_CUDA_CHECK(cudaStreamSynchronize(device_stream(device_)));
+    }, LaunchKind::kNone);
+  }
+
+  // Graph capture of a training step (graph_capture.h; train/step_capture_policy.h decides).
+  bool supports_graph_capture() const override { return true; }
+  void begin_capture() override {
+    run("begin_capture", [&] { capture_.begin(); }, LaunchKind::kNone);
+  }
+  GraphHandle end_capture() override {
+    GraphHandle graph = nullptr;
+    run("end_capture", [&] { graph = capture_.end(); }, LaunchKind::kNone);
+    return graph;
+  }
+  void replay(GraphHandle graph) override {
+    run("replay", [&] { capture_.launch(graph); });
+  }
+  void destroy_graph(GraphHandle graph) override {
+    run("destroy_graph", [&] { capture_.destroy(graph); }, LaunchKind::kNone);
   }
 
  private:
@@ -188,6 +216,7 @@ class CudaBackend final : public Backend {
 
   const int device_;
   BackendServices& services_;
+  StreamCapture capture_;
 };
 
 class CudaLibraryImpl final : public CudaLibrary {
@@ -277,7 +306,14 @@ class CudaLibraryImpl final : public CudaLibrary {
       if (bytes == 0) return;
       try {
         DeviceGuard guard(device);
-        GA_CUDA_CHECK(cudaMalloc(ptr, bytes));
+        // A pool growing while a training step is captured (a graph's arena takes its regions
+        // from the pool): cudaMalloc is not a stream operation, so the capture need not see it,
+        // and relaxed mode lets it through instead of invalidating the capture.
+        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        GA_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+        const cudaError_t allocated = cudaMalloc(ptr, bytes);
+        GA_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+        GA_CUDA_CHECK(allocated);
       } catch (const BackendError& e) {
         throw BackendError(e.status(), "allocating " + std::to_string(bytes) + " bytes on GPU " +
                                            std::to_string(device) + ": " + e.what());
