@@ -258,3 +258,58 @@ def test_a_step_that_cannot_be_captured_runs_eagerly_and_says_why():
     assert r["captures"] == r["launches"] == 0
     assert r["reason"].startswith("capture failed: [begin_capture] fake: stream capture refused")
     assert r["iterations"] == 15
+
+
+# mixed_float16 with dynamic loss scaling on the fake GPU and on the CPU: the GPU keeps the
+# finite check and the scale's state machine on the device. An initial scale of 2**24 makes the
+# first steps overflow float16 (skipped, scale halved) and a growth every 3 steps brings
+# overflows back, so skips and updates mix.
+LOSS_SCALE_PROBE = FAKE_COUNTERS + r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64, 8)).astype('float32')
+y = (x.sum(axis=1) > 0).astype('int64')
+
+def fit(device, jit_compile):
+    ga.random.set_seed(1)
+    keras.mixed_precision.set_global_policy('mixed_float16')
+    with ga.device(device):
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation='relu'),
+                                  keras.layers.Dense(2, dtype='float32')])
+        opt = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(0.01),
+                                                  initial_scale=2.0**24, dynamic_growth_steps=3)
+        model.compile(optimizer=opt, jit_compile=jit_compile,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        to_host = fake_counters.copies_to_host
+        history = model.fit(x, y, epochs=6, batch_size=16, verbose=0, shuffle=False)
+        t = model._cpp_trainer
+        return {'copies_to_host': fake_counters.copies_to_host - to_host,
+                'loss': history.history['loss'],
+                'weights': [w.tolist() for w in model.get_weights()],
+                'iterations': int(opt.iterations), 'scale': float(opt.dynamic_scale),
+                'counter': int(opt.step_counter), 'captures': t.graph_captures,
+                'reason': t.graph_fallback_reason}
+
+print(json.dumps({'graphs': fit('/GPU:0', 'auto'), 'eager': fit('/GPU:0', False),
+                  'cpu': fit('/CPU:0', False)}))
+"""
+
+
+def test_loss_scaling_runs_on_the_gpu_without_host_reads_and_is_captured():
+    r = run_with_fake(LOSS_SCALE_PROBE)
+    cpu = r["cpu"]
+    assert 0 < cpu["iterations"] < 24  # 24 steps: some skipped on overflow, some applied
+    for gpu in (r["graphs"], r["eager"]):
+        # The same decisions as the host's state machine: losses, weights, counts, scale.
+        assert gpu["loss"] == cpu["loss"]
+        assert gpu["weights"] == cpu["weights"]
+        assert (gpu["iterations"], gpu["scale"], gpu["counter"]) == (
+            cpu["iterations"], cpu["scale"], cpu["counter"])
+        # No read per step: the 6 epochs' logs and nothing else (24 steps).
+        assert gpu["copies_to_host"] <= 7
+    assert r["graphs"]["captures"] == 1 and r["graphs"]["reason"] == ""
+    assert r["eager"]["captures"] == 0
