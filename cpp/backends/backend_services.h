@@ -33,6 +33,14 @@ class BackendServices {
   virtual void* allocate(size_t bytes, const char* op) = 0;
   virtual void deallocate(void* ptr) = 0;
 
+  // Graph capture's private memory (memory/capture_arena.h): from begin_capture_memory() to
+  // end_capture_memory(), every allocation this thread makes on the device (tensors and
+  // workspaces) comes from a new arena, which the returned handle keeps alive. The graph holds
+  // the handle while it lives and gives it to release_capture_memory() when destroyed.
+  virtual void* begin_capture_memory() = 0;
+  virtual void end_capture_memory() = 0;
+  virtual void release_capture_memory(void* memory) = 0;
+
   // Profiler brackets around one launch on the device's stream: begin returns null when the
   // profiler is off (then end and cancel do nothing); end queues the interval under the
   // current trace scope; cancel gives the start back when the launch failed.

@@ -8,6 +8,7 @@
 
 #include "core/cuda_backend_loader.h"
 #include "core/errors.h"
+#include "memory/capture_arena.h"
 #include "memory/memory_manager.h"
 #include "profiler/profiler.h"
 
@@ -47,14 +48,17 @@ Allocator& CoreBackendServices::pool() {
 void* CoreBackendServices::allocate(size_t bytes, const char* op) {
   if (bytes == 0) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  Allocator& allocator = pool();
+  pool();
+  // While this thread captures a graph, its workspaces are the graph's (capture_arena.h).
+  std::shared_ptr<Allocator> allocator = routed_capture_arena(pool_device_);
+  if (!allocator) allocator = pool_;
   void* ptr = nullptr;
   try {
-    ptr = allocator.allocate(bytes);
+    ptr = allocator->allocate(bytes);
   } catch (const Error& e) {
     throw Error(e.code(), op, "workspace of " + std::to_string(bytes) + " bytes: " + e.message());
   }
-  live_[ptr] = pool_;
+  live_[ptr] = std::move(allocator);
   return ptr;
 }
 
@@ -65,6 +69,22 @@ void CoreBackendServices::deallocate(void* ptr) {
   if (it == live_.end()) return;
   it->second->deallocate(ptr);
   live_.erase(it);
+}
+
+void* CoreBackendServices::begin_capture_memory() {
+  std::shared_ptr<Allocator> arena;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    arena = make_capture_arena(MemoryManager::instance().allocator_for(pool_device_));
+  }
+  begin_capture_routing(pool_device_.physical_index, arena);
+  return new std::shared_ptr<Allocator>(std::move(arena));
+}
+
+void CoreBackendServices::end_capture_memory() { end_capture_routing(pool_device_.physical_index); }
+
+void CoreBackendServices::release_capture_memory(void* memory) {
+  delete static_cast<std::shared_ptr<Allocator>*>(memory);
 }
 
 void* CoreBackendServices::launch_begin() {

@@ -28,6 +28,9 @@ class CoreBackendServices final : public BackendServices {
   [[noreturn]] void rethrow_current(const std::string& op) override;
   void* allocate(size_t bytes, const char* op) override;
   void deallocate(void* ptr) override;
+  void* begin_capture_memory() override;
+  void end_capture_memory() override;
+  void release_capture_memory(void* memory) override;
   void* launch_begin() override;
   void launch_end(void* token, LaunchKind kind, const char* op, int64_t bytes) override;
   void launch_cancel(void* token) override;

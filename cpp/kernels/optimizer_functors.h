@@ -70,6 +70,9 @@ struct OptimizerUpdate {
                                              // device: the unscale times the clipnorm /
                                              // global_clipnorm factor, computed there
   float clip_value = 0.0f;        // used when flags has kOptimizerClipValue
+  const float* device_skip = nullptr;  // a LossScaleOptimizer whose state lives on the device:
+                                       // nonzero there when this step's gradients were not all
+                                       // finite, and then the update changes nothing
 };
 
 namespace kernels {
@@ -107,6 +110,11 @@ GA_HOST_DEVICE GA_INLINE float transform_gradient(const OptimizerUpdate& u, floa
   return g;
 }
 
+// Whether a LossScaleOptimizer decided on the device to skip this step (inf/NaN gradients).
+GA_HOST_DEVICE GA_INLINE bool update_skipped(const OptimizerUpdate& u) {
+  return u.device_skip != nullptr && *u.device_skip != 0.0f;
+}
+
 // Decoupled weight decay, applied before the update (Keras's _apply_weight_decay).
 GA_HOST_DEVICE GA_INLINE float decay_parameter(const OptimizerUpdate& u, float p) {
   return u.weight_decay != 0.0f ? p - p * u.weight_decay * u.learning_rate : p;
@@ -116,6 +124,7 @@ struct SgdUpdateFunctor {
   OptimizerUpdate u;
   // m may be null when momentum is off.
   GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float*, float*) const {
+    if (update_skipped(u)) return;
     g = transform_gradient(u, g);
     float w = decay_parameter(u, *p);
     if (u.flags & kOptimizerMomentum) {
@@ -138,6 +147,7 @@ struct AdamUpdateFunctor {
   // vhat may be null unless amsgrad.
   GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float* v,
                                            float* vhat) const {
+    if (update_skipped(u)) return;
     g = transform_gradient(u, g);
     const float w = decay_parameter(u, *p);
     const float m_next = *m + (g - *m) * u.one_minus_beta_1;
@@ -158,6 +168,7 @@ struct RmspropUpdateFunctor {
   // mom may be null unless momentum; avg may be null unless centered.
   GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* velocity, float* mom,
                                            float* avg) const {
+    if (update_skipped(u)) return;
     g = transform_gradient(u, g);
     float w = decay_parameter(u, *p);
     const float v_next = u.rho * *velocity + u.one_minus_rho * (g * g);

@@ -8,6 +8,7 @@
 
 #include "core/device_scope.h"
 #include "core/errors.h"
+#include "memory/capture_arena.h"
 #include "memory/direct_allocator.h"
 #include "memory/fake_sub_allocator.h"
 #include "memory/gpu_sub_allocator.h"
@@ -89,6 +90,7 @@ std::shared_ptr<SubAllocator> MemoryManager::sub_allocator_locked(const LogicalD
 }
 
 std::shared_ptr<Allocator> MemoryManager::allocator_for(const LogicalDevice& device) {
+  if (auto arena = routed_capture_arena(device)) return arena;
   std::lock_guard<std::mutex> lock(mutex_);
   const Key key{static_cast<int>(device.type), device.index};
   auto it = allocators_.find(key);

@@ -45,7 +45,8 @@ class MemoryManager {
   static MemoryManager& instance();
 
   // The allocator of `device`, created (and, for a preallocating GPU, filled) on first use.
-  // The shared_ptr keeps the allocator alive after reset(), so hold it as long as memory from
+  // While this thread captures a graph on the device's GPU, the graph's arena instead
+  // (memory/capture_arena.h). The shared_ptr keeps the allocator alive after reset(), so hold it as long as memory from
   // it is live (tensor storage should keep it next to its pointer).
   std::shared_ptr<Allocator> allocator_for(const LogicalDevice& device);
   // The allocator of `device` if it was created, else nullptr (stats calls must not create a

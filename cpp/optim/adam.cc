@@ -42,7 +42,8 @@ void Adam::fill_update(OptimizerUpdate& u, int64_t step, float lr) const {
   (void)step, (void)lr;
 }
 
-void Adam::advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr) {
+void Adam::advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr,
+                                  const Tensor& skip) {
   auto same = [&](const DeviceStep& s) {
     return s.device.type == device.type && s.device.index == device.index;
   };
@@ -54,8 +55,9 @@ void Adam::advance_device_scalars(const LogicalDevice& device, int64_t iteration
     it = device_steps_.end() - 1;
   }
   const Tensor& t = it->t;
-  copy_into(add(t, scalar_like(1.0, t)), t);
   const Tensor one = scalar_like(1.0, t);
+  // A step a LossScaleOptimizer skips on the device does not count (Keras's iterations).
+  copy_into(add(t, skip.defined() ? sub(one, skip) : one), t);
   const Tensor beta_1_power = binary(BinaryOp::kPow, scalar_like(beta_1_, t), t);
   const Tensor beta_2_power = binary(BinaryOp::kPow, scalar_like(beta_2_, t), t);
   const Tensor alpha = div(mul(scalar_like(double(lr), t), unary(UnaryOp::kSqrt, sub(one, beta_2_power))),

@@ -24,7 +24,8 @@ class Adam : public Optimizer {
        bool amsgrad, OptimizerOptions options);
   std::array<const char*, 3> slot_names() const override;
   void fill_update(OptimizerUpdate& u, int64_t step, float lr) const override;
-  void advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr) override;
+  void advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr,
+                              const Tensor& skip) override;
   void attach_device_scalars(OptimizerUpdate& u, const LogicalDevice& device) const override;
   void reset_device_scalars() override { device_steps_.clear(); }
 

@@ -10,6 +10,7 @@
 #include "kernels/half_conversions.h"
 #include "ops/autograd.h"
 #include "ops/creation.h"
+#include "ops/host_read.h"
 #include "ops/elementwise.h"
 #include "ops/op_utils.h"
 #include "ops/reduce.h"
@@ -94,12 +95,64 @@ LossScaleOptimizer::LossScaleOptimizer(std::shared_ptr<Optimizer> inner, double 
 
 double LossScaleOptimizer::scale() const {
   std::lock_guard<std::mutex> lock(state_mutex_);
+  read_device_state();
   return scale_;
 }
 
 int64_t LossScaleOptimizer::step_counter() const {
   std::lock_guard<std::mutex> lock(state_mutex_);
+  read_device_state();
   return counter_;
+}
+
+void LossScaleOptimizer::read_device_state() const {
+  if (!device_) return;
+  const std::vector<double> v = read_scalars({device_->scale, device_->counter});
+  scale_ = v[0];
+  counter_ = static_cast<int64_t>(v[1]);
+}
+
+LossScaleOptimizer::DeviceState& LossScaleOptimizer::device_state(const LogicalDevice& device) {
+  if (device_ && same_device(device_->device, device)) return *device_;
+  // A first GPU step, or the variables moved: the state continues from where it is.
+  read_device_state();
+  const int64_t skipped = device_ ? static_cast<int64_t>(read_scalars({device_->skipped})[0]) : 0;
+  auto state = std::make_unique<DeviceState>();
+  state->device = device;
+  state->scale = full({}, scale_, DType::kFloat32, device);
+  state->counter = full({}, double(counter_), DType::kFloat32, device);
+  state->factor = zeros({}, DType::kFloat32, device);
+  state->skip = zeros({}, DType::kFloat32, device);
+  state->skipped = full({}, double(skipped), DType::kFloat32, device);
+  device_ = std::move(state);
+  return *device_;
+}
+
+Tensor LossScaleOptimizer::device_loss_scale(const LogicalDevice& device) {
+  if (device.type == DeviceType::kCPU) return Tensor();
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  return device_state(device).scale;
+}
+
+int64_t LossScaleOptimizer::iterations() const {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  const int64_t skipped = device_ ? static_cast<int64_t>(read_scalars({device_->skipped})[0]) : 0;
+  return inner_->steps_taken() - skipped;
+}
+
+void LossScaleOptimizer::set_iterations(int64_t iterations) {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  inner_->set_iterations(iterations);
+  if (device_) copy_into(zeros({}, DType::kFloat32, device_->device), device_->skipped);
+}
+
+void LossScaleOptimizer::restore_steps_taken(int64_t steps) {
+  // The inner optimizer's device counters restart from Keras's count: the steps taken less
+  // those skipped (a failed capture's device work never ran, so the skipped count is current).
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  const int64_t skipped = device_ ? static_cast<int64_t>(read_scalars({device_->skipped})[0]) : 0;
+  inner_->set_iterations(steps - skipped);
+  if (device_) copy_into(zeros({}, DType::kFloat32, device_->device), device_->skipped);
 }
 
 void LossScaleOptimizer::set_dynamic_state(double scale, int64_t step_counter) {
@@ -116,6 +169,10 @@ void LossScaleOptimizer::set_dynamic_state(double scale, int64_t step_counter) {
   std::lock_guard<std::mutex> lock(state_mutex_);
   scale_ = as_float;
   counter_ = step_counter;
+  if (device_) {
+    copy_into(full({}, scale_, DType::kFloat32, device_->device), device_->scale);
+    copy_into(full({}, double(counter_), DType::kFloat32, device_->device), device_->counter);
+  }
 }
 
 void LossScaleOptimizer::fill_update(OptimizerUpdate&, int64_t, float) const {
@@ -145,6 +202,10 @@ void LossScaleOptimizer::step(const std::vector<Tensor>& grads, const std::vecto
     return;
   }
   std::lock_guard<std::mutex> lock(state_mutex_);
+  const LogicalDevice& device = params[0].device();
+  bool one_gpu = device.type != DeviceType::kCPU;
+  for (const Tensor& p : params) one_gpu = one_gpu && p.defined() && same_device(p.device(), device);
+  if (one_gpu) return device_step(grads, params, multiplier, unscale);
   bool finite = true;
   {
     GradModeGuard no_grad(false);
@@ -172,11 +233,44 @@ void LossScaleOptimizer::step(const std::vector<Tensor>& grads, const std::vecto
   }
 }
 
+void LossScaleOptimizer::device_step(const std::vector<Tensor>& grads,
+                                     const std::vector<Tensor>& params, double multiplier,
+                                     bool unscale) {
+  DeviceState& d = device_state(params[0].device());
+  GradModeGuard no_grad(false);
+  // x * 0 is 0 for finite x and NaN for inf/NaN: the sum is NaN (unequal to itself) iff one
+  // gradient element is not finite.
+  Tensor poisoned;
+  for (const Tensor& g : grads) {
+    if (!g.defined()) continue;
+    const Tensor f = g.dtype() == DType::kFloat32 ? g : cast(g, DType::kFloat32);
+    const Tensor s = reduce_sum(mul(f, scalar_like(0.0, f)), {}, false);
+    poisoned = poisoned.defined() ? add(poisoned, s) : s;
+  }
+  const Tensor finite = cast(binary(BinaryOp::kEqual, poisoned, poisoned), DType::kFloat32);
+  const Tensor one = scalar_like(1.0, finite);
+  copy_into(sub(one, finite), d.skip);
+  // Keras divides by the float32 scale (see step()).
+  copy_into(unscale ? div(scalar_like(multiplier, d.scale), d.scale) : scalar_like(multiplier, d.scale),
+            d.factor);
+  inner_->apply_gated_gradients(grads, params, d.factor, d.skip);
+  // counter + 1 reaching dynamic_growth_steps doubles the scale and resets the counter; a skip
+  // halves the scale and resets it.
+  const Tensor next = add(d.counter, one);
+  const Tensor grow = cast(binary(BinaryOp::kEqual, next, scalar_like(double(dynamic_growth_steps_), next)),
+                           DType::kFloat32);
+  const Tensor factor = add(mul(finite, add(one, grow)), mul(d.skip, scalar_like(0.5, one)));
+  copy_into(mul(finite, mul(next, sub(one, grow))), d.counter);
+  copy_into(mul(d.scale, factor), d.scale);
+  copy_into(add(d.skipped, d.skip), d.skipped);
+}
+
 std::vector<std::pair<std::string, Tensor>> LossScaleOptimizer::variables() const {
   std::vector<std::pair<std::string, Tensor>> out;
   const LogicalDevice cpu;
   {
     std::lock_guard<std::mutex> lock(state_mutex_);
+    read_device_state();
     out.emplace_back(std::string(name()) + "/step_counter",
                      full({}, double(counter_), DType::kInt64, cpu));
     out.emplace_back(std::string(name()) + "/dynamic_scale",

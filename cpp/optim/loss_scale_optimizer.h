@@ -5,6 +5,13 @@
 // (Optimizer::apply_scaled_gradients -> OptimizerUpdate::grad_scale). The finite check is one
 // read of each gradient before the update.
 //
+// On a GPU the check and the state machine run on the device (no step waits to read a flag):
+// the scale, the growth counter, this step's unscale factor and skip flag, and the count of
+// skipped steps are float32 scalars there, updated in place by ops; the fused update reads the
+// factor and the flag (OptimizerUpdate::device_grad_scale, device_skip), and the training loop
+// multiplies the loss by the device scale. Reading scale(), step_counter() or iterations()
+// then reads the device. On the CPU the state stays on the host (a read there costs nothing).
+//
 // State machine, as Keras: on a step whose gradients are all finite, the inner optimizer applies
 // grads / scale, then the counter grows by one, or, when it reaches dynamic_growth_steps - 1, is
 // reset and the scale doubled. On any inf/NaN the update is skipped (the inner optimizer's
@@ -43,6 +50,9 @@ class LossScaleOptimizer final : public Optimizer {
                                 const std::vector<Tensor>& params);
 
   double loss_scale() const override { return scale(); }
+  Tensor device_loss_scale(const LogicalDevice& device) override;
+  int64_t steps_taken() const override { return inner_->steps_taken(); }
+  void restore_steps_taken(int64_t steps) override;
   double scale() const;
   int64_t step_counter() const;
   double initial_scale() const { return initial_scale_; }
@@ -53,8 +63,8 @@ class LossScaleOptimizer final : public Optimizer {
   // The rate, iterations, weight-decay exclusions and slots are the inner optimizer's.
   double learning_rate() const override { return inner_->learning_rate(); }
   void set_learning_rate(double learning_rate) override { inner_->set_learning_rate(learning_rate); }
-  int64_t iterations() const override { return inner_->iterations(); }
-  void set_iterations(int64_t iterations) override { inner_->set_iterations(iterations); }
+  int64_t iterations() const override;
+  void set_iterations(int64_t iterations) override;
   void count_replayed_steps(int64_t steps) override { inner_->count_replayed_steps(steps); }
   void exclude_from_weight_decay(const std::vector<Tensor>& params) override {
     inner_->exclude_from_weight_decay(params);
@@ -79,13 +89,25 @@ class LossScaleOptimizer final : public Optimizer {
  private:
   void step(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
             double multiplier, bool unscale);
+  // The state machine on the device of `params` (state_mutex_ held).
+  void device_step(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
+                   double multiplier, bool unscale);
+  // The device state of `device`, created from the host state on first use (state_mutex_ held).
+  struct DeviceState {
+    LogicalDevice device;
+    Tensor scale, counter, factor, skip, skipped;  // float32 scalars
+  };
+  DeviceState& device_state(const LogicalDevice& device);
+  // Copies the device state back into scale_, counter_ (one read; state_mutex_ held).
+  void read_device_state() const;
 
   std::shared_ptr<Optimizer> inner_;
   double initial_scale_;
   int64_t dynamic_growth_steps_;
   mutable std::mutex state_mutex_;
-  double scale_;
-  int64_t counter_ = 0;
+  mutable double scale_;
+  mutable int64_t counter_ = 0;
+  std::unique_ptr<DeviceState> device_;  // set once a step ran on a GPU
 };
 
 }  // namespace gpuaccel::optim

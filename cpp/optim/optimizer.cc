@@ -42,11 +42,11 @@ Tensor squared_norm(const Tensor& g) {
   return reduce_sum(mul(g32, g32), {}, false);
 }
 
+}  // namespace
+
 bool same_device(const LogicalDevice& a, const LogicalDevice& b) {
   return a.type == b.type && a.index == b.index;
 }
-
-}  // namespace
 
 Optimizer::Optimizer(const char* type, double learning_rate, OptimizerOptions options)
     : type_(type), options_(std::move(options)), learning_rate_(learning_rate) {
@@ -158,6 +158,18 @@ void Optimizer::prune_freed_variables() {
 
 void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
                                        const std::vector<Tensor>& params, double multiplier) {
+  apply_step(grads, params, multiplier, nullptr);
+}
+
+void Optimizer::apply_gated_gradients(const std::vector<Tensor>& grads,
+                                      const std::vector<Tensor>& params, const Tensor& factor,
+                                      const Tensor& skip) {
+  const Gate gate{factor, skip};
+  apply_step(grads, params, 1.0, &gate);
+}
+
+void Optimizer::apply_step(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
+                           double multiplier, const Gate* gate) {
   const std::string op = type_;
   if (grads.size() != params.size()) {
     throw_value_error(op, "apply_gradients got " + std::to_string(grads.size()) +
@@ -223,14 +235,18 @@ void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
   // gradient's norm on the device (float32, as Keras), so no step waits to read a norm: the
   // fused update reads the product there (OptimizerUpdate::device_grad_scale).
   std::vector<Tensor> device_scales(active.size());
+  // The multiplier as a scalar beside `x`: the host's value, or the gate's device scalar.
+  auto multiplier_like = [&](const Tensor& x) {
+    return gate != nullptr ? gate->factor : scalar_like(multiplier, x);
+  };
   if (options_.clipnorm) {
     // tf.clip_by_norm: g * clipnorm / max(||g||, clipnorm), per gradient (an infinite norm
     // gives 0, a NaN norm NaN: maximum propagates NaN).
     for (size_t k = 0; k < active.size(); ++k) {
       const Tensor sum = squared_norm(grads[active[k]]);
-      const Tensor norm = mul(unary(UnaryOp::kSqrt, sum), scalar_like(multiplier, sum));
+      const Tensor norm = mul(unary(UnaryOp::kSqrt, sum), multiplier_like(sum));
       const Tensor c = scalar_like(*options_.clipnorm, norm);
-      device_scales[k] = mul(scalar_like(multiplier, norm),
+      device_scales[k] = mul(multiplier_like(norm),
                              div(c, binary(BinaryOp::kMaximum, norm, c)));
     }
   } else if (options_.global_clipnorm) {
@@ -242,10 +258,10 @@ void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
       const Tensor sum = squared_norm(grads[i]);
       total = total.defined() ? add(total, sum) : sum;
     }
-    const Tensor norm = mul(unary(UnaryOp::kSqrt, total), scalar_like(multiplier, total));
+    const Tensor norm = mul(unary(UnaryOp::kSqrt, total), multiplier_like(total));
     const Tensor c = scalar_like(*options_.global_clipnorm, norm);
     const Tensor nan_unless_finite = add(mul(norm, scalar_like(0.0, norm)), scalar_like(1.0, norm));
-    const Tensor factor = mul(mul(scalar_like(multiplier, norm),
+    const Tensor factor = mul(mul(multiplier_like(norm),
                                   div(c, binary(BinaryOp::kMaximum, norm, c))),
                               nan_unless_finite);
     std::fill(device_scales.begin(), device_scales.end(), factor);
@@ -256,7 +272,7 @@ void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
     const LogicalDevice& d = params[i].device();
     if (std::none_of(devices.begin(), devices.end(), [&](const LogicalDevice& e) { return same_device(d, e); })) {
       devices.push_back(d);
-      advance_device_scalars(d, iterations_, lr);
+      advance_device_scalars(d, iterations_, lr, gate != nullptr ? gate->skip : Tensor());
     }
   }
 
@@ -278,7 +294,10 @@ void Optimizer::apply_scaled_gradients(const std::vector<Tensor>& grads,
       if (!s.grad_scale.defined()) s.grad_scale = zeros({}, DType::kFloat32, p.device());
       copy_into(device_scales[k], s.grad_scale);
       u.device_grad_scale = static_cast<const float*>(s.grad_scale.data());
+    } else if (gate != nullptr) {
+      u.device_grad_scale = static_cast<const float*>(gate->factor.data());
     }
+    if (gate != nullptr) u.device_skip = static_cast<const float*>(gate->skip.data());
     if (options_.clipvalue) {
       u.flags |= kOptimizerClipValue;
       u.clip_value = static_cast<float>(*options_.clipvalue);

@@ -23,6 +23,9 @@
 
 namespace gpuaccel::optim {
 
+// Whether two logical devices are the same one (a variable's and its gradient's, say).
+bool same_device(const LogicalDevice& a, const LogicalDevice& b);
+
 // Keras's keyword arguments common to every optimizer. At most one of clipnorm, clipvalue and
 // global_clipnorm may be set.
 struct OptimizerOptions {
@@ -54,9 +57,26 @@ class Optimizer {
   virtual void apply_scaled_gradients(const std::vector<Tensor>& grads,
                                       const std::vector<Tensor>& params, double multiplier);
 
+  // The step of a LossScaleOptimizer whose state lives on the variables' device
+  // (loss_scale_optimizer.h): every gradient is multiplied by the float32 scalar `factor`, and
+  // nothing changes where the float32 scalar `skip` is nonzero; both live on the variables'
+  // device and the fused update reads them there, so the step waits for nothing. The host's
+  // iterations count the step either way; device-resident counters (Adam's t) advance by
+  // 1 - skip.
+  void apply_gated_gradients(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
+                             const Tensor& factor, const Tensor& skip);
   // The factor the training loop multiplies the loss by before backpropagating: 1 for plain
   // optimizers, the current dynamic scale for a LossScaleOptimizer (loss_scale_optimizer.h).
   virtual double loss_scale() const { return 1.0; }
+  // The same factor as a float32 scalar on `device` when it lives there (a LossScaleOptimizer
+  // on a GPU), so the training loop scales the loss without reading it; else undefined.
+  virtual Tensor device_loss_scale(const LogicalDevice& device) { (void)device; return Tensor(); }
+  // The step count the training loop keeps in step with a replayed graph (train/trainer.cc):
+  // every step taken, read without touching the device. iterations() is Keras's count, which
+  // leaves out the steps a LossScaleOptimizer skipped on the device (a device read).
+  virtual int64_t steps_taken() const { return iterations(); }
+  // Restores steps_taken() after a failed capture attempt (its device work never ran).
+  virtual void restore_steps_taken(int64_t steps) { set_iterations(steps); }
 
   virtual double learning_rate() const;
   virtual void set_learning_rate(double learning_rate);  // ValueError unless finite and >= 0
@@ -103,8 +123,10 @@ class Optimizer {
   // the optimizer's lock held and `iterations` the count before this step; it must use ops that
   // update its tensors in place. attach_device_scalars points an update at them.
   // reset_device_scalars drops them (set_iterations: they are rebuilt from the new count).
-  virtual void advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr) {
-    (void)device, (void)iterations, (void)lr;
+  // `skip`, when defined, is apply_gated_gradients's: the counters advance by 1 - skip.
+  virtual void advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr,
+                                      const Tensor& skip) {
+    (void)device, (void)iterations, (void)lr, (void)skip;
   }
   virtual void attach_device_scalars(OptimizerUpdate& u, const LogicalDevice& device) const {
     (void)u, (void)device;
@@ -124,6 +146,13 @@ class Optimizer {
                         // variable's device (created once, written in place each step)
     int64_t order = 0;
   };
+  // apply_gated_gradients's device-resident multiplier and skip flag.
+  struct Gate {
+    Tensor factor;
+    Tensor skip;
+  };
+  void apply_step(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
+                  double multiplier, const Gate* gate);
   State& state_for(const Tensor& param);
   void prune_freed_variables();  // with mutex_ held
 

@@ -5,9 +5,10 @@
 
 namespace gpuaccel::train {
 
-std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optimizer& optimizer) {
+std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optimizer& optimizer,
+                                 const LogicalDevice& device) {
   const std::string type = optimizer.type();
-  if (type == "LossScaleOptimizer") {
+  if (type == "LossScaleOptimizer" && device.type == DeviceType::kCPU) {
     return "LossScaleOptimizer checks the gradients for inf/NaN on the host every step";
   }
   for (const nn::LayerPtr& layer : graph.layers()) {

@@ -14,6 +14,8 @@ namespace gpuaccel::train {
 
 // Empty when a step of `graph` updated by `optimizer` may be captured; otherwise the reason,
 // one sentence naming the layer or optimizer and the host value.
-std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optimizer& optimizer);
+// The step runs on `device`: a LossScaleOptimizer keeps its state there, except on the CPU.
+std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optimizer& optimizer,
+                                 const LogicalDevice& device);
 
 }  // namespace gpuaccel::train

@@ -65,8 +65,9 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
   const std::vector<Tensor> params = graph_->trainable_weights();
   const std::vector<Tensor> x = place(x_in, params);
   const Tensor y = place(y_in, params);
-  Backend& backend = backend_for(params.empty() ? x.at(0).device() : params[0].device());
-  const std::string blocker = step_capture_blocker(*graph_, *optimizer_);
+  const LogicalDevice& device = params.empty() ? x.at(0).device() : params[0].device();
+  Backend& backend = backend_for(device);
+  const std::string blocker = step_capture_blocker(*graph_, *optimizer_, device);
   if (!capture_->may_capture(backend, blocker)) return run_train_step(x, y, batch, params);
 
   // Capturable: the step reads its inputs from buffers that stay put for its signature.
@@ -129,8 +130,11 @@ Tensor Trainer::run_train_step(const std::vector<Tensor>& x, const Tensor& y, in
     // Loss scaling (LossScaleOptimizer): backpropagate from loss * scale so small float16
     // gradients do not underflow; the optimizer unscales in its fused update. The reported loss
     // stays unscaled.
-    const double scale = optimizer_->loss_scale();
-    const Tensor target = scale != 1.0 ? mul(loss, scalar_like(scale, loss)) : loss;
+    const Tensor device_scale = optimizer_->device_loss_scale(loss.device());
+    const double scale = device_scale.defined() ? 1.0 : optimizer_->loss_scale();
+    const Tensor target = device_scale.defined() ? mul(loss, device_scale)
+                          : scale != 1.0         ? mul(loss, scalar_like(scale, loss))
+                                                 : loss;
     grads = compute_gradients({target}, {Tensor()}, params);
   }
   {
@@ -147,14 +151,14 @@ Trainer::HostCounters Trainer::host_counters() const {
   HostCounters c;
   c.loss_count = loss_count_;
   for (const nn::MetricPtr& metric : metrics_) c.metric_counts.push_back(metric->count());
-  c.iterations = optimizer_ ? optimizer_->iterations() : 0;
+  c.iterations = optimizer_ ? optimizer_->steps_taken() : 0;
   return c;
 }
 
 void Trainer::set_host_counters(const HostCounters& c) {
   loss_count_ = c.loss_count;
   for (size_t i = 0; i < metrics_.size(); ++i) metrics_[i]->set_count(c.metric_counts.at(i));
-  if (optimizer_) optimizer_->set_iterations(c.iterations);
+  if (optimizer_) optimizer_->restore_steps_taken(c.iterations);
 }
 
 void Trainer::set_jit_compile(JitCompile mode) {

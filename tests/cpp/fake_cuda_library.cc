@@ -12,9 +12,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "backends/backend.h"
 #include "backends/library_backend_call.h"
@@ -57,7 +60,7 @@ class FakeBackend final : public Backend {
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
-    run("unary", [&] {
+    launch("unary", [=] {
       if (faults_on() && op == UnaryOp::kLog) throw LibraryOpError(ErrorCode::kInvalidArgument, "fake: log refused");
       if (faults_on() && op == UnaryOp::kSqrt) throw std::runtime_error("fake: a plain std::runtime_error");
       if (faults_on() && op == UnaryOp::kAbs) {
@@ -69,8 +72,12 @@ class FakeBackend final : public Backend {
       cpu_.unary(op, x, y);
     });
   }
+  // A capture refuses transfers from and to the host, as the CUDA backend does: a copy from the
+  // host would read the host buffer again at every replay, one to the host cannot wait for data
+  // that does not exist yet.
   void copy_from_host(const void* host, const TensorView& dst) override {
     run("copy_to_device", [&] {
+      if (capturing_) return refuse("copy_from_host");
       ++counters.copies_to_device;
       clock_us += 250;
       if (dst.data != nullptr) std::memcpy(dst.data, host, bytes_of(dst));
@@ -78,58 +85,117 @@ class FakeBackend final : public Backend {
   }
   void copy_to_host(const TensorView& src, void* host) override {
     run("copy_to_host", [&] {
+      if (capturing_) {
+        refuse("copy_to_host");
+        std::memset(host, 0, bytes_of(src));
+        return;
+      }
       ++counters.copies_to_host;
       std::memcpy(host, src.data, bytes_of(src));
     }, LaunchKind::kCopy, static_cast<int64_t>(bytes_of(src)));
   }
   void synchronize() override {
-    run("synchronize", [] { ++counters.synchronizes; }, LaunchKind::kNone);
+    run("synchronize", [&] {
+      if (capturing_) return refuse("synchronize");
+      ++counters.synchronizes;
+    }, LaunchKind::kNone);
+  }
+
+  // Graph capture as a stream capture does it: launches between begin and end are recorded,
+  // not run, and a replay runs the recording; allocations meanwhile come from the graph's
+  // arena (BackendServices::begin_capture_memory), exactly as on a GPU. So a replay that reused
+  // memory wrongly computes wrong numbers here too.
+  bool supports_graph_capture() const override { return true; }
+  void begin_capture() override {
+    run("begin_capture", [&] {
+      if (capturing_) throw LibraryOpError(ErrorCode::kInternal, "fake: a capture is already under way");
+      if (std::getenv(GPUACCEL_FAKE_CUDA_NO_CAPTURE_ENV) != nullptr) {
+        throw LibraryOpError(ErrorCode::kUnimplemented, "fake: stream capture refused on request");
+      }
+      capture_memory_ = services_.begin_capture_memory();
+      capturing_ = true;
+      refused_.clear();
+      recording_.clear();
+    }, LaunchKind::kNone);
+  }
+  GraphHandle end_capture() override {
+    GraphHandle graph = nullptr;
+    run("end_capture", [&] {
+      if (!capturing_) throw LibraryOpError(ErrorCode::kInternal, "fake: no capture under way");
+      capturing_ = false;
+      services_.end_capture_memory();
+      auto* g = new FakeGraph{std::move(recording_), capture_memory_};
+      recording_.clear();
+      capture_memory_ = nullptr;
+      if (!refused_.empty()) {
+        release(g);
+        throw LibraryOpError(ErrorCode::kUnimplemented, refused_ + " cannot be captured into a CUDA graph");
+      }
+      ++counters.graph_captures;
+      graph = g;
+    }, LaunchKind::kNone);
+    return graph;
+  }
+  void replay(GraphHandle graph) override {
+    run("replay", [&] {
+      ++counters.graph_launches;
+      for (const auto& launch : static_cast<FakeGraph*>(graph)->launches) launch();
+    });
+  }
+  void destroy_graph(GraphHandle graph) override {
+    run("destroy_graph", [&] {
+      ++counters.graphs_destroyed;
+      release(static_cast<FakeGraph*>(graph));
+    }, LaunchKind::kNone);
   }
   // Computes nothing when given no memory (the profiler test times it on the fake clock).
   void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out) override {
-    run("matmul", [&] {
+    const std::optional<TensorView> b_ = optional_view(bias);
+    launch("matmul", [=] {
       clock_us += 1500;
-      if (out.data != nullptr) cpu_.matmul(a, b, bias, out);
+      if (out.data != nullptr) cpu_.matmul(a, b, b_ ? &*b_ : nullptr, out);
     });
   }
 
   void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
                       const TensorView& dx) override {
-    run("unary_backward", [&] { cpu_.unary_backward(op, x, y, dy, dx); });
+    launch("unary_backward", [=] { cpu_.unary_backward(op, x, y, dy, dx); });
   }
   void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
-    run("binary", [&] { cpu_.binary(op, a, b, out); });
+    launch("binary", [=] { cpu_.binary(op, a, b, out); });
   }
   void copy(const TensorView& src, const TensorView& dst) override {
-    run("copy", [&] { cpu_.copy(src, dst); });
+    launch("copy", [=] { cpu_.copy(src, dst); });
   }
   void fill(const TensorView& dst, double value) override {
-    run("fill", [&] { cpu_.fill(dst, value); });
+    launch("fill", [=] { cpu_.fill(dst, value); });
   }
   void arange(const TensorView& dst, double start, double step) override {
-    run("arange", [&] { cpu_.arange(dst, start, step); });
+    launch("arange", [=] { cpu_.arange(dst, start, step); });
   }
   void random(RandomDistribution d, uint64_t seed, uint64_t offset, const TensorView& dst) override {
-    run("random", [&] { cpu_.random(d, seed, offset, dst); });
+    launch("random", [=] { cpu_.random(d, seed, offset, dst); });
   }
   void reduce(ReduceOp op, const TensorView& x, uint32_t axes, const TensorView& out) override {
-    run("reduce", [&] { cpu_.reduce(op, x, axes, out); });
+    launch("reduce", [=] { cpu_.reduce(op, x, axes, out); });
   }
   void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset, const TensorView& y,
                const TensorView& mask) override {
-    run("dropout", [&] { cpu_.dropout(x, rate, seed, offset, y, mask); });
+    launch("dropout", [=] { cpu_.dropout(x, rate, seed, offset, y, mask); });
   }
   void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias, const Conv2dParams& p,
                       const TensorView& y) override {
-    run("conv2d", [&] { cpu_.conv2d_forward(x, w, bias, p, y); });
+    const std::optional<TensorView> b = optional_view(bias);
+    launch("conv2d", [=] { cpu_.conv2d_forward(x, w, b ? &*b : nullptr, p, y); });
   }
   void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                             const TensorView& dx) override {
-    run("conv2d_backward_data", [&] { cpu_.conv2d_backward_data(dy, w, p, dx); });
+    launch("conv2d_backward_data", [=] { cpu_.conv2d_backward_data(dy, w, p, dx); });
   }
   void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
                                const TensorView& dw, const TensorView* dbias) override {
-    run("conv2d_backward_weights", [&] { cpu_.conv2d_backward_weights(x, dy, p, dw, dbias); });
+    const std::optional<TensorView> db = optional_view(dbias);
+    launch("conv2d_backward_weights", [=] { cpu_.conv2d_backward_weights(x, dy, p, dw, db ? &*db : nullptr); });
   }
   int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) override {
     int64_t bytes = 0;
@@ -137,47 +203,47 @@ class FakeBackend final : public Backend {
     return bytes;
   }
   void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y, void* workspace) override {
-    run("pool2d", [&] { cpu_.pool2d_forward(x, p, y, workspace); });
+    launch("pool2d", [=] { cpu_.pool2d_forward(x, p, y, workspace); });
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
                        const TensorView& dx) override {
-    run("pool2d_backward", [&] { cpu_.pool2d_backward(dy, p, workspace, dx); });
+    launch("pool2d_backward", [=] { cpu_.pool2d_backward(dy, p, workspace, dx); });
   }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
-    run("softmax", [&] {
+    launch("softmax", [=] {
       if (faults_on()) unimplemented("softmax");
       cpu_.softmax_forward(x, log, y);
     });
   }
   void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) override {
-    run("softmax_backward", [&] { cpu_.softmax_backward(y, dy, log, dx); });
+    launch("softmax_backward", [=] { cpu_.softmax_backward(y, dy, log, dx); });
   }
   void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
                           const TensorView& mean, const TensorView& var, double epsilon, bool training,
                           const TensorView& y) override {
-    run("batch_norm", [&] { cpu_.batch_norm_forward(x, gamma, beta, mean, var, epsilon, training, y); });
+    launch("batch_norm", [=] { cpu_.batch_norm_forward(x, gamma, beta, mean, var, epsilon, training, y); });
   }
   void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
                            const TensorView& mean, const TensorView& var, double epsilon, const TensorView& dx,
                            const TensorView& dgamma, const TensorView& dbeta) override {
-    run("batch_norm_backward", [&] {
+    launch("batch_norm_backward", [=] {
       cpu_.batch_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
     });
   }
   void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta, double epsilon,
                           const TensorView& y, const TensorView& mean, const TensorView& var) override {
-    run("layer_norm", [&] { cpu_.layer_norm_forward(x, gamma, beta, epsilon, y, mean, var); });
+    launch("layer_norm", [=] { cpu_.layer_norm_forward(x, gamma, beta, epsilon, y, mean, var); });
   }
   void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
                            const TensorView& mean, const TensorView& var, double epsilon, const TensorView& dx,
                            const TensorView& dgamma, const TensorView& dbeta) override {
-    run("layer_norm_backward", [&] {
+    launch("layer_norm_backward", [=] {
       cpu_.layer_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
     });
   }
   void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
                         const TensorView& slot0, const TensorView& slot1, const TensorView& slot2) override {
-    run("optimizer_update", [&] { cpu_.optimizer_update(u, param, grad, slot0, slot1, slot2); });
+    launch("optimizer_update", [=] { cpu_.optimizer_update(u, param, grad, slot0, slot1, slot2); });
   }
 
  private:
@@ -189,8 +255,38 @@ class FakeBackend final : public Backend {
     });
   }
 
+  struct FakeGraph {
+    std::vector<std::function<void()>> launches;
+    void* memory;  // the arena handle from begin_capture_memory
+  };
+  void release(FakeGraph* g) {
+    if (g->memory != nullptr) services_.release_capture_memory(g->memory);
+    delete g;
+  }
+  void refuse(const char* call) {
+    if (refused_.empty()) refused_ = call;
+  }
+  static std::optional<TensorView> optional_view(const TensorView* v) {
+    return v != nullptr ? std::optional<TensorView>(*v) : std::nullopt;
+  }
+  // Device work: run now, or recorded while capturing. `body` holds copies of its arguments.
+  template <typename Body>
+  void launch(const char* op, Body body) {
+    run(op, [&] {
+      if (capturing_) {
+        recording_.emplace_back(body);
+        return;
+      }
+      body();
+    });
+  }
+
   BackendServices& services_;
   Backend& cpu_;
+  bool capturing_ = false;
+  std::string refused_;
+  std::vector<std::function<void()>> recording_;
+  void* capture_memory_ = nullptr;
 };
 
 // The status a failing mode reports from the device queries.

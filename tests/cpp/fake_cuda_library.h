@@ -18,6 +18,9 @@
 // and kAbs asks the core's pool for a workspace of 1 MiB per element (so a memory limit turns it
 // into the pool's out-of-memory error).
 #define GPUACCEL_FAKE_CUDA_FAULTS_ENV "GPUACCEL_FAKE_CUDA_FAULTS"
+// Graph capture works as on a GPU (launches recorded while capturing, replayed on launch, memory
+// from the graph's arena); with GPUACCEL_FAKE_CUDA_NO_CAPTURE set, begin_capture fails instead.
+#define GPUACCEL_FAKE_CUDA_NO_CAPTURE_ENV "GPUACCEL_FAKE_CUDA_NO_CAPTURE"
 
 struct FakeCudaCounters {
   int64_t backends_created;
@@ -30,6 +33,9 @@ struct FakeCudaCounters {
   int64_t events_recorded;
   int64_t events_destroyed;
   int64_t synchronizes;
+  int64_t graph_captures;   // graphs made by end_capture
+  int64_t graph_launches;   // replays (the launch right after a capture included)
+  int64_t graphs_destroyed;
 };
 
 extern "C" {

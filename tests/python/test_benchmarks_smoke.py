@@ -20,6 +20,8 @@ RUNS = [
     ("profiler_overhead.py", ["--steps", "3", "--repeats", "1", "--peers=", "--data", "random"],
      "gpuaccel profiler on:"),
     ("shared_cores.py", ["--steps", "1", "--rounds", "1"], "vs keras's slowdown"),
+    # Without a GPU only its CPU epoch runs; the GPU parts say why they are skipped.
+    ("gpu_train.py", ["--steps", "2", "--cpu-steps", "2", "--calls", "2"], "CPU epoch"),
 ]
 
 

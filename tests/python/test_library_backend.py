@@ -52,7 +52,8 @@ import ctypes, os
 class _FakeCudaCounters(ctypes.Structure):
     _fields_ = [(n, ctypes.c_int64) for n in (
         'backends_created', 'ops', 'copies_to_device', 'copies_to_host', 'device_mallocs',
-        'device_frees', 'events_created', 'events_recorded', 'events_destroyed', 'synchronizes')]
+        'device_frees', 'events_created', 'events_recorded', 'events_destroyed', 'synchronizes',
+        'graph_captures', 'graph_launches', 'graphs_destroyed')]
 _fake = ctypes.CDLL(os.environ['GPUACCEL_CUDA_BACKEND'])
 _fake.gpuaccel_fake_cuda_counters.restype = ctypes.POINTER(_FakeCudaCounters)
 fake_counters = _fake.gpuaccel_fake_cuda_counters().contents
@@ -118,7 +119,7 @@ print(json.dumps(out))
 """
 
 
-def run_with_fake(probe=None, **env_changes):
+def run_with_fake(probe=None, args=(), **env_changes):
     env = dict(os.environ)
     package_root = os.path.dirname(os.path.dirname(gpuaccel.__file__))
     env["PYTHONPATH"] = os.pathsep.join(
@@ -126,7 +127,7 @@ def run_with_fake(probe=None, **env_changes):
     env["GPUACCEL_CUDA_BACKEND"] = fake_library()
     env.pop("CUDA_VISIBLE_DEVICES", None)
     env.update(env_changes)
-    out = subprocess.run([sys.executable, "-c", probe or PROBE], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", probe or PROBE, *args], capture_output=True, text=True,
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -163,3 +164,152 @@ def test_a_fit_on_the_fake_gpu_trains_as_on_the_cpu_and_is_counted():
     assert r["to_device"] >= 8  # at least one batch upload per step
     assert r["to_host"] >= 1
     assert r["ops_during_cpu_fit"] == 0
+
+
+# A fit on the fake GPU with graphs (jit_compile's default) and without: the fake records
+# launches while capturing and replays the recording, with the step's memory in the graph's
+# arena, so a replay that read or wrote the wrong memory would change the numbers.
+GRAPH_PROBE = FAKE_COUNTERS + r"""
+import json, sys
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(72, 8)).astype('float32')  # 4 batches of 16, then one of 8
+y = (x.sum(axis=1) > 0).astype('int64')
+
+# After the graph is captured, allocates GPU tensors that must survive every later replay:
+# memory the capture used and gave back would be handed to them, were it not the graph's.
+class KeepTensors(keras.callbacks.Callback):
+    def on_train_batch_end(self, batch, logs=None):
+        if batch == 2 and not hasattr(self, 'kept'):
+            with ga.device('/GPU:0'):
+                self.kept = [ga.convert_to_tensor(np.full((n,), 7.0, np.float32))
+                             for n in (16, 32, 64, 8, 128) * 8]
+
+    def intact(self):
+        return all(bool((t.numpy() == 7.0).all()) for t in self.kept)
+
+def fit(jit_compile, dropout=False, optimizer='adam'):
+    ga.random.set_seed(1)
+    keep = KeepTensors()
+    with ga.device('/GPU:0'):
+        layers = [keras.Input((8,)), keras.layers.Dense(4, activation='relu')]
+        if dropout:
+            layers.append(keras.layers.Dropout(0.5))
+        model = keras.Sequential(layers + [keras.layers.Dense(2)])
+        model.compile(optimizer=optimizer, metrics=['accuracy'], jit_compile=jit_compile,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        before = (fake_counters.graph_captures, fake_counters.graph_launches)
+        history = model.fit(x, y, epochs=3, batch_size=16, verbose=0, shuffle=False,
+                            callbacks=[keep])
+        trainer = model._cpp_trainer
+        return {'loss': history.history['loss'], 'accuracy': history.history['accuracy'],
+                'weights': [w.tolist() for w in model.get_weights()],
+                'captures': fake_counters.graph_captures - before[0],
+                'launches': fake_counters.graph_launches - before[1],
+                'trainer_captures': trainer.graph_captures, 'trainer_replays': trainer.graph_replays,
+                'reason': trainer.graph_fallback_reason,
+                'iterations': int(model.optimizer.iterations), 'kept_intact': keep.intact()}
+
+which = sys.argv[1]
+if which == 'graphs':
+    out = {'on': fit('auto'), 'off': fit(False), 'sgd_on': fit(True, optimizer='sgd'),
+           'sgd_off': fit(False, optimizer='sgd')}
+elif which == 'dropout':
+    out = {'dropout': fit('auto', dropout=True)}
+else:
+    out = {'refused': fit(True)}
+import gc
+gc.collect()  # the models are gone: their trainers' graphs are destroyed with them
+out['destroyed'] = fake_counters.graphs_destroyed
+print(json.dumps(out))
+"""
+
+
+def test_fit_on_the_gpu_captures_each_shape_once_then_replays_with_the_same_numbers():
+    r = run_with_fake(GRAPH_PROBE, args=["graphs"])
+    for on, off in (("on", "off"), ("sgd_on", "sgd_off")):
+        # 3 epochs of 4 batches of 16 and one of 8: two signatures, each warmed up eagerly once,
+        # captured once, then replayed (15 steps = 2 warm-ups + 13 launches).
+        assert r[on]["captures"] == r[on]["trainer_captures"] == 2, r[on]
+        assert r[on]["launches"] == r[on]["trainer_replays"] == 13
+        assert r[on]["reason"] == ""
+        assert r[on]["iterations"] == r[off]["iterations"] == 15
+        # Replays compute exactly what eager steps compute (the same kernels, in the same order).
+        assert r[on]["loss"] == r[off]["loss"]
+        assert r[on]["accuracy"] == r[off]["accuracy"]
+        assert r[on]["weights"] == r[off]["weights"]
+        # Tensors allocated after the capture are never in the graph's memory.
+        assert r[on]["kept_intact"] and r[off]["kept_intact"]
+        # jit_compile=False never captures.
+        assert r[off]["captures"] == r[off]["launches"] == r[off]["trainer_captures"] == 0
+    assert r["destroyed"] == 4
+
+
+def test_a_step_that_cannot_be_captured_runs_eagerly_and_says_why():
+    r = run_with_fake(GRAPH_PROBE, args=["dropout"])["dropout"]
+    assert r["captures"] == r["launches"] == 0
+    assert r["reason"] == "Dropout layer 'dropout' draws its random offset on the host every step"
+    assert r["iterations"] == 15
+    # A backend whose capture fails: the step reruns eagerly, counted once, and says so.
+    r = run_with_fake(GRAPH_PROBE, args=["refused"], GPUACCEL_FAKE_CUDA_NO_CAPTURE="1")["refused"]
+    assert r["captures"] == r["launches"] == 0
+    assert r["reason"].startswith("capture failed: [begin_capture] fake: stream capture refused")
+    assert r["iterations"] == 15
+
+
+# mixed_float16 with dynamic loss scaling on the fake GPU and on the CPU: the GPU keeps the
+# finite check and the scale's state machine on the device. An initial scale of 2**24 makes the
+# first steps overflow float16 (skipped, scale halved) and a growth every 3 steps brings
+# overflows back, so skips and updates mix.
+LOSS_SCALE_PROBE = FAKE_COUNTERS + r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64, 8)).astype('float32')
+y = (x.sum(axis=1) > 0).astype('int64')
+
+def fit(device, jit_compile):
+    ga.random.set_seed(1)
+    keras.mixed_precision.set_global_policy('mixed_float16')
+    with ga.device(device):
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation='relu'),
+                                  keras.layers.Dense(2, dtype='float32')])
+        opt = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(0.01),
+                                                  initial_scale=2.0**24, dynamic_growth_steps=3)
+        model.compile(optimizer=opt, jit_compile=jit_compile,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        to_host = fake_counters.copies_to_host
+        history = model.fit(x, y, epochs=6, batch_size=16, verbose=0, shuffle=False)
+        t = model._cpp_trainer
+        return {'copies_to_host': fake_counters.copies_to_host - to_host,
+                'loss': history.history['loss'],
+                'weights': [w.tolist() for w in model.get_weights()],
+                'iterations': int(opt.iterations), 'scale': float(opt.dynamic_scale),
+                'counter': int(opt.step_counter), 'captures': t.graph_captures,
+                'reason': t.graph_fallback_reason}
+
+print(json.dumps({'graphs': fit('/GPU:0', 'auto'), 'eager': fit('/GPU:0', False),
+                  'cpu': fit('/CPU:0', False)}))
+"""
+
+
+def test_loss_scaling_runs_on_the_gpu_without_host_reads_and_is_captured():
+    r = run_with_fake(LOSS_SCALE_PROBE)
+    cpu = r["cpu"]
+    assert 0 < cpu["iterations"] < 24  # 24 steps: some skipped on overflow, some applied
+    for gpu in (r["graphs"], r["eager"]):
+        # The same decisions as the host's state machine: losses, weights, counts, scale.
+        assert gpu["loss"] == cpu["loss"]
+        assert gpu["weights"] == cpu["weights"]
+        assert (gpu["iterations"], gpu["scale"], gpu["counter"]) == (
+            cpu["iterations"], cpu["scale"], cpu["counter"])
+        # No read per step: the 6 epochs' logs and nothing else (24 steps).
+        assert gpu["copies_to_host"] <= 7
+    assert r["graphs"]["captures"] == 1 and r["graphs"]["reason"] == ""
+    assert r["eager"]["captures"] == 0

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -18,7 +19,9 @@
 #include "backends/cuda/context.h"
 #include "backends/cuda/nccl_communicator.h"
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/graph_capture.h"
 #include "backends/cuda/ops.h"
+#include "backends/staging_ring.h"
 #include "core/cuda_library.h"
 
 namespace gpuaccel::cuda {
@@ -43,10 +46,49 @@ void require_device(int device) {
 
 size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
 
+// The staging ring's side of one device (backends/staging_ring.h): pinned buffers, copies and
+// events on the device's stream.
+class CudaStagingEngine final : public StagingEngine {
+ public:
+  explicit CudaStagingEngine(int device) : device_(device) {}
+  void* alloc_pinned(size_t bytes) override {
+    void* p = nullptr;
+    GA_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
+    return p;
+  }
+  void free_pinned(void* pinned) override { GA_CUDA_CHECK(cudaFreeHost(pinned)); }
+  void* create_event() override {
+    cudaEvent_t e = nullptr;
+    GA_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return e;
+  }
+  void destroy_event(void* event) override { GA_CUDA_CHECK(cudaEventDestroy(static_cast<cudaEvent_t>(event))); }
+  void copy_async(void* dst, const void* pinned, size_t bytes) override {
+    GA_CUDA_CHECK(cudaMemcpyAsync(dst, pinned, bytes, cudaMemcpyHostToDevice, device_stream(device_)));
+  }
+  void record(void* event) override {
+    GA_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), device_stream(device_)));
+  }
+  void host_wait(void* event) override { GA_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event))); }
+
+ private:
+  const int device_;
+};
+
+// Whether `host` is page-locked memory CUDA knows (the pinned pool's): then a copy from it is
+// already an asynchronous DMA.
+bool is_pinned(const void* host) {
+  cudaPointerAttributes attributes{};
+  GA_CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+  return attributes.type == cudaMemoryTypeHost;
+}
+
 // One GPU's Backend: every op makes the device current and queues its work on device_stream().
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(int device, BackendServices& services) : device_(device), services_(services) {}
+  CudaBackend(int device, BackendServices& services)
+      : device_(device), services_(services), capture_(device, services), staging_engine_(device),
+        staging_(staging_engine_) {}
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
@@ -151,31 +193,63 @@ class CudaBackend final : public Backend {
       cuda::optimizer_update(device_, u, param, grad, &slot0, &slot1, &slot2);
     });
   }
-  // Host memory may be pageable: the copy is queued on the stream, and cudaMemcpyAsync returns
-  // once a pageable source has been staged, so the caller may reuse it. From pinned memory
-  // (the pinned host pool) it is a true asynchronous DMA that overlaps queued kernels.
+  // From pinned memory (the pinned host pool) the copy is an asynchronous DMA queued on the
+  // stream. A pageable source (a NumPy batch) is staged through the pinned ring first
+  // (backends/staging_ring.h), because cudaMemcpyAsync from pageable memory may wait for the
+  // stream, and the host must not wait for the previous step; the caller may reuse its buffer
+  // when this returns either way.
   void copy_from_host(const void* host, const TensorView& dst) override {
     const size_t bytes = bytes_of(dst);
     run("copy_to_device", [&] {
       if (bytes == 0) return;
       GA_CUDA_REQUIRE(dst.data != nullptr && host != nullptr, "copy_to_device: null pointer");
-      GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice, device_stream(device_)));
+      if (capture_.active()) return capture_.refuse("copy_from_host");
+      if (is_pinned(host)) {
+        GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice, device_stream(device_)));
+      } else {
+        staging_.copy(dst.data, host, bytes);
+      }
     }, LaunchKind::kCopy, static_cast<int64_t>(bytes));
   }
-  // The caller reads `host` right after, so this waits for the stream.
+  // The caller reads `host` right after, so this waits for the stream. While capturing it
+  // cannot (the data does not exist yet): the capture is refused and `host` zeroed.
   void copy_to_host(const TensorView& src, void* host) override {
     const size_t bytes = bytes_of(src);
     run("copy_to_host", [&] {
       if (bytes == 0) return;
       GA_CUDA_REQUIRE(src.data != nullptr && host != nullptr, "copy_to_host: null pointer");
+      if (capture_.active()) {
+        capture_.refuse("copy_to_host");
+        std::memset(host, 0, bytes);
+        return;
+      }
       const cudaStream_t stream = device_stream(device_);
       GA_CUDA_CHECK(cudaMemcpyAsync(host, src.data, bytes, cudaMemcpyDeviceToHost, stream));
       GA_CUDA_CHECK(cudaStreamSynchronize(stream));
     }, LaunchKind::kCopy, static_cast<int64_t>(bytes));
   }
   void synchronize() override {
-    run("synchronize", [&] { GA_CUDA_CHECK(cudaStreamSynchronize(device_stream(device_))); },
-        LaunchKind::kNone);
+    run("synchronize", [&] {
+      if (capture_.active()) return capture_.refuse("synchronize");
+      GA_CUDA_CHECK(cudaStreamSynchronize(device_stream(device_)));
+    }, LaunchKind::kNone);
+  }
+
+  // Graph capture of a training step (graph_capture.h; train/step_capture_policy.h decides).
+  bool supports_graph_capture() const override { return true; }
+  void begin_capture() override {
+    run("begin_capture", [&] { capture_.begin(); }, LaunchKind::kNone);
+  }
+  GraphHandle end_capture() override {
+    GraphHandle graph = nullptr;
+    run("end_capture", [&] { graph = capture_.end(); }, LaunchKind::kNone);
+    return graph;
+  }
+  void replay(GraphHandle graph) override {
+    run("replay", [&] { capture_.launch(graph); });
+  }
+  void destroy_graph(GraphHandle graph) override {
+    run("destroy_graph", [&] { capture_.destroy(graph); }, LaunchKind::kNone);
   }
 
  private:
@@ -189,6 +263,9 @@ class CudaBackend final : public Backend {
 
   const int device_;
   BackendServices& services_;
+  StreamCapture capture_;
+  CudaStagingEngine staging_engine_;
+  StagingRing staging_;
 };
 
 class CudaLibraryImpl final : public CudaLibrary {
@@ -278,7 +355,14 @@ class CudaLibraryImpl final : public CudaLibrary {
       if (bytes == 0) return;
       try {
         DeviceGuard guard(device);
-        GA_CUDA_CHECK(cudaMalloc(ptr, bytes));
+        // A pool growing while a training step is captured (a graph's arena takes its regions
+        // from the pool): cudaMalloc is not a stream operation, so the capture need not see it,
+        // and relaxed mode lets it through instead of invalidating the capture.
+        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        GA_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+        const cudaError_t allocated = cudaMalloc(ptr, bytes);
+        GA_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+        GA_CUDA_CHECK(allocated);
       } catch (const BackendError& e) {
         throw BackendError(e.status(), "allocating " + std::to_string(bytes) + " bytes on GPU " +
                                            std::to_string(device) + ": " + e.what());

@@ -387,10 +387,12 @@ class LossScaleOptimizer(Optimizer):
 
     float16 gradients of small losses underflow to zero. ``fit`` therefore backpropagates from
     ``loss * dynamic_scale`` and this optimizer unscales the gradients inside the inner
-    optimizer's fused update. A step whose gradients hold an inf or NaN is skipped (the
-    inner optimizer's ``iterations`` do not advance), and the scale is halved. After
+    optimizer's fused update. A step whose gradients hold an inf or NaN is skipped (its
+    ``iterations`` do not advance), and the scale is halved. After
     ``dynamic_growth_steps`` finite steps in a row, the scale is doubled. ``compile`` wraps the
-    optimizer in one under the ``mixed_float16`` policy.
+    optimizer in one under the ``mixed_float16`` policy. On a GPU the check and the scale
+    live on the device, so no step waits to read them (reading ``dynamic_scale`` or
+    ``iterations`` does); the inner optimizer's own ``iterations`` then count skipped steps too.
 
     Custom loops, Keras 3 style: ``scaled = opt.scale_loss(loss)``, take the gradients of
     ``scaled``, then ``opt.apply_gradients(zip(grads, vars))`` with those SCALED gradients.
@@ -479,7 +481,9 @@ class LossScaleOptimizer(Optimizer):
 
     @property
     def iterations(self):
-        return self.inner_optimizer.iterations
+        # Keras's count: the steps applied. On a GPU the skip is decided on the device, and the
+        # inner optimizer's own count is every step taken; this one leaves the skipped out.
+        return self._cpp.iterations
 
     def build(self, var_list):
         self.inner_optimizer.build(var_list)

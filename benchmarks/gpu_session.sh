@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# One command for a session that has a GPU machine (docs/gpu.md, "A session with a GPU"): builds
+# gpuaccel with its CUDA backend on the bare device machine, runs the GPU GoogleTests and the
+# gpu-marked pytest tests, the GPU benchmark and a profile of the course CNN's fit, and leaves
+# every log under $OUT (the device tool brings that folder back: at most 8 files, so this
+# writes 7: session.log, nvidia-smi.txt, build.log, gtest_gpu.log, pytest_gpu.log,
+# gpu_train.txt, profile.txt).
+#
+#   here, once (a machine with apt and internet):  bash benchmarks/gpu_session.sh fetch
+#   on the device machine, carry [".gpu_session"]:  bash benchmarks/gpu_session.sh all
+#
+# The device machine has CUDA (nvcc), cuDNN (the nvidia-cudnn wheel beside PyTorch), pybind11,
+# numpy, pytest, CMake and ninja, but no internet and no oneDNN or GoogleTest: `fetch` downloads
+# their Debian packages into .gpu_session/debs (7.5 MB; ignored by git, carried by the tool),
+# and the device side unpacks them into a private prefix (never into /). Phases, each of which
+# fits in one 10-minute command and reuses what an earlier call built on a warm machine:
+#   build    configure and build build/gpu (sm_90; GPUACCEL_CUDA_ARCHITECTURES overrides)
+#   test     the GPU GoogleTests and `pytest -m gpu` (modules needing TensorFlow cannot be
+#            collected there; they are listed, not fatal)
+#   bench    benchmarks/gpu_train.py (PYTHONUNBUFFERED; also copied to $OUT)
+#   profile  two epochs of the course CNN with gpuaccel's profiler on steps 20-30, analyzed
+#   all      build, test, bench, profile
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+OUT=${OUT:-$REPO/build/gpu_session_out}
+SESSION=$REPO/.gpu_session
+PREFIX=/tmp/gpuaccel_session_prefix
+BUILD=${GPUACCEL_SESSION_BUILD:-$REPO/build/gpu}
+PYTHON=${PYTHON:-python3}
+DEBS="libdnnl-dev libdnnl2 libgtest-dev ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers opencl-clhpp-headers"
+mkdir -p "$OUT"
+
+log() { echo "== gpu_session: $*" | tee -a "$OUT/session.log"; }
+
+fetch() {
+  mkdir -p "$SESSION/debs"
+  (cd "$SESSION/debs" && apt-get download $DEBS) || { echo "apt-get download failed"; exit 1; }
+  ls -la "$SESSION/debs"
+}
+
+# The carried packages, unpacked into $PREFIX; the CUDA compiler and cuDNN of the machine.
+prepare() {
+  if [ ! -d "$SESSION/debs" ]; then
+    echo "no $SESSION/debs: run 'bash benchmarks/gpu_session.sh fetch' where apt works, and carry .gpu_session"
+    exit 1
+  fi
+  mkdir -p "$PREFIX"
+  for deb in "$SESSION"/debs/*.deb; do
+    if command -v dpkg >/dev/null; then dpkg -x "$deb" "$PREFIX"
+    else (cd "$PREFIX" && ar p "$deb" data.tar.xz | tar xJ); fi
+  done
+  LIBDIR=$PREFIX/usr/lib/x86_64-linux-gnu
+  export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export PATH=$PATH:/usr/local/cuda/bin
+  NVCC=$(command -v nvcc) || { echo "no nvcc on this machine"; exit 1; }
+  # cuDNN from the nvidia-cudnn wheel: headers and libcudnn.so.9, but no unversioned libcudnn.so
+  # for the linker, so a private folder gets one.
+  CUDNN_WHEEL=${CUDNN_ROOT:-$("$PYTHON" -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)}
+  CUDNN=$PREFIX/cudnn
+  if [ -n "$CUDNN_WHEEL" ] && [ -d "$CUDNN_WHEEL/lib" ]; then
+    mkdir -p "$CUDNN/lib"
+    ln -sfn "$CUDNN_WHEEL/include" "$CUDNN/include"
+    for lib in "$CUDNN_WHEEL"/lib/libcudnn*.so.*; do ln -sf "$lib" "$CUDNN/lib/"; done
+    ln -sf "$CUDNN_WHEEL/lib/libcudnn.so.9" "$CUDNN/lib/libcudnn.so"
+    export LD_LIBRARY_PATH=$CUDNN_WHEEL/lib:$LD_LIBRARY_PATH
+  fi
+  log "nvcc $NVCC ($("$NVCC" --version | tail -1)); cuDNN ${CUDNN_WHEEL:-not found}; python $("$PYTHON" --version)"
+  nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
+}
+
+build() {
+  log "configure and build $BUILD"
+  local start=$SECONDS
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DGPUACCEL_CUDA=ON -DGPUACCEL_CUDA_ARCHITECTURES="${GPUACCEL_CUDA_ARCHITECTURES:-90}" \
+    -DGPUACCEL_BUILD_TESTS=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
+    -DCMAKE_PREFIX_PATH="$PREFIX/usr" -Ddnnl_DIR="$LIBDIR/cmake/dnnl" -DGTest_DIR="$LIBDIR/cmake/GTest" \
+    -DOpenCL_INCLUDE_DIR="$PREFIX/usr/include" -DOpenCL_LIBRARY="$LIBDIR/libOpenCL.so" \
+    -DGPUACCEL_CUDNN_ROOT="$CUDNN" -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
+    -Dpybind11_DIR="$("$PYTHON" -m pybind11 --cmakedir)" >"$OUT/build.log" 2>&1 \
+    || { tail -40 "$OUT/build.log"; exit 1; }
+  cmake --build "$BUILD" -j"$(nproc)" >>"$OUT/build.log" 2>&1 || { grep -m20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
+  log "built in $((SECONDS - start)) s"
+}
+
+stage_env() {
+  export PYTHONPATH=$BUILD/stage
+  "$PYTHON" -c 'import gpuaccel as g; print("gpuaccel sees", g.cuda.device_count(), "GPU(s):", g.cuda.get_device_name(0)); g.cuda.diagnose()' \
+    2>&1 | tee -a "$OUT/session.log" || exit 1
+}
+
+tests() {
+  stage_env
+  log "GPU GoogleTests"
+  "$BUILD/gpuaccel_tests" --gtest_filter='*Cuda*:*Gpu*:*GPU*' >"$OUT/gtest_gpu.log" 2>&1
+  log "gtest exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest_gpu.log" | tr '\n' ' ')"
+  log "pytest -m gpu"
+  (cd /tmp && "$PYTHON" -m pytest "$REPO/tests/python" -m gpu -q -p no:cacheprovider \
+     --rootdir="$REPO" --continue-on-collection-errors --timeout=300 >"$OUT/pytest_gpu.log" 2>&1)
+  log "pytest exit $?: $(tail -1 "$OUT/pytest_gpu.log")"
+}
+
+bench() {
+  stage_env
+  log "benchmarks/gpu_train.py"
+  (cd /tmp && PYTHONUNBUFFERED=1 "$PYTHON" "$REPO/benchmarks/gpu_train.py" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/gpu_train.txt")
+}
+
+profile() {
+  stage_env
+  log "profile of the course CNN's fit on GPU:0 (steps 20-30)"
+  (cd /tmp && "$PYTHON" - /tmp/gpuaccel_profile >"$OUT/profile.txt" 2>&1 <<'EOF'
+import sys
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+L = keras.layers
+rng = np.random.default_rng(0)
+x = rng.random((64 * 100, 28, 28, 1), dtype=np.float32)
+y = rng.integers(0, 10, len(x)).astype(np.int64)
+with ga.device("/GPU:0"):
+    model = keras.Sequential([keras.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"),
+        L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
+        L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"), L.Dense(10)])
+    model.compile(optimizer="adam", metrics=["accuracy"],
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=64, epochs=2, verbose=0,
+              callbacks=[keras.callbacks.TensorBoard(sys.argv[1], profile_batch=(20, 30))])
+ga.profiler.analyze(sys.argv[1])
+EOF
+  )
+  log "profile exit $?"; tail -30 "$OUT/profile.txt"
+}
+
+case "${1:-all}" in
+  fetch) fetch ;;
+  build) prepare; build ;;
+  test) prepare; tests ;;
+  bench) prepare; bench ;;
+  profile) prepare; profile ;;
+  all) prepare; build; tests; bench; profile ;;
+  *) echo "usage: $0 fetch|build|test|bench|profile|all"; exit 2 ;;
+esac

@@ -1,0 +1,87 @@
+// StreamCapture (graph_capture.h): cudaStreamBeginCapture / EndCapture, instantiate, launch.
+#include "backends/cuda/graph_capture.h"
+
+#include <cuda_runtime_api.h>
+
+#include "backends/cuda/context.h"
+#include "backends/cuda/cuda_check.h"
+
+namespace gpuaccel::cuda {
+
+namespace {
+
+// One captured step: what cudaGraphLaunch replays, and the arena its addresses live in.
+struct CapturedGraph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  void* memory = nullptr;  // BackendServices::begin_capture_memory's handle
+};
+
+}  // namespace
+
+void StreamCapture::begin() {
+  GA_CUDA_REQUIRE(!active_, "begin_capture: a capture is already under way on this device");
+  void* memory = services_.begin_capture_memory();
+  try {
+    GA_CUDA_CHECK(cudaStreamBeginCapture(device_stream(device_), cudaStreamCaptureModeThreadLocal));
+  } catch (...) {
+    services_.end_capture_memory();
+    services_.release_capture_memory(memory);
+    throw;
+  }
+  active_ = true;
+  refused_.clear();
+  pending_memory_ = memory;
+}
+
+void StreamCapture::refuse(const char* call) {
+  if (refused_.empty()) refused_ = call;
+}
+
+void* StreamCapture::end() {
+  GA_CUDA_REQUIRE(active_, "end_capture: no capture is under way on this device");
+  active_ = false;
+  services_.end_capture_memory();
+  auto* captured = new CapturedGraph;
+  captured->memory = pending_memory_;
+  pending_memory_ = nullptr;
+  try {
+    const cudaError_t ended = cudaStreamEndCapture(device_stream(device_), &captured->graph);
+    if (!refused_.empty()) {
+      throw BackendError(CudaStatus::kUnimplemented,
+                         refused_ + " cannot be captured into a CUDA graph (the step waits for the "
+                                    "device or reads its memory)");
+    }
+    GA_CUDA_CHECK(ended);  // cudaErrorStreamCaptureInvalidated and the like, named
+    GA_CUDA_REQUIRE(captured->graph != nullptr, "cudaStreamEndCapture returned no graph");
+    GA_CUDA_CHECK(cudaGraphInstantiateWithFlags(&captured->exec, captured->graph, 0));
+  } catch (...) {
+    try {
+      destroy(captured);
+    } catch (...) {
+      // The capture's own failure is the one to report.
+    }
+    throw;
+  }
+  return captured;
+}
+
+void StreamCapture::launch(void* graph) {
+  GA_CUDA_REQUIRE(graph != nullptr, "replay: null graph");
+  GA_CUDA_CHECK(cudaGraphLaunch(static_cast<CapturedGraph*>(graph)->exec, device_stream(device_)));
+}
+
+// The arena goes back to the device's pool at once: pool memory is reused in stream order, so
+// whatever gets it next is queued after the graph's last launch.
+void StreamCapture::destroy(void* graph) {
+  auto* captured = static_cast<CapturedGraph*>(graph);
+  if (captured == nullptr) return;
+  const cudaError_t exec_freed = captured->exec != nullptr ? cudaGraphExecDestroy(captured->exec) : cudaSuccess;
+  const cudaError_t graph_freed = captured->graph != nullptr ? cudaGraphDestroy(captured->graph) : cudaSuccess;
+  if (captured->memory != nullptr) services_.release_capture_memory(captured->memory);
+  delete captured;
+  GA_CUDA_CHECK(exec_freed);
+  GA_CUDA_CHECK(graph_freed);
+}
+
+}  // namespace gpuaccel::cuda
