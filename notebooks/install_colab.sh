@@ -19,6 +19,13 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   fi
 fi
 
+# cuDNN's headers: the system's if it has them, else those of the nvidia-cudnn wheel PyTorch
+# installed (pip builds in an isolated environment, where CMake cannot import it itself).
+cudnn_wheel=$("$PYTHON" -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null || true)
+if [ -n "$cudnn_wheel" ] && [ ! -f /usr/include/cudnn_version.h ] && [ ! -f /usr/local/cuda/include/cudnn_version.h ]; then
+  pip_args+=(-C "cmake.define.GPUACCEL_CUDNN_ROOT=$cudnn_wheel")
+fi
+
 # The course's Fashion-MNIST, read offline by gpuaccel.keras.datasets.fashion_mnist (Debian and
 # Ubuntu package it). Optional: only 03_entrenamiento and the homework need it.
 if [ ! -d /usr/share/datasets/fashion-mnist ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
