@@ -28,10 +28,24 @@ if(GPUACCEL_WITH_CUDA)
   # cuDNN is optional for the backend: without it the library still builds (cuBLAS only) and
   # reports cuDNN version 0. GPUACCEL_CUDNN_ROOT points at a non-standard install (e.g. the
   # nvidia-cudnn-cu12 wheel's folder on Colab).
+  # Last resort: the nvidia-cudnn wheel of the building Python (Colab's PyTorch installs it), whose
+  # library has only its versioned name, libcudnn.so.9.
+  set(_gpuaccel_cudnn_wheel "")
+  if(NOT GPUACCEL_CUDNN_ROOT)
+    set(_gpuaccel_python "${Python_EXECUTABLE}")
+    if(NOT _gpuaccel_python)
+      set(_gpuaccel_python python3)
+    endif()
+    execute_process(
+      COMMAND "${_gpuaccel_python}" -c "import nvidia.cudnn as m; print(list(m.__path__)[0])"
+      OUTPUT_VARIABLE _gpuaccel_cudnn_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
   find_path(GPUACCEL_CUDNN_INCLUDE_DIR cudnn_version.h
-    HINTS ${GPUACCEL_CUDNN_ROOT} ${GPUACCEL_CUDNN_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/include)
-  find_library(GPUACCEL_CUDNN_LIBRARY NAMES cudnn
-    HINTS ${GPUACCEL_CUDNN_ROOT} ${GPUACCEL_CUDNN_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu)
+    HINTS ${GPUACCEL_CUDNN_ROOT} ${GPUACCEL_CUDNN_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/include
+          ${_gpuaccel_cudnn_wheel}/include)
+  find_library(GPUACCEL_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+    HINTS ${GPUACCEL_CUDNN_ROOT} ${GPUACCEL_CUDNN_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu
+          ${_gpuaccel_cudnn_wheel}/lib)
   if(GPUACCEL_CUDNN_INCLUDE_DIR AND GPUACCEL_CUDNN_LIBRARY)
     file(STRINGS "${GPUACCEL_CUDNN_INCLUDE_DIR}/cudnn_version.h" _cudnn_lines REGEX "#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ")
     foreach(_line ${_cudnn_lines})

@@ -4,7 +4,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/onednn_info.h"
 #include "bindings/bindings.h"
@@ -41,6 +43,19 @@ py::dict status_to_dict(const CudaBackendStatus& s) {
   out["cudnn_version"] = version_or_none(s.cudnn_version);
   out["cublas_version"] = version_or_none(s.cublas_version);
   out["cuda_visible_devices"] = s.cuda_visible_devices;
+  py::list libraries;
+  for (const CudaLibraryCopy& c : s.cuda_libraries) {
+    py::dict d;
+    d["soname"] = c.soname;
+    d["wheel_path"] = c.wheel_path;
+    d["loaded_path"] = c.loaded_path;
+    d["preloaded"] = c.preloaded;
+    d["error"] = c.error;
+    d["version"] = version_or_none(c.version);
+    libraries.append(d);
+  }
+  out["libraries"] = libraries;
+  out["wheel_roots"] = s.wheel_roots;
   return out;
 }
 
@@ -129,10 +144,31 @@ void cuda_synchronize(int physical_index) {
 void init_hardware(py::module_& m) {
   m.def("cuda_backend_status", [] { return status_to_dict(cuda_backend_status()); },
         "How the CUDA backend library was found and loaded, or why not (loads it on first call).");
-  m.def("probe_cuda_backend", [](const std::string& path) {
-    return status_to_dict(probe_cuda_backend(path));
-  }, py::arg("library_path"),
-     "Runs the CUDA backend search afresh for the library at `library_path` (diagnosis, tests).");
+  m.def("probe_cuda_backend", [](const std::string& path,
+                                  const std::optional<std::vector<std::string>>& wheel_roots) {
+    return status_to_dict(wheel_roots ? probe_cuda_backend(path, *wheel_roots) : probe_cuda_backend(path));
+  }, py::arg("library_path"), py::arg("wheel_roots") = py::none(),
+     "Runs the CUDA backend search afresh for the library at `library_path` (diagnosis, tests); "
+     "nvidia-* wheels are looked for under `wheel_roots` when given.");
+  // The wheels' folders as Python sees them: the backend, loaded later from C++, looks for
+  // nvidia-* wheels in every sys.path entry of import time too (pip --user, venvs over system).
+  std::vector<std::string> search_paths;
+  for (const py::handle& entry : py::module_::import("sys").attr("path")) {
+    if (py::isinstance<py::str>(entry)) search_paths.push_back(entry.cast<std::string>());
+  }
+  set_python_search_paths(search_paths);
+  m.def("elf_needed_libraries", [](const std::string& path) {
+    std::string error;
+    std::vector<std::string> needed = elf_needed_libraries(path, &error);
+    if (needed.empty() && !error.empty()) throw_error(ErrorCode::kInvalidArgument, "elf_needed_libraries", error);
+    return needed;
+  }, py::arg("path"), "The DT_NEEDED sonames of a shared library.");
+  m.def("find_in_nvidia_wheels", &find_in_nvidia_wheels, py::arg("roots"), py::arg("soname"),
+        "The first <root>/nvidia/*/lib/<soname>, or '' (how the CUDA backend finds wheels).");
+  m.def("driver_supports_runtime", &driver_supports_runtime, py::arg("driver_version"),
+        py::arg("runtime_version"), "True when the driver's CUDA major is at least the runtime's.");
+  m.def("minimum_driver_for_cuda", &minimum_driver_for_cuda, py::arg("runtime_version"),
+        "The oldest Linux NVIDIA driver for that CUDA major ('525.60.13' for 12.x).");
   m.def("cuda_backend_library_path", &cuda_backend_library_path,
         "Where the CUDA backend library is looked for ($GPUACCEL_CUDA_BACKEND or next to _C).");
   m.def("build_info", &build_info_dict, "What this gpuaccel was compiled with.");

@@ -73,6 +73,16 @@ std::string core_binary_dir() {
 
 bool built_with_cuda() { return std::string(GPUACCEL_CUDA_BACKEND_FILE).size() > 0; }
 
+// The pip command that installs the CUDA libraries a backend built with CUDA `cuda_version`
+// ("12.6") loads: cu12 wheels are named -cu12; CUDA 13's cuBLAS and runtime dropped the suffix.
+std::string wheel_install_hint(const std::string& cuda_version) {
+  const std::string major = cuda_version.substr(0, cuda_version.find('.'));
+  if (major == "12") return "pip install nvidia-cublas-cu12 nvidia-cudnn-cu12";
+  if (major == "13") return "pip install nvidia-cublas nvidia-cudnn-cu13";
+  return "pip install the nvidia-cublas and nvidia-cudnn wheels of CUDA " +
+         (cuda_version.empty() ? std::string("?") : cuda_version);
+}
+
 std::string version_or(int version, const std::string& unknown) {
   return version > 0 ? cuda_version_string(version) : unknown;
 }
@@ -85,14 +95,17 @@ void fail(CudaBackendStatus& s, CudaProblem problem, CudaStatus status, std::str
   s.reason = explain_cuda_problem(problem, s);
 }
 
-// The whole search for one library path. Never throws (the caller catches what might).
-LoadResult load(const std::string& library_path, bool path_from_env) {
+// The whole search for one library path, with nvidia-* wheels looked for under `wheel_roots`.
+// Never throws (the caller catches what might).
+LoadResult load(const std::string& library_path, bool path_from_env,
+                const std::vector<std::string>& wheel_roots) {
   LoadResult r;
   CudaBackendStatus& s = r.status;
   s.built = built_with_cuda();
   s.library_path = library_path;
   s.path_from_env = path_from_env;
   s.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
+  s.wheel_roots = wheel_roots;
 
   if (library_path.empty()) {
     fail(s, CudaProblem::kNotBuilt, CudaStatus::kError, "built with GPUACCEL_CUDA=OFF or without nvcc");
@@ -102,8 +115,13 @@ LoadResult load(const std::string& library_path, bool path_from_env) {
     fail(s, CudaProblem::kLibraryMissing, CudaStatus::kError, "no such file: " + library_path);
     return r;
   }
+  // The wheels' copies go in first, so the backend's DT_NEEDED entries resolve to them.
+  std::string elf_error;
+  s.cuda_libraries = preload_cuda_wheel_libraries(elf_needed_libraries(library_path, &elf_error),
+                                                  wheel_roots);
   dlerror();
   void* handle = dlopen(library_path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  record_loaded_copies(&s.cuda_libraries);
   if (handle == nullptr) {
     fail(s, CudaProblem::kLibraryLoadFailed, CudaStatus::kError, dl_error_text());
     return r;
@@ -155,6 +173,14 @@ LoadResult load(const std::string& library_path, bool path_from_env) {
     case CudaStatus::kDriverTooOld:
       fail(s, CudaProblem::kDriverTooOld, status, err);
       break;
+    case CudaStatus::kError:
+      // Whatever the runtime called it, a driver of an older CUDA major cannot run it.
+      if (s.driver_version > 0 && !driver_supports_runtime(s.driver_version, s.runtime_version)) {
+        fail(s, CudaProblem::kDriverTooOld, CudaStatus::kDriverTooOld, err);
+      } else {
+        fail(s, CudaProblem::kError, status, err);
+      }
+      break;
     case CudaStatus::kOk:
     case CudaStatus::kNoDevice:
       fail(s, s.cuda_visible_devices ? CudaProblem::kHiddenByEnv : CudaProblem::kNoDevice,
@@ -166,9 +192,10 @@ LoadResult load(const std::string& library_path, bool path_from_env) {
   return r;
 }
 
-LoadResult load_guarded(const std::string& library_path, bool path_from_env) {
+LoadResult load_guarded(const std::string& library_path, bool path_from_env,
+                        const std::vector<std::string>& wheel_roots) {
   try {
-    return load(library_path, path_from_env);
+    return load(library_path, path_from_env, wheel_roots);
   } catch (const std::exception& e) {
     LoadResult r;
     r.status.built = built_with_cuda();
@@ -187,7 +214,8 @@ LoadResult load_guarded(const std::string& library_path, bool path_from_env) {
 const LoadResult& cached() {
   static const LoadResult result = [] {
     const std::optional<std::string> from_env = env(kBackendEnv);
-    return load_guarded(cuda_backend_library_path(), from_env && !from_env->empty());
+    return load_guarded(cuda_backend_library_path(), from_env && !from_env->empty(),
+                        nvidia_wheel_search_roots(core_binary_dir()));
   }();
   return result;
 }
@@ -285,8 +313,10 @@ std::string explain_cuda_problem(CudaProblem problem, const CudaBackendStatus& s
              s.detail + ". This usually means a CUDA library it needs (cuBLAS, cuDNN) is missing "
              "or not on the library path. Fix: install the CUDA " + built_cuda +
              " libraries (cuBLAS" + (build.cudnn_version ? ", cuDNN " + cudnn_version_string(build.cudnn_version) : "") +
-             ") or add their folder to LD_LIBRARY_PATH, or rebuild gpuaccel on this machine "
-             "(bash .ci/setup) so it links the CUDA that is installed here.";
+             ") with pip (" + wheel_install_hint(build.cuda_version) + "; gpuaccel loads them from "
+             "the nvidia-* wheels, as PyTorch does), or add their folder to LD_LIBRARY_PATH, or "
+             "rebuild gpuaccel on this machine (bash .ci/setup) so it links the CUDA that is "
+             "installed here.";
     case CudaProblem::kBadLibrary:
       return s.library_path + " is not a CUDA backend this gpuaccel can use: " + s.detail +
              ". Fix: reinstall gpuaccel so that the backend and the _C module come from the "
@@ -296,14 +326,18 @@ std::string explain_cuda_problem(CudaProblem problem, const CudaBackendStatus& s
              "driver's CUDA library (" + std::string(kDriverLibrary) + ") cannot be loaded (" +
              s.detail + "). Fix: on a machine with an NVIDIA GPU install the NVIDIA driver "
              "(nvidia-smi must work); on Colab pick Runtime > Change runtime type > T4 GPU.";
-    case CudaProblem::kDriverTooOld:
+    case CudaProblem::kDriverTooOld: {
+      const std::string needed = version_or(s.runtime_version, built_cuda);
+      const std::string branch = minimum_driver_for_cuda(s.runtime_version);
       return "The NVIDIA driver is too old for this gpuaccel: it supports CUDA " +
              version_or(s.driver_version, "(unknown)") + " but the CUDA backend was built with "
-             "the CUDA " + version_or(s.runtime_version, built_cuda) + " runtime (" + s.detail +
-             "). Fix: update the NVIDIA driver to one for CUDA " +
-             version_or(s.runtime_version, built_cuda) + " or newer, or rebuild gpuaccel with "
-             "a CUDA toolkit no newer than the driver (on Colab, bash .ci/setup builds with "
-             "Colab's own toolkit).";
+             "the CUDA " + needed + " runtime (" + s.detail + "). Fix: update the NVIDIA "
+             "driver to one for CUDA " + needed + " or newer" +
+             (branch.empty() ? std::string() : " (Linux driver " + branch + " or newer)") +
+             "; or, where the driver cannot change (Colab), install gpuaccel built with a CUDA "
+             "toolkit no newer than the driver: pip install builds it from source with the "
+             "machine's own nvcc (notebooks/00_colab_gpu.ipynb does this on Colab).";
+    }
     case CudaProblem::kNoDevice:
       return "The NVIDIA driver" +
              (s.driver_version ? " (CUDA " + cuda_version_string(s.driver_version) + ")" : std::string()) +
@@ -331,7 +365,26 @@ std::string cuda_backend_library_path() {
 }
 
 CudaBackendStatus probe_cuda_backend(const std::string& library_path) {
-  return load_guarded(library_path, false).status;
+  return load_guarded(library_path, false, nvidia_wheel_search_roots(core_binary_dir())).status;
+}
+
+CudaBackendStatus probe_cuda_backend(const std::string& library_path,
+                                     const std::vector<std::string>& wheel_roots) {
+  return load_guarded(library_path, false, wheel_roots).status;
+}
+
+bool driver_supports_runtime(int driver_version, int runtime_version) {
+  if (driver_version <= 0 || runtime_version <= 0) return true;  // unknown: nothing to say
+  return driver_version / 1000 >= runtime_version / 1000;
+}
+
+std::string minimum_driver_for_cuda(int runtime_version) {
+  switch (runtime_version / 1000) {
+    case 11: return "450.80.02";
+    case 12: return "525.60.13";
+    case 13: return "580.65.06";
+    default: return "";
+  }
 }
 
 const CudaBackendStatus& cuda_backend_status() { return cached().status; }

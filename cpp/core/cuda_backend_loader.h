@@ -7,8 +7,10 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/cuda_library.h"
+#include "core/cuda_wheel_libraries.h"
 
 namespace gpuaccel {
 
@@ -46,6 +48,10 @@ struct CudaBackendStatus {
   int cudnn_version = 0;      // cuDNN as loaded at run time
   int cublas_version = 0;     // cuBLAS as loaded at run time
   std::optional<std::string> cuda_visible_devices;  // the variable's value, when set
+  // The CUDA libraries the backend links (its DT_NEEDED cudart/cuBLAS/cuDNN/NCCL entries) and
+  // which copy of each the process loaded: an nvidia-* wheel's, or the system's.
+  std::vector<CudaLibraryCopy> cuda_libraries;
+  std::vector<std::string> wheel_roots;  // where nvidia-* wheels were looked for
 };
 
 // Loads on first call (thread-safe); never throws.
@@ -60,6 +66,17 @@ CudaLibrary& require_cuda_library(const std::string& op);
 // and $GPUACCEL_CUDA_BACKEND): what cuda_backend_status() would say if the library were there.
 // For tests and diagnosis; never throws. A library it loads stays loaded.
 CudaBackendStatus probe_cuda_backend(const std::string& library_path);
+// The same, looking for nvidia-* wheels under `wheel_roots` only (tests' fake layouts).
+CudaBackendStatus probe_cuda_backend(const std::string& library_path,
+                                     const std::vector<std::string>& wheel_roots);
+
+// True when a driver supporting CUDA `driver_version` can run a runtime of `runtime_version`
+// (APIs' encoding, 12040 = 12.4): the same major or newer. Within a major, CUDA's minor-version
+// compatibility runs a newer runtime's SASS on an older driver (not PTX newer than the driver).
+bool driver_supports_runtime(int driver_version, int runtime_version);
+// The oldest Linux NVIDIA driver branch for a CUDA major version ("525" for 12, "580" for 13);
+// empty when unknown.
+std::string minimum_driver_for_cuda(int runtime_version);
 
 // Where the library is looked for now: $GPUACCEL_CUDA_BACKEND, else next to the core's binary.
 // Empty when the backend was not built and the variable is unset.

@@ -146,6 +146,27 @@ def _section_devices(lines):
     if status["built"] or status["library_path"]:
         state = "loaded" if status["loaded"] else "not loaded"
         lines.append(f"  CUDA backend        {status['library_path']} ({state})")
+        lines.extend(_cuda_library_lines(status))
+
+
+def _cuda_library_lines(status):
+    """One line per CUDA library the backend links: the copy loaded, and whether it is an
+    nvidia-* wheel's (PyPI, as PyTorch uses them) or the system's."""
+    lines = []
+    for lib in status.get("libraries", []):
+        loaded, wheel = lib["loaded_path"], lib["wheel_path"]
+        if loaded and wheel and loaded == wheel:
+            origin = "nvidia-* wheel"
+        elif loaded:
+            origin = "system" if not wheel else "loaded before gpuaccel looked; wheel at " + wheel
+        else:
+            origin = "not loaded"
+        version = f", version {lib['version']}" if lib.get("version") else ""
+        text = f"  {lib['soname']:<20}{loaded or '-'} ({origin}{version})"
+        if lib["error"]:
+            text += f"; the wheel's copy {wheel} failed to load: {lib['error']}"
+        lines.append(text)
+    return lines
 
 
 def report():

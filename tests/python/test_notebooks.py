@@ -4,6 +4,7 @@ and a cell that raises fails the test with the cell and its traceback. The commi
 carry the outputs of such a run (notebooks/regenerate.py writes them), so a student browsing
 the repository sees results."""
 import pathlib
+import re
 
 import pytest
 
@@ -41,3 +42,22 @@ def test_committed_notebook_carries_its_outputs(path):
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert not errors, f"{path.name} cell {index} was committed with an error: " \
                            f"{errors[0].ename}: {errors[0].evalue}"
+
+
+def test_every_notebook_installs_with_the_same_cell():
+    """One install mechanism (notebooks/install_colab.sh), one variable for the repository's URL,
+    and the README's Colab section names that variable, so a student changes it in one place."""
+    sources = {}
+    for path in NOTEBOOKS:
+        cells = [c for c in read_notebook(path).cells
+                 if c.cell_type == "code" and "install_colab.sh" in c.source]
+        assert len(cells) == 1, f"{path.name}: expected one install cell, found {len(cells)}"
+        assert SKIP_TAG in cells[0].metadata.get("tags", []), f"{path.name}: tag it {SKIP_TAG}"
+        sources[path.name] = cells[0].source
+    assert len(set(sources.values())) == 1, "install cells differ between notebooks"
+    source = next(iter(sources.values()))
+    assert re.search(r'^REPO_URL = "[^"]+"$', source, re.M), source
+    assert (NOTEBOOK_DIR / "install_colab.sh").is_file()
+    readme = (NOTEBOOK_DIR.parent / "README.md").read_text()
+    colab = readme.split("## On Colab", 1)[1].split("\n## ", 1)[0]
+    assert "REPO_URL" in colab and "00_colab_gpu.ipynb" in colab
