@@ -2,6 +2,7 @@
 #include "train/trainer.h"
 
 #include "core/errors.h"
+#include "distribute/gradient_all_reduce.h"
 #include "ops/autograd.h"
 #include "ops/elementwise.h"
 #include "ops/host_read.h"
@@ -129,9 +130,16 @@ Tensor Trainer::run_train_step(const std::vector<Tensor>& x, const Tensor& y, in
     // Loss scaling (LossScaleOptimizer): backpropagate from loss * scale so small float16
     // gradients do not underflow; the optimizer unscales in its fused update. The reported loss
     // stays unscaled.
-    const double scale = optimizer_->loss_scale();
+    // A replica of a data-parallel step also weighs its loss by its share of the global
+    // batch, so the all-reduced sum is the gradient of the global batch's mean loss.
+    double scale = optimizer_->loss_scale();
+    if (replica_sync_ != nullptr) scale *= replica_sync_->loss_weight;
     const Tensor target = scale != 1.0 ? mul(loss, scalar_like(scale, loss)) : loss;
     grads = compute_gradients({target}, {Tensor()}, params);
+    if (replica_sync_ != nullptr) {
+      GradModeGuard grad_off(false);
+      distribute::all_reduce_gradients(*replica_sync_->collective, grads, params);
+    }
   }
   {
     GradModeGuard grad_off(false);
