@@ -56,6 +56,11 @@ class DataLossError(OpError, OSError):
         return self.message
 
 
+class UnavailableError(OpError):
+    """A peer worker died, never arrived, or did not answer within the collective timeout."""
+    error_code = 14
+
+
 class InternalError(OpError):
     """A bug or an unexpected failure inside gpuaccel or a library it calls."""
     error_code = 13
@@ -64,4 +69,5 @@ class InternalError(OpError):
 __all__ = [
     "OpError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "ResourceExhaustedError", "UnimplementedError", "InternalError", "DataLossError",
+    "UnavailableError",
 ]

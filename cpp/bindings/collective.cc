@@ -1,0 +1,99 @@
+// gpuaccel._C.collective: the multi-worker engines as Python sees them (low level; the
+// strategies in gpuaccel.distribute build on it). Creating a collective reads TF_CONFIG or
+// mpirun's variables; PeerUnavailableError becomes gpuaccel.errors.UnavailableError, TF's class.
+#include <pybind11/chrono.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+
+#include "bindings/bindings.h"
+#include "core/errors.h"
+#include "distribute/cluster_spec.h"
+#include "distribute/collective.h"
+#include "distribute/gloo_collective.h"
+
+namespace py = pybind11;
+
+namespace gpuaccel::bindings {
+namespace {
+
+using distribute::ClusterSpec;
+using distribute::Collective;
+
+std::chrono::milliseconds timeout_or_environment(const std::optional<double>& seconds) {
+  if (!seconds) return distribute::collective_timeout_from_environment();
+  if (!std::isfinite(*seconds) || *seconds <= 0)
+    throw_value_error("collective", "timeout_seconds is " + std::to_string(*seconds) +
+                                        "; expected a number of seconds > 0");
+  return std::chrono::milliseconds(static_cast<long long>(std::ceil(*seconds * 1000)));
+}
+
+}  // namespace
+
+void init_collective(py::module_& m) {
+  py::module_ c = m.def_submodule("collective", "Multi-worker engines (Gloo) and cluster configuration");
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const distribute::PeerUnavailableError& e) {
+      py::object cls = py::module_::import("gpuaccel.errors").attr("UnavailableError");
+      py::object instance = cls(e.what(), py::arg("op_name") = "collective");
+      PyErr_SetObject(cls.ptr(), instance.ptr());
+    }
+  });
+
+  py::class_<ClusterSpec>(c, "ClusterSpec", "This worker's rank, the world size and the rendezvous address")
+      .def(py::init<>())
+      .def_readwrite("rank", &ClusterSpec::rank)
+      .def_readwrite("world_size", &ClusterSpec::world_size)
+      .def_readwrite("coordinator", &ClusterSpec::coordinator)
+      .def_readwrite("local_host", &ClusterSpec::local_host)
+      .def_readwrite("source", &ClusterSpec::source)
+      .def_readwrite("addresses", &ClusterSpec::addresses)
+      .def("__repr__", [](const ClusterSpec& s) {
+        return "ClusterSpec(rank=" + std::to_string(s.rank) + ", world_size=" +
+               std::to_string(s.world_size) + ", coordinator='" + s.coordinator + "', source='" +
+               s.source + "')";
+      });
+
+  c.def("parse_tf_config", &distribute::parse_tf_config, py::arg("text"),
+        "Parses TF_CONFIG's JSON text (ValueError naming any malformed field)");
+  c.def("cluster_spec_from_environment", [] { return distribute::cluster_spec_from_environment(); },
+        "TF_CONFIG, else mpirun's rank variables with GPUACCEL_COORDINATOR, else one worker");
+  c.def("timeout_from_environment", [] {
+    return distribute::collective_timeout_from_environment().count() / 1000.0;
+  }, "GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS, or the default, in seconds");
+  c.def("gloo_available", &distribute::gloo_available, "Whether this build has the Gloo engine");
+
+  py::class_<Collective>(c, "Collective", "One rank's handle on a collective engine")
+      .def_property_readonly("rank", &Collective::rank)
+      .def_property_readonly("world_size", &Collective::world_size)
+      .def_property_readonly("engine", &Collective::engine)
+      .def_property_readonly("timeout_seconds", [](const Collective& self) {
+        return self.timeout().count() / 1000.0;
+      })
+      .def("all_reduce_sum", [](Collective& self, const std::vector<Tensor>& tensors) {
+        py::gil_scoped_release release;  // other Python threads (other replicas) run meanwhile
+        self.all_reduce_sum(tensors);
+      }, py::arg("tensors"), "Sums each tensor across all ranks, in place")
+      .def("broadcast", [](Collective& self, const std::vector<Tensor>& tensors, int root) {
+        py::gil_scoped_release release;
+        self.broadcast(tensors, root);
+      }, py::arg("tensors"), py::arg("root") = 0, "Copies root's tensors into every rank's, in place")
+      .def("barrier", [](Collective& self) {
+        py::gil_scoped_release release;
+        self.barrier();
+      }, "Returns once every rank has called barrier");
+
+  c.def("create_gloo", [](const std::optional<ClusterSpec>& spec, const std::optional<double>& timeout_seconds) {
+    ClusterSpec resolved = spec ? *spec : distribute::cluster_spec_from_environment();
+    std::chrono::milliseconds timeout = timeout_or_environment(timeout_seconds);
+    py::gil_scoped_release release;  // the rendezvous waits for the other workers
+    return distribute::make_gloo_collective(resolved, timeout);
+  }, py::arg("spec") = py::none(), py::arg("timeout_seconds") = py::none(),
+     "Joins the job (spec, or TF_CONFIG / mpirun's environment) through Gloo; returns this rank's Collective");
+}
+
+}  // namespace gpuaccel::bindings

@@ -1,0 +1,61 @@
+"""One worker of test_collective.py's multi-process jobs, run as a child process with TF_CONFIG
+set, so that it can die (SIGKILL, no cleanup) where a test wants a dead peer.
+
+    python collective_worker.py MODE
+
+MODE 'sum': all-reduces and broadcasts tensors whose values depend on the rank and prints the
+results as one JSON line. MODE 'die': rank 1 is killed after one all-reduce; rank 0 keeps
+all-reducing and must get UnavailableError, which it prints (as JSON) before exiting 0.
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+import gpuaccel  # noqa: F401  (loads _C with its error translation)
+from gpuaccel import _C
+from gpuaccel.errors import UnavailableError
+
+
+def tensor(values):
+    return _C.tensor_from_numpy(np.asarray(values, dtype=np.float32))
+
+
+def main(mode):
+    collective = _C.collective.create_gloo()
+    rank = collective.rank
+    if mode == "sum":
+        a = tensor(np.arange(6).reshape(2, 3) * (rank + 1))
+        b = tensor([0.5 + rank, -1.0])
+        half = tensor([1.5 * (rank + 1), 2.0]).bfloat16()
+        collective.all_reduce_sum([a, b, half])
+        weights = tensor([rank + 10.0, rank + 20.0])
+        collective.broadcast([weights], root=1)
+        collective.barrier()
+        print(json.dumps({
+            "rank": rank, "world_size": collective.world_size, "engine": collective.engine,
+            "a": a.numpy().tolist(), "b": b.numpy().tolist(),
+            "half": half.float().numpy().tolist(), "weights": weights.numpy().tolist()}))
+        return 0
+    if mode == "die":
+        t = tensor([1.0, 2.0])
+        collective.all_reduce_sum([t])
+        if rank == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        start = time.monotonic()
+        try:
+            for _ in range(1000):
+                collective.all_reduce_sum([t])
+        except UnavailableError as error:
+            print(json.dumps({"rank": rank, "error": str(error),
+                              "seconds": time.monotonic() - start}))
+            return 0
+        return 1
+    raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
