@@ -67,7 +67,9 @@ void init_collective(py::module_& m) {
   }, "GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS, or the default, in seconds");
   c.def("gloo_available", &distribute::gloo_available, "Whether this build has the Gloo engine");
 
-  py::class_<Collective>(c, "Collective", "One rank's handle on a collective engine")
+  // Shared ownership: fit's ReplicatedTrainer (replicated_training.cc) keeps the collective a
+  // MultiWorkerMirroredStrategy made.
+  py::class_<Collective, std::shared_ptr<Collective>>(c, "Collective", "One rank's handle on a collective engine")
       .def_property_readonly("rank", &Collective::rank)
       .def_property_readonly("world_size", &Collective::world_size)
       .def_property_readonly("engine", &Collective::engine)
@@ -91,7 +93,7 @@ void init_collective(py::module_& m) {
     ClusterSpec resolved = spec ? *spec : distribute::cluster_spec_from_environment();
     std::chrono::milliseconds timeout = timeout_or_environment(timeout_seconds);
     py::gil_scoped_release release;  // the rendezvous waits for the other workers
-    return distribute::make_gloo_collective(resolved, timeout);
+    return std::shared_ptr<Collective>(distribute::make_gloo_collective(resolved, timeout));
   }, py::arg("spec") = py::none(), py::arg("timeout_seconds") = py::none(),
      "Joins the job (spec, or TF_CONFIG / mpirun's environment) through Gloo; returns this rank's Collective");
 }

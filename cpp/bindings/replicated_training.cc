@@ -1,13 +1,15 @@
 // Binding of fit's data-parallel step (train/replicated_trainer.h) for gpuaccel.distribute:
-// Python hands over each replica's graph, optimizer and metrics; the replicas' collectives are
-// made here (the in-process engine, for replicas that share this process). Steps release the
-// GIL: the replica threads never call back into Python.
+// Python hands over each replica's graph, optimizer and metrics, and either nothing (the
+// replicas share this process: their in-process collectives are made here) or the collective
+// of this worker's one replica (MultiWorkerMirroredStrategy: Gloo, from gpuaccel._C.collective).
+// Steps release the GIL: the replica threads never call back into Python.
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
 #include "core/errors.h"
+#include "distribute/collective.h"
 #include "distribute/in_process_collective.h"
 #include "train/replicated_trainer.h"
 
@@ -43,6 +45,19 @@ void init_replicated_training(py::module_& m) {
            }),
            py::arg("graphs"), py::arg("optimizers"), py::arg("metrics"), py::arg("loss"),
            py::arg("threads_per_replica"), py::arg("timeout_seconds"))
+      // MultiWorkerMirroredStrategy: one replica in this process, its collective (Gloo) joins
+      // the other workers' replicas.
+      .def(py::init([](nn::LayerGraphPtr graph, std::shared_ptr<optim::Optimizer> optimizer,
+                       std::vector<nn::MetricPtr> metrics, nn::LossPtr loss,
+                       int threads_per_replica, std::shared_ptr<distribute::Collective> collective) {
+             std::vector<train::ReplicatedTrainer::Replica> replicas;
+             replicas.push_back({std::move(graph), std::move(optimizer), std::move(metrics),
+                                 std::move(collective)});
+             return std::make_shared<train::ReplicatedTrainer>(std::move(replicas), std::move(loss),
+                                                               threads_per_replica);
+           }),
+           py::arg("graph"), py::arg("optimizer"), py::arg("metrics"), py::arg("loss"),
+           py::arg("threads_per_replica"), py::arg("collective"))
       .def("train_step", &train::ReplicatedTrainer::train_step, py::arg("x"), py::arg("y"),
            py::call_guard<py::gil_scoped_release>())
       .def("reset_metrics", &train::ReplicatedTrainer::reset_metrics)

@@ -184,7 +184,11 @@ void ReplicatedTrainer::sync_weights() {
       fail("replica " + std::to_string(i) + " has " + std::to_string(target.size()) +
            " weights, replica 0 has " + std::to_string(source.size()));
     }
-    for (size_t w = 0; w < source.size(); ++w) copy_into(source[w], target[w]);
+    for (size_t w = 0; w < source.size(); ++w) {
+      const LogicalDevice& to = target[w].device();
+      const bool same = source[w].device().type == to.type && source[w].device().index == to.index;
+      copy_into(same ? source[w] : to_device(source[w], to), target[w]);
+    }
   }
   if (world_ == int(replicas_.size())) return;
   threads_.run([&](int i) {

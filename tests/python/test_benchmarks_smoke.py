@@ -20,6 +20,7 @@ RUNS = [
     ("profiler_overhead.py", ["--steps", "3", "--repeats", "1", "--peers=", "--data", "random"],
      "gpuaccel profiler on:"),
     ("shared_cores.py", ["--steps", "1", "--rounds", "1"], "vs keras's slowdown"),
+    ("distribute.py", ["--steps", "2", "--repeats", "1"], "MultiWorker, 2 processes"),
 ]
 
 

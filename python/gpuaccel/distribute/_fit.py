@@ -46,6 +46,7 @@ class ReplicatedFit:
 
     def __init__(self, model, strategy):
         devices = list(strategy.worker_devices)
+        collective = getattr(strategy, "collective", None)
         if devices[0].split(":")[-2] != "CPU":
             raise NotImplementedError(
                 f"MirroredStrategy over GPUs ({devices}) needs the NCCL engine, which this "
@@ -61,9 +62,13 @@ class ReplicatedFit:
             graphs.append(replica._graph())
             optimizers.append(optimizer._cpp)
             metric_lists.append([_clone_metric(m) for m in model.compiled_metrics])
-        self._cpp = _C.ReplicatedTrainer(graphs, optimizers, metric_lists, model.loss._cpp,
-                                         _threads_per_replica(len(devices)),
-                                         COLLECTIVE_TIMEOUT_SECONDS)
+        threads = _threads_per_replica(len(devices))
+        if collective is not None:  # one replica per worker, joined through Gloo
+            self._cpp = _C.ReplicatedTrainer(graphs[0], optimizers[0], metric_lists[0],
+                                             model.loss._cpp, threads, collective)
+        else:
+            self._cpp = _C.ReplicatedTrainer(graphs, optimizers, metric_lists, model.loss._cpp,
+                                             threads, COLLECTIVE_TIMEOUT_SECONDS)
         self.strategy = strategy
         self.optimizer = model.optimizer
 
@@ -71,6 +76,11 @@ class ReplicatedFit:
         """Called as each fit starts: weights set between fits (set_weights, load_weights,
         a restored checkpoint) reach every replica."""
         self._cpp.sync_weights()
+
+    def agree_on_seed(self, seed):
+        """fit's shuffling seed, the same in every worker."""
+        broadcast = getattr(self.strategy, "broadcast_seed", None)
+        return seed if broadcast is None else broadcast(seed)
 
     def train_step(self, xs, y):
         self._cpp.train_step(xs, y)

@@ -185,7 +185,10 @@ class Trainer:
             callbacks_module.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                           model=self, verbose=verbose, epochs=epochs, steps=steps)
         batch_hooks = _wants_batch_hooks(callback_list, "train")
-        rng = np.random.default_rng(_seed_from_global())
+        seed = _seed_from_global()
+        if hasattr(trainer, "agree_on_seed"):
+            seed = trainer.agree_on_seed(seed)  # every worker shuffles the same way
+        rng = np.random.default_rng(seed)
 
         self.stop_training = False
         self._resume_from = None
