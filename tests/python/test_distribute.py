@@ -19,7 +19,7 @@ from gpuaccel.config import LogicalDeviceConfiguration
 from gpuaccel.distribute import _idle_gpus
 
 import distribute_programs
-from runtime_fixtures import fresh_runtime  # noqa: F401
+from runtime_fixtures import fresh_runtime, two_simulated_gpus  # noqa: F401
 from test_collective import finish, free_port, tf_config
 
 pytestmark = pytest.mark.usefixtures("fresh_runtime")
@@ -247,10 +247,22 @@ def test_idle_gpus_warning_prints_once(monkeypatch):
     assert stream.getvalue().count("GPUs are visible") == 1
 
 
-def test_fit_without_a_strategy_asks_about_idle_gpus(monkeypatch):
-    seen = []
-    monkeypatch.setattr(_idle_gpus, "warn_idle_gpus_once", seen.append)
+def test_fit_without_a_strategy_on_two_gpus_prints_the_fix_once(two_simulated_gpus, monkeypatch,
+                                                                 capsys):
+    monkeypatch.setattr(_idle_gpus, "_warned", False)
+    with tf.device("/CPU:0"):  # simulated GPUs run nothing: the model trains on the CPU
+        model = distribute_programs.equivalence_model("sgd")
+        x, y = distribute_programs.equivalence_data()
+        model.fit(x[:64], y[:64], batch_size=64, verbose=0)
+        model.fit(x[:64], y[:64], batch_size=64, verbose=0)
+    err = capsys.readouterr().err
+    assert err.count("2 GPUs are visible but fit() trains on one; 1 GPU is idle") == 1, err
+    assert "strategy = tf.distribute.MirroredStrategy()\n    with strategy.scope():" in err
+
+
+def test_fit_on_one_device_says_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(_idle_gpus, "_warned", False)
     model = distribute_programs.equivalence_model("sgd")
     x, y = distribute_programs.equivalence_data()
     model.fit(x[:64], y[:64], batch_size=64, verbose=0)
-    assert seen == [len(tf.config.list_physical_devices("GPU"))]
+    assert "GPUs are visible" not in capsys.readouterr().err
