@@ -76,10 +76,6 @@ class Strategy:
         finally:
             stack.pop()
 
-    def variable_created_in_scope(self, v):
-        owner = getattr(v, "_distribute_strategy", None)
-        return owner is self
-
     # ---- running functions per replica ----
     def run(self, fn, args=(), kwargs=None):
         """Calls ``fn`` once per replica of this process, on the replica's device, with each

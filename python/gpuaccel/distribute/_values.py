@@ -11,10 +11,6 @@ class ReduceOp(enum.Enum):
     SUM = "SUM"
     MEAN = "MEAN"
 
-    @staticmethod
-    def from_variable_aggregation(aggregation):
-        return ReduceOp(str(aggregation).upper())
-
 
 def as_reduce_op(op):
     """``ReduceOp.SUM`` / ``"SUM"`` / ``"sum"`` as a ReduceOp; TF's ValueError otherwise."""
