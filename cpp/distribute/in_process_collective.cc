@@ -52,6 +52,13 @@ class Group {
     throw PeerUnavailableError(aborted_);
   }
 
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    aborted_.clear();
+    arrived_ = 0;
+    ++generation_;
+  }
+
   void abort(const std::string& why) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (aborted_.empty()) aborted_ = why;
@@ -179,6 +186,11 @@ std::vector<std::shared_ptr<Collective>> make_in_process_group(int world_size,
 void abort_in_process_group(Collective& member, const std::string& why) {
   auto* in_process = dynamic_cast<InProcessCollective*>(&member);
   if (in_process != nullptr) in_process->group().abort(why);
+}
+
+void reset_in_process_group(Collective& member) {
+  auto* in_process = dynamic_cast<InProcessCollective*>(&member);
+  if (in_process != nullptr) in_process->group().reset();
 }
 
 }  // namespace gpuaccel::distribute

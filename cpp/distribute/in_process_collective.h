@@ -24,4 +24,8 @@ std::vector<std::shared_ptr<Collective>> make_in_process_group(int world_size,
 // threw before it reached the collective.
 void abort_in_process_group(Collective& member, const std::string& why);
 
+// Makes an aborted or timed-out group usable again. Only while no rank is inside a collective
+// (the replica threads have all returned): fit's next step after a failed one.
+void reset_in_process_group(Collective& member);
+
 }  // namespace gpuaccel::distribute

@@ -91,6 +91,20 @@ void ReplicatedTrainer::train_step(const std::vector<Tensor>& x, const Tensor& y
     end[i] = batch * (rank + 1) / world_;
     syncs_[i].loss_weight = batch > 0 ? double(end[i] - begin[i]) / double(batch) : 0.0;
   }
+  try {
+    run_replicas(x, y, begin, end);
+  } catch (...) {
+    // Every replica thread has returned: the group can serve the next step (fit may go on
+    // after a callback or the user handles the error).
+    for (const Replica& replica : replicas_) distribute::reset_in_process_group(*replica.collective);
+    throw;
+  }
+  for (size_t i = 0; i < replicas_.size(); ++i) rows_seen_[i] += double(end[i] - begin[i]);
+}
+
+void ReplicatedTrainer::run_replicas(const std::vector<Tensor>& x, const Tensor& y,
+                                     const std::vector<int64_t>& begin,
+                                     const std::vector<int64_t>& end) {
   threads_.run([&](int i) {
     thread_config::ThreadTeamOverride team(threads_per_replica_);
     const Replica& replica = replicas_[size_t(i)];
@@ -117,7 +131,6 @@ void ReplicatedTrainer::train_step(const std::vector<Tensor>& x, const Tensor& y
       throw;
     }
   });
-  for (size_t i = 0; i < replicas_.size(); ++i) rows_seen_[i] += double(end[i] - begin[i]);
 }
 
 void ReplicatedTrainer::reset_metrics() {

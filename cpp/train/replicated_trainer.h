@@ -53,6 +53,9 @@ class ReplicatedTrainer {
   int world_replicas() const { return world_; }
 
  private:
+  // Every replica's part of one step, on the replica threads.
+  void run_replicas(const std::vector<Tensor>& x, const Tensor& y, const std::vector<int64_t>& begin,
+                    const std::vector<int64_t>& end);
   // Sums and counts (loss first, then each metric) of this process's replicas.
   std::vector<double> local_sums_and_counts();
   std::vector<std::pair<std::string, double>> means(const std::vector<double>& sums_and_counts) const;

@@ -1,7 +1,8 @@
 // fit's data-parallel step (train/replicated_trainer.h) on the one-weight model: two replicas
 // on a global batch give the weights one Trainer gets on the whole batch (SGD and Adam, even
 // and uneven splits, a batch smaller than the replica count), the logged loss and metric are
-// the global batch's, replicas stay identical, and a failing replica raises instead of hanging.
+// the global batch's, replicas stay identical, and a failing replica raises instead of hanging
+// (and the next step works again).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -120,12 +121,14 @@ class FailOnNegative : public test::ScaleLayer {
 TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
   auto group = distribute::make_in_process_group(2, std::chrono::seconds(60));
   std::vector<train::ReplicatedTrainer::Replica> list;
+  std::vector<nn::LayerGraphPtr> replica_graphs;
   for (int r = 0; r < 2; ++r) {
     auto layer = std::make_shared<FailOnNegative>();
     layer->build({{-1, 1}});
     auto graph = std::make_shared<nn::LayerGraph>(1);
     graph->set_outputs({graph->add_node(layer, {0})});
     list.push_back({graph, make_optimizer(false), {}, group[r]});
+    replica_graphs.push_back(graph);
   }
   train::ReplicatedTrainer trainer(std::move(list), mse(), 1);
   const auto start = std::chrono::steady_clock::now();
@@ -140,6 +143,13 @@ TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
   test::expect_error(ErrorCode::kInvalidArgument, "labels", [&] {
     trainer.train_step({make({1, 2}, {2, 1})}, make({1, 2, 3}, {3, 1}));
   });
+  // The group recovered: the next good step trains both replicas alike.
+  trainer.train_step({make({1, 2}, {2, 1})}, make({3, 6}, {2, 1}));
+  const auto weight = [&](int r) {
+    return test::read(replica_graphs[r]->layers()[0]->weights()[0].value)[0];
+  };
+  EXPECT_NE(weight(0), 1.0f);
+  EXPECT_EQ(weight(0), weight(1));
 }
 
 }  // namespace
