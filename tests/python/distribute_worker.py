@@ -4,9 +4,12 @@
   MultiWorkerMirroredStrategy; prints the weights as JSON.
 - ``seed_program``: the seed article's MultiWorkerMirroredStrategy program with only its
   imports changed (MNIST replaced by a small random set of the same shapes); prints the logs.
+- ``one_leaves``: worker 1 exits once the workers have joined; worker 0's fit must then raise
+  UnavailableError (not hang); prints what it raised and after how long.
 """
 import json
 import sys
+import time
 
 import numpy as np
 
@@ -34,6 +37,19 @@ def main(mode, argument=None):
         print(json.dumps({"history": {k: [float(v) for v in vs] for k, vs in history.items()},
                           "weights": float(sum(np.abs(w).sum()
                                                for w in namespace["model"].get_weights()))}))
+    elif mode == "one_leaves":
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        if strategy.worker_index == 1:
+            return
+        with strategy.scope():
+            model = distribute_programs.equivalence_model("sgd")
+        start = time.monotonic()
+        try:
+            distribute_programs.train_ten_steps(model)
+            raised = None
+        except tf.errors.UnavailableError as error:
+            raised = type(error).__name__ + ": " + str(error)
+        print(json.dumps({"rank": 0, "raised": raised, "seconds": time.monotonic() - start}))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

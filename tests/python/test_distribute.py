@@ -2,8 +2,9 @@
 scopes, run/reduce vs NumPy, distributed datasets split as TF splits them), fit under
 MirroredStrategy on two logical CPUs and under MultiWorkerMirroredStrategy as two processes
 on 127.0.0.1 giving the weights of one replica on the whole global batch (SGD and Adam), the
-seed article's programs with only the import changed, TF's error for a model built outside
-the scope, and the idle-GPU message."""
+seed article's programs with only the import changed, a worker that leaves making the other's
+fit raise UnavailableError, TF's error for a model built outside the scope, and the idle-GPU
+message."""
 import io
 import json
 import os
@@ -185,18 +186,20 @@ def test_seed_article_mirrored_program_runs_with_only_the_import_changed(monkeyp
 
 # ---- several workers ----
 
-def run_workers(*args, count=2):
+def run_workers(*args, count=2, timeout_seconds=60):
     ports = [free_port() for _ in range(count)]
     procs = [subprocess.Popen([sys.executable, WORKER, *args],
                               env=dict(os.environ, TF_CONFIG=tf_config(i, ports),
-                                       GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS="60"),
+                                       GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS=str(timeout_seconds)),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i in range(count)]
     results = []
     for proc in procs:
         code, out, err = finish(proc)
         assert code == 0, err[-3000:]
-        results.append(json.loads(out.strip().splitlines()[-1]))
+        lines = out.strip().splitlines()
+        if lines:
+            results.append(json.loads(lines[-1]))
     return results
 
 
@@ -222,6 +225,13 @@ def test_seed_article_multi_worker_program_runs_as_two_processes():
     for r in results:
         assert len(r["history"]["loss"]) == 5
         assert r["history"]["loss"] == results[0]["history"]["loss"]  # logged globally
+
+
+@needs_gloo
+def test_a_worker_that_leaves_makes_the_others_fit_raise_within_the_timeout():
+    (result,) = run_workers("one_leaves", timeout_seconds=5)
+    assert result["raised"] is not None and result["raised"].startswith("UnavailableError")
+    assert result["seconds"] < 5 + 30  # the timeout, plus a loaded machine's slack
 
 
 # ---- the idle GPUs (class 171) ----
