@@ -8,10 +8,13 @@
 #include <cmath>
 
 #include "bindings/bindings.h"
+#include "core/device_name.h"
+#include "core/device_registry.h"
 #include "core/errors.h"
 #include "distribute/cluster_spec.h"
 #include "distribute/collective.h"
 #include "distribute/gloo_collective.h"
+#include "distribute/nccl_collective.h"
 
 namespace py = pybind11;
 
@@ -96,6 +99,28 @@ void init_collective(py::module_& m) {
     return std::shared_ptr<Collective>(distribute::make_gloo_collective(resolved, timeout));
   }, py::arg("spec") = py::none(), py::arg("timeout_seconds") = py::none(),
      "Joins the job (spec, or TF_CONFIG / mpirun's environment) through Gloo; returns this rank's Collective");
+
+  c.def("nccl_unique_id", [] { return py::bytes(distribute::nccl_unique_id()); },
+        "A new NCCL communicator id, for create_nccl_rank (one rank makes it, all use it)");
+  c.def("create_nccl", [](const std::string& device, const std::optional<ClusterSpec>& spec,
+                          const std::optional<double>& timeout_seconds) {
+    LogicalDevice placed = DeviceRegistry::instance().place_op("create_nccl", parse_device_name(device));
+    ClusterSpec resolved = spec ? *spec : distribute::cluster_spec_from_environment();
+    std::chrono::milliseconds timeout = timeout_or_environment(timeout_seconds);
+    py::gil_scoped_release release;
+    return std::shared_ptr<Collective>(distribute::make_nccl_collective(resolved, placed, timeout));
+  }, py::arg("device") = "GPU:0", py::arg("spec") = py::none(), py::arg("timeout_seconds") = py::none(),
+     "This process's NCCL rank on `device` (one GPU per worker process; TF_CONFIG/mpirun as create_gloo)");
+  c.def("create_nccl_rank", [](const std::string& device, int rank, int world_size, const py::bytes& unique_id,
+                               const std::optional<double>& timeout_seconds) {
+    LogicalDevice placed = DeviceRegistry::instance().place_op("create_nccl_rank", parse_device_name(device));
+    std::string id = unique_id;
+    std::chrono::milliseconds timeout = timeout_or_environment(timeout_seconds);
+    py::gil_scoped_release release;  // the other ranks join from other threads meanwhile
+    return std::shared_ptr<Collective>(distribute::make_nccl_collective(placed, rank, world_size, id, timeout));
+  }, py::arg("device"), py::arg("rank"), py::arg("world_size"), py::arg("unique_id"),
+     py::arg("timeout_seconds") = py::none(),
+     "One rank of an in-process NCCL communicator (one thread per GPU, all with one unique_id)");
 }
 
 }  // namespace gpuaccel::bindings

@@ -18,10 +18,11 @@ namespace gpuaccel {
 
 class Backend;
 class BackendServices;
+class NcclLibrary;  // core/nccl_library.h
 
 // Bumped whenever CudaLibrary, Backend, BackendServices or a type they pass changes; the
 // factory refuses a core compiled with another value (and says which it has).
-constexpr int kCudaLibraryInterfaceVersion = 6;
+constexpr int kCudaLibraryInterfaceVersion = 7;
 
 // The one symbol the library exports (and the loader looks up).
 #define GPUACCEL_CUDA_LIBRARY_FACTORY "gpuaccel_cuda_library"
@@ -76,6 +77,10 @@ class CudaLibrary {
   // kept for the process. `services` outlives it. Throws the core's typed error (through
   // services) when the device cannot be set up.
   virtual Backend* create_backend(int device, BackendServices& services) = 0;
+
+  // NCCL communicators for data-parallel training (core/nccl_library.h); null when this
+  // library has none (the tests' fake).
+  virtual NcclLibrary* nccl() = 0;
 
  protected:
   ~CudaLibrary() = default;  // the library owns its one instance; the core never deletes it

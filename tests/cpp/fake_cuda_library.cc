@@ -289,6 +289,8 @@ class FakeLibrary final : public CudaLibrary {
     });
     return backend;
   }
+  // No NCCL: the core's NCCL collective must say so (nccl_collective_test.cc).
+  NcclLibrary* nccl() override { return nullptr; }
 };
 
 }  // namespace

@@ -5,6 +5,7 @@ hang; TF_CONFIG mistakes are ValueErrors naming the field. Every child process r
 pytest-level timeout, so a regression shows as a failure, never as a stuck CI job."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -57,22 +58,51 @@ def finish(proc):
     return proc.returncode, out, err
 
 
-@needs_gloo
-def test_two_processes_all_reduce_and_broadcast_with_tf_config():
+def check_sum_results(outputs):
+    """The JSON lines of collective_worker.py 'sum' from both ranks."""
     results = {}
-    for proc in start_workers("sum", timeout_seconds=60):
-        code, out, err = finish(proc)
-        assert code == 0, err
+    for out in outputs:
         line = json.loads(out.strip().splitlines()[-1])
         results[line["rank"]] = line
     assert sorted(results) == [0, 1]
     base = np.arange(6, dtype=np.float32).reshape(2, 3)
-    for rank, r in results.items():
+    for r in results.values():
         assert r["world_size"] == 2 and r["engine"] == "gloo"
         np.testing.assert_allclose(r["a"], base * 1 + base * 2)
         np.testing.assert_allclose(r["b"], [0.5 + 1.5, -2.0])
         np.testing.assert_allclose(r["half"], [1.5 + 3.0, 4.0])  # exact in bfloat16
         np.testing.assert_allclose(r["weights"], [11.0, 21.0])  # rank 1's values
+
+
+@needs_gloo
+def test_two_processes_all_reduce_and_broadcast_with_tf_config():
+    outputs = []
+    for proc in start_workers("sum", timeout_seconds=60):
+        code, out, err = finish(proc)
+        assert code == 0, err
+        outputs.append(out)
+    check_sum_results(outputs)
+
+
+@needs_gloo
+@pytest.mark.skipif(shutil.which("mpirun") is None,
+                    reason="mpirun not installed (.ci/test installs openmpi-bin)")
+def test_two_ranks_under_mpirun_without_tf_config():
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    env["GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS"] = "60"
+    # OpenMPI refuses root without these; --oversubscribe: two ranks on a machine with 1 core.
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    exported = ["-x", f"GPUACCEL_COORDINATOR=127.0.0.1:{free_port()}",
+                "-x", "GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS"]
+    if "PYTHONPATH" in env:  # a build folder's staged package, as in the README's test command
+        exported += ["-x", "PYTHONPATH"]
+    proc = subprocess.Popen(
+        ["mpirun", "--oversubscribe", "-np", "2", *exported, sys.executable, WORKER, "sum"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code, out, err = finish(proc)
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    check_sum_results(lines)
 
 
 @needs_gloo
@@ -149,3 +179,22 @@ def test_unavailable_error_is_tensorflows_class():
     assert issubclass(UnavailableError, OpError)
     assert UnavailableError.error_code == 14  # tf.errors.UNAVAILABLE
     assert gpuaccel.errors.UnavailableError is UnavailableError
+
+
+@pytest.mark.gpu
+def test_one_rank_nccl_communicator_on_gpu0():
+    collective = _C.collective.create_nccl("GPU:0", spec=_C.collective.ClusterSpec(), timeout_seconds=60)
+    assert (collective.rank, collective.world_size, collective.engine) == (0, 1, "nccl")
+    values = np.array([1.0, -2.5, 3.0], np.float32)
+    t = _C.tensor_from_numpy(values, device="GPU:0")
+    collective.all_reduce_sum([t])
+    collective.broadcast([t], root=0)
+    collective.barrier()
+    np.testing.assert_array_equal(t.numpy(), values)
+
+
+def test_nccl_without_a_gpu_is_a_clear_error():
+    if gpuaccel.cuda.is_available():
+        pytest.skip("a GPU is present: test_one_rank_nccl_communicator_on_gpu0 runs instead")
+    with pytest.raises((RuntimeError, gpuaccel.errors.OpError), match="GPU"):
+        _C.collective.create_nccl("GPU:0", spec=_C.collective.ClusterSpec(), timeout_seconds=5)

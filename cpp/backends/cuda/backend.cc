@@ -16,6 +16,7 @@
 
 #include "backends/backend.h"
 #include "backends/cuda/context.h"
+#include "backends/cuda/nccl_communicator.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/ops.h"
 #include "core/cuda_library.h"
@@ -357,6 +358,8 @@ class CudaLibraryImpl final : public CudaLibrary {
     });
     return backend;
   }
+
+  NcclLibrary* nccl() override { return nccl_library(); }
 };
 
 }  // namespace
