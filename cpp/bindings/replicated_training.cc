@@ -1,6 +1,7 @@
 // Binding of fit's data-parallel step (train/replicated_trainer.h) for gpuaccel.distribute:
 // Python hands over each replica's graph, optimizer and metrics, and either nothing (the
-// replicas share this process: their in-process collectives are made here) or the collective
+// replicas share this process: their collectives are made here, in-process for CPUs and NCCL
+// for GPUs) or the collective
 // of this worker's one replica (MultiWorkerMirroredStrategy: Gloo, from gpuaccel._C.collective).
 // Steps release the GIL: the replica threads never call back into Python.
 #include <pybind11/chrono.h>
@@ -10,7 +11,7 @@
 #include "bindings/bindings.h"
 #include "core/errors.h"
 #include "distribute/collective.h"
-#include "distribute/in_process_collective.h"
+#include "distribute/local_group.h"
 #include "train/replicated_trainer.h"
 
 namespace py = pybind11;
@@ -33,9 +34,15 @@ void init_replicated_training(py::module_& m) {
                throw_value_error("distribute", "timeout_seconds must be positive, got " +
                                                    std::to_string(timeout_seconds));
              }
-             const auto collectives = distribute::make_in_process_group(
-                 int(graphs.size()),
-                 std::chrono::milliseconds(int64_t(timeout_seconds * 1000.0)));
+             // Each replica's device is where its weights live (fit made them there).
+             std::vector<LogicalDevice> devices;
+             for (const nn::LayerGraphPtr& graph : graphs) {
+               const std::vector<Tensor> weights = graph->trainable_weights();
+               devices.push_back(weights.empty() ? LogicalDevice{} : weights[0].device());
+             }
+             py::gil_scoped_release release;  // GPU ranks join their communicator meanwhile
+             const auto collectives = distribute::make_local_group(
+                 devices, std::chrono::milliseconds(int64_t(timeout_seconds * 1000.0)));
              std::vector<train::ReplicatedTrainer::Replica> replicas;
              for (size_t i = 0; i < graphs.size(); ++i) {
                replicas.push_back({graphs[i], optimizers[i], metrics[i], collectives[i]});

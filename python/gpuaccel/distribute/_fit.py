@@ -42,15 +42,17 @@ def uses_replicas(strategy):
 
 class ReplicatedFit:
     """What fit calls per batch under a strategy: ``train_step``, ``reset_metrics``,
-    ``results`` (this process's replicas) and ``results_across_workers`` (epoch ends)."""
+    ``results`` (this process's replicas) and ``results_across_workers`` (epoch ends). The
+    replicas' engine follows their devices: in-process for logical CPUs, NCCL for GPUs."""
 
     def __init__(self, model, strategy):
         devices = list(strategy.worker_devices)
         collective = getattr(strategy, "collective", None)
-        if devices[0].split(":")[-2] != "CPU":
+        if collective is not None and devices[0].split(":")[-2] != "CPU":
             raise NotImplementedError(
-                f"MirroredStrategy over GPUs ({devices}) needs the NCCL engine, which this "
-                "build does not have yet; run on logical CPUs or one GPU")
+                f"MultiWorkerMirroredStrategy joins workers through Gloo, which reduces host "
+                f"memory; this worker's replica is on {devices[0]}. Hide the GPUs "
+                "(tf.config.set_visible_devices([], 'GPU')) to train the workers on their CPUs")
         graphs, optimizers, metric_lists = [], [], []
         self._clones = []
         for r, device in enumerate(devices):
