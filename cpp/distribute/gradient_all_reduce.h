@@ -10,10 +10,11 @@
 
 namespace gpuaccel::distribute {
 
-// Replaces each gradient by the sum over all replicas, in place in `grads`. A weight that got
-// no gradient (undefined) contributes zeros; non-contiguous gradients are made contiguous
-// first. `params` gives the shape, dtype and device of each zero.
+// Replaces each gradient by the sum over all replicas of `weight` times it, in place in
+// `grads` (`weight`: this replica's share of the global batch, as Keras divides per-example
+// losses by the global batch size). A weight that got no gradient (undefined) contributes
+// zeros; `params` gives the shape, dtype and device of each zero.
 void all_reduce_gradients(Collective& collective, std::vector<Tensor>& grads,
-                          const std::vector<Tensor>& params);
+                          const std::vector<Tensor>& params, double weight = 1.0);
 
 }  // namespace gpuaccel::distribute

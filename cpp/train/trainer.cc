@@ -130,15 +130,15 @@ Tensor Trainer::run_train_step(const std::vector<Tensor>& x, const Tensor& y, in
     // Loss scaling (LossScaleOptimizer): backpropagate from loss * scale so small float16
     // gradients do not underflow; the optimizer unscales in its fused update. The reported loss
     // stays unscaled.
-    // A replica of a data-parallel step also weighs its loss by its share of the global
-    // batch, so the all-reduced sum is the gradient of the global batch's mean loss.
-    double scale = optimizer_->loss_scale();
-    if (replica_sync_ != nullptr) scale *= replica_sync_->loss_weight;
+    const double scale = optimizer_->loss_scale();
     const Tensor target = scale != 1.0 ? mul(loss, scalar_like(scale, loss)) : loss;
     grads = compute_gradients({target}, {Tensor()}, params);
     if (replica_sync_ != nullptr) {
+      // A replica of a data-parallel step weighs its gradients by its share of the global
+      // batch, so the all-reduced sum is the gradient of the global batch's mean loss.
       GradModeGuard grad_off(false);
-      distribute::all_reduce_gradients(*replica_sync_->collective, grads, params);
+      distribute::all_reduce_gradients(*replica_sync_->collective, grads, params,
+                                       replica_sync_->loss_weight);
     }
   }
   {
