@@ -17,5 +17,6 @@ PYBIND11_MODULE(_C, m) {
   init_optim(m);
   init_layers(m);
   init_training(m);  // after the layer and optimizer classes it takes
+  init_replicated_training(m);  // after the Trainer's classes
   init_collective(m);
 }

@@ -7,6 +7,7 @@
 namespace gpuaccel::thread_config {
 
 // Threads one op may use on the CPU; 0 lets OpenMP decide (OMP_NUM_THREADS or every core).
+// A thread inside a ThreadTeamOverride sees the override instead.
 int intra_op_threads();
 void store_intra_op_threads(int threads);
 
@@ -14,5 +15,19 @@ void store_intra_op_threads(int threads);
 // this is recorded and reported, and has no effect (docs/devices.md says so).
 int inter_op_threads();
 void store_inter_op_threads(int threads);
+
+// Data-parallel replicas on CPUs (train/replicated_trainer.h) each run on their own thread
+// with their own share of the cores: for its lifetime, ops started from the constructing
+// thread use `threads` OpenMP threads whatever the process-wide count says.
+class ThreadTeamOverride {
+ public:
+  explicit ThreadTeamOverride(int threads);
+  ~ThreadTeamOverride();
+  ThreadTeamOverride(const ThreadTeamOverride&) = delete;
+  ThreadTeamOverride& operator=(const ThreadTeamOverride&) = delete;
+
+ private:
+  int previous_;
+};
 
 }  // namespace gpuaccel::thread_config

@@ -2,6 +2,7 @@
 #include "train/trainer.h"
 
 #include "core/errors.h"
+#include "distribute/gradient_all_reduce.h"
 #include "ops/autograd.h"
 #include "ops/elementwise.h"
 #include "ops/host_read.h"
@@ -136,6 +137,13 @@ Tensor Trainer::run_train_step(const std::vector<Tensor>& x, const Tensor& y, in
                           : scale != 1.0         ? mul(loss, scalar_like(scale, loss))
                                                  : loss;
     grads = compute_gradients({target}, {Tensor()}, params);
+    if (replica_sync_ != nullptr) {
+      // A replica of a data-parallel step weighs its gradients by its share of the global
+      // batch, so the all-reduced sum is the gradient of the global batch's mean loss.
+      GradModeGuard grad_off(false);
+      distribute::all_reduce_gradients(*replica_sync_->collective, grads, params,
+                                       replica_sync_->loss_weight);
+    }
   }
   {
     GradModeGuard grad_off(false);

@@ -24,6 +24,10 @@
 #include "train/step_capture_policy.h"
 #include "train/step_signature.h"
 
+namespace gpuaccel::distribute {
+class Collective;
+}
+
 namespace gpuaccel::train {
 
 class Trainer {
@@ -55,6 +59,16 @@ class Trainer {
   // and replayed (train/step_capture_policy.h). Resets the policy and drops captured graphs.
   void set_jit_compile(JitCompile mode);
   const StepCapturePolicy& capture_policy() const { return *capture_; }
+
+  // Data-parallel training (train/replicated_trainer.h): this replica's loss is weighted by its
+  // share of the global batch and its gradients are summed across replicas by `collective`
+  // before the update, so every replica applies the same update. Null (the default): a plain
+  // step. The pointee is the caller's and must outlive the steps.
+  struct ReplicaSync {
+    distribute::Collective* collective = nullptr;
+    double loss_weight = 1.0;
+  };
+  void set_replica_sync(const ReplicaSync* sync) { replica_sync_ = sync; }
 
   const nn::LayerGraphPtr& graph() const { return graph_; }
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
@@ -97,6 +111,7 @@ class Trainer {
   double loss_count_ = 0.0;
   DeferredChecks label_checks_;
   int64_t host_reads_ = 0;
+  const ReplicaSync* replica_sync_ = nullptr;
   std::unique_ptr<StepCapturePolicy> capture_;
   std::unordered_map<StepSignature, CapturedStep, StepSignatureHash> captured_;
 };

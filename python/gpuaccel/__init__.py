@@ -55,6 +55,7 @@ from ._torch_ops import (enable_grad, executing_eagerly, is_grad_enabled, is_ten
 from . import bench
 from . import data
 from . import keras
+from . import distribute
 from .keras import mixed_precision
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
@@ -68,6 +69,7 @@ __all__ = [
     "__version__", "Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand",
     "randn", "zeros_like", "ones_like", "matmul", "no_grad", "GradientTape", "Variable", "random",
     "math", "nn", "bench", "constant", "manual_seed", "newaxis", "data", "keras",
+    "distribute",
 ]
 
 constant = tensor  # tf.constant

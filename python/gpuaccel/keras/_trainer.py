@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from .. import _C
+from .. import config as _config
 from .._tensor import no_grad
 from . import callbacks as callbacks_module
 from . import losses as losses_module
@@ -14,6 +15,8 @@ from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from ._data_adapter import adapt
 from ._training_state import FitPosition
+from ..distribute import _fit as distribute_fit
+from ..distribute import _idle_gpus, _strategy as distribute_strategy
 from ..profiler import _session as profiler_session
 
 
@@ -63,6 +66,12 @@ class Trainer:
         # when a BackupAndRestore restored a checkpoint in on_train_begin.
         self._fit_position = None
         self._resume_from = None
+        # tf.distribute: the strategy whose scope was open as the model was created, the one
+        # compile() chose, and fit's replicas under it (gpuaccel/distribute/_fit.py).
+        self._created_in_strategy = (distribute_strategy.get_strategy()
+                                     if distribute_strategy.has_strategy() else None)
+        self._distribute_strategy = None
+        self._replicated_fit = None
 
     # ---- compile ----
 
@@ -72,6 +81,8 @@ class Trainer:
         if loss_weights is not None or weighted_metrics is not None:
             raise NotImplementedError("loss_weights and weighted_metrics are not supported yet")
         self._capture_mode = _jit_compile_mode(jit_compile)
+        self._distribute_strategy = distribute_fit.strategy_at_compile(self)
+        self._replicated_fit = None
         self.optimizer = optimizers_module.get(optimizer)
         if (auto_scale_loss and self.optimizer is not None
                 and _global_policy_name() == "mixed_float16"
@@ -112,6 +123,26 @@ class Trainer:
     def _results(self, trainer, prefix=""):
         return {prefix + name: float(value) for name, value in trainer.results()}
 
+    def _fit_trainer(self):
+        """What fit steps: the C++ Trainer, or under a strategy with several replicas the
+        replicated step (the same calls). With no strategy and several GPUs visible, says once
+        that they sit idle."""
+        trainer = self._trainer_for("fit")
+        strategy = self._distribute_strategy
+        if distribute_fit.uses_replicas(strategy):
+            replicated = distribute_fit.replicated_fit(self, strategy)
+            replicated.start()
+            return replicated
+        if strategy is None:
+            _idle_gpus.warn_idle_gpus_once(len(_config.list_physical_devices("GPU")))
+        return trainer
+
+    def _epoch_results(self, trainer):
+        """The epoch's logs: over every worker's replicas when several workers train."""
+        across = getattr(trainer, "results_across_workers", None)
+        pairs = across() if across is not None else trainer.results()
+        return {name: float(value) for name, value in pairs}
+
     # ---- fit ----
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
@@ -121,6 +152,8 @@ class Trainer:
         if class_weight is not None or sample_weight is not None:
             raise NotImplementedError("class_weight and sample_weight are not supported yet")
         verbose = _resolve_verbose(verbose)
+        if isinstance(x, distribute_strategy.DistributedDataset):
+            x = x.unwrap()  # fit splits each global batch across the replicas itself
         if not isinstance(epochs, (int, np.integer)) or epochs < 0:
             raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
         if not isinstance(initial_epoch, (int, np.integer)) or initial_epoch < 0:
@@ -145,14 +178,17 @@ class Trainer:
                 val_data.batch_size = int(validation_batch_size)
 
         self._ensure_built_for(data)
-        trainer = self._trainer_for("fit")
+        trainer = self._fit_trainer()
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
             min(steps_per_epoch, data.steps)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
             callbacks_module.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                           model=self, verbose=verbose, epochs=epochs, steps=steps)
         batch_hooks = _wants_batch_hooks(callback_list, "train")
-        rng = np.random.default_rng(_seed_from_global())
+        seed = _seed_from_global()
+        if hasattr(trainer, "agree_on_seed"):
+            seed = trainer.agree_on_seed(seed)  # every worker shuffles the same way
+        rng = np.random.default_rng(seed)
 
         self.stop_training = False
         self._resume_from = None
@@ -202,7 +238,7 @@ class Trainer:
                               "that your dataset can generate at least `steps_per_epoch * "
                               "epochs` batches.", stacklevel=2)
                 break
-            logs = self._results(trainer)
+            logs = self._epoch_results(trainer)
             if val_data is not None and _should_validate(epoch, validation_freq):
                 val_logs = self._evaluate_data(val_data, callbacks=callback_list, verbose=0)
                 logs.update({"val_" + k: v for k, v in val_logs.items()})

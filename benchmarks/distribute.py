@@ -1,0 +1,137 @@
+"""The course CNN's training epoch (Fashion-MNIST, batch 64, Adam, float32) three ways on the
+same two cores, in one invocation: one replica on 2 threads; MirroredStrategy over two logical
+CPUs, one thread each; and MultiWorkerMirroredStrategy as two worker processes (TF_CONFIG on
+127.0.0.1), one thread each. Prints seconds per epoch, each against the first (target: two
+replicas <= 1.05x one replica on two threads), and the all-reduce time the profiler recorded.
+
+    python benchmarks/distribute.py [--steps N] [--repeats 3]
+
+Each configuration runs in fresh processes (device configuration freezes at start-up) after a
+one-step warm-up; the profiled epoch is a separate one, so profiling does not inflate times.
+"""
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_cnn import COMMON  # noqa: E402  (the same data loading and course CNN data)
+
+WORKLOAD = COMMON + textwrap.dedent("""
+    import glob, tempfile
+    import gpuaccel as tf
+    from gpuaccel import keras, profiler
+    from gpuaccel.profiler._events import EventKind
+    from gpuaccel.profiler._xspace import read_xspace
+    MODE = sys.argv[2]
+    if MODE == "mirrored":
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    tf.config.threading.set_intra_op_parallelism_threads(1 if MODE == "workers" else 2)
+    strategy = {"one": None, "mirrored": tf.distribute.MirroredStrategy,
+                "workers": tf.distribute.MultiWorkerMirroredStrategy}[MODE]
+    strategy = strategy() if strategy else tf.distribute.get_strategy()
+    with strategy.scope():
+        L = keras.layers
+        model = keras.Sequential([L.Conv2D(32, 3, activation="relu", input_shape=(28, 28, 1)),
+            L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
+            L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
+            L.Dense(10)])
+        model.compile(optimizer="adam", metrics=["accuracy"],
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x[:BATCH], y[:BATCH], epochs=1, batch_size=BATCH, verbose=0)  # warm-up
+    REPEATS = int(sys.argv[3])
+    seconds = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        model.fit(x, y, epochs=1, batch_size=BATCH, verbose=0)
+        seconds.append(time.perf_counter() - start)
+    logdir = tempfile.mkdtemp()
+    profiler.start(logdir)
+    model.fit(x, y, epochs=1, batch_size=BATCH, verbose=0)
+    profiler.stop()
+    table = read_xspace(glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))[0])
+    collective = table.kind == int(EventKind.COLLECTIVE)
+    # Per replica thread: the all-reduce time one replica spent (waiting included).
+    threads = max(1, len(set(table.thread[collective].tolist())))
+    all_reduce = float((table.end_ns[collective] - table.start_ns[collective]).sum()) / 1e9
+    report(min(seconds), (len(x) + BATCH - 1) // BATCH)
+    print("EXTRA " + json.dumps({"all_reduce_s": all_reduce / threads,
+                                 "replicas": strategy.num_replicas_in_sync}))
+""")
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse(out):
+    result = {}
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            result.update(json.loads(line[7:]))
+        elif line.startswith("EXTRA "):
+            result.update(json.loads(line[6:]))
+    return result
+
+
+def run(mode, steps, repeats):
+    """{'seconds', 'steps', 'all_reduce_s', 'replicas'} for one configuration (workers: the
+    slowest worker's epoch)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(WORKLOAD)
+    workers = 2 if mode == "workers" else 1
+    ports = [free_port() for _ in range(workers)]
+    procs = []
+    for index in range(workers):
+        env = dict(os.environ, OMP_NUM_THREADS="1" if mode == "workers" else "2")
+        if mode == "workers":
+            env["TF_CONFIG"] = json.dumps({
+                "cluster": {"worker": [f"127.0.0.1:{p}" for p in ports]},
+                "task": {"type": "worker", "index": index}})
+        procs.append(subprocess.Popen([sys.executable, f.name, str(steps), mode, str(repeats)],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=3600)
+        if proc.returncode != 0:
+            raise SystemExit(f"{mode} failed:\n{err[-3000:]}")
+        results.append(parse(out))
+    os.unlink(f.name)
+    return max(results, key=lambda r: r["seconds"])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=0,
+                        help="batches per epoch (0: the whole 60000-image training set)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed epochs (the best counts)")
+    args = parser.parse_args()
+    import gpuaccel
+    info = gpuaccel._C.cpu_info()
+    flags = [k for k, v in info["flags"].items() if v]
+    print(f"CPU: {info['model_name']}, {os.cpu_count()} cores, ISA: {', '.join(flags)}")
+    rows = [("one replica, 2 threads", "one"),
+            ("MirroredStrategy, 2 logical CPUs x 1 thread", "mirrored"),
+            ("MultiWorker, 2 processes x 1 thread", "workers")]
+    results = {mode: run(mode, args.steps, args.repeats) for _, mode in rows}
+    base = results["one"]["seconds"]
+    print(f"Course CNN epoch, batch 64 (global), Adam, float32, {results['one']['steps']} steps, "
+          f"best of {args.repeats}")
+    for label, mode in rows:
+        r = results[mode]
+        print(f"  {label:<45} {r['seconds']:8.2f} s/epoch   {r['seconds'] / base:5.2f}x   "
+              f"all-reduce {r['all_reduce_s']:6.3f} s ({r['replicas']} replicas)")
+    print("target: two replicas <= 1.05x one replica on two threads")
+
+
+if __name__ == "__main__":
+    main()

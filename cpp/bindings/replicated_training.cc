@@ -1,0 +1,80 @@
+// Binding of fit's data-parallel step (train/replicated_trainer.h) for gpuaccel.distribute:
+// Python hands over each replica's graph, optimizer and metrics, and either nothing (the
+// replicas share this process: their collectives are made here, in-process for CPUs and NCCL
+// for GPUs) or the collective
+// of this worker's one replica (MultiWorkerMirroredStrategy: Gloo, from gpuaccel._C.collective).
+// Steps release the GIL: the replica threads never call back into Python.
+#include <pybind11/chrono.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.h"
+#include "core/errors.h"
+#include "distribute/collective.h"
+#include "distribute/local_group.h"
+#include "train/replicated_trainer.h"
+
+namespace py = pybind11;
+
+namespace gpuaccel::bindings {
+
+void init_replicated_training(py::module_& m) {
+  py::class_<train::ReplicatedTrainer, std::shared_ptr<train::ReplicatedTrainer>>(m, "ReplicatedTrainer")
+      .def(py::init([](const std::vector<nn::LayerGraphPtr>& graphs,
+                       const std::vector<std::shared_ptr<optim::Optimizer>>& optimizers,
+                       const std::vector<std::vector<nn::MetricPtr>>& metrics, nn::LossPtr loss,
+                       int threads_per_replica, double timeout_seconds) {
+             if (graphs.size() != optimizers.size() || graphs.size() != metrics.size()) {
+               throw_value_error("distribute", "one graph, optimizer and metric list per replica "
+                                               "(got " + std::to_string(graphs.size()) + ", " +
+                                                   std::to_string(optimizers.size()) + ", " +
+                                                   std::to_string(metrics.size()) + ")");
+             }
+             if (!(timeout_seconds > 0)) {
+               throw_value_error("distribute", "timeout_seconds must be positive, got " +
+                                                   std::to_string(timeout_seconds));
+             }
+             // Each replica's device is where its weights live (fit made them there).
+             std::vector<LogicalDevice> devices;
+             for (const nn::LayerGraphPtr& graph : graphs) {
+               const std::vector<Tensor> weights = graph->trainable_weights();
+               devices.push_back(weights.empty() ? LogicalDevice{} : weights[0].device());
+             }
+             py::gil_scoped_release release;  // GPU ranks join their communicator meanwhile
+             const auto collectives = distribute::make_local_group(
+                 devices, std::chrono::milliseconds(int64_t(timeout_seconds * 1000.0)));
+             std::vector<train::ReplicatedTrainer::Replica> replicas;
+             for (size_t i = 0; i < graphs.size(); ++i) {
+               replicas.push_back({graphs[i], optimizers[i], metrics[i], collectives[i]});
+             }
+             return std::make_shared<train::ReplicatedTrainer>(std::move(replicas), std::move(loss),
+                                                               threads_per_replica);
+           }),
+           py::arg("graphs"), py::arg("optimizers"), py::arg("metrics"), py::arg("loss"),
+           py::arg("threads_per_replica"), py::arg("timeout_seconds"))
+      // MultiWorkerMirroredStrategy: one replica in this process, its collective (Gloo) joins
+      // the other workers' replicas.
+      .def(py::init([](nn::LayerGraphPtr graph, std::shared_ptr<optim::Optimizer> optimizer,
+                       std::vector<nn::MetricPtr> metrics, nn::LossPtr loss,
+                       int threads_per_replica, std::shared_ptr<distribute::Collective> collective) {
+             std::vector<train::ReplicatedTrainer::Replica> replicas;
+             replicas.push_back({std::move(graph), std::move(optimizer), std::move(metrics),
+                                 std::move(collective)});
+             return std::make_shared<train::ReplicatedTrainer>(std::move(replicas), std::move(loss),
+                                                               threads_per_replica);
+           }),
+           py::arg("graph"), py::arg("optimizer"), py::arg("metrics"), py::arg("loss"),
+           py::arg("threads_per_replica"), py::arg("collective"))
+      .def("train_step", &train::ReplicatedTrainer::train_step, py::arg("x"), py::arg("y"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("reset_metrics", &train::ReplicatedTrainer::reset_metrics)
+      .def("results", &train::ReplicatedTrainer::results, py::call_guard<py::gil_scoped_release>())
+      .def("results_across_workers", &train::ReplicatedTrainer::results_across_workers,
+           py::call_guard<py::gil_scoped_release>())
+      .def("sync_weights", &train::ReplicatedTrainer::sync_weights,
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("local_replicas", &train::ReplicatedTrainer::local_replicas)
+      .def_property_readonly("world_replicas", &train::ReplicatedTrainer::world_replicas);
+}
+
+}  // namespace gpuaccel::bindings

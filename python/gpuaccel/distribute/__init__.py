@@ -1,0 +1,27 @@
+"""``tf.distribute``: data-parallel training with TensorFlow's names.
+
+``MirroredStrategy`` runs one replica per device of this process (every GPU, or every logical
+CPU); ``MultiWorkerMirroredStrategy`` one process per worker (TF_CONFIG). Models and optimizers
+created in ``strategy.scope()`` are mirrored, and ``fit`` splits each global batch across the
+replicas and sums their gradients (docs/distribute.md)::
+
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = keras.Sequential([...])
+        model.compile(...)
+    model.fit(x, y, batch_size=64)
+"""
+from . import experimental
+from ._idle_gpus import idle_gpus_message
+from ._mirrored import MirroredStrategy, OneDeviceStrategy
+from ._multi_worker import MultiWorkerMirroredStrategy
+from ._strategy import (DistributedDataset, ReplicaContext, Strategy, get_replica_context,
+                        get_strategy, has_strategy, in_cross_replica_context)
+from ._values import PerReplica, ReduceOp
+
+__all__ = [
+    "MirroredStrategy", "MultiWorkerMirroredStrategy", "OneDeviceStrategy", "Strategy",
+    "ReduceOp", "PerReplica", "DistributedDataset", "ReplicaContext", "get_strategy",
+    "has_strategy", "get_replica_context", "in_cross_replica_context", "experimental",
+    "idle_gpus_message",
+]

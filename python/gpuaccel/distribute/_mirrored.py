@@ -1,0 +1,63 @@
+"""``MirroredStrategy`` and ``OneDeviceStrategy``: replicas in this process, one per device.
+
+MirroredStrategy's default devices are every GPU or, with none, every logical CPU: TensorFlow
+uses only CPU:0 there, but a machine split with ``set_logical_device_configuration`` into two
+logical CPUs is how the course runs two replicas without GPUs (each replica thread then gets an
+equal share of the cores)."""
+from .. import config as _config
+from .._placement import device as _device
+from ._strategy import Strategy
+
+
+def _device_name(d):
+    """'/device:CPU:1' for any spelling gpuaccel.device accepts (a LogicalDevice too)."""
+    return _device(d).name
+
+
+def _default_devices():
+    gpus = _config.list_logical_devices("GPU")
+    if gpus:
+        return [d.name for d in gpus]
+    return [d.name for d in _config.list_logical_devices("CPU")]
+
+
+class MirroredStrategy(Strategy):
+    """``tf.distribute.MirroredStrategy(devices=None)``: one replica per device of this process,
+    weights mirrored on each, gradients summed across replicas every step."""
+
+    def __init__(self, devices=None, cross_device_ops=None):
+        if devices is None:
+            names = _default_devices()
+        else:
+            if isinstance(devices, str) or not hasattr(devices, "__iter__"):
+                raise ValueError(f"devices must be a list of device names such as "
+                                 f"['/gpu:0', '/gpu:1'], got {devices!r}")
+            names = [_device_name(d) for d in devices]
+            if not names:
+                raise ValueError("devices must not be empty")
+            if len(set(names)) != len(names):
+                raise ValueError(f"devices must be distinct, got {list(devices)!r}")
+            _check_devices_exist(names)
+        kinds = {n.split(":")[-2] for n in names}
+        if len(kinds) > 1:
+            raise ValueError(f"MirroredStrategy replicas must all be GPUs or all CPUs, got "
+                             f"{names}")
+        super().__init__(names)
+
+
+class OneDeviceStrategy(Strategy):
+    """``tf.distribute.OneDeviceStrategy(device)``: one replica; variables and ops on that
+    device."""
+
+    def __init__(self, device):
+        name = _device_name(device)
+        _check_devices_exist([name])
+        super().__init__([name])
+
+
+def _check_devices_exist(names):
+    known = {d.name for d in _config.list_logical_devices()}
+    for name in names:
+        if name not in known:
+            raise ValueError(f"device {name!r} does not exist; the logical devices are "
+                             f"{sorted(known)}")

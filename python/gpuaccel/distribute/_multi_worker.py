@@ -1,0 +1,65 @@
+"""``MultiWorkerMirroredStrategy``: the same program runs in one process per worker; each
+worker's replica trains on its rows of every global batch and the gradients are summed across
+all workers through Gloo (gpuaccel._C.collective, docs/distribute.md).
+
+The workers come from ``TF_CONFIG`` (``{"cluster": {"worker": [...]}, "task": {"type":
+"worker", "index": i}}``) as in TensorFlow, or from mpirun's variables; with neither there is
+one worker, this process. Creating the strategy joins the other workers (the chief serves the
+rendezvous), as TensorFlow's does."""
+import numpy as np
+
+from .. import _C
+from .. import config as _config
+from .._tensor import tensor as _tensor
+from ._strategy import Strategy
+
+
+class MultiWorkerMirroredStrategy(Strategy):
+    """``tf.distribute.MultiWorkerMirroredStrategy()`` (also under ``experimental``): one
+    replica per worker process, on its first GPU or its CPU."""
+
+    def __init__(self, cluster_resolver=None, communication_options=None):
+        if cluster_resolver is not None:
+            raise NotImplementedError("cluster_resolver is not supported; describe the cluster "
+                                      "with the TF_CONFIG environment variable (or run under "
+                                      "mpirun)")
+        self._cluster = _C.collective.cluster_spec_from_environment()
+        self._collective = None
+        if self._cluster.world_size > 1:
+            if not _C.collective.gloo_available():
+                raise NotImplementedError(
+                    f"{self._cluster.source} describes {self._cluster.world_size} workers, but "
+                    "this build has no Gloo engine (build with libgloo-dev installed)")
+            self._collective = _C.collective.create_gloo(self._cluster)
+        gpus = _config.list_logical_devices("GPU")
+        super().__init__([gpus[0].name if gpus else "/device:CPU:0"],
+                         num_workers=self._cluster.world_size)
+
+    @property
+    def worker_index(self):
+        """This worker's rank (the chief, when TF_CONFIG names one, is 0)."""
+        return self._cluster.rank
+
+    @property
+    def collective(self):
+        """This worker's Gloo collective (None with one worker)."""
+        return self._collective
+
+    def _sum_across_workers(self, array, count):
+        if self._collective is None:
+            return array, count
+        array = np.asarray(array, dtype=np.float32)
+        flat = np.concatenate([array.reshape(-1), np.asarray([count], dtype=np.float32)])
+        buffer = _tensor(flat)
+        self._collective.all_reduce_sum([buffer])
+        summed = buffer.numpy()
+        return summed[:-1].reshape(array.shape), float(summed[-1])
+
+    def broadcast_seed(self, seed):
+        """Worker 0's ``seed`` on every worker: fit's shuffling must draw the same order in
+        every process, or workers would take rows of different batches."""
+        if self._collective is None:
+            return seed
+        buffer = _tensor(np.asarray([seed], dtype=np.int64))
+        self._collective.broadcast([buffer], 0)
+        return int(buffer.numpy()[0])

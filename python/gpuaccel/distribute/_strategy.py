@@ -1,0 +1,231 @@
+"""``tf.distribute.Strategy`` and what every strategy shares: the scope stack behind
+``get_strategy``/``has_strategy`` (per thread, as TF's), ``run`` and ``reduce`` across the
+replicas of this process, and ``experimental_distribute_dataset``. The subclasses say which
+devices the replicas run on and how many workers take part."""
+import contextlib
+import threading
+
+import numpy as np
+
+from .._placement import device as _device
+from .._tensor import tensor as _tensor
+from ._values import PerReplica, ReduceOp, as_reduce_op, split_batch, to_numpy
+
+_scopes = threading.local()
+
+
+def _stack():
+    if not hasattr(_scopes, "stack"):
+        _scopes.stack = []
+    return _scopes.stack
+
+
+class ReplicaContext:
+    """What ``tf.distribute.get_replica_context()`` returns inside ``strategy.run``."""
+
+    def __init__(self, strategy, replica_id):
+        self.strategy = strategy
+        self.replica_id_in_sync_group = replica_id
+
+    @property
+    def num_replicas_in_sync(self):
+        return self.strategy.num_replicas_in_sync
+
+
+class Strategy:
+    """The base of every strategy. ``devices`` are this process's replica devices, one replica
+    each; ``num_workers`` processes run the same program (MultiWorkerMirroredStrategy)."""
+
+    def __init__(self, devices, num_workers=1):
+        self._devices = tuple(devices)
+        self._num_workers = int(num_workers)
+
+    # ---- what the replicas are ----
+    @property
+    def num_replicas_in_sync(self):
+        return len(self._devices) * self._num_workers
+
+    @property
+    def extended(self):
+        return self
+
+    @property
+    def worker_devices(self):
+        return self._devices
+
+    @property
+    def parameter_devices(self):
+        return self._devices
+
+    # ---- scope ----
+    @contextlib.contextmanager
+    def scope(self):
+        """Models, optimizers and metrics created in the scope are mirrored on every replica
+        and ``fit`` trains them data-parallel. Entering another strategy's scope inside it is
+        TF's RuntimeError."""
+        stack = _stack()
+        if stack and stack[-1] is not self:
+            raise RuntimeError(f"Mixing different tf.distribute.Strategy objects: {stack[-1]} is "
+                               f"not {self}")
+        stack.append(self)
+        try:
+            # Variables made in the scope live on replica 0's device (the user's model is
+            # replica 0; fit makes the other replicas' copies on theirs).
+            with _device(self._devices[0]):
+                yield self
+        finally:
+            stack.pop()
+
+    # ---- running functions per replica ----
+    def run(self, fn, args=(), kwargs=None):
+        """Calls ``fn`` once per replica of this process, on the replica's device, with each
+        ``PerReplica`` argument replaced by that replica's value. Returns a ``PerReplica`` (or
+        the single value with one replica)."""
+        kwargs = kwargs or {}
+        results = []
+        replicas = len(self._devices)
+        for r, device in enumerate(self._devices):
+            stack = _replica_contexts()
+            stack.append(ReplicaContext(self, r))
+            try:
+                with _device(device):
+                    results.append(fn(*[_select(a, r, replicas) for a in args],
+                                      **{k: _select(v, r, replicas) for k, v in kwargs.items()}))
+            finally:
+                stack.pop()
+        return results[0] if replicas == 1 else PerReplica(results)
+
+    def experimental_local_results(self, value):
+        """The values of ``value`` on this process's replicas, as a tuple."""
+        if isinstance(value, PerReplica):
+            return value.values
+        return (value,)
+
+    def reduce(self, reduce_op, value, axis):
+        """Combines a per-replica value across replicas (and, with ``axis``, along that axis of
+        every replica's value: ``MEAN`` then averages over all elements of every replica)."""
+        op = as_reduce_op(reduce_op)
+        if not isinstance(value, PerReplica):
+            if self.num_replicas_in_sync > 1 and op is ReduceOp.SUM:
+                raise ValueError(f"A non-DistributedValues value {value!r} cannot be reduced "
+                                 f"with the given reduce op {op}.")
+            value = PerReplica([value] * len(self._devices))
+        arrays = [to_numpy(v) for v in value.values]
+        count = len(arrays)
+        if axis is not None:
+            count = sum(a.shape[axis] for a in arrays)
+            arrays = [a.sum(axis=axis) for a in arrays]
+        total = arrays[0]
+        for a in arrays[1:]:
+            total = total + a  # replica order: the same summation order on every call
+        total, count = self._sum_across_workers(total, count)
+        if op is ReduceOp.MEAN:
+            total = np.asarray(total, dtype=np.float32) / np.float32(count)
+        total = np.asarray(total)
+        return _tensor(total.astype(np.float32) if total.dtype == np.float64 else total)
+
+    def _sum_across_workers(self, array, count):
+        """``array`` and ``count`` summed over every worker (one worker: unchanged)."""
+        return array, count
+
+    # ---- input ----
+    def experimental_distribute_dataset(self, dataset, options=None):
+        """A dataset whose elements are ``PerReplica`` splits of ``dataset``'s global batches
+        (``fit`` also accepts it and splits each batch itself)."""
+        return DistributedDataset(dataset, self)
+
+    def distribute_datasets_from_function(self, dataset_fn, options=None):
+        raise NotImplementedError("distribute_datasets_from_function is not supported; use "
+                                  "experimental_distribute_dataset(dataset)")
+
+    def __repr__(self):
+        return (f"<gpuaccel.distribute.{type(self).__name__} replicas="
+                f"{self.num_replicas_in_sync} devices={list(self._devices)}>")
+
+
+def _select(arg, replica, replicas):
+    if isinstance(arg, PerReplica):
+        if len(arg) != replicas:
+            raise ValueError(f"a PerReplica argument has {len(arg)} values but the strategy "
+                             f"runs {replicas} replicas in this process")
+        return arg.values[replica]
+    return arg
+
+
+class DistributedDataset:
+    """``experimental_distribute_dataset``'s result: iterating yields each global batch split
+    across this process's replicas."""
+
+    def __init__(self, dataset, strategy):
+        self._dataset = dataset
+        self._strategy = strategy
+
+    def __iter__(self):
+        replicas = len(self._strategy.worker_devices)
+        for element in self._dataset:
+            if replicas == 1:
+                yield element
+            else:
+                parts = split_batch(element, replicas)
+                if isinstance(element, tuple):
+                    yield tuple(PerReplica([p[i] for p in parts]) for i in range(len(element)))
+                else:
+                    yield PerReplica(parts)
+
+    def unwrap(self):
+        """The dataset of global batches (what ``fit`` trains on)."""
+        return self._dataset
+
+
+def _replica_contexts():
+    if not hasattr(_scopes, "replica"):
+        _scopes.replica = []
+    return _scopes.replica
+
+
+class _DefaultStrategy(Strategy):
+    """The strategy in effect outside every scope: one replica on the default device."""
+
+    def __init__(self):
+        super().__init__(["/device:CPU:0"])
+
+    def run(self, fn, args=(), kwargs=None):
+        return fn(*args, **(kwargs or {}))
+
+    @contextlib.contextmanager
+    def scope(self):
+        yield self
+
+
+_default = None
+
+
+def get_strategy():
+    """The strategy whose scope is open on this thread, else the default strategy."""
+    global _default
+    stack = _stack()
+    if stack:
+        return stack[-1]
+    if _default is None:
+        _default = _DefaultStrategy()
+    return _default
+
+
+def has_strategy():
+    """Whether a (non-default) strategy's scope is open on this thread."""
+    return bool(_stack())
+
+
+def in_cross_replica_context():
+    return not _replica_contexts()
+
+
+def get_replica_context():
+    """Inside ``strategy.run``: the replica's context; in a scope outside ``run``: None (TF's
+    cross-replica context); outside every scope: the default replica context."""
+    contexts = _replica_contexts()
+    if contexts:
+        return contexts[-1]
+    if has_strategy():
+        return None
+    return ReplicaContext(get_strategy(), 0)

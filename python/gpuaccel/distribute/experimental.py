@@ -1,0 +1,5 @@
+"""``tf.distribute.experimental``: where TF 2.x first published MultiWorkerMirroredStrategy
+(the seed article still uses this spelling)."""
+from ._multi_worker import MultiWorkerMirroredStrategy
+
+__all__ = ["MultiWorkerMirroredStrategy"]

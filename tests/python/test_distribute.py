@@ -1,0 +1,278 @@
+"""gpuaccel.distribute against TensorFlow's tf.distribute: the strategy API (default strategy,
+scopes, run/reduce vs NumPy, distributed datasets split as TF splits them), fit under
+MirroredStrategy on two logical CPUs and under MultiWorkerMirroredStrategy as two processes
+on 127.0.0.1 giving the weights of one replica on the whole global batch (SGD and Adam), the
+seed article's programs with only the import changed, a worker that leaves making the other's
+fit raise UnavailableError, TF's error for a model built outside the scope, and the idle-GPU
+message."""
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpuaccel as tf
+from gpuaccel import _C, keras
+from gpuaccel.config import LogicalDeviceConfiguration
+from gpuaccel.distribute import _idle_gpus
+
+import distribute_programs
+from runtime_fixtures import fresh_runtime, two_simulated_gpus  # noqa: F401
+from test_collective import finish, free_port, tf_config
+
+pytestmark = pytest.mark.usefixtures("fresh_runtime")
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "distribute_worker.py")
+# float32 sums in another order: the replicas' gradients add up in a different order than one
+# replica's batch reduction, so weights agree to rounding, not bit for bit.
+ATOL = 2e-5
+
+needs_gloo = pytest.mark.skipif(
+    not _C.collective.gloo_available(),
+    reason="built without Gloo (test_collective covers that build's error)")
+
+
+def two_logical_cpus():
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [LogicalDeviceConfiguration(), LogicalDeviceConfiguration()])
+
+
+# ---- the strategy API ----
+
+def test_default_strategy_outside_every_scope():
+    assert not tf.distribute.has_strategy()
+    default = tf.distribute.get_strategy()
+    assert default.num_replicas_in_sync == 1
+    assert default is tf.distribute.get_strategy()
+    assert default.run(lambda a: a + 1, args=(1,)) == 2
+    assert tf.distribute.get_replica_context().replica_id_in_sync_group == 0
+
+
+def test_scope_sets_the_current_strategy_and_refuses_mixing():
+    two_logical_cpus()
+    strategy = tf.distribute.MirroredStrategy()
+    assert strategy.num_replicas_in_sync == 2
+    assert list(strategy.extended.worker_devices) == ["/device:CPU:0", "/device:CPU:1"]
+    with strategy.scope():
+        assert tf.distribute.has_strategy()
+        assert tf.distribute.get_strategy() is strategy
+        assert tf.distribute.get_replica_context() is None  # cross-replica context
+        with strategy.scope():  # the same strategy nests
+            assert tf.distribute.get_strategy() is strategy
+        other = tf.distribute.OneDeviceStrategy("/cpu:0")
+        with pytest.raises(RuntimeError, match="Mixing different tf.distribute.Strategy objects"):
+            with other.scope():
+                pass
+    assert not tf.distribute.has_strategy()
+
+
+def test_names_reachable_through_the_tf_face():
+    assert tf.distribute.experimental.MultiWorkerMirroredStrategy is \
+        tf.distribute.MultiWorkerMirroredStrategy
+    assert tf.distribute.ReduceOp.SUM is not tf.distribute.ReduceOp.MEAN
+    with pytest.raises(ValueError, match="devices must be a list"):
+        tf.distribute.MirroredStrategy(devices="/cpu:0")
+    with pytest.raises(ValueError, match="does not exist"):
+        tf.distribute.MirroredStrategy(devices=["/cpu:0", "/cpu:5"])
+
+
+def test_run_and_reduce_match_numpy():
+    two_logical_cpus()
+    strategy = tf.distribute.MirroredStrategy()
+    value = np.array([1.0, 2.0], np.float32)
+
+    def times_replica(x):
+        ctx = tf.distribute.get_replica_context()
+        return tf.constant(x * (ctx.replica_id_in_sync_group + 1))
+
+    per_replica = strategy.run(times_replica, args=(value,))
+    local = [v.numpy() for v in strategy.experimental_local_results(per_replica)]
+    np.testing.assert_allclose(local, [value, 2 * value])
+    SUM, MEAN = tf.distribute.ReduceOp.SUM, tf.distribute.ReduceOp.MEAN
+    np.testing.assert_allclose(strategy.reduce(SUM, per_replica, axis=None).numpy(), 3 * value)
+    np.testing.assert_allclose(strategy.reduce(MEAN, per_replica, axis=None).numpy(), 1.5 * value)
+    np.testing.assert_allclose(strategy.reduce("SUM", per_replica, axis=0).numpy(), 9.0)
+    np.testing.assert_allclose(strategy.reduce("mean", per_replica, axis=0).numpy(), 2.25)
+    # TF's rules for a plain (not per-replica) value and for unknown ops.
+    np.testing.assert_allclose(strategy.reduce(MEAN, tf.constant(value), axis=None).numpy(), value)
+    with pytest.raises(ValueError, match="A non-DistributedValues value"):
+        strategy.reduce(SUM, tf.constant(value), axis=None)
+    with pytest.raises(ValueError, match="'MAX' is not a valid ReduceOp"):
+        strategy.reduce("MAX", per_replica, axis=None)
+
+
+def test_distributed_dataset_splits_each_global_batch_as_tf_does():
+    two_logical_cpus()
+    strategy = tf.distribute.MirroredStrategy()
+    dataset = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(5)
+    batches = list(strategy.experimental_distribute_dataset(dataset))
+    assert len(batches) == 2
+    first = [v.numpy().tolist() for v in batches[0].values]
+    assert first == [[0.0, 1.0, 2.0], [3.0, 4.0]]  # TF: the first replica takes the extra row
+    sums = strategy.run(lambda b: tf.reduce_sum(b), args=(batches[1],))
+    assert float(strategy.reduce("SUM", sums, axis=None).numpy()) == sum(range(5, 10))
+
+
+# ---- fit ----
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_two_logical_cpu_replicas_match_one_replica_on_the_global_batch(optimizer):
+    two_logical_cpus()
+    expected, expected_history = distribute_programs.reference_weights(optimizer)
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = distribute_programs.equivalence_model(optimizer)
+    history = distribute_programs.train_ten_steps(model)
+    got = model.get_weights()
+    assert any(np.abs(w - e).max() > 1e-3 for w, e in
+               zip(distribute_programs.equivalence_model(optimizer).get_weights(), expected))
+    for w, e in zip(got, expected):
+        np.testing.assert_allclose(w, e, atol=ATOL, rtol=1e-4)
+    # The replica's copy holds the same weights (updated by the same all-reduced gradients).
+    for w, c in zip(got, model._replicated_fit._clones[0].get_weights()):
+        np.testing.assert_array_equal(w, c)
+    # The logs cover the global batch.
+    np.testing.assert_allclose(history["loss"], expected_history["loss"], rtol=1e-4)
+    np.testing.assert_allclose(history["accuracy"], expected_history["accuracy"])
+
+
+def test_weights_set_between_fits_reach_every_replica():
+    two_logical_cpus()
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = distribute_programs.equivalence_model("sgd")
+    distribute_programs.train_ten_steps(model)
+    zeros = [np.zeros_like(w) for w in model.get_weights()]
+    model.set_weights(zeros)
+    x, y = distribute_programs.equivalence_data()
+    model.fit(x[:64], y[:64], batch_size=64, epochs=1, verbose=0)
+    # From all-zero weights ReLU layers pass no gradient to the kernels: only the last bias
+    # moves, and it must be the same on both replicas.
+    for w, c in zip(model.get_weights(), model._replicated_fit._clones[0].get_weights()):
+        np.testing.assert_array_equal(w, c)
+    assert np.abs(model.get_weights()[-1]).max() > 0
+
+
+def test_model_built_outside_the_scope_raises_tensorflows_error():
+    two_logical_cpus()
+    model = distribute_programs.equivalence_model("sgd")
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        with pytest.raises(ValueError) as error:
+            model.compile(optimizer="sgd", loss="mse")
+    message = str(error.value)
+    assert "was not created in the distribution strategy scope of" in message
+    assert "Try to make sure your code looks similar to the following.\nwith strategy.scope():" \
+        "\n  model=_create_model()\n  model.compile(...)" in message
+
+
+def test_seed_article_mirrored_program_runs_with_only_the_import_changed(monkeypatch):
+    two_logical_cpus()
+    # Saved first, so the real load_data comes back after the test.
+    monkeypatch.setattr(keras.datasets.mnist, "load_data", keras.datasets.mnist.load_data)
+    distribute_programs.patch_mnist(keras.datasets.mnist)
+    namespace = {}
+    exec(distribute_programs.SEED_MIRRORED, namespace)  # noqa: S102 - our test program
+    strategy, model = namespace["strategy"], namespace["model"]
+    assert strategy.num_replicas_in_sync == 2
+    history = model.history.history
+    assert len(history["loss"]) == 5 and np.isfinite(history["val_loss"]).all()
+    assert model._replicated_fit is not None
+
+
+# ---- several workers ----
+
+def run_workers(*args, count=2, timeout_seconds=60):
+    ports = [free_port() for _ in range(count)]
+    procs = [subprocess.Popen([sys.executable, WORKER, *args],
+                              env=dict(os.environ, TF_CONFIG=tf_config(i, ports),
+                                       GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS=str(timeout_seconds)),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(count)]
+    results = []
+    for proc in procs:
+        code, out, err = finish(proc)
+        assert code == 0, err[-3000:]
+        lines = out.strip().splitlines()
+        if lines:
+            results.append(json.loads(lines[-1]))
+    return results
+
+
+@needs_gloo
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_two_worker_processes_match_one_replica_on_the_global_batch(optimizer):
+    expected, _ = distribute_programs.reference_weights(optimizer)
+    results = run_workers("steps", optimizer)
+    assert sorted(r["rank"] for r in results) == [0, 1]
+    for r in results:
+        assert r["replicas"] == 2
+        for w, e in zip(r["weights"], expected):
+            np.testing.assert_allclose(np.asarray(w, np.float32), e, atol=ATOL, rtol=1e-4)
+    # Every worker applied the same updates.
+    for a, b in zip(results[0]["weights"], results[1]["weights"]):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@needs_gloo
+def test_seed_article_multi_worker_program_runs_as_two_processes():
+    results = run_workers("seed_program")
+    assert results[0]["weights"] == results[1]["weights"]
+    for r in results:
+        assert len(r["history"]["loss"]) == 5
+        assert r["history"]["loss"] == results[0]["history"]["loss"]  # logged globally
+
+
+@needs_gloo
+def test_a_worker_that_leaves_makes_the_others_fit_raise_within_the_timeout():
+    (result,) = run_workers("one_leaves", timeout_seconds=5)
+    assert result["raised"] is not None and result["raised"].startswith("UnavailableError")
+    assert result["seconds"] < 5 + 30  # the timeout, plus a loaded machine's slack
+
+
+# ---- the idle GPUs (class 171) ----
+
+def test_idle_gpus_message_names_the_idle_count_and_the_fix():
+    assert _idle_gpus.idle_gpus_message(0) is None
+    assert _idle_gpus.idle_gpus_message(1) is None
+    message = _idle_gpus.idle_gpus_message(4)
+    assert "4 GPUs are visible" in message and "3 GPUs are idle" in message
+    assert "strategy = tf.distribute.MirroredStrategy()" in message
+    assert "with strategy.scope():" in message
+    assert "1 GPU is idle" in _idle_gpus.idle_gpus_message(2)
+    with pytest.raises(ValueError, match="visible_gpus"):
+        _idle_gpus.idle_gpus_message(-1)
+
+
+def test_idle_gpus_warning_prints_once(monkeypatch):
+    monkeypatch.setattr(_idle_gpus, "_warned", False)
+    stream = io.StringIO()
+    assert not _idle_gpus.warn_idle_gpus_once(1, stream)
+    assert _idle_gpus.warn_idle_gpus_once(2, stream)
+    assert not _idle_gpus.warn_idle_gpus_once(2, stream)
+    assert stream.getvalue().count("GPUs are visible") == 1
+
+
+def test_fit_without_a_strategy_on_two_gpus_prints_the_fix_once(two_simulated_gpus, monkeypatch,
+                                                                 capsys):
+    monkeypatch.setattr(_idle_gpus, "_warned", False)
+    with tf.device("/CPU:0"):  # simulated GPUs run nothing: the model trains on the CPU
+        model = distribute_programs.equivalence_model("sgd")
+        x, y = distribute_programs.equivalence_data()
+        model.fit(x[:64], y[:64], batch_size=64, verbose=0)
+        model.fit(x[:64], y[:64], batch_size=64, verbose=0)
+    err = capsys.readouterr().err
+    assert err.count("2 GPUs are visible but fit() trains on one; 1 GPU is idle") == 1, err
+    assert "strategy = tf.distribute.MirroredStrategy()\n    with strategy.scope():" in err
+
+
+def test_fit_on_one_device_says_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(_idle_gpus, "_warned", False)
+    model = distribute_programs.equivalence_model("sgd")
+    x, y = distribute_programs.equivalence_data()
+    model.fit(x[:64], y[:64], batch_size=64, verbose=0)
+    assert "GPUs are visible" not in capsys.readouterr().err
