@@ -209,6 +209,11 @@ TEST(CudaBackendLoaderFake, EachFailingQueryHasItsDiagnosis) {
   EXPECT_TRUE(contains(s.reason, "12.4")) << s.reason;  // what the driver supports
   EXPECT_TRUE(contains(s.reason, "13.0")) << s.reason;  // what the library was built with
 
+  // Whatever error the runtime gives, a driver of an older CUDA major is named as too old.
+  s = probe_fake("driver_too_old_generic");
+  EXPECT_EQ(s.problem, CudaProblem::kDriverTooOld);
+  EXPECT_TRUE(contains(s.reason, "580.65.06")) << s.reason;  // the driver branch for CUDA 13
+
   s = probe_fake("no_device");
   EXPECT_EQ(s.problem, CudaProblem::kNoDevice);
   EXPECT_TRUE(contains(s.reason, "fake CUDA: no_device")) << s.reason;

@@ -295,6 +295,7 @@ CudaStatus mode_status(std::string* error) {
   CudaStatus s = CudaStatus::kOk;
   if (m == "no_driver") s = CudaStatus::kNoDriver;
   if (m == "driver_too_old") s = CudaStatus::kDriverTooOld;
+  if (m == "driver_too_old_generic") s = CudaStatus::kError;  // a CUDA 12 driver, any other code
   if (m == "no_device") s = CudaStatus::kNoDevice;
   if (s != CudaStatus::kOk && error != nullptr) *error = "fake CUDA: " + m;
   return s;
@@ -306,7 +307,7 @@ class FakeLibrary final : public CudaLibrary {
   int cudnn_version() const override { return 91900; }
   int cublas_version() const override { return 130100; }
   CudaStatus driver_version(int* version, std::string* error) override {
-    *version = mode() == "driver_too_old" ? 12040 : 13000;
+    *version = mode() == "driver_too_old" || mode() == "driver_too_old_generic" ? 12040 : 13000;
     return mode() == "no_driver" ? mode_status(error) : CudaStatus::kOk;
   }
   CudaStatus device_count(int* count, std::string* error) override {

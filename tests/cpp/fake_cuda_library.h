@@ -6,7 +6,8 @@
 #include <cstdint>
 
 // GPUACCEL_FAKE_CUDA, read at every query: unset or "ok" (two 256 MiB GPUs), "no_driver",
-// "driver_too_old", "no_device", or "version=N" (the factory claims interface version N).
+// "driver_too_old", "driver_too_old_generic" (a CUDA 12.4 driver and a generic error), "no_device",
+// or "version=N" (the factory claims interface version N).
 #define GPUACCEL_FAKE_CUDA_ENV "GPUACCEL_FAKE_CUDA"
 #define GPUACCEL_FAKE_CUDA_COUNTERS "gpuaccel_fake_cuda_counters"
 
