@@ -3,6 +3,7 @@
 #include "distribute/gloo_collective.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -83,9 +84,24 @@ class GlooCollective : public Collective {
     auto context = std::make_shared<gloo::rendezvous::Context>(rank_, world_size_);
     context->setTimeout(timeout_);
     gloo::transport::tcp::attr attr;
-    attr.hostname = spec.local_host;  // empty: Gloo resolves the machine's hostname
+    // GLOO_SOCKET_IFNAME (PyTorch's name) picks the network interface, for machines whose
+    // hostname resolves to a loopback address; else this task's host from TF_CONFIG; else
+    // (mpirun) Gloo resolves the machine's hostname.
+    const char* interface_name = std::getenv("GLOO_SOCKET_IFNAME");
+    if (interface_name && *interface_name) attr.iface = interface_name;
+    else attr.hostname = spec.local_host;
+    std::shared_ptr<gloo::transport::Device> device;
+    try {
+      device = gloo::transport::tcp::CreateDevice(attr);
+    } catch (const std::exception& e) {  // Gloo's enforce failures are not gloo::Exception
+      std::string where = !attr.iface.empty() ? "network interface GLOO_SOCKET_IFNAME='" + attr.iface + "'"
+                          : !attr.hostname.empty() ? "host '" + attr.hostname + "' (this task's TF_CONFIG address)"
+                                                   : "this machine's hostname";
+      throw_value_error("MultiWorkerMirroredStrategy",
+                        "Gloo cannot listen on " + where + " (" + e.what() +
+                            "); expected an address or interface of this machine");
+    }
     guarded("rendezvous", [&] {
-      auto device = gloo::transport::tcp::CreateDevice(attr);
       if (world_size_ == 1) {
         gloo::rendezvous::HashStore store;
         context->connectFullMesh(store, device);

@@ -160,6 +160,34 @@ TEST_F(GlooTwoRanks, APeerThatNeverArrivesFailsTheRendezvous) {
   EXPECT_LT(Clock::now() - start, 10s);
 }
 
+TEST_F(GlooTwoRanks, NetworkInterfaceFromGlooSocketIfname) {
+  setenv("GLOO_SOCKET_IFNAME", "lo", 1);
+  int port = free_port();
+  auto rank_main = [&](int rank) {
+    ClusterSpec spec = local_spec(rank, 2, port);
+    spec.local_host = "";  // as under mpirun: only the interface says where to listen
+    auto c = make_gloo_collective(spec, 20s);
+    Tensor t = make({1.0f + rank}, Shape{1});
+    c->all_reduce_sum({t});
+    return read(t)[0];
+  };
+  auto other = std::async(std::launch::async, rank_main, 1);
+  EXPECT_EQ(rank_main(0), 3.0f);
+  EXPECT_EQ(other.get(), 3.0f);
+  unsetenv("GLOO_SOCKET_IFNAME");
+  setenv("GLOO_SOCKET_IFNAME", "no-such-interface0", 1);
+  test::expect_error(ErrorCode::kValue, "Gloo cannot listen on network interface GLOO_SOCKET_IFNAME='no-such-interface0'",
+                     [&] { make_gloo_collective(local_spec(0, 2, free_port()), 1s); });
+  unsetenv("GLOO_SOCKET_IFNAME");
+}
+
+TEST_F(GlooTwoRanks, AHostThatIsNotThisMachineIsAValueError) {
+  ClusterSpec spec = local_spec(0, 2, free_port());
+  spec.local_host = "192.0.2.1";  // TEST-NET-1: never an address of this machine
+  test::expect_error(ErrorCode::kValue, "Gloo cannot listen on host '192.0.2.1'",
+                     [&] { make_gloo_collective(spec, 1s); });
+}
+
 TEST_F(GlooTwoRanks, CpuTensorsOnlyAndKnownDtypes) {
   auto c = make_gloo_collective(ClusterSpec{}, 1s);
   Tensor flags = cast(make({1, 0}, Shape{2}), DType::kBool);

@@ -2,9 +2,13 @@
 // on GPU 0 (more ranks need more GPUs: one thread per GPU, all with one id).
 #include "distribute/nccl_collective.h"
 
+#include <dlfcn.h>
+
 #include <future>
 
 #include "core/cuda_backend_loader.h"
+#include "core/cuda_library.h"
+#include "core/nccl_library.h"
 #include "cuda_test_device.h"
 #include "ops/creation.h"
 #include "ops/shape_ops.h"
@@ -36,6 +40,31 @@ TEST(NcclCollective, WithoutAGpuTheErrorSaysWhy) {
 }
 
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
+
+// The real CUDA library opened directly: its NCCL side needs no GPU to open libnccl and to
+// check its arguments, so CI's CUDA build (without a GPU) runs this too.
+TEST(NcclLibraryDirect, OpensNcclAndRefusesBadArguments) {
+  void* handle = dlopen(GPUACCEL_TEST_CUDA_BACKEND, RTLD_LAZY | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto factory = reinterpret_cast<gpuaccel_cuda_library_factory_fn>(
+      dlsym(handle, GPUACCEL_CUDA_LIBRARY_FACTORY));
+  ASSERT_NE(factory, nullptr);
+  int library_version = 0;
+  CudaLibrary* library = factory(kCudaLibraryInterfaceVersion, &library_version);
+  ASSERT_NE(library, nullptr);
+  NcclLibrary* nccl = library->nccl();
+  ASSERT_NE(nccl, nullptr) << "built without nccl.h";
+  std::string error;
+  // The build found nccl.h beside its libnccl (the CUDA toolkit's), which dlopen then finds.
+  EXPECT_GE(nccl->version(&error), 21400) << error;
+  void* communicator = nullptr;
+  EXPECT_EQ(nccl->init_rank(0, 1, 0, "short", 100, &communicator, &error), NcclStatus::kInvalidArgument);
+  EXPECT_NE(error.find("the NCCL id has 5 bytes; expected 128"), std::string::npos) << error;
+  EXPECT_EQ(communicator, nullptr);
+  NcclBuffer buffer;
+  EXPECT_EQ(nccl->all_reduce_sum(nullptr, &buffer, 1, 100, &error), NcclStatus::kInvalidArgument);
+  EXPECT_NE(error.find("null NCCL communicator"), std::string::npos) << error;
+}
 
 class NcclOnGpu : public CudaDeviceTest {};
 

@@ -24,6 +24,12 @@ def tensor(values):
     return _C.tensor_from_numpy(np.asarray(values, dtype=np.float32))
 
 
+def report(result):
+    """One write of the whole line: under mpirun both ranks share one stdout, and a line written
+    in one piece (under PIPE_BUF) is never split by the other rank's."""
+    os.write(1, (json.dumps(result) + "\n").encode())
+
+
 def main(mode):
     collective = _C.collective.create_gloo()
     rank = collective.rank
@@ -35,10 +41,10 @@ def main(mode):
         weights = tensor([rank + 10.0, rank + 20.0])
         collective.broadcast([weights], root=1)
         collective.barrier()
-        print(json.dumps({
+        report({
             "rank": rank, "world_size": collective.world_size, "engine": collective.engine,
             "a": a.numpy().tolist(), "b": b.numpy().tolist(),
-            "half": half.float().numpy().tolist(), "weights": weights.numpy().tolist()}))
+            "half": half.float().numpy().tolist(), "weights": weights.numpy().tolist()})
         return 0
     if mode == "die":
         t = tensor([1.0, 2.0])
@@ -50,8 +56,7 @@ def main(mode):
             for _ in range(1000):
                 collective.all_reduce_sum([t])
         except UnavailableError as error:
-            print(json.dumps({"rank": rank, "error": str(error),
-                              "seconds": time.monotonic() - start}))
+            report({"rank": rank, "error": str(error), "seconds": time.monotonic() - start})
             return 0
         return 1
     raise SystemExit(f"unknown mode {mode!r}")

@@ -32,16 +32,23 @@ def free_port():
         return s.getsockname()[1]
 
 
-def tf_config(index, ports):
-    return json.dumps({"cluster": {"worker": [f"127.0.0.1:{p}" for p in ports]},
-                       "task": {"type": "worker", "index": index}})
+def tf_config(index, ports, chief=False):
+    """TF_CONFIG of worker `index` (rank order); with `chief`, the first address is the chief's."""
+    addresses = [f"127.0.0.1:{p}" for p in ports]
+    if chief:
+        cluster = {"chief": addresses[:1], "worker": addresses[1:]}
+        task = {"type": "chief", "index": 0} if index == 0 else {"type": "worker", "index": index - 1}
+    else:
+        cluster = {"worker": addresses}
+        task = {"type": "worker", "index": index}
+    return json.dumps({"cluster": cluster, "task": task})
 
 
-def start_workers(mode, timeout_seconds, count=2):
+def start_workers(mode, timeout_seconds, count=2, chief=False):
     ports = [free_port() for _ in range(count)]
     procs = []
     for index in range(count):
-        env = dict(os.environ, TF_CONFIG=tf_config(index, ports),
+        env = dict(os.environ, TF_CONFIG=tf_config(index, ports, chief),
                    GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS=str(timeout_seconds))
         procs.append(subprocess.Popen([sys.executable, WORKER, mode], env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
@@ -109,7 +116,7 @@ def test_two_ranks_under_mpirun_without_tf_config():
 def test_killed_worker_gives_the_survivor_unavailable_error_within_the_timeout():
     timeout = 4
     start = time.monotonic()
-    chief, doomed = start_workers("die", timeout_seconds=timeout)
+    chief, doomed = start_workers("die", timeout_seconds=timeout, chief=True)
     code, out, err = finish(doomed)
     assert code == -9  # SIGKILL: no cleanup, as when a machine dies
     code, out, err = finish(chief)
@@ -173,6 +180,11 @@ def test_tf_config_mistakes_are_value_errors_naming_the_field(monkeypatch):
     monkeypatch.setenv("GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS", "soon")
     with pytest.raises(ValueError, match="GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS"):
         _C.collective.timeout_from_environment()
+
+
+def test_binding_argument_errors_name_the_argument():
+    with pytest.raises(TypeError, match=r"\[create_gloo\] argument 'spec' must be ClusterSpec"):
+        _C.collective.create_gloo(spec=5)
 
 
 def test_unavailable_error_is_tensorflows_class():

@@ -131,18 +131,74 @@ class NcclLibraryImpl final : public NcclLibrary {
   }
 
   NcclStatus unique_id(std::string* id, std::string* error) override {
-    const NcclApi& api = nccl_api();
-    if (api.handle == nullptr) return fail(NcclStatus::kNotInstalled, api.load_error, error);
-    ncclUniqueId raw;
-    ncclResult_t result = api.get_unique_id(&raw);
-    if (result != ncclSuccess) return fail(NcclStatus::kError, "ncclGetUniqueId failed: " + text(result), error);
-    id->assign(raw.internal, sizeof(raw.internal));
-    return NcclStatus::kOk;
+    return protect(error, [&] {
+      const NcclApi& api = nccl_api();
+      if (api.handle == nullptr) return fail(NcclStatus::kNotInstalled, api.load_error, error);
+      ncclUniqueId raw;
+      ncclResult_t result = api.get_unique_id(&raw);
+      if (result != ncclSuccess) return fail(NcclStatus::kError, "ncclGetUniqueId failed: " + text(result), error);
+      id->assign(raw.internal, sizeof(raw.internal));
+      return NcclStatus::kOk;
+    });
   }
 
   NcclStatus init_rank(int device, int world_size, int rank, const std::string& id,
                        int64_t timeout_ms, void** communicator, std::string* error) override {
     *communicator = nullptr;
+    return protect(error, [&] { return init_rank_unprotected(device, world_size, rank, id, timeout_ms, communicator, error); });
+  }
+
+  NcclStatus all_reduce_sum(void* communicator, const NcclBuffer* buffers, size_t count,
+                            int64_t timeout_ms, std::string* error) override {
+    return protect(error, [&] {
+      return run_group(communicator, buffers, count, "all_reduce_sum", timeout_ms, error,
+                       [&](Communicator& c, const NcclBuffer& b, ncclDataType_t type, cudaStream_t stream) {
+                         return nccl_api().all_reduce(b.data, b.data, b.count, type, ncclSum, c.comm, stream);
+                       });
+    });
+  }
+
+  NcclStatus broadcast(void* communicator, const NcclBuffer* buffers, size_t count, int root,
+                       int64_t timeout_ms, std::string* error) override {
+    return protect(error, [&] {
+      return run_group(communicator, buffers, count, "broadcast", timeout_ms, error,
+                       [&](Communicator& c, const NcclBuffer& b, ncclDataType_t type, cudaStream_t stream) {
+                         return nccl_api().broadcast(b.data, b.data, b.count, type, root, c.comm, stream);
+                       });
+    });
+  }
+
+  void destroy(void* communicator) override {
+    auto* c = static_cast<Communicator*>(communicator);
+    if (c == nullptr) return;
+    // An aborted communicator is already freed; a healthy one is destroyed after its work.
+    if (c->comm != nullptr && !c->aborted) {
+      std::string ignored;
+      protect(&ignored, [&] {
+        DeviceGuard guard(c->device);
+        nccl_api().comm_destroy(c->comm);
+        return NcclStatus::kOk;
+      });
+    }
+    delete c;
+  }
+
+ private:
+  // Nothing thrown inside the library (a failed cudaSetDevice in DeviceGuard, bad_alloc) may
+  // cross the boundary: it becomes kError with its message.
+  template <typename Body>
+  static NcclStatus protect(std::string* error, Body&& body) noexcept {
+    try {
+      return body();
+    } catch (const std::exception& e) {
+      return fail(NcclStatus::kError, std::string("[NCCL] ") + e.what(), error);
+    } catch (...) {
+      return fail(NcclStatus::kError, "[NCCL] unknown error", error);
+    }
+  }
+
+  NcclStatus init_rank_unprotected(int device, int world_size, int rank, const std::string& id,
+                                   int64_t timeout_ms, void** communicator, std::string* error) {
     const NcclApi& api = nccl_api();
     if (api.handle == nullptr) return fail(NcclStatus::kNotInstalled, api.load_error, error);
     ncclUniqueId raw;
@@ -172,37 +228,6 @@ class NcclLibraryImpl final : public NcclLibrary {
     return NcclStatus::kOk;
   }
 
-  NcclStatus all_reduce_sum(void* communicator, const NcclBuffer* buffers, size_t count,
-                            int64_t timeout_ms, std::string* error) override {
-    return run_group(communicator, buffers, count, "all_reduce_sum", timeout_ms, error,
-                     [&](Communicator& c, const NcclBuffer& b, ncclDataType_t type, cudaStream_t stream) {
-                       return nccl_api().all_reduce(b.data, b.data, b.count, type, ncclSum, c.comm, stream);
-                     });
-  }
-
-  NcclStatus broadcast(void* communicator, const NcclBuffer* buffers, size_t count, int root,
-                       int64_t timeout_ms, std::string* error) override {
-    return run_group(communicator, buffers, count, "broadcast", timeout_ms, error,
-                     [&](Communicator& c, const NcclBuffer& b, ncclDataType_t type, cudaStream_t stream) {
-                       return nccl_api().broadcast(b.data, b.data, b.count, type, root, c.comm, stream);
-                     });
-  }
-
-  void destroy(void* communicator) override {
-    auto* c = static_cast<Communicator*>(communicator);
-    if (c == nullptr) return;
-    const NcclApi& api = nccl_api();
-    if (c->comm != nullptr) {
-      // An aborted communicator is already freed; a healthy one is destroyed after its work.
-      if (!c->aborted) {
-        DeviceGuard guard(c->device);
-        api.comm_destroy(c->comm);
-      }
-    }
-    delete c;
-  }
-
- private:
   static std::string text(ncclResult_t result) {
     const NcclApi& api = nccl_api();
     return api.get_error_string ? api.get_error_string(result) : std::to_string(static_cast<int>(result));
