@@ -18,7 +18,8 @@ namespace gpuaccel::cpu {
 bool direct_max_pool_applies(const Pool2dParams& p);
 // Workspace bytes for y: one per output element.
 int64_t direct_max_pool_workspace_bytes(const TensorView& y);
-// x (N, H, W, C), y (N, OH, OW, C), any float dtype (others are staged through contiguous f32).
+// x (N, H, W, C), y (N, OH, OW, C), any float dtype: float32 and bfloat16 run in their own dtype,
+// others (and strided views) are staged through contiguous f32.
 // y = max over each window (padding positions never win); workspace (may be null) receives the
 // window index kh * window_w + kw of the first maximum.
 void direct_max_pool_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
