@@ -235,10 +235,14 @@ struct ConvLayer {
   }
 };
 
-void bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t, int64_t batch, int rounds) {
-  std::vector<ConvLayer> layers{{batch, 28, 28, 1, 32, 3, false},
-                                {batch, 13, 13, 32, 64, 3, true},
-                                {batch, 5, 5, 64, 64, 3, true}};
+// Returns {ours, raw} seconds for one step's convolutions. `filters` scales every layer's
+// filter count (4: the 4x-filter CNN of benchmarks/mixed_precision.py).
+std::pair<double, double> bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t,
+                                    int64_t batch, int rounds, int64_t filters = 1) {
+  const int64_t k = filters;
+  std::vector<ConvLayer> layers{{batch, 28, 28, 1, 32 * k, 3, false},
+                                {batch, 13, 13, 32 * k, 64 * k, 3, true},
+                                {batch, 5, 5, 64 * k, 64 * k, 3, true}};
   for (size_t i = 0; i < layers.size(); ++i) {
     layers[i].init(eng, strm, t, static_cast<uint32_t>(10 * (i + 1)));
   }
@@ -263,6 +267,7 @@ void bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t, int64_t batch, in
               "ratio raw/ours %.3f (target >= 0.85)\n",
               static_cast<long long>(batch), gpuaccel::dtype_name(t), total_ours * 1e3,
               total_raw * 1e3, total_raw / total_ours);
+  return {total_ours, total_raw};
 }
 
 // Per-call overhead of our layer on a tiny op (softmax over 8 values): ours vs the raw
@@ -298,7 +303,27 @@ void bench_tiny(dnnl::engine& eng, dnnl::stream& strm, int calls) {
 
 }  // namespace
 
+// `--cnn-floor BATCH f32|bf16 FILTERS ROUNDS`: only the course CNN's convolutions, ending with
+// a line "CNN_FLOOR_MS raw=<ms> ours=<ms>" that benchmarks/train_cnn.py and mixed_precision.py
+// read (the raw oneDNN convolution floor of their step, measured in the same invocation).
+int cnn_floor(int argc, char** argv, dnnl::engine& eng, dnnl::stream& strm) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: onednn_ops_bench --cnn-floor BATCH f32|bf16 FILTERS ROUNDS\n");
+    return 2;
+  }
+  const DType t = std::string(argv[3]) == "bf16" ? DType::kBFloat16 : DType::kFloat32;
+  const auto [ours, raw] = bench_cnn(eng, strm, t, std::atoll(argv[2]), std::atoi(argv[5]),
+                                     std::atoll(argv[4]));
+  std::printf("CNN_FLOOR_MS raw=%.4f ours=%.4f\n", raw * 1e3, ours * 1e3);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--cnn-floor") {
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream strm(eng);
+    return cnn_floor(argc, argv, eng, strm);
+  }
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 4096;
   const int matmul_rounds = argc > 2 ? std::atoi(argv[2]) : 3;
   const int conv_rounds = argc > 3 ? std::atoi(argv[3]) : 30;
