@@ -100,7 +100,7 @@ void bench_matmul(dnnl::engine& eng, dnnl::stream& strm, DType t, int64_t n, int
 
   // Raw oneDNN: one primitive, created once.
   const memory::desc md({n, n}, dnnl_type(t), memory::format_tag::ab);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), eng);
+  dnnl::matmul::primitive_desc pd(eng, md, md, md);
   dnnl::matmul raw(pd);
   memory am(md, eng, a.data()), bm(md, eng, b.data()), cm(md, eng, c_raw.data());
 
@@ -166,18 +166,12 @@ struct ConvLayer {
     const memory::desc b_md({f}, dt, memory::format_tag::a);
     const memory::dims st{1, 1}, pad{0, 0};
     fwd_pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                        dnnl::algorithm::convolution_direct, x_md, w_any, b_md,
-                                        y_md, st, pad, pad),
-        eng);
+        eng, dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md, w_any,
+        b_md, y_md, st, pad, pad);
     bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, x_md, w_any,
-                                              y_md, st, pad, pad),
-        eng, fwd_pd);
+        eng, dnnl::algorithm::convolution_direct, x_md, w_any, y_md, st, pad, pad, fwd_pd);
     bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
-        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, x_md,
-                                                 w_any, b_md, y_md, st, pad, pad),
-        eng, fwd_pd);
+        eng, dnnl::algorithm::convolution_direct, x_md, w_any, b_md, y_md, st, pad, pad, fwd_pd);
     fwd = dnnl::convolution_forward(fwd_pd);
     bwd_data = dnnl::convolution_backward_data(bwd_data_pd);
     bwd_w = dnnl::convolution_backward_weights(bwd_w_pd);
@@ -278,11 +272,9 @@ void bench_tiny(dnnl::engine& eng, dnnl::stream& strm, int calls) {
   const TensorView xv = make_view(x.data(), DType::kFloat32, {1, 8});
   const TensorView yv = make_view(y.data(), DType::kFloat32, {1, 8});
   const memory::desc md({1, 8}, memory::data_type::f32, memory::format_tag::ab);
-  dnnl::softmax_v2_forward::primitive_desc pd(
-      dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training,
-                                     dnnl::algorithm::softmax_accurate, md, md, 1),
-      eng);
-  dnnl::softmax_v2_forward raw(pd);
+  dnnl::softmax_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_training,
+                                           dnnl::algorithm::softmax_accurate, md, md, 1);
+  dnnl::softmax_forward raw(pd);
   auto median_of = [&](const std::function<void()>& fn) {
     std::vector<double> t(static_cast<size_t>(calls));
     for (int i = 0; i < 100; ++i) fn();
