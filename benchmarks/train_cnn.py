@@ -21,7 +21,7 @@ import subprocess
 import sys
 import textwrap
 
-from _conv_floor import conv_floor_ms, cpu_line, floor_binary, load_line
+from _bench_context import conv_floor_ms, cpu_line, floor_binary, load_line
 
 THREADS = "2"
 

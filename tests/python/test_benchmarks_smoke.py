@@ -20,6 +20,7 @@ RUNS = [
     ("profiler_overhead.py", ["--steps", "3", "--repeats", "1", "--peers=", "--data", "random"],
      "gpuaccel profiler on:"),
     ("shared_cores.py", ["--steps", "1", "--rounds", "1"], "vs keras's slowdown"),
+    ("tiny_step.py", ["--steps", "20", "--repeats", "1"], "train_step alone"),
 ]
 
 
