@@ -335,10 +335,33 @@ void bf16_blocks(const BFloat16* const (&in)[N], BFloat16* out, int64_t n, Block
   });
 }
 
+// ReLU and its gradient on bfloat16 bits: the result is always an input or zero, so nothing
+// needs converting. Same bits as widening, the f32 functor and rounding back: NaNs come out
+// quiet, -0 stays -0, other negatives become +0; the gradient passes dy where x > 0 (+inf
+// included, NaN not).
+inline bool bf16_is_nan(uint16_t b) { return (b & 0x7fff) > 0x7f80; }
+inline uint16_t relu_bits(uint16_t x) {
+  const bool negative = (x & 0x8000) != 0 && x != 0x8000;
+  return bf16_is_nan(x) ? static_cast<uint16_t>(x | 0x0040) : (negative ? uint16_t{0} : x);
+}
+inline uint16_t relu_backward_bits(uint16_t x, uint16_t dy) {
+  const bool positive = (x & 0x8000) == 0 && x != 0 && !bf16_is_nan(x);
+  const uint16_t passed = bf16_is_nan(dy) ? static_cast<uint16_t>(dy | 0x0040) : dy;
+  return positive ? passed : uint16_t{0};
+}
+
 template <typename S, typename Op>
 void unary_typed(Op op, const TensorView& x, const TensorView& y) {
   if constexpr (std::is_same_v<S, BFloat16>) {
     const TensorView* operands[2] = {&y, &x};
+    if (all_contiguous_same_size<2>(operands) && std::is_same_v<Op, kernels::ReluFunctor>) {
+      const uint16_t* xp = static_cast<const uint16_t*>(x.data);
+      uint16_t* yp = static_cast<uint16_t*>(y.data);
+      parallel_range(y.numel(), [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) yp[i] = relu_bits(xp[i]);
+      });
+      return;
+    }
     if (all_contiguous_same_size<2>(operands)) {
       const BFloat16* in[1] = {static_cast<const BFloat16*>(x.data)};
       bf16_blocks<1>(in, static_cast<BFloat16*>(y.data), y.numel(),
@@ -361,6 +384,15 @@ void unary_backward_typed(Op op, const TensorView& x, const TensorView& y, const
                           const TensorView& dx) {
   if constexpr (std::is_same_v<S, BFloat16>) {
     const TensorView* operands[4] = {&dx, &x, &y, &dy};
+    if (all_contiguous_same_size<4>(operands) && std::is_same_v<Op, kernels::ReluFunctor>) {
+      const uint16_t* xp = static_cast<const uint16_t*>(x.data);
+      const uint16_t* dyp = static_cast<const uint16_t*>(dy.data);
+      uint16_t* dxp = static_cast<uint16_t*>(dx.data);
+      parallel_range(dx.numel(), [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) dxp[i] = relu_backward_bits(xp[i], dyp[i]);
+      });
+      return;
+    }
     if (all_contiguous_same_size<4>(operands)) {
       const BFloat16* in[3] = {static_cast<const BFloat16*>(x.data),
                                static_cast<const BFloat16*>(y.data),
