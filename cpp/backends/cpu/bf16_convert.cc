@@ -3,11 +3,15 @@
 // use the bit formulas of kernels/half_conversions.h, which define the expected results.
 #include "backends/cpu/bf16_convert.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#define GPUACCEL_BF16_X86 1
 #include <immintrin.h>
-
 // GCC 12's AVX-512 headers build "undefined" vectors that -Wmaybe-uninitialized reports at
 // every inlined use (a known false positive of the headers, not of this file).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#else
+#define GPUACCEL_BF16_X86 0
+#endif
 
 #include "core/cpu_info.h"
 #include "core/errors.h"
@@ -23,6 +27,7 @@ void f32_to_bf16_scalar(const float* src, BFloat16* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = BFloat16::from_float(src[i]);
 }
 
+#if GPUACCEL_BF16_X86
 // ---- AVX2: 8 lanes of the integer formulas ----
 
 __attribute__((target("avx2"))) inline __m256i widen_bits_avx2(__m128i b) {
@@ -138,6 +143,15 @@ __attribute__((target("avx512f,avx512bf16"))) void f32_to_bf16_avx512bf16(const 
   }
   f32_to_bf16_avx512(src + i, dst + i, n - i);
 }
+
+#else
+// Off x86 only the scalar path exists (supported() refuses the others), so these never run.
+void bf16_to_f32_avx2(const BFloat16* s, float* d, int64_t n) { bf16_to_f32_scalar(s, d, n); }
+void bf16_to_f32_avx512(const BFloat16* s, float* d, int64_t n) { bf16_to_f32_scalar(s, d, n); }
+void f32_to_bf16_avx2(const float* s, BFloat16* d, int64_t n) { f32_to_bf16_scalar(s, d, n); }
+void f32_to_bf16_avx512(const float* s, BFloat16* d, int64_t n) { f32_to_bf16_scalar(s, d, n); }
+void f32_to_bf16_avx512bf16(const float* s, BFloat16* d, int64_t n) { f32_to_bf16_scalar(s, d, n); }
+#endif
 
 bool supported(Bf16ConvertIsa isa) {
   static const CpuInfo info = cpu_info();
