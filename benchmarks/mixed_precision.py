@@ -9,13 +9,21 @@ pools start fresh); one warm-up step, then --steps timed steps on Fashion-MNIST-
 Models: the course CNN, the CNN with 4x the filters, and an MLP with 2048-wide layers. On a CPU
 without AVX512-BF16/AMX, bfloat16 is computed by staging through float32 (oneDNN 2.x has no
 bf16 kernels below AVX-512), so expect a slowdown there, not a speedup: the script prints the
-CPU's flags so a result is never read without them."""
+CPU's flags so a result is never read without them.
+
+float32 and mixed_bfloat16 runs alternate (--repeats rounds; the fastest of each is kept) so a
+load change on a shared machine hits both. For the CNNs it also prints the raw oneDNN
+convolution floor of each step (`onednn_ops_bench --cnn-floor BATCH f32|bf16 FILTERS`, the same
+convolutions run by oneDNN directly), so "how far from the convolutions" and "how much bf16
+gains where it can" are read from one invocation, with the load average before and after."""
 import argparse
 import json
 import os
 import subprocess
 import sys
 import textwrap
+
+from _bench_context import conv_floor_ms, cpu_line, floor_binary, load_line
 
 BODY = textwrap.dedent("""
     import json, sys, time
@@ -94,26 +102,53 @@ def main():
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--models", default="cnn,wide_cnn,mlp")
     parser.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON", "/usr/bin/python3"))
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="alternating float32/bf16 runs per model; the fastest is kept")
+    parser.add_argument("--floor-bin", help="onednn_ops_bench binary (default: beside the build)")
+    parser.add_argument("--floor-rounds", type=int, default=10)
+    parser.add_argument("--peers", default="torch", help="'torch' or '' (no PyTorch column)")
     args = parser.parse_args()
-    import gpuaccel
-    flags = dict(gpuaccel._C.cpu_info()["flags"])
-    print(f"CPU flags: {', '.join(k for k, v in flags.items() if v) or 'unknown'}")
-    print(f"batch {args.batch}, {args.steps} timed steps, 2 threads")
+    print(cpu_line())
+    print(f"before: {load_line()}")
+    print(f"batch {args.batch}, {args.steps} timed steps, 2 threads, best of {args.repeats} "
+          "alternating runs")
+    binary = floor_binary(args.floor_bin)
     for model in args.models.split(","):
-        f32 = run([model, "float32", args.steps, args.batch], sys.executable, BODY)
-        bf16 = run([model, "mixed_bfloat16", args.steps, args.batch], sys.executable, BODY)
-        torch_bf16 = run([model, args.steps, args.batch], args.torch_python, TORCH)
-        if "error" in f32 or "error" in bf16:
-            print(f"  {model}: failed: {f32.get('error') or bf16.get('error')}")
+        runs = {"float32": [], "mixed_bfloat16": []}
+        for _ in range(max(1, args.repeats)):
+            for policy in runs:
+                runs[policy].append(run([model, policy, args.steps, args.batch], sys.executable,
+                                        BODY))
+        errors = [r["error"] for rs in runs.values() for r in rs if "error" in r]
+        if errors:
+            print(f"  {model}: failed: {errors[0]}")
             continue
+        f32, bf16 = (min(rs, key=lambda r: r["ms_per_step"]) for rs in runs.values())
         line = (f"  {model:<9} float32 {f32['ms_per_step']:8.1f} ms/step "
                 f"(peak {f32['peak_bytes'] / 2**20:7.1f} MiB)   mixed_bfloat16 "
                 f"{bf16['ms_per_step']:8.1f} ms/step (peak {bf16['peak_bytes'] / 2**20:7.1f} MiB)"
                 f"   speedup {f32['ms_per_step'] / bf16['ms_per_step']:.2f}x")
-        if "error" not in torch_bf16:
-            line += (f"   torch autocast bf16 {torch_bf16['ms_per_step']:.1f} ms/step "
-                     f"(ours/torch {bf16['ms_per_step'] / torch_bf16['ms_per_step']:.2f})")
+        if model != "mlp":
+            filters = 4 if model == "wide_cnn" else 1
+            floors = {}
+            for name, dtype in (("f32", "f32"), ("bf16", "bf16")):
+                floors[name], why = conv_floor_ms(binary, args.batch, dtype, filters,
+                                                  args.floor_rounds)
+            if floors["f32"] is None or floors["bf16"] is None:
+                line += f"\n            conv floor: not measured: {why}"
+            else:
+                line += (f"\n            raw oneDNN conv floor f32 {floors['f32']:.1f} ms, bf16 "
+                         f"{floors['bf16']:.1f} ms (floor speedup "
+                         f"{floors['f32'] / floors['bf16']:.2f}x); ours/floor f32 "
+                         f"{f32['ms_per_step'] / floors['f32']:.2f}, bf16 "
+                         f"{bf16['ms_per_step'] / floors['bf16']:.2f}")
+        if "torch" in args.peers.split(","):
+            torch_bf16 = run([model, args.steps, args.batch], args.torch_python, TORCH)
+            if "error" not in torch_bf16:
+                line += (f"\n            torch autocast bf16 {torch_bf16['ms_per_step']:.1f} "
+                         f"ms/step (ours/torch {bf16['ms_per_step'] / torch_bf16['ms_per_step']:.2f})")
         print(line)
+    print(f"after: {load_line()}")
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ void bench_matmul(dnnl::engine& eng, dnnl::stream& strm, DType t, int64_t n, int
 
   // Raw oneDNN: one primitive, created once.
   const memory::desc md({n, n}, dnnl_type(t), memory::format_tag::ab);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), eng);
+  dnnl::matmul::primitive_desc pd(eng, md, md, md);
   dnnl::matmul raw(pd);
   memory am(md, eng, a.data()), bm(md, eng, b.data()), cm(md, eng, c_raw.data());
 
@@ -166,18 +166,12 @@ struct ConvLayer {
     const memory::desc b_md({f}, dt, memory::format_tag::a);
     const memory::dims st{1, 1}, pad{0, 0};
     fwd_pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                        dnnl::algorithm::convolution_direct, x_md, w_any, b_md,
-                                        y_md, st, pad, pad),
-        eng);
+        eng, dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md, w_any,
+        b_md, y_md, st, pad, pad);
     bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, x_md, w_any,
-                                              y_md, st, pad, pad),
-        eng, fwd_pd);
+        eng, dnnl::algorithm::convolution_direct, x_md, w_any, y_md, st, pad, pad, fwd_pd);
     bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
-        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, x_md,
-                                                 w_any, b_md, y_md, st, pad, pad),
-        eng, fwd_pd);
+        eng, dnnl::algorithm::convolution_direct, x_md, w_any, b_md, y_md, st, pad, pad, fwd_pd);
     fwd = dnnl::convolution_forward(fwd_pd);
     bwd_data = dnnl::convolution_backward_data(bwd_data_pd);
     bwd_w = dnnl::convolution_backward_weights(bwd_w_pd);
@@ -235,10 +229,14 @@ struct ConvLayer {
   }
 };
 
-void bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t, int64_t batch, int rounds) {
-  std::vector<ConvLayer> layers{{batch, 28, 28, 1, 32, 3, false},
-                                {batch, 13, 13, 32, 64, 3, true},
-                                {batch, 5, 5, 64, 64, 3, true}};
+// Returns {ours, raw} seconds for one step's convolutions. `filters` scales every layer's
+// filter count (4: the 4x-filter CNN of benchmarks/mixed_precision.py).
+std::pair<double, double> bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t,
+                                    int64_t batch, int rounds, int64_t filters = 1) {
+  const int64_t k = filters;
+  std::vector<ConvLayer> layers{{batch, 28, 28, 1, 32 * k, 3, false},
+                                {batch, 13, 13, 32 * k, 64 * k, 3, true},
+                                {batch, 5, 5, 64 * k, 64 * k, 3, true}};
   for (size_t i = 0; i < layers.size(); ++i) {
     layers[i].init(eng, strm, t, static_cast<uint32_t>(10 * (i + 1)));
   }
@@ -263,6 +261,7 @@ void bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t, int64_t batch, in
               "ratio raw/ours %.3f (target >= 0.85)\n",
               static_cast<long long>(batch), gpuaccel::dtype_name(t), total_ours * 1e3,
               total_raw * 1e3, total_raw / total_ours);
+  return {total_ours, total_raw};
 }
 
 // Per-call overhead of our layer on a tiny op (softmax over 8 values): ours vs the raw
@@ -273,11 +272,9 @@ void bench_tiny(dnnl::engine& eng, dnnl::stream& strm, int calls) {
   const TensorView xv = make_view(x.data(), DType::kFloat32, {1, 8});
   const TensorView yv = make_view(y.data(), DType::kFloat32, {1, 8});
   const memory::desc md({1, 8}, memory::data_type::f32, memory::format_tag::ab);
-  dnnl::softmax_v2_forward::primitive_desc pd(
-      dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training,
-                                     dnnl::algorithm::softmax_accurate, md, md, 1),
-      eng);
-  dnnl::softmax_v2_forward raw(pd);
+  dnnl::softmax_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_training,
+                                           dnnl::algorithm::softmax_accurate, md, md, 1);
+  dnnl::softmax_forward raw(pd);
   auto median_of = [&](const std::function<void()>& fn) {
     std::vector<double> t(static_cast<size_t>(calls));
     for (int i = 0; i < 100; ++i) fn();
@@ -298,7 +295,27 @@ void bench_tiny(dnnl::engine& eng, dnnl::stream& strm, int calls) {
 
 }  // namespace
 
+// `--cnn-floor BATCH f32|bf16 FILTERS ROUNDS`: only the course CNN's convolutions, ending with
+// a line "CNN_FLOOR_MS raw=<ms> ours=<ms>" that benchmarks/train_cnn.py and mixed_precision.py
+// read (the raw oneDNN convolution floor of their step, measured in the same invocation).
+int cnn_floor(int argc, char** argv, dnnl::engine& eng, dnnl::stream& strm) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: onednn_ops_bench --cnn-floor BATCH f32|bf16 FILTERS ROUNDS\n");
+    return 2;
+  }
+  const DType t = std::string(argv[3]) == "bf16" ? DType::kBFloat16 : DType::kFloat32;
+  const auto [ours, raw] = bench_cnn(eng, strm, t, std::atoll(argv[2]), std::atoi(argv[5]),
+                                     std::atoll(argv[4]));
+  std::printf("CNN_FLOOR_MS raw=%.4f ours=%.4f\n", raw * 1e3, ours * 1e3);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--cnn-floor") {
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream strm(eng);
+    return cnn_floor(argc, argv, eng, strm);
+  }
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 4096;
   const int matmul_rounds = argc > 2 ? std::atoi(argv[2]) : 3;
   const int conv_rounds = argc > 3 ? std::atoi(argv[3]) : 30;

@@ -8,13 +8,20 @@ each is pinned to the same 2 threads); the epoch time is measured inside the pro
 warm-up step. PyTorch runs under the interpreter in $TORCH_PYTHON (default /usr/bin/python3,
 where Debian's CPU-only python3-torch lives) when it is not importable here.
 Also prints the per-step overhead of a tiny Dense model (gpuaccel's fit loop with nothing to
-compute), the other target of the issue."""
+compute), the other target of the issue.
+
+Beside the times it prints the CPU's instruction sets, the load average before and after, and the
+raw oneDNN convolution floor of the step (`onednn_ops_bench --cnn-floor 64 f32 1`, the same three
+convolutions' forward and backward run by oneDNN directly, min over rounds) with the ratio of our
+step to it (issue 17's target: <= 1.3)."""
 import argparse
 import json
 import os
 import subprocess
 import sys
 import textwrap
+
+from _bench_context import conv_floor_ms, cpu_line, floor_binary, load_line
 
 THREADS = "2"
 
@@ -142,7 +149,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=0, help="limit each epoch to N batches")
     parser.add_argument("--peers", default="keras,torch")
+    parser.add_argument("--floor-bin", help="onednn_ops_bench binary (default: beside the build)")
+    parser.add_argument("--floor-rounds", type=int, default=20)
     args = parser.parse_args()
+    print(cpu_line())
+    print(f"before: {load_line()}")
+    floor, why = conv_floor_ms(floor_binary(args.floor_bin), 64, "f32", 1, args.floor_rounds,
+                               THREADS)
     results = {"gpuaccel": run(GPUACCEL, sys.executable, args.steps)}
     peers = [p for p in args.peers.split(",") if p]
     if "keras" in peers:
@@ -159,12 +172,19 @@ def main():
         ratio = f"   ours/this = {ours / r['seconds']:.2f}" if ours and name != "gpuaccel" else ""
         print(f"  {name:<9} {r['seconds']:7.2f} s/epoch  {per_step:6.2f} ms/step "
               f"({r['steps']} steps){ratio}")
+        if name == "gpuaccel":
+            if floor is None:
+                print(f"  raw oneDNN convolution floor: not measured: {why}")
+            else:
+                print(f"  raw oneDNN convolution floor {floor:6.2f} ms/step   ours/floor = "
+                      f"{per_step / floor:.2f} (target <= 1.3)")
     tiny = run(TINY, sys.executable, 0)
     if "error" not in tiny:
         print(f"Tiny Dense(1) model, batch 64: {1e6 * tiny['seconds'] / tiny['steps']:.1f} us per "
               "fit step (target <= 50)")
     else:
         print(f"Tiny model failed: {tiny['error']}")
+    print(f"after: {load_line()}")
 
 
 if __name__ == "__main__":

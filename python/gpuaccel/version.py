@@ -2,7 +2,7 @@
 
 ``cuda`` is the CUDA toolkit the CUDA backend was compiled with ('13.0'), or None when gpuaccel
 was built without it; ``cudnn`` the cuDNN it was compiled against as an int (91900 = 9.19.0), or
-None; ``onednn`` the oneDNN library in use ('2.6.3'). What is loaded at run time (CUDA runtime,
+None; ``onednn`` the oneDNN library in use ('3.2.0'). What is loaded at run time (CUDA runtime,
 driver, cuDNN) is in ``runtime()`` and in ``python -m gpuaccel.info``.
 """
 from . import _C
@@ -23,7 +23,7 @@ def runtime():
     """Versions as loaded now (loads the CUDA backend if it was built). Unknown ones are None.
 
     Keys: ``cuda_runtime`` and ``cuda_driver`` ('12.4'), ``cudnn`` and ``cublas`` (ints in
-    their libraries' encoding), ``onednn`` ('2.6.3').
+    their libraries' encoding), ``onednn`` ('3.2.0').
     """
     status = _C.cuda_backend_status()
 

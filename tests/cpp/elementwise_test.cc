@@ -800,3 +800,71 @@ TEST(ElementwiseDropout, MaskRateScalingAndDeterminism) {
 
 }  // namespace
 }  // namespace gpuaccel::cpu
+
+namespace gpuaccel::cpu {
+namespace {
+
+// Contiguous bfloat16 operands take the block path (bulk conversions, f32 functor, one
+// rounding) and ReLU a bit-level path; both must give exactly the bits of the per-element
+// definition -- widen, apply the functor in float, round to nearest even -- on every bf16
+// pattern (NaNs, infinities, zeros of both signs, subnormals), at a length that splits into
+// several blocks and threads. (ReLU's bit path also keeps NaN payloads; the check does not
+// rely on it.)
+TEST(ElementwiseBFloat16, ContiguousPathsGiveTheFunctorsBits) {
+  const int64_t n = 65536 + 37;
+  TestTensor x = make_tensor(DType::kBFloat16, {n});
+  TestTensor dy = make_tensor(DType::kBFloat16, {n});
+  auto* xb = reinterpret_cast<BFloat16*>(x.bytes.data());
+  auto* dyb = reinterpret_cast<BFloat16*>(dy.bytes.data());
+  std::mt19937 rng(11);
+  for (int64_t i = 0; i < n; ++i) {
+    xb[i].bits = static_cast<uint16_t>(i);
+    dyb[i].bits = static_cast<uint16_t>(rng());
+  }
+  dyb[5].bits = 0x7f81;  // a signalling NaN gradient must come out quiet
+  xb[5].bits = 0x3f80;
+  const auto expect_bits = [&](const TestTensor& out, const std::function<float(int64_t)>& ref,
+                               const char* what) {
+    const auto* ob = reinterpret_cast<const BFloat16*>(out.bytes.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const uint16_t want = BFloat16::from_float(ref(i)).bits;
+      // Which NaN operand's payload an f32 instruction keeps depends on how the compiler
+      // ordered it: NaN results only have to be NaN.
+      const auto is_nan = [](uint16_t b) { return (b & 0x7fff) > 0x7f80; };
+      if (is_nan(want)) {
+        ASSERT_TRUE(is_nan(ob[i].bits)) << what << " at x bits " << std::hex << xb[i].bits;
+        continue;
+      }
+      ASSERT_EQ(ob[i].bits, want) << what << " at x bits " << std::hex << xb[i].bits
+                                  << " dy bits " << dyb[i].bits;
+    }
+  };
+  const auto check_unary = [&](UnaryOp op, auto functor, const char* name) {
+    TestTensor y = make_tensor(DType::kBFloat16, {n});
+    unary(op, x.view, y.view);
+    expect_bits(y, [&](int64_t i) { return functor(xb[i].to_float()); }, name);
+    TestTensor dx = make_tensor(DType::kBFloat16, {n});
+    unary_backward(op, x.view, y.view, dy.view, dx.view);
+    const auto* yb = reinterpret_cast<const BFloat16*>(y.bytes.data());
+    expect_bits(dx, [&](int64_t i) {
+      return functor.backward(xb[i].to_float(), yb[i].to_float(), dyb[i].to_float());
+    }, name);
+  };
+  check_unary(UnaryOp::kRelu, kernels::ReluFunctor{}, "relu");
+  check_unary(UnaryOp::kSigmoid, kernels::SigmoidFunctor{}, "sigmoid");
+  check_unary(UnaryOp::kNeg, kernels::NegFunctor{}, "neg");
+
+  TestTensor sum = make_tensor(DType::kBFloat16, {n});
+  binary(BinaryOp::kAdd, x.view, dy.view, sum.view);
+  expect_bits(sum, [&](int64_t i) { return xb[i].to_float() + dyb[i].to_float(); }, "add");
+
+  // Casts both ways through the bulk conversions.
+  TestTensor wide = make_tensor(DType::kFloat32, {n});
+  copy(x.view, wide.view);
+  TestTensor back = make_tensor(DType::kBFloat16, {n});
+  copy(wide.view, back.view);
+  expect_bits(back, [&](int64_t i) { return xb[i].to_float(); }, "cast round trip");
+}
+
+}  // namespace
+}  // namespace gpuaccel::cpu

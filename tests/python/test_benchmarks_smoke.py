@@ -23,6 +23,7 @@ RUNS = [
     # Without a GPU only its CPU epoch runs; the GPU parts say why they are skipped.
     ("gpu_train.py", ["--steps", "2", "--cpu-steps", "2", "--calls", "2"], "CPU epoch"),
     ("distribute.py", ["--steps", "2", "--repeats", "1"], "MultiWorker, 2 processes"),
+    ("tiny_step.py", ["--steps", "20", "--repeats", "1"], "train_step alone"),
 ]
 
 
@@ -38,5 +39,5 @@ def test_benchmark_runs_on_a_tiny_size(script, args, expected, tmp_path):
 
 
 def test_every_benchmark_script_is_smoke_run():
-    scripts = {p.name for p in BENCHMARKS.glob("*.py")}
+    scripts = {p.name for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_")}
     assert scripts == {r[0] for r in RUNS}, "add the new benchmark to RUNS"

@@ -260,7 +260,7 @@ def test_supported_on_this_cpu():
     flags = gpuaccel._C.cpu_info()["flags"]
     truth = gpuaccel.mixed_precision.supported("CPU")
     assert truth["device"] == "CPU:0" and truth["float32"] is True
-    assert truth["float16"] is False  # oneDNN 2.x computes float16 in float32 on every CPU
+    assert truth["float16"] is False  # gpuaccel computes float16 in float32 on every CPU
     assert truth["bfloat16"] is bool(flags["amx_bf16"] or flags["avx512_bf16"])
     assert "float16" in truth["reason"] and "bfloat16" in truth["reason"]
     assert mp.supported("cpu:0") == truth

@@ -6,6 +6,7 @@
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/onednn_ops.h"
 #include "backends/cpu/optimizer_update.h"
+#include "backends/cpu/small_matmul.h"
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel {
@@ -40,6 +41,10 @@ class CpuBackend final : public Backend {
   }
   void matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
               const TensorView& out) override {
+    if (out.numel() > 0 && cpu::small_matmul_applies(a, b, out)) {
+      cpu::small_matmul(a, b, bias, out);
+      return;
+    }
     cpu::matmul(a, b, bias, out);
   }
   void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,

@@ -1,5 +1,5 @@
 // NHWC float32 max pooling with a one-byte-per-output argmax workspace, written directly rather
-// than through oneDNN. On AVX2-only CPUs oneDNN 2.x's channels-last max pooling with a workspace
+// than through oneDNN. On AVX2-only CPUs oneDNN's (2.6, measured) channels-last max pooling with a workspace
 // (the training forward) ran ~10x slower than a plain pass over the same bytes (10 ms for the
 // course CNN's first pooling at batch 64, vs 0.8 ms for a relu of its input), which made the
 // two poolings about a third of a training step. The loops here vectorize over channels.
@@ -18,7 +18,8 @@ namespace gpuaccel::cpu {
 bool direct_max_pool_applies(const Pool2dParams& p);
 // Workspace bytes for y: one per output element.
 int64_t direct_max_pool_workspace_bytes(const TensorView& y);
-// x (N, H, W, C), y (N, OH, OW, C), any float dtype (others are staged through contiguous f32).
+// x (N, H, W, C), y (N, OH, OW, C), any float dtype: float32 and bfloat16 run in their own dtype,
+// others (and strided views) are staged through contiguous f32.
 // y = max over each window (padding positions never win); workspace (may be null) receives the
 // window index kh * window_w + kw of the first maximum.
 void direct_max_pool_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,

@@ -1,8 +1,8 @@
 // Shared plumbing of the oneDNN-backed CPU kernels (onednn_ops.h): the process-wide engine and
 // stream, the bounded thread-safe primitive cache every op looks its primitives up in, the
-// user-managed scratchpad, the dtype mapping, the f16 <-> f32 staging that oneDNN 2.x CPUs need
-// (no f16 compute there), and the translation of dnnl::error into gpuaccel::Error. Only the
-// onednn_*.cc files include this header; the thin adapter that a oneDNN 3.x port would replace.
+// user-managed scratchpad, the dtype mapping, the f16 <-> f32 staging for CPUs without f16
+// compute, and the translation of dnnl::error into gpuaccel::Error. Only the onednn_*.cc files
+// include this header. Written against the oneDNN 3.x API (cmake/onednn.cmake finds it).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -68,7 +68,7 @@ dnnl::primitive_attr default_attr();
 void* thread_buffer(int slot, size_t bytes);
 constexpr int kScratchpadSlot = 0;
 constexpr int kWeightsSlot = 1;
-constexpr int kWeightsSlot2 = 2;
+constexpr int kZeroShiftSlot = 2;
 
 // The scratchpad memory for `pd` (from this thread's buffer).
 dnnl::memory scratchpad_memory(const dnnl::primitive_desc_base& pd);
@@ -86,10 +86,11 @@ dnnl::memory make_memory(const dnnl::memory::desc& md, const void* data);
 // Runs `fn`; a dnnl::error becomes gpuaccel::Error(kInternal, op, ... "dnnl status ...").
 void guarded(const char* op, const std::function<void()>& fn);
 
-// Whether matmul/conv in `dtype` must be staged through f32: always for f16 (oneDNN 2.x has no
-// CPU f16 compute), and for bf16 on CPUs without AVX-512 (oneDNN 2.x implements bf16 only from
-// avx512_core up; on an AVX2-only CPU primitive creation fails with "unimplemented"). The
-// numbers match a bf16 kernel's (bf16 inputs, f32 accumulation, one rounding at the end).
+// Whether matmul/conv in `dtype` must be staged through f32: always for f16 (oneDNN's CPU f16
+// kernels need AVX512-FP16 or AMX-FP16, which the course's machines lack; one staged path keeps
+// results alike everywhere), and for bf16 on CPUs without AVX-512 (oneDNN's bf16 kernels start
+// at avx512_core; below it only slow reference kernels, or "unimplemented"). The numbers match
+// a bf16 kernel's (bf16 inputs, f32 accumulation, one rounding at the end).
 bool staged_through_f32(DType dtype);
 
 // f16 staging. An f32 copy of a view; dimensions with stride 0 stay broadcast (stride 0,

@@ -50,17 +50,20 @@ void add_params(KeyBuilder& key, const Conv2dParams& p) {
   key.add(p.pad_top).add(p.pad_bottom).add(p.pad_left).add(p.pad_right);
 }
 
-dnnl::convolution_forward::desc forward_desc(const memory::desc& x_md, const memory::desc& w_md,
-                                             const memory::desc* b_md, const memory::desc& y_md,
-                                             const Geometry& g) {
+// The forward primitive descriptor: cached primitives get default_attr(); the hints that
+// backward descriptors need are created with oneDNN's default attributes.
+dnnl::convolution_forward::primitive_desc forward_pd(
+    const memory::desc& x_md, const memory::desc& w_md, const memory::desc* b_md,
+    const memory::desc& y_md, const Geometry& g,
+    const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
   if (b_md != nullptr) {
-    return dnnl::convolution_forward::desc(
-        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md, w_md,
-        *b_md, y_md, g.strides, g.dilates, g.pad_l, g.pad_r);
+    return dnnl::convolution_forward::primitive_desc(
+        engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md,
+        w_md, *b_md, y_md, g.strides, g.dilates, g.pad_l, g.pad_r, attr);
   }
-  return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                         dnnl::algorithm::convolution_direct, x_md, w_md, y_md,
-                                         g.strides, g.dilates, g.pad_l, g.pad_r);
+  return dnnl::convolution_forward::primitive_desc(
+      engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md, w_md,
+      y_md, g.strides, g.dilates, g.pad_l, g.pad_r, attr);
 }
 
 constexpr size_t kSerialReorderBytes = size_t{1} << 20;
@@ -135,9 +138,8 @@ void forward_native(const TensorView& x, const TensorView& w, const TensorView* 
     const Geometry g(p);
     memory::desc b_md;
     if (bias != nullptr) b_md = dense_desc({bias->shape[0]}, bias->dtype);
-    auto d = forward_desc(nhwc_desc(x), any_weights_desc(w, w.dtype),
-                          bias != nullptr ? &b_md : nullptr, nhwc_desc(y), g);
-    entry->pd = dnnl::convolution_forward::primitive_desc(d, default_attr(), engine());
+    entry->pd = forward_pd(nhwc_desc(x), any_weights_desc(w, w.dtype),
+                           bias != nullptr ? &b_md : nullptr, nhwc_desc(y), g, default_attr());
     entry->prim = make_primitive<dnnl::convolution_forward>(entry->pd);
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
     return entry;
@@ -167,12 +169,10 @@ void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2
     const Geometry g(p);
     const memory::desc dx_md = nhwc_desc(dx), dy_md = nhwc_desc(dy);
     const memory::desc w_any = any_weights_desc(w, w.dtype);
-    dnnl::convolution_forward::primitive_desc hint(
-        forward_desc(dx_md, w_any, nullptr, dy_md, g), engine());
-    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, dx_md, w_any,
-                                            dy_md, g.strides, g.dilates, g.pad_l, g.pad_r);
-    entry->pd =
-        dnnl::convolution_backward_data::primitive_desc(d, default_attr(), engine(), hint);
+    const auto hint = forward_pd(dx_md, w_any, nullptr, dy_md, g);
+    entry->pd = dnnl::convolution_backward_data::primitive_desc(
+        engine(), dnnl::algorithm::convolution_direct, dx_md, w_any, dy_md, g.strides, g.dilates,
+        g.pad_l, g.pad_r, hint, default_attr());
     entry->prim = make_primitive<dnnl::convolution_backward_data>(entry->pd);
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
     return entry;
@@ -202,22 +202,17 @@ void backward_weights_native(const TensorView& x, const TensorView& dy, const Co
     const memory::desc w_any = any_weights_desc(dw, dw.dtype);
     memory::desc b_md;
     if (dbias != nullptr) b_md = dense_desc({dbias->shape[0]}, dbias->dtype);
-    dnnl::convolution_forward::primitive_desc hint(
-        forward_desc(x_md, any_weights_desc(dw, x.dtype), dbias != nullptr ? &b_md : nullptr,
-                     dy_md, g),
-        engine());
-    std::unique_ptr<dnnl::convolution_backward_weights::desc> d;
+    const auto hint = forward_pd(x_md, any_weights_desc(dw, x.dtype),
+                                 dbias != nullptr ? &b_md : nullptr, dy_md, g);
     if (dbias != nullptr) {
-      d.reset(new dnnl::convolution_backward_weights::desc(
-          dnnl::algorithm::convolution_direct, x_md, w_any, b_md, dy_md, g.strides, g.dilates,
-          g.pad_l, g.pad_r));
+      entry->pd = dnnl::convolution_backward_weights::primitive_desc(
+          engine(), dnnl::algorithm::convolution_direct, x_md, w_any, b_md, dy_md, g.strides,
+          g.dilates, g.pad_l, g.pad_r, hint, default_attr());
     } else {
-      d.reset(new dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
-                                                           x_md, w_any, dy_md, g.strides,
-                                                           g.dilates, g.pad_l, g.pad_r));
+      entry->pd = dnnl::convolution_backward_weights::primitive_desc(
+          engine(), dnnl::algorithm::convolution_direct, x_md, w_any, dy_md, g.strides,
+          g.dilates, g.pad_l, g.pad_r, hint, default_attr());
     }
-    entry->pd =
-        dnnl::convolution_backward_weights::primitive_desc(*d, default_attr(), engine(), hint);
     entry->prim = make_primitive<dnnl::convolution_backward_weights>(entry->pd);
     entry->weights.init(hwio_desc(dw), entry->pd.diff_weights_desc(), false);
     return entry;

@@ -13,7 +13,7 @@ struct OneDnnVersion {
   int patch = 0;
   std::string hash;         // git hash of its sources; may be empty
   std::string cpu_runtime;  // "OpenMP", "TBB", "sequential", "threadpool"
-  std::string str() const;  // "2.6.3"
+  std::string str() const;  // "3.2.0"
 };
 
 // From dnnl_version(); never throws.

@@ -110,16 +110,15 @@ void run_native(const TensorView& a_in, const TensorView& b_in, const TensorView
     const memory::desc a_md = strided_desc(ad, a.dtype, as);
     const memory::desc b_md = strided_desc(bd, b.dtype, bs);
     const memory::desc o_md = dense_desc(od, out.dtype);
-    std::unique_ptr<dnnl::matmul::desc> d;
+    auto e = std::make_shared<MatmulEntry>();
     if (bias != nullptr) {
       memory::dims biasd(out.ndim, 1);
       biasd.back() = out.shape[out.ndim - 1];
-      d.reset(new dnnl::matmul::desc(a_md, b_md, dense_desc(biasd, bias->dtype), o_md));
+      e->pd = dnnl::matmul::primitive_desc(engine(), a_md, b_md, dense_desc(biasd, bias->dtype),
+                                           o_md, default_attr());
     } else {
-      d.reset(new dnnl::matmul::desc(a_md, b_md, o_md));
+      e->pd = dnnl::matmul::primitive_desc(engine(), a_md, b_md, o_md, default_attr());
     }
-    auto e = std::make_shared<MatmulEntry>();
-    e->pd = dnnl::matmul::primitive_desc(*d, default_attr(), engine());
     e->prim = make_primitive<dnnl::matmul>(e->pd);
     return e;
   });
@@ -172,7 +171,7 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, co
       run_native(a, b, bias, out);
       return;
     }
-    // f16 (and bf16 without AVX-512): storage only on oneDNN 2.x CPUs; compute in f32.
+    // f16 (and bf16 without AVX-512): storage only (staged_through_f32); compute in f32.
     F32Copy a32 = to_f32(a), b32 = to_f32(b), o32 = f32_like(out);
     F32Copy bias32;
     if (bias != nullptr) bias32 = to_f32(*bias);

@@ -27,17 +27,19 @@ memory::desc rows_desc(const TensorView& v) {
   return dense_desc({rows_of(v), channels_of(v)}, v.dtype);
 }
 // Batch norm: the same bytes as oneDNN {rows, C, 1, 1} in nhwc, which its JIT kernels take
-// (a 2-D {rows, C} descriptor gets a slower plain-C++ implementation in oneDNN 2.6).
+// (a 2-D {rows, C} descriptor gets a slower plain-C++ implementation).
 memory::desc bn_desc(const TensorView& v) {
   const int64_t c = channels_of(v);
   return strided_desc({rows_of(v), c, 1, 1}, v.dtype, {c, 1, c, c});
 }
 memory::desc vector_desc(int64_t n) { return dense_desc({n}, DType::kFloat32); }
 
-// oneDNN 2.6 asks for the shift (beta) as an input of the backward pass even though the
-// gradients do not depend on it; the interface does not pass beta there, so give it zeros.
+// oneDNN 3.2's layer normalization backward counts the shift (beta) among its inputs although
+// the gradients do not depend on it (execution fails with "bad number of inputs" without it;
+// batch normalization's backward rejects it instead); the interface does not pass beta there,
+// so give it zeros.
 void* zero_shift(int64_t c) {
-  void* p = thread_buffer(kWeightsSlot2, static_cast<size_t>(c) * sizeof(float));
+  void* p = thread_buffer(kZeroShiftSlot, static_cast<size_t>(c) * sizeof(float));
   std::memset(p, 0, static_cast<size_t>(c) * sizeof(float));
   return p;
 }
@@ -56,15 +58,17 @@ struct BatchNormBackwardEntry {
   dnnl::batch_normalization_backward prim;
 };
 
-dnnl::batch_normalization_forward::desc bn_forward_desc(const memory::desc& x_md, float eps,
-                                                        bool training) {
+// x and y share bn_desc's layout (y is x's shape, contiguous).
+dnnl::batch_normalization_forward::primitive_desc bn_forward_pd(
+    const memory::desc& x_md, float eps, bool training,
+    const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
   if (training) {
-    return dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, x_md, eps,
-                                                   kScaleShift);
+    return dnnl::batch_normalization_forward::primitive_desc(
+        engine(), dnnl::prop_kind::forward_training, x_md, x_md, eps, kScaleShift, attr);
   }
-  return dnnl::batch_normalization_forward::desc(
-      dnnl::prop_kind::forward_inference, x_md, eps,
-      kScaleShift | normalization_flags::use_global_stats);
+  return dnnl::batch_normalization_forward::primitive_desc(
+      engine(), dnnl::prop_kind::forward_inference, x_md, x_md, eps,
+      kScaleShift | normalization_flags::use_global_stats, attr);
 }
 
 void bn_forward_native(const TensorView& x, const TensorView& gamma, const TensorView& beta,
@@ -75,8 +79,7 @@ void bn_forward_native(const TensorView& x, const TensorView& gamma, const Tenso
   key.add(x).add(y).add(static_cast<double>(eps)).add(static_cast<int64_t>(training));
   auto e = cached<BatchNormForwardEntry>(key.str(), [&] {
     auto entry = std::make_shared<BatchNormForwardEntry>();
-    entry->pd = dnnl::batch_normalization_forward::primitive_desc(
-        bn_forward_desc(bn_desc(x), eps, training), default_attr(), engine());
+    entry->pd = bn_forward_pd(bn_desc(x), eps, training, default_attr());
     entry->prim = make_primitive<dnnl::batch_normalization_forward>(entry->pd);
     return entry;
   });
@@ -100,12 +103,10 @@ void bn_backward_native(const TensorView& x, const TensorView& dy, const TensorV
   auto e = cached<BatchNormBackwardEntry>(key.str(), [&] {
     auto entry = std::make_shared<BatchNormBackwardEntry>();
     const memory::desc x_md = bn_desc(x);
-    dnnl::batch_normalization_forward::primitive_desc hint(bn_forward_desc(x_md, eps, true),
-                                                           engine());
-    dnnl::batch_normalization_backward::desc d(dnnl::prop_kind::backward, bn_desc(dx), x_md,
-                                               eps, kScaleShift);
-    entry->pd =
-        dnnl::batch_normalization_backward::primitive_desc(d, default_attr(), engine(), hint);
+    const auto hint = bn_forward_pd(x_md, eps, true);
+    entry->pd = dnnl::batch_normalization_backward::primitive_desc(
+        engine(), dnnl::prop_kind::backward, bn_desc(dx), bn_desc(dy), x_md, eps, kScaleShift,
+        hint, default_attr());
     entry->prim = make_primitive<dnnl::batch_normalization_backward>(entry->pd);
     return entry;
   });
@@ -113,7 +114,6 @@ void bn_backward_native(const TensorView& x, const TensorView& dy, const TensorV
   e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
                              {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
                              {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
-                             {DNNL_ARG_SHIFT, make_memory(vector_desc(c), zero_shift(c))},
                              {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
                              {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
                              {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
@@ -135,10 +135,12 @@ struct LayerNormBackwardEntry {
   dnnl::layer_normalization_backward prim;
 };
 
-dnnl::layer_normalization_forward::desc ln_forward_desc(const memory::desc& x_md, int64_t rows,
-                                                        float eps) {
-  return dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, x_md,
-                                                 vector_desc(rows), eps, kScaleShift);
+dnnl::layer_normalization_forward::primitive_desc ln_forward_pd(
+    const memory::desc& x_md, int64_t rows, float eps,
+    const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
+  return dnnl::layer_normalization_forward::primitive_desc(
+      engine(), dnnl::prop_kind::forward_training, x_md, x_md, vector_desc(rows), eps,
+      kScaleShift, attr);
 }
 
 void ln_forward_native(const TensorView& x, const TensorView& gamma, const TensorView& beta,
@@ -149,8 +151,7 @@ void ln_forward_native(const TensorView& x, const TensorView& gamma, const Tenso
   key.add(x).add(y).add(static_cast<double>(eps));
   auto e = cached<LayerNormForwardEntry>(key.str(), [&] {
     auto entry = std::make_shared<LayerNormForwardEntry>();
-    entry->pd = dnnl::layer_normalization_forward::primitive_desc(
-        ln_forward_desc(rows_desc(x), rows_of(x), eps), default_attr(), engine());
+    entry->pd = ln_forward_pd(rows_desc(x), rows_of(x), eps, default_attr());
     entry->prim = make_primitive<dnnl::layer_normalization_forward>(entry->pd);
     return entry;
   });
@@ -175,12 +176,10 @@ void ln_backward_native(const TensorView& x, const TensorView& dy, const TensorV
     auto entry = std::make_shared<LayerNormBackwardEntry>();
     const memory::desc x_md = rows_desc(x);
     const int64_t rows = rows_of(x);
-    dnnl::layer_normalization_forward::primitive_desc hint(ln_forward_desc(x_md, rows, eps),
-                                                           engine());
-    dnnl::layer_normalization_backward::desc d(dnnl::prop_kind::backward, rows_desc(dx), x_md,
-                                               vector_desc(rows), eps, kScaleShift);
-    entry->pd =
-        dnnl::layer_normalization_backward::primitive_desc(d, default_attr(), engine(), hint);
+    const auto hint = ln_forward_pd(x_md, rows, eps);
+    entry->pd = dnnl::layer_normalization_backward::primitive_desc(
+        engine(), dnnl::prop_kind::backward, rows_desc(dx), rows_desc(dy), x_md,
+        vector_desc(rows), eps, kScaleShift, hint, default_attr());
     entry->prim = make_primitive<dnnl::layer_normalization_backward>(entry->pd);
     return entry;
   });

@@ -2,8 +2,8 @@
 // forward and backward. Each call looks its primitive up in a cache keyed by shapes, strides,
 // dtypes and attributes, so a training step that repeats shapes creates no primitive. Views are
 // validated by the op frontends. Compute: float32, and bfloat16 with float32 accumulation
-// (AVX512-BF16/AMX); float16 is storage only on oneDNN 2.x CPUs, so f16 inputs are converted to
-// f32, computed, and converted back (documented in docs/ops.md).
+// (AVX512-BF16/AMX); float16 is storage only (oneDNN's CPU f16 kernels need AVX512-FP16), so
+// f16 inputs are converted to f32, computed, and converted back (documented in docs/ops.md).
 #pragma once
 
 #include <cstdint>

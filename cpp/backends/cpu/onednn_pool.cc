@@ -1,4 +1,4 @@
-// cpu::pool2d_* (onednn_ops.h) on oneDNN's pooling_v2 primitives, NHWC in and out. Max pooling
+// cpu::pool2d_* (onednn_ops.h) on oneDNN's pooling primitives, NHWC in and out. Max pooling
 // keeps oneDNN's workspace (the argmax positions) in a caller-owned buffer between forward and
 // backward; average pooling excludes padding from the divisor, as Keras does. f16 is staged
 // through f32 (the workspace then belongs to the f32 primitive, forward and backward alike).
@@ -29,12 +29,14 @@ dnnl::algorithm algorithm_of(const Pool2dParams& p) {
 // The dtype the primitive computes in: f16 is staged through f32.
 DType compute_dtype(DType t) { return staged_through_f32(t) ? DType::kFloat32 : t; }
 
-dnnl::pooling_v2_forward::desc forward_desc(const TensorView& x, const TensorView& y,
-                                            const Pool2dParams& p, DType dtype, bool training) {
-  return dnnl::pooling_v2_forward::desc(
-      training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+dnnl::pooling_forward::primitive_desc forward_pd(
+    const TensorView& x, const TensorView& y, const Pool2dParams& p, DType dtype, bool training,
+    const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
+  return dnnl::pooling_forward::primitive_desc(
+      engine(), training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
       algorithm_of(p), nhwc_desc(x, dtype), nhwc_desc(y, dtype), {p.stride_h, p.stride_w},
-      {p.window_h, p.window_w}, {0, 0}, {p.pad_top, p.pad_left}, {p.pad_bottom, p.pad_right});
+      {p.window_h, p.window_w}, {0, 0}, {p.pad_top, p.pad_left}, {p.pad_bottom, p.pad_right},
+      attr);
 }
 
 KeyBuilder pool_key(const char* op, const TensorView& x, const TensorView& y,
@@ -47,13 +49,13 @@ KeyBuilder pool_key(const char* op, const TensorView& x, const TensorView& y,
 }
 
 struct ForwardEntry {
-  dnnl::pooling_v2_forward::primitive_desc pd;
-  dnnl::pooling_v2_forward prim;
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward prim;
 };
 
 struct BackwardEntry {
-  dnnl::pooling_v2_backward::primitive_desc pd;
-  dnnl::pooling_v2_backward prim;
+  dnnl::pooling_backward::primitive_desc pd;
+  dnnl::pooling_backward prim;
 };
 
 // The cached forward entry (training: with a workspace for max pooling).
@@ -62,9 +64,8 @@ std::shared_ptr<ForwardEntry> forward_entry(const TensorView& x, const TensorVie
   KeyBuilder key = pool_key(training ? "pool_fwd_train" : "pool_fwd_infer", x, y, p);
   return cached<ForwardEntry>(key.str(), [&] {
     auto e = std::make_shared<ForwardEntry>();
-    e->pd = dnnl::pooling_v2_forward::primitive_desc(
-        forward_desc(x, y, p, compute_dtype(x.dtype), training), default_attr(), engine());
-    e->prim = make_primitive<dnnl::pooling_v2_forward>(e->pd);
+    e->pd = forward_pd(x, y, p, compute_dtype(x.dtype), training, default_attr());
+    e->prim = make_primitive<dnnl::pooling_forward>(e->pd);
     return e;
   });
 }
@@ -87,12 +88,12 @@ void backward_native(const TensorView& dy, const Pool2dParams& p, const void* wo
   auto e = cached<BackwardEntry>(key.str(), [&] {
     auto entry = std::make_shared<BackwardEntry>();
     const DType t = compute_dtype(dy.dtype);
-    dnnl::pooling_v2_forward::primitive_desc hint(forward_desc(dx, dy, p, t, true), engine());
-    dnnl::pooling_v2_backward::desc d(algorithm_of(p), nhwc_desc(dx, t), nhwc_desc(dy, t),
-                                      {p.stride_h, p.stride_w}, {p.window_h, p.window_w}, {0, 0},
-                                      {p.pad_top, p.pad_left}, {p.pad_bottom, p.pad_right});
-    entry->pd = dnnl::pooling_v2_backward::primitive_desc(d, default_attr(), engine(), hint);
-    entry->prim = make_primitive<dnnl::pooling_v2_backward>(entry->pd);
+    const auto hint = forward_pd(dx, dy, p, t, true);
+    entry->pd = dnnl::pooling_backward::primitive_desc(
+        engine(), algorithm_of(p), nhwc_desc(dx, t), nhwc_desc(dy, t), {p.stride_h, p.stride_w},
+        {p.window_h, p.window_w}, {0, 0}, {p.pad_top, p.pad_left}, {p.pad_bottom, p.pad_right},
+        hint, default_attr());
+    entry->prim = make_primitive<dnnl::pooling_backward>(entry->pd);
     return entry;
   });
   std::unordered_map<int, memory> args{

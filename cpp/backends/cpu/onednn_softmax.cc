@@ -1,4 +1,4 @@
-// cpu::softmax_forward / softmax_backward (onednn_ops.h) on oneDNN's softmax_v2 primitives
+// cpu::softmax_forward / softmax_backward (onednn_ops.h) on oneDNN's softmax primitives
 // (algorithm softmax_accurate or softmax_log), over the last dimension of a contiguous tensor
 // seen as (rows, classes). The backward pass needs only y (and dy), as oneDNN's does. f16 is
 // staged through f32. oneDNN's max skips NaN, so a row holding NaN would come out as 0 / -inf
@@ -29,19 +29,20 @@ dnnl::algorithm algorithm_of(bool log) {
 }
 
 struct ForwardEntry {
-  dnnl::softmax_v2_forward::primitive_desc pd;
-  dnnl::softmax_v2_forward prim;
+  dnnl::softmax_forward::primitive_desc pd;
+  dnnl::softmax_forward prim;
 };
 
 struct BackwardEntry {
-  dnnl::softmax_v2_backward::primitive_desc pd;
-  dnnl::softmax_v2_backward prim;
+  dnnl::softmax_backward::primitive_desc pd;
+  dnnl::softmax_backward prim;
 };
 
-dnnl::softmax_v2_forward::desc forward_desc(const memory::desc& x_md, const memory::desc& y_md,
-                                            bool log) {
-  return dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, algorithm_of(log),
-                                        x_md, y_md, 1);
+dnnl::softmax_forward::primitive_desc forward_pd(
+    const memory::desc& x_md, const memory::desc& y_md, bool log,
+    const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
+  return dnnl::softmax_forward::primitive_desc(engine(), dnnl::prop_kind::forward_training,
+                                               algorithm_of(log), x_md, y_md, 1, attr);
 }
 
 void forward_native(const TensorView& x, bool log, const TensorView& y) {
@@ -49,9 +50,8 @@ void forward_native(const TensorView& x, bool log, const TensorView& y) {
   key.add(x).add(y).add(static_cast<int64_t>(log));
   auto e = cached<ForwardEntry>(key.str(), [&] {
     auto entry = std::make_shared<ForwardEntry>();
-    entry->pd = dnnl::softmax_v2_forward::primitive_desc(
-        forward_desc(rows_desc(x), rows_desc(y), log), default_attr(), engine());
-    entry->prim = make_primitive<dnnl::softmax_v2_forward>(entry->pd);
+    entry->pd = forward_pd(rows_desc(x), rows_desc(y), log, default_attr());
+    entry->prim = make_primitive<dnnl::softmax_forward>(entry->pd);
     return entry;
   });
   e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
@@ -66,10 +66,10 @@ void backward_native(const TensorView& y, const TensorView& dy, bool log, const 
   auto e = cached<BackwardEntry>(key.str(), [&] {
     auto entry = std::make_shared<BackwardEntry>();
     const memory::desc y_md = rows_desc(y), dy_md = rows_desc(dy), dx_md = rows_desc(dx);
-    dnnl::softmax_v2_forward::primitive_desc hint(forward_desc(dx_md, y_md, log), engine());
-    dnnl::softmax_v2_backward::desc d(algorithm_of(log), dx_md, dy_md, y_md, 1);
-    entry->pd = dnnl::softmax_v2_backward::primitive_desc(d, default_attr(), engine(), hint);
-    entry->prim = make_primitive<dnnl::softmax_v2_backward>(entry->pd);
+    const auto hint = forward_pd(dx_md, y_md, log);
+    entry->pd = dnnl::softmax_backward::primitive_desc(engine(), algorithm_of(log), dx_md, dy_md,
+                                                       y_md, 1, hint, default_attr());
+    entry->prim = make_primitive<dnnl::softmax_backward>(entry->pd);
     return entry;
   });
   e->prim.execute(stream(), {{DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},

@@ -1,0 +1,59 @@
+"""What the CPU benchmarks print beside their times so a number is never read without its
+context: the CPU's instruction sets, the load average, and the raw oneDNN convolution floor of
+the step being timed (the same convolutions run by oneDNN directly, weights kept in its blocked
+layout: `onednn_ops_bench --cnn-floor`, built with the tests), measured in the same invocation.
+
+Shared by train_cnn.py and mixed_precision.py; not a benchmark itself."""
+import os
+import re
+import subprocess
+from pathlib import Path
+
+_ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
+
+
+def cpu_line():
+    """'AMD EPYC ...: avx2, avx512f, avx512_bf16 (no amx_tile, amx_bf16)' from gpuaccel's cpuid."""
+    import gpuaccel
+    info = gpuaccel._C.cpu_info()
+    flags = dict(info["flags"])
+    have = [f for f in _ISA_FLAGS if flags.get(f)]
+    lack = [f for f in _ISA_FLAGS if not flags.get(f)]
+    model = info.get("model_name") or "unknown CPU"
+    return f"{model}: {', '.join(have) or 'no AVX2'}" + (f" (no {', '.join(lack)})" if lack else "")
+
+
+def load_line():
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
+def floor_binary(explicit=None):
+    """The onednn_ops_bench binary: `explicit`, $ONEDNN_OPS_BENCH, or the one beside the build
+    whose gpuaccel is imported (build/<dir>/stage -> build/<dir>/benchmarks); None if absent."""
+    candidates = [explicit, os.environ.get("ONEDNN_OPS_BENCH")]
+    try:
+        import gpuaccel
+        candidates.append(Path(gpuaccel.__file__).resolve().parents[2] / "benchmarks" /
+                          "onednn_ops_bench")
+    except ImportError:
+        pass
+    for c in candidates:
+        if c and Path(c).is_file() and os.access(c, os.X_OK):
+            return str(c)
+    return None
+
+
+def conv_floor_ms(binary, batch, dtype, filters=1, rounds=10, threads="2"):
+    """Raw oneDNN ms for one step's convolutions of the (filters-times) course CNN; None with a
+    reason string when it cannot be measured."""
+    if binary is None:
+        return None, ("onednn_ops_bench not found (build the tests, or pass --floor-bin / set "
+                      "ONEDNN_OPS_BENCH)")
+    env = dict(os.environ, OMP_NUM_THREADS=threads)
+    proc = subprocess.run([binary, "--cnn-floor", str(batch), dtype, str(filters), str(rounds)],
+                          capture_output=True, text=True, env=env)
+    match = re.search(r"CNN_FLOOR_MS raw=([0-9.]+)", proc.stdout)
+    if proc.returncode != 0 or match is None:
+        return None, f"onednn_ops_bench exit {proc.returncode}: {(proc.stdout + proc.stderr)[-300:]}"
+    return float(match.group(1)), None
