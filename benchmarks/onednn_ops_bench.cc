@@ -321,9 +321,11 @@ int main(int argc, char** argv) {
   const int conv_rounds = argc > 3 ? std::atoi(argv[3]) : 30;
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  std::printf("oneDNN %d.%d.%d, %d OpenMP threads; min of interleaved rounds (matmul %d, conv %d)\n",
+  std::printf("oneDNN %d.%d.%d, effective ISA 0x%x, %d OpenMP threads; min of interleaved rounds "
+              "(matmul %d, conv %d)\n",
               dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch,
-              omp_get_max_threads(), matmul_rounds, conv_rounds);
+              static_cast<unsigned>(dnnl_get_effective_cpu_isa()), omp_get_max_threads(),
+              matmul_rounds, conv_rounds);
   bench_matmul(eng, strm, DType::kFloat32, n, matmul_rounds);
   bench_matmul(eng, strm, DType::kBFloat16, n, matmul_rounds);
   bench_cnn(eng, strm, DType::kFloat32, 64, conv_rounds);
