@@ -11,8 +11,9 @@
 #
 # The device machine has CUDA (nvcc), cuDNN (the nvidia-cudnn wheel beside PyTorch), pybind11,
 # numpy, pytest, CMake and ninja, but no internet and no oneDNN or GoogleTest: `fetch` downloads
-# their Debian packages into .gpu_session/debs (7.5 MB; ignored by git, carried by the tool),
-# and the device side unpacks them into a private prefix (never into /). Phases, each of which
+# oneDNN 3.2's PyPI wheels (the build's own oneDNN, cmake/onednn.cmake; 39 MB) into
+# .gpu_session/wheels and GoogleTest's Debian package into .gpu_session/debs (ignored by git,
+# carried by the tool), and the device side installs them into a private prefix (never into /). Phases, each of which
 # fits in one 10-minute command and reuses what an earlier call built on a warm machine:
 #   build    configure and build build/gpu (sm_90; GPUACCEL_CUDA_ARCHITECTURES overrides)
 #   test     the GPU GoogleTests and `pytest -m gpu` (modules needing TensorFlow cannot be
@@ -28,7 +29,8 @@ SESSION=$REPO/.gpu_session
 PREFIX=/tmp/gpuaccel_session_prefix
 BUILD=${GPUACCEL_SESSION_BUILD:-$REPO/build/gpu}
 PYTHON=${PYTHON:-python3}
-DEBS="libdnnl-dev libdnnl2 libgtest-dev ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers opencl-clhpp-headers"
+DEBS="libgtest-dev"
+ONEDNN_WHEELS="onednn-devel-cpu-gomp==2023.2.0 onednn-cpu-gomp==2023.2.0"  # as pyproject.toml pins
 mkdir -p "$OUT"
 
 log() { echo "== gpu_session: $*" | tee -a "$OUT/session.log"; }
@@ -36,12 +38,14 @@ log() { echo "== gpu_session: $*" | tee -a "$OUT/session.log"; }
 fetch() {
   mkdir -p "$SESSION/debs"
   (cd "$SESSION/debs" && apt-get download $DEBS) || { echo "apt-get download failed"; exit 1; }
-  ls -la "$SESSION/debs"
+  "$PYTHON" -m pip download -q --no-deps -d "$SESSION/wheels" $ONEDNN_WHEELS \
+    || { echo "pip download of oneDNN failed"; exit 1; }
+  ls -la "$SESSION/debs" "$SESSION/wheels"
 }
 
 # The carried packages, unpacked into $PREFIX; the CUDA compiler and cuDNN of the machine.
 prepare() {
-  if [ ! -d "$SESSION/debs" ]; then
+  if [ ! -d "$SESSION/debs" ] || [ ! -d "$SESSION/wheels" ]; then
     echo "no $SESSION/debs: run 'bash benchmarks/gpu_session.sh fetch' where apt works, and carry .gpu_session"
     exit 1
   fi
@@ -50,8 +54,11 @@ prepare() {
     if command -v dpkg >/dev/null; then dpkg -x "$deb" "$PREFIX"
     else (cd "$PREFIX" && ar p "$deb" data.tar.xz | tar xJ); fi
   done
+  "$PYTHON" -m pip install -q --no-deps --no-index --prefix "$PREFIX/onednn" "$SESSION"/wheels/*.whl \
+    || { echo "installing the carried oneDNN wheels failed"; exit 1; }
   LIBDIR=$PREFIX/usr/lib/x86_64-linux-gnu
-  export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  ONEDNN_CONFIG=$PREFIX/onednn/lib/cmake/dnnl
+  export LD_LIBRARY_PATH=$PREFIX/onednn/lib:$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export PATH=$PATH:/usr/local/cuda/bin
   NVCC=$(command -v nvcc) || { echo "no nvcc on this machine"; exit 1; }
   # cuDNN from the nvidia-cudnn wheel: headers and libcudnn.so.9, but no unversioned libcudnn.so
@@ -75,8 +82,7 @@ build() {
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DGPUACCEL_CUDA=ON -DGPUACCEL_CUDA_ARCHITECTURES="${GPUACCEL_CUDA_ARCHITECTURES:-90}" \
     -DGPUACCEL_BUILD_TESTS=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
-    -DCMAKE_PREFIX_PATH="$PREFIX/usr" -Ddnnl_DIR="$LIBDIR/cmake/dnnl" -DGTest_DIR="$LIBDIR/cmake/GTest" \
-    -DOpenCL_INCLUDE_DIR="$PREFIX/usr/include" -DOpenCL_LIBRARY="$LIBDIR/libOpenCL.so" \
+    -DCMAKE_PREFIX_PATH="$PREFIX/usr" -Ddnnl_DIR="$ONEDNN_CONFIG" -DGTest_DIR="$LIBDIR/cmake/GTest" \
     -DGPUACCEL_CUDNN_ROOT="$CUDNN" -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
     -Dpybind11_DIR="$("$PYTHON" -m pybind11 --cmakedir)" >"$OUT/build.log" 2>&1 \
     || { tail -40 "$OUT/build.log"; exit 1; }
