@@ -3,7 +3,9 @@ context: the CPU's instruction sets, the load average, and the raw oneDNN convol
 the step being timed (the same convolutions run by oneDNN directly, weights kept in its blocked
 layout: `onednn_ops_bench --cnn-floor`, built with the tests), measured in the same invocation.
 
-Shared by train_cnn.py and mixed_precision.py; not a benchmark itself."""
+Also runs a benchmark's workload in a fresh Python process (`run_workload`). Shared by
+train_cnn.py, mixed_precision.py and tiny_step.py; not a benchmark itself."""
+import json
 import os
 import re
 import subprocess
@@ -57,3 +59,15 @@ def conv_floor_ms(binary, batch, dtype, filters=1, rounds=10, threads="2"):
     if proc.returncode != 0 or match is None:
         return None, f"onednn_ops_bench exit {proc.returncode}: {(proc.stdout + proc.stderr)[-300:]}"
     return float(match.group(1)), None
+
+
+def run_workload(command, env, cwd="/tmp"):
+    """Runs `command` (a fresh Python process: thread counts and device settings are fixed at
+    start-up) and returns the JSON object it printed on its 'RESULT ' line, or
+    {'error': 'exit N: <the output's tail>'} when it printed none."""
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    tail = (proc.stdout + proc.stderr)[-1500:]
+    return {"error": f"exit {proc.returncode}: {tail}"}

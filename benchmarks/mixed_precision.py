@@ -17,13 +17,11 @@ convolution floor of each step (`onednn_ops_bench --cnn-floor BATCH f32|bf16 FIL
 convolutions run by oneDNN directly), so "how far from the convolutions" and "how much bf16
 gains where it can" are read from one invocation, with the load average before and after."""
 import argparse
-import json
 import os
-import subprocess
 import sys
 import textwrap
 
-from _bench_context import conv_floor_ms, cpu_line, floor_binary, load_line
+from _bench_context import conv_floor_ms, cpu_line, floor_binary, load_line, run_workload
 
 BODY = textwrap.dedent("""
     import json, sys, time
@@ -88,12 +86,7 @@ TORCH = textwrap.dedent("""
 
 def run(args, python, code):
     env = dict(os.environ, OMP_NUM_THREADS="2", TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run([python, "-c", code] + [str(a) for a in args], capture_output=True,
-                          text=True, env=env, cwd="/tmp")
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    return {"error": (proc.stdout + proc.stderr)[-800:]}
+    return run_workload([python, "-c", code] + [str(a) for a in args], env)
 
 
 def main():

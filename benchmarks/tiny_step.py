@@ -10,13 +10,11 @@ prepared batch (the C++ step plus the binding, no data pipeline, no callbacks), 
 and keeps the fastest of --repeats. The difference between the two is the Python loop. Prints
 the CPU's instruction sets and the load average, since a shared machine moves these numbers."""
 import argparse
-import json
 import os
-import subprocess
 import sys
 import textwrap
 
-from _bench_context import cpu_line, load_line
+from _bench_context import cpu_line, load_line, run_workload
 
 BODY = textwrap.dedent("""
     import json, sys, time
@@ -47,12 +45,7 @@ BODY = textwrap.dedent("""
 
 def run(threads, steps, repeats):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    proc = subprocess.run([sys.executable, "-c", BODY, str(steps), str(repeats)],
-                          capture_output=True, text=True, env=env, cwd="/tmp")
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    return {"error": (proc.stdout + proc.stderr)[-800:]}
+    return run_workload([sys.executable, "-c", BODY, str(steps), str(repeats)], env)
 
 
 def main():

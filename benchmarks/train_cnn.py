@@ -15,13 +15,11 @@ raw oneDNN convolution floor of the step (`onednn_ops_bench --cnn-floor 64 f32 1
 convolutions' forward and backward run by oneDNN directly, min over rounds) with the ratio of our
 step to it (issue 17's target: <= 1.3)."""
 import argparse
-import json
 import os
-import subprocess
 import sys
 import textwrap
 
-from _bench_context import conv_floor_ms, cpu_line, floor_binary, load_line
+from _bench_context import conv_floor_ms, cpu_line, floor_binary, load_line, run_workload
 
 THREADS = "2"
 
@@ -128,13 +126,7 @@ TINY = textwrap.dedent("""
 def run(code, python, steps):
     env = dict(os.environ, OMP_NUM_THREADS=THREADS, TF_NUM_INTRAOP_THREADS=THREADS,
                TF_NUM_INTEROP_THREADS="1", TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run([python, "-c", code, str(steps)], capture_output=True, text=True,
-                          env=env, cwd="/tmp")
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    tail = (proc.stdout + proc.stderr)[-1500:]
-    return {"error": f"exit {proc.returncode}: {tail}"}
+    return run_workload([python, "-c", code, str(steps)], env)
 
 
 def torch_python():
