@@ -19,7 +19,7 @@ import tempfile
 import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_cnn import COMMON  # noqa: E402  (the same data loading and course CNN data)
+from train_cnn import COMMON  # noqa: E402  (the same data loading and course CNN)
 
 WORKLOAD = COMMON + textwrap.dedent("""
     import glob, tempfile
@@ -37,13 +37,7 @@ WORKLOAD = COMMON + textwrap.dedent("""
                 "workers": tf.distribute.MultiWorkerMirroredStrategy}[MODE]
     strategy = strategy() if strategy else tf.distribute.get_strategy()
     with strategy.scope():
-        L = keras.layers
-        model = keras.Sequential([L.Conv2D(32, 3, activation="relu", input_shape=(28, 28, 1)),
-            L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
-            L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
-            L.Dense(10)])
-        model.compile(optimizer="adam", metrics=["accuracy"],
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model = course_cnn(keras)
     model.fit(x[:BATCH], y[:BATCH], epochs=1, batch_size=BATCH, verbose=0)  # warm-up
     REPEATS = int(sys.argv[3])
     seconds = []

@@ -45,17 +45,21 @@ COMMON = textwrap.dedent("""
         x, y = x[:STEPS * BATCH], y[:STEPS * BATCH]
     def report(seconds, steps):
         print("RESULT " + json.dumps({"seconds": seconds, "steps": steps}))
+    def course_cnn(keras):
+        # The course CNN, compiled as the course compiles it; `keras` is gpuaccel's or Keras's.
+        L = keras.layers
+        model = keras.Sequential([keras.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"),
+            L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
+            L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
+            L.Dense(10)])
+        model.compile(optimizer="adam", metrics=["accuracy"],
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
 """)
 
 GPUACCEL = COMMON + textwrap.dedent("""
     from gpuaccel import keras
-    L = keras.layers
-    model = keras.Sequential([L.Conv2D(32, 3, activation="relu", input_shape=(28, 28, 1)),
-        L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
-        L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
-        L.Dense(10)])
-    model.compile(optimizer="adam", metrics=["accuracy"],
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = course_cnn(keras)
     model.fit(x[:BATCH], y[:BATCH], epochs=1, batch_size=BATCH, verbose=0)  # warm-up
     start = time.perf_counter()
     model.fit(x, y, epochs=1, batch_size=BATCH, verbose=0)
@@ -67,13 +71,7 @@ KERAS = COMMON + textwrap.dedent("""
     tf.config.threading.set_intra_op_parallelism_threads(2)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     import keras
-    L = keras.layers
-    model = keras.Sequential([keras.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"),
-        L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
-        L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
-        L.Dense(10)])
-    model.compile(optimizer="adam", metrics=["accuracy"],
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = course_cnn(keras)
     model.fit(x[:BATCH], y[:BATCH], epochs=1, batch_size=BATCH, verbose=0)  # warm-up (tracing)
     start = time.perf_counter()
     model.fit(x, y, epochs=1, batch_size=BATCH, verbose=0)
