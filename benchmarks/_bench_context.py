@@ -3,13 +3,44 @@ context: the CPU's instruction sets, the load average, and the raw oneDNN convol
 the step being timed (the same convolutions run by oneDNN directly, weights kept in its blocked
 layout: `onednn_ops_bench --cnn-floor`, built with the tests), measured in the same invocation.
 
-Also runs a benchmark's workload in a fresh Python process (`run_workload`). Shared by
-train_cnn.py, mixed_precision.py and tiny_step.py; not a benchmark itself."""
+Also runs a benchmark's workload in a fresh Python process (`run_workload`) and holds the
+source of what every course-CNN workload defines (`COURSE_WORKLOAD`: the Fashion-MNIST loader and
+the course CNN, compiled as the course compiles it). Shared by the CPU benchmarks; not a
+benchmark itself."""
 import json
 import os
 import re
 import subprocess
+import textwrap
 from pathlib import Path
+
+# Source text pasted at the top of a workload script (it runs in a fresh interpreter, so it
+# cannot import this module's functions): needs `gzip`, `os` and `numpy as np` imported.
+COURSE_WORKLOAD = textwrap.dedent("""
+    def fashion_mnist():
+        roots = [os.environ.get("GPUACCEL_DATA", ""), "/usr/share/datasets/fashion-mnist",
+                 os.path.expanduser("~/.keras/datasets/fashion-mnist")]
+        def read(name, offset):
+            for root in roots:
+                for folder, _, files in os.walk(root) if root and os.path.isdir(root) else []:
+                    if name in files:
+                        with gzip.open(os.path.join(folder, name)) as f:
+                            return np.frombuffer(f.read(), np.uint8, offset=offset)
+            raise FileNotFoundError(name + " (apt install dataset-fashion-mnist)")
+        x = read("train-images-idx3-ubyte.gz", 16).reshape(-1, 28, 28, 1) / 255.0
+        y = read("train-labels-idx1-ubyte.gz", 8)
+        return x.astype(np.float32), y.astype(np.int64)
+    def course_cnn(keras):
+        # The course CNN, compiled as the course compiles it; `keras` is gpuaccel's or Keras's.
+        L = keras.layers
+        model = keras.Sequential([keras.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"),
+            L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
+            L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
+            L.Dense(10)])
+        model.compile(optimizer="adam", metrics=["accuracy"],
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+""")
 
 _ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 

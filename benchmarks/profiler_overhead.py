@@ -23,21 +23,14 @@ import subprocess
 import sys
 import textwrap
 
+from _bench_context import COURSE_WORKLOAD
+
 THREADS = "2"
 
 COMMON = textwrap.dedent("""
     import json, os, statistics, sys, tempfile, time, gzip
     import numpy as np
-    def fashion_mnist():
-        for root in ("/usr/share/datasets/fashion-mnist", os.environ.get("GPUACCEL_DATA", "")):
-            for folder, _, files in os.walk(root) if root and os.path.isdir(root) else []:
-                if "train-images-idx3-ubyte.gz" in files:
-                    def read(name, offset):
-                        with gzip.open(os.path.join(folder, name)) as f:
-                            return np.frombuffer(f.read(), np.uint8, offset=offset)
-                    x = read("train-images-idx3-ubyte.gz", 16).reshape(-1, 28, 28, 1) / 255.0
-                    return x.astype(np.float32), read("train-labels-idx1-ubyte.gz", 8).astype(np.int64)
-        raise FileNotFoundError("Fashion-MNIST (apt install dataset-fashion-mnist)")
+""") + COURSE_WORKLOAD + textwrap.dedent("""
     STEPS, REPEATS, BATCH = int(sys.argv[1]), int(sys.argv[2]), 64
     if sys.argv[3] == "random":  # machines without the Debian dataset (a GPU box)
         rng = np.random.default_rng(0)
@@ -46,16 +39,8 @@ COMMON = textwrap.dedent("""
     else:
         x, y = fashion_mnist()
     x, y = x[:STEPS * BATCH], y[:STEPS * BATCH]
-    def cnn(keras):
-        L = keras.layers
-        return keras.Sequential([L.Conv2D(32, 3, activation="relu", input_shape=(28, 28, 1)),
-            L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
-            L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
-            L.Dense(10)])
     def measure(keras, start, stop):
-        model = cnn(keras)
-        model.compile(optimizer="adam", metrics=["accuracy"],
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model = course_cnn(keras)
         model.fit(x[:BATCH], y[:BATCH], epochs=1, batch_size=BATCH, verbose=0)  # warm-up
         off, on, export = [], [], []
         for r in range(REPEATS):

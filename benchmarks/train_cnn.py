@@ -19,42 +19,20 @@ import os
 import sys
 import textwrap
 
-from _bench_context import conv_floor_ms, cpu_line, floor_binary, load_line, run_workload
+from _bench_context import COURSE_WORKLOAD, conv_floor_ms, cpu_line, floor_binary, load_line, run_workload
 
 THREADS = "2"
 
 COMMON = textwrap.dedent("""
     import json, sys, time, gzip, os
     import numpy as np
-    def fashion_mnist():
-        roots = [os.environ.get("GPUACCEL_DATA", ""), "/usr/share/datasets/fashion-mnist",
-                 os.path.expanduser("~/.keras/datasets/fashion-mnist")]
-        def read(name, offset):
-            for root in roots:
-                for folder, _, files in os.walk(root) if root and os.path.isdir(root) else []:
-                    if name in files:
-                        with gzip.open(os.path.join(folder, name)) as f:
-                            return np.frombuffer(f.read(), np.uint8, offset=offset)
-            raise FileNotFoundError(name)
-        x = read("train-images-idx3-ubyte.gz", 16).reshape(-1, 28, 28, 1) / 255.0
-        y = read("train-labels-idx1-ubyte.gz", 8)
-        return x.astype(np.float32), y.astype(np.int64)
+""") + COURSE_WORKLOAD + textwrap.dedent("""
     STEPS = int(sys.argv[1]); BATCH = 64
     x, y = fashion_mnist()
     if STEPS > 0:
         x, y = x[:STEPS * BATCH], y[:STEPS * BATCH]
     def report(seconds, steps):
         print("RESULT " + json.dumps({"seconds": seconds, "steps": steps}))
-    def course_cnn(keras):
-        # The course CNN, compiled as the course compiles it; `keras` is gpuaccel's or Keras's.
-        L = keras.layers
-        model = keras.Sequential([keras.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"),
-            L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
-            L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
-            L.Dense(10)])
-        model.compile(optimizer="adam", metrics=["accuracy"],
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        return model
 """)
 
 GPUACCEL = COMMON + textwrap.dedent("""
