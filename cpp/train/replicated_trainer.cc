@@ -38,7 +38,7 @@ std::vector<Tensor> all_weights(const nn::LayerGraph& graph) {
 }  // namespace
 
 ReplicatedTrainer::ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr loss,
-                                     int threads_per_replica)
+                                     int threads_per_replica, AllReduceOptions options)
     : replicas_(std::move(replicas)),
       syncs_(replicas_.size()),
       rows_seen_(replicas_.size(), 0.0),
@@ -49,6 +49,7 @@ ReplicatedTrainer::ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr 
   if (threads_per_replica < 0) {
     fail("threads_per_replica must be >= 0, got " + std::to_string(threads_per_replica));
   }
+  if (options.bucket_bytes == 0) fail("bucket_bytes must be > 0, got 0");
   world_ = replicas_[0].collective ? replicas_[0].collective->world_size() : 0;
   for (size_t i = 0; i < replicas_.size(); ++i) {
     const Replica& r = replicas_[i];
@@ -66,6 +67,10 @@ ReplicatedTrainer::ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr 
     // A captured device graph would replay without the all-reduce's host synchronization.
     trainer->set_jit_compile(JitCompile::kOff);
     syncs_[i].collective = r.collective.get();
+    if (options.overlap) {
+      overlaps_.push_back(std::make_unique<distribute::OverlappedAllReduce>(*r.collective, options.bucket_bytes));
+      syncs_[i].overlap = overlaps_.back().get();
+    }
     trainer->set_replica_sync(&syncs_[i]);
     trainers_.push_back(std::move(trainer));
   }
@@ -118,9 +123,13 @@ void ReplicatedTrainer::run_replicas(const std::vector<Tensor>& x, const Tensor&
         // takes part in the all-reduce (with zeros) and applies the same update.
         GradModeGuard grad_off(false);
         const std::vector<Tensor> params = replica.graph->trainable_weights();
-        std::vector<Tensor> grads;
-        for (const Tensor& p : params) grads.push_back(zeros(p.shape(), p.dtype(), p.device()));
-        distribute::all_reduce_gradients(*replica.collective, grads, params);
+        // Undefined gradients count as zeros; with overlap the same buckets as the others'.
+        std::vector<Tensor> grads(params.size());
+        if (overlaps_.empty()) {
+          distribute::all_reduce_gradients(*replica.collective, grads, params);
+        } else {
+          grads = overlaps_[size_t(i)]->all_reduce(grads, params, 1.0);
+        }
         if (!params.empty()) replica.optimizer->apply_gradients(grads, params);
       }
     } catch (const std::exception& e) {

@@ -15,10 +15,21 @@
 #include <vector>
 
 #include "distribute/collective.h"
+#include "distribute/gradient_buckets.h"
+#include "distribute/overlapped_all_reduce.h"
 #include "distribute/replica_threads.h"
 #include "train/trainer.h"
 
 namespace gpuaccel::train {
+
+// How gradients are summed. `overlap`: bucket by bucket during the backward pass, on a
+// communication thread per replica (distribute/overlapped_all_reduce.h); off: one blocking call
+// after the backward pass. Every worker of a job must use the same options (they decide which
+// collective calls each step makes).
+struct AllReduceOptions {
+  bool overlap = true;
+  size_t bucket_bytes = distribute::kDefaultBucketBytes;
+};
 
 class ReplicatedTrainer {
  public:
@@ -30,7 +41,8 @@ class ReplicatedTrainer {
   };
   // `threads_per_replica`: each replica thread's OpenMP team (0: the process-wide setting).
   // Every collective must have the same world size; their ranks must be distinct.
-  ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr loss, int threads_per_replica);
+  ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr loss, int threads_per_replica,
+                    AllReduceOptions options = AllReduceOptions());
 
   // One step on the global batch (the same batch on every worker). The loss stays in the
   // replicas' running means: results() reads it.
@@ -61,6 +73,7 @@ class ReplicatedTrainer {
   std::vector<std::pair<std::string, double>> means(const std::vector<double>& sums_and_counts) const;
 
   std::vector<Replica> replicas_;
+  std::vector<std::unique_ptr<distribute::OverlappedAllReduce>> overlaps_;  // empty: blocking
   std::vector<std::unique_ptr<Trainer>> trainers_;
   std::vector<Trainer::ReplicaSync> syncs_;
   std::vector<double> rows_seen_;  // per replica, since reset_metrics()

@@ -48,14 +48,15 @@ nn::MetricPtr mae() { return std::make_shared<nn::Metric>("mae", nn::MetricKind:
 struct Replicated {
   std::vector<Model> models;
   std::unique_ptr<train::ReplicatedTrainer> trainer;
-  Replicated(int replicas, bool adam, std::chrono::milliseconds timeout = std::chrono::seconds(10))
+  Replicated(int replicas, bool adam, train::AllReduceOptions options = {},
+             std::chrono::milliseconds timeout = std::chrono::seconds(10))
       : models(size_t(replicas)) {
     auto group = distribute::make_in_process_group(replicas, timeout);
     std::vector<train::ReplicatedTrainer::Replica> list;
     for (int r = 0; r < replicas; ++r) {
       list.push_back({models[r].graph, make_optimizer(adam), {mae()}, group[r]});
     }
-    trainer = std::make_unique<train::ReplicatedTrainer>(std::move(list), mse(), 1);
+    trainer = std::make_unique<train::ReplicatedTrainer>(std::move(list), mse(), 1, options);
   }
 };
 
@@ -69,10 +70,11 @@ std::pair<Tensor, Tensor> batch(int n, float offset) {
   return {make(x, {n, 1}), make(y, {n, 1})};
 }
 
-void expect_matches_one_replica(bool adam, int replicas, int batch_size) {
+// `overlap`: the all-reduce during the backward pass (the default) or after it (blocking).
+void expect_matches_one_replica(bool adam, int replicas, int batch_size, bool overlap = true) {
   Model single;
   train::Trainer reference(single.graph, mse(), make_optimizer(adam), {mae()});
-  Replicated many(replicas, adam);
+  Replicated many(replicas, adam, train::AllReduceOptions{overlap, 4});
   for (int step = 0; step < 10; ++step) {
     const auto [x, y] = batch(batch_size, 0.5f + 0.1f * float(step));
     reference.train_step({x}, y);
@@ -97,6 +99,10 @@ TEST(ReplicatedTrainer, TwoReplicasMatchOneOnTheGlobalBatchAdam) { expect_matche
 TEST(ReplicatedTrainer, UnevenSplitsStillMatch) { expect_matches_one_replica(true, 3, 7); }
 TEST(ReplicatedTrainer, ABatchSmallerThanTheReplicaCountStillMatches) {
   expect_matches_one_replica(false, 3, 2);
+}
+TEST(ReplicatedTrainer, TheBlockingAllReduceMatchesToo) {
+  expect_matches_one_replica(false, 2, 64, /*overlap=*/false);
+  expect_matches_one_replica(true, 3, 2, /*overlap=*/false);
 }
 
 TEST(ReplicatedTrainer, SyncWeightsCopiesReplicaZero) {
