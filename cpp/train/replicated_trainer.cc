@@ -3,6 +3,7 @@
 
 #include <exception>
 
+#include "backends/backend.h"
 #include "core/errors.h"
 #include "core/thread_config.h"
 #include "distribute/gradient_all_reduce.h"
@@ -187,14 +188,17 @@ std::vector<std::pair<std::string, double>> ReplicatedTrainer::results_across_wo
   const Shape shape{int64_t(local.size())};
   const std::vector<float> mine(local.begin(), local.end());
   const std::vector<float> none(local.size(), 0.0f);
-  LogicalDevice host;  // the reduction runs in host memory: the sums are a few floats
+  // On each replica's device, where its engine reduces (NCCL: device memory).
   std::vector<Tensor> buffers(replicas_.size());
   for (size_t i = 0; i < replicas_.size(); ++i) {
-    buffers[i] = from_host(i == 0 ? mine.data() : none.data(), shape, DType::kFloat32, host);
+    const std::vector<Tensor> weights = replicas_[i].graph->trainable_weights();
+    const LogicalDevice device = weights.empty() ? LogicalDevice{} : weights[0].device();
+    buffers[i] = from_host(i == 0 ? mine.data() : none.data(), shape, DType::kFloat32, device);
   }
   threads_.run([&](int i) { replicas_[size_t(i)].collective->all_reduce_sum({buffers[size_t(i)]}); });
-  const float* reduced = static_cast<const float*>(buffers[0].data());
-  return means(std::vector<double>(reduced, reduced + local.size()));
+  std::vector<float> reduced(local.size());
+  backend_for(buffers[0].device()).copy_to_host(buffers[0].view(), reduced.data());
+  return means(std::vector<double>(reduced.begin(), reduced.end()));
 }
 
 void ReplicatedTrainer::sync_weights() {
