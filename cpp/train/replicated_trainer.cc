@@ -41,6 +41,7 @@ std::vector<Tensor> all_weights(const nn::LayerGraph& graph) {
 ReplicatedTrainer::ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr loss,
                                      int threads_per_replica, AllReduceOptions options)
     : replicas_(std::move(replicas)),
+      options_(options),
       syncs_(replicas_.size()),
       rows_seen_(replicas_.size(), 0.0),
       threads_(std::max<int>(1, int(replicas_.size()))),
@@ -217,9 +218,44 @@ void ReplicatedTrainer::sync_weights() {
     }
   }
   if (world_ == int(replicas_.size())) return;
+  check_workers_agree_on_options();
   threads_.run([&](int i) {
     replicas_[size_t(i)].collective->broadcast(all_weights(*replicas_[size_t(i)].graph), 0);
   });
+}
+
+void ReplicatedTrainer::check_workers_agree_on_options() {
+  // Rank 0's options reach everyone; then the number of workers that differ is summed, so a
+  // worker that agrees with rank 0 also learns that another does not.
+  const std::vector<int64_t> mine = {options_.overlap ? 1 : 0, int64_t(options_.bucket_bytes)};
+  std::vector<int64_t> rank0(mine.size());
+  int64_t disagreeing = 0;
+  threads_.run([&](int i) {
+    const std::vector<Tensor> weights = replicas_[size_t(i)].graph->trainable_weights();
+    const LogicalDevice device = weights.empty() ? LogicalDevice{} : weights[0].device();
+    Tensor options = from_host(mine.data(), Shape{int64_t(mine.size())}, DType::kInt64, device);
+    replicas_[size_t(i)].collective->broadcast({options}, 0);
+    std::vector<int64_t> root(mine.size());
+    backend_for(device).copy_to_host(options.view(), root.data());
+    const int64_t differs = i == 0 && root != mine ? 1 : 0;
+    Tensor count = from_host(&differs, Shape{1}, DType::kInt64, device);
+    replicas_[size_t(i)].collective->all_reduce_sum({count});
+    if (i == 0) {
+      rank0 = root;
+      backend_for(device).copy_to_host(count.view(), &disagreeing);
+    }
+  });
+  if (disagreeing == 0) return;
+  auto describe = [](const std::vector<int64_t>& o) {
+    return std::string(o[0] ? "overlapped" : "blocking") + " all-reduce, buckets of " +
+           std::to_string(o[1]) + " bytes";
+  };
+  throw_error(ErrorCode::kInvalidArgument, "distribute",
+              std::to_string(disagreeing) + " worker(s) use other gradient all-reduce options than "
+              "worker 0 (" + describe(rank0) + "; this worker: " + describe(mine) + "). Every "
+              "worker must make the same collective calls: set GPUACCEL_ALL_REDUCE_OVERLAP and "
+              "GPUACCEL_ALL_REDUCE_BUCKET_BYTES (or CommunicationOptions.bytes_per_pack) alike on "
+              "every worker");
 }
 
 }  // namespace gpuaccel::train

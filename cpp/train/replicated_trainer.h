@@ -57,8 +57,10 @@ class ReplicatedTrainer {
   std::vector<std::pair<std::string, double>> results_across_workers();
 
   // Copies replica 0's weights into every other local replica (fit does this as it starts, so
-  // set_weights/load_weights between fits reach every replica), then has replica 0 of the
-  // lowest rank broadcast them to the other workers.
+  // set_weights/load_weights between fits reach every replica), then, with several workers,
+  // checks that every worker uses the same AllReduceOptions (else every worker raises
+  // InvalidArgumentError instead of mismatched collective calls hanging until the timeout) and
+  // has replica 0 of the lowest rank broadcast the weights to the other workers.
   void sync_weights();
 
   int local_replicas() const { return int(replicas_.size()); }
@@ -72,7 +74,11 @@ class ReplicatedTrainer {
   std::vector<double> local_sums_and_counts();
   std::vector<std::pair<std::string, double>> means(const std::vector<double>& sums_and_counts) const;
 
+  // With several workers: raises on every worker unless all use this worker's options.
+  void check_workers_agree_on_options();
+
   std::vector<Replica> replicas_;
+  AllReduceOptions options_;
   std::vector<std::unique_ptr<distribute::OverlappedAllReduce>> overlaps_;  // empty: blocking
   std::vector<std::unique_ptr<Trainer>> trainers_;
   std::vector<Trainer::ReplicaSync> syncs_;

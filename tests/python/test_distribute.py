@@ -255,15 +255,18 @@ def test_seed_article_mirrored_program_runs_with_only_the_import_changed(monkeyp
 
 # ---- several workers ----
 
-def run_workers(*args, count=2, timeout_seconds=60, mode=OVERLAPPED, gpu_per_worker=False):
-    """Runs `count` workers of distribute_worker.py; `gpu_per_worker`: worker i sees only GPU i
-    (else none: the workers train on their CPUs through Gloo)."""
+def run_workers(*args, count=2, timeout_seconds=60, mode=OVERLAPPED, gpu_per_worker=False,
+                modes=None):
+    """Runs `count` workers of distribute_worker.py with the all-reduce `mode` (or worker i with
+    `modes[i]`); `gpu_per_worker`: worker i sees only GPU i (else none: the workers train on
+    their CPUs through Gloo)."""
     ports = [free_port() for _ in range(count)]
     gpus = [{"CUDA_VISIBLE_DEVICES": str(i) if gpu_per_worker else ""} for i in range(count)]
+    modes = modes or [mode] * count
     procs = [subprocess.Popen([sys.executable, WORKER, *args],
                               env=dict(os.environ, TF_CONFIG=tf_config(i, ports),
                                        GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS=str(timeout_seconds),
-                                       **mode, **gpus[i]),
+                                       **modes[i], **gpus[i]),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i in range(count)]
     results = []
@@ -300,6 +303,20 @@ def test_two_worker_processes_agree_with_the_all_reduce_overlapped_or_blocking()
         np.testing.assert_allclose(np.asarray(a, np.float32), e, atol=ATOL, rtol=1e-4)
         np.testing.assert_allclose(np.asarray(a, np.float32), np.asarray(b, np.float32),
                                    atol=1e-6, rtol=1e-6)
+
+
+@needs_gloo
+def test_workers_with_different_all_reduce_options_all_raise_at_once():
+    results = run_workers("fit_error", timeout_seconds=60,
+                          modes=[OVERLAPPED, dict(OVERLAPPED, GPUACCEL_ALL_REDUCE_BUCKET_BYTES="128")])
+    assert sorted(r["rank"] for r in results) == [0, 1]
+    for r in results:
+        assert r["raised"] is not None and r["raised"].startswith("InvalidArgumentError"), r
+        assert "1 worker(s) use other gradient all-reduce options than worker 0 (overlapped " \
+               "all-reduce, buckets of 64 bytes" in r["raised"]
+        assert r["seconds"] < 30  # not the 60 s timeout of a mismatched collective
+    (worker1,) = [r for r in results if r["rank"] == 1]
+    assert "this worker: overlapped all-reduce, buckets of 128 bytes" in worker1["raised"]
 
 
 @needs_gloo
