@@ -1,9 +1,10 @@
 // Binding of fit's data-parallel step (train/replicated_trainer.h) for gpuaccel.distribute:
 // Python hands over each replica's graph, optimizer and metrics, and either nothing (the
 // replicas share this process: their collectives are made here, in-process for CPUs and NCCL
-// for GPUs) or the collective
-// of this worker's one replica (MultiWorkerMirroredStrategy: Gloo, from gpuaccel._C.collective).
-// Steps release the GIL: the replica threads never call back into Python.
+// for GPUs) or the collective of this worker's one replica (MultiWorkerMirroredStrategy: Gloo
+// or NCCL, from gpuaccel._C.collective), and how gradients are all-reduced (`overlap`,
+// `bucket_bytes`: train::AllReduceOptions). Steps release the GIL: the replica threads and
+// their communication threads never call back into Python.
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -69,8 +70,8 @@ void init_replicated_training(py::module_& m) {
            py::arg("graphs"), py::arg("optimizers"), py::arg("metrics"), py::arg("loss"),
            py::arg("threads_per_replica"), py::arg("timeout_seconds"), py::arg("overlap") = true,
            py::arg("bucket_bytes") = int64_t(distribute::kDefaultBucketBytes))
-      // MultiWorkerMirroredStrategy: one replica in this process, its collective (Gloo) joins
-      // the other workers' replicas.
+      // MultiWorkerMirroredStrategy: one replica in this process, its collective (Gloo or NCCL)
+      // joins the other workers' replicas.
       .def(py::init([](nn::LayerGraphPtr graph, std::shared_ptr<optim::Optimizer> optimizer,
                        std::vector<nn::MetricPtr> metrics, nn::LossPtr loss,
                        int threads_per_replica, std::shared_ptr<distribute::Collective> collective,
