@@ -124,7 +124,8 @@ class FailOnNegative : public test::ScaleLayer {
   }
 };
 
-TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
+void expect_a_failing_replica_raises_without_waiting_for_the_timeout(bool overlap) {
+  SCOPED_TRACE(overlap ? "overlapped all-reduce" : "blocking all-reduce");
   auto group = distribute::make_in_process_group(2, std::chrono::seconds(60));
   std::vector<train::ReplicatedTrainer::Replica> list;
   std::vector<nn::LayerGraphPtr> replica_graphs;
@@ -136,7 +137,7 @@ TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
     list.push_back({graph, make_optimizer(false), {}, group[r]});
     replica_graphs.push_back(graph);
   }
-  train::ReplicatedTrainer trainer(std::move(list), mse(), 1);
+  train::ReplicatedTrainer trainer(std::move(list), mse(), 1, train::AllReduceOptions{overlap, 4});
   const auto start = std::chrono::steady_clock::now();
   // Replica 1 gets the second row, which is negative.
   try {
@@ -156,6 +157,11 @@ TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
   };
   EXPECT_NE(weight(0), 1.0f);
   EXPECT_EQ(weight(0), weight(1));
+}
+
+TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
+  expect_a_failing_replica_raises_without_waiting_for_the_timeout(/*overlap=*/true);
+  expect_a_failing_replica_raises_without_waiting_for_the_timeout(/*overlap=*/false);
 }
 
 }  // namespace
