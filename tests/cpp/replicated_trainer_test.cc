@@ -13,6 +13,7 @@
 #include "nn/losses.h"
 #include "nn/metrics.h"
 #include "optim/adam.h"
+#include "ops/autograd.h"
 #include "ops/shape_ops.h"
 #include "optim/sgd.h"
 #include "train/replicated_trainer.h"
@@ -162,6 +163,66 @@ void expect_a_failing_replica_raises_without_waiting_for_the_timeout(bool overla
 TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
   expect_a_failing_replica_raises_without_waiting_for_the_timeout(/*overlap=*/true);
   expect_a_failing_replica_raises_without_waiting_for_the_timeout(/*overlap=*/false);
+}
+
+// The identity, whose backward throws when its input had a negative value: a replica that
+// fails in the middle of its backward pass, after its last weight's bucket has started.
+class FailInBackward : public nn::Layer {
+ public:
+  FailInBackward() : Layer("fail_in_backward") {}
+  const char* type() const override { return "FailInBackward"; }
+  Shape output_shape(const nn::ShapeList& shapes) const override { return shapes.at(0); }
+  Tensor call(const std::vector<Tensor>& inputs, bool) override {
+    const Tensor& x = inputs.at(0);
+    bool negative = false;
+    for (float v : test::read(x)) negative = negative || v < 0;
+    Tensor out;
+    {
+      GradModeGuard off(false);
+      out = clone(x);
+    }
+    record("FailInBackward", {x}, {out}, [negative](const std::vector<Tensor>& grads) {
+      if (negative) throw std::runtime_error("negative input, in backward");
+      return grads;
+    });
+    return out;
+  }
+
+ protected:
+  void do_build(const nn::ShapeList&) override {}
+};
+
+TEST(ReplicatedTrainer, AReplicaFailingInItsBackwardPassRaisesWhileBucketsAreInFlight) {
+  auto group = distribute::make_in_process_group(2, std::chrono::seconds(60));
+  std::vector<train::ReplicatedTrainer::Replica> list;
+  std::vector<nn::LayerGraphPtr> graphs;
+  for (int r = 0; r < 2; ++r) {
+    // scale (w1) -> fail_in_backward -> scale (w2): w2's bucket starts before the failure.
+    auto graph = std::make_shared<nn::LayerGraph>(1);
+    auto first = std::make_shared<test::ScaleLayer>("first");
+    auto middle = std::make_shared<FailInBackward>();
+    auto last = std::make_shared<test::ScaleLayer>("last");
+    for (const nn::LayerPtr& layer : std::vector<nn::LayerPtr>{first, middle, last}) layer->build({{-1, 1}});
+    const int a = graph->add_node(first, {0});
+    const int b = graph->add_node(middle, {a});
+    graph->set_outputs({graph->add_node(last, {b})});
+    list.push_back({graph, make_optimizer(false), {}, group[r]});
+    graphs.push_back(graph);
+  }
+  train::ReplicatedTrainer trainer(std::move(list), mse(), 1, train::AllReduceOptions{true, 4});
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    trainer.train_step({make({1, -2}, {2, 1})}, make({1, 2}, {2, 1}));  // replica 1 fails
+    FAIL() << "expected the replica's error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "negative input, in backward");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  trainer.train_step({make({1, 2}, {2, 1})}, make({3, 6}, {2, 1}));  // the group recovered
+  for (size_t w = 0; w < 2; ++w) {
+    const float w0 = test::read(graphs[0]->trainable_weights()[w])[0];
+    EXPECT_EQ(w0, test::read(graphs[1]->trainable_weights()[w])[0]) << w;
+  }
 }
 
 }  // namespace
