@@ -1,10 +1,14 @@
-"""The course CNN's training epoch (Fashion-MNIST, batch 64, Adam, float32) three ways on the
-same two cores, in one invocation: one replica on 2 threads; MirroredStrategy over two logical
-CPUs, one thread each; and MultiWorkerMirroredStrategy as two worker processes (TF_CONFIG on
-127.0.0.1), one thread each. Prints seconds per epoch, each against the first (target: two
-replicas <= 1.05x one replica on two threads), and the all-reduce time the profiler recorded.
+"""The course CNN's training epoch (Fashion-MNIST, batch 64, Adam, float32) on the same two
+cores, in one invocation: one replica on 2 threads; MirroredStrategy over two logical CPUs, one
+thread each; and MultiWorkerMirroredStrategy as two worker processes (TF_CONFIG on 127.0.0.1),
+one thread each; the two strategies with the gradient all-reduce overlapped with the backward
+pass (the default) and blocking after it (GPUACCEL_ALL_REDUCE_OVERLAP=0). Prints seconds per
+epoch, each against the first (target: two replicas <= 1.05x one replica on two threads), and
+the all-reduce time gpuaccel's profiler recorded per replica: in total (the engine's calls) and
+exposed (the time the replica's step waited for them; with the blocking all-reduce, all of it).
 
-    python benchmarks/distribute.py [--steps N] [--repeats 3]
+    python benchmarks/distribute.py [--steps N] [--repeats 3] [--all-reduce both|overlap|blocking]
+                                    [--bucket-bytes N]
 
 Each configuration runs in fresh processes (device configuration freezes at start-up) after a
 one-step warm-up; the profiled epoch is a separate one, so profiling does not inflate times.
@@ -51,11 +55,18 @@ WORKLOAD = COMMON + textwrap.dedent("""
     profiler.stop()
     table = read_xspace(glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))[0])
     collective = table.kind == int(EventKind.COLLECTIVE)
-    # Per replica thread: the all-reduce time one replica spent (waiting included).
-    threads = max(1, len(set(table.thread[collective].tolist())))
-    all_reduce = float((table.end_ns[collective] - table.start_ns[collective]).sum()) / 1e9
+    names = np.asarray(table.strings, dtype=object)[table.name]
+    seconds_of = lambda rows: float((table.end_ns[rows] - table.start_ns[rows]).sum()) / 1e9
+    # "AllReduce": the engine's calls (on the replica's thread when blocking, on its
+    # communication thread when overlapped); "AllReduceWait": a step waiting for the overlapped
+    # buckets still in flight after its backward pass.
+    total = seconds_of(collective & (names == "AllReduce"))
+    waits = collective & (names == "AllReduceWait")
+    exposed = seconds_of(waits) if waits.any() else total
+    replicas = len(strategy.extended.worker_devices)  # this process's replicas
     report(min(seconds), (len(x) + BATCH - 1) // BATCH)
-    print("EXTRA " + json.dumps({"all_reduce_s": all_reduce / threads,
+    print("EXTRA " + json.dumps({"all_reduce_s": total / replicas,
+                                 "exposed_s": exposed / replicas,
                                  "replicas": strategy.num_replicas_in_sync}))
 """)
 
@@ -76,16 +87,17 @@ def parse(out):
     return result
 
 
-def run(mode, steps, repeats):
-    """{'seconds', 'steps', 'all_reduce_s', 'replicas'} for one configuration (workers: the
-    slowest worker's epoch)."""
+def run(mode, steps, repeats, all_reduce_env=None):
+    """{'seconds', 'steps', 'all_reduce_s', 'exposed_s', 'replicas'} for one configuration
+    (workers: the slowest worker's epoch); `all_reduce_env`: the all-reduce's switches."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(WORKLOAD)
     workers = 2 if mode == "workers" else 1
     ports = [free_port() for _ in range(workers)]
     procs = []
     for index in range(workers):
-        env = dict(os.environ, OMP_NUM_THREADS="1" if mode == "workers" else "2")
+        env = dict(os.environ, OMP_NUM_THREADS="1" if mode == "workers" else "2",
+                   **(all_reduce_env or {}))
         if mode == "workers":
             env["TF_CONFIG"] = json.dumps({
                 "cluster": {"worker": [f"127.0.0.1:{p}" for p in ports]},
@@ -108,22 +120,38 @@ def main():
     parser.add_argument("--steps", type=int, default=0,
                         help="batches per epoch (0: the whole 60000-image training set)")
     parser.add_argument("--repeats", type=int, default=3, help="timed epochs (the best counts)")
+    parser.add_argument("--all-reduce", choices=["both", "overlap", "blocking"], default="both",
+                        help="the strategies' gradient all-reduce: overlapped with the backward "
+                             "pass, blocking after it, or each (default)")
+    parser.add_argument("--bucket-bytes", type=int, default=0,
+                        help="the overlapped all-reduce's bucket size (0: gpuaccel's default)")
     args = parser.parse_args()
     import gpuaccel
     info = gpuaccel._C.cpu_info()
     flags = [k for k, v in info["flags"].items() if v]
     print(f"CPU: {info['model_name']}, {os.cpu_count()} cores, ISA: {', '.join(flags)}")
-    rows = [("one replica, 2 threads", "one"),
-            ("MirroredStrategy, 2 logical CPUs x 1 thread", "mirrored"),
-            ("MultiWorker, 2 processes x 1 thread", "workers")]
-    results = {mode: run(mode, args.steps, args.repeats) for _, mode in rows}
-    base = results["one"]["seconds"]
-    print(f"Course CNN epoch, batch 64 (global), Adam, float32, {results['one']['steps']} steps, "
-          f"best of {args.repeats}")
-    for label, mode in rows:
-        r = results[mode]
-        print(f"  {label:<45} {r['seconds']:8.2f} s/epoch   {r['seconds'] / base:5.2f}x   "
-              f"all-reduce {r['all_reduce_s']:6.3f} s ({r['replicas']} replicas)")
+    overlap = {"GPUACCEL_ALL_REDUCE_OVERLAP": "1"}
+    if args.bucket_bytes > 0:
+        overlap["GPUACCEL_ALL_REDUCE_BUCKET_BYTES"] = str(args.bucket_bytes)
+    blocking = {"GPUACCEL_ALL_REDUCE_OVERLAP": "0"}
+    modes = {"both": [("overlapped", overlap), ("blocking", blocking)],
+             "overlap": [("overlapped", overlap)], "blocking": [("blocking", blocking)]}
+    rows = [("one replica, 2 threads", "one", None)]
+    for strategy_label, mode in (("MirroredStrategy, 2 logical CPUs x 1 thread", "mirrored"),
+                                 ("MultiWorker, 2 processes x 1 thread", "workers")):
+        for all_reduce_label, env in modes[args.all_reduce]:
+            rows.append((f"{strategy_label}, {all_reduce_label}", mode, env))
+    results = [run(mode, args.steps, args.repeats, env) for _, mode, env in rows]
+    base = results[0]["seconds"]
+    bucket = args.bucket_bytes or gpuaccel._C.DEFAULT_ALL_REDUCE_BUCKET_BYTES
+    print(f"Course CNN epoch, batch 64 (global), Adam, float32, {results[0]['steps']} steps, "
+          f"best of {args.repeats}; overlapped all-reduce in buckets of {bucket} bytes")
+    print(f"  {'configuration':<70} {'s/epoch':>8}   {'vs one':>6}   all-reduce per replica: "
+          "total / exposed")
+    for (label, mode, _), r in zip(rows, results):
+        all_reduce = ("" if mode == "one" else
+                      f"{r['all_reduce_s']:6.3f} s / {r['exposed_s']:6.3f} s ({r['replicas']} replicas)")
+        print(f"  {label:<70} {r['seconds']:8.2f}   {r['seconds'] / base:5.2f}x   {all_reduce}")
     print("target: two replicas <= 1.05x one replica on two threads")
 
 

@@ -8,19 +8,20 @@
 
 namespace gpuaccel::distribute {
 
+Tensor weighted_gradient(const Tensor& grad, const Tensor& param, double weight, bool fresh) {
+  if (!grad.defined()) return zeros(param.shape(), param.dtype(), param.device());
+  if (weight != 1.0) return mul(grad, scalar_like(weight, grad));  // a new, contiguous tensor
+  if (fresh) return clone(grad);
+  return grad.is_contiguous() ? grad : contiguous(grad);
+}
+
 void all_reduce_gradients(Collective& collective, std::vector<Tensor>& grads,
                           const std::vector<Tensor>& params, double weight) {
   grads.resize(params.size());
   for (size_t i = 0; i < grads.size(); ++i) {
-    if (!grads[i].defined()) {
-      grads[i] = zeros(params[i].shape(), params[i].dtype(), params[i].device());
-    } else if (weight != 1.0) {
-      grads[i] = mul(grads[i], scalar_like(weight, grads[i]));  // a new, contiguous tensor
-    } else if (!grads[i].is_contiguous()) {
-      grads[i] = contiguous(grads[i]);
-    }
+    grads[i] = weighted_gradient(grads[i], params[i], weight, /*fresh=*/false);
   }
-  profiler::TraceScope scope(profiler::EventKind::kCollective, "AllReduce");
+  profiler::TraceScope scope(profiler::EventKind::kCollective, kAllReduceTraceName);
   collective.all_reduce_sum(grads);
 }
 

@@ -144,11 +144,55 @@ void accumulate(std::unordered_map<const TensorImpl*, Tensor>& grads, const Tens
   }
 }
 
+// Runs one node's backward on the gradients reaching its outputs, adding what it returns to
+// its inputs' gradients.
+void run_node(Node* node, std::unordered_map<const TensorImpl*, Tensor>& grads) {
+  std::vector<Tensor> grad_outputs;
+  bool any = false;
+  for (const auto& weak : node->outputs()) {
+    auto impl = weak.lock();
+    auto it = impl ? grads.find(impl.get()) : grads.end();
+    if (it != grads.end()) {
+      grad_outputs.push_back(it->second);
+      any = true;
+    } else {
+      grad_outputs.emplace_back();
+    }
+  }
+  if (!any) return;
+  // Unreached outputs of multi-output nodes count as zero gradients.
+  for (size_t i = 0; i < grad_outputs.size(); ++i) {
+    if (!grad_outputs[i].defined()) {
+      auto impl = node->outputs()[i].lock();
+      if (impl) grad_outputs[i] = zeros(Tensor(impl).shape(), Tensor(impl).dtype(), Tensor(impl).device());
+    }
+  }
+  std::vector<Tensor> input_grads;
+  {
+    profiler::TraceScope scope(profiler::EventKind::kBackward,
+                               profiler::enabled() ? profiler::intern(node->name()) : nullptr);
+    input_grads = node->backward(grad_outputs);
+  }
+  for (size_t i = 0; i < node->inputs().size() && i < input_grads.size(); ++i) {
+    const Tensor& input = node->inputs()[i];
+    if (input_grads[i].defined() && node->input_needs_grad()[i]) {
+      accumulate(grads, input.impl(), input_grads[i]);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
                                       const std::vector<Tensor>& root_grads,
                                       const std::vector<Tensor>& sources) {
+  return compute_gradients(roots, root_grads, sources, GradientReadyFn());
+}
+
+std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
+                                      const std::vector<Tensor>& root_grads,
+                                      const std::vector<Tensor>& sources,
+                                      const GradientReadyFn& on_ready) {
   GradModeGuard no_grad(false);
   std::unordered_map<const TensorImpl*, Tensor> grads;
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -163,38 +207,38 @@ std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
     }
     accumulate(grads, root.impl(), seed);
   }
-  for (Node* node : reverse_topological_order(roots)) {
-    std::vector<Tensor> grad_outputs;
-    bool any = false;
-    for (const auto& weak : node->outputs()) {
-      auto impl = weak.lock();
-      auto it = impl ? grads.find(impl.get()) : grads.end();
-      if (it != grads.end()) {
-        grad_outputs.push_back(it->second);
-        any = true;
-      } else {
-        grad_outputs.emplace_back();
+  const std::vector<Node*> order = reverse_topological_order(roots);
+  // For on_ready: the sources each node is the last user of (in `order`). A source's gradient
+  // is final once that node has run; sources no node uses are reported at the end.
+  std::unordered_map<const Node*, std::vector<size_t>> final_after;
+  if (on_ready) {
+    std::unordered_map<const TensorImpl*, const Node*> last_user;
+    for (const Node* node : order) {
+      for (const Tensor& input : node->inputs()) {
+        if (input.defined()) last_user[input.impl()] = node;
       }
     }
-    if (!any) continue;
-    // Unreached outputs of multi-output nodes count as zero gradients.
-    for (size_t i = 0; i < grad_outputs.size(); ++i) {
-      if (!grad_outputs[i].defined()) {
-        auto impl = node->outputs()[i].lock();
-        if (impl) grad_outputs[i] = zeros(Tensor(impl).shape(), Tensor(impl).dtype(), Tensor(impl).device());
-      }
+    for (size_t s = 0; s < sources.size(); ++s) {
+      auto it = last_user.find(sources[s].impl());
+      if (it != last_user.end()) final_after[it->second].push_back(s);
     }
-    std::vector<Tensor> input_grads;
-    {
-      profiler::TraceScope scope(profiler::EventKind::kBackward,
-                                 profiler::enabled() ? profiler::intern(node->name()) : nullptr);
-      input_grads = node->backward(grad_outputs);
-    }
-    for (size_t i = 0; i < node->inputs().size() && i < input_grads.size(); ++i) {
-      const Tensor& input = node->inputs()[i];
-      if (input_grads[i].defined() && node->input_needs_grad()[i]) {
-        accumulate(grads, input.impl(), input_grads[i]);
-      }
+  }
+  std::vector<bool> reported(sources.size(), false);
+  auto report = [&](size_t s) {
+    reported[s] = true;
+    auto it = grads.find(sources[s].impl());
+    on_ready(s, it == grads.end() ? Tensor() : it->second);
+  };
+  for (Node* node : order) {
+    run_node(node, grads);
+    if (!on_ready) continue;
+    auto it = final_after.find(node);
+    if (it == final_after.end()) continue;
+    for (size_t s : it->second) report(s);
+  }
+  if (on_ready) {
+    for (size_t s = 0; s < sources.size(); ++s) {
+      if (!reported[s]) report(s);
     }
   }
   std::vector<Tensor> out;

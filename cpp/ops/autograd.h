@@ -76,6 +76,17 @@ std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
                                       const std::vector<Tensor>& root_grads,
                                       const std::vector<Tensor>& sources);
 
+// Called once per source, as soon as its gradient is final (every node that uses the source
+// has run), with the source's index and its gradient (undefined where it gets none). Sources
+// that no node uses are reported after the whole backward pass. Data-parallel training starts
+// summing gradients across replicas here while the rest of the backward pass runs
+// (distribute/overlapped_all_reduce.h).
+using GradientReadyFn = std::function<void(size_t source_index, const Tensor& grad)>;
+std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
+                                      const std::vector<Tensor>& root_grads,
+                                      const std::vector<Tensor>& sources,
+                                      const GradientReadyFn& on_ready);
+
 // loss.backward(): accumulates into .grad of every reachable leaf that requires grad.
 void backward(const Tensor& root, const Tensor& root_grad);
 

@@ -3,6 +3,7 @@
 
 #include <exception>
 
+#include "backends/backend.h"
 #include "core/errors.h"
 #include "core/thread_config.h"
 #include "distribute/gradient_all_reduce.h"
@@ -38,8 +39,9 @@ std::vector<Tensor> all_weights(const nn::LayerGraph& graph) {
 }  // namespace
 
 ReplicatedTrainer::ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr loss,
-                                     int threads_per_replica)
+                                     int threads_per_replica, AllReduceOptions options)
     : replicas_(std::move(replicas)),
+      options_(options),
       syncs_(replicas_.size()),
       rows_seen_(replicas_.size(), 0.0),
       threads_(std::max<int>(1, int(replicas_.size()))),
@@ -49,6 +51,7 @@ ReplicatedTrainer::ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr 
   if (threads_per_replica < 0) {
     fail("threads_per_replica must be >= 0, got " + std::to_string(threads_per_replica));
   }
+  if (options.bucket_bytes == 0) fail("bucket_bytes must be > 0, got 0");
   world_ = replicas_[0].collective ? replicas_[0].collective->world_size() : 0;
   for (size_t i = 0; i < replicas_.size(); ++i) {
     const Replica& r = replicas_[i];
@@ -66,6 +69,10 @@ ReplicatedTrainer::ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr 
     // A captured device graph would replay without the all-reduce's host synchronization.
     trainer->set_jit_compile(JitCompile::kOff);
     syncs_[i].collective = r.collective.get();
+    if (options.overlap) {
+      overlaps_.push_back(std::make_unique<distribute::OverlappedAllReduce>(*r.collective, options.bucket_bytes));
+      syncs_[i].overlap = overlaps_.back().get();
+    }
     trainer->set_replica_sync(&syncs_[i]);
     trainers_.push_back(std::move(trainer));
   }
@@ -118,9 +125,13 @@ void ReplicatedTrainer::run_replicas(const std::vector<Tensor>& x, const Tensor&
         // takes part in the all-reduce (with zeros) and applies the same update.
         GradModeGuard grad_off(false);
         const std::vector<Tensor> params = replica.graph->trainable_weights();
-        std::vector<Tensor> grads;
-        for (const Tensor& p : params) grads.push_back(zeros(p.shape(), p.dtype(), p.device()));
-        distribute::all_reduce_gradients(*replica.collective, grads, params);
+        // Undefined gradients count as zeros; with overlap the same buckets as the others'.
+        std::vector<Tensor> grads(params.size());
+        if (overlaps_.empty()) {
+          distribute::all_reduce_gradients(*replica.collective, grads, params);
+        } else {
+          grads = overlaps_[size_t(i)]->all_reduce(grads, params, 1.0);
+        }
         if (!params.empty()) replica.optimizer->apply_gradients(grads, params);
       }
     } catch (const std::exception& e) {
@@ -178,14 +189,17 @@ std::vector<std::pair<std::string, double>> ReplicatedTrainer::results_across_wo
   const Shape shape{int64_t(local.size())};
   const std::vector<float> mine(local.begin(), local.end());
   const std::vector<float> none(local.size(), 0.0f);
-  LogicalDevice host;  // the reduction runs in host memory: the sums are a few floats
+  // On each replica's device, where its engine reduces (NCCL: device memory).
   std::vector<Tensor> buffers(replicas_.size());
   for (size_t i = 0; i < replicas_.size(); ++i) {
-    buffers[i] = from_host(i == 0 ? mine.data() : none.data(), shape, DType::kFloat32, host);
+    const std::vector<Tensor> weights = replicas_[i].graph->trainable_weights();
+    const LogicalDevice device = weights.empty() ? LogicalDevice{} : weights[0].device();
+    buffers[i] = from_host(i == 0 ? mine.data() : none.data(), shape, DType::kFloat32, device);
   }
   threads_.run([&](int i) { replicas_[size_t(i)].collective->all_reduce_sum({buffers[size_t(i)]}); });
-  const float* reduced = static_cast<const float*>(buffers[0].data());
-  return means(std::vector<double>(reduced, reduced + local.size()));
+  std::vector<float> reduced(local.size());
+  backend_for(buffers[0].device()).copy_to_host(buffers[0].view(), reduced.data());
+  return means(std::vector<double>(reduced.begin(), reduced.end()));
 }
 
 void ReplicatedTrainer::sync_weights() {
@@ -204,9 +218,44 @@ void ReplicatedTrainer::sync_weights() {
     }
   }
   if (world_ == int(replicas_.size())) return;
+  check_workers_agree_on_options();
   threads_.run([&](int i) {
     replicas_[size_t(i)].collective->broadcast(all_weights(*replicas_[size_t(i)].graph), 0);
   });
+}
+
+void ReplicatedTrainer::check_workers_agree_on_options() {
+  // Rank 0's options reach everyone; then the number of workers that differ is summed, so a
+  // worker that agrees with rank 0 also learns that another does not.
+  const std::vector<int64_t> mine = {options_.overlap ? 1 : 0, int64_t(options_.bucket_bytes)};
+  std::vector<int64_t> rank0(mine.size());
+  int64_t disagreeing = 0;
+  threads_.run([&](int i) {
+    const std::vector<Tensor> weights = replicas_[size_t(i)].graph->trainable_weights();
+    const LogicalDevice device = weights.empty() ? LogicalDevice{} : weights[0].device();
+    Tensor options = from_host(mine.data(), Shape{int64_t(mine.size())}, DType::kInt64, device);
+    replicas_[size_t(i)].collective->broadcast({options}, 0);
+    std::vector<int64_t> root(mine.size());
+    backend_for(device).copy_to_host(options.view(), root.data());
+    const int64_t differs = i == 0 && root != mine ? 1 : 0;
+    Tensor count = from_host(&differs, Shape{1}, DType::kInt64, device);
+    replicas_[size_t(i)].collective->all_reduce_sum({count});
+    if (i == 0) {
+      rank0 = root;
+      backend_for(device).copy_to_host(count.view(), &disagreeing);
+    }
+  });
+  if (disagreeing == 0) return;
+  auto describe = [](const std::vector<int64_t>& o) {
+    return std::string(o[0] ? "overlapped" : "blocking") + " all-reduce, buckets of " +
+           std::to_string(o[1]) + " bytes";
+  };
+  throw_error(ErrorCode::kInvalidArgument, "distribute",
+              std::to_string(disagreeing) + " worker(s) use other gradient all-reduce options than "
+              "worker 0 (" + describe(rank0) + "; this worker: " + describe(mine) + "). Every "
+              "worker must make the same collective calls: set GPUACCEL_ALL_REDUCE_OVERLAP and "
+              "GPUACCEL_ALL_REDUCE_BUCKET_BYTES (or CommunicationOptions.bytes_per_pack) alike on "
+              "every worker");
 }
 
 }  // namespace gpuaccel::train

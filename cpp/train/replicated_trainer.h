@@ -15,10 +15,21 @@
 #include <vector>
 
 #include "distribute/collective.h"
+#include "distribute/gradient_buckets.h"
+#include "distribute/overlapped_all_reduce.h"
 #include "distribute/replica_threads.h"
 #include "train/trainer.h"
 
 namespace gpuaccel::train {
+
+// How gradients are summed. `overlap`: bucket by bucket during the backward pass, on a
+// communication thread per replica (distribute/overlapped_all_reduce.h); off: one blocking call
+// after the backward pass. Every worker of a job must use the same options (they decide which
+// collective calls each step makes).
+struct AllReduceOptions {
+  bool overlap = true;
+  size_t bucket_bytes = distribute::kDefaultBucketBytes;
+};
 
 class ReplicatedTrainer {
  public:
@@ -30,7 +41,8 @@ class ReplicatedTrainer {
   };
   // `threads_per_replica`: each replica thread's OpenMP team (0: the process-wide setting).
   // Every collective must have the same world size; their ranks must be distinct.
-  ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr loss, int threads_per_replica);
+  ReplicatedTrainer(std::vector<Replica> replicas, nn::LossPtr loss, int threads_per_replica,
+                    AllReduceOptions options = AllReduceOptions());
 
   // One step on the global batch (the same batch on every worker). The loss stays in the
   // replicas' running means: results() reads it.
@@ -45,8 +57,10 @@ class ReplicatedTrainer {
   std::vector<std::pair<std::string, double>> results_across_workers();
 
   // Copies replica 0's weights into every other local replica (fit does this as it starts, so
-  // set_weights/load_weights between fits reach every replica), then has replica 0 of the
-  // lowest rank broadcast them to the other workers.
+  // set_weights/load_weights between fits reach every replica), then, with several workers,
+  // checks that every worker uses the same AllReduceOptions (else every worker raises
+  // InvalidArgumentError instead of mismatched collective calls hanging until the timeout) and
+  // has replica 0 of the lowest rank broadcast the weights to the other workers.
   void sync_weights();
 
   int local_replicas() const { return int(replicas_.size()); }
@@ -60,7 +74,12 @@ class ReplicatedTrainer {
   std::vector<double> local_sums_and_counts();
   std::vector<std::pair<std::string, double>> means(const std::vector<double>& sums_and_counts) const;
 
+  // With several workers: raises on every worker unless all use this worker's options.
+  void check_workers_agree_on_options();
+
   std::vector<Replica> replicas_;
+  AllReduceOptions options_;
+  std::vector<std::unique_ptr<distribute::OverlappedAllReduce>> overlaps_;  // empty: blocking
   std::vector<std::unique_ptr<Trainer>> trainers_;
   std::vector<Trainer::ReplicaSync> syncs_;
   std::vector<double> rows_seen_;  // per replica, since reset_metrics()

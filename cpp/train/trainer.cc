@@ -3,6 +3,7 @@
 
 #include "core/errors.h"
 #include "distribute/gradient_all_reduce.h"
+#include "distribute/overlapped_all_reduce.h"
 #include "ops/autograd.h"
 #include "ops/elementwise.h"
 #include "ops/host_read.h"
@@ -136,13 +137,17 @@ Tensor Trainer::run_train_step(const std::vector<Tensor>& x, const Tensor& y, in
     const Tensor target = device_scale.defined() ? mul(loss, device_scale)
                           : scale != 1.0         ? mul(loss, scalar_like(scale, loss))
                                                  : loss;
-    grads = compute_gradients({target}, {Tensor()}, params);
-    if (replica_sync_ != nullptr) {
-      // A replica of a data-parallel step weighs its gradients by its share of the global
-      // batch, so the all-reduced sum is the gradient of the global batch's mean loss.
-      GradModeGuard grad_off(false);
-      distribute::all_reduce_gradients(*replica_sync_->collective, grads, params,
-                                       replica_sync_->loss_weight);
+    // A replica of a data-parallel step weighs its gradients by its share of the global
+    // batch, so the all-reduced sum is the gradient of the global batch's mean loss.
+    if (replica_sync_ != nullptr && replica_sync_->overlap != nullptr) {
+      grads = replica_sync_->overlap->backward_and_all_reduce(target, params, replica_sync_->loss_weight);
+    } else {
+      grads = compute_gradients({target}, {Tensor()}, params);
+      if (replica_sync_ != nullptr) {
+        GradModeGuard grad_off(false);
+        distribute::all_reduce_gradients(*replica_sync_->collective, grads, params,
+                                         replica_sync_->loss_weight);
+      }
     }
   }
   {

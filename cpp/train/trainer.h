@@ -26,6 +26,7 @@
 
 namespace gpuaccel::distribute {
 class Collective;
+class OverlappedAllReduce;
 }
 
 namespace gpuaccel::train {
@@ -64,8 +65,11 @@ class Trainer {
   // share of the global batch and its gradients are summed across replicas by `collective`
   // before the update, so every replica applies the same update. Null (the default): a plain
   // step. The pointee is the caller's and must outlive the steps.
+  // With `overlap` set, the all-reduce starts bucket by bucket during the backward pass
+  // (distribute/overlapped_all_reduce.h); null: after it (the blocking path).
   struct ReplicaSync {
     distribute::Collective* collective = nullptr;
+    distribute::OverlappedAllReduce* overlap = nullptr;
     double loss_weight = 1.0;
   };
   void set_replica_sync(const ReplicaSync* sync) { replica_sync_ = sync; }

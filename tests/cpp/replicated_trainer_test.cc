@@ -13,6 +13,7 @@
 #include "nn/losses.h"
 #include "nn/metrics.h"
 #include "optim/adam.h"
+#include "ops/autograd.h"
 #include "ops/shape_ops.h"
 #include "optim/sgd.h"
 #include "train/replicated_trainer.h"
@@ -48,14 +49,15 @@ nn::MetricPtr mae() { return std::make_shared<nn::Metric>("mae", nn::MetricKind:
 struct Replicated {
   std::vector<Model> models;
   std::unique_ptr<train::ReplicatedTrainer> trainer;
-  Replicated(int replicas, bool adam, std::chrono::milliseconds timeout = std::chrono::seconds(10))
+  Replicated(int replicas, bool adam, train::AllReduceOptions options = {},
+             std::chrono::milliseconds timeout = std::chrono::seconds(10))
       : models(size_t(replicas)) {
     auto group = distribute::make_in_process_group(replicas, timeout);
     std::vector<train::ReplicatedTrainer::Replica> list;
     for (int r = 0; r < replicas; ++r) {
       list.push_back({models[r].graph, make_optimizer(adam), {mae()}, group[r]});
     }
-    trainer = std::make_unique<train::ReplicatedTrainer>(std::move(list), mse(), 1);
+    trainer = std::make_unique<train::ReplicatedTrainer>(std::move(list), mse(), 1, options);
   }
 };
 
@@ -69,10 +71,11 @@ std::pair<Tensor, Tensor> batch(int n, float offset) {
   return {make(x, {n, 1}), make(y, {n, 1})};
 }
 
-void expect_matches_one_replica(bool adam, int replicas, int batch_size) {
+// `overlap`: the all-reduce during the backward pass (the default) or after it (blocking).
+void expect_matches_one_replica(bool adam, int replicas, int batch_size, bool overlap = true) {
   Model single;
   train::Trainer reference(single.graph, mse(), make_optimizer(adam), {mae()});
-  Replicated many(replicas, adam);
+  Replicated many(replicas, adam, train::AllReduceOptions{overlap, 4});
   for (int step = 0; step < 10; ++step) {
     const auto [x, y] = batch(batch_size, 0.5f + 0.1f * float(step));
     reference.train_step({x}, y);
@@ -98,6 +101,10 @@ TEST(ReplicatedTrainer, UnevenSplitsStillMatch) { expect_matches_one_replica(tru
 TEST(ReplicatedTrainer, ABatchSmallerThanTheReplicaCountStillMatches) {
   expect_matches_one_replica(false, 3, 2);
 }
+TEST(ReplicatedTrainer, TheBlockingAllReduceMatchesToo) {
+  expect_matches_one_replica(false, 2, 64, /*overlap=*/false);
+  expect_matches_one_replica(true, 3, 2, /*overlap=*/false);
+}
 
 TEST(ReplicatedTrainer, SyncWeightsCopiesReplicaZero) {
   Replicated many(2, false);
@@ -118,7 +125,8 @@ class FailOnNegative : public test::ScaleLayer {
   }
 };
 
-TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
+void expect_a_failing_replica_raises_without_waiting_for_the_timeout(bool overlap) {
+  SCOPED_TRACE(overlap ? "overlapped all-reduce" : "blocking all-reduce");
   auto group = distribute::make_in_process_group(2, std::chrono::seconds(60));
   std::vector<train::ReplicatedTrainer::Replica> list;
   std::vector<nn::LayerGraphPtr> replica_graphs;
@@ -130,7 +138,7 @@ TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
     list.push_back({graph, make_optimizer(false), {}, group[r]});
     replica_graphs.push_back(graph);
   }
-  train::ReplicatedTrainer trainer(std::move(list), mse(), 1);
+  train::ReplicatedTrainer trainer(std::move(list), mse(), 1, train::AllReduceOptions{overlap, 4});
   const auto start = std::chrono::steady_clock::now();
   // Replica 1 gets the second row, which is negative.
   try {
@@ -150,6 +158,71 @@ TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
   };
   EXPECT_NE(weight(0), 1.0f);
   EXPECT_EQ(weight(0), weight(1));
+}
+
+TEST(ReplicatedTrainer, AFailingReplicaRaisesWithoutWaitingForTheTimeout) {
+  expect_a_failing_replica_raises_without_waiting_for_the_timeout(/*overlap=*/true);
+  expect_a_failing_replica_raises_without_waiting_for_the_timeout(/*overlap=*/false);
+}
+
+// The identity, whose backward throws when its input had a negative value: a replica that
+// fails in the middle of its backward pass, after its last weight's bucket has started.
+class FailInBackward : public nn::Layer {
+ public:
+  FailInBackward() : Layer("fail_in_backward") {}
+  const char* type() const override { return "FailInBackward"; }
+  Shape output_shape(const nn::ShapeList& shapes) const override { return shapes.at(0); }
+  Tensor call(const std::vector<Tensor>& inputs, bool) override {
+    const Tensor& x = inputs.at(0);
+    bool negative = false;
+    for (float v : test::read(x)) negative = negative || v < 0;
+    Tensor out;
+    {
+      GradModeGuard off(false);
+      out = clone(x);
+    }
+    record("FailInBackward", {x}, {out}, [negative](const std::vector<Tensor>& grads) {
+      if (negative) throw std::runtime_error("negative input, in backward");
+      return grads;
+    });
+    return out;
+  }
+
+ protected:
+  void do_build(const nn::ShapeList&) override {}
+};
+
+TEST(ReplicatedTrainer, AReplicaFailingInItsBackwardPassRaisesWhileBucketsAreInFlight) {
+  auto group = distribute::make_in_process_group(2, std::chrono::seconds(60));
+  std::vector<train::ReplicatedTrainer::Replica> list;
+  std::vector<nn::LayerGraphPtr> graphs;
+  for (int r = 0; r < 2; ++r) {
+    // scale (w1) -> fail_in_backward -> scale (w2): w2's bucket starts before the failure.
+    auto graph = std::make_shared<nn::LayerGraph>(1);
+    auto first = std::make_shared<test::ScaleLayer>("first");
+    auto middle = std::make_shared<FailInBackward>();
+    auto last = std::make_shared<test::ScaleLayer>("last");
+    for (const nn::LayerPtr& layer : std::vector<nn::LayerPtr>{first, middle, last}) layer->build({{-1, 1}});
+    const int a = graph->add_node(first, {0});
+    const int b = graph->add_node(middle, {a});
+    graph->set_outputs({graph->add_node(last, {b})});
+    list.push_back({graph, make_optimizer(false), {}, group[r]});
+    graphs.push_back(graph);
+  }
+  train::ReplicatedTrainer trainer(std::move(list), mse(), 1, train::AllReduceOptions{true, 4});
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    trainer.train_step({make({1, -2}, {2, 1})}, make({1, 2}, {2, 1}));  // replica 1 fails
+    FAIL() << "expected the replica's error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "negative input, in backward");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  trainer.train_step({make({1, 2}, {2, 1})}, make({3, 6}, {2, 1}));  // the group recovered
+  for (size_t w = 0; w < 2; ++w) {
+    const float w0 = test::read(graphs[0]->trainable_weights()[w])[0];
+    EXPECT_EQ(w0, test::read(graphs[1]->trainable_weights()[w])[0]) << w;
+  }
 }
 
 }  // namespace

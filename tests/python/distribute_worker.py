@@ -6,6 +6,8 @@
   imports changed (MNIST replaced by a small random set of the same shapes); prints the logs.
 - ``one_leaves``: worker 1 exits once the workers have joined; worker 0's fit must then raise
   UnavailableError (not hang); prints what it raised and after how long.
+- ``fit_error``: as ``steps`` with SGD, but prints what fit raised (the workers' environments
+  differ) and after how long.
 """
 import json
 import sys
@@ -50,6 +52,18 @@ def main(mode, argument=None):
         except tf.errors.UnavailableError as error:
             raised = type(error).__name__ + ": " + str(error)
         print(json.dumps({"rank": 0, "raised": raised, "seconds": time.monotonic() - start}))
+    elif mode == "fit_error":
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        with strategy.scope():
+            model = distribute_programs.equivalence_model("sgd")
+        start = time.monotonic()
+        try:
+            distribute_programs.train_ten_steps(model)
+            raised = None
+        except tf.errors.OpError as error:
+            raised = type(error).__name__ + ": " + str(error)
+        print(json.dumps({"rank": strategy.worker_index, "raised": raised,
+                          "seconds": time.monotonic() - start}))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

@@ -22,7 +22,7 @@ RUNS = [
     ("shared_cores.py", ["--steps", "1", "--rounds", "1"], "vs keras's slowdown"),
     # Without a GPU only its CPU epoch runs; the GPU parts say why they are skipped.
     ("gpu_train.py", ["--steps", "2", "--cpu-steps", "2", "--calls", "2"], "CPU epoch"),
-    ("distribute.py", ["--steps", "2", "--repeats", "1"], "MultiWorker, 2 processes"),
+    ("distribute.py", ["--steps", "2", "--repeats", "1"], "MultiWorker, 2 processes x 1 thread, overlapped"),
     ("tiny_step.py", ["--steps", "20", "--repeats", "1"], "train_step alone"),
 ]
 

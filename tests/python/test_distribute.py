@@ -1,10 +1,12 @@
 """gpuaccel.distribute against TensorFlow's tf.distribute: the strategy API (default strategy,
 scopes, run/reduce vs NumPy, distributed datasets split as TF splits them), fit under
 MirroredStrategy on two logical CPUs and under MultiWorkerMirroredStrategy as two processes
-on 127.0.0.1 giving the weights of one replica on the whole global batch (SGD and Adam), the
-seed article's programs with only the import changed, a worker that leaves making the other's
-fit raise UnavailableError, TF's error for a model built outside the scope, and the idle-GPU
-message."""
+on 127.0.0.1 giving the weights of one replica on the whole global batch (SGD and Adam; the
+all-reduce overlapped with the backward pass in small buckets, and blocking after it, agreeing
+with each other), the seed article's programs with only the import changed, a worker that
+leaves making the other's fit raise UnavailableError, TF's error for a model built outside the
+scope, the all-reduce switches and CommunicationOptions, GPU workers joining through NCCL, and
+the idle-GPU message."""
 import io
 import json
 import os
@@ -17,7 +19,7 @@ import pytest
 import gpuaccel as tf
 from gpuaccel import _C, keras
 from gpuaccel.config import LogicalDeviceConfiguration
-from gpuaccel.distribute import _idle_gpus
+from gpuaccel.distribute import _fit, _idle_gpus
 
 import distribute_programs
 from runtime_fixtures import fresh_runtime, two_simulated_gpus  # noqa: F401
@@ -33,6 +35,18 @@ ATOL = 2e-5
 needs_gloo = pytest.mark.skipif(
     not _C.collective.gloo_available(),
     reason="built without Gloo (test_collective covers that build's error)")
+
+
+# The all-reduce modes the equivalence tests run: overlapped with the backward pass in buckets
+# of 64 bytes (the equivalence model's gradients then travel in several buckets, started while
+# the backward pass runs), and blocking after the backward pass.
+OVERLAPPED = {"GPUACCEL_ALL_REDUCE_OVERLAP": "1", "GPUACCEL_ALL_REDUCE_BUCKET_BYTES": "64"}
+BLOCKING = {"GPUACCEL_ALL_REDUCE_OVERLAP": "0"}
+
+
+def set_all_reduce_mode(monkeypatch, mode):
+    for name, value in mode.items():
+        monkeypatch.setenv(name, value)
 
 
 def two_logical_cpus():
@@ -119,8 +133,11 @@ def test_distributed_dataset_splits_each_global_batch_as_tf_does():
 
 # ---- fit ----
 
+@pytest.mark.parametrize("mode", [OVERLAPPED, BLOCKING], ids=["overlapped", "blocking"])
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-def test_two_logical_cpu_replicas_match_one_replica_on_the_global_batch(optimizer):
+def test_two_logical_cpu_replicas_match_one_replica_on_the_global_batch(optimizer, mode,
+                                                                         monkeypatch):
+    set_all_reduce_mode(monkeypatch, mode)
     two_logical_cpus()
     expected, expected_history = distribute_programs.reference_weights(optimizer)
     strategy = tf.distribute.MirroredStrategy()
@@ -138,6 +155,58 @@ def test_two_logical_cpu_replicas_match_one_replica_on_the_global_batch(optimize
     # The logs cover the global batch.
     np.testing.assert_allclose(history["loss"], expected_history["loss"], rtol=1e-4)
     np.testing.assert_allclose(history["accuracy"], expected_history["accuracy"])
+
+
+def test_overlapped_and_blocking_all_reduce_give_the_same_weights(monkeypatch):
+    two_logical_cpus()
+    weights = {}
+    for name, mode in (("overlapped", OVERLAPPED), ("blocking", BLOCKING)):
+        set_all_reduce_mode(monkeypatch, mode)
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            model = distribute_programs.equivalence_model("adam")
+        distribute_programs.train_ten_steps(model)
+        weights[name] = model.get_weights()
+    for a, b in zip(weights["overlapped"], weights["blocking"]):
+        np.testing.assert_allclose(a, b, atol=1e-6, rtol=1e-6)
+
+
+def test_all_reduce_switches_are_validated(monkeypatch):
+    assert _fit.all_reduce_options() == (True, _C.DEFAULT_ALL_REDUCE_BUCKET_BYTES)
+    assert _C.DEFAULT_ALL_REDUCE_BUCKET_BYTES == 256 * 1024
+    monkeypatch.setenv("GPUACCEL_ALL_REDUCE_OVERLAP", "off")
+    monkeypatch.setenv("GPUACCEL_ALL_REDUCE_BUCKET_BYTES", "4096")
+    assert _fit.all_reduce_options() == (False, 4096)
+    monkeypatch.setenv("GPUACCEL_ALL_REDUCE_OVERLAP", "maybe")
+    with pytest.raises(ValueError, match="GPUACCEL_ALL_REDUCE_OVERLAP='maybe': expected 1"):
+        _fit.all_reduce_options()
+    monkeypatch.setenv("GPUACCEL_ALL_REDUCE_OVERLAP", "1")
+    for bad in ("0", "-5", "1MB"):
+        monkeypatch.setenv("GPUACCEL_ALL_REDUCE_BUCKET_BYTES", bad)
+        with pytest.raises(ValueError, match="GPUACCEL_ALL_REDUCE_BUCKET_BYTES=.*positive"):
+            _fit.all_reduce_options()
+
+
+def test_communication_options_set_the_bucket_size_as_tf_names_it(monkeypatch):
+    monkeypatch.delenv("GPUACCEL_ALL_REDUCE_BUCKET_BYTES", raising=False)
+    options = tf.distribute.experimental.CommunicationOptions(bytes_per_pack=1 << 20,
+                                                              implementation="ring")
+    assert options.implementation is tf.distribute.experimental.CommunicationImplementation.RING
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    assert strategy.communication_options is options
+    assert _fit.all_reduce_options(strategy) == (True, 1 << 20)
+    # 0 is TF's "decide automatically".
+    default = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions())
+    assert _fit.all_reduce_options(default)[1] == _C.DEFAULT_ALL_REDUCE_BUCKET_BYTES
+    with pytest.raises(ValueError, match="bytes_per_pack must be non-negative, got -1"):
+        tf.distribute.experimental.CommunicationOptions(bytes_per_pack=-1)
+    with pytest.raises(ValueError, match="timeout_seconds must be a positive"):
+        tf.distribute.experimental.CommunicationOptions(timeout_seconds=0)
+    with pytest.raises(ValueError, match="implementation must be one of AUTO, RING, NCCL"):
+        tf.distribute.experimental.CommunicationOptions(implementation="MPI")
+    with pytest.raises(ValueError, match="communication_options must be a"):
+        tf.distribute.MultiWorkerMirroredStrategy(communication_options={"bytes_per_pack": 1})
 
 
 def test_weights_set_between_fits_reach_every_replica():
@@ -186,11 +255,18 @@ def test_seed_article_mirrored_program_runs_with_only_the_import_changed(monkeyp
 
 # ---- several workers ----
 
-def run_workers(*args, count=2, timeout_seconds=60):
+def run_workers(*args, count=2, timeout_seconds=60, mode=OVERLAPPED, gpu_per_worker=False,
+                modes=None):
+    """Runs `count` workers of distribute_worker.py with the all-reduce `mode` (or worker i with
+    `modes[i]`); `gpu_per_worker`: worker i sees only GPU i (else none: the workers train on
+    their CPUs through Gloo)."""
     ports = [free_port() for _ in range(count)]
+    gpus = [{"CUDA_VISIBLE_DEVICES": str(i) if gpu_per_worker else ""} for i in range(count)]
+    modes = modes or [mode] * count
     procs = [subprocess.Popen([sys.executable, WORKER, *args],
                               env=dict(os.environ, TF_CONFIG=tf_config(i, ports),
-                                       GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS=str(timeout_seconds)),
+                                       GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS=str(timeout_seconds),
+                                       **modes[i], **gpus[i]),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i in range(count)]
     results = []
@@ -219,6 +295,31 @@ def test_two_worker_processes_match_one_replica_on_the_global_batch(optimizer):
 
 
 @needs_gloo
+def test_two_worker_processes_agree_with_the_all_reduce_overlapped_or_blocking():
+    expected, _ = distribute_programs.reference_weights("sgd")
+    blocking = run_workers("steps", "sgd", mode=BLOCKING)
+    overlapped = run_workers("steps", "sgd", mode=OVERLAPPED)
+    for a, b, e in zip(blocking[0]["weights"], overlapped[0]["weights"], expected):
+        np.testing.assert_allclose(np.asarray(a, np.float32), e, atol=ATOL, rtol=1e-4)
+        np.testing.assert_allclose(np.asarray(a, np.float32), np.asarray(b, np.float32),
+                                   atol=1e-6, rtol=1e-6)
+
+
+@needs_gloo
+def test_workers_with_different_all_reduce_options_all_raise_at_once():
+    results = run_workers("fit_error", timeout_seconds=60,
+                          modes=[OVERLAPPED, dict(OVERLAPPED, GPUACCEL_ALL_REDUCE_BUCKET_BYTES="128")])
+    assert sorted(r["rank"] for r in results) == [0, 1]
+    for r in results:
+        assert r["raised"] is not None and r["raised"].startswith("InvalidArgumentError"), r
+        assert "1 worker(s) use other gradient all-reduce options than worker 0 (overlapped " \
+               "all-reduce, buckets of 64 bytes" in r["raised"]
+        assert r["seconds"] < 30  # not the 60 s timeout of a mismatched collective
+    (worker1,) = [r for r in results if r["rank"] == 1]
+    assert "this worker: overlapped all-reduce, buckets of 128 bytes" in worker1["raised"]
+
+
+@needs_gloo
 def test_seed_article_multi_worker_program_runs_as_two_processes():
     results = run_workers("seed_program")
     assert results[0]["weights"] == results[1]["weights"]
@@ -228,10 +329,64 @@ def test_seed_article_multi_worker_program_runs_as_two_processes():
 
 
 @needs_gloo
-def test_a_worker_that_leaves_makes_the_others_fit_raise_within_the_timeout():
-    (result,) = run_workers("one_leaves", timeout_seconds=5)
+@pytest.mark.parametrize("mode", [OVERLAPPED, BLOCKING], ids=["overlapped", "blocking"])
+def test_a_worker_that_leaves_makes_the_others_fit_raise_within_the_timeout(mode):
+    (result,) = run_workers("one_leaves", timeout_seconds=5, mode=mode)
     assert result["raised"] is not None and result["raised"].startswith("UnavailableError")
     assert result["seconds"] < 5 + 30  # the timeout, plus a loaded machine's slack
+
+
+# ---- GPU workers (NCCL) ----
+
+def test_gpu_workers_join_through_nccl_not_gloo(two_simulated_gpus, monkeypatch):
+    # No GPU here: the simulated ones make the strategy choose NCCL; the engine is faked.
+    calls = []
+    monkeypatch.setenv("TF_CONFIG", tf_config(1, [free_port(), free_port()]))
+    monkeypatch.setattr(_C.collective, "create_nccl",
+                        lambda *args: calls.append(("nccl", args)) or "nccl rank")
+    monkeypatch.setattr(_C.collective, "create_gloo",
+                        lambda *args: calls.append(("gloo", args)) or "gloo rank")
+    options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=7)
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    assert [name for name, _ in calls] == ["nccl"]
+    device, cluster, timeout = calls[0][1]
+    assert device == "/device:GPU:0" and timeout == 7
+    assert (cluster.rank, cluster.world_size) == (1, 2)
+    assert strategy.collective == "nccl rank"
+    assert list(strategy.worker_devices) == ["/device:GPU:0"]
+    assert strategy.num_replicas_in_sync == 2
+
+
+@pytest.mark.gpu
+def test_overlapped_all_reduce_on_a_one_rank_nccl_communicator_matches_one_replica():
+    # One GPU runs a one-rank communicator: the buckets go through NCCL's communication stream
+    # while the backward pass runs on the compute stream; the sum of one rank is the gradient.
+    expected, _ = distribute_programs.reference_weights("adam")
+    with tf.device("/GPU:0"):
+        model = distribute_programs.equivalence_model("adam")
+        collective = _C.collective.create_nccl("GPU:0", spec=_C.collective.ClusterSpec(),
+                                               timeout_seconds=60)
+        trainer = _C.ReplicatedTrainer(model._graph(), model.optimizer._cpp, [], model.loss._cpp,
+                                       0, collective, overlap=True, bucket_bytes=64)
+        x, y = distribute_programs.equivalence_data()
+        for step in range(10):
+            rows = slice(64 * step, 64 * (step + 1))
+            trainer.train_step([tf.constant(x[rows])], tf.constant(y[rows]))
+    for w, e in zip(model.get_weights(), expected):
+        np.testing.assert_allclose(w, e, atol=1e-4, rtol=1e-3)
+
+
+@pytest.mark.gpu
+def test_two_gpu_worker_processes_match_one_replica():
+    if len(tf.config.list_physical_devices("GPU")) < 2:
+        pytest.skip("needs two GPUs: NCCL refuses two ranks on one GPU")
+    expected, _ = distribute_programs.reference_weights("adam")
+    results = run_workers("steps", "adam", mode=OVERLAPPED, gpu_per_worker=True)
+    for r in results:
+        for w, e in zip(r["weights"], expected):
+            np.testing.assert_allclose(np.asarray(w, np.float32), e, atol=1e-4, rtol=1e-3)
+    for a, b in zip(results[0]["weights"], results[1]["weights"]):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
 # ---- the idle GPUs (class 171) ----

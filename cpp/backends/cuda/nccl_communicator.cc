@@ -1,9 +1,16 @@
-// NCCL communicators on the backend's per-device stream (core/nccl_library.h). libnccl is
-// opened with dlopen the first time a communicator is asked for, so the backend has no link
-// dependency on it: single-GPU programs run where NCCL is not installed, and the error for
-// multi-GPU ones says so. Communicators are non-blocking (config.blocking = 0) so that every
-// wait here polls with a deadline and can abort the communicator instead of hanging when a
-// peer dies: NCCL itself would wait forever.
+// NCCL communicators (core/nccl_library.h). libnccl is opened with dlopen the first time a
+// communicator is asked for, so the backend has no link dependency on it: single-GPU programs
+// run where NCCL is not installed, and the error for multi-GPU ones says so. Communicators are
+// non-blocking (config.blocking = 0) so that every wait here polls with a deadline and can
+// abort the communicator instead of hanging when a peer dies: NCCL itself would wait forever.
+//
+// Each communicator queues its collectives on a communication stream of its own, ordered after
+// the work queued so far on the backend's stream of its device by an event (cudaEventRecord on
+// the compute stream, cudaStreamWaitEvent on the communication stream). So a bucket of
+// gradients is summed while the backward pass goes on queueing kernels on the compute stream
+// (distribute/overlapped_all_reduce.h), and every call still returns only once its collective
+// has finished: later compute-stream work (the optimizer update) and the memory pool, which
+// orders frees on the compute stream, never race with NCCL.
 #include "backends/cuda/nccl_communicator.h"
 
 #if GPUACCEL_HAVE_NCCL
@@ -19,6 +26,7 @@
 #include <thread>
 
 #include "backends/cuda/context.h"
+#include "backends/cuda/cuda_check.h"
 #endif
 
 namespace gpuaccel::cuda {
@@ -98,6 +106,8 @@ const NcclApi& nccl_api() {
 
 struct Communicator {
   ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;       // the communication stream
+  cudaEvent_t compute_done = nullptr;  // recorded on the compute stream before each call
   int device = 0;
   int rank = 0;
   int world_size = 0;
@@ -180,6 +190,7 @@ class NcclLibraryImpl final : public NcclLibrary {
         return NcclStatus::kOk;
       });
     }
+    release_stream(*c);
     delete c;
   }
 
@@ -210,6 +221,14 @@ class NcclLibraryImpl final : public NcclLibrary {
     owned->device = device;
     owned->rank = rank;
     owned->world_size = world_size;
+    try {
+      DeviceGuard guard(device);
+      GA_CUDA_CHECK(cudaStreamCreateWithFlags(&owned->stream, cudaStreamNonBlocking));
+      GA_CUDA_CHECK(cudaEventCreateWithFlags(&owned->compute_done, cudaEventDisableTiming));
+    } catch (...) {
+      release_stream(*owned);
+      throw;
+    }
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     ncclResult_t result;
@@ -219,11 +238,15 @@ class NcclLibraryImpl final : public NcclLibrary {
     }
     if (result != ncclSuccess && result != ncclInProgress) {
       if (owned->comm) api.comm_abort(owned->comm);
+      release_stream(*owned);
       return fail(status_for(result), "ncclCommInitRankConfig (rank " + std::to_string(rank) + " of " +
                                           std::to_string(world_size) + ") failed: " + text(result), error);
     }
     NcclStatus status = wait_for_comm(*owned, "joining the communicator", timeout_ms, error);
-    if (status != NcclStatus::kOk) return status;
+    if (status != NcclStatus::kOk) {
+      release_stream(*owned);
+      return status;
+    }
     *communicator = owned.release();
     return NcclStatus::kOk;
   }
@@ -244,6 +267,20 @@ class NcclLibraryImpl final : public NcclLibrary {
   static NcclStatus fail(NcclStatus status, const std::string& message, std::string* error) {
     if (error) *error = message;
     return status;
+  }
+
+  // Frees the communication stream and its event (after the communicator is gone: nothing
+  // more is queued on the stream). Errors are ignored: nothing can be done about them here.
+  static void release_stream(Communicator& c) noexcept {
+    try {
+      DeviceGuard guard(c.device);
+      if (c.stream != nullptr) (void)cudaStreamDestroy(c.stream);
+      if (c.compute_done != nullptr) (void)cudaEventDestroy(c.compute_done);
+      (void)cudaGetLastError();
+    } catch (...) {  // the device cannot be selected: the process is losing its GPU anyway
+    }
+    c.stream = nullptr;
+    c.compute_done = nullptr;
   }
 
   // Aborts the communicator (freeing it) so no later call waits on it.
@@ -300,7 +337,10 @@ class NcclLibraryImpl final : public NcclLibrary {
     if (c->aborted) return fail(NcclStatus::kUnavailable, c->abort_reason, error);
     const NcclApi& api = nccl_api();
     DeviceGuard guard(c->device);
-    cudaStream_t stream = device_stream(c->device);
+    // After everything queued so far on the compute stream (the gradients being summed).
+    cudaStream_t stream = c->stream;
+    GA_CUDA_CHECK(cudaEventRecord(c->compute_done, device_stream(c->device)));
+    GA_CUDA_CHECK(cudaStreamWaitEvent(stream, c->compute_done, 0));
     ncclResult_t result = api.group_start();
     for (size_t i = 0; i < count && (result == ncclSuccess || result == ncclInProgress); ++i) {
       ncclDataType_t type;

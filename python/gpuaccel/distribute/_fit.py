@@ -15,6 +15,34 @@ from . import _strategy
 # with an error naming it, instead of hanging the fit.
 COLLECTIVE_TIMEOUT_SECONDS = 300.0
 
+# The switches of the gradient all-reduce (docs/distribute.md, "Overlap with the backward
+# pass"); every worker of a job must see the same values.
+OVERLAP_VARIABLE = "GPUACCEL_ALL_REDUCE_OVERLAP"
+BUCKET_BYTES_VARIABLE = "GPUACCEL_ALL_REDUCE_BUCKET_BYTES"
+
+
+def all_reduce_options(strategy=None):
+    """(overlap, bucket_bytes) for fit's gradient all-reduce: overlapped with the backward
+    pass in buckets of 256 KiB unless GPUACCEL_ALL_REDUCE_OVERLAP=0 (one blocking call after
+    the backward pass); the bucket size comes from GPUACCEL_ALL_REDUCE_BUCKET_BYTES, else the
+    strategy's ``CommunicationOptions(bytes_per_pack=...)`` when not 0."""
+    switch = os.environ.get(OVERLAP_VARIABLE, "1").strip().lower()
+    switches = {"1": True, "true": True, "on": True, "0": False, "false": False, "off": False}
+    if switch not in switches:
+        raise ValueError(f"{OVERLAP_VARIABLE}={switch!r}: expected 1 (overlap the all-reduce "
+                         "with the backward pass, the default) or 0 (all-reduce after it)")
+    bucket_bytes = _C.DEFAULT_ALL_REDUCE_BUCKET_BYTES
+    options = getattr(strategy, "communication_options", None)
+    if options is not None and options.bytes_per_pack:
+        bucket_bytes = options.bytes_per_pack
+    text = os.environ.get(BUCKET_BYTES_VARIABLE)
+    if text is not None:
+        bucket_bytes = int(text) if text.strip().isdigit() else 0
+        if bucket_bytes <= 0:
+            raise ValueError(f"{BUCKET_BYTES_VARIABLE}={text!r}: expected a positive number of "
+                             f"bytes (default {_C.DEFAULT_ALL_REDUCE_BUCKET_BYTES})")
+    return switches[switch], bucket_bytes
+
 
 def strategy_at_compile(model):
     """The strategy ``model`` trains under, decided as ``compile`` runs: the open scope's, else
@@ -48,11 +76,6 @@ class ReplicatedFit:
     def __init__(self, model, strategy):
         devices = list(strategy.worker_devices)
         collective = getattr(strategy, "collective", None)
-        if collective is not None and devices[0].split(":")[-2] != "CPU":
-            raise NotImplementedError(
-                f"MultiWorkerMirroredStrategy joins workers through Gloo, which reduces host "
-                f"memory; this worker's replica is on {devices[0]}. Hide the GPUs "
-                "(tf.config.set_visible_devices([], 'GPU')) to train the workers on their CPUs")
         graphs, optimizers, metric_lists = [], [], []
         self._clones = []
         for r, device in enumerate(devices):
@@ -65,12 +88,15 @@ class ReplicatedFit:
             optimizers.append(optimizer._cpp)
             metric_lists.append([_clone_metric(m) for m in model.compiled_metrics])
         threads = _threads_per_replica(len(devices))
-        if collective is not None:  # one replica per worker, joined through Gloo
+        overlap, bucket_bytes = all_reduce_options(strategy)
+        if collective is not None:  # one replica per worker, joined through Gloo or NCCL
             self._cpp = _C.ReplicatedTrainer(graphs[0], optimizers[0], metric_lists[0],
-                                             model.loss._cpp, threads, collective)
+                                             model.loss._cpp, threads, collective,
+                                             overlap=overlap, bucket_bytes=bucket_bytes)
         else:
             self._cpp = _C.ReplicatedTrainer(graphs, optimizers, metric_lists, model.loss._cpp,
-                                             threads, COLLECTIVE_TIMEOUT_SECONDS)
+                                             threads, COLLECTIVE_TIMEOUT_SECONDS,
+                                             overlap=overlap, bucket_bytes=bucket_bytes)
         self.strategy = strategy
         self.optimizer = model.optimizer
 

@@ -1,6 +1,7 @@
 """``MultiWorkerMirroredStrategy``: the same program runs in one process per worker; each
 worker's replica trains on its rows of every global batch and the gradients are summed across
-all workers through Gloo (gpuaccel._C.collective, docs/distribute.md).
+all workers: through NCCL when the worker has a GPU (its first one), else through Gloo
+(gpuaccel._C.collective, docs/distribute.md).
 
 The workers come from ``TF_CONFIG`` (``{"cluster": {"worker": [...]}, "task": {"type":
 "worker", "index": i}}``) as in TensorFlow, or from mpirun's variables; with neither there is
@@ -11,6 +12,7 @@ import numpy as np
 from .. import _C
 from .. import config as _config
 from .._tensor import tensor as _tensor
+from ._communication_options import CommunicationOptions
 from ._strategy import Strategy
 
 
@@ -23,17 +25,27 @@ class MultiWorkerMirroredStrategy(Strategy):
             raise NotImplementedError("cluster_resolver is not supported; describe the cluster "
                                       "with the TF_CONFIG environment variable (or run under "
                                       "mpirun)")
+        if communication_options is not None and not isinstance(communication_options,
+                                                                CommunicationOptions):
+            raise ValueError("communication_options must be a "
+                             "tf.distribute.experimental.CommunicationOptions, got "
+                             f"{communication_options!r}")
+        self.communication_options = communication_options or CommunicationOptions()
         self._cluster = _C.collective.cluster_spec_from_environment()
         self._collective = None
-        if self._cluster.world_size > 1:
-            if not _C.collective.gloo_available():
-                raise NotImplementedError(
-                    f"{self._cluster.source} describes {self._cluster.world_size} workers, but "
-                    "this build has no Gloo engine (build with libgloo-dev installed)")
-            self._collective = _C.collective.create_gloo(self._cluster)
         gpus = _config.list_logical_devices("GPU")
-        super().__init__([gpus[0].name if gpus else "/device:CPU:0"],
-                         num_workers=self._cluster.world_size)
+        device = gpus[0].name if gpus else "/device:CPU:0"
+        if self._cluster.world_size > 1:
+            timeout = self.communication_options.timeout_seconds
+            if gpus:  # one GPU per worker; the NCCL id travels through the chief's store
+                self._collective = _C.collective.create_nccl(device, self._cluster, timeout)
+            else:
+                if not _C.collective.gloo_available():
+                    raise NotImplementedError(
+                        f"{self._cluster.source} describes {self._cluster.world_size} workers, "
+                        "but this build has no Gloo engine (build with libgloo-dev installed)")
+                self._collective = _C.collective.create_gloo(self._cluster, timeout)
+        super().__init__([device], num_workers=self._cluster.world_size)
 
     @property
     def worker_index(self):
@@ -42,7 +54,7 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     @property
     def collective(self):
-        """This worker's Gloo collective (None with one worker)."""
+        """This worker's collective, Gloo or NCCL (None with one worker)."""
         return self._collective
 
     def _sum_across_workers(self, array, count):
@@ -50,7 +62,7 @@ class MultiWorkerMirroredStrategy(Strategy):
             return array, count
         array = np.asarray(array, dtype=np.float32)
         flat = np.concatenate([array.reshape(-1), np.asarray([count], dtype=np.float32)])
-        buffer = _tensor(flat)
+        buffer = _tensor(flat, device=self.worker_devices[0])  # NCCL reduces device memory
         self._collective.all_reduce_sum([buffer])
         summed = buffer.numpy()
         return summed[:-1].reshape(array.shape), float(summed[-1])
@@ -60,6 +72,6 @@ class MultiWorkerMirroredStrategy(Strategy):
         every process, or workers would take rows of different batches."""
         if self._collective is None:
             return seed
-        buffer = _tensor(np.asarray([seed], dtype=np.int64))
+        buffer = _tensor(np.asarray([seed], dtype=np.int64), device=self.worker_devices[0])
         self._collective.broadcast([buffer], 0)
         return int(buffer.numpy()[0])
