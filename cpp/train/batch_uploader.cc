@@ -22,9 +22,9 @@ BatchUploader::BatchUploader(Backend& backend, const LogicalDevice& device,
 }
 
 BatchUploader::~BatchUploader() {
-  release();
   for (Slot& slot : slots_) {
     try {
+      if (unreleased_ == &slot) release();
       free_pinned(slot);
       backend_.destroy_event(slot.uploaded);
       backend_.destroy_event(slot.consumed);
