@@ -22,6 +22,9 @@
 #include "ops/creation.h"
 #include "train/batch_uploader.h"
 
+#include "cuda_test_device.h"
+#include "test_helpers.h"
+
 namespace gpuaccel {
 namespace {
 
@@ -192,6 +195,54 @@ TEST(BatchUploader, OnTheCpuBackendItIsAPlainCopy) {
   }
   EXPECT_EQ(uploader.uploads(), 3);
 }
+
+#ifdef GPUACCEL_TEST_CUDA_BACKEND
+// On a real GPU (benchmarks/gpu_session.sh runs the *Cuda* tests): uploads on the copy stream
+// from the pinned pool, each read on the compute stream by a device copy queued right after,
+// with no synchronize until the end, arrive whole; a pageable source is refused with its reason.
+class CudaBatchUploader : public CudaDeviceTest {};
+
+TEST_F(CudaBatchUploader, UploadsOnTheCopyStreamArriveBeforeTheStepReadsThem) {
+  const LogicalDevice gpu = DeviceRegistry::instance().logical_devices(DeviceType::kGPU).at(0);
+  const LogicalDevice cpu{};
+  std::vector<std::vector<float>> expected;
+  std::vector<Tensor> outputs;
+  {
+    train::BatchUploader uploader(*backend_, gpu, MemoryManager::instance().pinned_host_allocator());
+    std::vector<float> host(size_t{256} * 784);  // a course batch of 256 images
+    for (int i = 0; i < 12; ++i) {
+      std::iota(host.begin(), host.end(), float(i));
+      expected.push_back(host);
+      const Tensor x = from_host(host.data(), {256, 784}, DType::kFloat32, cpu);
+      const std::vector<Tensor> device = uploader.upload({x});
+      std::fill(host.begin(), host.end(), -1.0f);
+      Tensor out = Tensor::empty({256, 784}, DType::kFloat32, gpu);
+      backend_->copy(device[0].view(), out.view());  // the "step", on the compute stream
+      outputs.push_back(out);
+      uploader.release();
+    }
+    EXPECT_EQ(uploader.uploads(), 12);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) EXPECT_EQ(test::read(outputs[i]), expected[i]) << "batch " << i;
+}
+
+TEST_F(CudaBatchUploader, EventsOrderTheCopyStreamAndAPageableSourceIsRefused) {
+  const LogicalDevice gpu = DeviceRegistry::instance().logical_devices(DeviceType::kGPU).at(0);
+  Backend::EventHandle event = backend_->create_event();
+  ASSERT_NE(event, nullptr);
+  EXPECT_TRUE(backend_->event_completed(event));  // never recorded
+  backend_->record_event(event, Backend::Stream::kCopy);
+  backend_->stream_wait_event(Backend::Stream::kCompute, event);
+  backend_->host_wait_event(event);
+  EXPECT_TRUE(backend_->event_completed(event));
+  backend_->destroy_event(event);
+  const Tensor dst = Tensor::empty({4}, DType::kFloat32, gpu);
+  std::vector<float> pageable(4, 1.0f);
+  test::expect_error(ErrorCode::kInvalidArgument, "must be pinned memory", [&] {
+    backend_->copy_from_host_on(Backend::Stream::kCopy, pageable.data(), dst.view());
+  });
+}
+#endif
 
 }  // namespace
 }  // namespace gpuaccel

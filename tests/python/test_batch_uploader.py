@@ -67,12 +67,15 @@ def test_uploads_on_the_copy_stream_train_exactly_as_uploads_on_the_compute_stre
         assert off["uploads"] == 0 and off["counters"]["copy_stream_copies"] == 0
         # Each upload: the compute stream waits for it; each slot reuse: the copy stream waits
         # for the step that read it. Nothing waits on an event that was never recorded.
-        assert on["counters"]["stream_waits"] >= 2 * steps - 2
+        assert on["counters"]["stream_waits"] == 2 * steps
         assert on["counters"]["unrecorded_waits"] == 0
         # Two slots, two events each, made once for the fit.
         assert on["counters"]["backend_events_created"] == 4
-        # The copy stream adds no read of the device: the same device-to-host copies.
-        assert on["counters"]["copies_to_host"] == off["counters"]["copies_to_host"]
+        # The host waits at most once per upload, and only for a slot's earlier DMA; the copy
+        # stream adds no read of the device: no device-to-host copy per step (one per epoch's
+        # logs, and one more), as with uploads on the compute stream.
+        assert on["counters"]["host_event_waits"] <= steps
+        assert on["counters"]["copies_to_host"] == off["counters"]["copies_to_host"] <= 3 + 1
         assert on["counters"]["synchronizes"] == off["counters"]["synchronizes"] == 0
     # With graphs, the two signatures (batches of 16 and of 8) are captured and replayed as before.
     assert r["auto_copy"]["replays"] == r["auto_compute"]["replays"] == 13
