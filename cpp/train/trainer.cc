@@ -231,8 +231,11 @@ Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   GradModeGuard grad_off(false);
   DeferredChecks::Scope deferred(label_checks_);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  const std::vector<Tensor> outputs = graph_->forward(place(x_in, params), /*training=*/false);
-  const Tensor y = place(y_in, params);
+  std::vector<Tensor> x = place_batch(x_in, y_in, params);
+  const Tensor y = x.back();
+  x.pop_back();
+  ReleaseUpload release_upload(uploader_.get());
+  const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/false);
   const Tensor value = (*loss_)(y, outputs.at(0));
   absorb(value, batch, y, outputs.at(0));
   return value;

@@ -71,7 +71,7 @@ class Trainer {
   };
   void set_replica_sync(const ReplicaSync* sync) { replica_sync_ = sync; }
 
-  // Whether train_step uploads host batches to a GPU on its copy stream
+  // Whether train_step and test_step upload host batches to a GPU on its copy stream
   // (train/batch_uploader.h; on by default) or on the compute stream, as before the copy
   // stream existed (to compare the two).
   void set_upload_on_copy_stream(bool on);

@@ -1,7 +1,7 @@
 """Batches uploaded on the GPU's copy stream (cpp/train/batch_uploader.h): a Keras fit on the
 fake CUDA library, whose copy stream runs its DMAs only when an event behind them is waited for
 (the slowest possible copy engine), trains to exactly the numbers of a fit that uploads on the
-compute stream, eagerly and with CUDA graphs, with every upload on the copy stream and no wait
+compute stream, eagerly and with CUDA graphs, from arrays and from a prefetched Dataset, with every upload on the copy stream and no wait
 on an event never recorded; and, marked ``gpu`` (benchmarks/gpu_session.sh runs it on the device
 machine), the same comparison on a real GPU. Ordering itself (the host never waits for a step,
 slots reused only after their events) is tested in C++ (tests/cpp/batch_uploader_test.cc)."""
@@ -30,8 +30,13 @@ class UploadSwitch(keras.callbacks.Callback):
     def on_train_begin(self, logs=None):
         self.model._cpp_trainer.upload_on_copy_stream = self.on
 
-def fit(copy_stream, jit_compile):
+def fit(copy_stream, jit_compile, dataset=False):
     ga.random.set_seed(1)
+    data = dict(x=x, y=y, batch_size=16, shuffle=False)
+    if dataset:  # the course's pipeline: prefetched on a C++ thread, under the GPU's scope
+        with ga.device('/GPU:0'):
+            data = dict(x=ga.data.Dataset.from_tensor_slices((x, y)).batch(16)
+                        .prefetch(ga.data.AUTOTUNE))
     with ga.device('/GPU:0'):
         model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation='relu'),
                                   keras.layers.Dense(2)])
@@ -39,17 +44,20 @@ def fit(copy_stream, jit_compile):
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         names = [f[0] for f in fake_counters._fields_]
         before = {n: getattr(fake_counters, n) for n in names}
-        history = model.fit(x, y, epochs=3, batch_size=16, verbose=0, shuffle=False,
-                            callbacks=[UploadSwitch(copy_stream)])
+        history = model.fit(**data, epochs=3, verbose=0, callbacks=[UploadSwitch(copy_stream)],
+                            validation_data=(x[:32], y[:32]), validation_batch_size=16)
         delta = {n: getattr(fake_counters, n) - before[n] for n in names}
         trainer = model._cpp_trainer
         return {'loss': history.history['loss'], 'accuracy': history.history['accuracy'],
+                'val_loss': history.history['val_loss'],
                 'weights': [w.tolist() for w in model.get_weights()],
                 'uploads': trainer.copy_stream_uploads, 'replays': trainer.graph_replays,
                 'counters': delta}
 
-print(json.dumps({f'{jit}_{copy}': fit(copy == 'copy', jit)
-                  for jit in ('auto', False) for copy in ('copy', 'compute')}))
+out = {f'{jit}_{copy}': fit(copy == 'copy', jit)
+       for jit in ('auto', False) for copy in ('copy', 'compute')}
+out['dataset'] = fit(True, 'auto', dataset=True)
+print(json.dumps(out))
 """
 
 
@@ -60,25 +68,35 @@ def test_uploads_on_the_copy_stream_train_exactly_as_uploads_on_the_compute_stre
         on, off = r[f"{jit}_copy"], r[f"{jit}_compute"]
         assert on["loss"] == off["loss"], jit
         assert on["accuracy"] == off["accuracy"], jit
+        assert on["val_loss"] == off["val_loss"], jit
         assert on["weights"] == off["weights"], jit
-        # Every batch (x and y) went through the copy stream, and none in the comparison run.
-        assert on["uploads"] == steps
-        assert on["counters"]["copy_stream_copies"] == 2 * steps
+        # Every batch (x and y) went through the copy stream, training and validation (two
+        # batches of 16 per epoch), and none in the comparison run.
+        assert on["uploads"] == steps + 6
+        assert on["counters"]["copy_stream_copies"] == 2 * (steps + 6)
         assert off["uploads"] == 0 and off["counters"]["copy_stream_copies"] == 0
         # Each upload: the compute stream waits for it; each slot reuse: the copy stream waits
         # for the step that read it. Nothing waits on an event that was never recorded.
-        assert on["counters"]["stream_waits"] == 2 * steps
+        assert on["counters"]["stream_waits"] == 2 * (steps + 6)
         assert on["counters"]["unrecorded_waits"] == 0
         # Two slots, two events each, made once for the fit.
         assert on["counters"]["backend_events_created"] == 4
         # The host waits at most once per upload, and only for a slot's earlier DMA; the copy
         # stream adds no read of the device: no device-to-host copy per step (one per epoch's
         # logs, and one more), as with uploads on the compute stream.
-        assert on["counters"]["host_event_waits"] <= steps
-        assert on["counters"]["copies_to_host"] == off["counters"]["copies_to_host"] <= 3 + 1
+        assert on["counters"]["host_event_waits"] <= steps + 6
+        assert on["counters"]["copies_to_host"] == off["counters"]["copies_to_host"] <= 2 * 3 + 1
         assert on["counters"]["synchronizes"] == off["counters"]["synchronizes"] == 0
     # With graphs, the two signatures (batches of 16 and of 8) are captured and replayed as before.
     assert r["auto_copy"]["replays"] == r["auto_compute"]["replays"] == 13
+    # A prefetched Dataset made under the GPU's scope: fit keeps its batches on the host, so the
+    # prefetch thread queues nothing on the stream a step captures, and the Trainer uploads
+    # them on the copy stream: the same batches, the same numbers, the same graphs.
+    d = r["dataset"]
+    assert d["uploads"] == steps + 6 and d["counters"]["copy_stream_copies"] == 2 * (steps + 6)
+    assert d["replays"] == 13
+    for key in ("loss", "accuracy", "val_loss", "weights"):
+        assert d[key] == r["auto_copy"][key], key
 
 
 def _course_cnn_fit(copy_stream, jit_compile, steps=20, batch=32):
