@@ -2,8 +2,8 @@
 #include "train/trainer.h"
 
 #include "core/errors.h"
-#include "memory/memory_manager.h"
 #include "distribute/gradient_all_reduce.h"
+#include "memory/memory_manager.h"
 #include "ops/autograd.h"
 #include "ops/elementwise.h"
 #include "ops/host_read.h"
@@ -89,9 +89,9 @@ std::vector<Tensor> Trainer::place_batch(const std::vector<Tensor>& x, const Ten
     return place(batch, params);
   }
   const LogicalDevice& device = params[0].device();
-  if (uploader_ && (uploader_->device().type != device.type || uploader_->device().index != device.index)) {
-    uploader_.reset();
-  }
+  const bool same_device = uploader_ && uploader_->device().type == device.type &&
+                           uploader_->device().index == device.index;
+  if (!same_device) uploader_.reset();
   if (!uploader_) {
     uploader_ = std::make_unique<BatchUploader>(backend_for(device), device,
                                                 MemoryManager::instance().pinned_host_allocator());

@@ -293,7 +293,8 @@ class CudaBackend final : public Backend {
       if (capture_.active()) return capture_.refuse("copy_from_host_on");
       GA_CUDA_REQUIRE(is_pinned(host), "copy_from_host_on: the source of an upload on a copy stream must be "
                                        "pinned memory (the pinned host pool)");
-      GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice, device_stream(device_, stream)));
+      GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice,
+                                    device_stream(device_, stream)));
     }, LaunchKind::kNone);  // the profiler's device timeline times the compute stream only
   }
 
