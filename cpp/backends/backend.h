@@ -88,6 +88,30 @@ class Backend {
   virtual void copy_to_host(const TensorView& src, void* host) = 0;
   virtual void synchronize() = 0;
 
+  // Streams and events (docs/gpu.md, "Streams"). A device queues work on streams named by their
+  // role: every call above goes to kCompute; kCopy carries batch uploads beside it, so the copy
+  // of the next batch runs while the current step computes; kCollective is for communication
+  // (NCCL) beside the compute. An event marks a point in one stream's queue: another stream
+  // waits for it without the host (stream_wait_event), or the host does (host_wait_event).
+  // Events are made once and recorded many times; a wait on an event never recorded returns
+  // at once. The CPU backend runs every call to completion in order, so these defaults are
+  // its whole implementation: no events, nothing to wait for.
+  enum class Stream : int { kCompute = 0, kCopy = 1, kCollective = 2 };
+  using EventHandle = void*;
+  virtual EventHandle create_event() { return nullptr; }
+  virtual void destroy_event(EventHandle) {}
+  // Marks the point behind everything queued on `stream` so far.
+  virtual void record_event(EventHandle, Stream) {}
+  // Work queued on `waiter` after this call runs after the work before `event`'s last record.
+  virtual void stream_wait_event(Stream, EventHandle) {}
+  virtual void host_wait_event(EventHandle) {}
+  virtual bool event_completed(EventHandle) { return true; }
+  // copy_from_host queued on `stream`. `host` must be pinned memory (the pinned host pool) that
+  // stays unchanged until an event recorded on `stream` after this call has completed.
+  virtual void copy_from_host_on(Stream, const void* host, const TensorView& dst) {
+    copy_from_host(host, dst);
+  }
+
   // Graph capture of a whole training step (docs/gpu_step.md; train/step_capture_policy.h
   // decides when). Between begin_capture() and end_capture() the backend records its launches
   // instead of running them; end_capture() returns the instantiated graph, replay() launches

@@ -108,6 +108,18 @@ class ForwardingBackend : public Backend {
   void copy_to_host(const TensorView& src, void* host) override { inner_.copy_to_host(src, host); }
   void synchronize() override { inner_.synchronize(); }
 
+  EventHandle create_event() override { return inner_.create_event(); }
+  void destroy_event(EventHandle event) override { inner_.destroy_event(event); }
+  void record_event(EventHandle event, Stream stream) override { inner_.record_event(event, stream); }
+  void stream_wait_event(Stream waiter, EventHandle event) override {
+    inner_.stream_wait_event(waiter, event);
+  }
+  void host_wait_event(EventHandle event) override { inner_.host_wait_event(event); }
+  bool event_completed(EventHandle event) override { return inner_.event_completed(event); }
+  void copy_from_host_on(Stream stream, const void* host, const TensorView& dst) override {
+    inner_.copy_from_host_on(stream, host, dst);
+  }
+
   bool supports_graph_capture() const override { return inner_.supports_graph_capture(); }
   void begin_capture() override { inner_.begin_capture(); }
   GraphHandle end_capture() override { return inner_.end_capture(); }

@@ -225,6 +225,24 @@ class TracingBackend final : public Backend {
     Scope s(*this, "synchronize", EventKind::kSynchronize);
     inner_.synchronize();
   }
+  // Events and stream waits are bookkeeping, not launches: forwarded untraced. An upload on
+  // another stream is traced as a copy.
+  EventHandle create_event() override { return inner_.create_event(); }
+  void destroy_event(EventHandle event) override { inner_.destroy_event(event); }
+  void record_event(EventHandle event, Stream stream) override { inner_.record_event(event, stream); }
+  void stream_wait_event(Stream waiter, EventHandle event) override {
+    inner_.stream_wait_event(waiter, event);
+  }
+  void host_wait_event(EventHandle event) override {
+    Scope s(*this, "host_wait_event", EventKind::kSynchronize);
+    inner_.host_wait_event(event);
+  }
+  bool event_completed(EventHandle event) override { return inner_.event_completed(event); }
+  void copy_from_host_on(Stream stream, const void* host, const TensorView& dst) override {
+    Scope s(*this, "copy_host_to_device", EventKind::kCopyHostToDevice);
+    if (s.recording()) s.set_value(view_bytes(dst));
+    inner_.copy_from_host_on(stream, host, dst);
+  }
 
  private:
   // One host event per backend call, on the backend's device, with a correlation id on GPUs

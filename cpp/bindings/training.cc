@@ -100,7 +100,10 @@ void init_training(py::module_& m) {
                              [](const train::Trainer& t) { return t.capture_policy().replays(); })
       .def_property_readonly("graph_fallback_reason", [](const train::Trainer& t) {
         return t.capture_policy().fallback_reason();
-      });
+      })
+      .def_property("upload_on_copy_stream", &train::Trainer::upload_on_copy_stream,
+                    &train::Trainer::set_upload_on_copy_stream)
+      .def_property_readonly("copy_stream_uploads", &train::Trainer::copy_stream_uploads);
 }
 
 }  // namespace gpuaccel::bindings

@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "distribute/gradient_all_reduce.h"
 #include "distribute/overlapped_all_reduce.h"
+#include "memory/memory_manager.h"
 #include "ops/autograd.h"
 #include "ops/elementwise.h"
 #include "ops/host_read.h"
@@ -29,6 +30,27 @@ void check_labels(const Tensor& y, int64_t batch) {
                     shape_to_string(y.shape()) + "; x and y must have the same first dimension");
   }
 }
+
+// Lets the uploader's slot go once the work reading it is queued: at the latest when the step
+// returns or throws.
+class ReleaseUpload {
+ public:
+  explicit ReleaseUpload(BatchUploader* uploader) : uploader_(uploader) {}
+  ~ReleaseUpload() {
+    try {
+      now();
+    } catch (...) {
+      // The step's own error (or the device's) is the one to report.
+    }
+  }
+  void now() {
+    if (uploader_ != nullptr) uploader_->release();
+    uploader_ = nullptr;
+  }
+
+ private:
+  BatchUploader* uploader_;
+};
 
 }  // namespace
 
@@ -57,6 +79,32 @@ std::vector<Tensor> Trainer::place(const std::vector<Tensor>& x, const std::vect
   return out;
 }
 
+std::vector<Tensor> Trainer::place_batch(const std::vector<Tensor>& x, const Tensor& y,
+                                         const std::vector<Tensor>& params) {
+  std::vector<Tensor> batch = x;
+  batch.push_back(y);
+  bool from_host = !params.empty() && !params[0].is_cpu() && upload_on_copy_stream_;
+  for (const Tensor& t : batch) from_host = from_host && t.defined() && t.is_cpu();
+  if (!from_host) {
+    uploader_.reset();
+    return place(batch, params);
+  }
+  const LogicalDevice& device = params[0].device();
+  const bool same_device = uploader_ && uploader_->device().type == device.type &&
+                           uploader_->device().index == device.index;
+  if (!same_device) uploader_.reset();
+  if (!uploader_) {
+    uploader_ = std::make_unique<BatchUploader>(backend_for(device), device,
+                                                MemoryManager::instance().pinned_host_allocator());
+  }
+  return uploader_->upload(batch);
+}
+
+void Trainer::set_upload_on_copy_stream(bool on) {
+  upload_on_copy_stream_ = on;
+  if (!on) uploader_.reset();
+}
+
 Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   if (!optimizer_) {
     throw_error(ErrorCode::kFailedPrecondition, "fit",
@@ -65,8 +113,10 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  const std::vector<Tensor> x = place(x_in, params);
-  const Tensor y = place(y_in, params);
+  std::vector<Tensor> x = place_batch(x_in, y_in, params);
+  const Tensor y = x.back();
+  x.pop_back();
+  ReleaseUpload release_upload(uploader_.get());
   const LogicalDevice& device = params.empty() ? x.at(0).device() : params[0].device();
   Backend& backend = backend_for(device);
   const std::string blocker = step_capture_blocker(*graph_, *optimizer_, device);
@@ -92,6 +142,7 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
     for (size_t i = 0; i < x.size(); ++i) copy_into(x[i], captured.inputs[i]);
     copy_into(y, captured.inputs.back());
   }
+  release_upload.now();  // the graph reads its own input buffers, not the upload's
   const std::vector<Tensor> staged_x(captured.inputs.begin(), captured.inputs.end() - 1);
   const HostCounters before = host_counters();
   Tensor loss;
@@ -185,8 +236,11 @@ Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   GradModeGuard grad_off(false);
   DeferredChecks::Scope deferred(label_checks_);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  const std::vector<Tensor> outputs = graph_->forward(place(x_in, params), /*training=*/false);
-  const Tensor y = place(y_in, params);
+  std::vector<Tensor> x = place_batch(x_in, y_in, params);
+  const Tensor y = x.back();
+  x.pop_back();
+  ReleaseUpload release_upload(uploader_.get());
+  const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/false);
   const Tensor value = (*loss_)(y, outputs.at(0));
   absorb(value, batch, y, outputs.at(0));
   return value;

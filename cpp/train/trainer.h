@@ -21,6 +21,7 @@
 #include "nn/metrics.h"
 #include "ops/deferred_checks.h"
 #include "optim/optimizer.h"
+#include "train/batch_uploader.h"
 #include "train/step_capture_policy.h"
 #include "train/step_signature.h"
 
@@ -74,6 +75,13 @@ class Trainer {
   };
   void set_replica_sync(const ReplicaSync* sync) { replica_sync_ = sync; }
 
+  // Whether train_step and test_step upload host batches to a GPU on its copy stream
+  // (train/batch_uploader.h; on by default) or on the compute stream, as before the copy
+  // stream existed (to compare the two).
+  void set_upload_on_copy_stream(bool on);
+  bool upload_on_copy_stream() const { return upload_on_copy_stream_; }
+  int64_t copy_stream_uploads() const { return uploader_ ? uploader_->uploads() : 0; }
+
   const nn::LayerGraphPtr& graph() const { return graph_; }
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
 
@@ -82,6 +90,10 @@ class Trainer {
   // trainable weights, gathered once per step); with no trainable weight they stay put.
   static std::vector<Tensor> place(const std::vector<Tensor>& x, const std::vector<Tensor>& params);
   static Tensor place(const Tensor& t, const std::vector<Tensor>& params);
+  // x..., then y, on the weights' device: host batches through the uploader when they go to a
+  // GPU, else place().
+  std::vector<Tensor> place_batch(const std::vector<Tensor>& x, const Tensor& y,
+                                  const std::vector<Tensor>& params);
   void absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred);
   // The step's device work and its host bookkeeping, as one function the capture policy runs
   // eagerly or under capture.
@@ -118,6 +130,8 @@ class Trainer {
   const ReplicaSync* replica_sync_ = nullptr;
   std::unique_ptr<StepCapturePolicy> capture_;
   std::unordered_map<StepSignature, CapturedStep, StepSignatureHash> captured_;
+  bool upload_on_copy_stream_ = true;
+  std::unique_ptr<BatchUploader> uploader_;
 };
 
 }  // namespace gpuaccel::train

@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -98,6 +100,56 @@ class FakeBackend final : public Backend {
     run("synchronize", [&] {
       if (capturing_) return refuse("synchronize");
       ++counters.synchronizes;
+    }, LaunchKind::kNone);
+  }
+
+  // Streams and events (fake_cuda_library.h): compute runs at once, the copy stream's DMAs wait
+  // in copy_queue_ until an event behind them is waited for.
+  EventHandle create_event() override {
+    EventHandle event = nullptr;
+    run("create_event", [&] {
+      ++counters.backend_events_created;
+      event = new FakeEvent{};
+    }, LaunchKind::kNone);
+    return event;
+  }
+  void destroy_event(EventHandle event) override { delete static_cast<FakeEvent*>(event); }
+  void record_event(EventHandle event, Stream stream) override {
+    run("record_event", [&] {
+      ++counters.backend_events_recorded;
+      std::lock_guard<std::mutex> lock(copy_mutex_);
+      auto* e = static_cast<FakeEvent*>(event);
+      e->recorded = true;
+      e->copy_position = stream == Stream::kCopy ? copies_queued_ : -1;
+    }, LaunchKind::kNone);
+  }
+  void stream_wait_event(Stream waiter, EventHandle event) override {
+    run("stream_wait_event", [&] {
+      ++counters.stream_waits;
+      // The copy stream waiting for the compute stream finds it done: compute runs at once.
+      if (waiter != Stream::kCopy) reach(static_cast<FakeEvent*>(event));
+    }, LaunchKind::kNone);
+  }
+  void host_wait_event(EventHandle event) override {
+    run("host_wait_event", [&] {
+      if (capturing_) return refuse("host_wait_event");
+      ++counters.host_event_waits;
+      reach(static_cast<FakeEvent*>(event));
+    }, LaunchKind::kNone);
+  }
+  bool event_completed(EventHandle event) override {
+    std::lock_guard<std::mutex> lock(copy_mutex_);
+    return static_cast<FakeEvent*>(event)->copy_position <= copies_run_;
+  }
+  void copy_from_host_on(Stream stream, const void* host, const TensorView& dst) override {
+    if (stream == Stream::kCompute) return copy_from_host(host, dst);
+    run("copy_to_device", [&] {
+      if (capturing_) return refuse("copy_from_host_on");
+      ++counters.copies_to_device;
+      ++counters.copy_stream_copies;
+      std::lock_guard<std::mutex> lock(copy_mutex_);
+      copy_queue_.push_back({dst.data, host, bytes_of(dst)});
+      ++copies_queued_;
     }, LaunchKind::kNone);
   }
 
@@ -281,8 +333,35 @@ class FakeBackend final : public Backend {
     });
   }
 
+  struct FakeEvent {
+    bool recorded = false;
+    int64_t copy_position = -1;  // copies queued on the copy stream before its record; -1: compute
+  };
+  struct QueuedCopy {
+    void* dst;
+    const void* src;
+    size_t bytes;
+  };
+  // Runs the copy stream's DMAs up to `event` (a wait on it has begun).
+  void reach(FakeEvent* event) {
+    std::lock_guard<std::mutex> lock(copy_mutex_);
+    if (!event->recorded) {
+      ++counters.unrecorded_waits;
+      return;
+    }
+    while (copies_run_ < event->copy_position && !copy_queue_.empty()) {
+      const QueuedCopy& c = copy_queue_.front();
+      if (c.dst != nullptr) std::memcpy(c.dst, c.src, c.bytes);
+      copy_queue_.pop_front();
+      ++copies_run_;
+    }
+  }
+
   BackendServices& services_;
   Backend& cpu_;
+  std::mutex copy_mutex_;
+  std::deque<QueuedCopy> copy_queue_;
+  int64_t copies_queued_ = 0, copies_run_ = 0;
   bool capturing_ = false;
   std::string refused_;
   std::vector<std::function<void()>> recording_;

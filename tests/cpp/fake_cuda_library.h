@@ -19,6 +19,10 @@
 // and kAbs asks the core's pool for a workspace of 1 MiB per element (so a memory limit turns it
 // into the pool's out-of-memory error).
 #define GPUACCEL_FAKE_CUDA_FAULTS_ENV "GPUACCEL_FAKE_CUDA_FAULTS"
+// Streams run as on the slowest GPU: the compute stream runs each call at once, while copies
+// queued on the copy stream (Backend::copy_from_host_on) run only when something waits for an
+// event recorded behind them (the compute stream or the host). An upload the compute stream
+// reads without waiting for, or a pinned buffer refilled before its DMA ran, gives wrong bytes.
 // Graph capture works as on a GPU (launches recorded while capturing, replayed on launch, memory
 // from the graph's arena); with GPUACCEL_FAKE_CUDA_NO_CAPTURE set, begin_capture fails instead.
 #define GPUACCEL_FAKE_CUDA_NO_CAPTURE_ENV "GPUACCEL_FAKE_CUDA_NO_CAPTURE"
@@ -37,6 +41,15 @@ struct FakeCudaCounters {
   int64_t graph_captures;   // graphs made by end_capture
   int64_t graph_launches;   // replays (the launch right after a capture included)
   int64_t graphs_destroyed;
+  // Streams and events of the Backend interface (Backend::Stream): uploads queued on the copy
+  // stream (also counted in copies_to_device), events made and recorded, stream waits, host
+  // waits, and waits on an event never recorded (an ordering mistake: tests expect none).
+  int64_t copy_stream_copies;
+  int64_t backend_events_created;
+  int64_t backend_events_recorded;
+  int64_t stream_waits;
+  int64_t host_event_waits;
+  int64_t unrecorded_waits;
 };
 
 extern "C" {

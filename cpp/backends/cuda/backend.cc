@@ -235,6 +235,69 @@ class CudaBackend final : public Backend {
     }, LaunchKind::kNone);
   }
 
+  // Events and the device's other streams (context.h: device_stream(device, role)). Events
+  // carry no timing: they only order streams and tell the host when a DMA has read its buffer.
+  EventHandle create_event() override {
+    cudaEvent_t event = nullptr;
+    run("create_event", [&] {
+      GA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    }, LaunchKind::kNone);
+    return event;
+  }
+  void destroy_event(EventHandle event) override {
+    if (event == nullptr) return;
+    run("destroy_event", [&] { GA_CUDA_CHECK(cudaEventDestroy(static_cast<cudaEvent_t>(event))); },
+        LaunchKind::kNone);
+  }
+  void record_event(EventHandle event, Stream stream) override {
+    run("record_event", [&] {
+      GA_CUDA_REQUIRE(event != nullptr, "record_event: null event");
+      GA_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), device_stream(device_, stream)));
+    }, LaunchKind::kNone);
+  }
+  void stream_wait_event(Stream waiter, EventHandle event) override {
+    run("stream_wait_event", [&] {
+      GA_CUDA_REQUIRE(event != nullptr, "stream_wait_event: null event");
+      GA_CUDA_CHECK(cudaStreamWaitEvent(device_stream(device_, waiter), static_cast<cudaEvent_t>(event), 0));
+    }, LaunchKind::kNone);
+  }
+  void host_wait_event(EventHandle event) override {
+    run("host_wait_event", [&] {
+      if (capture_.active()) return capture_.refuse("host_wait_event");
+      GA_CUDA_REQUIRE(event != nullptr, "host_wait_event: null event");
+      GA_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+    }, LaunchKind::kNone);
+  }
+  bool event_completed(EventHandle event) override {
+    bool done = true;
+    run("event_completed", [&] {
+      GA_CUDA_REQUIRE(event != nullptr, "event_completed: null event");
+      const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
+      if (status == cudaErrorNotReady) {
+        done = false;
+        return;
+      }
+      GA_CUDA_CHECK(status);
+    }, LaunchKind::kNone);
+    return done;
+  }
+  // An upload on another stream needs a pinned source: from pageable memory cudaMemcpyAsync
+  // may stage and wait on the host, and the ring that avoids that orders its slots on the
+  // compute stream.
+  void copy_from_host_on(Stream stream, const void* host, const TensorView& dst) override {
+    if (stream == Stream::kCompute) return copy_from_host(host, dst);
+    const size_t bytes = bytes_of(dst);
+    run("copy_to_device", [&] {
+      if (bytes == 0) return;
+      GA_CUDA_REQUIRE(dst.data != nullptr && host != nullptr, "copy_to_device: null pointer");
+      if (capture_.active()) return capture_.refuse("copy_from_host_on");
+      GA_CUDA_REQUIRE(is_pinned(host), "copy_from_host_on: the source of an upload on a copy stream must be "
+                                       "pinned memory (the pinned host pool)");
+      GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice,
+                                    device_stream(device_, stream)));
+    }, LaunchKind::kNone);  // the profiler's device timeline times the compute stream only
+  }
+
   // Graph capture of a training step (graph_capture.h; train/step_capture_policy.h decides).
   bool supports_graph_capture() const override { return true; }
   void begin_capture() override {

@@ -30,15 +30,23 @@ DeviceGuard::~DeviceGuard() {
   if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
 }
 
-cudaStream_t device_stream(int device) {
+cudaStream_t device_stream(int device) { return device_stream(device, Backend::Stream::kCompute); }
+
+cudaStream_t device_stream(int device, Backend::Stream role) {
+  constexpr int kRoles = 3;  // Backend::Stream's values
+  const int r = static_cast<int>(role);
+  GA_CUDA_REQUIRE(r >= 0 && r < kRoles, "unknown stream role " + std::to_string(r));
   static std::mutex mutex;
-  static std::vector<cudaStream_t> streams;
-  return per_device<cudaStream_t>(streams, mutex, device, nullptr, [&] {
+  static std::vector<cudaStream_t> streams;  // kRoles per device
+  GA_CUDA_REQUIRE(device >= 0, "negative CUDA device index " + std::to_string(device));
+  std::lock_guard<std::mutex> lock(mutex);
+  const size_t index = static_cast<size_t>(device) * kRoles + r;
+  if (streams.size() <= index) streams.resize(index + 1, nullptr);
+  if (streams[index] == nullptr) {
     DeviceGuard guard(device);
-    cudaStream_t s = nullptr;
-    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    return s;
-  });
+    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[index], cudaStreamNonBlocking));
+  }
+  return streams[index];
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/backend.h"
 #include "backends/backend_services.h"
 #include "backends/cuda/cuda_check.h"
 #include "core/dtype.h"
@@ -36,6 +37,11 @@ class DeviceGuard {
 // process queue on the null stream (PyTorch, TensorFlow) neither waits for ours nor stalls it,
 // and the stream can be captured into a CUDA graph.
 cudaStream_t device_stream(int device);
+// The device's stream for `role` (backends/backend.h, Backend::Stream): kCompute is
+// device_stream(device); kCopy (batch uploads) and kCollective (NCCL) are further non-blocking
+// streams of the device, created on first use, ordered against the compute stream only by
+// events (Backend::stream_wait_event).
+cudaStream_t device_stream(int device, Backend::Stream role);
 
 // The services the core lent the backend of `device` (backends/backend_services.h): set once by
 // CudaLibrary::create_backend, before any op of that device runs.

@@ -13,8 +13,10 @@ batches to the GPU on that thread when the default device is one.
 """
 import atexit
 import collections.abc
+import contextlib
 import itertools
 import os
+import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -35,6 +37,23 @@ _AUTOTUNE_PREFETCH = 2
 # Rows gathered at a time when a slices dataset is iterated element by element.
 _ELEMENT_CHUNK = 256
 _SUPPORTED_KINDS = {"f", "i", "u", "b"}
+
+# Set on a thread while Keras's fit/evaluate draw batches (keras/_data_adapter.py): a prefetch
+# started then keeps its batches in host memory. The Trainer uploads them itself on the GPU's
+# copy stream (cpp/train/batch_uploader.h), and a prefetch thread must not queue uploads on the
+# compute stream that a training step may be capturing into a CUDA graph.
+_host_batches = threading.local()
+
+
+@contextlib.contextmanager
+def _batches_stay_on_host():
+    previous = getattr(_host_batches, "on", False)
+    _host_batches.on = True
+    try:
+        yield
+    finally:
+        _host_batches.on = previous
+
 
 # Live prefetchers, closed before the interpreter shuts down so no thread waits for a GIL
 # that will never come back.
@@ -540,7 +559,8 @@ class _PrefetchDataset(_UnaryDataset):
         # Started now, not at the first next(), so the first batches are being made while the
         # caller finishes its own setup.
         structure = []  # set by the producer thread from the first element
-        prefetcher = _C.Prefetcher(self._flat(structure), self._buffer_size)
+        device = "/CPU:0" if getattr(_host_batches, "on", False) else None
+        prefetcher = _C.Prefetcher(self._flat(structure), self._buffer_size, device)
         _live_prefetchers.add(prefetcher)
         return self._unpacked(prefetcher, structure)
 

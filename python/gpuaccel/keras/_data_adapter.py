@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy
+from ..data.dataset import _batches_stay_on_host
 
 
 def _is_dataset(value):
@@ -140,6 +141,22 @@ def _as_tensor(value, keep_integers):
     return from_numpy(_input_array(value, keep_integers, "x"))
 
 
+def _host_elements(dataset):
+    """The dataset's elements with prefetched batches left in host memory: the Trainer uploads
+    them on the GPU's copy stream (data.dataset._batches_stay_on_host says why)."""
+    with _batches_stay_on_host():
+        iterator = iter(dataset)
+    while True:
+        with _batches_stay_on_host():
+            element = next(iterator, _END)
+        if element is _END:
+            return
+        yield element
+
+
+_END = object()
+
+
 class DatasetData:
     """A ``gpuaccel.data.Dataset`` yielding ``(x, y)`` (or ``x`` alone for predict) batches."""
 
@@ -179,13 +196,13 @@ class DatasetData:
         ``start_step`` drops that many batches first (a resumed epoch); they are still drawn
         from the dataset, which has no way to skip."""
         if self.steps_limit is None:
-            for index, element in enumerate(self.dataset):
+            for index, element in enumerate(_host_elements(self.dataset)):
                 if index >= start_step:
                     yield self._convert(element, with_labels)
             return
         for index in range(self.steps_limit):
             if self._iterator is None:
-                self._iterator = iter(self.dataset)
+                self._iterator = _host_elements(self.dataset)
             try:
                 element = next(self._iterator)
             except StopIteration:

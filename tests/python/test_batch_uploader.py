@@ -1,0 +1,137 @@
+"""Batches uploaded on the GPU's copy stream (cpp/train/batch_uploader.h): a Keras fit on the
+fake CUDA library, whose copy stream runs its DMAs only when an event behind them is waited for
+(the slowest possible copy engine), trains to exactly the numbers of a fit that uploads on the
+compute stream, eagerly and with CUDA graphs, from arrays and from a prefetched Dataset, with every upload on the copy stream and no wait
+on an event never recorded; and, marked ``gpu`` (benchmarks/gpu_session.sh runs it on the device
+machine), the same comparison on a real GPU. Ordering itself (the host never waits for a step,
+slots reused only after their events) is tested in C++ (tests/cpp/batch_uploader_test.cc)."""
+import numpy as np
+import pytest
+
+import gpuaccel as ga
+from gpuaccel import keras
+
+from test_library_backend import FAKE_COUNTERS, run_with_fake
+
+COPY_STREAM_PROBE = FAKE_COUNTERS + r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(72, 8)).astype('float32')  # 4 batches of 16, then one of 8
+y = (x.sum(axis=1) > 0).astype('int64')
+
+class UploadSwitch(keras.callbacks.Callback):
+    def __init__(self, on):
+        super().__init__()
+        self.on = on
+    def on_train_begin(self, logs=None):
+        self.model._cpp_trainer.upload_on_copy_stream = self.on
+
+def fit(copy_stream, jit_compile, dataset=False):
+    ga.random.set_seed(1)
+    data = dict(x=x, y=y, batch_size=16, shuffle=False)
+    if dataset:  # the course's pipeline: prefetched on a C++ thread, under the GPU's scope
+        with ga.device('/GPU:0'):
+            data = dict(x=ga.data.Dataset.from_tensor_slices((x, y)).batch(16)
+                        .prefetch(ga.data.AUTOTUNE))
+    with ga.device('/GPU:0'):
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation='relu'),
+                                  keras.layers.Dense(2)])
+        model.compile(optimizer='adam', metrics=['accuracy'], jit_compile=jit_compile,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        names = [f[0] for f in fake_counters._fields_]
+        before = {n: getattr(fake_counters, n) for n in names}
+        history = model.fit(**data, epochs=3, verbose=0, callbacks=[UploadSwitch(copy_stream)],
+                            validation_data=(x[:32], y[:32]), validation_batch_size=16)
+        delta = {n: getattr(fake_counters, n) - before[n] for n in names}
+        trainer = model._cpp_trainer
+        return {'loss': history.history['loss'], 'accuracy': history.history['accuracy'],
+                'val_loss': history.history['val_loss'],
+                'weights': [w.tolist() for w in model.get_weights()],
+                'uploads': trainer.copy_stream_uploads, 'replays': trainer.graph_replays,
+                'counters': delta}
+
+out = {f'{jit}_{copy}': fit(copy == 'copy', jit)
+       for jit in ('auto', False) for copy in ('copy', 'compute')}
+out['dataset'] = fit(True, 'auto', dataset=True)
+print(json.dumps(out))
+"""
+
+
+def test_uploads_on_the_copy_stream_train_exactly_as_uploads_on_the_compute_stream():
+    r = run_with_fake(COPY_STREAM_PROBE)
+    steps = 15  # 3 epochs of 5 batches
+    for jit in ("auto", "False"):
+        on, off = r[f"{jit}_copy"], r[f"{jit}_compute"]
+        assert on["loss"] == off["loss"], jit
+        assert on["accuracy"] == off["accuracy"], jit
+        assert on["val_loss"] == off["val_loss"], jit
+        assert on["weights"] == off["weights"], jit
+        # Every batch (x and y) went through the copy stream, training and validation (two
+        # batches of 16 per epoch), and none in the comparison run.
+        assert on["uploads"] == steps + 6
+        assert on["counters"]["copy_stream_copies"] == 2 * (steps + 6)
+        assert off["uploads"] == 0 and off["counters"]["copy_stream_copies"] == 0
+        # Each upload: the compute stream waits for it; each slot reuse: the copy stream waits
+        # for the step that read it. Nothing waits on an event that was never recorded.
+        assert on["counters"]["stream_waits"] == 2 * (steps + 6)
+        assert on["counters"]["unrecorded_waits"] == 0
+        # Two slots, two events each, made once for the fit.
+        assert on["counters"]["backend_events_created"] == 4
+        # The host waits at most once per upload, and only for a slot's earlier DMA; the copy
+        # stream adds no read of the device: no device-to-host copy per step (one per epoch's
+        # logs, and one more), as with uploads on the compute stream.
+        assert on["counters"]["host_event_waits"] <= steps + 6
+        assert on["counters"]["copies_to_host"] == off["counters"]["copies_to_host"] <= 2 * 3 + 1
+        assert on["counters"]["synchronizes"] == off["counters"]["synchronizes"] == 0
+    # With graphs, the two signatures (batches of 16 and of 8) are captured and replayed as before.
+    assert r["auto_copy"]["replays"] == r["auto_compute"]["replays"] == 13
+    # A prefetched Dataset made under the GPU's scope: fit keeps its batches on the host, so the
+    # prefetch thread queues nothing on the stream a step captures, and the Trainer uploads
+    # them on the copy stream: the same batches, the same numbers, the same graphs.
+    d = r["dataset"]
+    assert d["uploads"] == steps + 6 and d["counters"]["copy_stream_copies"] == 2 * (steps + 6)
+    assert d["replays"] == 13
+    for key in ("loss", "accuracy", "val_loss", "weights"):
+        assert d[key] == r["auto_copy"][key], key
+
+
+def _course_cnn_fit(copy_stream, jit_compile, steps=20, batch=32):
+    rng = np.random.default_rng(0)
+    x = rng.random((steps * batch, 28, 28, 1), dtype=np.float32)
+    y = rng.integers(0, 10, len(x)).astype(np.int64)
+    ga.random.set_seed(3)
+    L = keras.layers
+
+    class UploadSwitch(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.model._cpp_trainer.upload_on_copy_stream = copy_stream
+
+    with ga.device("/GPU:0"):
+        model = keras.Sequential([keras.Input((28, 28, 1)), L.Conv2D(8, 3, activation="relu"),
+                                  L.MaxPooling2D(2), L.Conv2D(16, 3, activation="relu"),
+                                  L.Flatten(), L.Dense(10)])
+        model.compile(optimizer="adam", metrics=["accuracy"], jit_compile=jit_compile,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        history = model.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False,
+                            callbacks=[UploadSwitch()])
+    return model, history.history["loss"][0]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_copy_stream_uploads_give_the_weights_of_compute_stream_uploads_on_a_gpu(jit_compile):
+    on, loss_on = _course_cnn_fit(copy_stream=True, jit_compile=jit_compile)
+    off, loss_off = _course_cnn_fit(copy_stream=False, jit_compile=jit_compile)
+    assert on._cpp_trainer.copy_stream_uploads == 20
+    assert off._cpp_trainer.copy_stream_uploads == 0
+    if jit_compile:
+        assert on._cpp_trainer.graph_replays == off._cpp_trainer.graph_replays == 19
+    # cuDNN may pick algorithms whose sums are ordered differently between runs: close, not
+    # equal. A batch read before its upload finished would be off by far more.
+    assert loss_on == pytest.approx(loss_off, rel=1e-4)
+    for a, b in zip(on.get_weights(), off.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
