@@ -90,13 +90,13 @@ class Backend {
 
   // Streams and events (docs/gpu.md, "Streams"). A device queues work on streams named by their
   // role: every call above goes to kCompute; kCopy carries batch uploads beside it, so the copy
-  // of the next batch runs while the current step computes; kCollective is for communication
-  // (NCCL) beside the compute. An event marks a point in one stream's queue: another stream
-  // waits for it without the host (stream_wait_event), or the host does (host_wait_event).
+  // of the next batch runs while the current step computes. (NCCL communicators keep a stream
+  // each, cuda/nccl_communicator.cc: an aborted one takes its stream with it.) An event marks a
+  // point in one stream's queue: another stream waits for it without the host (stream_wait_event), or the host does (host_wait_event).
   // Events are made once and recorded many times; a wait on an event never recorded returns
   // at once. The CPU backend runs every call to completion in order, so these defaults are
   // its whole implementation: no events, nothing to wait for.
-  enum class Stream : int { kCompute = 0, kCopy = 1, kCollective = 2 };
+  enum class Stream : int { kCompute = 0, kCopy = 1 };
   using EventHandle = void*;
   virtual EventHandle create_event() { return nullptr; }
   virtual void destroy_event(EventHandle) {}

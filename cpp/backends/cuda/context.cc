@@ -33,7 +33,7 @@ DeviceGuard::~DeviceGuard() {
 cudaStream_t device_stream(int device) { return device_stream(device, Backend::Stream::kCompute); }
 
 cudaStream_t device_stream(int device, Backend::Stream role) {
-  constexpr int kRoles = 3;  // Backend::Stream's values
+  constexpr int kRoles = 2;  // Backend::Stream's values
   const int r = static_cast<int>(role);
   GA_CUDA_REQUIRE(r >= 0 && r < kRoles, "unknown stream role " + std::to_string(r));
   static std::mutex mutex;

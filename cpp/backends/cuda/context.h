@@ -38,8 +38,8 @@ class DeviceGuard {
 // and the stream can be captured into a CUDA graph.
 cudaStream_t device_stream(int device);
 // The device's stream for `role` (backends/backend.h, Backend::Stream): kCompute is
-// device_stream(device); kCopy (batch uploads) and kCollective (NCCL) are further non-blocking
-// streams of the device, created on first use, ordered against the compute stream only by
+// device_stream(device); kCopy (batch uploads) is a further non-blocking stream of the
+// device, created on first use, ordered against the compute stream only by
 // events (Backend::stream_wait_event).
 cudaStream_t device_stream(int device, Backend::Stream role);
 

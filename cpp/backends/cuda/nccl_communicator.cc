@@ -4,8 +4,9 @@
 // non-blocking (config.blocking = 0) so that every wait here polls with a deadline and can
 // abort the communicator instead of hanging when a peer dies: NCCL itself would wait forever.
 //
-// Each communicator queues its collectives on a communication stream of its own, ordered after
-// the work queued so far on the backend's stream of its device by an event (cudaEventRecord on
+// Each communicator queues its collectives on a communication stream of its own (not a shared
+// per-device one, so aborting a communicator at its deadline strands nothing another
+// communicator queued), ordered after the work queued so far on the backend's stream of its device by an event (cudaEventRecord on
 // the compute stream, cudaStreamWaitEvent on the communication stream). So a bucket of
 // gradients is summed while the backward pass goes on queueing kernels on the compute stream
 // (distribute/overlapped_all_reduce.h), and every call still returns only once its collective
