@@ -37,6 +37,10 @@ struct FakeCudaCounters {
   int64_t graph_captures;   // graphs made by end_capture
   int64_t graph_launches;   // replays (the launch right after a capture included)
   int64_t graphs_destroyed;
+  // HWIO -> KRSC kernel copies made for convolutions (forward and backward-data), as the CUDA
+  // backend makes them (backends/krsc_kernel.h): once per weights version, or per call while
+  // capturing. The fake's convolutions compute from that copy, so a stale one gives wrong numbers.
+  int64_t kernel_layout_copies;
 };
 
 extern "C" {

@@ -53,7 +53,7 @@ class _FakeCudaCounters(ctypes.Structure):
     _fields_ = [(n, ctypes.c_int64) for n in (
         'backends_created', 'ops', 'copies_to_device', 'copies_to_host', 'device_mallocs',
         'device_frees', 'events_created', 'events_recorded', 'events_destroyed', 'synchronizes',
-        'graph_captures', 'graph_launches', 'graphs_destroyed')]
+        'graph_captures', 'graph_launches', 'graphs_destroyed', 'kernel_layout_copies')]
 _fake = ctypes.CDLL(os.environ['GPUACCEL_CUDA_BACKEND'])
 _fake.gpuaccel_fake_cuda_counters.restype = ctypes.POINTER(_FakeCudaCounters)
 fake_counters = _fake.gpuaccel_fake_cuda_counters().contents
