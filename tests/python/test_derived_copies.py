@@ -9,6 +9,7 @@ import pytest
 import gpuaccel as ga
 from gpuaccel import keras
 from gpuaccel.keras import mixed_precision as mp
+from test_library_backend import FAKE_COUNTERS, run_with_fake
 
 
 def _version(t):
@@ -152,3 +153,61 @@ def test_a_second_predict_reorders_no_convolution_weights():
     y = np.zeros(16, dtype=np.int64)
     model.fit(x[:16], y, batch_size=16, epochs=1, verbose=0)
     assert ga._C._conv_weights_reorders() - start <= 2 * 2
+
+
+# A conv model on the fake GPU (tests/cpp/fake_cuda_library.h), whose convolutions compute from
+# the KRSC copy the CUDA backend would make: a stale copy gives other numbers. Graphs on and off,
+# and the CPU, must train to the same weights.
+GPU_CONV_PROBE = FAKE_COUNTERS + r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(48, 6, 6, 2)).astype('float32')
+y = rng.integers(0, 3, size=48)
+
+def fit(device, jit_compile):
+    ga.random.set_seed(2)
+    with ga.device(device):
+        model = keras.Sequential([keras.Input((6, 6, 2)),
+                                  keras.layers.Conv2D(4, 3, padding='same', activation='relu'),
+                                  keras.layers.Conv2D(4, 3, activation='relu'),
+                                  keras.layers.Flatten(), keras.layers.Dense(3)])
+        model.compile(optimizer='adam', jit_compile=jit_compile,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        copies = fake_counters.kernel_layout_copies
+        model.fit(x, y, epochs=2, batch_size=16, verbose=0, shuffle=False)
+        fit_copies = fake_counters.kernel_layout_copies - copies
+        xd = ga.convert_to_tensor(x)
+        p1 = model(xd, training=False).numpy()
+        copies = fake_counters.kernel_layout_copies
+        p2 = model(xd, training=False).numpy()
+        predict_copies = fake_counters.kernel_layout_copies - copies
+    return {'weights': [w.tolist() for w in model.get_weights()], 'fit_copies': fit_copies,
+            'predict_copies': predict_copies, 'same_predictions': bool(np.allclose(p1, p2)),
+            'predictions': p2.tolist()}
+
+print(json.dumps({'eager': fit('/GPU:0', False), 'graphs': fit('/GPU:0', True),
+                  'cpu': fit('/CPU:0', False)}))
+"""
+
+
+def test_fake_gpu_keeps_krsc_kernels_per_version_and_graphs_redo_them():
+    r = run_with_fake(GPU_CONV_PROBE)
+    eager, graphs, cpu = r["eager"], r["graphs"], r["cpu"]
+    # Six steps; each kernel copied once per weights version: once at the first forward, then
+    # once after each update (backward-data reuses forward's copy; layer 1 has no
+    # backward-data). Two convolutions: 2 * 6 copies.
+    assert eager["fit_copies"] == 12, eager
+    # Inference after training: weights unchanged, so the copies made by the first call serve
+    # the second one entirely.
+    assert eager["predict_copies"] == 0 and graphs["predict_copies"] == 0
+    assert eager["same_predictions"] and graphs["same_predictions"]
+    # A replayed graph re-derives KRSC every step (the copy is part of the graph): more copies.
+    assert graphs["fit_copies"] > eager["fit_copies"]
+    for other in (graphs, cpu):
+        for a, b in zip(eager["weights"], other["weights"]):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(eager["predictions"], other["predictions"], rtol=1e-4, atol=1e-5)
