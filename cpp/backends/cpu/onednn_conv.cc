@@ -4,9 +4,9 @@
 // weights layout (format `any`), so the user's weights are reordered in (and weight gradients
 // reordered out) by a cached reorder: a few KB per layer, against a much slower kernel on plain
 // weights. The reordered weights are kept with the weights' storage (tensor/derived_copies.h),
-// made once per weights version and shared by forward and backward-data when their layouts
-// agree, so a training step reorders each kernel once and inference once in all. f16 is staged
-// through f32.
+// made once per weights version for each layout the primitives ask for (forward and
+// backward-data share one when they agree), so a training step reorders each kernel once per
+// layout and inference once in all. f16 is staged through f32.
 #include <omp.h>
 
 #include <atomic>
