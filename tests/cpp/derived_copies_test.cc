@@ -259,6 +259,18 @@ TEST(WeightCast, MadeOncePerVersionAndGradientsReachTheMaster) {
   expect_near_all(read(cast(a, DType::kFloat32)), {1.5f, -2.25f, 3.0f, 0.125f});  // old reads keep theirs
 }
 
+TEST(WeightCast, TheCopyIsPoolMemoryFreedWithTheMaster) {
+  const int64_t before = allocated_bytes();
+  {
+    const Tensor w = make(iota(4096, 1.0f), {64, 64});
+    const int64_t with_master = allocated_bytes();
+    cast_weight(w, DType::kBFloat16);  // the result is dropped; the cache keeps the copy
+    EXPECT_EQ(w.storage()->derived_copies().size(), 1u);
+    EXPECT_GE(allocated_bytes() - with_master, 4096 * 2);
+  }
+  EXPECT_EQ(allocated_bytes(), before);
+}
+
 // ---- the CUDA backend's KRSC kernel, through the fake CUDA library ----
 
 class KrscKernelTest : public ::testing::Test {
@@ -309,12 +321,21 @@ TEST_F(KrscKernelTest, SecondCallOfTheSameWeightsMakesNoCopyAndAnUpdateRemakesIt
   expect_near_all(forward(c, c.w), updated, 1e-4f);
   EXPECT_EQ(copies(), start + 2);
 
+  // The kept copy is pool memory of the kernel's device, returned with the kernel.
+  {
+    const Tensor w = clone(c.w);
+    const int64_t with_w = allocated_bytes();
+    forward(c, w);
+    EXPECT_GE(allocated_bytes() - with_w, int64_t(w.numel() * 4));
+  }
+  EXPECT_EQ(copies(), start + 3);
+
   // Memory NumPy may write behind our back is copied on every call.
   const Tensor aliased = clone(c.w);
   aliased.storage()->mark_aliased_by_host();
   forward(c, aliased);
   forward(c, aliased);
-  EXPECT_EQ(copies(), start + 4);
+  EXPECT_EQ(copies(), start + 5);
 }
 
 }  // namespace
