@@ -82,10 +82,12 @@ void init_collective(py::module_& m) {
       .def("all_reduce_sum", [](Collective& self, const std::vector<Tensor>& tensors) {
         py::gil_scoped_release release;  // other Python threads (other replicas) run meanwhile
         self.all_reduce_sum(tensors);
+        for (const Tensor& t : tensors) t.bump_version();  // written in place
       }, py::arg("tensors"), "Sums each tensor across all ranks, in place")
       .def("broadcast", [](Collective& self, const std::vector<Tensor>& tensors, int root) {
         py::gil_scoped_release release;
         self.broadcast(tensors, root);
+        for (const Tensor& t : tensors) t.bump_version();  // written in place
       }, py::arg("tensors"), py::arg("root") = 0, "Copies root's tensors into every rank's, in place")
       .def("barrier", [](Collective& self) {
         py::gil_scoped_release release;

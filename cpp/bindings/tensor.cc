@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "backends/cpu/onednn_ops.h"
 #include "bindings/arguments.h"
 #include "bindings/bindings.h"
 #include "core/device_scope.h"
@@ -182,6 +183,18 @@ void init_tensor(py::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("_strides", [](const Tensor& t) { return std::vector<int64_t>(t.strides()); })
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })
+      // The storage's version (bumped by every in-place write) and its derived-copy cache's
+      // counters, for tests of tensor/derived_copies.h.
+      .def_property_readonly("_version", &Tensor::version)
+      .def_property_readonly("_derived_copies", [](const Tensor& t) {
+        DerivedCopies& d = t.storage()->derived_copies();
+        py::dict out;
+        out["held"] = d.size();
+        out["made"] = d.made();
+        out["hits"] = d.hits();
+        out["cacheable"] = t.storage()->caches_derived_copies();
+        return out;
+      })
       .def("_shares_storage_with", [](const Tensor& a, const Tensor& b) {
         return a.storage() == b.storage();
       })
@@ -220,6 +233,9 @@ void init_tensor(py::module_& m) {
         if (t.dtype() == DType::kBFloat16) {
           throw py::buffer_error("bfloat16 has no buffer-protocol format; use t.numpy()");
         }
+        // The buffer is writable and NumPy's writes bump no version: this storage stops caching
+        // derived copies (a stale kernel layout would be a silently wrong result).
+        t.storage()->mark_aliased_by_host();
         static const char* kFormats[] = {"f", "e", "", "i", "q", "B", "?"};
         const auto item = static_cast<py::ssize_t>(dtype_size(t.dtype()));
         std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
@@ -330,6 +346,8 @@ void init_tensor(py::module_& m) {
                                                    : std::string("no such logical CPU")) + ")");
   });
   m.def("copy_into", &copy_into, py::arg("value"), py::arg("target"));
+  m.def("_conv_weights_reorders", &cpu::conv_weights_reorders,
+        "oneDNN convolution weight reorders run so far (tests: kept weights are not reordered)");
 
   m.def("backward", [](const Tensor& root, std::optional<Tensor> grad) {
     py::gil_scoped_release release;

@@ -23,6 +23,7 @@ void all_reduce_gradients(Collective& collective, std::vector<Tensor>& grads,
   }
   profiler::TraceScope scope(profiler::EventKind::kCollective, kAllReduceTraceName);
   collective.all_reduce_sum(grads);
+  for (const Tensor& g : grads) g.bump_version();  // written in place
 }
 
 }  // namespace gpuaccel::distribute

@@ -146,6 +146,7 @@ void OverlappedAllReduce::comm_loop() {
       try {
         profiler::TraceScope scope(profiler::EventKind::kCollective, kAllReduceTraceName);
         collective_.all_reduce_sum(bucket);
+        for (const Tensor& g : bucket) g.bump_version();  // written in place
       } catch (...) {
         error = std::current_exception();
       }

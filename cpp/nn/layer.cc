@@ -9,6 +9,7 @@
 #include "nn/initializers.h"
 #include "ops/creation.h"
 #include "ops/shape_ops.h"
+#include "ops/weight_cast.h"
 
 namespace gpuaccel::nn {
 
@@ -23,7 +24,7 @@ Tensor Layer::add_weight(const std::string& name, const Shape& shape,
 
 Tensor Layer::read(const Tensor& weight) const {
   if (!weight.defined() || weight.dtype() == compute_dtype_ || !is_floating(weight.dtype())) return weight;
-  return cast(weight, compute_dtype_);
+  return cast_weight(weight, compute_dtype_);  // made once per weight version
 }
 
 Tensor Layer::cast_input(const Tensor& x) const {

@@ -360,5 +360,6 @@ void copy_into(const Tensor& src, const Tensor& dst) {
   }
   if (dst.numel() == 0) return;
   backend_for_op("Assign", dst.device()).copy(broadcast_view(value, dst.shape()), dst.view());
+  dst.bump_version();  // copies derived from the old values are stale now
 }
 }  // namespace gpuaccel

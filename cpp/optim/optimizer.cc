@@ -307,6 +307,10 @@ void Optimizer::apply_step(const std::vector<Tensor>& grads, const std::vector<T
     for (int j = 0; j < 3; ++j) slot_views[j] = s.slots[j].defined() ? s.slots[j].view() : empty;
     backend_for_op(op, p.device())
         .optimizer_update(u, p.view(), g.view(), slot_views[0], slot_views[1], slot_views[2]);
+    p.bump_version();  // the layout and low-precision copies of the old weights are stale
+    for (const Tensor& slot : s.slots) {
+      if (slot.defined()) slot.bump_version();
+    }
   }
   iterations_ = step;
 }

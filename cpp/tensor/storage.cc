@@ -30,7 +30,13 @@ Storage::Storage(Key, std::shared_ptr<Allocator> allocator, void* data, size_t n
       owner_(std::move(owner)),
       data_(data),
       nbytes_(nbytes),
-      device_(device) {}
+      device_(device),
+      derived_(data, nbytes, [device](size_t bytes) -> std::shared_ptr<void> {
+        if (bytes == 0) return nullptr;
+        std::shared_ptr<Storage> copy = allocate(device, bytes, "derived copy");
+        void* data = copy->data();
+        return std::shared_ptr<void>(std::move(copy), data);  // the data, owning its storage
+      }) {}
 
 Storage::~Storage() {
   if (allocator_) allocator_->deallocate(data_);

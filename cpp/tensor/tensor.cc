@@ -22,6 +22,10 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const LogicalDevice& devic
 
 bool Tensor::is_contiguous() const { return view().is_contiguous(); }
 
+uint64_t Tensor::version() const { return impl_->storage->version(); }
+
+void Tensor::bump_version() const { impl_->storage->bump_version(); }
+
 TensorView Tensor::view() const {
   if (ndim() > kMaxDims) {
     throw_error(ErrorCode::kInternal, "view", "more than kMaxDims dimensions");
@@ -33,6 +37,10 @@ TensorView Tensor::view() const {
   for (int d = 0; d < v.ndim; ++d) {
     v.shape[d] = impl_->shape[d];
     v.strides[d] = impl_->strides[d];
+  }
+  Storage& storage = *impl_->storage;
+  if (storage.caches_derived_copies() && storage.derived_copies().is_source(v)) {
+    v.derived = &storage.derived_copies();
   }
   return v;
 }

@@ -57,6 +57,10 @@ class Tensor {
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(dtype_size(dtype()));
   }
   bool is_contiguous() const;
+  // The storage's version (tensor/derived_copies.h). Code that writes into an existing tensor
+  // calls bump_version() after the write, so copies derived from it are rebuilt.
+  uint64_t version() const;
+  void bump_version() const;
   // What kernels see; InternalError beyond kMaxDims dimensions (frontends check first).
   TensorView view() const;
 

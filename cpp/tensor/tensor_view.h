@@ -2,7 +2,7 @@
 // plain struct with no ownership and no dependencies beyond the DType enum. Op frontends build
 // views (broadcast operands get stride 0 on the broadcast dimensions, transposes are just
 // permuted strides) after validating everything; kernels trust them. Plain data, so the CUDA
-// backend library and its kernels take the same struct.
+// backend library and its kernels take the same struct (`derived` is a borrowed pointer).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,8 @@
 #include "core/dtype.h"
 
 namespace gpuaccel {
+
+class DerivedCopies;  // tensor/derived_copies.h
 
 constexpr int kMaxDims = 8;
 
@@ -19,6 +21,10 @@ struct TensorView {
   int ndim = 0;  // 0 = a scalar (one element)
   int64_t shape[kMaxDims] = {0};
   int64_t strides[kMaxDims] = {0};  // in elements, not bytes; 0 on broadcast dimensions
+  // The copies derived from the viewed storage (a kernel in a library's layout, a low-precision
+  // weight), when the view is the whole storage, contiguous, and the storage may cache them;
+  // else null and a kernel derives what it needs per call.
+  DerivedCopies* derived = nullptr;
 
   int64_t numel() const {
     int64_t n = 1;

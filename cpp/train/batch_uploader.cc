@@ -85,10 +85,11 @@ std::vector<Tensor> BatchUploader::upload(const std::vector<Tensor>& host) {
   }
   // 2. The copy stream overwrites the device buffers once the step that read them is done.
   if (slot.consume_recorded) backend_.stream_wait_event(Backend::Stream::kCopy, slot.consumed);
-  for (const Buffer& b : slot.buffers) {
+  for (Buffer& b : slot.buffers) {
     if (b.bytes == 0) continue;
     DeviceRegistry::instance().log_execution("Copy", device_);
     backend_.copy_from_host_on(Backend::Stream::kCopy, b.pinned, b.device.view());
+    b.device.bump_version();  // the slot's device tensor is rewritten every other batch
   }
   backend_.record_event(slot.uploaded, Backend::Stream::kCopy);
   slot.upload_recorded = true;

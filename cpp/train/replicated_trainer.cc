@@ -220,7 +220,9 @@ void ReplicatedTrainer::sync_weights() {
   if (world_ == int(replicas_.size())) return;
   check_workers_agree_on_options();
   threads_.run([&](int i) {
-    replicas_[size_t(i)].collective->broadcast(all_weights(*replicas_[size_t(i)].graph), 0);
+    const std::vector<Tensor> weights = all_weights(*replicas_[size_t(i)].graph);
+    replicas_[size_t(i)].collective->broadcast(weights, 0);
+    for (const Tensor& w : weights) w.bump_version();  // written in place
   });
 }
 

@@ -167,6 +167,11 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
     }
     optimizer_->count_replayed_steps(captured.increments.iterations);
     loss = captured.loss;
+    // The replay wrote the weights (the update, moving statistics) without running the host
+    // code that bumps their versions: bump them here, so derived copies are remade.
+    for (const nn::LayerPtr& layer : graph_->layers()) {
+      for (const nn::Weight& w : layer->weights()) w.value.bump_version();
+    }
   }
   if (capture_->fell_back()) captured_.clear();  // eager for good: the staging buffers go
   return loss;

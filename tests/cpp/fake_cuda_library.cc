@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/krsc_kernel.h"
 #include "backends/library_backend_call.h"
 #include "core/cuda_library.h"
 
@@ -238,11 +239,21 @@ class FakeBackend final : public Backend {
   void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias, const Conv2dParams& p,
                       const TensorView& y) override {
     const std::optional<TensorView> b = optional_view(bias);
-    launch("conv2d", [=] { cpu_.conv2d_forward(x, w, b ? &*b : nullptr, p, y); });
+    const KernelCopy k = kernel_in_krsc(w);
+    launch("conv2d", [=] {
+      const HwioFromKrsc hwio(cpu_, w, k.krsc);
+      cpu_.conv2d_forward(x, hwio.view, b ? &*b : nullptr, p, y);
+      (void)k.keep;
+    });
   }
   void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                             const TensorView& dx) override {
-    launch("conv2d_backward_data", [=] { cpu_.conv2d_backward_data(dy, w, p, dx); });
+    const KernelCopy k = kernel_in_krsc(w);
+    launch("conv2d_backward_data", [=] {
+      const HwioFromKrsc hwio(cpu_, w, k.krsc);
+      cpu_.conv2d_backward_data(dy, hwio.view, p, dx);
+      (void)k.keep;
+    });
   }
   void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
                                const TensorView& dw, const TensorView* dbias) override {
@@ -318,6 +329,47 @@ class FakeBackend final : public Backend {
   void refuse(const char* call) {
     if (refused_.empty()) refused_ = call;
   }
+  // The kernel in KRSC as the CUDA backend makes it (backends/krsc_kernel.h); `keep` holds the
+  // cached copy or the per-call scratch while a launch (or a recording) may read it.
+  struct KernelCopy {
+    TensorView krsc;
+    std::shared_ptr<void> keep;
+  };
+  KernelCopy kernel_in_krsc(const TensorView& w) {
+    KernelCopy k;
+    std::shared_ptr<void> scratch;
+    k.krsc = krsc_kernel(
+        w, capturing_,
+        [&] {
+          const size_t bytes = static_cast<size_t>(w.numel()) * dtype_size(w.dtype);
+          BackendServices* services = &services_;
+          scratch = std::shared_ptr<void>(services->allocate(bytes, "CUDA scratch buffer"),
+                                          [services](void* p) { services->deallocate(p); });
+          return scratch.get();
+        },
+        [&](const TensorView& src, const TensorView& dst) {
+          launch("copy", [=] {
+            ++counters.kernel_layout_copies;
+            cpu_.copy(src, dst);
+          });
+        },
+        k.keep);
+    if (scratch) k.keep = scratch;
+    return k;
+  }
+  // A contiguous HWIO kernel rebuilt from the KRSC copy, for the CPU backend to compute with.
+  struct HwioFromKrsc {
+    std::vector<char> bytes;
+    TensorView view;
+    HwioFromKrsc(Backend& cpu, const TensorView& w, const TensorView& krsc)
+        : bytes(static_cast<size_t>(w.numel()) * dtype_size(w.dtype)) {
+      view = w;
+      view.data = bytes.data();
+      view.derived = nullptr;  // host memory of this call only
+      TensorView as_krsc = hwio_as_krsc(view);
+      cpu.copy(krsc, as_krsc);
+    }
+  };
   static std::optional<TensorView> optional_view(const TensorView* v) {
     return v != nullptr ? std::optional<TensorView>(*v) : std::nullopt;
   }

@@ -50,6 +50,10 @@ struct FakeCudaCounters {
   int64_t stream_waits;
   int64_t host_event_waits;
   int64_t unrecorded_waits;
+  // HWIO -> KRSC kernel copies made for convolutions (forward and backward-data), as the CUDA
+  // backend makes them (backends/krsc_kernel.h): once per weights version, or per call while
+  // capturing. The fake's convolutions compute from that copy, so a stale one gives wrong numbers.
+  int64_t kernel_layout_copies;
 };
 
 extern "C" {

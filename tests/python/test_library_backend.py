@@ -55,7 +55,7 @@ class _FakeCudaCounters(ctypes.Structure):
         'device_frees', 'events_created', 'events_recorded', 'events_destroyed', 'synchronizes',
         'graph_captures', 'graph_launches', 'graphs_destroyed', 'copy_stream_copies',
         'backend_events_created', 'backend_events_recorded', 'stream_waits', 'host_event_waits',
-        'unrecorded_waits')]
+        'unrecorded_waits', 'kernel_layout_copies')]
 _fake = ctypes.CDLL(os.environ['GPUACCEL_CUDA_BACKEND'])
 _fake.gpuaccel_fake_cuda_counters.restype = ctypes.POINTER(_FakeCudaCounters)
 fake_counters = _fake.gpuaccel_fake_cuda_counters().contents

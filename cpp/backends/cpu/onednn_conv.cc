@@ -3,14 +3,20 @@
 // directly); the Keras (KH, KW, C, F) kernel is oneDNN's hwio, and each primitive picks its own
 // weights layout (format `any`), so the user's weights are reordered in (and weight gradients
 // reordered out) by a cached reorder: a few KB per layer, against a much slower kernel on plain
-// weights. f16 is staged through f32.
+// weights. The reordered weights are kept with the weights' storage (tensor/derived_copies.h),
+// made once per weights version for each layout the primitives ask for (forward and
+// backward-data share one when they agree), so a training step reorders each kernel once per
+// layout and inference once in all. f16 is staged through f32.
 #include <omp.h>
 
+#include <atomic>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/onednn_context.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
+#include "tensor/derived_copies.h"
 
 namespace gpuaccel::cpu {
 
@@ -68,6 +74,8 @@ dnnl::convolution_forward::primitive_desc forward_pd(
 
 constexpr size_t kSerialReorderBytes = size_t{1} << 20;
 
+std::atomic<int64_t> weights_reorders{0};  // user -> primitive reorders run, for tests
+
 // A reorder between the user's weights and the primitive's, absent when the layouts match.
 struct WeightsReorder {
   bool needed = false;
@@ -95,6 +103,7 @@ struct WeightsReorder {
     const bool small = user_md.get_size() <= kSerialReorderBytes;
     const int threads = omp_get_max_threads();
     if (small) omp_set_num_threads(1);
+    if (user_to_primitive) weights_reorders.fetch_add(1, std::memory_order_relaxed);
     try {
       if (user_to_primitive) {
         prim.execute(stream(), u, q);
@@ -108,6 +117,54 @@ struct WeightsReorder {
     if (small) omp_set_num_threads(threads);
   }
 };
+
+// The derived-copy key of weights in `md`: everything oneDNN lets us query of a blocked layout.
+std::string layout_key(const memory::desc& md) {
+  std::string key = "onednn_weights:" + std::to_string(static_cast<int>(md.get_data_type()));
+  const auto add = [&key](const char* name, const memory::dims& dims) {
+    key += name;
+    for (memory::dim d : dims) key += std::to_string(d) + ",";
+  };
+  add(" dims=", md.get_dims());
+  add(" padded=", md.get_padded_dims());
+  if (md.get_format_kind() == memory::format_kind::blocked) {
+    add(" strides=", md.get_strides());
+    add(" blocks=", md.get_inner_blks());
+    add(" idxs=", md.get_inner_idxs());
+  } else {
+    key += " kind=" + std::to_string(static_cast<int>(md.get_format_kind()));
+  }
+  return key;
+}
+
+// Weights reordered into a primitive's layout, as kept in the derived-copy cache.
+struct ReorderedWeights {
+  memory::desc md;
+  std::shared_ptr<void> data;  // from the weights' device pool
+};
+
+// `w` in the layout `reorder` produces: w itself when no reorder is needed, the cached copy of
+// this weights version when w's storage keeps derived copies (`keep` holds it for the call),
+// else a per-call reorder into this thread's buffer.
+void* primitive_weights(const TensorView& w, const WeightsReorder& reorder,
+                        std::shared_ptr<void>& keep) {
+  if (!reorder.needed) return w.data;
+  if (w.derived != nullptr && w.derived->is_source(w)) {
+    keep = w.derived->get_or_make(layout_key(reorder.prim_md), [&]() -> std::shared_ptr<void> {
+      auto copy = std::make_shared<ReorderedWeights>();
+      copy->md = reorder.prim_md;
+      copy->data = w.derived->allocate(reorder.prim_md.get_size());
+      reorder.run(w.data, copy->data.get(), true);
+      return copy;
+    });
+    const auto& copy = *static_cast<const ReorderedWeights*>(keep.get());
+    if (copy.md == reorder.prim_md) return copy.data.get();
+    keep.reset();  // a layout the key could not tell apart: derive per call
+  }
+  void* data = thread_buffer(kWeightsSlot, reorder.prim_md.get_size());
+  reorder.run(w.data, data, true);
+  return data;
+}
 
 struct ForwardEntry {
   dnnl::convolution_forward::primitive_desc pd;
@@ -144,11 +201,8 @@ void forward_native(const TensorView& x, const TensorView& w, const TensorView* 
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
     return entry;
   });
-  void* w_data = w.data;
-  if (e->weights.needed) {
-    w_data = thread_buffer(kWeightsSlot, e->pd.weights_desc().get_size());
-    e->weights.run(w.data, w_data, true);
-  }
+  std::shared_ptr<void> keep_weights;
+  void* w_data = primitive_weights(w, e->weights, keep_weights);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
       {DNNL_ARG_WEIGHTS, make_memory(e->pd.weights_desc(), w_data)},
@@ -177,11 +231,8 @@ void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
     return entry;
   });
-  void* w_data = w.data;
-  if (e->weights.needed) {
-    w_data = thread_buffer(kWeightsSlot, e->pd.weights_desc().get_size());
-    e->weights.run(w.data, w_data, true);
-  }
+  std::shared_ptr<void> keep_weights;
+  void* w_data = primitive_weights(w, e->weights, keep_weights);
   e->prim.execute(stream(), {{DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
                              {DNNL_ARG_WEIGHTS, make_memory(e->pd.weights_desc(), w_data)},
                              {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
@@ -233,6 +284,8 @@ void backward_weights_native(const TensorView& x, const TensorView& dy, const Co
 }
 
 }  // namespace
+
+int64_t conv_weights_reorders() { return weights_reorders.load(std::memory_order_relaxed); }
 
 void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
                     const Conv2dParams& p, const TensorView& y) {

@@ -65,6 +65,10 @@ void layer_norm_backward(const TensorView& x, const TensorView& dy, const Tensor
                          const TensorView& mean, const TensorView& var, double epsilon,
                          const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta);
 
+// Reorders of convolution weights into a primitive's layout run so far (tests check that
+// weights kept in that layout are not reordered again until they change).
+int64_t conv_weights_reorders();
+
 // Entries in the primitive cache (tests check a repeated step creates none).
 int64_t onednn_primitive_cache_size();
 int64_t onednn_primitives_created();

@@ -3,9 +3,10 @@
 // algorithm and its workspace size) are made once per shape and cached (backends/plan_cache.h,
 // backends/conv_plan.h); workspaces come from the device's pool. Layouts: activations are NHWC
 // as Keras's default, described to cuDNN as NHWC tensors. Keras kernels are HWIO (KH, KW, C, F),
-// while cuDNN's filter formats are KCRS and KRSC (F, KH, KW, C) only: the kernel is copied to
-// KRSC in a pool buffer on each call (and dw copied back), one small strided copy per call,
-// because the weights change every step and the layer owns their layout (docs/gpu.md). cuDNN
+// while cuDNN's filter formats are KCRS and KRSC (F, KH, KW, C) only: the kernel's KRSC copy is
+// kept with its storage and remade only after the weights change (backends/krsc_kernel.h), so
+// a training step copies each kernel once and inference once in all; dw is computed in KRSC
+// and copied back into the layer's HWIO (docs/gpu.md). cuDNN
 // pads symmetrically only, so asymmetric ('same' with an odd total) convolution padding is done
 // by convolving a zero-padded copy of the input (pooling: see its section). f16 and bf16 use
 // tensor-op math with float32 accumulation; f32 uses FMA math (no TF32), so results match the
@@ -14,9 +15,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "backends/conv_plan.h"
+#include "backends/krsc_kernel.h"
 #include "backends/cuda/context.h"
 #include "backends/cuda/ops.h"
 
@@ -119,29 +122,31 @@ const float kZero = 0.0f;
 // Plans are cached per shape (backends/conv_plan.h): the first call of a problem creates its
 // descriptors and asks cuDNN for an algorithm (cudnnGet*Algorithm_v7 heuristics, whose first
 // successful pick is used) and its workspace size; every later call of the shape only launches,
-// with its workspace from the device's WorkspaceArena. The per-call work left is the kernel's
-// HWIO -> KRSC copy (see the file comment) and, for asymmetric padding, the padded input.
+// with its workspace from the device's WorkspaceArena. The per-call work left is, for asymmetric
+// padding, the padded input; the kernel's HWIO -> KRSC copy is made once per weights version.
 
 bool symmetric(const Conv2dParams& p) {
   return p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
 }
 
-// Keras (KH, KW, C, F) view of w, read as (F, KH, KW, C).
-TensorView hwio_as_krsc(const TensorView& w) {
-  TensorView v = w;
-  v.shape[0] = w.shape[3]; v.strides[0] = w.strides[3];
-  v.shape[1] = w.shape[0]; v.strides[1] = w.strides[0];
-  v.shape[2] = w.shape[1]; v.strides[2] = w.strides[1];
-  v.shape[3] = w.shape[2]; v.strides[3] = w.strides[2];
-  return v;
+bool stream_capturing(int device) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  GA_CUDA_CHECK(cudaStreamIsCapturing(device_stream(device), &status));
+  return status != cudaStreamCaptureStatusNone;
 }
 
-// The kernel in KRSC order in a scratch buffer.
-TensorView krsc_copy(int device, const TensorView& w, ScratchBuffer& buffer) {
-  const TensorView src = hwio_as_krsc(w);
-  const TensorView dst = contiguous_like(w, buffer.get(), 4, src.shape);
-  copy(device, src, dst);
-  return dst;
+// The kernel in KRSC order (backends/krsc_kernel.h): the copy kept with w's storage, or one
+// made into `buffer` for this call (held by `keep` / `buffer` until the call returns; freeing
+// then is safe, every user of the pool is ordered on the device's stream).
+TensorView krsc_copy(int device, const TensorView& w, std::optional<ScratchBuffer>& buffer,
+                     std::shared_ptr<void>& keep) {
+  return krsc_kernel(
+      w, stream_capturing(device),
+      [&] {
+        buffer.emplace(device, static_cast<size_t>(w.numel()) * dtype_size(w.dtype));
+        return buffer->get();
+      },
+      [&](const TensorView& src, const TensorView& dst) { copy(device, src, dst); }, keep);
 }
 
 // For asymmetric padding: x with the padding made explicit (zeros), in `buffer`.
@@ -340,8 +345,9 @@ void conv2d_forward(int device, const TensorView& x, const TensorView& w, const 
     fill(device, xin, 0.0);
     copy(device, x, interior(xin, x, p));
   }
-  ScratchBuffer w_buf(device, bytes_of(w));
-  const TensorView wk = krsc_copy(device, w, w_buf);
+  std::optional<ScratchBuffer> w_buf;
+  std::shared_ptr<void> w_keep;
+  const TensorView wk = krsc_copy(device, w, w_buf, w_keep);
   ConvOperands o;
   o.x = xin.data;
   o.w = wk.data;
@@ -359,8 +365,9 @@ void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
   const bool pad = !symmetric(p);
   ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(dx, p, nullptr)) : 0);
   const TensorView dxin = pad ? padded_shape(dx, p, padded_buf.get()) : dx;
-  ScratchBuffer w_buf(device, bytes_of(w));
-  const TensorView wk = krsc_copy(device, w, w_buf);
+  std::optional<ScratchBuffer> w_buf;
+  std::shared_ptr<void> w_keep;
+  const TensorView wk = krsc_copy(device, w, w_buf, w_keep);
   ConvOperands o;
   o.w = wk.data;
   o.y = dy.data;
