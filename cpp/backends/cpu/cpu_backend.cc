@@ -47,9 +47,24 @@ class CpuBackend final : public Backend {
     }
     cpu::matmul(a, b, bias, out);
   }
+  void matmul_activation(const TensorView& a, const TensorView& b, const TensorView* bias,
+                         PostActivation activation, const TensorView& out) override {
+    if (out.numel() > 0 && cpu::small_matmul_applies(a, b, out)) {
+      // A product this small is cheaper than the extra pass is worth fusing.
+      cpu::small_matmul(a, b, bias, out);
+      if (activation == PostActivation::kRelu) cpu::unary(UnaryOp::kRelu, out, out);
+      return;
+    }
+    cpu::matmul(a, b, bias, out, activation);
+  }
   void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
                       const Conv2dParams& p, const TensorView& y) override {
     cpu::conv2d_forward(x, w, bias, p, y);
+  }
+  void conv2d_forward_activation(const TensorView& x, const TensorView& w, const TensorView* bias,
+                                 const Conv2dParams& p, PostActivation activation,
+                                 const TensorView& y) override {
+    cpu::conv2d_forward(x, w, bias, p, y, activation);
   }
   void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                             const TensorView& dx) override {

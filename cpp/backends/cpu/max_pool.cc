@@ -173,6 +173,48 @@ void max_pool_backward_typed(const TensorView& dy, const Pool2dParams& p,
   }
 }
 
+// Windows that never overlap and start at the image's corner (stride >= window, no top or left
+// padding: Keras's default 2x2 pooling): every dx element receives at most one gradient, so it
+// is written exactly once (the window's gradient where the argmax points, else 0) instead of
+// zero-filling the image and scattering into it. No sum is formed, so bfloat16 gradients are
+// selected as raw bits.
+bool disjoint_windows(const Pool2dParams& p) {
+  return p.stride_h >= p.window_h && p.stride_w >= p.window_w && p.pad_top == 0 && p.pad_left == 0;
+}
+
+template <typename S>
+void max_pool_backward_disjoint(const TensorView& dy, const Pool2dParams& p,
+                                const uint8_t* workspace, const TensorView& dx) {
+  using Bits = std::conditional_t<sizeof(S) == 4, uint32_t, uint16_t>;
+  const Dims d = dims_of(dx, dy);
+  const Bits* grad = static_cast<const Bits*>(dy.data);
+  Bits* out = static_cast<Bits*>(dx.data);
+  const int64_t rows = d.n * d.h;  // input rows (n, ih)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(rows * d.w * d.c))
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t n = r / d.h, ih = r % d.h;
+    const int64_t oh = ih / p.stride_h, kh = ih % p.stride_h;
+    Bits* row = out + r * d.w * d.c;
+    if (oh >= d.oh || kh >= p.window_h) {  // a row no window covers
+      std::memset(row, 0, static_cast<size_t>(d.w * d.c) * sizeof(Bits));
+      continue;
+    }
+    for (int64_t iw = 0; iw < d.w; ++iw) {
+      const int64_t ow = iw / p.stride_w, kw = iw % p.stride_w;
+      Bits* __restrict dst = row + iw * d.c;
+      if (ow >= d.ow || kw >= p.window_w) {
+        std::memset(dst, 0, static_cast<size_t>(d.c) * sizeof(Bits));
+        continue;
+      }
+      const int64_t o = ((n * d.oh + oh) * d.ow + ow) * d.c;
+      const Bits* __restrict g = grad + o;
+      const uint8_t* __restrict arg = workspace + o;
+      const uint8_t k = static_cast<uint8_t>(kh * p.window_w + kw);
+      for (int64_t c = 0; c < d.c; ++c) dst[c] = arg[c] == k ? g[c] : Bits(0);
+    }
+  }
+}
+
 }  // namespace
 
 void direct_max_pool_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
@@ -190,6 +232,10 @@ void direct_max_pool_forward(const TensorView& x, const Pool2dParams& p, const T
 void direct_max_pool_backward(const TensorView& dy, const Pool2dParams& p,
                               const uint8_t* workspace, const TensorView& dx) {
   if (native(dy) && native(dx) && dy.dtype == dx.dtype) {
+    if (disjoint_windows(p)) {
+      if (dx.dtype == DType::kFloat32) return max_pool_backward_disjoint<float>(dy, p, workspace, dx);
+      return max_pool_backward_disjoint<BFloat16>(dy, p, workspace, dx);
+    }
     if (dx.dtype == DType::kFloat32) return max_pool_backward_typed<float>(dy, p, workspace, dx);
     return max_pool_backward_typed<BFloat16>(dy, p, workspace, dx);
   }
