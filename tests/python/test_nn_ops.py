@@ -215,15 +215,17 @@ def test_conv2d_fused_relu_vs_finite_differences(xs, ws, strides, padding, dil, 
         np.testing.assert_allclose(got, numeric, rtol=1e-4, atol=2e-4)
 
 
-def test_conv2d_fused_relu_in_bfloat16():
-    """The bf16 convolution with bias and relu fused: output and gradients within bf16's
-    rounding of the float64 reference on the same (bf16-rounded) operands."""
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_conv2d_fused_relu_in_low_precision(dtype):
+    """The bf16 convolution (native) and the f16 one (staged through f32) with bias and relu
+    fused: output and gradients within bf16's rounding of the float64 reference on the same
+    (rounded) operands."""
     r = rng(41)
     arrays = [r.standard_normal(s) for s in [(2, 8, 7, 3), (3, 3, 3, 4), (4,)]]
-    bf = [v.to("float32").numpy().astype(np.float64) for v in (T(a, dtype="bfloat16") for a in arrays)]
+    bf = [v.to("float32").numpy().astype(np.float64) for v in (T(a, dtype=dtype) for a in arrays)]
     z = conv2d_im2col(bf[0], bf[1], bias=bf[2])
-    g = T(r.standard_normal(z.shape), dtype="bfloat16").to("float32").numpy().astype(np.float64)
-    y, (dx, dw, db) = ga_grads(_fused_conv((1, 1), "VALID", (1, 1)), arrays, g, dtype="bfloat16")
+    g = T(r.standard_normal(z.shape), dtype=dtype).to("float32").numpy().astype(np.float64)
+    y, (dx, dw, db) = ga_grads(_fused_conv((1, 1), "VALID", (1, 1)), arrays, g, dtype=dtype)
     dz = np.where(z > 0, g, 0.0)
     # dx and dw of the linear convolution applied to the masked gradient, by differences
     # (exact: the convolution is linear in each operand).
