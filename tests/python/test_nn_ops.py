@@ -243,6 +243,26 @@ def test_conv2d_fused_relu_in_low_precision(dtype):
         np.testing.assert_allclose(got, ref, rtol=0, atol=BF16_RTOL * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_fused_relu_keeps_nan_and_gives_positive_zero(dtype):
+    """A NaN reaching the fused relu stays NaN (as tf.nn.relu and our own relu), so a diverged
+    layer shows in the loss; negative values become +0, as Keras's relu."""
+    x = np.ones((1, 3, 3, 1))
+    x[0, 1, 1, 0] = np.nan
+    w = np.array([1.0, -1.0]).reshape(1, 1, 1, 2)
+    y = _C.conv2d(T(x, dtype=dtype), T(w, dtype=dtype), None, 1, 1, "VALID", 1, 1,
+                  activation="relu").to("float32").numpy()
+    assert np.isnan(y[0, 1, 1]).all()
+    finite = y[~np.isnan(y)]
+    assert set(finite.tolist()) == {0.0, 1.0} and not np.signbit(finite).any()
+    a = np.ones((2, 64))
+    a[0, 3] = np.nan
+    out = _C.linear(T(a, dtype=dtype), T(np.ones((64, 70)), dtype=dtype), T(-np.ones(70) * 65, dtype=dtype),
+                    activation="relu").to("float32").numpy()
+    assert np.isnan(out[0]).all()
+    assert (out[1] == 0).all() and not np.signbit(out[1]).any()
+
+
 def test_conv2d_activation_names_the_allowed_ones():
     x, w = T(np.ones((1, 3, 3, 1))), T(np.ones((2, 2, 1, 1)))
     with pytest.raises(ValueError, match=r"\[Conv2D\].*'linear' or 'relu'.*'sigmoid'"):

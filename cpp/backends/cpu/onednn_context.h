@@ -65,7 +65,8 @@ Prim make_primitive(const Pd& pd) {
 // calls of one cached primitive from several threads never share a library-owned buffer.
 dnnl::primitive_attr default_attr();
 // default_attr() with `activation` as an eltwise post-op (applied in f32 before the output is
-// rounded to its dtype, so relu commutes with that rounding).
+// rounded to its dtype, so relu commutes with that rounding). relu maps NaN to 0: use it only
+// where fused_relu_is_exact says no NaN can arise.
 dnnl::primitive_attr activation_attr(PostActivation activation);
 
 // Per-thread grow-only byte buffers (slot 0: scratchpad; others: temporaries of one call).
