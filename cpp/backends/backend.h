@@ -47,6 +47,20 @@ class Backend {
   virtual void conv2d_backward_weights(const TensorView& x, const TensorView& dy,
                                        const Conv2dParams& p, const TensorView& dw,
                                        const TensorView* dbias) = 0;
+  // conv2d_forward / matmul followed by `activation` applied to the output in place. A backend
+  // that can fuse the activation into the op's own pass (oneDNN's post-ops) overrides these;
+  // the defaults run the op and then the activation, so every backend computes the same thing.
+  virtual void conv2d_forward_activation(const TensorView& x, const TensorView& w,
+                                         const TensorView* bias, const Conv2dParams& p,
+                                         PostActivation activation, const TensorView& y) {
+    conv2d_forward(x, w, bias, p, y);
+    apply_post_activation(activation, y);
+  }
+  virtual void matmul_activation(const TensorView& a, const TensorView& b, const TensorView* bias,
+                                 PostActivation activation, const TensorView& out) {
+    matmul(a, b, bias, out);
+    apply_post_activation(activation, out);
+  }
   virtual int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
                                          const TensorView& y) = 0;
   virtual void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
@@ -127,6 +141,9 @@ class Backend {
   virtual void destroy_graph(GraphHandle) {}
 
  private:
+  void apply_post_activation(PostActivation activation, const TensorView& y) {
+    if (activation == PostActivation::kRelu) unary(UnaryOp::kRelu, y, y);
+  }
   // A standard exception, not the core's typed error: the CUDA library compiles these defaults
   // too and links nothing of the core. Callers ask supports_graph_capture() first, so this only
   // reports a caller's mistake.

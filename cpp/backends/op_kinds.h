@@ -14,6 +14,10 @@ enum class BinaryOp {
   kEqual, kGreater, kLess,  // comparisons write 1/0 in the output dtype (or bool)
 };
 
+// An activation a backend may fuse into the op that produces its input (a oneDNN eltwise
+// post-op on the CPU): kNone leaves the output linear.
+enum class PostActivation { kNone, kRelu };
+
 enum class ReduceOp { kSum, kMean, kMax, kMin, kArgMax, kArgMin };
 
 enum class RandomDistribution { kUniform /* [0, 1) */, kNormal /* mean 0, std 1 */ };

@@ -142,6 +142,17 @@ class TracingBackend final : public Backend {
     Scope s(*this, "conv2d_forward");
     inner_.conv2d_forward(x, w, bias, p, y);
   }
+  void conv2d_forward_activation(const TensorView& x, const TensorView& w, const TensorView* bias,
+                                 const Conv2dParams& p, PostActivation activation,
+                                 const TensorView& y) override {
+    Scope s(*this, activation == PostActivation::kRelu ? "conv2d_forward+relu" : "conv2d_forward");
+    inner_.conv2d_forward_activation(x, w, bias, p, activation, y);
+  }
+  void matmul_activation(const TensorView& a, const TensorView& b, const TensorView* bias,
+                         PostActivation activation, const TensorView& out) override {
+    Scope s(*this, activation == PostActivation::kRelu ? "matmul+relu" : "matmul");
+    inner_.matmul_activation(a, b, bias, activation, out);
+  }
   void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                             const TensorView& dx) override {
     Scope s(*this, "conv2d_backward_data");

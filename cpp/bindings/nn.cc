@@ -5,6 +5,7 @@
 
 #include "bindings/bindings.h"
 #include "ops/nn.h"
+#include "ops/post_activation.h"
 
 namespace py = pybind11;
 
@@ -16,9 +17,13 @@ Tensor or_undefined(const std::optional<Tensor>& t) { return t ? *t : Tensor(); 
 
 void init_nn(py::module_& m) {
   m.def("conv2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> bias, int64_t sh,
-                     int64_t sw, const std::string& padding, int64_t dh, int64_t dw) {
-    return conv2d(x, w, or_undefined(bias), sh, sw, parse_padding(padding, "Conv2D"), dh, dw);
-  });
+                     int64_t sw, const std::string& padding, int64_t dh, int64_t dw,
+                     const std::string& activation) {
+    return conv2d(x, w, or_undefined(bias), sh, sw, parse_padding(padding, "Conv2D"), dh, dw,
+                  parse_post_activation(activation, "Conv2D"));
+  }, py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("stride_h"), py::arg("stride_w"),
+     py::arg("padding"), py::arg("dilation_h"), py::arg("dilation_w"),
+     py::arg("activation") = "linear");
   m.def("pool2d", [](const Tensor& x, bool max, int64_t wh, int64_t ww, int64_t sh, int64_t sw,
                      const std::string& padding) {
     return pool2d(x, max, wh, ww, sh, sw, parse_padding(padding, max ? "MaxPool" : "AvgPool"));

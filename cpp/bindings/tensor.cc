@@ -16,6 +16,7 @@
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
+#include "ops/post_activation.h"
 #include "ops/reduce.h"
 #include "ops/shape_ops.h"
 #include "ops/type_promotion.h"
@@ -312,9 +313,10 @@ void init_tensor(py::module_& m) {
     return std::string(dtype_name(result_type(a, b)));
   }, py::arg("a"), py::arg("b"));
   m.def("matmul", &matmul, py::arg("a"), py::arg("b"));
-  m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {
-    return linear(x, w, b ? *b : Tensor());
-  });
+  m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b,
+                     const std::string& activation) {
+    return linear(x, w, b ? *b : Tensor(), parse_post_activation(activation, "linear"));
+  }, py::arg("x"), py::arg("w"), py::arg("b") = py::none(), py::arg("activation") = "linear");
   m.def("reshape", &reshape, py::arg("x"), py::arg("shape"));
   m.def("permute", &permute, py::arg("x"), py::arg("dims"));
   m.def("transpose", &transpose, py::arg("x"), py::arg("dim0"), py::arg("dim1"));

@@ -94,4 +94,12 @@ Tensor apply_activation(ActivationFn activation, const Tensor& x) {
   return x;
 }
 
+bool fusable_activation(ActivationFn activation, PostActivation* fused) {
+  switch (activation) {
+    case ActivationFn::kLinear: *fused = PostActivation::kNone; return true;
+    case ActivationFn::kRelu: *fused = PostActivation::kRelu; return true;
+    default: return false;
+  }
+}
+
 }  // namespace gpuaccel::nn

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/op_kinds.h"
 #include "tensor/tensor.h"
 
 namespace gpuaccel::nn {
@@ -24,5 +25,9 @@ const std::vector<std::string>& activation_names();
 
 // softmax/log_softmax act on the last axis; leaky_relu uses Keras's slope 0.2.
 Tensor apply_activation(ActivationFn activation, const Tensor& x);
+
+// The activations a convolution or matmul can run in its own pass (linear, relu), as the ops
+// take them; false for the others, which a layer applies after its op.
+bool fusable_activation(ActivationFn activation, PostActivation* fused);
 
 }  // namespace gpuaccel::nn

@@ -1,5 +1,5 @@
 // Conv2D (see conv2d.h): argument checks at construction, Keras's shape errors, and one conv2d
-// op (bias fused) followed by the activation.
+// op with bias and, when it can be fused (linear, relu), the activation; others follow it.
 #include "nn/conv2d.h"
 
 #include "nn/initializers.h"
@@ -92,8 +92,14 @@ Tensor Conv2D::call(const std::vector<Tensor>& inputs, bool training) {
   expect_inputs(inputs.size(), 1);
   check(inputs[0].shape());
   const Tensor x = cast_input(inputs[0]);
-  const Tensor y = conv2d(x, read(kernel_), use_bias_ ? read(bias_) : Tensor(), stride_h_, stride_w_,
-                          padding_, dilation_h_, dilation_w_);
+  const Tensor bias = use_bias_ ? read(bias_) : Tensor();
+  PostActivation fused = PostActivation::kNone;
+  if (fusable_activation(activation_, &fused)) {
+    return conv2d(x, read(kernel_), bias, stride_h_, stride_w_, padding_, dilation_h_, dilation_w_,
+                  fused);
+  }
+  const Tensor y = conv2d(x, read(kernel_), bias, stride_h_, stride_w_, padding_, dilation_h_,
+                          dilation_w_);
   return apply_activation(activation_, y);
 }
 

@@ -1,4 +1,5 @@
-// Dense (see dense.h): one `linear` op (matmul + bias on the last axis) and the activation.
+// Dense (see dense.h): one `linear` op (matmul + bias on the last axis, and the activation when
+// it can be fused: linear, relu); other activations follow it.
 #include "nn/dense.h"
 
 #include "nn/initializers.h"
@@ -50,7 +51,10 @@ Tensor Dense::call(const std::vector<Tensor>& inputs, bool training) {
   expect_inputs(inputs.size(), 1);
   check(inputs[0].shape());
   const Tensor x = cast_input(inputs[0]);
-  return apply_activation(activation_, linear(x, read(kernel_), use_bias_ ? read(bias_) : Tensor()));
+  const Tensor bias = use_bias_ ? read(bias_) : Tensor();
+  PostActivation fused = PostActivation::kNone;
+  if (fusable_activation(activation_, &fused)) return linear(x, read(kernel_), bias, fused);
+  return apply_activation(activation_, linear(x, read(kernel_), bias));
 }
 
 }  // namespace gpuaccel::nn

@@ -5,6 +5,7 @@
 #include "ops/autograd.h"
 #include "ops/elementwise.h"
 #include "ops/op_utils.h"
+#include "ops/post_activation.h"
 #include "ops/reduce.h"
 #include "ops/shape_ops.h"
 
@@ -137,21 +138,66 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   return result_shape == out.shape() ? out : reshape(out, result_shape);
 }
 
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, PostActivation activation) {
   check_defined("linear", x, "x");
   check_defined("linear", w, "kernel");
   if (w.ndim() != 2) {
     throw_error(ErrorCode::kInvalidArgument, "linear",
                 "kernel must have shape (in, out), got " + shape_to_string(w.shape()));
   }
-  Tensor y = matmul(x, w);
-  if (!bias.defined()) return y;
-  if (bias.ndim() != 1 || bias.shape()[0] != w.shape()[1]) {
+  if (bias.defined() && (bias.ndim() != 1 || bias.shape()[0] != w.shape()[1])) {
     throw_error(ErrorCode::kInvalidArgument, "linear",
                 "bias must have shape (" + std::to_string(w.shape()[1]) + ",), got " +
                     shape_to_string(bias.shape()));
   }
-  return add(y, bias);
+  const bool fusable = (bias.defined() || activation != PostActivation::kNone) && x.ndim() >= 2 &&
+                       x.shape().back() == w.shape()[0] && w.shape()[0] > 0;
+  if (!fusable) {
+    // matmul's own checks and errors; the rare shapes the fused path leaves out.
+    Tensor y = matmul(x, w);
+    if (bias.defined()) y = add(y, bias);
+    return activation == PostActivation::kRelu ? unary(UnaryOp::kRelu, y) : y;
+  }
+  std::vector<Tensor> all = {x, w};
+  if (bias.defined()) all.push_back(bias);
+  common_device("linear", all);
+  common_dtype("linear", all);
+  check_floating("linear", x, "x");
+  // One product (M, K) @ (K, N) over the flattened leading dimensions, bias and activation
+  // fused into it, and one autograd node.
+  const int64_t k = w.shape()[0], n = w.shape()[1];
+  const Shape lead(x.shape().begin(), x.shape().end() - 1);
+  const Tensor x2 = reshape(contiguous(x), {shape_numel(lead), k});
+  const Tensor wc = contiguous(w);
+  const Tensor bc = bias.defined() ? contiguous(bias) : Tensor();
+  Tensor out = Tensor::empty({x2.shape()[0], n}, x2.dtype(), x2.device(), "MatMul");
+  if (out.numel() > 0) {
+    const TensorView bv = bc.defined() ? bc.view() : TensorView();
+    const TensorView* b = bc.defined() ? &bv : nullptr;
+    Backend& backend = backend_for_op("MatMul", x2.device());
+    if (activation == PostActivation::kNone) {
+      backend.matmul(x2.view(), wc.view(), b, out.view());
+    } else {
+      backend.matmul_activation(x2.view(), wc.view(), b, activation, out.view());
+    }
+  }
+  std::vector<Tensor> inputs = {x2, wc};
+  if (bc.defined()) inputs.push_back(bc);
+  if (grad_mode_enabled() && any_needs_grad(inputs)) {
+    const bool want_dx = needs_grad(x2);
+    // The activated output as a detached alias (see conv2d in nn.cc).
+    const Tensor out_saved = activation != PostActivation::kNone ? detach(out) : Tensor();
+    record("MatMul", inputs, {out}, [x2, wc, bc, activation, want_dx, out_saved](const std::vector<Tensor>& g) {
+      const Tensor dz = post_activation_backward(activation, out_saved, g[0]);
+      std::vector<Tensor> grads = {want_dx ? matmul(dz, transpose(wc, 0, 1)) : Tensor(),
+                                   matmul(transpose(x2, 0, 1), dz)};
+      if (bc.defined()) grads.push_back(reduce(ReduceOp::kSum, dz, {0}, false));
+      return grads;
+    });
+  }
+  Shape out_shape = lead;
+  out_shape.push_back(n);
+  return out_shape == out.shape() ? out : reshape(out, out_shape);
 }
 
 }  // namespace gpuaccel

@@ -10,6 +10,7 @@
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
 #include "ops/op_utils.h"
+#include "ops/post_activation.h"
 #include "ops/reduce.h"
 #include "ops/shape_ops.h"
 
@@ -82,7 +83,8 @@ Padding parse_padding(const std::string& text, const std::string& op) {
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stride_h,
-              int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w) {
+              int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w,
+              PostActivation activation) {
   const std::string op = "Conv2D";
   check_defined(op, x, "input");
   check_defined(op, w, "kernel");
@@ -125,7 +127,13 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
   Tensor y = Tensor::empty({x.dim(0), rh.out, rw.out, w.dim(3)}, x.dtype(), x.device(), op.c_str());
   if (y.numel() > 0) {
     const TensorView bv = bc.defined() ? bc.view() : TensorView();
-    backend_for_op(op, x.device()).conv2d_forward(xc.view(), wc.view(), bc.defined() ? &bv : nullptr, p, y.view());
+    const TensorView* b = bc.defined() ? &bv : nullptr;
+    Backend& backend = backend_for_op(op, x.device());
+    if (activation == PostActivation::kNone) {
+      backend.conv2d_forward(xc.view(), wc.view(), b, p, y.view());
+    } else {
+      backend.conv2d_forward_activation(xc.view(), wc.view(), b, p, activation, y.view());
+    }
   }
   std::vector<Tensor> inputs = {xc, wc};
   if (bc.defined()) inputs.push_back(bc);
@@ -135,8 +143,13 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
   // of the layer's backward.
   const bool want_dx = needs_grad(xc);
   const bool want_dw = needs_grad(wc) || (bc.defined() && needs_grad(bc));
-  record(op, inputs, {y}, [xc, wc, bc, p, want_dx, want_dw](const std::vector<Tensor>& g) {
-    const Tensor dy = contiguous(g[0]);
+  // A fused activation's backward reads the activated output: kept as a detached alias of its
+  // storage (the node holding y itself would be a reference cycle through y's grad_fn), as the
+  // separate activation node kept its input.
+  const Tensor y_saved = activation != PostActivation::kNone ? detach(y) : Tensor();
+  record(op, inputs, {y}, [xc, wc, bc, p, want_dx, want_dw, activation,
+                           y_saved](const std::vector<Tensor>& g) {
+    const Tensor dy = post_activation_backward(activation, y_saved, g[0]);
     Backend& backend = backend_for(xc.device());
     Tensor dx, dw, db;
     if (want_dx) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/op_kinds.h"
 #include "tensor/tensor.h"
 
 namespace gpuaccel {
@@ -16,9 +17,12 @@ namespace gpuaccel {
 enum class Padding { kValid, kSame };
 Padding parse_padding(const std::string& text, const std::string& op);
 
-// x (N, H, W, C), w (KH, KW, C, F), bias (F,) or undefined.
+// activation(conv(x, w) + bias): x (N, H, W, C), w (KH, KW, C, F), bias (F,) or undefined.
+// The activation runs in the convolution's own pass where the backend can fuse it, and its
+// backward is computed from the output (one autograd node for the three).
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stride_h,
-              int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w);
+              int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w,
+              PostActivation activation = PostActivation::kNone);
 
 // x (N, H, W, C); max or average (Keras: padding excluded from the average).
 Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int64_t stride_h,

@@ -1,6 +1,7 @@
 // The C++ Keras layers (cpp/nn): output shapes and weight shapes for the course's seed CNN,
 // parameter counts against Keras's numbers, initializer statistics against their formulas,
-// Keras-style error messages, and a Dense forward against a hand-written loop in double.
+// Keras-style error messages, a Dense forward against a hand-written loop in double, and that
+// Conv2D/Dense run a relu activation fused into their product.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,6 +24,9 @@
 #include "nn/layer_normalization.h"
 #include "nn/multi_head_attention.h"
 #include "nn/pooling2d.h"
+#include "backends/backend_interposer.h"
+#include "counting_backend.h"
+#include "ops/autograd.h"
 #include "ops/creation.h"
 #include "ops/shape_ops.h"
 
@@ -337,6 +341,40 @@ TEST(LayersForward, DropoutAndBatchNormModes) {
   bn.set_trainable(false);
   bn.call({batch}, true);
   EXPECT_EQ(values(bn.weights()[2].value), mm);
+}
+
+TEST(LayersFusion, ReluRunsInsideTheConvolutionAndMatmul) {
+  // Conv2D(relu) and Dense(relu): forward and backward of each run no relu op of their own (the
+  // forward fuses it into the product, the backward masks the gradient once); a tanh layer,
+  // which is not fused, runs its activation separately (the counter would see a separate relu).
+  for (const char* activation : {"relu", "tanh"}) {
+    const bool relu = std::string(activation) == "relu";
+    for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+      test::CountingBackend counting;
+      ScopedCpuBackendInterposer interpose(counting);
+      Conv2D conv("conv", 4, 3, 3, 1, 1, "valid", 1, 1, activation);
+      Dense dense("dense", 3, activation);
+      conv.set_compute_dtype(dtype);  // mixed precision: f32 weights read in `dtype`
+      dense.set_compute_dtype(dtype);
+      conv.build({{-1, 6, 6, 2}});
+      dense.build({{-1, 64}});
+      const Tensor x = cast(randn({2, 6, 6, 2}, DType::kFloat32, cpu()), dtype);
+      std::vector<Tensor> weights = conv.trainable_weights();
+      for (const Tensor& w : dense.trainable_weights()) weights.push_back(w);
+      const Tensor h = conv.call({x}, true);
+      const Tensor y = dense.call({reshape(h, {2, 64})}, true);
+      const auto grads = compute_gradients({y}, {Tensor()}, weights);
+      ASSERT_EQ(grads.size(), 4u);
+      for (const Tensor& g : grads) EXPECT_TRUE(g.defined());
+      EXPECT_EQ(h.dtype(), dtype);
+      const int kRelu = static_cast<int>(UnaryOp::kRelu), kTanh = static_cast<int>(UnaryOp::kTanh);
+      EXPECT_EQ(counting.unary_calls[kRelu], 0) << activation;
+      EXPECT_EQ(counting.fused_conv2d_calls, relu ? 1 : 0) << activation;
+      EXPECT_EQ(counting.fused_matmul_calls, relu ? 1 : 0) << activation;
+      EXPECT_EQ(counting.unary_backward_calls[kRelu], relu ? 2 : 0) << activation;  // one mask each
+      EXPECT_EQ(counting.unary_calls[kTanh], relu ? 0 : 2) << activation;
+    }
+  }
 }
 
 }  // namespace

@@ -200,6 +200,50 @@ def test_linear_gradients():
     check_gradients(lambda x_, w_, b_: _C.linear(x_, w_, b_), lambda x_, w_, b_: x_ @ w_ + b_, [x, w, b])
 
 
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 3)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_with_fused_relu_gradients(shape, with_bias):
+    """linear(..., activation='relu'): relu runs in the product's own pass and one autograd node
+    differentiates all three; checked against finite differences of relu(x @ w + b)."""
+    x, w, b = rnd(shape, seed=15), rnd((3, 5), seed=16), rnd((5,), seed=17)
+    z = x.astype(np.float64) @ w + (b if with_bias else 0)
+    assert (z > 0).any() and (z < 0).any() and np.abs(z).min() > 1e-3  # away from the kink
+    relu = lambda a: np.maximum(a, 0)
+    if with_bias:
+        check_gradients(lambda x_, w_, b_: _C.linear(x_, w_, b_, activation="relu"),
+                        lambda x_, w_, b_: relu(x_ @ w_ + b_), [x, w, b])
+    else:
+        check_gradients(lambda x_, w_: _C.linear(x_, w_, None, activation="relu"),
+                        lambda x_, w_: relu(x_ @ w_), [x, w])
+
+
+def test_linear_with_fused_relu_in_bfloat16():
+    """The bf16 product with relu fused: output and gradients within bf16's rounding of the
+    float64 reference on the same (bf16-rounded) inputs."""
+    tensors = [gpuaccel.tensor(rnd(s, seed=18 + i)).to("bfloat16") for i, s in
+               enumerate([(6, 8), (8, 5), (5,)])]
+    for t in tensors:
+        t.requires_grad = True
+    x, w, b = [t.detach().to("float32").numpy().astype(np.float64) for t in tensors]
+    g = rnd((6, 5), seed=21).astype(np.float64)
+    out = _C.linear(*tensors, activation="relu")
+    assert out.dtype == gpuaccel.bfloat16
+    (out * gpuaccel.tensor(g.astype(np.float32)).to("bfloat16")).sum().backward()
+    z = x @ w + b
+    dz = np.where(z > 0, np.asarray(gpuaccel.tensor(g.astype(np.float32)).to("bfloat16")
+                                    .to("float32").numpy(), np.float64), 0.0)
+    refs = [np.maximum(z, 0), dz @ w.T, x.T @ dz, dz.sum(0)]
+    got = [out.detach().to("float32").numpy()] + [t.grad.to("float32").numpy() for t in tensors]
+    for a, ref in zip(got, refs):
+        np.testing.assert_allclose(a, ref, rtol=0, atol=2e-2 * np.abs(ref).max())
+
+
+def test_linear_activation_names_the_allowed_ones():
+    x, w = gpuaccel.tensor(rnd((2, 3))), gpuaccel.tensor(rnd((3, 2)))
+    with pytest.raises(ValueError, match=r"\[linear\].*'linear' or 'relu'.*'tanh'"):
+        _C.linear(x, w, None, activation="tanh")
+
+
 INDEXES = [(1,), (-1,), (slice(1, 3),), (slice(None), 2), (slice(None, None, 2), slice(1, None, 2)),
            (Ellipsis, -1), (None, 0, slice(None, None, 3)), (2, 1), (slice(5, 9),)]
 

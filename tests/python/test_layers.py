@@ -98,10 +98,13 @@ def test_dense_matches_keras(activation):
     compare(L.Dense(5, activation=activation), keras.layers.Dense(5, activation=activation), [x])
 
 
-def test_dense_rank3_and_no_bias():
+@pytest.mark.parametrize("activation", [None, "relu"])
+def test_dense_rank3_and_no_bias(activation):
     x = rng(2).standard_normal((2, 3, 6)).astype(np.float32)
-    y = compare(L.Dense(4, use_bias=False), keras.layers.Dense(4, use_bias=False), [x])
+    y = compare(L.Dense(4, use_bias=False, activation=activation),
+                keras.layers.Dense(4, use_bias=False, activation=activation), [x])
     assert y.shape == (2, 3, 4)
+    compare(L.Dense(4, activation=activation), keras.layers.Dense(4, activation=activation), [x])
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -109,10 +112,27 @@ def test_dense_rank3_and_no_bias():
     dict(filters=3, kernel_size=(3, 2), strides=2, padding="same"),
     dict(filters=2, kernel_size=3, dilation_rate=2, use_bias=False),
     dict(filters=5, kernel_size=(2, 4), strides=(1, 2), padding="valid", activation="tanh"),
+    # relu (and linear) run fused into the convolution: with and without bias, strided, dilated.
+    dict(filters=3, kernel_size=(3, 2), strides=2, padding="same", activation="relu", use_bias=False),
+    dict(filters=2, kernel_size=3, dilation_rate=2, activation="relu"),
 ])
 def test_conv2d_matches_keras(kwargs):
     x = rng(3).standard_normal((2, 9, 10, 3)).astype(np.float32)
     compare(L.Conv2D(**kwargs), keras.layers.Conv2D(**kwargs), [x])
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.layers.Conv2D(4, 3, activation="relu", dtype="mixed_bfloat16"),
+    lambda lib: lib.layers.Dense(5, activation="relu", dtype="mixed_bfloat16"),
+])
+def test_fused_relu_layers_in_mixed_bfloat16_match_keras(make):
+    """The bf16 product with bias and relu fused, against Keras's mixed_bfloat16 layer with the
+    same float32 weights: bf16 outputs agree to bf16's rounding."""
+    ours, theirs = make(ga.keras), make(keras)
+    shape = (2, 9, 10, 3) if isinstance(theirs, keras.layers.Conv2D) else (4, 6)
+    x = rng(5).standard_normal(shape).astype(np.float32)
+    y = compare(ours, theirs, [x], grads=False, rel=2e-2)
+    assert (y == 0).any() and (y > 0).any()  # the relu did clip
 
 
 @pytest.mark.parametrize("cls", ["MaxPooling2D", "AveragePooling2D"])

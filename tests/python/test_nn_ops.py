@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gpuaccel as ga
-from gpuaccel import errors, nn
+from gpuaccel import _C, errors, nn
 
 F32 = dict(rtol=1e-4, atol=1e-5)
 # bf16 keeps 8 significand bits: inputs are rounded to ~2^-9 relative, sums accumulate in f32.
@@ -171,6 +171,107 @@ def test_conv2d_dilated_gradients_vs_finite_differences(xs, ws, args):
     np.testing.assert_allclose(dw, numeric(w, lambda b: conv2d_im2col(x, b, **args)), atol=1e-4)
 
 
+FUSED_CONV_CASES = [
+    ((2, 7, 6, 3), (3, 3, 3, 4), (1, 1), "VALID", (1, 1)),
+    ((1, 7, 6, 2), (3, 2, 2, 3), (2, 2), "SAME", (1, 1)),
+    ((1, 9, 8, 2), (3, 2, 2, 2), (1, 1), "SAME", (2, 2)),
+]
+
+
+def _fused_conv(strides, padding, dil):
+    return lambda x_, w_, b_=None: _C.conv2d(x_, w_, b_, strides[0], strides[1], padding,
+                                             dil[0], dil[1], activation="relu")
+
+
+@pytest.mark.parametrize("xs,ws,strides,padding,dil", FUSED_CONV_CASES)
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_conv2d_fused_relu_vs_finite_differences(xs, ws, strides, padding, dil, with_bias):
+    """conv2d(..., activation='relu'): bias and relu run in the convolution's own pass, one
+    autograd node differentiates all three. Forward against relu of the NumPy im2col reference,
+    gradients of x, w and b against central differences of it (inputs away from relu's kink)."""
+    r = rng(40)
+    x = f32_round(r.standard_normal(xs))
+    w = f32_round(r.standard_normal(ws))
+    b = f32_round(r.standard_normal(ws[3]))
+    args = dict(strides=strides, padding=padding, dilations=dil)
+    z = conv2d_im2col(x, w, bias=b if with_bias else None, **args)
+    assert (z > 0).any() and (z < 0).any() and np.abs(z).min() > 1e-3
+    g = f32_round(r.standard_normal(z.shape))
+    op = _fused_conv(strides, padding, dil)
+    arrays = [x, w, b] if with_bias else [x, w]
+    y, grads = ga_grads(op, arrays, g)
+    np.testing.assert_allclose(y, np.maximum(z, 0), rtol=1e-4, atol=1e-4)
+
+    def f(*a):
+        return np.maximum(conv2d_im2col(a[0], a[1], bias=a[2] if with_bias else None, **args), 0)
+
+    for i, (arr, got) in enumerate(zip(arrays, grads)):
+        numeric = np.zeros_like(arr)
+        for idx in np.ndindex(arr.shape):
+            plus, minus = [a.copy() for a in arrays], [a.copy() for a in arrays]
+            plus[i][idx] += 1e-6
+            minus[i][idx] -= 1e-6
+            numeric[idx] = ((f(*plus) - f(*minus)) * g).sum() / 2e-6
+        np.testing.assert_allclose(got, numeric, rtol=1e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_conv2d_fused_relu_in_low_precision(dtype):
+    """The bf16 convolution (native) and the f16 one (staged through f32) with bias and relu
+    fused: output and gradients within bf16's rounding of the float64 reference on the same
+    (rounded) operands."""
+    r = rng(41)
+    arrays = [r.standard_normal(s) for s in [(2, 8, 7, 3), (3, 3, 3, 4), (4,)]]
+    bf = [v.to("float32").numpy().astype(np.float64) for v in (T(a, dtype=dtype) for a in arrays)]
+    z = conv2d_im2col(bf[0], bf[1], bias=bf[2])
+    g = T(r.standard_normal(z.shape), dtype=dtype).to("float32").numpy().astype(np.float64)
+    y, (dx, dw, db) = ga_grads(_fused_conv((1, 1), "VALID", (1, 1)), arrays, g, dtype=dtype)
+    dz = np.where(z > 0, g, 0.0)
+    # dx and dw of the linear convolution applied to the masked gradient, by differences
+    # (exact: the convolution is linear in each operand).
+    ref_dw = np.zeros_like(bf[1])
+    for idx in np.ndindex(bf[1].shape):
+        e = np.zeros_like(bf[1])
+        e[idx] = 1.0
+        ref_dw[idx] = (conv2d_im2col(bf[0], e) * dz).sum()
+    ref_dx = np.zeros_like(bf[0])
+    for idx in np.ndindex(bf[0].shape):
+        e = np.zeros_like(bf[0])
+        e[idx] = 1.0
+        ref_dx[idx] = (conv2d_im2col(e, bf[1]) * dz).sum()
+    for got, ref in [(y, np.maximum(z, 0)), (dx, ref_dx), (dw, ref_dw), (db, dz.sum((0, 1, 2)))]:
+        np.testing.assert_allclose(got, ref, rtol=0, atol=BF16_RTOL * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_fused_relu_keeps_nan_and_gives_positive_zero(dtype):
+    """A NaN reaching the fused relu stays NaN (as tf.nn.relu and our own relu), so a diverged
+    layer shows in the loss; negative values become +0, as Keras's relu."""
+    x = np.ones((1, 3, 3, 1))
+    x[0, 1, 1, 0] = np.nan
+    w = np.array([1.0, -1.0]).reshape(1, 1, 1, 2)
+    y = _C.conv2d(T(x, dtype=dtype), T(w, dtype=dtype), None, 1, 1, "VALID", 1, 1,
+                  activation="relu").to("float32").numpy()
+    assert np.isnan(y[0, 1, 1]).all()
+    finite = y[~np.isnan(y)]
+    assert set(finite.tolist()) == {0.0, 1.0} and not np.signbit(finite).any()
+    a = np.ones((2, 64))
+    a[0, 3] = np.nan
+    out = _C.linear(T(a, dtype=dtype), T(np.ones((64, 70)), dtype=dtype), T(-np.ones(70) * 65, dtype=dtype),
+                    activation="relu").to("float32").numpy()
+    assert np.isnan(out[0]).all()
+    assert (out[1] == 0).all() and not np.signbit(out[1]).any()
+
+
+def test_conv2d_activation_names_the_allowed_ones():
+    x, w = T(np.ones((1, 3, 3, 1))), T(np.ones((2, 2, 1, 1)))
+    with pytest.raises(ValueError, match=r"\[Conv2D\].*'linear' or 'relu'.*'sigmoid'"):
+        _C.conv2d(x, w, None, 1, 1, "VALID", 1, 1, activation="sigmoid")
+    # 'linear' is the plain convolution: negative outputs stay.
+    y = _C.conv2d(x, T(-np.ones((2, 2, 1, 1))), None, 1, 1, "VALID", 1, 1, activation="linear")
+    np.testing.assert_array_equal(y.numpy(), np.full((1, 2, 2, 1), -4.0))
+
+
 def test_conv2d_same_padding_matches_tensorflow_forward():
     tf = pytest.importorskip("tensorflow")
     r = rng(4)
@@ -315,6 +416,8 @@ POOL_CASES = [
     ((2, 6, 5, 1), (3, 2), (1, 2), "SAME"),
     ((1, 4, 4, 1), (4, 4), (1, 1), "SAME"),   # big window: many padded cells
     ((1, 7, 7, 2), (2, 2), (3, 3), "VALID"),  # stride > window: skipped cells get no gradient
+    ((2, 7, 5, 3), (2, 2), (2, 2), "VALID"),  # odd sizes: the last row and column get none
+    ((1, 7, 5, 2), (2, 2), (2, 2), "SAME"),   # disjoint windows cut by the bottom/right padding
 ]
 
 
@@ -385,6 +488,30 @@ def test_pool2d_bf16_forward(kind):
         np.testing.assert_array_equal(y.to("float32").numpy(), ref)
     else:  # one bf16 rounding of the mean: 2^-8 relative
         np.testing.assert_allclose(y.to("float32").numpy(), ref, rtol=2 ** -8, atol=1e-6)
+
+
+@pytest.mark.parametrize("k,s,padding", [((2, 2), (2, 2), "VALID"), ((3, 3), (2, 2), "SAME"),
+                                          ((2, 2), (2, 2), "SAME")])
+def test_max_pool_bf16_backward_is_exact(k, s, padding):
+    """bf16 max pooling's gradient: each upstream value lands unrounded at its window's argmax
+    (summed in f32 and rounded once where windows overlap)."""
+    r = rng(33)
+    x = T(r.permutation(2 * 7 * 6 * 3).reshape(2, 7, 6, 3) / 8.0 - 3.0, dtype="bfloat16")
+    xs = x.to("float32").numpy().astype(np.float64)
+    ref_y = pool_ref(xs, k, s, padding, "max")
+    g = T(r.standard_normal(ref_y.shape), dtype="bfloat16")
+    gs = g.to("float32").numpy().astype(np.float64)
+    x.requires_grad = True
+    with ga.GradientTape() as tape:
+        y = nn.max_pool2d(x, ksize=k, strides=s, padding=padding)
+    (dx,) = tape.gradient(y, [x], output_gradients=g)
+    assert dx.dtype == ga.bfloat16
+    ref = pool_grad_ref(xs, k, s, padding, "max", gs)
+    got = dx.to("float32").numpy()
+    if s[0] >= k[0]:
+        np.testing.assert_array_equal(got, ref)
+    else:
+        np.testing.assert_allclose(got, ref, rtol=2 ** -8, atol=0)
 
 
 def test_pool_errors():

@@ -4,6 +4,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/elementwise.h"
+#include "backends/cpu/fused_relu_guard.h"
 #include "backends/cpu/onednn_ops.h"
 #include "backends/cpu/optimizer_update.h"
 #include "backends/cpu/small_matmul.h"
@@ -47,9 +48,34 @@ class CpuBackend final : public Backend {
     }
     cpu::matmul(a, b, bias, out);
   }
+  void matmul_activation(const TensorView& a, const TensorView& b, const TensorView* bias,
+                         PostActivation activation, const TensorView& out) override {
+    // A product this small costs less than fusing saves; operands that could make a NaN
+    // output need the separate relu, which keeps it (fused_relu_guard.h).
+    if ((out.numel() > 0 && cpu::small_matmul_applies(a, b, out)) ||
+        (activation == PostActivation::kRelu &&
+         !cpu::fused_relu_is_exact(a, b, bias, a.shape[a.ndim - 1]))) {
+      matmul(a, b, bias, out);
+      if (activation == PostActivation::kRelu) cpu::unary(UnaryOp::kRelu, out, out);
+      return;
+    }
+    cpu::matmul(a, b, bias, out, activation);
+  }
   void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
                       const Conv2dParams& p, const TensorView& y) override {
     cpu::conv2d_forward(x, w, bias, p, y);
+  }
+  void conv2d_forward_activation(const TensorView& x, const TensorView& w, const TensorView* bias,
+                                 const Conv2dParams& p, PostActivation activation,
+                                 const TensorView& y) override {
+    // w (KH, KW, C, F): each output sums KH * KW * C products.
+    if (activation == PostActivation::kRelu &&
+        !cpu::fused_relu_is_exact(x, w, bias, w.shape[0] * w.shape[1] * w.shape[2])) {
+      cpu::conv2d_forward(x, w, bias, p, y);
+      cpu::unary(UnaryOp::kRelu, y, y);
+      return;
+    }
+    cpu::conv2d_forward(x, w, bias, p, y, activation);
   }
   void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                             const TensorView& dx) override {

@@ -173,6 +173,57 @@ void max_pool_backward_typed(const TensorView& dy, const Pool2dParams& p,
   }
 }
 
+// Windows that never overlap and start at the image's corner (stride >= window, no top or left
+// padding: Keras's default 2x2 pooling): every dx element receives at most one gradient, so it
+// is written exactly once (the window's gradient where the argmax points, else 0) instead of
+// zero-filling the image and scattering into it. No sum is formed, so bfloat16 gradients are
+// selected as raw bits.
+bool disjoint_windows(const Pool2dParams& p) {
+  return p.stride_h >= p.window_h && p.stride_w >= p.window_w && p.pad_top == 0 && p.pad_left == 0;
+}
+
+template <typename S>
+void max_pool_backward_disjoint(const TensorView& dy, const Pool2dParams& p,
+                                const uint8_t* workspace, const TensorView& dx) {
+  using Bits = std::conditional_t<sizeof(S) == 4, uint32_t, uint16_t>;
+  const Dims d = dims_of(dx, dy);
+  const Bits* grad = static_cast<const Bits*>(dy.data);
+  Bits* out = static_cast<Bits*>(dx.data);
+  const int64_t rows = d.n * d.h;  // input rows (n, ih)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(rows * d.w * d.c))
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t n = r / d.h, ih = r % d.h;
+    const int64_t oh = ih / p.stride_h, kh = ih % p.stride_h;
+    Bits* row = out + r * d.w * d.c;
+    if (oh >= d.oh || kh >= p.window_h) {  // a row no window covers
+      std::memset(row, 0, static_cast<size_t>(d.w * d.c) * sizeof(Bits));
+      continue;
+    }
+    const Bits* g_row = grad + (n * d.oh + oh) * d.ow * d.c;
+    const uint8_t* arg_row = workspace + (n * d.oh + oh) * d.ow * d.c;
+    // (ow, kw) advance with iw, no division per position.
+    for (int64_t iw = 0, ow = 0, kw = 0; iw < d.w; ++iw) {
+      Bits* __restrict dst = row + iw * d.c;
+      if (ow >= d.ow || kw >= p.window_w) {  // a column no window covers
+        std::memset(dst, 0, static_cast<size_t>(d.c) * sizeof(Bits));
+      } else {
+        const Bits* __restrict g = g_row + ow * d.c;
+        const uint8_t* __restrict arg = arg_row + ow * d.c;
+        const uint8_t k = static_cast<uint8_t>(kh * p.window_w + kw);
+        // A mask, not a branch: which position holds the maximum is data, and a branch on it
+        // mispredicts (measured: 4x slower than the scatter it replaces); this vectorizes.
+        for (int64_t c = 0; c < d.c; ++c) {
+          dst[c] = g[c] & static_cast<Bits>(Bits(0) - static_cast<Bits>(arg[c] == k));
+        }
+      }
+      if (++kw == p.stride_w) {
+        kw = 0;
+        ++ow;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void direct_max_pool_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
@@ -190,6 +241,10 @@ void direct_max_pool_forward(const TensorView& x, const Pool2dParams& p, const T
 void direct_max_pool_backward(const TensorView& dy, const Pool2dParams& p,
                               const uint8_t* workspace, const TensorView& dx) {
   if (native(dy) && native(dx) && dy.dtype == dx.dtype) {
+    if (disjoint_windows(p)) {
+      if (dx.dtype == DType::kFloat32) return max_pool_backward_disjoint<float>(dy, p, workspace, dx);
+      return max_pool_backward_disjoint<BFloat16>(dy, p, workspace, dx);
+    }
     if (dx.dtype == DType::kFloat32) return max_pool_backward_typed<float>(dy, p, workspace, dx);
     return max_pool_backward_typed<BFloat16>(dy, p, workspace, dx);
   }

@@ -24,7 +24,8 @@ int64_t direct_max_pool_workspace_bytes(const TensorView& y);
 // window index kh * window_w + kw of the first maximum.
 void direct_max_pool_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
                              uint8_t* workspace);
-// dx = 0, then each dy element added at its window's argmax.
+// dx = each dy element added at its window's argmax, 0 where no argmax points (windows that
+// cannot overlap write every dx element once instead of zero-filling and scattering).
 void direct_max_pool_backward(const TensorView& dy, const Pool2dParams& p,
                               const uint8_t* workspace, const TensorView& dx);
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/op_kinds.h"
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel::cpu::onednn {
@@ -63,6 +64,10 @@ Prim make_primitive(const Pd& pd) {
 // Attributes every cached primitive is created with: user-managed scratchpad, so concurrent
 // calls of one cached primitive from several threads never share a library-owned buffer.
 dnnl::primitive_attr default_attr();
+// default_attr() with `activation` as an eltwise post-op (applied in f32 before the output is
+// rounded to its dtype, so relu commutes with that rounding). relu maps NaN to 0: use it only
+// where fused_relu_is_exact says no NaN can arise.
+dnnl::primitive_attr activation_attr(PostActivation activation);
 
 // Per-thread grow-only byte buffers (slot 0: scratchpad; others: temporaries of one call).
 void* thread_buffer(int slot, size_t bytes);

@@ -185,18 +185,20 @@ struct BackwardWeightsEntry {
 };
 
 void forward_native(const TensorView& x, const TensorView& w, const TensorView* bias,
-                    const Conv2dParams& p, const TensorView& y) {
+                    const Conv2dParams& p, PostActivation activation, const TensorView& y) {
   KeyBuilder key("conv_fwd");
   key.add(x).add(w).add(y);
   if (bias != nullptr) key.add(*bias);
   add_params(key, p);
+  key.add(static_cast<int64_t>(activation));
   auto e = cached<ForwardEntry>(key.str(), [&] {
     auto entry = std::make_shared<ForwardEntry>();
     const Geometry g(p);
     memory::desc b_md;
     if (bias != nullptr) b_md = dense_desc({bias->shape[0]}, bias->dtype);
     entry->pd = forward_pd(nhwc_desc(x), any_weights_desc(w, w.dtype),
-                           bias != nullptr ? &b_md : nullptr, nhwc_desc(y), g, default_attr());
+                           bias != nullptr ? &b_md : nullptr, nhwc_desc(y), g,
+                           activation_attr(activation));
     entry->prim = make_primitive<dnnl::convolution_forward>(entry->pd);
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
     return entry;
@@ -288,16 +290,17 @@ void backward_weights_native(const TensorView& x, const TensorView& dy, const Co
 int64_t conv_weights_reorders() { return weights_reorders.load(std::memory_order_relaxed); }
 
 void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
-                    const Conv2dParams& p, const TensorView& y) {
+                    const Conv2dParams& p, const TensorView& y, PostActivation activation) {
   if (y.numel() == 0) return;
   guarded("Conv2D", [&] {
     if (!staged_through_f32(x.dtype)) {
-      forward_native(x, w, bias, p, y);
+      forward_native(x, w, bias, p, activation, y);
       return;
     }
     F32Copy x32 = to_f32(x), w32 = to_f32(w), y32 = f32_like(y), b32;
     if (bias != nullptr) b32 = to_f32(*bias);
-    forward_native(x32.view, w32.view, bias != nullptr ? &b32.view : nullptr, p, y32.view);
+    forward_native(x32.view, w32.view, bias != nullptr ? &b32.view : nullptr, p, activation,
+                   y32.view);
     store_from_f32(y32.data.data(), y);
   });
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/elementwise.h"
 #include "backends/cpu/onednn_context.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
@@ -93,7 +94,7 @@ void fill_k0(const TensorView* bias, const TensorView& out) {
 }
 
 void run_native(const TensorView& a_in, const TensorView& b_in, const TensorView* bias,
-                const TensorView& out) {
+                PostActivation activation, const TensorView& out) {
   std::vector<uint8_t> a_buf, b_buf;
   const TensorView a = gemm_friendly(a_in) ? a_in : row_major_copy(a_in, a_buf);
   const TensorView b = gemm_friendly(b_in) ? b_in : row_major_copy(b_in, b_buf);
@@ -101,6 +102,7 @@ void run_native(const TensorView& a_in, const TensorView& b_in, const TensorView
   KeyBuilder key("matmul");
   key.add(a).add(b).add(out);
   if (bias != nullptr) key.add(*bias);
+  key.add(static_cast<int64_t>(activation));
 
   auto entry = cached<MatmulEntry>(key.str(), [&] {
     memory::dims ad, as, bd, bs;
@@ -115,9 +117,9 @@ void run_native(const TensorView& a_in, const TensorView& b_in, const TensorView
       memory::dims biasd(out.ndim, 1);
       biasd.back() = out.shape[out.ndim - 1];
       e->pd = dnnl::matmul::primitive_desc(engine(), a_md, b_md, dense_desc(biasd, bias->dtype),
-                                           o_md, default_attr());
+                                           o_md, activation_attr(activation));
     } else {
-      e->pd = dnnl::matmul::primitive_desc(engine(), a_md, b_md, o_md, default_attr());
+      e->pd = dnnl::matmul::primitive_desc(engine(), a_md, b_md, o_md, activation_attr(activation));
     }
     e->prim = make_primitive<dnnl::matmul>(e->pd);
     return e;
@@ -135,12 +137,14 @@ void run_native(const TensorView& a_in, const TensorView& b_in, const TensorView
 
 }  // namespace
 
-void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out) {
+void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out,
+            PostActivation activation) {
   if (out.numel() == 0) return;
   if (a.shape[a.ndim - 1] == 0) {
     if (out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32 ||
         out.dtype == DType::kBFloat16) {
       fill_k0(bias, out);
+      if (activation == PostActivation::kRelu) unary(UnaryOp::kRelu, out, out);
       return;
     }
   }
@@ -158,7 +162,7 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, co
       v.ndim = 2;
       return v;
     };
-    matmul(drop_batch(a), drop_batch(b), bias, drop_batch(out));
+    matmul(drop_batch(a), drop_batch(b), bias, drop_batch(out), activation);
     const size_t bytes = static_cast<size_t>(out.shape[1] * out.shape[2]) * elem_size(out);
     for (int64_t i = 1; i < out.shape[0]; ++i) {
       std::memcpy(static_cast<uint8_t*>(out.data) + static_cast<size_t>(i) * bytes, out.data,
@@ -168,14 +172,14 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, co
   }
   guarded(kOp, [&] {
     if (!staged_through_f32(out.dtype)) {
-      run_native(a, b, bias, out);
+      run_native(a, b, bias, activation, out);
       return;
     }
     // f16 (and bf16 without AVX-512): storage only (staged_through_f32); compute in f32.
     F32Copy a32 = to_f32(a), b32 = to_f32(b), o32 = f32_like(out);
     F32Copy bias32;
     if (bias != nullptr) bias32 = to_f32(*bias);
-    run_native(a32.view, b32.view, bias != nullptr ? &bias32.view : nullptr, o32.view);
+    run_native(a32.view, b32.view, bias != nullptr ? &bias32.view : nullptr, activation, o32.view);
     store_from_f32(o32.data.data(), out);
   });
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "backends/conv_params.h"
+#include "backends/op_kinds.h"
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel::cpu {
@@ -16,15 +17,19 @@ namespace gpuaccel::cpu {
 // out[b] = a[b] @ b[b] (+ bias). a: (..., M, K), b: (..., K, N), out: (..., M, N) with ndim 2
 // or 3 (batch already broadcast by the frontend: a stride-0 batch dimension is allowed). Any
 // strides on a and b (transposes are free); out contiguous. bias: nullptr or (N,) added to
-// every row. a, b, out share a dtype.
-void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out);
+// every row. a, b, out share a dtype. `activation` is applied to out in the same pass (a oneDNN
+// post-op, which maps NaN to 0: see fused_relu_guard.h).
+void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out,
+            PostActivation activation = PostActivation::kNone);
 
 using gpuaccel::Conv2dParams;
 
 // x: (N, H, W, C) NHWC, w: (KH, KW, C, F) (Keras's kernel layout), bias: nullptr or (F,),
-// y: (N, OH, OW, F). All contiguous.
+// y: (N, OH, OW, F). All contiguous. `activation` is applied to y in the same pass (a oneDNN
+// post-op, which maps NaN to 0: see fused_relu_guard.h).
 void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
-                    const Conv2dParams& p, const TensorView& y);
+                    const Conv2dParams& p, const TensorView& y,
+                    PostActivation activation = PostActivation::kNone);
 // dx from dy and w.
 void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                           const TensorView& dx);
