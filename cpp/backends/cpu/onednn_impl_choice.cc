@@ -1,0 +1,43 @@
+// Timing oneDNN implementation candidates against each other (onednn_impl_choice.h).
+#include "backends/cpu/onednn_impl_choice.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace gpuaccel::cpu::onednn {
+namespace {
+
+constexpr double kContenderRatio = 1.5;  // a first run this much slower than the best: dropped
+constexpr int kContenderRounds = 2;      // further runs of the contenders
+constexpr double kSwitchRatio = 0.97;    // another candidate must beat oneDNN's pick by 3%
+
+double seconds_of(const std::function<void()>& run) {
+  const auto t0 = std::chrono::steady_clock::now();
+  run();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+bool is_reference_impl(const char* impl_name) { return std::strncmp(impl_name, "ref", 3) == 0; }
+
+size_t fastest_candidate(const std::vector<std::function<void()>>& runs) {
+  if (runs.size() <= 1) return 0;
+  std::vector<double> best(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) best[i] = seconds_of(runs[i]);
+  const double first_round_best = *std::min_element(best.begin(), best.end());
+  for (int round = 0; round < kContenderRounds; ++round) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (best[i] > kContenderRatio * first_round_best) continue;
+      best[i] = std::min(best[i], seconds_of(runs[i]));
+    }
+  }
+  size_t fastest = 0;
+  for (size_t i = 1; i < runs.size(); ++i) {
+    if (best[i] < best[fastest]) fastest = i;
+  }
+  return best[fastest] < kSwitchRatio * best[0] ? fastest : 0;
+}
+
+}  // namespace gpuaccel::cpu::onednn
