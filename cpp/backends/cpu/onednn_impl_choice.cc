@@ -8,7 +8,7 @@
 namespace gpuaccel::cpu::onednn {
 namespace {
 
-constexpr double kContenderRatio = 1.5;  // a first run this much slower than the best: dropped
+constexpr double kContenderRatio = 1.25; // a first run this much slower than the best: dropped
 constexpr int kContenderRounds = 2;      // further runs of the contenders
 constexpr double kSwitchRatio = 0.97;    // another candidate must beat oneDNN's pick by 3%
 
