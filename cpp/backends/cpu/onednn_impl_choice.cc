@@ -8,9 +8,14 @@
 namespace gpuaccel::cpu::onednn {
 namespace {
 
-constexpr double kContenderRatio = 1.25; // a first run this much slower than the best: dropped
-constexpr int kContenderRounds = 2;      // further runs of the contenders
-constexpr double kSwitchRatio = 0.97;    // another candidate must beat oneDNN's pick by 3%
+constexpr double kContenderRatio = 1.25;  // a first run this much slower than the best: dropped
+// Further runs of each contender: as many as fit in kContenderSeconds, between the two bounds.
+// A short op is disturbed most by a busy machine (one descheduling is a large share of it) and
+// costs least to repeat; a long one gets the minimum.
+constexpr double kContenderSeconds = 0.03;
+constexpr int kMinContenderRounds = 2;
+constexpr int kMaxContenderRounds = 9;
+constexpr double kSwitchRatio = 0.97;  // another candidate must beat oneDNN's pick by 3%
 
 double seconds_of(const std::function<void()>& run) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -27,7 +32,9 @@ size_t fastest_candidate(const std::vector<std::function<void()>>& runs) {
   std::vector<double> best(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) best[i] = seconds_of(runs[i]);
   const double first_round_best = *std::min_element(best.begin(), best.end());
-  for (int round = 0; round < kContenderRounds; ++round) {
+  const int rounds = std::clamp(static_cast<int>(kContenderSeconds / first_round_best),
+                               kMinContenderRounds, kMaxContenderRounds);
+  for (int round = 0; round < rounds; ++round) {
     for (size_t i = 0; i < runs.size(); ++i) {
       if (best[i] > kContenderRatio * first_round_best) continue;
       best[i] = std::min(best[i], seconds_of(runs[i]));

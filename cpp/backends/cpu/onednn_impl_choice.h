@@ -46,9 +46,10 @@ Pd implementation_named(Pd& pd, const std::string& impl_name) {
 }
 
 // Index of the fastest of `runs` (each executes one candidate once, synchronously). Every
-// candidate runs once; those within 1.25x of the best then run twice more, interleaved, and each
-// keeps its minimum. Candidate 0 (oneDNN's own pick) stays unless another is at least 3% faster,
-// so near-ties keep oneDNN's choice. Cost: about (candidates + 2 * contenders) runs of the op.
+// candidate runs once; those within 1.25x of the best then run 2 to 9 more times, interleaved
+// (as many as fit in 30 ms each), and each keeps its minimum. Candidate 0 (oneDNN's own pick)
+// stays unless another is at least 3% faster, so near-ties keep oneDNN's choice. Cost: about
+// candidates + (2 to 9) * contenders runs of the op.
 size_t fastest_candidate(const std::vector<std::function<void()>>& runs);
 
 }  // namespace gpuaccel::cpu::onednn
