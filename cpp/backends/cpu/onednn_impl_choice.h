@@ -45,11 +45,13 @@ Pd implementation_named(Pd& pd, const std::string& impl_name) {
   return first;
 }
 
-// Index of the fastest of `runs` (each executes one candidate once, synchronously). Every
-// candidate runs once; those within 1.25x of the best then run 2 to 9 more times, interleaved
-// (as many as fit in 30 ms each), and each keeps its minimum. Candidate 0 (oneDNN's own pick)
-// stays unless another is at least 3% faster, so near-ties keep oneDNN's choice. Cost: about
-// candidates + (2 to 9) * contenders runs of the op.
+// Index of the fastest of `runs` (each executes one candidate once, synchronously). Each
+// candidate runs once, in order, until that first round has taken 0.2 s (the first two always
+// run), and those tried run a second time; those within 1.25x of the best then run 1 to 9 more
+// times, interleaved (as many as fit in 30 ms each), and each keeps its minimum. Candidate 0
+// (oneDNN's own pick) stays unless another is at least 3% faster, so near-ties keep oneDNN's
+// choice. Cost: a short op about 2 * candidates + 9 * contenders runs (tens of ms), a long one
+// about 4 + contenders runs.
 size_t fastest_candidate(const std::vector<std::function<void()>>& runs);
 
 }  // namespace gpuaccel::cpu::onednn
