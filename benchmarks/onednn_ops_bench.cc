@@ -9,7 +9,11 @@
 //    oneDNN primitives on the same NHWC activations but keeps the weights in oneDNN's blocked
 //    layout across steps (reordered once, outside the timing), the best a framework that
 //    stored weights blocked could do; ours reorders the Keras-layout weights in and the weight
-//    gradients out on every call.
+//    gradients out on every call. For backward-data ours may run another of oneDNN's
+//    implementations than oneDNN's own first pick (it times them on the first call: onednn_ops.h,
+//    set_conv2d_backward_data_impl), so the raw peer runs the one ours chose, and where that
+//    differs from oneDNN's pick the raw default is timed too and printed beside it (a reader
+//    then sees both floors: what oneDNN gives by itself and what ours runs).
 // Each call is timed alone, ours and the peer alternating, and the minimum over rounds is
 // reported (the machine is shared; the minimum is the least disturbed run), with the ratio
 // peer/ours (1.0 = parity, higher is better for ours). Conv lines read
@@ -145,6 +149,11 @@ struct ConvLayer {
   dnnl::convolution_backward_data bwd_data;
   dnnl::convolution_backward_weights bwd_w;
   std::vector<uint8_t> w_fwd_blocked, w_bwd_blocked, dw_blocked;
+  // oneDNN's backward-data implementation that ours chose, when not oneDNN's first pick.
+  bool chosen_differs = false;
+  dnnl::convolution_backward_data::primitive_desc chosen_pd;
+  dnnl::convolution_backward_data chosen;
+  std::vector<uint8_t> w_chosen_blocked;
 
   void init(dnnl::engine& eng, dnnl::stream& strm, DType t, uint32_t seed) {
     const size_t es = gpuaccel::dtype_size(t);
@@ -187,6 +196,40 @@ struct ConvLayer {
     strm.wait();
   }
 
+  // After ours has run backward-data once: the raw primitive of the implementation it chose
+  // (an empty name or one oneDNN does not list for these raw operands: oneDNN's pick).
+  void init_chosen(dnnl::engine& eng, dnnl::stream& strm, DType t, const std::string& name) {
+    const memory::data_type dt = dnnl_type(t);
+    const memory::desc x_md({n, c, h, w}, dt, memory::format_tag::nhwc);
+    const memory::desc y_md({n, f, oh(), ow()}, dt, memory::format_tag::nhwc);
+    const memory::desc w_any({f, c, k, k}, dt, memory::format_tag::any);
+    const memory::dims st{1, 1}, pad{0, 0};
+    dnnl::convolution_backward_data::primitive_desc it(
+        eng, dnnl::algorithm::convolution_direct, x_md, w_any, y_md, st, pad, pad, fwd_pd);
+    chosen_differs = false;
+    do {
+      if (name == it.impl_info_str()) {
+        chosen_differs = name != bwd_data_pd.impl_info_str();
+        break;
+      }
+    } while (it.next_impl());
+    if (!chosen_differs) return;
+    chosen_pd = dnnl::convolution_backward_data::primitive_desc(it.get());
+    chosen = dnnl::convolution_backward_data(chosen_pd);
+    w_chosen_blocked.resize(chosen_pd.weights_desc().get_size());
+    memory wu(memory::desc({f, c, k, k}, dt, memory::format_tag::hwio), eng, wt.data());
+    memory wc(chosen_pd.weights_desc(), eng, w_chosen_blocked.data());
+    dnnl::reorder(wu, wc).execute(strm, wu, wc);
+    strm.wait();
+  }
+
+  // The backward-data implementation ours uses for this layer ("" before its first call).
+  std::string ours_bwd_data_impl(DType t) {
+    return gpuaccel::cpu::conv2d_backward_data_impl_used(
+        make_view(dy.data(), t, {n, oh(), ow(), f}), make_view(wt.data(), t, {k, k, c, f}),
+        gpuaccel::cpu::Conv2dParams{}, make_view(dx.data(), t, {n, h, w, c}));
+  }
+
   // Our three calls, one by one (0: forward, 1: backward data, 2: backward weights + bias).
   void ours(DType t, int which) {
     const TensorView xv = make_view(x.data(), t, {n, h, w, c});
@@ -211,11 +254,15 @@ struct ConvLayer {
                    {DNNL_ARG_BIAS, memory(fwd_pd.bias_desc(), eng, bias.data())},
                    {DNNL_ARG_DST, memory(fwd_pd.dst_desc(), eng, y.data())}});
     }
-    if (which == 1) {
-      bwd_data.execute(
-          strm, {{DNNL_ARG_DIFF_DST, memory(bwd_data_pd.diff_dst_desc(), eng, dy.data())},
-                 {DNNL_ARG_WEIGHTS, memory(bwd_data_pd.weights_desc(), eng, w_bwd_blocked.data())},
-                 {DNNL_ARG_DIFF_SRC, memory(bwd_data_pd.diff_src_desc(), eng, dx.data())}});
+    if (which == 1 || which == 3) {  // 1: the implementation ours chose; 3: oneDNN's pick
+      const bool own = which == 1 && chosen_differs;
+      const auto& pd = own ? chosen_pd : bwd_data_pd;
+      (own ? chosen : bwd_data)
+          .execute(strm, {{DNNL_ARG_DIFF_DST, memory(pd.diff_dst_desc(), eng, dy.data())},
+                          {DNNL_ARG_WEIGHTS,
+                           memory(pd.weights_desc(), eng,
+                                  own ? w_chosen_blocked.data() : w_bwd_blocked.data())},
+                          {DNNL_ARG_DIFF_SRC, memory(pd.diff_src_desc(), eng, dx.data())}});
     }
     if (which == 2) {
       bwd_w.execute(strm,
@@ -229,9 +276,14 @@ struct ConvLayer {
   }
 };
 
-// Returns {ours, raw} seconds for one step's convolutions. `filters` scales every layer's
-// filter count (4: the 4x-filter CNN of benchmarks/mixed_precision.py).
-std::pair<double, double> bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t,
+struct CnnTimes {
+  double ours = 0, raw = 0;  // raw: backward-data with the implementation ours chose
+  double raw_default = 0;    // raw with oneDNN's own backward-data pick throughout
+};
+
+// One step's convolutions. `filters` scales every layer's filter count (4: the 4x-filter CNN of
+// benchmarks/mixed_precision.py).
+CnnTimes bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t,
                                     int64_t batch, int rounds, int64_t filters = 1) {
   const int64_t k = filters;
   std::vector<ConvLayer> layers{{batch, 28, 28, 1, 32 * k, 3, false},
@@ -241,7 +293,8 @@ std::pair<double, double> bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType
     layers[i].init(eng, strm, t, static_cast<uint32_t>(10 * (i + 1)));
   }
   const char* kNames[] = {"fwd", "bwd_data", "bwd_weights"};
-  double total_ours = 0, total_raw = 0;
+  CnnTimes total;
+  std::string choices;
   for (size_t i = 0; i < layers.size(); ++i) {
     ConvLayer& l = layers[i];
     std::printf("  conv%zu %2lldx%2lldx%2lld->%2lld %-8s", i + 1, static_cast<long long>(l.h),
@@ -249,19 +302,38 @@ std::pair<double, double> bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType
                 static_cast<long long>(l.f), gpuaccel::dtype_name(t));
     for (int which = 0; which < 3; ++which) {
       if (which == 1 && !l.need_dx) continue;
-      const std::vector<double> s =
-          race({[&] { l.ours(t, which); }, [&] { l.raw(eng, strm, which); }}, rounds);
-      total_ours += s[0];
-      total_raw += s[1];
+      std::vector<std::function<void()>> variants{[&] { l.ours(t, which); },
+                                                  [&] { l.raw(eng, strm, which); }};
+      if (which == 1) {
+        // Ours chooses its implementation on the first call (primitive creation included).
+        const double first_call = seconds([&] { l.ours(t, which); });
+        const std::string name = l.ours_bwd_data_impl(t);
+        l.init_chosen(eng, strm, t, name);
+        char first[64];
+        std::snprintf(first, sizeof first, "; first call %.1f ms)", first_call * 1e3);
+        choices += "  conv" + std::to_string(i + 1) + ": " + name +
+                   (l.chosen_differs ? std::string(" (oneDNN's pick: ") +
+                                           l.bwd_data_pd.impl_info_str()
+                                     : std::string(" (oneDNN's pick")) +
+                   first;
+        if (l.chosen_differs) variants.push_back([&] { l.raw(eng, strm, 3); });
+      }
+      const std::vector<double> s = race(variants, rounds);
+      total.ours += s[0];
+      total.raw += s[1];
+      total.raw_default += s.size() > 2 ? s[2] : s[1];
       std::printf("  %s %.3f/%.3f ms (%.2f)", kNames[which], s[0] * 1e3, s[1] * 1e3, s[1] / s[0]);
+      if (s.size() > 2) std::printf(" [raw oneDNN's pick %.3f ms]", s[2] * 1e3);
     }
     std::printf("\n");
   }
+  std::printf("  backward-data implementations (setting '%s'):%s\n",
+              gpuaccel::cpu::conv2d_backward_data_impl_setting().c_str(), choices.c_str());
   std::printf("course CNN convs fwd+bwd, batch %lld, %-8s ours %7.3f ms | raw oneDNN %7.3f ms  "
-              "ratio raw/ours %.3f (target >= 0.85)\n",
-              static_cast<long long>(batch), gpuaccel::dtype_name(t), total_ours * 1e3,
-              total_raw * 1e3, total_raw / total_ours);
-  return {total_ours, total_raw};
+              "ratio raw/ours %.3f (target >= 0.85) | raw with oneDNN's own picks %7.3f ms\n",
+              static_cast<long long>(batch), gpuaccel::dtype_name(t), total.ours * 1e3,
+              total.raw * 1e3, total.raw / total.ours, total.raw_default * 1e3);
+  return total;
 }
 
 // Per-call overhead of our layer on a tiny op (softmax over 8 values): ours vs the raw
@@ -296,17 +368,20 @@ void bench_tiny(dnnl::engine& eng, dnnl::stream& strm, int calls) {
 }  // namespace
 
 // `--cnn-floor BATCH f32|bf16 FILTERS ROUNDS`: only the course CNN's convolutions, ending with
-// a line "CNN_FLOOR_MS raw=<ms> ours=<ms>" that benchmarks/train_cnn.py and mixed_precision.py
-// read (the raw oneDNN convolution floor of their step, measured in the same invocation).
+// a line "CNN_FLOOR_MS raw=<ms> ours=<ms> raw_default=<ms>" whose raw= benchmarks/train_cnn.py
+// and mixed_precision.py read (the raw oneDNN convolution floor of their step, measured in the
+// same invocation, with the backward-data implementations ours runs); raw_default= is the same
+// floor with oneDNN's own backward-data picks (equal when ours chose those).
 int cnn_floor(int argc, char** argv, dnnl::engine& eng, dnnl::stream& strm) {
   if (argc != 6) {
     std::fprintf(stderr, "usage: onednn_ops_bench --cnn-floor BATCH f32|bf16 FILTERS ROUNDS\n");
     return 2;
   }
   const DType t = std::string(argv[3]) == "bf16" ? DType::kBFloat16 : DType::kFloat32;
-  const auto [ours, raw] = bench_cnn(eng, strm, t, std::atoll(argv[2]), std::atoi(argv[5]),
-                                     std::atoll(argv[4]));
-  std::printf("CNN_FLOOR_MS raw=%.4f ours=%.4f\n", raw * 1e3, ours * 1e3);
+  const CnnTimes times = bench_cnn(eng, strm, t, std::atoll(argv[2]), std::atoi(argv[5]),
+                                   std::atoll(argv[4]));
+  std::printf("CNN_FLOOR_MS raw=%.4f ours=%.4f raw_default=%.4f\n", times.raw * 1e3,
+              times.ours * 1e3, times.raw_default * 1e3);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn_info.h"
+#include "backends/cpu/onednn_ops.h"
 #include "bindings/bindings.h"
 #include "core/cpu_info.h"
 #include "core/cuda_backend_loader.h"
@@ -176,6 +177,10 @@ void init_hardware(py::module_& m) {
   m.def("cudnn_version_string", &cudnn_version_string, "91900 -> '9.19.0'");
   m.def("cpu_info", &cpu_info_dict, "CPU model, core counts and usable instruction sets.");
   m.def("onednn_version", &onednn_version_dict, "The oneDNN library loaded at run time.");
+  m.def("set_conv2d_backward_data_impl", &cpu::set_conv2d_backward_data_impl,
+        py::arg("setting"),
+        "'measure', 'default' or a oneDNN implementation name (cpu/onednn_ops.h).");
+  m.def("conv2d_backward_data_impl_setting", &cpu::conv2d_backward_data_impl_setting);
   m.def("nvml_report", &nvml_report_dict,
         "An nvidia-smi-like snapshot of every NVIDIA GPU through NVML, or why there is none.");
   m.def("cuda_synchronize", &cuda_synchronize, py::arg("physical_index"),

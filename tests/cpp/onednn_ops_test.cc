@@ -23,6 +23,7 @@
 
 #include "backends/cpu/onednn_ops.h"
 #include "core/dtype.h"
+#include "core/errors.h"
 #include "kernels/half_conversions.h"
 
 namespace gpuaccel::cpu {
@@ -458,6 +459,99 @@ TEST(OneDnnConv, RepeatedStepCreatesNoPrimitive) {
   run_conv_case(DType::kFloat32, s, true, 28);
   EXPECT_EQ(onednn_primitives_created(), created);
   EXPECT_EQ(onednn_primitive_cache_size(), cached);
+}
+
+// ---------------------------------------------------------------------------------------------
+// conv2d backward-data: the choice among oneDNN's implementations (set_conv2d_backward_data_impl)
+
+// Restores the process-wide setting when a test ends.
+struct BackwardDataSettingGuard {
+  std::string saved = conv2d_backward_data_impl_setting();
+  ~BackwardDataSettingGuard() { set_conv2d_backward_data_impl(saved); }
+};
+
+// Views of a shape's backward-data operands, for the queries (their contents are not read).
+struct BackwardDataOperands {
+  Buf dy, w, dx;
+  TensorView dyv, wv, dxv;
+  BackwardDataOperands(DType t, const ConvShape& s)
+      : dy(t, s.n * s.oh() * s.ow() * s.f), w(t, s.kh * s.kw * s.c * s.f), dx(t, s.n * s.h * s.w * s.c) {
+    dyv = view(dy, {s.n, s.oh(), s.ow(), s.f});
+    wv = view(w, {s.kh, s.kw, s.c, s.f});
+    dxv = view(dx, {s.n, s.h, s.w, s.c});
+  }
+  std::string used(const ConvShape& s) const { return conv2d_backward_data_impl_used(dyv, wv, s.p, dxv); }
+  std::vector<std::string> candidates(const ConvShape& s) const {
+    return conv2d_backward_data_impls(dyv, wv, s.p, dxv);
+  }
+};
+
+TEST(OneDnnConvBackwardDataImpl, EveryCandidateMatchesTheReference) {
+  // "measure" may pick any candidate, so each is forced in turn and checked. Which candidates
+  // exist depends on the CPU (AVX2 / AVX-512 / AMX); the test takes oneDNN's list as it is.
+  BackwardDataSettingGuard guard;
+  ConvShape strided = conv_shape(2, 8, 8, 5, 6, 3, 3);
+  strided.p.stride_h = strided.p.stride_w = 2;
+  strided.p.pad_bottom = strided.p.pad_right = 1;
+  uint32_t seed = 90;
+  for (DType t : kComputeTypes) {
+    for (const ConvShape& s : {conv_shape(2, 13, 13, 32, 64, 3, 3), strided}) {
+      const BackwardDataOperands ops(t, s);
+      const std::vector<std::string> names = ops.candidates(s);
+      ASSERT_FALSE(names.empty());
+      for (const std::string& name : names) {
+        SCOPED_TRACE(name + " " + dtype_name(t));
+        set_conv2d_backward_data_impl(name);
+        run_conv_case(t, s, false, seed++);
+        EXPECT_EQ(ops.used(s), name);
+      }
+    }
+  }
+}
+
+TEST(OneDnnConvBackwardDataImpl, MeasuredOnceThenCached) {
+  BackwardDataSettingGuard guard;
+  set_conv2d_backward_data_impl("measure");
+  const ConvShape s = conv_shape(3, 11, 12, 16, 24, 3, 3);  // used by no other test
+  const BackwardDataOperands ops(DType::kFloat32, s);
+  EXPECT_EQ(ops.used(s), "");
+  const int64_t choices = onednn_conv2d_backward_data_choices();
+  run_conv_case(DType::kFloat32, s, false, 100);  // numerics checked, whatever was chosen
+  EXPECT_EQ(onednn_conv2d_backward_data_choices(), choices + 1);
+  const std::string chosen = ops.used(s);
+  const std::vector<std::string> names = ops.candidates(s);
+  EXPECT_NE(std::find(names.begin(), names.end(), chosen), names.end()) << chosen;
+  const int64_t created = onednn_primitives_created();
+  run_conv_case(DType::kFloat32, s, false, 101);
+  EXPECT_EQ(onednn_conv2d_backward_data_choices(), choices + 1);  // not measured again
+  EXPECT_EQ(onednn_primitives_created(), created);
+  EXPECT_EQ(ops.used(s), chosen);
+}
+
+TEST(OneDnnConvBackwardDataImpl, DefaultAndUnknownNamesTakeOneDnnsOwnPick) {
+  BackwardDataSettingGuard guard;
+  const ConvShape s = conv_shape(2, 9, 7, 8, 16, 3, 3);
+  const BackwardDataOperands ops(DType::kFloat32, s);
+  const std::string first = ops.candidates(s).at(0);
+  for (const char* setting : {"default", "no-such-implementation"}) {
+    SCOPED_TRACE(setting);
+    set_conv2d_backward_data_impl(setting);
+    run_conv_case(DType::kFloat32, s, false, 110);
+    EXPECT_EQ(conv2d_backward_data_impl_setting(), setting);
+    EXPECT_EQ(ops.used(s), first);
+  }
+}
+
+TEST(OneDnnConvBackwardDataImpl, EmptySettingIsRejected) {
+  BackwardDataSettingGuard guard;
+  try {
+    set_conv2d_backward_data_impl("");
+    FAIL() << "expected an InvalidArgument error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("'measure'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(conv2d_backward_data_impl_setting(), guard.saved);
 }
 
 // ---------------------------------------------------------------------------------------------

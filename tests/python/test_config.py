@@ -178,3 +178,31 @@ def test_device_type_must_be_a_string():
         with pytest.raises(TypeError, match="device_type must be None or a string") as info:
             call(5)
         assert "incompatible function arguments" not in str(info.value)
+
+
+def test_op_determinism_fixes_the_conv_backward_data_implementation():
+    # 'measure' (the default) times oneDNN's backward-data implementations on a shape's first
+    # call, so two runs may pick differently; op determinism takes oneDNN's own pick instead,
+    # and leaves an implementation the user named alone.
+    import warnings
+    from gpuaccel import _C
+    experimental = config.experimental
+    before = _C.conv2d_backward_data_impl_setting()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the GPU-determinism warning, with a GPU visible
+            _C.set_conv2d_backward_data_impl("measure")
+            experimental.enable_op_determinism()
+            assert _C.conv2d_backward_data_impl_setting() == "default"
+            experimental.disable_op_determinism()
+            assert _C.conv2d_backward_data_impl_setting() == "measure"
+            _C.set_conv2d_backward_data_impl("jit:avx2")
+            experimental.enable_op_determinism()
+            assert _C.conv2d_backward_data_impl_setting() == "jit:avx2"
+            experimental.disable_op_determinism()
+            assert _C.conv2d_backward_data_impl_setting() == "jit:avx2"
+        with pytest.raises(gpuaccel.errors.InvalidArgumentError, match="'measure', 'default'"):
+            _C.set_conv2d_backward_data_impl("")
+    finally:
+        experimental.disable_op_determinism()
+        _C.set_conv2d_backward_data_impl(before)

@@ -58,6 +58,12 @@ class PrimitiveCache {
     return made;
   }
 
+  std::shared_ptr<void> find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = index_.find(key);
+    return it == index_.end() ? nullptr : it->second->second;
+  }
+
   int64_t size() {
     std::lock_guard<std::mutex> lock(mutex_);
     return static_cast<int64_t>(entries_.size());
@@ -149,6 +155,10 @@ KeyBuilder& KeyBuilder::add(const TensorView& v) {
 std::shared_ptr<void> cache_lookup(const std::string& key,
                                    const std::function<std::shared_ptr<void>()>& make) {
   return PrimitiveCache::instance().lookup(key, make);
+}
+
+std::shared_ptr<void> cache_find(const std::string& key) {
+  return PrimitiveCache::instance().find(key);
 }
 
 dnnl::primitive_attr default_attr() {

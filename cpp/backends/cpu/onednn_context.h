@@ -46,6 +46,9 @@ class KeyBuilder {
 std::shared_ptr<void> cache_lookup(const std::string& key,
                                    const std::function<std::shared_ptr<void>()>& make);
 
+// The entry cached under `key`, or null; never creates one.
+std::shared_ptr<void> cache_find(const std::string& key);
+
 template <class T>
 std::shared_ptr<T> cached(const std::string& key, const std::function<std::shared_ptr<T>()>& make) {
   return std::static_pointer_cast<T>(

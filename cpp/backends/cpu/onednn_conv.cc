@@ -6,14 +6,21 @@
 // weights. The reordered weights are kept with the weights' storage (tensor/derived_copies.h),
 // made once per weights version for each layout the primitives ask for (forward and
 // backward-data share one when they agree), so a training step reorders each kernel once per
-// layout and inference once in all. f16 is staged through f32.
+// layout and inference once in all. f16 is staged through f32. Backward-data picks among
+// oneDNN's implementations per shape (onednn_impl_choice.h; set_conv2d_backward_data_impl in
+// onednn_ops.h).
 #include <omp.h>
 
 #include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_impl_choice.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
 #include "tensor/derived_copies.h"
@@ -215,20 +222,123 @@ void forward_native(const TensorView& x, const TensorView& w, const TensorView* 
   stream().wait();
 }
 
-void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
-                          const TensorView& dx) {
+// ---- backward data: which of oneDNN's implementations runs it (onednn_impl_choice.h) ----
+// The setting (onednn_ops.h, set_conv2d_backward_data_impl) is part of the cache key, so a
+// changed setting gets its own entries and a repeated call never chooses again.
+
+constexpr const char* kBackwardDataImplEnv = "GPUACCEL_ONEDNN_CONV_BWD_DATA";
+constexpr const char* kMeasureImpls = "measure";
+constexpr const char* kDefaultImpl = "default";
+
+std::atomic<int64_t> g_backward_data_choices{0};
+
+std::mutex& backward_data_setting_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::string& backward_data_setting_slot() {  // guarded by backward_data_setting_mutex()
+  static std::string setting = [] {
+    const char* v = std::getenv(kBackwardDataImplEnv);
+    return std::string(v == nullptr || *v == '\0' ? kMeasureImpls : v);
+  }();
+  return setting;
+}
+
+std::string backward_data_setting() {
+  std::lock_guard<std::mutex> lock(backward_data_setting_mutex());
+  return backward_data_setting_slot();
+}
+
+std::string backward_data_key(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                              const TensorView& dx, const std::string& setting) {
   KeyBuilder key("conv_bwd_data");
   key.add(dy).add(w).add(dx);
   add_params(key, p);
-  auto e = cached<BackwardDataEntry>(key.str(), [&] {
+  key.add(setting.c_str());
+  return key.str();
+}
+
+// oneDNN's descriptor for the operation, at its own first pick of implementation, with the
+// forward hint it was made from: next_impl() reads the hint, so it must outlive the iteration.
+struct BackwardDataPd {
+  dnnl::convolution_forward::primitive_desc hint;
+  dnnl::convolution_backward_data::primitive_desc pd;
+};
+
+BackwardDataPd backward_data_pd(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                                const TensorView& dx) {
+  const Geometry g(p);
+  const memory::desc dx_md = nhwc_desc(dx), dy_md = nhwc_desc(dy);
+  const memory::desc w_any = any_weights_desc(w, w.dtype);
+  BackwardDataPd made;
+  made.hint = forward_pd(dx_md, w_any, nullptr, dy_md, g);
+  made.pd = dnnl::convolution_backward_data::primitive_desc(
+      engine(), dnnl::algorithm::convolution_direct, dx_md, w_any, dy_md, g.strides, g.dilates,
+      g.pad_l, g.pad_r, made.hint, default_attr());
+  return made;
+}
+
+// Times the candidates on this call's own operands (dx is overwritten by every run and again by
+// the real call after) and returns the fastest. Each candidate gets its own page-aligned copy of
+// the weights in its layout, reordered before the timing, as the real call's are.
+dnnl::convolution_backward_data::primitive_desc measured_backward_data_pd(
+    BackwardDataPd& descs, const TensorView& dy, const TensorView& w, const TensorView& dx) {
+  using Pd = dnnl::convolution_backward_data::primitive_desc;
+  const std::vector<Pd> candidates = implementation_candidates(descs.pd);
+  if (candidates.size() == 1) return candidates[0];
+  struct Trial {
+    dnnl::convolution_backward_data prim;
+    std::vector<uint8_t> storage;
+    memory weights;
+  };
+  constexpr size_t kAlignment = 4096;
+  std::vector<Trial> trials(candidates.size());
+  memory user_w = make_memory(hwio_desc(w), w.data);
+  std::vector<std::function<void()>> runs;
+  std::vector<size_t> timed;  // candidates[timed[k]] is what runs[k] executes
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Pd& c = candidates[i];
+    Trial& t = trials[i];
+    try {
+      t.prim = make_primitive<dnnl::convolution_backward_data>(c);
+    } catch (const dnnl::error&) {
+      if (i == 0) throw;  // oneDNN's own pick is what the call needs; an alternative is optional
+      continue;
+    }
+    timed.push_back(i);
+    t.storage.resize(c.weights_desc().get_size() + kAlignment);
+    const auto address = reinterpret_cast<uintptr_t>(t.storage.data());
+    t.weights = make_memory(
+        c.weights_desc(),
+        reinterpret_cast<void*>((address + kAlignment - 1) / kAlignment * kAlignment));
+    dnnl::reorder(user_w, t.weights).execute(stream(), user_w, t.weights);
+    runs.push_back([&c, &t, &dy, &dx] {
+      t.prim.execute(stream(), {{DNNL_ARG_DIFF_DST, make_memory(c.diff_dst_desc(), dy.data)},
+                                {DNNL_ARG_WEIGHTS, t.weights},
+                                {DNNL_ARG_DIFF_SRC, make_memory(c.diff_src_desc(), dx.data)},
+                                {DNNL_ARG_SCRATCHPAD, scratchpad_memory(c)}});
+      stream().wait();
+    });
+  }
+  stream().wait();
+  return candidates[timed[fastest_candidate(runs)]];
+}
+
+void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
+                          const TensorView& dx) {
+  const std::string setting = backward_data_setting();
+  auto e = cached<BackwardDataEntry>(backward_data_key(dy, w, p, dx, setting), [&] {
     auto entry = std::make_shared<BackwardDataEntry>();
-    const Geometry g(p);
-    const memory::desc dx_md = nhwc_desc(dx), dy_md = nhwc_desc(dy);
-    const memory::desc w_any = any_weights_desc(w, w.dtype);
-    const auto hint = forward_pd(dx_md, w_any, nullptr, dy_md, g);
-    entry->pd = dnnl::convolution_backward_data::primitive_desc(
-        engine(), dnnl::algorithm::convolution_direct, dx_md, w_any, dy_md, g.strides, g.dilates,
-        g.pad_l, g.pad_r, hint, default_attr());
+    BackwardDataPd descs = backward_data_pd(dy, w, p, dx);
+    if (setting == kMeasureImpls) {
+      entry->pd = measured_backward_data_pd(descs, dy, w, dx);
+    } else if (setting == kDefaultImpl) {
+      entry->pd = descs.pd;
+    } else {
+      entry->pd = implementation_named(descs.pd, setting);
+    }
+    g_backward_data_choices.fetch_add(1, std::memory_order_relaxed);
     entry->prim = make_primitive<dnnl::convolution_backward_data>(entry->pd);
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
     return entry;
@@ -240,6 +350,20 @@ void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2
                              {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
                              {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
   stream().wait();
+}
+
+// The view the native (unstaged) path sees: f32 and row-major when `v`'s dtype is staged
+// through f32 (the data pointer is not read; only for cache keys and descriptors).
+TensorView native_view(const TensorView& v) {
+  if (!staged_through_f32(v.dtype)) return v;
+  TensorView f = v;
+  f.dtype = DType::kFloat32;
+  int64_t n = 1;
+  for (int d = v.ndim - 1; d >= 0; --d) {
+    f.strides[d] = n;
+    n *= v.shape[d];
+  }
+  return f;
 }
 
 void backward_weights_native(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
@@ -317,6 +441,41 @@ void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2
     backward_data_native(dy32.view, w32.view, p, dx32.view);
     store_from_f32(dx32.data.data(), dx);
   });
+}
+
+void set_conv2d_backward_data_impl(const std::string& setting) {
+  if (setting.empty()) {
+    throw_error(ErrorCode::kInvalidArgument, "Conv2DBackpropInput",
+                "implementation setting must be 'measure', 'default' or a oneDNN "
+                "implementation name such as 'jit:avx512_core', got ''");
+  }
+  std::lock_guard<std::mutex> lock(backward_data_setting_mutex());
+  backward_data_setting_slot() = setting;
+}
+
+std::string conv2d_backward_data_impl_setting() { return backward_data_setting(); }
+
+std::vector<std::string> conv2d_backward_data_impls(const TensorView& dy, const TensorView& w,
+                                                    const Conv2dParams& p,
+                                                    const TensorView& dx) {
+  std::vector<std::string> names;
+  guarded("Conv2DBackpropInput", [&] {
+    BackwardDataPd descs = backward_data_pd(native_view(dy), native_view(w), p, native_view(dx));
+    for (const auto& c : implementation_candidates(descs.pd)) names.emplace_back(c.impl_info_str());
+  });
+  return names;
+}
+
+std::string conv2d_backward_data_impl_used(const TensorView& dy, const TensorView& w,
+                                           const Conv2dParams& p, const TensorView& dx) {
+  const auto found = std::static_pointer_cast<BackwardDataEntry>(
+      cache_find(backward_data_key(native_view(dy), native_view(w), p, native_view(dx),
+                                   backward_data_setting())));
+  return found == nullptr ? std::string() : std::string(found->pd.impl_info_str());
+}
+
+int64_t onednn_conv2d_backward_data_choices() {
+  return g_backward_data_choices.load(std::memory_order_relaxed);
 }
 
 void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "backends/conv_params.h"
 #include "backends/op_kinds.h"
@@ -33,6 +35,23 @@ void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* 
 // dx from dy and w.
 void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                           const TensorView& dx);
+// Which of oneDNN's implementations conv2d_backward_data runs, per shape (docs/benchmarks.md,
+// "oneDNN 2.6 (Debian) vs 3.2 (PyPI)"): "measure" (the default) times the candidates on a
+// shape's first call and keeps the fastest; "default" takes oneDNN's own first pick (the same on
+// every run); an implementation name ("jit:avx512_core", as ONEDNN_VERBOSE prints it) forces it
+// where it applies and falls back on oneDNN's pick elsewhere. Initially the value of
+// GPUACCEL_ONEDNN_CONV_BWD_DATA, else "measure". Throws InvalidArgument for an empty setting.
+void set_conv2d_backward_data_impl(const std::string& setting);
+std::string conv2d_backward_data_impl_setting();
+// The candidates "measure" times for these operands, oneDNN's order (the first is its pick).
+std::vector<std::string> conv2d_backward_data_impls(const TensorView& dy, const TensorView& w,
+                                                    const Conv2dParams& p, const TensorView& dx);
+// The implementation conv2d_backward_data uses for these operands under the current setting;
+// "" before their first call.
+std::string conv2d_backward_data_impl_used(const TensorView& dy, const TensorView& w,
+                                           const Conv2dParams& p, const TensorView& dx);
+// Backward-data implementation choices made so far (one per new shape and setting).
+int64_t onednn_conv2d_backward_data_choices();
 // dw (and dbias when not null) from x and dy.
 void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
                              const TensorView& dw, const TensorView* dbias);

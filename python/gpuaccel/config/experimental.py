@@ -46,18 +46,25 @@ def reset_memory_stats(device):
     memory.reset_memory_stats(device)
 
 _op_determinism = False
+_measured_impls_switched_off = False  # enable_op_determinism turned 'measure' into 'default'
 
 
 def enable_op_determinism():
     """``tf.config.experimental.enable_op_determinism()``: ops give the same result every run.
 
     On the CPU gpuaccel's ops already do for a fixed number of threads (static OpenMP
-    schedules, oneDNN's fixed reduction order; random numbers are counter-based), so this
-    records the request and changes nothing there. On a GPU cuDNN may pick convolution
-    backward algorithms that accumulate with atomics; choosing only deterministic ones is not
-    implemented yet, so with a GPU visible this warns (docs/reliability.md)."""
-    global _op_determinism
+    schedules, oneDNN's fixed reduction order; random numbers are counter-based), except that
+    convolution backward-data times oneDNN's implementations on a shape's first call and keeps
+    the fastest, which may differ between runs: this makes it take oneDNN's own pick instead
+    (the setting 'default'; docs/benchmarks.md), unless an implementation was named. On a GPU
+    cuDNN may pick convolution backward algorithms that accumulate with atomics; choosing only
+    deterministic ones is not implemented yet, so with a GPU visible this warns
+    (docs/reliability.md)."""
+    global _op_determinism, _measured_impls_switched_off
     _op_determinism = True
+    if _C.conv2d_backward_data_impl_setting() == "measure":
+        _C.set_conv2d_backward_data_impl("default")
+        _measured_impls_switched_off = True
     if _C.physical_devices("GPU"):
         import warnings
         warnings.warn("enable_op_determinism: gpuaccel does not yet restrict cuDNN to "
@@ -67,8 +74,11 @@ def enable_op_determinism():
 
 def disable_op_determinism():
     """Undoes ``enable_op_determinism`` (TF's name)."""
-    global _op_determinism
+    global _op_determinism, _measured_impls_switched_off
     _op_determinism = False
+    if _measured_impls_switched_off and _C.conv2d_backward_data_impl_setting() == "default":
+        _C.set_conv2d_backward_data_impl("measure")
+    _measured_impls_switched_off = False
 
 
 def is_op_determinism_enabled():
