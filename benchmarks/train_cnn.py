@@ -1,7 +1,7 @@
 """Seconds per epoch of the course CNN on Fashion-MNIST (batch 64, Adam, float32, 2 threads):
 gpuaccel vs Keras on TensorFlow (CPU) vs PyTorch (CPU), in one invocation, printing ratios.
 
-    python benchmarks/train_cnn.py [--epochs 1] [--steps N] [--peers keras,torch]
+    python benchmarks/train_cnn.py [--steps N] [--peers keras,torch] [--threads 2]
 
 Each framework runs in its own subprocess (so thread pools and allocators do not interfere and
 each is pinned to the same 2 threads); the epoch time is measured inside the process after one
@@ -21,7 +21,7 @@ import textwrap
 
 from _bench_context import COURSE_WORKLOAD, conv_floor_ms, cpu_line, floor_binary, load_line, run_workload
 
-THREADS = "2"
+THREADS = "2"  # what a Colab student has; --threads changes it
 
 COMMON = textwrap.dedent("""
     import json, sys, time, gzip, os
@@ -114,12 +114,17 @@ def torch_python():
 
 
 def main():
+    global THREADS
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=0, help="limit each epoch to N batches")
     parser.add_argument("--peers", default="keras,torch")
     parser.add_argument("--floor-bin", help="onednn_ops_bench binary (default: beside the build)")
     parser.add_argument("--floor-rounds", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=int(THREADS),
+                        help="threads for every framework and the floor (one thread is steadier "
+                             "on a 2-vCPU virtual machine)")
     args = parser.parse_args()
+    THREADS = str(args.threads)
     print(cpu_line())
     print(f"before: {load_line()}")
     floor, why = conv_floor_ms(floor_binary(args.floor_bin), 64, "f32", 1, args.floor_rounds,
