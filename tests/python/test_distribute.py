@@ -253,6 +253,41 @@ def test_seed_article_mirrored_program_runs_with_only_the_import_changed(monkeyp
     assert model._replicated_fit is not None
 
 
+# The first step of a fresh process, where both replicas reach each convolution shape at once
+# and the CPU backend chooses its backward-data kernel by timing the candidates
+# (docs/benchmarks.md): concurrent choices once corrupted the heap in 10-50% of such processes
+# (more on an idle machine), so four fresh processes catch a regression most of the time.
+FRESH_MIRRORED_CONV_FIT = """
+import numpy as np, gpuaccel as tf
+from gpuaccel import keras
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+tf.config.threading.set_intra_op_parallelism_threads(2)
+rng = np.random.default_rng(0)
+x = rng.random((256, 28, 28, 1), dtype=np.float32); y = rng.integers(0, 10, 256)
+L = keras.layers
+with tf.distribute.MirroredStrategy().scope():
+    model = keras.Sequential([keras.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"),
+        L.MaxPooling2D(2), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
+        L.Conv2D(64, 3, activation="relu"), L.Flatten(), L.Dense(64, activation="relu"),
+        L.Dense(10)])
+    model.compile(optimizer="adam", metrics=["accuracy"],
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+for _ in range(3):
+    model.fit(x, y, epochs=1, batch_size=64, verbose=0)
+print("trained")
+"""
+
+
+def test_fresh_processes_fit_conv_replicas_while_choosing_kernels():
+    env = dict(os.environ, GPUACCEL_ONEDNN_CONV_BWD_DATA="measure")
+    for attempt in range(4):
+        done = subprocess.run([sys.executable, "-c", FRESH_MIRRORED_CONV_FIT], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and "trained" in done.stdout, (
+            f"attempt {attempt}: exit {done.returncode}\n{done.stderr[-2000:]}")
+
+
 # ---- several workers ----
 
 def run_workers(*args, count=2, timeout_seconds=60, mode=OVERLAPPED, gpu_per_worker=False,
