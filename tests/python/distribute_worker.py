@@ -39,28 +39,18 @@ def main(mode, argument=None):
         print(json.dumps({"history": {k: [float(v) for v in vs] for k, vs in history.items()},
                           "weights": float(sum(np.abs(w).sum()
                                                for w in namespace["model"].get_weights()))}))
-    elif mode == "one_leaves":
+    elif mode in ("one_leaves", "fit_error"):
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
-        if strategy.worker_index == 1:
+        if mode == "one_leaves" and strategy.worker_index == 1:
             return
+        expected = tf.errors.UnavailableError if mode == "one_leaves" else tf.errors.OpError
         with strategy.scope():
             model = distribute_programs.equivalence_model("sgd")
         start = time.monotonic()
         try:
             distribute_programs.train_ten_steps(model)
             raised = None
-        except tf.errors.UnavailableError as error:
-            raised = type(error).__name__ + ": " + str(error)
-        print(json.dumps({"rank": 0, "raised": raised, "seconds": time.monotonic() - start}))
-    elif mode == "fit_error":
-        strategy = tf.distribute.MultiWorkerMirroredStrategy()
-        with strategy.scope():
-            model = distribute_programs.equivalence_model("sgd")
-        start = time.monotonic()
-        try:
-            distribute_programs.train_ten_steps(model)
-            raised = None
-        except tf.errors.OpError as error:
+        except expected as error:
             raised = type(error).__name__ + ": " + str(error)
         print(json.dumps({"rank": strategy.worker_index, "raised": raised,
                           "seconds": time.monotonic() - start}))
