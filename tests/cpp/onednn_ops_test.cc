@@ -10,6 +10,7 @@
 // The conv backward reference loops are themselves checked against central finite differences
 // of the forward reference.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -552,6 +553,143 @@ TEST(OneDnnConvBackwardDataImpl, EmptySettingIsRejected) {
     EXPECT_NE(std::string(e.what()).find("'measure'"), std::string::npos) << e.what();
   }
   EXPECT_EQ(conv2d_backward_data_impl_setting(), guard.saved);
+}
+
+// ---------------------------------------------------------------------------------------------
+// conv2d backward-weights: the choice among oneDNN's implementations and the thread count
+// (set_conv2d_backward_weights_impl)
+
+struct BackwardWeightsSettingGuard {
+  std::string saved = conv2d_backward_weights_impl_setting();
+  int threads = omp_get_max_threads();
+  ~BackwardWeightsSettingGuard() {
+    set_conv2d_backward_weights_impl(saved);
+    omp_set_num_threads(threads);
+  }
+};
+
+// Views of a shape's backward-weights operands, for the queries (their contents are not read).
+struct BackwardWeightsOperands {
+  Buf x, dy, dw, db;
+  TensorView xv, dyv, dwv, dbv;
+  const TensorView* bias;
+  BackwardWeightsOperands(DType t, const ConvShape& s, bool with_bias)
+      : x(t, s.n * s.h * s.w * s.c), dy(t, s.n * s.oh() * s.ow() * s.f),
+        dw(t, s.kh * s.kw * s.c * s.f), db(t, s.f) {
+    xv = view(x, {s.n, s.h, s.w, s.c});
+    dyv = view(dy, {s.n, s.oh(), s.ow(), s.f});
+    dwv = view(dw, {s.kh, s.kw, s.c, s.f});
+    dbv = view(db, {s.f});
+    bias = with_bias ? &dbv : nullptr;
+  }
+  std::string used(const ConvShape& s) const {
+    return conv2d_backward_weights_impl_used(xv, dyv, s.p, dwv, bias);
+  }
+  std::vector<std::string> candidates(const ConvShape& s) const {
+    return conv2d_backward_weights_impls(xv, dyv, s.p, dwv, bias);
+  }
+};
+
+bool is_one_thread_variant(const std::string& name) {
+  const std::string suffix = "@1thread";
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+TEST(OneDnnConvBackwardWeightsImpl, EveryCandidateMatchesTheReference) {
+  // "measure" may pick any candidate, one-thread variants included, so each is forced in turn
+  // and checked, with and without a bias gradient. Which implementations exist depends on the
+  // CPU; the test takes oneDNN's list as it is. Two threads, so that one-thread variants exist
+  // on any machine (and the split of the reduction over threads is exercised).
+  BackwardWeightsSettingGuard guard;
+  omp_set_num_threads(2);
+  ConvShape strided = conv_shape(2, 8, 8, 5, 6, 3, 3);
+  strided.p.stride_h = strided.p.stride_w = 2;
+  strided.p.pad_bottom = strided.p.pad_right = 1;
+  uint32_t seed = 120;
+  for (DType t : kComputeTypes) {
+    for (const ConvShape& s : {conv_shape(2, 13, 13, 32, 64, 3, 3), strided}) {
+      for (bool with_bias : {true, false}) {
+        const BackwardWeightsOperands ops(t, s, with_bias);
+        const std::vector<std::string> names = ops.candidates(s);
+        ASSERT_GE(names.size(), 2u);
+        EXPECT_FALSE(is_one_thread_variant(names[0]));
+        EXPECT_EQ(names[1], names[0] + "@1thread");  // oneDNN's pick on one thread comes second
+        for (const std::string& name : names) {
+          SCOPED_TRACE(name + " " + dtype_name(t) + (with_bias ? " bias" : " no bias"));
+          set_conv2d_backward_weights_impl(name);
+          run_conv_case(t, s, with_bias, seed++);
+          EXPECT_EQ(ops.used(s), name);
+          EXPECT_EQ(omp_get_max_threads(), 2);  // a one-thread variant leaves the caller's count
+        }
+      }
+    }
+  }
+}
+
+TEST(OneDnnConvBackwardWeightsImpl, OneThreadVariantsOnlyWhenTheCallerHasMoreThreads) {
+  BackwardWeightsSettingGuard guard;
+  const ConvShape s = conv_shape(2, 10, 10, 8, 16, 3, 3);
+  const BackwardWeightsOperands ops(DType::kFloat32, s, true);
+  omp_set_num_threads(1);
+  for (const std::string& name : ops.candidates(s)) EXPECT_FALSE(is_one_thread_variant(name)) << name;
+  // Named anyway on one thread: the implementation, created on the caller's (single) thread.
+  set_conv2d_backward_weights_impl(ops.candidates(s).at(0) + "@1thread");
+  run_conv_case(DType::kFloat32, s, true, 140);
+  EXPECT_EQ(ops.used(s), ops.candidates(s).at(0) + "@1thread");
+  EXPECT_EQ(omp_get_max_threads(), 1);
+}
+
+TEST(OneDnnConvBackwardWeightsImpl, MeasuredOnceThenCached) {
+  BackwardWeightsSettingGuard guard;
+  omp_set_num_threads(2);
+  set_conv2d_backward_weights_impl("measure");
+  const ConvShape s = conv_shape(3, 11, 12, 16, 24, 3, 3);  // used by no other backward-weights test
+  const BackwardWeightsOperands ops(DType::kFloat32, s, true);
+  EXPECT_EQ(ops.used(s), "");
+  const int64_t choices = onednn_conv2d_backward_weights_choices();
+  run_conv_case(DType::kFloat32, s, true, 150);  // numerics checked, whatever was chosen
+  EXPECT_EQ(onednn_conv2d_backward_weights_choices(), choices + 1);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  const std::string chosen = ops.used(s);
+  const std::vector<std::string> names = ops.candidates(s);
+  EXPECT_NE(std::find(names.begin(), names.end(), chosen), names.end()) << chosen;
+  const int64_t created = onednn_primitives_created();
+  run_conv_case(DType::kFloat32, s, true, 151);
+  EXPECT_EQ(onednn_conv2d_backward_weights_choices(), choices + 1);  // not measured again
+  EXPECT_EQ(onednn_primitives_created(), created);
+  EXPECT_EQ(ops.used(s), chosen);
+}
+
+TEST(OneDnnConvBackwardWeightsImpl, DefaultAndUnknownNamesTakeOneDnnsOwnPick) {
+  BackwardWeightsSettingGuard guard;
+  const ConvShape s = conv_shape(2, 9, 7, 8, 16, 3, 3);
+  const BackwardWeightsOperands ops(DType::kFloat32, s, false);
+  const std::string first = ops.candidates(s).at(0);
+  for (const char* setting : {"default", "no-such-implementation"}) {
+    SCOPED_TRACE(setting);
+    set_conv2d_backward_weights_impl(setting);
+    run_conv_case(DType::kFloat32, s, false, 160);
+    EXPECT_EQ(conv2d_backward_weights_impl_setting(), setting);
+    EXPECT_EQ(ops.used(s), first);
+  }
+  // An unknown implementation on one thread: oneDNN's pick, on one thread.
+  set_conv2d_backward_weights_impl("no-such-implementation@1thread");
+  run_conv_case(DType::kFloat32, s, false, 161);
+  EXPECT_EQ(ops.used(s), first + "@1thread");
+}
+
+TEST(OneDnnConvBackwardWeightsImpl, EmptySettingIsRejected) {
+  BackwardWeightsSettingGuard guard;
+  try {
+    set_conv2d_backward_weights_impl("");
+    FAIL() << "expected an InvalidArgument error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("Conv2DBackpropFilter"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'measure'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(conv2d_backward_weights_impl_setting(), guard.saved);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,16 +6,14 @@
 // weights. The reordered weights are kept with the weights' storage (tensor/derived_copies.h),
 // made once per weights version for each layout the primitives ask for (forward and
 // backward-data share one when they agree), so a training step reorders each kernel once per
-// layout and inference once in all. f16 is staged through f32. Backward-data picks among
-// oneDNN's implementations per shape (onednn_impl_choice.h; set_conv2d_backward_data_impl in
-// onednn_ops.h).
+// layout and inference once in all. f16 is staged through f32. The backward passes pick among
+// oneDNN's implementations per shape, backward-weights also between the caller's thread count
+// and one thread (onednn_impl_choice.h; set_conv2d_backward_*_impl in onednn_ops.h).
 #include <omp.h>
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -189,6 +187,7 @@ struct BackwardWeightsEntry {
   dnnl::convolution_backward_weights::primitive_desc pd;
   dnnl::convolution_backward_weights prim;
   WeightsReorder weights;  // primitive -> user
+  int threads = 0;         // OpenMP threads it was created for and runs on (0: the caller's)
 };
 
 void forward_native(const TensorView& x, const TensorView& w, const TensorView* bias,
@@ -222,33 +221,36 @@ void forward_native(const TensorView& x, const TensorView& w, const TensorView* 
   stream().wait();
 }
 
-// ---- backward data: which of oneDNN's implementations runs it (onednn_impl_choice.h) ----
-// The setting (onednn_ops.h, set_conv2d_backward_data_impl) is part of the cache key, so a
-// changed setting gets its own entries and a repeated call never chooses again.
+// ---- implementation choice (onednn_impl_choice.h) ----
+// Each backward pass's setting (onednn_ops.h, set_conv2d_backward_*_impl) is part of its cache
+// key, so a changed setting gets its own entries and a repeated call never chooses again.
 
-constexpr const char* kBackwardDataImplEnv = "GPUACCEL_ONEDNN_CONV_BWD_DATA";
-constexpr const char* kMeasureImpls = "measure";
-constexpr const char* kDefaultImpl = "default";
-
-std::atomic<int64_t> g_backward_data_choices{0};
-
-std::mutex& backward_data_setting_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::string& backward_data_setting_slot() {  // guarded by backward_data_setting_mutex()
-  static std::string setting = [] {
-    const char* v = std::getenv(kBackwardDataImplEnv);
-    return std::string(v == nullptr || *v == '\0' ? kMeasureImpls : v);
-  }();
+ImplSetting& backward_data_setting() {
+  static ImplSetting setting("GPUACCEL_ONEDNN_CONV_BWD_DATA", "Conv2DBackpropInput");
   return setting;
 }
 
-std::string backward_data_setting() {
-  std::lock_guard<std::mutex> lock(backward_data_setting_mutex());
-  return backward_data_setting_slot();
+ImplSetting& backward_weights_setting() {
+  static ImplSetting setting("GPUACCEL_ONEDNN_CONV_BWD_WEIGHTS", "Conv2DBackpropFilter");
+  return setting;
 }
+
+std::atomic<int64_t> g_backward_data_choices{0};
+std::atomic<int64_t> g_backward_weights_choices{0};
+
+// A page-aligned buffer of `bytes` (trial weights, so that a candidate is not timed on
+// worse-aligned data than the real call's pool-allocated weights).
+struct AlignedBuffer {
+  static constexpr size_t kAlignment = 4096;
+  std::vector<uint8_t> storage;
+  void* data = nullptr;
+  explicit AlignedBuffer(size_t bytes) : storage(bytes + kAlignment) {
+    const auto address = reinterpret_cast<uintptr_t>(storage.data());
+    data = reinterpret_cast<void*>((address + kAlignment - 1) / kAlignment * kAlignment);
+  }
+};
+
+// ---- backward data ----
 
 std::string backward_data_key(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                               const TensorView& dx, const std::string& setting) {
@@ -279,70 +281,48 @@ BackwardDataPd backward_data_pd(const TensorView& dy, const TensorView& w, const
   return made;
 }
 
-// Times the candidates on this call's own operands (dx is overwritten by every run and again by
-// the real call after) and returns the fastest. Each candidate gets its own page-aligned copy of
-// the weights in its layout, reordered before the timing, as the real call's are.
-dnnl::convolution_backward_data::primitive_desc measured_backward_data_pd(
-    BackwardDataPd& descs, const TensorView& dy, const TensorView& w, const TensorView& dx) {
+using BackwardDataChoice = ImplChoice<dnnl::convolution_backward_data::primitive_desc>;
+
+// The implementation the setting selects. A measured candidate runs on this call's own operands
+// (dx is overwritten by every run and again by the real call after), with its own page-aligned
+// copy of the weights in its layout, reordered before the timing, as the real call's are.
+BackwardDataChoice backward_data_choice(const std::string& setting, const TensorView& dy,
+                                        const TensorView& w, const Conv2dParams& p,
+                                        const TensorView& dx) {
   using Pd = dnnl::convolution_backward_data::primitive_desc;
-  const std::vector<Pd> candidates = implementation_candidates(descs.pd);
-  if (candidates.size() == 1) return candidates[0];
-  struct Trial {
-    dnnl::convolution_backward_data prim;
-    std::vector<uint8_t> storage;
-    memory weights;
-  };
-  constexpr size_t kAlignment = 4096;
-  std::vector<Trial> trials(candidates.size());
-  memory user_w = make_memory(hwio_desc(w), w.data);
-  std::vector<std::function<void()>> runs;
-  std::vector<size_t> timed;  // candidates[timed[k]] is what runs[k] executes
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const Pd& c = candidates[i];
-    Trial& t = trials[i];
-    try {
-      t.prim = make_primitive<dnnl::convolution_backward_data>(c);
-    } catch (const dnnl::error&) {
-      if (i == 0) throw;  // oneDNN's own pick is what the call needs; an alternative is optional
-      continue;
-    }
-    timed.push_back(i);
-    t.storage.resize(c.weights_desc().get_size() + kAlignment);
-    const auto address = reinterpret_cast<uintptr_t>(t.storage.data());
-    t.weights = make_memory(
-        c.weights_desc(),
-        reinterpret_cast<void*>((address + kAlignment - 1) / kAlignment * kAlignment));
-    dnnl::reorder(user_w, t.weights).execute(stream(), user_w, t.weights);
-    runs.push_back([&c, &t, &dy, &dx] {
-      t.prim.execute(stream(), {{DNNL_ARG_DIFF_DST, make_memory(c.diff_dst_desc(), dy.data)},
-                                {DNNL_ARG_WEIGHTS, t.weights},
-                                {DNNL_ARG_DIFF_SRC, make_memory(c.diff_src_desc(), dx.data)},
-                                {DNNL_ARG_SCRATCHPAD, scratchpad_memory(c)}});
-      stream().wait();
-    });
-  }
-  stream().wait();
-  return candidates[timed[fastest_candidate(runs)]];
+  return choose_implementation(
+      setting, /*one_thread_variants=*/false, [&] { return backward_data_pd(dy, w, p, dx); },
+      [&](const BackwardDataChoice& c) -> std::function<void()> {
+        struct Trial {
+          Pd pd;
+          dnnl::convolution_backward_data prim;
+          AlignedBuffer storage;
+          memory weights;
+        };
+        auto t = std::make_shared<Trial>(
+            Trial{c.pd, make_primitive<dnnl::convolution_backward_data>(c.pd),
+                  AlignedBuffer(c.pd.weights_desc().get_size()), memory()});
+        t->weights = make_memory(c.pd.weights_desc(), t->storage.data);
+        memory user_w = make_memory(hwio_desc(w), w.data);
+        dnnl::reorder(user_w, t->weights).execute(stream(), user_w, t->weights);
+        stream().wait();
+        return [t, &dy, &dx] {
+          t->prim.execute(stream(),
+                          {{DNNL_ARG_DIFF_DST, make_memory(t->pd.diff_dst_desc(), dy.data)},
+                           {DNNL_ARG_WEIGHTS, t->weights},
+                           {DNNL_ARG_DIFF_SRC, make_memory(t->pd.diff_src_desc(), dx.data)},
+                           {DNNL_ARG_SCRATCHPAD, scratchpad_memory(t->pd)}});
+          stream().wait();
+        };
+      });
 }
 
 void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                           const TensorView& dx) {
-  const std::string setting = backward_data_setting();
+  const std::string setting = backward_data_setting().get();
   auto e = cached<BackwardDataEntry>(backward_data_key(dy, w, p, dx, setting), [&] {
     auto entry = std::make_shared<BackwardDataEntry>();
-    BackwardDataPd descs = backward_data_pd(dy, w, p, dx);
-    if (setting == kMeasureImpls) {
-      // One measurement at a time: replicas of a data-parallel step reach a new shape together,
-      // and timing candidates side by side both skews the choice and crashed (heap corruption
-      // in MirroredStrategy fits, cause inside the concurrent trial runs not yet found).
-      static std::mutex measuring;
-      std::lock_guard<std::mutex> one_at_a_time(measuring);
-      entry->pd = measured_backward_data_pd(descs, dy, w, dx);
-    } else if (setting == kDefaultImpl) {
-      entry->pd = descs.pd;
-    } else {
-      entry->pd = implementation_named(descs.pd, setting);
-    }
+    entry->pd = backward_data_choice(setting, dy, w, p, dx).pd;
     g_backward_data_choices.fetch_add(1, std::memory_order_relaxed);
     entry->prim = make_primitive<dnnl::convolution_backward_data>(entry->pd);
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
@@ -371,47 +351,101 @@ TensorView native_view(const TensorView& v) {
   return f;
 }
 
-void backward_weights_native(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
-                             const TensorView& dw, const TensorView* dbias) {
+// ---- backward weights ----
+// The choice includes the thread count: 3.2's kernels split a small layer's reduction over the
+// threads so that 2 threads are slower than 1 (onednn_impl_choice.h).
+
+std::string backward_weights_key(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
+                                 const TensorView& dw, const TensorView* dbias,
+                                 const std::string& setting) {
   KeyBuilder key("conv_bwd_weights");
   key.add(x).add(dy).add(dw);
   if (dbias != nullptr) key.add(*dbias);
   add_params(key, p);
-  auto e = cached<BackwardWeightsEntry>(key.str(), [&] {
-    auto entry = std::make_shared<BackwardWeightsEntry>();
-    const Geometry g(p);
-    const memory::desc x_md = nhwc_desc(x), dy_md = nhwc_desc(dy);
-    const memory::desc w_any = any_weights_desc(dw, dw.dtype);
-    memory::desc b_md;
-    if (dbias != nullptr) b_md = dense_desc({dbias->shape[0]}, dbias->dtype);
-    const auto hint = forward_pd(x_md, any_weights_desc(dw, x.dtype),
-                                 dbias != nullptr ? &b_md : nullptr, dy_md, g);
-    if (dbias != nullptr) {
-      entry->pd = dnnl::convolution_backward_weights::primitive_desc(
-          engine(), dnnl::algorithm::convolution_direct, x_md, w_any, b_md, dy_md, g.strides,
-          g.dilates, g.pad_l, g.pad_r, hint, default_attr());
-    } else {
-      entry->pd = dnnl::convolution_backward_weights::primitive_desc(
-          engine(), dnnl::algorithm::convolution_direct, x_md, w_any, dy_md, g.strides,
-          g.dilates, g.pad_l, g.pad_r, hint, default_attr());
-    }
-    entry->prim = make_primitive<dnnl::convolution_backward_weights>(entry->pd);
-    entry->weights.init(hwio_desc(dw), entry->pd.diff_weights_desc(), false);
-    return entry;
-  });
-  void* dw_data = dw.data;
-  if (e->weights.needed) dw_data = thread_buffer(kWeightsSlot, e->pd.diff_weights_desc().get_size());
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
-      {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
-      {DNNL_ARG_DIFF_WEIGHTS, make_memory(e->pd.diff_weights_desc(), dw_data)},
-      {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}};
+  key.add(setting.c_str());
+  return key.str();
+}
+
+struct BackwardWeightsPd {
+  dnnl::convolution_forward::primitive_desc hint;  // read by next_impl(): outlives the iteration
+  dnnl::convolution_backward_weights::primitive_desc pd;
+};
+
+BackwardWeightsPd backward_weights_pd(const TensorView& x, const TensorView& dy,
+                                      const Conv2dParams& p, const TensorView& dw,
+                                      const TensorView* dbias) {
+  const Geometry g(p);
+  const memory::desc x_md = nhwc_desc(x), dy_md = nhwc_desc(dy);
+  const memory::desc w_any = any_weights_desc(dw, dw.dtype);
+  memory::desc b_md;
+  if (dbias != nullptr) b_md = dense_desc({dbias->shape[0]}, dbias->dtype);
+  BackwardWeightsPd made;
+  made.hint = forward_pd(x_md, any_weights_desc(dw, x.dtype), dbias != nullptr ? &b_md : nullptr,
+                         dy_md, g);
   if (dbias != nullptr) {
-    args[DNNL_ARG_DIFF_BIAS] = make_memory(e->pd.diff_bias_desc(), dbias->data);
+    made.pd = dnnl::convolution_backward_weights::primitive_desc(
+        engine(), dnnl::algorithm::convolution_direct, x_md, w_any, b_md, dy_md, g.strides,
+        g.dilates, g.pad_l, g.pad_r, made.hint, default_attr());
+  } else {
+    made.pd = dnnl::convolution_backward_weights::primitive_desc(
+        engine(), dnnl::algorithm::convolution_direct, x_md, w_any, dy_md, g.strides, g.dilates,
+        g.pad_l, g.pad_r, made.hint, default_attr());
   }
-  e->prim.execute(stream(), args);
-  if (e->weights.needed) e->weights.run(dw.data, dw_data, false);
+  return made;
+}
+
+// Runs `e` once: dw (and dbias) written as the op's result, through this thread's buffer and
+// the reorder out when the primitive's diff_weights layout is not the user's. Used by the real
+// call and by every measured candidate, so each is timed writing what the real call writes.
+void run_backward_weights(const BackwardWeightsEntry& e, const TensorView& x,
+                          const TensorView& dy, const TensorView& dw, const TensorView* dbias) {
+  ScopedOmpThreads scope(e.threads);
+  void* dw_data = dw.data;
+  if (e.weights.needed) dw_data = thread_buffer(kWeightsSlot, e.pd.diff_weights_desc().get_size());
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, make_memory(e.pd.src_desc(), x.data)},
+      {DNNL_ARG_DIFF_DST, make_memory(e.pd.diff_dst_desc(), dy.data)},
+      {DNNL_ARG_DIFF_WEIGHTS, make_memory(e.pd.diff_weights_desc(), dw_data)},
+      {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e.pd)}};
+  if (dbias != nullptr) {
+    args[DNNL_ARG_DIFF_BIAS] = make_memory(e.pd.diff_bias_desc(), dbias->data);
+  }
+  e.prim.execute(stream(), args);
+  if (e.weights.needed) e.weights.run(dw.data, dw_data, false);
   stream().wait();
+}
+
+// The primitive (and dw reorder) of `choice`; call under its thread count.
+std::shared_ptr<BackwardWeightsEntry> backward_weights_entry(
+    const ImplChoice<dnnl::convolution_backward_weights::primitive_desc>& choice,
+    const TensorView& dw) {
+  auto entry = std::make_shared<BackwardWeightsEntry>();
+  entry->pd = choice.pd;
+  entry->threads = choice.threads;
+  entry->prim = make_primitive<dnnl::convolution_backward_weights>(entry->pd);
+  entry->weights.init(hwio_desc(dw), entry->pd.diff_weights_desc(), false);
+  return entry;
+}
+
+void backward_weights_native(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
+                             const TensorView& dw, const TensorView* dbias) {
+  using Choice = ImplChoice<dnnl::convolution_backward_weights::primitive_desc>;
+  const std::string setting = backward_weights_setting().get();
+  auto e = cached<BackwardWeightsEntry>(
+      backward_weights_key(x, dy, p, dw, dbias, setting), [&] {
+        // A measured candidate overwrites dw and dbias, as the real call does after it.
+        const Choice choice = choose_implementation(
+            setting, /*one_thread_variants=*/true,
+            [&] { return backward_weights_pd(x, dy, p, dw, dbias); },
+            [&](const Choice& c) -> std::function<void()> {
+              std::shared_ptr<BackwardWeightsEntry> trial = backward_weights_entry(c, dw);
+              return [trial, &x, &dy, &dw, dbias] { run_backward_weights(*trial, x, dy, dw, dbias); };
+            });
+        g_backward_weights_choices.fetch_add(1, std::memory_order_relaxed);
+        ScopedOmpThreads scope(choice.threads);
+        return backward_weights_entry(choice, dw);
+      });
+  run_backward_weights(*e, x, dy, dw, dbias);
 }
 
 }  // namespace
@@ -449,24 +483,20 @@ void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2
 }
 
 void set_conv2d_backward_data_impl(const std::string& setting) {
-  if (setting.empty()) {
-    throw_error(ErrorCode::kInvalidArgument, "Conv2DBackpropInput",
-                "implementation setting must be 'measure', 'default' or a oneDNN "
-                "implementation name such as 'jit:avx512_core', got ''");
-  }
-  std::lock_guard<std::mutex> lock(backward_data_setting_mutex());
-  backward_data_setting_slot() = setting;
+  backward_data_setting().set(setting);
 }
 
-std::string conv2d_backward_data_impl_setting() { return backward_data_setting(); }
+std::string conv2d_backward_data_impl_setting() { return backward_data_setting().get(); }
 
 std::vector<std::string> conv2d_backward_data_impls(const TensorView& dy, const TensorView& w,
                                                     const Conv2dParams& p,
                                                     const TensorView& dx) {
   std::vector<std::string> names;
   guarded("Conv2DBackpropInput", [&] {
-    BackwardDataPd descs = backward_data_pd(native_view(dy), native_view(w), p, native_view(dx));
-    for (const auto& c : implementation_candidates(descs.pd)) names.emplace_back(c.impl_info_str());
+    const auto make = [&] {
+      return backward_data_pd(native_view(dy), native_view(w), p, native_view(dx));
+    };
+    for (const auto& c : implementation_choices(make, false)) names.push_back(c.name());
   });
   return names;
 }
@@ -475,12 +505,50 @@ std::string conv2d_backward_data_impl_used(const TensorView& dy, const TensorVie
                                            const Conv2dParams& p, const TensorView& dx) {
   const auto found = std::static_pointer_cast<BackwardDataEntry>(
       cache_find(backward_data_key(native_view(dy), native_view(w), p, native_view(dx),
-                                   backward_data_setting())));
+                                   backward_data_setting().get())));
   return found == nullptr ? std::string() : std::string(found->pd.impl_info_str());
 }
 
 int64_t onednn_conv2d_backward_data_choices() {
   return g_backward_data_choices.load(std::memory_order_relaxed);
+}
+
+void set_conv2d_backward_weights_impl(const std::string& setting) {
+  backward_weights_setting().set(setting);
+}
+
+std::string conv2d_backward_weights_impl_setting() { return backward_weights_setting().get(); }
+
+std::vector<std::string> conv2d_backward_weights_impls(const TensorView& x, const TensorView& dy,
+                                                       const Conv2dParams& p,
+                                                       const TensorView& dw,
+                                                       const TensorView* dbias) {
+  std::vector<std::string> names;
+  guarded("Conv2DBackpropFilter", [&] {
+    const TensorView db = dbias != nullptr ? native_view(*dbias) : TensorView();
+    const auto make = [&] {
+      return backward_weights_pd(native_view(x), native_view(dy), p, native_view(dw),
+                                 dbias != nullptr ? &db : nullptr);
+    };
+    for (const auto& c : implementation_choices(make, true)) names.push_back(c.name());
+  });
+  return names;
+}
+
+std::string conv2d_backward_weights_impl_used(const TensorView& x, const TensorView& dy,
+                                              const Conv2dParams& p, const TensorView& dw,
+                                              const TensorView* dbias) {
+  const TensorView db = dbias != nullptr ? native_view(*dbias) : TensorView();
+  const auto found = std::static_pointer_cast<BackwardWeightsEntry>(cache_find(
+      backward_weights_key(native_view(x), native_view(dy), p, native_view(dw),
+                           dbias != nullptr ? &db : nullptr, backward_weights_setting().get())));
+  if (found == nullptr) return std::string();
+  return ImplChoice<dnnl::convolution_backward_weights::primitive_desc>{found->pd, found->threads}
+      .name();
+}
+
+int64_t onednn_conv2d_backward_weights_choices() {
+  return g_backward_weights_choices.load(std::memory_order_relaxed);
 }
 
 void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,

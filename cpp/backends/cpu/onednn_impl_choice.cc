@@ -1,8 +1,11 @@
 // Timing oneDNN implementation candidates against each other (onednn_impl_choice.h).
 #include "backends/cpu/onednn_impl_choice.h"
 
+#include "core/errors.h"
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -31,6 +34,34 @@ double seconds_of(const std::function<void()>& run) {
 }  // namespace
 
 bool is_reference_impl(const char* impl_name) { return std::strncmp(impl_name, "ref", 3) == 0; }
+
+std::string& ImplSetting::slot() const {
+  if (value_ == nullptr) {
+    const char* v = std::getenv(env_var_);
+    value_ = std::make_unique<std::string>(v == nullptr || *v == '\0' ? kMeasureImpls : v);
+  }
+  return *value_;
+}
+
+std::string ImplSetting::get() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return slot();
+}
+
+void ImplSetting::set(const std::string& setting) {
+  if (setting.empty()) {
+    throw_error(ErrorCode::kInvalidArgument, op_,
+                "implementation setting must be 'measure', 'default' or a oneDNN "
+                "implementation name such as 'jit:avx512_core', got ''");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  slot() = setting;
+}
+
+std::mutex& measurement_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 size_t fastest_candidate(const std::vector<std::function<void()>>& runs) {
   if (runs.size() <= 1) return 0;

@@ -55,6 +55,25 @@ int64_t onednn_conv2d_backward_data_choices();
 // dw (and dbias when not null) from x and dy.
 void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
                              const TensorView& dw, const TensorView* dbias);
+// The same choice for conv2d_backward_weights, with one more dimension: each implementation
+// also as its one-thread variant (its descriptor and primitive made, and run, with the calling
+// thread's OpenMP count at 1; named "<impl>@1thread", e.g. "jit:avx512_core@1thread"), offered
+// when the caller has more than one thread (onednn_impl_choice.h says why that is sound).
+// Initially GPUACCEL_ONEDNN_CONV_BWD_WEIGHTS, else "measure". Throws InvalidArgument for ''.
+void set_conv2d_backward_weights_impl(const std::string& setting);
+std::string conv2d_backward_weights_impl_setting();
+// The candidates "measure" times for these operands, in the order it tries them.
+std::vector<std::string> conv2d_backward_weights_impls(const TensorView& x, const TensorView& dy,
+                                                       const Conv2dParams& p,
+                                                       const TensorView& dw,
+                                                       const TensorView* dbias);
+// The candidate conv2d_backward_weights uses for these operands under the current setting; ""
+// before their first call.
+std::string conv2d_backward_weights_impl_used(const TensorView& x, const TensorView& dy,
+                                              const Conv2dParams& p, const TensorView& dw,
+                                              const TensorView* dbias);
+// Backward-weights implementation choices made so far (one per new shape and setting).
+int64_t onednn_conv2d_backward_weights_choices();
 
 using gpuaccel::PoolKind;
 using gpuaccel::Pool2dParams;
