@@ -9,11 +9,12 @@
 //    oneDNN primitives on the same NHWC activations but keeps the weights in oneDNN's blocked
 //    layout across steps (reordered once, outside the timing), the best a framework that
 //    stored weights blocked could do; ours reorders the Keras-layout weights in and the weight
-//    gradients out on every call. For backward-data ours may run another of oneDNN's
-//    implementations than oneDNN's own first pick (it times them on the first call: onednn_ops.h,
-//    set_conv2d_backward_data_impl), so the raw peer runs the one ours chose, and where that
-//    differs from oneDNN's pick the raw default is timed too and printed beside it (a reader
-//    then sees both floors: what oneDNN gives by itself and what ours runs).
+//    gradients out on every call. For the backward passes ours may run another of oneDNN's
+//    implementations than oneDNN's own first pick, and backward-weights may run it on one
+//    OpenMP thread (it times them on the first call: onednn_ops.h, set_conv2d_backward_*_impl),
+//    so the raw peer runs the one ours chose (created and run on the same thread count), and
+//    where that differs from oneDNN's pick the raw default is timed too and printed beside it (a
+//    reader then sees both floors: what oneDNN gives by itself and what ours runs).
 // Each call is timed alone, ours and the peer alternating, and the minimum over rounds is
 // reported (the machine is shared; the minimum is the least disturbed run), with the ratio
 // peer/ours (1.0 = parity, higher is better for ours). Conv lines read
@@ -154,6 +155,12 @@ struct ConvLayer {
   dnnl::convolution_backward_data::primitive_desc chosen_pd;
   dnnl::convolution_backward_data chosen;
   std::vector<uint8_t> w_chosen_blocked;
+  // The same for backward-weights, with the thread count it runs on (0: all).
+  bool chosen_w_differs = false;
+  int chosen_w_threads = 0;
+  dnnl::convolution_backward_weights::primitive_desc chosen_w_pd;
+  dnnl::convolution_backward_weights chosen_w;
+  std::vector<uint8_t> dw_chosen_blocked;
 
   void init(dnnl::engine& eng, dnnl::stream& strm, DType t, uint32_t seed) {
     const size_t es = gpuaccel::dtype_size(t);
@@ -223,6 +230,58 @@ struct ConvLayer {
     strm.wait();
   }
 
+  // After ours has run backward-weights once: the raw primitive of the candidate it chose
+  // ("<impl>@1thread": descriptor and primitive created on one thread, and run on one).
+  void init_chosen_weights(dnnl::engine& eng, DType t, std::string name) {
+    const std::string suffix = "@1thread";
+    chosen_w_threads = 0;
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      name.resize(name.size() - suffix.size());
+      chosen_w_threads = 1;
+    }
+    const int threads = omp_get_max_threads();
+    if (chosen_w_threads > 0) omp_set_num_threads(chosen_w_threads);
+    const memory::data_type dt = dnnl_type(t);
+    const memory::desc x_md({n, c, h, w}, dt, memory::format_tag::nhwc);
+    const memory::desc y_md({n, f, oh(), ow()}, dt, memory::format_tag::nhwc);
+    const memory::desc w_any({f, c, k, k}, dt, memory::format_tag::any);
+    const memory::desc b_md({f}, dt, memory::format_tag::a);
+    const memory::dims st{1, 1}, pad{0, 0};
+    dnnl::convolution_backward_weights::primitive_desc it(
+        eng, dnnl::algorithm::convolution_direct, x_md, w_any, b_md, y_md, st, pad, pad, fwd_pd);
+    const dnnl::convolution_backward_weights::primitive_desc first(it.get());
+    bool found = false;
+    do {
+      found = name == it.impl_info_str();
+    } while (!found && it.next_impl());
+    chosen_w_pd = dnnl::convolution_backward_weights::primitive_desc(found ? it.get() : first.get());
+    chosen_w_differs = chosen_w_threads > 0 || name != bwd_w_pd.impl_info_str();
+    if (chosen_w_differs) {
+      chosen_w = dnnl::convolution_backward_weights(chosen_w_pd);
+      dw_chosen_blocked.resize(chosen_w_pd.diff_weights_desc().get_size());
+    }
+    omp_set_num_threads(threads);
+  }
+
+  // The backward-weights candidate ours uses for this layer ("" before its first call), or
+  // with `all`, every candidate ours times, comma-separated.
+  std::string ours_bwd_weights_impl(DType t, bool all = false) {
+    const TensorView dbv = make_view(db.data(), t, {f});
+    const TensorView xv = make_view(x.data(), t, {n, h, w, c});
+    const TensorView dyv = make_view(dy.data(), t, {n, oh(), ow(), f});
+    const TensorView dwv = make_view(dw.data(), t, {k, k, c, f});
+    if (!all) {
+      return gpuaccel::cpu::conv2d_backward_weights_impl_used(xv, dyv, {}, dwv, &dbv);
+    }
+    std::string names;
+    for (const std::string& name :
+         gpuaccel::cpu::conv2d_backward_weights_impls(xv, dyv, {}, dwv, &dbv)) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    return names;
+  }
+
   // The backward-data implementation ours uses for this layer ("" before its first call).
   std::string ours_bwd_data_impl(DType t) {
     return gpuaccel::cpu::conv2d_backward_data_impl_used(
@@ -264,21 +323,27 @@ struct ConvLayer {
                                   own ? w_chosen_blocked.data() : w_bwd_blocked.data())},
                           {DNNL_ARG_DIFF_SRC, memory(pd.diff_src_desc(), eng, dx.data())}});
     }
-    if (which == 2) {
-      bwd_w.execute(strm,
-                    {{DNNL_ARG_SRC, memory(bwd_w_pd.src_desc(), eng, x.data())},
-                     {DNNL_ARG_DIFF_DST, memory(bwd_w_pd.diff_dst_desc(), eng, dy.data())},
-                     {DNNL_ARG_DIFF_WEIGHTS,
-                      memory(bwd_w_pd.diff_weights_desc(), eng, dw_blocked.data())},
-                     {DNNL_ARG_DIFF_BIAS, memory(bwd_w_pd.diff_bias_desc(), eng, db.data())}});
+    if (which == 2 || which == 4) {  // 2: the candidate ours chose; 4: oneDNN's pick
+      const bool own = which == 2 && chosen_w_differs;
+      const auto& pd = own ? chosen_w_pd : bwd_w_pd;
+      const int threads = omp_get_max_threads();
+      if (own && chosen_w_threads > 0) omp_set_num_threads(chosen_w_threads);
+      (own ? chosen_w : bwd_w)
+          .execute(strm, {{DNNL_ARG_SRC, memory(pd.src_desc(), eng, x.data())},
+                          {DNNL_ARG_DIFF_DST, memory(pd.diff_dst_desc(), eng, dy.data())},
+                          {DNNL_ARG_DIFF_WEIGHTS,
+                           memory(pd.diff_weights_desc(), eng,
+                                  own ? dw_chosen_blocked.data() : dw_blocked.data())},
+                          {DNNL_ARG_DIFF_BIAS, memory(pd.diff_bias_desc(), eng, db.data())}});
+      omp_set_num_threads(threads);
     }
     strm.wait();
   }
 };
 
 struct CnnTimes {
-  double ours = 0, raw = 0;  // raw: backward-data with the implementation ours chose
-  double raw_default = 0;    // raw with oneDNN's own backward-data pick throughout
+  double ours = 0, raw = 0;  // raw: the backward implementations (and threads) ours chose
+  double raw_default = 0;    // raw with oneDNN's own backward picks throughout
 };
 
 // One step's convolutions. `filters` scales every layer's filter count (4: the 4x-filter CNN of
@@ -294,7 +359,7 @@ CnnTimes bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t,
   }
   const char* kNames[] = {"fwd", "bwd_data", "bwd_weights"};
   CnnTimes total;
-  std::string choices;
+  std::string choices, weights_choices;
   for (size_t i = 0; i < layers.size(); ++i) {
     ConvLayer& l = layers[i];
     std::printf("  conv%zu %2lldx%2lldx%2lld->%2lld %-8s", i + 1, static_cast<long long>(l.h),
@@ -318,6 +383,19 @@ CnnTimes bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t,
                    first;
         if (l.chosen_differs) variants.push_back([&] { l.raw(eng, strm, 3); });
       }
+      if (which == 2) {
+        const double first_call = seconds([&] { l.ours(t, which); });
+        const std::string name = l.ours_bwd_weights_impl(t);
+        l.init_chosen_weights(eng, t, name);
+        char first[64];
+        std::snprintf(first, sizeof first, "; first call %.1f ms)", first_call * 1e3);
+        weights_choices += "  conv" + std::to_string(i + 1) + ": " + name +
+                           (l.chosen_w_differs ? std::string(" (oneDNN's pick: ") +
+                                                     l.bwd_w_pd.impl_info_str()
+                                               : std::string(" (oneDNN's pick")) +
+                           first + " [of " + l.ours_bwd_weights_impl(t, true) + "]";
+        if (l.chosen_w_differs) variants.push_back([&] { l.raw(eng, strm, 4); });
+      }
       const std::vector<double> s = race(variants, rounds);
       total.ours += s[0];
       total.raw += s[1];
@@ -329,6 +407,9 @@ CnnTimes bench_cnn(dnnl::engine& eng, dnnl::stream& strm, DType t,
   }
   std::printf("  backward-data implementations (setting '%s'):%s\n",
               gpuaccel::cpu::conv2d_backward_data_impl_setting().c_str(), choices.c_str());
+  std::printf("  backward-weights implementations (setting '%s'):%s\n",
+              gpuaccel::cpu::conv2d_backward_weights_impl_setting().c_str(),
+              weights_choices.c_str());
   std::printf("course CNN convs fwd+bwd, batch %lld, %-8s ours %7.3f ms | raw oneDNN %7.3f ms  "
               "ratio raw/ours %.3f (target >= 0.85) | raw with oneDNN's own picks %7.3f ms\n",
               static_cast<long long>(batch), gpuaccel::dtype_name(t), total.ours * 1e3,
@@ -370,8 +451,8 @@ void bench_tiny(dnnl::engine& eng, dnnl::stream& strm, int calls) {
 // `--cnn-floor BATCH f32|bf16 FILTERS ROUNDS`: only the course CNN's convolutions, ending with
 // a line "CNN_FLOOR_MS raw=<ms> ours=<ms> raw_default=<ms>" whose raw= benchmarks/train_cnn.py
 // and mixed_precision.py read (the raw oneDNN convolution floor of their step, measured in the
-// same invocation, with the backward-data implementations ours runs); raw_default= is the same
-// floor with oneDNN's own backward-data picks (equal when ours chose those).
+// same invocation, with the backward implementations and thread counts ours runs); raw_default=
+// is the same floor with oneDNN's own backward picks (equal when ours chose those).
 int cnn_floor(int argc, char** argv, dnnl::engine& eng, dnnl::stream& strm) {
   if (argc != 6) {
     std::fprintf(stderr, "usage: onednn_ops_bench --cnn-floor BATCH f32|bf16 FILTERS ROUNDS\n");

@@ -82,12 +82,21 @@ class ImplSetting {
 
 // oneDNN's implementations of `pd`'s operation in oneDNN's order: always the first (oneDNN's
 // own pick), then the others that are not reference kernels, at most kMaxImplCandidates. Each
-// is a snapshot (a clone fixed to one implementation). Advances `pd` to its last implementation.
+// is a snapshot (a clone fixed to one implementation). A name oneDNN lists again is left out:
+// 3.2 lists its convolution kernels twice (once in its channels-last group, once in its blocked
+// group; for the same operands the second is the same kernel), and a setting can only name the
+// first. Advances `pd` to its last implementation.
 template <class Pd>
 std::vector<Pd> implementation_candidates(Pd& pd) {
   std::vector<Pd> out{Pd(pd.get())};
+  const auto listed = [&out](const char* name) {
+    return std::any_of(out.begin(), out.end(),
+                       [name](const Pd& c) { return std::string(name) == c.impl_info_str(); });
+  };
   while (out.size() < kMaxImplCandidates && pd.next_impl()) {
-    if (!is_reference_impl(pd.impl_info_str())) out.push_back(Pd(pd.get()));
+    if (!is_reference_impl(pd.impl_info_str()) && !listed(pd.impl_info_str())) {
+      out.push_back(Pd(pd.get()));
+    }
   }
   return out;
 }
