@@ -181,6 +181,11 @@ void init_hardware(py::module_& m) {
         py::arg("setting"),
         "'measure', 'default' or a oneDNN implementation name (cpu/onednn_ops.h).");
   m.def("conv2d_backward_data_impl_setting", &cpu::conv2d_backward_data_impl_setting);
+  m.def("set_conv2d_backward_weights_impl", &cpu::set_conv2d_backward_weights_impl,
+        py::arg("setting"),
+        "'measure', 'default' or a oneDNN implementation name, optionally with '@1thread' "
+        "(cpu/onednn_ops.h).");
+  m.def("conv2d_backward_weights_impl_setting", &cpu::conv2d_backward_weights_impl_setting);
   m.def("nvml_report", &nvml_report_dict,
         "An nvidia-smi-like snapshot of every NVIDIA GPU through NVML, or why there is none.");
   m.def("cuda_synchronize", &cuda_synchronize, py::arg("physical_index"),

@@ -1,5 +1,7 @@
 """gpuaccel.config against TensorFlow's tf.config semantics: listing, visibility, memory growth,
 logical devices, device details, and every error path, on the CPU and on simulated GPUs."""
+import os
+
 import pytest
 
 import gpuaccel
@@ -180,29 +182,55 @@ def test_device_type_must_be_a_string():
         assert "incompatible function arguments" not in str(info.value)
 
 
-def test_op_determinism_fixes_the_conv_backward_data_implementation():
-    # 'measure' (the default) times oneDNN's backward-data implementations on a shape's first
-    # call, so two runs may pick differently; op determinism takes oneDNN's own pick instead,
-    # and leaves an implementation the user named alone.
+# The CPU backend's measured oneDNN implementation choices: (getter, setter, env var, a name).
+_IMPL_SETTINGS = {
+    "backward_data": ("conv2d_backward_data_impl_setting", "set_conv2d_backward_data_impl",
+                      "GPUACCEL_ONEDNN_CONV_BWD_DATA", "jit:avx2"),
+    "backward_weights": ("conv2d_backward_weights_impl_setting",
+                         "set_conv2d_backward_weights_impl", "GPUACCEL_ONEDNN_CONV_BWD_WEIGHTS",
+                         "jit:avx2@1thread"),
+}
+
+
+@pytest.mark.parametrize("which", sorted(_IMPL_SETTINGS))
+def test_op_determinism_fixes_the_conv_backward_implementation(which):
+    # 'measure' (the default) times oneDNN's backward implementations on a shape's first call,
+    # so two runs may pick differently; op determinism takes oneDNN's own pick instead, and
+    # leaves an implementation the user named alone.
     import warnings
     from gpuaccel import _C
+    getter, setter, _, named = _IMPL_SETTINGS[which]
+    get, set_ = getattr(_C, getter), getattr(_C, setter)
     experimental = config.experimental
-    before = _C.conv2d_backward_data_impl_setting()
+    before = get()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the GPU-determinism warning, with a GPU visible
-            _C.set_conv2d_backward_data_impl("measure")
+            set_("measure")
             experimental.enable_op_determinism()
-            assert _C.conv2d_backward_data_impl_setting() == "default"
+            assert get() == "default"
             experimental.disable_op_determinism()
-            assert _C.conv2d_backward_data_impl_setting() == "measure"
-            _C.set_conv2d_backward_data_impl("jit:avx2")
+            assert get() == "measure"
+            set_(named)
             experimental.enable_op_determinism()
-            assert _C.conv2d_backward_data_impl_setting() == "jit:avx2"
+            assert get() == named
             experimental.disable_op_determinism()
-            assert _C.conv2d_backward_data_impl_setting() == "jit:avx2"
+            assert get() == named
         with pytest.raises(gpuaccel.errors.InvalidArgumentError, match="'measure', 'default'"):
-            _C.set_conv2d_backward_data_impl("")
+            set_("")
     finally:
         experimental.disable_op_determinism()
-        _C.set_conv2d_backward_data_impl(before)
+        set_(before)
+
+
+@pytest.mark.parametrize("which", sorted(_IMPL_SETTINGS))
+def test_conv_backward_implementation_setting_starts_from_its_environment_variable(which):
+    import subprocess
+    import sys
+    getter, _, env_var, named = _IMPL_SETTINGS[which]
+    code = f"from gpuaccel import _C; print(_C.{getter}())"
+    for value, expected in ((named, named), ("", "measure")):
+        env = dict(os.environ, **{env_var: value})
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        assert out == expected, (env_var, value, out)

@@ -46,7 +46,14 @@ def reset_memory_stats(device):
     memory.reset_memory_stats(device)
 
 _op_determinism = False
-_measured_impls_switched_off = False  # enable_op_determinism turned 'measure' into 'default'
+# The CPU backend's measured oneDNN implementation choices, as (getter, setter) of _C, and those
+# that enable_op_determinism turned from 'measure' into 'default'.
+_MEASURED_IMPL_SETTINGS = {
+    "conv2d_backward_data": ("conv2d_backward_data_impl_setting", "set_conv2d_backward_data_impl"),
+    "conv2d_backward_weights": ("conv2d_backward_weights_impl_setting",
+                                "set_conv2d_backward_weights_impl"),
+}
+_measured_impls_switched_off = set()
 
 
 def enable_op_determinism():
@@ -54,17 +61,18 @@ def enable_op_determinism():
 
     On the CPU gpuaccel's ops already do for a fixed number of threads (static OpenMP
     schedules, oneDNN's fixed reduction order; random numbers are counter-based), except that
-    convolution backward-data times oneDNN's implementations on a shape's first call and keeps
-    the fastest, which may differ between runs: this makes it take oneDNN's own pick instead
-    (the setting 'default'; docs/benchmarks.md), unless an implementation was named. On a GPU
-    cuDNN may pick convolution backward algorithms that accumulate with atomics; choosing only
-    deterministic ones is not implemented yet, so with a GPU visible this warns
-    (docs/reliability.md)."""
-    global _op_determinism, _measured_impls_switched_off
+    convolution backward-data and backward-weights time oneDNN's implementations (and, for
+    backward-weights, one thread against all) on a shape's first call and keep the fastest,
+    which may differ between runs: this makes them take oneDNN's own pick instead (the setting
+    'default'; docs/benchmarks.md), unless an implementation was named. On a GPU cuDNN may pick
+    convolution backward algorithms that accumulate with atomics; choosing only deterministic
+    ones is not implemented yet, so with a GPU visible this warns (docs/reliability.md)."""
+    global _op_determinism
     _op_determinism = True
-    if _C.conv2d_backward_data_impl_setting() == "measure":
-        _C.set_conv2d_backward_data_impl("default")
-        _measured_impls_switched_off = True
+    for name, (getter, setter) in _MEASURED_IMPL_SETTINGS.items():
+        if getattr(_C, getter)() == "measure":
+            getattr(_C, setter)("default")
+            _measured_impls_switched_off.add(name)
     if _C.physical_devices("GPU"):
         import warnings
         warnings.warn("enable_op_determinism: gpuaccel does not yet restrict cuDNN to "
@@ -74,11 +82,13 @@ def enable_op_determinism():
 
 def disable_op_determinism():
     """Undoes ``enable_op_determinism`` (TF's name)."""
-    global _op_determinism, _measured_impls_switched_off
+    global _op_determinism
     _op_determinism = False
-    if _measured_impls_switched_off and _C.conv2d_backward_data_impl_setting() == "default":
-        _C.set_conv2d_backward_data_impl("measure")
-    _measured_impls_switched_off = False
+    for name in _measured_impls_switched_off:
+        getter, setter = _MEASURED_IMPL_SETTINGS[name]
+        if getattr(_C, getter)() == "default":
+            getattr(_C, setter)("measure")
+    _measured_impls_switched_off.clear()
 
 
 def is_op_determinism_enabled():
