@@ -9,8 +9,9 @@ and backward, float32 and bfloat16, with each build's ratio to A. The CPU's ISA 
 it and the load average are printed, since both decide how far the numbers can be trusted.
 
 A build is a binary, optionally followed by environment settings for it, comma-separated: the
-same 3.x binary twice, once with GPUACCEL_ONEDNN_CONV_BWD_DATA=default (oneDNN's own
-backward-data picks) and once without (gpuaccel's measured choice), is two builds.
+same 3.x binary twice, once with GPUACCEL_ONEDNN_CONV_BWD_DATA=default,
+GPUACCEL_ONEDNN_CONV_BWD_WEIGHTS=default (oneDNN's own backward picks) and once without
+(gpuaccel's measured choices), is two builds.
 
     python3 benchmarks/compare_onednn_builds.py A_BINARY B_BINARY[,VAR=VALUE...] ... \\
         [--rounds 5] [--threads 1 2]
