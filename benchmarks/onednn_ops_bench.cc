@@ -255,7 +255,8 @@ struct ConvLayer {
     do {
       found = name == it.impl_info_str();
     } while (!found && it.next_impl());
-    chosen_w_pd = dnnl::convolution_backward_weights::primitive_desc(found ? it.get() : first.get());
+    chosen_w_pd =
+        dnnl::convolution_backward_weights::primitive_desc(found ? it.get() : first.get());
     chosen_w_differs = chosen_w_threads > 0 || name != bwd_w_pd.impl_info_str();
     if (chosen_w_differs) {
       chosen_w = dnnl::convolution_backward_weights(chosen_w_pd);

@@ -632,7 +632,9 @@ TEST(OneDnnConvBackwardWeightsImpl, OneThreadVariantsOnlyWhenTheCallerHasMoreThr
   const ConvShape s = conv_shape(2, 10, 10, 8, 16, 3, 3);
   const BackwardWeightsOperands ops(DType::kFloat32, s, true);
   omp_set_num_threads(1);
-  for (const std::string& name : ops.candidates(s)) EXPECT_FALSE(is_one_thread_variant(name)) << name;
+  for (const std::string& name : ops.candidates(s)) {
+    EXPECT_FALSE(is_one_thread_variant(name)) << name;
+  }
   // Named anyway on one thread: the implementation, created on the caller's (single) thread.
   set_conv2d_backward_weights_impl(ops.candidates(s).at(0) + "@1thread");
   run_conv_case(DType::kFloat32, s, true, 140);
@@ -644,7 +646,8 @@ TEST(OneDnnConvBackwardWeightsImpl, MeasuredOnceThenCached) {
   BackwardWeightsSettingGuard guard;
   omp_set_num_threads(2);
   set_conv2d_backward_weights_impl("measure");
-  const ConvShape s = conv_shape(3, 11, 12, 16, 24, 3, 3);  // used by no other backward-weights test
+  // A shape no other backward-weights test uses (its choice is made here, not before).
+  const ConvShape s = conv_shape(3, 11, 12, 16, 24, 3, 3);
   const BackwardWeightsOperands ops(DType::kFloat32, s, true);
   EXPECT_EQ(ops.used(s), "");
   const int64_t choices = onednn_conv2d_backward_weights_choices();

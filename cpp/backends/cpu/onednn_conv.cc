@@ -322,7 +322,8 @@ void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2
   const std::string setting = backward_data_setting().get();
   auto e = cached<BackwardDataEntry>(backward_data_key(dy, w, p, dx, setting), [&] {
     auto entry = std::make_shared<BackwardDataEntry>();
-    entry->pd = backward_data_choice(setting, dy, w, p, dx).pd;
+    const BackwardDataChoice choice = backward_data_choice(setting, dy, w, p, dx);
+    entry->pd = choice.pd;
     g_backward_data_choices.fetch_add(1, std::memory_order_relaxed);
     entry->prim = make_primitive<dnnl::convolution_backward_data>(entry->pd);
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
@@ -439,7 +440,9 @@ void backward_weights_native(const TensorView& x, const TensorView& dy, const Co
             [&] { return backward_weights_pd(x, dy, p, dw, dbias); },
             [&](const Choice& c) -> std::function<void()> {
               std::shared_ptr<BackwardWeightsEntry> trial = backward_weights_entry(c, dw);
-              return [trial, &x, &dy, &dw, dbias] { run_backward_weights(*trial, x, dy, dw, dbias); };
+              return [trial, &x, &dy, &dw, dbias] {
+                run_backward_weights(*trial, x, dy, dw, dbias);
+              };
             });
         g_backward_weights_choices.fetch_add(1, std::memory_order_relaxed);
         ScopedOmpThreads scope(choice.threads);
@@ -543,7 +546,8 @@ std::string conv2d_backward_weights_impl_used(const TensorView& x, const TensorV
       backward_weights_key(native_view(x), native_view(dy), p, native_view(dw),
                            dbias != nullptr ? &db : nullptr, backward_weights_setting().get())));
   if (found == nullptr) return std::string();
-  return ImplChoice<dnnl::convolution_backward_weights::primitive_desc>{found->pd, found->threads}
+  return ImplChoice<dnnl::convolution_backward_weights::primitive_desc>{found->pd, found->threads,
+                                                                        nullptr}
       .name();
 }
 

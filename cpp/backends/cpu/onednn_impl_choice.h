@@ -128,11 +128,13 @@ size_t fastest_candidate(const std::vector<std::function<void()>>& runs);
 std::mutex& measurement_mutex();
 
 // An implementation and the OpenMP thread count its descriptor was created for and its
-// primitive must be created and run with (0: the caller's count).
+// primitive must be created and run with (0: the caller's count). `descs` keeps what the
+// descriptor was made with (its forward hint) alive until the primitive has been created.
 template <class Pd>
 struct ImplChoice {
   Pd pd;
   int threads = 0;
+  std::shared_ptr<const void> descs;
   std::string name() const {
     return std::string(pd.impl_info_str()) + (threads == 1 ? kOneThreadSuffix : "");
   }
@@ -148,18 +150,19 @@ template <class MakeDescs, class Holder = decltype(std::declval<MakeDescs>()()),
           class Pd = decltype(std::declval<Holder>().pd)>
 std::vector<ImplChoice<Pd>> implementation_choices(const MakeDescs& make_descs,
                                                    bool one_thread_variants) {
-  Holder full = make_descs();
-  const std::vector<Pd> all = implementation_candidates(full.pd);
+  auto full = std::make_shared<Holder>(make_descs());
+  const std::vector<Pd> all = implementation_candidates(full->pd);
   std::vector<Pd> single;
+  std::shared_ptr<Holder> made;
   if (one_thread_variants && omp_get_max_threads() > 1) {
     ScopedOmpThreads one(1);
-    Holder made = make_descs();
-    single = implementation_candidates(made.pd);
+    made = std::make_shared<Holder>(make_descs());
+    single = implementation_candidates(made->pd);
   }
   std::vector<ImplChoice<Pd>> out;
   for (size_t i = 0; i < std::max(all.size(), single.size()); ++i) {
-    if (i < all.size()) out.push_back({all[i], 0});
-    if (i < single.size()) out.push_back({single[i], 1});
+    if (i < all.size()) out.push_back({all[i], 0, full});
+    if (i < single.size()) out.push_back({single[i], 1, made});
   }
   return out;
 }
@@ -175,7 +178,10 @@ template <class MakeDescs, class MakeTrial,
           class Pd = decltype(std::declval<Holder>().pd)>
 ImplChoice<Pd> choose_implementation(const std::string& setting, bool one_thread_variants,
                                      const MakeDescs& make_descs, const MakeTrial& make_trial) {
-  if (setting == kDefaultImpl) return {make_descs().pd, 0};
+  if (setting == kDefaultImpl) {
+    auto made = std::make_shared<Holder>(make_descs());
+    return {made->pd, 0, made};
+  }
   if (setting != kMeasureImpls) {
     std::string name = setting;
     int threads = 0;
@@ -186,8 +192,8 @@ ImplChoice<Pd> choose_implementation(const std::string& setting, bool one_thread
       threads = 1;
     }
     ScopedOmpThreads scope(threads);
-    Holder made = make_descs();
-    return {implementation_named(made.pd, name), threads};
+    auto made = std::make_shared<Holder>(make_descs());
+    return {implementation_named(made->pd, name), threads, made};
   }
   std::lock_guard<std::mutex> one_at_a_time(measurement_mutex());
   const std::vector<ImplChoice<Pd>> choices =
