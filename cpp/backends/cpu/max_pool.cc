@@ -86,15 +86,46 @@ inline void store_run(const float* values, BFloat16* run, int64_t n) { f32_to_bf
 
 // ---- the loops, each a struct whose static run() is inlined into every ISA's instantiation ----
 
+// The maximum over `count` input runs of `channels` floats, in registers: one pass over the
+// channels, reading each run once and writing out and the argmax once (a running maximum kept
+// in `out` instead made GCC emit masked stores whose reloads stall store forwarding, measured
+// slower on AVX2 than the SSE build). Strictly greater: ties keep the first position in scan
+// order. A NaN is taken and then kept (a number never compares greater than it): pooling
+// propagates NaN. kCount > 0 is a window size known at compile time (unrolled); 0 means `count`.
+template <int kCount>
+[[gnu::always_inline]] inline void max_of_runs(const float* const* runs, const float* k_of,
+                                               int count, int64_t channels,
+                                               float* __restrict out, float* __restrict kb) {
+  const int n = kCount > 0 ? kCount : count;
+  const float* r[kCount > 0 ? kCount : 1];
+  if constexpr (kCount > 0) {
+#pragma GCC unroll 16
+    for (int j = 0; j < kCount; ++j) r[j] = runs[j];
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    float best = runs[0][c], k = k_of[0];
+#pragma GCC unroll 16
+    for (int j = 1; j < n; ++j) {
+      const float v = kCount > 0 ? r[j][c] : runs[j][c];
+      const bool take = (v > best) | (v != v);
+      best = take ? v : best;
+      k = take ? k_of[j] : k;
+    }
+    out[c] = best;
+    kb[c] = k;
+  }
+}
+
 // Forward over output rows [begin, end) (row = one (n, oh, ow) position, all channels).
 template <typename S>
 struct ForwardRows {
-  // Per-thread scratch: the running argmax as floats, so the compare-and-select loop stays in
-  // 32-bit lanes and vectorizes (it becomes bytes once per output row); for bf16 also the
-  // widened input row and the running maximum (bf16 rows are compared as floats).
+  // Per-thread scratch: the argmax as floats, so the compare-and-select loop stays in 32-bit
+  // lanes and vectorizes (it becomes bytes once per output row); for bf16 also the window's
+  // input rows widened (one run of channels per position) and the maximum (bf16 rows are
+  // compared as floats).
   struct Scratch {
     float* best_k;
-    float* widened;
+    float* widened;  // window_h * window_w runs for bf16, else unused
     float* best_v;
   };
 
@@ -103,48 +134,39 @@ struct ForwardRows {
                                                 Share rows, const Scratch& s) {
     constexpr bool kWide = std::is_same_v<S, float>;
     const int64_t channels = d.c;
+    const float* runs[256];
+    float k_of[256];
     for (int64_t r = rows.begin; r < rows.end; ++r) {
       const int64_t n = r / (d.oh * d.ow), oh = (r / d.ow) % d.oh, ow = r % d.ow;
-      float* __restrict out;
-      if constexpr (kWide) {
-        out = dst + r * channels;
-      } else {
-        out = s.best_v;
-      }
-      float* __restrict kb = s.best_k;
-      bool first = true;
+      float* out = kWide ? reinterpret_cast<float*>(dst + r * channels) : s.best_v;
+      // The window's positions inside the image, in scan order.
+      int count = 0;
       for (int64_t kh = 0; kh < p.window_h; ++kh) {
         const int64_t ih = oh * p.stride_h - p.pad_top + kh;
         if (ih < 0 || ih >= d.h) continue;
         for (int64_t kw = 0; kw < p.window_w; ++kw) {
           const int64_t iw = ow * p.stride_w - p.pad_left + kw;
           if (iw < 0 || iw >= d.w) continue;
-          const float* __restrict in =
-              as_f32(src + ((n * d.h + ih) * d.w + iw) * channels, s.widened, channels);
-          const float k = static_cast<float>(kh * p.window_w + kw);
-          if (first) {
-            std::memcpy(out, in, static_cast<size_t>(channels) * sizeof(float));
-            std::fill(kb, kb + channels, k);
-            first = false;
-            continue;
-          }
-          // Strictly greater: ties keep the first position in scan order. A NaN is taken and
-          // then kept (a number never compares greater than it): pooling propagates NaN.
-          for (int64_t c = 0; c < channels; ++c) {
-            const float v = in[c], o = out[c];
-            const bool take = (v > o) | (v != v);
-            out[c] = take ? v : o;
-            kb[c] = take ? k : kb[c];
-          }
+          float* widened_run = kWide ? nullptr : s.widened + count * channels;
+          runs[count] = as_f32(src + ((n * d.h + ih) * d.w + iw) * channels, widened_run, channels);
+          k_of[count] = static_cast<float>(kh * p.window_w + kw);
+          ++count;
         }
       }
-      if (first) {  // a window entirely in the padding (only with unusual padding): -inf, as TF
+      if (count == 4) {
+        max_of_runs<4>(runs, k_of, count, channels, out, s.best_k);
+      } else if (count == 9) {
+        max_of_runs<9>(runs, k_of, count, channels, out, s.best_k);
+      } else if (count > 0) {
+        max_of_runs<0>(runs, k_of, count, channels, out, s.best_k);
+      } else {  // a window entirely in the padding (only with unusual padding): -inf, as TF
         std::fill(out, out + channels, -INFINITY);
-        std::fill(kb, kb + channels, 0.0f);
+        std::fill(s.best_k, s.best_k + channels, 0.0f);
       }
       store_run(out, dst + r * channels, channels);
       if (workspace != nullptr) {
         uint8_t* __restrict arg = workspace + r * channels;
+        const float* __restrict kb = s.best_k;
         for (int64_t c = 0; c < channels; ++c) arg[c] = static_cast<uint8_t>(kb[c]);
       }
     }
@@ -284,7 +306,7 @@ void max_pool_forward_typed(const TensorView& x, const Pool2dParams& p, const Te
 #pragma omp parallel if (parallel_worth_it(rows * d.c))
   {
     std::vector<float> best_k(static_cast<size_t>(d.c));
-    std::vector<float> widened(kWide ? 0 : static_cast<size_t>(d.c));
+    std::vector<float> widened(kWide ? 0 : static_cast<size_t>(p.window_h * p.window_w * d.c));
     std::vector<float> best_v(kWide ? 0 : static_cast<size_t>(d.c));
     const typename ForwardRows<S>::Scratch scratch{best_k.data(), widened.data(), best_v.data()};
     run_loop<ForwardRows<S>>(isa, src, dst, workspace, d, p, this_thread_share(rows), scratch);
