@@ -238,6 +238,27 @@ TEST(MaxPool, NanPropagatesOnEveryPath) {
   }
 }
 
+TEST(MaxPool, Bfloat16NanComesOutQuietOnEveryPath) {
+  // A signalling NaN pattern: the result carries the quiet bit, the bits a widen-and-round-back
+  // through float gives (bf16_convert.h).
+  const uint16_t signalling = 0x7f81;
+  const uint16_t expected = BFloat16::from_float(BFloat16{signalling}.to_float()).bits;
+  ASSERT_EQ(expected, 0x7fc1);
+  const int64_t c = 21;
+  std::vector<BFloat16> x(static_cast<size_t>(4 * 4 * c), BFloat16::from_float(-2.0f));
+  x[static_cast<size_t>((2 * 4 + 3) * c + 20)] = BFloat16{signalling};  // window (1, 1), position 3
+  for (MaxPoolIsa isa : runnable_paths()) {
+    const ScopedMaxPoolIsa forced(isa);
+    std::vector<BFloat16> y(static_cast<size_t>(2 * 2 * c));
+    direct_max_pool_forward(nhwc(x.data(), DType::kBFloat16, 1, 4, 4, c), pool(2, 2, 2, 2),
+                            nhwc(y.data(), DType::kBFloat16, 1, 2, 2, c), nullptr);
+    for (size_t i = 0; i < y.size(); ++i) {
+      const uint16_t want = i == static_cast<size_t>(3 * c + 20) ? expected : uint16_t{0xc000};
+      EXPECT_EQ(y[i].bits, want) << max_pool_isa_name(isa) << " " << i;
+    }
+  }
+}
+
 TEST(MaxPool, ForcingAPathTheCpuLacksIsATypedErrorAndTheChoiceIsRestored) {
   const MaxPoolIsa before = max_pool_isa();
   EXPECT_TRUE(max_pool_isa_supported(before));

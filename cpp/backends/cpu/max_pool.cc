@@ -1,5 +1,7 @@
 // The direct NHWC max-pooling loops (see max_pool.h for why they exist), in float32 or in
-// bfloat16 (rows widened and narrowed with bf16_convert.h, never a staged copy of the tensor).
+// bfloat16, never through a staged copy of the tensor: the forward and the disjoint backward
+// only select, so they read bf16 bits directly; the scattering backward sums rows widened with
+// bf16_convert.h and rounds once.
 // Each loop is written once, as an always-inline body, and instantiated per ISA inside a
 // function with that ISA's target attribute, where the compiler vectorizes it for that ISA. The
 // OpenMP regions stay in plain x86-64 code and hand each thread its share of rows.
@@ -86,59 +88,68 @@ inline void store_run(const float* values, BFloat16* run, int64_t n) { f32_to_bf
 
 // ---- the loops, each a struct whose static run() is inlined into every ISA's instantiation ----
 
-// The maximum over `count` input runs of `channels` floats, in registers: one pass over the
+// A stored element as a float and back, inside the loops. The forward's result is always one
+// of its inputs, so bfloat16 needs no rounding: widening is a shift and narrowing a truncation,
+// with NaNs quieted as bf16_convert.h does (the same bits as its round trip).
+[[gnu::always_inline]] inline float widen(float v) { return v; }
+[[gnu::always_inline]] inline float widen(BFloat16 v) {
+  const uint32_t bits = static_cast<uint32_t>(v.bits) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+[[gnu::always_inline]] inline float narrow_exact(float v, float) { return v; }
+[[gnu::always_inline]] inline BFloat16 narrow_exact(float v, BFloat16) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  const auto high = static_cast<uint16_t>(bits >> 16);
+  return BFloat16{static_cast<uint16_t>((high & 0x7fff) > 0x7f80 ? high | 0x0040 : high)};
+}
+
+// The maximum over `count` input runs of `channels` elements, in registers: one pass over the
 // channels, reading each run once and writing out and the argmax once (a running maximum kept
 // in `out` instead made GCC emit masked stores whose reloads stall store forwarding, measured
 // slower on AVX2 than the SSE build). Strictly greater: ties keep the first position in scan
 // order. A NaN is taken and then kept (a number never compares greater than it): pooling
 // propagates NaN. kCount > 0 is a window size known at compile time (unrolled); 0 means `count`.
-template <int kCount>
-[[gnu::always_inline]] inline void max_of_runs(const float* const* runs, const float* k_of,
-                                               int count, int64_t channels,
-                                               float* __restrict out, float* __restrict kb) {
+template <int kCount, typename S>
+[[gnu::always_inline]] inline void max_of_runs(const S* const* runs, const float* k_of, int count,
+                                               int64_t channels, S* __restrict out,
+                                               float* __restrict kb) {
   const int n = kCount > 0 ? kCount : count;
-  const float* r[kCount > 0 ? kCount : 1];
+  const S* r[kCount > 0 ? kCount : 1];
   if constexpr (kCount > 0) {
 #pragma GCC unroll 16
     for (int j = 0; j < kCount; ++j) r[j] = runs[j];
   }
   for (int64_t c = 0; c < channels; ++c) {
-    float best = runs[0][c], k = k_of[0];
+    float best = widen(runs[0][c]), k = k_of[0];
 #pragma GCC unroll 16
     for (int j = 1; j < n; ++j) {
-      const float v = kCount > 0 ? r[j][c] : runs[j][c];
+      const float v = widen(kCount > 0 ? r[j][c] : runs[j][c]);
       const bool take = (v > best) | (v != v);
       best = take ? v : best;
       k = take ? k_of[j] : k;
     }
-    out[c] = best;
+    out[c] = narrow_exact(best, S{});
     kb[c] = k;
   }
 }
 
 // Forward over output rows [begin, end) (row = one (n, oh, ow) position, all channels).
+// `best_k` (per thread, `channels` floats) holds the argmax as floats, so the compare-and-select
+// loop stays in 32-bit lanes and vectorizes; it becomes bytes once per output row.
 template <typename S>
 struct ForwardRows {
-  // Per-thread scratch: the argmax as floats, so the compare-and-select loop stays in 32-bit
-  // lanes and vectorizes (it becomes bytes once per output row); for bf16 also the window's
-  // input rows widened (one run of channels per position) and the maximum (bf16 rows are
-  // compared as floats).
-  struct Scratch {
-    float* best_k;
-    float* widened;  // window_h * window_w runs for bf16, else unused
-    float* best_v;
-  };
-
   [[gnu::always_inline]] static inline void run(const S* src, S* dst, uint8_t* workspace,
                                                 const Dims& d, const Pool2dParams& p,
-                                                Share rows, const Scratch& s) {
-    constexpr bool kWide = std::is_same_v<S, float>;
+                                                Share rows, float* best_k) {
     const int64_t channels = d.c;
-    const float* runs[256];
+    const S* runs[256];
     float k_of[256];
     for (int64_t r = rows.begin; r < rows.end; ++r) {
       const int64_t n = r / (d.oh * d.ow), oh = (r / d.ow) % d.oh, ow = r % d.ow;
-      float* out = kWide ? reinterpret_cast<float*>(dst + r * channels) : s.best_v;
+      S* out = dst + r * channels;
       // The window's positions inside the image, in scan order.
       int count = 0;
       for (int64_t kh = 0; kh < p.window_h; ++kh) {
@@ -147,26 +158,24 @@ struct ForwardRows {
         for (int64_t kw = 0; kw < p.window_w; ++kw) {
           const int64_t iw = ow * p.stride_w - p.pad_left + kw;
           if (iw < 0 || iw >= d.w) continue;
-          float* widened_run = kWide ? nullptr : s.widened + count * channels;
-          runs[count] = as_f32(src + ((n * d.h + ih) * d.w + iw) * channels, widened_run, channels);
+          runs[count] = src + ((n * d.h + ih) * d.w + iw) * channels;
           k_of[count] = static_cast<float>(kh * p.window_w + kw);
           ++count;
         }
       }
       if (count == 4) {
-        max_of_runs<4>(runs, k_of, count, channels, out, s.best_k);
+        max_of_runs<4>(runs, k_of, count, channels, out, best_k);
       } else if (count == 9) {
-        max_of_runs<9>(runs, k_of, count, channels, out, s.best_k);
+        max_of_runs<9>(runs, k_of, count, channels, out, best_k);
       } else if (count > 0) {
-        max_of_runs<0>(runs, k_of, count, channels, out, s.best_k);
+        max_of_runs<0>(runs, k_of, count, channels, out, best_k);
       } else {  // a window entirely in the padding (only with unusual padding): -inf, as TF
-        std::fill(out, out + channels, -INFINITY);
-        std::fill(s.best_k, s.best_k + channels, 0.0f);
+        std::fill(out, out + channels, narrow_exact(-INFINITY, S{}));
+        std::fill(best_k, best_k + channels, 0.0f);
       }
-      store_run(out, dst + r * channels, channels);
       if (workspace != nullptr) {
         uint8_t* __restrict arg = workspace + r * channels;
-        const float* __restrict kb = s.best_k;
+        const float* __restrict kb = best_k;
         for (int64_t c = 0; c < channels; ++c) arg[c] = static_cast<uint8_t>(kb[c]);
       }
     }
@@ -297,7 +306,6 @@ void run_loop(MaxPoolIsa isa, Args... args) {
 template <typename S>
 void max_pool_forward_typed(const TensorView& x, const Pool2dParams& p, const TensorView& y,
                             uint8_t* workspace) {
-  constexpr bool kWide = std::is_same_v<S, float>;
   const MaxPoolIsa isa = max_pool_isa();
   const Dims d = dims_of(x, y);
   const int64_t rows = d.n * d.oh * d.ow;
@@ -306,10 +314,8 @@ void max_pool_forward_typed(const TensorView& x, const Pool2dParams& p, const Te
 #pragma omp parallel if (parallel_worth_it(rows * d.c))
   {
     std::vector<float> best_k(static_cast<size_t>(d.c));
-    std::vector<float> widened(kWide ? 0 : static_cast<size_t>(p.window_h * p.window_w * d.c));
-    std::vector<float> best_v(kWide ? 0 : static_cast<size_t>(d.c));
-    const typename ForwardRows<S>::Scratch scratch{best_k.data(), widened.data(), best_v.data()};
-    run_loop<ForwardRows<S>>(isa, src, dst, workspace, d, p, this_thread_share(rows), scratch);
+    run_loop<ForwardRows<S>>(isa, src, dst, workspace, d, p, this_thread_share(rows),
+                             best_k.data());
   }
 }
 
