@@ -3,6 +3,10 @@
 // (the training forward) ran ~10x slower than a plain pass over the same bytes (10 ms for the
 // course CNN's first pooling at batch 64, vs 0.8 ms for a relu of its input), which made the
 // two poolings about a third of a training step. The loops here vectorize over channels.
+//
+// The library is built for plain x86-64, so each loop is also compiled for AVX2 and AVX-512F
+// (target attributes, as bf16_convert.h does) and the widest one the CPU supports runs. Max and
+// select are exact, so every path gives the same bits.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +15,28 @@
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel::cpu {
+
+enum class MaxPoolIsa { kBaseline, kAvx2, kAvx512 };
+
+// The path pooling runs on: the one forced by ScopedMaxPoolIsa, else the widest this CPU has.
+MaxPoolIsa max_pool_isa();
+const char* max_pool_isa_name(MaxPoolIsa isa);
+// Whether this CPU can run `isa` (tests run every path the machine has).
+bool max_pool_isa_supported(MaxPoolIsa isa);
+
+// Forces every max pooling in the process onto `isa` while it lives (tests and benchmarks run
+// each path through the real entry points); throws InvalidArgument when the CPU lacks `isa`.
+// Not for concurrent use: the previous choice is restored on destruction.
+class ScopedMaxPoolIsa {
+ public:
+  explicit ScopedMaxPoolIsa(MaxPoolIsa isa);
+  ~ScopedMaxPoolIsa();
+  ScopedMaxPoolIsa(const ScopedMaxPoolIsa&) = delete;
+  ScopedMaxPoolIsa& operator=(const ScopedMaxPoolIsa&) = delete;
+
+ private:
+  int previous_;
+};
 
 // Whether max pooling with these parameters runs here (every max pooling whose window has at
 // most 255 positions, so the argmax fits in a byte). The forward and the backward decide the
