@@ -462,6 +462,23 @@ TEST(OneDnnConv, RepeatedStepCreatesNoPrimitive) {
   EXPECT_EQ(onednn_primitive_cache_size(), cached);
 }
 
+// oneDNN fixes a primitive's thread count at creation: a caller at another count gets its own.
+TEST(OneDnnConv, OtherThreadCountGetsItsOwnPrimitive) {
+  const int threads = omp_get_max_threads();
+  ConvShape s = conv_shape(2, 10, 9, 4, 8, 3, 3);
+  omp_set_num_threads(2);
+  run_conv_case(DType::kFloat32, s, true, 29);
+  const int64_t created = onednn_primitives_created();
+  omp_set_num_threads(1);
+  run_conv_case(DType::kFloat32, s, true, 30);  // also checks the one-thread results
+  const int64_t created_at_one = onednn_primitives_created();
+  EXPECT_GT(created_at_one, created);
+  omp_set_num_threads(2);
+  run_conv_case(DType::kFloat32, s, true, 31);  // back at two: the first entries again
+  EXPECT_EQ(onednn_primitives_created(), created_at_one);
+  omp_set_num_threads(threads);
+}
+
 // ---------------------------------------------------------------------------------------------
 // conv2d backward-data: the choice among oneDNN's implementations (set_conv2d_backward_data_impl)
 

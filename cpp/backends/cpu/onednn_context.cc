@@ -3,6 +3,7 @@
 #include "backends/cpu/onednn_context.h"
 
 #include <oneapi/dnnl/dnnl_debug.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -152,13 +153,24 @@ KeyBuilder& KeyBuilder::add(const TensorView& v) {
   return *this;
 }
 
+namespace {
+// oneDNN fixes a primitive's thread count when it is created (its jit kernels split the work
+// for omp_get_max_threads() of the creating thread, and its own cache keys on that count), so an
+// entry made at one count must not serve a caller at another: a replica thread limited to one
+// thread would otherwise run a two-thread primitive (oversubscribing the cores), and a student
+// who raises the thread count after a first call would keep running single-threaded.
+std::string thread_scoped(const std::string& key) {
+  return key + "|threads=" + std::to_string(omp_get_max_threads());
+}
+}  // namespace
+
 std::shared_ptr<void> cache_lookup(const std::string& key,
                                    const std::function<std::shared_ptr<void>()>& make) {
-  return PrimitiveCache::instance().lookup(key, make);
+  return PrimitiveCache::instance().lookup(thread_scoped(key), make);
 }
 
 std::shared_ptr<void> cache_find(const std::string& key) {
-  return PrimitiveCache::instance().find(key);
+  return PrimitiveCache::instance().find(thread_scoped(key));
 }
 
 dnnl::primitive_attr default_attr() {
