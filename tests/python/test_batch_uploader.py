@@ -3,7 +3,9 @@ fake CUDA library, whose copy stream runs its DMAs only when an event behind the
 (the slowest possible copy engine), trains to exactly the numbers of a fit that uploads on the
 compute stream, eagerly and with CUDA graphs, from arrays and from a prefetched Dataset, with every upload on the copy stream and no wait
 on an event never recorded; and, marked ``gpu`` (benchmarks/gpu_session.sh runs it on the device
-machine), the same comparison on a real GPU. Ordering itself (the host never waits for a step,
+machine), the same comparison on a real GPU. predict (train/predictor.h) uploads through the
+same BatchPlacement: on the fake its outputs equal the CPU model's, from arrays and from a
+prefetched Dataset, with every batch on the copy stream. Ordering itself (the host never waits for a step,
 slots reused only after their events) is tested in C++ (tests/cpp/batch_uploader_test.cc)."""
 import numpy as np
 import pytest
@@ -97,6 +99,68 @@ def test_uploads_on_the_copy_stream_train_exactly_as_uploads_on_the_compute_stre
     assert d["replays"] == 13
     for key in ("loss", "accuracy", "val_loss", "weights"):
         assert d[key] == r["auto_copy"][key], key
+
+
+PREDICT_PROBE = FAKE_COUNTERS + r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(72, 8)).astype('float32')  # 4 batches of 16, then one of 8
+
+def model_on(device):
+    ga.random.set_seed(1)
+    with ga.device(device):
+        return keras.Sequential([keras.Input((8,)), keras.layers.Dense(4, activation='relu'),
+                                 keras.layers.Dense(2)])
+
+cpu = model_on('/CPU:0')
+gpu = model_on('/GPU:0')  # not compiled: predict needs no loss
+gpu.set_weights(cpu.get_weights())
+names = [f[0] for f in fake_counters._fields_]
+
+def predict(copy_stream, dataset=False):
+    predictor = gpu._predictor()
+    predictor.upload_on_copy_stream = copy_stream
+    uploads = predictor.copy_stream_uploads
+    before = {n: getattr(fake_counters, n) for n in names}
+    if dataset:  # prefetched on a C++ thread, made under the GPU's scope
+        with ga.device('/GPU:0'):
+            data = ga.data.Dataset.from_tensor_slices(x).batch(16).prefetch(ga.data.AUTOTUNE)
+        out = gpu.predict(data, verbose=0)
+    else:
+        out = gpu.predict(x, batch_size=16, verbose=0)
+    delta = {n: getattr(fake_counters, n) - before[n] for n in names}
+    return {'out': out.tolist(), 'uploads': gpu._predictor().copy_stream_uploads - uploads,
+            'counters': delta}
+
+out = {'cpu': cpu.predict(x, batch_size=16, verbose=0).tolist(),
+       'copy': predict(True), 'compute': predict(False), 'dataset': predict(True, dataset=True),
+       'on_batch': gpu.predict_on_batch(x[:5]).tolist()}
+print(json.dumps(out))
+"""
+
+
+def test_predict_uploads_on_the_copy_stream_and_gives_the_cpu_models_outputs():
+    r = run_with_fake(PREDICT_PROBE)
+    # The fake runs copy-stream DMAs only when an event behind them is waited for: an output
+    # computed from an upload the compute stream did not wait for would not be the CPU's.
+    np.testing.assert_allclose(r["copy"]["out"], r["cpu"], rtol=1e-6, atol=1e-6)
+    assert r["copy"]["out"] == r["compute"]["out"] == r["dataset"]["out"]
+    np.testing.assert_allclose(r["on_batch"], r["cpu"][:5], rtol=1e-6, atol=1e-6)
+    for run in ("copy", "dataset"):
+        c = r[run]["counters"]
+        # Five batches of x, each on the copy stream; the compute stream waits for each, and
+        # the copy stream for the step that read a slot before refilling it.
+        assert r[run]["uploads"] == 5, run
+        assert c["copy_stream_copies"] == 5, run
+        assert c["stream_waits"] == 10, run
+        assert c["unrecorded_waits"] == 0 and c["synchronizes"] == 0, run
+        # The outputs are read back once per batch (predict returns NumPy), nothing more.
+        assert c["copies_to_host"] == r["compute"]["counters"]["copies_to_host"] == 5, run
+    assert r["compute"]["uploads"] == 0 and r["compute"]["counters"]["copy_stream_copies"] == 0
 
 
 def _course_cnn_fit(copy_stream, jit_compile, steps=20, batch=32):
