@@ -1,6 +1,8 @@
 // See batch_placement.h.
 #include "train/batch_placement.h"
 
+#include <utility>
+
 #include "memory/memory_manager.h"
 #include "ops/shape_ops.h"
 
@@ -14,17 +16,23 @@ bool same_device(const LogicalDevice& a, const LogicalDevice& b) {
 }  // namespace
 
 std::vector<Tensor> BatchPlacement::place(std::vector<Tensor> batch, const std::vector<Tensor>& params) {
-  bool from_host = !params.empty() && !params[0].is_cpu() && upload_on_copy_stream_;
+  if (params.empty()) {
+    uploader_.reset();
+    return batch;
+  }
+  return place_on(std::move(batch), params[0].device());
+}
+
+std::vector<Tensor> BatchPlacement::place_on(std::vector<Tensor> batch, const LogicalDevice& device) {
+  bool from_host = device.type != DeviceType::kCPU && upload_on_copy_stream_;
   for (const Tensor& t : batch) from_host = from_host && t.defined() && t.is_cpu();
   if (!from_host) {
     uploader_.reset();
-    if (params.empty()) return batch;
     for (Tensor& t : batch) {
-      if (t.defined() && !same_device(t.device(), params[0].device())) t = to_device(t, params[0].device());
+      if (t.defined() && !same_device(t.device(), device)) t = to_device(t, device);
     }
     return batch;
   }
-  const LogicalDevice& device = params[0].device();
   if (uploader_ && !same_device(uploader_->device(), device)) uploader_.reset();
   if (!uploader_) {
     uploader_ = std::make_unique<BatchUploader>(backend_for(device), device,

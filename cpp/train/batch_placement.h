@@ -1,8 +1,9 @@
 // Where a step's input batch goes before the step reads it: host batches of a model whose
 // weights live on a GPU go through a BatchUploader (train/batch_uploader.h: the copy stream,
 // pinned double-buffered slots, event-ordered), anything else is moved (or left) as the ops
-// would. One object per stepping loop, shared by the Trainer (fit, evaluate) and the Predictor
-// (predict), so every kind of step overlaps batch i+1's copy with step i the same way.
+// would. One object per stepping loop, shared by the Trainer (fit, evaluate), the Predictor
+// (predict) and a GPU-scoped prefetched Dataset iterated outside fit (bindings/data.cc), so
+// each overlaps batch i+1's copy with step i the same way.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,8 @@ class BatchPlacement {
   // upload_on_copy_stream() is on: the returned tensors are then the uploader's buffers, valid
   // for work queued on the compute stream before release(), and overwritten two uploads later.
   std::vector<Tensor> place(std::vector<Tensor> batch, const std::vector<Tensor>& params);
+  // The same onto `device` (a prefetched Dataset iterated under a GPU's scope).
+  std::vector<Tensor> place_on(std::vector<Tensor> batch, const LogicalDevice& device);
   // The work reading the last placed batch has been queued (a no-op when it was not uploaded).
   void release();
 

@@ -106,7 +106,7 @@ TEST_F(NcclOnGpu, OverlappedBucketsWaitForTheirGradientsOnTheComputeStream) {
     params.push_back(on_gpu(std::vector<float>(size_t(n), 1.0f + float(i)), 0));
     params.back().impl()->requires_grad = true;
   }
-  std::vector<float> x_values(size_t(n));
+  std::vector<float> x_values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) x_values[size_t(i)] = float(i % 7) - 3.0f;
   const Tensor x = on_gpu(x_values, 0);
   auto loss_of = [&] {

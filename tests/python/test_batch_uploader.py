@@ -5,7 +5,9 @@ compute stream, eagerly and with CUDA graphs, from arrays and from a prefetched 
 on an event never recorded; and, marked ``gpu`` (benchmarks/gpu_session.sh runs it on the device
 machine), the same comparison on a real GPU. predict (train/predictor.h) uploads through the
 same BatchPlacement: on the fake its outputs equal the CPU model's, from arrays and from a
-prefetched Dataset, with every batch on the copy stream. Ordering itself (the host never waits for a step,
+prefetched Dataset, with every batch on the copy stream; so does a prefetched Dataset iterated
+under the GPU's scope outside fit, whose batches stay whole when the caller keeps them all.
+Ordering itself (the host never waits for a step,
 slots reused only after their events) is tested in C++ (tests/cpp/batch_uploader_test.cc)."""
 import numpy as np
 import pytest
@@ -161,6 +163,46 @@ def test_predict_uploads_on_the_copy_stream_and_gives_the_cpu_models_outputs():
         # The outputs are read back once per batch (predict returns NumPy), nothing more.
         assert c["copies_to_host"] == r["compute"]["counters"]["copies_to_host"] == 5, run
     assert r["compute"]["uploads"] == 0 and r["compute"]["counters"]["copy_stream_copies"] == 0
+
+
+DATASET_PROBE = FAKE_COUNTERS + r"""
+import json
+import numpy as np
+import gpuaccel as ga
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(72, 8)).astype('float32')  # 4 batches of 16, then one of 8
+y = np.arange(72, dtype=np.int64)
+names = [f[0] for f in fake_counters._fields_]
+with ga.device('/GPU:0'):
+    dataset = ga.data.Dataset.from_tensor_slices((x, y)).batch(16).prefetch(2)
+    before = {n: getattr(fake_counters, n) for n in names}
+    kept, steps = [], []
+    for xb, yb in dataset:
+        kept.append((xb, yb))  # all kept: more than the uploader's two slots
+        steps.append(xb * 2.0)  # the consumer's "step", on the compute stream
+    delta = {n: getattr(fake_counters, n) - before[n] for n in names}
+out = {'x': np.concatenate([b[0].numpy() for b in kept]).tolist(),
+       'y': np.concatenate([b[1].numpy() for b in kept]).tolist(),
+       'steps': np.concatenate([s.numpy() for s in steps]).tolist(),
+       'devices': sorted({t._device_type for b in kept for t in b}), 'counters': delta}
+print(json.dumps(out))
+"""
+
+
+def test_a_prefetched_dataset_on_a_gpu_outside_fit_uploads_on_the_copy_stream():
+    r = run_with_fake(DATASET_PROBE)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(72, 8)).astype("float32")
+    # Whole batches although every one was kept past the slots' reuse, and the steps read them
+    # whole (the fake's copy stream runs a DMA only once an event behind it is waited for).
+    assert r["x"] == x.tolist() and r["y"] == list(range(72))
+    assert r["steps"] == (x * 2).tolist()
+    assert r["devices"] == ["GPU"]
+    c = r["counters"]
+    assert c["copy_stream_copies"] == 2 * 5  # x and y of each of the 5 batches
+    assert c["stream_waits"] == 2 * 5  # per batch: the compute stream's, and the slot's reuse
+    assert c["unrecorded_waits"] == 0 and c["synchronizes"] == 0
 
 
 def _course_cnn_fit(copy_stream, jit_compile, steps=20, batch=32):
