@@ -241,3 +241,27 @@ def test_copy_stream_uploads_give_the_weights_of_compute_stream_uploads_on_a_gpu
     assert loss_on == pytest.approx(loss_off, rel=1e-4)
     for a, b in zip(on.get_weights(), off.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_predict_and_a_prefetched_dataset_upload_on_the_copy_stream_of_a_gpu():
+    rng = np.random.default_rng(0)
+    x = rng.random((10 * 64 + 8, 28, 28, 1), dtype=np.float32)
+    L = keras.layers
+
+    def cnn(device):
+        ga.random.set_seed(5)
+        with ga.device(device):
+            return keras.Sequential([keras.Input((28, 28, 1)), L.Conv2D(8, 3, activation="relu"),
+                                     L.MaxPooling2D(2), L.Flatten(), L.Dense(10)])
+
+    cpu, gpu = cnn("/CPU:0"), cnn("/GPU:0")
+    gpu.set_weights(cpu.get_weights())
+    expected = cpu.predict(x, batch_size=64, verbose=0)
+    got = gpu.predict(x, batch_size=64, verbose=0)
+    assert gpu._predictor().copy_stream_uploads == 11
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    # Iterated directly under the GPU's scope, every batch kept: whole, on the GPU.
+    with ga.device("/GPU:0"):
+        kept = list(ga.data.Dataset.from_tensor_slices(x).batch(64).prefetch(2))
+    np.testing.assert_array_equal(np.concatenate([b.numpy() for b in kept]), x)
