@@ -225,7 +225,7 @@ TEST(OverlappedAllReduce, EachBucketsEventIsRecordedByTheBackwardThreadBeforeThe
       const Tensor loss = loss_of();
       backend.log.clear();
       const std::vector<Tensor> sums = overlap.backward_and_all_reduce(loss, params, 1.0);
-      // w2's gradient is h2 = (x), w1's is w2 * h1 = x, w0's is w1 * w2 * x = x: doubled.
+      // With every weight 1, each gradient is x; the identical peer doubles it.
       for (const Tensor& g : sums) EXPECT_EQ(read(g), (std::vector<float>{2, 4, 6, 8}));
       ASSERT_EQ(overlap.buckets()->bucket_count(), 3u);
       // Bucket b (weight 2 - b) got event b, recorded by this thread on the compute stream ...
