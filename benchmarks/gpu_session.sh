@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 OUT=${OUT:-$REPO/build/gpu_session_out}
 SESSION=$REPO/.gpu_session
-PREFIX=/tmp/gpuaccel_session_prefix
+PREFIX=${GPUACCEL_SESSION_PREFIX:-/tmp/gpuaccel_session_prefix}
 BUILD=${GPUACCEL_SESSION_BUILD:-$REPO/build/gpu}
 PYTHON=${PYTHON:-python3}
 DEBS="libgtest-dev"
@@ -54,10 +54,17 @@ prepare() {
     if command -v dpkg >/dev/null; then dpkg -x "$deb" "$PREFIX"
     else (cd "$PREFIX" && ar p "$deb" data.tar.xz | tar xJ); fi
   done
-  "$PYTHON" -m pip install -q --no-deps --no-index --prefix "$PREFIX/onednn" "$SESSION"/wheels/*.whl \
-    || { echo "installing the carried oneDNN wheels failed"; exit 1; }
   LIBDIR=$PREFIX/usr/lib/x86_64-linux-gnu
   ONEDNN_CONFIG=$PREFIX/onednn/lib/cmake/dnnl
+  # Once per machine (a second install would touch the headers and rebuild everything).
+  # --ignore-installed: pip otherwise skips wheels the Python environment already has, and the
+  # prefix stays empty.
+  if [ ! -f "$ONEDNN_CONFIG/dnnl-config.cmake" ]; then
+    "$PYTHON" -m pip install -q --no-deps --no-index --ignore-installed --prefix "$PREFIX/onednn" \
+      "$SESSION"/wheels/*.whl || { echo "installing the carried oneDNN wheels failed"; exit 1; }
+  fi
+  [ -f "$ONEDNN_CONFIG/dnnl-config.cmake" ] \
+    || { echo "the carried oneDNN wheels left no $ONEDNN_CONFIG/dnnl-config.cmake"; exit 1; }
   export LD_LIBRARY_PATH=$PREFIX/onednn/lib:$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export PATH=$PATH:/usr/local/cuda/bin
   NVCC=$(command -v nvcc) || { echo "no nvcc on this machine"; exit 1; }
@@ -72,7 +79,9 @@ prepare() {
     ln -sf "$CUDNN_WHEEL/lib/libcudnn.so.9" "$CUDNN/lib/libcudnn.so"
     export LD_LIBRARY_PATH=$CUDNN_WHEEL/lib:$LD_LIBRARY_PATH
   fi
-  log "nvcc $NVCC ($("$NVCC" --version | tail -1)); cuDNN ${CUDNN_WHEEL:-not found}; python $("$PYTHON" --version)"
+  # NCCL's headers from the nvidia-nccl wheel when there is one (PyTorch's); else the toolkit's.
+  NCCL=${NCCL_ROOT:-$("$PYTHON" -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null)}
+  log "nvcc $NVCC ($("$NVCC" --version | tail -1)); cuDNN ${CUDNN_WHEEL:-not found}; NCCL ${NCCL:-from the toolkit if any}; python $("$PYTHON" --version)"
   nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
 }
 
@@ -83,11 +92,13 @@ build() {
     -DGPUACCEL_CUDA=ON -DGPUACCEL_CUDA_ARCHITECTURES="${GPUACCEL_CUDA_ARCHITECTURES:-90}" \
     -DGPUACCEL_BUILD_TESTS=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DCMAKE_PREFIX_PATH="$PREFIX/usr" -Ddnnl_DIR="$ONEDNN_CONFIG" -DGTest_DIR="$LIBDIR/cmake/GTest" \
-    -DGPUACCEL_CUDNN_ROOT="$CUDNN" -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
+    -DGPUACCEL_CUDNN_ROOT="$CUDNN" ${NCCL:+-DGPUACCEL_NCCL_ROOT="$NCCL"} \
+    -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
     -Dpybind11_DIR="$("$PYTHON" -m pybind11 --cmakedir)" >"$OUT/build.log" 2>&1 \
     || { tail -40 "$OUT/build.log"; exit 1; }
   cmake --build "$BUILD" -j"$(nproc)" >>"$OUT/build.log" 2>&1 || { grep -m20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
-  log "built in $((SECONDS - start)) s"
+  log "built in $((SECONDS - start)) s; $(grep -m1 -E 'CUDA backend ON' "$OUT/build.log" | sed 's/^-- //')"
+  grep -E 'built without (NCCL|it)' "$OUT/build.log" | sed 's/^-- /== gpu_session: /' | tee -a "$OUT/session.log" || true
 }
 
 stage_env() {
@@ -99,11 +110,18 @@ stage_env() {
 tests() {
   stage_env
   log "GPU GoogleTests"
-  "$BUILD/gpuaccel_tests" --gtest_filter='*Cuda*:*Gpu*:*GPU*' >"$OUT/gtest_gpu.log" 2>&1
-  log "gtest exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest_gpu.log" | tr '\n' ' ')"
+  # Through CTest, one process per test as in CI: in one process the CUDA-wheel tests leave
+  # their fake libnccl.so.2 loaded (and fail themselves after other tests loaded the real
+  # libraries), so a later NcclOnGpu test would open the fake instead of NCCL.
+  (cd "$BUILD" && ctest -R 'Cuda|Gpu|GPU' --output-on-failure --timeout 300) >"$OUT/gtest_gpu.log" 2>&1
+  log "gtest exit $?: $(grep -E 'tests passed|tests failed' "$OUT/gtest_gpu.log" | tr '\n' ' ')"
   log "pytest -m gpu"
+  # --timeout needs the pytest-timeout plugin, which the device machine may lack (pytest would
+  # then refuse the option and run nothing).
+  local timeout_arg=""
+  "$PYTHON" -c 'import pytest_timeout' 2>/dev/null && timeout_arg="--timeout=300"
   (cd /tmp && "$PYTHON" -m pytest "$REPO/tests/python" -m gpu -q -p no:cacheprovider \
-     --rootdir="$REPO" --continue-on-collection-errors --timeout=300 >"$OUT/pytest_gpu.log" 2>&1)
+     --rootdir="$REPO" --continue-on-collection-errors $timeout_arg >"$OUT/pytest_gpu.log" 2>&1)
   log "pytest exit $?: $(tail -1 "$OUT/pytest_gpu.log")"
 }
 

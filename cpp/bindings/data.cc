@@ -19,6 +19,7 @@
 #include "ops/creation.h"
 #include "ops/shape_ops.h"
 #include "tensor/tensor.h"
+#include "train/batch_placement.h"
 #include "train/prefetcher.h"
 
 namespace py = pybind11;
@@ -196,8 +197,11 @@ class PyPrefetcher {
  public:
   PyPrefetcher(py::object iterable, size_t capacity, std::optional<std::string> device)
       : iterator_(py::iter(iterable)) {
-    // The consumer's device scope, read here on its thread: batches are moved to a GPU on the
-    // producer thread so the copy overlaps the training step.
+    // The consumer's device scope, read here on its thread. Batches for a GPU are made on the
+    // host by the producer thread and uploaded by the consumer's next() on the GPU's copy
+    // stream (train/batch_placement.h), as fit's are: the copy of batch i+1 overlaps the step
+    // the consumer queued for batch i, and nothing is queued on the compute stream from the
+    // producer thread.
     LogicalDevice target = creation_device("Prefetch", device ? std::optional<DeviceSpec>(parse_device_name(*device))
                                                               : std::nullopt);
     if (target.type != DeviceType::kCPU) target_ = target;
@@ -215,6 +219,10 @@ class PyPrefetcher {
       batch = p->next();
     }
     if (!batch) throw py::stop_iteration();
+    if (target_) {
+      py::gil_scoped_release release;
+      *batch = upload(std::move(*batch));
+    }
     py::tuple out(batch->size());
     for (size_t i = 0; i < batch->size(); ++i) out[i] = py::cast(std::move((*batch)[i]));
     return out;
@@ -264,18 +272,24 @@ class PyPrefetcher {
                              "them, got " + std::string(py::str(py::type::of(item).attr("__name__"))));
       }
     }
-    if (target_) {
-      for (Tensor& t : batch) {
-        if (t.device().type != target_->type || t.device().index != target_->index) {
-          t = to_device(t, *target_);
-        }
-      }
-    }
     return batch;
+  }
+
+  // On the consumer's thread. The uploader's buffers are refilled two batches later, and the
+  // caller may keep a batch longer: each gets its own device copy (on the compute stream,
+  // after the upload: a device-to-device copy, far faster than the host-to-device one).
+  Prefetcher::Batch upload(Prefetcher::Batch batch) {
+    const int64_t before = uploads_.copy_stream_uploads();
+    Prefetcher::Batch placed = uploads_.place_on(std::move(batch), *target_);
+    if (uploads_.copy_stream_uploads() == before) return placed;  // not uploaded: fresh tensors
+    train::ReleasePlacedBatch release(uploads_);
+    for (Tensor& t : placed) t = clone(t);
+    return placed;
   }
 
   py::object iterator_;
   std::optional<LogicalDevice> target_;
+  train::BatchPlacement uploads_;  // the consumer's thread only
   std::atomic<bool> closing_{false};
   std::shared_ptr<Prefetcher> prefetcher_;  // last member: its thread uses the ones above
 };

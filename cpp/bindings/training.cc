@@ -9,6 +9,7 @@
 #include "nn/layer_graph.h"
 #include "nn/losses.h"
 #include "nn/metrics.h"
+#include "train/predictor.h"
 #include "train/trainer.h"
 
 namespace py = pybind11;
@@ -78,8 +79,6 @@ void init_training(py::module_& m) {
            py::call_guard<py::gil_scoped_release>())
       .def("test_step", &train::Trainer::test_step, py::arg("x"), py::arg("y"),
            py::call_guard<py::gil_scoped_release>())
-      .def("predict_step", &train::Trainer::predict_step, py::arg("x"),
-           py::call_guard<py::gil_scoped_release>())
       .def("reset_metrics", &train::Trainer::reset_metrics)
       .def("results", &train::Trainer::results)
       .def_property_readonly("host_reads", &train::Trainer::host_reads)
@@ -104,6 +103,17 @@ void init_training(py::module_& m) {
       .def_property("upload_on_copy_stream", &train::Trainer::upload_on_copy_stream,
                     &train::Trainer::set_upload_on_copy_stream)
       .def_property_readonly("copy_stream_uploads", &train::Trainer::copy_stream_uploads);
+
+  py::class_<train::Predictor, std::shared_ptr<train::Predictor>>(m, "Predictor")
+      .def(py::init<nn::LayerGraphPtr>(), py::arg("graph"))
+      .def("predict_step", &train::Predictor::predict_step, py::arg("x"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("graph", &train::Predictor::graph)
+      .def_property(
+          "upload_on_copy_stream", [](const train::Predictor& p) { return p.batches().upload_on_copy_stream(); },
+          [](train::Predictor& p, bool on) { p.batches().set_upload_on_copy_stream(on); })
+      .def_property_readonly("copy_stream_uploads",
+                             [](const train::Predictor& p) { return p.batches().copy_stream_uploads(); });
 }
 
 }  // namespace gpuaccel::bindings

@@ -39,11 +39,14 @@ class NcclLibrary {
   // joined, or kUnavailable after `timeout_ms`. *communicator is freed with destroy().
   virtual NcclStatus init_rank(int device, int world_size, int rank, const std::string& id,
                                int64_t timeout_ms, void** communicator, std::string* error) = 0;
-  // Sums every buffer across ranks, in place, as one NCCL group on the device's stream, and
-  // waits (up to `timeout_ms`) for it to finish; past the timeout or on a peer's failure the
-  // communicator is aborted and every later call returns kUnavailable.
+  // Sums every buffer across ranks, in place, as one NCCL group on the communicator's stream,
+  // and waits (up to `timeout_ms`) for it to finish; past the timeout or on a peer's failure the
+  // communicator is aborted and every later call returns kUnavailable. The group runs after
+  // `ready_event` (a cudaEvent_t of the device's Backend, recorded on its compute stream when
+  // the buffers were final) or, when it is null, after everything queued on the compute stream
+  // by the time of the call.
   virtual NcclStatus all_reduce_sum(void* communicator, const NcclBuffer* buffers, size_t count,
-                                    int64_t timeout_ms, std::string* error) = 0;
+                                    void* ready_event, int64_t timeout_ms, std::string* error) = 0;
   // Copies root's buffers into every rank's, in place; waits as all_reduce_sum does.
   virtual NcclStatus broadcast(void* communicator, const NcclBuffer* buffers, size_t count,
                                int root, int64_t timeout_ms, std::string* error) = 0;

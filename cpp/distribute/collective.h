@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
 #include "tensor/tensor.h"
 
 namespace gpuaccel::distribute {
@@ -34,6 +35,17 @@ class Collective {
   // replica's device. Blocks until done (or, for stream-ordered engines, until enqueued on the
   // replica's stream). Throws PeerUnavailableError past the timeout.
   virtual void all_reduce_sum(const std::vector<Tensor>& tensors) = 0;
+  // The same, for tensors that were final at `ready`: an event of the replica's device backend
+  // (Backend::create_event) recorded on its compute stream by the thread that queued them, at
+  // the moment they became final (null: no event, as all_reduce_sum). A stream-ordered engine
+  // (NCCL) called from another thread waits for that event, not for everything the compute
+  // stream holds by the time of the call: work queued after it (the next layers' backward)
+  // keeps running beside the collective. Engines that block (Gloo, in-process) ignore it: on
+  // the CPU backend every call ran to completion before the tensors were handed over.
+  virtual void all_reduce_sum_after(const std::vector<Tensor>& tensors, Backend::EventHandle ready) {
+    (void)ready;
+    all_reduce_sum(tensors);
+  }
 
   // Copies root's tensors into every other rank's tensors, in place (initial weights).
   virtual void broadcast(const std::vector<Tensor>& tensors, int root) = 0;

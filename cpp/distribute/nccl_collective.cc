@@ -52,10 +52,12 @@ class NcclCollective : public Collective {
   std::string engine() const override { return "nccl"; }
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
-  void all_reduce_sum(const std::vector<Tensor>& tensors) override {
+  void all_reduce_sum(const std::vector<Tensor>& tensors) override { all_reduce_sum_after(tensors, nullptr); }
+
+  void all_reduce_sum_after(const std::vector<Tensor>& tensors, Backend::EventHandle ready) override {
     std::vector<NcclBuffer> buffers = buffers_of("all_reduce_sum", tensors);
     std::string error;
-    check(nccl_.all_reduce_sum(communicator_, buffers.data(), buffers.size(), timeout_.count(), &error),
+    check(nccl_.all_reduce_sum(communicator_, buffers.data(), buffers.size(), ready, timeout_.count(), &error),
           "all_reduce_sum", error);
   }
 

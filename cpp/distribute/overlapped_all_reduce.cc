@@ -25,6 +25,7 @@ OverlappedAllReduce::~OverlappedAllReduce() {
   }
   work_cv_.notify_all();
   thread_.join();  // an engine call in flight ends by the collective's timeout at the latest
+  destroy_ready_events();
 }
 
 std::vector<Tensor> OverlappedAllReduce::backward_and_all_reduce(const Tensor& target,
@@ -59,9 +60,11 @@ std::vector<Tensor> OverlappedAllReduce::all_reduce(const std::vector<Tensor>& g
 void OverlappedAllReduce::begin(const std::vector<Tensor>& params, double weight) {
   if (!buckets_ || !buckets_->matches(params)) {
     buckets_ = std::make_unique<GradientBuckets>(params, bucket_bytes_);
+    destroy_ready_events();
   } else {
     buckets_->reset();
   }
+  make_ready_events(params);
   params_ = params;
   grads_.assign(params.size(), Tensor());
   weight_ = weight;
@@ -110,15 +113,41 @@ void OverlappedAllReduce::cancel() noexcept {
 
 void OverlappedAllReduce::start(const std::vector<size_t>& buckets) {
   if (buckets.empty()) return;
+  std::vector<ReadyBucket> ready;
+  for (size_t b : buckets) {
+    ReadyBucket bucket;
+    for (size_t param : buckets_->bucket(b)) bucket.tensors.push_back(grads_[param]);
+    // Now, on this thread: behind the kernels that made (and weighted) these gradients and
+    // before the kernels of the layers the backward pass reaches next.
+    bucket.ready = ready_events_.at(b);
+    if (bucket.ready != nullptr) event_backend_->record_event(bucket.ready, Backend::Stream::kCompute);
+    ready.push_back(std::move(bucket));
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t b : buckets) {
-      std::vector<Tensor> tensors;
-      for (size_t param : buckets_->bucket(b)) tensors.push_back(grads_[param]);
-      queue_.push_back(std::move(tensors));
-    }
+    for (ReadyBucket& bucket : ready) queue_.push_back(std::move(bucket));
   }
   work_cv_.notify_one();
+}
+
+void OverlappedAllReduce::make_ready_events(const std::vector<Tensor>& params) {
+  Backend* backend = params.empty() ? nullptr : &backend_for(params.front().device());
+  if (backend != event_backend_) destroy_ready_events();
+  event_backend_ = backend;
+  while (backend != nullptr && ready_events_.size() < buckets_->bucket_count()) {
+    ready_events_.push_back(backend->create_event());  // null on the CPU backend
+  }
+}
+
+void OverlappedAllReduce::destroy_ready_events() noexcept {
+  for (Backend::EventHandle event : ready_events_) {
+    if (event == nullptr) continue;
+    try {
+      event_backend_->destroy_event(event);
+    } catch (...) {  // a device being lost: nothing left to order
+    }
+  }
+  ready_events_.clear();
 }
 
 void OverlappedAllReduce::wait_idle() {
@@ -135,7 +164,7 @@ void OverlappedAllReduce::comm_loop() {
   while (true) {
     work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping
-    std::vector<Tensor> bucket = std::move(queue_.front());
+    ReadyBucket bucket = std::move(queue_.front());
     queue_.pop_front();
     // After a failed call the engine is broken (or the step is lost): the rest are dropped.
     const bool skip = error_ != nullptr;
@@ -145,13 +174,13 @@ void OverlappedAllReduce::comm_loop() {
     if (!skip) {
       try {
         profiler::TraceScope scope(profiler::EventKind::kCollective, kAllReduceTraceName);
-        collective_.all_reduce_sum(bucket);
-        for (const Tensor& g : bucket) g.bump_version();  // written in place
+        collective_.all_reduce_sum_after(bucket.tensors, bucket.ready);
+        for (const Tensor& g : bucket.tensors) g.bump_version();  // written in place
       } catch (...) {
         error = std::current_exception();
       }
     }
-    bucket.clear();  // before reporting idle: the step owns its gradients again
+    bucket.tensors.clear();  // before reporting idle: the step owns its gradients again
     lock.lock();
     if (error && !error_) error_ = error;
     busy_ = false;

@@ -5,8 +5,14 @@
 // with the backward pass. The optimizer update waits for every bucket.
 //
 // One engine, one code path: the communication thread blocks in the engine (Gloo's TCP ring,
-// the in-process reduction, or NCCL, which queues on its own communication stream after the
-// compute stream's work so far and waits for it; backends/cuda/nccl_communicator.cc). Every
+// the in-process reduction, or NCCL, which queues on its own communication stream and waits for
+// it; backends/cuda/nccl_communicator.cc). On a GPU the bucket's moment matters: when a bucket
+// becomes complete, the calling thread (the one that queued its gradient kernels) records an
+// event of the device's Backend on its compute stream, before it queues the next layers'
+// backward, and the engine orders the collective after that event. Recorded later, by the
+// communication thread when it gets to the bucket, the event would make NCCL wait for kernels
+// queued after the bucket as well, and the overlap would be lost. (On the CPU backend events
+// are null and every call has run by then: nothing changes there.) Every
 // engine call is bounded by the collective's timeout, so a dead peer makes the thread's call
 // throw PeerUnavailableError, which the caller gets from the step: no hang.
 //
@@ -23,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/backend.h"
 #include "distribute/collective.h"
 #include "distribute/gradient_buckets.h"
 #include "tensor/tensor.h"
@@ -66,9 +73,19 @@ class OverlappedAllReduce {
   const GradientBuckets* buckets() const { return buckets_.get(); }
 
  private:
+  // A complete bucket: its gradients and the event recorded when they became final.
+  struct ReadyBucket {
+    std::vector<Tensor> tensors;
+    Backend::EventHandle ready = nullptr;
+  };
+
   void start(const std::vector<size_t>& buckets);
   void wait_idle();
   void comm_loop();
+  // One event per bucket of the plan, made by the backend of the params' device (reused every
+  // step: a bucket's event is recorded again only after the previous step's call returned).
+  void make_ready_events(const std::vector<Tensor>& params);
+  void destroy_ready_events() noexcept;
 
   Collective& collective_;
   const size_t bucket_bytes_;
@@ -76,10 +93,12 @@ class OverlappedAllReduce {
   std::vector<Tensor> params_;
   std::vector<Tensor> grads_;  // this step's weighted gradients, then their sums
   double weight_ = 1.0;
+  Backend* event_backend_ = nullptr;  // the backend that made ready_events_
+  std::vector<Backend::EventHandle> ready_events_;
 
   std::mutex mutex_;
   std::condition_variable work_cv_, idle_cv_;
-  std::deque<std::vector<Tensor>> queue_;  // started buckets the thread has not taken yet
+  std::deque<ReadyBucket> queue_;  // started buckets the thread has not taken yet
   bool busy_ = false;                      // the thread is inside the engine
   bool stopping_ = false;
   std::exception_ptr error_;  // the first engine error this step

@@ -1,4 +1,4 @@
-// The per-batch steps of fit/evaluate/predict (Keras's train_step, test_step, predict_step).
+// The per-batch steps of fit and evaluate (Keras's train_step, test_step; predict_step: predictor.cc).
 #include "train/trainer.h"
 
 #include "core/errors.h"
@@ -31,26 +31,10 @@ void check_labels(const Tensor& y, int64_t batch) {
   }
 }
 
-// Lets the uploader's slot go once the work reading it is queued: at the latest when the step
-// returns or throws.
-class ReleaseUpload {
- public:
-  explicit ReleaseUpload(BatchUploader* uploader) : uploader_(uploader) {}
-  ~ReleaseUpload() {
-    try {
-      now();
-    } catch (...) {
-      // The step's own error (or the device's) is the one to report.
-    }
-  }
-  void now() {
-    if (uploader_ != nullptr) uploader_->release();
-    uploader_ = nullptr;
-  }
-
- private:
-  BatchUploader* uploader_;
-};
+std::vector<Tensor> with_labels(std::vector<Tensor> x, const Tensor& y) {
+  x.push_back(y);
+  return x;
+}
 
 }  // namespace
 
@@ -65,46 +49,6 @@ Trainer::Trainer(nn::LayerGraphPtr graph, nn::LossPtr loss,
   if (!loss_) throw_error(ErrorCode::kInvalidArgument, "compile", "a loss is required");
 }
 
-Tensor Trainer::place(const Tensor& t, const std::vector<Tensor>& params) {
-  if (params.empty() || !t.defined()) return t;
-  const LogicalDevice& device = params[0].device();
-  if (t.device().type == device.type && t.device().index == device.index) return t;
-  return to_device(t, device);
-}
-
-std::vector<Tensor> Trainer::place(const std::vector<Tensor>& x, const std::vector<Tensor>& params) {
-  std::vector<Tensor> out;
-  out.reserve(x.size());
-  for (const Tensor& t : x) out.push_back(place(t, params));
-  return out;
-}
-
-std::vector<Tensor> Trainer::place_batch(const std::vector<Tensor>& x, const Tensor& y,
-                                         const std::vector<Tensor>& params) {
-  std::vector<Tensor> batch = x;
-  batch.push_back(y);
-  bool from_host = !params.empty() && !params[0].is_cpu() && upload_on_copy_stream_;
-  for (const Tensor& t : batch) from_host = from_host && t.defined() && t.is_cpu();
-  if (!from_host) {
-    uploader_.reset();
-    return place(batch, params);
-  }
-  const LogicalDevice& device = params[0].device();
-  const bool same_device = uploader_ && uploader_->device().type == device.type &&
-                           uploader_->device().index == device.index;
-  if (!same_device) uploader_.reset();
-  if (!uploader_) {
-    uploader_ = std::make_unique<BatchUploader>(backend_for(device), device,
-                                                MemoryManager::instance().pinned_host_allocator());
-  }
-  return uploader_->upload(batch);
-}
-
-void Trainer::set_upload_on_copy_stream(bool on) {
-  upload_on_copy_stream_ = on;
-  if (!on) uploader_.reset();
-}
-
 Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   if (!optimizer_) {
     throw_error(ErrorCode::kFailedPrecondition, "fit",
@@ -113,10 +57,10 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  std::vector<Tensor> x = place_batch(x_in, y_in, params);
+  std::vector<Tensor> x = batches_.place(with_labels(x_in, y_in), params);
   const Tensor y = x.back();
   x.pop_back();
-  ReleaseUpload release_upload(uploader_.get());
+  ReleasePlacedBatch release_upload(batches_);
   const LogicalDevice& device = params.empty() ? x.at(0).device() : params[0].device();
   Backend& backend = backend_for(device);
   const std::string blocker = step_capture_blocker(*graph_, *optimizer_, device);
@@ -241,20 +185,14 @@ Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   GradModeGuard grad_off(false);
   DeferredChecks::Scope deferred(label_checks_);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  std::vector<Tensor> x = place_batch(x_in, y_in, params);
+  std::vector<Tensor> x = batches_.place(with_labels(x_in, y_in), params);
   const Tensor y = x.back();
   x.pop_back();
-  ReleaseUpload release_upload(uploader_.get());
+  ReleasePlacedBatch release_upload(batches_);
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/false);
   const Tensor value = (*loss_)(y, outputs.at(0));
   absorb(value, batch, y, outputs.at(0));
   return value;
-}
-
-std::vector<Tensor> Trainer::predict_step(const std::vector<Tensor>& x) const {
-  batch_size_of(x);
-  GradModeGuard grad_off(false);
-  return graph_->forward(place(x, graph_->trainable_weights()), /*training=*/false);
 }
 
 void Trainer::absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred) {

@@ -1,5 +1,5 @@
-// One Keras training/evaluation/prediction step for a whole batch, in C++: forward through the
-// layer graph, the loss, the backward pass, the optimizer's fused update, and the running loss
+// One Keras training or evaluation step for a whole batch, in C++ (predict: train/predictor.h):
+// forward through the layer graph, the loss, the backward pass, the optimizer's fused update, and the running loss
 // and metrics. The Python fit loop calls these once per batch with the GIL released.
 //
 // A step never waits for the device: the running loss, every metric's total and the label range
@@ -21,7 +21,7 @@
 #include "nn/metrics.h"
 #include "ops/deferred_checks.h"
 #include "optim/optimizer.h"
-#include "train/batch_uploader.h"
+#include "train/batch_placement.h"
 #include "train/step_capture_policy.h"
 #include "train/step_signature.h"
 
@@ -45,9 +45,6 @@ class Trainer {
   // Forward (inference behaviour), loss and metrics; no update. Returns the batch's loss as
   // train_step does.
   Tensor test_step(const std::vector<Tensor>& x, const Tensor& y);
-  // Forward (inference behaviour) without gradients.
-  std::vector<Tensor> predict_step(const std::vector<Tensor>& x) const;
-
   void reset_metrics();
   // ("loss", running mean weighted by batch size), then each metric's running result. Reads
   // every accumulator with one device-to-host copy (none before the first step); raises here
@@ -76,24 +73,15 @@ class Trainer {
   void set_replica_sync(const ReplicaSync* sync) { replica_sync_ = sync; }
 
   // Whether train_step and test_step upload host batches to a GPU on its copy stream
-  // (train/batch_uploader.h; on by default) or on the compute stream, as before the copy
-  // stream existed (to compare the two).
-  void set_upload_on_copy_stream(bool on);
-  bool upload_on_copy_stream() const { return upload_on_copy_stream_; }
-  int64_t copy_stream_uploads() const { return uploader_ ? uploader_->uploads() : 0; }
+  // (train/batch_placement.h; on by default) or on the compute stream (to compare the two).
+  void set_upload_on_copy_stream(bool on) { batches_.set_upload_on_copy_stream(on); }
+  bool upload_on_copy_stream() const { return batches_.upload_on_copy_stream(); }
+  int64_t copy_stream_uploads() const { return batches_.copy_stream_uploads(); }
 
   const nn::LayerGraphPtr& graph() const { return graph_; }
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
 
  private:
-  // Inputs and labels moved to the device the weights live on: the first of `params` (the
-  // trainable weights, gathered once per step); with no trainable weight they stay put.
-  static std::vector<Tensor> place(const std::vector<Tensor>& x, const std::vector<Tensor>& params);
-  static Tensor place(const Tensor& t, const std::vector<Tensor>& params);
-  // x..., then y, on the weights' device: host batches through the uploader when they go to a
-  // GPU, else place().
-  std::vector<Tensor> place_batch(const std::vector<Tensor>& x, const Tensor& y,
-                                  const std::vector<Tensor>& params);
   void absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred);
   // The step's device work and its host bookkeeping, as one function the capture policy runs
   // eagerly or under capture.
@@ -130,8 +118,7 @@ class Trainer {
   const ReplicaSync* replica_sync_ = nullptr;
   std::unique_ptr<StepCapturePolicy> capture_;
   std::unordered_map<StepSignature, CapturedStep, StepSignatureHash> captured_;
-  bool upload_on_copy_stream_ = true;
-  std::unique_ptr<BatchUploader> uploader_;
+  BatchPlacement batches_;
 };
 
 }  // namespace gpuaccel::train

@@ -1,5 +1,7 @@
 // The NCCL engine's checks on every machine, and, where a GPU exists, a one-rank communicator
-// on GPU 0 (more ranks need more GPUs: one thread per GPU, all with one id).
+// on GPU 0 (more ranks need more GPUs: one thread per GPU, all with one id), also under the
+// overlapped all-reduce, whose buckets come with the compute-stream events recorded when they
+// became final.
 #include "distribute/nccl_collective.h"
 
 #include <dlfcn.h>
@@ -10,7 +12,11 @@
 #include "core/cuda_library.h"
 #include "core/nccl_library.h"
 #include "cuda_test_device.h"
+#include "distribute/overlapped_all_reduce.h"
+#include "ops/autograd.h"
 #include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
 #include "ops/shape_ops.h"
 #include "test_helpers.h"
 
@@ -62,7 +68,7 @@ TEST(NcclLibraryDirect, OpensNcclAndRefusesBadArguments) {
   EXPECT_NE(error.find("the NCCL id has 5 bytes; expected 128"), std::string::npos) << error;
   EXPECT_EQ(communicator, nullptr);
   NcclBuffer buffer;
-  EXPECT_EQ(nccl->all_reduce_sum(nullptr, &buffer, 1, 100, &error), NcclStatus::kInvalidArgument);
+  EXPECT_EQ(nccl->all_reduce_sum(nullptr, &buffer, 1, nullptr, 100, &error), NcclStatus::kInvalidArgument);
   EXPECT_NE(error.find("null NCCL communicator"), std::string::npos) << error;
 }
 
@@ -87,6 +93,39 @@ TEST_F(NcclOnGpu, OneRankCommunicatorSumsToItselfAndBroadcasts) {
   Tensor on_cpu = test::make({1}, Shape{1});
   test::expect_error(ErrorCode::kInvalidArgument, "this NCCL rank's tensors live on GPU:0",
                      [&] { c->all_reduce_sum({on_cpu}); });
+}
+
+TEST_F(NcclOnGpu, OverlappedBucketsWaitForTheirGradientsOnTheComputeStream) {
+  LogicalDevice gpu{DeviceType::kGPU, 0, ordinal_};
+  auto c = make_nccl_collective(gpu, 0, 1, nccl_unique_id(), 30s);
+  // Three weights of 64 Ki floats, one bucket each: bucket 0 is summed by NCCL while the
+  // backward pass still queues the other weights' gradient kernels on the compute stream.
+  const int64_t n = int64_t(1) << 16;
+  std::vector<Tensor> params;
+  for (int i = 0; i < 3; ++i) {
+    params.push_back(on_gpu(std::vector<float>(size_t(n), 1.0f + float(i)), 0));
+    params.back().impl()->requires_grad = true;
+  }
+  std::vector<float> x_values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x_values[size_t(i)] = float(i % 7) - 3.0f;
+  const Tensor x = on_gpu(x_values, 0);
+  auto loss_of = [&] {
+    GradModeGuard on(true);
+    return reduce(ReduceOp::kSum, mul(params[2], mul(params[1], mul(params[0], x))), {0}, false);
+  };
+  OverlappedAllReduce overlap(*c, size_t(n) * sizeof(float));
+  for (int step = 0; step < 3; ++step) {
+    const std::vector<Tensor> sums = overlap.backward_and_all_reduce(loss_of(), params, 1.0);
+    ASSERT_EQ(overlap.buckets()->bucket_count(), 3u);
+    // One rank, weight 1: the sum is the gradient, d/dw_i = x * (product of the other two).
+    const std::vector<float> factor = {2 * 3, 1 * 3, 1 * 2};
+    for (size_t i = 0; i < 3; ++i) {
+      const std::vector<float> got = test::read(sums[i]);
+      for (int64_t k = 0; k < n; k += 4099) {
+        ASSERT_EQ(got[size_t(k)], x_values[size_t(k)] * factor[i]) << "weight " << i << ", element " << k;
+      }
+    }
+  }
 }
 
 TEST_F(NcclOnGpu, TwoGpusAsTwoThreadsSum) {

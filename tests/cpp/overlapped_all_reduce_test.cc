@@ -3,15 +3,23 @@
 // the result (it overlaps the rest of the backward pass), sums are weighted as the blocking
 // path's, an unused weight's bucket is still reduced (zeros) instead of hanging, an engine
 // error on the communication thread surfaces on the caller (and the next step works), and a
-// failed backward pass waits for the bucket in flight and drops the rest.
+// failed backward pass waits for the bucket in flight and drops the rest. On a device with
+// streams, each bucket's event is recorded on the compute stream by the thread running the
+// backward pass, the moment the bucket is complete (before the earlier layers' gradient
+// kernels), and the engine gets that event: an order-logging backend shows it on the CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
+#include <string>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "backends/backend_interposer.h"
+#include "backends/forwarding_backend.h"
 #include "distribute/gradient_all_reduce.h"
 #include "distribute/overlapped_all_reduce.h"
 #include "ops/autograd.h"
@@ -39,6 +47,14 @@ class RecordingCollective : public distribute::Collective {
   void broadcast(const std::vector<Tensor>&, int) override {}
   void barrier() override {}
 
+  void all_reduce_sum_after(const std::vector<Tensor>& tensors, Backend::EventHandle ready) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_events_.push_back(ready);
+    }
+    all_reduce_sum(tensors);
+  }
+
   void all_reduce_sum(const std::vector<Tensor>& tensors) override {
     std::unique_lock<std::mutex> lock(mutex_);
     std::vector<int64_t> sizes;
@@ -54,6 +70,11 @@ class RecordingCollective : public distribute::Collective {
   std::vector<std::vector<int64_t>> calls() {
     std::lock_guard<std::mutex> lock(mutex_);
     return calls_;
+  }
+  // The event each bucket's call came with (all_reduce_sum_after), in call order.
+  std::vector<Backend::EventHandle> ready_events() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ready_events_;
   }
   // Waits (up to 5 s) until `n` calls have begun.
   bool wait_for_calls(size_t n) {
@@ -71,6 +92,7 @@ class RecordingCollective : public distribute::Collective {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::vector<int64_t>> calls_;
+  std::vector<Backend::EventHandle> ready_events_;
   bool hold_ = false;
   int fail_call_ = 0;
 };
@@ -86,6 +108,64 @@ std::vector<Tensor> weights(const std::vector<int64_t>& sizes) {
 }
 
 std::vector<float> filled(size_t n, float v) { return std::vector<float>(n, v); }
+
+// The CPU backend with events, logging what the test's thread queues on the compute stream in
+// order ("kernel", or "record N" for event N) and counting what other threads (the
+// communication thread, whose engine computes too) record.
+class OrderLoggingBackend final : public ForwardingBackend {
+ public:
+  OrderLoggingBackend() : ForwardingBackend(cpu_backend()), owner_(std::this_thread::get_id()) {}
+
+  EventHandle create_event() override {
+    events_.push_back(std::make_unique<int>(int(events_.size())));
+    return events_.back().get();
+  }
+  void destroy_event(EventHandle) override { ++destroyed; }
+  void record_event(EventHandle event, Stream stream) override {
+    if (std::this_thread::get_id() != owner_) {
+      ++foreign_records;
+      return;
+    }
+    log.push_back(std::string(stream == Stream::kCompute ? "record " : "copy-stream record ") +
+                  std::to_string(*static_cast<int*>(event)));
+  }
+  int id_of(EventHandle event) const { return event == nullptr ? -1 : *static_cast<int*>(event); }
+
+  void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
+    note();
+    ForwardingBackend::unary(op, x, y);
+  }
+  void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
+    note();
+    ForwardingBackend::binary(op, a, b, out);
+  }
+  void copy(const TensorView& src, const TensorView& dst) override {
+    note();
+    ForwardingBackend::copy(src, dst);
+  }
+  void fill(const TensorView& dst, double value) override {
+    note();
+    ForwardingBackend::fill(dst, value);
+  }
+  void reduce(ReduceOp op, const TensorView& x, uint32_t axes_mask, const TensorView& out) override {
+    note();
+    ForwardingBackend::reduce(op, x, axes_mask, out);
+  }
+
+  std::vector<std::string> log;
+  int foreign_records = 0, destroyed = 0;
+
+ private:
+  void note() {
+    if (std::this_thread::get_id() == owner_) log.push_back("kernel");
+  }
+  const std::thread::id owner_;
+  std::vector<std::unique_ptr<int>> events_;
+};
+
+size_t position_of(const std::vector<std::string>& log, const std::string& entry) {
+  return size_t(std::find(log.begin(), log.end(), entry) - log.begin());
+}
 
 TEST(OverlappedAllReduce, BucketsReachTheEngineInOrderAndTheFirstBeforeTheStepEnds) {
   RecordingCollective engine;
@@ -124,6 +204,56 @@ TEST(OverlappedAllReduce, MatchesTheBlockingPathOnABackwardPass) {
   EXPECT_EQ(overlapped_engine.calls(), (std::vector<std::vector<int64_t>>{{1}, {2}, {2}}));
   // d(loss)/d(params[2]) = sum(x + 1) = 5, weighted by 0.25 and summed with an identical peer.
   EXPECT_EQ(read(got[2]), std::vector<float>{2 * 0.25f * 5});
+}
+
+TEST(OverlappedAllReduce, EachBucketsEventIsRecordedByTheBackwardThreadBeforeTheNextLayersKernels) {
+  OrderLoggingBackend backend;
+  ScopedCpuBackendInterposer interposer(backend);
+  // Three "layers" h1 = w0 * x, h2 = w1 * h1, loss = sum(w2 * h2): the backward pass finishes
+  // w2's gradient first, then (more kernels) w1's, then w0's. One weight per bucket.
+  const auto params = weights({4, 4, 4});
+  const Tensor x = make({1, 2, 3, 4}, {4});
+  auto loss_of = [&] {
+    GradModeGuard on(true);
+    const Tensor h2 = mul(params[1], mul(params[0], x));
+    return reduce(ReduceOp::kSum, mul(params[2], h2), {0}, false);
+  };
+  RecordingCollective engine;
+  {
+    OverlappedAllReduce overlap(engine, 16);
+    for (int step = 0; step < 2; ++step) {
+      const Tensor loss = loss_of();
+      backend.log.clear();
+      const std::vector<Tensor> sums = overlap.backward_and_all_reduce(loss, params, 1.0);
+      // With every weight 1, each gradient is x; the identical peer doubles it.
+      for (const Tensor& g : sums) EXPECT_EQ(read(g), (std::vector<float>{2, 4, 6, 8}));
+      ASSERT_EQ(overlap.buckets()->bucket_count(), 3u);
+      // Bucket b (weight 2 - b) got event b, recorded by this thread on the compute stream ...
+      const auto events = engine.ready_events();
+      ASSERT_EQ(events.size(), size_t(3 * (step + 1)));
+      for (int b = 0; b < 3; ++b) EXPECT_EQ(backend.id_of(events[size_t(3 * step + b)]), b) << "bucket " << b;
+      const size_t record0 = position_of(backend.log, "record 0");
+      const size_t record1 = position_of(backend.log, "record 1");
+      const size_t record2 = position_of(backend.log, "record 2");
+      ASSERT_LT(record2, backend.log.size()) << "step " << step;
+      // ... behind the kernels that made its gradient and before the ones that make the next
+      // bucket's: the backward pass queued kernels between two buckets' records.
+      EXPECT_GT(record0, 0u);
+      EXPECT_EQ(backend.log[record0 - 1], "kernel");
+      EXPECT_LT(record0 + 1, record1);
+      EXPECT_LT(record1 + 1, record2);
+    }
+    EXPECT_EQ(backend.foreign_records, 0);  // the communication thread records nothing
+  }
+  EXPECT_EQ(backend.destroyed, 3);  // one event per bucket, reused by the second step
+}
+
+TEST(OverlappedAllReduce, OnTheCpuBackendTheEngineGetsNoEvent) {
+  RecordingCollective engine;
+  OverlappedAllReduce overlap(engine, 4);
+  const auto params = weights({1, 1});
+  overlap.all_reduce({make({1}, {1}), make({2}, {1})}, params, 1.0);
+  EXPECT_EQ(engine.ready_events(), (std::vector<Backend::EventHandle>{nullptr, nullptr}));
 }
 
 TEST(OverlappedAllReduce, AnUnusedWeightContributesZerosAndItsBucketStillRuns) {

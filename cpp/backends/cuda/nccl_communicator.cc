@@ -6,10 +6,12 @@
 //
 // Each communicator queues its collectives on a communication stream of its own (not a shared
 // per-device one, so aborting a communicator at its deadline strands nothing another
-// communicator queued), ordered after the work queued so far on the backend's stream of its device by an event (cudaEventRecord on
-// the compute stream, cudaStreamWaitEvent on the communication stream). So a bucket of
-// gradients is summed while the backward pass goes on queueing kernels on the compute stream
-// (distribute/overlapped_all_reduce.h), and every call still returns only once its collective
+// communicator queued), ordered by an event on the backend's compute stream of its device
+// (cudaStreamWaitEvent on the communication stream). A bucket of gradients comes with the event
+// its compute thread recorded when the bucket became final (distribute/overlapped_all_reduce.h),
+// so the bucket is summed while the backward pass goes on queueing kernels on the compute
+// stream, which the collective does not wait for; other calls (broadcast, barrier) record their
+// own event behind everything queued so far. Every call still returns only once its collective
 // has finished: later compute-stream work (the optimizer update) and the memory pool, which
 // orders frees on the compute stream, never race with NCCL.
 #include "backends/cuda/nccl_communicator.h"
@@ -108,7 +110,7 @@ const NcclApi& nccl_api() {
 struct Communicator {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;       // the communication stream
-  cudaEvent_t compute_done = nullptr;  // recorded on the compute stream before each call
+  cudaEvent_t compute_done = nullptr;  // recorded on the compute stream by calls with no event
   int device = 0;
   int rank = 0;
   int world_size = 0;
@@ -160,9 +162,9 @@ class NcclLibraryImpl final : public NcclLibrary {
   }
 
   NcclStatus all_reduce_sum(void* communicator, const NcclBuffer* buffers, size_t count,
-                            int64_t timeout_ms, std::string* error) override {
+                            void* ready_event, int64_t timeout_ms, std::string* error) override {
     return protect(error, [&] {
-      return run_group(communicator, buffers, count, "all_reduce_sum", timeout_ms, error,
+      return run_group(communicator, buffers, count, "all_reduce_sum", ready_event, timeout_ms, error,
                        [&](Communicator& c, const NcclBuffer& b, ncclDataType_t type, cudaStream_t stream) {
                          return nccl_api().all_reduce(b.data, b.data, b.count, type, ncclSum, c.comm, stream);
                        });
@@ -172,7 +174,7 @@ class NcclLibraryImpl final : public NcclLibrary {
   NcclStatus broadcast(void* communicator, const NcclBuffer* buffers, size_t count, int root,
                        int64_t timeout_ms, std::string* error) override {
     return protect(error, [&] {
-      return run_group(communicator, buffers, count, "broadcast", timeout_ms, error,
+      return run_group(communicator, buffers, count, "broadcast", /*ready_event=*/nullptr, timeout_ms, error,
                        [&](Communicator& c, const NcclBuffer& b, ncclDataType_t type, cudaStream_t stream) {
                          return nccl_api().broadcast(b.data, b.data, b.count, type, root, c.comm, stream);
                        });
@@ -332,16 +334,22 @@ class NcclLibraryImpl final : public NcclLibrary {
 
   template <typename Enqueue>
   static NcclStatus run_group(void* communicator, const NcclBuffer* buffers, size_t count,
-                              const char* what, int64_t timeout_ms, std::string* error, Enqueue&& enqueue) {
+                              const char* what, void* ready_event, int64_t timeout_ms, std::string* error,
+                              Enqueue&& enqueue) {
     auto* c = static_cast<Communicator*>(communicator);
     if (c == nullptr) return fail(NcclStatus::kInvalidArgument, "null NCCL communicator", error);
     if (c->aborted) return fail(NcclStatus::kUnavailable, c->abort_reason, error);
     const NcclApi& api = nccl_api();
     DeviceGuard guard(c->device);
-    // After everything queued so far on the compute stream (the gradients being summed).
+    // After the compute stream's work that made the buffers: up to the caller's event, or
+    // everything queued so far when there is none.
     cudaStream_t stream = c->stream;
-    GA_CUDA_CHECK(cudaEventRecord(c->compute_done, device_stream(c->device)));
-    GA_CUDA_CHECK(cudaStreamWaitEvent(stream, c->compute_done, 0));
+    cudaEvent_t ready = static_cast<cudaEvent_t>(ready_event);
+    if (ready == nullptr) {
+      ready = c->compute_done;
+      GA_CUDA_CHECK(cudaEventRecord(ready, device_stream(c->device)));
+    }
+    GA_CUDA_CHECK(cudaStreamWaitEvent(stream, ready, 0));
     ncclResult_t result = api.group_start();
     for (size_t i = 0; i < count && (result == ncclSuccess || result == ncclInProgress); ++i) {
       ncclDataType_t type;

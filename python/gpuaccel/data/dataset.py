@@ -8,8 +8,9 @@ buffer, drawn per epoch), ``take`` cuts them, and ``batch`` hands each slice of 
 (``_C.gather_rows``), which copies the rows of every component with the GIL released. Anything
 else (``map``, ``repeat``, a batch of mapped elements) falls back to element-wise iteration,
 with elements stacked in C++. ``prefetch`` runs the upstream pipeline on a C++ thread
-(``_C.Prefetcher``) so producing the next batch overlaps the consumer's work, and moves
-batches to the GPU on that thread when the default device is one.
+(``_C.Prefetcher``) so producing the next batch overlaps the consumer's work; when the default
+device is a GPU, each batch is uploaded as the consumer takes it, on the GPU's copy stream (as
+fit's batches are), so its copy overlaps the step the consumer queued before.
 """
 import atexit
 import collections.abc

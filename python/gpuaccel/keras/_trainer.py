@@ -8,7 +8,6 @@ import numpy as np
 
 from .. import _C
 from .. import config as _config
-from .._tensor import no_grad
 from . import callbacks as callbacks_module
 from . import losses as losses_module
 from . import metrics as metrics_module
@@ -119,6 +118,15 @@ class Trainer:
                 [m._cpp for m in self.compiled_metrics])
             self._cpp_trainer.set_jit_compile(self._capture_mode)
         return self._cpp_trainer
+
+    def _predictor(self):
+        """The C++ predict step of the model's graph (no compile() needed): host batches of a
+        GPU model are uploaded on the copy stream, as fit's and evaluate's are."""
+        graph = self._graph()
+        predictor = getattr(self, "_cpp_predictor", None)
+        if predictor is None or predictor.graph is not graph:
+            predictor = self._cpp_predictor = _C.Predictor(graph)
+        return predictor
 
     def _results(self, trainer, prefix=""):
         return {prefix + name: float(value) for name, value in trainer.results()}
@@ -316,7 +324,7 @@ class Trainer:
         verbose = _resolve_verbose(verbose)
         data = adapt(x, None, batch_size, self._keeps_integer_inputs(), steps, "predict")
         self._ensure_built_for(data)
-        graph = self._graph()
+        predictor = self._predictor()
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
             callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                           verbose=verbose, epochs=1, steps=data.steps)
@@ -329,8 +337,7 @@ class Trainer:
                 break
             if batch_hooks:
                 callback_list.on_predict_batch_begin(step)
-            with no_grad():
-                outputs.append(graph.forward(xs, False)[0].numpy())
+            outputs.append(predictor.predict_step(xs)[0].numpy())
             if batch_hooks:
                 callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
         callback_list.on_predict_end()
@@ -364,8 +371,7 @@ class Trainer:
         data = adapt(x, None, 1 << 62, self._keeps_integer_inputs())
         self._ensure_built_for(data)
         xs, _ = next(iter(data.batches()))
-        with no_grad():
-            return self._graph().forward(xs, False)[0].numpy()
+        return self._predictor().predict_step(xs)[0].numpy()
 
     def _single_batch_logs(self, trainer, return_dict):
         logs = self._results(trainer)
