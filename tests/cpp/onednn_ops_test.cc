@@ -12,7 +12,10 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -522,6 +525,53 @@ TEST(OneDnnConvBackwardDataImpl, EveryCandidateMatchesTheReference) {
         set_conv2d_backward_data_impl(name);
         run_conv_case(t, s, false, seed++);
         EXPECT_EQ(ops.used(s), name);
+      }
+    }
+  }
+}
+
+TEST(OneDnnConvBackwardDataImpl, ConcurrentMeasurementsOfOneShape) {
+  // Two threads (one OpenMP thread each, as data-parallel replicas) reach new shapes together,
+  // so both measure the candidates of the same shape at once (the heap corruption of
+  // docs/reliability.md, "Concurrent implementation measurements"); each result then matches
+  // the same call made afterwards on this thread alone.
+  BackwardDataSettingGuard guard;
+  set_conv2d_backward_data_impl("measure");
+  constexpr int kThreads = 2, kShapes = 12;
+  const auto shape = [](int i) { return conv_shape(1 + i, 13, 13, 32, 64, 3, 3); };
+  std::vector<Buf> dys, ws;
+  for (int i = 0; i < kShapes; ++i) {
+    const ConvShape s = shape(i);
+    dys.push_back(random_buf(DType::kFloat32, s.n * s.oh() * s.ow() * s.f, 300 + i));
+    ws.push_back(random_buf(DType::kFloat32, s.kh * s.kw * s.c * s.f, 400 + i));
+  }
+  const auto run = [&](int i, Buf& dx) {
+    const ConvShape s = shape(i);
+    dx = Buf(DType::kFloat32, s.n * s.h * s.w * s.c);
+    conv2d_backward_data(view(dys[i], {s.n, s.oh(), s.ow(), s.f}),
+                         view(ws[i], {s.kh, s.kw, s.c, s.f}), s.p, view(dx, {s.n, s.h, s.w, s.c}));
+  };
+  std::atomic<int> arrived{0};
+  std::vector<std::vector<Buf>> got(kThreads, std::vector<Buf>(kShapes));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      omp_set_num_threads(1);
+      for (int i = 0; i < kShapes; ++i) {
+        arrived.fetch_add(1);
+        while (arrived.load() < kThreads * (i + 1)) std::this_thread::yield();
+        run(i, got[t][i]);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int i = 0; i < kShapes; ++i) {
+    Buf expected;
+    run(i, expected);
+    for (int t = 0; t < kThreads; ++t) {
+      for (size_t e = 0; e < expected.size(); ++e) {
+        ASSERT_NEAR(got[t][i].get(e), expected.get(e), 1e-4 * (1 + std::fabs(expected.get(e))))
+            << "thread " << t << " shape " << i << " element " << e;
       }
     }
   }

@@ -102,10 +102,23 @@ float read_as_float(const void* base, DType dtype, int64_t offset) {
 
 void note_primitive_created() { g_primitives_created.fetch_add(1, std::memory_order_relaxed); }
 
+void check_primitive_implementation(const dnnl::primitive& prim, const char* wanted) {
+  const char* running = nullptr;
+  dnnl_primitive_desc_query(prim.get_primitive_desc(), dnnl_query_impl_info_str, 0, &running);
+  if (running == nullptr || std::strcmp(running, wanted) != 0) {
+    throw_error(ErrorCode::kInternal, "oneDNN",
+                std::string("asked for a primitive of implementation '") + wanted +
+                    "' and got one of '" + (running == nullptr ? "?" : running) + "'");
+  }
+}
+
 dnnl::engine& engine() {
   static dnnl::engine* e = [] {
     dnnl::engine* made = nullptr;
-    guarded("oneDNN", [&] { made = new dnnl::engine(dnnl::engine::kind::cpu, 0); });
+    guarded("oneDNN", [&] {
+      dnnl::set_primitive_cache_capacity(0);
+      made = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+    });
     return made;
   }();
   return *e;

@@ -23,6 +23,11 @@ namespace gpuaccel::cpu::onednn {
 // Bound on cached entries; the least recently used one goes first.
 constexpr size_t kPrimitiveCacheCapacity = 1024;
 
+// The CPU engine. Creating it turns oneDNN's own primitive cache off: every primitive we run is
+// kept in ours (cache_lookup), and oneDNN 3.2's cache, which tells implementations apart only
+// by their position in the descriptor's implementation list, handed one thread the primitive
+// of another implementation that a second thread had made for the same shape (docs/
+// reliability.md, "Concurrent implementation measurements").
 dnnl::engine& engine();
 dnnl::stream& stream();
 
@@ -57,11 +62,19 @@ std::shared_ptr<T> cached(const std::string& key, const std::function<std::share
 
 void note_primitive_created();
 
+// Throws gpuaccel::Error(kInternal) unless `prim` runs the implementation named `wanted` (its
+// descriptor's impl_info_str): the scratchpad size and weights layout we give a primitive are
+// read from the descriptor it was made from, so a primitive of another implementation would
+// overrun the scratchpad or read the weights in the wrong layout.
+void check_primitive_implementation(const dnnl::primitive& prim, const char* wanted);
+
 // Creates a primitive from its descriptor and counts it (onednn_primitives_created()).
 template <class Prim, class Pd>
 Prim make_primitive(const Pd& pd) {
   note_primitive_created();
-  return Prim(pd);
+  Prim prim(pd);
+  check_primitive_implementation(prim, pd.impl_info_str());
+  return prim;
 }
 
 // Attributes every cached primitive is created with: user-managed scratchpad, so concurrent

@@ -122,9 +122,9 @@ Pd implementation_named(Pd& pd, const std::string& impl_name) {
 size_t fastest_candidate(const std::vector<std::function<void()>>& runs);
 
 // The one place where candidates are timed: one measurement at a time in the process.
-// Replicas of a data-parallel step reach a new shape together, and timing candidates side by
-// side both skews the choice and crashed (heap corruption in MirroredStrategy fits, cause inside
-// the concurrent trial runs not yet found).
+// Replicas of a data-parallel step reach a new shape together, and candidates timed side by
+// side share the cores, which skews the choice. (The heap corruption once blamed on concurrent
+// measurements was oneDNN's own primitive cache, now off: onednn_context.h, engine().)
 std::mutex& measurement_mutex();
 
 // An implementation and the OpenMP thread count its descriptor was created for and its
