@@ -256,7 +256,9 @@ def test_seed_article_mirrored_program_runs_with_only_the_import_changed(monkeyp
 # The first step of a fresh process, where both replicas reach each convolution shape at once
 # and the CPU backend chooses its backward-data kernel by timing the candidates
 # (docs/benchmarks.md): concurrent choices once corrupted the heap in 10-50% of such processes
-# (more on an idle machine), so four fresh processes catch a regression most of the time.
+# (oneDNN's own primitive cache, docs/reliability.md "Concurrent implementation measurements";
+# the C++ two-thread tests in onednn_context_test.cc are the sharper guard), so four fresh
+# processes catch a regression of the whole path most of the time.
 FRESH_MIRRORED_CONV_FIT = """
 import numpy as np, gpuaccel as tf
 from gpuaccel import keras
