@@ -14,6 +14,7 @@
 
 #include "backends/cpu/max_pool.h"
 #include "kernels/half_conversions.h"
+#include "tensor/contiguous_view.h"
 
 namespace {
 
@@ -21,22 +22,12 @@ using gpuaccel::BFloat16;
 using gpuaccel::DType;
 using gpuaccel::Pool2dParams;
 using gpuaccel::TensorView;
+using gpuaccel::contiguous_view;
 using gpuaccel::cpu::MaxPoolIsa;
 using Clock = std::chrono::steady_clock;
 
 TensorView nhwc(void* data, DType dtype, int64_t n, int64_t h, int64_t w, int64_t c) {
-  TensorView v;
-  v.data = data;
-  v.dtype = dtype;
-  v.ndim = 4;
-  const int64_t shape[4] = {n, h, w, c};
-  int64_t stride = 1;
-  for (int d = 3; d >= 0; --d) {
-    v.shape[d] = shape[d];
-    v.strides[d] = stride;
-    stride *= shape[d];
-  }
-  return v;
+  return contiguous_view(data, dtype, {n, h, w, c});
 }
 
 double median(std::vector<double> v) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "tensor/contiguous_view.h"
 #include "tensor/derived_copies.h"
 #include "tensor/tensor_view.h"
 
@@ -28,18 +29,7 @@ inline TensorView hwio_as_krsc(const TensorView& w) {
 
 // The contiguous KRSC tensor at `data` for the kernel w.
 inline TensorView krsc_at(const TensorView& w, void* data) {
-  TensorView v;
-  v.data = data;
-  v.dtype = w.dtype;
-  v.ndim = 4;
-  const int64_t shape[4] = {w.shape[3], w.shape[0], w.shape[1], w.shape[2]};
-  int64_t stride = 1;
-  for (int d = 3; d >= 0; --d) {
-    v.shape[d] = shape[d];
-    v.strides[d] = stride;
-    stride *= shape[d];
-  }
-  return v;
+  return contiguous_view(data, w.dtype, {w.shape[3], w.shape[0], w.shape[1], w.shape[2]});
 }
 
 inline std::string krsc_key(const TensorView& w) {

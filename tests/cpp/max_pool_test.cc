@@ -17,6 +17,7 @@
 #include "backends/cpu/max_pool.h"
 #include "core/errors.h"
 #include "kernels/half_conversions.h"
+#include "tensor/contiguous_view.h"
 
 namespace gpuaccel::cpu {
 namespace {
@@ -69,18 +70,7 @@ int64_t out_size(int64_t in, int64_t window, int64_t stride, int64_t pad_lo, int
 }
 
 TensorView nhwc(void* data, DType dtype, int64_t n, int64_t h, int64_t w, int64_t c) {
-  TensorView v;
-  v.data = data;
-  v.dtype = dtype;
-  v.ndim = 4;
-  const int64_t shape[4] = {n, h, w, c};
-  int64_t stride = 1;
-  for (int d = 3; d >= 0; --d) {
-    v.shape[d] = shape[d];
-    v.strides[d] = stride;
-    stride *= shape[d];
-  }
-  return v;
+  return contiguous_view(data, dtype, {n, h, w, c});
 }
 
 struct Reference {
