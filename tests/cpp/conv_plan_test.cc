@@ -146,6 +146,72 @@ TEST_F(ConvPlanTest, AWorkspaceBeyondThePoolIsItsOutOfMemoryAndCachesNothingBrok
   EXPECT_EQ(engine_.executions, 1);
 }
 
+// A CUDA graph replays with the workspace address it was captured with, so a block handed out
+// during a capture must not go back to the pool when a later (eager) call grows the arena:
+// the pool would give it to a tensor that the next replay then overwrites.
+TEST_F(ConvPlanTest, ABlockACapturedGraphUsesIsNotGivenBackWhenTheArenaGrows) {
+  bool capturing = false;
+  WorkspaceArena arena(*services_, [&] { return capturing; });
+  ConvRunner runner(engine_, arena);
+  ConvOperands o;
+  const int64_t start = pool_->stats().requested_bytes.current;
+  runner.run(key_for(64, 32), o);  // the warm-up step sizes the block: 32 KiB
+  capturing = true;
+  runner.run(key_for(64, 32), o);  // captured: a graph now holds this address
+  capturing = false;
+  void* captured = engine_.workspaces.back();
+  runner.run(key_for(64, 128), o);  // a larger problem, eagerly (another batch size, predict)
+  EXPECT_NE(engine_.workspaces.back(), captured);
+  EXPECT_EQ(arena.retired_blocks(), 1u);
+  EXPECT_EQ(arena.capacity(), size_t{128} << 10);
+  // The captured block is still held by the arena, beside the new one.
+  EXPECT_EQ(pool_->stats().requested_bytes.current - start, (int64_t{32} + 128) << 10);
+  // A block no graph saw is given back as before; a retired one is kept.
+  runner.run(key_for(64, 512), o);
+  EXPECT_EQ(arena.retired_blocks(), 1u);
+  EXPECT_EQ(pool_->stats().requested_bytes.current - start, (int64_t{32} + 512) << 10);
+  // Retired blocks leave with the arena.
+}
+
+TEST_F(ConvPlanTest, RetiredBlocksGoBackToThePoolWithTheArenaAndGrowthDoubles) {
+  const int64_t start = pool_->stats().requested_bytes.current;
+  {
+    bool capturing = false;
+    WorkspaceArena arena(*services_, [&] { return capturing; });
+    ConvRunner runner(engine_, arena);
+    ConvOperands o;
+    runner.run(key_for(64, 32), o);
+    capturing = true;
+    runner.run(key_for(64, 32), o);
+    capturing = false;
+    runner.run(key_for(64, 33), o);  // 33 KiB asked: at least double, so retired blocks stay small
+    EXPECT_EQ(arena.capacity(), size_t{64} << 10);
+  }
+  EXPECT_EQ(pool_->stats().requested_bytes.current, start);
+}
+
+TEST_F(ConvPlanTest, TheWorkspaceDoesNotGrowDuringACaptureAndTheCallFailsClearly) {
+  bool capturing = false;
+  WorkspaceArena arena(*services_, [&] { return capturing; });
+  ConvRunner runner(engine_, arena);
+  ConvOperands o;
+  runner.run(key_for(64, 32), o);
+  const int64_t held = pool_->stats().requested_bytes.current;
+  capturing = true;
+  try {
+    runner.run(key_for(64, 64), o);  // would need 64 KiB, inside the graph's private memory
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+    EXPECT_NE(std::string(e.what()).find("captured into a CUDA graph"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(arena.capacity(), size_t{32} << 10);
+  EXPECT_EQ(pool_->stats().requested_bytes.current, held);
+  capturing = false;
+  runner.run(key_for(64, 64), o);  // eagerly it grows as before
+  EXPECT_EQ(arena.capacity(), size_t{64} << 10);
+}
+
 TEST(ConvPlanKey, EveryFieldTellsKeysApartAndTheKeyPrints) {
   const ConvPlanKey base = key_for(64, 32);
   std::vector<ConvPlanKey> variants(10, base);

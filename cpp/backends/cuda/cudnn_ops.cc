@@ -233,10 +233,10 @@ class CudnnConvEngine final : public ConvEngine {
       case ConvDirection::kForward: {
         cudnnConvolutionFwdAlgoPerf_t perf[kMax];
         GA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, kMax, &returned, perf));
-        const int i = first_success(perf, returned, k);
+        const int i = first_usable(perf, returned, k);
         a.algorithm = perf[i].algo;
-        a.math_type = perf[i].mathType;
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        a.math_type = run_math(k, perf[i].mathType);
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, run_math(k, perf[i].mathType)));
         GA_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, perf[i].algo,
                                                                &a.workspace_bytes));
         break;
@@ -245,10 +245,10 @@ class CudnnConvEngine final : public ConvEngine {
         cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
         GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, kMax, &returned,
                                                                    perf));
-        const int i = first_success(perf, returned, k);
+        const int i = first_usable(perf, returned, k);
         a.algorithm = perf[i].algo;
-        a.math_type = perf[i].mathType;
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        a.math_type = run_math(k, perf[i].mathType);
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, run_math(k, perf[i].mathType)));
         GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, perf[i].algo,
                                                                     &a.workspace_bytes));
         break;
@@ -257,10 +257,10 @@ class CudnnConvEngine final : public ConvEngine {
         cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
         GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, kMax,
                                                                      &returned, perf));
-        const int i = first_success(perf, returned, k);
+        const int i = first_usable(perf, returned, k);
         a.algorithm = perf[i].algo;
-        a.math_type = perf[i].mathType;
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType));
+        a.math_type = run_math(k, perf[i].mathType);
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, run_math(k, perf[i].mathType)));
         GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, perf[i].algo,
                                                                       &a.workspace_bytes));
         break;
@@ -298,11 +298,24 @@ class CudnnConvEngine final : public ConvEngine {
   }
 
  private:
+  // The heuristic reports, per algorithm, the math type it would run with, and the descriptor
+  // must be set to it (else cuDNN runs the algorithm's slower variant). For float32 data that
+  // report can be CUDNN_DEFAULT_MATH, which on sm_80+ lets cuDNN use TF32 tensor cores (products
+  // rounded to a 10-bit mantissa) even though the descriptor asked for FMA math before the query:
+  // float32 therefore prefers an algorithm reported with FMA math and always runs with it, so
+  // GPU float32 results stay as close to the CPU's as the docs promise (docs/gpu.md).
+  static cudnnMathType_t run_math(const ConvPlanKey& k, cudnnMathType_t reported) {
+    return k.tensor_op_math ? reported : CUDNN_FMA_MATH;
+  }
   template <typename Perf>
-  static int first_success(const Perf* perf, int returned, const ConvPlanKey& k) {
+  static int first_usable(const Perf* perf, int returned, const ConvPlanKey& k) {
+    int first_success = -1;
     for (int i = 0; i < returned; ++i) {
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) return i;
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      if (k.tensor_op_math || perf[i].mathType == CUDNN_FMA_MATH) return i;
+      if (first_success < 0) first_success = i;
     }
+    if (first_success >= 0) return first_success;
     unimplemented("conv2d: cuDNN has no algorithm for " + k.to_string());
   }
 
@@ -313,7 +326,11 @@ class CudnnConvEngine final : public ConvEngine {
 // first use and kept for the process.
 ConvRunner& conv_runner(int device) {
   struct DeviceConv {
-    explicit DeviceConv(int device) : engine(device), arena(device_services(device)), runner(engine, arena) {}
+    // The arena asks whether the stream is being captured: a block a graph holds is never given
+    // back, and growing inside a capture is refused (backends/workspace_arena.h).
+    explicit DeviceConv(int device)
+        : engine(device), arena(device_services(device), [device] { return stream_capturing(device); }),
+          runner(engine, arena) {}
     CudnnConvEngine engine;
     WorkspaceArena arena;
     ConvRunner runner;

@@ -54,7 +54,12 @@ void* StreamCapture::end() {
     }
     GA_CUDA_CHECK(ended);  // cudaErrorStreamCaptureInvalidated and the like, named
     GA_CUDA_REQUIRE(captured->graph != nullptr, "cudaStreamEndCapture returned no graph");
-    GA_CUDA_CHECK(cudaGraphInstantiateWithFlags(&captured->exec, captured->graph, 0));
+    // AutoFreeOnLaunch: a library that allocates with cudaMallocAsync inside the step (cuBLAS
+    // 12.2+ may, for its own workspace) leaves an allocation node without a free in the graph,
+    // and relaunching such a graph fails unless this flag frees it first. Without such nodes the
+    // flag changes nothing.
+    GA_CUDA_CHECK(cudaGraphInstantiateWithFlags(&captured->exec, captured->graph,
+                                                cudaGraphInstantiateFlagAutoFreeOnLaunch));
   } catch (...) {
     try {
       destroy(captured);

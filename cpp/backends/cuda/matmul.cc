@@ -14,8 +14,10 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "backends/cuda/context.h"
+#include "backends/cuda/matmul_alignment.h"
 #include "backends/plan_cache.h"
 #include "backends/cuda/ops.h"
 
@@ -87,13 +89,22 @@ void* workspace(int device) {
   static std::map<int, void*> buffers;
   std::lock_guard<std::mutex> lock(mutex);
   void*& p = buffers[device];
-  if (p == nullptr) p = device_services(device).allocate(kWorkspaceBytes, "cuBLASLt workspace");
+  if (p == nullptr) {
+    // Allocated during a capture it would come from the graph's private memory, which goes back
+    // to the pool with the graph while this block is kept for every later call. The eager
+    // warm-up step always allocates it first; refuse rather than keep a dangling block.
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    GA_CUDA_CHECK(cudaStreamIsCapturing(device_stream(device), &status));
+    GA_CUDA_REQUIRE(status == cudaStreamCaptureStatusNone,
+                    "matmul: the cuBLASLt workspace cannot be first allocated inside a CUDA graph capture");
+    p = device_services(device).allocate(kWorkspaceBytes, "cuBLASLt workspace");
+  }
   return p;
 }
 
 // Everything a cuBLASLt plan depends on: the operands as the library sees them (our B is its
-// A), batch, bias, and the 256-byte alignment of the pointers (the heuristic's pick depends on
-// it; the pool keeps it constant).
+// A), batch, bias, and the alignment of the A, B and C/D pointers (matmul_alignment.h: the
+// heuristic is told it, and its pick depends on it; the pool keeps it constant from step to step).
 struct MatmulPlanKey {
   int device = 0;
   DType dtype = DType::kFloat32;
@@ -102,12 +113,13 @@ struct MatmulPlanKey {
   int32_t batch = 1;
   int64_t lib_a_batch_stride = 0, lib_b_batch_stride = 0;
   bool bias = false;
-  bool lib_a_aligned = true, lib_b_aligned = true;
+  uint32_t lib_a_alignment = kMaxMatmulAlignment, lib_b_alignment = kMaxMatmulAlignment;
+  uint32_t out_alignment = kMaxMatmulAlignment;  // C and D are the same buffer
 
   auto tie() const {
     return std::tie(device, dtype, lib_a.op, lib_a.rows, lib_a.cols, lib_a.ld, lib_b.op, lib_b.rows, lib_b.cols,
-                    lib_b.ld, m, n, batch, lib_a_batch_stride, lib_b_batch_stride, bias, lib_a_aligned,
-                    lib_b_aligned);
+                    lib_b.ld, m, n, batch, lib_a_batch_stride, lib_b_batch_stride, bias, lib_a_alignment,
+                    lib_b_alignment, out_alignment);
   }
   bool operator==(const MatmulPlanKey& o) const { return tie() == o.tie(); }
   size_t hash() const {
@@ -115,7 +127,7 @@ struct MatmulPlanKey {
     for (int64_t v : {int64_t(device), int64_t(dtype), int64_t(lib_a.op), int64_t(lib_a.rows), int64_t(lib_a.cols),
                       lib_a.ld, int64_t(lib_b.op), int64_t(lib_b.rows), int64_t(lib_b.cols), lib_b.ld, m, n,
                       int64_t(batch), lib_a_batch_stride, lib_b_batch_stride, int64_t(bias),
-                      int64_t(lib_a_aligned), int64_t(lib_b_aligned)}) {
+                      int64_t(lib_a_alignment), int64_t(lib_b_alignment), int64_t(out_alignment)}) {
       hash_combine(h, static_cast<uint64_t>(v));
     }
     return h;
@@ -169,6 +181,16 @@ std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k) {
   int returned = 0;
   cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                           &kWorkspaceBytes, sizeof(kWorkspaceBytes));
+  // Without these the heuristic assumes 256-byte aligned pointers (the preference's default)
+  // and may pick a kernel that an operand starting inside a block cannot run.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, k.lib_a_alignment},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, k.lib_b_alignment},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, k.out_alignment},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, k.out_alignment}};
+  for (const auto& [attribute, bytes] : alignments) {
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, attribute, &bytes, sizeof(bytes));
+  }
   if (s == CUBLAS_STATUS_SUCCESS) {
     s = cublasLtMatmulAlgoGetHeuristic(cublaslt_handle(k.device), d.op, d.a, d.b, d.c, d.c, pref, 1, &result,
                                        &returned);
@@ -256,8 +278,9 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
     key.lib_b_batch_stride = a_batch_stride;
   }
   key.bias = bias != nullptr;
-  key.lib_a_aligned = reinterpret_cast<uintptr_t>(pb) % 256 == 0;
-  key.lib_b_aligned = reinterpret_cast<uintptr_t>(pa) % 256 == 0;
+  key.lib_a_alignment = matmul_alignment(pb, key.lib_a_batch_stride * static_cast<int64_t>(esize));
+  key.lib_b_alignment = matmul_alignment(pa, key.lib_b_batch_stride * static_cast<int64_t>(esize));
+  key.out_alignment = matmul_alignment(out.data, batch > 1 ? m * n * static_cast<int64_t>(esize) : 0);
   MatmulPlan& plan = matmul_plans().get(key, [&] { return build_plan(key); });
 
   void* ws = workspace(device);

@@ -1,0 +1,33 @@
+// The pointer alignment cuBLASLt's algorithm heuristic is told for each matmul operand. The
+// heuristic assumes every A, B, C and D pointer is 256-byte aligned unless the matmul preference
+// says less (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES, default 256), and may then pick a
+// kernel that faults or is refused on an operand that starts inside a pool block (a slice, a
+// batch entry, a bias-free view of a larger buffer). Header-only and free of CUDA so that the
+// CPU tests check it (tests/cpp/cuda_matmul_alignment_test.cc).
+#pragma once
+
+#include <cstdint>
+
+namespace gpuaccel::cuda {
+
+// The heuristic's largest meaningful alignment.
+constexpr uint32_t kMaxMatmulAlignment = 256;
+
+// The largest power of two, at most 256, that divides `pointer`'s address (256 for null).
+inline uint32_t matmul_alignment(const void* pointer) {
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  uint32_t alignment = 1;
+  while (alignment < kMaxMatmulAlignment && (address & alignment) == 0) alignment <<= 1;
+  return alignment;
+}
+
+// The alignment every batch entry of an operand keeps: its first pointer's, lowered by the
+// byte stride between entries (0 for a single matrix or a broadcast one).
+inline uint32_t matmul_alignment(const void* pointer, int64_t batch_stride_bytes) {
+  const uint32_t first = matmul_alignment(pointer);
+  const uint64_t stride = static_cast<uint64_t>(batch_stride_bytes < 0 ? -batch_stride_bytes : batch_stride_bytes);
+  const uint32_t every = matmul_alignment(reinterpret_cast<const void*>(static_cast<uintptr_t>(stride)));
+  return first < every ? first : every;
+}
+
+}  // namespace gpuaccel::cuda
