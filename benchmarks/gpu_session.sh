@@ -21,8 +21,12 @@
 #   bench    benchmarks/gpu_train.py (PYTHONUNBUFFERED; also copied to $OUT)
 #   profile  two epochs of the course CNN with gpuaccel's profiler on steps 20-30, analyzed
 #   all      build, test, bench, profile
+# The machine goes back about 30 s after a call, so a later call usually finds it bare: `build`
+# therefore also leaves build_gpu.tgz in $OUT (the stage, the test binary and CTest's files, a
+# few MB). Copied into .gpu_session/ and carried, it lets test/bench/profile run on a fresh
+# machine without building again (docs/gpu.md, "A session with a GPU", has the call plan).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 REPO=$PWD
 OUT=${OUT:-$REPO/build/gpu_session_out}
 SESSION=$REPO/.gpu_session
@@ -34,6 +38,13 @@ ONEDNN_WHEELS="onednn-devel-cpu-gomp==2023.2.0 onednn-cpu-gomp==2023.2.0"  # as 
 mkdir -p "$OUT"
 
 log() { echo "== gpu_session: $*" | tee -a "$OUT/session.log"; }
+
+# The folder of an installed nvidia-* wheel package (nvidia.cudnn, nvidia.nccl), or nothing.
+# These wheels ship no __init__.py (nvidia-cudnn-cu12 9.10 and nvidia-cudnn-cu13 9.19 checked),
+# so the package is a namespace package whose __file__ is None; its __path__ names the folder.
+wheel_dir() {
+  "$PYTHON" -c 'import importlib, sys; print(list(importlib.import_module(sys.argv[1]).__path__)[0])' "$1" 2>/dev/null
+}
 
 fetch() {
   mkdir -p "$SESSION/debs"
@@ -70,9 +81,10 @@ prepare() {
   NVCC=$(command -v nvcc) || { echo "no nvcc on this machine"; exit 1; }
   # cuDNN from the nvidia-cudnn wheel: headers and libcudnn.so.9, but no unversioned libcudnn.so
   # for the linker, so a private folder gets one.
-  CUDNN_WHEEL=${CUDNN_ROOT:-$("$PYTHON" -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)}
-  CUDNN=$PREFIX/cudnn
+  CUDNN_WHEEL=${CUDNN_ROOT:-$(wheel_dir nvidia.cudnn)}
+  CUDNN=""
   if [ -n "$CUDNN_WHEEL" ] && [ -d "$CUDNN_WHEEL/lib" ]; then
+    CUDNN=$PREFIX/cudnn
     mkdir -p "$CUDNN/lib"
     ln -sfn "$CUDNN_WHEEL/include" "$CUDNN/include"
     for lib in "$CUDNN_WHEEL"/lib/libcudnn*.so.*; do ln -sf "$lib" "$CUDNN/lib/"; done
@@ -80,7 +92,8 @@ prepare() {
     export LD_LIBRARY_PATH=$CUDNN_WHEEL/lib:$LD_LIBRARY_PATH
   fi
   # NCCL's headers from the nvidia-nccl wheel when there is one (PyTorch's); else the toolkit's.
-  NCCL=${NCCL_ROOT:-$("$PYTHON" -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null)}
+  NCCL=${NCCL_ROOT:-$(wheel_dir nvidia.nccl)}
+  [ -n "$NCCL" ] && [ ! -f "$NCCL/include/nccl.h" ] && NCCL=""
   log "nvcc $NVCC ($("$NVCC" --version | tail -1)); cuDNN ${CUDNN_WHEEL:-not found}; NCCL ${NCCL:-from the toolkit if any}; python $("$PYTHON" --version)"
   nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
 }
@@ -92,16 +105,53 @@ build() {
     -DGPUACCEL_CUDA=ON -DGPUACCEL_CUDA_ARCHITECTURES="${GPUACCEL_CUDA_ARCHITECTURES:-90}" \
     -DGPUACCEL_BUILD_TESTS=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DCMAKE_PREFIX_PATH="$PREFIX/usr" -Ddnnl_DIR="$ONEDNN_CONFIG" -DGTest_DIR="$LIBDIR/cmake/GTest" \
-    -DGPUACCEL_CUDNN_ROOT="$CUDNN" ${NCCL:+-DGPUACCEL_NCCL_ROOT="$NCCL"} \
+    ${CUDNN:+-DGPUACCEL_CUDNN_ROOT="$CUDNN"} ${NCCL:+-DGPUACCEL_NCCL_ROOT="$NCCL"} \
     -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
     -Dpybind11_DIR="$("$PYTHON" -m pybind11 --cmakedir)" >"$OUT/build.log" 2>&1 \
     || { tail -40 "$OUT/build.log"; exit 1; }
+  # A backend without cuDNN has no convolution, pooling or batch norm: every GPU test and the
+  # benchmark would fail, so stop here instead of spending the session's device time on it.
+  if ! grep -m1 'CUDA backend ON' "$OUT/build.log" | grep -qE 'cuDNN [0-9]+'; then
+    log "configured WITHOUT cuDNN ($(grep -m1 'CUDA backend ON' "$OUT/build.log")); cuDNN wheel: ${CUDNN_WHEEL:-not found}"
+    [ "${GPUACCEL_SESSION_ALLOW_NO_CUDNN:-0}" = 1 ] || exit 1
+  fi
   cmake --build "$BUILD" -j"$(nproc)" >>"$OUT/build.log" 2>&1 || { grep -m20 -B2 -A8 "error" "$OUT/build.log"; exit 1; }
   log "built in $((SECONDS - start)) s; $(grep -m1 -E 'CUDA backend ON' "$OUT/build.log" | sed 's/^-- //')"
   grep -E 'built without (NCCL|it)' "$OUT/build.log" | sed 's/^-- /== gpu_session: /' | tee -a "$OUT/session.log" || true
+  pack
+}
+
+# What test/bench/profile need from build/gpu, for a later call on a fresh machine: the staged
+# package (with libgpuaccel_cuda.so), the GoogleTest binary, the fake libraries and CTest's
+# files (absolute paths: the repository sits at the same place on every device machine).
+pack() {
+  local rel=${BUILD#"$REPO"/}
+  (cd "$REPO" && tar czf "$OUT/build_gpu.tgz" --exclude='*.o' --exclude='*.a' --exclude='CMakeFiles' \
+     --exclude='*.ninja' --exclude='.ninja_*' --exclude='_deps' "$rel") \
+    || { log "packing $BUILD failed"; rm -f "$OUT/build_gpu.tgz"; return; }
+  local bytes
+  bytes=$(stat -c %s "$OUT/build_gpu.tgz")
+  if [ "$bytes" -gt $((15 * 1024 * 1024)) ]; then
+    log "build_gpu.tgz is $bytes bytes, over what comes back from \$OUT: not kept"
+    rm -f "$OUT/build_gpu.tgz"
+  else
+    log "build_gpu.tgz: $bytes bytes (copy it into .gpu_session/ to skip the build in a later call)"
+  fi
+}
+
+# test/bench/profile on a machine where build/gpu is gone: unpack the carried build_gpu.tgz.
+need_build() {
+  [ -d "$BUILD/stage/gpuaccel" ] && return
+  if [ -f "$SESSION/build_gpu.tgz" ]; then
+    log "no $BUILD here: unpacking the carried .gpu_session/build_gpu.tgz"
+    (cd "$REPO" && tar xzf "$SESSION/build_gpu.tgz") || { log "unpacking failed"; exit 1; }
+  else
+    log "no $BUILD and no .gpu_session/build_gpu.tgz: run the build phase first"; exit 1
+  fi
 }
 
 stage_env() {
+  need_build
   export PYTHONPATH=$BUILD/stage
   "$PYTHON" -c 'import gpuaccel as g; print("gpuaccel sees", g.cuda.device_count(), "GPU(s):", g.cuda.get_device_name(0)); g.cuda.diagnose()' \
     2>&1 | tee -a "$OUT/session.log" || exit 1
