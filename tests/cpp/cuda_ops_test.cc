@@ -231,6 +231,90 @@ TEST_F(CudaOps, MatmulWithBiasBatchedAndTransposed) {
   expect_near(download(out2), {4, 2, 10, 5}, 0);
 }
 
+// Operands that start inside a pool block (a view one element in, batch entries an odd number
+// of elements apart): cuBLASLt's heuristic must be told their real alignment, or it may pick a
+// kernel that needs 256-byte aligned pointers and faults or is refused (backends/cuda/matmul.cc).
+TEST_F(CudaOps, MatmulOnOperandsThatStartInsideABlock) {
+  const int B = 3, M = 33, K = 65, N = 17;
+  const std::vector<float> a = ramp(B * M * K, -1.0f, 1.0f / 4096), b = ramp(B * K * N, 0.75f, -1.0f / 2048);
+  for (DType dt : {DType::kFloat32, DType::kFloat16}) {
+    const size_t e = dt == DType::kFloat32 ? 4 : 2;
+    // The reference from the values as stored (float16 rounds the inputs).
+    auto stored = [&](float v) { return dt == DType::kFloat32 ? v : half_bits_to_float(float_to_half_bits(v)); };
+    std::vector<float> want(B * M * N);
+    for (int n = 0; n < B; ++n)
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          double acc = 0;
+          for (int k = 0; k < K; ++k) acc += double(stored(a[(n * M + i) * K + k])) * stored(b[(n * K + k) * N + j]);
+          want[(n * M + i) * N + j] = static_cast<float>(acc);
+        }
+    // One element in: 4 (float32) or 2 (float16) bytes past a 256-byte aligned block.
+    auto shifted = [&](const std::vector<int64_t>& shape, const std::vector<float>& values) {
+      std::vector<int64_t> flat = {1};
+      for (int64_t d : shape) flat[0] *= d;
+      flat[0] += 1;
+      std::vector<float> padded(1, 0.0f);
+      padded.insert(padded.end(), values.begin(), values.end());
+      TensorView v = upload(flat, padded, dt);
+      TensorView out = view(shape, dt);
+      out.data = static_cast<char*>(v.data) + e;
+      return out;
+    };
+    const TensorView da = shifted({B, M, K}, a), db = shifted({B, K, N}, b);
+    TensorView out = shifted({B, M, N}, std::vector<float>(B * M * N, 0.0f));
+    ASSERT_NO_THROW(backend_->matmul(da, db, nullptr, out)) << dtype_name(dt);
+    TensorView whole = out;
+    whole.data = static_cast<char*>(out.data) - e;
+    whole.ndim = 1;
+    whole.shape[0] = B * M * N + 1;
+    whole.strides[0] = 1;
+    std::vector<float> got = download(whole);
+    got.erase(got.begin());
+    expect_near(got, want, dt == DType::kFloat32 ? 1e-5f : 1e-2f);
+  }
+}
+
+// float32 convolutions run with FMA math, never TF32 (which rounds products to a 10-bit
+// mantissa on sm_80+, about 1e-3 relative): a problem large enough for tensor-core algorithms,
+// with values TF32 cannot hold, against a float64 loop.
+TEST_F(CudaOps, Float32ConvolutionsMatchAFloat64LoopWithoutTf32Rounding) {
+  const int N = 2, H = 16, W = 16, C = 64, F = 64, K = 3;
+  std::vector<float> x(N * H * W * C), w(K * K * C * F);
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;  // [-1, 1)
+  };
+  for (float& v : x) v = next();
+  for (float& v : w) v = next() * 0.1f;
+  std::vector<float> want(N * H * W * F);
+  for (int n = 0; n < N; ++n)
+    for (int oh = 0; oh < H; ++oh)
+      for (int ow = 0; ow < W; ++ow)
+        for (int f = 0; f < F; ++f) {
+          double acc = 0;
+          for (int kh = 0; kh < K; ++kh)
+            for (int kw = 0; kw < K; ++kw) {
+              const int ih = oh + kh - 1, iw = ow + kw - 1;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              for (int c = 0; c < C; ++c) {
+                acc += double(x[((n * H + ih) * W + iw) * C + c]) * w[((kh * K + kw) * C + c) * F + f];
+              }
+            }
+          want[((n * H + oh) * W + ow) * F + f] = static_cast<float>(acc);
+        }
+  const TensorView dx = upload({N, H, W, C}, x), dw = upload({K, K, C, F}, w);
+  const TensorView y = view({N, H, W, F});
+  Conv2dParams p{1, 1, 1, 1, 1, 1, 1, 1};
+  ASSERT_NO_THROW(backend_->conv2d_forward(dx, dw, nullptr, p, y));
+  // |y| is about 1; float32 sums of 576 products stay within 1e-5 of it, TF32 does not.
+  const std::vector<float> got = download(y);
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+  EXPECT_LT(worst, 2e-5) << "float32 convolution error " << worst << " (TF32 gives about 1e-3)";
+}
+
 TEST_F(CudaOps, Conv2dForwardAndGradientsAgainstALoop) {
   // x (1, 4, 4, 2), w (3, 3, 2, 3) HWIO, stride 1, 'same' padding 1, bias.
   const int H = 4, W = 4, C = 2, F = 3, K = 3;
