@@ -15,7 +15,8 @@
 # .gpu_session/wheels and GoogleTest's Debian package into .gpu_session/debs (ignored by git,
 # carried by the tool), and the device side installs them into a private prefix (never into /). Phases, each of which
 # fits in one 10-minute command and reuses what an earlier call built on a warm machine:
-#   build    configure and build build/gpu (sm_90; GPUACCEL_CUDA_ARCHITECTURES overrides)
+#   build    configure and build build/gpu (sm_90; GPUACCEL_CUDA_ARCHITECTURES overrides;
+#            GPUACCEL_SESSION_GTEST=OFF leaves out the GoogleTest binary, about half the build)
 #   test     the GPU GoogleTests and `pytest -m gpu` (modules needing TensorFlow cannot be
 #            collected there; they are listed, not fatal)
 #   bench    benchmarks/gpu_train.py (PYTHONUNBUFFERED; also copied to $OUT)
@@ -103,7 +104,7 @@ build() {
   local start=$SECONDS
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DGPUACCEL_CUDA=ON -DGPUACCEL_CUDA_ARCHITECTURES="${GPUACCEL_CUDA_ARCHITECTURES:-90}" \
-    -DGPUACCEL_BUILD_TESTS=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
+    -DGPUACCEL_BUILD_TESTS="${GPUACCEL_SESSION_GTEST:-ON}" -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DCMAKE_PREFIX_PATH="$PREFIX/usr" -Ddnnl_DIR="$ONEDNN_CONFIG" -DGTest_DIR="$LIBDIR/cmake/GTest" \
     ${CUDNN:+-DGPUACCEL_CUDNN_ROOT="$CUDNN"} ${NCCL:+-DGPUACCEL_NCCL_ROOT="$NCCL"} \
     -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
@@ -159,12 +160,16 @@ stage_env() {
 
 tests() {
   stage_env
-  log "GPU GoogleTests"
-  # Through CTest, one process per test as in CI: in one process the CUDA-wheel tests leave
-  # their fake libnccl.so.2 loaded (and fail themselves after other tests loaded the real
-  # libraries), so a later NcclOnGpu test would open the fake instead of NCCL.
-  (cd "$BUILD" && ctest -R 'Cuda|Gpu|GPU' --output-on-failure --timeout 300) >"$OUT/gtest_gpu.log" 2>&1
-  log "gtest exit $?: $(grep -E 'tests passed|tests failed' "$OUT/gtest_gpu.log" | tr '\n' ' ')"
+  if [ ! -x "$BUILD/gpuaccel_tests" ]; then
+    log "no GoogleTest binary (built with GPUACCEL_SESSION_GTEST=OFF): GPU GoogleTests skipped"
+  else
+    log "GPU GoogleTests"
+    # Through CTest, one process per test as in CI: in one process the CUDA-wheel tests leave
+    # their fake libnccl.so.2 loaded (and fail themselves after other tests loaded the real
+    # libraries), so a later NcclOnGpu test would open the fake instead of NCCL.
+    (cd "$BUILD" && ctest -R 'Cuda|Gpu|GPU' --output-on-failure --timeout 300) >"$OUT/gtest_gpu.log" 2>&1
+    log "gtest exit $?: $(grep -E 'tests passed|tests failed' "$OUT/gtest_gpu.log" | tr '\n' ' ')"
+  fi
   log "pytest -m gpu"
   # --timeout needs the pytest-timeout plugin, which the device machine may lack (pytest would
   # then refuse the option and run nothing).
