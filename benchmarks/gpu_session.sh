@@ -22,6 +22,8 @@
 #   bench    benchmarks/gpu_train.py (PYTHONUNBUFFERED; also copied to $OUT)
 #   profile  two epochs of the course CNN with gpuaccel's profiler on steps 20-30, analyzed
 #   all      build, test, bench, profile
+#   shell C  the command C (one argument) in build/gpu with the session's environment and
+#            PYTHONPATH set, e.g. shell 'CUDA_LAUNCH_BLOCKING=1 ctest -R CudaOps.Matmul'
 # The machine goes back about 30 s after a call, so a later call usually finds it bare: `build`
 # therefore also leaves build_gpu.tgz in $OUT (the stage, the test binary and CTest's files, a
 # few MB). Copied into .gpu_session/ and carried, it lets test/bench/profile run on a fresh
@@ -219,5 +221,7 @@ case "${1:-all}" in
   bench) prepare; bench ;;
   profile) prepare; profile ;;
   all) prepare; build; tests; bench; profile ;;
-  *) echo "usage: $0 fetch|build|test|bench|profile|all"; exit 2 ;;
+  shell) prepare; stage_env; log "shell: ${2:?the command to run}"
+         (cd "$BUILD" && bash -c "$2") 2>&1 | tee -a "$OUT/session.log" ;;
+  *) echo "usage: $0 fetch|build|test|bench|profile|all|shell COMMAND"; exit 2 ;;
 esac
