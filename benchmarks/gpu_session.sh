@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# One command for a session that has a GPU machine (docs/gpu.md, "A session with a GPU"): builds
-# gpuaccel with its CUDA backend on the bare device machine, runs the GPU GoogleTests and the
-# gpu-marked pytest tests, the GPU benchmark and a profile of the course CNN's fit, and leaves
-# every log under $OUT (the device tool brings that folder back: at most 8 files, so this
-# writes 7: session.log, nvidia-smi.txt, build.log, gtest_gpu.log, pytest_gpu.log,
-# gpu_train.txt, profile.txt).
+# The GPU round of a session that has a device machine (docs/gpu.md, "A session with a GPU", with
+# the call-by-call plan): builds gpuaccel with its CUDA backend on the bare device machine, runs
+# the GPU GoogleTests and the gpu-marked pytest tests, the GPU benchmark and a profile of the
+# course CNN's fit, and leaves every log under $OUT (the device tool brings back at most 8
+# files; this writes session.log, nvidia-smi.txt, build.log, build_gpu.tgz, gtest_gpu.log,
+# pytest_gpu.log, gpu_train.txt, profile.txt).
 #
 #   here, once (a machine with apt and internet):  bash benchmarks/gpu_session.sh fetch
-#   on the device machine, carry [".gpu_session"]:  bash benchmarks/gpu_session.sh all
+#   on the device machine, carry [".gpu_session"]:  bash benchmarks/gpu_session.sh build, then
+#                                                   test, then bench and profile (one call each)
 #
-# The device machine has CUDA (nvcc), cuDNN (the nvidia-cudnn wheel beside PyTorch), pybind11,
-# numpy, pytest, CMake and ninja, but no internet and no oneDNN or GoogleTest: `fetch` downloads
-# oneDNN 3.2's PyPI wheels (the build's own oneDNN, cmake/onednn.cmake; 39 MB) into
-# .gpu_session/wheels and GoogleTest's Debian package into .gpu_session/debs (ignored by git,
-# carried by the tool), and the device side installs them into a private prefix (never into /). Phases, each of which
-# fits in one 10-minute command and reuses what an earlier call built on a warm machine:
+# The device machine has CUDA 13 (nvcc), cuDNN and NCCL (PyTorch's nvidia-cudnn-cu13 and
+# nvidia-nccl-cu13 wheels), pybind11, numpy, pytest, CMake and ninja, but no internet and no
+# oneDNN or GoogleTest: `fetch` downloads oneDNN 3.2's PyPI wheels (the build's own oneDNN,
+# cmake/onednn.cmake; 39 MB) into .gpu_session/wheels and GoogleTest's Debian package into
+# .gpu_session/debs (ignored by git, carried by the tool), and the device side installs them
+# into a private prefix (never into /). Phases (`all` runs the first four in one call, which
+# is not expected to fit in 10 minutes):
 #   build    configure and build build/gpu (sm_90; GPUACCEL_CUDA_ARCHITECTURES overrides;
 #            GPUACCEL_SESSION_GTEST=OFF leaves out the GoogleTest binary, about half the build)
 #   test     the GPU GoogleTests and `pytest -m gpu` (modules needing TensorFlow cannot be
