@@ -78,12 +78,39 @@ inline CudaStatus status_for_cuda_error(cudaError_t e) {
   }
 }
 
+// Errors that leave the device's context unusable ("sticky": every later call of the process
+// fails with the same error, and cudaGetLastError cannot clear it). They come from a kernel that
+// already ran, so the call that reports one is usually not the one at fault.
+inline bool is_sticky_cuda_error(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
 inline void check_cuda(cudaError_t e, const char* call, const char* file, int line) {
   if (e == cudaSuccess) return;
   const CudaStatus status = status_for_cuda_error(e);
   (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-  throw BackendError(status, call_site(call, file, line) + " failed: " + cudaGetErrorName(e) +
-                                 " (" + cudaGetErrorString(e) + ")");
+  std::string message = call_site(call, file, line) + " failed: " + cudaGetErrorName(e) + " (" +
+                        cudaGetErrorString(e) + ")";
+  if (is_sticky_cuda_error(e)) {
+    message += ". This error is sticky: the GPU can no longer be used in this process (restart it). "
+               "An earlier kernel launch likely caused it; CUDA_LAUNCH_BLOCKING=1 makes the failing "
+               "launch report itself";
+  }
+  throw BackendError(status, message);
 }
 
 inline void check_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
