@@ -427,6 +427,36 @@ TEST_F(CudaOps, PoolingSoftmaxAndBatchNorm) {
   EXPECT_NEAR(byv[1], 2 * (10 - 25) / std::sqrt(125 + 1e-3f) + 1, 1e-4f);
 }
 
+// Batch norm through cuDNN's legacy API in the 16-bit dtypes of mixed precision (bfloat16 from
+// compute capability 8.0) and over a single row (a batch of one: the variance of one value is 0),
+// which the float32 test above does not reach.
+TEST_F(CudaOps, BatchNormIn16BitDtypesAndOverOneRow) {
+  const TensorView gamma = upload({2}, {1, 2}), beta = upload({2}, {0, 1});
+  for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    if (dt == DType::kBFloat16 && cc_ < 80) continue;  // refused below 8.0 (tested with matmul)
+    const TensorView bx = upload({4, 2}, {1, 10, 2, 20, 3, 30, 4, 40}, dt);
+    const TensorView mean = view({2}), var = view({2}), by = view({4, 2}, dt);
+    ASSERT_NO_THROW(backend_->batch_norm_forward(bx, gamma, beta, mean, var, 1e-3, 1, by)) << dtype_name(dt);
+    expect_near(download(mean), {2.5f, 25}, 1e-5f);
+    expect_near(download(var), {1.25f, 125}, 1e-4f);
+    const std::vector<float> byv = download(by);
+    EXPECT_NEAR(byv[0], (1 - 2.5f) / std::sqrt(1.25f + 1e-3f), 2e-2f) << dtype_name(dt);
+    const TensorView dy = upload({4, 2}, {1, 1, 1, 1, 1, 1, 1, 1}, dt);
+    const TensorView dx = view({4, 2}, dt), dgamma = view({2}), dbeta = view({2});
+    ASSERT_NO_THROW(backend_->batch_norm_backward(bx, dy, gamma, mean, var, 1e-3, dx, dgamma, dbeta))
+        << dtype_name(dt);
+    expect_near(download(dbeta), {4, 4}, 1e-5f);
+    expect_near(download(dx), std::vector<float>(8, 0.0f), 2e-2f);  // a constant dy has no x-gradient
+  }
+  // One row: mean is the row, variance 0, y = beta.
+  const TensorView one = upload({1, 2}, {3, -5});
+  const TensorView mean = view({2}), var = view({2}), y = view({1, 2});
+  ASSERT_NO_THROW(backend_->batch_norm_forward(one, gamma, beta, mean, var, 1e-3, 1, y));
+  expect_near(download(mean), {3, -5}, 1e-6f);
+  expect_near(download(var), {0, 0}, 0);
+  expect_near(download(y), {0, 1}, 1e-5f);
+}
+
 // Layer norm over the last dimension vs a double loop on the stored (rounded) inputs: biased
 // variance, epsilon inside the sqrt, mean/var (rows,) f32; dgamma/dbeta as column sums. 200 rows
 // take the chunked column-sum path, 3 rows the single-chunk one; C = 37 spans two column blocks.
