@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/elementwise.h"
 #include "core/errors.h"
 #include "kernels/binary_functors.h"
@@ -31,8 +32,8 @@
 namespace gpuaccel::cpu {
 namespace {
 
-// Below this many elements a loop runs on the calling thread: thread start-up costs more.
-constexpr int64_t kSerialThreshold = 32 * 1024;
+// Below this many elements a loop runs on the calling thread (cpu_threads.h).
+constexpr int64_t kSerialThreshold = kParallelMinElements;
 
 // ---------------------------------------------------------------------------------------------
 // Storage types, loads, stores and conversions

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/onednn_context.h"
 #include "core/cpu_info.h"
 #include "core/errors.h"
@@ -58,7 +59,9 @@ Dims dims_of(const TensorView& x, const TensorView& y) {
 }
 
 // Worth a parallel region only when there is enough work to split.
-bool parallel_worth_it(int64_t elements) { return elements >= (1 << 15) && omp_get_max_threads() > 1; }
+bool parallel_worth_it(int64_t elements) {
+  return elements >= kParallelMinElements && omp_get_max_threads() > 1;
+}
 
 // The calling thread's part [begin, end) of `count` items split evenly over the team (the split
 // of schedule(static)), so each thread enters the ISA's loop once.

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_impl_choice.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
 
@@ -115,6 +117,8 @@ void propagate_nan_rows(const TensorView& x, const TensorView& y) {
 
 void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
   if (y.numel() == 0) return;
+  // A loss's softmax (batch x classes) is far below a region's worth (cpu_threads.h).
+  ScopedOmpThreads serial(y.numel() < kParallelMinElements ? 1 : 0);
   guarded(log ? "LogSoftmax" : "Softmax", [&] {
     if (!staged_through_f32(x.dtype)) {
       forward_native(x, log, y);
@@ -129,6 +133,7 @@ void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
 
 void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
   if (dx.numel() == 0) return;
+  ScopedOmpThreads serial(dx.numel() < kParallelMinElements ? 1 : 0);
   guarded(log ? "LogSoftmaxGrad" : "SoftmaxGrad", [&] {
     if (!staged_through_f32(y.dtype)) {
       backward_native(y, dy, log, dx);

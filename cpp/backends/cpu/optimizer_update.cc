@@ -7,14 +7,12 @@
 
 #include <cstdint>
 
+#include "backends/cpu/cpu_threads.h"
 #include "core/errors.h"
 #include "kernels/half_conversions.h"
 
 namespace gpuaccel::cpu {
 namespace {
-
-// Below this many elements the loop runs on the calling thread (start-up costs more).
-constexpr int64_t kSerialThreshold = 32 * 1024;
 
 inline float load_grad(float g) { return g; }
 inline float load_grad(Half g) { return g.to_float(); }
@@ -35,7 +33,7 @@ void run(const F& f, int64_t n, float* p, const G* g, float* s0, float* s1, floa
   auto body = [&](int64_t i) {
     f(load_grad(g[i]), p + i, s0 ? s0 + i : nullptr, s1 ? s1 + i : nullptr, s2 ? s2 + i : nullptr);
   };
-  if (n < kSerialThreshold) {
+  if (n < kParallelMinElements) {  // below a region's worth (cpu_threads.h)
     for (int64_t i = 0; i < n; ++i) body(i);
     return;
   }
