@@ -32,4 +32,31 @@ constexpr int64_t kParallelMinElements = 64 * 1024;
 // executed under omp_set_num_threads(1).
 constexpr int64_t kParallelMinMatmulMacs = int64_t{4} << 20;
 
+// body(i) for i in [0, n): a schedule(static) loop on the team when `parallel`, else a plain
+// loop on the calling thread. A region whose `if` clause is false still goes through libgomp (a
+// one-thread team, and a futex call once workers exist): microseconds, more than the loss's
+// 64x10 reductions themselves take.
+template <typename Body>
+void parallel_for_if(bool parallel, int64_t n, const Body& body) {
+  if (!parallel) {
+    for (int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) body(i);
+}
+
+// body() once on each thread of the team when `parallel` (omp_get_thread_num() and
+// omp_get_num_threads() tell it its share), else once on the calling thread, where they read 0
+// and 1, with no region at all (see parallel_for_if).
+template <typename Body>
+void run_on_team_if(bool parallel, const Body& body) {
+  if (!parallel) {
+    body();
+    return;
+  }
+#pragma omp parallel
+  body();
+}
+
 }  // namespace gpuaccel::cpu

@@ -104,13 +104,12 @@ void store_nan(const TensorView& v, int64_t i) {
 void propagate_nan_rows(const TensorView& x, const TensorView& y) {
   const int64_t classes = x.ndim == 0 ? 1 : x.shape[x.ndim - 1];
   const int64_t rows = classes == 0 ? 0 : x.numel() / classes;
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_for_if(x.numel() >= kParallelMinElements, rows, [&](int64_t r) {
     bool nan = false;
     for (int64_t c = 0; c < classes && !nan; ++c) nan = is_nan_at(x, r * classes + c);
-    if (!nan) continue;
+    if (!nan) return;
     for (int64_t c = 0; c < classes; ++c) store_nan(y, r * classes + c);
-  }
+  });
 }
 
 }  // namespace
