@@ -56,10 +56,13 @@ WORKLOAD = textwrap.dedent("""
 """)
 
 PROBES = ("GOMP_parallel", "GOMP_parallel_start")
+CURRENT = "(this environment)"
 
 
 def run(build, threads, steps, profile=True, perf_events=None):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), PYTHONPATH=build)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    if build != CURRENT:
+        env["PYTHONPATH"] = build
     command = [sys.executable, "-c", WORKLOAD, str(steps), "1" if profile else "0"]
     if perf_events:
         command = ["perf", "stat", "-x,", "-e", ",".join(perf_events), "--"] + command
@@ -103,13 +106,14 @@ def main():
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--builds", default="build/dev/stage",
-                        help="comma-separated stage folders (PYTHONPATH of each build)")
+    parser.add_argument("--builds", default="",
+                        help="comma-separated stage folders, each a build's PYTHONPATH (default: "
+                             "the gpuaccel this interpreter imports)")
     parser.add_argument("--regions", action="store_true",
                         help="also count OpenMP regions per step with perf uprobes")
     parser.add_argument("--top", type=int, default=14)
     args = parser.parse_args()
-    builds = [os.path.abspath(b) for b in args.builds.split(",") if b]
+    builds = [os.path.abspath(b) for b in args.builds.split(",") if b] or [CURRENT]
     threads = [int(t) for t in args.threads.split(",") if t]
     columns = [(b, t) for b in builds for t in threads]
     print(cpu_line())
