@@ -87,18 +87,39 @@ def libgomp_path():
     return found.group(1) if found else None
 
 
-def region_events():
-    """perf events counting libgomp's region entries (uprobes added once), or None."""
+def region_events(added):
+    """perf events counting libgomp's region entries, or None; appends the uprobes it had to
+    add to `added` (remove_probes takes them away again)."""
     lib = libgomp_path()
     if lib is None:
         return None
+    present = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True).stdout
     events = []
     for symbol in PROBES:
-        subprocess.run(["perf", "probe", "-q", "-x", lib, symbol], capture_output=True)
-        events.append(f"probe_libgomp:{symbol}")
+        event = f"probe_libgomp:{symbol}"
+        if event + " " not in present:
+            made = subprocess.run(["perf", "probe", "-q", "-x", lib, symbol], capture_output=True)
+            if made.returncode == 0:
+                added.append(event)
+        events.append(event)
     events += ["syscalls:sys_enter_futex", "context-switches"]
     check = subprocess.run(["perf", "stat", "-e", ",".join(events), "true"], capture_output=True)
     return events if check.returncode == 0 else None
+
+
+def count_regions(args, columns, added):
+    """OpenMP regions (and futex calls, context switches) per step of each column."""
+    events = region_events(added)
+    if events is None:
+        print("regions: perf with uprobes on libgomp is not available here (root and perf "
+              "needed)")
+        return {}
+    regions = {}
+    for build, t in columns:
+        short = run(build, t, args.steps, profile=False, perf_events=events)["counts"]
+        long = run(build, t, 2 * args.steps, profile=False, perf_events=events)["counts"]
+        regions[(build, t)] = {e: (long.get(e, 0) - short.get(e, 0)) / args.steps for e in events}
+    return regions
 
 
 def main():
@@ -122,18 +143,12 @@ def main():
     for _ in range(args.rounds):
         for build, t in columns:
             results[(build, t)].append(run(build, t, args.steps))
-    regions = {}
-    if args.regions:
-        events = region_events()
-        if events is None:
-            print("regions: perf with uprobes on libgomp is not available here (root and "
-                  "perf needed)")
-        else:
-            for build, t in columns:
-                short = run(build, t, args.steps, profile=False, perf_events=events)["counts"]
-                long = run(build, t, 2 * args.steps, profile=False, perf_events=events)["counts"]
-                regions[(build, t)] = {e: (long.get(e, 0) - short.get(e, 0)) / args.steps
-                                       for e in events}
+    added = []
+    try:
+        regions = count_regions(args, columns, added) if args.regions else {}
+    finally:
+        for event in added:
+            subprocess.run(["perf", "probe", "-q", "-d", event], capture_output=True)
     print(f"after: {load_line()}")
     for i, (build, t) in enumerate(columns):
         steps = " ".join(f"{r['step']:.2f}" for r in results[(build, t)])
