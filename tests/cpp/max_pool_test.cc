@@ -60,8 +60,9 @@ std::vector<Case> cases() {
       {1, 5, 5, 64, pool(2, 2, 1, 1), "2x2/1 overlapping"},
       {1, 4, 5, 1, pool(2, 3, 2, 2, 0, 1, 1, 1), "one channel, asymmetric padding"},
       {1, 2, 2, 5, pool(2, 2, 2, 2, 2, 0, 2, 0), "windows entirely in the padding"},
-      {4, 32, 32, 64, pool(2, 2, 2, 2), "large, parallel split"},
-      {3, 26, 26, 32, pool(3, 3, 2, 2, 1, 1, 1, 1), "large overlapping, parallel split"},
+      // Above kParallelMinElements (cpu_threads.h) in the output as well as the input.
+      {8, 32, 32, 64, pool(2, 2, 2, 2), "large, parallel split"},
+      {16, 26, 26, 32, pool(3, 3, 2, 2, 1, 1, 1, 1), "large overlapping, parallel split"},
   };
 }
 

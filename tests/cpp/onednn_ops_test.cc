@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/dtype.h"
 #include "core/errors.h"
@@ -276,6 +277,32 @@ TEST(OneDnnMatmul, RepeatedCallCreatesNoPrimitive) {
   Buf out2(DType::kFloat32, 5 * 2);
   matmul(view(a, {5, 7}), view(b, {7, 2}, {3, 1}), nullptr, view(out2, {5, 2}));
   EXPECT_GT(onednn_primitives_created(), created);
+}
+
+// A product below kParallelMinMatmulMacs (cpu_threads.h) is made for one thread whatever the
+// caller's count (so a caller at one thread finds the same primitive); a larger one at two
+// threads is a two-thread primitive. Both give the reference's numbers at both counts, and the
+// caller's count is back after the call.
+TEST(OneDnnMatmul, SmallProductsRunOnTheCallingThreadOnly) {
+  const int threads = omp_get_max_threads();
+  const MatmulCase small{0, 64, 96, 40};   // 246 K multiply-adds
+  const MatmulCase large{0, 128, 256, 136};  // 4.5 M
+  ASSERT_LT(small.m * small.k * small.n, kParallelMinMatmulMacs);
+  ASSERT_GE(large.m * large.k * large.n, kParallelMinMatmulMacs);
+  omp_set_num_threads(2);
+  run_matmul_case(DType::kFloat32, small, 60);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  int64_t created = onednn_primitives_created();
+  omp_set_num_threads(1);
+  run_matmul_case(DType::kFloat32, small, 61);
+  EXPECT_EQ(onednn_primitives_created(), created) << "the small product's primitive is the one-thread one";
+  run_matmul_case(DType::kFloat32, large, 62);
+  created = onednn_primitives_created();
+  omp_set_num_threads(2);
+  run_matmul_case(DType::kFloat32, large, 63);
+  EXPECT_GT(onednn_primitives_created(), created) << "a large product gets a two-thread primitive";
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  omp_set_num_threads(threads);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -957,6 +984,26 @@ TEST(OneDnnSoftmax, SoftmaxAndLogSoftmax) {
       run_softmax_case(t, 3, 37, log, 41);
       run_softmax_case(t, 5, 1, log, 42);
     }
+}
+
+// A loss's softmax (batch x classes, below kParallelMinElements) is made for one thread whatever
+// the caller's count; a large one at two threads gets its own primitive. Numbers checked at both.
+TEST(OneDnnSoftmax, SmallRunsOnTheCallingThreadOnly) {
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(2);
+  run_softmax_case(DType::kFloat32, 64, 13, true, 64);
+  int64_t created = onednn_primitives_created();
+  omp_set_num_threads(1);
+  run_softmax_case(DType::kFloat32, 64, 13, true, 65);
+  EXPECT_EQ(onednn_primitives_created(), created);
+  ASSERT_GE(int64_t{520} * 130, kParallelMinElements);
+  run_softmax_case(DType::kFloat32, 520, 130, false, 66);
+  created = onednn_primitives_created();
+  omp_set_num_threads(2);
+  run_softmax_case(DType::kFloat32, 520, 130, false, 67);
+  EXPECT_GT(onednn_primitives_created(), created);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  omp_set_num_threads(threads);
 }
 
 TEST(OneDnnSoftmax, ThreeDimensionalUsesLastAxis) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/elementwise.h"
 #include "core/errors.h"
 #include "kernels/binary_functors.h"
@@ -31,8 +32,8 @@
 namespace gpuaccel::cpu {
 namespace {
 
-// Below this many elements a loop runs on the calling thread: thread start-up costs more.
-constexpr int64_t kSerialThreshold = 32 * 1024;
+// Below this many elements a loop runs on the calling thread (cpu_threads.h).
+constexpr int64_t kSerialThreshold = kParallelMinElements;
 
 // ---------------------------------------------------------------------------------------------
 // Storage types, loads, stores and conversions
@@ -630,8 +631,7 @@ void reduce_driver(const ReduceLayout& l, Acc identity, Make make, Combine combi
     const int64_t tiles_per_row = (cols + kReduceTile - 1) / kReduceTile;
     const int64_t tiles = num_out / cols * tiles_per_row;
     const bool parallel = tiles > 1 && num_out * num_red >= kSerialThreshold;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t t = 0; t < tiles; ++t) {
+    parallel_for_if(parallel, tiles, [&](int64_t t) {
       const int64_t c0 = (t % tiles_per_row) * kReduceTile;
       const int64_t width = std::min(kReduceTile, cols - c0);
       int64_t x_off, out_off;
@@ -643,18 +643,17 @@ void reduce_driver(const ReduceLayout& l, Acc identity, Make make, Combine combi
       };
       walk_reduced(l, x_off, 0, num_red, visit);
       for (int64_t k = 0; k < width; ++k) finish(out_off + k * l.kept_out_stride[kl], acc[k]);
-    }
+    });
     return;
   }
   if (num_red <= kReduceChunk || num_out >= kManyOutputs) {
     // One output per task: parallel over outputs when there is enough work in total.
     const bool parallel = num_out > 1 && num_out * num_red >= kSerialThreshold;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t o = 0; o < num_out; ++o) {
+    parallel_for_if(parallel, num_out, [&](int64_t o) {
       int64_t x_off, out_off;
       kept_offsets(l, o, x_off, out_off);
       finish(out_off, reduce_range(x_off, 0, num_red));
-    }
+    });
     return;
   }
   // Few outputs, long reductions: fixed-size chunks of each slice in parallel, then merged in
@@ -758,8 +757,7 @@ bool copy_transposed(const Walk<2>& w, D* dp, const S* sp) {
   const int64_t tiles = batches * tr * tc;
   const int64_t dst_row = w.strides[0][r], src_col = w.strides[1][c];
   const bool parallel = w.numel >= kSerialThreshold;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t t = 0; t < tiles; ++t) {
+  parallel_for_if(parallel, tiles, [&](int64_t t) {
     // Offsets of batch t / (tr * tc) over the leading dimensions.
     int64_t b = t / (tr * tc), d_off = 0, s_off = 0;
     for (int d = r - 1; d >= 0; --d) {
@@ -775,7 +773,7 @@ bool copy_transposed(const Walk<2>& w, D* dp, const S* sp) {
       const S* scol = sp + s_off + i;
       for (int64_t j = j0; j < j1; ++j) drow[j] = convert<D>(scol[j * src_col]);
     }
-  }
+  });
   return true;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/onednn_context.h"
 #include "core/cpu_info.h"
 #include "core/errors.h"
@@ -58,7 +59,9 @@ Dims dims_of(const TensorView& x, const TensorView& y) {
 }
 
 // Worth a parallel region only when there is enough work to split.
-bool parallel_worth_it(int64_t elements) { return elements >= (1 << 15) && omp_get_max_threads() > 1; }
+bool parallel_worth_it(int64_t elements) {
+  return elements >= kParallelMinElements && omp_get_max_threads() > 1;
+}
 
 // The calling thread's part [begin, end) of `count` items split evenly over the team (the split
 // of schedule(static)), so each thread enters the ISA's loop once.
@@ -311,12 +314,11 @@ void max_pool_forward_typed(const TensorView& x, const Pool2dParams& p, const Te
   const int64_t rows = d.n * d.oh * d.ow;
   const auto* src = static_cast<const S*>(x.data);
   auto* dst = static_cast<S*>(y.data);
-#pragma omp parallel if (parallel_worth_it(rows * d.c))
-  {
+  run_on_team_if(parallel_worth_it(rows * d.c), [&] {
     std::vector<float> best_k(static_cast<size_t>(d.c));
     run_loop<ForwardRows<S>>(isa, src, dst, workspace, d, p, this_thread_share(rows),
                              best_k.data());
-  }
+  });
 }
 
 template <typename S>
@@ -334,15 +336,14 @@ void max_pool_backward_typed(const TensorView& dy, const Pool2dParams& p,
   }
   const auto* grad = static_cast<const S*>(dy.data);
   auto* out = static_cast<S*>(dx.data);
-#pragma omp parallel if (parallel_worth_it(d.n * image_size))
-  {
+  run_on_team_if(parallel_worth_it(d.n * image_size), [&] {
     std::vector<float> sums(kWide ? 0 : static_cast<size_t>(image_size));
     std::vector<float> widened(kWide ? 0 : static_cast<size_t>(d.c));
     run_loop<BackwardScatterImages<S>>(isa, grad, out, workspace, d, p, this_thread_share(d.n),
                                        sums.data(), widened.data(),
                                        static_cast<const int16_t*>(row_of),
                                        static_cast<const int16_t*>(col_of));
-  }
+  });
 }
 
 template <typename S>
@@ -354,8 +355,9 @@ void max_pool_backward_disjoint(const TensorView& dy, const Pool2dParams& p,
   const int64_t rows = d.n * d.h;  // input rows (n, ih)
   const auto* grad = static_cast<const Bits*>(dy.data);
   auto* out = static_cast<Bits*>(dx.data);
-#pragma omp parallel if (parallel_worth_it(rows * d.w * d.c))
-  run_loop<BackwardDisjointRows<Bits>>(isa, grad, out, workspace, d, p, this_thread_share(rows));
+  run_on_team_if(parallel_worth_it(rows * d.w * d.c), [&] {
+    run_loop<BackwardDisjointRows<Bits>>(isa, grad, out, workspace, d, p, this_thread_share(rows));
+  });
 }
 
 }  // namespace

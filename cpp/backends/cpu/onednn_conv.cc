@@ -9,8 +9,6 @@
 // layout and inference once in all. f16 is staged through f32. The backward passes pick among
 // oneDNN's implementations per shape, backward-weights also between the caller's thread count
 // and one thread (onednn_impl_choice.h; set_conv2d_backward_*_impl in onednn_ops.h).
-#include <omp.h>
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -92,6 +90,7 @@ struct WeightsReorder {
     prim_md = primitive;
     needed = user != primitive;
     if (!needed) return;
+    ScopedOmpThreads serial(small() ? 1 : 0);  // the split is fixed here (cpu_threads.h)
     dnnl::reorder::primitive_desc pd =
         user_to_primitive
             ? dnnl::reorder::primitive_desc(engine(), user, engine(), primitive)
@@ -101,26 +100,20 @@ struct WeightsReorder {
   // Copies between the user's buffer and the primitive's, in the direction given to init().
   // Kernels' weights are small (tens of KB): a parallel region costs more than the copy, and
   // far more when the cores are shared and a thread gets descheduled at the barrier, so small
-  // reorders run on the calling thread alone (oneDNN reads omp_get_max_threads() per call).
+  // reorders are made for, and run on, the calling thread alone.
   void run(void* user_data, void* prim_data, bool user_to_primitive) const {
     memory u = make_memory(user_md, user_data);
     memory q = make_memory(prim_md, prim_data);
-    const bool small = user_md.get_size() <= kSerialReorderBytes;
-    const int threads = omp_get_max_threads();
-    if (small) omp_set_num_threads(1);
+    ScopedOmpThreads serial(small() ? 1 : 0);
     if (user_to_primitive) weights_reorders.fetch_add(1, std::memory_order_relaxed);
-    try {
-      if (user_to_primitive) {
-        prim.execute(stream(), u, q);
-      } else {
-        prim.execute(stream(), q, u);
-      }
-    } catch (...) {
-      if (small) omp_set_num_threads(threads);
-      throw;
+    if (user_to_primitive) {
+      prim.execute(stream(), u, q);
+    } else {
+      prim.execute(stream(), q, u);
     }
-    if (small) omp_set_num_threads(threads);
   }
+
+  bool small() const { return user_md.get_size() <= kSerialReorderBytes; }
 };
 
 // The derived-copy key of weights in `md`: everything oneDNN lets us query of a blocked layout.

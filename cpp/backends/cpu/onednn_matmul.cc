@@ -5,8 +5,10 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_impl_choice.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
 
@@ -170,6 +172,9 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, co
     }
     return;
   }
+  // A small product is made for, and runs on, the calling thread alone (cpu_threads.h).
+  const int64_t macs = out.numel() * a.shape[a.ndim - 1];
+  ScopedOmpThreads serial(macs < kParallelMinMatmulMacs ? 1 : 0);
   guarded(kOp, [&] {
     if (!staged_through_f32(out.dtype)) {
       run_native(a, b, bias, activation, out);

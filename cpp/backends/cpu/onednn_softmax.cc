@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_impl_choice.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
 
@@ -102,19 +104,20 @@ void store_nan(const TensorView& v, int64_t i) {
 void propagate_nan_rows(const TensorView& x, const TensorView& y) {
   const int64_t classes = x.ndim == 0 ? 1 : x.shape[x.ndim - 1];
   const int64_t rows = classes == 0 ? 0 : x.numel() / classes;
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_for_if(x.numel() >= kParallelMinElements, rows, [&](int64_t r) {
     bool nan = false;
     for (int64_t c = 0; c < classes && !nan; ++c) nan = is_nan_at(x, r * classes + c);
-    if (!nan) continue;
+    if (!nan) return;
     for (int64_t c = 0; c < classes; ++c) store_nan(y, r * classes + c);
-  }
+  });
 }
 
 }  // namespace
 
 void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
   if (y.numel() == 0) return;
+  // A loss's softmax (batch x classes) is far below a region's worth (cpu_threads.h).
+  ScopedOmpThreads serial(y.numel() < kParallelMinElements ? 1 : 0);
   guarded(log ? "LogSoftmax" : "Softmax", [&] {
     if (!staged_through_f32(x.dtype)) {
       forward_native(x, log, y);
@@ -129,6 +132,7 @@ void softmax_forward(const TensorView& x, bool log, const TensorView& y) {
 
 void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
   if (dx.numel() == 0) return;
+  ScopedOmpThreads serial(dx.numel() < kParallelMinElements ? 1 : 0);
   guarded(log ? "LogSoftmaxGrad" : "SoftmaxGrad", [&] {
     if (!staged_through_f32(y.dtype)) {
       backward_native(y, dy, log, dx);

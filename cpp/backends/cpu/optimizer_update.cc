@@ -3,18 +3,14 @@
 // per element, so a mixed-precision step never materializes a float32 copy of the gradient.
 #include "backends/cpu/optimizer_update.h"
 
-#include <omp.h>
-
 #include <cstdint>
 
+#include "backends/cpu/cpu_threads.h"
 #include "core/errors.h"
 #include "kernels/half_conversions.h"
 
 namespace gpuaccel::cpu {
 namespace {
-
-// Below this many elements the loop runs on the calling thread (start-up costs more).
-constexpr int64_t kSerialThreshold = 32 * 1024;
 
 inline float load_grad(float g) { return g; }
 inline float load_grad(Half g) { return g.to_float(); }
@@ -35,12 +31,7 @@ void run(const F& f, int64_t n, float* p, const G* g, float* s0, float* s1, floa
   auto body = [&](int64_t i) {
     f(load_grad(g[i]), p + i, s0 ? s0 + i : nullptr, s1 ? s1 + i : nullptr, s2 ? s2 + i : nullptr);
   };
-  if (n < kSerialThreshold) {
-    for (int64_t i = 0; i < n; ++i) body(i);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) body(i);
+  parallel_for_if(n >= kParallelMinElements, n, body);  // below a region's worth: serial
 }
 
 }  // namespace
