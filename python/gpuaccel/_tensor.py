@@ -80,6 +80,13 @@ def from_numpy(array):
                         "use gpuaccel.tensor(array) for a float32 copy")
     if not array.flags.c_contiguous:
         raise ValueError("from_numpy needs a C-contiguous array; use np.ascontiguousarray first")
+    if not array.dtype.isnative:
+        raise ValueError(f"from_numpy cannot share an array of dtype {array.dtype.str!r}, whose "
+                         "bytes are in the other byte order; use gpuaccel.tensor(array) for a "
+                         "copy in this machine's order")
+    if not array.flags.writeable:
+        raise ValueError("from_numpy cannot share a read-only array (a tensor sharing it could "
+                         "be written in place); use gpuaccel.tensor(array) for a copy")
     return _C.tensor_from_numpy(array, "cpu", None, False)
 
 

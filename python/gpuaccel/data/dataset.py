@@ -143,6 +143,10 @@ def _slice_component(value, position):
     if array.dtype.kind in "iu" and array.dtype.itemsize not in (1, 4, 8):
         array = array.astype(np.int32)
     elif array.dtype.kind == "u" and array.dtype.itemsize != 1:
+        if array.dtype.itemsize == 8 and array.size and array.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"from_tensor_slices: component {position} (uint64) holds "
+                             f"{array.max()}, beyond int64's maximum {np.iinfo(np.int64).max}, "
+                             "which would wrap around to a negative number")
         array = array.astype(np.int64)
     if array.ndim == 0:
         raise ValueError(f"from_tensor_slices: component {position} is a scalar; slicing "
@@ -164,7 +168,11 @@ class Dataset:
     @staticmethod
     def range(*args, dtype=None):
         """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars."""
-        values = np.arange(*(int(a) for a in args), dtype=np.int64)  # tensors allowed, as TF
+        bounds = [int(a) for a in args]  # tensors allowed, as TF
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise ValueError(f"Dataset.range: step must not be 0, got range({bounds[0]}, "
+                             f"{bounds[1]}, 0)")
+        values = np.arange(*bounds, dtype=np.int64)
         ds = _SlicesDataset(values)
         return ds if dtype is None else ds.map(lambda v: v.to(dtype))
 

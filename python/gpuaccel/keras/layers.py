@@ -289,9 +289,13 @@ class Layer:
                              f"weight list of length {len(weights)}, but the layer was expecting "
                              f"{len(current)} weights.")
         arrays = []
-        for target, value in zip(current, weights):
-            array = np.asarray(_C.detach(value).numpy() if isinstance(value, Tensor) else value,
-                               dtype=np.float32)
+        for index, (target, value) in enumerate(zip(current, weights)):
+            array = np.asarray(_C.detach(value).numpy() if isinstance(value, Tensor) else value)
+            if array.dtype.kind not in "fiub" and array.dtype.name != "bfloat16":
+                # NumPy's cast would drop an imaginary part or parse strings as numbers
+                raise TypeError(f"Layer {self.name} weight {index} must hold real numbers, got "
+                                f"an array of dtype {array.dtype}")
+            array = array.astype(np.float32, copy=False)
             if tuple(array.shape) != tuple(target.shape):
                 raise ValueError(f"Layer {self.name} weight shape {tuple(target.shape)} is not "
                                  f"compatible with provided weight shape {tuple(array.shape)}.")
