@@ -167,6 +167,9 @@ class Model(Trainer):
                 tensors.append(x if keep or x.dtype.is_floating else x.to("float32"))
             else:
                 array = np.asarray(x)
+                if array.dtype.kind not in "fiub" and array.dtype.name != "bfloat16":
+                    # as predict: NumPy's cast would read '3' or a date as a number
+                    raise ValueError(f"x has dtype {array.dtype}, which is not numeric")
                 if array.dtype.kind in "iub" and keep:
                     array = array.astype(np.int64)
                 elif array.dtype != np.float32:
