@@ -202,7 +202,9 @@ def _getitem(self, index):
             start, stop, step = item.indices(size)
             if step <= 0:
                 raise ValueError("negative or zero slice steps are not supported; use flip")
-            specs.append((start, stop, step))
+            # a step past the dimension takes only `start`, as size does; a huge one
+            # (2**70) would not fit the binding's int64
+            specs.append((start, stop, min(step, max(size, 1))))
         elif isinstance(item, (numbers.Integral, np.integer)) and not isinstance(item, bool):
             i = int(item)
             if not -size <= i < size:

@@ -138,6 +138,18 @@ def test_arrays_become_tensors_with_their_values(isolated, spec):
     isolated.call("test_fuzz_data", "check_array_conversions", spec)
 
 
+def test_slice_steps_beyond_int64_index_as_numpy(isolated):
+    # t[::2**70] leaked the slice binding's argument text (the step did not fit in int64).
+    outcome = isolated.run(
+        "import numpy as np, gpuaccel\n"
+        "a = np.arange(12).reshape(3, 4)\nt = gpuaccel.tensor(a)\n"
+        "for key in [np.s_[::2**70], np.s_[1::5], np.s_[:, 1::2**64]]:\n"
+        "    np.testing.assert_array_equal(t[key].numpy(), a[key])\n"
+        "t[:, ::2**70] = 7\na[:, ::2**70] = 7\n"
+        "np.testing.assert_array_equal(t.numpy(), a)\n")
+    assert outcome.error_type is None, outcome
+
+
 def test_uint64_slices_beyond_int64_are_refused_not_wrapped(isolated):
     outcome = isolated.run(
         "import numpy as np, gpuaccel\n"

@@ -133,7 +133,9 @@ def read(h5_file, model, source):
     updates = []
     for layer, path in layer_groups(model):
         expected = layer.get_weights()
-        group = h5_file[path]["vars"] if path in h5_file and "vars" in h5_file[path] else {}
+        node = h5_file[path] if path in h5_file else None
+        group = node.get("vars") if isinstance(node, h5py.Group) else None
+        group = group if isinstance(group, h5py.Group) else {}  # a foreign file's dataset
         if len(group) != len(expected):
             raise ValueError(f"Layer '{layer.name}' ({type(layer).__name__}) expected "
                              f"{len(expected)} variables, but {source} has {len(group)} at "
