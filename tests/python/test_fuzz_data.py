@@ -21,7 +21,7 @@ from crash_isolation import isolated  # noqa: F401 -- the module-scoped worker f
 
 TYPED_ERRORS = ("ValueError", "TypeError", "IndexError", "NotImplementedError", "OpError")
 PYBIND_TEXT = ("incompatible function arguments", "Unable to cast", "incompatible constructor")
-FUZZ = settings(max_examples=40)
+FUZZ = settings()  # the profile's budget (conftest.py): 100 examples in CI, 1500 with --hypothesis-profile=long
 FUZZ_SEED = 20261124
 
 # NumPy dtype -> the tensor dtype gpuaccel.tensor makes of it (None: refused).
@@ -358,7 +358,8 @@ def check_fit_on_changing_batches(shapes, prefetch):
     model = _dense_model()
     batches = [(np.linspace(-1, 1, rx * f, dtype=np.float32).reshape(rx, f),
                 np.full((ry, c), 0.5, np.float32)) for rx, f, ry, c in shapes]
-    consistent = all(rx == ry and f == 3 and c == 2 for rx, f, ry, c in shapes)
+    # labels of width 1 broadcast against the 2 outputs in the squared error, as in Keras
+    consistent = all(rx == ry and f == 3 and c in (1, 2) for rx, f, ry, c in shapes)
     signature = (gpuaccel.TensorSpec((None, None), "float32"),
                  gpuaccel.TensorSpec((None, None), "float32"))
     dataset = gpuaccel.data.Dataset.from_generator(lambda: iter(batches),
