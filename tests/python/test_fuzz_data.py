@@ -332,6 +332,21 @@ def test_dataset_range_step_zero_is_a_clear_error(isolated):
     assert outcome.error_type == "ValueError" and "step must not be 0" in outcome.message
 
 
+def test_padded_batch_takes_a_tuple_as_one_components_shape(isolated):
+    # TF reads padded_shapes=(3,) as the shape of a one-component dataset; it raised
+    # "'int' object is not iterable", and a shape of the wrong rank an IndexError.
+    outcome = isolated.run(
+        "import numpy as np, gpuaccel\n"
+        "ds = gpuaccel.data.Dataset.from_tensor_slices(np.ones((4, 2), np.float32))\n"
+        "result = [b.shape for b in ds.padded_batch(2, padded_shapes=(3,)).as_numpy_iterator()]")
+    assert outcome.value == "[(2, 3), (2, 3)]", outcome
+    outcome = isolated.run(
+        "import numpy as np, gpuaccel\n"
+        "ds = gpuaccel.data.Dataset.from_tensor_slices(np.ones((4, 2), np.float32))\n"
+        "list(ds.padded_batch(2, padded_shapes=(3, 3)))")
+    assert outcome.error_type == "ValueError" and "must list 1 sizes" in outcome.message, outcome
+
+
 def test_dataset_sample_weights_are_refused_not_dropped(isolated):
     # fit(sample_weight=...) raises NotImplementedError; a Dataset's third component used to
     # be dropped silently, training on other weights than the ones given.
