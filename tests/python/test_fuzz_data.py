@@ -327,6 +327,17 @@ def test_dataset_chains_match_a_list_reference(isolated, size, steps):
     isolated.call("test_fuzz_data", "check_dataset_chain", size, steps)
 
 
+def test_python_generators_get_a_pointer_to_from_generator(isolated):
+    # NumPy made an object array of the generator: "x has dtype object, which is not numeric".
+    outcome = isolated.run(
+        "import numpy as np\nfrom gpuaccel import keras\n"
+        "model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])\n"
+        "model.compile(optimizer='sgd', loss='mse')\n"
+        "batches = iter([(np.zeros((2, 3)), np.zeros((2, 2)))])\n"
+        "model.fit(batches, steps_per_epoch=1, verbose=0)")
+    assert outcome.error_type == "TypeError" and "from_generator" in outcome.message, outcome
+
+
 def test_dataset_range_step_zero_is_a_clear_error(isolated):
     outcome = isolated.run("import gpuaccel\ngpuaccel.data.Dataset.range(0, 10, 0)")
     assert outcome.error_type == "ValueError" and "step must not be 0" in outcome.message

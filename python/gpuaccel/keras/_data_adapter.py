@@ -5,6 +5,7 @@ epoch, or a ``gpuaccel.data.Dataset`` of ``(x, y)`` batches iterated as it is.
 Arrays are converted once, up front, to the dtypes the model computes in (float32 for floating
 or image-like integer inputs, int64 for sparse labels), so a batch is a row gather and nothing
 else."""
+import collections.abc
 import math
 
 import numpy as np
@@ -230,6 +231,10 @@ def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):
     """ArrayData or DatasetData for a fit/evaluate/predict call."""
     if x is None:
         raise ValueError(f"{what}() needs x (input data); got None")
+    if isinstance(x, collections.abc.Iterator):  # NumPy would make an object array of it
+        raise TypeError(f"{what}() takes NumPy arrays, tensors or a gpuaccel.data.Dataset; got "
+                        f"a Python {type(x).__name__}: wrap it with gpuaccel.data.Dataset."
+                        "from_generator(lambda: ..., output_signature=...)")
     if _is_dataset(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a dataset as input; the "
