@@ -90,3 +90,14 @@ def check_variance(shape, dim, correction):
 def test_variance_with_any_correction_matches_pytorch(isolated, shape, along_first, correction):
     isolated.call("test_fuzz_torch", "check_variance", shape, 0 if along_first else None,
                   correction)
+
+
+def test_paddings_that_are_not_int64_integers_are_refused(isolated):
+    # 2**70 (an object array) and 1.5 reached the tensor_full binding as its argument text.
+    for call in ["gpuaccel.nn.functional.pad(gpuaccel.ones(2, 2), (2**70, 0))",
+                 "gpuaccel.nn.functional.conv2d(gpuaccel.ones(1, 1, 4, 4),\n"
+                 "                              gpuaccel.ones(2, 1, 3, 3), padding=2**70)",
+                 "gpuaccel.pad(gpuaccel.ones(2, 2), [[0, 0], [1.5, 0]])"]:
+        outcome = isolated.run(f"import gpuaccel\nimport gpuaccel.nn.functional\n{call}")
+        assert outcome.error_type == "InvalidArgumentError", outcome
+        assert "integers that fit in int64" in outcome.message, outcome
