@@ -7,13 +7,12 @@ TF accepts works, anything else is a ValueError or TypeError naming the argument
 pybind11 text; never a crash and never a silently different setting.
 
 Every example runs in an isolated worker (crash_isolation.py) with a fixed seed. Device
-configuration can change only before the devices are initialized, so these checks run in a
-worker of their own and create no tensor.
+configuration can change only before the devices are initialized, so these checks create no
+tensor (the module-scoped worker serves this module alone).
 """
-import pytest
 from hypothesis import example, given, seed, settings, strategies as st
 
-from crash_isolation import IsolatedWorker
+from crash_isolation import isolated  # noqa: F401 -- module-scoped: this module's worker only
 
 PYBIND_TEXT = ("incompatible function arguments", "Unable to cast", "invalid arguments",
                "must be sequence[", "(expected ")
@@ -23,13 +22,6 @@ FUZZ_SEED = 20261124
 ODD_INT = st.one_of(st.none(), st.integers(-2, 4096), st.sampled_from(
     [0, MAX_LIMIT_MB, MAX_LIMIT_MB + 1, 2**50, 2**63 - 1, 2**63, 2**70, -2**63 - 1, True, 1.5,
      float("nan"), "64"]))
-
-
-@pytest.fixture(scope="module")
-def uninitialized():
-    worker = IsolatedWorker()
-    yield worker
-    worker.close()
 
 
 def _refusal(error):
@@ -73,8 +65,8 @@ def check_logical_devices(configs):
 @example([(2**50, None, None)])
 @example([(None, "x", None)])  # these two were the binding's argument text
 @example([(None, None, 8796093022207)])
-def test_logical_device_configuration(uninitialized, configs):
-    uninitialized.call("test_fuzz_config", "check_logical_devices", configs)
+def test_logical_device_configuration(isolated, configs):
+    isolated.call("test_fuzz_config", "check_logical_devices", configs)
 
 
 def check_device_calls(name, args):
@@ -132,5 +124,5 @@ CALLS = st.one_of(
 @example(("CommunicationOptions", (2**70,)))  # reached the trainer's binding as pybind11 text
 @example(("set_visible_devices", ("<cpu>", "<cpu>")))  # device_type: the binding's text
 @example(("set_intra_op_parallelism_threads", (-2**63 - 1,)))  # beyond int: the binding's text
-def test_device_calls_refuse_odd_arguments_clearly(uninitialized, call):
-    uninitialized.call("test_fuzz_config", "check_device_calls", call[0], list(call[1]))
+def test_device_calls_refuse_odd_arguments_clearly(isolated, call):
+    isolated.call("test_fuzz_config", "check_device_calls", call[0], list(call[1]))
