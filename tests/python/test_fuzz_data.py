@@ -430,3 +430,39 @@ def test_read_only_arrays_are_accepted(isolated, code):
         "x.flags.writeable = y.flags.writeable = False\n"
         f"result = {code}\n")
     assert outcome.error_type is None, outcome
+
+
+# ---- compile's arguments, before the data reaches fit ----
+
+def check_compile(optimizer, loss, metrics):
+    from gpuaccel import keras
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    try:
+        model.compile(optimizer=optimizer, loss=loss, metrics=metrics)
+        history = model.fit(np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32), verbose=0)
+    except Exception as error:  # noqa: BLE001
+        _assert_typed(error)
+        return "rejected"
+    assert all(np.isfinite(v) for v in history.history["loss"]), history.history
+    return "ok"
+
+
+COMPILE_VALUES = st.one_of(st.none(), st.integers(-1, 2), st.sampled_from(
+    ["sgd", "adam", "rmsprop", "mse", "mae", "accuracy", "bogus", "", ["mae"], ["bogus"], [5],
+     ("mse", "mae"), {"out": "mae"}]))
+
+
+@FUZZ
+@seed(FUZZ_SEED)
+@given(COMPILE_VALUES, COMPILE_VALUES, COMPILE_VALUES)
+def test_compile_arguments_give_typed_errors_or_train(isolated, optimizer, loss, metrics):
+    isolated.call("test_fuzz_data", "check_compile", optimizer, loss, metrics)
+
+
+def test_compile_metrics_that_are_no_list_name_the_argument(isolated):
+    # metrics=5 raised "'int' object is not iterable".
+    outcome = isolated.run(
+        "from gpuaccel import keras\n"
+        "model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])\n"
+        "model.compile(optimizer='sgd', loss='mse', metrics=5)")
+    assert outcome.error_type == "ValueError" and "metrics=5" in outcome.message, outcome

@@ -47,6 +47,9 @@ def _flatten_metrics(metrics):
                                   "here have one output")
     if isinstance(metrics, (str, metrics_module.Metric)) or isinstance(metrics, type):
         return [metrics]
+    if not isinstance(metrics, (list, tuple)):
+        raise ValueError(f"Expected `metrics` argument to be a list, tuple, or dict. Received "
+                         f"instead: metrics={metrics!r} of type {type(metrics)}")  # Keras's words
     return list(metrics)
 
 
