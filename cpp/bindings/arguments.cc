@@ -88,4 +88,10 @@ Scalar scalar_argument(py::handle value, std::string_view op, std::string_view n
   wrong_type(op, name, "a tensor, a bool, an int or a float", value);
 }
 
+py::array in_native_byte_order(const py::array& array) {
+  const py::dtype dtype = array.dtype();
+  if (dtype.attr("isnative").cast<bool>()) return array;
+  return array.attr("astype")(dtype.attr("newbyteorder")("="));
+}
+
 }  // namespace gpuaccel::bindings

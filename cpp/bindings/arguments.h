@@ -5,6 +5,7 @@
 // "incompatible function arguments" for every function of the module.
 #pragma once
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -23,5 +24,9 @@ int64_t int_argument(pybind11::handle value, std::string_view op, std::string_vi
 std::optional<std::vector<int64_t>> axes_argument(pybind11::handle value, std::string_view op);
 // A Python or NumPy bool, int or float as a Scalar (its category and exact value).
 Scalar scalar_argument(pybind11::handle value, std::string_view op, std::string_view name);
+// `array` itself when its bytes are in this machine's order, else a copy that is: an array of
+// the other byte order ('>f4' on x86) holds the same numbers in swapped bytes, which a tensor
+// reading the buffer as its own would silently turn into other numbers.
+pybind11::array in_native_byte_order(const pybind11::array& array);
 
 }  // namespace gpuaccel::bindings

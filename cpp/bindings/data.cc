@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "bindings/arguments.h"
 #include "bindings/bindings.h"
 #include "core/errors.h"
 #include "ops/creation.h"
@@ -79,6 +80,7 @@ RowSource row_source(const py::handle& obj, size_t position) {
                   "component " + std::to_string(position) +
                       " is neither a gpuaccel Tensor nor convertible to a NumPy array");
     }
+    array = in_native_byte_order(array);
     const py::dtype dt = array.dtype();
     const char kind = dt.kind();
     const auto size = dt.itemsize();

@@ -136,6 +136,9 @@ py::array to_numpy(const Tensor& t) {
 // the CPU when `copy` is false; otherwise a copy (float64 becomes float32).
 Tensor from_numpy(py::array array, const std::optional<std::string>& device,
                   std::optional<std::string> dtype_name, bool copy) {
+  const py::array native = in_native_byte_order(array);
+  copy = copy || native.ptr() != array.ptr();  // a swapped array cannot be shared
+  array = native;
   const DType source_dtype = dtype_of_numpy(array);
   const bool is_f64 = array.dtype().kind() == 'f' && array.dtype().itemsize() == 8;
   const LogicalDevice target = device_for("FromNumpy", device);

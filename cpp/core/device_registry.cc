@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include "core/errors.h"
@@ -205,6 +206,12 @@ void DeviceRegistry::set_logical_device_configuration(
     if (c.memory_limit_mb && *c.memory_limit_mb <= 0) {
       throw_value_error(op, "memory_limit must be a positive number of megabytes, got " +
                                 std::to_string(*c.memory_limit_mb));
+    }
+    // In bytes the limit must fit int64 (2**50 MB wrapped to a limit of 0 bytes).
+    constexpr int64_t kMaxLimitMB = std::numeric_limits<int64_t>::max() / kBytesPerMB;
+    if (c.memory_limit_mb && *c.memory_limit_mb > kMaxLimitMB) {
+      throw_value_error(op, "memory_limit must be at most " + std::to_string(kMaxLimitMB) +
+                                " megabytes, got " + std::to_string(*c.memory_limit_mb));
     }
     if (dev.type == DeviceType::kGPU && !c.memory_limit_mb) {
       throw_value_error(op, "Setting memory limit is required for GPU virtual devices");

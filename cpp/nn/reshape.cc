@@ -1,6 +1,8 @@
 // Reshape (see reshape.h).
 #include "nn/reshape.h"
 
+#include <limits>
+
 #include "ops/shape_ops.h"
 
 namespace gpuaccel::nn {
@@ -16,6 +18,16 @@ Reshape::Reshape(std::string name, Shape target_shape)
     }
   }
   if (unknown > 1) fail("target_shape can have at most one -1, got " + shape_text(target_));
+  // The known entries' product is taken in int64 below: (2**32 + 1, 2**32 - 1) would overflow.
+  int64_t known = 1;
+  for (int64_t d : target_) {
+    if (d == -1) continue;
+    if (known > std::numeric_limits<int64_t>::max() / d) {
+      fail("target_shape " + shape_text(target_) + " holds more than 2^63 - 1 values per "
+           "example");
+    }
+    known *= d;
+  }
 }
 
 Shape Reshape::resolved(int64_t per_example) const {
@@ -62,7 +74,9 @@ Tensor Reshape::call(const std::vector<Tensor>& inputs, bool training) {
   const Tensor& x = inputs[0];
   expect_min_ndim(x.shape(), 0, 1);
   Shape out{x.dim(0)};
-  for (int64_t d : resolved(x.dim(0) ? x.numel() / x.dim(0) : 0)) out.push_back(d);
+  // Per example from the trailing dimensions: an empty batch still has examples of that size.
+  const Shape trailing(x.shape().begin() + 1, x.shape().end());
+  for (int64_t d : resolved(shape_numel(trailing))) out.push_back(d);
   return reshape(cast_input(x), out);
 }
 

@@ -349,6 +349,9 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if pairs.shape != (x.ndim, 2) or (pairs < 0).any():
         raise errors.InvalidArgumentError(
             f"paddings must be a non-negative [{x.ndim}, 2] list, got {pairs.tolist()}")
+    if pairs.size and pairs.dtype.kind not in "iu":  # 1.5, or ints past int64 (dtype object)
+        raise errors.InvalidArgumentError(
+            f"paddings must be integers that fit in int64, got {pairs.tolist()}")
     for axis, (before, after) in enumerate(pairs.tolist()):
         if before == 0 and after == 0:
             continue

@@ -80,6 +80,13 @@ def from_numpy(array):
                         "use gpuaccel.tensor(array) for a float32 copy")
     if not array.flags.c_contiguous:
         raise ValueError("from_numpy needs a C-contiguous array; use np.ascontiguousarray first")
+    if not array.dtype.isnative:
+        raise ValueError(f"from_numpy cannot share an array of dtype {array.dtype.str!r}, whose "
+                         "bytes are in the other byte order; use gpuaccel.tensor(array) for a "
+                         "copy in this machine's order")
+    if not array.flags.writeable:
+        raise ValueError("from_numpy cannot share a read-only array (a tensor sharing it could "
+                         "be written in place); use gpuaccel.tensor(array) for a copy")
     return _C.tensor_from_numpy(array, "cpu", None, False)
 
 
@@ -195,7 +202,9 @@ def _getitem(self, index):
             start, stop, step = item.indices(size)
             if step <= 0:
                 raise ValueError("negative or zero slice steps are not supported; use flip")
-            specs.append((start, stop, step))
+            # a step past the dimension takes only `start`, as size does; a huge one
+            # (2**70) would not fit the binding's int64
+            specs.append((start, stop, min(step, max(size, 1))))
         elif isinstance(item, (numbers.Integral, np.integer)) and not isinstance(item, bool):
             i = int(item)
             if not -size <= i < size:

@@ -8,6 +8,8 @@ versioning saved values, which gpuaccel does not do); under ``no_grad()`` it wri
 tensor's memory, so ``with torch.no_grad(): w -= lr * w.grad`` updates ``w`` itself.
 ``assign*`` are TensorFlow's variable updates: never recorded, always allowed.
 """
+import math
+
 import numpy as np
 
 from . import _C
@@ -178,7 +180,10 @@ def _variance(self, dim=None, unbiased=True, keepdim=False, correction=None):
     if not correction:
         return population
     count = self.numel() if axes is None else int(np.prod([self.shape[a] for a in axes]))
-    return _C.binary("mul", population, _C.scalar_like(count / max(count - correction, 1),
+    # torch divides by max(0, N - correction): no degrees of freedom left is inf, or NaN for a
+    # constant input (0 * inf), never the population variance it used to return
+    dof = count - correction
+    return _C.binary("mul", population, _C.scalar_like(count / dof if dof > 0 else math.inf,
                                                         population))
 
 

@@ -206,7 +206,19 @@ def one_hot(tensor, num_classes=-1):
     ids = tensor if isinstance(tensor, Tensor) else convert_to_tensor(tensor, dtype="int64")
     if num_classes == -1:
         num_classes = int(ids.numpy().max()) + 1 if ids.numel() else 0
+    _check_classes(ids, num_classes, "one_hot")
     return _C.one_hot(ids, int(num_classes), "int64")
+
+
+def _check_classes(labels, num_classes, op):
+    """torch refuses a class index outside [0, num_classes); the core's one_hot gives it a row
+    of zeros (TF's rule), which here would be a silently different result or loss."""
+    if labels._dtype_name in ("int32", "int64", "uint8") and labels.numel():
+        values = labels.numpy()
+        low, high = int(values.min()), int(values.max())
+        if low < 0 or high >= num_classes:
+            raise IndexError(f"{op}: class values must be in [0, {num_classes}), got values "
+                             f"from {low} to {high}")
 
 
 def embedding(input, weight):
@@ -246,6 +258,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         raise ValueError("nll_loss(weight=) is not supported yet")
     log_probs = convert_to_tensor(input)
     labels = target if isinstance(target, Tensor) else convert_to_tensor(target, dtype="int64")
+    _check_classes(labels, log_probs.shape[1], "nll_loss")
     picks = _C.one_hot(labels, log_probs.shape[1], log_probs._dtype_name)
     loss = _C.unary("neg", _C.reduce("sum", _C.binary("mul", picks, log_probs), [1], False))
     return _reduce(loss, reduction)

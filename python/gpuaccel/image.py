@@ -12,13 +12,20 @@ from ._convert import convert_to_tensor
 
 __all__ = ["extract_patches", "patch_slices"]
 
+_MAX_WINDOW = 2**31 - 1  # TF's window attributes are int32 in practice
+
 
 def _four(value, name):
     values = list(value) if not isinstance(value, numbers.Integral) else None
     if values is None or len(values) != 4 or values[0] != 1 or values[3] != 1:
         raise ValueError(f"{name} must be a list of 4 ints [1, rows, cols, 1], got {value!r}")
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
+        raise TypeError(f"{name} entries must be ints, got {value!r}")
     if any(int(v) <= 0 for v in values):
         raise ValueError(f"{name} entries must be positive, got {value!r}")
+    if any(int(v) > _MAX_WINDOW for v in values):
+        # past int32 the padded image's size would not fit the int64 shapes of the ops below
+        raise ValueError(f"{name} entries must be at most {_MAX_WINDOW}, got {value!r}")
     return int(values[1]), int(values[2])
 
 

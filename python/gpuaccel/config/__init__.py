@@ -73,6 +73,9 @@ def set_visible_devices(devices, device_type=None):
     if isinstance(devices, PhysicalDevice) or not isinstance(devices, (list, tuple)):
         devices = [devices]
     tuples = [as_physical_device_tuple(d, "set_visible_devices") for d in devices]
+    if device_type is not None and not isinstance(device_type, str):
+        raise TypeError(f"set_visible_devices: device_type must be 'CPU', 'GPU' or None, got "
+                        f"{device_type!r}")
     _C.set_visible_devices(tuples, device_type)
 
 

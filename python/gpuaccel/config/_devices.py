@@ -23,10 +23,16 @@ class LogicalDeviceConfiguration(collections.namedtuple(
 
     def __new__(cls, memory_limit=None, experimental_priority=None,
                 experimental_device_ordinal=None):
-        if memory_limit is not None and (isinstance(memory_limit, bool)
-                                         or not isinstance(memory_limit, int)):
-            raise ValueError(
-                f"memory_limit must be an integer number of megabytes or None, got {memory_limit!r}")
+        # the core keeps the limit in int64 and the other two in int32
+        for name, value, bits in (("memory_limit", memory_limit, 64),
+                                  ("experimental_priority", experimental_priority, 32),
+                                  ("experimental_device_ordinal", experimental_device_ordinal,
+                                   32)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not -2**(bits - 1) <= value < 2**(bits - 1)):
+                what = "an integer number of megabytes" if name == "memory_limit" else \
+                    "an integer"
+                raise ValueError(f"{name} must be {what} (int{bits}) or None, got {value!r}")
         return super().__new__(cls, memory_limit, experimental_priority,
                                experimental_device_ordinal)
 

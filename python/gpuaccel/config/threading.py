@@ -20,8 +20,8 @@ def _thread_count(num_threads, name):
     if isinstance(num_threads, bool) or not isinstance(num_threads, numbers.Integral):
         raise TypeError(f"{name}: num_threads must be an int >= 0 (0 lets the system pick), "
                         f"got {num_threads!r} of type {type(num_threads).__name__}")
-    if num_threads > 2 ** 31 - 1:
-        raise ValueError(f"{name}: num_threads must be at most {2 ** 31 - 1}, got {num_threads}")
+    if not -2 ** 31 <= num_threads <= 2 ** 31 - 1:  # the core's int (negatives: its message)
+        raise ValueError(f"{name}: num_threads must be in [0, {2 ** 31 - 1}], got {num_threads}")
     return int(num_threads)
 
 

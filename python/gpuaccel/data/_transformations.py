@@ -7,6 +7,7 @@
 repeats the first order, as tf.data does) and batches keep being gathered in C++.
 """
 import itertools
+import numbers
 
 import numpy as np
 
@@ -246,8 +247,11 @@ class PaddedBatchDataset(_UnaryDataset):
     def _target_shapes(self, count):
         if self._padded_shapes is None:
             return [None] * count
-        leaves = _flatten(self._padded_shapes)[1] if not isinstance(
-            self._padded_shapes, list) else [self._padded_shapes]
+        is_shape = isinstance(self._padded_shapes, (list, tuple)) and all(
+            d is None or isinstance(d, numbers.Integral) for d in self._padded_shapes)
+        # (3,) is one component's shape, as in TF, not a structure of three components
+        leaves = [self._padded_shapes] if isinstance(self._padded_shapes, list) or (
+            count == 1 and is_shape) else _flatten(self._padded_shapes)[1]
         if len(leaves) != count:
             raise ValueError(f"padded_batch: padded_shapes has {len(leaves)} components, the "
                              f"elements have {count}")
@@ -282,7 +286,12 @@ class PaddedBatchDataset(_UnaryDataset):
         longest = np.max([a.shape for a in arrays], axis=0) if arrays[0].ndim else np.array([])
         shape = [int(d) for d in longest]
         if target is not None:
-            target = list(target)
+            target = list(target) if isinstance(target, (list, tuple)) else target
+            if not isinstance(target, list) or len(target) != len(shape) or not all(
+                    d is None or (isinstance(d, numbers.Integral) and d >= -1) for d in target):
+                raise ValueError(f"padded_batch: the padded shape of component {position} must "
+                                 f"list {len(shape)} sizes (ints, or -1/None for the longest), "
+                                 f"got {target!r}")
             for k, d in enumerate(target):
                 if d is not None and d != -1:
                     if shape[k] > d:

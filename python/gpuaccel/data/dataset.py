@@ -113,11 +113,16 @@ def _with_leading_axis(tensors):
                        for v in leaves]
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
 def _check_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    if value > _INT64_MAX:  # tf.data's arguments are int64 (and islice takes no more)
+        raise ValueError(f"{name} must be at most {_INT64_MAX} (int64), got {value}")
     return int(value)
 
 
@@ -140,9 +145,14 @@ def _slice_component(value, position):
     if array.dtype.kind not in _SUPPORTED_KINDS and array.dtype.name != "bfloat16":
         raise TypeError(f"from_tensor_slices: component {position} has dtype {array.dtype}, "
                         "which gpuaccel tensors cannot hold; use numbers (float, int, uint8, bool)")
-    if array.dtype.kind in "iu" and array.dtype.itemsize not in (1, 4, 8):
+    kind, itemsize = array.dtype.kind, array.dtype.itemsize
+    if (kind == "i" and itemsize not in (4, 8)) or (kind == "u" and itemsize == 2):
         array = array.astype(np.int32)
-    elif array.dtype.kind == "u" and array.dtype.itemsize != 1:
+    elif kind == "u" and itemsize != 1:
+        if itemsize == 8 and array.size and array.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"from_tensor_slices: component {position} (uint64) holds "
+                             f"{array.max()}, beyond int64's maximum {np.iinfo(np.int64).max}, "
+                             "which would wrap around to a negative number")
         array = array.astype(np.int64)
     if array.ndim == 0:
         raise ValueError(f"from_tensor_slices: component {position} is a scalar; slicing "
@@ -164,7 +174,11 @@ class Dataset:
     @staticmethod
     def range(*args, dtype=None):
         """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars."""
-        values = np.arange(*(int(a) for a in args), dtype=np.int64)  # tensors allowed, as TF
+        bounds = [int(a) for a in args]  # tensors allowed, as TF
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise ValueError(f"Dataset.range: step must not be 0, got range({bounds[0]}, "
+                             f"{bounds[1]}, 0)")
+        values = np.arange(*bounds, dtype=np.int64)
         ds = _SlicesDataset(values)
         return ds if dtype is None else ds.map(lambda v: v.to(dtype))
 

@@ -21,6 +21,8 @@ class CommunicationOptions:
                  implementation=CommunicationImplementation.AUTO):
         if isinstance(bytes_per_pack, bool) or not isinstance(bytes_per_pack, int) or bytes_per_pack < 0:
             raise ValueError(f"bytes_per_pack must be non-negative, got {bytes_per_pack!r}")
+        if bytes_per_pack >= 2**63:  # the trainer's bucket size is an int64
+            raise ValueError(f"bytes_per_pack must be at most {2**63 - 1}, got {bytes_per_pack}")
         if timeout_seconds is not None and (isinstance(timeout_seconds, bool) or
                                             not isinstance(timeout_seconds, (int, float)) or
                                             not timeout_seconds > 0):

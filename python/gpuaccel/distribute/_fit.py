@@ -38,7 +38,7 @@ def all_reduce_options(strategy=None):
     text = os.environ.get(BUCKET_BYTES_VARIABLE)
     if text is not None:
         bucket_bytes = int(text) if text.strip().isdigit() else 0
-        if bucket_bytes <= 0:
+        if not 0 < bucket_bytes < 2**63:  # past int64 the trainer's binding refused it
             raise ValueError(f"{BUCKET_BYTES_VARIABLE}={text!r}: expected a positive number of "
                              f"bytes (default {_C.DEFAULT_ALL_REDUCE_BUCKET_BYTES})")
     return switches[switch], bucket_bytes

@@ -5,6 +5,7 @@ epoch, or a ``gpuaccel.data.Dataset`` of ``(x, y)`` batches iterated as it is.
 Arrays are converted once, up front, to the dtypes the model computes in (float32 for floating
 or image-like integer inputs, int64 for sparse labels), so a batch is a row gather and nothing
 else."""
+import collections.abc
 import math
 
 import numpy as np
@@ -31,6 +32,13 @@ def _to_array(value, what):
                          f"gpuaccel.data.Dataset; got {type(value).__name__}") from exc
 
 
+def shareable_array(array):
+    """A C-contiguous array a tensor may share: a read-only one (np.load(mmap_mode='r'), a
+    broadcast view) is copied, since a tensor sharing it could be written in place."""
+    array = np.ascontiguousarray(array)
+    return array if array.flags.writeable else array.copy()
+
+
 def _input_array(value, keep_integers, what):
     array = _to_array(value, what)
     if array.dtype == np.float32:
@@ -41,7 +49,7 @@ def _input_array(value, keep_integers, what):
         array = array.astype(np.int64)
     else:
         raise ValueError(f"{what} has dtype {array.dtype}, which is not numeric")
-    return np.ascontiguousarray(array)
+    return shareable_array(array)
 
 
 def _label_array(value):
@@ -52,7 +60,7 @@ def _label_array(value):
         if array.dtype.kind != "f":
             raise ValueError(f"y has dtype {array.dtype}, which is not numeric")
         array = array.astype(np.float32)
-    return np.ascontiguousarray(array)
+    return shareable_array(array)
 
 
 def _is_nested_numbers(value):
@@ -177,6 +185,12 @@ class DatasetData:
     def _convert(self, element, with_labels):
         if isinstance(element, tuple) and len(element) in (2, 3):
             x, y = element[0], element[1]
+            if len(element) == 3 and element[2] is not None:
+                # fit(sample_weight=...) refuses them too: ignoring them would train on
+                # other weights than the ones asked for
+                raise NotImplementedError("sample weights (the third component of a Dataset's "
+                                          "(x, y, sample_weight) elements) are not supported "
+                                          "yet; yield (x, y) pairs")
         elif with_labels:
             raise ValueError("a Dataset passed to fit/evaluate must yield (x, y) tuples; got "
                              f"elements of type {type(element).__name__}")
@@ -217,6 +231,10 @@ def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):
     """ArrayData or DatasetData for a fit/evaluate/predict call."""
     if x is None:
         raise ValueError(f"{what}() needs x (input data); got None")
+    if isinstance(x, collections.abc.Iterator):  # NumPy would make an object array of it
+        raise TypeError(f"{what}() takes NumPy arrays, tensors or a gpuaccel.data.Dataset; got "
+                        f"a Python {type(x).__name__}: wrap it with gpuaccel.data.Dataset."
+                        "from_generator(lambda: ..., output_signature=...)")
     if _is_dataset(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a dataset as input; the "

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import version as _version
 from .._atomic_file import atomic_write_bytes
+from ..errors import DataLossError
 from . import _keras_h5
 
 _CONFIG = "config.json"
@@ -233,14 +234,41 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
                          f"filepath={filepath}")
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No file or directory found at {filepath}")
-    with zipfile.ZipFile(filepath, "r") as archive:
-        config = json.loads(archive.read(_CONFIG))
-        weights = archive.read(_WEIGHTS) if _WEIGHTS in archive.namelist() else None
-    if weights is None:
-        raise ValueError(f"Expected a {_WEIGHTS} file in {filepath}")
-    model = model_from_config(config)
+    config_text, weights = _read_members(filepath, (_CONFIG, _WEIGHTS))
+    try:
+        config = json.loads(config_text)
+    except ValueError as error:
+        raise DataLossError(f"{filepath!r}: its {_CONFIG} is not JSON ({error})", "load_model",
+                            filepath) from None
+    if not isinstance(config, dict) or not isinstance(config.get("config"), dict):
+        raise ValueError(f"{filepath!r}: its {_CONFIG} does not describe a Keras model (expected "
+                         "an object with 'class_name' and a 'config' object)")
+    try:
+        model = model_from_config(config)
+    except (KeyError, AttributeError, IndexError) as error:  # a config of another shape
+        raise ValueError(f"{filepath!r}: its {_CONFIG} does not describe a Keras model this "
+                         f"reader understands ({type(error).__name__}: {error})") from None
     _keras_h5.read_bytes(weights, model, repr(filepath))
     return model
+
+
+def _read_members(filepath, names):
+    """The bytes of ``names`` in the zip at ``filepath``; DataLossError (an OSError, as Keras
+    raises) naming the file when it is no zip, is cut short or lacks one of them."""
+    if os.path.isdir(filepath):
+        raise IsADirectoryError(f"{filepath!r} is a directory, not a .keras archive")
+    try:
+        with zipfile.ZipFile(filepath, "r") as archive:
+            present = set(archive.namelist())
+            missing = [n for n in names if n not in present]
+            if missing:
+                raise DataLossError(f"{filepath!r} is not a complete .keras archive: it has no "
+                                    f"{', '.join(missing)}", "load_model", filepath)
+            return [archive.read(n) for n in names]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as error:
+        raise DataLossError(f"{filepath!r} is not a readable .keras archive (a zip file): "
+                            f"{error}; it may be truncated or not a Keras model file",
+                            "load_model", filepath) from None
 
 
 def from_keras(keras_model):
@@ -265,6 +293,5 @@ def from_keras(keras_model):
 
 def load_weights(model, filepath):
     """``model.load_weights('x.keras')``: the weights inside a .keras archive."""
-    with zipfile.ZipFile(os.fspath(filepath), "r") as archive:
-        weights = archive.read(_WEIGHTS)
+    (weights,) = _read_members(os.fspath(filepath), (_WEIGHTS,))
     _keras_h5.read_bytes(weights, model, repr(os.fspath(filepath)))

@@ -112,19 +112,37 @@ def write(h5_file, model):
             group.create_dataset(str(i), data=np.asarray(array))
 
 
+def _stored_weight(group, index, where):
+    """Variable ``index`` of a layer's group as float32; a file that is not ours holds other
+    names or non-numeric data there, which is a ValueError naming the place."""
+    entry = group.get(str(index)) if isinstance(group, h5py.Group) else None
+    if not isinstance(entry, h5py.Dataset):
+        found = "nothing" if entry is None else f"a {type(entry).__name__}"
+        raise ValueError(f"expected weight array {index} {where}, found {found} (a .weights.h5 "
+                         "file names a layer's variables '0', '1', ...)")
+    if entry.dtype.kind in "SUOcMm":
+        raise ValueError(f"the weight {where} holds {entry.dtype} values, not real numbers")
+    try:
+        return np.asarray(entry, dtype=np.float32)
+    except (OSError, TypeError, ValueError) as error:  # HDF5 types NumPy cannot convert
+        raise ValueError(f"the weight {where} cannot be read as float32: {error}") from None
+
+
 def read(h5_file, model, source):
     """Reads weights from an open h5py File into ``model``, all checked before any is set."""
     updates = []
     for layer, path in layer_groups(model):
         expected = layer.get_weights()
-        group = h5_file[path]["vars"] if path in h5_file and "vars" in h5_file[path] else {}
+        node = h5_file[path] if path in h5_file else None
+        group = node.get("vars") if isinstance(node, h5py.Group) else None
+        group = group if isinstance(group, h5py.Group) else {}  # a foreign file's dataset
         if len(group) != len(expected):
             raise ValueError(f"Layer '{layer.name}' ({type(layer).__name__}) expected "
                              f"{len(expected)} variables, but {source} has {len(group)} at "
                              f"'{path}/vars'")
         arrays = []
         for i, current in enumerate(expected):
-            value = np.asarray(group[str(i)], dtype=np.float32)
+            value = _stored_weight(group, i, f"{source} at '{path}/vars/{i}'")
             if value.shape != current.shape:
                 raise ValueError(f"Layer '{layer.name}' weight {i} has shape {current.shape} "
                                  f"but {source} has {value.shape} at '{path}/vars/{i}'")

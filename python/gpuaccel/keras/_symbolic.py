@@ -6,6 +6,7 @@ Calling a layer on a KerasTensor lands in :func:`call_symbolic` (``Layer.__call_
 symbolic inputs first), which builds the layer from the input shapes and returns a KerasTensor
 of the layer's output shape."""
 import itertools
+import math
 
 from ..dtypes import as_dtype
 
@@ -73,6 +74,9 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, 
     for d in full[1:]:
         if d is not None and (not isinstance(d, int) or d < 0):
             raise ValueError(f"Input() shape entries must be non-negative ints or None, got {full}")
+    if math.prod(d for d in full[1:] if d) >= 2**63:
+        # layers size their outputs in int64: Flatten of (2**40, 2**40) would wrap to 0
+        raise ValueError(f"Input() shape {full} holds more than 2^63 - 1 values per example")
     if name is None:
         index = next(_input_names)
         name = "input_layer" if index == 0 else f"input_layer_{index}"

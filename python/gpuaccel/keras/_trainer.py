@@ -47,6 +47,9 @@ def _flatten_metrics(metrics):
                                   "here have one output")
     if isinstance(metrics, (str, metrics_module.Metric)) or isinstance(metrics, type):
         return [metrics]
+    if not isinstance(metrics, (list, tuple)):
+        raise ValueError(f"Expected `metrics` argument to be a list, tuple, or dict. Received "
+                         f"instead: metrics={metrics!r} of type {type(metrics)}")  # Keras's words
     return list(metrics)
 
 
@@ -368,10 +371,14 @@ class Trainer:
         return self._single_batch_logs(trainer, return_dict)
 
     def predict_on_batch(self, x):
-        data = adapt(x, None, 1 << 62, self._keeps_integer_inputs())
+        data = adapt(x, None, 1 << 62, self._keeps_integer_inputs(), what="predict_on_batch")
         self._ensure_built_for(data)
-        xs, _ = next(iter(data.batches()))
-        return self._predictor().predict_step(xs)[0].numpy()
+        batches = data.batches() if hasattr(data, "split") else data.batches(with_labels=False)
+        batch = next(iter(batches), None)
+        if batch is None:  # StopIteration must not escape (a caller's generator would end)
+            raise ValueError("predict_on_batch() got no data: the input has 0 samples (or the "
+                             "Dataset yielded no batch)")
+        return self._predictor().predict_step(batch[0])[0].numpy()
 
     def _single_batch_logs(self, trainer, return_dict):
         logs = self._results(trainer)

@@ -289,9 +289,13 @@ class Layer:
                              f"weight list of length {len(weights)}, but the layer was expecting "
                              f"{len(current)} weights.")
         arrays = []
-        for target, value in zip(current, weights):
-            array = np.asarray(_C.detach(value).numpy() if isinstance(value, Tensor) else value,
-                               dtype=np.float32)
+        for index, (target, value) in enumerate(zip(current, weights)):
+            array = np.asarray(_C.detach(value).numpy() if isinstance(value, Tensor) else value)
+            if array.dtype.kind not in "fiub" and array.dtype.name != "bfloat16":
+                # NumPy's cast would drop an imaginary part or parse strings as numbers
+                raise TypeError(f"Layer {self.name} weight {index} must hold real numbers, got "
+                                f"an array of dtype {array.dtype}")
+            array = array.astype(np.float32, copy=False)
             if tuple(array.shape) != tuple(target.shape):
                 raise ValueError(f"Layer {self.name} weight shape {tuple(target.shape)} is not "
                                  f"compatible with provided weight shape {tuple(array.shape)}.")
@@ -400,6 +404,7 @@ class _Conv(Layer):
         if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
             raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
                              f"value. Received filters={filters!r}.")
+        _check_int64(filters, "filters")
         self.filters = int(filters)
         self.kernel_size = _int_tuple(kernel_size, self._rank, "kernel_size")
         self.strides = _int_tuple(strides, self._rank, "strides")
@@ -582,6 +587,14 @@ class Softmax(Activation):
         self.axis = -1
         super().__init__("softmax", **kwargs)
 
+    def _call_inputs(self, inputs, mask=None, **kwargs):
+        # Keras's Softmax applies a mask (masked entries get probability 0); ignoring it, as
+        # layers without masking may, would give other probabilities silently.
+        if mask is not None:
+            raise NotImplementedError("Softmax: the mask argument is not supported yet; add a "
+                                      "large negative number to the masked logits instead")
+        return super()._call_inputs(inputs, **kwargs)
+
     def _layer_config(self):
         return {"axis": self.axis}
 
@@ -604,8 +617,15 @@ class Reshape(Layer):
     """``keras.layers.Reshape(target_shape)``: the batch axis stays; one entry may be -1."""
 
     def __init__(self, target_shape, **kwargs):
-        if isinstance(target_shape, numbers.Integral):
+        if isinstance(target_shape, numbers.Integral) and not isinstance(target_shape, bool):
             target_shape = (target_shape,)
+        if not isinstance(target_shape, (tuple, list)) or not all(
+                isinstance(d, numbers.Integral) and not isinstance(d, bool) for d in target_shape):
+            # int() would read 1.5 as 1 and "2" as 2
+            raise TypeError(f"Reshape: target_shape must be a tuple of ints, got "
+                            f"{target_shape!r}")
+        for d in target_shape:
+            _check_int64(abs(d), "target_shape")
         self.target_shape = tuple(int(d) for d in target_shape)
         super().__init__(**kwargs)
 
@@ -663,6 +683,7 @@ class Concatenate(_Merge):
     def __init__(self, axis=-1, **kwargs):
         if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
             raise TypeError(f"Concatenate: axis must be an int, got {axis!r}")
+        _check_int64(abs(axis), "axis")
         self.axis = int(axis)
         super().__init__(**kwargs)
 

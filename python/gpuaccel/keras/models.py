@@ -11,6 +11,7 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
 from . import _keras_archive, _keras_h5, _summary, _weights_file
+from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
 
@@ -166,11 +167,14 @@ class Model(Trainer):
                 tensors.append(x if keep or x.dtype.is_floating else x.to("float32"))
             else:
                 array = np.asarray(x)
+                if array.dtype.kind not in "fiub" and array.dtype.name != "bfloat16":
+                    # as predict: NumPy's cast would read '3' or a date as a number
+                    raise ValueError(f"x has dtype {array.dtype}, which is not numeric")
                 if array.dtype.kind in "iub" and keep:
                     array = array.astype(np.int64)
                 elif array.dtype != np.float32:
                     array = array.astype(np.float32)
-                tensors.append(from_numpy(np.ascontiguousarray(array)))
+                tensors.append(from_numpy(shareable_array(array)))
         if not self.built:
             self._build_from_shapes([(None,) + tuple(t.shape[1:]) for t in tensors])
         if tape_active():

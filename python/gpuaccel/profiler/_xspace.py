@@ -354,7 +354,17 @@ def read_xspace(path: str | os.PathLike) -> EventTable:
         space.ParseFromString(data)
     except Exception as e:  # protobuf's DecodeError
         raise ValueError(f"{path!r} is not a serialized XSpace: {e}") from None
+    try:
+        return _event_table(space)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as e:
+        # A file that parses but whose stats or events are damaged (or from a profiler that
+        # writes other things under our stat names) fails deep inside; name the file instead.
+        raise ValueError(f"{path!r} holds an XSpace whose contents gpuaccel cannot read "
+                         f"({type(e).__name__}: {e}); the file may be damaged") from None
 
+
+def _event_table(space) -> EventTable:
+    """The EventTable of a parsed XSpace (see read_xspace)."""
     session_start = session_stop = None
     for plane in space.planes:
         if plane.name == TASK_ENV_PLANE_NAME:

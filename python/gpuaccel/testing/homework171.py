@@ -141,6 +141,37 @@ def _snapshot(stage, seconds, model, description):
                description=str(description or ""))
 
 
+def _checked_run(run):
+    """``run`` as read from a saved report, with the types and values add_run records: a file
+    edited by hand (or damaged) must not be graded on a negative time or break the grader."""
+    def fail(what):
+        raise ValueError(f"damaged homework 171 report: the {run.stage!r} run's {what}")
+    seconds = run.seconds
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or \
+            not math.isfinite(seconds) or seconds <= 0:
+        fail(f"seconds must be a positive number, got {seconds!r}")
+    for name in ("stage", "global_policy", "device", "description"):
+        if not isinstance(getattr(run, name), str):
+            fail(f"{name} must be a string, got {getattr(run, name)!r}")
+    if not isinstance(run.layer_policies, list) or \
+            not all(isinstance(p, str) for p in run.layer_policies):
+        fail(f"layer_policies must be a list of policy names, got {run.layer_policies!r}")
+    if not isinstance(run.gpus, list) or not all(
+            isinstance(g, dict) and isinstance(g.get("name"), str) and
+            isinstance(g.get("memory_growth"), bool) for g in run.gpus):
+        fail("gpus must be a list of {'name': str, 'memory_growth': bool}, got "
+             f"{run.gpus!r}")
+    return run
+
+
+def _checked_profile(profile):
+    for name in ("log_dir", "bottleneck"):
+        if not isinstance(getattr(profile, name), str):
+            raise ValueError(f"damaged homework 171 report: the profile's {name} must be a "
+                             f"string, got {getattr(profile, name)!r}")
+    return profile
+
+
 _latest_report = None
 
 
@@ -224,9 +255,9 @@ class Report:
         report = cls()
         try:
             for stage, run in data.get("runs", {}).items():
-                report.runs[_stage(stage)] = Run(**run)
+                report.runs[_stage(stage)] = _checked_run(Run(**run))
             if data.get("profile"):
-                report.profile = ProfileClaim(**data["profile"])
+                report.profile = _checked_profile(ProfileClaim(**data["profile"]))
         except (TypeError, AttributeError) as e:
             raise ValueError(f"damaged homework 171 report: {e}") from e
         return report

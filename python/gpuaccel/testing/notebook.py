@@ -71,13 +71,20 @@ def read_notebook(path):
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"notebook {path!r} does not exist")
-    return nbformat.read(path, as_version=4)
+    try:
+        return nbformat.read(path, as_version=4)
+    except (nbformat.ValidationError, TypeError, AttributeError, KeyError) as e:
+        # JSON that is no notebook fails in nbformat's schema check or its version conversion
+        raise ValueError(f"{path!r} is not a valid Jupyter notebook: {e}") from None
 
 
 def time_budget_seconds(notebook):
     """The notebook's ``metadata.gpuaccel.time_budget_seconds``, else the default."""
-    budget = notebook.metadata.get("gpuaccel", {}).get("time_budget_seconds",
-                                                       DEFAULT_BUDGET_SECONDS)
+    settings = notebook.metadata.get("gpuaccel", {})
+    if not isinstance(settings, dict):
+        raise ValueError(f"metadata.gpuaccel must be an object such as "
+                         f'{{"time_budget_seconds": 300}}, got {settings!r}')
+    budget = settings.get("time_budget_seconds", DEFAULT_BUDGET_SECONDS)
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
         raise ValueError("metadata.gpuaccel.time_budget_seconds must be a positive number of "
                          f"seconds, got {budget!r}")
