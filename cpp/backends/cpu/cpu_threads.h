@@ -4,6 +4,8 @@
 // next op.
 #pragma once
 
+#include <omp.h>
+
 #include <cstdint>
 
 namespace gpuaccel::cpu {
@@ -14,6 +16,24 @@ void follow_intra_op_threads();
 
 // The OpenMP team size ops started from the calling thread use now (after following).
 int threads_for_this_thread();
+
+// The calling thread's OpenMP thread count set to `threads` for a scope (0: left as it is); oneDNN
+// primitives created inside it keep that count (onednn_impl_choice.h).
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()), set_(threads > 0) {
+    if (set_) omp_set_num_threads(threads);
+  }
+  ~ScopedOmpThreads() {
+    if (set_) omp_set_num_threads(saved_);
+  }
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int saved_;
+  bool set_;
+};
 
 // Below this many elements a one-pass loop (element-wise ops, masks, pooling, optimizer
 // updates) runs on the calling thread. Between ops the team's workers have gone to sleep
@@ -28,7 +48,7 @@ constexpr int64_t kParallelMinElements = 64 * 1024;
 // than one region per call at two threads. oneDNN fixes a primitive's thread split when the
 // primitive is created (our primitive cache keys entries by the count, onednn_context.cc), so a
 // oneDNN op made serial runs its creation as well as its execution under ScopedOmpThreads(1)
-// (onednn_impl_choice.h): a primitive made at two threads opens a two-thread region even when
+// (above): a primitive made at two threads opens a two-thread region even when
 // executed under omp_set_num_threads(1).
 constexpr int64_t kParallelMinMatmulMacs = int64_t{4} << 20;
 

@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/cpu_threads.h"  // ScopedOmpThreads
+
 namespace gpuaccel::cpu::onednn {
 
 // The most implementations one listing holds (oneDNN lists a few per ISA level, best ISA first).
@@ -41,23 +43,6 @@ constexpr const char* kOneThreadSuffix = "@1thread";
 
 // oneDNN's reference kernels ("ref:any", ...): correct everywhere, orders of magnitude slower.
 bool is_reference_impl(const char* impl_name);
-
-// The calling thread's OpenMP thread count set to `threads` for a scope (0: left as it is).
-class ScopedOmpThreads {
- public:
-  explicit ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()), set_(threads > 0) {
-    if (set_) omp_set_num_threads(threads);
-  }
-  ~ScopedOmpThreads() {
-    if (set_) omp_set_num_threads(saved_);
-  }
-  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
-  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
-
- private:
-  int saved_;
-  bool set_;
-};
 
 // How one op picks its implementation: "measure" (time the candidates on a shape's first call
 // and keep the fastest), "default" (oneDNN's own first pick, the same on every run) or an

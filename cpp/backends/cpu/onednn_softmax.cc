@@ -9,7 +9,6 @@
 
 #include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/onednn_context.h"
-#include "backends/cpu/onednn_impl_choice.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
 

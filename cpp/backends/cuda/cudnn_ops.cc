@@ -235,8 +235,9 @@ class CudnnConvEngine final : public ConvEngine {
         GA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, kMax, &returned, perf));
         const int i = first_usable(perf, returned, k);
         a.algorithm = perf[i].algo;
-        a.math_type = run_math(k, perf[i].mathType);
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, run_math(k, perf[i].mathType)));
+        const cudnnMathType_t math = run_math(k, perf[i].mathType);
+        a.math_type = math;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, math));
         GA_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, perf[i].algo,
                                                                &a.workspace_bytes));
         break;
@@ -247,8 +248,9 @@ class CudnnConvEngine final : public ConvEngine {
                                                                    perf));
         const int i = first_usable(perf, returned, k);
         a.algorithm = perf[i].algo;
-        a.math_type = run_math(k, perf[i].mathType);
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, run_math(k, perf[i].mathType)));
+        const cudnnMathType_t math = run_math(k, perf[i].mathType);
+        a.math_type = math;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, math));
         GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, perf[i].algo,
                                                                     &a.workspace_bytes));
         break;
@@ -259,8 +261,9 @@ class CudnnConvEngine final : public ConvEngine {
                                                                      &returned, perf));
         const int i = first_usable(perf, returned, k);
         a.algorithm = perf[i].algo;
-        a.math_type = run_math(k, perf[i].mathType);
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, run_math(k, perf[i].mathType)));
+        const cudnnMathType_t math = run_math(k, perf[i].mathType);
+        a.math_type = math;
+        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, math));
         GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, perf[i].algo,
                                                                       &a.workspace_bytes));
         break;
