@@ -81,6 +81,9 @@ py::dict cpu_info_dict() {
   out["usable_cpus"] = c.usable_cpus;
   out["physical_cores"] = c.physical_cores;
   out["flags"] = flags;
+  out["isa_cap"] = c.isa_cap.empty() ? py::object(py::none()) : py::object(py::str(c.isa_cap));
+  out["isa_cap_recognized"] = c.isa_cap_recognized;
+  out["isa_cap_variable"] = c.isa_cap_variable;
   return out;
 }
 

@@ -5,7 +5,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -125,7 +128,53 @@ int count_physical_cores(int logical) {
   return static_cast<int>(cores.size());
 }
 
+bool ceiling_of(const std::string& upper, IsaCeiling& ceiling) {
+  static const std::pair<const char*, IsaCeiling> kNames[] = {
+      {"SSE41", IsaCeiling::kSse41},
+      {"AVX", IsaCeiling::kAvx},
+      {"AVX2", IsaCeiling::kAvx2},
+      {"AVX2_VNNI", IsaCeiling::kAvx2Vnni},
+      {"AVX2_VNNI_2", IsaCeiling::kAvx2Vnni2},
+      {"AVX512_CORE", IsaCeiling::kAvx512Core},
+      {"AVX512_CORE_VNNI", IsaCeiling::kAvx512CoreVnni},
+      {"AVX512_CORE_BF16", IsaCeiling::kAvx512CoreBf16},
+      {"AVX512_CORE_FP16", IsaCeiling::kAvx512CoreFp16},
+      {"AVX10_1_512", IsaCeiling::kAvx512CoreFp16},
+      {"AVX512_CORE_AMX", IsaCeiling::kAvx512CoreAmx},
+      {"AVX10_1_512_AMX", IsaCeiling::kAvx512CoreAmx},
+      {"AVX512_CORE_AMX_FP16", IsaCeiling::kAvx512CoreAmxFp16},
+      {"AVX10_1_512_AMX_FP16", IsaCeiling::kAvx512CoreAmxFp16},
+      {"DEFAULT", IsaCeiling::kNone},
+      {"ALL", IsaCeiling::kNone},
+  };
+  for (const auto& [name, value] : kNames) {
+    if (upper == name) {
+      ceiling = value;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+void apply_isa_cap(CpuInfo& info, const std::string& cap) {
+  info.isa_cap = cap;
+  std::string upper = trim(cap);
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  IsaCeiling ceiling = IsaCeiling::kNone;
+  info.isa_cap_recognized = ceiling_of(upper, ceiling);
+  info.isa_ceiling = ceiling;
+  if (ceiling == IsaCeiling::kNone) return;
+  const auto below = [ceiling](IsaCeiling rung) { return ceiling < rung; };
+  if (below(IsaCeiling::kAvx2)) info.avx2 = info.fma = false;
+  if (below(IsaCeiling::kAvx512Core)) info.avx512f = false;
+  if (below(IsaCeiling::kAvx512CoreVnni)) info.avx512_vnni = false;
+  if (below(IsaCeiling::kAvx512CoreBf16)) info.avx512_bf16 = false;
+  if (below(IsaCeiling::kAvx512CoreFp16)) info.avx512_fp16 = false;
+  if (below(IsaCeiling::kAvx512CoreAmx)) info.amx_tile = info.amx_bf16 = info.amx_int8 = false;
+}
 
 std::vector<std::pair<std::string, bool>> CpuInfo::flags() const {
   return {{"avx2", avx2},
@@ -157,6 +206,14 @@ CpuInfo cpu_info() {
   const int physical = count_physical_cores(configured > 0 ? static_cast<int>(configured)
                                                            : info.logical_cpus);
   info.physical_cores = physical > 0 ? physical : info.logical_cpus;
+  // Ours first (it is the narrower one); oneDNN reads its new name before the old one.
+  for (const char* name : {"GPUACCEL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"}) {
+    if (const char* cap = std::getenv(name); cap != nullptr && *cap != '\0') {
+      apply_isa_cap(info, cap);
+      info.isa_cap_variable = name;
+      break;
+    }
+  }
   return info;
 }
 

@@ -116,6 +116,17 @@ def _section_cpu(lines):
     lines.append(f"  ISA                 {', '.join(present) or 'none of the tracked extensions'}")
     if missing:
         lines.append(f"  Not available       {', '.join(missing)}")
+    if cpu["isa_cap"] is not None:
+        variable = cpu["isa_cap_variable"]
+        if cpu["isa_cap_recognized"]:
+            scope = ("gpuaccel's oneDNN and kernels" if variable == "GPUACCEL_MAX_CPU_ISA"
+                     else "every oneDNN in this process and gpuaccel's kernels")
+            lines.append(f"  ISA ceiling         {variable}={cpu['isa_cap']}: the flags above are "
+                         f"capped at it, for {scope}")
+        else:
+            lines.append(f"  ISA ceiling         ignored: {variable}={cpu['isa_cap']!r} is not a "
+                         "oneDNN ISA name (AVX2, AVX512_CORE, AVX512_CORE_BF16, AVX512_CORE_AMX, "
+                         "...)")
     if flags.get("amx_bf16"):
         note = "bfloat16 matmuls run on AMX tiles (much faster than float32)"
     elif flags.get("avx512_bf16"):

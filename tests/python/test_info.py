@@ -137,3 +137,44 @@ def test_smi_table_renders_nvml_numbers():
 def test_smi_lists_the_real_gpu():
     text = utils.smi()
     assert gpuaccel.cuda.get_device_name(0)[:20] in text
+
+
+def test_gpuaccel_max_cpu_isa_caps_our_onednn_and_flags_but_not_the_process():
+    # SSE4.1 is below every x86-64 CPU we run on, so the cap bites on any of them. The child
+    # reports oneDNN's own ISA line (ONEDNN_VERBOSE), our flags, the bf16 verdict the
+    # mixed-precision policy gives, and a matmul checked against NumPy.
+    package_root = os.path.dirname(os.path.dirname(gpuaccel.__file__))
+    env = dict(os.environ, GPUACCEL_MAX_CPU_ISA="sse41", ONEDNN_VERBOSE="1",
+               PYTHONPATH=os.pathsep.join([package_root] + [
+                   p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env.pop("ONEDNN_MAX_CPU_ISA", None)
+    env.pop("DNNL_MAX_CPU_ISA", None)
+    child = (
+        "import numpy as np, gpuaccel\n"
+        "from gpuaccel import _C\n"
+        "from gpuaccel.keras import mixed_precision\n"
+        "a = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)\n"
+        "got = (gpuaccel.tensor(a) @ gpuaccel.tensor(a)).numpy()\n"
+        "assert np.allclose(got, a @ a, rtol=1e-4, atol=1e-4)\n"
+        "cpu = _C.cpu_info()\n"
+        "print('FLAGS', sorted(k for k, v in cpu['flags'].items() if v))\n"
+        "print('CAP', cpu['isa_cap_variable'], cpu['isa_cap'], cpu['isa_cap_recognized'])\n"
+        "print('BF16', mixed_precision._cpu_truth()['bfloat16'])\n")
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    isa_lines = [line for line in out.stdout.splitlines() if ",info,cpu,isa:" in line]
+    assert isa_lines and "SSE4.1" in isa_lines[0], isa_lines
+    assert "FLAGS []" in out.stdout
+    assert "CAP GPUACCEL_MAX_CPU_ISA sse41 True" in out.stdout
+    assert "BF16 False" in out.stdout
+
+
+def test_report_names_the_isa_ceiling_and_an_unknown_one(monkeypatch):
+    monkeypatch.setenv("GPUACCEL_MAX_CPU_ISA", "AVX2")
+    text = info.report()
+    assert "GPUACCEL_MAX_CPU_ISA=AVX2: the flags above are capped at it" in text
+    isa_line = next(line for line in text.splitlines() if line.startswith("  ISA "))
+    assert "AVX-512F" not in isa_line and "AMX" not in isa_line
+    monkeypatch.setenv("GPUACCEL_MAX_CPU_ISA", "AVX3")
+    assert "ignored: GPUACCEL_MAX_CPU_ISA='AVX3' is not a oneDNN ISA name" in info.report()

@@ -112,9 +112,46 @@ void check_primitive_implementation(const dnnl::primitive& prim, const char* wan
   }
 }
 
+dnnl::cpu_isa dnnl_isa_of(IsaCeiling ceiling) {
+  switch (ceiling) {
+    case IsaCeiling::kNone: return dnnl::cpu_isa::isa_default;
+    case IsaCeiling::kSse41: return dnnl::cpu_isa::sse41;
+    case IsaCeiling::kAvx: return dnnl::cpu_isa::avx;
+    case IsaCeiling::kAvx2: return dnnl::cpu_isa::avx2;
+    case IsaCeiling::kAvx2Vnni: return dnnl::cpu_isa::avx2_vnni;
+    case IsaCeiling::kAvx2Vnni2: return dnnl::cpu_isa::avx2_vnni_2;
+    case IsaCeiling::kAvx512Core: return dnnl::cpu_isa::avx512_core;
+    case IsaCeiling::kAvx512CoreVnni: return dnnl::cpu_isa::avx512_core_vnni;
+    case IsaCeiling::kAvx512CoreBf16: return dnnl::cpu_isa::avx512_core_bf16;
+    case IsaCeiling::kAvx512CoreFp16: return dnnl::cpu_isa::avx512_core_fp16;
+    case IsaCeiling::kAvx512CoreAmx: return dnnl::cpu_isa::avx512_core_amx;
+    case IsaCeiling::kAvx512CoreAmxFp16: return dnnl::cpu_isa::avx512_core_amx_fp16;
+  }
+  return dnnl::cpu_isa::isa_default;
+}
+
+void apply_isa_ceiling_once() {
+  static const bool applied = [] {
+    const CpuInfo info = cpu_info();
+    if (info.isa_cap_variable != "GPUACCEL_MAX_CPU_ISA" || !info.isa_cap_recognized) return false;
+    try {
+      dnnl::set_max_cpu_isa(dnnl_isa_of(info.isa_ceiling));
+    } catch (const dnnl::error& e) {
+      // oneDNN accepts it only before its first look at the CPU; say so rather than run uncapped
+      // while `gpuaccel.info` reports the cap.
+      std::fprintf(stderr, "gpuaccel: GPUACCEL_MAX_CPU_ISA=%s not applied to oneDNN: %s\n",
+                   info.isa_cap.c_str(), e.what());
+      return false;
+    }
+    return true;
+  }();
+  (void)applied;
+}
+
 dnnl::engine& engine() {
   static dnnl::engine* e = [] {
     dnnl::engine* made = nullptr;
+    apply_isa_ceiling_once();
     guarded("oneDNN", [&] {
       dnnl::set_primitive_cache_capacity(0);
       made = new dnnl::engine(dnnl::engine::kind::cpu, 0);

@@ -31,6 +31,11 @@ constexpr size_t kPrimitiveCacheCapacity = 1024;
 dnnl::engine& engine();
 dnnl::stream& stream();
 
+// Passes GPUACCEL_MAX_CPU_ISA (core/cpu_info.h) to our oneDNN with dnnl::set_max_cpu_isa, once,
+// before oneDNN first looks at the CPU. engine() calls it; so must any oneDNN entry point used
+// without the engine (dnnl_sgemm).
+void apply_isa_ceiling_once();
+
 // Cache keys: a compact text of op kind, dims, strides, dtypes and parameters.
 class KeyBuilder {
  public:

@@ -5,11 +5,13 @@
 
 #include <string>
 
+#include "backends/cpu/onednn_context.h"
 #include "core/errors.h"
 
 namespace gpuaccel::cpu {
 
 void sgemm_row_major(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
+  onednn::apply_isa_ceiling_once();
   const dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
   if (status != dnnl_success) {
     throw_error(ErrorCode::kInternal, "MatMul",
