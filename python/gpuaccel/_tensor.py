@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from . import _C, _promotion
+from ._int_range import check_range
 from .dtypes import as_dtype, float32
 from ._placement import device as _device_class
 
@@ -44,10 +45,7 @@ def _shape_arg(shape):
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (numbers.Integral, np.integer)):
             raise TypeError(f"shape entries must be integers, got {type(d).__name__} {d!r} "
                             f"in {tuple(shape)!r}")
-        if not -2**63 <= int(d) < 2**63:
-            raise ValueError(f"dimension {int(d)} in shape {tuple(shape)!r} is too large "
-                             f"(a tensor has at most 2**63 - 1 elements)")
-        out.append(int(d))
+        out.append(check_range(int(d), f"shape {tuple(shape)!r} entry {len(out)}"))
     return out
 
 

@@ -199,7 +199,7 @@ def test_communication_options_set_the_bucket_size_as_tf_names_it(monkeypatch):
     default = tf.distribute.MultiWorkerMirroredStrategy(
         communication_options=tf.distribute.experimental.CommunicationOptions())
     assert _fit.all_reduce_options(default)[1] == _C.DEFAULT_ALL_REDUCE_BUCKET_BYTES
-    with pytest.raises(ValueError, match="bytes_per_pack must be non-negative, got -1"):
+    with pytest.raises(ValueError, match=r"bytes_per_pack must be in \[0, 2\*\*63 - 1\], got -1"):
         tf.distribute.experimental.CommunicationOptions(bytes_per_pack=-1)
     with pytest.raises(ValueError, match="timeout_seconds must be a positive"):
         tf.distribute.experimental.CommunicationOptions(timeout_seconds=0)

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import _C
+from .._int_range import check_int
 from .._tensor import Tensor, tensor as _to_tensor
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
@@ -111,19 +112,6 @@ def _with_leading_axis(tensors):
     structure, leaves = _flatten(tensors)
     return structure, [_C.expand_dims(v, 0) if isinstance(v, Tensor) else np.asarray(v)[None]
                        for v in leaves]
-
-
-_INT64_MAX = (1 << 63) - 1
-
-
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    if value > _INT64_MAX:  # tf.data's arguments are int64 (and islice takes no more)
-        raise ValueError(f"{name} must be at most {_INT64_MAX} (int64), got {value}")
-    return int(value)
 
 
 def _slice_component(value, position):
@@ -377,10 +365,10 @@ class _ShuffleDataset(_UnaryDataset):
         if buffer_size == AUTOTUNE:
             raise ValueError("shuffle: buffer_size must be a positive integer; AUTOTUNE is not "
                              "supported for shuffle (use the dataset size for a full shuffle)")
-        self._buffer_size = _check_int("buffer_size", buffer_size, 1)
+        self._buffer_size = check_int(buffer_size, "buffer_size", 1)
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (1 << 63))
-        self._seed = _check_int("seed", seed, 0)
+        self._seed = check_int(seed, "seed", 0)
         self._reshuffle = bool(reshuffle_each_iteration)
         self._epoch = 0
 
@@ -419,7 +407,7 @@ class _ShuffleDataset(_UnaryDataset):
 class _TakeDataset(_UnaryDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
-        self._count = _check_int("count", count, -1)
+        self._count = check_int(count, "count", -1)
 
     def _cardinality(self):
         n = self._input._cardinality()
@@ -447,7 +435,7 @@ class _TakeDataset(_UnaryDataset):
 class _RepeatDataset(_UnaryDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
-        self._count = -1 if count is None else _check_int("count", count, -1)
+        self._count = -1 if count is None else check_int(count, "count", -1)
 
     def _cardinality(self):
         n = self._input._cardinality()
@@ -474,7 +462,7 @@ class _RepeatDataset(_UnaryDataset):
 class _BatchDataset(_UnaryDataset):
     def __init__(self, input_dataset, batch_size, drop_remainder):
         super().__init__(input_dataset)
-        self._batch_size = _check_int("batch_size", batch_size, 1)
+        self._batch_size = check_int(batch_size, "batch_size", 1)
         self._drop_remainder = bool(drop_remainder)
 
     def _cardinality(self):
@@ -536,7 +524,7 @@ class _MapDataset(_UnaryDataset):
         elif num_parallel_calls == AUTOTUNE:
             self._workers = max(1, os.cpu_count() or 1)
         else:
-            self._workers = _check_int("num_parallel_calls", num_parallel_calls, 1)
+            self._workers = check_int(num_parallel_calls, "num_parallel_calls", 1)
 
     def _elements(self):
         if self._workers == 1:
@@ -566,7 +554,7 @@ class _PrefetchDataset(_UnaryDataset):
         super().__init__(input_dataset)
         if buffer_size == AUTOTUNE:
             buffer_size = _AUTOTUNE_PREFETCH
-        self._buffer_size = _check_int("buffer_size", buffer_size, 0)
+        self._buffer_size = check_int(buffer_size, "buffer_size", 0)
 
     def _elements(self):
         if self._buffer_size == 0:
