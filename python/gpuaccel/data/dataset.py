@@ -161,13 +161,9 @@ class Dataset:
 
     @staticmethod
     def range(*args, dtype=None):
-        """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars."""
-        bounds = [int(a) for a in args]  # tensors allowed, as TF
-        if len(bounds) == 3 and bounds[2] == 0:
-            raise ValueError(f"Dataset.range: step must not be 0, got range({bounds[0]}, "
-                             f"{bounds[1]}, 0)")
-        values = np.arange(*bounds, dtype=np.int64)
-        ds = _SlicesDataset(values)
+        """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars, computed
+        as they are read (``range(10**12)`` costs nothing until iterated)."""
+        ds = _RangeDataset(*args)
         return ds if dtype is None else ds.map(lambda v: v.to(dtype))
 
     @staticmethod
@@ -330,6 +326,72 @@ class _SlicesDataset(Dataset):
 
     def _elements(self):
         return self._rows(np.arange(self._length, dtype=np.int64))
+
+
+def _range_bound(value, name):
+    """A bound of Dataset.range: an integer or a 0-d integer tensor (as TF), within int64."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0 or value.dtype.is_floating_point or value.dtype.name == "bool":
+            raise TypeError(f"Dataset.range: {name} must be an integer, got a {value.dtype.name} "
+                            f"tensor of shape {list(value.shape)}")
+        value = value.item()
+    return check_int(value, f"Dataset.range: {name}")
+
+
+class _RangeDataset(Dataset):
+    """tf.data's RangeDataset: the numbers are computed as they are read, never held, so a range
+    of 10**12 costs nothing until iterated and ``take``/``batch`` over it read only what they
+    use. Short ranges also offer the row-index plan (shuffle, take and batch then run on
+    indices, as for slices); past _PLANNED_RANGE elements they stream, since the plan is an
+    array of every index."""
+
+    _PLANNED_RANGE = 1 << 22  # 32 MiB of int64 indices, made when an epoch starts
+
+    def __init__(self, *args):
+        if not 1 <= len(args) <= 3:
+            raise ValueError("Dataset.range takes 1 to 3 arguments (stop), (start, stop) or "
+                             f"(start, stop, step), got {len(args)}")
+        names = {1: ["stop"], 2: ["start", "stop"], 3: ["start", "stop", "step"]}[len(args)]
+        bounds = [_range_bound(a, n) for a, n in zip(args, names)]
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise ValueError(f"Dataset.range: step must not be 0, got range({bounds[0]}, "
+                             f"{bounds[1]}, 0)")
+        self._range = range(*bounds)
+        # len(range) stops at 2**63 - 1; a range across all of int64 holds nearly 2**64
+        start, stop, step = self._range.start, self._range.stop, self._range.step
+        self._length = max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
+
+    def _cardinality(self):
+        return self._length
+
+    def _index_plan(self):
+        n = self._length
+        if n > self._PLANNED_RANGE:
+            return None
+        return self, lambda: np.arange(n, dtype=np.int64)
+
+    def _values(self, indices):
+        """start + index * step for int64 ``indices``, as int64. Computed modulo 2**64 (uint64
+        wraps by definition), which is exact because every value of the range fits int64."""
+        start = np.uint64(self._range.start % (1 << 64))
+        step = np.uint64(self._range.step % (1 << 64))
+        return (start + np.asarray(indices).astype(np.uint64) * step).view(np.int64)
+
+    def _gather(self, indices):
+        return _to_tensor(self._values(indices))
+
+    def _rows(self, indices):
+        for begin in range(0, len(indices), _ELEMENT_CHUNK):
+            chunk = _to_tensor(self._values(indices[begin:begin + _ELEMENT_CHUNK]))
+            for j in range(int(chunk.shape[0])):
+                yield _C.select(chunk, 0, j)
+
+    def _elements(self):
+        n = self._length
+        for begin in range(0, n, _ELEMENT_CHUNK):
+            # uint64 indices: a range over all of int64 has more than 2**63 elements
+            yield from self._rows(np.arange(begin, min(begin + _ELEMENT_CHUNK, n),
+                                            dtype=np.uint64))
 
 
 class _UnaryDataset(Dataset):
