@@ -136,6 +136,27 @@ TEST(TrainingTrainer, SgdStepsFollowTheHandWrittenUpdate) {
   EXPECT_THROW(trainer.train_step({x}, host({1, 2, 3}, {3, 1})), Error);  // batch mismatch
 }
 
+TEST(TrainingTrainer, EmptyBatchesLeaveTheLossMeanAlone) {
+  // An empty batch's loss is a mean over nothing (NaN); weighted by its 0 rows it must add
+  // nothing, as in Keras, instead of making the epoch's loss NaN.
+  auto layer = std::make_shared<ScaleLayer>("scale");
+  layer->build({{-1, 1}});
+  auto graph = std::make_shared<nn::LayerGraph>(1);
+  graph->set_outputs({graph->add_node(layer, {0})});
+  auto loss = std::make_shared<nn::Loss>(nn::LossConfig{nn::LossKind::kMeanSquaredError});
+  auto metric = std::make_shared<nn::Metric>("mae", nn::MetricKind::kMeanAbsoluteError);
+  train::Trainer trainer(graph, loss, std::make_shared<optim::SGD>(0.0), {metric});
+  const Tensor x = host({1, 2}, {2, 1});
+  const Tensor y = host({2, 5}, {2, 1});  // w = 1: errors 1 and 3
+  const Tensor none = host({}, {0, 1});
+  trainer.test_step({none}, none);
+  trainer.test_step({x}, y);
+  trainer.train_step({none}, none);
+  const auto results = trainer.results();
+  EXPECT_NEAR(results[0].second, (1.0 + 9.0) / 2, 1e-6);
+  EXPECT_NEAR(results[1].second, (1.0 + 3.0) / 2, 1e-6);
+}
+
 // Three-class logits x * w from (N, 3) inputs, so a sparse crossentropy checks its labels.
 struct ClassifierFixture {
   std::shared_ptr<ScaleLayer> layer = std::make_shared<ScaleLayer>("scale");
