@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpuaccel
-from gpuaccel import _C
+from gpuaccel import _C, _binding_errors
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -652,6 +652,62 @@ def test_every_binding_rewrites_pybind11_argument_errors():
         except Exception as error:  # noqa: BLE001 -- functions taking py::object may say more
             assert "incompatible function arguments" not in str(error), name
     assert checked > 50
+
+
+def _overloaded_binding(*signatures):
+    """A stand-in for an overloaded _C function: pybind11's docstring and its refusal."""
+    def binding(*args, **kwargs):
+        raise TypeError("f(): incompatible function arguments. The following argument types "
+                        "are supported: ...")
+    binding.__doc__ = "f(*args, **kwargs)\nOverloaded function.\n\n" + "\n\n".join(
+        f"{i}. f({s}) -> None" for i, s in enumerate(signatures, start=1))
+    return _binding_errors._wrap(binding, "f")
+
+
+def test_binding_errors_blame_only_the_argument_every_overload_refuses():
+    t = gpuaccel.ones(2)
+    tensor_or_float = _overloaded_binding("x: gpuaccel._C.Tensor, y: gpuaccel._C.Tensor",
+                                          "x: gpuaccel._C.Tensor, y: typing.SupportsFloat")
+    # Both overloads refuse y: it is named, with every type it could have been.
+    with pytest.raises(TypeError, match=r"\[f\] argument 'y' \(2nd\) must be Tensor or float, "
+                                        r"got str 'a'"):
+        tensor_or_float(t, "a")
+    # Each overload refuses a different argument: none is blamed, and the message says so.
+    swapped = _overloaded_binding("a: typing.SupportsInt, b: str", "a: str, b: typing.SupportsInt")
+    with pytest.raises(TypeError) as info:
+        swapped(1, 1)
+    text = str(info.value)
+    assert "no single argument is to blame (overload 1 refuses 'b', overload 2 refuses 'a')" \
+        in text, text
+    assert "must be" not in text, text
+    # An overload whose every argument has a right type: the value does not fit (an int past
+    # 64 bits), and the other overload's first argument is not to blame. The old rewriter
+    # blamed 'graph' of ReplicatedTrainer's second overload for a bucket size of 2**70.
+    sized = _overloaded_binding("graphs: list[gpuaccel._C.Tensor], size: typing.SupportsInt",
+                                "graph: gpuaccel._C.Tensor, size: typing.SupportsInt")
+    with pytest.raises(TypeError) as info:
+        sized([t], size=2**70)
+    text = str(info.value)
+    assert "overload 1 takes every argument's type, so a value does not fit its C++ type" in text
+    assert "'graph'" not in text and "must be" not in text, text
+    # Overloads the call cannot mean (too many or unknown arguments) are not asked; a missing
+    # argument is that overload's refusal.
+    with pytest.raises(TypeError, match=r"argument 'y' \(2nd\) must be Tensor, got str"):
+        _overloaded_binding("x: gpuaccel._C.Tensor, y: gpuaccel._C.Tensor",
+                            "x: gpuaccel._C.Tensor")(t, "a")
+    with pytest.raises(TypeError, match=r"\[f\] missing argument 'z' \(3rd\)"):
+        _overloaded_binding("x: gpuaccel._C.Tensor, y: str, z: str",
+                            "x: gpuaccel._C.Tensor, y: str, z: str, w: int = 0")(t, "a")
+
+
+def test_the_trainer_binding_names_no_argument_for_a_size_beyond_int64():
+    model = gpuaccel.keras.Sequential([gpuaccel.keras.Input((3,)), gpuaccel.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(TypeError) as info:
+        _C.ReplicatedTrainer([model._graph()], [model.optimizer._cpp], [[]], model.loss._cpp, 1,
+                             300.0, overlap=True, bucket_bytes=2**70)
+    assert "does not fit its C++ type" in str(info.value), info.value
+    assert "'graph'" not in str(info.value), info.value
 
 
 def test_a_failing_binding_constructor_is_a_typed_error_not_a_crash(isolated):
