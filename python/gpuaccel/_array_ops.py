@@ -14,7 +14,7 @@ from . import _C
 from . import errors
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int, check_range
-from ._tensor import Tensor, _dtype_name, _shape_arg
+from ._tensor import Tensor, _dtype_name, _shape_arg, full as _tensor_full
 
 __all__ = ["reshape", "transpose", "expand_dims", "unsqueeze", "squeeze", "concat", "cat",
            "concatenate", "stack", "unstack", "unbind", "split", "chunk", "gather", "cast",
@@ -24,9 +24,8 @@ __all__ = ["reshape", "transpose", "expand_dims", "unsqueeze", "squeeze", "conca
 
 
 def _int(value, name):
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    return int(value)
+    """An integer argument (an axis, a count) that the bindings take as int64."""
+    return check_int(value, name, error=errors.InvalidArgumentError)
 
 
 def _axis(axis, ndim, name="axis"):
@@ -469,8 +468,15 @@ def _moved_last(ndim, axis):
 
 
 def fill(dims, value, name=None):
-    """``tf.fill(dims, value)``: the dtype follows the value (float32 for floats)."""
-    return convert_to_tensor(np.full(list(dims), value, dtype=np.asarray(value).dtype))
+    """``tf.fill(dims, value)``: the dtype follows the value (float32 for floats). Made by the
+    core, so a size too large is its typed error naming the size, not NumPy's."""
+    scalar = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+    if scalar.ndim != 0:
+        raise errors.InvalidArgumentError(f"[Fill] value must be a scalar, got shape "
+                                          f"{list(scalar.shape)}", "Fill")
+    dtype = "float32" if scalar.dtype == np.float64 else scalar.dtype.name
+    return _tensor_full(dims.tolist() if isinstance(dims, Tensor) else list(dims), scalar.item(),
+                        dtype=dtype)
 
 
 def zeros_like(input, dtype=None, name=None, device=None, requires_grad=False):

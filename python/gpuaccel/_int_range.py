@@ -13,11 +13,13 @@ import numbers
 
 import numpy as np
 
+INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
-_BOUND_NAMES = {INT64_MIN: "-2**63", INT64_MAX: "2**63 - 1", INT32_MAX: "2**31 - 1"}
+_BOUND_NAMES = {INT64_MIN: "-2**63", INT64_MAX: "2**63 - 1", INT32_MIN: "-2**31",
+                INT32_MAX: "2**31 - 1"}
 
 
 def _bound(value):
