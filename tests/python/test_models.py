@@ -284,6 +284,19 @@ def test_empty_batches_add_nothing_and_all_empty_is_an_error_not_zero():
             method(x[:0], y[:0])
 
 
+def test_validation_freq_zero_is_a_value_error_not_a_division_by_zero():
+    # Keras 3 divides by it too (ZeroDivisionError at the first epoch's end).
+    x, y = np.ones((4, 3), np.float32), np.ones((4, 1), np.float32)
+    model = gk.Sequential([gk.Input((3,)), gk.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    for bad in (0, -2, True, 1.5, "2"):
+        with pytest.raises(ValueError, match=f"validation_freq must be a positive integer .* "
+                                             f"or a list of epochs, got {bad!r}"):
+            model.fit(x, y, validation_split=0.5, validation_freq=bad, verbose=0)
+    history = model.fit(x, y, validation_split=0.5, validation_freq=[2], epochs=2, verbose=0)
+    assert len(history.history["val_loss"]) == 1
+
+
 def test_set_random_seed_makes_initialization_and_fit_repeat():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((40, 3)).astype(np.float32)

@@ -172,6 +172,11 @@ class Trainer:
         if steps_per_epoch is not None and (not isinstance(steps_per_epoch, (int, np.integer))
                                             or steps_per_epoch < 1):
             raise ValueError(f"steps_per_epoch must be a positive integer, got {steps_per_epoch!r}")
+        if not ((isinstance(validation_freq, (list, tuple, set, range))) or (
+                isinstance(validation_freq, int) and not isinstance(validation_freq, bool)
+                and validation_freq >= 1)):  # 0 was a ZeroDivisionError (in Keras 3 too)
+            raise ValueError(f"validation_freq must be a positive integer (validate every that "
+                             f"many epochs) or a list of epochs, got {validation_freq!r}")
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit")
         if hasattr(data, "y") and data.y is None:
             raise ValueError("fit() needs labels: pass y= (or a Dataset of (x, y) pairs)")

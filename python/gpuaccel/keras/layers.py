@@ -800,8 +800,8 @@ class Embedding(Layer):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
                 raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "
                                  f"input_dim = {input_dim} and output_dim = {output_dim}")
-        self.input_dim = int(input_dim)
-        self.output_dim = int(output_dim)
+        self.input_dim = check_range(int(input_dim), "input_dim", 1)
+        self.output_dim = check_range(int(output_dim), "output_dim", 1)
         self.embeddings_initializer = _initializer(embeddings_initializer, "embeddings_initializer")
         super().__init__(**kwargs)
         if weights is not None:
