@@ -133,6 +133,9 @@ def _ordinal(i):
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(i, f"{i}th")
 
 
+_MISSING = object()  # the "value" of a required argument the call did not give
+
+
 def _first_mismatch(params, required, args, kwargs):
     """(name, position or None, type, value) of the first argument that certainly does not
     match the overload's ``params`` (value _MISSING: a required one not given); None when
@@ -150,9 +153,6 @@ def _first_mismatch(params, required, args, kwargs):
             shown = index - 1 if params and params[0][0] == "self" else index
             return pname, shown, ptype, _MISSING
     return None
-
-
-_MISSING = object()
 
 
 def _rewrite(fn, name, doc_name, args, kwargs, error):
