@@ -196,9 +196,12 @@ Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
 }
 
 void Trainer::absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred) {
-  // Keras's loss tracker: a Mean weighted by the batch size.
-  nn::accumulate(loss_total_, mul(loss, scalar_like(double(batch), loss)));
-  loss_count_ += double(batch);
+  // Keras's loss tracker: a Mean weighted by the batch size. An empty batch adds nothing: its
+  // loss is a mean over no values (NaN), and NaN * 0 would turn the whole mean into NaN.
+  if (batch > 0) {
+    nn::accumulate(loss_total_, mul(loss, scalar_like(double(batch), loss)));
+    loss_count_ += double(batch);
+  }
   for (const nn::MetricPtr& metric : metrics_) metric->update(y, y_pred);
 }
 

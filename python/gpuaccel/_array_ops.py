@@ -13,7 +13,8 @@ import numpy as np
 from . import _C
 from . import errors
 from ._convert import as_tensors, convert_to_tensor
-from ._tensor import Tensor, _dtype_name, _shape_arg
+from ._int_range import check_int, check_range
+from ._tensor import Tensor, _dtype_name, _shape_arg, full as _tensor_full
 
 __all__ = ["reshape", "transpose", "expand_dims", "unsqueeze", "squeeze", "concat", "cat",
            "concatenate", "stack", "unstack", "unbind", "split", "chunk", "gather", "cast",
@@ -23,9 +24,8 @@ __all__ = ["reshape", "transpose", "expand_dims", "unsqueeze", "squeeze", "conca
 
 
 def _int(value, name):
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    return int(value)
+    """An integer argument (an axis, a count) that the bindings take as int64."""
+    return check_int(value, name, error=errors.InvalidArgumentError)
 
 
 def _axis(axis, ndim, name="axis"):
@@ -367,16 +367,39 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 
 def tile(input, multiples, name=None):
     """``tf.tile(input, multiples)``: repeats the tensor ``multiples[i]`` times along axis i."""
-    x = convert_to_tensor(input)
-    reps = [int(m) for m in (multiples.tolist() if isinstance(multiples, Tensor) else multiples)]
-    if len(reps) != x.ndim or any(r < 0 for r in reps):
+    return repeat_along_axes(convert_to_tensor(input), multiples, "multiples", "Tile")
+
+
+def repeat_along_axes(x, counts, arg, op):
+    """``x`` repeated ``counts[i]`` times along axis i (tf.tile, torch's Tensor.repeat), made by
+    one broadcast: (n0, n1) viewed as (1, n0, 1, n1), broadcast to (c0, n0, c1, n1) and
+    reshaped to (c0 * n0, c1 * n1). The broadcast allocates the result once, so a count too
+    large for memory is the allocator's typed error naming the size, not a Python list of
+    ``count`` tensors."""
+    raw = counts.tolist() if isinstance(counts, Tensor) else counts
+    if isinstance(raw, (str, bytes)) or not hasattr(raw, "__len__") or len(raw) != x.ndim:
         raise errors.InvalidArgumentError(
-            f"multiples must be {x.ndim} non-negative integers, got {reps}")
-    for axis, r in enumerate(reps):
-        if r != 1:
-            x = _C.concat([x] * r, axis) if r else _C.slice(x, [(0, n, 1) for n in x.shape[:axis]]
-                                                         + [(0, 0, 1)])
-    return x
+            f"[{op}] {arg} must be a list of {x.ndim} non-negative integers (one per axis of "
+            f"the input's shape {list(x.shape)}), got {raw!r}", op)
+    reps = [check_int(c, f"[{op}] {arg}[{i}]", 0, error=errors.InvalidArgumentError)
+            for i, c in enumerate(raw)]
+    if all(r == 1 for r in reps):
+        return x
+    out_shape = [check_range(r * n, f"[{op}] size of axis {i} ({r} x {n})", 0,
+                             error=errors.InvalidArgumentError)
+                 for i, (r, n) in enumerate(zip(reps, x.shape))]
+    try:
+        if 0 in out_shape:  # no broadcast: its (count, size) shape may be too large when empty
+            return _C.reshape(_C.slice(x, [(0, 0, 1)] + [(0, n, 1) for n in x.shape[1:]]),
+                              out_shape)
+        spread = [d for n in x.shape for d in (1, n)]
+        target = [d for r, n in zip(reps, x.shape) for d in (r, n)]
+        return _C.reshape(_C.broadcast_to(_C.reshape(x, spread), target), out_shape)
+    except errors.OpError as error:  # out of memory, or more than 2^63 - 1 elements
+        detail = error.message.split("] ", 1)[-1] if error.message.startswith("[") else \
+            error.message
+        raise type(error)(f"[{op}] {arg} {reps} on a tensor of shape {list(x.shape)} gives "
+                          f"shape {out_shape}: {detail}", op) from None
 
 
 def shape(input, out_type="int32", name=None):
@@ -445,8 +468,15 @@ def _moved_last(ndim, axis):
 
 
 def fill(dims, value, name=None):
-    """``tf.fill(dims, value)``: the dtype follows the value (float32 for floats)."""
-    return convert_to_tensor(np.full(list(dims), value, dtype=np.asarray(value).dtype))
+    """``tf.fill(dims, value)``: the dtype follows the value (float32 for floats). Made by the
+    core, so a size too large is its typed error naming the size, not NumPy's."""
+    scalar = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+    if scalar.ndim != 0:
+        raise errors.InvalidArgumentError(f"[Fill] value must be a scalar, got shape "
+                                          f"{list(scalar.shape)}", "Fill")
+    dtype = "float32" if scalar.dtype == np.float64 else scalar.dtype.name
+    return _tensor_full(dims.tolist() if isinstance(dims, Tensor) else list(dims), scalar.item(),
+                        dtype=dtype)
 
 
 def zeros_like(input, dtype=None, name=None, device=None, requires_grad=False):

@@ -45,21 +45,25 @@ def _split_top_level(text, separator=","):
 
 
 def _signatures(fn, name):
-    """[(params [(name, type)], display text)] of each overload in fn's pybind11 docstring."""
+    """[(params [(name, type)], required names, display text)] of each overload in fn's
+    pybind11 docstring."""
     out = []
     for line in (getattr(fn, "__doc__", None) or "").splitlines():
         match = _SIGNATURE.match(line.strip())
         if not match or match.group("name") != name or match.group("params") == "*args, **kwargs":
             continue
-        params = []
+        params, required = [], set()
         for part in _split_top_level(match.group("params")):
-            part = part.split("=", 1)[0].strip()
+            part, has_default, _ = part.partition("=")
+            part = part.strip()
             if part in ("*", "/") or not part:
                 continue
             pname, _, ptype = part.partition(":")
             params.append((pname.strip(), ptype.strip() or "object"))
+            if not has_default:
+                required.add(pname.strip())
         display = ", ".join(f"{n}: {_pretty(t)}" for n, t in params if n != "self")
-        out.append((params, f"({display})"))
+        out.append((params, required, f"({display})"))
     return out
 
 
@@ -129,31 +133,69 @@ def _ordinal(i):
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(i, f"{i}th")
 
 
+_MISSING = object()  # the "value" of a required argument the call did not give
+
+
+def _first_mismatch(params, required, args, kwargs):
+    """(name, position or None, type, value) of the first argument that certainly does not
+    match the overload's ``params`` (value _MISSING: a required one not given); None when
+    every one may match."""
+    for index, ((pname, ptype), value) in enumerate(zip(params, args), start=1):
+        if not _matches(value, ptype):
+            shown = index - 1 if params and params[0][0] == "self" else index
+            return pname, shown, ptype, value
+    by_name = dict(params)
+    for key, value in kwargs.items():
+        if not _matches(value, by_name[key]):
+            return key, None, by_name[key], value
+    for index, (pname, ptype) in enumerate(params[len(args):], start=len(args) + 1):
+        if pname in required and pname not in kwargs:
+            shown = index - 1 if params and params[0][0] == "self" else index
+            return pname, shown, ptype, _MISSING
+    return None
+
+
 def _rewrite(fn, name, doc_name, args, kwargs, error):
+    """The TypeError for a call pybind11 refused. An argument is blamed only when it is the one
+    every overload the call could mean refuses; otherwise the message lists the overloads and
+    says which argument each one refuses (or that none is of a wrong type, when a value does
+    not fit the C++ type, e.g. an int beyond 64 bits)."""
     signatures = _signatures(fn, doc_name)
-    for params, display in signatures:
-        bound = list(zip(params, args))
-        by_name = dict(params)
-        if len(args) > len(params) or any(k not in by_name for k in kwargs):
-            continue
-        for index, ((pname, ptype), value) in enumerate(bound, start=1):
-            if not _matches(value, ptype):
-                shown = index - 1 if params and params[0][0] == "self" else index
-                return TypeError(f"[{name}] argument '{pname}' ({_ordinal(shown)}) must be "
-                                 f"{_pretty(ptype)}, got {_describe(value)} (expected "
-                                 f"{name}{display})")
-        for key, value in kwargs.items():
-            if not _matches(value, by_name[key]):
-                return TypeError(f"[{name}] argument '{key}' must be {_pretty(by_name[key])}, "
-                                 f"got {_describe(value)} (expected {name}{display})")
-    method = doc_name != name or any(p and p[0][0] == "self" for p, _ in signatures)
+    refusals = []  # (overload number, display, first mismatch) of the overloads the call fits
+    for number, (params, required, display) in enumerate(signatures, start=1):
+        if len(args) > len(params) or any(k not in dict(params) for k in kwargs):
+            continue  # not this overload: too many or unknown arguments
+        refusals.append((number, display, _first_mismatch(params, required, args, kwargs)))
+    blamed = {(m[0], m[1]) for _, _, m in refusals if m is not None}
+    if refusals and all(m is not None for _, _, m in refusals) and len(blamed) == 1:
+        pname, position, _, value = refusals[0][2]
+        types = " or ".join(dict.fromkeys(_pretty(m[2]) for _, _, m in refusals))
+        expected = " or ".join(name + display for _, display, _ in refusals)
+        where = f" ({_ordinal(position)})" if position is not None else ""
+        if value is _MISSING:
+            return TypeError(f"[{name}] missing argument '{pname}'{where} (expected "
+                             f"{expected})")
+        return TypeError(f"[{name}] argument '{pname}'{where} must be {types}, got "
+                         f"{_describe(value)} (expected {expected})")
+    method = doc_name != name or any(p and p[0][0] == "self" for p, _, _ in signatures)
     shown = args[1:] if method and args else args
     got = [_describe(a) for a in shown] + [f"{k}={_describe(v)}" for k, v in kwargs.items()]
-    expected = " or ".join(name + display for _, display in signatures) or f"{name}(...)"
+    numbered = len(signatures) > 1
+    expected = " or ".join(f"{f'{n}. ' if numbered else ''}{name}{display}"
+                           for n, (_, _, display) in enumerate(signatures, start=1))
+    expected = expected or f"{name}(...)"
     detail = ""
     cast = re.search(r"instance of type <class '([\w.]+)'>", str(error))
     if cast:
         detail = f"a value of type {cast.group(1)} could not be converted; "
+    fitting = [n for n, _, m in refusals if m is None]
+    if fitting:
+        which = f"overload {fitting[0]} takes" if numbered else "the function takes"
+        detail += (f"{which} every argument's type, so a value does not fit its C++ type (an "
+                   "int beyond its range, say); ")
+    elif len(blamed) > 1:
+        detail += "no single argument is to blame (" + ", ".join(
+            f"overload {n} refuses '{m[0]}'" for n, _, m in refusals) + "); "
     return TypeError(f"[{name}] invalid arguments: {detail}got ({', '.join(got)}); "
                      f"expected {expected}")
 

@@ -11,6 +11,7 @@ import numpy as np
 from . import _C
 from . import _tensor
 from ._convert import convert_to_tensor
+from ._int_range import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, check_int, check_range
 from ._tensor import _device_name, _dtype_name, _shape_arg
 from .dtypes import float32
 
@@ -54,23 +55,43 @@ def randn(*shape, dtype=float32, device=None, requires_grad=False):
     return _leaf(_tensor.randn(*shape, dtype=dtype or float32, device=device), requires_grad)
 
 
+# A float32 uniform carries 24 random bits: spans up to 2**24 are drawn from it on the device;
+# wider ones (where u * span could only reach every 2**k-th integer) come from NumPy's integer
+# generator, seeded from gpuaccel's, so set_seed still repeats them.
+_DEVICE_SPAN = 1 << 24
+_INTEGER_RANGES = {"uint8": (0, 255), "int32": (INT32_MIN, INT32_MAX),
+                   "int64": (INT64_MIN, INT64_MAX)}
+
+
 def randint(low, high=None, size=None, dtype="int64", device=None):
-    """``torch.randint(low=0, high, size)``: integers in [low, high)."""
+    """``torch.randint(low=0, high, size)``: integers in [low, high), uniformly."""
     if high is None:
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
+    low, high = check_int(low, "randint: low"), check_int(high, "randint: high")
     if not high > low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    u = _tensor.rand(*_shape_arg(tuple(size)), device=device)
+    name = _dtype_name(dtype)
+    if name in _INTEGER_RANGES:  # as torch: the values must fit the dtype, not wrap around
+        check_range(low, f"randint: low (for {name})", *_INTEGER_RANGES[name])
+        check_range(high - 1, f"randint: high - 1 (for {name})", *_INTEGER_RANGES[name])
+    shape = _shape_arg(tuple(size))
+    span = high - low
+    if span > _DEVICE_SPAN:
+        seed = int(_tensor.rand(2).numpy().astype(np.float64) @ np.array([2.0**24, 1.0]) * 2**24)
+        values = np.random.default_rng(seed).integers(low, high, size=shape, dtype=np.int64)
+        out = _tensor.tensor(values, device=device)
+        return _C.cast(out, name) if name != "int64" else out
+    u = _tensor.rand(*shape, device=device)
     # u * span is non-negative, so the cast's truncation is a floor; the minimum guards the
     # rounding of u * span up to span itself.
-    span = _C.binary("mul", u, _C.scalar_like(float(high - low), u))
-    floored = _C.cast(span, "int64")
-    ints = _C.binary("minimum", floored, _C.scalar_like(float(high - low - 1), floored))
+    scaled = _C.binary("mul", u, _C.scalar_like(float(span), u))
+    floored = _C.cast(scaled, "int64")
+    ints = _C.binary("minimum", floored, _C.scalar_like(float(span - 1), floored))
     out = _C.binary("add", ints, _C.scalar_like(float(low), ints))
-    return _C.cast(out, _dtype_name(dtype)) if _dtype_name(dtype) != "int64" else out
+    return _C.cast(out, name) if name != "int64" else out
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None, device=None,
@@ -80,10 +101,13 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None, 
     for value, arg in ((num_rows, "num_rows"), (cols, "num_columns")):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
             raise ValueError(f"{arg} must be a non-negative integer, got {value!r}")
-    array = np.eye(int(num_rows), int(cols), dtype=np.float32)
+    # made by the core (an index comparison), so a size too large is its typed error
+    check_range(int(num_rows) * int(cols), "eye: num_rows x num_columns", 0)
+    rows = _C.reshape(_tensor.arange(int(num_rows), device=device), [int(num_rows), 1])
+    columns = _C.reshape(_tensor.arange(int(cols), device=device), [1, int(cols)])
+    out = _C.cast(_C.binary("equal", rows, columns), _dtype_name(dtype or float32))
     if batch_shape is not None:
-        array = np.broadcast_to(array, tuple(batch_shape) + array.shape).copy()
-    out = _tensor.tensor(array, dtype=dtype or float32, device=device)
+        out = _C.broadcast_to(out, _shape_arg(tuple(batch_shape)) + list(out.shape))
     return _leaf(out, requires_grad)
 
 
@@ -97,9 +121,11 @@ def linspace(start, stop=None, num=None, name=None, axis=0, end=None, steps=None
         raise TypeError("linspace() needs start, stop (end) and num (steps)")
     if isinstance(num, bool) or not isinstance(num, numbers.Integral) or num < 0:
         raise ValueError(f"number of steps must be non-negative, got {num!r}")
-    values = np.linspace(float(start), float(stop), int(num), dtype=np.float64)
-    return _leaf(_tensor.tensor(values.astype(np.float32), dtype=dtype, device=device),
-                 requires_grad)
+    # the tensor first: a count too large for memory is the allocator's typed error
+    out = _tensor.zeros(check_int(num, "num", 0), dtype=dtype or float32, device=device)
+    values = np.linspace(float(start), float(stop), int(num), dtype=np.float32)
+    _C.copy_into(_tensor.tensor(values, dtype=out.dtype, device=device), out)
+    return _leaf(out, requires_grad)
 
 
 def _like_args(input, dtype, device):

@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from . import _C, _promotion
+from ._int_range import check_int, check_range
 from .dtypes import as_dtype, float32
 from ._placement import device as _device_class
 
@@ -44,10 +45,7 @@ def _shape_arg(shape):
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (numbers.Integral, np.integer)):
             raise TypeError(f"shape entries must be integers, got {type(d).__name__} {d!r} "
                             f"in {tuple(shape)!r}")
-        if not -2**63 <= int(d) < 2**63:
-            raise ValueError(f"dimension {int(d)} in shape {tuple(shape)!r} is too large "
-                             f"(a tensor has at most 2**63 - 1 elements)")
-        out.append(int(d))
+        out.append(check_range(int(d), f"shape {tuple(shape)!r} entry {len(out)}"))
     return out
 
 
@@ -314,7 +312,7 @@ def _squeeze(self, dim=None):
     """Size-1 axes removed: all of them (dim=None), one, or a tuple (() removes none)."""
     if dim is None:
         return _C.squeeze(self, [])
-    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    dims = [check_int(d, "dim") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
     return _C.squeeze(self, dims) if dims else _C.reshape(self, list(self.shape))
 
 
@@ -372,7 +370,7 @@ def _install():
     T.transpose = lambda self, dim0=-2, dim1=-1: _C.transpose(self, dim0, dim1)
     T.T = property(lambda self: _C.permute(self, list(range(self.ndim))[::-1]))
     T.contiguous = lambda self: _C.contiguous(self)
-    T.unsqueeze = lambda self, dim: _C.expand_dims(self, dim)
+    T.unsqueeze = lambda self, dim: _C.expand_dims(self, check_int(dim, "dim"))
     T.squeeze = _squeeze
     for name in ("exp", "log", "sqrt", "rsqrt", "abs", "square", "reciprocal", "relu", "sigmoid",
                  "tanh"):

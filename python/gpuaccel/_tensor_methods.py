@@ -16,6 +16,7 @@ from . import _C
 from . import _array_ops
 from . import _torch_functional as _F
 from . import math as _math
+from . import errors
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import Tensor, _dtype_name, _shape_arg
 
@@ -166,11 +167,17 @@ def _expand(self, *sizes):
 
 
 def _repeat(self, *sizes):
-    reps = _shape_arg(sizes)
+    """torch's ``Tensor.repeat(*sizes)``: tf.tile after new leading axes for extra sizes."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    if len(sizes) < self.ndim:
+        raise errors.InvalidArgumentError(
+            f"[Repeat] sizes must have at least one entry per dimension of the tensor ({self.ndim}"
+            f"), got {list(sizes)}", "Repeat")
     x = self
-    for _ in range(len(reps) - x.ndim):
+    for _ in range(len(sizes) - x.ndim):
         x = _C.expand_dims(x, 0)
-    return _array_ops.tile(x, reps)
+    return _array_ops.repeat_along_axes(x, list(sizes), "sizes", "Repeat")
 
 
 def _variance(self, dim=None, unbiased=True, keepdim=False, correction=None):

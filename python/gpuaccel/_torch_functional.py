@@ -12,6 +12,7 @@ from . import image as _image
 from . import math as _math
 from ._array_ops import pad as _tf_pad
 from ._convert import as_tensors, convert_to_tensor
+from ._int_range import check_int
 from ._tensor import Tensor
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "softplus", "softmax",
@@ -77,7 +78,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 def _dim(dim, x):
     if dim is None:  # torch's legacy implicit dim: 0 for 0-D, 1-D and 3-D inputs, else 1
         return 0 if x.ndim in (0, 1, 3) else 1
-    return int(dim)
+    return check_int(dim, "dim")  # int() would read 1.5 as 1
 
 
 def softmax(input, dim=None, dtype=None):

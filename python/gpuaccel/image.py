@@ -7,12 +7,11 @@ import numbers
 
 from . import _C
 from . import _unsupported
+from ._int_range import INT32_MAX, check_range
 from ._array_ops import pad
 from ._convert import convert_to_tensor
 
 __all__ = ["extract_patches", "patch_slices"]
-
-_MAX_WINDOW = 2**31 - 1  # TF's window attributes are int32 in practice
 
 
 def _four(value, name):
@@ -21,11 +20,9 @@ def _four(value, name):
         raise ValueError(f"{name} must be a list of 4 ints [1, rows, cols, 1], got {value!r}")
     if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
         raise TypeError(f"{name} entries must be ints, got {value!r}")
-    if any(int(v) <= 0 for v in values):
-        raise ValueError(f"{name} entries must be positive, got {value!r}")
-    if any(int(v) > _MAX_WINDOW for v in values):
+    for i in (1, 2):
         # past int32 the padded image's size would not fit the int64 shapes of the ops below
-        raise ValueError(f"{name} entries must be at most {_MAX_WINDOW}, got {value!r}")
+        check_range(int(values[i]), f"{name}[{i}]", 1, INT32_MAX)
     return int(values[1]), int(values[2])
 
 

@@ -12,6 +12,7 @@ from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
 from ._convert import as_tensors, convert_to_tensor
+from ._int_range import check_int
 from ._promotion import as_operands, as_tensor
 from ._tensor import Tensor, tensor
 
@@ -112,11 +113,11 @@ def gelu(x, approximate=False):
 
 def softmax(logits, axis=-1, name=None):
     """``tf.nn.softmax(logits, axis=-1)``: tensors, NumPy arrays or lists."""
-    return _C.softmax(as_tensor(logits, "Softmax", "logits"), axis, False)
+    return _C.softmax(as_tensor(logits, "Softmax", "logits"), check_int(axis, "axis"), False)
 
 
 def log_softmax(logits, axis=-1, name=None):
-    return _C.softmax(as_tensor(logits, "LogSoftmax", "logits"), axis, True)
+    return _C.softmax(as_tensor(logits, "LogSoftmax", "logits"), check_int(axis, "axis"), True)
 
 
 def dropout(x, rate, training=True):

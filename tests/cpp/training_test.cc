@@ -107,14 +107,27 @@ TEST(TrainingGraph, SharedLayerRunsTwiceWithOneWeight) {
   EXPECT_FLOAT_EQ(at(y, 0), 18.0f);
 }
 
+// y = w x with one weight (1 at first), a mean squared error and a mean absolute error metric,
+// trained by plain SGD at `learning_rate`.
+struct ScaleRegressionFixture {
+  std::shared_ptr<ScaleLayer> layer = std::make_shared<ScaleLayer>("scale");
+  std::unique_ptr<train::Trainer> trainer;
+  explicit ScaleRegressionFixture(double learning_rate) {
+    layer->build({{-1, 1}});
+    auto graph = std::make_shared<nn::LayerGraph>(1);
+    graph->set_outputs({graph->add_node(layer, {0})});
+    auto loss = std::make_shared<nn::Loss>(nn::LossConfig{nn::LossKind::kMeanSquaredError});
+    auto metric = std::make_shared<nn::Metric>("mae", nn::MetricKind::kMeanAbsoluteError);
+    trainer = std::make_unique<train::Trainer>(graph, loss,
+                                               std::make_shared<optim::SGD>(learning_rate),
+                                               std::vector<nn::MetricPtr>{metric});
+  }
+};
+
 TEST(TrainingTrainer, SgdStepsFollowTheHandWrittenUpdate) {
-  auto layer = std::make_shared<ScaleLayer>("scale");
-  layer->build({{-1, 1}});
-  auto graph = std::make_shared<nn::LayerGraph>(1);
-  graph->set_outputs({graph->add_node(layer, {0})});
-  auto loss = std::make_shared<nn::Loss>(nn::LossConfig{nn::LossKind::kMeanSquaredError});
-  auto metric = std::make_shared<nn::Metric>("mae", nn::MetricKind::kMeanAbsoluteError);
-  train::Trainer trainer(graph, loss, std::make_shared<optim::SGD>(0.1), {metric});
+  ScaleRegressionFixture f(0.1);
+  train::Trainer& trainer = *f.trainer;
+  const std::shared_ptr<ScaleLayer>& layer = f.layer;
   // loss = mean((w x - y)^2) over x = [1, 2], y = [2, 4]; dL/dw = mean(2 (w x - y) x).
   const Tensor x = host({1, 2}, {2, 1});
   const Tensor y = host({2, 4}, {2, 1});
@@ -134,6 +147,22 @@ TEST(TrainingTrainer, SgdStepsFollowTheHandWrittenUpdate) {
   EXPECT_NEAR(nn::scalar_value(trainer.test_step({x}, y)), ((w - 2) * (w - 2) + (2 * w - 4) * (2 * w - 4)) / 2, 1e-5);
   EXPECT_NEAR(at(layer->weights()[0].value, 0), w, 1e-6);  // evaluation does not update
   EXPECT_THROW(trainer.train_step({x}, host({1, 2, 3}, {3, 1})), Error);  // batch mismatch
+}
+
+TEST(TrainingTrainer, EmptyBatchesLeaveTheLossMeanAlone) {
+  // An empty batch's loss is a mean over nothing (NaN); weighted by its 0 rows it must add
+  // nothing, as in Keras, instead of making the epoch's loss NaN.
+  ScaleRegressionFixture f(0.0);
+  train::Trainer& trainer = *f.trainer;
+  const Tensor x = host({1, 2}, {2, 1});
+  const Tensor y = host({2, 5}, {2, 1});  // w = 1: errors 1 and 3
+  const Tensor none = host({}, {0, 1});
+  trainer.test_step({none}, none);
+  trainer.test_step({x}, y);
+  trainer.train_step({none}, none);
+  const auto results = trainer.results();
+  EXPECT_NEAR(results[0].second, (1.0 + 9.0) / 2, 1e-6);
+  EXPECT_NEAR(results[1].second, (1.0 + 3.0) / 2, 1e-6);
 }
 
 // Three-class logits x * w from (N, 3) inputs, so a sparse crossentropy checks its labels.

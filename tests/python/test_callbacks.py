@@ -5,6 +5,7 @@ CSV bytes and the progress-bar text."""
 import io
 import math
 import os
+import re
 import sys
 import warnings
 
@@ -260,6 +261,19 @@ def test_model_checkpoint_rejects_what_keras_rejects(kwargs, message):
         cbs.ModelCheckpoint(**kwargs)
     with pytest.raises(ValueError, match=message):
         keras.callbacks.ModelCheckpoint(**kwargs)
+
+
+@pytest.mark.parametrize("save_freq", [0, -1, -5, True, False, 1.5, 2.0, "batch", "Epoch",
+                                       "1", None, [1]])
+def test_model_checkpoint_save_freq_is_epoch_or_a_positive_count(save_freq):
+    # Keras 3 takes 0 and negative counts (then saves after every batch) and True/False (bools
+    # are ints); here they are refused with Keras's message, as BackupAndRestore refuses them.
+    with pytest.raises(ValueError, match=rf"Unrecognized save_freq: {re.escape(str(save_freq))}"
+                                         r"\. Expected save_freq are 'epoch' or a positive "
+                                         r"integer"):
+        cbs.ModelCheckpoint("m.keras", save_freq=save_freq)
+    for good in ("epoch", 1, 3):
+        assert cbs.ModelCheckpoint("m.keras", save_freq=good).save_freq == good
 
 
 def test_model_checkpoint_missing_format_key_is_a_key_error(tmp_path):

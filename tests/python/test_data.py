@@ -98,7 +98,7 @@ def test_batch_of_different_shapes_is_a_clear_error():
 
 
 def test_batch_size_must_be_positive():
-    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+    with pytest.raises(ValueError, match=r"batch_size must be in \[1, 2\*\*63 - 1\], got 0"):
         Dataset.range(3).batch(0)
 
 

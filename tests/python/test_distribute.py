@@ -157,6 +157,63 @@ def test_two_logical_cpu_replicas_match_one_replica_on_the_global_batch(optimize
     np.testing.assert_allclose(history["accuracy"], expected_history["accuracy"])
 
 
+def test_cross_device_ops_is_honoured_where_it_names_the_engine_and_refused_otherwise():
+    # It was accepted whatever it was and ignored. CPU replicas sum in the memory they share:
+    # ReductionToOneDevice() is what they do, and trains as one replica on the global batch.
+    two_logical_cpus()
+    expected, _ = distribute_programs.reference_weights("sgd")
+    strategy = tf.distribute.MirroredStrategy(
+        cross_device_ops=tf.distribute.ReductionToOneDevice())
+    assert strategy.num_replicas_in_sync == 2
+    with strategy.scope():
+        model = distribute_programs.equivalence_model("sgd")
+    distribute_programs.train_ten_steps(model)
+    for w, e in zip(model.get_weights(), expected):
+        np.testing.assert_allclose(w, e, atol=ATOL, rtol=1e-4)
+    # What names another engine is refused, saying what would do.
+    with pytest.raises(ValueError, match=r"NcclAllReduce\(num_packs=1\) needs GPU replicas, "
+                                         r"but the 2 replicas are CPUs.*ReductionToOneDevice"):
+        tf.distribute.MirroredStrategy(cross_device_ops=tf.distribute.NcclAllReduce())
+    with pytest.raises(NotImplementedError, match="hierarchical copy.*is not implemented"):
+        tf.distribute.MirroredStrategy(cross_device_ops=tf.distribute.HierarchicalCopyAllReduce())
+    with pytest.raises(NotImplementedError, match="reduce_to_device and accumulation_fn are not"):
+        tf.distribute.MirroredStrategy(
+            cross_device_ops=tf.distribute.ReductionToOneDevice(reduce_to_device="/cpu:0"))
+    with pytest.raises(NotImplementedError, match="of one's own is not supported"):
+        tf.distribute.MirroredStrategy(cross_device_ops=tf.distribute.CrossDeviceOps())
+    # Not a CrossDeviceOps at all: a TypeError naming the argument and the choices.
+    for bad in ("nccl", 5, tf.distribute.NcclAllReduce):
+        with pytest.raises(TypeError, match=r"cross_device_ops must be a "
+                                            r"tf.distribute.CrossDeviceOps instance or None"):
+            tf.distribute.MirroredStrategy(cross_device_ops=bad)
+    import tensorflow
+    with pytest.raises(TypeError, match="a TensorFlow object: use gpuaccel.distribute's class"):
+        tf.distribute.MirroredStrategy(cross_device_ops=tensorflow.distribute.NcclAllReduce())
+    # One replica: nothing crosses devices, so any of TF's is accepted (as TF does).
+    for ops in (tf.distribute.NcclAllReduce(), tf.distribute.HierarchicalCopyAllReduce(),
+                tf.distribute.ReductionToOneDevice()):
+        assert tf.distribute.MirroredStrategy(["/cpu:0"], cross_device_ops=ops
+                                              )._cross_device_ops is ops
+    # TF's own argument checks: num_packs is a non-negative integer.
+    with pytest.raises(ValueError, match=r"num_packs must be in \[0, 2\*\*63 - 1\], got -1"):
+        tf.distribute.NcclAllReduce(num_packs=-1)
+    with pytest.raises(ValueError):
+        tensorflow.distribute.NcclAllReduce(num_packs=-1)
+
+
+def test_cross_device_ops_on_gpu_replicas():
+    # The same rule for GPU replicas, whose engine is NCCL (no GPU needed to decide).
+    from gpuaccel.distribute._cross_device_ops import check_cross_device_ops
+    nccl = tf.distribute.NcclAllReduce()
+    assert check_cross_device_ops(nccl, "GPU", 2) is nccl
+    assert check_cross_device_ops(None, "GPU", 2) is None
+    with pytest.raises(NotImplementedError, match="buckets of bytes.*"
+                                                  "GPUACCEL_ALL_REDUCE_BUCKET_BYTES"):
+        check_cross_device_ops(tf.distribute.NcclAllReduce(num_packs=2), "GPU", 2)
+    with pytest.raises(NotImplementedError, match="GPU replicas reduce with NCCL"):
+        check_cross_device_ops(tf.distribute.ReductionToOneDevice(), "GPU", 2)
+
+
 def test_overlapped_and_blocking_all_reduce_give_the_same_weights(monkeypatch):
     two_logical_cpus()
     weights = {}
@@ -199,7 +256,7 @@ def test_communication_options_set_the_bucket_size_as_tf_names_it(monkeypatch):
     default = tf.distribute.MultiWorkerMirroredStrategy(
         communication_options=tf.distribute.experimental.CommunicationOptions())
     assert _fit.all_reduce_options(default)[1] == _C.DEFAULT_ALL_REDUCE_BUCKET_BYTES
-    with pytest.raises(ValueError, match="bytes_per_pack must be non-negative, got -1"):
+    with pytest.raises(ValueError, match=r"bytes_per_pack must be in \[0, 2\*\*63 - 1\], got -1"):
         tf.distribute.experimental.CommunicationOptions(bytes_per_pack=-1)
     with pytest.raises(ValueError, match="timeout_seconds must be a positive"):
         tf.distribute.experimental.CommunicationOptions(timeout_seconds=0)

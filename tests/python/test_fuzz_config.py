@@ -126,3 +126,41 @@ CALLS = st.one_of(
 @example(("set_intra_op_parallelism_threads", (-2**63 - 1,)))  # beyond int: the binding's text
 def test_device_calls_refuse_odd_arguments_clearly(isolated, call):
     isolated.call("test_fuzz_config", "check_device_calls", call[0], list(call[1]))
+
+
+def check_cross_device_ops(token, devices):
+    """MirroredStrategy(cross_device_ops=...): TF's CrossDeviceOps (or None) are honoured or
+    refused saying why; anything else is a TypeError; nothing is accepted and ignored."""
+    from gpuaccel import distribute
+    made = {"<nccl>": lambda: distribute.NcclAllReduce(),
+            "<nccl2>": lambda: distribute.NcclAllReduce(num_packs=2),
+            "<hierarchical>": lambda: distribute.HierarchicalCopyAllReduce(),
+            "<one>": lambda: distribute.ReductionToOneDevice(),
+            "<one_cpu0>": lambda: distribute.ReductionToOneDevice("/cpu:0"),
+            "<base>": lambda: distribute.CrossDeviceOps()}
+    value = made[token]() if token in made else token
+    try:
+        strategy = distribute.MirroredStrategy(devices, cross_device_ops=value)
+    except NotImplementedError as error:
+        assert isinstance(value, distribute.CrossDeviceOps), f"{value!r}: {error}"
+        assert "cross_device_ops=" in str(error), error
+        return "not implemented"
+    except Exception as error:  # noqa: BLE001
+        _refusal(error)
+        assert "cross_device_ops" in str(error) or "device" in str(error), error
+        return "rejected"
+    assert value is None or isinstance(value, distribute.CrossDeviceOps), f"accepted {value!r}"
+    assert strategy._cross_device_ops is value
+    return "ok"
+
+
+@settings()
+@seed(FUZZ_SEED)
+@given(st.one_of(st.sampled_from(["<nccl>", "<nccl2>", "<hierarchical>", "<one>", "<one_cpu0>",
+                                  "<base>", "nccl", "NcclAllReduce", ""]), ODD_INT),
+       st.sampled_from([None, ["/CPU:0"]]))
+# Regression: a string (or anything else) was accepted and silently ignored.
+@example("nccl", None)
+@example(5, ["/CPU:0"])
+def test_mirrored_strategy_cross_device_ops(isolated, token, devices):
+    isolated.call("test_fuzz_config", "check_cross_device_ops", token, devices)

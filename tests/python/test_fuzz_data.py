@@ -287,9 +287,19 @@ def _apply(dataset, step, arg):
     return getattr(dataset, step)(arg)
 
 
-def check_dataset_chain(size, steps):
+def _source(kind, size):
+    """The chain's first dataset: slices of an array, or Dataset.range (planned as row indices,
+    or streamed as it is for ranges too long to plan)."""
     import gpuaccel
-    dataset = gpuaccel.data.Dataset.from_tensor_slices(np.arange(size, dtype=np.int64))
+    from gpuaccel.data import dataset as dataset_module
+    if kind == "slices":
+        return gpuaccel.data.Dataset.from_tensor_slices(np.arange(size, dtype=np.int64))
+    dataset_module._RangeDataset._PLANNED_RANGE = 1 << 22 if kind == "range" else 0
+    return gpuaccel.data.Dataset.range(size)
+
+
+def check_dataset_chain(size, steps, source="slices"):
+    dataset = _source(source, size)
     expected = [np.int64(v) for v in range(size)]
     shuffled = False
     for step, arg in steps:
@@ -320,11 +330,64 @@ def check_dataset_chain(size, steps):
 
 @FUZZ
 @seed(FUZZ_SEED)
-@given(st.integers(0, 9), STEPS)
-@example(3, [("take", 2**70)])      # was islice's "Stop argument ..." ValueError
-@example(3, [("prefetch", 2**70)])  # was the Prefetcher binding's argument text
-def test_dataset_chains_match_a_list_reference(isolated, size, steps):
-    isolated.call("test_fuzz_data", "check_dataset_chain", size, steps)
+@given(st.integers(0, 9), STEPS, st.sampled_from(["slices", "range", "range_streamed"]))
+@example(3, [("take", 2**70)], "slices")      # was islice's "Stop argument ..." ValueError
+@example(3, [("prefetch", 2**70)], "slices")  # was the Prefetcher binding's argument text
+def test_dataset_chains_match_a_list_reference(isolated, size, steps, source):
+    isolated.call("test_fuzz_data", "check_dataset_chain", size, steps, source)
+
+
+# ---- Dataset.range: lazy, exact over all of int64, odd bounds refused ----
+
+RANGE_BOUND = st.one_of(st.integers(-12, 12), st.sampled_from(
+    [10**12, -10**12, 2**62, 2**63 - 1, -2**63, 2**63, -2**63 - 1, 2**70, True, 2.5, "3", None]))
+
+
+def _range_reference(args):
+    """Python's range (arbitrary precision) where tf.data accepts the bounds, else None."""
+    if not 1 <= len(args) <= 3 or not all(_is_int(a) and -2**63 <= a < 2**63 for a in args):
+        return None
+    if len(args) == 3 and args[2] == 0:
+        return None
+    return range(*args)
+
+
+def check_range(args, take, batch):
+    import tracemalloc
+
+    import gpuaccel
+    reference = _range_reference(args)
+    tracemalloc.start()
+    try:
+        dataset = gpuaccel.data.Dataset.range(*args)
+        cardinality = dataset.cardinality()
+        got = [b.tolist() for b in dataset.take(take).batch(batch).as_numpy_iterator()]
+    except Exception as error:  # noqa: BLE001
+        _assert_typed(error)
+        assert reference is None, f"range{tuple(args)} refused: {error}"
+        return "rejected"
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert reference is not None, f"range{tuple(args)} accepted"
+    start, stop, step = reference.start, reference.stop, reference.step
+    assert cardinality == max(0, -(-(stop - start) // step)), (args, cardinality)
+    first = [start + i * step for i in range(min(take, cardinality))]  # len(range) stops at 2**63
+    assert got == [first[i:i + batch] for i in range(0, len(first), batch)], (args, got)
+    # Nothing proportional to the range's length was made (its first batches only).
+    assert peak < 1 << 20, f"range{tuple(args)} took {peak} bytes to read {take} elements"
+    return "ok"
+
+
+@FUZZ
+@seed(FUZZ_SEED)
+@given(st.lists(RANGE_BOUND, max_size=4), st.integers(0, 7), st.integers(1, 3))
+# Regression: range(10**12) made the whole int64 array first (a MemoryError of 7.28 TiB).
+@example([10**12], 5, 2)
+@example([-2**63, 2**63 - 1], 3, 2)  # nearly 2**64 elements: len() of a range overflows
+@example([2.5], 3, 1)  # int() read 2.5 as 2
+def test_range_is_lazy_and_exact(isolated, args, take, batch):
+    isolated.call("test_fuzz_data", "check_range", args, take, batch)
 
 
 def test_python_generators_get_a_pointer_to_from_generator(isolated):

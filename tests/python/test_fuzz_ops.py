@@ -12,7 +12,7 @@ pybind11 internals.
 import math
 
 import numpy as np
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from crash_isolation import isolated  # noqa: F401 -- the module-scoped worker fixture
@@ -619,3 +619,70 @@ def creation_cases(draw):
 @given(creation_cases())
 def test_creation_sizes_never_wrap_around(isolated, case):
     isolated.call("test_fuzz_ops", "check_creation", *case)
+
+
+# ---- tile and Tensor.repeat: counts small, huge and wrong ----
+
+def _tile_reference(face, shape, counts):
+    """The result shape (tf.tile / torch's Tensor.repeat), or None when the counts are refused:
+    whole non-negative numbers, one per axis (repeat: at least one per axis, new axes lead)."""
+    if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 2**63
+               for c in counts):
+        return None
+    if face == "tile" and len(counts) != len(shape):
+        return None
+    if face == "repeat" and len(counts) < len(shape):
+        return None
+    padded = (1,) * (len(counts) - len(shape)) + tuple(shape)
+    return [c * n for c, n in zip(counts, padded)]
+
+
+def check_tile(face, values, counts):
+    import gpuaccel
+    x = gpuaccel.tensor(values)
+    out_shape = _tile_reference(face, values.shape, counts)
+    try:
+        result = gpuaccel.tile(x, counts) if face == "tile" else x.repeat(*counts)
+    except Exception as error:  # noqa: BLE001
+        # never a MemoryError or OverflowError: a count is refused, or the result's size is
+        # the allocator's (or the size check's) typed error naming it
+        assert_typed_error(error, *TYPED_ERRORS, "ResourceExhaustedError")
+        assert f"[{'Tile' if face == 'tile' else 'Repeat'}]" in str(error), str(error)
+        if out_shape is None:
+            return "rejected"
+        # too large for memory, or empty but with sizes whose product NumPy refuses too
+        nbytes = math.prod(d for d in out_shape if d) * 4
+        assert nbytes > 2**40, f"{face}{counts} on {values.shape} refused: {error}"
+        named = [str(out_shape)] + [str(d) for d in out_shape if d >= 2**63]  # or its axis
+        assert any(n in str(error) for n in named), f"the requested size is not named: {error}"
+        return "too large"
+    assert out_shape is not None, f"{face}{counts} on {values.shape} accepted"
+    assert list(result.shape) == out_shape, (result.shape, out_shape)
+    if result.numel():  # (an empty (0, 2**62) is a tensor NumPy cannot make)
+        np.testing.assert_array_equal(result.numpy(), np.tile(values, counts))
+    return "ok"
+
+
+@st.composite
+def tile_cases(draw):
+    _, values = draw(arrays(dtype="float32", allow_nan=False, max_dims=3))
+    face = draw(st.sampled_from(["tile", "repeat"]))
+    count = st.one_of(st.integers(0, 3), st.sampled_from([2**40, 2**62, 2**63, 2**70, -1, 1.5,
+                                                          True]))
+    ndim = values.ndim + draw(st.sampled_from([0, 0, 0, -1, 1]))
+    counts = draw(st.lists(count, min_size=max(ndim, 0), max_size=max(ndim, 0)))
+    # small enough to really make: at most 64 values
+    assume(not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 3
+                   for c in counts) or math.prod(counts) * values.size <= 64)
+    return face, values, counts
+
+
+@given(tile_cases())
+# Regressions: a count of 2**40 made a Python list of 2**40 tensors (a bare MemoryError, or the
+# machine's memory); 1.5 was read as 1; 2**70 raised a bare OverflowError.
+@example(("tile", np.ones((2, 3), np.float32), [2**40, 1]))
+@example(("repeat", np.ones((2, 3), np.float32), [2**40, 1]))
+@example(("tile", np.ones((2, 3), np.float32), [1.5, 1]))
+@example(("tile", np.ones((2, 3), np.float32), [2**70, 1]))
+def test_tile_and_repeat_match_numpy_and_refuse_huge_counts_typed(isolated, case):
+    isolated.call("test_fuzz_ops", "check_tile", *case)

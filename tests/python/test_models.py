@@ -242,6 +242,61 @@ def test_keras_api_misuse_gets_clear_errors():
         model.evaluate(x[:0], y[:0], verbose=0)
 
 
+def _batches_with_empty_ones(x, y, pattern):
+    """A Dataset yielding x/y cut at ``pattern`` (a list of row counts, 0 for an empty batch)."""
+    def generate():
+        start = 0
+        for rows in pattern:
+            yield x[start:start + rows], y[start:start + rows]
+            start += rows
+    spec = (gpuaccel.TensorSpec((None, x.shape[1]), "float32"),
+            gpuaccel.TensorSpec((None, y.shape[1]), "float32"))
+    return gpuaccel.data.Dataset.from_generator(generate, output_signature=spec)
+
+
+def test_empty_batches_add_nothing_and_all_empty_is_an_error_not_zero():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    y = rng.standard_normal((4, 1)).astype(np.float32)
+    model = gk.Sequential([gk.Input((3,)), gk.layers.Dense(1)])
+    model.compile(optimizer=gk.optimizers.SGD(0.0), loss="mse", metrics=["mae"])
+    expected = model.evaluate(x, y, verbose=0, return_dict=True)
+    # Empty batches among others add nothing to the batch-weighted means (as in Keras): the loss
+    # of an empty batch, a mean over nothing, made the whole mean NaN.
+    mixed = _batches_with_empty_ones(x, y, [1, 0, 3, 0])
+    got = model.evaluate(mixed, verbose=0, return_dict=True)
+    assert got == pytest.approx(expected, rel=1e-6), (got, expected)
+    history = model.fit(mixed, verbose=0).history
+    assert history["loss"][0] == pytest.approx(expected["loss"], rel=1e-6), history
+    # Only empty batches: there is no mean to report. Keras 3 reports 0.0 (a perfect model);
+    # here it is the same error as for no batch at all.
+    empty = _batches_with_empty_ones(x, y, [0, 0])
+    message = r"got no data: all 2 of its batches were empty \(0 samples\), so there is no loss"
+    with pytest.raises(ValueError, match=r"evaluate\(\) " + message):
+        model.evaluate(empty, verbose=0)
+    with pytest.raises(ValueError, match=r"fit\(\) " + message):
+        model.fit(empty, verbose=0)
+    with pytest.raises(ValueError, match=r"fit\(\)'s validation_data " + message):
+        model.fit(x, y, validation_data=empty, verbose=0)
+    for method in (model.test_on_batch, model.train_on_batch):
+        with pytest.raises(ValueError, match=rf"{method.__name__}\(\) got no data: the input "
+                                             "has 0 samples"):
+            method(x[:0], y[:0])
+
+
+def test_validation_freq_zero_is_a_value_error_not_a_division_by_zero():
+    # Keras 3 divides by it too (ZeroDivisionError at the first epoch's end).
+    x, y = np.ones((4, 3), np.float32), np.ones((4, 1), np.float32)
+    model = gk.Sequential([gk.Input((3,)), gk.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    for bad in (0, -2, True, 1.5, "2"):
+        with pytest.raises(ValueError, match=f"validation_freq must be a positive integer .* "
+                                             f"or a list of epochs, got {bad!r}"):
+            model.fit(x, y, validation_split=0.5, validation_freq=bad, verbose=0)
+    history = model.fit(x, y, validation_split=0.5, validation_freq=[2], epochs=2, verbose=0)
+    assert len(history.history["val_loss"]) == 1
+
+
 def test_set_random_seed_makes_initialization_and_fit_repeat():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((40, 3)).astype(np.float32)

@@ -34,6 +34,15 @@ def test_creation_with_requires_grad_and_like_functions():
     np.testing.assert_array_equal(torch.full_like(w, 7.0).numpy(), np.full((3, 2), 7.0))
     r = torch.randint(3, 7, (1000,))
     assert r.dtype == torch.int64 and r.numpy().min() == 3 and r.numpy().max() == 6
+    # A span beyond a float32's 24 random bits reached only every 2**(bits - 24)-th integer
+    # (randint(0, 2**30) gave multiples of 64): now every integer is possible, and set_seed
+    # still repeats them.
+    torch.random.set_seed(5)
+    wide = torch.randint(-2**40, 2**40, (4000,)).numpy()
+    assert wide.min() >= -2**40 and wide.max() < 2**40
+    assert len(set((wide % 64).tolist())) == 64 and len(set(wide.tolist())) == 4000
+    torch.random.set_seed(5)
+    np.testing.assert_array_equal(torch.randint(-2**40, 2**40, (4000,)).numpy(), wide)
     with pytest.raises(RuntimeError, match="floating point dtype"):
         torch.zeros(2, dtype=torch.int64, requires_grad=True)
 

@@ -11,9 +11,10 @@ import numbers
 
 import numpy as np
 
+from .._int_range import check_int
 from .._tensor import Tensor
 from .dataset import (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _UnaryDataset,
-                      _as_tensor, _check_int, _flatten, _pack)
+                      _as_tensor, _flatten, _pack)
 
 
 def _as_element(value):
@@ -143,7 +144,7 @@ class ConcatenateDataset(Dataset):
 class SkipDataset(_UnaryDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
-        self._count = _check_int("count", count, -1)
+        self._count = check_int(count, "count", -1)
 
     def _cardinality(self):
         n = self._input._cardinality()
@@ -168,7 +169,7 @@ class SkipDataset(_UnaryDataset):
 class EnumerateDataset(_UnaryDataset):
     def __init__(self, input_dataset, start):
         super().__init__(input_dataset)
-        self._start = _check_int("start", start, -(1 << 62))
+        self._start = check_int(start, "start", -(1 << 62))
 
     def _elements(self):
         for i, element in enumerate(self._input._elements(), self._start):
@@ -233,7 +234,7 @@ class GeneratorDataset(Dataset):
 class PaddedBatchDataset(_UnaryDataset):
     def __init__(self, input_dataset, batch_size, padded_shapes, padding_values, drop_remainder):
         super().__init__(input_dataset)
-        self._batch_size = _check_int("batch_size", batch_size, 1)
+        self._batch_size = check_int(batch_size, "batch_size", 1)
         self._padded_shapes = padded_shapes
         self._padding_values = padding_values
         self._drop_remainder = bool(drop_remainder)
@@ -314,8 +315,8 @@ class InterleaveDataset(_UnaryDataset):
         if not callable(map_func):
             raise TypeError(f"map_func must be callable, got {type(map_func).__name__}")
         self._fn = map_func
-        self._cycle = _check_int("cycle_length", cycle_length, 1)
-        self._block = _check_int("block_length", block_length, 1)
+        self._cycle = check_int(cycle_length, "cycle_length", 1)
+        self._block = check_int(block_length, "block_length", 1)
 
     def _cardinality(self):
         return UNKNOWN_CARDINALITY

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import _C
+from .._int_range import check_int
 from .._tensor import Tensor, tensor as _to_tensor
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
@@ -113,19 +114,6 @@ def _with_leading_axis(tensors):
                        for v in leaves]
 
 
-_INT64_MAX = (1 << 63) - 1
-
-
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    if value > _INT64_MAX:  # tf.data's arguments are int64 (and islice takes no more)
-        raise ValueError(f"{name} must be at most {_INT64_MAX} (int64), got {value}")
-    return int(value)
-
-
 def _slice_component(value, position):
     """A component of from_tensor_slices as something _C.gather_rows reads: a NumPy array
     (float64 is batched as float32) or a contiguous CPU tensor."""
@@ -173,13 +161,9 @@ class Dataset:
 
     @staticmethod
     def range(*args, dtype=None):
-        """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars."""
-        bounds = [int(a) for a in args]  # tensors allowed, as TF
-        if len(bounds) == 3 and bounds[2] == 0:
-            raise ValueError(f"Dataset.range: step must not be 0, got range({bounds[0]}, "
-                             f"{bounds[1]}, 0)")
-        values = np.arange(*bounds, dtype=np.int64)
-        ds = _SlicesDataset(values)
+        """``Dataset.range(stop)`` / ``range(start, stop[, step])`` of int64 scalars, computed
+        as they are read (``range(10**12)`` costs nothing until iterated)."""
+        ds = _RangeDataset(*args)
         return ds if dtype is None else ds.map(lambda v: v.to(dtype))
 
     @staticmethod
@@ -344,6 +328,72 @@ class _SlicesDataset(Dataset):
         return self._rows(np.arange(self._length, dtype=np.int64))
 
 
+def _range_bound(value, name):
+    """A bound of Dataset.range: an integer or a 0-d integer tensor (as TF), within int64."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0 or value.dtype.is_floating_point or value.dtype.name == "bool":
+            raise TypeError(f"Dataset.range: {name} must be an integer, got a {value.dtype.name} "
+                            f"tensor of shape {list(value.shape)}")
+        value = value.item()
+    return check_int(value, f"Dataset.range: {name}")
+
+
+class _RangeDataset(Dataset):
+    """tf.data's RangeDataset: the numbers are computed as they are read, never held, so a range
+    of 10**12 costs nothing until iterated and ``take``/``batch`` over it read only what they
+    use. Short ranges also offer the row-index plan (shuffle, take and batch then run on
+    indices, as for slices); past _PLANNED_RANGE elements they stream, since the plan is an
+    array of every index."""
+
+    _PLANNED_RANGE = 1 << 22  # 32 MiB of int64 indices, made when an epoch starts
+
+    def __init__(self, *args):
+        if not 1 <= len(args) <= 3:
+            raise ValueError("Dataset.range takes 1 to 3 arguments (stop), (start, stop) or "
+                             f"(start, stop, step), got {len(args)}")
+        names = {1: ["stop"], 2: ["start", "stop"], 3: ["start", "stop", "step"]}[len(args)]
+        bounds = [_range_bound(a, n) for a, n in zip(args, names)]
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise ValueError(f"Dataset.range: step must not be 0, got range({bounds[0]}, "
+                             f"{bounds[1]}, 0)")
+        self._range = range(*bounds)
+        # len(range) stops at 2**63 - 1; a range across all of int64 holds nearly 2**64
+        start, stop, step = self._range.start, self._range.stop, self._range.step
+        self._length = max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
+
+    def _cardinality(self):
+        return self._length
+
+    def _index_plan(self):
+        n = self._length
+        if n > self._PLANNED_RANGE:
+            return None
+        return self, lambda: np.arange(n, dtype=np.int64)
+
+    def _values(self, indices):
+        """start + index * step for int64 ``indices``, as int64. Computed modulo 2**64 (uint64
+        wraps by definition), which is exact because every value of the range fits int64."""
+        start = np.uint64(self._range.start % (1 << 64))
+        step = np.uint64(self._range.step % (1 << 64))
+        return (start + np.asarray(indices).astype(np.uint64) * step).view(np.int64)
+
+    def _gather(self, indices):
+        return _to_tensor(self._values(indices))
+
+    def _rows(self, indices):
+        for begin in range(0, len(indices), _ELEMENT_CHUNK):
+            chunk = _to_tensor(self._values(indices[begin:begin + _ELEMENT_CHUNK]))
+            for j in range(int(chunk.shape[0])):
+                yield _C.select(chunk, 0, j)
+
+    def _elements(self):
+        n = self._length
+        for begin in range(0, n, _ELEMENT_CHUNK):
+            # uint64 indices: a range over all of int64 has more than 2**63 elements
+            yield from self._rows(np.arange(begin, min(begin + _ELEMENT_CHUNK, n),
+                                            dtype=np.uint64))
+
+
 class _UnaryDataset(Dataset):
     def __init__(self, input_dataset):
         if not isinstance(input_dataset, Dataset):
@@ -377,10 +427,10 @@ class _ShuffleDataset(_UnaryDataset):
         if buffer_size == AUTOTUNE:
             raise ValueError("shuffle: buffer_size must be a positive integer; AUTOTUNE is not "
                              "supported for shuffle (use the dataset size for a full shuffle)")
-        self._buffer_size = _check_int("buffer_size", buffer_size, 1)
+        self._buffer_size = check_int(buffer_size, "buffer_size", 1)
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (1 << 63))
-        self._seed = _check_int("seed", seed, 0)
+        self._seed = check_int(seed, "seed", 0)
         self._reshuffle = bool(reshuffle_each_iteration)
         self._epoch = 0
 
@@ -419,7 +469,7 @@ class _ShuffleDataset(_UnaryDataset):
 class _TakeDataset(_UnaryDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
-        self._count = _check_int("count", count, -1)
+        self._count = check_int(count, "count", -1)
 
     def _cardinality(self):
         n = self._input._cardinality()
@@ -447,7 +497,7 @@ class _TakeDataset(_UnaryDataset):
 class _RepeatDataset(_UnaryDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
-        self._count = -1 if count is None else _check_int("count", count, -1)
+        self._count = -1 if count is None else check_int(count, "count", -1)
 
     def _cardinality(self):
         n = self._input._cardinality()
@@ -474,7 +524,7 @@ class _RepeatDataset(_UnaryDataset):
 class _BatchDataset(_UnaryDataset):
     def __init__(self, input_dataset, batch_size, drop_remainder):
         super().__init__(input_dataset)
-        self._batch_size = _check_int("batch_size", batch_size, 1)
+        self._batch_size = check_int(batch_size, "batch_size", 1)
         self._drop_remainder = bool(drop_remainder)
 
     def _cardinality(self):
@@ -536,7 +586,7 @@ class _MapDataset(_UnaryDataset):
         elif num_parallel_calls == AUTOTUNE:
             self._workers = max(1, os.cpu_count() or 1)
         else:
-            self._workers = _check_int("num_parallel_calls", num_parallel_calls, 1)
+            self._workers = check_int(num_parallel_calls, "num_parallel_calls", 1)
 
     def _elements(self):
         if self._workers == 1:
@@ -566,7 +616,7 @@ class _PrefetchDataset(_UnaryDataset):
         super().__init__(input_dataset)
         if buffer_size == AUTOTUNE:
             buffer_size = _AUTOTUNE_PREFETCH
-        self._buffer_size = _check_int("buffer_size", buffer_size, 0)
+        self._buffer_size = check_int(buffer_size, "buffer_size", 0)
 
     def _elements(self):
         if self._buffer_size == 0:

@@ -12,6 +12,8 @@ replicas and sums their gradients (docs/distribute.md)::
     model.fit(x, y, batch_size=64)
 """
 from . import experimental
+from ._cross_device_ops import (CrossDeviceOps, HierarchicalCopyAllReduce, NcclAllReduce,
+                                ReductionToOneDevice)
 from ._idle_gpus import idle_gpus_message
 from ._mirrored import MirroredStrategy, OneDeviceStrategy
 from ._multi_worker import MultiWorkerMirroredStrategy
@@ -23,5 +25,6 @@ __all__ = [
     "MirroredStrategy", "MultiWorkerMirroredStrategy", "OneDeviceStrategy", "Strategy",
     "ReduceOp", "PerReplica", "DistributedDataset", "ReplicaContext", "get_strategy",
     "has_strategy", "get_replica_context", "in_cross_replica_context", "experimental",
-    "idle_gpus_message",
+    "idle_gpus_message", "CrossDeviceOps", "NcclAllReduce", "HierarchicalCopyAllReduce",
+    "ReductionToOneDevice",
 ]

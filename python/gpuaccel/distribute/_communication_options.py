@@ -5,6 +5,8 @@ rendezvous and every collective (None: GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS or 12
 ``implementation`` is TF's hint: gpuaccel picks NCCL for GPU workers and Gloo for CPU ones."""
 import enum
 
+from .._int_range import check_int
+
 
 class CommunicationImplementation(enum.Enum):
     """TF's ``tf.distribute.experimental.CommunicationImplementation``."""
@@ -19,10 +21,7 @@ class CommunicationOptions:
 
     def __init__(self, bytes_per_pack=0, timeout_seconds=None,
                  implementation=CommunicationImplementation.AUTO):
-        if isinstance(bytes_per_pack, bool) or not isinstance(bytes_per_pack, int) or bytes_per_pack < 0:
-            raise ValueError(f"bytes_per_pack must be non-negative, got {bytes_per_pack!r}")
-        if bytes_per_pack >= 2**63:  # the trainer's bucket size is an int64
-            raise ValueError(f"bytes_per_pack must be at most {2**63 - 1}, got {bytes_per_pack}")
+        bytes_per_pack = check_int(bytes_per_pack, "bytes_per_pack", 0)  # the trainer's int64
         if timeout_seconds is not None and (isinstance(timeout_seconds, bool) or
                                             not isinstance(timeout_seconds, (int, float)) or
                                             not timeout_seconds > 0):

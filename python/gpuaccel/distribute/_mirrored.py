@@ -6,6 +6,7 @@ logical CPUs is how the course runs two replicas without GPUs (each replica thre
 equal share of the cores)."""
 from .. import config as _config
 from .._placement import device as _device
+from ._cross_device_ops import check_cross_device_ops
 from ._strategy import Strategy
 
 
@@ -22,8 +23,9 @@ def _default_devices():
 
 
 class MirroredStrategy(Strategy):
-    """``tf.distribute.MirroredStrategy(devices=None)``: one replica per device of this process,
-    weights mirrored on each, gradients summed across replicas every step."""
+    """``tf.distribute.MirroredStrategy(devices=None, cross_device_ops=None)``: one replica per
+    device of this process, weights mirrored on each, gradients summed across replicas every
+    step (``cross_device_ops``: _cross_device_ops.py says which are honoured)."""
 
     def __init__(self, devices=None, cross_device_ops=None):
         if devices is None:
@@ -42,6 +44,9 @@ class MirroredStrategy(Strategy):
         if len(kinds) > 1:
             raise ValueError(f"MirroredStrategy replicas must all be GPUs or all CPUs, got "
                              f"{names}")
+        # honoured where it names the engine the devices use, refused where it names another
+        self._cross_device_ops = check_cross_device_ops(cross_device_ops, kinds.pop(),
+                                                        len(names))
         super().__init__(names)
 
 

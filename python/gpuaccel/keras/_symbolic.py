@@ -8,6 +8,7 @@ of the layer's output shape."""
 import itertools
 import math
 
+from .._int_range import check_range
 from ..dtypes import as_dtype
 
 _input_names = itertools.count()
@@ -74,9 +75,9 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, 
     for d in full[1:]:
         if d is not None and (not isinstance(d, int) or d < 0):
             raise ValueError(f"Input() shape entries must be non-negative ints or None, got {full}")
-    if math.prod(d for d in full[1:] if d) >= 2**63:
-        # layers size their outputs in int64: Flatten of (2**40, 2**40) would wrap to 0
-        raise ValueError(f"Input() shape {full} holds more than 2^63 - 1 values per example")
+    # layers size their outputs in int64: Flatten of (2**40, 2**40) would wrap to 0
+    check_range(math.prod(d for d in full[1:] if d), f"the values per example of Input() shape "
+                f"{full}", 0)
     if name is None:
         index = next(_input_names)
         name = "input_layer" if index == 0 else f"input_layer_{index}"

@@ -172,6 +172,11 @@ class Trainer:
         if steps_per_epoch is not None and (not isinstance(steps_per_epoch, (int, np.integer))
                                             or steps_per_epoch < 1):
             raise ValueError(f"steps_per_epoch must be a positive integer, got {steps_per_epoch!r}")
+        if not ((isinstance(validation_freq, (list, tuple, set, range))) or (
+                isinstance(validation_freq, int) and not isinstance(validation_freq, bool)
+                and validation_freq >= 1)):  # 0 was a ZeroDivisionError (in Keras 3 too)
+            raise ValueError(f"validation_freq must be a positive integer (validate every that "
+                             f"many epochs) or a list of epochs, got {validation_freq!r}")
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit")
         if hasattr(data, "y") and data.y is None:
             raise ValueError("fit() needs labels: pass y= (or a Dataset of (x, y) pairs)")
@@ -218,7 +223,8 @@ class Trainer:
             # taken mid-epoch replays the same order.
             self._fit_position = FitPosition(epoch, skip, global_step, rng.bit_generator.state)
             callback_list.on_epoch_begin(epoch)
-            step = skip
+            step = first_step = skip
+            samples = 0
             batches = iter(data.batches(shuffle=bool(shuffle), rng=rng, start_step=skip)
                            if hasattr(data, "split") else data.batches(start_step=skip))
             skip = 0
@@ -235,6 +241,7 @@ class Trainer:
                     callback_list.on_train_batch_begin(step)
                 trainer.train_step(xs, yb)
                 marker.commit()
+                samples += _rows(xs)
                 global_step += 1
                 self._fit_position.step = step + 1
                 self._fit_position.global_step = global_step
@@ -249,9 +256,12 @@ class Trainer:
                               "that your dataset can generate at least `steps_per_epoch * "
                               "epochs` batches.", stacklevel=2)
                 break
+            if step > first_step:  # (a resume may start past the epoch's last batch)
+                _check_some_samples("fit()", step - first_step, samples)
             logs = self._epoch_results(trainer)
             if val_data is not None and _should_validate(epoch, validation_freq):
-                val_logs = self._evaluate_data(val_data, callbacks=callback_list, verbose=0)
+                val_logs = self._evaluate_data(val_data, callbacks=callback_list, verbose=0,
+                                               what="fit()'s validation_data")
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
             # A checkpoint taken at the end of the epoch resumes at the next one's start.
             self._fit_position = FitPosition(epoch + 1, 0, global_step, rng.bit_generator.state)
@@ -293,7 +303,7 @@ class Trainer:
         values = [logs[name] for name in self.metrics_names if name in logs]
         return values[0] if len(values) == 1 else values
 
-    def _evaluate_data(self, data, callbacks, verbose, steps=None):
+    def _evaluate_data(self, data, callbacks, verbose, steps=None, what="evaluate()"):
         trainer = self._trainer_for("evaluate")
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
             callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
@@ -301,7 +311,7 @@ class Trainer:
         batch_hooks = _wants_batch_hooks(callback_list, "test")
         trainer.reset_metrics()
         callback_list.on_test_begin()
-        ran = 0
+        ran = samples = 0
         for step, (xs, yb) in enumerate(data.batches()):
             if steps is not None and step >= steps:
                 break
@@ -309,14 +319,10 @@ class Trainer:
                 callback_list.on_test_batch_begin(step)
             trainer.test_step(xs, yb)
             ran += 1
+            samples += _rows(xs)
             if batch_hooks:
                 callback_list.on_test_batch_end(step, lambda: self._results(trainer))
-        if ran == 0:
-            # The mean over no samples is undefined; reporting 0.0 would look like a perfect
-            # model. Keras 3 warns "Your input ran out of data" and returns [], which fails
-            # later where a number is expected; the error says what is wrong right here.
-            raise ValueError("evaluate() got no data: the input has 0 samples (or the Dataset "
-                             "yielded no batch), so there is no loss or metric to report")
+        _check_some_samples(what, ran, samples)
         logs = self._results(trainer)
         callback_list.on_test_end(logs)
         return logs
@@ -357,7 +363,9 @@ class Trainer:
         self._ensure_built_for(data)
         trainer = self._trainer_for("train_on_batch")
         trainer.reset_metrics()
-        for xs, yb in data.batches():
+        batches = [batch for batch in data.batches() if _rows(batch[0])]
+        _check_some_samples("train_on_batch()", len(batches), len(batches))  # before any step
+        for xs, yb in batches:
             trainer.train_step(xs, yb)
         return self._single_batch_logs(trainer, return_dict)
 
@@ -366,8 +374,11 @@ class Trainer:
         self._ensure_built_for(data)
         trainer = self._trainer_for("test_on_batch")
         trainer.reset_metrics()
+        ran = samples = 0
         for xs, yb in data.batches():
             trainer.test_step(xs, yb)
+            ran, samples = ran + 1, samples + _rows(xs)
+        _check_some_samples("test_on_batch()", ran, samples)
         return self._single_batch_logs(trainer, return_dict)
 
     def predict_on_batch(self, x):
@@ -386,6 +397,26 @@ class Trainer:
             return logs
         values = list(logs.values())
         return values[0] if len(values) == 1 else values
+
+
+def _rows(xs):
+    """The examples in a batch (its inputs' first dimension)."""
+    return int(xs[0].shape[0]) if xs and xs[0].ndim else 0
+
+
+def _check_some_samples(what, batches, samples):
+    """A loss or metric is a mean over the samples seen: over none it is undefined, and the 0.0
+    the trackers hold would read as a perfect model. Keras 3 reports 0.0 for empty batches
+    and, with no batch at all, warns "Your input ran out of data" and returns [] (which fails
+    later where a number is expected); the error says what is wrong right here."""
+    if samples:
+        return
+    if batches == 0:
+        detail = "the input has 0 samples (or the Dataset yielded no batch)"
+    else:
+        detail = f"all {batches} of its batches were empty (0 samples)"
+    raise ValueError(f"{what} got no data: {detail}, so there is no loss or metric to "
+                     "report")
 
 
 def _jit_compile_mode(jit_compile):

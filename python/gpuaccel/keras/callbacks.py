@@ -685,10 +685,13 @@ class ModelCheckpoint(_MonitorCallback):
         self._batches_seen_since_last_saving = 0
         self._last_batch_seen = None
         self._current_epoch = 0
-        if save_freq != "epoch" and (not isinstance(save_freq, int)
-                                     or isinstance(save_freq, bool)):
+        # Keras 3 refuses what is neither 'epoch' nor an int, but takes 0 and negative counts
+        # and then saves after every batch; a count of batches must be positive here, as for
+        # BackupAndRestore.
+        if not (isinstance(save_freq, str) and save_freq == "epoch") and (
+                not isinstance(save_freq, int) or isinstance(save_freq, bool) or save_freq < 1):
             raise ValueError(f"Unrecognized save_freq: {save_freq}. Expected save_freq are "
-                             "'epoch' or integer values")
+                             "'epoch' or a positive integer (a number of batches)")
         if save_weights_only:
             if not self.filepath.endswith(".weights.h5"):
                 raise ValueError(

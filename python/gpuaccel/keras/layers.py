@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import _C
 from .. import _unsupported
+from .._int_range import check_range
 from .._tensor import Tensor, tensor as _make_tensor
 from ..dtypes import as_dtype
 from . import _symbolic
@@ -88,15 +89,7 @@ def _positive_int(value, arg, layer):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"Received an invalid value for `{arg}`, expected a positive integer. "
                          f"Received: {arg}={value!r}")
-    _check_int64(value, arg)
-    return int(value)
-
-
-def _check_int64(value, arg):
-    """Sizes reach the C++ layers as int64: larger ones are refused here, with the argument."""
-    if value >= 2**63:
-        raise ValueError(f"Received an invalid value for `{arg}`: {value!r} is too large "
-                         "(at most 2**63 - 1)")
+    return check_range(int(value), arg, 1)  # sizes reach the C++ layers as int64
 
 
 def _int_tuple(value, n, arg):
@@ -119,7 +112,7 @@ def _int_tuple(value, n, arg):
                          f"{value!r}, including values {set(v for v in values if v <= 0)} that do "
                          "not satisfy `value > 0`")
     for v in values:
-        _check_int64(v, arg)
+        check_range(v, arg, 1)
     return values
 
 
@@ -404,8 +397,7 @@ class _Conv(Layer):
         if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
             raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
                              f"value. Received filters={filters!r}.")
-        _check_int64(filters, "filters")
-        self.filters = int(filters)
+        self.filters = check_range(int(filters), "filters", 1)
         self.kernel_size = _int_tuple(kernel_size, self._rank, "kernel_size")
         self.strides = _int_tuple(strides, self._rank, "strides")
         self.dilation_rate = _int_tuple(dilation_rate, self._rank, "dilation_rate")
@@ -624,9 +616,8 @@ class Reshape(Layer):
             # int() would read 1.5 as 1 and "2" as 2
             raise TypeError(f"Reshape: target_shape must be a tuple of ints, got "
                             f"{target_shape!r}")
-        for d in target_shape:
-            _check_int64(abs(d), "target_shape")
-        self.target_shape = tuple(int(d) for d in target_shape)
+        self.target_shape = tuple(check_range(int(d), "target_shape entry")
+                                  for d in target_shape)
         super().__init__(**kwargs)
 
     def _make_cpp(self):
@@ -683,8 +674,7 @@ class Concatenate(_Merge):
     def __init__(self, axis=-1, **kwargs):
         if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
             raise TypeError(f"Concatenate: axis must be an int, got {axis!r}")
-        _check_int64(abs(axis), "axis")
-        self.axis = int(axis)
+        self.axis = check_range(int(axis), "axis")
         super().__init__(**kwargs)
 
     def _make_cpp(self):
@@ -810,8 +800,8 @@ class Embedding(Layer):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
                 raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "
                                  f"input_dim = {input_dim} and output_dim = {output_dim}")
-        self.input_dim = int(input_dim)
-        self.output_dim = int(output_dim)
+        self.input_dim = check_range(int(input_dim), "input_dim", 1)
+        self.output_dim = check_range(int(output_dim), "output_dim", 1)
         self.embeddings_initializer = _initializer(embeddings_initializer, "embeddings_initializer")
         super().__init__(**kwargs)
         if weights is not None:

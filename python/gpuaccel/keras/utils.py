@@ -10,8 +10,9 @@ import random as _py_random
 
 import numpy as np
 
-from .. import _unsupported
+from .. import _unsupported, errors
 from .. import random as _random
+from .._int_range import check_int
 from .._tensor import Tensor
 
 __all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model"]
@@ -32,10 +33,16 @@ def to_categorical(x, num_classes=None):
     flat = array.ravel()
     if num_classes is None:
         num_classes = int(flat.max()) + 1 if flat.size else 0
+    num_classes = check_int(num_classes, "to_categorical: num_classes", 0)
     if flat.size and (flat.min() < 0 or flat.max() >= num_classes):
         raise ValueError(f"to_categorical: labels must lie in [0, {num_classes}), got values in "
                          f"[{flat.min()}, {flat.max()}]")
-    out = np.zeros((flat.size, num_classes), dtype=np.float32)
+    try:
+        out = np.zeros((flat.size, num_classes), dtype=np.float32)
+    except (MemoryError, ValueError):  # NumPy's "Maximum allowed dimension exceeded" too
+        raise errors.ResourceExhaustedError(
+            f"[to_categorical] OOM when allocating {flat.size * num_classes * 4} bytes for the "
+            f"one-hot rows of shape ({flat.size}, {num_classes})", "to_categorical") from None
     out[np.arange(flat.size), flat] = 1.0
     return out.reshape(shape + (num_classes,))
 
