@@ -207,9 +207,15 @@ struct CudnnConvDescriptors final : ConvDescriptors {
   mutable std::string refusals;  // what cuDNN said of each candidate it refused
 };
 
-// A status saying that cuDNN does not support this algorithm for this problem (cuDNN 9 groups
-// them in the CUDNN_STATUS_NOT_SUPPORTED category): the next candidate is tried.
-bool refused(cudnnStatus_t s) { return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED; }
+// A launch status saying that cuDNN will not run this algorithm for this problem and queued
+// nothing: not supported (cuDNN 9 groups those in the CUDNN_STATUS_NOT_SUPPORTED category) or a
+// parameter it rejects for this algorithm (CUDNN_STATUS_BAD_PARAM_*, e.g. a misaligned
+// pointer). The next candidate is tried; should every one be refused, the error lists them all.
+// A failed execution (CUDNN_STATUS_EXECUTION_FAILED_*) is not retried. The workspace-size query
+// runs on the host only, so any failure there just passes the candidate over.
+bool refused_at_launch(cudnnStatus_t s) {
+  return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_BAD_PARAM;
+}
 
 // The general algorithms tried after the heuristic's own: the ones cuDNN's legacy API runs for
 // (almost) any shape, layout and dtype, with the least workspace.
@@ -339,7 +345,7 @@ class CudnnConvEngine final : public ConvEngine {
                                            workspace, ws, &kZero, d.w.d, o.out);
         break;
     }
-    if (refused(s)) {
+    if (refused_at_launch(s)) {
       d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " +
                     std::to_string(plan.algorithm.algorithm) + " at launch: " + cudnnGetErrorString(s);
       return false;
@@ -382,12 +388,11 @@ class CudnnConvEngine final : public ConvEngine {
               bytes);
           break;
       }
-      if (refused(s)) {
+      if (s != CUDNN_STATUS_SUCCESS) {
         d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " + std::to_string(c.algorithm) +
                       " (math " + std::to_string(c.math_type) + "): " + cudnnGetErrorString(s);
         return false;
       }
-      GA_CUDNN_CHECK(s);
       return true;
     };
     ConvAlgorithm a;
