@@ -23,15 +23,23 @@ class DevicePoolRegions final : public SubAllocator {
     try {
       return pool_->allocate(bytes);
     } catch (const Error& e) {
-      if (e.code() == ErrorCode::kResourceExhausted) return nullptr;
-      throw;
+      if (e.code() != ErrorCode::kResourceExhausted) throw;
+      std::lock_guard<std::mutex> lock(mutex_);
+      last_refusal_ = e.message();  // e.g. that a capture holds the device pool's empty regions
+      return nullptr;
     }
   }
   void free(void* ptr, size_t) override { pool_->deallocate(ptr); }
   std::string kind() const override { return "graph arena in " + pool_->name(); }
+  std::string last_refusal() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_refusal_;
+  }
 
  private:
   std::shared_ptr<Allocator> pool_;
+  mutable std::mutex mutex_;
+  std::string last_refusal_;
 };
 
 struct Route {

@@ -462,6 +462,10 @@ void PoolAllocator::throw_oom_locked(size_t requested, size_t rounded, Grow caus
     message += "\n" + std::to_string(empty_bytes) + " bytes of empty regions were not given back to the "
                "device first, because " + held + ".";
   }
+  if (cause == Grow::kRefused) {
+    const std::string refusal = sub_->last_refusal();
+    if (!refusal.empty()) message += "\nThe pool its regions come from refused with: " + refusal;
+  }
   lock.unlock();
   events->deliver();
   throw_error(ErrorCode::kResourceExhausted, "allocate", message);

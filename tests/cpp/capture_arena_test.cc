@@ -132,6 +132,17 @@ TEST(CaptureArena, AGpuPoolFreesNoRegionWhileItsGpuIsBeingCaptured) {
     EXPECT_NE(std::string(e.what()).find("captured into a CUDA graph on GPU 0"), std::string::npos)
         << e.what();
   }
+  // The capturing thread's own request goes through its graph's arena: the arena's report then
+  // carries the device pool's answer, reason included.
+  try {
+    arena->allocate(6 * kMiB);
+    FAIL() << "expected ResourceExhaustedError";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("GPU_0_pool_graph_arena"), std::string::npos) << what;
+    EXPECT_NE(what.find("captured into a CUDA graph on GPU 0"), std::string::npos) << what;
+  }
   EXPECT_EQ(device->free_calls(), 0);
   EXPECT_EQ(pool->stats().num_alloc_retries, 0);
   pool->check_invariants();
