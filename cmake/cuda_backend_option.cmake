@@ -43,7 +43,9 @@ if(GPUACCEL_WITH_CUDA)
   find_path(GPUACCEL_CUDNN_INCLUDE_DIR cudnn_version.h
     HINTS ${GPUACCEL_CUDNN_ROOT} ${GPUACCEL_CUDNN_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/include
           ${_gpuaccel_cudnn_wheel}/include)
-  find_library(GPUACCEL_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+  # NAMES_PER_DIR: both names in each folder before the next, so the library comes from the same
+  # install as the headers (a wheel has only libcudnn.so.9, a system install also libcudnn.so).
+  find_library(GPUACCEL_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 NAMES_PER_DIR
     HINTS ${GPUACCEL_CUDNN_ROOT} ${GPUACCEL_CUDNN_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu
           ${_gpuaccel_cudnn_wheel}/lib)
   if(GPUACCEL_CUDNN_INCLUDE_DIR AND GPUACCEL_CUDNN_LIBRARY)

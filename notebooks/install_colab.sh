@@ -19,12 +19,24 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   fi
 fi
 
-# cuDNN's headers: the system's if it has them, else those of the nvidia-cudnn wheel PyTorch
-# installed (pip builds in an isolated environment, where CMake cannot import it itself).
-cudnn_wheel=$("$PYTHON" -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null || true)
-if [ -n "$cudnn_wheel" ] && [ ! -f /usr/include/cudnn_version.h ] && [ ! -f /usr/local/cuda/include/cudnn_version.h ]; then
+# cuDNN and NCCL from the nvidia-* wheels PyTorch installed, when they are there: at run time
+# gpuaccel loads those wheels' libraries before the system's (docs/gpu.md), and cuDNN promises
+# only that a build runs with the same or a newer minor release, so the backend is compiled
+# against the copy it will load (and with NCCL, which Colab's toolkit lacks). pip builds in an
+# isolated environment where CMake cannot import the wheels itself. They are namespace packages:
+# their folder is __path__[0] (they have no __file__).
+wheel_dir() {
+  "$PYTHON" -c "import importlib; print(list(importlib.import_module('$1').__path__)[0])" 2>/dev/null || true
+}
+cudnn_wheel=$(wheel_dir nvidia.cudnn)
+if [ -n "$cudnn_wheel" ] && [ -f "$cudnn_wheel/include/cudnn_version.h" ]; then
   pip_args+=(-C "cmake.define.GPUACCEL_CUDNN_ROOT=$cudnn_wheel")
 fi
+nccl_wheel=$(wheel_dir nvidia.nccl)
+if [ -n "$nccl_wheel" ] && [ -f "$nccl_wheel/include/nccl.h" ]; then
+  pip_args+=(-C "cmake.define.GPUACCEL_NCCL_ROOT=$nccl_wheel")
+fi
+if [ ${#pip_args[@]} -gt 0 ]; then echo "== gpuaccel install: pip options ${pip_args[*]}"; fi
 
 # The course's Fashion-MNIST, read offline by gpuaccel.keras.datasets.fashion_mnist (Debian and
 # Ubuntu package it). Optional: only 03_entrenamiento and the homework need it.

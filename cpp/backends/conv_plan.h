@@ -2,8 +2,10 @@
 // in backends/cuda/cudnn_conv_engine.*, a counting fake in the tests): make the descriptors of
 // a problem, choose its algorithm and workspace size, run it. ConvRunner asks the engine for
 // descriptors and an algorithm only on the first call of a ConvPlanKey, keeps the plan in a
-// PlanCache, and serves every call's workspace from the device's WorkspaceArena. Header-only:
-// backend libraries compile it in.
+// PlanCache, and serves every call's workspace from the device's WorkspaceArena. When the
+// library refuses a plan's algorithm at launch (nothing queued), the engine moves the plan to
+// its next candidate and the call runs again with that one's workspace. Header-only: backend
+// libraries compile it in.
 #pragma once
 
 #include <cstdint>
@@ -127,9 +129,13 @@ class ConvEngine {
   virtual std::unique_ptr<ConvDescriptors> create_descriptors(const ConvPlanKey& key) = 0;
   // Asks the library for the problem's algorithm and its workspace size.
   virtual ConvAlgorithm choose_algorithm(const ConvPlanKey& key, const ConvDescriptors& d) = 0;
-  // Queues the convolution with `workspace` (plan.algorithm.workspace_bytes of it).
-  virtual void execute(const ConvPlanKey& key, const ConvPlan& plan, const ConvOperands& operands,
+  // Queues the convolution with `workspace` (plan.algorithm.workspace_bytes of it). False when
+  // the library refused plan.algorithm for this problem and queued nothing.
+  virtual bool execute(const ConvPlanKey& key, const ConvPlan& plan, const ConvOperands& operands,
                        void* workspace) = 0;
+  // After a refusal: puts the problem's next candidate into plan.algorithm, or throws the
+  // library's typed error naming the problem when none is left.
+  virtual void next_algorithm(const ConvPlanKey& key, ConvPlan& plan) = 0;
 };
 
 class ConvRunner {
@@ -137,16 +143,19 @@ class ConvRunner {
   ConvRunner(ConvEngine& engine, WorkspaceArena& arena) : engine_(engine), arena_(arena) {}
 
   void run(const ConvPlanKey& key, const ConvOperands& operands) {
-    const ConvPlan& plan = plans_.get(key, [&] {
+    ConvPlan& plan = plans_.get(key, [&] {
       auto p = std::make_unique<ConvPlan>();
       p->descriptors = engine_.create_descriptors(key);
       p->algorithm = engine_.choose_algorithm(key, *p->descriptors);
       return p;
     });
-    // One launch at a time per device: the arena's block is shared by every plan.
+    // One launch at a time per device: the arena's block is shared by every plan, and a plan's
+    // algorithm changes only under this lock.
     std::lock_guard<std::mutex> lock(launch_mutex_);
-    void* workspace = arena_.reserve(plan.algorithm.workspace_bytes, "conv2d workspace");
-    engine_.execute(key, plan, operands, workspace);
+    while (!engine_.execute(key, plan, operands,
+                            arena_.reserve(plan.algorithm.workspace_bytes, "conv2d workspace"))) {
+      engine_.next_algorithm(key, plan);
+    }
   }
 
   const PlanCache<ConvPlanKey, ConvPlan>& plans() const { return plans_; }

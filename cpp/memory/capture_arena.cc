@@ -1,6 +1,8 @@
 // Graph-private arenas and the per-thread routing of allocations to them (capture_arena.h).
 #include "memory/capture_arena.h"
 
+#include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -21,15 +23,23 @@ class DevicePoolRegions final : public SubAllocator {
     try {
       return pool_->allocate(bytes);
     } catch (const Error& e) {
-      if (e.code() == ErrorCode::kResourceExhausted) return nullptr;
-      throw;
+      if (e.code() != ErrorCode::kResourceExhausted) throw;
+      std::lock_guard<std::mutex> lock(mutex_);
+      last_refusal_ = e.message();  // e.g. that a capture holds the device pool's empty regions
+      return nullptr;
     }
   }
   void free(void* ptr, size_t) override { pool_->deallocate(ptr); }
   std::string kind() const override { return "graph arena in " + pool_->name(); }
+  std::string last_refusal() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_refusal_;
+  }
 
  private:
   std::shared_ptr<Allocator> pool_;
+  mutable std::mutex mutex_;
+  std::string last_refusal_;
 };
 
 struct Route {
@@ -37,6 +47,13 @@ struct Route {
   std::shared_ptr<Allocator> arena;
 };
 thread_local std::vector<Route> routes;
+
+// Captures under way per physical GPU, over every thread.
+std::mutex captures_mutex;
+std::map<int, int>& captures_by_gpu() {
+  static auto* counts = new std::map<int, int>();  // never destroyed: pools may outlive main()
+  return *counts;
+}
 
 }  // namespace
 
@@ -48,6 +65,9 @@ std::shared_ptr<Allocator> make_capture_arena(std::shared_ptr<Allocator> device_
   options.is_gpu = true;
   // A course step's temporaries are a few MiB to a few hundred; regions double from here.
   options.initial_region_bytes = size_t{4} << 20;
+  options.regions_held = [] {
+    return std::string("a graph's arena keeps every region until the graph is destroyed");
+  };
   return std::make_shared<PoolAllocator>(std::make_shared<DevicePoolRegions>(std::move(device_pool)),
                                          std::move(options));
 }
@@ -60,15 +80,30 @@ void begin_capture_routing(int gpu, std::shared_ptr<Allocator> arena) {
     }
   }
   routes.push_back({gpu, std::move(arena)});
+  std::lock_guard<std::mutex> lock(captures_mutex);
+  ++captures_by_gpu()[gpu];
 }
 
 void end_capture_routing(int gpu) {
   for (auto it = routes.begin(); it != routes.end(); ++it) {
     if (it->gpu == gpu) {
       routes.erase(it);
+      std::lock_guard<std::mutex> lock(captures_mutex);
+      if (--captures_by_gpu()[gpu] == 0) captures_by_gpu().erase(gpu);
       return;
     }
   }
+}
+
+bool capture_under_way(int gpu) {
+  std::lock_guard<std::mutex> lock(captures_mutex);
+  return captures_by_gpu().count(gpu) > 0;
+}
+
+std::string capture_holds_regions(int gpu) {
+  if (!capture_under_way(gpu)) return "";
+  return "a training step is being captured into a CUDA graph on GPU " + std::to_string(gpu) +
+         " (a cudaFree now would invalidate the capture; the step falls back to eager)";
 }
 
 std::shared_ptr<Allocator> routed_capture_arena(const LogicalDevice& device) {

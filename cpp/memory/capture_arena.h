@@ -13,12 +13,18 @@
 //    tensor of the last replay) stays reserved for the graph, which keeps writing there;
 //  - the graph holds the arena; tensors allocated in it hold it too, so its regions go back to
 //    the device's pool only when the graph is destroyed and the last such tensor is gone.
+//  - an arena never gives a region back to the device's pool before it dies, not even to retry
+//    an allocation that ran out (pool_allocator.h, rule 13): an emptied region still holds the
+//    addresses of the graph's temporaries, and the device's pool would hand them out again.
 // Routing is per thread (the data pipeline's thread keeps allocating from the device's pool
 // while the training thread captures) and per physical GPU (a workspace asked for through the
-// first logical device of a split GPU lands in the same arena).
+// first logical device of a split GPU lands in the same arena). Whether any thread is capturing
+// on a GPU is process-wide (capture_under_way): the GPU's pools then keep their regions, since a
+// cudaFree on the capturing thread would invalidate the capture.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "core/device_registry.h"
 #include "memory/allocator.h"
@@ -35,5 +41,10 @@ void begin_capture_routing(int gpu, std::shared_ptr<Allocator> arena);
 void end_capture_routing(int gpu);
 // The arena that serves `device` on this thread now, or null (no capture, or not a GPU).
 std::shared_ptr<Allocator> routed_capture_arena(const LogicalDevice& device);
+// Whether some thread is between begin_capture_routing(gpu) and end_capture_routing(gpu).
+bool capture_under_way(int gpu);
+// The GPU pools' PoolOptions::regions_held: why physical GPU `gpu`'s pools keep their empty
+// regions now ("" when no capture is under way on it).
+std::string capture_holds_regions(int gpu);
 
 }  // namespace gpuaccel

@@ -108,6 +108,9 @@ std::shared_ptr<Allocator> MemoryManager::allocator_for(const LogicalDevice& dev
     options.limit_source = kMemoryLimitSource;
   }
   if (!gpu) options.max_region_bytes = kMaxHostRegionBytes;
+  if (gpu) {
+    options.regions_held = [physical = device.physical_index] { return capture_holds_regions(physical); };
+  }
 
   std::shared_ptr<SubAllocator> sub = sub_allocator_locked(device);
   std::shared_ptr<Allocator> allocator;

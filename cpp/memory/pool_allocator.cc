@@ -210,17 +210,19 @@ void* PoolAllocator::allocate(size_t bytes) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (bytes > kMaxAllocationBytes) {
-      throw_oom_locked(bytes, bytes, Grow::kOverLimit, lock, &events);
+      throw_oom_locked(bytes, bytes, Grow::kOverLimit, "", lock, &events);
     }
     const size_t rounded = round_up(bytes);
     uint32_t h = find_best_fit(rounded);
     if (h == kNone) {
       Grow grown = grow_locked(rounded, &events);
-      if (grown != Grow::kOk && release_empty_regions_locked(&events) > 0) {
+      std::string held;
+      if (grown != Grow::kOk) held = regions_held_reason();
+      if (grown != Grow::kOk && held.empty() && release_empty_regions_locked(&events) > 0) {
         ++stats_.num_alloc_retries;
         grown = grow_locked(rounded, &events);
       }
-      if (grown != Grow::kOk) throw_oom_locked(bytes, rounded, grown, lock, &events);
+      if (grown != Grow::kOk) throw_oom_locked(bytes, rounded, grown, held, lock, &events);
       h = find_best_fit(rounded);
       if (h == kNone) corrupt("a new region did not satisfy the request that made it");
     }
@@ -363,12 +365,16 @@ size_t PoolAllocator::release_empty_regions_locked(PendingEvents* events) {
   return released;
 }
 
+std::string PoolAllocator::regions_held_reason() const {
+  return options_.regions_held ? options_.regions_held() : std::string();
+}
+
 size_t PoolAllocator::empty_cache() {
   PendingEvents events(this);
   size_t released = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    released = release_empty_regions_locked(&events);
+    if (regions_held_reason().empty()) released = release_empty_regions_locked(&events);
   }
   events.deliver();
   return released;
@@ -430,7 +436,8 @@ size_t PoolAllocator::allocation_size(const void* ptr) const {
 }
 
 void PoolAllocator::throw_oom_locked(size_t requested, size_t rounded, Grow cause,
-                                     std::unique_lock<std::mutex>& lock, PendingEvents* events) {
+                                     const std::string& held, std::unique_lock<std::mutex>& lock,
+                                     PendingEvents* events) {
   ++stats_.num_ooms;
   const MemoryStats s = stats_locked();
   OomReport r;
@@ -449,7 +456,16 @@ void PoolAllocator::throw_oom_locked(size_t requested, size_t rounded, Grow caus
   r.free_bytes = s.free_bytes;
   r.device_free = sub_->free_memory();
   r.cause = cause == Grow::kRefused ? OomCause::kDeviceRefused : OomCause::kLimit;
-  const std::string message = format_oom_message(r);
+  std::string message = format_oom_message(r);
+  const int64_t empty_bytes = s.free_bytes - s.inactive_split_bytes;
+  if (!held.empty() && empty_bytes > 0) {
+    message += "\n" + std::to_string(empty_bytes) + " bytes of empty regions were not given back to the "
+               "device first, because " + held + ".";
+  }
+  if (cause == Grow::kRefused) {
+    const std::string refusal = sub_->last_refusal();
+    if (!refusal.empty()) message += "\nThe pool its regions come from refused with: " + refusal;
+  }
   lock.unlock();
   events->deliver();
   throw_error(ErrorCode::kResourceExhausted, "allocate", message);

@@ -35,9 +35,17 @@
 // 11. Regions are returned to the device only by empty_cache(), the retry of rule 10, or the
 //     destructor; memory in use is never returned.
 // 12. One mutex guards the pool; the profiler observer is called after it is released.
+// 13. Held regions. While options.regions_held() names a reason, no region goes back to the
+//     sub-allocator: empty_cache() releases nothing and rule 10's retry is skipped, so the
+//     request fails with the usual report plus that reason. A GPU pool holds them while a
+//     training step is captured into a CUDA graph on its GPU (a cudaFree then would invalidate
+//     the capture, which falls back to eager naming the out-of-memory error); a graph's arena
+//     holds them for good (the graph's kernels keep their addresses). The destructor still
+//     returns every empty region.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -73,6 +81,9 @@ struct PoolOptions {
   std::string limit_source;            // why there is a limit, for the OOM message
   size_t initial_region_bytes = kDefaultInitialRegionBytes;
   size_t max_region_bytes = SIZE_MAX;  // growth stops doubling here (a request may exceed it)
+  // Rule 13: why empty regions must stay reserved right now ("" or unset: they need not).
+  // Called under the pool's lock, so it must not call back into the pool.
+  std::function<std::string()> regions_held;
 };
 
 class PoolAllocator final : public Allocator {
@@ -149,8 +160,10 @@ class PoolAllocator final : public Allocator {
   size_t release_empty_regions_locked(PendingEvents* events);
   int64_t largest_free_locked() const;
   MemoryStats stats_locked() const;
+  std::string regions_held_reason() const;
   [[noreturn]] void throw_oom_locked(size_t requested, size_t rounded, Grow cause,
-                                     std::unique_lock<std::mutex>& lock, PendingEvents* events);
+                                     const std::string& held, std::unique_lock<std::mutex>& lock,
+                                     PendingEvents* events);
 
   std::shared_ptr<SubAllocator> sub_;
   PoolOptions options_;

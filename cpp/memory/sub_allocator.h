@@ -22,6 +22,10 @@ class SubAllocator {
   virtual std::optional<size_t> free_memory() const { return std::nullopt; }
   // "host", "pinned_host", "gpu", "fake": for messages.
   virtual std::string kind() const = 0;
+  // Why the last alloc() that returned nullptr was refused, when the source can say more than
+  // "out of memory" (a graph arena's source is the device's pool, with its own report); "" when
+  // it cannot. The pool appends it to its out-of-memory report.
+  virtual std::string last_refusal() const { return ""; }
 };
 
 }  // namespace gpuaccel

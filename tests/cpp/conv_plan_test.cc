@@ -1,12 +1,14 @@
 // Convolution plans cached per shape (backends/conv_plan.h), without a GPU: a counting fake
 // engine stands for cuDNN, the workspaces come from the core's pool through the same services a
 // backend library gets. The second call of a shape creates no descriptor, runs no algorithm
-// query and allocates nothing; workspace bytes show in the pool's stats.
+// query and allocates nothing; workspace bytes show in the pool's stats. An algorithm the
+// library refuses at launch gives way to the engine's next candidate, once, for good.
 #include "backends/conv_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,14 +43,33 @@ class CountingConvEngine final : public ConvEngine {
     a.workspace_bytes = static_cast<size_t>(key.y[3]) << 10;
     return a;
   }
-  void execute(const ConvPlanKey& key, const ConvPlan& plan, const ConvOperands& o, void* workspace) override {
+  bool execute(const ConvPlanKey& key, const ConvPlan& plan, const ConvOperands& o, void* workspace) override {
     ++executions;
     EXPECT_EQ(static_cast<const Descriptors&>(*plan.descriptors).made_for, key);
-    EXPECT_EQ(plan.algorithm.algorithm, 1 + static_cast<int>(key.direction));
     if (plan.algorithm.workspace_bytes > 0) EXPECT_NE(workspace, nullptr);
+    if (plan.algorithm.algorithm == refused_algorithm) {
+      ++refusals;
+      return false;
+    }
+    EXPECT_EQ(plan.algorithm.algorithm, 1 + static_cast<int>(key.direction) + 10 * fallbacks_taken);
     workspaces.push_back(workspace);
+    launched_workspace_bytes.push_back(plan.algorithm.workspace_bytes);
     last_out = o.out;
+    return true;
   }
+  // The next candidate: algorithm + 10 with twice the workspace, `candidates_left` times.
+  void next_algorithm(const ConvPlanKey&, ConvPlan& plan) override {
+    if (candidates_left == 0) throw std::runtime_error("no algorithm left");
+    --candidates_left;
+    ++fallbacks_taken;
+    plan.algorithm.algorithm += 10;
+    plan.algorithm.workspace_bytes *= 2;
+  }
+  int refused_algorithm = -1;
+  int candidates_left = 0;
+  int fallbacks_taken = 0;
+  int refusals = 0;
+  std::vector<size_t> launched_workspace_bytes;
   int descriptors_created = 0;
   int algorithm_queries = 0;
   int executions = 0;
@@ -237,6 +258,37 @@ TEST(ConvPlanKey, EveryFieldTellsKeysApartAndTheKeyPrints) {
   EXPECT_EQ(base.to_string(),
             "GPU 0 conv2d forward float32 x[64,28,28,1] w[32,3,3,1] y[64,26,26,32] stride 1x1 "
             "dilation 1x1 pad 0,0,0,0 fma");
+}
+
+TEST_F(ConvPlanTest, ALaunchTheLibraryRefusesMovesThePlanToItsNextCandidateForGood) {
+  engine_.refused_algorithm = 1;  // the forward's first pick
+  engine_.candidates_left = 2;
+  ConvOperands o;
+  runner_->run(key_for(8, 32), o);
+  EXPECT_EQ(engine_.refusals, 1);
+  EXPECT_EQ(engine_.fallbacks_taken, 1);
+  // It ran with the next candidate's (larger) workspace, from the same arena.
+  ASSERT_EQ(engine_.launched_workspace_bytes.size(), 1u);
+  EXPECT_EQ(engine_.launched_workspace_bytes[0], size_t{64} << 10);
+  EXPECT_EQ(arena_->capacity(), size_t{64} << 10);
+  // Later calls launch the new algorithm at once: no refusal, no new query, no new plan.
+  for (int i = 0; i < 3; ++i) runner_->run(key_for(8, 32), o);
+  EXPECT_EQ(engine_.refusals, 1);
+  EXPECT_EQ(engine_.fallbacks_taken, 1);
+  EXPECT_EQ(engine_.algorithm_queries, 1);
+  EXPECT_EQ(runner_->plans().builds(), 1);
+  EXPECT_EQ(engine_.launched_workspace_bytes.size(), 4u);
+}
+
+TEST_F(ConvPlanTest, WhenNoCandidateIsLeftTheEnginesErrorReachesTheCaller) {
+  engine_.refused_algorithm = 1;
+  engine_.candidates_left = 0;
+  ConvOperands o;
+  EXPECT_THROW(runner_->run(key_for(8, 32), o), std::runtime_error);
+  EXPECT_EQ(engine_.refusals, 1);
+  // Other problems are untouched by it.
+  runner_->run(key_for(8, 32, ConvDirection::kBackwardData), o);
+  EXPECT_EQ(engine_.launched_workspace_bytes.size(), 1u);
 }
 
 }  // namespace

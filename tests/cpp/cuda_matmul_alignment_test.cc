@@ -1,6 +1,7 @@
 // The operand alignment the CUDA backend tells cuBLASLt's heuristic
 // (backends/cuda/matmul_alignment.h): the largest power of two up to 256 dividing the address,
-// so a view that starts inside a pool block is described as it is, never as 256-byte aligned.
+// so a view that starts inside a pool block is described as it is, never as 256-byte aligned;
+// and which bias vectors are copied to an aligned block before the epilogue reads them.
 #include "backends/cuda/matmul_alignment.h"
 
 #include <gtest/gtest.h>
@@ -39,6 +40,16 @@ TEST(CudaMatmulAlignment, EveryBatchEntryCountsNotOnlyTheFirst) {
   EXPECT_EQ(matmul_alignment(block, 3 * 5 * 2), 2u);          // 3x5 float16 entries: 30 bytes apart
   EXPECT_EQ(matmul_alignment(block, 10 * 4), 8u);             // 10 float32 apart
   EXPECT_EQ(matmul_alignment(at(0x7f0000002004), 1024), 4u);  // the first entry's own alignment
+}
+
+TEST(CudaMatmulAlignment, ABiasBelowSixteenBytesIsCopiedToAnAlignedBlock) {
+  const uintptr_t block = 0x7f0000003000;
+  EXPECT_FALSE(bias_needs_aligned_copy(at(block)));               // a Dense layer's own bias
+  EXPECT_FALSE(bias_needs_aligned_copy(at(block + 4 * 4)));       // float32 element 4: 16 bytes in
+  EXPECT_TRUE(bias_needs_aligned_copy(at(block + 4)));            // float32 element 1
+  EXPECT_TRUE(bias_needs_aligned_copy(at(block + 3 * 2)));        // float16 element 3
+  EXPECT_TRUE(bias_needs_aligned_copy(at(block + 8)));            // 8 bytes: still copied
+  EXPECT_EQ(matmul_alignment(at(block + 32)), 32u);               // what the plan key then records
 }
 
 }  // namespace

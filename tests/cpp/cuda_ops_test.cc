@@ -4,9 +4,11 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -455,6 +457,137 @@ TEST_F(CudaOps, BatchNormIn16BitDtypesAndOverOneRow) {
   expect_near(download(mean), {3, -5}, 1e-6f);
   expect_near(download(var), {0, 0}, 0);
   expect_near(download(y), {0, 1}, 1e-5f);
+}
+
+// The gradients over one row, which the backend computes without cuDNN (x - mean is 0): dx and
+// dgamma are 0, dbeta is dy; in every float dtype.
+TEST_F(CudaOps, BatchNormBackwardOverOneRow) {
+  const TensorView gamma = upload({2}, {1, 2}), mean = upload({2}, {3, -5}), var = upload({2}, {0, 0});
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    if (dt == DType::kBFloat16 && cc_ < 80) continue;
+    const TensorView x = upload({1, 2}, {3, -5}, dt), dy = upload({1, 2}, {0.5f, -2}, dt);
+    const TensorView dx = view({1, 2}, dt), dgamma = view({2}), dbeta = view({2});
+    ASSERT_NO_THROW(backend_->batch_norm_backward(x, dy, gamma, mean, var, 1e-3, dx, dgamma, dbeta)) << dtype_name(dt);
+    expect_near(download(dx), {0, 0}, 0);
+    expect_near(download(dgamma), {0, 0}, 0);
+    expect_near(download(dbeta), {0.5f, -2}, 0);
+  }
+}
+
+// The course CNN's first layer: NHWC with one input channel, in all three directions, float32
+// and float16, against a float64 loop on the stored values. The backend tries the heuristic's
+// algorithms and then general fallbacks (backends/cuda/conv_candidates.h) until cuDNN takes one.
+TEST_F(CudaOps, ConvolutionsWithOneInputChannelInEveryDirection) {
+  const int N = 2, H = 9, W = 9, F = 8, K = 3, OH = H - K + 1, OW = W - K + 1;
+  const std::vector<float> x = ramp(N * H * W, -1.0f, 1.0f / 64), w = ramp(K * K * F, 0.5f, -1.0f / 32);
+  const std::vector<float> g = ramp(N * OH * OW * F, 0.25f, -1.0f / 256);
+  for (DType dt : {DType::kFloat32, DType::kFloat16}) {
+    auto stored = [&](float v) { return dt == DType::kFloat32 ? v : half_bits_to_float(float_to_half_bits(v)); };
+    std::vector<float> want_y(N * OH * OW * F), want_gx(N * H * W, 0.0f), want_gw(K * K * F, 0.0f);
+    for (int n = 0; n < N; ++n)
+      for (int oh = 0; oh < OH; ++oh)
+        for (int ow = 0; ow < OW; ++ow)
+          for (int f = 0; f < F; ++f) {
+            double acc = 0;
+            const double gy = stored(g[((n * OH + oh) * OW + ow) * F + f]);
+            for (int kh = 0; kh < K; ++kh)
+              for (int kw = 0; kw < K; ++kw) {
+                const int xi = (n * H + oh + kh) * W + ow + kw, wi = (kh * K + kw) * F + f;
+                acc += double(stored(x[xi])) * stored(w[wi]);
+                want_gx[xi] += static_cast<float>(gy * stored(w[wi]));
+                want_gw[wi] += static_cast<float>(gy * stored(x[xi]));
+              }
+            want_y[((n * OH + oh) * OW + ow) * F + f] = static_cast<float>(acc);
+          }
+    const TensorView dx = upload({N, H, W, 1}, x, dt), dw = upload({K, K, 1, F}, w, dt);
+    const TensorView dg = upload({N, OH, OW, F}, g, dt);
+    const TensorView y = view({N, OH, OW, F}, dt), gx = view({N, H, W, 1}, dt), gw = view({K, K, 1, F}, dt);
+    const Conv2dParams p{1, 1, 1, 1, 0, 0, 0, 0};
+    ASSERT_NO_THROW(backend_->conv2d_forward(dx, dw, nullptr, p, y)) << dtype_name(dt);
+    ASSERT_NO_THROW(backend_->conv2d_backward_data(dg, dw, p, gx)) << dtype_name(dt);
+    ASSERT_NO_THROW(backend_->conv2d_backward_weights(dx, dg, p, gw, nullptr)) << dtype_name(dt);
+    const float tol = dt == DType::kFloat32 ? 1e-5f : 1e-2f;
+    expect_near(download(y), want_y, tol);
+    expect_near(download(gx), want_gx, tol);
+    expect_near(download(gw), want_gw, dt == DType::kFloat32 ? 1e-4f : 5e-2f);
+  }
+}
+
+// A bias that starts inside a block (a slice of a larger vector): the epilogue is planned for
+// its real alignment, and a bias under 16 bytes aligned is copied to an aligned block first
+// (backends/cuda/matmul_alignment.h).
+TEST_F(CudaOps, MatmulWithABiasThatStartsInsideABlock) {
+  const int M = 5, K = 7, N = 9;
+  const std::vector<float> a = ramp(M * K, -1.0f, 0.05f), b = ramp(K * N, 0.5f, -0.03f), bias = ramp(N + 3, -2, 0.5f);
+  for (DType dt : {DType::kFloat32, DType::kFloat16}) {
+    auto stored = [&](float v) { return dt == DType::kFloat32 ? v : half_bits_to_float(float_to_half_bits(v)); };
+    const size_t e = dt == DType::kFloat32 ? 4 : 2;
+    const TensorView da = upload({M, K}, a, dt), db = upload({K, N}, b, dt);
+    const TensorView whole_bias = upload({N + 3}, bias, dt);
+    for (int offset : {1, 2, 3}) {  // 4, 8, 12 bytes in (float32); 2, 4, 6 (float16)
+      TensorView sliced = whole_bias;
+      sliced.shape[0] = N;
+      sliced.data = static_cast<char*>(whole_bias.data) + offset * e;
+      std::vector<float> want(M * N);
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          double acc = stored(bias[offset + j]);
+          for (int k = 0; k < K; ++k) acc += double(stored(a[i * K + k])) * stored(b[k * N + j]);
+          want[i * N + j] = static_cast<float>(acc);
+        }
+      const TensorView out = view({M, N}, dt);
+      ASSERT_NO_THROW(backend_->matmul(da, db, &sliced, out)) << dtype_name(dt) << " offset " << offset;
+      expect_near(download(out), want, dt == DType::kFloat32 ? 1e-5f : 1e-2f);
+    }
+  }
+}
+
+// Two threads running cuDNN and cuBLASLt ops on one GPU at the same moment: each call holds the
+// device's handle for its thread (backends/cuda/shared_handle.h), so both get the results one
+// thread alone gets.
+TEST_F(CudaOps, TwoThreadsRunLibraryOpsOnOneGpuAtOnce) {
+  struct Work {
+    TensorView x, w, y, logits, sm, a, b, out;
+  };
+  auto make = [&] {
+    Work k;
+    k.x = upload({4, 10, 10, 1}, ramp(400, -1.0f, 0.005f));
+    k.w = upload({3, 3, 1, 8}, ramp(72, 0.5f, -0.01f));
+    k.y = view({4, 8, 8, 8});
+    k.logits = upload({16, 10}, ramp(160, -3.0f, 0.04f));
+    k.sm = view({16, 10});
+    k.a = upload({16, 32}, ramp(512, -1.0f, 0.004f));
+    k.b = upload({32, 8}, ramp(256, 0.5f, -0.004f));
+    k.out = view({16, 8});
+    return k;
+  };
+  const Conv2dParams p{1, 1, 1, 1, 0, 0, 0, 0};
+  auto run = [&](const Work& k) {
+    backend_->conv2d_forward(k.x, k.w, nullptr, p, k.y);
+    backend_->softmax_forward(k.logits, 0, k.sm);
+    backend_->matmul(k.a, k.b, nullptr, k.out);
+  };
+  Work one = make(), two = make();
+  ASSERT_NO_THROW(run(one));
+  const std::vector<float> want_y = download(one.y), want_sm = download(one.sm), want_out = download(one.out);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (const Work* k : {&one, &two}) {
+    threads.emplace_back([&, k] {
+      try {
+        for (int i = 0; i < 50; ++i) run(*k);
+      } catch (const std::exception&) {
+        ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (const Work* k : {&one, &two}) {
+    EXPECT_EQ(download(k->y), want_y);
+    EXPECT_EQ(download(k->sm), want_sm);
+    EXPECT_EQ(download(k->out), want_out);
+  }
 }
 
 // Layer norm over the last dimension vs a double loop on the stored (rounded) inputs: biased

@@ -1,6 +1,7 @@
 // The per-device state of the CUDA backend (see context.h).
 #include "backends/cuda/context.h"
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -71,21 +72,25 @@ BackendServices& device_services(int device) {
   return *s;
 }
 
-cublasHandle_t cublas_handle(int device) {
-  static std::mutex mutex;
-  static std::vector<cublasHandle_t> handles;
-  return per_device<cublasHandle_t>(handles, mutex, device, nullptr, [&] {
-    cublasHandle_t h = nullptr;
-    GA_CUBLAS_CHECK(cublasCreate(&h));
-    GA_CUBLAS_CHECK(cublasSetStream(h, device_stream(device)));
-    return h;
-  });
+namespace {
+
+// One SharedHandle per device, made on first use and kept for the process.
+template <typename Handle>
+SharedHandle<Handle>& device_handle(std::vector<std::unique_ptr<SharedHandle<Handle>>>& slots, std::mutex& mutex,
+                                    int device) {
+  GA_CUDA_REQUIRE(device >= 0, "negative CUDA device index " + std::to_string(device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (static_cast<int>(slots.size()) <= device) slots.resize(device + 1);
+  if (!slots[device]) slots[device] = std::make_unique<SharedHandle<Handle>>();
+  return *slots[device];
 }
 
-cublasLtHandle_t cublaslt_handle(int device) {
+}  // namespace
+
+CublasLtLease cublaslt_lease(int device) {
   static std::mutex mutex;
-  static std::vector<cublasLtHandle_t> handles;
-  return per_device<cublasLtHandle_t>(handles, mutex, device, nullptr, [&] {
+  static auto* handles = new std::vector<std::unique_ptr<SharedHandle<cublasLtHandle_t>>>();
+  return device_handle(*handles, mutex, device).lease([] {
     cublasLtHandle_t h = nullptr;
     GA_CUBLAS_CHECK(cublasLtCreate(&h));
     return h;
@@ -93,10 +98,10 @@ cublasLtHandle_t cublaslt_handle(int device) {
 }
 
 #if GPUACCEL_HAVE_CUDNN
-cudnnHandle_t cudnn_handle(int device) {
+CudnnLease cudnn_lease(int device) {
   static std::mutex mutex;
-  static std::vector<cudnnHandle_t> handles;
-  return per_device<cudnnHandle_t>(handles, mutex, device, nullptr, [&] {
+  static auto* handles = new std::vector<std::unique_ptr<SharedHandle<cudnnHandle_t>>>();
+  return device_handle(*handles, mutex, device).lease([&] {
     cudnnHandle_t h = nullptr;
     GA_CUDNN_CHECK(cudnnCreate(&h));
     GA_CUDNN_CHECK(cudnnSetStream(h, device_stream(device)));

@@ -1,6 +1,6 @@
 // Per-device state shared by every file of the CUDA backend: the device guard, the stream the
-// backend queues all its work on, library handles (cuBLAS, cuBLASLt, cuDNN) bound to it and
-// created on first use, the device's compute capability, the services the core lent the
+// backend queues all its work on, library handles (cuBLASLt, cuDNN) created on first use and
+// leased to one thread at a time (shared_handle.h), the device's compute capability, the services the core lent the
 // device's backend, and scratch memory from the device's pool. Streams and handles are never
 // destroyed (at process exit the driver may already be gone).
 #pragma once
@@ -16,6 +16,7 @@
 #include "backends/backend.h"
 #include "backends/backend_services.h"
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/shared_handle.h"
 #include "core/dtype.h"
 
 namespace gpuaccel::cuda {
@@ -48,10 +49,13 @@ cudaStream_t device_stream(int device, Backend::Stream role);
 void set_device_services(int device, BackendServices* services);
 BackendServices& device_services(int device);
 
-cublasHandle_t cublas_handle(int device);
-cublasLtHandle_t cublaslt_handle(int device);
+// The device's cuBLASLt and cuDNN handles, locked for the calling thread while the lease lives:
+// hold it across every call that takes the handle, never store the handle beyond it.
+using CublasLtLease = SharedHandle<cublasLtHandle_t>::Lease;
+CublasLtLease cublaslt_lease(int device);
 #if GPUACCEL_HAVE_CUDNN
-cudnnHandle_t cudnn_handle(int device);  // already bound to device_stream(device)
+using CudnnLease = SharedHandle<cudnnHandle_t>::Lease;
+CudnnLease cudnn_lease(int device);  // its handle is bound to device_stream(device)
 #endif
 
 // Compute capability as major * 10 + minor (75 for a T4), cached per device.

@@ -11,16 +11,20 @@
 // by convolving a zero-padded copy of the input (pooling: see its section). f16 and bf16 use
 // tensor-op math with float32 accumulation; f32 uses FMA math (no TF32), so results match the
 // CPU.
+#include <algorithm>
+#include <atomic>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/conv_plan.h"
 #include "backends/krsc_kernel.h"
 #include "backends/cuda/context.h"
+#include "backends/cuda/conv_candidates.h"
 #include "backends/cuda/ops.h"
 
 namespace gpuaccel::cuda {
@@ -191,13 +195,62 @@ ConvPlanKey conv_key(int device, ConvDirection direction, const TensorView& x_in
   return k;
 }
 
+// A problem's descriptors, and the algorithms left to try for it (conv_candidates.h). The
+// candidates are filled while the plan is built and advanced only under the runner's launch
+// lock, so they are mutable state of a plan that is otherwise read-only.
 struct CudnnConvDescriptors final : ConvDescriptors {
   TensorDesc x, y, bias;
   FilterDesc w;
   ConvDesc conv;
+  mutable std::vector<ConvCandidate> candidates;
+  mutable size_t next_candidate = 0;
+  mutable std::string refusals;  // what cuDNN said of each candidate it refused
 };
 
-// cuDNN as the ConvEngine of one device.
+// A launch status saying that cuDNN will not run this algorithm for this problem and queued
+// nothing: not supported (cuDNN 9 groups those in the CUDNN_STATUS_NOT_SUPPORTED category) or a
+// parameter it rejects for this algorithm (CUDNN_STATUS_BAD_PARAM_*, e.g. a misaligned
+// pointer). The next candidate is tried; should every one be refused, the error lists them all.
+// A failed execution (CUDNN_STATUS_EXECUTION_FAILED_*) is not retried. The workspace-size query
+// runs on the host only, so any failure there just passes the candidate over.
+bool refused_at_launch(cudnnStatus_t s) {
+  return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_BAD_PARAM;
+}
+
+// The general algorithms tried after the heuristic's own: the ones cuDNN's legacy API runs for
+// (almost) any shape, layout and dtype, with the least workspace.
+std::vector<int> fallback_algorithms(ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::kForward:
+      return {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+              CUDNN_CONVOLUTION_FWD_ALGO_GEMM};
+    case ConvDirection::kBackwardData:
+      return {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0};
+    case ConvDirection::kBackwardFilter:
+      return {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
+              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3};
+  }
+  return {};
+}
+
+// Every algorithm the heuristic reports for one direction, as many as cuDNN has (its
+// ...MaxCount: the list holds an entry per algorithm and math type).
+template <typename Perf, typename MaxCount, typename Heuristic>
+std::vector<ReportedConvAlgorithm> reported(MaxCount max_count, Heuristic heuristic) {
+  int count = 0;
+  GA_CUDNN_CHECK(max_count(&count));
+  std::vector<Perf> perf(static_cast<size_t>(std::max(count, 1)));
+  int returned = 0;
+  GA_CUDNN_CHECK(heuristic(static_cast<int>(perf.size()), &returned, perf.data()));
+  std::vector<ReportedConvAlgorithm> out;
+  for (int i = 0; i < returned && i < static_cast<int>(perf.size()); ++i) {
+    out.push_back({static_cast<int>(perf[i].algo), perf[i].status == CUDNN_STATUS_SUCCESS,
+                   static_cast<int>(perf[i].mathType)});
+  }
+  return out;
+}
+
+// cuDNN as the ConvEngine of one device. Every call on the handle holds its lease (context.h).
 class CudnnConvEngine final : public ConvEngine {
  public:
   explicit CudnnConvEngine(int device) : device_(device) {}
@@ -223,103 +276,135 @@ class CudnnConvEngine final : public ConvEngine {
     return d;
   }
 
+  // The heuristic's list, then the fallbacks (conv_candidates.h); the first candidate whose
+  // workspace-size query cuDNN accepts becomes the plan's algorithm.
   ConvAlgorithm choose_algorithm(const ConvPlanKey& k, const ConvDescriptors& base) override {
     const auto& d = static_cast<const CudnnConvDescriptors&>(base);
-    cudnnHandle_t h = cudnn_handle(device_);
-    ConvAlgorithm a;
-    constexpr int kMax = 8;
-    int returned = 0;
-    switch (k.direction) {
-      case ConvDirection::kForward: {
-        cudnnConvolutionFwdAlgoPerf_t perf[kMax];
-        GA_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, kMax, &returned, perf));
-        const int i = first_usable(perf, returned, k);
-        a.algorithm = perf[i].algo;
-        const cudnnMathType_t math = run_math(k, perf[i].mathType);
-        a.math_type = math;
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, math));
-        GA_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, perf[i].algo,
-                                                               &a.workspace_bytes));
-        break;
-      }
-      case ConvDirection::kBackwardData: {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
-        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, kMax, &returned,
-                                                                   perf));
-        const int i = first_usable(perf, returned, k);
-        a.algorithm = perf[i].algo;
-        const cudnnMathType_t math = run_math(k, perf[i].mathType);
-        a.math_type = math;
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, math));
-        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, perf[i].algo,
-                                                                    &a.workspace_bytes));
-        break;
-      }
-      case ConvDirection::kBackwardFilter: {
-        cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
-        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, kMax,
-                                                                     &returned, perf));
-        const int i = first_usable(perf, returned, k);
-        a.algorithm = perf[i].algo;
-        const cudnnMathType_t math = run_math(k, perf[i].mathType);
-        a.math_type = math;
-        GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, math));
-        GA_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, perf[i].algo,
-                                                                      &a.workspace_bytes));
-        break;
-      }
-    }
-    return a;
-  }
-
-  void execute(const ConvPlanKey& k, const ConvPlan& plan, const ConvOperands& o, void* workspace) override {
-    const auto& d = static_cast<const CudnnConvDescriptors&>(*plan.descriptors);
-    cudnnHandle_t h = cudnn_handle(device_);
-    const size_t ws = plan.algorithm.workspace_bytes;
+    CudnnLease h = cudnn_lease(device_);
+    std::vector<ReportedConvAlgorithm> list;
     switch (k.direction) {
       case ConvDirection::kForward:
-        GA_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, d.x.d, o.x, d.w.d, o.w, d.conv.d,
-                                               static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm.algorithm),
-                                               workspace, ws, &kZero, d.y.d, o.out));
-        if (o.bias != nullptr) GA_CUDNN_CHECK(cudnnAddTensor(h, &kOne, d.bias.d, o.bias, &kOne, d.y.d, o.out));
+        list = reported<cudnnConvolutionFwdAlgoPerf_t>(
+            [&](int* n) { return cudnnGetConvolutionForwardAlgorithmMaxCount(h.get(), n); },
+            [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
+              return cudnnGetConvolutionForwardAlgorithm_v7(h.get(), d.x.d, d.w.d, d.conv.d, d.y.d, n, returned,
+                                                            perf);
+            });
         break;
       case ConvDirection::kBackwardData:
-        GA_CUDNN_CHECK(cudnnConvolutionBackwardData(
-            h, &kOne, d.w.d, o.w, d.y.d, o.y, d.conv.d,
-            static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm.algorithm), workspace, ws, &kZero, d.x.d, o.out));
+        list = reported<cudnnConvolutionBwdDataAlgoPerf_t>(
+            [&](int* n) { return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h.get(), n); },
+            [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+              return cudnnGetConvolutionBackwardDataAlgorithm_v7(h.get(), d.w.d, d.y.d, d.conv.d, d.x.d, n,
+                                                                 returned, perf);
+            });
         break;
       case ConvDirection::kBackwardFilter:
-        GA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-            h, &kOne, d.x.d, o.x, d.y.d, o.y, d.conv.d,
-            static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm.algorithm), workspace, ws, &kZero, d.w.d,
-            o.out));
-        if (o.dbias != nullptr) {
-          GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &kOne, d.y.d, o.y, &kZero, d.bias.d, o.dbias));
-        }
+        list = reported<cudnnConvolutionBwdFilterAlgoPerf_t>(
+            [&](int* n) { return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h.get(), n); },
+            [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+              return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.get(), d.x.d, d.y.d, d.conv.d, d.w.d, n,
+                                                                   returned, perf);
+            });
         break;
     }
+    // float32 always runs with FMA math: the heuristic may report CUDNN_DEFAULT_MATH, which on
+    // sm_80+ lets cuDNN use TF32 (a 10-bit mantissa), and GPU float32 must match the CPU's.
+    const int fallback_math = k.tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    std::vector<ConvCandidate> fallbacks;
+    for (int algorithm : fallback_algorithms(k.direction)) {
+      fallbacks.push_back({algorithm, fallback_math});
+      if (k.tensor_op_math) fallbacks.push_back({algorithm, CUDNN_DEFAULT_MATH});
+    }
+    d.candidates = conv_candidates(list, !k.tensor_op_math, CUDNN_FMA_MATH, fallbacks);
+    d.next_candidate = 0;
+    d.refusals.clear();
+    return next_accepted_or_throw(k, d, h);
+  }
+
+  bool execute(const ConvPlanKey& k, const ConvPlan& plan, const ConvOperands& o, void* workspace) override {
+    const auto& d = static_cast<const CudnnConvDescriptors&>(*plan.descriptors);
+    CudnnLease lease = cudnn_lease(device_);
+    cudnnHandle_t h = lease.get();
+    const size_t ws = plan.algorithm.workspace_bytes;
+    cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
+    switch (k.direction) {
+      case ConvDirection::kForward:
+        s = cudnnConvolutionForward(h, &kOne, d.x.d, o.x, d.w.d, o.w, d.conv.d,
+                                    static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm.algorithm), workspace,
+                                    ws, &kZero, d.y.d, o.out);
+        break;
+      case ConvDirection::kBackwardData:
+        s = cudnnConvolutionBackwardData(h, &kOne, d.w.d, o.w, d.y.d, o.y, d.conv.d,
+                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm.algorithm),
+                                         workspace, ws, &kZero, d.x.d, o.out);
+        break;
+      case ConvDirection::kBackwardFilter:
+        s = cudnnConvolutionBackwardFilter(h, &kOne, d.x.d, o.x, d.y.d, o.y, d.conv.d,
+                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm.algorithm),
+                                           workspace, ws, &kZero, d.w.d, o.out);
+        break;
+    }
+    if (refused_at_launch(s)) {
+      d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " +
+                    std::to_string(plan.algorithm.algorithm) + " at launch: " + cudnnGetErrorString(s);
+      return false;
+    }
+    GA_CUDNN_CHECK(s);
+    if (k.direction == ConvDirection::kForward && o.bias != nullptr) {
+      GA_CUDNN_CHECK(cudnnAddTensor(h, &kOne, d.bias.d, o.bias, &kOne, d.y.d, o.out));
+    }
+    if (k.direction == ConvDirection::kBackwardFilter && o.dbias != nullptr) {
+      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &kOne, d.y.d, o.y, &kZero, d.bias.d, o.dbias));
+    }
+    return true;
+  }
+
+  void next_algorithm(const ConvPlanKey& k, ConvPlan& plan) override {
+    const auto& d = static_cast<const CudnnConvDescriptors&>(*plan.descriptors);
+    CudnnLease h = cudnn_lease(device_);
+    plan.algorithm = next_accepted_or_throw(k, d, h);
   }
 
  private:
-  // The heuristic reports, per algorithm, the math type it would run with, and the descriptor
-  // must be set to it (else cuDNN runs the algorithm's slower variant). For float32 data that
-  // report can be CUDNN_DEFAULT_MATH, which on sm_80+ lets cuDNN use TF32 tensor cores (products
-  // rounded to a 10-bit mantissa) even though the descriptor asked for FMA math before the query:
-  // float32 therefore prefers an algorithm reported with FMA math and always runs with it, so
-  // GPU float32 results stay as close to the CPU's as the docs promise (docs/gpu.md).
-  static cudnnMathType_t run_math(const ConvPlanKey& k, cudnnMathType_t reported) {
-    return k.tensor_op_math ? reported : CUDNN_FMA_MATH;
-  }
-  template <typename Perf>
-  static int first_usable(const Perf* perf, int returned, const ConvPlanKey& k) {
-    int first_success = -1;
-    for (int i = 0; i < returned; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      if (k.tensor_op_math || perf[i].mathType == CUDNN_FMA_MATH) return i;
-      if (first_success < 0) first_success = i;
+  // The next candidate whose workspace-size query cuDNN accepts, with the descriptor's math type
+  // set to it; UnimplementedError naming the problem and every refusal when none is left.
+  ConvAlgorithm next_accepted_or_throw(const ConvPlanKey& k, const CudnnConvDescriptors& d, const CudnnLease& h) {
+    auto accepts = [&](const ConvCandidate& c, size_t* bytes) {
+      GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, static_cast<cudnnMathType_t>(c.math_type)));
+      cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
+      switch (k.direction) {
+        case ConvDirection::kForward:
+          s = cudnnGetConvolutionForwardWorkspaceSize(h.get(), d.x.d, d.w.d, d.conv.d, d.y.d,
+                                                      static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), bytes);
+          break;
+        case ConvDirection::kBackwardData:
+          s = cudnnGetConvolutionBackwardDataWorkspaceSize(
+              h.get(), d.w.d, d.y.d, d.conv.d, d.x.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algorithm), bytes);
+          break;
+        case ConvDirection::kBackwardFilter:
+          s = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+              h.get(), d.x.d, d.y.d, d.conv.d, d.w.d, static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algorithm),
+              bytes);
+          break;
+      }
+      if (s != CUDNN_STATUS_SUCCESS) {
+        d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " + std::to_string(c.algorithm) +
+                      " (math " + std::to_string(c.math_type) + "): " + cudnnGetErrorString(s);
+        return false;
+      }
+      return true;
+    };
+    ConvAlgorithm a;
+    const std::optional<ConvCandidate> c = next_accepted(d.candidates, &d.next_candidate, accepts, &a.workspace_bytes);
+    if (!c) {
+      unimplemented("conv2d: cuDNN runs none of the algorithms tried for " + k.to_string() + " (tried " +
+                    describe_candidates(d.candidates) + "; refused: " + (d.refusals.empty() ? "none" : d.refusals) +
+                    ")");
     }
-    if (first_success >= 0) return first_success;
-    unimplemented("conv2d: cuDNN has no algorithm for " + k.to_string());
+    a.algorithm = c->algorithm;
+    a.math_type = c->math_type;
+    return a;
   }
 
   const int device_;
@@ -414,7 +499,7 @@ void conv2d_backward_weights(int device, const TensorView& x, const TensorView& 
       set_nhwc(dyd, dy, op);
       GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NHWC, cudnn_type(dbias->dtype, op), 1,
                                                 to_int(dy.shape[3], "F"), 1, 1));
-      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_handle(device), &kOne, dyd.d, dy.data, &kZero, b.d,
+      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_lease(device).get(), &kOne, dyd.d, dy.data, &kZero, b.d,
                                                   dbias->data));
     }
     return;
@@ -613,7 +698,7 @@ void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, cons
     copy(device, x, interior(xin, x, q));
   }
   const DescPlan& d = pool_descs(device, xin, y, p, pad, op);
-  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_handle(device), d.pool.d, &kOne, d.x.d, xin.data, &kZero, d.y.d, y.data));
+  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_lease(device).get(), d.pool.d, &kOne, d.x.d, xin.data, &kZero, d.y.d, y.data));
   if (workspace != nullptr) {
     char* ws = static_cast<char*>(workspace);
     const cudaStream_t stream = device_stream(device);
@@ -650,7 +735,7 @@ void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, co
     x = dx.data;
     y = dy.data;
   }
-  GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_handle(device), d.pool.d, &kOne, d.y.d, y, d.y.d, dy.data, d.x.d, x,
+  GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_lease(device).get(), d.pool.d, &kOne, d.y.d, y, d.y.d, dy.data, d.x.d, x,
                                       &kZero, d.x.d, dxin.data));
   if (pad) copy(device, interior(dxin, dx, q), dx);
 }
@@ -664,7 +749,7 @@ void softmax_forward(int device, const TensorView& x, bool log, const TensorView
   if (x.numel() == 0) return;
   GA_CUDA_REQUIRE(y.is_contiguous() && y.numel() == x.numel(), "softmax_forward: y must be contiguous like x");
   const DescPlan& d = rows_descs(device, x, DescSet::kRows, op);
-  GA_CUDNN_CHECK(cudnnSoftmaxForward(cudnn_handle(device), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+  GA_CUDNN_CHECK(cudnnSoftmaxForward(cudnn_lease(device).get(), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
                                      CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d.x.d, x.data, &kZero, d.x.d, y.data));
 }
 
@@ -675,12 +760,23 @@ void softmax_backward(int device, const TensorView& y, const TensorView& dy, boo
   if (y.numel() == 0) return;
   GA_CUDA_REQUIRE(dy.is_contiguous() && dx.is_contiguous(), "softmax_backward: dy and dx must be contiguous");
   const cudnnTensorDescriptor_t d = rows_descs(device, y, DescSet::kRows, op).x.d;
-  GA_CUDNN_CHECK(cudnnSoftmaxBackward(cudnn_handle(device), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+  GA_CUDNN_CHECK(cudnnSoftmaxBackward(cudnn_lease(device).get(), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
                                       CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d, y.data, d, dy.data, &kZero, d,
                                       dx.data));
 }
 
 // ---- batch normalization ----
+//
+// Made safe where reading the documentation could not settle what cuDNN's legacy batch norm
+// does:
+//  - one value per channel (a batch of one row): the statistics are then exact without cuDNN
+//    (mean = x, variance 0, so y = beta and the gradients are dx = 0, dgamma = 0, dbeta = dy),
+//    and cuDNN is never asked to divide by count - 1 = 0;
+//  - float16/bfloat16: should cuDNN refuse a 16-bit x (a CUDNN_STATUS_NOT_SUPPORTED status), the
+//    op runs in float32 on converted copies, and so does every later call of that dtype;
+//  - the biased variance Keras normalizes with is the unbiased one cuDNN returns times
+//    (count - 1) / count, scaled by the backend's own kernels (fill and a broadcast multiply),
+//    not cuBLAS: a captured step then holds nothing but kernel launches, cuDNN's and ours.
 
 namespace {
 
@@ -690,6 +786,62 @@ void check_params(const TensorView& x, std::initializer_list<const TensorView*> 
     GA_CUDA_REQUIRE(v->dtype == DType::kFloat32 && v->numel() == c && v->is_contiguous(),
                     std::string(op) + ": gamma/beta/mean/var must be contiguous float32 (C,)");
   }
+}
+
+// x's C values of a one-row batch as a (C,) view.
+TensorView as_channels(const TensorView& x) {
+  const int64_t shape[1] = {x.shape[x.ndim - 1]};
+  return contiguous_like(x, x.data, 1, shape);
+}
+
+// Whether cuDNN refused batch norm on 16-bit data once (then it runs in float32 from then on).
+std::atomic<bool>& batch_norm_16bit_refused(DType dtype) {
+  static std::atomic<bool> f16{false}, bf16{false};
+  return dtype == DType::kBFloat16 ? bf16 : f16;
+}
+
+bool batch_norm_in_float32(DType dtype) {
+  return dtype != DType::kFloat32 && batch_norm_16bit_refused(dtype).load();
+}
+
+// A float32 copy of `v` in `buffer` (converted on the device's stream).
+TensorView float32_copy(int device, const TensorView& v, ScratchBuffer& buffer) {
+  TensorView out = contiguous_like(v, buffer.get(), v.ndim, v.shape);
+  out.dtype = DType::kFloat32;
+  copy(device, v, out);
+  return out;
+}
+
+// Runs `call(x, y)` (cuDNN's batch norm on views of one dtype) in x's dtype, or in float32 on
+// converted copies when cuDNN refuses that dtype; `inputs` are read, `outputs` written back.
+template <typename Call>
+void in_supported_dtype(int device, const std::vector<const TensorView*>& inputs,
+                        const std::vector<const TensorView*>& outputs, Call&& call) {
+  const DType dtype = inputs.front()->dtype;
+  if (!batch_norm_in_float32(dtype)) {
+    const cudnnStatus_t s = call(inputs, outputs);
+    if (!(dtype != DType::kFloat32 && CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED)) {
+      GA_CUDNN_CHECK(s);
+      return;
+    }
+    batch_norm_16bit_refused(dtype).store(true);
+  }
+  std::vector<std::unique_ptr<ScratchBuffer>> buffers;
+  std::vector<TensorView> wide;
+  for (const TensorView* v : inputs) {
+    buffers.push_back(std::make_unique<ScratchBuffer>(device, static_cast<size_t>(v->numel()) * sizeof(float)));
+    wide.push_back(float32_copy(device, *v, *buffers.back()));
+  }
+  for (const TensorView* v : outputs) {
+    buffers.push_back(std::make_unique<ScratchBuffer>(device, static_cast<size_t>(v->numel()) * sizeof(float)));
+    TensorView w = contiguous_like(*v, buffers.back()->get(), v->ndim, v->shape);
+    w.dtype = DType::kFloat32;
+    wide.push_back(w);
+  }
+  std::vector<const TensorView*> wide_inputs, wide_outputs;
+  for (size_t i = 0; i < wide.size(); ++i) (i < inputs.size() ? wide_inputs : wide_outputs).push_back(&wide[i]);
+  GA_CUDNN_CHECK(call(wide_inputs, wide_outputs));
+  for (size_t i = 0; i < outputs.size(); ++i) copy(device, *wide_outputs[i], *outputs[i]);
 }
 
 }  // namespace
@@ -702,32 +854,43 @@ void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma
   GA_CUDA_REQUIRE(x.dtype == y.dtype && x.ndim >= 2, "batch_norm_forward: x and y must match, ndim >= 2");
   check_params(x, {&gamma, &beta, &mean, &var}, op);
   if (x.numel() == 0) return;
-  cudnnHandle_t h = cudnn_handle(device);
-  const DescPlan& descs = rows_descs(device, x, DescSet::kBatchNorm, op);
-  const cudnnTensorDescriptor_t xd = descs.x.d, bn = descs.bn.d;
+  const int64_t c = x.shape[x.ndim - 1];
+  const int64_t count = x.numel() / c;
+  if (training && count == 1) {
+    copy(device, as_channels(x), mean);
+    fill(device, var, 0.0);
+    copy(device, beta, as_channels(y));
+    return;
+  }
   if (!training) {
-    GA_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x.data,
-                                                           xd, y.data, bn, gamma.data, beta.data, mean.data,
-                                                           var.data, epsilon));
+    in_supported_dtype(device, {&x}, {&y}, [&](const auto& in, const auto& out) {
+      const DescPlan& d = rows_descs(device, *in[0], DescSet::kBatchNorm, op);
+      return cudnnBatchNormalizationForwardInference(cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne,
+                                                     &kZero, d.x.d, in[0]->data, d.x.d, out[0]->data, d.bn.d,
+                                                     gamma.data, beta.data, mean.data, var.data, epsilon);
+    });
     return;
   }
   // With an average factor of 1 the "running" statistics are exactly this batch's: the mean, and
   // the unbiased variance, rescaled below to the biased one Keras normalizes with. They start
   // from zeros so that 0 * (old contents) can never be NaN.
-  const int64_t c = x.shape[x.ndim - 1];
-  const int64_t count = x.numel() / c;
   const cudaStream_t stream = device_stream(device);
   GA_CUDA_CHECK(cudaMemsetAsync(mean.data, 0, c * sizeof(float), stream));
   GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
-  GA_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x.data,
-                                                        xd, y.data, bn, gamma.data, beta.data, 1.0, mean.data,
-                                                        var.data, epsilon, nullptr, nullptr));
-  if (count <= 1) {
-    GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
-  } else {
-    const float biased = static_cast<float>(static_cast<double>(count - 1) / static_cast<double>(count));
-    GA_CUBLAS_CHECK(cublasSscal(cublas_handle(device), to_int(c, "C"), &biased, static_cast<float*>(var.data), 1));
-  }
+  in_supported_dtype(device, {&x}, {&y}, [&](const auto& in, const auto& out) {
+    const DescPlan& d = rows_descs(device, *in[0], DescSet::kBatchNorm, op);
+    return cudnnBatchNormalizationForwardTraining(cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero,
+                                                  d.x.d, in[0]->data, d.x.d, out[0]->data, d.bn.d, gamma.data,
+                                                  beta.data, 1.0, mean.data, var.data, epsilon, nullptr, nullptr);
+  });
+  // var *= (count - 1) / count, the factor broadcast from one float (stride 0).
+  ScratchBuffer factor_buffer(device, sizeof(float));
+  const int64_t one[1] = {1};
+  TensorView factor = contiguous_like(var, factor_buffer.get(), 1, one);
+  fill(device, factor, static_cast<double>(count - 1) / static_cast<double>(count));
+  factor.shape[0] = c;
+  factor.strides[0] = 0;
+  binary(device, BinaryOp::kMul, var, factor, var);
 }
 
 void batch_norm_backward(int device, const TensorView& x, const TensorView& dy, const TensorView& gamma,
@@ -738,13 +901,20 @@ void batch_norm_backward(int device, const TensorView& x, const TensorView& dy, 
   GA_CUDA_REQUIRE(x.dtype == dy.dtype && x.dtype == dx.dtype && x.ndim >= 2, "batch_norm_backward: dtypes differ");
   check_params(x, {&gamma, &mean, &var, &dgamma, &dbeta}, op);
   if (x.numel() == 0) return;
-  const DescPlan& descs = rows_descs(device, x, DescSet::kBatchNorm, op);
-  const cudnnTensorDescriptor_t xd = descs.x.d, bn = descs.bn.d;
+  if (x.numel() == x.shape[x.ndim - 1]) {  // one row: x - mean is 0 (see above)
+    fill(device, dx, 0.0);
+    fill(device, dgamma, 0.0);
+    copy(device, as_channels(dy), dbeta);
+    return;
+  }
   // The saved statistics are optional: without them cuDNN recomputes this batch's mean and
   // variance from x, which are exactly the `mean`/`var` the training forward wrote.
-  GA_CUDNN_CHECK(cudnnBatchNormalizationBackward(cudnn_handle(device), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero,
-                                                 &kOne, &kZero, xd, x.data, xd, dy.data, xd, dx.data, bn,
-                                                 gamma.data, dgamma.data, dbeta.data, epsilon, nullptr, nullptr));
+  in_supported_dtype(device, {&x, &dy}, {&dx}, [&](const auto& in, const auto& out) {
+    const DescPlan& d = rows_descs(device, *in[0], DescSet::kBatchNorm, op);
+    return cudnnBatchNormalizationBackward(cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne,
+                                           &kZero, d.x.d, in[0]->data, d.x.d, in[1]->data, d.x.d, out[0]->data, d.bn.d,
+                                           gamma.data, dgamma.data, dbeta.data, epsilon, nullptr, nullptr);
+  });
 }
 
 #else  // no cuDNN at build time

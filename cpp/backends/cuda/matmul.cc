@@ -2,7 +2,8 @@
 // so results match the CPU), float16 and bfloat16 with float32 accumulation (tensor cores; bf16
 // needs compute capability 8.0+). Row-major views are handed to the column-major library as their
 // transposes: C^T = B^T A^T, so no data moves; a strided operand that has no unit stride is made
-// contiguous first. The bias epilogue adds bias[n] to every row. Plans (descriptors and the
+// contiguous first. The bias epilogue adds bias[n] to every row (its pointer's alignment is part
+// of the plan, see matmul_alignment.h). Plans (descriptors and the
 // heuristic's algorithm) are cached per problem (backends/plan_cache.h), so a training step
 // creates and asks nothing after its first call of a shape.
 #include <cublasLt.h>
@@ -115,11 +116,12 @@ struct MatmulPlanKey {
   bool bias = false;
   uint32_t lib_a_alignment = kMaxMatmulAlignment, lib_b_alignment = kMaxMatmulAlignment;
   uint32_t out_alignment = kMaxMatmulAlignment;  // C and D are the same buffer
+  uint32_t bias_alignment = kMaxMatmulAlignment;
 
   auto tie() const {
     return std::tie(device, dtype, lib_a.op, lib_a.rows, lib_a.cols, lib_a.ld, lib_b.op, lib_b.rows, lib_b.cols,
                     lib_b.ld, m, n, batch, lib_a_batch_stride, lib_b_batch_stride, bias, lib_a_alignment,
-                    lib_b_alignment, out_alignment);
+                    lib_b_alignment, out_alignment, bias_alignment);
   }
   bool operator==(const MatmulPlanKey& o) const { return tie() == o.tie(); }
   size_t hash() const {
@@ -127,7 +129,8 @@ struct MatmulPlanKey {
     for (int64_t v : {int64_t(device), int64_t(dtype), int64_t(lib_a.op), int64_t(lib_a.rows), int64_t(lib_a.cols),
                       lib_a.ld, int64_t(lib_b.op), int64_t(lib_b.rows), int64_t(lib_b.cols), lib_b.ld, m, n,
                       int64_t(batch), lib_a_batch_stride, lib_b_batch_stride, int64_t(bias),
-                      int64_t(lib_a_alignment), int64_t(lib_b_alignment), int64_t(out_alignment)}) {
+                      int64_t(lib_a_alignment), int64_t(lib_b_alignment), int64_t(out_alignment),
+                      int64_t(bias_alignment)}) {
       hash_combine(h, static_cast<uint64_t>(v));
     }
     return h;
@@ -152,7 +155,9 @@ PlanCache<MatmulPlanKey, MatmulPlan>& matmul_plans() {
   return *plans;
 }
 
-std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k) {
+// `bias`: the first call's bias pointer (null without bias), set before the heuristic runs so
+// that it picks a kernel for that pointer's alignment.
+std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k, const void* bias) {
   auto plan = std::make_unique<MatmulPlan>();
   LtDescriptors& d = plan->d;
   const cudaDataType_t type = cuda_type(k.dtype);
@@ -166,6 +171,7 @@ std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k) {
     const int64_t bias_batch_stride = 0;  // the same bias for every batch entry
     GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_batch_stride,
                                                    sizeof(bias_batch_stride)));
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   }
   GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.a, type, k.lib_a.rows, k.lib_a.cols, k.lib_a.ld));
   GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.b, type, k.lib_b.rows, k.lib_b.cols, k.lib_b.ld));
@@ -192,7 +198,7 @@ std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k) {
     if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, attribute, &bytes, sizeof(bytes));
   }
   if (s == CUBLAS_STATUS_SUCCESS) {
-    s = cublasLtMatmulAlgoGetHeuristic(cublaslt_handle(k.device), d.op, d.a, d.b, d.c, d.c, pref, 1, &result,
+    s = cublasLtMatmulAlgoGetHeuristic(cublaslt_lease(k.device).get(), d.op, d.a, d.b, d.c, d.c, pref, 1, &result,
                                        &returned);
   }
   cublasLtMatmulPreferenceDestroy(pref);
@@ -281,18 +287,27 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   key.lib_a_alignment = matmul_alignment(pb, key.lib_a_batch_stride * static_cast<int64_t>(esize));
   key.lib_b_alignment = matmul_alignment(pa, key.lib_b_batch_stride * static_cast<int64_t>(esize));
   key.out_alignment = matmul_alignment(out.data, batch > 1 ? m * n * static_cast<int64_t>(esize) : 0);
-  MatmulPlan& plan = matmul_plans().get(key, [&] { return build_plan(key); });
+  std::unique_ptr<ScratchBuffer> bias_copy;
+  const void* bias_ptr = bias != nullptr ? bias->data : nullptr;
+  if (bias != nullptr && bias_needs_aligned_copy(bias_ptr)) {
+    bias_copy = std::make_unique<ScratchBuffer>(device, static_cast<size_t>(n) * esize);
+    TensorView aligned = *bias;
+    aligned.data = bias_copy->get();
+    copy(device, *bias, aligned);
+    bias_ptr = aligned.data;
+  }
+  if (bias != nullptr) key.bias_alignment = matmul_alignment(bias_ptr);
+  MatmulPlan& plan = matmul_plans().get(key, [&] { return build_plan(key, bias_ptr); });
 
   void* ws = workspace(device);
   const float alpha = 1.0f, beta = 0.0f;
   std::lock_guard<std::mutex> lock(plan.mutex);
   if (bias != nullptr) {
-    const void* bias_ptr = bias->data;
     GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
                                                    sizeof(bias_ptr)));
   }
   // The library's A is our b (layout d.a), its B our a (layout d.b).
-  GA_CUBLAS_CHECK(cublasLtMatmul(cublaslt_handle(device), plan.d.op, &alpha, pb, plan.d.a, pa, plan.d.b, &beta,
+  GA_CUBLAS_CHECK(cublasLtMatmul(cublaslt_lease(device).get(), plan.d.op, &alpha, pb, plan.d.a, pa, plan.d.b, &beta,
                                  out.data, plan.d.c, out.data, plan.d.c, &plan.algo, ws, kWorkspaceBytes,
                                  device_stream(device)));
 }

@@ -20,16 +20,20 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <nccl.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/nccl_wheel_path.h"
 #endif
 
 namespace gpuaccel::cuda {
@@ -67,21 +71,39 @@ const NcclApi& nccl_api() {
   static NcclApi api;
   static std::once_flag once;
   std::call_once(once, [] {
-    // libnccl.so.2: the system's (CUDA toolkit, libnccl2) or a wheel's found through RPATH or
-    // LD_LIBRARY_PATH; GPUACCEL_NCCL_LIBRARY names another file.
+    // GPUACCEL_NCCL_LIBRARY names a file. Otherwise, as for the other CUDA libraries, wheels
+    // first: a libnccl.so.2 already in the process (PyTorch's) is kept, else the nvidia-nccl
+    // wheel beside the wheel cuBLASLt came from (nccl_wheel_path.h), else the soname through
+    // RPATH, LD_LIBRARY_PATH and ldconfig (the system's libnccl2).
     const char* override_path = std::getenv("GPUACCEL_NCCL_LIBRARY");
-    for (const char* name : {override_path, "libnccl.so.2", "libnccl.so"}) {
-      if (name == nullptr || *name == '\0') continue;
-      api.handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    std::vector<std::string> names;
+    if (override_path != nullptr && *override_path != '\0') {
+      names.push_back(override_path);  // asked for this one only
+    } else {
+      if (void* loaded = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD)) {
+        api.handle = loaded;
+      }
+      Dl_info cublaslt{};
+      if (::dladdr(reinterpret_cast<void*>(&cublasLtCreate), &cublaslt) != 0 && cublaslt.dli_fname != nullptr) {
+        for (const std::string& path : nccl_wheel_candidates(cublaslt.dli_fname)) {
+          if (::access(path.c_str(), F_OK) == 0) names.push_back(path);
+        }
+      }
+      names.push_back("libnccl.so.2");
+      names.push_back("libnccl.so");
+    }
+    for (const std::string& name : names) {
+      if (api.handle != nullptr) break;
+      api.handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (api.handle != nullptr) break;
       const char* why = ::dlerror();
       api.load_error += std::string(api.load_error.empty() ? "" : "; ") + (why ? why : name);
-      if (override_path != nullptr && name == override_path) break;  // asked for this one only
     }
     if (api.handle == nullptr) {
       api.load_error = "NCCL (libnccl.so.2) could not be opened: " + api.load_error +
-                       ". Install NCCL (apt-get install libnccl2, or pip install nvidia-nccl-cu12) "
-                       "or set GPUACCEL_NCCL_LIBRARY to its file";
+                       ". Install NCCL (the nvidia-nccl-cu12 or -cu13 wheel matching this CUDA, found "
+                       "when cuBLAS comes from a wheel too; or apt-get install libnccl2) or set "
+                       "GPUACCEL_NCCL_LIBRARY to its file";
       return;
     }
     std::string missing;
