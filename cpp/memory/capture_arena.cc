@@ -16,9 +16,26 @@ namespace {
 
 // An arena's regions: allocations of the device's pool. A pool that cannot serve one makes
 // the arena report out of memory (with its own report) instead of throwing from alloc().
+// Also keeps the device pool's blocks that the capturing thread freed during the capture
+// (capture_arena.h), and gives them back after the arena's regions, when the graph is gone.
 class DevicePoolRegions final : public SubAllocator {
  public:
   explicit DevicePoolRegions(std::shared_ptr<Allocator> pool) : pool_(std::move(pool)) {}
+  ~DevicePoolRegions() override {
+    for (void* block : kept_) pool_->deallocate(block);
+  }
+  DevicePoolRegions(const DevicePoolRegions&) = delete;
+  DevicePoolRegions& operator=(const DevicePoolRegions&) = delete;
+
+  // False for a block of another pool (a second logical device's pool on a split GPU): that
+  // one is freed as usual.
+  bool keep(const Allocator& from, void* block) {
+    if (&from != pool_.get()) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept_.push_back(block);
+    return true;
+  }
+
   void* alloc(size_t bytes) override {
     try {
       return pool_->allocate(bytes);
@@ -40,11 +57,13 @@ class DevicePoolRegions final : public SubAllocator {
   std::shared_ptr<Allocator> pool_;
   mutable std::mutex mutex_;
   std::string last_refusal_;
+  std::vector<void*> kept_;
 };
 
 struct Route {
   int gpu;
   std::shared_ptr<Allocator> arena;
+  std::shared_ptr<DevicePoolRegions> regions;  // null when `arena` is not make_capture_arena's
 };
 thread_local std::vector<Route> routes;
 
@@ -79,7 +98,11 @@ void begin_capture_routing(int gpu, std::shared_ptr<Allocator> arena) {
                   "GPU " + std::to_string(gpu) + " is already being captured on this thread");
     }
   }
-  routes.push_back({gpu, std::move(arena)});
+  std::shared_ptr<DevicePoolRegions> regions;
+  if (auto pool = std::dynamic_pointer_cast<PoolAllocator>(arena)) {
+    regions = std::dynamic_pointer_cast<DevicePoolRegions>(pool->sub_allocator());
+  }
+  routes.push_back({gpu, std::move(arena), std::move(regions)});
   std::lock_guard<std::mutex> lock(captures_mutex);
   ++captures_by_gpu()[gpu];
 }
@@ -104,6 +127,13 @@ std::string capture_holds_regions(int gpu) {
   if (!capture_under_way(gpu)) return "";
   return "a training step is being captured into a CUDA graph on GPU " + std::to_string(gpu) +
          " (a cudaFree now would invalidate the capture; the step falls back to eager)";
+}
+
+bool keep_for_capture(int gpu, PoolAllocator& pool, void* block) {
+  for (const Route& r : routes) {
+    if (r.gpu == gpu && r.regions) return r.regions->keep(pool, block);
+  }
+  return false;
 }
 
 std::shared_ptr<Allocator> routed_capture_arena(const LogicalDevice& device) {

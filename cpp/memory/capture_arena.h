@@ -13,6 +13,10 @@
 //    tensor of the last replay) stays reserved for the graph, which keeps writing there;
 //  - the graph holds the arena; tensors allocated in it hold it too, so its regions go back to
 //    the device's pool only when the graph is destroyed and the last such tensor is gone.
+//  - a block of the device's pool allocated before the capture and freed by the capturing
+//    thread during it (the previous step's outputs, a tensor the step replaces) is kept by the
+//    arena until the graph is destroyed, not handed to the next eager tensor: the graph may
+//    have read or written it, and a replay would do so again;
 //  - an arena never gives a region back to the device's pool before it dies, not even to retry
 //    an allocation that ran out (pool_allocator.h, rule 13): an emptied region still holds the
 //    addresses of the graph's temporaries, and the device's pool would hand them out again.
@@ -43,6 +47,10 @@ void end_capture_routing(int gpu);
 std::shared_ptr<Allocator> routed_capture_arena(const LogicalDevice& device);
 // Whether some thread is between begin_capture_routing(gpu) and end_capture_routing(gpu).
 bool capture_under_way(int gpu);
+// The GPU pools' PoolOptions::keep_freed_block: true when this thread is capturing on physical
+// GPU `gpu` into an arena of `pool`, which then keeps `block` until the arena dies.
+class PoolAllocator;
+bool keep_for_capture(int gpu, PoolAllocator& pool, void* block);
 // The GPU pools' PoolOptions::regions_held: why physical GPU `gpu`'s pools keep their empty
 // regions now ("" when no capture is under way on it).
 std::string capture_holds_regions(int gpu);

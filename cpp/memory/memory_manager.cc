@@ -110,6 +110,9 @@ std::shared_ptr<Allocator> MemoryManager::allocator_for(const LogicalDevice& dev
   if (!gpu) options.max_region_bytes = kMaxHostRegionBytes;
   if (gpu) {
     options.regions_held = [physical = device.physical_index] { return capture_holds_regions(physical); };
+    options.keep_freed_block = [physical = device.physical_index](PoolAllocator& pool, void* ptr) {
+      return keep_for_capture(physical, pool, ptr);
+    };
   }
 
   std::shared_ptr<SubAllocator> sub = sub_allocator_locked(device);

@@ -42,6 +42,8 @@
 //     the capture, which falls back to eager naming the out-of-memory error); a graph's arena
 //     holds them for good (the graph's kernels keep their addresses). The destructor still
 //     returns every empty region.
+// 14. Kept frees. When options.keep_freed_block takes a block over, deallocate() does nothing
+//     else: the block stays in use (and in the stats) until its new owner deallocates it.
 #pragma once
 
 #include <cstdint>
@@ -72,6 +74,8 @@ constexpr size_t kMaxAllocationBytes = size_t{1} << 50;
 size_t pool_size_class(size_t bytes);
 size_t pool_size_class_min_bytes(size_t size_class);
 
+class PoolAllocator;
+
 struct PoolOptions {
   std::string name = "pool";           // "GPU_0_pool"
   std::string device_name = "device";  // "/job:localhost/replica:0/task:0/device:GPU:0"
@@ -84,6 +88,10 @@ struct PoolOptions {
   // Rule 13: why empty regions must stay reserved right now ("" or unset: they need not).
   // Called under the pool's lock, so it must not call back into the pool.
   std::function<std::string()> regions_held;
+  // Rule 14: asked first by deallocate(), outside the lock, for a live block of this pool;
+  // returning true means it has taken the block over and will deallocate() it later (a CUDA
+  // graph being captured on this thread keeps a block freed during the capture: capture_arena.h).
+  std::function<bool(PoolAllocator& pool, void* ptr)> keep_freed_block;
 };
 
 class PoolAllocator final : public Allocator {
@@ -110,6 +118,7 @@ class PoolAllocator final : public Allocator {
   // The chunk size behind a live allocation (>= the request), or 0 if `ptr` is not one.
   size_t allocation_size(const void* ptr) const;
   const PoolOptions& options() const { return options_; }
+  const std::shared_ptr<SubAllocator>& sub_allocator() const { return sub_; }
 
   // --- test support ---
   struct ChunkView {

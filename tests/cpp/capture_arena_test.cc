@@ -193,5 +193,58 @@ TEST(CaptureArena, AnArenaGivesNoRegionBackToTheDevicePoolBeforeItDies) {
   pool->check_invariants();
 }
 
+// A GPU pool as MemoryManager makes it: frees by a thread capturing on GPU 0 go to its arena.
+std::shared_ptr<PoolAllocator> device_pool_keeping_capture_frees(const std::string& name) {
+  PoolOptions options;
+  options.name = name;
+  options.is_gpu = true;
+  options.keep_freed_block = [](PoolAllocator& pool, void* block) {
+    return keep_for_capture(0, pool, block);
+  };
+  return std::make_shared<PoolAllocator>(std::make_shared<FakeSubAllocator>(size_t{256} << 20),
+                                         options);
+}
+
+TEST(CaptureArena, ABlockFreedDuringTheCaptureStaysReservedUntilTheGraphDies) {
+  auto pool = device_pool_keeping_capture_frees("GPU_0_pool");
+  void* previous_output = pool->allocate(4096);  // made eagerly, before the capture
+  auto arena = make_capture_arena(pool);
+  begin_capture_routing(0, arena);
+  pool->deallocate(previous_output);  // the captured step replaces it
+  end_capture_routing(0);
+  // Still in use: an eager tensor must not get the address the graph may read or write.
+  EXPECT_EQ(pool->allocation_size(previous_output), size_t{4096});
+  void* eager = pool->allocate(4096);
+  EXPECT_NE(eager, previous_output);
+  pool->deallocate(eager);
+  EXPECT_EQ(pool->allocation_size(eager), size_t{0});  // frees after the capture are plain
+  arena.reset();  // the graph is destroyed
+  EXPECT_EQ(pool->allocation_size(previous_output), size_t{0});
+  EXPECT_EQ(pool->stats().allocations.current, 0);
+  pool->check_invariants();
+}
+
+TEST(CaptureArena, OnlyTheCapturingThreadsFreesOfItsOwnPoolAreKept) {
+  auto pool = device_pool_keeping_capture_frees("GPU_0_pool");
+  auto other_pool = device_pool_keeping_capture_frees("GPU_0_second_logical_pool");
+  void* pipelines = pool->allocate(1024);
+  void* other = other_pool->allocate(1024);
+  auto arena = make_capture_arena(pool);
+  begin_capture_routing(0, arena);
+  std::thread([&] { pool->deallocate(pipelines); }).join();  // the data pipeline's thread
+  other_pool->deallocate(other);  // not the arena's pool: nothing to give it back to later
+  end_capture_routing(0);
+  EXPECT_EQ(pool->allocation_size(pipelines), size_t{0});
+  EXPECT_EQ(other_pool->allocation_size(other), size_t{0});
+  // A pointer the pool never made is still the pool's double-free error, capture or not.
+  begin_capture_routing(0, arena);
+  int not_pool_memory = 0;
+  EXPECT_THROW(pool->deallocate(&not_pool_memory), Error);
+  end_capture_routing(0);
+  arena.reset();
+  pool->check_invariants();
+  other_pool->check_invariants();
+}
+
 }  // namespace
 }  // namespace gpuaccel
