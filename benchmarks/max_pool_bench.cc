@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct Buffers {
       : elem(dtype == DType::kFloat32 ? 4 : 2),
         x(static_cast<size_t>(s.n * s.h * s.w * s.c) * elem),
         dx(x.size()),
+        dz(x.size()),
         y(static_cast<size_t>(s.n * (s.h / 2) * (s.w / 2) * s.c) * elem),
         dy(y.size()),
         ws(y.size() / elem) {
@@ -68,7 +70,7 @@ struct Buffers {
     std::copy(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(dy.size()), dy.begin());
   }
   size_t elem;
-  std::vector<unsigned char> x, dx, y, dy;
+  std::vector<unsigned char> x, dx, dz, y, dy;  // dz: relu's backward of dx (a new tensor)
   std::vector<uint8_t> ws;
 };
 
@@ -100,22 +102,32 @@ int main(int argc, char** argv) {
       const TensorView y = nhwc(b.y.data(), dtype, s.n, oh, ow, s.c);
       const TensorView dy = nhwc(b.dy.data(), dtype, s.n, oh, ow, s.c);
       const TensorView dx = nhwc(b.dx.data(), dtype, s.n, s.h, s.w, s.c);
+      const TensorView dz = nhwc(b.dz.data(), dtype, s.n, s.h, s.w, s.c);
       // oneDNN's max pooling on the same buffers (its own workspace).
       using dnnl::memory;
       const auto dt = dtype == DType::kFloat32 ? memory::data_type::f32 : memory::data_type::bf16;
       const memory::desc x_md({s.n, s.c, s.h, s.w}, dt, memory::format_tag::nhwc);
       const memory::desc y_md({s.n, s.c, oh, ow}, dt, memory::format_tag::nhwc);
-      const dnnl::pooling_forward::primitive_desc fwd_pd(
-          engine, dnnl::prop_kind::forward_training, dnnl::algorithm::pooling_max, x_md, y_md,
-          {2, 2}, {2, 2}, {0, 0}, {0, 0}, {0, 0});
-      const dnnl::pooling_backward::primitive_desc bwd_pd(engine, dnnl::algorithm::pooling_max,
-                                                          x_md, y_md, {2, 2}, {2, 2}, {0, 0},
-                                                          {0, 0}, {0, 0}, fwd_pd);
-      const dnnl::pooling_forward onednn_fwd(fwd_pd);
-      const dnnl::pooling_backward onednn_bwd(bwd_pd);
+      // oneDNN may lack a kernel for this dtype on this CPU (bf16 without AVX-512): then no peer.
+      std::optional<dnnl::pooling_forward> onednn_fwd;
+      std::optional<dnnl::pooling_backward> onednn_bwd;
+      memory ws_mem;
+      try {
+        const dnnl::pooling_forward::primitive_desc fwd_pd(
+            engine, dnnl::prop_kind::forward_training, dnnl::algorithm::pooling_max, x_md, y_md,
+            {2, 2}, {2, 2}, {0, 0}, {0, 0}, {0, 0});
+        const dnnl::pooling_backward::primitive_desc bwd_pd(engine, dnnl::algorithm::pooling_max,
+                                                            x_md, y_md, {2, 2}, {2, 2}, {0, 0},
+                                                            {0, 0}, {0, 0}, fwd_pd);
+        onednn_fwd.emplace(fwd_pd);
+        onednn_bwd.emplace(bwd_pd);
+        ws_mem = memory(fwd_pd.workspace_desc(), engine);
+      } catch (const dnnl::error& e) {
+        std::printf("%-20s %-5s oneDNN pooling unavailable here: %s\n", s.name,
+                    dtype == DType::kFloat32 ? "f32" : "bf16", e.what());
+      }
       memory x_mem(x_md, engine, b.x.data()), y_mem(y_md, engine, b.y.data());
       memory dy_mem(y_md, engine, b.dy.data()), dx_mem(x_md, engine, b.dx.data());
-      memory ws_mem(fwd_pd.workspace_desc(), engine);
       // samples[pass][path]; path -1 is oneDNN.
       std::map<std::string, std::map<int, std::vector<double>>> samples;
       auto timed = [&](int r, const char* pass, int path, auto&& call) {
@@ -140,16 +152,17 @@ int main(int argc, char** argv) {
           });
           timed(r, "backward, relu", path, [&] {
             gpuaccel::cpu::direct_max_pool_backward(dy, p, b.ws.data(), dx);
-            gpuaccel::cpu::unary_backward(gpuaccel::UnaryOp::kRelu, x, x, dx, dx);
+            gpuaccel::cpu::unary_backward(gpuaccel::UnaryOp::kRelu, x, x, dx, dz);
           });
         }
+        if (!onednn_fwd) continue;
         timed(r, "forward", -1, [&] {
-          onednn_fwd.execute(stream, {{DNNL_ARG_SRC, x_mem}, {DNNL_ARG_DST, y_mem},
+          onednn_fwd->execute(stream, {{DNNL_ARG_SRC, x_mem}, {DNNL_ARG_DST, y_mem},
                                       {DNNL_ARG_WORKSPACE, ws_mem}});
           stream.wait();
         });
         timed(r, "backward", -1, [&] {
-          onednn_bwd.execute(stream, {{DNNL_ARG_DIFF_DST, dy_mem}, {DNNL_ARG_DIFF_SRC, dx_mem},
+          onednn_bwd->execute(stream, {{DNNL_ARG_DIFF_DST, dy_mem}, {DNNL_ARG_DIFF_SRC, dx_mem},
                                       {DNNL_ARG_WORKSPACE, ws_mem}});
           stream.wait();
         });

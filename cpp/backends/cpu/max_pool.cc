@@ -150,20 +150,43 @@ struct ForwardRows {
     const int64_t channels = d.c;
     const S* runs[256];
     float k_of[256];
+    // A window inside the image (every one but those at a padded edge) reads its positions at
+    // fixed offsets from its corner, in scan order, with argmax index = position.
+    const int window = static_cast<int>(p.window_h * p.window_w);
+    int64_t offset_of[256];
+    for (int j = 0; j < window; ++j) offset_of[j] = ((j / p.window_w) * d.w + j % p.window_w) * channels;
+    // (n, oh, ow) of row r, advanced with r instead of divided out of it per row.
+    int64_t n = rows.begin / (d.oh * d.ow), oh = (rows.begin / d.ow) % d.oh, ow = rows.begin % d.ow;
     for (int64_t r = rows.begin; r < rows.end; ++r) {
-      const int64_t n = r / (d.oh * d.ow), oh = (r / d.ow) % d.oh, ow = r % d.ow;
       S* out = dst + r * channels;
-      // The window's positions inside the image, in scan order.
+      const int64_t ih0 = oh * p.stride_h - p.pad_top, iw0 = ow * p.stride_w - p.pad_left;
       int count = 0;
-      for (int64_t kh = 0; kh < p.window_h; ++kh) {
-        const int64_t ih = oh * p.stride_h - p.pad_top + kh;
-        if (ih < 0 || ih >= d.h) continue;
-        for (int64_t kw = 0; kw < p.window_w; ++kw) {
-          const int64_t iw = ow * p.stride_w - p.pad_left + kw;
-          if (iw < 0 || iw >= d.w) continue;
-          runs[count] = src + ((n * d.h + ih) * d.w + iw) * channels;
-          k_of[count] = static_cast<float>(kh * p.window_w + kw);
-          ++count;
+      if (ih0 >= 0 && iw0 >= 0 && ih0 + p.window_h <= d.h && iw0 + p.window_w <= d.w) {
+        const S* corner = src + ((n * d.h + ih0) * d.w + iw0) * channels;
+        for (int j = 0; j < window; ++j) {
+          runs[j] = corner + offset_of[j];
+          k_of[j] = static_cast<float>(j);
+        }
+        count = window;
+      } else {
+        // The window's positions inside the image, in scan order.
+        for (int64_t kh = 0; kh < p.window_h; ++kh) {
+          const int64_t ih = ih0 + kh;
+          if (ih < 0 || ih >= d.h) continue;
+          for (int64_t kw = 0; kw < p.window_w; ++kw) {
+            const int64_t iw = iw0 + kw;
+            if (iw < 0 || iw >= d.w) continue;
+            runs[count] = src + ((n * d.h + ih) * d.w + iw) * channels;
+            k_of[count] = static_cast<float>(kh * p.window_w + kw);
+            ++count;
+          }
+        }
+      }
+      if (++ow == d.ow) {
+        ow = 0;
+        if (++oh == d.oh) {
+          oh = 0;
+          ++n;
         }
       }
       if (count == 4) {
@@ -248,6 +271,28 @@ template <typename Bits>
   return (g & 0x7fff) > 0x7f80 ? static_cast<uint16_t>(g | 0x0040) : g;
 }
 
+// One dx run of `channels` elements: the gradient where the argmax byte is k, else 0 (and, with
+// kReluMasked, 0 where x is not positive). A function so that the no-alias promise is on
+// parameters, where GCC keeps it after inlining: on block-scope pointers it was dropped, and
+// every position paid the vectorizer's run-time overlap checks.
+template <bool kReluMasked, typename Bits>
+[[gnu::always_inline]] inline void select_run(Bits* __restrict dst, const Bits* __restrict g,
+                                              const uint8_t* __restrict arg,
+                                              const Bits* __restrict x, uint8_t k,
+                                              int64_t channels) {
+  // A mask, not a branch: which position holds the maximum is data, and a branch on it
+  // mispredicts (measured: 4x slower than the scatter it replaces); this vectorizes.
+  for (int64_t c = 0; c < channels; ++c) {
+    bool keep = arg[c] == k;
+    Bits v = g[c];
+    if constexpr (kReluMasked) {
+      keep &= positive_bits(x[c]);
+      v = relu_passed(v);
+    }
+    dst[c] = v & static_cast<Bits>(Bits(0) - static_cast<Bits>(keep));
+  }
+}
+
 // kReluMasked: dx is also masked by the pooling input's sign (`x`, the activated output of a
 // relu that feeds the pooling), giving relu's backward of the pooling's backward in one pass.
 template <typename Bits, bool kReluMasked>
@@ -267,26 +312,15 @@ struct BackwardDisjointRows {
       const uint8_t* arg_row = workspace + (n * d.oh + oh) * d.ow * d.c;
       // (ow, kw) advance with iw, no division per position.
       for (int64_t iw = 0, ow = 0, kw = 0; iw < d.w; ++iw) {
-        Bits* __restrict dst = row + iw * d.c;
+        Bits* dst = row + iw * d.c;
         if (ow >= d.ow || kw >= p.window_w) {  // a column no window covers
           std::memset(dst, 0, static_cast<size_t>(d.c) * sizeof(Bits));
         } else {
-          const Bits* __restrict g = g_row + ow * d.c;
-          const uint8_t* __restrict arg = arg_row + ow * d.c;
+          const Bits* g = g_row + ow * d.c;
+          const uint8_t* arg = arg_row + ow * d.c;
           const uint8_t k = static_cast<uint8_t>(kh * p.window_w + kw);
-          // A mask, not a branch: which position holds the maximum is data, and a branch on it
-          // mispredicts (measured: 4x slower than the scatter it replaces); this vectorizes.
-          if constexpr (kReluMasked) {
-            const Bits* __restrict xs = x + r * d.w * d.c + iw * d.c;
-            for (int64_t c = 0; c < d.c; ++c) {
-              const bool keep = (arg[c] == k) & positive_bits(xs[c]);
-              dst[c] = relu_passed(g[c]) & static_cast<Bits>(Bits(0) - static_cast<Bits>(keep));
-            }
-          } else {
-            for (int64_t c = 0; c < d.c; ++c) {
-              dst[c] = g[c] & static_cast<Bits>(Bits(0) - static_cast<Bits>(arg[c] == k));
-            }
-          }
+          select_run<kReluMasked>(dst, g, arg, kReluMasked ? x + r * d.w * d.c + iw * d.c : nullptr,
+                                  k, d.c);
         }
         if (++kw == p.stride_w) {
           kw = 0;
