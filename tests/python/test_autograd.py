@@ -600,7 +600,7 @@ def _backend_ops(trace):
             if _C.profiler.EventKind(int(c["kind"][i])).name == "OP"]
 
 
-def _conv_relu_pool(dtype, observe_y=False, second_reader=False, seed=5):
+def _conv_relu_pool(dtype, observe_y=False, second_reader=False, seed=5, pool=(2, 2, "VALID")):
     """Gradients of sum(max_pool(conv2d_relu(x, w, b)) * upstream) (+ 0.5 * sum(y) with
     second_reader) with respect to x, w, b (and y, the convolution's output, with observe_y),
     as float32 arrays, and the backend ops the backward ran. Channel 1's bias is so negative
@@ -610,14 +610,20 @@ def _conv_relu_pool(dtype, observe_y=False, second_reader=False, seed=5):
     x = r.uniform(-1, 1, (2, 9, 8, 3)).astype(np.float32)
     w = r.uniform(-1, 1, (3, 3, 3, 4)).astype(np.float32)
     b = np.array([0.1, -100.0, 0.0, -0.2], np.float32)
-    up = r.uniform(-1, 1, (2, 3, 3, 4)).astype(np.float32)
+    window, stride, padding = pool
+    h, w_ = 7, 6  # the convolution's output size
+    if padding == "VALID":
+        out = ((h - window) // stride + 1, (w_ - window) // stride + 1)
+    else:
+        out = (-(-h // stride), -(-w_ // stride))
+    up = r.uniform(-1, 1, (2, *out, 4)).astype(np.float32)
     ts = [gpuaccel.tensor(a).to(dtype) for a in (x, w, b)]
     for t in ts:
         t.requires_grad = True
     upstream = gpuaccel.tensor(up).to(dtype)
     with gpuaccel.GradientTape() as tape:
         y = _C.conv2d(ts[0], ts[1], ts[2], 1, 1, "VALID", 1, 1, activation="relu")
-        loss = gpuaccel.reduce_sum(gpuaccel.nn.max_pool2d(y, 2, 2) * upstream)
+        loss = gpuaccel.reduce_sum(gpuaccel.nn.max_pool2d(y, window, stride, padding) * upstream)
         if second_reader:
             loss = loss + gpuaccel.reduce_sum(y) * 0.5
     _C.profiler.start()
@@ -641,14 +647,16 @@ def _max_pool_grad_first_max(y, up):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_relu_mask_folded_into_max_pool_backward_gives_the_same_gradients(dtype):
+@pytest.mark.parametrize("pool", [(2, 2, "VALID"), (3, 2, "SAME")], ids=["2x2/2", "3x3/2 same"])
+def test_relu_mask_folded_into_max_pool_backward_gives_the_same_gradients(dtype, pool):
     """Folded (the pooling writes the masked gradient, no separate relu_backward) vs not folded
     (the same graph with y also a source of tape.gradient, so its gradient must be the
     pooling's unmasked one): the same bits for x, w and b, because the convolution's backward
-    receives the same masked gradient either way."""
-    folded, _, _, ops = _conv_relu_pool(dtype)
+    receives the same masked gradient either way. Overlapping windows take the backend's
+    two-pass default (the relu pass in place on the pooling's output)."""
+    folded, _, _, ops = _conv_relu_pool(dtype, pool=pool)
     assert "max_pool2d_backward+relu" in ops and "relu_backward" not in ops, ops
-    plain, _, _, plain_ops = _conv_relu_pool(dtype, observe_y=True)
+    plain, _, _, plain_ops = _conv_relu_pool(dtype, observe_y=True, pool=pool)
     assert "relu_backward" in plain_ops and "max_pool2d_backward+relu" not in plain_ops
     for name, got, want in zip("xwb", folded, plain[:3]):
         np.testing.assert_array_equal(got, want, err_msg=name)
