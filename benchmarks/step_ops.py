@@ -157,8 +157,13 @@ def main():
         if (build, t) in regions:
             print("    per step: " + ", ".join(f"{e.split(':')[-1]} {v:.1f}"
                                               for e, v in regions[(build, t)].items()))
-    first = results[columns[0]][0]["per"]
-    names = sorted(first, key=lambda n: -first[n])[:args.top]
+    # Ops of every column (a build may run an op the others do not, e.g. a fused one),
+    # largest first by their time in whichever column they take longest.
+    largest = {}
+    for c in columns:
+        for name, ms in results[c][0]["per"].items():
+            largest[name] = max(largest.get(name, 0.0), ms)
+    names = sorted(largest, key=lambda n: -largest[n])[:args.top]
     print(f"{'op, ms per step (min / median of rounds)':42s}" +
           "".join(f"{'[' + str(i) + ']':>16s}" for i in range(len(columns))))
     for name in names:

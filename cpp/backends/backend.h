@@ -67,6 +67,15 @@ class Backend {
                               void* workspace) = 0;
   virtual void pool2d_backward(const TensorView& dy, const Pool2dParams& p,
                                const void* workspace, const TensorView& dx) = 0;
+  // The pooling's backward followed by `activation`'s backward at the pooling's input x, the
+  // activated output of the op before it (relu: dx * (x > 0)). A backend may do both in one
+  // pass; this default runs them one after the other (correct, not fused).
+  virtual void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
+                                          const void* workspace, const TensorView& x,
+                                          PostActivation activation, const TensorView& dx) {
+    pool2d_backward(dy, p, workspace, dx);
+    if (activation == PostActivation::kRelu) unary_backward(UnaryOp::kRelu, x, x, dx, dx);
+  }
   virtual void softmax_forward(const TensorView& x, bool log, const TensorView& y) = 0;
   virtual void softmax_backward(const TensorView& y, const TensorView& dy, bool log,
                                 const TensorView& dx) = 0;

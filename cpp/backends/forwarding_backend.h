@@ -77,6 +77,11 @@ class ForwardingBackend : public Backend {
                        const TensorView& dx) override {
     inner_.pool2d_backward(dy, p, workspace, dx);
   }
+  void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
+                                  const void* workspace, const TensorView& x,
+                                  PostActivation activation, const TensorView& dx) override {
+    inner_.pool2d_backward_activation(dy, p, workspace, x, activation, dx);
+  }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
     inner_.softmax_forward(x, log, y);
   }

@@ -177,6 +177,14 @@ class TracingBackend final : public Backend {
     Scope s(*this, p.kind == PoolKind::kMax ? "max_pool2d_backward" : "avg_pool2d_backward");
     inner_.pool2d_backward(dy, p, workspace, dx);
   }
+  void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
+                                  const void* workspace, const TensorView& x,
+                                  PostActivation activation, const TensorView& dx) override {
+    const bool relu = activation == PostActivation::kRelu;
+    Scope s(*this, p.kind == PoolKind::kMax ? (relu ? "max_pool2d_backward+relu" : "max_pool2d_backward")
+                                            : (relu ? "avg_pool2d_backward+relu" : "avg_pool2d_backward"));
+    inner_.pool2d_backward_activation(dy, p, workspace, x, activation, dx);
+  }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
     Scope s(*this, log ? "log_softmax_forward" : "softmax_forward");
     inner_.softmax_forward(x, log, y);

@@ -91,16 +91,32 @@ bool any_needs_grad(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-void record(const std::string& name, const std::vector<Tensor>& inputs,
-            const std::vector<Tensor>& outputs, Node::BackwardFn backward) {
-  if (!t_grad_mode || !any_needs_grad(inputs)) return;
-  auto node = std::make_shared<Node>(name, inputs, std::move(backward));
+namespace {
+
+void attach(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor>& outputs) {
   for (const Tensor& t : inputs) node->input_needs_grad().push_back(needs_grad(t));
   for (size_t i = 0; i < outputs.size(); ++i) {
     node->outputs().push_back(outputs[i].impl_ptr());
     outputs[i].impl()->grad_fn = node;
     outputs[i].impl()->grad_fn_output = static_cast<int>(i);
   }
+}
+
+}  // namespace
+
+void record(const std::string& name, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor>& outputs, Node::BackwardFn backward) {
+  if (!t_grad_mode || !any_needs_grad(inputs)) return;
+  attach(std::make_shared<Node>(name, inputs, std::move(backward)), inputs, outputs);
+}
+
+void record_with_context(const std::string& name, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& outputs, Node::ContextBackwardFn backward,
+                         PostActivation output_activation) {
+  if (!t_grad_mode || !any_needs_grad(inputs)) return;
+  attach(std::make_shared<Node>(name, inputs, std::move(backward), output_activation), inputs,
+         outputs);
 }
 
 namespace {
@@ -144,9 +160,83 @@ void accumulate(std::unordered_map<const TensorImpl*, Tensor>& grads, const Tens
   }
 }
 
+// The edges (node, input index) whose gradient may carry the input's producer's fused
+// activation (BackwardContext): the consumer takes a context, the producer fused an activation
+// into its only output, and that output is read by this edge alone among the sweep's nodes and
+// is neither a root nor a source, so its gradient is read by the producer and nothing else.
+struct FoldableEdge {
+  const Node* consumer;
+  size_t input;
+};
+std::vector<FoldableEdge> foldable_edges(const std::vector<Node*>& order,
+                                         const std::vector<Tensor>& roots,
+                                         const std::vector<Tensor>& sources) {
+  std::vector<FoldableEdge> edges;
+  for (const Node* node : order) {
+    if (!node->takes_context()) continue;
+    for (size_t i = 0; i < node->inputs().size(); ++i) {
+      const Tensor& input = node->inputs()[i];
+      const Node* producer = input.defined() ? input.impl()->grad_fn.get() : nullptr;
+      if (producer != nullptr && producer->output_activation() != PostActivation::kNone &&
+          producer->outputs().size() == 1 && node->input_needs_grad()[i]) {
+        edges.push_back({node, i});
+      }
+    }
+  }
+  if (edges.empty()) return edges;
+  auto observed = [&](const TensorImpl* impl) {
+    for (const Tensor& t : roots) {
+      if (t.impl() == impl) return true;
+    }
+    for (const Tensor& t : sources) {
+      if (t.defined() && t.impl() == impl) return true;
+    }
+    int readers = 0;
+    for (const Node* node : order) {
+      for (const Tensor& input : node->inputs()) readers += input.defined() && input.impl() == impl;
+    }
+    return readers != 1;
+  };
+  edges.erase(std::remove_if(edges.begin(), edges.end(),
+                             [&](const FoldableEdge& e) {
+                               return observed(e.consumer->inputs()[e.input].impl());
+                             }),
+              edges.end());
+  return edges;
+}
+
+// What run_node tells the nodes about folded activations, for one sweep.
+struct Folding {
+  std::vector<FoldableEdge> edges;
+  // Gradients that arrived with their producer's activation applied.
+  std::vector<const TensorImpl*> applied;
+};
+
+// The context for `node`'s backward (empty vectors unless it takes one).
+BackwardContext context_for(const Node* node, const Folding& folding) {
+  BackwardContext context;
+  if (!node->takes_context()) return context;
+  context.foldable_input_activation.assign(node->inputs().size(), PostActivation::kNone);
+  context.input_activation_applied.assign(node->inputs().size(), false);
+  for (const FoldableEdge& e : folding.edges) {
+    if (e.consumer == node) {
+      context.foldable_input_activation[e.input] =
+          node->inputs()[e.input].impl()->grad_fn->output_activation();
+    }
+  }
+  for (const auto& weak : node->outputs()) {
+    const auto impl = weak.lock();
+    context.output_activation_applied.push_back(
+        impl != nullptr && std::find(folding.applied.begin(), folding.applied.end(),
+                                     impl.get()) != folding.applied.end());
+  }
+  return context;
+}
+
 // Runs one node's backward on the gradients reaching its outputs, adding what it returns to
 // its inputs' gradients.
-void run_node(Node* node, std::unordered_map<const TensorImpl*, Tensor>& grads) {
+void run_node(Node* node, std::unordered_map<const TensorImpl*, Tensor>& grads,
+              Folding& folding) {
   std::vector<Tensor> grad_outputs;
   bool any = false;
   for (const auto& weak : node->outputs()) {
@@ -168,15 +258,21 @@ void run_node(Node* node, std::unordered_map<const TensorImpl*, Tensor>& grads) 
     }
   }
   std::vector<Tensor> input_grads;
+  BackwardContext context = context_for(node, folding);
   {
     profiler::TraceScope scope(profiler::EventKind::kBackward,
                                profiler::enabled() ? profiler::intern(node->name()) : nullptr);
-    input_grads = node->backward(grad_outputs);
+    input_grads = node->backward(grad_outputs, context);
   }
   for (size_t i = 0; i < node->inputs().size() && i < input_grads.size(); ++i) {
     const Tensor& input = node->inputs()[i];
     if (input_grads[i].defined() && node->input_needs_grad()[i]) {
       accumulate(grads, input.impl(), input_grads[i]);
+      // Only a foldable edge may report it (its input's gradient has no other contribution).
+      if (i < context.input_activation_applied.size() && context.input_activation_applied[i] &&
+          context.foldable_input_activation[i] != PostActivation::kNone) {
+        folding.applied.push_back(input.impl());
+      }
     }
   }
 }
@@ -229,8 +325,9 @@ std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
     auto it = grads.find(sources[s].impl());
     on_ready(s, it == grads.end() ? Tensor() : it->second);
   };
+  Folding folding{foldable_edges(order, roots, sources), {}};
   for (Node* node : order) {
-    run_node(node, grads);
+    run_node(node, grads, folding);
     if (!on_ready) continue;
     auto it = final_after.find(node);
     if (it == final_after.end()) continue;

@@ -147,9 +147,12 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
   // storage (the node holding y itself would be a reference cycle through y's grad_fn), as the
   // separate activation node kept its input.
   const Tensor y_saved = activation != PostActivation::kNone ? detach(y) : Tensor();
-  record(op, inputs, {y}, [xc, wc, bc, p, want_dx, want_dw, activation,
-                           y_saved](const std::vector<Tensor>& g) {
-    const Tensor dy = post_activation_backward(activation, y_saved, g[0]);
+  // The activation's backward is skipped when the consumer of y (max pooling) applied it.
+  record_with_context(op, inputs, {y}, [xc, wc, bc, p, want_dx, want_dw, activation, y_saved](
+                                           const std::vector<Tensor>& g, BackwardContext& context) {
+    const Tensor dy = context.output_activation_applied[0]
+                          ? contiguous(g[0])
+                          : post_activation_backward(activation, y_saved, g[0]);
     Backend& backend = backend_for(xc.device());
     Tensor dx, dw, db;
     if (want_dx) {
@@ -165,7 +168,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
     std::vector<Tensor> grads = {dx, dw};
     if (db.defined()) grads.push_back(db);
     return grads;
-  });
+  }, activation);
   return y;
 }
 
@@ -198,10 +201,21 @@ Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int
     workspace = Tensor::empty({std::max<int64_t>(bytes, 1)}, DType::kUInt8, x.device(), op.c_str());
   }
   if (y.numel() > 0) backend.pool2d_forward(xc.view(), p, y.view(), keep_workspace ? workspace.data() : nullptr);
-  record(op, {xc}, {y}, [xc, p, workspace](const std::vector<Tensor>& g) {
+  // When x is the output of an op with a fused activation (Conv2D(activation='relu')) and
+  // nothing else reads x's gradient, the activation's backward is done here, in the pass that
+  // writes dx (BackwardContext), and the producer skips its own pass over the gradient.
+  record_with_context(op, {xc}, {y}, [xc, p, workspace](const std::vector<Tensor>& g,
+                                                        BackwardContext& context) {
     const Tensor dy = contiguous(g[0]);
     Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "PoolGrad");
-    backend_for(xc.device()).pool2d_backward(dy.view(), p, workspace.defined() ? workspace.data() : nullptr, dx.view());
+    const void* ws = workspace.defined() ? workspace.data() : nullptr;
+    const PostActivation fold = context.foldable_input_activation[0];
+    if (fold != PostActivation::kNone) {
+      backend_for(xc.device()).pool2d_backward_activation(dy.view(), p, ws, xc.view(), fold, dx.view());
+      context.input_activation_applied[0] = true;
+    } else {
+      backend_for(xc.device()).pool2d_backward(dy.view(), p, ws, dx.view());
+    }
     return std::vector<Tensor>{dx};
   });
   return y;

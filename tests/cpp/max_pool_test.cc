@@ -4,7 +4,9 @@
 // reference loops, compared bit for bit. Max and select are exact and the backward's sums add
 // in the same order as the reference, so equality holds on any ISA. Shapes cover disjoint 2x2
 // windows, overlapping windows, padding, odd sizes, channel counts around the vector widths and
-// one large enough for the parallel split.
+// one large enough for the parallel split. The backward with relu's mask folded in is checked
+// against the two passes it replaces (the pooling's backward, then the element-wise relu
+// backward), on inputs holding zeros of both signs, NaNs, infinities and subnormals.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/elementwise.h"
 #include "backends/cpu/max_pool.h"
 #include "core/errors.h"
 #include "kernels/half_conversions.h"
@@ -264,6 +267,99 @@ TEST(MaxPool, ForcingAPathTheCpuLacksIsATypedErrorAndTheChoiceIsRestored) {
     EXPECT_THROW(ScopedMaxPoolIsa forced(isa), Error) << max_pool_isa_name(isa);
     EXPECT_EQ(max_pool_isa(), before);
   }
+}
+
+// Stored bit patterns the relu mask must classify as a float compare would: zeros of both
+// signs, NaNs (quiet, signalling, negative), infinities, subnormals, the smallest normal.
+template <typename S>
+std::vector<S> special_values() {
+  if constexpr (std::is_same_v<S, float>) {
+    std::vector<uint32_t> b = {0x00000000, 0x80000000, 0x7fc00000, 0x7f800001, 0xffc00000,
+                               0x7f800000, 0xff800000, 0x00000001, 0x807fffff, 0x00800000};
+    std::vector<float> v(b.size());
+    std::memcpy(v.data(), b.data(), b.size() * sizeof(float));
+    return v;
+  } else {
+    std::vector<S> v;
+    for (uint16_t b : {0x0000, 0x8000, 0x7fc0, 0x7f81, 0xffc0, 0x7f80, 0xff80, 0x0001, 0x807f,
+                       0x0080}) {
+      v.push_back(S{b});
+    }
+    return v;
+  }
+}
+
+template <typename S>
+uint32_t raw_bits(S s) {
+  if constexpr (std::is_same_v<S, float>) {
+    return bits(s);
+  } else {
+    return s.bits;
+  }
+}
+
+template <typename S>
+void check_relu_folded_on_every_path(DType dtype) {
+  std::mt19937 rng(29);
+  const std::vector<S> specials = special_values<S>();
+  std::uniform_int_distribution<size_t> pick(0, specials.size() - 1);
+  std::uniform_int_distribution<int> coin(0, 3);
+  int checked = 0;
+  for (const Case& k : cases()) {
+    const Pool2dParams& p = k.p;
+    const bool disjoint = p.stride_h >= p.window_h && p.stride_w >= p.window_w &&
+                          p.pad_top == 0 && p.pad_left == 0;
+    const int64_t oh_n = out_size(k.h, p.window_h, p.stride_h, p.pad_top, p.pad_bottom);
+    const int64_t ow_n = out_size(k.w, p.window_w, p.stride_w, p.pad_left, p.pad_right);
+    const size_t in_size = static_cast<size_t>(k.n * k.h * k.w * k.c);
+    const size_t out_count = static_cast<size_t>(k.n * oh_n * ow_n * k.c);
+    // x: a relu's output would hold no negatives but -0 and NaN; the fold must not rely on it,
+    // so x has every sign. A quarter of x and of dy are special values.
+    std::vector<S> xs(in_size), dys(out_count);
+    const std::vector<float> x = random_values(in_size, rng, true);
+    const std::vector<float> dy = random_values(out_count, rng, false);
+    for (size_t i = 0; i < in_size; ++i) xs[i] = coin(rng) == 0 ? specials[pick(rng)] : store<S>(x[i]);
+    for (size_t i = 0; i < out_count; ++i) {
+      dys[i] = coin(rng) == 0 ? specials[pick(rng)] : store<S>(dy[i]);
+    }
+    const TensorView xv = nhwc(xs.data(), dtype, k.n, k.h, k.w, k.c);
+    const TensorView dyv = nhwc(dys.data(), dtype, k.n, oh_n, ow_n, k.c);
+    std::vector<S> y(out_count);
+    std::vector<uint8_t> ws(out_count);
+    direct_max_pool_forward(xv, p, nhwc(y.data(), dtype, k.n, oh_n, ow_n, k.c), ws.data());
+    // The two passes the fold replaces.
+    std::vector<S> want(in_size);
+    const TensorView want_v = nhwc(want.data(), dtype, k.n, k.h, k.w, k.c);
+    direct_max_pool_backward(dyv, p, ws.data(), want_v);
+    unary_backward(UnaryOp::kRelu, xv, xv, want_v, want_v);
+    for (MaxPoolIsa isa : runnable_paths()) {
+      const ScopedMaxPoolIsa forced(isa);
+      const std::string where = std::string(max_pool_isa_name(isa)) + ", " + k.what;
+      std::vector<S> dx(in_size, store<S>(77.0f));
+      const bool folded = direct_max_pool_backward_relu(dyv, p, ws.data(), xv,
+                                                        nhwc(dx.data(), dtype, k.n, k.h, k.w, k.c));
+      ASSERT_EQ(folded, disjoint) << where;
+      if (!folded) {
+        for (size_t i = 0; i < in_size; ++i) {
+          ASSERT_EQ(raw_bits(dx[i]), raw_bits(store<S>(77.0f))) << where << " wrote dx[" << i << "]";
+        }
+        continue;
+      }
+      ++checked;
+      for (size_t i = 0; i < in_size; ++i) {
+        ASSERT_EQ(raw_bits(dx[i]), raw_bits(want[i])) << where << " dx[" << i << "]";
+      }
+    }
+  }
+  EXPECT_GE(checked, 4);
+}
+
+TEST(MaxPool, ReluFoldedIntoTheBackwardMatchesTheTwoPassesFloat32) {
+  check_relu_folded_on_every_path<float>(DType::kFloat32);
+}
+
+TEST(MaxPool, ReluFoldedIntoTheBackwardMatchesTheTwoPassesBFloat16) {
+  check_relu_folded_on_every_path<BFloat16>(DType::kBFloat16);
 }
 
 }  // namespace

@@ -586,3 +586,114 @@ def test_watch_after_the_block_is_an_error():
         pass
     with pytest.raises(RuntimeError, match="not recording"):
         tape.watch(x)
+
+
+# --- relu's backward folded into max pooling's backward (BackwardContext) ---
+#
+# Conv2D(activation='relu') followed by MaxPooling2D: the pooling's backward writes the
+# gradient already masked by the convolution output's sign, and the convolution's node skips
+# its own mask pass, but only when nothing else reads the gradient of the convolution's output.
+
+def _backend_ops(trace):
+    c, s = trace["columns"], trace["strings"]
+    return [s[c["name"][i]] for i in range(len(c["kind"]))
+            if _C.profiler.EventKind(int(c["kind"][i])).name == "OP"]
+
+
+def _conv_relu_pool(dtype, observe_y=False, second_reader=False, seed=5, pool=(2, 2, "VALID")):
+    """Gradients of sum(max_pool(conv2d_relu(x, w, b)) * upstream) (+ 0.5 * sum(y) with
+    second_reader) with respect to x, w, b (and y, the convolution's output, with observe_y),
+    as float32 arrays, and the backend ops the backward ran. Channel 1's bias is so negative
+    that its outputs are all 0: its windows are all ties at 0, where the gradient of y (first
+    position of each window) differs from the gradient of the pre-activation (0)."""
+    r = np.random.default_rng(seed)
+    x = r.uniform(-1, 1, (2, 9, 8, 3)).astype(np.float32)
+    w = r.uniform(-1, 1, (3, 3, 3, 4)).astype(np.float32)
+    b = np.array([0.1, -100.0, 0.0, -0.2], np.float32)
+    window, stride, padding = pool
+    h, w_ = 7, 6  # the convolution's output size
+    if padding == "VALID":
+        out = ((h - window) // stride + 1, (w_ - window) // stride + 1)
+    else:
+        out = (-(-h // stride), -(-w_ // stride))
+    up = r.uniform(-1, 1, (2, *out, 4)).astype(np.float32)
+    ts = [gpuaccel.tensor(a).to(dtype) for a in (x, w, b)]
+    for t in ts:
+        t.requires_grad = True
+    upstream = gpuaccel.tensor(up).to(dtype)
+    with gpuaccel.GradientTape() as tape:
+        y = _C.conv2d(ts[0], ts[1], ts[2], 1, 1, "VALID", 1, 1, activation="relu")
+        loss = gpuaccel.reduce_sum(gpuaccel.nn.max_pool2d(y, window, stride, padding) * upstream)
+        if second_reader:
+            loss = loss + gpuaccel.reduce_sum(y) * 0.5
+    _C.profiler.start()
+    try:
+        grads = tape.gradient(loss, ts + ([y] if observe_y else []))
+    finally:
+        trace = _C.profiler.stop()
+    as_f32 = [g.to("float32").numpy() for g in grads]
+    return as_f32, y.detach().to("float32").numpy(), up, _backend_ops(trace)
+
+
+def _max_pool_grad_first_max(y, up):
+    """NumPy: 2x2/2 max pooling's backward, the first maximum of each window in scan order."""
+    n, h, w, c = y.shape
+    dy = np.zeros_like(y)
+    for i, oh, ow, ch in np.ndindex(n, h // 2, w // 2, c):
+        window = y[i, 2 * oh:2 * oh + 2, 2 * ow:2 * ow + 2, ch].reshape(-1)
+        k = int(np.argmax(window))
+        dy[i, 2 * oh + k // 2, 2 * ow + k % 2, ch] += up[i, oh, ow, ch]
+    return dy
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("pool", [(2, 2, "VALID"), (3, 2, "SAME")], ids=["2x2/2", "3x3/2 same"])
+def test_relu_mask_folded_into_max_pool_backward_gives_the_same_gradients(dtype, pool):
+    """Folded (the pooling writes the masked gradient, no separate relu_backward) vs not folded
+    (the same graph with y also a source of tape.gradient, so its gradient must be the
+    pooling's unmasked one): the same bits for x, w and b, because the convolution's backward
+    receives the same masked gradient either way. Overlapping windows take the backend's
+    two-pass default (the relu pass in place on the pooling's output)."""
+    folded, _, _, ops = _conv_relu_pool(dtype, pool=pool)
+    assert "max_pool2d_backward+relu" in ops and "relu_backward" not in ops, ops
+    plain, _, _, plain_ops = _conv_relu_pool(dtype, observe_y=True, pool=pool)
+    assert "relu_backward" in plain_ops and "max_pool2d_backward+relu" not in plain_ops
+    for name, got, want in zip("xwb", folded, plain[:3]):
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    assert np.abs(folded[1]).max() > 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gradient_of_an_observed_conv_output_is_not_masked(dtype):
+    """tape.gradient(loss, [..., y]) (Grad-CAM takes gradients of a convolution's output): y's
+    gradient is the pooling's backward of the upstream gradient, nonzero at the all-zero
+    windows' first positions, exactly (max pooling's backward only selects)."""
+    grads, y, up, _ = _conv_relu_pool(dtype, observe_y=True)
+    want = _max_pool_grad_first_max(y, up.astype(y.dtype))
+    if dtype == "bfloat16":
+        want = gpuaccel.tensor(want).to("bfloat16").to("float32").numpy()
+    assert (y[..., 1] == 0).all() and np.abs(want[..., 1]).max() > 0
+    np.testing.assert_array_equal(grads[3], want)
+
+
+def test_conv_output_with_a_second_reader_keeps_its_own_mask():
+    """y feeds the pooling and a sum: its gradient is the sum of both, so the pooling must not
+    fold the mask into its part only as if it were the whole; the convolution masks the sum.
+    Gradients against the unfused graph (conv2d, relu, pooling) in float32."""
+    got, _, _, ops = _conv_relu_pool("float32", second_reader=True)
+    assert "relu_backward" in ops and "max_pool2d_backward+relu" not in ops, ops
+    r = np.random.default_rng(5)
+    x = r.uniform(-1, 1, (2, 9, 8, 3)).astype(np.float32)
+    w = r.uniform(-1, 1, (3, 3, 3, 4)).astype(np.float32)
+    b = np.array([0.1, -100.0, 0.0, -0.2], np.float32)
+    up = gpuaccel.tensor(r.uniform(-1, 1, (2, 3, 3, 4)).astype(np.float32))
+    ts = [gpuaccel.tensor(a) for a in (x, w, b)]
+    for t in ts:
+        t.requires_grad = True
+    with gpuaccel.GradientTape() as tape:
+        y = gpuaccel.nn.relu(_C.conv2d(ts[0], ts[1], ts[2], 1, 1, "VALID", 1, 1))
+        loss = (gpuaccel.reduce_sum(gpuaccel.nn.max_pool2d(y, 2, 2) * up)
+                + gpuaccel.reduce_sum(y) * 0.5)
+    want = [g.numpy() for g in tape.gradient(loss, ts)]
+    for name, a, e in zip("xwb", got, want):
+        np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=name)

@@ -97,6 +97,15 @@ class CpuBackend final : public Backend {
                        const TensorView& dx) override {
     cpu::pool2d_backward(dy, p, workspace, dx);
   }
+  void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
+                                  const void* workspace, const TensorView& x,
+                                  PostActivation activation, const TensorView& dx) override {
+    if (activation == PostActivation::kRelu &&
+        cpu::pool2d_backward_relu(dy, p, workspace, x, dx)) {
+      return;
+    }
+    Backend::pool2d_backward_activation(dy, p, workspace, x, activation, dx);
+  }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
     cpu::softmax_forward(x, log, y);
   }

@@ -410,6 +410,17 @@ void unary_backward_typed(Op op, const TensorView& x, const TensorView& y, const
   const S* dyp = static_cast<const S*>(dy.data);
   S* dxp = static_cast<S*>(dx.data);
   const TensorView* views[4] = {&dx, &x, &y, &dy};
+  if constexpr (std::is_same_v<S, float>) {
+    // Contiguous float32 (the relu mask of a fused Conv2D or Dense backward): a flat loop the
+    // compiler vectorizes, instead of the strided walker's per-element offsets (4.5
+    // instructions per element for relu, counted with callgrind).
+    if (all_contiguous_same_size<4>(views)) {
+      parallel_range(dx.numel(), [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) dxp[i] = op.backward(xp[i], yp[i], dyp[i]);
+      });
+      return;
+    }
+  }
   for_each_element<4>(views, [=](int64_t, const int64_t (&o)[4]) {
     dxp[o[0]] = store<S>(op.backward(load(xp[o[1]]), load(yp[o[2]]), load(dyp[o[3]])));
   });

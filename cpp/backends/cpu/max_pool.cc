@@ -150,20 +150,43 @@ struct ForwardRows {
     const int64_t channels = d.c;
     const S* runs[256];
     float k_of[256];
+    // A window inside the image (every one but those at a padded edge) reads its positions at
+    // fixed offsets from its corner, in scan order, with argmax index = position.
+    const int window = static_cast<int>(p.window_h * p.window_w);
+    int64_t offset_of[256];
+    for (int j = 0; j < window; ++j) offset_of[j] = ((j / p.window_w) * d.w + j % p.window_w) * channels;
+    // (n, oh, ow) of row r, advanced with r instead of divided out of it per row.
+    int64_t n = rows.begin / (d.oh * d.ow), oh = (rows.begin / d.ow) % d.oh, ow = rows.begin % d.ow;
     for (int64_t r = rows.begin; r < rows.end; ++r) {
-      const int64_t n = r / (d.oh * d.ow), oh = (r / d.ow) % d.oh, ow = r % d.ow;
       S* out = dst + r * channels;
-      // The window's positions inside the image, in scan order.
+      const int64_t ih0 = oh * p.stride_h - p.pad_top, iw0 = ow * p.stride_w - p.pad_left;
       int count = 0;
-      for (int64_t kh = 0; kh < p.window_h; ++kh) {
-        const int64_t ih = oh * p.stride_h - p.pad_top + kh;
-        if (ih < 0 || ih >= d.h) continue;
-        for (int64_t kw = 0; kw < p.window_w; ++kw) {
-          const int64_t iw = ow * p.stride_w - p.pad_left + kw;
-          if (iw < 0 || iw >= d.w) continue;
-          runs[count] = src + ((n * d.h + ih) * d.w + iw) * channels;
-          k_of[count] = static_cast<float>(kh * p.window_w + kw);
-          ++count;
+      if (ih0 >= 0 && iw0 >= 0 && ih0 + p.window_h <= d.h && iw0 + p.window_w <= d.w) {
+        const S* corner = src + ((n * d.h + ih0) * d.w + iw0) * channels;
+        for (int j = 0; j < window; ++j) {
+          runs[j] = corner + offset_of[j];
+          k_of[j] = static_cast<float>(j);
+        }
+        count = window;
+      } else {
+        // The window's positions inside the image, in scan order.
+        for (int64_t kh = 0; kh < p.window_h; ++kh) {
+          const int64_t ih = ih0 + kh;
+          if (ih < 0 || ih >= d.h) continue;
+          for (int64_t kw = 0; kw < p.window_w; ++kw) {
+            const int64_t iw = iw0 + kw;
+            if (iw < 0 || iw >= d.w) continue;
+            runs[count] = src + ((n * d.h + ih) * d.w + iw) * channels;
+            k_of[count] = static_cast<float>(kh * p.window_w + kw);
+            ++count;
+          }
+        }
+      }
+      if (++ow == d.ow) {
+        ow = 0;
+        if (++oh == d.oh) {
+          oh = 0;
+          ++n;
         }
       }
       if (count == 4) {
@@ -232,11 +255,51 @@ bool disjoint_windows(const Pool2dParams& p) {
   return p.stride_h >= p.window_h && p.stride_w >= p.window_w && p.pad_top == 0 && p.pad_left == 0;
 }
 
+// Whether a stored element, read as raw bits, is > 0 as a float: sign clear, not zero, not NaN
+// (at most +inf). The relu mask of the fused backward, on bits.
 template <typename Bits>
+[[gnu::always_inline]] inline bool positive_bits(Bits x) {
+  using Signed = std::make_signed_t<Bits>;
+  constexpr Signed kInfinity = sizeof(Bits) == 4 ? Signed(0x7f800000) : Signed(0x7f80);
+  const auto s = static_cast<Signed>(x);
+  return s > 0 && s <= kInfinity;
+}
+// A gradient passed through relu's backward: bfloat16 NaNs come out quiet, as the element-wise
+// relu backward gives them (its widen-and-round-back bits); float32 passes through unchanged.
+[[gnu::always_inline]] inline uint32_t relu_passed(uint32_t g) { return g; }
+[[gnu::always_inline]] inline uint16_t relu_passed(uint16_t g) {
+  return (g & 0x7fff) > 0x7f80 ? static_cast<uint16_t>(g | 0x0040) : g;
+}
+
+// One dx run of `channels` elements: the gradient where the argmax byte is k, else 0 (and, with
+// kReluMasked, 0 where x is not positive). A function so that the no-alias promise is on
+// parameters, where GCC keeps it after inlining: on block-scope pointers it was dropped, and
+// every position paid the vectorizer's run-time overlap checks.
+template <bool kReluMasked, typename Bits>
+[[gnu::always_inline]] inline void select_run(Bits* __restrict dst, const Bits* __restrict g,
+                                              const uint8_t* __restrict arg,
+                                              const Bits* __restrict x, uint8_t k,
+                                              int64_t channels) {
+  // A mask, not a branch: which position holds the maximum is data, and a branch on it
+  // mispredicts (measured: 4x slower than the scatter it replaces); this vectorizes.
+  for (int64_t c = 0; c < channels; ++c) {
+    bool keep = arg[c] == k;
+    Bits v = g[c];
+    if constexpr (kReluMasked) {
+      keep &= positive_bits(x[c]);
+      v = relu_passed(v);
+    }
+    dst[c] = v & static_cast<Bits>(Bits(0) - static_cast<Bits>(keep));
+  }
+}
+
+// kReluMasked: dx is also masked by the pooling input's sign (`x`, the activated output of a
+// relu that feeds the pooling), giving relu's backward of the pooling's backward in one pass.
+template <typename Bits, bool kReluMasked>
 struct BackwardDisjointRows {
   [[gnu::always_inline]] static inline void run(const Bits* grad, Bits* out,
-                                                const uint8_t* workspace, const Dims& d,
-                                                const Pool2dParams& p, Share rows) {
+                                                const uint8_t* workspace, const Bits* x,
+                                                const Dims& d, const Pool2dParams& p, Share rows) {
     for (int64_t r = rows.begin; r < rows.end; ++r) {
       const int64_t n = r / d.h, ih = r % d.h;
       const int64_t oh = ih / p.stride_h, kh = ih % p.stride_h;
@@ -249,18 +312,15 @@ struct BackwardDisjointRows {
       const uint8_t* arg_row = workspace + (n * d.oh + oh) * d.ow * d.c;
       // (ow, kw) advance with iw, no division per position.
       for (int64_t iw = 0, ow = 0, kw = 0; iw < d.w; ++iw) {
-        Bits* __restrict dst = row + iw * d.c;
+        Bits* dst = row + iw * d.c;
         if (ow >= d.ow || kw >= p.window_w) {  // a column no window covers
           std::memset(dst, 0, static_cast<size_t>(d.c) * sizeof(Bits));
         } else {
-          const Bits* __restrict g = g_row + ow * d.c;
-          const uint8_t* __restrict arg = arg_row + ow * d.c;
+          const Bits* g = g_row + ow * d.c;
+          const uint8_t* arg = arg_row + ow * d.c;
           const uint8_t k = static_cast<uint8_t>(kh * p.window_w + kw);
-          // A mask, not a branch: which position holds the maximum is data, and a branch on it
-          // mispredicts (measured: 4x slower than the scatter it replaces); this vectorizes.
-          for (int64_t c = 0; c < d.c; ++c) {
-            dst[c] = g[c] & static_cast<Bits>(Bits(0) - static_cast<Bits>(arg[c] == k));
-          }
+          select_run<kReluMasked>(dst, g, arg, kReluMasked ? x + r * d.w * d.c + iw * d.c : nullptr,
+                                  k, d.c);
         }
         if (++kw == p.stride_w) {
           kw = 0;
@@ -346,17 +406,26 @@ void max_pool_backward_typed(const TensorView& dy, const Pool2dParams& p,
   });
 }
 
+// `relu_input` (the pooling's input, or null): also mask dx by its sign.
 template <typename S>
 void max_pool_backward_disjoint(const TensorView& dy, const Pool2dParams& p,
-                                const uint8_t* workspace, const TensorView& dx) {
+                                const uint8_t* workspace, const TensorView* relu_input,
+                                const TensorView& dx) {
   using Bits = std::conditional_t<sizeof(S) == 4, uint32_t, uint16_t>;
   const MaxPoolIsa isa = max_pool_isa();
   const Dims d = dims_of(dx, dy);
   const int64_t rows = d.n * d.h;  // input rows (n, ih)
   const auto* grad = static_cast<const Bits*>(dy.data);
   auto* out = static_cast<Bits*>(dx.data);
+  const Bits* x = relu_input != nullptr ? static_cast<const Bits*>(relu_input->data) : nullptr;
   run_on_team_if(parallel_worth_it(rows * d.w * d.c), [&] {
-    run_loop<BackwardDisjointRows<Bits>>(isa, grad, out, workspace, d, p, this_thread_share(rows));
+    if (x != nullptr) {
+      run_loop<BackwardDisjointRows<Bits, true>>(isa, grad, out, workspace, x, d, p,
+                                                 this_thread_share(rows));
+    } else {
+      run_loop<BackwardDisjointRows<Bits, false>>(isa, grad, out, workspace, x, d, p,
+                                                  this_thread_share(rows));
+    }
   });
 }
 
@@ -422,8 +491,10 @@ void direct_max_pool_backward(const TensorView& dy, const Pool2dParams& p,
                               const uint8_t* workspace, const TensorView& dx) {
   if (native(dy) && native(dx) && dy.dtype == dx.dtype) {
     if (disjoint_windows(p)) {
-      if (dx.dtype == DType::kFloat32) return max_pool_backward_disjoint<float>(dy, p, workspace, dx);
-      return max_pool_backward_disjoint<BFloat16>(dy, p, workspace, dx);
+      if (dx.dtype == DType::kFloat32) {
+        return max_pool_backward_disjoint<float>(dy, p, workspace, nullptr, dx);
+      }
+      return max_pool_backward_disjoint<BFloat16>(dy, p, workspace, nullptr, dx);
     }
     if (dx.dtype == DType::kFloat32) return max_pool_backward_typed<float>(dy, p, workspace, dx);
     return max_pool_backward_typed<BFloat16>(dy, p, workspace, dx);
@@ -432,6 +503,21 @@ void direct_max_pool_backward(const TensorView& dy, const Pool2dParams& p,
   F32Copy dx_copy = f32_like(dx);
   max_pool_backward_typed<float>(dy_copy.view, p, workspace, dx_copy.view);
   store_from_f32(dx_copy.data.data(), dx);
+}
+
+bool direct_max_pool_backward_relu(const TensorView& dy, const Pool2dParams& p,
+                                   const uint8_t* workspace, const TensorView& x,
+                                   const TensorView& dx) {
+  if (!disjoint_windows(p) || !native(dy) || !native(dx) || !native(x) || dy.dtype != dx.dtype ||
+      x.dtype != dx.dtype) {
+    return false;
+  }
+  if (dx.dtype == DType::kFloat32) {
+    max_pool_backward_disjoint<float>(dy, p, workspace, &x, dx);
+  } else {
+    max_pool_backward_disjoint<BFloat16>(dy, p, workspace, &x, dx);
+  }
+  return true;
 }
 
 }  // namespace gpuaccel::cpu

@@ -54,5 +54,12 @@ void direct_max_pool_forward(const TensorView& x, const Pool2dParams& p, const T
 // cannot overlap write every dx element once instead of zero-filling and scattering).
 void direct_max_pool_backward(const TensorView& dy, const Pool2dParams& p,
                               const uint8_t* workspace, const TensorView& dx);
+// direct_max_pool_backward followed by relu's backward at x, the pooling's input (dx where
+// x > 0, else +0; bfloat16 NaN gradients come out quiet, as the element-wise relu backward
+// gives them), in the same pass, when the windows cannot overlap and x, dy and dx are float32 or
+// bfloat16, contiguous, of one dtype. Returns false, writing nothing, otherwise.
+bool direct_max_pool_backward_relu(const TensorView& dy, const Pool2dParams& p,
+                                   const uint8_t* workspace, const TensorView& x,
+                                   const TensorView& dx);
 
 }  // namespace gpuaccel::cpu

@@ -84,6 +84,11 @@ int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const
 void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y, void* workspace);
 void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
                      const TensorView& dx);
+// pool2d_backward and relu's backward at the pooling's input x (dx * (x > 0)) in one pass, the
+// same bits as the two in sequence; false (nothing written) where that pass does not apply
+// (windows that can overlap, oneDNN's pooling, strided or float16 tensors): then run the two.
+bool pool2d_backward_relu(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                          const TensorView& x, const TensorView& dx);
 
 // Softmax / log-softmax along the last dimension (contiguous), forward and backward (from y).
 void softmax_forward(const TensorView& x, bool log, const TensorView& y);

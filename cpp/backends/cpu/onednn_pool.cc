@@ -161,4 +161,10 @@ void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* wo
   });
 }
 
+bool pool2d_backward_relu(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                         const TensorView& x, const TensorView& dx) {
+  return dx.numel() > 0 && dy.numel() > 0 && direct_max_pool_applies(p) &&
+         direct_max_pool_backward_relu(dy, p, static_cast<const uint8_t*>(workspace), x, dx);
+}
+
 }  // namespace gpuaccel::cpu
