@@ -93,13 +93,18 @@ TEST(CaptureArena, RoutingIsPerThreadAndPerGpu) {
 
 constexpr size_t kMiB = size_t{1} << 20;
 
-// A GPU pool as MemoryManager makes it: its regions are held while GPU 0 is being captured.
-std::shared_ptr<PoolAllocator> gpu0_pool(const std::shared_ptr<FakeSubAllocator>& device) {
+// A GPU pool as MemoryManager makes it: its regions are held while GPU 0 is being captured,
+// and blocks the capturing thread frees go to its arena.
+std::shared_ptr<PoolAllocator> gpu0_pool(const std::shared_ptr<FakeSubAllocator>& device,
+                                         const std::string& name = "GPU_0_pool") {
   PoolOptions options;
-  options.name = "GPU_0_pool";
+  options.name = name;
   options.is_gpu = true;
   options.initial_region_bytes = 4 * kMiB;
   options.regions_held = [] { return capture_holds_regions(0); };
+  options.keep_freed_block = [](PoolAllocator& pool, void* block) {
+    return keep_for_capture(0, pool, block);
+  };
   return std::make_shared<PoolAllocator>(device, options);
 }
 
@@ -193,20 +198,8 @@ TEST(CaptureArena, AnArenaGivesNoRegionBackToTheDevicePoolBeforeItDies) {
   pool->check_invariants();
 }
 
-// A GPU pool as MemoryManager makes it: frees by a thread capturing on GPU 0 go to its arena.
-std::shared_ptr<PoolAllocator> device_pool_keeping_capture_frees(const std::string& name) {
-  PoolOptions options;
-  options.name = name;
-  options.is_gpu = true;
-  options.keep_freed_block = [](PoolAllocator& pool, void* block) {
-    return keep_for_capture(0, pool, block);
-  };
-  return std::make_shared<PoolAllocator>(std::make_shared<FakeSubAllocator>(size_t{256} << 20),
-                                         options);
-}
-
 TEST(CaptureArena, ABlockFreedDuringTheCaptureStaysReservedUntilTheGraphDies) {
-  auto pool = device_pool_keeping_capture_frees("GPU_0_pool");
+  auto pool = gpu0_pool(std::make_shared<FakeSubAllocator>(size_t{256} << 20));
   void* previous_output = pool->allocate(4096);  // made eagerly, before the capture
   auto arena = make_capture_arena(pool);
   begin_capture_routing(0, arena);
@@ -225,8 +218,9 @@ TEST(CaptureArena, ABlockFreedDuringTheCaptureStaysReservedUntilTheGraphDies) {
 }
 
 TEST(CaptureArena, OnlyTheCapturingThreadsFreesOfItsOwnPoolAreKept) {
-  auto pool = device_pool_keeping_capture_frees("GPU_0_pool");
-  auto other_pool = device_pool_keeping_capture_frees("GPU_0_second_logical_pool");
+  auto pool = gpu0_pool(std::make_shared<FakeSubAllocator>(size_t{256} << 20));
+  auto other_pool = gpu0_pool(std::make_shared<FakeSubAllocator>(size_t{256} << 20),
+                               "GPU_0_second_logical_pool");
   void* pipelines = pool->allocate(1024);
   void* other = other_pool->allocate(1024);
   auto arena = make_capture_arena(pool);
