@@ -249,8 +249,11 @@ def test_dropout_identity_in_inference_and_scaled_mask_in_training():
     y = layer(x, training=True).numpy()
     kept = y != 0
     np.testing.assert_allclose(y[kept], 1 / 0.7, rtol=1e-6)
-    assert abs(kept.mean() - 0.7) < 0.01  # 20,000 draws: std of the mean ~0.003
-    assert abs(y.mean() - 1.0) < 0.02
+    # 20,000 draws: the kept fraction's std is sqrt(0.7 * 0.3 / 20000) = 0.0032. The bounds are
+    # 6 std (the RNG is unseeded and its state depends on the test order; 3 std failed once in
+    # CI's shuffled run), still far from a wrong rate such as keeping 30% instead of 70%.
+    assert abs(kept.mean() - 0.7) < 0.02
+    assert abs(y.mean() - 1.0) < 0.03  # kept.mean() / 0.7: std 0.0046
     np.testing.assert_array_equal(L.Dropout(1.0)(x, training=True).numpy(), 0 * x)
     np.testing.assert_array_equal(L.Dropout(0.0)(x, training=True).numpy(), x)
 
