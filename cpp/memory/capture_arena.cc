@@ -130,8 +130,11 @@ std::string capture_holds_regions(int gpu) {
 }
 
 bool keep_for_capture(int gpu, PoolAllocator& pool, void* block) {
-  for (const Route& r : routes) {
-    if (r.gpu == gpu && r.regions) return r.regions->keep(pool, block);
+  for (const Route& r : routes) {  // empty on every thread that is not capturing: no lock taken
+    // A pointer the pool never made goes on to the pool's own double-free error.
+    if (r.gpu == gpu && r.regions && pool.allocation_size(block) != 0) {
+      return r.regions->keep(pool, block);
+    }
   }
   return false;
 }

@@ -238,11 +238,7 @@ void* PoolAllocator::allocate(size_t bytes) {
 
 void PoolAllocator::deallocate(void* ptr) {
   if (ptr == nullptr) return;
-  // Rule 14; a pointer that is not ours goes on to the double-free error below.
-  if (options_.keep_freed_block && allocation_size(ptr) != 0 &&
-      options_.keep_freed_block(*this, ptr)) {
-    return;
-  }
+  if (options_.keep_freed_block && options_.keep_freed_block(*this, ptr)) return;  // rule 14
   PendingEvents events(this);
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -88,9 +88,10 @@ struct PoolOptions {
   // Rule 13: why empty regions must stay reserved right now ("" or unset: they need not).
   // Called under the pool's lock, so it must not call back into the pool.
   std::function<std::string()> regions_held;
-  // Rule 14: asked first by deallocate(), outside the lock, for a live block of this pool;
-  // returning true means it has taken the block over and will deallocate() it later (a CUDA
-  // graph being captured on this thread keeps a block freed during the capture: capture_arena.h).
+  // Rule 14: asked first by every deallocate(), outside the lock, so it must be cheap when it
+  // declines; returning true means it has taken the block over (after checking that it is a
+  // live block of `pool`) and will deallocate() it later (a CUDA graph being captured on this
+  // thread keeps a block freed during the capture: capture_arena.h).
   std::function<bool(PoolAllocator& pool, void* ptr)> keep_freed_block;
 };
 
