@@ -168,7 +168,8 @@ void init_hardware(py::module_& m) {
      py::arg("driver_cuda_version") = py::none(),
      "Runs the CUDA backend search afresh for the library at `library_path` (diagnosis, tests); "
      "nvidia-* wheels are looked for under `wheel_roots` when given; with `driver_cuda_version` "
-     "(12040; 0: none) the driver is pretended instead of probed.");
+     "(12040; 0: none) the driver is pretended instead of probed (and wheels are looked for "
+     "only under `wheel_roots`).");
   m.def("check_cudnn_runtime", &check_cudnn_runtime, py::arg("build_version"),
         py::arg("loaded_version"),
         "'' when the loaded cuDNN can run a backend built with those headers, else the warning.");
