@@ -152,3 +152,21 @@ def test_notebook_cells_leave_out_and_require(tmp_path):
     assert r.returncode != 0 and "no code cell contains" in r.stderr, r.stderr
     r = run("--leave-out-containing", "pytest cell", "--require-true", "FLAG")
     assert r.returncode != 0 and "FLAG is False" in r.stderr, r.stderr
+
+
+def test_pytest_stage_leaves_out_only_uncollectable_modules_without_gpu_tests(tmp_path):
+    script = str(REPO / ".ci" / "device_pytest_leave_out.py")
+    (tmp_path / "helpers.py").write_text("X = 1\n")
+    (tmp_path / "test_plain.py").write_text("import helpers\nimport pytest\n\ndef test_a():\n    pass\n")
+    (tmp_path / "test_needs_tf.py").write_text(
+        "import pytest\ntf = pytest.importorskip('no_such_module_xyz')\n\n"
+        "def test_b():\n    assert 'pytest.mark.gpu' in 'a string is no mark'\n")
+    r = subprocess.run([sys.executable, script, str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [f"--ignore={tmp_path / 'test_needs_tf.py'}"], r.stdout
+    (tmp_path / "test_gpu_needs_tf.py").write_text(
+        "import pytest\nfrom no_such_module_xyz import thing\n\n"
+        "@pytest.mark.gpu\ndef test_c():\n    pass\n")
+    r = subprocess.run([sys.executable, script, str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout
+    assert "FAIL: test_gpu_needs_tf.py needs no_such_module_xyz" in r.stderr, r.stderr
