@@ -12,8 +12,10 @@ import sys
 
 
 def _under(path, folder):
-    path, folder = os.path.realpath(path), os.path.realpath(folder)
-    return path == folder or path.startswith(folder + os.sep)
+    """Whether `path` lies in `folder`, through links of folders (a build's stage/ may link its
+    files to the sources, so the file itself is not resolved)."""
+    path = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    return path.startswith(os.path.realpath(folder) + os.sep)
 
 
 def gate(site):
@@ -21,7 +23,7 @@ def gate(site):
     import gpuaccel
     from gpuaccel import _C, cuda
     if not _under(gpuaccel.__file__, site):
-        print(f"FAIL: gpuaccel was imported from {gpuaccel.__file__}, not the kit's {site}")
+        print(f"FAIL: not the kit's gpuaccel: imported from {gpuaccel.__file__}, not {site}")
         return 1
     if not cuda.is_available():
         reason = _C.gpu_unavailable_reason() or _C.cuda_backend_status()["reason"] or "none is visible"

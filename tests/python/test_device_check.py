@@ -28,9 +28,10 @@ STAGES = ["report", "gtest", "pytest", "bench", "profile", "notebook"]
 
 def gtest_binary():
     """The GoogleTest binary of the build this gpuaccel comes from (build/<x>/stage/gpuaccel ->
-    build/<x>/gpuaccel_tests), or of the repository's release build."""
+    build/<x>/gpuaccel_tests), else one of the repository's builds (CI: build/release)."""
     package = pathlib.Path(gpuaccel.__file__).resolve().parent
-    candidates = [package.parent.parent / "gpuaccel_tests", REPO / "build" / "release" / "gpuaccel_tests"]
+    candidates = [package.parent.parent / "gpuaccel_tests", REPO / "build" / "release" / "gpuaccel_tests",
+                  *sorted((REPO / "build").glob("*/gpuaccel_tests"))]
     for path in candidates:
         if path.is_file() and os.access(path, os.X_OK):
             return path
