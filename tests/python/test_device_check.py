@@ -139,7 +139,7 @@ def test_the_gtest_filter_covers_every_gpu_suite():
 def test_notebook_cells_leave_out_and_require(tmp_path):
     notebook = tmp_path / "n.ipynb"
     cells = [{"cell_type": "code", "metadata": {}, "source": ["FLAG = False\n"]},
-             {"cell_type": "code", "metadata": {}, "source": ["raise SystemExit('the pytest cell ran')\n"]}]
+             {"cell_type": "code", "metadata": {}, "source": ["raise RuntimeError('the pytest cell ran')\n"]}]
     notebook.write_text(json.dumps({"cells": cells}))
     script = str(REPO / ".ci" / "notebook_cells.py")
 
@@ -149,8 +149,10 @@ def test_notebook_cells_leave_out_and_require(tmp_path):
 
     r = run("--leave-out-containing", "pytest cell")
     assert r.returncode == 0 and "cell 1: left out" in r.stdout, r.stdout + r.stderr
-    r = run("--leave-out-containing", "no cell has this")
-    assert r.returncode != 0 and "no code cell contains" in r.stderr, r.stderr
+    r = run()
+    assert r.returncode != 0 and "the pytest cell ran" in r.stderr, r.stderr
+    r = run("--leave-out-containing", "pytest cell", "--leave-out-containing", "no cell has this")
+    assert r.returncode != 0 and "no code cell contains ['no cell has this']" in r.stderr, r.stderr
     r = run("--leave-out-containing", "pytest cell", "--require-true", "FLAG")
     assert r.returncode != 0 and "FLAG is False" in r.stderr, r.stderr
 
