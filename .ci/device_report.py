@@ -89,8 +89,8 @@ def report(site):
         if name.startswith(("libgpuaccel", "libdnnl", "libgomp")):
             if not _under(path, site):
                 problems.append(f"{name} mapped from {path}, not the kit's {site}")
-        elif name.startswith("libcuda.so"):
-            pass  # the driver: always the machine's
+        elif name.startswith(("libcuda.so", "libcudadebugger.so")):
+            pass  # the driver's: always the machine's
         elif "/nvidia/" not in real:
             problems.append(f"{name} mapped from {path}, not an nvidia-* wheel")
     for problem in problems:
