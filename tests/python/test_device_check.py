@@ -114,6 +114,14 @@ def test_the_kit_script_parses_and_builds_what_the_check_expects():
     assert kit_items(kit_plan) == kit_items(check_plan) != [], (kit_plan, check_plan)
     assert "GPUACCEL_CUDA_ARCHITECTURES=90" in kit_plan and "GPUACCEL_BUILD_TESTS=ON" in kit_plan
     assert "cp312" in kit_plan
+    # The kit builds without build isolation: its tools must include every build requirement of
+    # pyproject.toml, pinned alike (a oneDNN bump there must reach the kit).
+    pyproject = (REPO / "pyproject.toml").read_text()
+    requires = re.search(r"^\[build-system\]\s*(?:#.*\n)*requires = \[([^\]]*)\]", pyproject, re.M)
+    assert requires, "no [build-system] requires in pyproject.toml"
+    tools = kit_plan.split("python ", 1)[1].splitlines()[0]
+    for requirement in re.findall(r'"([^"]+)"', requires.group(1)):
+        assert requirement in tools.split(), (requirement, tools)
 
 
 def test_the_gtest_filter_covers_every_gpu_suite():
