@@ -197,7 +197,7 @@ TEST(BatchUploader, OnTheCpuBackendItIsAPlainCopy) {
 }
 
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
-// On a real GPU (benchmarks/gpu_session.sh runs the *Cuda* tests): uploads on the copy stream
+// On a real GPU (.ci/device_check runs the GPU suites): uploads on the copy stream
 // from the pinned pool, each read on the compute stream by a device copy queued right after,
 // with no synchronize until the end, arrive whole; a pageable source is refused with its reason.
 class CudaBatchUploader : public CudaDeviceTest {};

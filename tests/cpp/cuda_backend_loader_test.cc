@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/gpu_provider.h"
+#include "cuda_test_device.h"
 #include "fake_cuda_library.h"
 
 namespace gpuaccel {
@@ -412,6 +413,19 @@ TEST(CudnnRuntimeCheck, TheLoaderComparesTheLoadedCudnnWithTheBuilds) {
 }
 
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
+
+// The GPU fixture's backend path: a caller's GPUACCEL_CUDA_BACKEND (the GPU kit's installed
+// copy, .ci/device_check) is kept; only without one does the build folder's path fill in.
+TEST(CudaTestDevice, CallersBackendPathWinsOverTheBuildFolders) {
+  {
+    ScopedEnv env("GPUACCEL_CUDA_BACKEND", "/kit/site/gpuaccel/libgpuaccel_cuda.so");
+    use_test_cuda_backend_unless_overridden();
+    EXPECT_STREQ(std::getenv("GPUACCEL_CUDA_BACKEND"), "/kit/site/gpuaccel/libgpuaccel_cuda.so");
+  }
+  ScopedEnv env("GPUACCEL_CUDA_BACKEND", nullptr);
+  use_test_cuda_backend_unless_overridden();
+  EXPECT_STREQ(std::getenv("GPUACCEL_CUDA_BACKEND"), GPUACCEL_TEST_CUDA_BACKEND);
+}
 
 TEST(CudaBackendLoader, RealBackendLoadsAndReportsNoDriver) {
   const CudaBackendStatus s = probe_cuda_backend(GPUACCEL_TEST_CUDA_BACKEND);

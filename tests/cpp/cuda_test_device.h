@@ -2,6 +2,9 @@
 // skipped where there is no device): the CUDA library under test is the one this build made
 // (GPUACCEL_TEST_CUDA_BACKEND), found through the loader like gpuaccel finds it, and its GPU 0's
 // Backend is the one op frontends get. Raw device memory comes from the library.
+// A GPUACCEL_CUDA_BACKEND set by the caller wins over the build folder's path compiled in here:
+// the GPU kit (.ci/gpu_kit) runs this binary on another machine, where that path does not
+// exist and the backend is the kit's installed copy.
 #pragma once
 
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
@@ -18,11 +21,17 @@
 
 namespace gpuaccel {
 
+// Points the loader at this build's CUDA backend unless GPUACCEL_CUDA_BACKEND is already set
+// (an override must win: overwriting it made a binary run from another path report every GPU
+// test as skipped). Before the loader's first use: it caches its status per process.
+inline void use_test_cuda_backend_unless_overridden() {
+  setenv("GPUACCEL_CUDA_BACKEND", GPUACCEL_TEST_CUDA_BACKEND, /*overwrite=*/0);
+}
+
 class CudaDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // CTest runs each test in its own process, so the loader's cached status follows this.
-    setenv("GPUACCEL_CUDA_BACKEND", GPUACCEL_TEST_CUDA_BACKEND, 1);
+    use_test_cuda_backend_unless_overridden();
     const auto gpus = DeviceRegistry::instance().logical_devices(DeviceType::kGPU);
     if (gpus.empty() || cuda_library() == nullptr) {
       GTEST_SKIP() << "no CUDA device: " << cuda_backend_status().reason;

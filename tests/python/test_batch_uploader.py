@@ -2,7 +2,7 @@
 fake CUDA library, whose copy stream runs its DMAs only when an event behind them is waited for
 (the slowest possible copy engine), trains to exactly the numbers of a fit that uploads on the
 compute stream, eagerly and with CUDA graphs, from arrays and from a prefetched Dataset, with every upload on the copy stream and no wait
-on an event never recorded; and, marked ``gpu`` (benchmarks/gpu_session.sh runs it on the device
+on an event never recorded; and, marked ``gpu`` (.ci/device_check runs it on the device
 machine), the same comparison on a real GPU. predict (train/predictor.h) uploads through the
 same BatchPlacement: on the fake its outputs equal the CPU model's, from arrays and from a
 prefetched Dataset, with every batch on the copy stream; so does a prefetched Dataset iterated

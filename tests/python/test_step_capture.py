@@ -1,5 +1,5 @@
 """CUDA graph capture of the training step on a real GPU (marked ``gpu``: run by
-benchmarks/gpu_session.sh on the device machine and on Colab). Without a GPU the same decisions
+.ci/device_check on the device machine and on Colab). Without a GPU the same decisions
 and numerics are tested against the fake CUDA library (test_library_backend.py) and in C++
 (tests/cpp/step_capture_test.cc)."""
 import numpy as np
