@@ -45,6 +45,15 @@ for copy in status["libraries"]:
             not os.path.realpath(path).startswith(site_real + os.sep):
         failures.append(f"{copy['soname']} was not loaded from the cu12 wheels under {site}: "
                         f"{path or copy['error'] or 'not loaded'}")
+# Every CUDA library mapped into this process is a cu12 wheel's: none of this machine's own
+# (CUDA 13) copies was pulled in behind the backend's back (cuDNN's sub-libraries, say).
+with open("/proc/self/maps") as maps:
+    mapped = {line.split()[-1] for line in maps if "/" in line}
+for path in sorted(mapped):
+    name = os.path.basename(path)
+    if name.startswith(("libcudart", "libcublas", "libcudnn", "libnccl")) and \
+            not os.path.realpath(path).startswith(site_real + os.sep):
+        failures.append(f"{path} is mapped: a CUDA library from outside the cu12 wheels")
 if failures:
     sys.exit("FAIL: " + "\n      ".join(failures))
 print("== CUDA 12 backend load check: loaded against the cu12 wheels, reports no driver")

@@ -61,7 +61,8 @@ CudaBackendChoice choose_cuda_backend(const std::vector<CudaBackendCandidate>& c
     for (const auto* c : present) {
       if (driver_runs(driver_cuda_version, c->cuda_version)) {
         chosen = c;
-        choice.reason = driver_text + ": the newest backend it can run";
+        choice.reason = driver_text + ": the newest backend it can run (CUDA " +
+                        version_text(c->cuda_version) + ")";
         break;
       }
     }
@@ -73,7 +74,8 @@ CudaBackendChoice choose_cuda_backend(const std::vector<CudaBackendCandidate>& c
   }
   if (chosen == nullptr) {
     chosen = present.front();
-    choice.reason = driver_text + ": the newest backend";
+    choice.reason = driver_text + ": the newest backend (CUDA " +
+                    version_text(present.front()->cuda_version) + ")";
   }
   choice.file = chosen->file;
   choice.cuda_version = chosen->cuda_version;
