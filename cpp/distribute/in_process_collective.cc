@@ -127,9 +127,9 @@ class InProcessCollective final : public Collective {
 
   void all_reduce_sum(const std::vector<Tensor>& tensors) override {
     for (const Tensor& t : tensors) check_reducible(t);
-    const std::vector<Tensor> host = staged_on_host(tensors);
+    const std::vector<Tensor>& host = on_host(tensors, /*copy_values=*/true);
     reduce_on_host(host);
-    write_back_from_host(host, tensors);
+    if (&host != &tensors) write_back_from_host(host, tensors);
   }
 
   void broadcast(const std::vector<Tensor>& tensors, int root) override {
@@ -139,21 +139,31 @@ class InProcessCollective final : public Collective {
                       std::to_string(world_size()));
     }
     for (const Tensor& t : tensors) check_reducible(t);
-    const std::vector<Tensor> host = rank_ == root ? staged_on_host(tensors) : host_copies(tensors);
+    const std::vector<Tensor>& host = on_host(tensors, /*copy_values=*/rank_ == root);
     broadcast_on_host(host, root);
-    if (rank_ != root) write_back_from_host(host, tensors);
+    if (&host != &tensors && rank_ != root) write_back_from_host(host, tensors);
   }
 
   void barrier() override { group_->arrive_and_wait(rank_, "barrier"); }
 
  private:
-  // Host tensors as they are; for device tensors, host buffers of their shape to receive into.
-  static std::vector<Tensor> host_copies(const std::vector<Tensor>& tensors) {
-    std::vector<Tensor> host;
-    for (const Tensor& t : tensors) {
-      host.push_back(t.is_cpu() ? t : Tensor::empty(t.shape(), t.dtype(), LogicalDevice{}, "in_process"));
+  // What this rank publishes: `tensors` themselves when all are in host memory, else host
+  // copies (their values when `copy_values`, else buffers to receive into) kept in staged_.
+  // staged_ outlives the call: a rank that throws after publishing must not free what the
+  // others may still be reading.
+  const std::vector<Tensor>& on_host(const std::vector<Tensor>& tensors, bool copy_values) {
+    bool all_on_host = true;
+    for (const Tensor& t : tensors) all_on_host = all_on_host && t.is_cpu();
+    if (all_on_host) return tensors;
+    if (copy_values) {
+      staged_ = staged_on_host(tensors);
+    } else {
+      staged_.clear();
+      for (const Tensor& t : tensors) {
+        staged_.push_back(t.is_cpu() ? t : Tensor::empty(t.shape(), t.dtype(), LogicalDevice{}, "in_process"));
+      }
     }
-    return host;
+    return staged_;
   }
 
   void reduce_on_host(const std::vector<Tensor>& tensors) {
@@ -214,6 +224,7 @@ class InProcessCollective final : public Collective {
 
   std::shared_ptr<Group> group_;
   int rank_;
+  std::vector<Tensor> staged_;  // this rank's host copies of device tensors (see on_host)
 };
 
 }  // namespace

@@ -293,9 +293,12 @@ PoolAllocator::Grow PoolAllocator::grow_locked(size_t rounded, PendingEvents* ev
   want = std::min(want, room);
   // Never ask for more than the device has free (as TensorFlow caps growth): that ask is bound
   // to be refused. Below the request, the request itself is still asked for once, so a refusal
-  // is the device's own.
-  if (const std::optional<size_t> device_free = sub_->free_memory()) {
-    want = std::max(rounded, std::min(want, round_down(*device_free)));
+  // is the device's own. Not while regions are held (a CUDA graph being captured on this GPU):
+  // the query (cudaMemGetInfo) is not one the capture is known to tolerate.
+  if (regions_held_reason().empty()) {
+    if (const std::optional<size_t> device_free = sub_->free_memory()) {
+      want = std::max(rounded, std::min(want, round_down(*device_free)));
+    }
   }
   for (size_t attempt = want;;) {
     if (void* ptr = sub_->alloc(attempt)) {

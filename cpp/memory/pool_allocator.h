@@ -21,13 +21,13 @@
 //     free chunks are ever adjacent and a region with nothing in use is one free chunk.
 //  7. Growth. When nothing fits, the pool asks for a new region of next_region_bytes (first
 //     options.initial_region_bytes, 2 MiB by default), doubled until it holds the request and
-//     capped by the room left under the limit and by the device's free memory when the
-//     sub-allocator knows it (as TensorFlow caps growth; never below the request). If the
-//     device refuses, the ask is halved (never below the request) and retried. After a region
-//     of the size asked first, next_region_bytes doubles (up to options.max_region_bytes);
-//     after a smaller one it becomes the size granted (at least initial_region_bytes), and it
-//     never reaches the smallest ask refused since regions were last released, so later
-//     growth does not start with asks bound to be refused.
+//     capped by the room left under the limit and (as TensorFlow caps growth) by the device's
+//     free memory, when the sub-allocator knows it and no region is held (rule 13); never
+//     below the request. If the device refuses, the ask is halved (never below the request)
+//     and retried. After a region of the size asked first, next_region_bytes doubles (up to
+//     options.max_region_bytes); after a smaller one it becomes the size granted (at least
+//     initial_region_bytes), and it never reaches the smallest ask refused since regions were
+//     last released, so later growth does not start with asks bound to be refused.
 //  8. Preallocation (TF's GPU default). preallocate(n) takes one region of n bytes up front
 //     (halving on refusal down to kMinPreallocateBytes); with limit = n, the pool then never grows.
 //  9. Limit. options.limit_bytes (a logical device's memory_limit, or the preallocated size)

@@ -238,6 +238,18 @@ TEST(MemoryPool, GrowthIsCappedAtTheDevicesFreeMemory) {
   f.pool.check_invariants();
 }
 
+TEST(MemoryPool, NoFreeMemoryQueryWhileRegionsAreHeld) {
+  // While a CUDA graph is captured on the GPU (rule 13) the pool does not ask the device how
+  // much is free: growth then backs off on refusal, as without the cap.
+  PoolOptions o;
+  o.regions_held = [] { return std::string("a CUDA graph is being captured"); };
+  Fixture f(10 * MiB, o);
+  std::vector<void*> live;
+  for (int i = 0; i < 10; ++i) live.push_back(f.pool.allocate(MiB));
+  EXPECT_EQ(f.fake->requests(), (std::vector<size_t>{2 * MiB, 4 * MiB, 8 * MiB, 4 * MiB}));
+  for (void* p : live) f.pool.deallocate(p);
+}
+
 TEST(MemoryPool, PreallocatedPoolNeverCallsTheDeviceAgain) {
   PoolOptions o = limited(90 * MiB, /*gpu=*/true, /*growth=*/false);
   Fixture f(100 * MiB, o);
