@@ -28,6 +28,8 @@ def _device_name(device):
     if isinstance(device, _device_class):
         return device.name
     if isinstance(device, str):
+        if _is_dtype_name(device) or _is_foreign_dtype_name(device):
+            raise ValueError(_dtype_as_device_message(device))
         return device
     name = getattr(device, "name", None)
     if isinstance(name, str):
@@ -271,7 +273,7 @@ def _to(self, *args, dtype=None, device=None):
         if isinstance(a, str) and _is_dtype_name(a):
             dtype = a
         elif isinstance(a, str) and _is_foreign_dtype_name(a):
-            raise ValueError(_foreign_dtype_message(a))
+            raise ValueError(_dtype_as_device_message(a))  # not a device name either
         elif isinstance(a, (str, _device_class)) or hasattr(a, "name") and not _is_dtype_like(a):
             device = a
         else:
@@ -300,6 +302,13 @@ def _foreign_dtype_message(text):
     return (f"t.to({text!r}): {text!r} is a dtype that gpuaccel does not have (its dtypes: "
             f"{', '.join(_C.dtype_names())}); use {instead} instead, e.g. "
             f"t.to('{instead.split()[0]}') or t.to(gpuaccel.{instead.split()[0]})")
+
+
+def _dtype_as_device_message(text):
+    if _is_dtype_name(text):
+        return (f"{text!r} is a dtype, not a device: pass it as dtype= (t.to(dtype={text!r})); "
+                "devices are named like 'cpu', 'cuda:0' or '/GPU:0'")
+    return _foreign_dtype_message(text) + "; devices are named like 'cpu', 'cuda:0' or '/GPU:0'"
 
 
 def _is_dtype_name(text):
