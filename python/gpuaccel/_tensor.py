@@ -396,7 +396,9 @@ def _format(self, format_spec):
     torch.Tensor both do); any other tensor takes only the empty spec (its str), and a spec is
     refused with the TypeError NumPy and torch raise."""
     if self.ndim == 0:
-        return format(_item(self), format_spec)
+        value = _item(self)
+        # ml_dtypes' bfloat16 scalar does not take float format specs
+        return format(float(value) if self._dtype_name == "bfloat16" else value, format_spec)
     if format_spec:
         raise TypeError(f"unsupported format string passed to Tensor.__format__ "
                         f"(format spec {format_spec!r} needs a 0-d tensor; this one has shape "
