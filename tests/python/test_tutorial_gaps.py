@@ -96,7 +96,7 @@ def test_assign_then_call_matches_keras_after_set_weights():
     ours.kernel.assign(kernel)
     ours.bias.assign(bias)
     theirs.set_weights([kernel, bias])
-    np.testing.assert_allclose(ours(x).numpy(), np.asarray(theirs(x)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(theirs(x)), rtol=1e-5, atol=1e-6)
     # the variable is the layer's weight, not a copy: the layer sees the write
     assert ours.kernel.dtype.name == "float32"
     np.testing.assert_array_equal(ours.get_weights()[0], kernel)
@@ -342,7 +342,7 @@ def test_model_inside_sequential_matches_keras_and_shares_weights():
     kernel = rng.normal(size=(5, 3)).astype(np.float32)
     inner.layers[1].kernel.assign(kernel)
     inner_ref.layers[1].kernel.assign(kernel)
-    np.testing.assert_allclose(ours(x).numpy(), np.asarray(theirs(x)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(theirs(x)), rtol=1e-5, atol=1e-6)
 
 
 def test_training_the_outer_model_trains_the_inner_one():
