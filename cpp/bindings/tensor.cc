@@ -132,7 +132,30 @@ py::array to_numpy(const Tensor& t) {
   return out;
 }
 
-// A tensor from a NumPy array: zero-copy for a C-contiguous array of a supported dtype going to
+// The array's strides in elements when a tensor can view its memory as it is (torch.from_numpy
+// shares any such array, transposed or sliced ones included): none negative, each a multiple of
+// the item size. Otherwise nullopt (the array is copied).
+std::optional<Strides> shareable_strides(const py::array& array) {
+  Strides out;
+  const auto item = array.itemsize();
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) {
+    const py::ssize_t stride = array.strides(d);
+    if (stride < 0 || stride % item != 0) return std::nullopt;
+    out.push_back(int64_t(stride / item));
+  }
+  return out;
+}
+
+// The bytes from the array's first element to the end of its last one (its strides may skip
+// memory between, or be a transposed view of a larger block).
+size_t spanned_bytes(const py::array& array) {
+  if (array.size() == 0) return 0;
+  py::ssize_t last = 0;
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) last += (array.shape(d) - 1) * array.strides(d);
+  return size_t(last + array.itemsize());
+}
+
+// A tensor from a NumPy array: zero-copy for an array with shareable strides of a supported dtype going to
 // the CPU when `copy` is false; otherwise a copy (float64 becomes float32).
 Tensor from_numpy(py::array array, const std::optional<std::string>& device,
                   std::optional<std::string> dtype_name, bool copy) {
@@ -148,8 +171,9 @@ Tensor from_numpy(py::array array, const std::optional<std::string>& device,
   }
   Shape shape(array.shape(), array.shape() + array.ndim());
   const DType dtype = dtype_name ? parse_dtype(*dtype_name) : source_dtype;
-  const bool c_contiguous = (array.flags() & py::array::c_style) != 0;
-  if (!copy && !is_f64 && c_contiguous && target.type == DeviceType::kCPU && dtype == source_dtype) {
+  const std::optional<Strides> element_strides = shareable_strides(array);
+  if (!copy && !is_f64 && element_strides && target.type == DeviceType::kCPU &&
+      dtype == source_dtype) {
     auto owner = std::make_shared<py::object>(array);
     // The owner holds a Python reference: release it with the GIL held.
     std::shared_ptr<void> keepalive(owner.get(), [owner](void*) mutable {
@@ -157,9 +181,9 @@ Tensor from_numpy(py::array array, const std::optional<std::string>& device,
       owner.reset();
     });
     auto impl = std::make_shared<TensorImpl>();
-    impl->storage = Storage::borrow(array.mutable_data(), size_t(array.nbytes()), target, keepalive);
+    impl->storage = Storage::borrow(array.mutable_data(), spanned_bytes(array), target, keepalive);
     impl->shape = shape;
-    impl->strides = contiguous_strides(shape);
+    impl->strides = *element_strides;
     impl->dtype = dtype;
     return Tensor(std::move(impl));
   }
@@ -354,10 +378,12 @@ void init_tensor(py::module_& m) {
   m.def("_conv_weights_reorders", &cpu::conv_weights_reorders,
         "oneDNN convolution weight reorders run so far (tests: kept weights are not reordered)");
 
-  m.def("backward", [](const Tensor& root, std::optional<Tensor> grad) {
+  m.def("backward", [](const Tensor& root, std::optional<Tensor> grad, bool retain_graph,
+                       const std::vector<Tensor>& inputs) {
     py::gil_scoped_release release;
-    backward(root, grad ? *grad : Tensor());
-  });
+    backward(root, grad ? *grad : Tensor(), retain_graph, inputs);
+  }, py::arg("root"), py::arg("gradient") = py::none(), py::arg("retain_graph") = false,
+     py::arg("inputs") = std::vector<Tensor>{});
   m.def("compute_gradients", [](const std::vector<Tensor>& roots, const std::vector<std::optional<Tensor>>& root_grads,
                                 const std::vector<Tensor>& sources) {
     std::vector<Tensor> seeds;

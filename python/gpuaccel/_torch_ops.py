@@ -6,6 +6,7 @@ lacks: ``torch.sum/mean(input, dim, keepdim)``, ``torch.max/min`` (a reduction, 
 import collections
 
 from . import _C
+from ._int_range import check_int
 from . import _torch_functional as _F
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import Tensor
@@ -42,8 +43,9 @@ def _extreme(op, arg_op):
                              *as_tensors(x, dim if other is None else other))
         if dim is None:
             return _C.reduce(op, x, None, False)
-        values = _C.reduce(op, x, int(dim), bool(keepdim))
-        indices = _C.reduce(arg_op, x, int(dim), bool(keepdim))
+        dim = check_int(dim, "dim")
+        values = _C.reduce(op, x, dim, bool(keepdim))
+        indices = _C.reduce(arg_op, x, dim, bool(keepdim))
         return _ValuesIndices(values, indices)
     fn.__name__ = op
     fn.__doc__ = (f"``torch.{op}(input)`` (a 0-D tensor), ``torch.{op}(input, dim)`` "

@@ -9,6 +9,7 @@ with recorded C++ ops, so they differentiate like the primitives.
 import numpy as np
 
 from . import _C
+from ._int_range import check_int
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import _dtype_name
@@ -99,16 +100,16 @@ def argmax(input, axis=None, output_type="int64", name=None, dim=None, keepdim=F
     dim means the flattened tensor: use ``t.argmax()`` or pass ``dim=``)."""
     x = convert_to_tensor(input)
     if dim is not None:
-        return _C.reduce("argmax", x, int(dim), bool(keepdim))
-    out = _C.reduce("argmax", x, 0 if axis is None else int(axis), False)
+        return _C.reduce("argmax", x, check_int(dim, "dim"), bool(keepdim))
+    out = _C.reduce("argmax", x, 0 if axis is None else check_int(axis, "axis"), False)
     return out if output_type in ("int64", None) else _C.cast(out, _dtype_name(output_type))
 
 
 def argmin(input, axis=None, output_type="int64", name=None, dim=None, keepdim=False):
     x = convert_to_tensor(input)
     if dim is not None:
-        return _C.reduce("argmin", x, int(dim), bool(keepdim))
-    out = _C.reduce("argmin", x, 0 if axis is None else int(axis), False)
+        return _C.reduce("argmin", x, check_int(dim, "dim"), bool(keepdim))
+    out = _C.reduce("argmin", x, 0 if axis is None else check_int(axis, "axis"), False)
     return out if output_type in ("int64", None) else _C.cast(out, _dtype_name(output_type))
 
 

@@ -346,7 +346,8 @@ class Trainer:
                 break
             if batch_hooks:
                 callback_list.on_predict_batch_begin(step)
-            outputs.append(predictor.predict_step(xs)[0].numpy())
+            # a copy (._numpy()): .numpy() would view an output buffer a later step may reuse
+            outputs.append(predictor.predict_step(xs)[0]._numpy())
             if batch_hooks:
                 callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
         callback_list.on_predict_end()
@@ -389,7 +390,7 @@ class Trainer:
         if batch is None:  # StopIteration must not escape (a caller's generator would end)
             raise ValueError("predict_on_batch() got no data: the input has 0 samples (or the "
                              "Dataset yielded no batch)")
-        return self._predictor().predict_step(batch[0])[0].numpy()
+        return self._predictor().predict_step(batch[0])[0]._numpy()
 
     def _single_batch_logs(self, trainer, return_dict):
         logs = self._results(trainer)

@@ -26,6 +26,7 @@ from .._int_range import check_range
 from .._tensor import Tensor, tensor as _make_tensor
 from ..dtypes import as_dtype
 from . import _symbolic
+from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from ._symbolic import Input, KerasTensor
 
@@ -243,19 +244,27 @@ class Layer:
 
     @property
     def weights(self):
-        return [w for _, w, _ in self._cpp.weights]
+        return [_layer_variables.labelled(self, n, w, t) for n, w, t in self._cpp.weights]
+
+    def __getattr__(self, attribute):
+        # Only for names normal lookup did not find: Keras's weight attributes (dense.kernel).
+        if not attribute.startswith("_") and "_cpp" in self.__dict__:
+            variable = _layer_variables.find(self, attribute)
+            if variable is not _layer_variables.MISSING:
+                return variable
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attribute}'")
 
     @property
     def trainable_weights(self):
         if not self.trainable:
             return []
-        return [w for _, w, trainable in self._cpp.weights if trainable]
+        return [w for w in self.weights if w.trainable]
 
     @property
     def non_trainable_weights(self):
         if not self.trainable:
             return self.weights
-        return [w for _, w, trainable in self._cpp.weights if not trainable]
+        return [w for w in self.weights if not w.trainable]
 
     @property
     def variables(self):

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import _keras_archive, _keras_h5, _summary, _weights_file
+from . import _keras_archive, _keras_h5, _nested_models, _summary, _weights_file
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -157,8 +157,7 @@ class Model(Trainer):
 
     def __call__(self, inputs, training=None, mask=None):
         if is_symbolic(inputs):
-            raise NotImplementedError("calling a model on keras.Input tensors (nesting models) "
-                                      "is not supported yet; add its layers instead")
+            return _nested_models.call_symbolic(self, inputs)
         xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         keep = self._keeps_integer_inputs()
         tensors = []
@@ -240,6 +239,9 @@ class Model(Trainer):
     def _weight_paths(self):
         paths = []
         for layer in self.layers:
+            if isinstance(layer, Model):  # a nested model: its paths under its name
+                paths.extend(f"{layer.name}/{path}" for path in layer._weight_paths())
+                continue
             names = [name for name, _, _ in layer._cpp.weights]
             paths.extend(f"{layer.name}/{name}" for name in names)
         return paths
@@ -251,11 +253,14 @@ class Model(Trainer):
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
         if os.fspath(filepath).endswith(".weights.h5"):
+            _nested_models.refuse_keras_file(self, filepath)
             return _keras_h5.save_weights(self, filepath)
         _weights_file.save(filepath, self._weight_paths(), self.get_weights())
 
     def load_weights(self, filepath, skip_mismatch=False):
         import os
+        if os.fspath(filepath).endswith((".weights.h5", ".keras")):
+            _nested_models.refuse_keras_file(self, filepath)
         if os.fspath(filepath).endswith(".weights.h5"):
             return _keras_h5.load_weights(self, filepath)
         if os.fspath(filepath).endswith(".keras"):
@@ -269,6 +274,7 @@ class Model(Trainer):
         import os
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
+        _nested_models.refuse_keras_file(self, filepath)
         _keras_archive.save_model(self, filepath)
 
     # ---- description ----
@@ -330,9 +336,7 @@ class Sequential(Model):
                 raise ValueError("keras.Input can only be the first entry of a Sequential model")
             self._input = layer
             return
-        if isinstance(layer, Model):
-            raise NotImplementedError("nesting a model inside Sequential is not supported yet")
-        if not hasattr(layer, "_cpp"):
+        if not hasattr(layer, "_cpp") and not isinstance(layer, Model):
             raise TypeError("The added layer must be an instance of class Layer. Received: "
                             f"layer={layer!r} of type {type(layer)}.")
         if any(existing.name == layer.name for existing in self._layers):
@@ -377,14 +381,18 @@ class Sequential(Model):
         self._built_input_shape = shape
         output_shapes = []
         for layer in self._layers:
-            if not layer.built:
-                layer.build(shape)
-            shape = tuple(layer.compute_output_shape(shape))
+            if isinstance(layer, Model):  # a model used as a layer (_nested_models.py)
+                shape = _nested_models.output_shape(layer, shape)
+            else:
+                if not layer.built:
+                    layer.build(shape)
+                shape = tuple(layer.compute_output_shape(shape))
             output_shapes.append(shape)
         graph = _C.LayerGraph(1)
         value = 0
         for layer in self._layers:
-            value = graph.add_node(layer._cpp, [value])
+            value = _nested_models.add_to_graph(layer, graph, [value]) if isinstance(
+                layer, Model) else graph.add_node(layer._cpp, [value])
         graph.set_outputs([value])
         self._output_shapes = output_shapes
         self._cpp_graph = graph
