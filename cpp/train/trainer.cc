@@ -31,6 +31,16 @@ void check_labels(const Tensor& y, int64_t batch) {
   }
 }
 
+// The compiled loss plus the losses the model's layers added in this forward pass (Keras's
+// compute_loss: the sum of both).
+Tensor with_added_losses(const Tensor& compiled, const nn::LayerGraph& graph) {
+  Tensor total = compiled;
+  for (const Tensor& added : graph.added_losses()) {
+    total = add(total, added.dtype() == total.dtype() ? added : cast(added, total.dtype()));
+  }
+  return total;
+}
+
 std::vector<Tensor> with_labels(std::vector<Tensor> x, const Tensor& y) {
   x.push_back(y);
   return x;
@@ -126,7 +136,7 @@ Tensor Trainer::run_train_step(const std::vector<Tensor>& x, const Tensor& y, in
   DeferredChecks::Scope deferred(label_checks_);
   GradModeGuard grad_on(true);
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/true);
-  const Tensor loss = (*loss_)(y, outputs.at(0));
+  const Tensor loss = with_added_losses((*loss_)(y, outputs.at(0)), *graph_);
   std::vector<Tensor> grads;
   if (!params.empty()) {
     // Loss scaling (LossScaleOptimizer): backpropagate from loss * scale so small float16
@@ -190,7 +200,7 @@ Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
   x.pop_back();
   ReleasePlacedBatch release_upload(batches_);
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/false);
-  const Tensor value = (*loss_)(y, outputs.at(0));
+  const Tensor value = with_added_losses((*loss_)(y, outputs.at(0)), *graph_);
   absorb(value, batch, y, outputs.at(0));
   return value;
 }
