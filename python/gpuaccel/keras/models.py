@@ -215,6 +215,12 @@ class Model(Trainer):
     trainable_variables = trainable_weights
     variables = weights
 
+    @property
+    def losses(self):
+        """The losses the layers' last calls added (``add_loss`` in Python layers), which fit
+        adds to the compiled loss; a GradientTape loop adds them itself."""
+        return [loss for layer in self.layers for loss in getattr(layer, "losses", [])]
+
     def get_weights(self):
         return [w for layer in self.layers for w in layer.get_weights()]
 

@@ -1,0 +1,222 @@
+"""Python-defined keras.layers.Layer subclasses (build with add_weight, call with tensor ops,
+add_loss, get_config) train, evaluate and predict as in real Keras with the same weights and
+inputs, while their Python call() runs once per input signature: the C++ step replays the
+traced ops (cpp/nn/op_trace.h). A call() that cannot be traced runs eagerly and warns why."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gpuaccel as gt
+from gpuaccel import keras as gk
+
+keras = pytest.importorskip("keras")
+tf = pytest.importorskip("tensorflow")
+
+
+def custom_layers(lib, matmul, reduce_sum, relu):
+    """The Keras guide's first custom layers, written against `lib` (gpuaccel.keras or keras)
+    with that library's ops."""
+
+    class Linear(lib.layers.Layer):
+        def __init__(self, units=32, activation=False, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+            self.activation = activation
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units),
+                                     initializer="random_normal", trainable=True, name="w")
+            self.b = self.add_weight(shape=(self.units,), initializer="zeros", trainable=True,
+                                     name="b")
+
+        def call(self, inputs):
+            out = matmul(inputs, self.w) + self.b
+            return relu(out) if self.activation else out
+
+        def get_config(self):
+            config = super().get_config()
+            config.update({"units": self.units, "activation": self.activation})
+            return config
+
+    class ActivityRegularizationLayer(lib.layers.Layer):
+        def __init__(self, rate=1e-2, **kwargs):
+            super().__init__(**kwargs)
+            self.rate = rate
+
+        def call(self, inputs):
+            self.add_loss(self.rate * reduce_sum(inputs))
+            return inputs
+
+    return Linear, ActivityRegularizationLayer
+
+
+def gpuaccel_layers():
+    return custom_layers(gk, gt.matmul, gt.reduce_sum, gt.nn.relu)
+
+
+def keras_layers():
+    return custom_layers(keras, keras.ops.matmul, keras.ops.sum, keras.ops.relu)
+
+
+def sequential(lib, layers):
+    Linear, ActivityRegularization = layers
+    return lib.Sequential([lib.Input((5,)), Linear(8, activation=True), ActivityRegularization(),
+                           Linear(3), lib.layers.Dense(1)])
+
+
+def data(n=48, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 5)).astype(np.float32), rng.normal(size=(n, 1)).astype(np.float32)
+
+
+def twin_models():
+    ours, theirs = sequential(gk, gpuaccel_layers()), sequential(keras, keras_layers())
+    ours.set_weights(theirs.get_weights())
+    return ours, theirs
+
+
+def detached(t):
+    return gt.stop_gradient(t).numpy()
+
+
+def test_linear_layer_eager_call_matches_keras_and_traces_once():
+    Linear, _ = gpuaccel_layers()
+    KLinear, _ = keras_layers()
+    ours, theirs = Linear(4), KLinear(4)
+    x = np.random.default_rng(1).normal(size=(6, 3)).astype(np.float32)
+    expected = np.asarray(theirs(x))
+    ours.build((None, 3))
+    ours.set_weights(theirs.get_weights())
+    np.testing.assert_allclose(detached(ours(x)), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(detached(ours(x)), expected, rtol=1e-6, atol=1e-6)
+    assert ours._cpp.python_calls == 1  # the second call replayed the trace
+    assert [w.shape for w in ours.weights] == [(3, 4), (4,)]
+    assert len(ours.trainable_weights) == 2 and ours.count_params() == 16
+
+
+def test_fit_evaluate_predict_match_keras_with_add_loss():
+    ours, theirs = twin_models()
+    x, y = data()
+    for model in (ours, theirs):
+        model.compile(optimizer=(gk if model is ours else keras).optimizers.SGD(0.05), loss="mse")
+    h_ours = ours.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0)
+    h_theirs = theirs.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0)
+    np.testing.assert_allclose(h_ours.history["loss"], h_theirs.history["loss"], rtol=1e-4)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ours.evaluate(x, y, verbose=0), theirs.evaluate(x, y, verbose=0),
+                               rtol=1e-4)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0),
+                               rtol=1e-4, atol=1e-5)
+    # 3 epochs x 3 batches of 16, then evaluate and predict: one trace per signature
+    # (training=True; training=False for evaluate and predict, whose batches differ in size).
+    linear = ours.layers[0]
+    assert linear._cpp.python_calls == linear._cpp.traced_signatures <= 3
+    assert linear._cpp.eager_reason == ""
+
+
+def test_add_loss_is_part_of_the_training_loss():
+    _, ActivityRegularization = gpuaccel_layers()
+    model = gk.Sequential([gk.Input((4,)), ActivityRegularization(rate=0.5)])
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.ones((8, 4), np.float32)
+    y = np.ones((8, 4), np.float32)
+    # mse is 0 (identity layer), the added loss 0.5 * sum(x) = 16
+    assert model.evaluate(x, y, batch_size=8, verbose=0) == pytest.approx(16.0)
+    model(x)
+    assert [float(detached(v)) for v in model.losses] == [16.0]
+
+
+def test_functional_model_and_gradient_tape_match_keras():
+    (Linear, Reg), (KLinear, KReg) = gpuaccel_layers(), keras_layers()
+
+    def functional(lib, linear, reg):
+        inputs = lib.Input((5,))
+        return lib.Model(inputs, linear(2)(reg()(linear(6, activation=True)(inputs))))
+
+    ours, theirs = functional(gk, Linear, Reg), functional(keras, KLinear, KReg)
+    ours.set_weights(theirs.get_weights())
+    x, _ = data(10)
+    y = np.zeros((10, 2), np.float32)
+    with gt.GradientTape() as tape:
+        loss = gt.reduce_mean(gt.square(ours(x) - y)) + gt.add_n(ours.losses)
+    grads = tape.gradient(loss, ours.trainable_weights)
+    with tf.GradientTape() as ktape:
+        kloss = tf.reduce_mean(tf.square(theirs(x) - y)) + tf.add_n(theirs.losses)
+    kgrads = ktape.gradient(kloss, theirs.trainable_weights)
+    assert float(detached(loss)) == pytest.approx(float(kloss), rel=1e-5)
+    for g, k in zip(grads, kgrads):
+        np.testing.assert_allclose(g.numpy(), k.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_config_round_trip_and_weights_h5_to_keras(tmp_path):
+    ours, theirs = twin_models()
+    x, y = data()
+    ours.compile(optimizer="adam", loss="mse")
+    ours.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    path = str(tmp_path / "custom.weights.h5")
+    ours.save_weights(path)
+    theirs.load_weights(path)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0),
+                               rtol=1e-4, atol=1e-5)
+    fresh = sequential(gk, gpuaccel_layers())
+    fresh.load_weights(path)
+    np.testing.assert_allclose(fresh.predict(x, verbose=0), ours.predict(x, verbose=0), rtol=1e-6)
+
+    Linear, _ = gpuaccel_layers()
+    layer = Linear(7, activation=True, name="lin")
+    config = layer.get_config()
+    assert config["units"] == 7 and config["activation"] is True and config["name"] == "lin"
+    clone = Linear.from_config(config)
+    assert (clone.units, clone.activation, clone.name) == (7, True, "lin")
+
+
+def test_untraceable_call_falls_back_to_python_and_says_why():
+    class Branchy(gk.layers.Layer):
+        def call(self, inputs):
+            if float(gt.reduce_sum(inputs)) > 0:  # Python control flow on a tensor value
+                return inputs * 2.0
+            return inputs * -1.0
+
+    layer = Branchy()
+    with pytest.warns(RuntimeWarning, match="reads a tensor's value on the host"):
+        first = layer(np.ones((2, 2), np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once per layer, not per call
+        second = layer(-np.ones((2, 2), np.float32))
+    np.testing.assert_allclose(detached(first), 2.0)
+    np.testing.assert_allclose(detached(second), 1.0)  # the other branch: it was not baked in
+    assert layer._cpp.python_calls == 2
+    assert "host" in layer._cpp.eager_reason
+
+
+def test_weights_options_and_errors():
+    class Scale(gk.layers.Layer):
+        def build(self, input_shape):
+            self.count = self.add_weight(shape=(), initializer="zeros", trainable=False,
+                                         name="count")
+            self.scale = self.add_weight(shape=(input_shape[-1],),
+                                         initializer=lambda shape, dtype=None: np.full(shape, 0.5),
+                                         name="scale")
+
+        def call(self, inputs, training=None):
+            return inputs * self.scale if training else inputs * self.scale * 2.0
+
+    layer = Scale()
+    x = np.ones((3, 2), np.float32)
+    np.testing.assert_allclose(detached(layer(x)), 1.0)
+    np.testing.assert_allclose(detached(layer(x, training=True)), 0.5)
+    assert layer._cpp.python_calls == 2  # one trace per value of `training`
+    # Keras's order: trainable weights first
+    assert [w.shape for w in layer.trainable_weights] == [(2,)]
+    assert [w.shape for w in layer.non_trainable_weights] == [()]
+    assert [tuple(w.shape) for w in layer.weights] == [(2,), ()]
+
+    class NoCall(gk.layers.Layer):
+        pass
+
+    with pytest.raises(NotImplementedError, match="define call"):
+        NoCall()
+    with pytest.raises(ValueError, match="Could not interpret initializer"):
+        Scale().add_weight(shape=(2,), initializer=3)
