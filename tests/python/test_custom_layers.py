@@ -220,3 +220,40 @@ def test_weights_options_and_errors():
         NoCall()
     with pytest.raises(ValueError, match="Could not interpret initializer"):
         Scale().add_weight(shape=(2,), initializer=3)
+
+
+def subclassed_model(lib, relu):
+    """TF's expert-quickstart style: layers held by attributes, tensor ops between them."""
+
+    class MyModel(lib.Model):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.d1 = lib.layers.Dense(16, activation="tanh")
+            self.d2 = lib.layers.Dense(3)
+
+        def call(self, x, training=None):
+            h = self.d1(x)
+            return self.d2(h * 0.5 + relu(h))
+
+    return MyModel()
+
+
+def test_subclassed_model_with_tensor_ops_trains_as_keras_and_traces_once():
+    ours, theirs = subclassed_model(gk, gt.nn.relu), subclassed_model(keras, keras.ops.relu)
+    x, _ = data(48)
+    y = np.random.default_rng(3).integers(0, 3, 48)
+    theirs(x[:1])
+    ours(x[:1])
+    ours.d1.set_weights(theirs.d1.get_weights())
+    ours.d2.set_weights(theirs.d2.get_weights())
+    for model, lib in ((ours, gk), (theirs, keras)):
+        model.compile(optimizer=lib.optimizers.SGD(0.1), metrics=["accuracy"],
+                      loss=lib.losses.SparseCategoricalCrossentropy(from_logits=True))
+    h_ours = ours.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+    h_theirs = theirs.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+    np.testing.assert_allclose(h_ours.history["loss"], h_theirs.history["loss"], rtol=1e-4)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0),
+                               rtol=1e-4, atol=1e-5)
+    assert [layer.name for layer in ours.layers] == [ours.d1.name, ours.d2.name]
+    calls = ours._call_layer_cpp
+    assert calls.python_calls == calls.traced_signatures <= 4 and calls.eager_reason == ""

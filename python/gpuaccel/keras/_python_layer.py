@@ -33,6 +33,33 @@ def make_cpp_layer(layer):
                                  functools.partial(_run_call, ref), functools.partial(_warn, ref))
 
 
+def make_model_call_layer(model, layers):
+    """The one C++ layer a subclassed model whose ``call`` uses tensor ops (not only layers)
+    runs as: its call traced like a Python layer's, the layers it calls recorded as calls of
+    their own C++ layers, and their weights registered here too (the same tensors), so the step
+    differentiates and updates them."""
+    ref = weakref.ref(model)
+    cpp = _C.layers.TracedLayer(model.name, type(model).__name__,
+                                functools.partial(_run_model_call, ref),
+                                functools.partial(_warn, ref))
+    for layer in layers:
+        for name, value, trainable in layer._cpp.weights:
+            cpp.add_weight_value(f"{layer.name}/{name}", value, bool(trainable and layer.trainable))
+    cpp.build([])
+    return cpp
+
+
+def _run_model_call(ref, inputs, training):
+    """The model-call layer's callback: [output, *losses its layers added]."""
+    model = ref()
+    if model is None:
+        raise RuntimeError("the Python model behind this C++ layer was deleted")
+    x = inputs[0] if len(inputs) == 1 else list(inputs)
+    kwargs = {"training": bool(training)} if _takes(model.call, "training") else {}
+    output = _as_tensor(model.call(x, **kwargs), f"{type(model).__name__}.call() return value")
+    return [output] + list(model.losses)
+
+
 def _warn(ref, reason):
     layer = ref()
     name = layer.name if layer is not None else "?"
