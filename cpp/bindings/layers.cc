@@ -58,15 +58,13 @@ class HeldPythonCallable {
   py::function fn_;
 };
 
-std::shared_ptr<nn::TracedLayer> make_traced_layer(std::string name, std::string type,
-                                               py::function python_call, py::function warn) {
-  auto call = std::make_shared<HeldPythonCallable>(std::move(python_call));
+std::shared_ptr<nn::TracedFunction> make_traced_function(py::function python_fn, py::function warn) {
+  auto fn = std::make_shared<HeldPythonCallable>(std::move(python_fn));
   auto warn_fn = std::make_shared<HeldPythonCallable>(std::move(warn));
-  return std::make_shared<nn::TracedLayer>(
-      std::move(name), std::move(type),
-      [call](const std::vector<Tensor>& inputs, bool training) {
+  return std::make_shared<nn::TracedFunction>(
+      [fn](const std::vector<Tensor>& inputs, bool flag) {
         py::gil_scoped_acquire gil;
-        return (*call)(inputs, training).cast<std::vector<Tensor>>();
+        return (*fn)(inputs, flag).cast<std::vector<Tensor>>();
       },
       [warn_fn](const std::string& reason) { (*warn_fn)(reason); });
 }
@@ -118,18 +116,24 @@ void init_layers(py::module_& m) {
         return "<gpuaccel._C.layers." + std::string(layer.type()) + " name='" + layer.name() + "'>";
       });
 
+  py::class_<TracedFunction, std::shared_ptr<TracedFunction>>(lm, "TracedFunction")
+      .def(py::init(&make_traced_function), py::arg("python_fn"), py::arg("warn"),
+           "python_fn(inputs, flag) -> [outputs...], traced once per input signature and "
+           "replayed; warn(reason) is told once when a signature cannot be traced.")
+      .def_property_readonly("python_calls", &TracedFunction::python_calls)
+      .def_property_readonly("eager_reason", &TracedFunction::eager_reason)
+      .def_property_readonly("traced_signatures", &TracedFunction::traced_signatures);
   py::class_<TracedLayer, Layer, std::shared_ptr<TracedLayer>>(lm, "TracedLayer")
-      .def(py::init(&make_traced_layer), py::arg("name"), py::arg("type"), py::arg("python_call"),
-           py::arg("warn"),
-           "A Python layer: python_call(inputs, training) -> [output, *added_losses] is traced "
-           "once per input signature and replayed; warn(reason) is told once when it cannot be.")
+      .def(py::init<std::string, std::string, TracedFunctionPtr>(), py::arg("name"),
+           py::arg("type"), py::arg("call"),
+           "A Python layer: call(inputs, training) -> [output, *added_losses].")
       .def("add_weight_value", &TracedLayer::add_weight_value, py::arg("name"), py::arg("value"),
            py::arg("trainable"))
       .def("added_losses", &TracedLayer::added_losses)
       .def("clear_added_losses", &TracedLayer::clear_added_losses)
-      .def_property_readonly("python_calls", &TracedLayer::python_calls)
-      .def_property_readonly("eager_reason", &TracedLayer::eager_reason)
-      .def_property_readonly("traced_signatures", &TracedLayer::traced_signatures);
+      .def_property_readonly("python_calls", [](const TracedLayer& layer) { return layer.traced_call()->python_calls(); })
+      .def_property_readonly("eager_reason", [](const TracedLayer& layer) { return layer.traced_call()->eager_reason(); })
+      .def_property_readonly("traced_signatures", [](const TracedLayer& layer) { return layer.traced_call()->traced_signatures(); });
   py::class_<Dense, Layer, std::shared_ptr<Dense>>(lm, "Dense")
       .def(py::init<std::string, int64_t, const std::string&, bool, const std::string&, const std::string&>(),
            py::arg("name"), py::arg("units"), py::arg("activation") = "linear", py::arg("use_bias") = true,

@@ -9,6 +9,7 @@
 #include "nn/layer_graph.h"
 #include "nn/losses.h"
 #include "nn/metrics.h"
+#include "nn/traced_function.h"
 #include "train/predictor.h"
 #include "train/trainer.h"
 
@@ -48,6 +49,12 @@ void init_training(py::module_& m) {
              return std::make_shared<nn::Loss>(config);
            }),
            py::arg("kind"), py::arg("from_logits") = false, py::arg("label_smoothing") = 0.0)
+      .def_static("from_python", [](const std::string& name, nn::TracedFunctionPtr fn) {
+             return std::make_shared<nn::Loss>(name, [fn](const Tensor& y_true, const Tensor& y_pred) {
+               return (*fn)({y_true, y_pred}, false).at(0);
+             });
+           }, py::arg("name"), py::arg("traced_function"),
+           "A Python loss: traced_function([y_true, y_pred]) -> [values] (layers.TracedFunction).")
       .def_property_readonly("name", &nn::Loss::name)
       .def("per_example", &nn::Loss::per_example, py::arg("y_true"), py::arg("y_pred"))
       .def("__call__", &nn::Loss::operator(), py::arg("y_true"), py::arg("y_pred"));

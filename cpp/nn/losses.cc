@@ -84,7 +84,11 @@ Loss::Loss(LossConfig config) : config_(config) {
   }
 }
 
+Loss::Loss(std::string name, PerExampleFn per_example)
+    : custom_name_(std::move(name)), custom_(std::move(per_example)) {}
+
 const char* Loss::name() const {
+  if (custom_) return custom_name_.c_str();
   switch (config_.kind) {
     case LossKind::kSparseCategoricalCrossentropy: return "sparse_categorical_crossentropy";
     case LossKind::kCategoricalCrossentropy: return "categorical_crossentropy";
@@ -95,10 +99,11 @@ const char* Loss::name() const {
 }
 
 Tensor Loss::per_example(const Tensor& y_true, const Tensor& y_pred_in) const {
-  const char* op = kind_op_name(config_.kind);
+  const char* op = custom_ ? custom_name_.c_str() : kind_op_name(config_.kind);
   if (!y_true.defined() || !y_pred_in.defined()) {
     throw_error(ErrorCode::kInvalidArgument, op, "y_true and y_pred must both be given");
   }
+  if (custom_) return custom_(y_true, y_pred_in);
   if (!is_floating(y_pred_in.dtype())) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 std::string("predictions must be floating point, got ") +

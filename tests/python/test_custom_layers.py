@@ -257,3 +257,54 @@ def test_subclassed_model_with_tensor_ops_trains_as_keras_and_traces_once():
     assert [layer.name for layer in ours.layers] == [ours.d1.name, ours.d2.name]
     calls = ours._call_layer_cpp
     assert calls.python_calls == calls.traced_signatures <= 4 and calls.eager_reason == ""
+
+
+def python_losses(lib, mean, square, abs_, minimum):
+    """A loss function and a keras.losses.Loss subclass written against `lib`'s ops."""
+
+    def my_mse(y_true, y_pred):
+        return mean(square(y_true - y_pred), axis=-1)
+
+    class ClippedAbs(lib.losses.Loss):
+        def __init__(self, limit=0.5, name="clipped_abs", **kwargs):
+            super().__init__(name=name, **kwargs)
+            self.limit = limit
+
+        def call(self, y_true, y_pred):
+            return mean(minimum(abs_(y_true - y_pred), self.limit), axis=-1)
+
+    return my_mse, ClippedAbs
+
+
+@pytest.mark.parametrize("which", ["function", "subclass"])
+def test_python_losses_in_compile_train_as_keras_and_trace_once(which):
+    ours_fn, OursLoss = python_losses(gk, gt.reduce_mean, gt.square, gt.abs, gt.minimum)
+    theirs_fn, TheirsLoss = python_losses(keras, keras.ops.mean, keras.ops.square, keras.ops.abs,
+                                          keras.ops.minimum)
+    ours_loss = ours_fn if which == "function" else OursLoss(0.3)
+    theirs_loss = theirs_fn if which == "function" else TheirsLoss(0.3)
+    theirs = keras.Sequential([keras.Input((5,)), keras.layers.Dense(4, activation="relu"),
+                               keras.layers.Dense(2)])
+    ours = gk.Sequential([gk.Input((5,)), gk.layers.Dense(4, activation="relu"),
+                          gk.layers.Dense(2)])
+    ours.set_weights(theirs.get_weights())
+    x, _ = data(48)
+    y = np.random.default_rng(4).normal(size=(48, 2)).astype(np.float32)
+    ours.compile(optimizer=gk.optimizers.SGD(0.1), loss=ours_loss)
+    theirs.compile(optimizer=keras.optimizers.SGD(0.1), loss=theirs_loss)
+    h_ours = ours.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+    h_theirs = theirs.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+    np.testing.assert_allclose(h_ours.history["loss"], h_theirs.history["loss"], rtol=1e-5)
+    np.testing.assert_allclose(ours.evaluate(x, y, verbose=0), theirs.evaluate(x, y, verbose=0),
+                               rtol=1e-5)
+    # batches of 16 (fit, and evaluate's last) and 32 (evaluate): two traces, no other call
+    traced = ours.loss._traced
+    assert traced.python_calls == traced.traced_signatures == 2 and traced.eager_reason == ""
+    # called directly, as Keras's Loss objects are: reduced to the mean
+    prediction = theirs.predict(x, verbose=0)
+    if which == "function":
+        expected = float(np.mean(np.asarray(theirs_fn(y, prediction))))
+        direct = gk.losses.LossFunctionWrapper(ours_fn)
+    else:
+        expected, direct = float(theirs_loss(y, prediction)), ours_loss
+    assert float(direct(y, ours.predict(x, verbose=0))) == pytest.approx(expected, rel=1e-5)

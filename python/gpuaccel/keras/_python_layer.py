@@ -29,8 +29,8 @@ def make_cpp_layer(layer):
     """The C++ layer of a Python-defined ``layer``; it calls back through a weak reference (the
     C++ layer lives as long as the Python one, which owns it)."""
     ref = weakref.ref(layer)
-    return _C.layers.TracedLayer(layer.name, type(layer).__name__,
-                                 functools.partial(_run_call, ref), functools.partial(_warn, ref))
+    return _C.layers.TracedLayer(layer.name, type(layer).__name__, _C.layers.TracedFunction(
+        functools.partial(_run_call, ref), functools.partial(_warn, ref)))
 
 
 def make_model_call_layer(model, layers):
@@ -39,9 +39,8 @@ def make_model_call_layer(model, layers):
     their own C++ layers, and their weights registered here too (the same tensors), so the step
     differentiates and updates them."""
     ref = weakref.ref(model)
-    cpp = _C.layers.TracedLayer(model.name, type(model).__name__,
-                                functools.partial(_run_model_call, ref),
-                                functools.partial(_warn, ref))
+    cpp = _C.layers.TracedLayer(model.name, type(model).__name__, _C.layers.TracedFunction(
+        functools.partial(_run_model_call, ref), functools.partial(_warn, ref)))
     for layer in layers:
         for name, value, trainable in layer._cpp.weights:
             cpp.add_weight_value(f"{layer.name}/{name}", value, bool(trainable and layer.trainable))
