@@ -82,9 +82,15 @@ void init_training(py::module_& m) {
       .def(py::init<nn::LayerGraphPtr, nn::LossPtr, std::shared_ptr<optim::Optimizer>,
                     std::vector<nn::MetricPtr>>(),
            py::arg("graph"), py::arg("loss"), py::arg("optimizer"), py::arg("metrics"))
-      .def("train_step", &train::Trainer::train_step, py::arg("x"), py::arg("y"),
+      .def("train_step", [](train::Trainer& t, const std::vector<Tensor>& x, const Tensor& y,
+                            std::optional<Tensor> sample_weight) {
+             return t.train_step(x, y, sample_weight ? *sample_weight : Tensor());
+           }, py::arg("x"), py::arg("y"), py::arg("sample_weight") = py::none(),
            py::call_guard<py::gil_scoped_release>())
-      .def("test_step", &train::Trainer::test_step, py::arg("x"), py::arg("y"),
+      .def("test_step", [](train::Trainer& t, const std::vector<Tensor>& x, const Tensor& y,
+                           std::optional<Tensor> sample_weight) {
+             return t.test_step(x, y, sample_weight ? *sample_weight : Tensor());
+           }, py::arg("x"), py::arg("y"), py::arg("sample_weight") = py::none(),
            py::call_guard<py::gil_scoped_release>())
       .def("reset_metrics", &train::Trainer::reset_metrics)
       .def("results", &train::Trainer::results)

@@ -155,4 +155,22 @@ Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred) const {
   return reduce(ReduceOp::kMean, per_example(y_true, y_pred), {}, false);
 }
 
+Tensor Loss::weighted(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) const {
+  const Tensor values = per_example(y_true, y_pred);
+  const char* op = custom_ ? custom_name_.c_str() : kind_op_name(config_.kind);
+  if (sample_weight.ndim() != 1 || (values.ndim() > 0 && sample_weight.dim(0) != values.dim(0))) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "sample_weight must have one value per example, shape (" +
+                    std::to_string(values.ndim() > 0 ? values.dim(0) : 1) + ",); got " +
+                    shape_to_string(sample_weight.shape()));
+  }
+  Tensor w = cast(sample_weight, values.dtype());
+  if (values.ndim() > 1) {
+    Shape per_row(size_t(values.ndim()), 1);
+    per_row[0] = w.dim(0);
+    w = reshape(w, per_row);
+  }
+  return reduce(ReduceOp::kMean, mul(values, w), {}, false);
+}
+
 }  // namespace gpuaccel::nn

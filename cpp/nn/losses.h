@@ -41,6 +41,10 @@ class Loss {
   Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const;
   // The mean of per_example: a float32 scalar, differentiable with respect to y_pred.
   Tensor operator()(const Tensor& y_true, const Tensor& y_pred) const;
+  // Keras's sample_weight: per_example times `sample_weight` (N,), broadcast over the values'
+  // other axes, then the mean over every value (sum_over_batch_size divides by the number of
+  // values, not by the sum of the weights).
+  Tensor weighted(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) const;
 
  private:
   LossConfig config_;

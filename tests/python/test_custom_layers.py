@@ -308,3 +308,63 @@ def test_python_losses_in_compile_train_as_keras_and_trace_once(which):
     else:
         expected, direct = float(theirs_loss(y, prediction)), ours_loss
     assert float(direct(y, ours.predict(x, verbose=0))) == pytest.approx(expected, rel=1e-5)
+
+
+def weighted_twins():
+    theirs = keras.Sequential([keras.Input((5,)), keras.layers.Dense(6, activation="relu"),
+                               keras.layers.Dense(3)])
+    ours = gk.Sequential([gk.Input((5,)), gk.layers.Dense(6, activation="relu"),
+                          gk.layers.Dense(3)])
+    ours.set_weights(theirs.get_weights())
+    for model, lib in ((ours, gk), (theirs, keras)):
+        model.compile(optimizer=lib.optimizers.SGD(0.1), metrics=["accuracy"],
+                      loss=lib.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return ours, theirs
+
+
+@pytest.mark.parametrize("kind", ["sample_weight", "class_weight"])
+def test_sample_and_class_weights_and_validation_split_match_keras(kind):
+    x, _ = data(60)
+    y = np.random.default_rng(5).integers(0, 3, 60)
+    if kind == "sample_weight":
+        weights = {"sample_weight": np.random.default_rng(6).uniform(0, 2, 60).astype(np.float32)}
+    else:
+        weights = {"class_weight": {0: 0.5, 1: 2.0, 2: 1.0}}
+    ours, theirs = weighted_twins()
+    h_ours = ours.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
+                      validation_split=0.2, **weights)
+    h_theirs = theirs.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0,
+                          validation_split=0.2, **weights)
+    for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
+        np.testing.assert_allclose(h_ours.history[key], h_theirs.history[key], rtol=1e-4,
+                                   err_msg=key)
+    if kind == "sample_weight":
+        w = weights["sample_weight"]
+        weighted = ours.evaluate(x, y, sample_weight=w, verbose=0)
+        np.testing.assert_allclose(weighted, theirs.evaluate(x, y, sample_weight=w, verbose=0),
+                                   rtol=1e-4)
+        # the weights are applied: the weighted loss is not the plain one
+        assert abs(weighted[0] - ours.evaluate(x, y, verbose=0)[0]) > 1e-4
+
+
+def test_sample_weight_errors():
+    ours, _ = weighted_twins()
+    x, _ = data(8)
+    y = np.zeros(8, np.int64)
+    with pytest.raises(ValueError, match="one value per example"):
+        ours.fit(x, y, sample_weight=np.ones(7), verbose=0)
+    with pytest.raises(ValueError, match="both `class_weight` and `sample_weight`"):
+        ours.fit(x, y, sample_weight=np.ones(8), class_weight={0: 1.0}, verbose=0)
+    with pytest.raises(ValueError, match="no weight for classes \\[0\\]"):
+        ours.fit(x, y, class_weight={1: 1.0}, verbose=0)
+
+
+def test_overridden_train_step_is_refused_not_skipped():
+    class Custom(gk.Sequential):
+        def train_step(self, data):
+            raise AssertionError("never reached")
+
+    model = Custom([gk.Input((5,)), gk.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(NotImplementedError, match="overrides train_step"):
+        model.fit(*data(8), verbose=0)

@@ -12,6 +12,7 @@ from . import callbacks as callbacks_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
+from . import _sample_weights
 from ._data_adapter import adapt
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -51,6 +52,16 @@ def _flatten_metrics(metrics):
         raise ValueError(f"Expected `metrics` argument to be a list, tuple, or dict. Received "
                          f"instead: metrics={metrics!r} of type {type(metrics)}")  # Keras's words
     return list(metrics)
+
+
+def _refuse_overridden_step(model, name):
+    """A subclass's own train_step/test_step would be skipped by the C++ step: say so rather
+    than train differently from what the code says."""
+    if getattr(type(model), name, None) is not None:
+        raise NotImplementedError(
+            f"{type(model).__name__} overrides {name}(), which gpuaccel does not run yet: its "
+            "fit/evaluate step is C++ (forward, compiled loss, gradients, update). Move the "
+            "custom logic into call()/add_loss or a compiled loss, or write a GradientTape loop")
 
 
 class Trainer:
@@ -160,8 +171,8 @@ class Trainer:
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
-        if class_weight is not None or sample_weight is not None:
-            raise NotImplementedError("class_weight and sample_weight are not supported yet")
+        _refuse_overridden_step(self, "train_step")
+        x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
         verbose = _resolve_verbose(verbose)
         if isinstance(x, distribute_strategy.DistributedDataset):
             x = x.unwrap()  # fit splits each global batch across the replicas itself
@@ -193,8 +204,11 @@ class Trainer:
             if validation_batch_size:
                 val_data.batch_size = int(validation_batch_size)
 
-        self._ensure_built_for(data)
+        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         trainer = self._fit_trainer()
+        if weighted and not isinstance(trainer, _C.Trainer):
+            raise NotImplementedError("sample_weight/class_weight under a distribution strategy "
+                                      "are not supported yet")
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
             min(steps_per_epoch, data.steps)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
@@ -237,9 +251,10 @@ class Trainer:
                 if batch is None:
                     break
                 xs, yb = batch
+                xs, weights = _sample_weights.split_batch(xs, weighted)
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
-                trainer.train_step(xs, yb)
+                trainer.train_step(xs, yb, weights)
                 marker.commit()
                 samples += _rows(xs)
                 global_step += 1
@@ -261,7 +276,9 @@ class Trainer:
             logs = self._epoch_results(trainer)
             if val_data is not None and _should_validate(epoch, validation_freq):
                 val_logs = self._evaluate_data(val_data, callbacks=callback_list, verbose=0,
-                                               what="fit()'s validation_data")
+                                               what="fit()'s validation_data",
+                                               weighted=weighted and validation_data is None,
+                                               apply_weights=class_weight is None)
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
             # A checkpoint taken at the end of the epoch resumes at the next one's start.
             self._fit_position = FitPosition(epoch + 1, 0, global_step, rng.bit_generator.state)
@@ -290,20 +307,23 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
-        if sample_weight is not None:
-            raise NotImplementedError("sample_weight is not supported yet")
+        _refuse_overridden_step(self, "test_step")
+        x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate")
         if hasattr(data, "y") and data.y is None:
             raise ValueError("evaluate() needs labels: pass y= (or a Dataset of (x, y) pairs)")
-        self._ensure_built_for(data)
-        logs = self._evaluate_data(data, callbacks, verbose, steps)
+        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
+        logs = self._evaluate_data(data, callbacks, verbose, steps, weighted=weighted)
         if return_dict:
             return logs
         values = [logs[name] for name in self.metrics_names if name in logs]
         return values[0] if len(values) == 1 else values
 
-    def _evaluate_data(self, data, callbacks, verbose, steps=None, what="evaluate()"):
+    def _evaluate_data(self, data, callbacks, verbose, steps=None, what="evaluate()",
+                       weighted=False, apply_weights=True):
+        """``weighted``: the data's last column is sample weights; ``apply_weights``: weigh the
+        loss with them (Keras weighs a validation_split by sample_weight, not by class_weight)."""
         trainer = self._trainer_for("evaluate")
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
             callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
@@ -315,9 +335,11 @@ class Trainer:
         for step, (xs, yb) in enumerate(data.batches()):
             if steps is not None and step >= steps:
                 break
+            xs, weights = _sample_weights.split_batch(xs, weighted)
+            weights = weights if apply_weights else None
             if batch_hooks:
                 callback_list.on_test_batch_begin(step)
-            trainer.test_step(xs, yb)
+            trainer.test_step(xs, yb, weights)
             ran += 1
             samples += _rows(xs)
             if batch_hooks:
