@@ -254,7 +254,7 @@ class Trainer:
                 xs, weights = _sample_weights.split_batch(xs, weighted)
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
-                trainer.train_step(xs, yb, weights)
+                trainer.train_step(xs, yb, *([] if weights is None else [weights]))
                 marker.commit()
                 samples += _rows(xs)
                 global_step += 1
@@ -339,7 +339,7 @@ class Trainer:
             weights = weights if apply_weights else None
             if batch_hooks:
                 callback_list.on_test_batch_begin(step)
-            trainer.test_step(xs, yb, weights)
+            trainer.test_step(xs, yb, *([] if weights is None else [weights]))
             ran += 1
             samples += _rows(xs)
             if batch_hooks:
