@@ -359,12 +359,55 @@ def test_sample_weight_errors():
         ours.fit(x, y, class_weight={1: 1.0}, verbose=0)
 
 
-def test_overridden_train_step_is_refused_not_skipped():
-    class Custom(gk.Sequential):
-        def train_step(self, data):
-            raise AssertionError("never reached")
+def custom_step_model(lib, tape_cls):
+    """Keras 3's "customizing what happens in fit" guide: train_step and test_step with
+    compute_loss, the optimizer's apply and self.metrics."""
 
-    model = Custom([gk.Input((5,)), gk.layers.Dense(1)])
-    model.compile(optimizer="sgd", loss="mse")
-    with pytest.raises(NotImplementedError, match="overrides train_step"):
-        model.fit(*data(8), verbose=0)
+    class CustomModel(lib.Model):
+        def train_step(self, data):
+            x, y = data
+            with tape_cls() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            trainable_vars = self.trainable_variables
+            gradients = tape.gradient(loss, trainable_vars)
+            self.optimizer.apply(gradients, trainable_vars)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+        def test_step(self, data):
+            x, y = data
+            y_pred = self(x, training=False)
+            loss = self.compute_loss(y=y, y_pred=y_pred)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = lib.Input((5,))
+    return CustomModel(inputs, lib.layers.Dense(1)(lib.layers.Dense(4, activation="relu")(inputs)))
+
+
+def test_overridden_train_step_runs_eagerly_as_keras():
+    theirs, ours = custom_step_model(keras, tf.GradientTape), custom_step_model(gk, gt.GradientTape)
+    ours.set_weights(theirs.get_weights())
+    x, y = data(48)
+    for model, lib in ((ours, gk), (theirs, keras)):
+        model.compile(optimizer=lib.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
+    with pytest.warns(RuntimeWarning, match=r"train_step\(\) is Python"):
+        h_ours = ours.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+    h_theirs = theirs.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+    for key in ("loss", "mae"):
+        np.testing.assert_allclose(h_ours.history[key], h_theirs.history[key], rtol=1e-4,
+                                   err_msg=key)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    with pytest.warns(RuntimeWarning, match=r"test_step\(\) is Python"):
+        evaluated = ours.evaluate(x, y, verbose=0)
+    np.testing.assert_allclose(evaluated, theirs.evaluate(x, y, verbose=0), rtol=1e-4)

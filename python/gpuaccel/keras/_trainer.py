@@ -12,7 +12,7 @@ from . import callbacks as callbacks_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import _sample_weights
+from . import _python_step, _sample_weights
 from ._data_adapter import adapt
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -52,16 +52,6 @@ def _flatten_metrics(metrics):
         raise ValueError(f"Expected `metrics` argument to be a list, tuple, or dict. Received "
                          f"instead: metrics={metrics!r} of type {type(metrics)}")  # Keras's words
     return list(metrics)
-
-
-def _refuse_overridden_step(model, name):
-    """A subclass's own train_step/test_step would be skipped by the C++ step: say so rather
-    than train differently from what the code says."""
-    if getattr(type(model), name, None) is not None:
-        raise NotImplementedError(
-            f"{type(model).__name__} overrides {name}(), which gpuaccel does not run yet: its "
-            "fit/evaluate step is C++ (forward, compiled loss, gradients, update). Move the "
-            "custom logic into call()/add_loss or a compiled loss, or write a GradientTape loop")
 
 
 class Trainer:
@@ -109,8 +99,30 @@ class Trainer:
         names = [m.name for m in self.compiled_metrics]
         if len(set(names)) != len(names) or "loss" in names:
             raise ValueError(f"metric names must be unique and not 'loss'; got {names}")
+        self._loss_tracker = metrics_module.Mean(name="loss")
         self.compiled = True
         self._cpp_trainer = None  # rebuilt on first use (the model may not be built yet)
+
+    # ---- what an overridden train_step/test_step uses (Keras 3's Trainer API) ----
+
+    @property
+    def metrics(self):
+        """The loss tracker, then the compiled metrics (an overridden train_step updates them)."""
+        tracker = getattr(self, "_loss_tracker", None)
+        return ([tracker] if tracker is not None else []) + list(self.compiled_metrics)
+
+    def reset_metrics(self):
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of (y, y_pred) plus the losses the layers added (Keras 3)."""
+        if self.loss is None:
+            raise ValueError("compute_loss() needs a loss: pass loss= to compile()")
+        total = self.loss(y, y_pred, sample_weight)
+        for added in getattr(self, "losses", []):
+            total = total + added
+        return total
 
     @property
     def metrics_names(self):
@@ -147,9 +159,12 @@ class Trainer:
 
     def _fit_trainer(self):
         """What fit steps: the C++ Trainer, or under a strategy with several replicas the
-        replicated step (the same calls). With no strategy and several GPUs visible, says once
-        that they sit idle."""
+        replicated step (the same calls), or the model's own Python train_step. With no
+        strategy and several GPUs visible, says once that they sit idle."""
         trainer = self._trainer_for("fit")
+        if _python_step.overrides(self, "train_step"):
+            _python_step.warn_once(self, "train_step")
+            return _python_step.PythonStepTrainer(self, trainer)
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
             replicated = distribute_fit.replicated_fit(self, strategy)
@@ -171,7 +186,6 @@ class Trainer:
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
-        _refuse_overridden_step(self, "train_step")
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
         verbose = _resolve_verbose(verbose)
         if isinstance(x, distribute_strategy.DistributedDataset):
@@ -307,7 +321,6 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
-        _refuse_overridden_step(self, "test_step")
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate")
@@ -325,6 +338,9 @@ class Trainer:
         """``weighted``: the data's last column is sample weights; ``apply_weights``: weigh the
         loss with them (Keras weighs a validation_split by sample_weight, not by class_weight)."""
         trainer = self._trainer_for("evaluate")
+        if _python_step.overrides(self, "test_step"):
+            _python_step.warn_once(self, "test_step")
+            trainer = _python_step.PythonStepTrainer(self, trainer)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
             callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                           verbose=verbose, epochs=1, steps=data.steps)
