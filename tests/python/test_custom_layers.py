@@ -411,3 +411,24 @@ def test_overridden_train_step_runs_eagerly_as_keras():
     with pytest.warns(RuntimeWarning, match=r"test_step\(\) is Python"):
         evaluated = ours.evaluate(x, y, verbose=0)
     np.testing.assert_allclose(evaluated, theirs.evaluate(x, y, verbose=0), rtol=1e-4)
+
+
+def test_keras_archive_with_python_layers_loads_here_and_in_keras(tmp_path):
+    ours, _ = twin_models()
+    x, y = data()
+    ours.compile(optimizer="adam", loss="mse")
+    ours.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    path = str(tmp_path / "custom.keras")
+    ours.save(path)
+    expected = ours.predict(x, verbose=0)
+    Linear, Reg = gpuaccel_layers()
+    with pytest.raises(NotImplementedError, match="custom_objects"):
+        gk.models.load_model(path)
+    again = gk.models.load_model(path, custom_objects={"Linear": Linear,
+                                                       "ActivityRegularizationLayer": Reg})
+    np.testing.assert_allclose(again.predict(x, verbose=0), expected, rtol=1e-6)
+    assert again.layers[0].units == 8 and again.layers[0].activation is True
+    KLinear, KReg = keras_layers()
+    theirs = keras.models.load_model(path, custom_objects={"Linear": KLinear,
+                                                           "ActivityRegularizationLayer": KReg})
+    np.testing.assert_allclose(theirs.predict(x, verbose=0), expected, rtol=1e-4, atol=1e-5)
