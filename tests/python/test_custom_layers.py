@@ -432,3 +432,21 @@ def test_keras_archive_with_python_layers_loads_here_and_in_keras(tmp_path):
     theirs = keras.models.load_model(path, custom_objects={"Linear": KLinear,
                                                            "ActivityRegularizationLayer": KReg})
     np.testing.assert_allclose(theirs.predict(x, verbose=0), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_python_layer_under_mixed_precision_autocasts_its_weights_as_keras():
+    Linear, _ = gpuaccel_layers()
+    KLinear, _ = keras_layers()
+    x = np.random.default_rng(7).normal(size=(4, 5)).astype(np.float32)
+    theirs = KLinear(3, dtype="mixed_bfloat16")
+    expected = np.asarray(theirs(x)).astype(np.float32)
+    ours = Linear(3, dtype="mixed_bfloat16")
+    ours.build((None, 5))
+    ours.set_weights(theirs.get_weights())
+    out = ours(x)
+    assert out.dtype == gt.bfloat16 and ours.weights[0].dtype == gt.float32
+    np.testing.assert_allclose(detached(out).astype(np.float32), expected, rtol=2e-2, atol=2e-2)
+    with gt.GradientTape() as tape:
+        loss = gt.reduce_sum(gt.cast(ours(x), "float32"))
+    grads = tape.gradient(loss, ours.trainable_weights)
+    assert [g.dtype for g in grads] == [gt.float32, gt.float32]  # the masters' gradients

@@ -75,6 +75,32 @@ def _takes(function, argument):
         p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
+class _AutocastWeights:
+    """Keras's autocast under a mixed-precision policy: while ``call`` runs, the attributes
+    holding float32 weights hold them cast to the compute dtype (a recorded cast, so a replay
+    casts the updated master and gradients reach it); restored afterwards."""
+
+    def __init__(self, layer):
+        self.layer = layer
+        self.saved = {}
+
+    def __enter__(self):
+        dtype = self.layer.compute_dtype
+        if dtype == "float32":
+            return self
+        masters = {w.data_ptr() for _, w, _ in self.layer._cpp.weights
+                   if w._dtype_name == "float32"}
+        for name, value in list(vars(self.layer).items()):
+            if isinstance(value, Tensor) and value.data_ptr() in masters:
+                self.saved[name] = value
+                object.__setattr__(self.layer, name, _C.cast(value, dtype))
+        return self
+
+    def __exit__(self, *exc):
+        for name, value in self.saved.items():
+            object.__setattr__(self.layer, name, value)
+
+
 def _run_call(ref, inputs, training):
     """The C++ layer's callback: [output, *added losses] of ``call`` on these inputs."""
     layer = ref()
@@ -83,7 +109,8 @@ def _run_call(ref, inputs, training):
     layer._pending_losses = []
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(layer.call, "training") else {}
-    output = layer.call(x, **kwargs)
+    with _AutocastWeights(layer):
+        output = layer.call(x, **kwargs)
     if not isinstance(output, Tensor):
         output = _as_tensor(output, f"{type(layer).__name__}.call() return value")
     losses, layer._pending_losses = layer._pending_losses, []
