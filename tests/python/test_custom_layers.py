@@ -450,3 +450,25 @@ def test_python_layer_under_mixed_precision_autocasts_its_weights_as_keras():
         loss = gt.reduce_sum(gt.cast(ours(x), "float32"))
     grads = tape.gradient(loss, ours.trainable_weights)
     assert [g.dtype for g in grads] == [gt.float32, gt.float32]  # the masters' gradients
+
+
+def test_python_layer_with_two_inputs_in_a_functional_model():
+    class Gate(gk.layers.Layer):
+        def build(self, input_shape):
+            self.scale = self.add_weight(shape=(input_shape[0][-1],), initializer="ones")
+
+        def call(self, inputs):
+            a, b = inputs
+            return a * gt.sigmoid(b) * self.scale
+
+    a_in, b_in = gk.Input((3,)), gk.Input((3,))
+    model = gk.Model([a_in, b_in], gk.layers.Dense(1)(Gate()([a_in, b_in])))
+    a = np.random.default_rng(8).normal(size=(6, 3)).astype(np.float32)
+    b = np.random.default_rng(9).normal(size=(6, 3)).astype(np.float32)
+    kernel, bias = model.layers[-1].get_weights()
+    expected = (a / (1 + np.exp(-b))) @ kernel + bias
+    np.testing.assert_allclose(model.predict([a, b], verbose=0), expected, rtol=1e-5, atol=1e-6)
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit([a, b], np.zeros((6, 1), np.float32), epochs=2, batch_size=3, verbose=0)
+    gate = model.layers[0]
+    assert gate._cpp.python_calls == gate._cpp.traced_signatures == 2  # predict, fit

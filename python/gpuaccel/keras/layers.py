@@ -366,14 +366,11 @@ class Layer:
     def _call_inputs(self, inputs, **kwargs):
         """The layer's list of inputs from its call arguments (single-input layers: [x])."""
         kwargs.pop("mask", None)
-        if self._is_python_layer() and isinstance(inputs, (list, tuple)):
-            if kwargs:
-                raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
-                                f"{sorted(kwargs)}")
-            return list(inputs)
         if kwargs:
             raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
                             f"{sorted(kwargs)}")
+        if self._is_python_layer() and isinstance(inputs, (list, tuple)):
+            return list(inputs)  # a Python layer's call takes a list of inputs as a list
         return [inputs]
 
     def _to_tensor(self, value):
