@@ -426,8 +426,8 @@ def test_padded_batch_takes_a_tuple_as_one_components_shape(isolated):
 
 
 def test_dataset_sample_weights_are_refused_not_dropped(isolated):
-    # fit(sample_weight=...) raises NotImplementedError; a Dataset's third component used to
-    # be dropped silently, training on other weights than the ones given.
+    # Sample weights inside a Dataset are not supported (fit(sample_weight=) is); its third
+    # component used to be dropped silently, training on other weights than the ones given.
     outcome = isolated.run(
         "import numpy as np, gpuaccel\nfrom gpuaccel import keras\n"
         "model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])\n"

@@ -58,22 +58,59 @@ class Model(Trainer):
     def _trace_subclassed(self, shapes):
         """Builds a subclassed model's graph by running its ``call`` once on keras.Input
         placeholders: the layers it calls record the graph, which then runs (and trains) in C++
-        like a functional model. So ``call`` may use layers only, not raw tensor ops."""
+        like a functional model. A ``call`` that also uses tensor ops (which need values) runs
+        as one traced Python layer instead (``_init_traced_call``)."""
         from ._symbolic import Input
         inputs = [Input(shape=tuple(s[1:])) for s in shapes]
         single = inputs[0] if len(inputs) == 1 else inputs
         try:
-            outputs = self.call(single, training=False)
-        except TypeError as error:
-            if "training" not in str(error):
-                raise
-            outputs = self.call(single)
+            try:
+                outputs = self.call(single, training=False)
+            except TypeError as error:
+                if "training" not in str(error):
+                    raise
+                outputs = self.call(single)
+        except (TypeError, ValueError, NotImplementedError):
+            outputs = None  # a tensor op met a KerasTensor
         if not isinstance(outputs, KerasTensor):
-            raise NotImplementedError(
-                f"{type(self).__name__}.call() must compute its output with Keras layers only "
-                f"(got {type(outputs).__name__}); gpuaccel builds a subclassed model's graph from "
-                "the layers call() uses")
+            self._init_traced_call(shapes)
+            return
         self._init_functional(single, outputs)
+
+    def _init_traced_call(self, shapes):
+        """The graph of a subclassed model whose ``call`` uses tensor ops: one C++ layer that
+        replays ``call`` traced once per input signature (keras/_python_layer.py), after one
+        call on zeros has built the layers it uses."""
+        from . import _python_layer
+        from .._tensor import tensor as make_tensor
+        zeros = [make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in s),
+                                      np.float32)) for s in shapes]
+        with no_grad():
+            x = zeros[0] if len(zeros) == 1 else zeros
+            try:
+                self.call(x, training=False)
+            except TypeError as error:
+                if "training" not in str(error):
+                    raise
+                self.call(x)
+        self._traced_layers = self._tracked_layers()
+        cpp = self._call_layer_cpp = _python_layer.make_model_call_layer(self, self._traced_layers)
+        graph = _C.LayerGraph(len(shapes))
+        graph.set_outputs([graph.add_node(cpp, list(range(len(shapes))))])
+        self._nodes = []
+        self._cpp_graph = graph
+
+    def _tracked_layers(self):
+        """The layers this model's attributes hold (lists too), in assignment order, as Keras
+        tracks a subclassed model's layers."""
+        from .layers import Layer
+        seen, out = set(), []
+        for value in vars(self).values():
+            for item in (value if isinstance(value, (list, tuple)) else [value]):
+                if isinstance(item, Layer) and id(item) not in seen:
+                    seen.add(id(item))
+                    out.append(item)
+        return out
 
     # ---- graph ----
 
@@ -130,6 +167,8 @@ class Model(Trainer):
 
     @property
     def layers(self):
+        if getattr(self, "_traced_layers", None) is not None:
+            return list(self._traced_layers)
         seen, out = set(), []
         for node in self._nodes:
             if id(node.layer) not in seen:
@@ -213,6 +252,12 @@ class Model(Trainer):
 
     trainable_variables = trainable_weights
     variables = weights
+
+    @property
+    def losses(self):
+        """The losses the layers' last calls added (``add_loss`` in Python layers), which fit
+        adds to the compiled loss; a GradientTape loop adds them itself."""
+        return [loss for layer in self.layers for loss in getattr(layer, "losses", [])]
 
     def get_weights(self):
         return [w for layer in self.layers for w in layer.get_weights()]
