@@ -208,14 +208,12 @@ struct CudnnConvDescriptors final : ConvDescriptors {
 };
 
 // A launch status saying that cuDNN will not run this algorithm for this problem and queued
-// nothing: not supported (cuDNN 9 groups those in the CUDNN_STATUS_NOT_SUPPORTED category) or a
-// parameter it rejects for this algorithm (CUDNN_STATUS_BAD_PARAM_*, e.g. a misaligned
-// pointer). The next candidate is tried; should every one be refused, the error lists them all.
-// A failed execution (CUDNN_STATUS_EXECUTION_FAILED_*) is not retried. The workspace-size query
-// runs on the host only, so any failure there just passes the candidate over.
-bool refused_at_launch(cudnnStatus_t s) {
-  return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_BAD_PARAM;
-}
+// nothing (cudnn_refused, cudnn_status.h: the NOT_SUPPORTED family, or the BAD_PARAM family for
+// a parameter it rejects for this algorithm, e.g. a misaligned pointer). The next candidate is
+// tried; should every one be refused, the error lists them all. A failed execution
+// (CUDNN_STATUS_EXECUTION_FAILED_*) is not retried. The workspace-size query runs on the host
+// only, so any failure there just passes the candidate over.
+bool refused_at_launch(cudnnStatus_t s) { return cudnn_refused(static_cast<int>(s)); }
 
 // The general algorithms tried after the heuristic's own: the ones cuDNN's legacy API runs for
 // (almost) any shape, layout and dtype, with the least workspace.
