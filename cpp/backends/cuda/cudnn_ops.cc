@@ -360,16 +360,23 @@ class CudnnConvEngine final : public ConvEngine {
     return true;
   }
 
-  void next_algorithm(const ConvPlanKey& k, ConvPlan& plan) override {
+  void next_algorithm(const ConvPlanKey& k, ConvPlan& plan, size_t workspace_below) override {
     const auto& d = static_cast<const CudnnConvDescriptors&>(*plan.descriptors);
     CudnnLease h = cudnn_lease(device_);
-    plan.algorithm = next_accepted_or_throw(k, d, h);
+    if (workspace_below != kAnyWorkspace) {
+      d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " +
+                    std::to_string(plan.algorithm.algorithm) + ": the pool could not give its " +
+                    std::to_string(workspace_below) + "-byte workspace";
+    }
+    plan.algorithm = next_accepted_or_throw(k, d, h, workspace_below);
   }
 
  private:
-  // The next candidate whose workspace-size query cuDNN accepts, with the descriptor's math type
-  // set to it; UnimplementedError naming the problem and every refusal when none is left.
-  ConvAlgorithm next_accepted_or_throw(const ConvPlanKey& k, const CudnnConvDescriptors& d, const CudnnLease& h) {
+  // The next candidate whose workspace-size query cuDNN accepts and whose workspace is below
+  // `workspace_below`, with the descriptor's math type set to it; UnimplementedError naming the
+  // problem and every refusal when none is left.
+  ConvAlgorithm next_accepted_or_throw(const ConvPlanKey& k, const CudnnConvDescriptors& d, const CudnnLease& h,
+                                       size_t workspace_below = kAnyWorkspace) {
     auto accepts = [&](const ConvCandidate& c, size_t* bytes) {
       GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, static_cast<cudnnMathType_t>(c.math_type)));
       cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
@@ -395,8 +402,14 @@ class CudnnConvEngine final : public ConvEngine {
       }
       return true;
     };
+    auto too_large = [&](const ConvCandidate& c, size_t bytes) {
+      d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " + std::to_string(c.algorithm) +
+                    " (math " + std::to_string(c.math_type) + "): needs " + std::to_string(bytes) +
+                    " bytes of workspace, no less than the pool could not give";
+    };
     ConvAlgorithm a;
-    const std::optional<ConvCandidate> c = next_accepted(d.candidates, &d.next_candidate, accepts, &a.workspace_bytes);
+    const std::optional<ConvCandidate> c =
+        next_accepted(d.candidates, &d.next_candidate, accepts, &a.workspace_bytes, workspace_below, too_large);
     if (!c) {
       unimplemented("conv2d: cuDNN runs none of the algorithms tried for " + k.to_string() + " (tried " +
                     describe_candidates(d.candidates) + "; refused: " + (d.refusals.empty() ? "none" : d.refusals) +
