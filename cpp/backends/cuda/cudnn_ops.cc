@@ -363,7 +363,9 @@ class CudnnConvEngine final : public ConvEngine {
   void next_algorithm(const ConvPlanKey& k, ConvPlan& plan, size_t workspace_below) override {
     const auto& d = static_cast<const CudnnConvDescriptors&>(*plan.descriptors);
     CudnnLease h = cudnn_lease(device_);
-    if (workspace_below != kAnyWorkspace) {
+    // The bound is this algorithm's own workspace when the pool just refused it (a bound from an
+    // earlier refusal in the call is larger: every later candidate needs less).
+    if (workspace_below != kAnyWorkspace && plan.algorithm.workspace_bytes == workspace_below) {
       d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " +
                     std::to_string(plan.algorithm.algorithm) + ": the pool could not give its " +
                     std::to_string(workspace_below) + "-byte workspace";
