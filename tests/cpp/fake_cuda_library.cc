@@ -435,7 +435,11 @@ CudaStatus mode_status(std::string* error) {
 class FakeLibrary final : public CudaLibrary {
  public:
   int runtime_version() const override { return 13000; }
-  int cudnn_version() const override { return 91900; }
+  // GPUACCEL_FAKE_CUDA_CUDNN_VERSION pretends another loaded cuDNN (an older one than the build's).
+  int cudnn_version() const override {
+    const char* pretended = std::getenv(GPUACCEL_FAKE_CUDA_CUDNN_VERSION_ENV);
+    return pretended != nullptr ? std::atoi(pretended) : 91900;
+  }
   int cublas_version() const override { return 130100; }
   CudaStatus driver_version(int* version, std::string* error) override {
     *version = mode() == "driver_too_old" || mode() == "driver_too_old_generic" ? 12040 : 13000;

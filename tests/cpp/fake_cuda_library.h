@@ -10,6 +10,8 @@
 // or "version=N" (the factory claims interface version N).
 #define GPUACCEL_FAKE_CUDA_ENV "GPUACCEL_FAKE_CUDA"
 #define GPUACCEL_FAKE_CUDA_COUNTERS "gpuaccel_fake_cuda_counters"
+// The cuDNN version the fake reports as loaded (cuDNN 9's encoding, 91000); unset: 91900.
+#define GPUACCEL_FAKE_CUDA_CUDNN_VERSION_ENV "GPUACCEL_FAKE_CUDA_CUDNN_VERSION"
 
 // Device memory is host memory (aligned_alloc), so copies are memcpy and every op is computed
 // by the CPU backend on it. A fake device clock times the profiler's events: matmul takes 1.5 ms
