@@ -222,6 +222,7 @@ class FakeBackend final : public Backend {
   }
   void release_cached_memory() override {
     run("release_cached_memory", [&] {
+      std::lock_guard<std::mutex> lock(workspace_mutex_);
       services_.deallocate(matmul_workspace_);
       matmul_workspace_ = nullptr;
     }, LaunchKind::kNone);
@@ -229,9 +230,12 @@ class FakeBackend final : public Backend {
   // Computes nothing when given no memory (the profiler test times it on the fake clock).
   void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out) override {
     const std::optional<TensorView> b_ = optional_view(bias);
-    if (matmul_workspace_ == nullptr && !capture_.captures_here()) {
+    if (!capture_.captures_here()) {
       run_library_op(services_, "matmul", LaunchKind::kNone, 0, [&] {
-        matmul_workspace_ = services_.allocate(kMatmulWorkspaceBytes, "cuBLASLt workspace");
+        std::lock_guard<std::mutex> lock(workspace_mutex_);
+        if (matmul_workspace_ == nullptr) {
+          matmul_workspace_ = services_.allocate(kMatmulWorkspaceBytes, "cuBLASLt workspace");
+        }
       });
     }
     launch("matmul", [=] {
@@ -467,6 +471,7 @@ class FakeBackend final : public Backend {
   std::mutex copy_mutex_;
   std::deque<QueuedCopy> copy_queue_;
   int64_t copies_queued_ = 0, copies_run_ = 0;
+  std::mutex workspace_mutex_;
   void* matmul_workspace_ = nullptr;
   CaptureOwner capture_;
   std::string refused_;  // these two: the capturing thread's only
