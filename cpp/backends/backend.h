@@ -149,6 +149,11 @@ class Backend {
   virtual void replay(GraphHandle) { throw_capture_unsupported("replay"); }
   virtual void destroy_graph(GraphHandle) {}
 
+  // Gives back the device memory the backend keeps between calls (library workspaces), so that
+  // the pools of a runtime reset can free their regions; the next call that needs a workspace
+  // takes it again from the pool of that time. Called with no op in flight and no graph alive.
+  virtual void release_cached_memory() {}
+
  private:
   void apply_post_activation(PostActivation activation, const TensorView& y) {
     if (activation == PostActivation::kRelu) unary(UnaryOp::kRelu, y, y);

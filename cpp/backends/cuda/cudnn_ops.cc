@@ -448,6 +448,8 @@ ConvRunner& conv_runner(int device) {
 
 }  // namespace
 
+void release_conv_workspace(int device) { conv_runner(device).release_workspace(); }
+
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
                     const Conv2dParams& p, const TensorView& y) {
   const char* op = "conv2d_forward";
@@ -950,6 +952,7 @@ namespace {
 }
 }  // namespace
 
+void release_conv_workspace(int) {}
 void conv2d_forward(int, const TensorView&, const TensorView&, const TensorView*, const Conv2dParams&,
                     const TensorView&) { no_cudnn("conv2d_forward"); }
 void conv2d_backward_data(int, const TensorView&, const TensorView&, const Conv2dParams&,

@@ -32,6 +32,11 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
 void matmul(int device, const TensorView& a, const TensorView& b, const TensorView* bias,
             const TensorView& out);
 
+// The workspaces kept between calls, back to the device's pool (Backend::release_cached_memory):
+// cuBLASLt's (matmul.cc) and the convolutions' arena (cudnn_ops.cc). The next call allocates anew.
+void release_matmul_workspace(int device);
+void release_conv_workspace(int device);
+
 // cudnn_ops.cc: cuDNN (and the element kernels above for layouts and padding). Pooling with
 // asymmetric padding: max pools a -inf padded copy through cuDNN, average goes to avg_pool.cu.
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
