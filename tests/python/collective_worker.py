@@ -1,11 +1,13 @@
 """One worker of test_collective.py's multi-process jobs, run as a child process with TF_CONFIG
 set, so that it can die (SIGKILL, no cleanup) where a test wants a dead peer.
 
-    python collective_worker.py MODE
+    python collective_worker.py MODE [ENGINE]
 
 MODE 'sum': all-reduces and broadcasts tensors whose values depend on the rank and prints the
 results as one JSON line. MODE 'die': rank 1 is killed after one all-reduce; rank 0 keeps
 all-reducing and must get UnavailableError, which it prints (as JSON) before exiting 0.
+ENGINE: 'gloo' (the default) or 'mpi' (test_mpi_engine.py: started by mpiexec, the library
+from GPUACCEL_MPI_LIBRARY).
 """
 import json
 import os
@@ -30,8 +32,11 @@ def report(result):
     os.write(1, (json.dumps(result) + "\n").encode())
 
 
-def main(mode):
-    collective = _C.collective.create_gloo()
+def main(mode, engine="gloo"):
+    if engine == "mpi":
+        collective = _C.collective.create_mpi(os.environ["GPUACCEL_MPI_LIBRARY"])
+    else:
+        collective = _C.collective.create_gloo()
     rank = collective.rank
     if mode == "sum":
         a = tensor(np.arange(6).reshape(2, 3) * (rank + 1))
@@ -63,4 +68,4 @@ def main(mode):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:]))
