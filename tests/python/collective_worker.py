@@ -6,6 +6,8 @@ set, so that it can die (SIGKILL, no cleanup) where a test wants a dead peer.
 MODE 'sum': all-reduces and broadcasts tensors whose values depend on the rank and prints the
 results as one JSON line. MODE 'die': rank 1 is killed after one all-reduce; rank 0 keeps
 all-reducing and must get UnavailableError, which it prints (as JSON) before exiting 0.
+MODE 'stall': rank 1 never calls the all-reduce rank 0 waits in (it sleeps, then exits);
+rank 0 must get UnavailableError within the timeout and prints it.
 ENGINE: 'gloo' (the default) or 'mpi' (test_mpi_engine.py: started by mpiexec, the library
 from GPUACCEL_MPI_LIBRARY).
 """
@@ -60,6 +62,17 @@ def main(mode, engine="gloo"):
         try:
             for _ in range(1000):
                 collective.all_reduce_sum([t])
+        except UnavailableError as error:
+            report({"rank": rank, "error": str(error), "seconds": time.monotonic() - start})
+            return 0
+        return 1
+    if mode == "stall":
+        if rank == 1:
+            time.sleep(float(os.environ["GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS"]) + 3)
+            return 0
+        start = time.monotonic()
+        try:
+            collective.all_reduce_sum([tensor([1.0])])
         except UnavailableError as error:
             report({"rank": rank, "error": str(error), "seconds": time.monotonic() - start})
             return 0

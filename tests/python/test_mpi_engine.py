@@ -54,15 +54,31 @@ def mpich():
     pytest.skip("pip install mpich to run the MPI engine's two-rank tests (.ci/wheel runs them)")
 
 
-def run_under_mpiexec(mpich, args, ranks=2, **env):
+# Each rank's standard output goes to a file of its own: under mpiexec the ranks share one
+# stdout, where two long JSON lines written at once interleave.
+_OWN_STDOUT = """
+import os, runpy, sys
+out = os.open(os.path.join(sys.argv[1], "rank" + os.environ["PMI_RANK"]), os.O_WRONLY | os.O_CREAT)
+os.dup2(out, 1)
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def run_under_mpiexec(mpich, tmp_path, args, ranks=2, timeout_seconds=60):
+    """Runs the script `args` as `ranks` Python processes under the mpich wheel's mpiexec, with
+    the MPI engine; returns the JSON lines they printed, rank 0's first."""
     library, mpiexec = mpich
     environment = dict(os.environ, GPUACCEL_MPI_LIBRARY=library, GPUACCEL_COLLECTIVE_ENGINE="mpi",
-                       GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS="60", **env)
+                       GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS=str(timeout_seconds))
     environment.pop("TF_CONFIG", None)
-    done = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, *args], env=environment,
-                          capture_output=True, text=True, timeout=CHILD_TIMEOUT)
-    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    done = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, "-c", _OWN_STDOUT,
+                           str(tmp_path), *args],
+                          env=environment, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    outputs = {f.name: f.read_text() for f in sorted(tmp_path.glob("rank*"))}
+    assert done.returncode == 0, f"exit {done.returncode}\n{outputs}\n{done.stderr[-3000:]}"
+    return [json.loads(line) for text in outputs.values() for line in text.splitlines()
+            if line.startswith("{")]
 
 
 # ---- choosing the engine (no MPI needed) ----
@@ -143,14 +159,24 @@ def test_tf_config_workers_are_told_to_use_mpiexec():
 
 # ---- two ranks under the mpich wheel's mpiexec ----
 
-def test_two_ranks_all_reduce_and_broadcast_through_mpi(mpich):
-    results = run_under_mpiexec(mpich, [os.path.join(HERE, "collective_worker.py"), "sum", "mpi"])
+def test_two_ranks_all_reduce_and_broadcast_through_mpi(mpich, tmp_path):
+    results = run_under_mpiexec(mpich, tmp_path, [os.path.join(HERE, "collective_worker.py"), "sum", "mpi"])
     check_sum_results([json.dumps(r) for r in results], engine="mpi")
 
 
-def test_two_mpi_workers_match_one_replica_on_the_global_batch(mpich):
+def test_a_rank_that_does_not_answer_gives_unavailable_error_within_the_timeout(mpich, tmp_path):
+    timeout = 3
+    (result,) = run_under_mpiexec(mpich, tmp_path, [os.path.join(HERE, "collective_worker.py"), "stall", "mpi"],
+                                  timeout_seconds=timeout)
+    assert result["rank"] == 0
+    assert result["error"].startswith("[all_reduce_sum] rank 0 of 2: a peer did not answer within "
+                                      f"the timeout of {timeout * 1000} ms (MPI engine, MPICH")
+    assert timeout <= result["seconds"] <= timeout + 20  # a loaded machine's slack
+
+
+def test_two_mpi_workers_match_one_replica_on_the_global_batch(mpich, tmp_path):
     expected, _ = distribute_programs.reference_weights("sgd")
-    results = run_under_mpiexec(mpich, [os.path.join(HERE, "distribute_worker.py"), "steps", "sgd"])
+    results = run_under_mpiexec(mpich, tmp_path, [os.path.join(HERE, "distribute_worker.py"), "steps", "sgd"])
     assert sorted(r["rank"] for r in results) == [0, 1]
     for r in results:
         assert r["replicas"] == 2
@@ -160,8 +186,8 @@ def test_two_mpi_workers_match_one_replica_on_the_global_batch(mpich):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
-def test_seed_article_multi_worker_program_runs_under_mpiexec(mpich):
-    results = run_under_mpiexec(mpich, [os.path.join(HERE, "distribute_worker.py"), "seed_program"])
+def test_seed_article_multi_worker_program_runs_under_mpiexec(mpich, tmp_path):
+    results = run_under_mpiexec(mpich, tmp_path, [os.path.join(HERE, "distribute_worker.py"), "seed_program"])
     assert len(results) == 2
     assert results[0]["weights"] == results[1]["weights"]
     for r in results:
