@@ -170,6 +170,12 @@ std::unique_ptr<Collective> make_mpi_collective(const std::string& library_path,
                                "them with MPI's launcher instead, without TF_CONFIG: mpiexec -n " +
                                std::to_string(spec.world_size) + " python train.py");
   MpiLibrary& mpi = MpiLibrary::open(library_path);
+  if (spec.source == "mpirun (OpenMPI)" && mpi.version().rfind("MPICH", 0) == 0)
+    throw_value_error(kOp, "Open MPI's mpirun started this process, but the MPI library is " +
+                               mpi.version() + " (" + mpi.path() + "), which cannot join Open MPI's "
+                               "ranks: start the workers with MPICH's mpiexec (pip's mpich puts it "
+                               "in the environment's bin/)");
+  mpi.initialize();
   auto collective = std::make_unique<MpiCollective>(mpi, timeout);
   if (spec.world_size > 1 &&
       (collective->world_size() != spec.world_size || collective->rank() != spec.rank))

@@ -90,7 +90,12 @@ MpiLibrary::MpiLibrary(const std::string& path) : path_(path.empty() ? mpi_abi::
   f.Get_library_version(version.data(), &length);
   version.resize(static_cast<size_t>(length));
   version_ = version.substr(0, version.find('\n'));
+}
 
+void MpiLibrary::initialize() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (float16_sum_) return;
+  const mpi_abi::Functions& f = functions_;
   int initialized = 0;
   f.Initialized(&initialized);
   if (!initialized) {
@@ -98,6 +103,7 @@ MpiLibrary::MpiLibrary(const std::string& path) : path_(path.empty() ? mpi_abi::
     int code = f.Init_thread(nullptr, nullptr, mpi_abi::kThreadMultiple, &provided);
     if (code != mpi_abi::kSuccess) cannot_use(path_, "MPI_Init_thread failed: " + error_text(code));
     g_initialized_here = true;
+    std::atexit(&finalize_at_exit);
     if (provided < mpi_abi::kThreadSerialized)
       cannot_use(path_, "MPI offers thread level " + std::to_string(provided) +
                             "; gpuaccel calls it from a communication thread and needs "
@@ -120,7 +126,6 @@ MpiLibrary& MpiLibrary::open(const std::string& path) {
     return *g_library;
   }
   g_library = new MpiLibrary(path);
-  if (g_initialized_here) std::atexit(&finalize_at_exit);
   return *g_library;
 }
 

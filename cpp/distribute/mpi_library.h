@@ -12,12 +12,17 @@ namespace gpuaccel::distribute {
 
 class MpiLibrary {
  public:
-  // Opens `path` (a file; empty: libmpi_abi.so.1 wherever the dynamic loader finds it), checks
-  // that it speaks the MPI 5.0 standard ABI, and initializes MPI unless the process already did
-  // (mpi4py, say). The first successful call decides the library; a later call naming another
-  // file throws ValueError. Throws FailedPrecondition naming the file and `pip install mpich`
-  // when it cannot be opened, lacks a function, or has another ABI.
+  // Opens `path` (a file; empty: libmpi_abi.so.1 wherever the dynamic loader finds it) and
+  // checks that it speaks the MPI 5.0 standard ABI. The first successful call decides the
+  // library; a later call naming another file throws ValueError. Throws FailedPrecondition
+  // naming the file and `pip install mpich` when it cannot be opened, lacks a function, or has
+  // another ABI.
   static MpiLibrary& open(const std::string& path);
+  // Initializes MPI unless the process already did (mpi4py, say; then it is not finalized
+  // here either) and creates the half-precision sums; later calls do nothing. Separate from
+  // open() so that the launcher can be checked first: MPICH started by another MPI's launcher
+  // aborts the process inside MPI_Init.
+  void initialize();
 
   const mpi_abi::Functions& call() const { return functions_; }
   const std::string& path() const { return path_; }

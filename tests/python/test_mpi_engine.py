@@ -2,7 +2,8 @@
 for CPU workers"): how a CPU worker's engine is chosen and what it says when there is none
 (monkeypatched, no MPI needed), then two ranks started by the wheel's ``mpiexec``: all-reduce
 and broadcast of several dtypes, two workers training the reference model to one replica's
-weights, and the seed article's MultiWorkerMirroredStrategy program.
+weights, the seed article's MultiWorkerMirroredStrategy program, a rank that never answers
+(UnavailableError within the timeout) and Open MPI's mpirun refused as MPICH's launcher.
 
 The two-rank tests need ``pip install mpich`` in the environment; without it they skip, except
 where GPUACCEL_TEST_REQUIRE_MPI=1 (.ci/wheel runs this file so in its fresh virtual
@@ -12,6 +13,7 @@ as a build without libgloo-dev does by itself."""
 import importlib.metadata
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -91,8 +93,9 @@ def two_workers():
 def engines(monkeypatch):
     """Records which engine create_cpu_collective asks for, instead of joining anything."""
     calls = []
-    monkeypatch.setattr(_C.collective, "create_gloo", lambda *a: calls.append(("gloo", a)) or "gloo")
-    monkeypatch.setattr(_C.collective, "create_mpi", lambda *a: calls.append(("mpi", a)) or "mpi")
+    for engine in ("gloo", "mpi"):
+        monkeypatch.setattr(_C.collective, f"create_{engine}",
+                            lambda *a, engine=engine: calls.append((engine, a)) or engine)
     monkeypatch.delenv(_cpu_engine.ENGINE_VARIABLE, raising=False)
     return calls
 
@@ -134,7 +137,8 @@ def test_without_gloo_or_mpi_the_error_says_what_to_pip_install(engines, monkeyp
 
 def test_mpi_library_variable_must_name_a_file(monkeypatch, tmp_path):
     monkeypatch.setenv(_cpu_engine.LIBRARY_VARIABLE, str(tmp_path / "missing.so"))
-    with pytest.raises(ValueError, match="GPUACCEL_MPI_LIBRARY is '.*missing.so', which is not a file"):
+    with pytest.raises(ValueError,
+                       match="GPUACCEL_MPI_LIBRARY is '.*missing.so', which is not a file"):
         _cpu_engine.find_mpi_library()
     library = tmp_path / "libmpi_abi.so.1"
     library.write_bytes(b"")
@@ -143,30 +147,33 @@ def test_mpi_library_variable_must_name_a_file(monkeypatch, tmp_path):
 
 
 def test_a_library_that_is_not_a_standard_abi_mpi_is_refused_with_what_to_install(tmp_path):
-    with pytest.raises(FailedPreconditionError, match=r"cannot use '.*nothing.so'.*pip install mpich"):
+    with pytest.raises(FailedPreconditionError,
+                       match=r"cannot use '.*nothing.so'.*pip install mpich"):
         _C.collective.create_mpi(str(tmp_path / "nothing.so"), _C.collective.ClusterSpec(), 5)
     libm = "libm.so.6"  # a real library without MPI's functions
     with pytest.raises(FailedPreconditionError,
-                       match="it has no MPI_Abi_get_version \\(not an MPI 5.0 standard-ABI library\\)"):
+                       match=r"it has no MPI_Abi_get_version \(not an MPI 5.0 standard-ABI"):
         _C.collective.create_mpi(libm, _C.collective.ClusterSpec(), 5)
 
 
 def test_tf_config_workers_are_told_to_use_mpiexec():
-    with pytest.raises(ValueError, match="TF_CONFIG describes 2 workers started one by one, which the "
-                                         "MPI engine cannot join.*mpiexec -n 2 python train.py"):
+    with pytest.raises(ValueError, match="TF_CONFIG describes 2 workers started one by one, "
+                                         "which the MPI engine cannot join.*mpiexec -n 2 python"):
         _C.collective.create_mpi("", two_workers(), 5)
 
 
 # ---- two ranks under the mpich wheel's mpiexec ----
 
 def test_two_ranks_all_reduce_and_broadcast_through_mpi(mpich, tmp_path):
-    results = run_under_mpiexec(mpich, tmp_path, [os.path.join(HERE, "collective_worker.py"), "sum", "mpi"])
+    results = run_under_mpiexec(mpich, tmp_path,
+                                [os.path.join(HERE, "collective_worker.py"), "sum", "mpi"])
     check_sum_results([json.dumps(r) for r in results], engine="mpi")
 
 
 def test_a_rank_that_does_not_answer_gives_unavailable_error_within_the_timeout(mpich, tmp_path):
     timeout = 3
-    (result,) = run_under_mpiexec(mpich, tmp_path, [os.path.join(HERE, "collective_worker.py"), "stall", "mpi"],
+    (result,) = run_under_mpiexec(mpich, tmp_path,
+                                  [os.path.join(HERE, "collective_worker.py"), "stall", "mpi"],
                                   timeout_seconds=timeout)
     assert result["rank"] == 0
     assert result["error"].startswith("[all_reduce_sum] rank 0 of 2: a peer did not answer within "
@@ -176,7 +183,8 @@ def test_a_rank_that_does_not_answer_gives_unavailable_error_within_the_timeout(
 
 def test_two_mpi_workers_match_one_replica_on_the_global_batch(mpich, tmp_path):
     expected, _ = distribute_programs.reference_weights("sgd")
-    results = run_under_mpiexec(mpich, tmp_path, [os.path.join(HERE, "distribute_worker.py"), "steps", "sgd"])
+    results = run_under_mpiexec(mpich, tmp_path,
+                                [os.path.join(HERE, "distribute_worker.py"), "steps", "sgd"])
     assert sorted(r["rank"] for r in results) == [0, 1]
     for r in results:
         assert r["replicas"] == 2
@@ -187,9 +195,33 @@ def test_two_mpi_workers_match_one_replica_on_the_global_batch(mpich, tmp_path):
 
 
 def test_seed_article_multi_worker_program_runs_under_mpiexec(mpich, tmp_path):
-    results = run_under_mpiexec(mpich, tmp_path, [os.path.join(HERE, "distribute_worker.py"), "seed_program"])
+    results = run_under_mpiexec(mpich, tmp_path,
+                                [os.path.join(HERE, "distribute_worker.py"), "seed_program"])
     assert len(results) == 2
     assert results[0]["weights"] == results[1]["weights"]
     for r in results:
         assert len(r["history"]["loss"]) == 5
         assert r["history"]["loss"] == results[0]["history"]["loss"]  # logged globally
+
+
+def test_open_mpis_mpirun_starting_mpich_ranks_is_refused_with_what_to_use(mpich):
+    mpirun = shutil.which("mpirun")
+    about = mpirun and subprocess.run([mpirun, "--version"], capture_output=True, text=True).stdout
+    if not about or "Open MPI" not in about:
+        pytest.skip("Open MPI's mpirun is not installed (.ci/test installs openmpi-bin)")
+    env = dict(os.environ, GPUACCEL_MPI_LIBRARY=mpich[0], GPUACCEL_COLLECTIVE_ENGINE="mpi",
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.pop("TF_CONFIG", None)
+    exported = ["-x", "GPUACCEL_MPI_LIBRARY", "-x", "GPUACCEL_COLLECTIVE_ENGINE"]
+    if "PYTHONPATH" in env:
+        exported += ["-x", "PYTHONPATH"]
+    code = ("import gpuaccel as tf\ntry:\n    tf.distribute.MultiWorkerMirroredStrategy()\n"
+            "except ValueError as error:\n    print('refused:', error, flush=True)\n")
+    done = subprocess.run([mpirun, "--oversubscribe", "-np", "2", *exported, sys.executable,
+                           "-c", code],
+                          env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    # Refused before MPI_Init, where MPICH under Open MPI's launcher would abort the process.
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert done.stdout.count("refused:") == 2, done.stdout
+    assert "Open MPI's mpirun started this process, but the MPI library is MPICH" in done.stdout
+    assert "start the workers with MPICH's mpiexec" in done.stdout
