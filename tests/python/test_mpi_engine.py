@@ -76,7 +76,8 @@ def run_under_mpiexec(mpich, tmp_path, args, ranks=2, timeout_seconds=60):
     environment.pop("TF_CONFIG", None)
     done = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, "-c", _OWN_STDOUT,
                            str(tmp_path), *args],
-                          env=environment, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+                          env=environment, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=CHILD_TIMEOUT)
     outputs = {f.name: f.read_text() for f in sorted(tmp_path.glob("rank*"))}
     assert done.returncode == 0, f"exit {done.returncode}\n{outputs}\n{done.stderr[-3000:]}"
     return [json.loads(line) for text in outputs.values() for line in text.splitlines()
@@ -219,7 +220,8 @@ def test_open_mpis_mpirun_starting_mpich_ranks_is_refused_with_what_to_use(mpich
             "except ValueError as error:\n    print('refused:', error, flush=True)\n")
     done = subprocess.run([mpirun, "--oversubscribe", "-np", "2", *exported, sys.executable,
                            "-c", code],
-                          env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=CHILD_TIMEOUT)
     # Refused before MPI_Init, where MPICH under Open MPI's launcher would abort the process.
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert done.stdout.count("refused:") == 2, done.stdout
