@@ -44,14 +44,18 @@ def main(mode, engine="gloo"):
         a = tensor(np.arange(6).reshape(2, 3) * (rank + 1))
         b = tensor([0.5 + rank, -1.0])
         half = tensor([1.5 * (rank + 1), 2.0]).bfloat16()
-        collective.all_reduce_sum([a, b, half])
+        ints = _C.tensor_from_numpy(np.asarray([rank + 1, 2 ** 40], dtype=np.int64))
+        float16 = _C.tensor_from_numpy(np.asarray([0.25 * (rank + 1), 1.5], dtype=np.float16))
+        collective.all_reduce_sum([a, b, half, ints, float16])
         weights = tensor([rank + 10.0, rank + 20.0])
         collective.broadcast([weights], root=1)
         collective.barrier()
         report({
             "rank": rank, "world_size": collective.world_size, "engine": collective.engine,
             "a": a.numpy().tolist(), "b": b.numpy().tolist(),
-            "half": half.float().numpy().tolist(), "weights": weights.numpy().tolist()})
+            "half": half.float().numpy().tolist(), "ints": ints.numpy().tolist(),
+            "float16": float16.numpy().astype(np.float32).tolist(),
+            "weights": weights.numpy().tolist()})
         return 0
     if mode == "die":
         t = tensor([1.0, 2.0])

@@ -78,6 +78,8 @@ def check_sum_results(outputs, engine="gloo"):
         np.testing.assert_allclose(r["a"], base * 1 + base * 2)
         np.testing.assert_allclose(r["b"], [0.5 + 1.5, -2.0])
         np.testing.assert_allclose(r["half"], [1.5 + 3.0, 4.0])  # exact in bfloat16
+        assert r["ints"] == [1 + 2, 2 ** 41]  # int64, beyond float32's exact integers
+        np.testing.assert_allclose(r["float16"], [0.25 + 0.5, 3.0])  # exact in float16
         np.testing.assert_allclose(r["weights"], [11.0, 21.0])  # rank 1's values
 
 
