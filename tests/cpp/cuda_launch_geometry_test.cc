@@ -109,6 +109,41 @@ TEST(CudaLaunchGeometry, OffsetsInBothWidthsMatchTheViews) {
   }
 }
 
+// A reduction's geometries as reduce.cu builds them (dimension by dimension) merge the same way:
+// a contiguous (8, 4, 4, 16) tensor summed over every axis is one dimension of 2048.
+TEST(CudaLaunchGeometry, MergedDimensionsKeepEveryOffset) {
+  Geometry<1> red;
+  const int64_t shape[4] = {8, 4, 4, 16}, strides[4] = {256, 64, 16, 1};
+  for (int d = 0; d < 4; ++d) {
+    red.shape[red.ndim] = shape[d];
+    red.strides[0][red.ndim++] = strides[d];
+  }
+  Geometry<1> merged = red;
+  merge_dimensions(&merged);
+  EXPECT_EQ(merged.ndim, 1);
+  EXPECT_EQ(merged.shape[0], 2048);
+  // Summing axes 0 and 2 only (strides 256 and 16) merges nothing; a size-1 axis is dropped.
+  Geometry<1> partial;
+  partial.ndim = 3;
+  partial.shape[0] = 8, partial.shape[1] = 1, partial.shape[2] = 4;
+  partial.strides[0][0] = 256, partial.strides[0][1] = 64, partial.strides[0][2] = 16;
+  Geometry<1> partial_merged = partial;
+  merge_dimensions(&partial_merged);
+  EXPECT_EQ(partial_merged.ndim, 2);
+  for (const Geometry<1>* g : {&red, &partial}) {
+    Geometry<1> m = *g;
+    merge_dimensions(&m);
+    int64_t n = 1;
+    for (int d = 0; d < g->ndim; ++d) n *= g->shape[d];
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t before[1], after[1];
+      g->offsets(i, before);
+      m.offsets(i, after);
+      ASSERT_EQ(before[0], after[0]) << i;
+    }
+  }
+}
+
 TEST(CudaLaunchGeometry, MismatchedViewsAreRefused) {
   const TensorView out = contiguous({2, 3}), other = contiguous({3, 2}), flat = contiguous({6});
   Geometry<2> g;

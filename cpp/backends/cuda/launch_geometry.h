@@ -42,9 +42,33 @@ struct Geometry {
   }
 };
 
-// Folds `views` (all of views[0]'s shape) into a geometry: size-1 dimensions are dropped and
-// neighbours that are contiguous in every operand are merged. Returns an empty string, or what is
-// wrong with the views (the caller raises it).
+// Drops g's size-1 dimensions and merges neighbours that are contiguous in every operand (the
+// outer one's stride is the inner one's times its extent), keeping the row-major order: fewer
+// dimensions, fewer divisions per element, the same offsets.
+template <int kOperands>
+void merge_dimensions(Geometry<kOperands>* g) {
+  Geometry<kOperands> merged;
+  for (int d = 0; d < g->ndim; ++d) {
+    if (g->shape[d] == 1) continue;
+    const int n = merged.ndim;
+    bool merge = n > 0;
+    for (int k = 0; k < kOperands && merge; ++k) {
+      merge = merged.strides[k][n - 1] == g->strides[k][d] * g->shape[d];
+    }
+    if (merge) {
+      merged.shape[n - 1] *= g->shape[d];
+      for (int k = 0; k < kOperands; ++k) merged.strides[k][n - 1] = g->strides[k][d];
+    } else {
+      merged.shape[n] = g->shape[d];
+      for (int k = 0; k < kOperands; ++k) merged.strides[k][n] = g->strides[k][d];
+      merged.ndim = n + 1;
+    }
+  }
+  *g = merged;
+}
+
+// Folds `views` (all of views[0]'s shape) into a geometry (merge_dimensions). Returns an empty
+// string, or what is wrong with the views (the caller raises it).
 template <int kOperands>
 std::string fold_geometry(const TensorView* const (&views)[kOperands], Geometry<kOperands>* g) {
   const TensorView& out = *views[0];
@@ -56,22 +80,12 @@ std::string fold_geometry(const TensorView* const (&views)[kOperands], Geometry<
     }
   }
   *g = Geometry<kOperands>{};
+  g->ndim = out.ndim;
   for (int d = 0; d < out.ndim; ++d) {
-    if (out.shape[d] == 1) continue;
-    const int n = g->ndim;
-    bool merge = n > 0;
-    for (int k = 0; k < kOperands && merge; ++k) {
-      merge = g->strides[k][n - 1] == views[k]->strides[d] * out.shape[d];
-    }
-    if (merge) {
-      g->shape[n - 1] *= out.shape[d];
-      for (int k = 0; k < kOperands; ++k) g->strides[k][n - 1] = views[k]->strides[d];
-    } else {
-      g->shape[n] = out.shape[d];
-      for (int k = 0; k < kOperands; ++k) g->strides[k][n] = views[k]->strides[d];
-      g->ndim = n + 1;
-    }
+    g->shape[d] = out.shape[d];
+    for (int k = 0; k < kOperands; ++k) g->strides[k][d] = views[k]->strides[d];
   }
+  merge_dimensions(g);
   return "";
 }
 

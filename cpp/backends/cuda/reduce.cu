@@ -164,6 +164,10 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
     GA_CUDA_REQUIRE(out.dtype == x.dtype, "reduce: out dtype must be x's");
   }
   if (n_out == 0) return;
+  // A whole-tensor sum of a contiguous NHWC tensor becomes one reduced dimension: one division
+  // per element instead of four.
+  merge_dimensions(&kept);
+  merge_dimensions(&red);
   const cudaStream_t stream = device_stream(device);
 
   auto run = [&](auto tag, auto sum_acc, auto cmp_acc) {
