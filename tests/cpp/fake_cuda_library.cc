@@ -303,8 +303,8 @@ class FakeBackend final : public Backend {
     launch("pool2d", [=] { cpu_.pool2d_forward(x, p, y, workspace); });
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& dx) override {
-    launch("pool2d_backward", [=] { cpu_.pool2d_backward(dy, p, workspace, dx); });
+                       const TensorView& x, const TensorView& dx) override {
+    launch("pool2d_backward", [=] { cpu_.pool2d_backward(dy, p, workspace, x, dx); });
   }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
     launch("softmax", [=] {
@@ -341,6 +341,12 @@ class FakeBackend final : public Backend {
   void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
                         const TensorView& slot0, const TensorView& slot1, const TensorView& slot2) override {
     launch("optimizer_update", [=] { cpu_.optimizer_update(u, param, grad, slot0, slot1, slot2); });
+  }
+  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
+    launch("any_nonfinite", [=] {
+      ++counters.nonfinite_checks;
+      cpu_.any_nonfinite(tensors, flag);
+    });
   }
 
  private:

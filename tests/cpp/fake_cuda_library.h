@@ -58,6 +58,9 @@ struct FakeCudaCounters {
   // backend makes them (backends/krsc_kernel.h): once per weights version, or per call while
   // capturing. The fake's convolutions compute from that copy, so a stale one gives wrong numbers.
   int64_t kernel_layout_copies;
+  // Backend::any_nonfinite launches: the loss-scale finite check's one launch per step over all
+  // gradients (optim/loss_scale_optimizer.cc).
+  int64_t nonfinite_checks;
 };
 
 extern "C" {

@@ -151,8 +151,8 @@ class CudaBackend final : public Backend {
     run("pool2d", [&] { cuda::pool2d_forward(device_, x, p, y, workspace); });
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& dx) override {
-    run("pool2d_backward", [&] { cuda::pool2d_backward(device_, dy, p, workspace, dx); });
+                       const TensorView& x, const TensorView& dx) override {
+    run("pool2d_backward", [&] { cuda::pool2d_backward(device_, dy, p, workspace, x, dx); });
   }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
     run("softmax", [&] { cuda::softmax_forward(device_, x, log, y); });
@@ -195,6 +195,9 @@ class CudaBackend final : public Backend {
     run("optimizer_update", [&] {
       cuda::optimizer_update(device_, u, param, grad, &slot0, &slot1, &slot2);
     });
+  }
+  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
+    run("any_nonfinite", [&] { cuda::any_nonfinite(device_, tensors, flag); });
   }
   // The source is the caller's (a NumPy array, or a PyTorch pin_memory() buffer seen through
   // zero-copy), and the caller may overwrite it as soon as this returns. So every source, pageable
