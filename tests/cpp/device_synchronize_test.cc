@@ -11,21 +11,13 @@
 #include "backends/library_backend.h"
 #include "core/device_registry.h"
 #include "fake_cuda_library.h"
+#include "test_helpers.h"
 
 namespace gpuaccel {
 namespace {
 
-TensorView f32_view(float* data, int64_t n) {
-  TensorView v;
-  v.data = data;
-  v.dtype = DType::kFloat32;
-  v.ndim = 1;
-  v.shape[0] = n;
-  v.strides[0] = 1;
-  return v;
-}
-
-LogicalDevice cpu() { return DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0); }
+using test::cpu;
+using test::f32_view;
 
 class DeviceSynchronize : public ::testing::Test {
  protected:
