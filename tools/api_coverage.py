@@ -7,12 +7,14 @@ count by hand goes stale with every merge. Here the public names come from the i
 ``/usr/bin/python3`` subprocess, as tests/python/torch_reference.py runs it), and each name gets
 one status:
 
-- implemented: gpuaccel's face has the name AND a test compares it with the framework (a test
-  file under tests/python that runs the real framework -- imports tensorflow/keras, or uses
-  torch_reference -- and uses the name as an attribute, ``.name``). A name that exists without
-  such a test counts as missing: the table does not trust stubs.
-- refused: asking gpuaccel's face for it raises the AttributeError of ``_unsupported`` that says
-  it is not supported and what to use instead.
+- implemented: gpuaccel's face has the name AND a test compares it with the framework: a test
+  file under tests/python that runs the real framework (imports tensorflow/keras, or uses
+  torch_reference) and uses the name as an attribute, ``.name``, at least MIN_USES times (a
+  textual rule: it finds the file, the file's reader judges the comparison). A name that exists
+  without such a test counts as missing: the table does not trust stubs.
+- refused: asking gpuaccel's face for it raises the AttributeError of an ``_unsupported`` table
+  that says it is not supported and what to use instead (the generic "not supported" of a name
+  no table lists is missing, not refused).
 - out of scope: the rules in OUT_OF_SCOPE (sparse, ragged, string, complex, TPU...), with the reason.
 - missing: everything else.
 
@@ -93,6 +95,10 @@ OUT_OF_SCOPE = [
      "TensorFlow graph-mode and tooling APIs: gpuaccel runs eagerly"),
 ]
 
+# A comparison test uses the name on both sides (gpuaccel's call and the framework's), so a file
+# that names `.name` once (an aside, a docstring) does not count.
+MIN_USES = 2
+
 _TORCH_CHILD = r"""
 import json, torch, torch.nn.functional
 spaces = {"torch": torch, "torch.Tensor": torch.Tensor,
@@ -145,7 +151,8 @@ def comparison_tests():
     files = {"keras": [], "tensorflow": [], "torch": []}
     for path in sorted(TESTS.glob("test_*.py")):
         text = path.read_text()
-        if re.search(r"^\s*(import|from) (tensorflow|keras)\b", text, re.M):
+        if re.search(r"^\s*(import|from) (tensorflow|keras)\b|importorskip\([\"'](tensorflow|keras)",
+                     text, re.M):
             files["keras"].append((path.name, text))
             files["tensorflow"].append((path.name, text))
         if "torch_reference" in text:
@@ -173,12 +180,11 @@ def status(face, name, framework, tests):
         if exists:
             pattern = re.compile(r"\." + re.escape(name) + r"\b")
             for test_name, text in tests[framework]:
-                if pattern.search(text):
+                if len(pattern.findall(text)) >= MIN_USES:
                     return "implemented", f"`{test_name}`"
-        elif refusal and "is not supported by gpuaccel" in refusal:
-            instead = refusal.split("; use ", 1)[1].split(" (see docs/", 1)[0] \
-                if "; use " in refusal else ""
-            return "refused", f"use {instead}" if instead else ""
+        elif refusal and "is not supported by gpuaccel" in refusal and "; use " in refusal:
+            instead = refusal.split("; use ", 1)[1].split(" (see docs/", 1)[0]
+            return "refused", f"use {instead}"
     reason = _out_of_scope(name)
     if reason:
         return "out of scope", reason

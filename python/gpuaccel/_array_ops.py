@@ -287,7 +287,7 @@ def _gather_by_slices(x, flat_indices, index_shape, axis):
                       list(x.shape[axis + 1:]))
 
 
-def gather(params, indices, axis=None, batch_dims=0, name=None, validate_indices=None, **kwargs):
+def gather(params, indices=None, axis=None, batch_dims=0, name=None, validate_indices=None, **kwargs):
     """``tf.gather(params, indices, axis=0)``: slices of ``params`` along ``axis`` at ``indices``
     (output shape params.shape[:axis] + indices.shape + params.shape[axis+1:])."""
     x = convert_to_tensor(params)
@@ -295,6 +295,8 @@ def gather(params, indices, axis=None, batch_dims=0, name=None, validate_indices
             isinstance(indices, numbers.Integral) and axis is not None):
         raise ambiguous("gather", "tf.gather(params, indices, axis) (slices along an axis)",
                         "torch.gather(input, dim, index) (element-wise along dim)")
+    if indices is None:
+        raise TypeError("gather() missing 1 required positional argument: 'indices'")
     if kwargs:
         raise TypeError(f"gather() got unexpected arguments {sorted(kwargs)}")
     if batch_dims != 0:
