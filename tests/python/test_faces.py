@@ -35,6 +35,15 @@ def test_tensorflow_face_has_tensorflow_meanings():
                                   real_tf.transpose(MATRIX).numpy())
     np.testing.assert_array_equal(tf.gather(MATRIX, [1, 0], axis=1).numpy(),
                                   real_tf.gather(MATRIX, [1, 0], axis=1).numpy())
+    # TF's statistics are the population's (torch's std/var are Bessel-corrected)
+    np.testing.assert_allclose(tf.math.reduce_std(MATRIX).numpy(),
+                               real_tf.math.reduce_std(MATRIX).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(tf.math.reduce_variance(MATRIX, axis=1).numpy(),
+                               real_tf.math.reduce_variance(MATRIX, axis=1).numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(tf.concat([MATRIX, MATRIX], 1).numpy(),
+                                  real_tf.concat([MATRIX, MATRIX], 1).numpy())
+    np.testing.assert_array_equal(tf.squeeze(MATRIX[None], axis=0).numpy(),
+                                  real_tf.squeeze(MATRIX[None], axis=0).numpy())
 
 
 TORCH_SNIPPET = """
@@ -59,6 +68,7 @@ out["sum_dim"] = torch.sum(m, dim=1, keepdim=True).numpy()
 out["max_dim"] = [torch.max(m, 1).values.numpy().tolist(), torch.max(m, 1).indices.tolist()]
 out["concat"] = torch.concat([m, m], 1).numpy()
 out["norm"] = torch.norm(m).numpy()
+out["squeeze"] = list(torch.squeeze(m[None], 0).shape)
 """
 
 
@@ -87,6 +97,17 @@ def test_torch_face_has_pytorch_meanings():
     assert [values.numpy().tolist(), indices.tolist()] == ref["max_dim"]
     np.testing.assert_array_equal(torch.concat([m, m], 1).numpy(), ref["concat"])
     np.testing.assert_allclose(torch.norm(m).numpy(), ref["norm"], rtol=1e-6)
+    assert list(torch.squeeze(m[None], 0).shape) == ref["squeeze"]
+
+
+@pytest.mark.parametrize("name", ["sort", "cumsum", "topk", "unique"])
+def test_names_neither_face_has_yet_are_refused_in_each_faces_words(name):
+    with pytest.raises(AttributeError, match=f"torch.{name} is not supported by gpuaccel yet; use"):
+        getattr(torch, name)
+    if name != "unique":  # tf.unique: the generic refusal
+        with pytest.raises(AttributeError, match=f"gpuaccel.{name} is not supported by gpuaccel "
+                                                 f"yet; use"):
+            getattr(tf, name)
 
 
 @pytest.mark.parametrize("call, name", [
