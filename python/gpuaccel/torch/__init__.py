@@ -8,7 +8,7 @@ meaning. Both faces share one Tensor class, one runtime, devices and memory: a t
 one face is an argument to the other. Only PyTorch's names are here; a TensorFlow name asked of
 this face says which import has it.
 """
-import sys
+import sys as _sys
 
 import gpuaccel as _gpuaccel
 from .. import _unsupported
@@ -34,9 +34,9 @@ from ..math import (abs, add, allclose, div, divide, exp, greater, greater_equal
 from ..math import count_nonzero, expm1
 
 # Modules as `import gpuaccel.torch.cuda` / `.nn.functional` spell them.
-sys.modules[__name__ + ".cuda"] = cuda
-sys.modules[__name__ + ".random"] = random
-sys.modules[__name__ + ".version"] = version
+_sys.modules[__name__ + ".cuda"] = cuda
+_sys.modules[__name__ + ".random"] = random
+_sys.modules[__name__ + ".version"] = version
 
 concat = cat  # torch.concat is torch.cat
 # torch.eq and friends: element-wise, bool tensors (torch.equal is the one-bool comparison).

@@ -2,13 +2,14 @@
 NCHW images and torch's argument names). ``gpuaccel.nn`` is TensorFlow's ``tf.nn`` (NHWC), so the
 PyTorch face needs its own; torch.nn's modules are refused with what to use instead.
 """
-import sys
+import sys as _sys
 
 from .. import _torch_functional as functional
 from .. import _unsupported
 from ..nn import TORCH_NN_MODULE_REFUSALS
 
-sys.modules[__name__ + ".functional"] = functional  # `import gpuaccel.torch.nn.functional as F`
+# `import gpuaccel.torch.nn.functional as F` finds the module without nn being a package.
+_sys.modules[__name__ + ".functional"] = functional
 
 __all__ = ["functional"]
 
