@@ -15,11 +15,12 @@ one status:
 - refused: asking gpuaccel's face for it raises the AttributeError of an ``_unsupported`` table
   that says it is not supported and what to use instead (the generic "not supported" of a name
   no table lists is missing, not refused).
-- out of scope: the rules in OUT_OF_SCOPE (sparse, ragged, string, complex, TPU...), with the reason.
+- out of scope: the rules in OUT_OF_SCOPE (sparse, ragged, string, complex, TPU...), with the
+  reason.
 - missing: everything else.
 
     python tools/api_coverage.py            # rewrite docs/api_coverage.md
-    python tools/api_coverage.py --check    # exit 1 when the file differs (tests/python/test_api_coverage.py)
+    python tools/api_coverage.py --check    # exit 1 when the file differs (test_api_coverage.py)
 
 gpuaccel must be importable (PYTHONPATH=build/dev/stage).
 """
@@ -78,7 +79,8 @@ OUT_OF_SCOPE = [
     (r"q(u)?int|quantiz|^dequantize|^fake_quant|^q_|^int_repr$|^is_quantized$",
      "quantized dtypes: not part of the course"),
     (r"float64|double|^cdouble|^float8|^int8|^int16|^uint16|^uint32|^uint64|^short$|^cfloat|"
-     r"^chalf$|bits\d|^is_complex", "dtypes gpuaccel lacks on purpose (float32/16/bf16, int32/64, uint8, bool)"),
+     r"^chalf$|bits\d|^is_complex",
+     "dtypes gpuaccel lacks on purpose (float32/16/bf16, int32/64, uint8, bool)"),
     (r"^mps|mkldnn|^vulkan|^xpu|^hip|^ipu|^mtia|^fpga|^lazy$|^xla",
      "other accelerators and backends"),
     (r"^fft|^ifft|^rfft|^irfft|^hfft|^ihfft|stft|^istft", "Fourier transforms: not in the course"),
@@ -151,8 +153,8 @@ def comparison_tests():
     files = {"keras": [], "tensorflow": [], "torch": []}
     for path in sorted(TESTS.glob("test_*.py")):
         text = path.read_text()
-        if re.search(r"^\s*(import|from) (tensorflow|keras)\b|importorskip\([\"'](tensorflow|keras)",
-                     text, re.M):
+        runs_tf = r"^\s*(import|from) (tensorflow|keras)\b|importorskip\([\"'](tensorflow|keras)"
+        if re.search(runs_tf, text, re.M):
             files["keras"].append((path.name, text))
             files["tensorflow"].append((path.name, text))
         if "torch_reference" in text:

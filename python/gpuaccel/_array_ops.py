@@ -287,7 +287,8 @@ def _gather_by_slices(x, flat_indices, index_shape, axis):
                       list(x.shape[axis + 1:]))
 
 
-def gather(params, indices=None, axis=None, batch_dims=0, name=None, validate_indices=None, **kwargs):
+def gather(params, indices=None, axis=None, batch_dims=0, name=None, validate_indices=None,
+           **kwargs):
     """``tf.gather(params, indices, axis=0)``: slices of ``params`` along ``axis`` at ``indices``
     (output shape params.shape[:axis] + indices.shape + params.shape[axis+1:])."""
     x = convert_to_tensor(params)
