@@ -173,7 +173,8 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         cond = convert_to_tensor(condition)
         coords = np.nonzero(_C.detach(cond)._numpy().astype(bool))
-        return tuple(convert_to_tensor(c.astype(np.int64)) for c in coords)
+        return tuple(convert_to_tensor(c.astype(np.int64)).to(device=cond._device_name)
+                     for c in coords)
     return _array_ops.where(condition, input, other)
 
 
