@@ -177,7 +177,7 @@ def status(face, name, framework, tests):
             exists, refusal = True, None
         except AttributeError as error:
             exists, refusal = False, str(error)
-        except Exception as error:  # noqa: BLE001 - a property that needs an instance
+        except Exception:  # noqa: BLE001 - a property that needs an instance
             exists, refusal = True, None
         if exists:
             pattern = re.compile(r"\." + re.escape(name) + r"\b")

@@ -13,7 +13,6 @@ import sys as _sys
 import gpuaccel as _gpuaccel
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from .. import _torch_ops
 from . import nn
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
                           ones_like, reshape, squeeze, stack, tile, unbind, unsqueeze,
