@@ -4,12 +4,15 @@
 // descriptors and an algorithm only on the first call of a ConvPlanKey, keeps the plan in a
 // PlanCache, and serves every call's workspace from the device's WorkspaceArena. When the
 // library refuses a plan's algorithm at launch (nothing queued), the engine moves the plan to
-// its next candidate and the call runs again with that one's workspace. Header-only: backend
+// its next candidate and the call runs again with that one's workspace; so it does, bounded to a
+// smaller workspace, when the device's pool cannot give the workspace. Header-only: backend
 // libraries compile it in.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -134,8 +137,10 @@ class ConvEngine {
   virtual bool execute(const ConvPlanKey& key, const ConvPlan& plan, const ConvOperands& operands,
                        void* workspace) = 0;
   // After a refusal: puts the problem's next candidate into plan.algorithm, or throws the
-  // library's typed error naming the problem when none is left.
-  virtual void next_algorithm(const ConvPlanKey& key, ConvPlan& plan) = 0;
+  // library's typed error naming the problem when none is left. The candidate must need less
+  // than `workspace_below` bytes of workspace: SIZE_MAX after a launch the library refused, the
+  // size the device's pool could not give after that.
+  virtual void next_algorithm(const ConvPlanKey& key, ConvPlan& plan, size_t workspace_below) = 0;
 };
 
 class ConvRunner {
@@ -152,13 +157,35 @@ class ConvRunner {
     // One launch at a time per device: the arena's block is shared by every plan, and a plan's
     // algorithm changes only under this lock.
     std::lock_guard<std::mutex> lock(launch_mutex_);
-    while (!engine_.execute(key, plan, operands,
-                            arena_.reserve(plan.algorithm.workspace_bytes, "conv2d workspace"))) {
-      engine_.next_algorithm(key, plan);
+    // A workspace the pool cannot give moves the plan to a candidate needing less, for good (as
+    // a refused launch does); only when none is left does the call fail, with the pool's own
+    // error (what ran out is memory, and the pool's report says how much is in use).
+    std::exception_ptr pool_refusal;
+    size_t workspace_below = SIZE_MAX;
+    for (;;) {
+      const size_t bytes = plan.algorithm.workspace_bytes;
+      void* workspace = nullptr;
+      if (!arena_.try_reserve(bytes, "conv2d workspace", &workspace, &pool_refusal)) {
+        workspace_below = std::min(workspace_below, bytes);
+      } else if (engine_.execute(key, plan, operands, workspace)) {
+        return;
+      }
+      try {
+        engine_.next_algorithm(key, plan, workspace_below);
+      } catch (...) {
+        if (pool_refusal) std::rethrow_exception(pool_refusal);
+        throw;
+      }
     }
   }
 
   const PlanCache<ConvPlanKey, ConvPlan>& plans() const { return plans_; }
+
+  // The arena's blocks back to the pool (WorkspaceArena::release); plans stay cached.
+  void release_workspace() {
+    std::lock_guard<std::mutex> lock(launch_mutex_);
+    arena_.release();
+  }
 
  private:
   ConvEngine& engine_;

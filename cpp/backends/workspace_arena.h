@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -40,10 +41,22 @@ class WorkspaceArena {
   // At least `bytes` of workspace (null for 0 before anything was reserved). Not thread-safe:
   // callers hold the lock that orders their launches.
   void* reserve(size_t bytes, const char* op) {
+    void* block = nullptr;
+    std::exception_ptr pool_refusal;
+    if (!try_reserve(bytes, op, &block, &pool_refusal)) std::rethrow_exception(pool_refusal);
+    return block;
+  }
+
+  // As reserve(), but should the pool not give the bytes (its ResourceExhaustedError, or any
+  // other failure of its allocation) the arena is unchanged and this returns false with the
+  // pool's exception in *pool_refusal, for a caller that can do with less workspace (a
+  // convolution's next algorithm, backends/conv_plan.h) and rethrows it when it cannot.
+  bool try_reserve(size_t bytes, const char* op, void** block, std::exception_ptr* pool_refusal) {
     const bool capturing = capturing_ && capturing_();
     if (bytes <= capacity_) {
       if (capturing && block_ != nullptr) block_in_graph_ = true;
-      return block_;
+      *block = block_;
+      return true;
     }
     if (capturing) {
       services_.raise(ErrorCode::kUnimplemented, op,
@@ -52,7 +65,13 @@ class WorkspaceArena {
                           "CUDA graph (the eager warm-up step should have sized it)");
     }
     const size_t size = block_in_graph_ ? std::max(bytes, 2 * capacity_) : bytes;
-    void* grown = services_.allocate(size, op);  // throws the pool's OOM; the old block stays
+    void* grown = nullptr;
+    try {
+      grown = services_.allocate(size, op);  // the old block stays
+    } catch (...) {
+      *pool_refusal = std::current_exception();
+      return false;
+    }
     if (block_in_graph_) {
       retired_.push_back(block_);  // a graph may still replay with its address
     } else {
@@ -61,10 +80,22 @@ class WorkspaceArena {
     block_ = grown;
     capacity_ = size;
     block_in_graph_ = false;
-    return block_;
+    *block = block_;
+    return true;
   }
   size_t capacity() const { return capacity_; }
   size_t retired_blocks() const { return retired_.size(); }
+
+  // Gives every block back to the pool (a runtime reset: no graph may replay with them any
+  // more); the next reserve() allocates afresh.
+  void release() {
+    services_.deallocate(block_);
+    for (void* block : retired_) services_.deallocate(block);
+    retired_.clear();
+    block_ = nullptr;
+    capacity_ = 0;
+    block_in_graph_ = false;
+  }
 
  private:
   BackendServices& services_;

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
+#include "bindings/op_recording.h"
 #include "core/dtype.h"
 #include "nn/activation_layer.h"
 #include "nn/activations.h"
@@ -25,11 +26,68 @@
 #include "nn/pooling2d.h"
 #include "nn/rescaling.h"
 #include "nn/reshape.h"
+#include "nn/traced_layer.h"
 #include "ops/creation.h"
 
 namespace py = pybind11;
 
 namespace gpuaccel::bindings {
+
+namespace {
+
+// A Python callable kept by a C++ layer: called and released with the GIL held (the training
+// step calls it with the GIL released; the layer may die on any thread).
+class HeldPythonCallable {
+ public:
+  explicit HeldPythonCallable(py::function fn) : fn_(std::move(fn)) {}
+  ~HeldPythonCallable() {
+    if (!Py_IsInitialized()) {
+      fn_.release();  // the interpreter is gone: nothing left to decrement
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    fn_ = py::function();
+  }
+  template <class... Args>
+  py::object operator()(Args&&... args) const {
+    py::gil_scoped_acquire gil;
+    return fn_(std::forward<Args>(args)...);
+  }
+
+ private:
+  py::function fn_;
+};
+
+std::shared_ptr<nn::TracedFunction> make_traced_function(py::function python_fn, py::function warn) {
+  auto fn = std::make_shared<HeldPythonCallable>(std::move(python_fn));
+  auto warn_fn = std::make_shared<HeldPythonCallable>(std::move(warn));
+  return std::make_shared<nn::TracedFunction>(
+      [fn](const std::vector<Tensor>& inputs, bool flag) {
+        py::gil_scoped_acquire gil;
+        return (*fn)(inputs, flag).cast<std::vector<Tensor>>();
+      },
+      [warn_fn](const std::string& reason) { (*warn_fn)(reason); });
+}
+
+// layer.call from Python: inside a traced Python call() (a sublayer), recorded as one op that
+// calls the layer again, so the sublayer's own ops (or its own trace) are not recorded twice.
+Tensor call_layer(const std::shared_ptr<nn::Layer>& layer, const std::vector<Tensor>& inputs,
+                  bool training) {
+  Tensor out;
+  {
+    nn::OpTraceRecorder::Pause pause;
+    py::gil_scoped_release release;
+    out = layer->traced_call(inputs, training);
+  }
+  if (nn::OpTraceRecorder::active()) {
+    nn::OpTraceRecorder::record(inputs, {out}, [layer, training](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{layer->traced_call(in, training)};
+    });
+  }
+  return out;
+}
+
+}  // namespace
 
 void init_layers(py::module_& m) {
   using namespace gpuaccel::nn;
@@ -42,8 +100,7 @@ void init_layers(py::module_& m) {
       .def("build", &Layer::build, py::arg("input_shapes"),
            "Creates the weights for these input shapes (a list of shapes, -1 for None).")
       .def("output_shape", &Layer::output_shape, py::arg("input_shapes"))
-      .def("call", &Layer::traced_call, py::arg("inputs"), py::arg("training") = false,
-           py::call_guard<py::gil_scoped_release>())
+      .def("call", &call_layer, py::arg("inputs"), py::arg("training") = false)
       .def_property_readonly("weights", [](const Layer& layer) {
         py::list out;
         for (const Weight& w : layer.weights()) out.append(py::make_tuple(w.name, w.value, w.trainable));
@@ -59,6 +116,24 @@ void init_layers(py::module_& m) {
         return "<gpuaccel._C.layers." + std::string(layer.type()) + " name='" + layer.name() + "'>";
       });
 
+  py::class_<TracedFunction, std::shared_ptr<TracedFunction>>(lm, "TracedFunction")
+      .def(py::init(&make_traced_function), py::arg("python_fn"), py::arg("warn"),
+           "python_fn(inputs, flag) -> [outputs...], traced once per input signature and "
+           "replayed; warn(reason) is told once when a signature cannot be traced.")
+      .def_property_readonly("python_calls", &TracedFunction::python_calls)
+      .def_property_readonly("eager_reason", &TracedFunction::eager_reason)
+      .def_property_readonly("traced_signatures", &TracedFunction::traced_signatures);
+  py::class_<TracedLayer, Layer, std::shared_ptr<TracedLayer>>(lm, "TracedLayer")
+      .def(py::init<std::string, std::string, TracedFunctionPtr>(), py::arg("name"),
+           py::arg("type"), py::arg("call"),
+           "A Python layer: call(inputs, training) -> [output, *added_losses].")
+      .def("add_weight_value", &TracedLayer::add_weight_value, py::arg("name"), py::arg("value"),
+           py::arg("trainable"))
+      .def("added_losses", &TracedLayer::added_losses)
+      .def("clear_added_losses", &TracedLayer::clear_added_losses)
+      .def_property_readonly("python_calls", [](const TracedLayer& layer) { return layer.traced_call()->python_calls(); })
+      .def_property_readonly("eager_reason", [](const TracedLayer& layer) { return layer.traced_call()->eager_reason(); })
+      .def_property_readonly("traced_signatures", [](const TracedLayer& layer) { return layer.traced_call()->traced_signatures(); });
   py::class_<Dense, Layer, std::shared_ptr<Dense>>(lm, "Dense")
       .def(py::init<std::string, int64_t, const std::string&, bool, const std::string&, const std::string&>(),
            py::arg("name"), py::arg("units"), py::arg("activation") = "linear", py::arg("use_bias") = true,

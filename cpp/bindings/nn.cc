@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
+#include "bindings/op_recording.h"
 #include "ops/nn.h"
 #include "ops/post_activation.h"
 
@@ -19,29 +20,66 @@ void init_nn(py::module_& m) {
   m.def("conv2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> bias, int64_t sh,
                      int64_t sw, const std::string& padding, int64_t dh, int64_t dw,
                      const std::string& activation) {
-    return conv2d(x, w, or_undefined(bias), sh, sw, parse_padding(padding, "Conv2D"), dh, dw,
-                  parse_post_activation(activation, "Conv2D"));
+    const Padding pad = parse_padding(padding, "Conv2D");
+    const PostActivation act = parse_post_activation(activation, "Conv2D");
+    return recorded_op({x, w, or_undefined(bias)}, [=](const std::vector<Tensor>& in) {
+      return conv2d(in[0], in[1], in[2], sh, sw, pad, dh, dw, act);
+    });
   }, py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("stride_h"), py::arg("stride_w"),
      py::arg("padding"), py::arg("dilation_h"), py::arg("dilation_w"),
      py::arg("activation") = "linear");
   m.def("pool2d", [](const Tensor& x, bool max, int64_t wh, int64_t ww, int64_t sh, int64_t sw,
                      const std::string& padding) {
-    return pool2d(x, max, wh, ww, sh, sw, parse_padding(padding, max ? "MaxPool" : "AvgPool"));
+    const Padding pad = parse_padding(padding, max ? "MaxPool" : "AvgPool");
+    return recorded_op({x}, [=](const std::vector<Tensor>& in) {
+      return pool2d(in[0], max, wh, ww, sh, sw, pad);
+    });
   });
-  m.def("softmax", &softmax, py::arg("x"), py::arg("axis") = -1, py::arg("log") = false);
-  m.def("dropout", &dropout);
-  m.def("batch_norm", &batch_norm);
-  m.def("layer_norm", &layer_norm);
-  m.def("embedding", &embedding);
+  m.def("softmax", [](const Tensor& x, int64_t axis, bool log) {
+    return recorded_op({x}, [=](const std::vector<Tensor>& in) { return softmax(in[0], axis, log); });
+  }, py::arg("x"), py::arg("axis") = -1, py::arg("log") = false);
+  m.def("dropout", [](const Tensor& x, double rate, bool training) {
+    return recorded_op({x}, [=](const std::vector<Tensor>& in) { return dropout(in[0], rate, training); });
+  });
+  m.def("batch_norm", [](const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                         const Tensor& moving_mean, const Tensor& moving_var, double momentum,
+                         double epsilon, bool training) {
+    return recorded_op({x, gamma, beta, moving_mean, moving_var}, [=](const std::vector<Tensor>& in) {
+      return batch_norm(in[0], in[1], in[2], in[3], in[4], momentum, epsilon, training);
+    });
+  });
+  m.def("layer_norm", [](const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
+    return recorded_op({x, gamma, beta}, [=](const std::vector<Tensor>& in) {
+      return layer_norm(in[0], in[1], in[2], epsilon);
+    });
+  });
+  m.def("embedding", [](const Tensor& ids, const Tensor& table) {
+    return recorded_op({ids, table}, [](const std::vector<Tensor>& in) { return embedding(in[0], in[1]); });
+  });
   m.def("scaled_dot_product_attention", [](const Tensor& q, const Tensor& k, const Tensor& v,
                                            std::optional<Tensor> mask) {
-    return scaled_dot_product_attention(q, k, v, or_undefined(mask));
+    return recorded_op({q, k, v, or_undefined(mask)}, [](const std::vector<Tensor>& in) {
+      return scaled_dot_product_attention(in[0], in[1], in[2], in[3]);
+    });
   });
-  m.def("sparse_softmax_cross_entropy", &sparse_softmax_cross_entropy);
-  m.def("softmax_cross_entropy", &softmax_cross_entropy);
-  m.def("mean_squared_error", &mean_squared_error);
+  m.def("sparse_softmax_cross_entropy", [](const Tensor& labels, const Tensor& logits) {
+    return recorded_op({labels, logits}, [](const std::vector<Tensor>& in) {
+      return sparse_softmax_cross_entropy(in[0], in[1]);
+    });
+  });
+  m.def("softmax_cross_entropy", [](const Tensor& labels, const Tensor& logits) {
+    return recorded_op({labels, logits}, [](const std::vector<Tensor>& in) {
+      return softmax_cross_entropy(in[0], in[1]);
+    });
+  });
+  m.def("mean_squared_error", [](const Tensor& y_true, const Tensor& y_pred) {
+    return recorded_op({y_true, y_pred}, [](const std::vector<Tensor>& in) {
+      return mean_squared_error(in[0], in[1]);
+    });
+  });
   m.def("one_hot", [](const Tensor& labels, int64_t n, const std::string& dtype) {
-    return one_hot(labels, n, parse_dtype(dtype));
+    const DType to = parse_dtype(dtype);
+    return recorded_op({labels}, [=](const std::vector<Tensor>& in) { return one_hot(in[0], n, to); });
   });
 }
 

@@ -10,6 +10,7 @@
 #include "backends/cpu/onednn_ops.h"
 #include "bindings/arguments.h"
 #include "bindings/bindings.h"
+#include "bindings/op_recording.h"
 #include "core/device_scope.h"
 #include "core/errors.h"
 #include "ops/autograd.h"
@@ -121,6 +122,7 @@ LogicalDevice device_for(const std::string& op, const std::optional<std::string>
 
 // A copy of `t` in host memory as a NumPy array (any device, any strides).
 py::array to_numpy(const Tensor& t) {
+  nn::OpTraceRecorder::note_host_read(t);
   py::array out(numpy_dtype(t.dtype()), std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()));
   if (t.numel() == 0) return out;
   GradModeGuard no_grad(false);
@@ -132,7 +134,30 @@ py::array to_numpy(const Tensor& t) {
   return out;
 }
 
-// A tensor from a NumPy array: zero-copy for a C-contiguous array of a supported dtype going to
+// The array's strides in elements when a tensor can view its memory as it is (torch.from_numpy
+// shares any such array, transposed or sliced ones included): none negative, each a multiple of
+// the item size. Otherwise nullopt (the array is copied).
+std::optional<Strides> shareable_strides(const py::array& array) {
+  Strides out;
+  const auto item = array.itemsize();
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) {
+    const py::ssize_t stride = array.strides(d);
+    if (stride < 0 || stride % item != 0) return std::nullopt;
+    out.push_back(int64_t(stride / item));
+  }
+  return out;
+}
+
+// The bytes from the array's first element to the end of its last one (its strides may skip
+// memory between, or be a transposed view of a larger block).
+size_t spanned_bytes(const py::array& array) {
+  if (array.size() == 0) return 0;
+  py::ssize_t last = 0;
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) last += (array.shape(d) - 1) * array.strides(d);
+  return size_t(last + array.itemsize());
+}
+
+// A tensor from a NumPy array: zero-copy for an array with shareable strides of a supported dtype going to
 // the CPU when `copy` is false; otherwise a copy (float64 becomes float32).
 Tensor from_numpy(py::array array, const std::optional<std::string>& device,
                   std::optional<std::string> dtype_name, bool copy) {
@@ -148,8 +173,9 @@ Tensor from_numpy(py::array array, const std::optional<std::string>& device,
   }
   Shape shape(array.shape(), array.shape() + array.ndim());
   const DType dtype = dtype_name ? parse_dtype(*dtype_name) : source_dtype;
-  const bool c_contiguous = (array.flags() & py::array::c_style) != 0;
-  if (!copy && !is_f64 && c_contiguous && target.type == DeviceType::kCPU && dtype == source_dtype) {
+  const std::optional<Strides> element_strides = shareable_strides(array);
+  if (!copy && !is_f64 && element_strides && target.type == DeviceType::kCPU &&
+      dtype == source_dtype) {
     auto owner = std::make_shared<py::object>(array);
     // The owner holds a Python reference: release it with the GIL held.
     std::shared_ptr<void> keepalive(owner.get(), [owner](void*) mutable {
@@ -157,9 +183,9 @@ Tensor from_numpy(py::array array, const std::optional<std::string>& device,
       owner.reset();
     });
     auto impl = std::make_shared<TensorImpl>();
-    impl->storage = Storage::borrow(array.mutable_data(), size_t(array.nbytes()), target, keepalive);
+    impl->storage = Storage::borrow(array.mutable_data(), spanned_bytes(array), target, keepalive);
     impl->shape = shape;
-    impl->strides = contiguous_strides(shape);
+    impl->strides = *element_strides;
     impl->dtype = dtype;
     return Tensor(std::move(impl));
   }
@@ -261,6 +287,8 @@ void init_tensor(py::module_& m) {
   });
   m.def("tensor_random", [](const std::string& kind, std::vector<int64_t> shape,
                             const std::string& dtype, std::optional<std::string> device) {
+    nn::OpTraceRecorder::note_unreplayable("draws random numbers (use keras.layers.Dropout or "
+                                          "tf.nn.dropout, which replay, or create them in build)");
     if (kind == "uniform") return rand(shape, parse_dtype(dtype), device_for("RandomUniform", device));
     return randn(shape, parse_dtype(dtype), device_for("RandomStandardNormal", device));
   });
@@ -269,33 +297,45 @@ void init_tensor(py::module_& m) {
   m.def("random_offset", &random_offset);
   m.def("set_random_state", &set_random_state, py::arg("seed"), py::arg("offset"));
 
-  m.def("unary", [](const std::string& op, const Tensor& x) { return unary(parse_unary(op), x); },
+  m.def("unary", [](const std::string& op, const Tensor& x) {
+    const UnaryOp kind = parse_unary(op);
+    return recorded_op({x}, [kind](const std::vector<Tensor>& in) { return unary(kind, in[0]); });
+  },
         py::arg("op"), py::arg("x"));
   m.def("binary", [](const std::string& op, const Tensor& a, const Tensor& b) {
-    return binary(parse_binary(op), a, b);
+    const BinaryOp kind = parse_binary(op);
+    return recorded_op({a, b}, [kind](const std::vector<Tensor>& in) { return binary(kind, in[0], in[1]); });
   }, py::arg("op"), py::arg("x"), py::arg("y"));
   m.def("reduce", [](const std::string& op, const Tensor& x, py::object axis, bool keepdims) {
     const ReduceOp kind = parse_reduce(op);
     if (kind == ReduceOp::kArgMax || kind == ReduceOp::kArgMin) {
       const char* name = reduce_op_name(kind);
-      if (axis.is_none()) {
-        // NumPy/torch: over the flattened tensor; keepdims keeps every axis, with size 1.
-        const Tensor flat = arg_reduce(kind, reshape(x, {x.numel()}), 0, false);
-        return keepdims ? reshape(flat, Shape(size_t(x.ndim()), 1)) : flat;
-      }
-      return arg_reduce(kind, x, int_argument(axis, name, "axis"), keepdims);
+      const std::optional<int64_t> arg_axis =
+          axis.is_none() ? std::nullopt : std::optional<int64_t>(int_argument(axis, name, "axis"));
+      return recorded_op({x}, [kind, arg_axis, keepdims](const std::vector<Tensor>& in) {
+        const Tensor& x = in[0];
+        if (!arg_axis) {
+          // NumPy/torch: over the flattened tensor; keepdims keeps every axis, with size 1.
+          const Tensor flat = arg_reduce(kind, reshape(x, {x.numel()}), 0, false);
+          return keepdims ? reshape(flat, Shape(size_t(x.ndim()), 1)) : flat;
+        }
+        return arg_reduce(kind, x, *arg_axis, keepdims);
+      });
     }
     const std::optional<std::vector<int64_t>> axes = axes_argument(axis, reduce_op_name(kind));
-    // axis=() reduces nothing (NumPy, TF); the C++ frontend reads no axes as "all axes". The
-    // result still has the reduction's dtype.
-    if (axes && axes->empty()) {
-      if (kind == ReduceOp::kSum && !is_floating(x.dtype())) {
-        return cast(x, DType::kInt64);
+    return recorded_op({x}, [kind, axes, keepdims](const std::vector<Tensor>& in) {
+      const Tensor& x = in[0];
+      // axis=() reduces nothing (NumPy, TF); the C++ frontend reads no axes as "all axes". The
+      // result still has the reduction's dtype.
+      if (axes && axes->empty()) {
+        if (kind == ReduceOp::kSum && !is_floating(x.dtype())) {
+          return cast(x, DType::kInt64);
+        }
+        if (kind == ReduceOp::kMean && !is_floating(x.dtype())) return cast(x, DType::kFloat32);
+        return clone(x);
       }
-      if (kind == ReduceOp::kMean && !is_floating(x.dtype())) return cast(x, DType::kFloat32);
-      return clone(x);
-    }
-    return reduce(kind, x, axes ? *axes : std::vector<int64_t>{}, keepdims);
+      return reduce(kind, x, axes ? *axes : std::vector<int64_t>{}, keepdims);
+    });
   }, py::arg("op"), py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
   m.def("scalar_operand", [](py::object value, const Tensor& like, const std::string& op, bool assign) {
     const Scalar s = scalar_argument(value, op, "operand");
@@ -315,34 +355,66 @@ void init_tensor(py::module_& m) {
   m.def("result_type", [](const Tensor& a, const Tensor& b) {
     return std::string(dtype_name(result_type(a, b)));
   }, py::arg("a"), py::arg("b"));
-  m.def("matmul", &matmul, py::arg("a"), py::arg("b"));
+  m.def("matmul", [](const Tensor& a, const Tensor& b) {
+    return recorded_op({a, b}, [](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); });
+  }, py::arg("a"), py::arg("b"));
   m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b,
                      const std::string& activation) {
-    return linear(x, w, b ? *b : Tensor(), parse_post_activation(activation, "linear"));
+    const PostActivation act = parse_post_activation(activation, "linear");
+    return recorded_op({x, w, b ? *b : Tensor()}, [act](const std::vector<Tensor>& in) {
+      return linear(in[0], in[1], in[2], act);
+    });
   }, py::arg("x"), py::arg("w"), py::arg("b") = py::none(), py::arg("activation") = "linear");
-  m.def("reshape", &reshape, py::arg("x"), py::arg("shape"));
-  m.def("permute", &permute, py::arg("x"), py::arg("dims"));
-  m.def("transpose", &transpose, py::arg("x"), py::arg("dim0"), py::arg("dim1"));
-  m.def("contiguous", &contiguous);
-  m.def("clone", &clone);
-  m.def("detach", &detach);
-  m.def("expand_dims", &expand_dims, py::arg("x"), py::arg("axis"));
-  m.def("squeeze", &squeeze, py::arg("x"), py::arg("axes"));
-  m.def("concat", &concat, py::arg("tensors"), py::arg("axis"));
-  m.def("broadcast_to", &broadcast_to, py::arg("x"), py::arg("shape"));
-  m.def("select", &select, py::arg("x"), py::arg("axis"), py::arg("index"));
+  m.def("reshape", [](const Tensor& x, const Shape& shape) {
+    return recorded_op({x}, [shape](const std::vector<Tensor>& in) { return reshape(in[0], shape); });
+  }, py::arg("x"), py::arg("shape"));
+  m.def("permute", [](const Tensor& x, const std::vector<int64_t>& dims) {
+    return recorded_op({x}, [dims](const std::vector<Tensor>& in) { return permute(in[0], dims); });
+  }, py::arg("x"), py::arg("dims"));
+  m.def("transpose", [](const Tensor& x, int64_t dim0, int64_t dim1) {
+    return recorded_op({x}, [dim0, dim1](const std::vector<Tensor>& in) { return transpose(in[0], dim0, dim1); });
+  }, py::arg("x"), py::arg("dim0"), py::arg("dim1"));
+  m.def("contiguous", [](const Tensor& x) {
+    return recorded_op({x}, [](const std::vector<Tensor>& in) { return contiguous(in[0]); });
+  });
+  m.def("clone", [](const Tensor& x) {
+    return recorded_op({x}, [](const std::vector<Tensor>& in) { return clone(in[0]); });
+  });
+  m.def("detach", [](const Tensor& x) {
+    return recorded_op({x}, [](const std::vector<Tensor>& in) { return detach(in[0]); });
+  });
+  m.def("expand_dims", [](const Tensor& x, int64_t axis) {
+    return recorded_op({x}, [axis](const std::vector<Tensor>& in) { return expand_dims(in[0], axis); });
+  }, py::arg("x"), py::arg("axis"));
+  m.def("squeeze", [](const Tensor& x, const std::vector<int64_t>& axes) {
+    return recorded_op({x}, [axes](const std::vector<Tensor>& in) { return squeeze(in[0], axes); });
+  }, py::arg("x"), py::arg("axes"));
+  m.def("concat", [](const std::vector<Tensor>& xs, int64_t axis) {
+    return recorded_op(xs, [axis](const std::vector<Tensor>& in) { return concat(in, axis); });
+  }, py::arg("tensors"), py::arg("axis"));
+  m.def("broadcast_to", [](const Tensor& x, const Shape& shape) {
+    return recorded_op({x}, [shape](const std::vector<Tensor>& in) { return broadcast_to(in[0], shape); });
+  }, py::arg("x"), py::arg("shape"));
+  m.def("select", [](const Tensor& x, int64_t axis, int64_t index) {
+    return recorded_op({x}, [axis, index](const std::vector<Tensor>& in) { return select(in[0], axis, index); });
+  }, py::arg("x"), py::arg("axis"), py::arg("index"));
   m.def("slice", [](const Tensor& x, const std::vector<std::tuple<int64_t, int64_t, int64_t>>& specs) {
     std::vector<SliceSpec> s;
     for (const auto& [start, stop, step] : specs) s.push_back({start, stop, step});
-    return slice(x, s);
+    return recorded_op({x}, [s](const std::vector<Tensor>& in) { return slice(in[0], s); });
   });
-  m.def("cast", [](const Tensor& x, const std::string& dtype) { return cast(x, parse_dtype(dtype)); });
+  m.def("cast", [](const Tensor& x, const std::string& dtype) {
+    const DType to = parse_dtype(dtype);
+    return recorded_op({x}, [to](const std::vector<Tensor>& in) { return cast(in[0], to); });
+  });
   m.def("to_device", [](const Tensor& x, const std::string& device) {
     const DeviceSpec spec = parse_device_name(device);
     // Explicit transfers are exact requests: an unavailable device is an error here, with
     // placement's own message (soft placement applies to ops, as in TF).
     for (const auto& d : DeviceRegistry::instance().logical_devices(spec.type)) {
-      if (d.index == spec.index_or_zero()) return to_device(x, d);
+      if (d.index == spec.index_or_zero()) {
+        return recorded_op({x}, [d](const std::vector<Tensor>& in) { return to_device(in[0], d); });
+      }
     }
     // RuntimeError, as torch raises for .to('cuda') without a usable GPU.
     throw_error(ErrorCode::kRuntime, "to",
@@ -350,16 +422,23 @@ void init_tensor(py::module_& m) {
                     (spec.type == DeviceType::kGPU ? DeviceRegistry::instance().gpu_unavailable_reason()
                                                    : std::string("no such logical CPU")) + ")");
   });
-  m.def("copy_into", &copy_into, py::arg("value"), py::arg("target"));
+  m.def("copy_into", [](const Tensor& value, const Tensor& target) {
+    nn::OpTraceRecorder::note_unreplayable("writes a tensor in place (assign, copy_into)");
+    copy_into(value, target);
+  }, py::arg("value"), py::arg("target"));
   m.def("_conv_weights_reorders", &cpu::conv_weights_reorders,
         "oneDNN convolution weight reorders run so far (tests: kept weights are not reordered)");
 
-  m.def("backward", [](const Tensor& root, std::optional<Tensor> grad) {
+  m.def("backward", [](const Tensor& root, std::optional<Tensor> grad, bool retain_graph,
+                       const std::vector<Tensor>& inputs) {
+    nn::OpTraceRecorder::note_unreplayable("runs a backward pass");
     py::gil_scoped_release release;
-    backward(root, grad ? *grad : Tensor());
-  });
+    backward(root, grad ? *grad : Tensor(), retain_graph, inputs);
+  }, py::arg("root"), py::arg("gradient") = py::none(), py::arg("retain_graph") = false,
+     py::arg("inputs") = std::vector<Tensor>{});
   m.def("compute_gradients", [](const std::vector<Tensor>& roots, const std::vector<std::optional<Tensor>>& root_grads,
                                 const std::vector<Tensor>& sources) {
+    nn::OpTraceRecorder::note_unreplayable("computes gradients");
     std::vector<Tensor> seeds;
     for (const auto& g : root_grads) seeds.push_back(g ? *g : Tensor());
     std::vector<std::optional<Tensor>> out;

@@ -9,6 +9,7 @@
 #include "nn/layer_graph.h"
 #include "nn/losses.h"
 #include "nn/metrics.h"
+#include "nn/traced_function.h"
 #include "train/predictor.h"
 #include "train/trainer.h"
 
@@ -48,6 +49,12 @@ void init_training(py::module_& m) {
              return std::make_shared<nn::Loss>(config);
            }),
            py::arg("kind"), py::arg("from_logits") = false, py::arg("label_smoothing") = 0.0)
+      .def_static("from_python", [](const std::string& name, nn::TracedFunctionPtr fn) {
+             return std::make_shared<nn::Loss>(name, [fn](const Tensor& y_true, const Tensor& y_pred) {
+               return (*fn)({y_true, y_pred}, false).at(0);
+             });
+           }, py::arg("name"), py::arg("traced_function"),
+           "A Python loss: traced_function([y_true, y_pred]) -> [values] (layers.TracedFunction).")
       .def_property_readonly("name", &nn::Loss::name)
       .def("per_example", &nn::Loss::per_example, py::arg("y_true"), py::arg("y_pred"))
       .def("__call__", &nn::Loss::operator(), py::arg("y_true"), py::arg("y_pred"));
@@ -75,9 +82,15 @@ void init_training(py::module_& m) {
       .def(py::init<nn::LayerGraphPtr, nn::LossPtr, std::shared_ptr<optim::Optimizer>,
                     std::vector<nn::MetricPtr>>(),
            py::arg("graph"), py::arg("loss"), py::arg("optimizer"), py::arg("metrics"))
-      .def("train_step", &train::Trainer::train_step, py::arg("x"), py::arg("y"),
+      .def("train_step", [](train::Trainer& t, const std::vector<Tensor>& x, const Tensor& y,
+                            std::optional<Tensor> sample_weight) {
+             return t.train_step(x, y, sample_weight ? *sample_weight : Tensor());
+           }, py::arg("x"), py::arg("y"), py::arg("sample_weight") = py::none(),
            py::call_guard<py::gil_scoped_release>())
-      .def("test_step", &train::Trainer::test_step, py::arg("x"), py::arg("y"),
+      .def("test_step", [](train::Trainer& t, const std::vector<Tensor>& x, const Tensor& y,
+                           std::optional<Tensor> sample_weight) {
+             return t.test_step(x, y, sample_weight ? *sample_weight : Tensor());
+           }, py::arg("x"), py::arg("y"), py::arg("sample_weight") = py::none(),
            py::call_guard<py::gil_scoped_release>())
       .def("reset_metrics", &train::Trainer::reset_metrics)
       .def("results", &train::Trainer::results)

@@ -3,6 +3,8 @@
 // backward pass needs).
 #include "nn/layer_graph.h"
 
+#include "nn/traced_layer.h"
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -99,6 +101,20 @@ std::vector<Tensor> LayerGraph::trainable_weights() const {
   std::vector<Tensor> out;
   for (const LayerPtr& layer : layers()) {
     for (const Tensor& w : layer->trainable_weights()) out.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace gpuaccel::nn
+
+namespace gpuaccel::nn {
+
+std::vector<Tensor> LayerGraph::added_losses() const {
+  std::vector<Tensor> out;
+  for (const LayerPtr& layer : layers()) {
+    if (const auto* traced = dynamic_cast<const TracedLayer*>(layer.get())) {
+      for (Tensor& loss : traced->added_losses()) out.push_back(std::move(loss));
+    }
   }
   return out;
 }

@@ -29,6 +29,9 @@ class LayerGraph {
   // (the order the optimizer sees and Keras's model.trainable_weights).
   std::vector<LayerPtr> layers() const;
   std::vector<Tensor> trainable_weights() const;
+  // The losses the layers' last calls added (Keras's model.losses: add_loss in a Python layer's
+  // call, nn/traced_layer.h); the training step adds their sum to the compiled loss.
+  std::vector<Tensor> added_losses() const;
 
  private:
   struct Node {

@@ -84,7 +84,11 @@ Loss::Loss(LossConfig config) : config_(config) {
   }
 }
 
+Loss::Loss(std::string name, PerExampleFn per_example)
+    : custom_name_(std::move(name)), custom_(std::move(per_example)) {}
+
 const char* Loss::name() const {
+  if (custom_) return custom_name_.c_str();
   switch (config_.kind) {
     case LossKind::kSparseCategoricalCrossentropy: return "sparse_categorical_crossentropy";
     case LossKind::kCategoricalCrossentropy: return "categorical_crossentropy";
@@ -95,10 +99,11 @@ const char* Loss::name() const {
 }
 
 Tensor Loss::per_example(const Tensor& y_true, const Tensor& y_pred_in) const {
-  const char* op = kind_op_name(config_.kind);
+  const char* op = custom_ ? custom_name_.c_str() : kind_op_name(config_.kind);
   if (!y_true.defined() || !y_pred_in.defined()) {
     throw_error(ErrorCode::kInvalidArgument, op, "y_true and y_pred must both be given");
   }
+  if (custom_) return custom_(y_true, y_pred_in);
   if (!is_floating(y_pred_in.dtype())) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 std::string("predictions must be floating point, got ") +
@@ -148,6 +153,24 @@ Tensor Loss::per_example(const Tensor& y_true, const Tensor& y_pred_in) const {
 
 Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred) const {
   return reduce(ReduceOp::kMean, per_example(y_true, y_pred), {}, false);
+}
+
+Tensor Loss::weighted(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) const {
+  const Tensor values = per_example(y_true, y_pred);
+  const char* op = custom_ ? custom_name_.c_str() : kind_op_name(config_.kind);
+  if (sample_weight.ndim() != 1 || (values.ndim() > 0 && sample_weight.dim(0) != values.dim(0))) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "sample_weight must have one value per example, shape (" +
+                    std::to_string(values.ndim() > 0 ? values.dim(0) : 1) + ",); got " +
+                    shape_to_string(sample_weight.shape()));
+  }
+  Tensor w = cast(sample_weight, values.dtype());
+  if (values.ndim() > 1) {
+    Shape per_row(size_t(values.ndim()), 1);
+    per_row[0] = w.dim(0);
+    w = reshape(w, per_row);
+  }
+  return reduce(ReduceOp::kMean, mul(values, w), {}, false);
 }
 
 }  // namespace gpuaccel::nn

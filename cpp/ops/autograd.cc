@@ -235,6 +235,15 @@ BackwardContext context_for(const Node* node, const Folding& folding) {
 
 // Runs one node's backward on the gradients reaching its outputs, adding what it returns to
 // its inputs' gradients.
+[[noreturn]] void throw_released_graph_error() {
+  throw_error(ErrorCode::kRuntime, "backward",
+              "Trying to backward through the graph a second time (or directly access saved "
+              "tensors after they have already been freed). Saved intermediate values of the "
+              "graph are freed when you call .backward() or autograd.grad(). Specify "
+              "retain_graph=True if you need to backward through the graph a second time or if "
+              "you need to access saved tensors after calling backward.");
+}
+
 void run_node(Node* node, std::unordered_map<const TensorImpl*, Tensor>& grads,
               Folding& folding) {
   std::vector<Tensor> grad_outputs;
@@ -250,6 +259,7 @@ void run_node(Node* node, std::unordered_map<const TensorImpl*, Tensor>& grads,
     }
   }
   if (!any) return;
+  if (node->released()) throw_released_graph_error();
   // Unreached outputs of multi-output nodes count as zero gradients.
   for (size_t i = 0; i < grad_outputs.size(); ++i) {
     if (!grad_outputs[i].defined()) {
@@ -346,7 +356,8 @@ std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
   return out;
 }
 
-void backward(const Tensor& root, const Tensor& root_grad) {
+void backward(const Tensor& root, const Tensor& root_grad, bool retain_graph,
+              const std::vector<Tensor>& inputs) {
   if (!needs_grad(root)) {
     throw_error(ErrorCode::kRuntime, "backward",
                 "element 0 of tensors does not require grad and does not have a grad_fn "
@@ -357,30 +368,40 @@ void backward(const Tensor& root, const Tensor& root_grad) {
                 "grad can be implicitly created only for scalar outputs; pass a gradient of "
                 "shape " + shape_to_string(root.shape()));
   }
-  // Leaves reachable from the root that require grad.
-  std::vector<Tensor> leaves;
-  std::unordered_set<const TensorImpl*> seen;
-  if (root.impl()->requires_grad && root.impl()->grad_fn == nullptr) {
-    leaves.push_back(root);
-    seen.insert(root.impl());
+  const std::vector<Node*> graph = reverse_topological_order({root});
+  for (const Node* node : graph) {
+    if (node->released()) throw_released_graph_error();
   }
-  for (Node* node : reverse_topological_order({root})) {
-    for (const Tensor& input : node->inputs()) {
-      if (input.defined() && input.impl()->requires_grad && input.impl()->grad_fn == nullptr &&
-          !seen.count(input.impl())) {
-        seen.insert(input.impl());
-        leaves.push_back(input);
+  // The tensors whose .grad receives the result: `inputs`, else the leaves reachable from the
+  // root that require grad.
+  std::vector<Tensor> targets = inputs;
+  if (inputs.empty()) {
+    std::unordered_set<const TensorImpl*> seen;
+    if (root.impl()->requires_grad && root.impl()->grad_fn == nullptr) {
+      targets.push_back(root);
+      seen.insert(root.impl());
+    }
+    for (Node* node : graph) {
+      for (const Tensor& input : node->inputs()) {
+        if (input.defined() && input.impl()->requires_grad && input.impl()->grad_fn == nullptr &&
+            !seen.count(input.impl())) {
+          seen.insert(input.impl());
+          targets.push_back(input);
+        }
       }
     }
   }
-  const std::vector<Tensor> grads = compute_gradients({root}, {root_grad}, leaves);
+  const std::vector<Tensor> grads = compute_gradients({root}, {root_grad}, targets);
   GradModeGuard no_grad(false);
-  for (size_t i = 0; i < leaves.size(); ++i) {
+  for (size_t i = 0; i < targets.size(); ++i) {
     if (!grads[i].defined()) continue;
-    TensorImpl* leaf = leaves[i].impl();
+    TensorImpl* target = targets[i].impl();
     Tensor g = grads[i];
-    if (leaf->grad) g = add(Tensor(leaf->grad), g);
-    leaf->grad = g.impl_ptr();
+    if (target->grad) g = add(Tensor(target->grad), g);
+    target->grad = g.impl_ptr();
+  }
+  if (!retain_graph) {
+    for (Node* node : graph) node->release_saved_state();
   }
 }
 

@@ -70,6 +70,14 @@ class Node {
   // The activation this node's op fused into its (single) output, whose backward the node's
   // backward applies unless BackwardContext says a consumer already did.
   PostActivation output_activation() const { return output_activation_; }
+  // loss.backward() without retain_graph frees what the backward functions saved (PyTorch
+  // frees saved tensors the same way); a later backward through this node is then an error.
+  void release_saved_state() {
+    backward_ = nullptr;
+    context_backward_ = nullptr;
+    released_ = true;
+  }
+  bool released() const { return released_; }
 
  private:
   std::string name_;
@@ -79,6 +87,7 @@ class Node {
   BackwardFn backward_;
   ContextBackwardFn context_backward_;
   PostActivation output_activation_ = PostActivation::kNone;
+  bool released_ = false;
 };
 
 // --- grad mode (torch.no_grad / torch.enable_grad), per thread ---
@@ -131,7 +140,11 @@ std::vector<Tensor> compute_gradients(const std::vector<Tensor>& roots,
                                       const std::vector<Tensor>& sources,
                                       const GradientReadyFn& on_ready);
 
-// loss.backward(): accumulates into .grad of every reachable leaf that requires grad.
-void backward(const Tensor& root, const Tensor& root_grad);
+// loss.backward(): accumulates into .grad of every reachable leaf that requires grad, or only
+// into `inputs` when given (PyTorch's backward(inputs=...), leaves or not). Unless
+// `retain_graph`, the graph's saved state is released afterwards, and a second backward through
+// it raises PyTorch's "Trying to backward through the graph a second time" error.
+void backward(const Tensor& root, const Tensor& root_grad, bool retain_graph = false,
+              const std::vector<Tensor>& inputs = {});
 
 }  // namespace gpuaccel

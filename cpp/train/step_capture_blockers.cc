@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "nn/traced_layer.h"
+
 namespace gpuaccel::train {
 
 std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optimizer& optimizer,
@@ -16,6 +18,12 @@ std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optim
     if (std::strcmp(layer_type, "Dropout") == 0 || std::strcmp(layer_type, "MultiHeadAttention") == 0) {
       return std::string(layer_type) + " layer '" + layer->name() +
              "' draws its random offset on the host every step";
+    }
+    // Its recorded ops are not inspected yet: one may be a dropout drawing its offset on the
+    // host, or the layer may run Python every step (a call that could not be traced).
+    if (dynamic_cast<const nn::TracedLayer*>(layer.get()) != nullptr) {
+      return "Python layer '" + layer->name() + "' (" + layer_type +
+             ") replays ops recorded from Python, which are not checked for host work yet";
     }
   }
   return {};

@@ -31,12 +31,25 @@ void check_labels(const Tensor& y, int64_t batch) {
   }
 }
 
-std::vector<Tensor> with_labels(std::vector<Tensor> x, const Tensor& y) {
-  x.push_back(y);
-  return x;
-}
-
 }  // namespace
+
+Trainer::PlacedBatch Trainer::place_batch(const std::vector<Tensor>& x_in, const Tensor& y_in,
+                                          const Tensor& sample_weight_in,
+                                          const std::vector<Tensor>& params) {
+  // One placement for inputs, labels and weights, so they travel in one upload.
+  std::vector<Tensor> tensors = x_in;
+  tensors.push_back(y_in);
+  if (sample_weight_in.defined()) tensors.push_back(sample_weight_in);
+  PlacedBatch placed;
+  placed.x = batches_.place(tensors, params);
+  if (sample_weight_in.defined()) {
+    placed.sample_weight = placed.x.back();
+    placed.x.pop_back();
+  }
+  placed.y = placed.x.back();
+  placed.x.pop_back();
+  return placed;
+}
 
 Trainer::Trainer(nn::LayerGraphPtr graph, nn::LossPtr loss,
                  std::shared_ptr<optim::Optimizer> optimizer, std::vector<nn::MetricPtr> metrics)
@@ -49,7 +62,19 @@ Trainer::Trainer(nn::LayerGraphPtr graph, nn::LossPtr loss,
   if (!loss_) throw_error(ErrorCode::kInvalidArgument, "compile", "a loss is required");
 }
 
-Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
+Tensor Trainer::compute_loss(const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight) const {
+  // Keras's compute_loss: the compiled loss plus the losses the layers added in this forward
+  // pass (add_loss), which sample weights do not scale.
+  Tensor total = sample_weight.defined() ? loss_->weighted(y, y_pred, sample_weight)
+                                         : (*loss_)(y, y_pred);
+  for (const Tensor& added : graph_->added_losses()) {
+    total = add(total, added.dtype() == total.dtype() ? added : cast(added, total.dtype()));
+  }
+  return total;
+}
+
+Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in,
+                           const Tensor& sample_weight_in) {
   if (!optimizer_) {
     throw_error(ErrorCode::kFailedPrecondition, "fit",
                 "the model was compiled without an optimizer; pass optimizer= to compile()");
@@ -57,10 +82,12 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  std::vector<Tensor> x = batches_.place(with_labels(x_in, y_in), params);
-  const Tensor y = x.back();
-  x.pop_back();
+  PlacedBatch placed = place_batch(x_in, y_in, sample_weight_in, params);
+  const std::vector<Tensor>& x = placed.x;
+  const Tensor& y = placed.y;
+  const Tensor& sample_weight = placed.sample_weight;
   ReleasePlacedBatch release_upload(batches_);
+  if (sample_weight.defined()) return run_train_step(x, y, batch, params, sample_weight);
   const LogicalDevice& device = params.empty() ? x.at(0).device() : params[0].device();
   Backend& backend = backend_for(device);
   const std::string blocker = step_capture_blocker(*graph_, *optimizer_, device);
@@ -122,11 +149,11 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in) 
 }
 
 Tensor Trainer::run_train_step(const std::vector<Tensor>& x, const Tensor& y, int64_t batch,
-                               const std::vector<Tensor>& params) {
+                               const std::vector<Tensor>& params, const Tensor& sample_weight) {
   DeferredChecks::Scope deferred(label_checks_);
   GradModeGuard grad_on(true);
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/true);
-  const Tensor loss = (*loss_)(y, outputs.at(0));
+  const Tensor loss = compute_loss(y, outputs.at(0), sample_weight);
   std::vector<Tensor> grads;
   if (!params.empty()) {
     // Loss scaling (LossScaleOptimizer): backpropagate from loss * scale so small float16
@@ -179,18 +206,20 @@ void Trainer::set_jit_compile(JitCompile mode) {
   capture_ = std::make_unique<StepCapturePolicy>(mode);
 }
 
-Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in) {
+Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in,
+                          const Tensor& sample_weight_in) {
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
   GradModeGuard grad_off(false);
   DeferredChecks::Scope deferred(label_checks_);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  std::vector<Tensor> x = batches_.place(with_labels(x_in, y_in), params);
-  const Tensor y = x.back();
-  x.pop_back();
+  PlacedBatch placed = place_batch(x_in, y_in, sample_weight_in, params);
+  const std::vector<Tensor>& x = placed.x;
+  const Tensor& y = placed.y;
+  const Tensor& sample_weight = placed.sample_weight;
   ReleasePlacedBatch release_upload(batches_);
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/false);
-  const Tensor value = (*loss_)(y, outputs.at(0));
+  const Tensor value = compute_loss(y, outputs.at(0), sample_weight);
   absorb(value, batch, y, outputs.at(0));
   return value;
 }

@@ -41,10 +41,14 @@ class Trainer {
   // Forward (training behaviour), loss, gradients of the trainable weights, optimizer update;
   // then the loss tracker and metrics absorb the batch. Returns the batch's loss, a float32
   // scalar left on the weights' device (reading it is the caller's choice, and a sync).
-  Tensor train_step(const std::vector<Tensor>& x, const Tensor& y);
+  // `sample_weight` (N,) (Keras's fit(sample_weight=/class_weight=)), when defined, weighs the
+  // per-example losses (nn::Loss::weighted); such a step always runs eagerly (not captured).
+  Tensor train_step(const std::vector<Tensor>& x, const Tensor& y,
+                    const Tensor& sample_weight = Tensor());
   // Forward (inference behaviour), loss and metrics; no update. Returns the batch's loss as
   // train_step does.
-  Tensor test_step(const std::vector<Tensor>& x, const Tensor& y);
+  Tensor test_step(const std::vector<Tensor>& x, const Tensor& y,
+                   const Tensor& sample_weight = Tensor());
   void reset_metrics();
   // ("loss", running mean weighted by batch size), then each metric's running result. Reads
   // every accumulator with one device-to-host copy (none before the first step); raises here
@@ -82,11 +86,21 @@ class Trainer {
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
 
  private:
+  struct PlacedBatch {
+    std::vector<Tensor> x;
+    Tensor y;
+    Tensor sample_weight;  // undefined when the step has none
+  };
+  // The step's inputs, labels and (optional) sample weights on the model's device.
+  PlacedBatch place_batch(const std::vector<Tensor>& x_in, const Tensor& y_in,
+                          const Tensor& sample_weight_in, const std::vector<Tensor>& params);
   void absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred);
   // The step's device work and its host bookkeeping, as one function the capture policy runs
   // eagerly or under capture.
   Tensor run_train_step(const std::vector<Tensor>& x, const Tensor& y, int64_t batch,
-                        const std::vector<Tensor>& params);
+                        const std::vector<Tensor>& params, const Tensor& sample_weight = Tensor());
+  // The compiled loss (weighted when `sample_weight` is defined) plus the layers' added losses.
+  Tensor compute_loss(const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight) const;
 
   // What a step changes on the host besides launching work: a replayed graph changes none of
   // it, so the Trainer applies the difference a captured step made.

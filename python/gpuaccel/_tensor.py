@@ -28,6 +28,8 @@ def _device_name(device):
     if isinstance(device, _device_class):
         return device.name
     if isinstance(device, str):
+        if _is_dtype_name(device) or _is_foreign_dtype_name(device):
+            raise ValueError(_dtype_as_device_message(device))
         return device
     name = getattr(device, "name", None)
     if isinstance(name, str):
@@ -70,14 +72,20 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
 
 
 def from_numpy(array):
-    """A CPU tensor sharing memory with a C-contiguous NumPy array (no copy), as torch does."""
+    """A CPU tensor sharing memory with a NumPy array (no copy, any non-negative strides), as
+    torch does; the tensor keeps the array alive."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
     if array.dtype == np.float64:
         raise TypeError("from_numpy cannot share a float64 array (gpuaccel has no float64); "
                         "use gpuaccel.tensor(array) for a float32 copy")
-    if not array.flags.c_contiguous:
-        raise ValueError("from_numpy needs a C-contiguous array; use np.ascontiguousarray first")
+    if any(stride < 0 for stride in array.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array with array.copy().)")
+    if any(stride % array.itemsize for stride in array.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
     if not array.dtype.isnative:
         raise ValueError(f"from_numpy cannot share an array of dtype {array.dtype.str!r}, whose "
                          "bytes are in the other byte order; use gpuaccel.tensor(array) for a "
@@ -238,12 +246,21 @@ def _setitem(self, index, value):
 
 
 def _numpy(self):
-    """A NumPy copy of the tensor (from any device). Errors if it requires grad, as torch, except
-    for a ``Variable``, whose ``.numpy()`` TensorFlow code reads all the time."""
-    if self.requires_grad and not getattr(self, "_is_variable", False):
+    """The tensor as a NumPy array. On the CPU it shares the tensor's memory (PyTorch's
+    documented ``t.numpy()``: a change to one shows in the other; the array keeps the tensor
+    alive); a GPU tensor, a bfloat16 one and a ``Variable`` give a copy (TF's ``.numpy()`` of a
+    GPU tensor or a variable reads its value). Errors if it requires grad, as torch, except for
+    a ``Variable``, whose ``.numpy()`` TensorFlow code reads all the time."""
+    is_variable = getattr(self, "_is_variable", False)
+    if self.requires_grad and not is_variable:
         raise RuntimeError("Can't call numpy() on a tensor that requires grad. "
                            "Use tensor.detach().numpy() instead.")
-    return self._numpy()
+    if is_variable or self._device_type != "CPU" or self._dtype_name == "bfloat16" or \
+            self.numel() == 0:
+        return self._numpy()
+    # The buffer protocol's view (shape, strides, dtype) of the tensor's storage; NumPy holds
+    # the memoryview, which holds the tensor.
+    return np.asarray(memoryview(self))
 
 
 def _array(self, dtype=None, copy=None):
@@ -255,6 +272,8 @@ def _to(self, *args, dtype=None, device=None):
     for a in args:
         if isinstance(a, str) and _is_dtype_name(a):
             dtype = a
+        elif isinstance(a, str) and _is_foreign_dtype_name(a):
+            raise ValueError(_dtype_as_device_message(a))  # not a device name either
         elif isinstance(a, (str, _device_class)) or hasattr(a, "name") and not _is_dtype_like(a):
             device = a
         else:
@@ -265,6 +284,31 @@ def _to(self, *args, dtype=None, device=None):
     if device is not None:
         out = _C.to_device(out, _device_name(device))
     return out
+
+
+def _is_foreign_dtype_name(text):
+    """A dtype name NumPy knows ('float64', 'double', 'int16') that gpuaccel lacks: t.to() would
+    otherwise read it as a device name."""
+    try:
+        return np.dtype(text).kind in "fciub"
+    except (TypeError, ValueError):
+        return False
+
+
+def _foreign_dtype_message(text):
+    kind = np.dtype(text).kind
+    instead = {"f": "float32", "c": "float32 (gpuaccel has no complex dtypes)",
+               "i": "int32 or int64", "u": "uint8 or int32", "b": "bool"}.get(kind, "float32")
+    return (f"t.to({text!r}): {text!r} is a dtype that gpuaccel does not have (its dtypes: "
+            f"{', '.join(_C.dtype_names())}); use {instead} instead, e.g. "
+            f"t.to('{instead.split()[0]}') or t.to(gpuaccel.{instead.split()[0]})")
+
+
+def _dtype_as_device_message(text):
+    if _is_dtype_name(text):
+        return (f"{text!r} is a dtype, not a device: pass it as dtype= (t.to(dtype={text!r})); "
+                "devices are named like 'cpu', 'cuda:0' or '/GPU:0'")
+    return _foreign_dtype_message(text) + "; devices are named like 'cpu', 'cuda:0' or '/GPU:0'"
 
 
 def _is_dtype_name(text):
@@ -316,8 +360,28 @@ def _squeeze(self, dim=None):
     return _C.squeeze(self, dims) if dims else _C.reshape(self, list(self.shape))
 
 
-def _backward(self, gradient=None):
-    _C.backward(self, gradient)
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """PyTorch's ``Tensor.backward``: accumulates into ``.grad`` of the leaves (or of ``inputs``)
+    and frees the graph's saved state unless ``retain_graph`` (default: ``create_graph``)."""
+    if create_graph:
+        raise NotImplementedError(
+            "backward(create_graph=True) is not supported: gpuaccel's backward functions are not "
+            "recorded, so higher-order gradients cannot be taken; use create_graph=False")
+    if retain_graph is None:
+        retain_graph = bool(create_graph)
+    targets = []
+    if inputs is not None:
+        targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not targets:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        for t in targets:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"backward(inputs=...) takes tensors, got {type(t).__name__}")
+            if not t.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False "
+                                   "(backward(inputs=...) accumulates only into tensors that "
+                                   "require grad)")
+    _C.backward(self, gradient, bool(retain_graph), targets)
 
 
 def _item(self):
@@ -325,6 +389,21 @@ def _item(self):
         raise ValueError(f"only one-element tensors can be converted to Python scalars, "
                          f"got shape {tuple(self.shape)}")
     return self._numpy().reshape(()).item()
+
+
+def _format(self, format_spec):
+    """``f'{loss:0.2f}'``: a 0-d tensor formats as its Python scalar (TF's EagerTensor and
+    torch.Tensor both do); any other tensor takes only the empty spec (its str), and a spec is
+    refused with the TypeError NumPy and torch raise."""
+    if self.ndim == 0:
+        value = _item(self)
+        # ml_dtypes' bfloat16 scalar does not take float format specs
+        return format(float(value) if self._dtype_name == "bfloat16" else value, format_spec)
+    if format_spec:
+        raise TypeError(f"unsupported format string passed to Tensor.__format__ "
+                        f"(format spec {format_spec!r} needs a 0-d tensor; this one has shape "
+                        f"{tuple(self.shape)}: format t.item() or index one element)")
+    return str(self)
 
 
 def _install():
@@ -348,6 +427,7 @@ def _install():
         TypeError("len() of a 0-d tensor"))
     T.__repr__ = _repr
     T.__str__ = _repr
+    T.__format__ = _format
     T.__array__ = _array
     T.__float__ = lambda self: float(_item(self))
     T.__int__ = lambda self: int(_item(self))

@@ -307,7 +307,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     if p != 2:
         raise ValueError("normalize(p != 2) is not supported yet")
     x = convert_to_tensor(input)
-    norm = _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), [int(dim)], True))
+    norm = _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), [check_int(dim, "dim")], True))
     return _C.binary("div", x, _C.binary("maximum", norm, _C.scalar_like(float(eps), norm)))
 
 

@@ -1,9 +1,11 @@
 // compute_gradients' on_ready hook (ops/autograd.h), which data-parallel training uses to start
 // summing gradients during the backward pass: every source is reported exactly once, as soon
 // as its gradient is final (in the backward pass's order), with the same value the call returns;
-// a source no node uses is reported last with no gradient.
+// a source no node uses is reported last with no gradient. And backward()'s PyTorch semantics:
+// the graph freed unless retain_graph, `inputs` restricting accumulation.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "ops/autograd.h"
@@ -64,6 +66,42 @@ TEST(Autograd, OnReadyIsOptional) {
   }
   const auto grads = compute_gradients({loss}, {Tensor()}, {a}, GradientReadyFn());
   EXPECT_EQ(read(grads[0]), std::vector<float>{4});
+}
+
+// loss.backward() (torch): the graph's saved state is freed unless retain_graph, and a second
+// backward through it is PyTorch's error, after which .grad is unchanged; `inputs` restricts
+// which tensors accumulate.
+TEST(Autograd, BackwardFreesTheGraphUnlessRetained) {
+  const Tensor a = weight({2, -1});
+  Tensor loss;
+  {
+    GradModeGuard on(true);
+    loss = reduce(ReduceOp::kSum, mul(a, a), {0}, false);
+  }
+  backward(loss, Tensor(), /*retain_graph=*/true);
+  EXPECT_EQ(read(Tensor(a.impl()->grad)), (std::vector<float>{4, -2}));
+  backward(loss, Tensor());
+  EXPECT_EQ(read(Tensor(a.impl()->grad)), (std::vector<float>{8, -4}));
+  try {
+    backward(loss, Tensor());
+    FAIL() << "a second backward through a freed graph must throw";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("Trying to backward through the graph a second time"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read(Tensor(a.impl()->grad)), (std::vector<float>{8, -4}));
+}
+
+TEST(Autograd, BackwardInputsRestrictAccumulation) {
+  const Tensor a = weight({3}), b = weight({5});
+  Tensor loss;
+  {
+    GradModeGuard on(true);
+    loss = mul(a, b);
+  }
+  backward(loss, Tensor(), false, {b});
+  EXPECT_EQ(a.impl()->grad, nullptr);
+  EXPECT_EQ(read(Tensor(b.impl()->grad)), std::vector<float>{3});
 }
 
 }  // namespace

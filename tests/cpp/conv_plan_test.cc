@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -57,14 +58,22 @@ class CountingConvEngine final : public ConvEngine {
     last_out = o.out;
     return true;
   }
-  // The next candidate: algorithm + 10 with twice the workspace, `candidates_left` times.
-  void next_algorithm(const ConvPlanKey&, ConvPlan& plan) override {
+  // The next candidate, `candidates_left` times: algorithm + 10, with twice the workspace after
+  // a refused launch, or `smaller_workspace_bytes` after the pool refused a workspace.
+  void next_algorithm(const ConvPlanKey&, ConvPlan& plan, size_t workspace_below) override {
+    workspace_bounds.push_back(workspace_below);
     if (candidates_left == 0) throw std::runtime_error("no algorithm left");
     --candidates_left;
     ++fallbacks_taken;
     plan.algorithm.algorithm += 10;
-    plan.algorithm.workspace_bytes *= 2;
+    if (workspace_below == SIZE_MAX) {
+      plan.algorithm.workspace_bytes *= 2;
+    } else {
+      plan.algorithm.workspace_bytes = smaller_workspace_bytes;
+    }
   }
+  size_t smaller_workspace_bytes = 0;
+  std::vector<size_t> workspace_bounds;  // what each next_algorithm call was given
   int refused_algorithm = -1;
   int candidates_left = 0;
   int fallbacks_taken = 0;
@@ -280,12 +289,64 @@ TEST_F(ConvPlanTest, ALaunchTheLibraryRefusesMovesThePlanToItsNextCandidateForGo
   EXPECT_EQ(engine_.launched_workspace_bytes.size(), 4u);
 }
 
+// PyTorch's Conv_v7.cpp moves on after an out-of-memory workspace; so does the runner, to a
+// candidate needing less than the pool refused, for good.
+TEST_F(ConvPlanTest, AWorkspaceThePoolCannotGiveMovesThePlanToACandidateNeedingLess) {
+  const size_t huge = size_t{1} << 50;
+  ConvPlanKey k = key_for(1, int64_t{1} << 40);  // the first candidate asks 2^50 bytes
+  engine_.candidates_left = 2;
+  engine_.smaller_workspace_bytes = 32 << 10;
+  ConvOperands o;
+  ASSERT_NO_THROW(runner_->run(k, o));
+  EXPECT_EQ(engine_.workspace_bounds, (std::vector<size_t>{huge}));
+  ASSERT_EQ(engine_.launched_workspace_bytes.size(), 1u);
+  EXPECT_EQ(engine_.launched_workspace_bytes[0], size_t{32} << 10);
+  EXPECT_EQ(arena_->capacity(), size_t{32} << 10);
+  // For good: later calls launch the smaller candidate at once.
+  runner_->run(k, o);
+  EXPECT_EQ(engine_.workspace_bounds.size(), 1u);
+  EXPECT_EQ(engine_.launched_workspace_bytes.size(), 2u);
+  EXPECT_EQ(runner_->plans().builds(), 1);
+}
+
+TEST_F(ConvPlanTest, AfterThePoolRefusedAWorkspaceTheBoundHoldsThroughARefusedLaunch) {
+  const size_t huge = size_t{1} << 50;
+  engine_.refused_algorithm = 11;  // the candidate after the pool's refusal is refused at launch
+  engine_.candidates_left = 2;
+  engine_.smaller_workspace_bytes = 32 << 10;
+  ConvOperands o;
+  ASSERT_NO_THROW(runner_->run(key_for(1, int64_t{1} << 40), o));
+  EXPECT_EQ(engine_.workspace_bounds, (std::vector<size_t>{huge, huge}));
+  EXPECT_EQ(engine_.refusals, 1);
+  ASSERT_EQ(engine_.launched_workspace_bytes.size(), 1u);
+}
+
+TEST_F(ConvPlanTest, WhenThePoolRefusesEveryCandidatesWorkspaceItsOwnErrorReachesTheCaller) {
+  const size_t huge = size_t{1} << 50, still_too_large = size_t{1} << 49;
+  engine_.candidates_left = 1;
+  engine_.smaller_workspace_bytes = still_too_large;
+  ConvOperands o;
+  try {
+    runner_->run(key_for(1, int64_t{1} << 40), o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    // The pool's ResourceExhaustedError for the last workspace asked, not the engine's error.
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted);
+    EXPECT_NE(std::string(e.what()).find("conv2d workspace"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(still_too_large) + " bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(engine_.workspace_bounds, (std::vector<size_t>{huge, still_too_large}));
+  EXPECT_EQ(engine_.executions, 0);
+  EXPECT_EQ(arena_->capacity(), 0u);
+}
+
 TEST_F(ConvPlanTest, WhenNoCandidateIsLeftTheEnginesErrorReachesTheCaller) {
   engine_.refused_algorithm = 1;
   engine_.candidates_left = 0;
   ConvOperands o;
   EXPECT_THROW(runner_->run(key_for(8, 32), o), std::runtime_error);
   EXPECT_EQ(engine_.refusals, 1);
+  EXPECT_EQ(engine_.workspace_bounds, (std::vector<size_t>{SIZE_MAX}));  // no pool refusal: no bound
   // Other problems are untouched by it.
   runner_->run(key_for(8, 32, ConvDirection::kBackwardData), o);
   EXPECT_EQ(engine_.launched_workspace_bytes.size(), 1u);

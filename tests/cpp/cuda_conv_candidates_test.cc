@@ -68,6 +68,38 @@ TEST(CudaConvCandidates, TheWalkPassesOverRefusalsAndResumesAfterTheLastPick) {
   EXPECT_EQ(asked, (std::vector<int>{1, 2, 0, 5}));
 }
 
+// After the pool could not give a workspace, only candidates needing less are taken; the others
+// are passed over, and reported.
+TEST(CudaConvCandidates, AWalkBoundedByARefusedWorkspaceTakesOnlySmallerOnes) {
+  const std::vector<ConvCandidate> candidates = {{1, kFma}, {2, kFma}, {0, kFma}, {5, kFma}};
+  const std::vector<size_t> workspace = {0, 4096, 8192, 100, 0, 0};  // by algorithm
+  auto accepts = [&](const ConvCandidate& c, size_t* bytes) {
+    *bytes = workspace[c.algorithm];
+    return true;
+  };
+  std::vector<int> too_large;
+  auto report = [&](const ConvCandidate& c, size_t bytes) {
+    too_large.push_back(c.algorithm);
+    EXPECT_EQ(bytes, workspace[c.algorithm]);
+  };
+  size_t next = 1, bytes = 0;  // algorithm 1 (4096 bytes) was chosen; the pool refused its workspace
+  auto got = next_accepted(candidates, &next, accepts, &bytes, 4096, report);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->algorithm, 0);  // 2 needs 8192, 0 needs 0
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(too_large, (std::vector<int>{2}));
+  // Bounded below every remaining candidate: none is left, each reported.
+  too_large.clear();
+  EXPECT_FALSE(next_accepted(candidates, &next, accepts, &bytes, 0, report).has_value());
+  EXPECT_EQ(too_large, (std::vector<int>{5}));
+  // Unbounded, a large workspace is taken as before.
+  next = 1;
+  got = next_accepted(candidates, &next, accepts, &bytes, kAnyWorkspace, report);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->algorithm, 2);
+  EXPECT_EQ(bytes, 8192u);
+}
+
 TEST(CudaConvCandidates, AFailureOtherThanARefusalStopsTheWalk) {
   const std::vector<ConvCandidate> candidates = {{1, kFma}, {0, kFma}};
   size_t next = 0, bytes = 0;

@@ -97,8 +97,9 @@ def test_loss_errors():
         losses.CategoricalCrossentropy()(np.ones((4, 2)), np.ones((4, 3), np.float32))
     with pytest.raises(ValueError, match="Could not interpret loss identifier"):
         losses.get("hinge_of_doom")
-    with pytest.raises(ValueError, match="custom Python loss"):
-        losses.get(lambda y, p: p)
+    with pytest.raises(ValueError, match="Could not interpret loss identifier"):
+        losses.get(3)
+    assert isinstance(losses.get(lambda y, p: p), losses.LossFunctionWrapper)
     with pytest.raises(ValueError, match="reduction"):
         losses.MeanSquaredError(reduction="mean")
     assert isinstance(losses.get("mse"), losses.MeanSquaredError)

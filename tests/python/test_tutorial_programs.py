@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpuaccel as tf
-import gpuaccel as torch
+import gpuaccel.torch as torch
 from gpuaccel import keras
 
 real_keras = pytest.importorskip("keras")
@@ -86,13 +86,21 @@ def test_subclassed_model_trains_with_fit_and_python_lists():
     assert model.predict(x, verbose=0).shape == (16, 10)
 
 
-def test_subclassed_call_with_raw_ops_is_refused_with_a_reason():
+def test_subclassed_call_with_raw_ops_is_traced_once():
     class Raw(keras.Model):
-        def call(self, x):
-            return 42
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(2)
 
-    with pytest.raises(NotImplementedError, match="Keras layers only"):
-        Raw()(np.zeros((1, 3), np.float32))
+        def call(self, x):
+            return self.dense(x) * 2.0 + 1.0
+
+    model = Raw()
+    x = np.ones((4, 3), np.float32)
+    first, second = model(x).numpy(), model(x).numpy()
+    np.testing.assert_allclose(first, tf.stop_gradient(model.dense(x)).numpy() * 2.0 + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(second, first)
+    assert model._call_layer_cpp.python_calls == 1
 
 
 def test_use_a_gpu_guide_placement_and_matmul():

@@ -9,10 +9,11 @@
 // no TF32), then the direction's general fallbacks (implicit GEMM, and the ALGO_0/ALGO_1 kernels
 // for the backward passes), each tried only once per math type. The caller walks the list with
 // next_accepted(), asking the library about each, and goes on from where it stopped when a
-// launch is refused.
+// launch is refused, or with a smaller workspace when the pool could not give one.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,22 +61,38 @@ inline std::vector<ConvCandidate> conv_candidates(const std::vector<ReportedConv
   return out;
 }
 
-// From candidates[*next] on, the first one `accepts(candidate, &workspace_bytes)` takes; *next
-// then points past it, so that a later call goes on with the rest. nullopt when none is left.
-// `accepts` returns false for a candidate the library refuses (not supported) and throws for
-// any other failure.
-template <typename Accepts>
+// No bound on a candidate's workspace.
+constexpr size_t kAnyWorkspace = SIZE_MAX;
+
+// From candidates[*next] on, the first one `accepts(candidate, &workspace_bytes)` takes whose
+// workspace is below `workspace_below`; *next then points past it, so that a later call goes on
+// with the rest. nullopt when none is left. `accepts` returns false for a candidate the library
+// refuses (not supported) and throws for any other failure. After the device's pool could not
+// give an algorithm's workspace, the walk goes on bounded by that size (PyTorch's Conv_v7.cpp
+// likewise moves on after an out-of-memory workspace): a candidate needing as much or more would
+// be refused by the pool again, and `too_large(candidate, bytes)` is told of each passed over.
+template <typename Accepts, typename TooLarge>
 std::optional<ConvCandidate> next_accepted(const std::vector<ConvCandidate>& candidates, size_t* next,
-                                           Accepts&& accepts, size_t* workspace_bytes) {
+                                           Accepts&& accepts, size_t* workspace_bytes, size_t workspace_below,
+                                           TooLarge&& too_large) {
   while (*next < candidates.size()) {
     const ConvCandidate c = candidates[(*next)++];
     size_t bytes = 0;
-    if (accepts(c, &bytes)) {
-      *workspace_bytes = bytes;
-      return c;
+    if (!accepts(c, &bytes)) continue;
+    if (workspace_below != kAnyWorkspace && bytes >= workspace_below) {
+      too_large(c, bytes);
+      continue;
     }
+    *workspace_bytes = bytes;
+    return c;
   }
   return std::nullopt;
+}
+
+template <typename Accepts>
+std::optional<ConvCandidate> next_accepted(const std::vector<ConvCandidate>& candidates, size_t* next,
+                                           Accepts&& accepts, size_t* workspace_bytes) {
+  return next_accepted(candidates, next, accepts, workspace_bytes, kAnyWorkspace, [](const ConvCandidate&, size_t) {});
 }
 
 // "algorithm 1 (math 2), algorithm 0 (math 2)" for messages.

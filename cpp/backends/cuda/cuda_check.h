@@ -20,6 +20,8 @@
 
 #if GPUACCEL_HAVE_CUDNN
 #include <cudnn.h>
+
+#include "backends/cuda/cudnn_status.h"
 #endif
 
 namespace gpuaccel::cuda {
@@ -130,10 +132,10 @@ inline void check_cublas(cublasStatus_t s, const char* call, const char* file, i
 #if GPUACCEL_HAVE_CUDNN
 inline void check_cudnn(cudnnStatus_t s, const char* call, const char* file, int line) {
   if (s == CUDNN_STATUS_SUCCESS) return;
-  const CudaStatus status = s == CUDNN_STATUS_ALLOC_FAILED ? CudaStatus::kOutOfMemory
-                     : s == CUDNN_STATUS_BAD_PARAM  ? CudaStatus::kInvalidArgument
-                                                    : CudaStatus::kError;
-  throw BackendError(status, call_site(call, file, line) + " failed: " + cudnnGetErrorString(s));
+  // By the status's family (cudnn_status.h), so that every BAD_PARAM_* sub-code is an invalid
+  // argument like BAD_PARAM itself.
+  throw BackendError(cuda_status_for_cudnn(static_cast<int>(s)),
+                     call_site(call, file, line) + " failed: " + cudnnGetErrorString(s));
 }
 #endif
 

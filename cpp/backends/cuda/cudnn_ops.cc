@@ -23,6 +23,8 @@
 
 #include "backends/conv_plan.h"
 #include "backends/krsc_kernel.h"
+#include "backends/cuda/batch_norm_kernels.h"
+#include "backends/cuda/batch_norm_route.h"
 #include "backends/cuda/context.h"
 #include "backends/cuda/conv_candidates.h"
 #include "backends/cuda/ops.h"
@@ -208,14 +210,12 @@ struct CudnnConvDescriptors final : ConvDescriptors {
 };
 
 // A launch status saying that cuDNN will not run this algorithm for this problem and queued
-// nothing: not supported (cuDNN 9 groups those in the CUDNN_STATUS_NOT_SUPPORTED category) or a
-// parameter it rejects for this algorithm (CUDNN_STATUS_BAD_PARAM_*, e.g. a misaligned
-// pointer). The next candidate is tried; should every one be refused, the error lists them all.
-// A failed execution (CUDNN_STATUS_EXECUTION_FAILED_*) is not retried. The workspace-size query
-// runs on the host only, so any failure there just passes the candidate over.
-bool refused_at_launch(cudnnStatus_t s) {
-  return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_BAD_PARAM;
-}
+// nothing (cudnn_refused, cudnn_status.h: the NOT_SUPPORTED family, or the BAD_PARAM family for
+// a parameter it rejects for this algorithm, e.g. a misaligned pointer). The next candidate is
+// tried; should every one be refused, the error lists them all. A failed execution
+// (CUDNN_STATUS_EXECUTION_FAILED_*) is not retried. The workspace-size query runs on the host
+// only, so any failure there just passes the candidate over.
+bool refused_at_launch(cudnnStatus_t s) { return cudnn_refused(static_cast<int>(s)); }
 
 // The general algorithms tried after the heuristic's own: the ones cuDNN's legacy API runs for
 // (almost) any shape, layout and dtype, with the least workspace.
@@ -360,16 +360,25 @@ class CudnnConvEngine final : public ConvEngine {
     return true;
   }
 
-  void next_algorithm(const ConvPlanKey& k, ConvPlan& plan) override {
+  void next_algorithm(const ConvPlanKey& k, ConvPlan& plan, size_t workspace_below) override {
     const auto& d = static_cast<const CudnnConvDescriptors&>(*plan.descriptors);
     CudnnLease h = cudnn_lease(device_);
-    plan.algorithm = next_accepted_or_throw(k, d, h);
+    // The bound is this algorithm's own workspace when the pool just refused it (a bound from an
+    // earlier refusal in the call is larger: every later candidate needs less).
+    if (workspace_below != kAnyWorkspace && plan.algorithm.workspace_bytes == workspace_below) {
+      d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " +
+                    std::to_string(plan.algorithm.algorithm) + ": the pool could not give its " +
+                    std::to_string(workspace_below) + "-byte workspace";
+    }
+    plan.algorithm = next_accepted_or_throw(k, d, h, workspace_below);
   }
 
  private:
-  // The next candidate whose workspace-size query cuDNN accepts, with the descriptor's math type
-  // set to it; UnimplementedError naming the problem and every refusal when none is left.
-  ConvAlgorithm next_accepted_or_throw(const ConvPlanKey& k, const CudnnConvDescriptors& d, const CudnnLease& h) {
+  // The next candidate whose workspace-size query cuDNN accepts and whose workspace is below
+  // `workspace_below`, with the descriptor's math type set to it; UnimplementedError naming the
+  // problem and every refusal when none is left.
+  ConvAlgorithm next_accepted_or_throw(const ConvPlanKey& k, const CudnnConvDescriptors& d, const CudnnLease& h,
+                                       size_t workspace_below = kAnyWorkspace) {
     auto accepts = [&](const ConvCandidate& c, size_t* bytes) {
       GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, static_cast<cudnnMathType_t>(c.math_type)));
       cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
@@ -395,8 +404,14 @@ class CudnnConvEngine final : public ConvEngine {
       }
       return true;
     };
+    auto too_large = [&](const ConvCandidate& c, size_t bytes) {
+      d.refusals += std::string(d.refusals.empty() ? "" : "; ") + "algorithm " + std::to_string(c.algorithm) +
+                    " (math " + std::to_string(c.math_type) + "): needs " + std::to_string(bytes) +
+                    " bytes of workspace, no less than the pool could not give";
+    };
     ConvAlgorithm a;
-    const std::optional<ConvCandidate> c = next_accepted(d.candidates, &d.next_candidate, accepts, &a.workspace_bytes);
+    const std::optional<ConvCandidate> c =
+        next_accepted(d.candidates, &d.next_candidate, accepts, &a.workspace_bytes, workspace_below, too_large);
     if (!c) {
       unimplemented("conv2d: cuDNN runs none of the algorithms tried for " + k.to_string() + " (tried " +
                     describe_candidates(d.candidates) + "; refused: " + (d.refusals.empty() ? "none" : d.refusals) +
@@ -432,6 +447,8 @@ ConvRunner& conv_runner(int device) {
 }
 
 }  // namespace
+
+void release_conv_workspace(int device) { conv_runner(device).release_workspace(); }
 
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
                     const Conv2dParams& p, const TensorView& y) {
@@ -529,9 +546,14 @@ void conv2d_backward_weights(int device, const TensorView& x, const TensorView& 
 //
 // Asymmetric padding: max pooling runs cuDNN without padding on a copy of x padded with -inf
 // (a padded element never wins a window that holds an input element, as oneDNN ignores padding;
-// only an all -inf window could route its gradient to the padding). For backward the workspace
-// then holds the padded copy instead of x. Average pooling goes to the direct kernels of
-// avg_pool.cu, since a padded copy would count the padding in the divisor.
+// only an all -inf window could route its gradient to the padding). Average pooling goes to the
+// direct kernels of avg_pool.cu, since a padded copy would count the padding in the divisor.
+//
+// Max pooling's workspace: cuDNN's backward takes x and y and finds each window's maximum again
+// (the legacy API keeps no argmax). x reaches the backward as an argument (the frontend keeps
+// it), so the workspace holds only a copy of y (the frontend must not keep y: it would own its
+// own gradient node), a quarter of x for a 2x2 window; with asymmetric padding it also holds
+// the padded x, which the forward builds there in any case.
 
 namespace {
 
@@ -612,6 +634,9 @@ struct DescKey {
 struct DescPlan {
   TensorDesc x, y, bn;
   PoolDesc pool;
+  // Batch norm: cuDNN refused this shape in every dtype (batch_norm_route.h's run_batch_norm),
+  // so its calls run in the backend's own kernels.
+  mutable std::atomic<bool> batch_norm_refused{false};
 };
 
 PlanCache<DescKey, DescPlan>& desc_plans() {
@@ -648,7 +673,7 @@ const DescPlan& pool_descs(int device, const TensorView& x_in, const TensorView&
   });
 }
 
-// x as rows x C (softmax; batch norm also derives its per-channel descriptor).
+// x as rows x C (softmax).
 const DescPlan& rows_descs(int device, const TensorView& x, DescSet set, const char* op) {
   GA_CUDA_REQUIRE(x.ndim >= 1 && x.is_contiguous(), std::string(op) + ": expected a contiguous tensor");
   DescKey k;
@@ -660,20 +685,39 @@ const DescPlan& rows_descs(int device, const TensorView& x, DescSet set, const c
   return desc_plans().get(k, [&] {
     auto d = std::make_unique<DescPlan>();
     set_rows(d->x, x, op);
-    if (set == DescSet::kBatchNorm) {
-      GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(d->bn.d, d->x.d, CUDNN_BATCHNORM_SPATIAL));
-    }
+    return d;
+  });
+}
+
+// Batch norm's NHWC descriptor of x as `route` describes it (N the batch, H x W the spatial
+// dimensions: batch_norm_route.h) in `dtype`, and the per-channel descriptor derived from it.
+const DescPlan& batch_norm_descs(int device, DType dtype, const BatchNormRoute& route, const char* op) {
+  DescKey k;
+  k.device = device;
+  k.dtype = dtype;
+  k.set = DescSet::kBatchNorm;
+  const int64_t x[4] = {route.n, route.h, route.w, route.c};
+  std::memcpy(k.x, x, sizeof(x));
+  return desc_plans().get(k, [&] {
+    auto d = std::make_unique<DescPlan>();
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->x.d, CUDNN_TENSOR_NHWC, cudnn_type(dtype, op), to_int(route.n, "N"),
+                                              to_int(route.c, "C"), to_int(route.h, "H"), to_int(route.w, "W")));
+    GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(d->bn.d, d->x.d, CUDNN_BATCHNORM_SPATIAL));
     return d;
   });
 }
 
 }  // namespace
 
+namespace {
+// Bytes of the workspace's padded x (asymmetric max pooling only), before y's copy.
+size_t workspace_x_bytes(const TensorView& x, const Pool2dParams& p) {
+  return padded_max(p) ? aligned(bytes_of(padded_shape(x, pads_of(p), nullptr))) : 0;
+}
+}  // namespace
+
 int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
-  // Copies of x (padded with -inf for asymmetric max pooling) and y: cuDNN's pooling backward
-  // reads both.
-  const size_t x_bytes = padded_max(p) ? bytes_of(padded_shape(x, pads_of(p), nullptr)) : bytes_of(x);
-  return static_cast<int64_t>(aligned(x_bytes) + bytes_of(y));
+  return static_cast<int64_t>(workspace_x_bytes(x, p) + bytes_of(y));
 }
 
 void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, const TensorView& y,
@@ -701,15 +745,13 @@ void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, cons
   GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_lease(device).get(), d.pool.d, &kOne, d.x.d, xin.data, &kZero, d.y.d, y.data));
   if (workspace != nullptr) {
     char* ws = static_cast<char*>(workspace);
-    const cudaStream_t stream = device_stream(device);
-    if (!pad) GA_CUDA_CHECK(cudaMemcpyAsync(ws, x.data, bytes_of(x), cudaMemcpyDeviceToDevice, stream));
-    GA_CUDA_CHECK(cudaMemcpyAsync(ws + aligned(bytes_of(xin)), y.data, bytes_of(y), cudaMemcpyDeviceToDevice,
-                                  stream));
+    GA_CUDA_CHECK(cudaMemcpyAsync(ws + workspace_x_bytes(x, p), y.data, bytes_of(y), cudaMemcpyDeviceToDevice,
+                                  device_stream(device)));
   }
 }
 
 void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                     const TensorView& dx) {
+                     const TensorView& x_in, const TensorView& dx) {
   const char* op = "pool2d_backward";
   require_dtype_supported(device, dx.dtype, op);
   GA_CUDA_REQUIRE(dy.dtype == dx.dtype, "pool2d_backward: dtypes differ");
@@ -726,8 +768,10 @@ void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, co
   const void* x = nullptr;
   const void* y = nullptr;
   if (workspace != nullptr) {
-    x = workspace;
-    y = static_cast<const char*>(workspace) + aligned(bytes_of(dxin));
+    GA_CUDA_REQUIRE(x_in.is_contiguous() && x_in.numel() == dx.numel() && x_in.dtype == dx.dtype,
+                    "pool2d_backward: x must be the forward's contiguous input");
+    x = pad ? workspace : x_in.data;
+    y = static_cast<const char*>(workspace) + workspace_x_bytes(dx, p);
   } else {
     // Average pooling's gradient depends on neither x nor y; cuDNN still takes the pointers.
     GA_CUDA_REQUIRE(p.kind == PoolKind::kAverage,
@@ -767,16 +811,14 @@ void softmax_backward(int device, const TensorView& y, const TensorView& dy, boo
 
 // ---- batch normalization ----
 //
-// Made safe where reading the documentation could not settle what cuDNN's legacy batch norm
-// does:
-//  - one value per channel (a batch of one row): the statistics are then exact without cuDNN
-//    (mean = x, variance 0, so y = beta and the gradients are dx = 0, dgamma = 0, dbeta = dy),
-//    and cuDNN is never asked to divide by count - 1 = 0;
-//  - float16/bfloat16: should cuDNN refuse a 16-bit x (a CUDNN_STATUS_NOT_SUPPORTED status), the
-//    op runs in float32 on converted copies, and so does every later call of that dtype;
-//  - the biased variance Keras normalizes with is the unbiased one cuDNN returns times
-//    (count - 1) / count, scaled by the backend's own kernels (fill and a broadcast multiply),
-//    not cuBLAS: a captured step then holds nothing but kernel launches, cuDNN's and ours.
+// batch_norm_route.h decides what cuDNN is given: x as NHWC with N the batch (inputs with
+// spatial dimensions, within cuDNN's bounds on N); the rest runs in the backend's own kernels
+// (batch_norm.cu), as does a shape cuDNN refuses at run time. A 16-bit call cuDNN refuses is
+// asked again on float32 copies, and only when cuDNN takes that was the dtype refused: then every
+// later call of the dtype goes to float32 at once (run_batch_norm). Through cuDNN, the biased
+// variance Keras normalizes with is the unbiased one cuDNN returns times (count - 1) / count,
+// scaled by the backend's own kernels (fill and a broadcast multiply), not cuBLAS: a captured
+// step then holds nothing but kernel launches, cuDNN's and ours.
 
 namespace {
 
@@ -788,20 +830,12 @@ void check_params(const TensorView& x, std::initializer_list<const TensorView*> 
   }
 }
 
-// x's C values of a one-row batch as a (C,) view.
-TensorView as_channels(const TensorView& x) {
-  const int64_t shape[1] = {x.shape[x.ndim - 1]};
-  return contiguous_like(x, x.data, 1, shape);
-}
-
-// Whether cuDNN refused batch norm on 16-bit data once (then it runs in float32 from then on).
-std::atomic<bool>& batch_norm_16bit_refused(DType dtype) {
+// Whether cuDNN refused batch norm on this 16-bit dtype itself (then it runs in float32); null
+// for float32.
+std::atomic<bool>* batch_norm_dtype_refused(DType dtype) {
   static std::atomic<bool> f16{false}, bf16{false};
-  return dtype == DType::kBFloat16 ? bf16 : f16;
-}
-
-bool batch_norm_in_float32(DType dtype) {
-  return dtype != DType::kFloat32 && batch_norm_16bit_refused(dtype).load();
+  if (dtype == DType::kFloat32) return nullptr;
+  return dtype == DType::kBFloat16 ? &bf16 : &f16;
 }
 
 // A float32 copy of `v` in `buffer` (converted on the device's stream).
@@ -812,36 +846,40 @@ TensorView float32_copy(int device, const TensorView& v, ScratchBuffer& buffer) 
   return out;
 }
 
-// Runs `call(x, y)` (cuDNN's batch norm on views of one dtype) in x's dtype, or in float32 on
-// converted copies when cuDNN refuses that dtype; `inputs` are read, `outputs` written back.
-template <typename Call>
-void in_supported_dtype(int device, const std::vector<const TensorView*>& inputs,
-                        const std::vector<const TensorView*>& outputs, Call&& call) {
+// Runs one batch norm along `route`: `call(descriptors, inputs, outputs)` is cuDNN's call on views
+// of one dtype, returning its status; `own()` the backend's kernels. `inputs` are read and
+// `outputs` written, converted to and from float32 when cuDNN runs on float32 copies.
+template <typename Call, typename Own>
+void run_batch_norm_on(int device, const BatchNormRoute& route, const std::vector<const TensorView*>& inputs,
+                       const std::vector<const TensorView*>& outputs, const char* op, Call&& call, Own&& own) {
   const DType dtype = inputs.front()->dtype;
-  if (!batch_norm_in_float32(dtype)) {
-    const cudnnStatus_t s = call(inputs, outputs);
-    if (!(dtype != DType::kFloat32 && CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED)) {
-      GA_CUDNN_CHECK(s);
-      return;
+  const DescPlan* plan = route.cudnn ? &batch_norm_descs(device, dtype, route, op) : nullptr;
+  auto cudnn = [&](bool in_float32) -> int {
+    if (!in_float32 || dtype == DType::kFloat32) return static_cast<int>(call(*plan, inputs, outputs));
+    std::vector<std::unique_ptr<ScratchBuffer>> buffers;
+    std::vector<TensorView> wide;
+    for (const TensorView* v : inputs) {
+      buffers.push_back(std::make_unique<ScratchBuffer>(device, static_cast<size_t>(v->numel()) * sizeof(float)));
+      wide.push_back(float32_copy(device, *v, *buffers.back()));
     }
-    batch_norm_16bit_refused(dtype).store(true);
-  }
-  std::vector<std::unique_ptr<ScratchBuffer>> buffers;
-  std::vector<TensorView> wide;
-  for (const TensorView* v : inputs) {
-    buffers.push_back(std::make_unique<ScratchBuffer>(device, static_cast<size_t>(v->numel()) * sizeof(float)));
-    wide.push_back(float32_copy(device, *v, *buffers.back()));
-  }
-  for (const TensorView* v : outputs) {
-    buffers.push_back(std::make_unique<ScratchBuffer>(device, static_cast<size_t>(v->numel()) * sizeof(float)));
-    TensorView w = contiguous_like(*v, buffers.back()->get(), v->ndim, v->shape);
-    w.dtype = DType::kFloat32;
-    wide.push_back(w);
-  }
-  std::vector<const TensorView*> wide_inputs, wide_outputs;
-  for (size_t i = 0; i < wide.size(); ++i) (i < inputs.size() ? wide_inputs : wide_outputs).push_back(&wide[i]);
-  GA_CUDNN_CHECK(call(wide_inputs, wide_outputs));
-  for (size_t i = 0; i < outputs.size(); ++i) copy(device, *wide_outputs[i], *outputs[i]);
+    for (const TensorView* v : outputs) {
+      buffers.push_back(std::make_unique<ScratchBuffer>(device, static_cast<size_t>(v->numel()) * sizeof(float)));
+      TensorView w = contiguous_like(*v, buffers.back()->get(), v->ndim, v->shape);
+      w.dtype = DType::kFloat32;
+      wide.push_back(w);
+    }
+    std::vector<const TensorView*> wide_inputs, wide_outputs;
+    for (size_t i = 0; i < wide.size(); ++i) (i < inputs.size() ? wide_inputs : wide_outputs).push_back(&wide[i]);
+    const cudnnStatus_t s = call(batch_norm_descs(device, DType::kFloat32, route, op), wide_inputs, wide_outputs);
+    if (s == CUDNN_STATUS_SUCCESS) {
+      for (size_t i = 0; i < outputs.size(); ++i) copy(device, *wide_outputs[i], *outputs[i]);
+    }
+    return static_cast<int>(s);
+  };
+  const BatchNormRefusals refused{batch_norm_dtype_refused(dtype), plan != nullptr ? &plan->batch_norm_refused : nullptr};
+  run_batch_norm(route, refused, cudnn, own, [&](int s) {
+    check_cudnn(static_cast<cudnnStatus_t>(s), op, __FILE__, __LINE__);
+  });
 }
 
 }  // namespace
@@ -852,37 +890,38 @@ void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma
   const char* op = "batch_norm_forward";
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == y.dtype && x.ndim >= 2, "batch_norm_forward: x and y must match, ndim >= 2");
+  GA_CUDA_REQUIRE(x.is_contiguous() && y.is_contiguous() && x.numel() == y.numel(),
+                  "batch_norm_forward: x and y must be contiguous and alike");
   check_params(x, {&gamma, &beta, &mean, &var}, op);
   if (x.numel() == 0) return;
-  const int64_t c = x.shape[x.ndim - 1];
-  const int64_t count = x.numel() / c;
-  if (training && count == 1) {
-    copy(device, as_channels(x), mean);
-    fill(device, var, 0.0);
-    copy(device, beta, as_channels(y));
-    return;
-  }
+  const BatchNormRoute route =
+      batch_norm_route(x.ndim, x.shape, training ? BatchNormPass::kTraining : BatchNormPass::kInference);
+  auto own = [&] { batch_norm_forward_own(device, x, gamma, beta, mean, var, epsilon, training, y); };
   if (!training) {
-    in_supported_dtype(device, {&x}, {&y}, [&](const auto& in, const auto& out) {
-      const DescPlan& d = rows_descs(device, *in[0], DescSet::kBatchNorm, op);
+    run_batch_norm_on(device, route, {&x}, {&y}, op, [&](const DescPlan& d, const auto& in, const auto& out) {
       return cudnnBatchNormalizationForwardInference(cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne,
                                                      &kZero, d.x.d, in[0]->data, d.x.d, out[0]->data, d.bn.d,
                                                      gamma.data, beta.data, mean.data, var.data, epsilon);
-    });
+    }, own);
     return;
   }
   // With an average factor of 1 the "running" statistics are exactly this batch's: the mean, and
   // the unbiased variance, rescaled below to the biased one Keras normalizes with. They start
   // from zeros so that 0 * (old contents) can never be NaN.
-  const cudaStream_t stream = device_stream(device);
-  GA_CUDA_CHECK(cudaMemsetAsync(mean.data, 0, c * sizeof(float), stream));
-  GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
-  in_supported_dtype(device, {&x}, {&y}, [&](const auto& in, const auto& out) {
-    const DescPlan& d = rows_descs(device, *in[0], DescSet::kBatchNorm, op);
-    return cudnnBatchNormalizationForwardTraining(cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero,
-                                                  d.x.d, in[0]->data, d.x.d, out[0]->data, d.bn.d, gamma.data,
-                                                  beta.data, 1.0, mean.data, var.data, epsilon, nullptr, nullptr);
-  });
+  const int64_t c = x.shape[x.ndim - 1];
+  const int64_t count = x.numel() / c;
+  bool through_cudnn = false;
+  run_batch_norm_on(device, route, {&x}, {&y}, op, [&](const DescPlan& d, const auto& in, const auto& out) {
+    const cudaStream_t stream = device_stream(device);
+    GA_CUDA_CHECK(cudaMemsetAsync(mean.data, 0, c * sizeof(float), stream));
+    GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
+    const cudnnStatus_t s = cudnnBatchNormalizationForwardTraining(
+        cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, d.x.d, in[0]->data, d.x.d, out[0]->data,
+        d.bn.d, gamma.data, beta.data, 1.0, mean.data, var.data, epsilon, nullptr, nullptr);
+    through_cudnn = s == CUDNN_STATUS_SUCCESS;
+    return s;
+  }, own);
+  if (!through_cudnn) return;  // the own kernels wrote the biased variance
   // var *= (count - 1) / count, the factor broadcast from one float (stride 0).
   ScratchBuffer factor_buffer(device, sizeof(float));
   const int64_t one[1] = {1};
@@ -899,22 +938,19 @@ void batch_norm_backward(int device, const TensorView& x, const TensorView& dy, 
   const char* op = "batch_norm_backward";
   require_dtype_supported(device, x.dtype, op);
   GA_CUDA_REQUIRE(x.dtype == dy.dtype && x.dtype == dx.dtype && x.ndim >= 2, "batch_norm_backward: dtypes differ");
+  GA_CUDA_REQUIRE(x.is_contiguous() && dy.is_contiguous() && dx.is_contiguous() && x.numel() == dy.numel() &&
+                      x.numel() == dx.numel(),
+                  "batch_norm_backward: x, dy and dx must be contiguous and alike");
   check_params(x, {&gamma, &mean, &var, &dgamma, &dbeta}, op);
   if (x.numel() == 0) return;
-  if (x.numel() == x.shape[x.ndim - 1]) {  // one row: x - mean is 0 (see above)
-    fill(device, dx, 0.0);
-    fill(device, dgamma, 0.0);
-    copy(device, as_channels(dy), dbeta);
-    return;
-  }
+  const BatchNormRoute route = batch_norm_route(x.ndim, x.shape, BatchNormPass::kBackward);
   // The saved statistics are optional: without them cuDNN recomputes this batch's mean and
   // variance from x, which are exactly the `mean`/`var` the training forward wrote.
-  in_supported_dtype(device, {&x, &dy}, {&dx}, [&](const auto& in, const auto& out) {
-    const DescPlan& d = rows_descs(device, *in[0], DescSet::kBatchNorm, op);
+  run_batch_norm_on(device, route, {&x, &dy}, {&dx}, op, [&](const DescPlan& d, const auto& in, const auto& out) {
     return cudnnBatchNormalizationBackward(cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne,
                                            &kZero, d.x.d, in[0]->data, d.x.d, in[1]->data, d.x.d, out[0]->data, d.bn.d,
                                            gamma.data, dgamma.data, dbeta.data, epsilon, nullptr, nullptr);
-  });
+  }, [&] { batch_norm_backward_own(device, x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta); });
 }
 
 #else  // no cuDNN at build time
@@ -925,6 +961,7 @@ namespace {
 }
 }  // namespace
 
+void release_conv_workspace(int) {}
 void conv2d_forward(int, const TensorView&, const TensorView&, const TensorView*, const Conv2dParams&,
                     const TensorView&) { no_cudnn("conv2d_forward"); }
 void conv2d_backward_data(int, const TensorView&, const TensorView&, const Conv2dParams&,
@@ -935,7 +972,7 @@ int64_t pool2d_workspace_bytes(const TensorView&, const Pool2dParams&, const Ten
 void pool2d_forward(int, const TensorView&, const Pool2dParams&, const TensorView&, void*) {
   no_cudnn("pool2d_forward");
 }
-void pool2d_backward(int, const TensorView&, const Pool2dParams&, const void*, const TensorView&) {
+void pool2d_backward(int, const TensorView&, const Pool2dParams&, const void*, const TensorView&, const TensorView&) {
   no_cudnn("pool2d_backward");
 }
 void softmax_forward(int, const TensorView&, bool, const TensorView&) { no_cudnn("softmax_forward"); }

@@ -3,11 +3,12 @@
 // each row of the (rows, C) view is normalized over its C values with a two-pass f32 mean and
 // biased variance, y = gamma * (x - mean) / sqrt(var + eps) + beta. float16/bfloat16 are loaded
 // as f32 and stored rounded (kernels/half_conversions.h). The backward pass computes dx per row
-// from the saved mean/var, and dgamma/dbeta as column sums in fixed-order chunks (no atomics, so
-// results are deterministic).
+// from the saved mean/var, and dgamma/dbeta as column sums in fixed-order chunks
+// (column_sums.cuh: no atomics, so results are deterministic).
 #include <algorithm>
 #include <string>
 
+#include "backends/cuda/column_sums.cuh"
 #include "backends/cuda/context.h"
 #include "backends/cuda/ops.h"
 #include "backends/cuda/strided.cuh"
@@ -92,58 +93,21 @@ __global__ void layer_norm_backward_dx_kernel(const T* x, const T* dy, const flo
   }
 }
 
-// Column sums for dgamma (sum of dy * xhat) and dbeta (sum of dy) over one chunk of rows per
-// blockIdx.y; 32 columns per block (coalesced row reads), kColRows rows in flight. Chunk k
-// writes its sums to dgamma_part/dbeta_part + k * c.
-constexpr int kColThreadsX = 32;
-constexpr int kColRows = 8;
-
+// The terms of dgamma (dy * xhat, xhat normalized with its row's statistics) and dbeta (dy),
+// summed over the rows per column by column_sums.cuh.
 template <typename T>
-__global__ void layer_norm_param_grad_kernel(const T* x, const T* dy, const float* mean, const float* var, float eps,
-                                             float* dgamma_part, float* dbeta_part, int64_t rows, int64_t c,
-                                             int64_t rows_per_chunk) {
-  using E = Elem<T>;
-  __shared__ float sg[kColRows][kColThreadsX + 1];
-  __shared__ float sb[kColRows][kColThreadsX + 1];
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * kColThreadsX + threadIdx.x;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * rows_per_chunk;
-  const int64_t r1 = min(rows, r0 + rows_per_chunk);
-  float dg = 0.0f, db = 0.0f;
-  if (col < c) {
-    for (int64_t r = r0 + threadIdx.y; r < r1; r += kColRows) {
-      const float rstd = 1.0f / sqrtf(var[r] + eps);
-      const float d = E::load(dy[r * c + col]);
-      dg += d * (E::load(x[r * c + col]) - mean[r]) * rstd;
-      db += d;
-    }
+struct ParamGradTerms {
+  const T* x;
+  const T* dy;
+  const float* mean;
+  const float* var;
+  float epsilon;
+  __device__ float2 operator()(int64_t r, int64_t col, int64_t c) const {
+    const float rstd = 1.0f / sqrtf(var[r] + epsilon);
+    const float d = Elem<T>::load(dy[r * c + col]);
+    return make_float2(d * (Elem<T>::load(x[r * c + col]) - mean[r]) * rstd, d);
   }
-  sg[threadIdx.y][threadIdx.x] = dg;
-  sb[threadIdx.y][threadIdx.x] = db;
-  __syncthreads();
-  if (threadIdx.y == 0 && col < c) {
-    for (int k = 1; k < kColRows; ++k) {
-      dg += sg[k][threadIdx.x];
-      db += sb[k][threadIdx.x];
-    }
-    dgamma_part[static_cast<int64_t>(blockIdx.y) * c + col] = dg;
-    dbeta_part[static_cast<int64_t>(blockIdx.y) * c + col] = db;
-  }
-}
-
-// Sums the chunks' partial column sums in chunk order.
-__global__ void sum_chunks_kernel(const float* dgamma_part, const float* dbeta_part, int64_t chunks, int64_t c,
-                                  float* dgamma, float* dbeta) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; col < c; col += step) {
-    float g = 0.0f, b = 0.0f;
-    for (int64_t k = 0; k < chunks; ++k) {
-      g += dgamma_part[k * c + col];
-      b += dbeta_part[k * c + col];
-    }
-    dgamma[col] = g;
-    dbeta[col] = b;
-  }
-}
+};
 
 int64_t channels_of(const TensorView& v) { return v.ndim == 0 ? 1 : v.shape[v.ndim - 1]; }
 
@@ -202,18 +166,6 @@ void layer_norm_backward(int device, const TensorView& x, const TensorView& dy, 
   check_f32_vector(var, rows, op, "var");
   const float eps = static_cast<float>(epsilon);
 
-  // Rows split into up to kMaxChunks chunks of at least kMinChunkRows rows each.
-  constexpr int64_t kMinChunkRows = 64;
-  constexpr int64_t kMaxChunks = 256;
-  const int64_t chunks = std::max<int64_t>(1, std::min(kMaxChunks, (rows + kMinChunkRows - 1) / kMinChunkRows));
-  const int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
-  const int64_t col_blocks = (c + kColThreadsX - 1) / kColThreadsX;
-  GA_CUDA_REQUIRE(col_blocks <= 0x7fffffff, "layer_norm_backward: too many columns");
-  // One chunk writes straight into dgamma/dbeta; more go through partial sums.
-  ScratchBuffer partial(device, chunks > 1 ? 2 * static_cast<size_t>(chunks * c) * sizeof(float) : 0);
-  float* dgamma_part = chunks > 1 ? static_cast<float*>(partial.get()) : static_cast<float*>(dgamma.data);
-  float* dbeta_part = chunks > 1 ? dgamma_part + chunks * c : static_cast<float*>(dbeta.data);
-
   dispatch_floating(x.dtype, op, [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data);
@@ -223,17 +175,10 @@ void layer_norm_backward(int device, const TensorView& x, const TensorView& dy, 
     layer_norm_backward_dx_kernel<T><<<row_blocks(rows), kRowThreads, 0, stream>>>(
         xp, dyp, static_cast<const float*>(gamma.data), mp, vp, eps, static_cast<T*>(dx.data), rows, c);
     GA_CUDA_CHECK(cudaGetLastError());
-    const dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(chunks));
-    const dim3 block(kColThreadsX, kColRows);
-    layer_norm_param_grad_kernel<T><<<grid, block, 0, stream>>>(xp, dyp, mp, vp, eps, dgamma_part, dbeta_part,
-                                                                rows, c, rows_per_chunk);
-    GA_CUDA_CHECK(cudaGetLastError());
+    ColumnSums sums(device, rows, c);
+    sums(ParamGradTerms<T>{xp, dyp, mp, vp, eps}, 1.0f, static_cast<float*>(dgamma.data),
+         static_cast<float*>(dbeta.data));
   });
-  if (chunks > 1) {
-    sum_chunks_kernel<<<blocks_for(c), kThreadsPerBlock, 0, stream>>>(
-        dgamma_part, dbeta_part, chunks, c, static_cast<float*>(dgamma.data), static_cast<float*>(dbeta.data));
-    GA_CUDA_CHECK(cudaGetLastError());
-  }
 }
 
 }  // namespace gpuaccel::cuda

@@ -275,7 +275,9 @@ class Dataset:
     def as_numpy_iterator(self):
         for element in self._elements():
             structure, leaves = _flatten(element)
-            yield _pack(structure, [leaf.numpy() for leaf in leaves])
+            # copies (._numpy()): an array that viewed the dataset's rows would let writes to it
+            # change later epochs
+            yield _pack(structure, [leaf._numpy() for leaf in leaves])
 
     # ---- what subclasses provide ----
 

@@ -35,6 +35,13 @@ def _default_devices():
     return [d.name for d in _config.list_logical_devices("CPU")]
 
 
+def _cpu_for_empty_device_list():
+    """TensorFlow mirrors onto the CPU, one replica, when given no devices: so
+    ``MirroredStrategy(tf.config.list_logical_devices('GPU'))`` runs on a machine without a
+    GPU. Only the first logical CPU, as TF (its default list spans every logical CPU here)."""
+    return [_config.list_logical_devices("CPU")[0].name]
+
+
 class MirroredStrategy(Strategy):
     """``tf.distribute.MirroredStrategy(devices=None, cross_device_ops=None)``: one replica per
     device of this process, weights mirrored on each, gradients summed across replicas every
@@ -49,7 +56,7 @@ class MirroredStrategy(Strategy):
                                  f"['/gpu:0', '/gpu:1'], got {devices!r}")
             names = [_device_name(d) for d in devices]
             if not names:
-                raise ValueError("devices must not be empty")
+                names = _cpu_for_empty_device_list()
             if len(set(names)) != len(names):
                 raise ValueError(f"devices must be distinct, got {list(devices)!r}")
             _check_devices_exist(names)

@@ -33,8 +33,13 @@ _FORMAT_KERAS_VERSION = "3.0.0"
 
 def _layer_entry(layer):
     config = dict(layer.get_config())
-    return {"module": "keras.layers", "class_name": type(layer).__name__,
-            "config": json.loads(json.dumps(config, default=list)), "registered_name": None}
+    cls = type(layer)
+    # A Python layer is named as Keras names a custom class (its module, its class name as the
+    # registered name), so load_model finds it in custom_objects here and in Keras.
+    custom = cls.__module__ != __package__ + ".layers"
+    return {"module": cls.__module__ if custom else "keras.layers", "class_name": cls.__name__,
+            "config": json.loads(json.dumps(config, default=list)),
+            "registered_name": cls.__name__ if custom else None}
 
 
 def _input_entry(tensor):
@@ -132,13 +137,19 @@ def _plain_value(key, value):
     return value
 
 
-def _build_layer(entry):
+def _build_layer(entry, custom_objects=None):
     from . import layers as _layers
     name = entry.get("class_name")
+    custom = (custom_objects or {}).get(name) or (custom_objects or {}).get(
+        entry.get("registered_name"))
+    if custom is not None:
+        # A Python layer: Keras rebuilds custom classes with their own from_config.
+        return custom.from_config(dict(entry.get("config", {})))
     cls = getattr(_layers, name, None)
     if not isinstance(cls, type) or not issubclass(cls, _layers.Layer):
         raise NotImplementedError(f"load_model: the layer class {name!r} is not supported by "
-                                  "gpuaccel yet (see docs/compatibility.md)")
+                                  "gpuaccel yet (see docs/compatibility.md); a Python layer "
+                                  "class loads when passed in custom_objects={name: cls}")
     accepted = set()
     for klass in cls.__mro__:
         if "__init__" in vars(klass):
@@ -161,14 +172,14 @@ def _input_from_config(layer_config):
     return Input(shape=tuple(shape[1:]), name=layer_config.get("name"))
 
 
-def _sequential_from_config(body):
+def _sequential_from_config(body, custom_objects=None):
     from .models import Sequential
     layers = []
     for entry in body.get("layers", []):
         if entry.get("class_name") == "InputLayer":
             layers.append(_input_from_config(entry.get("config", {})))
         else:
-            layers.append(_build_layer(entry))
+            layers.append(_build_layer(entry, custom_objects))
     model = Sequential(layers, name=body.get("name"))
     if not model.built and body.get("build_input_shape"):
         model.build(tuple(body["build_input_shape"]))
@@ -189,7 +200,7 @@ def _history_names(value):
     return []
 
 
-def _functional_from_config(body):
+def _functional_from_config(body, custom_objects=None):
     """A functional model from Keras 3's config: each layer's ``inbound_nodes`` name the
     tensors (``keras_history``) its call takes."""
     from .models import Model
@@ -199,7 +210,7 @@ def _functional_from_config(body):
         if entry.get("class_name") == "InputLayer":
             tensors[(name, 0, 0)] = _input_from_config(entry.get("config", {}))
             continue
-        layer = _build_layer(entry)
+        layer = _build_layer(entry, custom_objects)
         for node_index, node in enumerate(entry.get("inbound_nodes", [])):
             history = _history_names(node.get("args", node))
             if any(tuple(h) not in tensors for h in history):
@@ -213,13 +224,14 @@ def _functional_from_config(body):
                  outputs[0] if len(outputs) == 1 else outputs, name=body.get("name"))
 
 
-def model_from_config(config):
-    """A gpuaccel model from a Keras 3 serialized model (Sequential or Functional)."""
+def model_from_config(config, custom_objects=None):
+    """A gpuaccel model from a Keras 3 serialized model (Sequential or Functional); Python layer
+    classes come from ``custom_objects`` (class name -> class)."""
     kind = config.get("class_name")
     if kind == "Sequential":
-        return _sequential_from_config(config["config"])
+        return _sequential_from_config(config["config"], custom_objects)
     if kind in ("Functional", "Model"):
-        return _functional_from_config(config["config"])
+        return _functional_from_config(config["config"], custom_objects)
     raise NotImplementedError(f"gpuaccel can rebuild Sequential and functional Keras models; "
                               f"this is a {kind!r} (a subclassed model: rebuild it in code and "
                               "use load_weights)")
@@ -244,7 +256,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         raise ValueError(f"{filepath!r}: its {_CONFIG} does not describe a Keras model (expected "
                          "an object with 'class_name' and a 'config' object)")
     try:
-        model = model_from_config(config)
+        model = model_from_config(config, custom_objects)
     except (KeyError, AttributeError, IndexError) as error:  # a config of another shape
         raise ValueError(f"{filepath!r}: its {_CONFIG} does not describe a Keras model this "
                          f"reader understands ({type(error).__name__}: {error})") from None

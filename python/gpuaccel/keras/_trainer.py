@@ -12,6 +12,7 @@ from . import callbacks as callbacks_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
+from . import _python_step, _sample_weights
 from ._data_adapter import adapt
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -98,8 +99,30 @@ class Trainer:
         names = [m.name for m in self.compiled_metrics]
         if len(set(names)) != len(names) or "loss" in names:
             raise ValueError(f"metric names must be unique and not 'loss'; got {names}")
+        self._loss_tracker = metrics_module.Mean(name="loss")
         self.compiled = True
         self._cpp_trainer = None  # rebuilt on first use (the model may not be built yet)
+
+    # ---- what an overridden train_step/test_step uses (Keras 3's Trainer API) ----
+
+    @property
+    def metrics(self):
+        """The loss tracker, then the compiled metrics (an overridden train_step updates them)."""
+        tracker = getattr(self, "_loss_tracker", None)
+        return ([tracker] if tracker is not None else []) + list(self.compiled_metrics)
+
+    def reset_metrics(self):
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of (y, y_pred) plus the losses the layers added (Keras 3)."""
+        if self.loss is None:
+            raise ValueError("compute_loss() needs a loss: pass loss= to compile()")
+        total = self.loss(y, y_pred, sample_weight)
+        for added in getattr(self, "losses", []):
+            total = total + added
+        return total
 
     @property
     def metrics_names(self):
@@ -136,9 +159,12 @@ class Trainer:
 
     def _fit_trainer(self):
         """What fit steps: the C++ Trainer, or under a strategy with several replicas the
-        replicated step (the same calls). With no strategy and several GPUs visible, says once
-        that they sit idle."""
+        replicated step (the same calls), or the model's own Python train_step. With no
+        strategy and several GPUs visible, says once that they sit idle."""
         trainer = self._trainer_for("fit")
+        if _python_step.overrides(self, "train_step"):
+            _python_step.warn_once(self, "train_step")
+            return _python_step.PythonStepTrainer(self, trainer)
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
             replicated = distribute_fit.replicated_fit(self, strategy)
@@ -160,8 +186,7 @@ class Trainer:
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
-        if class_weight is not None or sample_weight is not None:
-            raise NotImplementedError("class_weight and sample_weight are not supported yet")
+        x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
         verbose = _resolve_verbose(verbose)
         if isinstance(x, distribute_strategy.DistributedDataset):
             x = x.unwrap()  # fit splits each global batch across the replicas itself
@@ -193,8 +218,11 @@ class Trainer:
             if validation_batch_size:
                 val_data.batch_size = int(validation_batch_size)
 
-        self._ensure_built_for(data)
+        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         trainer = self._fit_trainer()
+        if weighted and not isinstance(trainer, _C.Trainer):
+            raise NotImplementedError("sample_weight/class_weight under a distribution strategy "
+                                      "are not supported yet")
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
             min(steps_per_epoch, data.steps)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
@@ -237,9 +265,10 @@ class Trainer:
                 if batch is None:
                     break
                 xs, yb = batch
+                xs, weights = _sample_weights.split_batch(xs, weighted)
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
-                trainer.train_step(xs, yb)
+                trainer.train_step(xs, yb, *([] if weights is None else [weights]))
                 marker.commit()
                 samples += _rows(xs)
                 global_step += 1
@@ -261,7 +290,9 @@ class Trainer:
             logs = self._epoch_results(trainer)
             if val_data is not None and _should_validate(epoch, validation_freq):
                 val_logs = self._evaluate_data(val_data, callbacks=callback_list, verbose=0,
-                                               what="fit()'s validation_data")
+                                               what="fit()'s validation_data",
+                                               weighted=weighted and validation_data is None,
+                                               apply_weights=class_weight is None)
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
             # A checkpoint taken at the end of the epoch resumes at the next one's start.
             self._fit_position = FitPosition(epoch + 1, 0, global_step, rng.bit_generator.state)
@@ -290,21 +321,26 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
-        if sample_weight is not None:
-            raise NotImplementedError("sample_weight is not supported yet")
+        x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate")
         if hasattr(data, "y") and data.y is None:
             raise ValueError("evaluate() needs labels: pass y= (or a Dataset of (x, y) pairs)")
-        self._ensure_built_for(data)
-        logs = self._evaluate_data(data, callbacks, verbose, steps)
+        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
+        logs = self._evaluate_data(data, callbacks, verbose, steps, weighted=weighted)
         if return_dict:
             return logs
         values = [logs[name] for name in self.metrics_names if name in logs]
         return values[0] if len(values) == 1 else values
 
-    def _evaluate_data(self, data, callbacks, verbose, steps=None, what="evaluate()"):
+    def _evaluate_data(self, data, callbacks, verbose, steps=None, what="evaluate()",
+                       weighted=False, apply_weights=True):
+        """``weighted``: the data's last column is sample weights; ``apply_weights``: weigh the
+        loss with them (Keras weighs a validation_split by sample_weight, not by class_weight)."""
         trainer = self._trainer_for("evaluate")
+        if _python_step.overrides(self, "test_step"):
+            _python_step.warn_once(self, "test_step")
+            trainer = _python_step.PythonStepTrainer(self, trainer)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
             callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                           verbose=verbose, epochs=1, steps=data.steps)
@@ -315,9 +351,11 @@ class Trainer:
         for step, (xs, yb) in enumerate(data.batches()):
             if steps is not None and step >= steps:
                 break
+            xs, weights = _sample_weights.split_batch(xs, weighted)
+            weights = weights if apply_weights else None
             if batch_hooks:
                 callback_list.on_test_batch_begin(step)
-            trainer.test_step(xs, yb)
+            trainer.test_step(xs, yb, *([] if weights is None else [weights]))
             ran += 1
             samples += _rows(xs)
             if batch_hooks:
@@ -346,7 +384,8 @@ class Trainer:
                 break
             if batch_hooks:
                 callback_list.on_predict_batch_begin(step)
-            outputs.append(predictor.predict_step(xs)[0].numpy())
+            # a copy (._numpy()): .numpy() would view an output buffer a later step may reuse
+            outputs.append(predictor.predict_step(xs)[0]._numpy())
             if batch_hooks:
                 callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
         callback_list.on_predict_end()
@@ -389,7 +428,7 @@ class Trainer:
         if batch is None:  # StopIteration must not escape (a caller's generator would end)
             raise ValueError("predict_on_batch() got no data: the input has 0 samples (or the "
                              "Dataset yielded no batch)")
-        return self._predictor().predict_step(batch[0])[0].numpy()
+        return self._predictor().predict_step(batch[0])[0]._numpy()
 
     def _single_batch_logs(self, trainer, return_dict):
         logs = self._results(trainer)

@@ -26,7 +26,9 @@ from .._int_range import check_range
 from .._tensor import Tensor, tensor as _make_tensor
 from ..dtypes import as_dtype
 from . import _symbolic
+from . import _layer_variables
 from . import mixed_precision as _mixed_precision
+from . import _python_layer
 from ._symbolic import Input, KerasTensor
 
 _cpp_layers = _C.layers
@@ -170,7 +172,9 @@ class Layer:
     """Base of gpuaccel's Keras layers: the Python side of a C++ ``nn::Layer``.
 
     Subclasses set their configuration and call ``super().__init__(**kwargs)``, which checks
-    the base arguments and constructs the C++ layer via ``_make_cpp()``."""
+    the base arguments and constructs the C++ layer via ``_make_cpp()``. A subclass written
+    in Python (``build`` with ``add_weight``, ``call`` with tensor ops, ``add_loss``) gets a C++
+    layer that replays its ``call`` (``_python_layer.py``)."""
 
     # Embedding: integer inputs stay integer (every other layer casts them to float, then to its
     # compute dtype). (Not _symbolic's `_keeps_input_dtype`, which means the *output* keeps an
@@ -200,8 +204,42 @@ class Layer:
         self._cpp.compute_dtype = self._dtype_policy.compute_dtype
         self.trainable = trainable
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and cls.__module__ != __name__ and not getattr(
+                build, "_gpuaccel_build_wrapper", False):
+            cls.build = _python_layer.wrap_build(build)
+
     def _make_cpp(self):
-        raise NotImplementedError(f"{type(self).__name__} does not define its C++ layer")
+        if _python_layer.defines_python_call(type(self)):
+            return _python_layer.make_cpp_layer(self)
+        raise NotImplementedError(f"{type(self).__name__} does not define its C++ layer: "
+                                  "define call(self, inputs) (and build, add_weight) as in Keras")
+
+    def _is_python_layer(self):
+        return isinstance(self._cpp, _cpp_layers.TracedLayer)
+
+    def call(self, inputs, *args, **kwargs):
+        raise NotImplementedError(f"Layer {type(self).__name__} does not have a `call()` method "
+                                  "implemented.")
+
+    # ---- Python layers' API (Keras's Layer) ----
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, **kwargs):
+        if not self._is_python_layer():
+            raise TypeError(f"add_weight() is for layers written in Python; {type(self).__name__} "
+                            "creates its weights in C++")
+        return _python_layer.add_weight(self, shape, initializer, dtype, trainable, **kwargs)
+
+    def add_loss(self, loss):
+        _python_layer.add_loss(self, loss)
+
+    @property
+    def losses(self):
+        """The losses the last call added (``add_loss``)."""
+        if not self._is_python_layer():
+            return []
+        return list(self._cpp.added_losses())
 
     def _layer_config(self):
         return {}
@@ -233,6 +271,12 @@ class Layer:
     def built(self):
         return self._cpp.built
 
+    @built.setter
+    def built(self, value):
+        # Keras 2 style builds end with `self.built = True` (or super().build(input_shape)).
+        if value and not self._cpp.built:
+            self._cpp.build([])
+
     @property
     def trainable(self):
         return self._cpp.trainable
@@ -243,19 +287,27 @@ class Layer:
 
     @property
     def weights(self):
-        return [w for _, w, _ in self._cpp.weights]
+        return [_layer_variables.labelled(self, n, w, t) for n, w, t in self._cpp.weights]
+
+    def __getattr__(self, attribute):
+        # Only for names normal lookup did not find: Keras's weight attributes (dense.kernel).
+        if not attribute.startswith("_") and "_cpp" in self.__dict__:
+            variable = _layer_variables.find(self, attribute)
+            if variable is not _layer_variables.MISSING:
+                return variable
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attribute}'")
 
     @property
     def trainable_weights(self):
         if not self.trainable:
             return []
-        return [w for _, w, trainable in self._cpp.weights if trainable]
+        return [w for w in self.weights if w.trainable]
 
     @property
     def non_trainable_weights(self):
         if not self.trainable:
             return self.weights
-        return [w for _, w, trainable in self._cpp.weights if not trainable]
+        return [w for w in self.weights if not w.trainable]
 
     @property
     def variables(self):
@@ -315,6 +367,8 @@ class Layer:
         self._cpp.build(self._shape_list(input_shape))
 
     def compute_output_shape(self, input_shape):
+        if self._is_python_layer():
+            return _python_layer.compute_output_shape(self, input_shape)
         return _none_shape(self._cpp.output_shape(self._shape_list(input_shape)))
 
     # ---- calls ----
@@ -324,6 +378,8 @@ class Layer:
         if kwargs:
             raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
                             f"{sorted(kwargs)}")
+        if self._is_python_layer() and isinstance(inputs, (list, tuple)):
+            return list(inputs)  # a Python layer's call takes a list of inputs as a list
         return [inputs]
 
     def _to_tensor(self, value):

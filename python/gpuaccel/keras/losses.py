@@ -3,7 +3,13 @@
 
 ``model.compile(loss=...)`` accepts an instance of these classes or one of Keras's names
 ('sparse_categorical_crossentropy', 'categorical_crossentropy', 'binary_crossentropy',
-'mean_squared_error' / 'mse')."""
+'mean_squared_error' / 'mse'), a Python function ``fn(y_true, y_pred)``, or a subclass of
+``Loss`` with its own ``call(y_true, y_pred)``. Python losses are traced once per input
+signature and replayed inside the C++ step, as Python layers are (cpp/nn/traced_function.h)."""
+import re
+import warnings
+import weakref
+
 import numpy as np
 
 from .. import _C
@@ -21,23 +27,46 @@ def _as_tensor(value, integer_ok=True):
     return tensor(array)
 
 
+def _python_loss(name, fn):
+    """The C++ loss running the Python ``fn(y_true, y_pred)``, traced once per signature; and
+    its TracedFunction (how often Python ran)."""
+    def run(inputs, flag):
+        out = fn(inputs[0], inputs[1])
+        return [out if isinstance(out, Tensor) else _as_tensor(out, False)]
+
+    def warn(reason):
+        warnings.warn(f"gpuaccel: loss '{name}' runs its Python code on every step (it could "
+                      f"not be traced into the C++ step): {reason}", RuntimeWarning, stacklevel=2)
+
+    traced = _C.layers.TracedFunction(run, warn)
+    return _C.Loss.from_python(name, traced), traced
+
+
 class Loss:
     """Base class: ``loss(y_true, y_pred)`` -> a float32 scalar (or per-example values with
-    ``reduction=None``/'none')."""
+    ``reduction=None``/'none'). A subclass may define ``call(y_true, y_pred)`` in Python."""
 
     _kind = None
     _default_name = None
 
     def __init__(self, name=None, reduction="sum_over_batch_size", from_logits=False,
-                 label_smoothing=0.0):
+                 label_smoothing=0.0, dtype=None):
         if reduction not in _REDUCTIONS:
             raise ValueError(f"Invalid value for argument `reduction`. Expected one of "
                              f"{_REDUCTIONS}. Received: reduction={reduction!r}")
-        self.name = name or self._default_name
         self.reduction = reduction
         self.from_logits = bool(from_logits)
         self.label_smoothing = float(label_smoothing)
-        self._cpp = _C.Loss(self._kind, self.from_logits, self.label_smoothing)
+        if type(self).call is not Loss.call:
+            self.name = name or re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
+            call = weakref.WeakMethod(self.call)  # the C++ loss must not keep self alive
+            self._cpp, self._traced = _python_loss(self.name, lambda a, b: call()(a, b))
+        else:
+            self.name = name or self._default_name
+            self._cpp = _C.Loss(self._kind, self.from_logits, self.label_smoothing)
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError(f"{type(self).__name__} must define call(y_true, y_pred)")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         if sample_weight is not None:
@@ -53,6 +82,18 @@ class Loss:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name!r} from_logits={self.from_logits}>"
+
+
+class LossFunctionWrapper(Loss):
+    """A Python function ``fn(y_true, y_pred)`` as a loss (what compile() makes of one)."""
+
+    def __init__(self, fn, name=None, reduction="sum_over_batch_size", **kwargs):
+        self.fn = fn
+        self._fn_kwargs = kwargs
+        super().__init__(name=name or getattr(fn, "__name__", "loss"), reduction=reduction)
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
 
 
 class SparseCategoricalCrossentropy(Loss):
@@ -154,8 +195,8 @@ _FUNCTIONS = {
 
 
 def get(identifier):
-    """A Loss instance for ``identifier``: a Loss, one of Keras's names, or one of the loss
-    functions above. Other callables are not supported: the loss runs inside the C++ step."""
+    """A Loss instance for ``identifier``: a Loss, one of Keras's names, one of the loss
+    functions above, or any Python function ``fn(y_true, y_pred)``."""
     if isinstance(identifier, Loss):
         return identifier
     if isinstance(identifier, str):
@@ -168,7 +209,8 @@ def get(identifier):
         return _FUNCTIONS[identifier]()
     if isinstance(identifier, type) and issubclass(identifier, Loss):
         return identifier()
-    raise ValueError(f"Could not interpret loss identifier: {identifier!r}. gpuaccel runs the "
-                     "loss inside its C++ training step, so compile() takes a keras.losses "
-                     f"class instance or one of {sorted(_BY_NAME)}; custom Python loss "
-                     "functions are not supported yet")
+    if callable(identifier) and not isinstance(identifier, type):
+        return LossFunctionWrapper(identifier)
+    raise ValueError(f"Could not interpret loss identifier: {identifier!r}. compile() takes a "
+                     f"keras.losses class instance, one of {sorted(_BY_NAME)}, or a function "
+                     "fn(y_true, y_pred)")

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import _keras_archive, _keras_h5, _summary, _weights_file
+from . import _keras_archive, _keras_h5, _nested_models, _summary, _weights_file
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -58,22 +58,59 @@ class Model(Trainer):
     def _trace_subclassed(self, shapes):
         """Builds a subclassed model's graph by running its ``call`` once on keras.Input
         placeholders: the layers it calls record the graph, which then runs (and trains) in C++
-        like a functional model. So ``call`` may use layers only, not raw tensor ops."""
+        like a functional model. A ``call`` that also uses tensor ops (which need values) runs
+        as one traced Python layer instead (``_init_traced_call``)."""
         from ._symbolic import Input
         inputs = [Input(shape=tuple(s[1:])) for s in shapes]
         single = inputs[0] if len(inputs) == 1 else inputs
         try:
-            outputs = self.call(single, training=False)
-        except TypeError as error:
-            if "training" not in str(error):
-                raise
-            outputs = self.call(single)
+            try:
+                outputs = self.call(single, training=False)
+            except TypeError as error:
+                if "training" not in str(error):
+                    raise
+                outputs = self.call(single)
+        except (TypeError, ValueError, NotImplementedError):
+            outputs = None  # a tensor op met a KerasTensor
         if not isinstance(outputs, KerasTensor):
-            raise NotImplementedError(
-                f"{type(self).__name__}.call() must compute its output with Keras layers only "
-                f"(got {type(outputs).__name__}); gpuaccel builds a subclassed model's graph from "
-                "the layers call() uses")
+            self._init_traced_call(shapes)
+            return
         self._init_functional(single, outputs)
+
+    def _init_traced_call(self, shapes):
+        """The graph of a subclassed model whose ``call`` uses tensor ops: one C++ layer that
+        replays ``call`` traced once per input signature (keras/_python_layer.py), after one
+        call on zeros has built the layers it uses."""
+        from . import _python_layer
+        from .._tensor import tensor as make_tensor
+        zeros = [make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in s),
+                                      np.float32)) for s in shapes]
+        with no_grad():
+            x = zeros[0] if len(zeros) == 1 else zeros
+            try:
+                self.call(x, training=False)
+            except TypeError as error:
+                if "training" not in str(error):
+                    raise
+                self.call(x)
+        self._traced_layers = self._tracked_layers()
+        cpp = self._call_layer_cpp = _python_layer.make_model_call_layer(self, self._traced_layers)
+        graph = _C.LayerGraph(len(shapes))
+        graph.set_outputs([graph.add_node(cpp, list(range(len(shapes))))])
+        self._nodes = []
+        self._cpp_graph = graph
+
+    def _tracked_layers(self):
+        """The layers this model's attributes hold (lists too), in assignment order, as Keras
+        tracks a subclassed model's layers."""
+        from .layers import Layer
+        seen, out = set(), []
+        for value in vars(self).values():
+            for item in (value if isinstance(value, (list, tuple)) else [value]):
+                if isinstance(item, Layer) and id(item) not in seen:
+                    seen.add(id(item))
+                    out.append(item)
+        return out
 
     # ---- graph ----
 
@@ -130,6 +167,8 @@ class Model(Trainer):
 
     @property
     def layers(self):
+        if getattr(self, "_traced_layers", None) is not None:
+            return list(self._traced_layers)
         seen, out = set(), []
         for node in self._nodes:
             if id(node.layer) not in seen:
@@ -157,8 +196,7 @@ class Model(Trainer):
 
     def __call__(self, inputs, training=None, mask=None):
         if is_symbolic(inputs):
-            raise NotImplementedError("calling a model on keras.Input tensors (nesting models) "
-                                      "is not supported yet; add its layers instead")
+            return _nested_models.call_symbolic(self, inputs)
         xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         keep = self._keeps_integer_inputs()
         tensors = []
@@ -215,6 +253,12 @@ class Model(Trainer):
     trainable_variables = trainable_weights
     variables = weights
 
+    @property
+    def losses(self):
+        """The losses the layers' last calls added (``add_loss`` in Python layers), which fit
+        adds to the compiled loss; a GradientTape loop adds them itself."""
+        return [loss for layer in self.layers for loss in getattr(layer, "losses", [])]
+
     def get_weights(self):
         return [w for layer in self.layers for w in layer.get_weights()]
 
@@ -240,6 +284,9 @@ class Model(Trainer):
     def _weight_paths(self):
         paths = []
         for layer in self.layers:
+            if isinstance(layer, Model):  # a nested model: its paths under its name
+                paths.extend(f"{layer.name}/{path}" for path in layer._weight_paths())
+                continue
             names = [name for name, _, _ in layer._cpp.weights]
             paths.extend(f"{layer.name}/{name}" for name in names)
         return paths
@@ -251,11 +298,14 @@ class Model(Trainer):
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
         if os.fspath(filepath).endswith(".weights.h5"):
+            _nested_models.refuse_keras_file(self, filepath)
             return _keras_h5.save_weights(self, filepath)
         _weights_file.save(filepath, self._weight_paths(), self.get_weights())
 
     def load_weights(self, filepath, skip_mismatch=False):
         import os
+        if os.fspath(filepath).endswith((".weights.h5", ".keras")):
+            _nested_models.refuse_keras_file(self, filepath)
         if os.fspath(filepath).endswith(".weights.h5"):
             return _keras_h5.load_weights(self, filepath)
         if os.fspath(filepath).endswith(".keras"):
@@ -269,6 +319,7 @@ class Model(Trainer):
         import os
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
+        _nested_models.refuse_keras_file(self, filepath)
         _keras_archive.save_model(self, filepath)
 
     # ---- description ----
@@ -330,9 +381,7 @@ class Sequential(Model):
                 raise ValueError("keras.Input can only be the first entry of a Sequential model")
             self._input = layer
             return
-        if isinstance(layer, Model):
-            raise NotImplementedError("nesting a model inside Sequential is not supported yet")
-        if not hasattr(layer, "_cpp"):
+        if not hasattr(layer, "_cpp") and not isinstance(layer, Model):
             raise TypeError("The added layer must be an instance of class Layer. Received: "
                             f"layer={layer!r} of type {type(layer)}.")
         if any(existing.name == layer.name for existing in self._layers):
@@ -377,14 +426,18 @@ class Sequential(Model):
         self._built_input_shape = shape
         output_shapes = []
         for layer in self._layers:
-            if not layer.built:
-                layer.build(shape)
-            shape = tuple(layer.compute_output_shape(shape))
+            if isinstance(layer, Model):  # a model used as a layer (_nested_models.py)
+                shape = _nested_models.output_shape(layer, shape)
+            else:
+                if not layer.built:
+                    layer.build(shape)
+                shape = tuple(layer.compute_output_shape(shape))
             output_shapes.append(shape)
         graph = _C.LayerGraph(1)
         value = 0
         for layer in self._layers:
-            value = graph.add_node(layer._cpp, [value])
+            value = _nested_models.add_to_graph(layer, graph, [value]) if isinstance(
+                layer, Model) else graph.add_node(layer._cpp, [value])
         graph.set_outputs([value])
         self._output_shapes = output_shapes
         self._cpp_graph = graph

@@ -495,8 +495,10 @@ def grade_notebook(path, workdir=None, budget_seconds=None):
     the notebook recorded even when a cell failed. ``budget_seconds`` bounds the run (default:
     the notebook's own budget, see :mod:`gpuaccel.testing.notebook`).
     """
-    import nbformat
-    from .notebook import execute_notebook, read_notebook
+    from .notebook import _require, execute_notebook, read_notebook
+    # The notebook extra's packages, each refused with what to install when missing.
+    nbformat = _require("nbformat")
+    _require("nbclient")
     path = os.fspath(path)
     notebook = read_notebook(path)
     notebook.cells.append(nbformat.v4.new_code_cell(_COLLECT_CELL))

@@ -1,0 +1,91 @@
+"""A model used as a layer: ``keras.Sequential([model, keras.layers.Softmax()])`` and
+``outputs = model(inputs)`` in a functional model, everyday Keras for a trained model.
+
+A model is a graph of C++ layers, and so is the outer model; the inner model's layers are
+inlined into the outer graph (the same C++ layer objects, so the weights are shared: training
+the outer model trains the inner one, and an assign to the inner model's weights shows in the
+outer one). Sequential keeps the model as one entry of ``layers``, as Keras; a functional model
+records the inner model's layer calls, so its ``layers`` lists the inner layers.
+"""
+from . import _symbolic
+
+
+def is_model(layer):
+    from .models import Model
+    return isinstance(layer, Model)
+
+
+def _is_chain(model):
+    from .models import Sequential
+    return isinstance(model, Sequential)
+
+
+def _ensure_built(model, shape):
+    if not model.built:
+        model._build_from_shapes([tuple(shape)])
+    if getattr(model, "_call_layer_cpp", None) is not None:
+        # A subclassed model whose call() uses tensor ops is one traced C++ layer with no layer
+        # calls to inline (keras/_python_layer.py); its output shape is known only per trace.
+        raise NotImplementedError(
+            f"model '{model.name}' is a subclassed model traced as one layer (its call() uses "
+            "tensor ops), which cannot be used as a layer of another model yet; wrap its "
+            "computation in a keras.layers.Layer subclass instead")
+
+
+def output_shape(model, input_shape):
+    """The inner model's output shape (batch included) for inputs of ``input_shape``."""
+    _ensure_built(model, input_shape)
+    if _is_chain(model):
+        shape = tuple(input_shape)
+        for layer in model.layers:
+            shape = output_shape(layer, shape) if is_model(layer) else \
+                tuple(layer.compute_output_shape(shape))
+        return shape
+    return tuple(model.outputs[0].shape)
+
+
+def add_to_graph(model, graph, input_ids):
+    """Adds the model's layers to the outer ``_C.LayerGraph`` after the values ``input_ids``;
+    returns the value id of the model's output."""
+    if _is_chain(model):
+        value = input_ids[0]
+        for layer in model.layers:
+            value = add_to_graph(layer, graph, [value]) if is_model(layer) else \
+                graph.add_node(layer._cpp, [value])
+        return value
+    ids = {id(t): i for t, i in zip(model.inputs, input_ids)}
+    for node in model._nodes:
+        ids[id(node.output)] = graph.add_node(node.layer._cpp, [ids[id(t)] for t in node.inputs])
+    return ids[id(model.outputs[0])]
+
+
+def call_symbolic(model, inputs):
+    """``model(keras_tensor)`` in a functional model: the model's layer calls, replayed on
+    ``inputs``; returns the KerasTensor of its output."""
+    xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    _ensure_built(model, xs[0].shape)
+    if _is_chain(model):
+        x = xs[0]
+        for layer in model.layers:
+            x = call_symbolic(layer, [x]) if is_model(layer) else \
+                _symbolic.call_symbolic(layer, [x])
+        return x
+    if len(xs) != len(model.inputs):
+        raise ValueError(f"Model '{model.name}' expects {len(model.inputs)} input(s), but it "
+                         f"received {len(xs)} input tensors.")
+    mapped = {id(t): x for t, x in zip(model.inputs, xs)}
+    for node in model._nodes:
+        mapped[id(node.output)] = _symbolic.call_symbolic(
+            node.layer, [mapped[id(t)] for t in node.inputs])
+    return mapped[id(model.outputs[0])]
+
+
+def refuse_keras_file(model, filepath):
+    """Keras's file layouts of nested models (.weights.h5, .keras) are not written or read yet:
+    refused up front rather than failing halfway through the file."""
+    if any(is_model(layer) for layer in model.layers):
+        raise NotImplementedError(
+            f"saving or loading {filepath!r}: model '{model.name}' contains a model used as a "
+            "layer, whose .weights.h5/.keras layout gpuaccel does not write or read yet; use "
+            "gpuaccel's checkpoint (a path such as 'model.weights.npz'), or save the inner "
+            "model on its own")

@@ -1,0 +1,235 @@
+"""What a ``keras.layers.Layer`` subclass written in Python needs: ``add_weight``, ``add_loss``,
+the build wrapper, and the C++ layer (``_C.layers.TracedLayer``) that runs its ``call``.
+
+The C++ layer records the ops ``call`` runs the first time it sees an input signature (shapes,
+dtypes, ``training``) and replays them afterwards without Python (cpp/nn/op_trace.h), so a model
+of Python layers trains in the same C++ step as the built-in ones. A ``call`` that cannot be
+replayed (it reads tensor values into Python, draws random numbers, assigns in place...) runs in
+Python on every call instead, and a warning says why, once per layer.
+"""
+import functools
+import inspect
+import numbers
+import warnings
+import weakref
+
+import numpy as np
+
+from .. import _C
+from .._tensor import Tensor, no_grad, tensor as _make_tensor
+
+
+def defines_python_call(layer_class):
+    """Whether ``layer_class`` (a Layer subclass) defines its forward pass in Python."""
+    from .layers import Layer
+    return getattr(layer_class, "call", Layer.call) is not Layer.call
+
+
+def make_cpp_layer(layer):
+    """The C++ layer of a Python-defined ``layer``; it calls back through a weak reference (the
+    C++ layer lives as long as the Python one, which owns it)."""
+    ref = weakref.ref(layer)
+    return _C.layers.TracedLayer(layer.name, type(layer).__name__, _C.layers.TracedFunction(
+        functools.partial(_run_call, ref), functools.partial(_warn, ref)))
+
+
+def make_model_call_layer(model, layers):
+    """The one C++ layer a subclassed model whose ``call`` uses tensor ops (not only layers)
+    runs as: its call traced like a Python layer's, the layers it calls recorded as calls of
+    their own C++ layers, and their weights registered here too (the same tensors), so the step
+    differentiates and updates them."""
+    ref = weakref.ref(model)
+    cpp = _C.layers.TracedLayer(model.name, type(model).__name__, _C.layers.TracedFunction(
+        functools.partial(_run_model_call, ref), functools.partial(_warn, ref)))
+    for layer in layers:
+        for name, value, trainable in layer._cpp.weights:
+            cpp.add_weight_value(f"{layer.name}/{name}", value, bool(trainable and layer.trainable))
+    cpp.build([])
+    return cpp
+
+
+def _run_model_call(ref, inputs, training):
+    """The model-call layer's callback: [output, *losses its layers added]."""
+    model = ref()
+    if model is None:
+        raise RuntimeError("the Python model behind this C++ layer was deleted")
+    x = inputs[0] if len(inputs) == 1 else list(inputs)
+    kwargs = {"training": bool(training)} if _takes(model.call, "training") else {}
+    output = _as_tensor(model.call(x, **kwargs), f"{type(model).__name__}.call() return value")
+    return [output] + list(model.losses)
+
+
+def _warn(ref, reason):
+    layer = ref()
+    name = layer.name if layer is not None else "?"
+    warnings.warn(f"gpuaccel: layer '{name}' runs its Python call() on every call (it could not be "
+                  f"traced into the C++ step): {reason}", RuntimeWarning, stacklevel=2)
+
+
+def _takes(function, argument):
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return argument in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
+class _AutocastWeights:
+    """Keras's autocast under a mixed-precision policy: while ``call`` runs, the attributes
+    holding float32 weights hold them cast to the compute dtype (a recorded cast, so a replay
+    casts the updated master and gradients reach it); restored afterwards."""
+
+    def __init__(self, layer):
+        self.layer = layer
+        self.saved = {}
+
+    def __enter__(self):
+        dtype = self.layer.compute_dtype
+        if dtype == "float32":
+            return self
+        masters = {w.data_ptr() for _, w, _ in self.layer._cpp.weights
+                   if w._dtype_name == "float32"}
+        for name, value in list(vars(self.layer).items()):
+            if isinstance(value, Tensor) and value.data_ptr() in masters:
+                self.saved[name] = value
+                object.__setattr__(self.layer, name, _C.cast(value, dtype))
+        return self
+
+    def __exit__(self, *exc):
+        for name, value in self.saved.items():
+            object.__setattr__(self.layer, name, value)
+
+
+def _run_call(ref, inputs, training):
+    """The C++ layer's callback: [output, *added losses] of ``call`` on these inputs."""
+    layer = ref()
+    if layer is None:
+        raise RuntimeError("the Python layer behind this C++ layer was deleted")
+    layer._pending_losses = []
+    x = inputs[0] if len(inputs) == 1 else list(inputs)
+    kwargs = {"training": bool(training)} if _takes(layer.call, "training") else {}
+    with _AutocastWeights(layer):
+        output = layer.call(x, **kwargs)
+    if not isinstance(output, Tensor):
+        output = _as_tensor(output, f"{type(layer).__name__}.call() return value")
+    losses, layer._pending_losses = layer._pending_losses, []
+    return [output] + losses
+
+
+def _as_tensor(value, what):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (list, tuple, dict)):
+        raise NotImplementedError(f"{what}: a Python layer's call() must return one tensor "
+                                  f"(layers with several outputs are not supported yet); got "
+                                  f"{type(value).__name__}")
+    array = np.asarray(value)
+    if array.dtype.kind not in "fiub":
+        raise TypeError(f"{what} must be a tensor, got {type(value).__name__}")
+    return _make_tensor(array.astype(np.float32) if array.dtype.kind == "f" else array)
+
+
+def add_loss(layer, loss):
+    """Keras's ``self.add_loss(value)`` inside ``call``: the value (summed to a scalar) joins the
+    model's loss for this step."""
+    if not isinstance(loss, Tensor):
+        if isinstance(loss, numbers.Number):
+            loss = _make_tensor(np.float32(loss))
+        else:
+            loss = _as_tensor(loss, "add_loss()")
+    if len(loss.shape):
+        loss = _C.reduce("sum", loss, None, False)
+    pending = getattr(layer, "_pending_losses", None)
+    if pending is None:
+        raise ValueError(f"add_loss() on layer '{layer.name}' must be called inside its call()")
+    pending.append(loss)
+
+
+def initial_value(initializer, shape, dtype, layer, name):
+    """The starting value of a weight: a Keras initializer name (the C++ initializers, seeded
+    by the global seed), or any initializer object/callable ``f(shape, dtype)`` (keras's too)."""
+    from .layers import _cpp_layers
+    shape = tuple(int(d) for d in shape)
+    if initializer is None:
+        initializer = "glorot_uniform" if dtype.startswith(("float", "bfloat")) else "zeros"
+    if isinstance(initializer, str):
+        value = _cpp_layers.initialize(_cpp_layers.canonical_initializer(initializer), list(shape))
+    elif callable(initializer):
+        produced = initializer(shape, dtype=dtype)
+        array = np.asarray(produced.numpy() if hasattr(produced, "numpy") else produced)
+        value = _make_tensor(np.ascontiguousarray(array.astype(np.float32)))
+    else:
+        raise ValueError(f"Could not interpret initializer identifier: {initializer!r} (layer "
+                         f"'{layer.name}', weight '{name}')")
+    if tuple(value.shape) != shape:
+        raise ValueError(f"The initializer of weight '{name}' of layer '{layer.name}' returned "
+                         f"shape {tuple(value.shape)}, expected {shape}")
+    if dtype != "float32":
+        value = _C.cast(value, dtype)
+    return value
+
+
+def add_weight(layer, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
+               regularizer=None, constraint=None, aggregation="none",
+               overwrite_with_gradient=False, name=None):
+    """Keras 3's ``Layer.add_weight``: creates, registers and returns the weight."""
+    if regularizer is not None or constraint is not None:
+        raise NotImplementedError(f"add_weight(regularizer=..., constraint=...) is not supported "
+                                  f"yet (layer '{layer.name}')")
+    if shape is None:
+        shape = ()
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        shape = (shape,)
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0:
+            raise ValueError(f"add_weight() shape must hold non-negative integers; received "
+                             f"shape={shape} (layer '{layer.name}')")
+    dtype = str(getattr(dtype, "name", dtype) or layer.variable_dtype)
+    if name is None:
+        count = getattr(layer, "_weight_counter", 0)
+        layer._weight_counter = count + 1
+        name = "variable" if count == 0 else f"variable_{count}"
+    value = initial_value(initializer, shape, dtype, layer, name)
+    layer._cpp.add_weight_value(name, value, bool(trainable))
+    return value
+
+
+def compute_output_shape(layer, input_shape):
+    """A Python layer's output shape when it does not say: ``call`` run once on zeros (batch 1,
+    undefined dimensions 1) outside any tape, as Keras's compute_output_spec runs it
+    symbolically."""
+    multiple = isinstance(input_shape, list) and input_shape and isinstance(input_shape[0], (tuple, list))
+    shapes = input_shape if multiple else [input_shape]
+    zeros = [_make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in s),
+                                   np.float32)) for s in shapes]
+    saved = getattr(layer, "_pending_losses", None)
+    layer._pending_losses = []
+    try:
+        with no_grad():
+            x = zeros[0] if len(zeros) == 1 else zeros
+            kwargs = {"training": False} if _takes(layer.call, "training") else {}
+            output = _as_tensor(layer.call(x, **kwargs), f"{type(layer).__name__}.call()")
+    finally:
+        layer._pending_losses = saved
+    batch = shapes[0][0] if len(shapes[0]) else None
+    dims = tuple(output.shape)
+    if not dims:
+        return ()
+    batch_dim = None if batch is None or (isinstance(batch, int) and batch < 0) else dims[0]
+    return (batch_dim,) + tuple(int(d) for d in dims[1:])
+
+
+def wrap_build(build):
+    """A subclass's ``build``, marking the C++ layer built afterwards (Keras wraps it too)."""
+    @functools.wraps(build)
+    def build_and_mark(self, *args, **kwargs):
+        result = build(self, *args, **kwargs)
+        if not self._cpp.built:
+            self._cpp.build([])
+        return result
+    build_and_mark._gpuaccel_build_wrapper = True
+    return build_and_mark
+

@@ -1,0 +1,74 @@
+"""``fit(sample_weight=..., class_weight=...)`` and ``evaluate(sample_weight=...)``: Keras's
+per-example loss weights, carried through batching and shuffling as one more input array (so
+``validation_split`` splits them with the data) and handed to the C++ step separately
+(``_C.Trainer.train_step(x, y, sample_weight)``, ``nn::Loss::weighted``).
+
+As in Keras, the weights scale the loss only (the compiled ``metrics`` are unweighted; Keras
+weighs only ``weighted_metrics``), and the weighted loss is ``sum(loss * w) / n``."""
+import numpy as np
+
+from .._tensor import Tensor
+
+
+def _is_array(value):
+    return isinstance(value, (np.ndarray, Tensor))
+
+
+def with_weights(x, y, sample_weight, class_weight):
+    """(x with the weights appended as a last input, whether weights were given)."""
+    if sample_weight is None and class_weight is None:
+        return x, False
+    if sample_weight is not None and class_weight is not None:
+        raise ValueError("You cannot pass both `class_weight` and `sample_weight` at the same "
+                         "time; fold the class weights into the sample weights")
+    if y is None or not (_is_array(x) or isinstance(x, (list, tuple))):
+        raise ValueError("sample_weight and class_weight need x and y as arrays; a Dataset "
+                         "carries its weights as a third element, which is not supported yet")
+    labels = np.asarray(y.numpy() if isinstance(y, Tensor) else y)
+    if class_weight is not None:
+        weights = class_weights_to_sample_weights(labels, class_weight)
+    else:
+        weights = np.asarray(sample_weight.numpy() if isinstance(sample_weight, Tensor)
+                             else sample_weight)
+        if weights.dtype.kind not in "fiub":
+            raise TypeError(f"sample_weight must hold numbers, got dtype {weights.dtype}")
+        if weights.ndim == 2 and weights.shape[1] == 1:
+            weights = weights[:, 0]
+        if weights.ndim != 1 or len(weights) != len(labels):
+            raise ValueError(f"sample_weight must have one value per example, shape "
+                             f"({len(labels)},); got shape {weights.shape}")
+    weights = np.ascontiguousarray(weights, dtype=np.float32)
+    inputs = list(x) if isinstance(x, (list, tuple)) and all(_is_array(v) for v in x) else [x]
+    return inputs + [weights], True
+
+
+def class_weights_to_sample_weights(labels, class_weight):
+    """Keras's rule: the class of each example is its integer label, or the argmax of a one-hot
+    or probability row; its weight is ``class_weight[class]``."""
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"`class_weight` must be a dict mapping class indices to weights, got "
+                         f"{type(class_weight).__name__}")
+    if labels.ndim > 1 and labels.shape[-1] != 1:
+        classes = np.argmax(labels, axis=-1)
+    else:
+        classes = np.round(labels.reshape(len(labels))).astype(np.int64)
+    missing = sorted(set(int(c) for c in np.unique(classes)) - set(int(k) for k in class_weight))
+    if missing:
+        raise ValueError(f"`class_weight` has no weight for classes {missing} found in y; "
+                         f"given: {sorted(class_weight)}")
+    table = {int(k): float(v) for k, v in class_weight.items()}
+    return np.array([table[int(c)] for c in classes], np.float32)
+
+
+def split_batch(xs, weighted):
+    """(inputs, sample weights or None) of one batch."""
+    if not weighted:
+        return xs, None
+    return list(xs[:-1]), xs[-1]
+
+
+class WithoutWeights:
+    """The data as the model sees it (the weights column dropped), for building the model."""
+
+    def __init__(self, data):
+        self.x = data.x[:-1]
