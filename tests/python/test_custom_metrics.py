@@ -259,6 +259,51 @@ def test_default_name_and_forgotten_super_init_as_in_keras():
         Forgot()
 
 
+def guide_binary_true_positives(lib):
+    """Keras 3's Metric docstring example, verbatim but for the import (bool casts and all)."""
+    ops = lib.ops
+
+    class BinaryTruePositives(lib.metrics.Metric):
+        def __init__(self, name="binary_true_positives", **kwargs):
+            super().__init__(name=name, **kwargs)
+            self.true_positives = self.add_variable(shape=(), initializer="zeros",
+                                                    name="true_positives")
+
+        def update_state(self, y_true, y_pred, sample_weight=None):
+            y_true = ops.cast(y_true, "bool")
+            y_pred = ops.cast(y_pred, "bool")
+            values = ops.logical_and(ops.equal(y_true, True), ops.equal(y_pred, True))
+            values = ops.cast(values, self.dtype)
+            if sample_weight is not None:
+                sample_weight = ops.cast(sample_weight, self.dtype)
+                sample_weight = ops.broadcast_to(sample_weight, ops.shape(values))
+                values = ops.multiply(values, sample_weight)
+            self.true_positives.assign(self.true_positives + ops.sum(values))
+
+        def result(self):
+            return self.true_positives
+    return BinaryTruePositives
+
+
+def test_the_keras_docstring_metric_written_with_keras_ops_matches_keras():
+    x, y, _ = binary_data()
+    y_pred = (x[:, :1] > 0).astype(np.float32)
+    weights = np.linspace(0.5, 2.0, len(y)).astype(np.float32).reshape(-1, 1)
+    values = []
+    for lib in (keras, gk):
+        metric = guide_binary_true_positives(lib)()
+        metric.update_state(y, y_pred)
+        metric.update_state(y, y_pred, sample_weight=weights)
+        values.append(float(np.asarray(metric.result())))
+    assert values[0] == pytest.approx(values[1]) and values[0] > 0
+    models = twins(1, "relu", lambda lib, m: dict(
+        optimizer="sgd", loss="mse", metrics=[guide_binary_true_positives(lib)()]))
+    (h_ours, h_theirs), _ = fit_both(models, x, y)
+    np.testing.assert_allclose(h_ours["binary_true_positives"],
+                               h_theirs["binary_true_positives"])
+    np.testing.assert_allclose(h_ours["loss"], h_theirs["loss"], rtol=2e-5)
+
+
 def test_python_and_weighted_metrics_refused_under_several_replicas():
     """fit's check runs before any replica is made: a stand-in strategy with two replicas
     reaches it (a real one needs logical devices that outlive the test)."""

@@ -60,12 +60,25 @@ def power(x1, x2):
     return _gpuaccel.pow(x1, x2)
 
 
+def _is_bool(x):
+    return isinstance(x, (bool, np.bool_)) or str(getattr(getattr(x, "dtype", None), "name",
+                                                       getattr(x, "dtype", None))) == "bool"
+
+
+def _comparable(x1, x2):
+    """Booleans compared as Keras compares them (the guide's ``ops.equal(y_true, True)``): the
+    C++ comparisons take numbers, so a bool operand makes both int32."""
+    if _is_bool(x1) or _is_bool(x2):
+        return cast(x1, "int32"), cast(x2, "int32")
+    return x1, x2
+
+
 def equal(x1, x2):
-    return _gpuaccel.equal(x1, x2)
+    return _gpuaccel.equal(*_comparable(x1, x2))
 
 
 def not_equal(x1, x2):
-    return _gpuaccel.not_equal(x1, x2)
+    return _gpuaccel.not_equal(*_comparable(x1, x2))
 
 
 def greater(x1, x2):
