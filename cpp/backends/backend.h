@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "backends/conv_params.h"
 #include "backends/op_kinds.h"
@@ -65,15 +66,18 @@ class Backend {
                                          const TensorView& y) = 0;
   virtual void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
                               void* workspace) = 0;
+  // `x` is the forward's input, unchanged since (the frontend keeps it for the backward), so a
+  // backend need not copy it into the workspace (cuDNN's max-pooling backward reads x and y).
   virtual void pool2d_backward(const TensorView& dy, const Pool2dParams& p,
-                               const void* workspace, const TensorView& dx) = 0;
+                               const void* workspace, const TensorView& x,
+                               const TensorView& dx) = 0;
   // The pooling's backward followed by `activation`'s backward at the pooling's input x, the
   // activated output of the op before it (relu: dx * (x > 0)). A backend may do both in one
   // pass; this default runs them one after the other (correct, not fused).
   virtual void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
                                           const void* workspace, const TensorView& x,
                                           PostActivation activation, const TensorView& dx) {
-    pool2d_backward(dy, p, workspace, dx);
+    pool2d_backward(dy, p, workspace, x, dx);
     if (activation == PostActivation::kRelu) unary_backward(UnaryOp::kRelu, x, x, dx, dx);
   }
   virtual void softmax_forward(const TensorView& x, bool log, const TensorView& y) = 0;
@@ -101,6 +105,12 @@ class Backend {
   virtual void optimizer_update(const OptimizerUpdate& u, const TensorView& param,
                                 const TensorView& grad, const TensorView& slot0,
                                 const TensorView& slot1, const TensorView& slot2) = 0;
+
+  // The finite check of dynamic loss scaling in one pass over all of `tensors` (contiguous
+  // float32, float16 or bfloat16 views on this device; empty ones allowed): writes 1 into `flag`
+  // (a float32 scalar) when any element of any of them is inf or NaN, else 0. One launch on a GPU
+  // (kernels/nonfinite_functor.h), never read by the host, so a captured step can hold it.
+  virtual void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) = 0;
 
   // Host <-> device transfers of contiguous views (the CPU backend copies memory). On a GPU,
   // copy_from_host is queued on the device's stream: from pageable memory it returns once the
@@ -148,6 +158,11 @@ class Backend {
   virtual GraphHandle end_capture() { throw_capture_unsupported("end_capture"); }
   virtual void replay(GraphHandle) { throw_capture_unsupported("replay"); }
   virtual void destroy_graph(GraphHandle) {}
+
+  // Gives back the device memory the backend keeps between calls (library workspaces), so that
+  // the pools of a runtime reset can free their regions; the next call that needs a workspace
+  // takes it again from the pool of that time. Called with no op in flight and no graph alive.
+  virtual void release_cached_memory() {}
 
  private:
   void apply_post_activation(PostActivation activation, const TensorView& y) {

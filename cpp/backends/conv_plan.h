@@ -181,6 +181,12 @@ class ConvRunner {
 
   const PlanCache<ConvPlanKey, ConvPlan>& plans() const { return plans_; }
 
+  // The arena's blocks back to the pool (WorkspaceArena::release); plans stay cached.
+  void release_workspace() {
+    std::lock_guard<std::mutex> lock(launch_mutex_);
+    arena_.release();
+  }
+
  private:
   ConvEngine& engine_;
   WorkspaceArena& arena_;

@@ -1,17 +1,24 @@
 // The profiler's device timeline (see device_timeline.h). The first bracketed launch of a
 // session aligns the clocks: after a synchronize, one reference event is recorded and waited
 // for, and the host clock read right then is the reference's host time. At stop every pair is
-// converted with elapsed times from the reference. Failures of the timing calls never fail an
-// op: the launch just goes untimed.
+// placed by its start's elapsed time from the reference and sized by its own elapsed time
+// (device_interval_ns). Failures of the timing calls never fail an op: the launch just goes
+// untimed.
 #include "backends/device_timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace gpuaccel {
 
 namespace {
 constexpr size_t kMaxPending = size_t{1} << 20;
+}
+
+DeviceIntervalNs device_interval_ns(int64_t reference_host_ns, float offset_ms, float duration_ms) {
+  const int64_t start = reference_host_ns + std::llround(double(offset_ms) * 1e6);
+  return {start, start + std::max<int64_t>(0, std::llround(double(duration_ms) * 1e6))};
 }
 
 DeviceTimeline::DeviceTimeline(CudaLibrary& library, int ordinal)
@@ -114,17 +121,16 @@ void DeviceTimeline::flush() {
   }
   std::lock_guard<std::mutex> ref_lock(reference_mutex_);
   for (const Pending& p : pending) {
-    float start_ms = 0, end_ms = 0;
-    if (reference_ != nullptr && library_.elapsed_ms(reference_, p.start, &start_ms) &&
-        library_.elapsed_ms(reference_, p.end, &end_ms)) {
+    float offset_ms = 0, duration_ms = 0;
+    if (reference_ != nullptr && library_.elapsed_ms(reference_, p.start, &offset_ms) &&
+        library_.elapsed_ms(p.start, p.end, &duration_ms)) {
       profiler::EventArgs args;
       args.device = ordinal_;
       args.stream = 0;  // the device's stream: every op of the backend runs on it
       args.correlation_id = p.correlation_id;
       args.value = p.kind == profiler::EventKind::kDeviceCopy ? p.bytes : 0;
-      const int64_t start_ns = reference_host_ns_ + static_cast<int64_t>(double(start_ms) * 1e6);
-      const int64_t end_ns = reference_host_ns_ + static_cast<int64_t>(double(end_ms) * 1e6);
-      profiler::record_device_interval(p.kind, p.name, start_ns, std::max(start_ns, end_ns), args);
+      const DeviceIntervalNs ns = device_interval_ns(reference_host_ns_, offset_ms, duration_ms);
+      profiler::record_device_interval(p.kind, p.name, ns.start, ns.end, args);
     }
     release(p.start);
     release(p.end);

@@ -14,6 +14,18 @@
 
 namespace gpuaccel {
 
+// A launch's device interval on the host clock, in nanoseconds.
+struct DeviceIntervalNs {
+  int64_t start;
+  int64_t end;
+};
+// The interval of a launch that started `offset_ms` after the session's reference event (whose
+// host time is `reference_host_ns`) and ran `duration_ms` (cudaEventElapsedTime of its own two
+// events). The duration is taken on its own, not as the difference of two offsets: a float
+// offset of 1000 s is only exact to 62.5 us, which would swallow a 20 us kernel, while its own
+// elapsed time keeps the event resolution (about 0.5 us). A negative duration counts as 0.
+DeviceIntervalNs device_interval_ns(int64_t reference_host_ns, float offset_ms, float duration_ms);
+
 class DeviceTimeline {
  public:
   DeviceTimeline(CudaLibrary& library, int ordinal);

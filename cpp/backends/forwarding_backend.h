@@ -74,8 +74,8 @@ class ForwardingBackend : public Backend {
     inner_.pool2d_forward(x, p, y, workspace);
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& dx) override {
-    inner_.pool2d_backward(dy, p, workspace, dx);
+                       const TensorView& x, const TensorView& dx) override {
+    inner_.pool2d_backward(dy, p, workspace, x, dx);
   }
   void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
                                   const void* workspace, const TensorView& x,
@@ -115,6 +115,9 @@ class ForwardingBackend : public Backend {
                         const TensorView& slot0, const TensorView& slot1,
                         const TensorView& slot2) override {
     inner_.optimizer_update(u, param, grad, slot0, slot1, slot2);
+  }
+  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
+    inner_.any_nonfinite(tensors, flag);
   }
   void copy_from_host(const void* host, const TensorView& dst) override {
     inner_.copy_from_host(host, dst);

@@ -14,8 +14,12 @@
 
 namespace gpuaccel {
 
+namespace {
+LogicalDevice pool_device_of(int ordinal);
+}  // namespace
+
 CoreBackendServices::CoreBackendServices(CudaLibrary& library, int ordinal, LogicalDevice pool_device)
-    : pool_device_(std::move(pool_device)), timeline_(library, ordinal) {}
+    : ordinal_(ordinal), pool_device_(std::move(pool_device)), timeline_(library, ordinal) {}
 
 CoreBackendServices::~CoreBackendServices() {
   // A backend gives its workspaces back before it goes; anything left is returned here.
@@ -41,7 +45,13 @@ void CoreBackendServices::rethrow_current(const std::string& op) {
 }
 
 Allocator& CoreBackendServices::pool() {
-  if (!pool_) pool_ = MemoryManager::instance().allocator_for(pool_device_);
+  if (!pool_) {
+    if (pool_device_stale_) {
+      pool_device_ = pool_device_of(ordinal_);
+      pool_device_stale_ = false;
+    }
+    pool_ = MemoryManager::instance().allocator_for(pool_device_);
+  }
   return *pool_;
 }
 
@@ -71,10 +81,17 @@ void CoreBackendServices::deallocate(void* ptr) {
   live_.erase(it);
 }
 
+void CoreBackendServices::forget_pool() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pool_.reset();
+  pool_device_stale_ = true;
+}
+
 void* CoreBackendServices::begin_capture_memory() {
   std::shared_ptr<Allocator> arena;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (pool_device_stale_) pool();  // looks the device up again after a runtime reset
     arena = make_capture_arena(MemoryManager::instance().allocator_for(pool_device_));
   }
   begin_capture_routing(pool_device_.physical_index, arena);
@@ -118,18 +135,30 @@ LogicalDevice pool_device_of(int ordinal) {
               "GPU " + std::to_string(ordinal) + " has no logical device (is it hidden?)");
 }
 
+std::mutex backends_mutex;
+// Never destroyed: at exit the pools and the driver may already be gone.
+std::map<int, std::unique_ptr<LibraryBackend>>& library_backends() {
+  static auto* backends = new std::map<int, std::unique_ptr<LibraryBackend>>();
+  return *backends;
+}
+
 }  // namespace
 
 Backend* cuda_backend_ops(int ordinal) {
   CudaLibrary* library = cuda_library();
   if (library == nullptr) return nullptr;
-  static std::mutex mutex;
-  // Never destroyed: at exit the pools and the driver may already be gone.
-  static auto* backends = new std::map<int, std::unique_ptr<LibraryBackend>>();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = (*backends)[ordinal];
+  std::lock_guard<std::mutex> lock(backends_mutex);
+  auto& slot = library_backends()[ordinal];
   if (!slot) slot = std::make_unique<LibraryBackend>(*library, ordinal, pool_device_of(ordinal));
   return &slot->backend();
+}
+
+void release_cuda_backend_memory() {
+  std::lock_guard<std::mutex> lock(backends_mutex);
+  for (auto& [ordinal, device] : library_backends()) {
+    device->backend().release_cached_memory();
+    device->services().forget_pool();
+  }
 }
 
 }  // namespace gpuaccel

@@ -34,11 +34,17 @@ class CoreBackendServices final : public BackendServices {
   void* launch_begin() override;
   void launch_end(void* token, LaunchKind kind, const char* op, int64_t bytes) override;
   void launch_cancel(void* token) override;
+  // Drops the cached pool, so that the next workspace comes from the pool of that time (a
+  // runtime reset replaced it, and maybe the logical devices: the pool's device is looked up
+  // again); workspaces still out keep the pool they came from.
+  void forget_pool();
 
  private:
   Allocator& pool();
 
+  const int ordinal_;
   LogicalDevice pool_device_;
+  bool pool_device_stale_ = false;  // forget_pool: look pool_device_ up again
   std::mutex mutex_;
   std::shared_ptr<Allocator> pool_;
   std::map<void*, std::shared_ptr<Allocator>> live_;  // workspace -> the pool that served it
@@ -55,5 +61,10 @@ class LibraryBackend {
   std::unique_ptr<CoreBackendServices> services_;  // declared first: destroyed last
   std::unique_ptr<Backend> backend_;
 };
+
+// For a runtime reset (before MemoryManager::reset): every GPU backend made so far gives back the
+// workspaces it keeps and forgets its pool, so nothing of theirs holds the old pools' regions
+// and the next pools preallocate from all of the GPU's free memory again. No op may be in flight.
+void release_cuda_backend_memory();
 
 }  // namespace gpuaccel

@@ -173,9 +173,9 @@ class TracingBackend final : public Backend {
     inner_.pool2d_forward(x, p, y, workspace);
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& dx) override {
+                       const TensorView& x, const TensorView& dx) override {
     Scope s(*this, p.kind == PoolKind::kMax ? "max_pool2d_backward" : "avg_pool2d_backward");
-    inner_.pool2d_backward(dy, p, workspace, dx);
+    inner_.pool2d_backward(dy, p, workspace, x, dx);
   }
   void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
                                   const void* workspace, const TensorView& x,
@@ -225,6 +225,10 @@ class TracingBackend final : public Backend {
                         const TensorView& slot2) override {
     Scope s(*this, "optimizer_update_kernel");
     inner_.optimizer_update(u, param, grad, slot0, slot1, slot2);
+  }
+  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
+    Scope s(*this, "any_nonfinite");
+    inner_.any_nonfinite(tensors, flag);
   }
   void copy_from_host(const void* host, const TensorView& dst) override {
     const bool gpu = device_ >= 0;

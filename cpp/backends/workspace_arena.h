@@ -86,6 +86,17 @@ class WorkspaceArena {
   size_t capacity() const { return capacity_; }
   size_t retired_blocks() const { return retired_.size(); }
 
+  // Gives every block back to the pool (a runtime reset: no graph may replay with them any
+  // more); the next reserve() allocates afresh.
+  void release() {
+    services_.deallocate(block_);
+    for (void* block : retired_) services_.deallocate(block);
+    retired_.clear();
+    block_ = nullptr;
+    capacity_ = 0;
+    block_in_graph_ = false;
+  }
+
  private:
   BackendServices& services_;
   std::function<bool()> capturing_;

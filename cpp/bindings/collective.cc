@@ -14,6 +14,7 @@
 #include "distribute/cluster_spec.h"
 #include "distribute/collective.h"
 #include "distribute/gloo_collective.h"
+#include "distribute/mpi_collective.h"
 #include "distribute/nccl_collective.h"
 
 namespace py = pybind11;
@@ -35,7 +36,7 @@ std::chrono::milliseconds timeout_or_environment(const std::optional<double>& se
 }  // namespace
 
 void init_collective(py::module_& m) {
-  py::module_ c = m.def_submodule("collective", "Multi-worker engines (Gloo) and cluster configuration");
+  py::module_ c = m.def_submodule("collective", "Multi-worker engines (Gloo, MPI, NCCL) and cluster configuration");
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -101,6 +102,16 @@ void init_collective(py::module_& m) {
     return std::shared_ptr<Collective>(distribute::make_gloo_collective(resolved, timeout));
   }, py::arg("spec") = py::none(), py::arg("timeout_seconds") = py::none(),
      "Joins the job (spec, or TF_CONFIG / mpirun's environment) through Gloo; returns this rank's Collective");
+
+  c.def("create_mpi", [](const std::string& library, const std::optional<ClusterSpec>& spec,
+                         const std::optional<double>& timeout_seconds) {
+    ClusterSpec resolved = spec ? *spec : distribute::cluster_spec_from_environment();
+    std::chrono::milliseconds timeout = timeout_or_environment(timeout_seconds);
+    py::gil_scoped_release release;  // MPI_Init and the communicator's creation wait for the other ranks
+    return std::shared_ptr<Collective>(distribute::make_mpi_collective(library, resolved, timeout));
+  }, py::arg("library") = "", py::arg("spec") = py::none(), py::arg("timeout_seconds") = py::none(),
+     "Joins the ranks mpiexec started through the MPI library at `library` (a libmpi_abi.so.1; "
+     "empty: found by the dynamic loader); returns this rank's Collective");
 
   c.def("nccl_unique_id", [] { return py::bytes(distribute::nccl_unique_id()); },
         "A new NCCL communicator id, for create_nccl_rank (one rank makes it, all use it)");

@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "backends/cpu/cpu_threads.h"
+#include "backends/library_backend.h"
 #include "bindings/bindings.h"
 #include "core/device_registry.h"
 #include "core/device_scope.h"
@@ -173,7 +174,9 @@ void init_devices(py::module_& m) {
       }
       provider = std::make_unique<SimulatedGpuProvider>(gpus);
     }
-    // Pools first: they were made for the old registry's logical devices.
+    // Pools first: they were made for the old registry's logical devices. The GPU backends
+    // give back the workspaces they keep, or those would keep the old pools' regions.
+    release_cuda_backend_memory();
     MemoryManager::instance().reset();
     DeviceRegistry::reset_instance(std::move(provider));
     install_python_placement_logger();

@@ -44,6 +44,8 @@ py::dict status_to_dict(const CudaBackendStatus& s) {
   out["cudnn_version"] = version_or_none(s.cudnn_version);
   out["cublas_version"] = version_or_none(s.cublas_version);
   out["cuda_visible_devices"] = s.cuda_visible_devices;
+  out["missing_libraries"] = s.missing_libraries;
+  out["cudnn_warning"] = s.cudnn_warning;
   py::list libraries;
   for (const CudaLibraryCopy& c : s.cuda_libraries) {
     py::dict d;
@@ -149,11 +151,28 @@ void init_hardware(py::module_& m) {
   m.def("cuda_backend_status", [] { return status_to_dict(cuda_backend_status()); },
         "How the CUDA backend library was found and loaded, or why not (loads it on first call).");
   m.def("probe_cuda_backend", [](const std::string& path,
-                                  const std::optional<std::vector<std::string>>& wheel_roots) {
-    return status_to_dict(wheel_roots ? probe_cuda_backend(path, *wheel_roots) : probe_cuda_backend(path));
+                                  const std::optional<std::vector<std::string>>& wheel_roots,
+                                  std::optional<int> driver_cuda_version) {
+    if (!driver_cuda_version) {
+      return status_to_dict(wheel_roots ? probe_cuda_backend(path, *wheel_roots) : probe_cuda_backend(path));
+    }
+    CudaDriverProbe driver;  // pretended: 0 is "no driver", else a driver of that CUDA version
+    driver.found = *driver_cuda_version > 0;
+    driver.cuda_version = *driver_cuda_version;
+    if (!driver.found) driver.error = "no NVIDIA driver (pretended by probe_cuda_backend)";
+    const BuildInfo build = build_info();
+    return status_to_dict(probe_cuda_backend(
+        path, wheel_roots ? *wheel_roots : std::vector<std::string>{}, driver,
+        cuda_version_number(build.cuda_version)));
   }, py::arg("library_path"), py::arg("wheel_roots") = py::none(),
+     py::arg("driver_cuda_version") = py::none(),
      "Runs the CUDA backend search afresh for the library at `library_path` (diagnosis, tests); "
-     "nvidia-* wheels are looked for under `wheel_roots` when given.");
+     "nvidia-* wheels are looked for under `wheel_roots` when given; with `driver_cuda_version` "
+     "(12040; 0: none) the driver is pretended instead of probed (and wheels are looked for "
+     "only under `wheel_roots`).");
+  m.def("check_cudnn_runtime", &check_cudnn_runtime, py::arg("build_version"),
+        py::arg("loaded_version"),
+        "'' when the loaded cuDNN can run a backend built with those headers, else the warning.");
   // The wheels' folders as Python sees them: the backend, loaded later from C++, looks for
   // nvidia-* wheels in every sys.path entry of import time too (pip --user, venvs over system).
   std::vector<std::string> search_paths;

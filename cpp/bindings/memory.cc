@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "backends/library_backend.h"
 #include "bindings/bindings.h"
 #include "core/device_registry.h"
 #include "core/errors.h"
@@ -150,7 +151,10 @@ void init_memory(py::module_& m) {
     a.allocator->deallocate(a.ptr);
   }, py::arg("handle"));
 
-  m.def("_memory_reset_for_testing", [] { MemoryManager::instance().reset(); },
+  m.def("_memory_reset_for_testing", [] {
+          release_cuda_backend_memory();
+          MemoryManager::instance().reset();
+        },
         "Test hook: forgets every memory pool (call with _reset_runtime_for_testing). Pools "
         "still holding test allocations live on until those are freed.");
 }

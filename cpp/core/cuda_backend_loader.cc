@@ -73,14 +73,27 @@ std::string core_binary_dir() {
 
 bool built_with_cuda() { return std::string(GPUACCEL_CUDA_BACKEND_FILE).size() > 0; }
 
-// The pip command that installs the CUDA libraries a backend built with CUDA `cuda_version`
-// ("12.6") loads: cu12 wheels are named -cu12; CUDA 13's cuBLAS and runtime dropped the suffix.
-std::string wheel_install_hint(const std::string& cuda_version) {
-  const std::string major = cuda_version.substr(0, cuda_version.find('.'));
-  if (major == "12") return "pip install nvidia-cublas-cu12 nvidia-cudnn-cu12";
-  if (major == "13") return "pip install nvidia-cublas nvidia-cudnn-cu13";
-  return "pip install the nvidia-cublas and nvidia-cudnn wheels of CUDA " +
-         (cuda_version.empty() ? std::string("?") : cuda_version);
+// The CUDA version the backend was built with (13000); 0 when this gpuaccel has none.
+int build_cuda_version() { return cuda_version_number(GPUACCEL_CUDA_BUILD_VERSION); }
+
+// The nvidia-* wheel that provides `soname` for CUDA `major` (CUDA 13's runtime and cuBLAS
+// dropped the -cu13 suffix; cuDNN and NCCL kept it); empty for a library no wheel provides.
+std::string wheel_for_library(const std::string& soname, int major) {
+  const std::string suffix = "-cu" + std::to_string(major);
+  const std::string unsuffixed = major >= 13 ? "" : suffix;
+  auto starts = [&](const char* prefix) { return soname.rfind(prefix, 0) == 0; };
+  if (starts("libcudart.so")) return "nvidia-cuda-runtime" + unsuffixed;
+  if (starts("libcublas")) return "nvidia-cublas" + unsuffixed;  // cuBLAS and cuBLASLt
+  if (starts("libcudnn")) return "nvidia-cudnn" + suffix;
+  if (starts("libnccl")) return "nvidia-nccl" + suffix;
+  return "";
+}
+
+bool loadable_by_soname(const std::string& soname) {
+  void* handle = dlopen(soname.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  dlclose(handle);
+  return true;
 }
 
 std::string version_or(int version, const std::string& unknown) {
@@ -98,7 +111,8 @@ void fail(CudaBackendStatus& s, CudaProblem problem, CudaStatus status, std::str
 // The whole search for one library path, with nvidia-* wheels looked for under `wheel_roots`.
 // Never throws (the caller catches what might).
 LoadResult load(const std::string& library_path, bool path_from_env,
-                const std::vector<std::string>& wheel_roots) {
+                const std::vector<std::string>& wheel_roots, const CudaDriverProbe& driver,
+                int backend_cuda_version) {
   LoadResult r;
   CudaBackendStatus& s = r.status;
   s.built = built_with_cuda();
@@ -106,6 +120,8 @@ LoadResult load(const std::string& library_path, bool path_from_env,
   s.path_from_env = path_from_env;
   s.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
   s.wheel_roots = wheel_roots;
+  s.driver_version = driver.cuda_version;
+  s.runtime_version = backend_cuda_version;  // the loaded library's own answer replaces it
 
   if (library_path.empty()) {
     fail(s, CudaProblem::kNotBuilt, CudaStatus::kError, "built with GPUACCEL_CUDA=OFF or without nvcc");
@@ -113,6 +129,14 @@ LoadResult load(const std::string& library_path, bool path_from_env,
   }
   if (!file_exists(library_path)) {
     fail(s, CudaProblem::kLibraryMissing, CudaStatus::kError, "no such file: " + library_path);
+    return r;
+  }
+  // The driver before any CUDA library: with a driver of an older CUDA major nothing the
+  // backend loads could run, and the wheels it would load are the other CUDA's.
+  if (problem_before_backend_load(driver, backend_cuda_version) == CudaProblem::kDriverTooOld) {
+    fail(s, CudaProblem::kDriverTooOld, CudaStatus::kDriverTooOld,
+         "cuDriverGetVersion reports CUDA " + cuda_version_string(driver.cuda_version) +
+             "; the backend was built with CUDA " + cuda_version_string(backend_cuda_version));
     return r;
   }
   // The wheels' copies go in first, so the backend's DT_NEEDED entries resolve to them.
@@ -123,7 +147,15 @@ LoadResult load(const std::string& library_path, bool path_from_env,
   void* handle = dlopen(library_path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   record_loaded_copies(&s.cuda_libraries);
   if (handle == nullptr) {
-    fail(s, CudaProblem::kLibraryLoadFailed, CudaStatus::kError, dl_error_text());
+    const std::string load_error = dl_error_text();
+    s.missing_libraries = missing_cuda_libraries(s.cuda_libraries, &loadable_by_soname);
+    if (problem_when_backend_load_fails(driver) == CudaProblem::kNoDriver) {
+      fail(s, CudaProblem::kNoDriver, CudaStatus::kNoDriver,
+           driver.error + "; the CUDA backend itself could not be loaded either (" + load_error +
+               "), which matters once a driver is there");
+    } else {
+      fail(s, CudaProblem::kLibraryLoadFailed, CudaStatus::kError, load_error);
+    }
     return r;
   }
   dlerror();
@@ -150,6 +182,7 @@ LoadResult load(const std::string& library_path, bool path_from_env,
   s.runtime_version = library->runtime_version();
   s.cudnn_version = library->cudnn_version();
   s.cublas_version = library->cublas_version();
+  s.cudnn_warning = check_cudnn_runtime(build_info().cudnn_version, s.cudnn_version);
 
   std::string err;
   int driver_version = 0;
@@ -193,9 +226,10 @@ LoadResult load(const std::string& library_path, bool path_from_env,
 }
 
 LoadResult load_guarded(const std::string& library_path, bool path_from_env,
-                        const std::vector<std::string>& wheel_roots) {
+                        const std::vector<std::string>& wheel_roots,
+                        const CudaDriverProbe& driver, int backend_cuda_version) {
   try {
-    return load(library_path, path_from_env, wheel_roots);
+    return load(library_path, path_from_env, wheel_roots, driver, backend_cuda_version);
   } catch (const std::exception& e) {
     LoadResult r;
     r.status.built = built_with_cuda();
@@ -215,7 +249,8 @@ const LoadResult& cached() {
   static const LoadResult result = [] {
     const std::optional<std::string> from_env = env(kBackendEnv);
     return load_guarded(cuda_backend_library_path(), from_env && !from_env->empty(),
-                        nvidia_wheel_search_roots(core_binary_dir()));
+                        nvidia_wheel_search_roots(core_binary_dir()), probe_cuda_driver(),
+                        build_cuda_version());
   }();
   return result;
 }
@@ -281,6 +316,13 @@ std::string cuda_version_string(int version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
+int cuda_version_number(const std::string& text) {
+  const size_t dot = text.find('.');
+  const int major = std::atoi(text.substr(0, dot).c_str());
+  const int minor = dot == std::string::npos ? 0 : std::atoi(text.substr(dot + 1).c_str());
+  return major > 0 ? major * 1000 + minor * 10 : 0;
+}
+
 std::string cudnn_version_string(int version) {
   if (version <= 0) return "";
   // cuDNN 9 encodes major*10000 + minor*100 + patch; cuDNN 8 and older major*1000 + minor*100 + patch.
@@ -308,15 +350,28 @@ std::string explain_cuda_problem(CudaProblem problem, const CudaBackendStatus& s
                                 "libgpuaccel_cuda.so."
                               : "reinstall gpuaccel (bash .ci/setup) so that "
                                 "libgpuaccel_cuda.so sits next to its _C module.");
-    case CudaProblem::kLibraryLoadFailed:
-      return "The CUDA backend library " + s.library_path + " exists but could not be loaded: " +
-             s.detail + ". This usually means a CUDA library it needs (cuBLAS, cuDNN) is missing "
-             "or not on the library path. Fix: install the CUDA " + built_cuda +
-             " libraries (cuBLAS" + (build.cudnn_version ? ", cuDNN " + cudnn_version_string(build.cudnn_version) : "") +
-             ") with pip (" + wheel_install_hint(build.cuda_version) + "; gpuaccel loads them from "
-             "the nvidia-* wheels, as PyTorch does), or add their folder to LD_LIBRARY_PATH, or "
-             "rebuild gpuaccel on this machine (bash .ci/setup) so it links the CUDA that is "
-             "installed here.";
+    case CudaProblem::kLibraryLoadFailed: {
+      const int cuda = s.runtime_version > 0 ? s.runtime_version : build_cuda_version();
+      std::string text = "The CUDA backend library " + s.library_path +
+                         " exists but could not be loaded: " + s.detail + ". ";
+      const std::string install = wheel_install_command(s.missing_libraries, cuda);
+      if (!s.missing_libraries.empty()) {
+        std::string names;
+        for (const std::string& name : s.missing_libraries) names += (names.empty() ? "" : ", ") + name;
+        text += "It needs " + names + " (CUDA " + version_or(cuda, built_cuda) + "), which no "
+                "nvidia-* wheel and no system folder provides. Fix: " +
+                (install.empty() ? std::string("install them") : install) +
+                " (gpuaccel loads them from the nvidia-* wheels, as PyTorch does), or add their "
+                "folder to LD_LIBRARY_PATH, or rebuild gpuaccel on this machine (bash "
+                ".ci/setup) so it links the CUDA that is installed here.";
+      } else {
+        text += "Fix: reinstall gpuaccel (bash .ci/setup) so the backend matches this machine; "
+                "if the message names a CUDA library, install only the nvidia-* wheel that "
+                "provides it, never one that replaces a cuDNN another framework (PyTorch) uses "
+                "(nvidia-cudnn-cu12 and -cu13 install the same nvidia/cudnn/lib/libcudnn.so.9).";
+      }
+      return text;
+    }
     case CudaProblem::kBadLibrary:
       return s.library_path + " is not a CUDA backend this gpuaccel can use: " + s.detail +
              ". Fix: reinstall gpuaccel so that the backend and the _C module come from the "
@@ -328,15 +383,19 @@ std::string explain_cuda_problem(CudaProblem problem, const CudaBackendStatus& s
              "(nvidia-smi must work); on Colab pick Runtime > Change runtime type > T4 GPU.";
     case CudaProblem::kDriverTooOld: {
       const std::string needed = version_or(s.runtime_version, built_cuda);
+      const std::string needed_major = needed.substr(0, needed.find('.'));
       const std::string branch = minimum_driver_for_cuda(s.runtime_version);
-      return "The NVIDIA driver is too old for this gpuaccel: it supports CUDA " +
-             version_or(s.driver_version, "(unknown)") + " but the CUDA backend was built with "
-             "the CUDA " + needed + " runtime (" + s.detail + "). Fix: update the NVIDIA "
-             "driver to one for CUDA " + needed + " or newer" +
+      const std::string driver = version_or(s.driver_version, "(unknown)");
+      const std::string driver_major = driver.substr(0, driver.find('.'));
+      return "The NVIDIA driver is too old for this gpuaccel: the driver supports CUDA " + driver +
+             ", this build's GPU backend needs CUDA " + needed + " (" + s.detail + "). Fix: "
+             "update the NVIDIA driver to one for CUDA " + needed_major + " or newer" +
              (branch.empty() ? std::string() : " (Linux driver " + branch + " or newer)") +
-             "; or, where the driver cannot change (Colab), install gpuaccel built with a CUDA "
-             "toolkit no newer than the driver: pip install builds it from source with the "
-             "machine's own nvcc (notebooks/00_colab_gpu.ipynb does this on Colab).";
+             ", or install a gpuaccel built for CUDA " + driver_major + " (where the driver "
+             "cannot change, as on Colab: pip install builds it from source with the machine's "
+             "own nvcc; notebooks/00_colab_gpu.ipynb does this). Installing CUDA " + needed_major +
+             " libraries (nvidia-*-cu" + needed_major + " wheels) does not help with an old "
+             "driver, and their cuDNN would replace the one PyTorch uses.";
     }
     case CudaProblem::kNoDevice:
       return "The NVIDIA driver" +
@@ -365,12 +424,98 @@ std::string cuda_backend_library_path() {
 }
 
 CudaBackendStatus probe_cuda_backend(const std::string& library_path) {
-  return load_guarded(library_path, false, nvidia_wheel_search_roots(core_binary_dir())).status;
+  return probe_cuda_backend(library_path, nvidia_wheel_search_roots(core_binary_dir()));
 }
 
 CudaBackendStatus probe_cuda_backend(const std::string& library_path,
                                      const std::vector<std::string>& wheel_roots) {
-  return load_guarded(library_path, false, wheel_roots).status;
+  return probe_cuda_backend(library_path, wheel_roots, probe_cuda_driver(), build_cuda_version());
+}
+
+CudaBackendStatus probe_cuda_backend(const std::string& library_path,
+                                     const std::vector<std::string>& wheel_roots,
+                                     const CudaDriverProbe& driver, int backend_cuda_version) {
+  return load_guarded(library_path, false, wheel_roots, driver, backend_cuda_version).status;
+}
+
+CudaDriverProbe probe_cuda_driver(const std::string& driver_library) {
+  CudaDriverProbe probe;
+  dlerror();
+  // Left open: the backend opens the same driver library right after.
+  void* handle = dlopen(driver_library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) {
+    probe.error = "the NVIDIA driver library " + driver_library + " cannot be loaded: " + dl_error_text();
+    return probe;
+  }
+  probe.found = true;
+  using DriverGetVersionFn = int (*)(int*);  // CUresult cuDriverGetVersion(int*); 0 is CUDA_SUCCESS
+  auto get_version = reinterpret_cast<DriverGetVersionFn>(dlsym(handle, "cuDriverGetVersion"));
+  if (get_version == nullptr) {
+    probe.error = driver_library + " has no cuDriverGetVersion";
+    return probe;
+  }
+  int version = 0;
+  const int result = get_version(&version);
+  if (result != 0 || version <= 0) {
+    probe.error = "cuDriverGetVersion failed (CUresult " + std::to_string(result) + ")";
+    return probe;
+  }
+  probe.cuda_version = version;
+  return probe;
+}
+
+CudaProblem problem_before_backend_load(const CudaDriverProbe& driver, int backend_cuda_version) {
+  if (!driver.found || driver.cuda_version <= 0 || backend_cuda_version <= 0) return CudaProblem::kNone;
+  return driver_supports_runtime(driver.cuda_version, backend_cuda_version) ? CudaProblem::kNone
+                                                                             : CudaProblem::kDriverTooOld;
+}
+
+CudaProblem problem_when_backend_load_fails(const CudaDriverProbe& driver) {
+  return driver.found ? CudaProblem::kLibraryLoadFailed : CudaProblem::kNoDriver;
+}
+
+std::vector<std::string> missing_cuda_libraries(const std::vector<CudaLibraryCopy>& copies,
+                                                bool (*loadable)(const std::string& soname)) {
+  std::vector<std::string> missing;
+  for (const CudaLibraryCopy& copy : copies) {
+    if (!copy.loaded_path.empty() || copy.preloaded) continue;
+    if (loadable != nullptr && loadable(copy.soname)) continue;
+    missing.push_back(copy.soname);
+  }
+  return missing;
+}
+
+std::string wheel_install_command(const std::vector<std::string>& sonames, int cuda_version) {
+  std::vector<std::string> wheels;
+  for (const std::string& soname : sonames) {
+    const std::string wheel = wheel_for_library(soname, cuda_version / 1000);
+    if (wheel.empty()) continue;
+    bool listed = false;
+    for (const std::string& w : wheels) listed = listed || w == wheel;
+    if (!listed) wheels.push_back(wheel);
+  }
+  if (wheels.empty()) return "";
+  std::string command = "pip install";
+  for (const std::string& w : wheels) command += " " + w;
+  return command;
+}
+
+std::string check_cudnn_runtime(int build_version, int loaded_version) {
+  if (build_version <= 0 || loaded_version <= 0) return "";
+  // cuDNN 9's encoding: major*10000 + minor*100 + patch (see cudnn_version_string).
+  const int build_major = build_version / 10000, loaded_major = loaded_version / 10000;
+  const int build_minor = build_version / 100 % 100, loaded_minor = loaded_version / 100 % 100;
+  const std::string built = cudnn_version_string(build_version);
+  const std::string loaded = cudnn_version_string(loaded_version);
+  if (loaded_major == build_major && loaded_minor >= build_minor) return "";
+  return "The cuDNN loaded at run time (" + loaded + ") is older than the cuDNN " + built +
+         " headers the CUDA backend was built with. cuDNN guarantees compatibility only with "
+         "applications built against the same major and the same or an older minor release, so "
+         "cuDNN operations (convolution, batch norm, pooling) may fail with a cuDNN error or a "
+         "missing symbol; the rest of the GPU works. Usually another framework (PyTorch) brought "
+         "the older cuDNN. Fix: rebuild gpuaccel against the cuDNN installed here (bash "
+         ".ci/setup), or, if nothing else needs the older one, upgrade cuDNN to " +
+         std::to_string(build_major) + "." + std::to_string(build_minor) + " or newer.";
 }
 
 bool driver_supports_runtime(int driver_version, int runtime_version) {

@@ -52,7 +52,49 @@ struct CudaBackendStatus {
   // which copy of each the process loaded: an nvidia-* wheel's, or the system's.
   std::vector<CudaLibraryCopy> cuda_libraries;
   std::vector<std::string> wheel_roots;  // where nvidia-* wheels were looked for
+  // When the backend could not be loaded: the CUDA libraries it needs that neither a wheel nor
+  // the system provides ("libcublas.so.13"), so the advice names only what to install.
+  std::vector<std::string> missing_libraries;
+  // Set when the loaded cuDNN is an older minor release than the headers the backend was built
+  // with (see check_cudnn_runtime): the GPU stays usable; diagnose() shows this warning.
+  std::string cudnn_warning;
 };
+
+// The NVIDIA driver as seen before any CUDA library is loaded: libcuda.so.1 opened with dlopen
+// and asked cuDriverGetVersion, which needs neither cuInit nor a device. The loader checks it
+// first, so a driver too old for the backend's CUDA is named as such instead of as missing
+// libraries (whose advice, to install the other CUDA's wheels, would replace the cuDNN another
+// framework uses).
+struct CudaDriverProbe {
+  bool found = false;    // the driver library could be loaded
+  int cuda_version = 0;  // the CUDA version it supports (12040); 0 when unknown
+  std::string error;     // why it was not found, or why its version is unknown
+};
+CudaDriverProbe probe_cuda_driver(const std::string& driver_library = "libcuda.so.1");
+
+// The loader's decisions around the backend's dlopen, as pure functions of what it found.
+// Before loading: kDriverTooOld when a driver was found whose CUDA major is older than
+// `backend_cuda_version` (the CUDA the backend was built with, 13000), else kNone (go on; an
+// unknown version decides nothing).
+CudaProblem problem_before_backend_load(const CudaDriverProbe& driver, int backend_cuda_version);
+// When the backend's dlopen failed: kNoDriver when there is no driver (the first thing to fix:
+// no library would make a GPU usable), else kLibraryLoadFailed.
+CudaProblem problem_when_backend_load_fails(const CudaDriverProbe& driver);
+// The CUDA libraries of `copies` (the backend's DT_NEEDED ones) with neither a loaded copy nor
+// a wheel copy that `loadable` (asked by soname) cannot load either: the ones really missing.
+std::vector<std::string> missing_cuda_libraries(const std::vector<CudaLibraryCopy>& copies,
+                                                bool (*loadable)(const std::string& soname));
+// The pip command that installs the nvidia-* wheels providing `sonames` for CUDA
+// `cuda_version` (13000): "pip install nvidia-cublas" for libcublas.so.13. Only the libraries
+// named, so no cuDNN is installed over one that is there. Empty when none maps to a wheel.
+std::string wheel_install_command(const std::vector<std::string>& sonames, int cuda_version);
+
+// cuDNN keeps binary compatibility only with applications built against the same or an older
+// minor release of the same major (cuDNN's "API Compatibility" rules): the empty string when
+// the loaded cuDNN `loaded_version` can run a backend built with `build_version` headers (or
+// either is unknown), else the warning with its consequence and fix. Versions are cuDNN 9's
+// encoding (91900).
+std::string check_cudnn_runtime(int build_version, int loaded_version);
 
 // Loads on first call (thread-safe); never throws.
 const CudaBackendStatus& cuda_backend_status();
@@ -69,6 +111,11 @@ CudaBackendStatus probe_cuda_backend(const std::string& library_path);
 // The same, looking for nvidia-* wheels under `wheel_roots` only (tests' fake layouts).
 CudaBackendStatus probe_cuda_backend(const std::string& library_path,
                                      const std::vector<std::string>& wheel_roots);
+// The same with the driver's facts given instead of probed, and the CUDA version the backend
+// was built with (13000; 0: unknown): a driver or CUDA version this machine lacks, for tests.
+CudaBackendStatus probe_cuda_backend(const std::string& library_path,
+                                     const std::vector<std::string>& wheel_roots,
+                                     const CudaDriverProbe& driver, int backend_cuda_version);
 
 // True when a driver supporting CUDA `driver_version` can run a runtime of `runtime_version`
 // (APIs' encoding, 12040 = 12.4): the same major or newer. Within a major, CUDA's minor-version
@@ -88,6 +135,8 @@ std::string explain_cuda_problem(CudaProblem problem, const CudaBackendStatus& s
 
 // 13000 -> "13.0", 12040 -> "12.4" (the encoding of cudaRuntimeGetVersion); "" for 0.
 std::string cuda_version_string(int version);
+// "13.0" -> 13000, the inverse of cuda_version_string; 0 for "" or text that is no version.
+int cuda_version_number(const std::string& text);
 // 91900 -> "9.19.0" (cuDNN 9's major*10000 + minor*100 + patch); "" for 0.
 std::string cudnn_version_string(int version);
 

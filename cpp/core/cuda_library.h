@@ -22,7 +22,7 @@ class NcclLibrary;  // core/nccl_library.h
 
 // Bumped whenever CudaLibrary, Backend, BackendServices or a type they pass changes; the
 // factory refuses a core compiled with another value (and says which it has).
-constexpr int kCudaLibraryInterfaceVersion = 12;
+constexpr int kCudaLibraryInterfaceVersion = 14;
 
 // The one symbol the library exports (and the loader looks up).
 #define GPUACCEL_CUDA_LIBRARY_FACTORY "gpuaccel_cuda_library"

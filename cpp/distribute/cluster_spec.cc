@@ -352,18 +352,23 @@ ClusterSpec cluster_spec_from_environment(const EnvironmentLookup& lookup) {
                                  " is not below " + size_name + "=" + size);
     break;
   }
-  if (spec.world_size > 1) {
-    const char* coordinator = lookup_or_getenv(lookup, "GPUACCEL_COORDINATOR");
-    if (!coordinator || !*coordinator)
-      throw_value_error(kOp, "no TF_CONFIG and " + spec.source + " started " +
-                                 std::to_string(spec.world_size) +
-                                 " ranks, but GPUACCEL_COORDINATOR is not set; expected "
-                                 "GPUACCEL_COORDINATOR=host:port (rank 0's machine and a free "
-                                 "port), e.g. mpirun -x GPUACCEL_COORDINATOR=node0:29500 ...");
+  // Without GPUACCEL_COORDINATOR the spec suits the MPI engine, which joins the ranks mpirun
+  // started by itself; Gloo and NCCL then refuse it (require_coordinator).
+  const char* coordinator = lookup_or_getenv(lookup, "GPUACCEL_COORDINATOR");
+  if (spec.world_size > 1 && coordinator && *coordinator) {
     parse_host_port("GPUACCEL_COORDINATOR", coordinator);
     spec.coordinator = coordinator;
   }
   return spec;
+}
+
+void require_coordinator(const ClusterSpec& spec, const std::string& engine) {
+  if (spec.world_size <= 1 || !spec.coordinator.empty()) return;
+  throw_value_error(kOp, "no TF_CONFIG and " + spec.source + " started " +
+                             std::to_string(spec.world_size) + " ranks, but GPUACCEL_COORDINATOR is "
+                             "not set, and the " + engine + " engine needs it; expected "
+                             "GPUACCEL_COORDINATOR=host:port (rank 0's machine and a free port), "
+                             "e.g. mpirun -x GPUACCEL_COORDINATOR=node0:29500 ...");
 }
 
 std::chrono::milliseconds collective_timeout_from_environment(const EnvironmentLookup& lookup) {

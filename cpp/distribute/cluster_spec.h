@@ -42,9 +42,14 @@ ClusterSpec parse_tf_config(const std::string& text);
 using EnvironmentLookup = std::function<const char*(const char*)>;
 
 // TF_CONFIG when set (and not empty); else mpirun's OMPI_COMM_WORLD_RANK/SIZE (OpenMPI) or
-// PMI_RANK/PMI_SIZE (MPICH, Hydra), with the rendezvous at GPUACCEL_COORDINATOR=host:port
-// (required when there is more than one rank); else a single worker (rank 0 of 1).
+// PMI_RANK/PMI_SIZE (MPICH, Hydra), with the rendezvous at GPUACCEL_COORDINATOR=host:port when
+// set; else a single worker (rank 0 of 1).
 ClusterSpec cluster_spec_from_environment(const EnvironmentLookup& lookup = {});
+
+// The engines that rendezvous through rank 0's TcpStore (Gloo, NCCL across processes) need the
+// coordinator's address; under mpirun it comes from GPUACCEL_COORDINATOR, which the MPI engine
+// does without. Throws ValueError naming the variable when a job of several ranks lacks it.
+void require_coordinator(const ClusterSpec& spec, const std::string& engine);
 
 // GPUACCEL_COLLECTIVE_TIMEOUT_SECONDS (a positive number) or kDefaultCollectiveTimeout.
 inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout = std::chrono::seconds(120);

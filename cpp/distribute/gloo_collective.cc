@@ -2,9 +2,7 @@
 // tensors and rendezvous to it and turns Gloo's exceptions into PeerUnavailableError.
 #include "distribute/gloo_collective.h"
 
-#include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "core/errors.h"
@@ -20,6 +18,8 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "core/dtype.h"
+#include "distribute/cpu_collective_buffers.h"
+#include "distribute/elementwise_sum.h"
 #include "distribute/tcp_store.h"
 #include "kernels/half_conversions.h"
 #endif
@@ -48,23 +48,6 @@ class TcpStoreForGloo : public gloo::rendezvous::Store {
  private:
   TcpStore& store_;
 };
-
-template <typename T>
-void sum_into(void* out, const void* a, const void* b, size_t n) {
-  auto* c = static_cast<T*>(out);
-  auto* x = static_cast<const T*>(a);
-  auto* y = static_cast<const T*>(b);
-  for (size_t i = 0; i < n; ++i) c[i] = x[i] + y[i];
-}
-
-// Half types are summed in float32 and rounded once per pairwise step, as NCCL does.
-template <typename H>
-void sum_into_half(void* out, const void* a, const void* b, size_t n) {
-  auto* c = static_cast<H*>(out);
-  auto* x = static_cast<const H*>(a);
-  auto* y = static_cast<const H*>(b);
-  for (size_t i = 0; i < n; ++i) c[i] = H::from_float(x[i].to_float() + y[i].to_float());
-}
 
 gloo::AllreduceOptions::Func sum_for(DType dtype) {
   switch (dtype) {
@@ -121,37 +104,23 @@ class GlooCollective : public Collective {
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
   void all_reduce_sum(const std::vector<Tensor>& tensors) override {
-    check_tensors("all_reduce_sum", tensors);
-    // One Gloo all-reduce per dtype, in the order dtypes first appear (the same on every rank).
-    std::vector<DType> dtypes;
-    for (const Tensor& t : tensors)
-      if (std::find(dtypes.begin(), dtypes.end(), t.dtype()) == dtypes.end()) dtypes.push_back(t.dtype());
-    for (DType dtype : dtypes) {
-      if (!sum_for(dtype))
+    check_cpu_tensors("all_reduce_sum", tensors, "Gloo");
+    // One Gloo all-reduce per dtype (cpu_collective_buffers.h).
+    for (const DtypeGroup& group : group_by_dtype(tensors)) {
+      if (!sum_for(group.dtype))
         throw_error(ErrorCode::kInvalidArgument, "all_reduce_sum",
-                    std::string("tensors of dtype ") + dtype_name(dtype) +
+                    std::string("tensors of dtype ") + dtype_name(group.dtype) +
                         " cannot be summed; expected float32, float16, bfloat16, int32 or int64");
-      std::vector<const Tensor*> group;
-      size_t bytes = 0;
-      for (const Tensor& t : tensors)
-        if (t.dtype() == dtype) {
-          group.push_back(&t);
-          bytes += static_cast<size_t>(t.numel()) * dtype_size(dtype);
-        }
-      if (bytes == 0) continue;
-      size_t element_size = dtype_size(dtype);
+      if (group.bytes == 0) continue;
+      const size_t bytes = group.bytes;
+      const size_t element_size = dtype_size(group.dtype);
       char* data;
-      if (group.size() == 1) {
-        data = static_cast<char*>(group[0]->data());
+      if (group.tensors.size() == 1) {
+        data = static_cast<char*>(group.tensors[0]->data());
       } else {
         scratch_.resize(bytes);
         data = scratch_.data();
-        size_t offset = 0;
-        for (const Tensor* t : group) {
-          size_t n = static_cast<size_t>(t->numel()) * element_size;
-          std::memcpy(data + offset, t->data(), n);
-          offset += n;
-        }
+        pack(group, data);
       }
       guarded("all_reduce_sum", [&] {
         gloo::AllreduceOptions options(context_);
@@ -162,17 +131,10 @@ class GlooCollective : public Collective {
         if (element_size == 2) options.setOutput(reinterpret_cast<uint16_t*>(data), bytes / 2);
         else if (element_size == 4) options.setOutput(reinterpret_cast<uint32_t*>(data), bytes / 4);
         else options.setOutput(reinterpret_cast<uint64_t*>(data), bytes / 8);
-        options.setReduceFunction(sum_for(dtype));
+        options.setReduceFunction(sum_for(group.dtype));
         gloo::allreduce(options);
       });
-      if (group.size() > 1) {
-        size_t offset = 0;
-        for (const Tensor* t : group) {
-          size_t n = static_cast<size_t>(t->numel()) * element_size;
-          std::memcpy(t->data(), data + offset, n);
-          offset += n;
-        }
-      }
+      if (group.tensors.size() > 1) unpack(group, data);
     }
   }
 
@@ -181,7 +143,7 @@ class GlooCollective : public Collective {
       throw_error(ErrorCode::kInvalidArgument, "broadcast",
                   "root " + std::to_string(root) + " is not a rank; expected 0.." +
                       std::to_string(world_size_ - 1));
-    check_tensors("broadcast", tensors);
+    check_cpu_tensors("broadcast", tensors, "Gloo");
     for (const Tensor& t : tensors) {
       size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(t.dtype());
       if (bytes == 0) continue;
@@ -207,19 +169,6 @@ class GlooCollective : public Collective {
 
  private:
   uint32_t next_tag() { return next_tag_++; }
-
-  void check_tensors(const char* op, const std::vector<Tensor>& tensors) const {
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      const Tensor& t = tensors[i];
-      if (!t.is_cpu())
-        throw_error(ErrorCode::kInvalidArgument, op,
-                    "tensor " + std::to_string(i) + " is on " + t.device().name() +
-                        "; the Gloo engine takes CPU tensors (NCCL takes GPU ones)");
-      if (!t.is_contiguous())
-        throw_error(ErrorCode::kInvalidArgument, op,
-                    "tensor " + std::to_string(i) + " is not contiguous; expected contiguous tensors");
-    }
-  }
 
   // Runs one Gloo call; a Gloo error (peer gone, timeout) becomes PeerUnavailableError and
   // leaves the collective broken, since Gloo's pairs cannot be reused after one.
@@ -262,6 +211,7 @@ std::unique_ptr<Collective> make_gloo_collective(const ClusterSpec& spec,
                                                   " is not valid; expected 0 <= rank < world_size");
   if (timeout.count() <= 0)
     throw_value_error("make_gloo_collective", "timeout " + milliseconds_text(timeout) + " must be > 0");
+  require_coordinator(spec, "Gloo");
   if (spec.world_size > 1 && spec.coordinator.empty())
     throw_value_error("make_gloo_collective", "a job of " + std::to_string(spec.world_size) +
                                                   " ranks needs the coordinator's \"host:port\"");

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "backends/backend.h"
 #include "core/errors.h"
 
 namespace gpuaccel::distribute {
@@ -85,6 +86,35 @@ void sum_slice(const std::vector<Tensor*>& ranks_tensors, int64_t begin, int64_t
   }
 }
 
+// Replicas on logical GPUs split from one physical GPU cannot be NCCL ranks (NCCL refuses two
+// ranks on one device: "Duplicate GPU detected"). Their tensors are staged through host memory
+// instead: each rank copies its own tensors to the host and writes the result back, on its own
+// thread and its device's stream, and the host copies are reduced like CPU replicas' (TF's
+// ReductionToOneDevice for virtual GPUs, with the host as the one device). Host tensors are
+// used as they are.
+std::vector<Tensor> staged_on_host(const std::vector<Tensor>& tensors) {
+  std::vector<Tensor> host;
+  host.reserve(tensors.size());
+  for (const Tensor& t : tensors) {
+    if (t.is_cpu()) {
+      host.push_back(t);
+      continue;
+    }
+    Tensor copy = Tensor::empty(t.shape(), t.dtype(), LogicalDevice{}, "in_process");
+    backend_for(t.device()).copy_to_host(t.view(), copy.data());  // waits for the stream
+    host.push_back(copy);
+  }
+  return host;
+}
+
+void write_back_from_host(const std::vector<Tensor>& host, const std::vector<Tensor>& tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].is_cpu()) continue;
+    // From pageable memory: returns once staged, so `host` may go right after.
+    backend_for(tensors[i].device()).copy_from_host(host[i].data(), tensors[i].view());
+  }
+}
+
 class InProcessCollective final : public Collective {
  public:
   InProcessCollective(std::shared_ptr<Group> group, int rank) : group_(std::move(group)), rank_(rank) {}
@@ -97,6 +127,46 @@ class InProcessCollective final : public Collective {
 
   void all_reduce_sum(const std::vector<Tensor>& tensors) override {
     for (const Tensor& t : tensors) check_reducible(t);
+    const std::vector<Tensor>& host = on_host(tensors, /*copy_values=*/true);
+    reduce_on_host(host);
+    if (&host != &tensors) write_back_from_host(host, tensors);
+  }
+
+  void broadcast(const std::vector<Tensor>& tensors, int root) override {
+    if (root < 0 || root >= world_size()) {
+      throw_error(ErrorCode::kInvalidArgument, "broadcast",
+                  "root " + std::to_string(root) + " is not a rank of a group of " +
+                      std::to_string(world_size()));
+    }
+    for (const Tensor& t : tensors) check_reducible(t);
+    const std::vector<Tensor>& host = on_host(tensors, /*copy_values=*/rank_ == root);
+    broadcast_on_host(host, root);
+    if (&host != &tensors && rank_ != root) write_back_from_host(host, tensors);
+  }
+
+  void barrier() override { group_->arrive_and_wait(rank_, "barrier"); }
+
+ private:
+  // What this rank publishes: `tensors` themselves when all are in host memory, else host
+  // copies (their values when `copy_values`, else buffers to receive into) kept in staged_.
+  // staged_ outlives the call: a rank that throws after publishing must not free what the
+  // others may still be reading.
+  const std::vector<Tensor>& on_host(const std::vector<Tensor>& tensors, bool copy_values) {
+    bool all_on_host = true;
+    for (const Tensor& t : tensors) all_on_host = all_on_host && t.is_cpu();
+    if (all_on_host) return tensors;
+    if (copy_values) {
+      staged_ = staged_on_host(tensors);
+    } else {
+      staged_.clear();
+      for (const Tensor& t : tensors) {
+        staged_.push_back(t.is_cpu() ? t : Tensor::empty(t.shape(), t.dtype(), LogicalDevice{}, "in_process"));
+      }
+    }
+    return staged_;
+  }
+
+  void reduce_on_host(const std::vector<Tensor>& tensors) {
     group_->publish(rank_, &tensors);
     group_->arrive_and_wait(rank_, "all_reduce_sum");
     const int world = world_size();
@@ -116,13 +186,7 @@ class InProcessCollective final : public Collective {
     group_->arrive_and_wait(rank_, "all_reduce_sum");
   }
 
-  void broadcast(const std::vector<Tensor>& tensors, int root) override {
-    if (root < 0 || root >= world_size()) {
-      throw_error(ErrorCode::kInvalidArgument, "broadcast",
-                  "root " + std::to_string(root) + " is not a rank of a group of " +
-                      std::to_string(world_size()));
-    }
-    for (const Tensor& t : tensors) check_reducible(t);
+  void broadcast_on_host(const std::vector<Tensor>& tensors, int root) {
     group_->publish(rank_, &tensors);
     group_->arrive_and_wait(rank_, "broadcast");
     if (rank_ != root) {
@@ -136,15 +200,12 @@ class InProcessCollective final : public Collective {
     group_->arrive_and_wait(rank_, "broadcast");
   }
 
-  void barrier() override { group_->arrive_and_wait(rank_, "barrier"); }
-
- private:
   static void check_reducible(const Tensor& t) {
-    if (!t.defined() || !t.is_cpu() || !t.is_contiguous() ||
-        t.dtype() != DType::kFloat32) {
+    if (!t.defined() || !t.is_contiguous() || t.dtype() != DType::kFloat32) {
       throw_error(ErrorCode::kInvalidArgument, "in_process",
-                  "the in-process engine reduces contiguous float32 tensors in host "
-                  "memory; got " + (t.defined() ? t.describe() : std::string("an undefined tensor")));
+                  "the in-process engine reduces contiguous float32 tensors (in host memory, "
+                  "device tensors staged through it); got " +
+                      (t.defined() ? t.describe() : std::string("an undefined tensor")));
     }
   }
 
@@ -163,6 +224,7 @@ class InProcessCollective final : public Collective {
 
   std::shared_ptr<Group> group_;
   int rank_;
+  std::vector<Tensor> staged_;  // this rank's host copies of device tensors (see on_host)
 };
 
 }  // namespace

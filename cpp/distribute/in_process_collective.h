@@ -2,6 +2,8 @@
 // logical CPUs). No bytes move: after every rank has arrived, each rank sums its own slice of
 // every tensor's elements, reading all ranks' tensors in rank order and writing the sum back
 // into all of them. The rank order makes the result identical on every run and every rank.
+// It also serves replicas on logical GPUs split from one physical GPU (which NCCL refuses):
+// their device tensors are staged through host memory, each rank copying its own.
 #pragma once
 
 #include <chrono>
@@ -12,8 +14,8 @@
 
 namespace gpuaccel::distribute {
 
-// One Collective per rank, all in one group. Tensors must be float32 and live in
-// host memory (CPU logical devices); anything else is an InvalidArgumentError. A rank that
+// One Collective per rank, all in one group. Tensors must be contiguous float32 (anything else
+// is an InvalidArgumentError); device tensors are copied to the host and back by their rank. A rank that
 // does not arrive within `timeout`, or that called abort(), makes the others throw
 // PeerUnavailableError.
 std::vector<std::shared_ptr<Collective>> make_in_process_group(int world_size,

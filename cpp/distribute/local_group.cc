@@ -2,6 +2,7 @@
 #include "distribute/local_group.h"
 
 #include <exception>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -24,7 +25,9 @@ std::vector<std::shared_ptr<Collective>> make_local_group(const std::vector<Logi
                       " and " + d.name());
     }
   }
-  if (type == DeviceType::kCPU) return make_in_process_group(int(devices.size()), timeout);
+  if (type == DeviceType::kCPU || gpus_share_a_physical_device(devices)) {
+    return make_in_process_group(int(devices.size()), timeout);
+  }
 
   const std::string id = nccl_unique_id();
   const int world = int(devices.size());
@@ -45,6 +48,14 @@ std::vector<std::shared_ptr<Collective>> make_local_group(const std::vector<Logi
     if (e) std::rethrow_exception(e);
   }
   return members;
+}
+
+bool gpus_share_a_physical_device(const std::vector<LogicalDevice>& devices) {
+  std::set<int> physical;
+  for (const LogicalDevice& d : devices) {
+    if (d.type == DeviceType::kGPU && !physical.insert(d.physical_index).second) return true;
+  }
+  return false;
 }
 
 }  // namespace gpuaccel::distribute

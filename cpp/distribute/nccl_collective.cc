@@ -133,6 +133,7 @@ std::unique_ptr<Collective> make_nccl_collective(const ClusterSpec& spec,
                                                  std::chrono::milliseconds timeout) {
   check_device(device, spec.rank, spec.world_size, timeout);
   if (spec.world_size == 1) return make_nccl_collective(device, 0, 1, nccl_unique_id(), timeout);
+  require_coordinator(spec, "NCCL");
   HostPort coordinator = parse_host_port("coordinator", spec.coordinator);
   TcpStore store(coordinator.host, coordinator.port, spec.rank == 0, timeout);
   std::string id;

@@ -1,5 +1,7 @@
 // Exact float16 / bfloat16 <-> float32 conversions on raw bits, written once for host and device
-// so the CPU backend (tested here) and the CUDA kernels (not runnable here) round identically.
+// so the CPU backend (tested here) and the CUDA kernels (not runnable here) round identically
+// (the CUDA kernels use the hardware's conversions, which round the same way: see the
+// float-typed entry points below).
 // Only integer arithmetic is used, so the results do not depend on the FPU's rounding mode or on
 // flush-to-zero / denormals-are-zero settings.
 //
@@ -18,6 +20,11 @@
 #include <cstring>
 
 #include "kernels/host_device.h"
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
 
 namespace gpuaccel {
 
@@ -141,17 +148,39 @@ GA_HOST_DEVICE GA_INLINE constexpr uint16_t float_bits_to_bfloat16_bits(uint32_t
 }
 
 // ---- the float-typed entry points ----
+// On the device these are CUDA's conversions (one cvt instruction each on sm_80+; cuda_bf16.h's
+// own integer code for float -> bfloat16 on sm_75), which round exactly as the bit functions
+// above: to nearest even, overflow to inf, subnormals kept (no -ftz in our builds). They differ
+// only for NaN: CUDA returns its canonical NaN (0x7fff / 0x7fffffff) where the host keeps the
+// sign and high payload bits; a NaN stays a NaN either way. The host keeps the bit functions,
+// which tests/cpp/dtype_test.cc checks on every pattern.
 GA_HOST_DEVICE GA_INLINE float half_bits_to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(h));
+#else
   return bits_to_float(half_bits_to_float_bits(h));
+#endif
 }
 GA_HOST_DEVICE GA_INLINE uint16_t float_to_half_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __half_as_ushort(__float2half_rn(f));
+#else
   return float_bits_to_half_bits(float_to_bits(f));
+#endif
 }
 GA_HOST_DEVICE GA_INLINE float bfloat16_bits_to_float(uint16_t b) {
+#if defined(__CUDA_ARCH__)
+  return __bfloat162float(__ushort_as_bfloat16(b));
+#else
   return bits_to_float(bfloat16_bits_to_float_bits(b));
+#endif
 }
 GA_HOST_DEVICE GA_INLINE uint16_t float_to_bfloat16_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+#else
   return float_bits_to_bfloat16_bits(float_to_bits(f));
+#endif
 }
 
 // ---- 16-bit storage types: plain bits, no arithmetic (compute happens in f32) ----

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "core/errors.h"
 #include "memory/allocation_observer.h"
@@ -80,6 +81,7 @@ PoolAllocator::PoolAllocator(std::shared_ptr<SubAllocator> sub_allocator, PoolOp
       options_(std::move(options)),
       limit_(options_.limit_bytes ? round_down(*options_.limit_bytes) : SIZE_MAX),
       next_region_bytes_(round_up(std::max<size_t>(options_.initial_region_bytes, 1))),
+      initial_region_bytes_(next_region_bytes_),
       class_heads_(kNumClasses, kNone),
       class_bitmap_(kBitmapWords, 0) {
   if (!sub_) throw_value_error("PoolAllocator", "a sub-allocator is required");
@@ -289,12 +291,28 @@ PoolAllocator::Grow PoolAllocator::grow_locked(size_t rounded, PendingEvents* ev
   size_t want = next_region_bytes_;
   while (want < rounded) want = doubled(want);
   want = std::min(want, room);
+  // Never ask for more than the device has free (as TensorFlow caps growth): that ask is bound
+  // to be refused. Below the request, the request itself is still asked for once, so a refusal
+  // is the device's own. Not while regions are held (a CUDA graph being captured on this GPU):
+  // the query (cudaMemGetInfo) is not one the capture is known to tolerate.
+  if (regions_held_reason().empty()) {
+    if (const std::optional<size_t> device_free = sub_->free_memory()) {
+      want = std::max(rounded, std::min(want, round_down(*device_free)));
+    }
+  }
   for (size_t attempt = want;;) {
     if (void* ptr = sub_->alloc(attempt)) {
       add_region_locked(ptr, attempt, events);
-      next_region_bytes_ = std::min(doubled(want), options_.max_region_bytes);
+      // Doubled after a region of the planned size; after a smaller one (the device had less
+      // free, or refused more) the next region starts at the size that was granted. Either way
+      // it stays below the smallest ask the device refused since regions were last released:
+      // starting there would only be refused again.
+      size_t next = attempt == want ? doubled(want) : attempt;
+      if (next >= smallest_refused_bytes_) next = attempt;
+      next_region_bytes_ = std::min(std::max(next, initial_region_bytes_), options_.max_region_bytes);
       return Grow::kOk;
     }
+    smallest_refused_bytes_ = std::min(smallest_refused_bytes_, attempt);
     if (attempt == rounded) return Grow::kRefused;
     attempt = std::max(rounded, round_down(attempt / 2));
   }
@@ -363,6 +381,7 @@ size_t PoolAllocator::release_empty_regions_locked(PendingEvents* events) {
     released += r.size;
     events->add(AllocationEventKind::kReleaseRegion, r.base, r.size, 0);
   }
+  if (released > 0) smallest_refused_bytes_ = SIZE_MAX;  // the device has more room again
   return released;
 }
 

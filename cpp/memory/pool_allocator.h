@@ -21,9 +21,13 @@
 //     free chunks are ever adjacent and a region with nothing in use is one free chunk.
 //  7. Growth. When nothing fits, the pool asks for a new region of next_region_bytes (first
 //     options.initial_region_bytes, 2 MiB by default), doubled until it holds the request and
-//     capped by the room left under the limit. If the device refuses, the ask is halved (never
-//     below the request) and retried. After every successful extension next_region_bytes
-//     doubles (up to options.max_region_bytes).
+//     capped by the room left under the limit and (as TensorFlow caps growth) by the device's
+//     free memory, when the sub-allocator knows it and no region is held (rule 13); never
+//     below the request. If the device refuses, the ask is halved (never below the request)
+//     and retried. After a region of the size asked first, next_region_bytes doubles (up to
+//     options.max_region_bytes); after a smaller one it becomes the size granted (at least
+//     initial_region_bytes), and it never reaches the smallest ask refused since regions were
+//     last released, so later growth does not start with asks bound to be refused.
 //  8. Preallocation (TF's GPU default). preallocate(n) takes one region of n bytes up front
 //     (halving on refusal down to kMinPreallocateBytes); with limit = n, the pool then never grows.
 //  9. Limit. options.limit_bytes (a logical device's memory_limit, or the preallocated size)
@@ -179,6 +183,8 @@ class PoolAllocator final : public Allocator {
   PoolOptions options_;
   size_t limit_;  // options_.limit_bytes rounded down, or SIZE_MAX
   size_t next_region_bytes_;
+  size_t initial_region_bytes_;  // next_region_bytes_ never shrinks below it
+  size_t smallest_refused_bytes_ = SIZE_MAX;  // since regions were last released (rule 7)
 
   mutable std::mutex mutex_;
   std::vector<Chunk> chunks_;

@@ -214,7 +214,7 @@ Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int
       backend_for(xc.device()).pool2d_backward_activation(dy.view(), p, ws, xc.view(), fold, dx.view());
       context.input_activation_applied[0] = true;
     } else {
-      backend_for(xc.device()).pool2d_backward(dy.view(), p, ws, dx.view());
+      backend_for(xc.device()).pool2d_backward(dy.view(), p, ws, xc.view(), dx.view());
     }
     return std::vector<Tensor>{dx};
   });

@@ -3,6 +3,7 @@
 #include "optim/loss_scale_optimizer.h"
 
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -12,6 +13,7 @@
 #include "ops/creation.h"
 #include "ops/host_read.h"
 #include "ops/elementwise.h"
+#include "ops/finite_check.h"
 #include "ops/op_utils.h"
 #include "ops/reduce.h"
 #include "ops/shape_ops.h"
@@ -19,50 +21,9 @@
 
 namespace gpuaccel::optim {
 
-namespace {
-
-// Below this many elements the check runs on the calling thread.
-constexpr int64_t kSerialThreshold = 64 * 1024;
-
-// Counts elements whose exponent bits are all ones (inf or NaN) in an array of raw bit patterns.
-template <typename Bits>
-bool bits_finite(const Bits* bits, int64_t n, Bits exponent_mask) {
-  int64_t bad = 0;
-#pragma omp parallel for reduction(+ : bad) schedule(static) if (n >= kSerialThreshold)
-  for (int64_t i = 0; i < n; ++i) bad += (bits[i] & exponent_mask) == exponent_mask ? 1 : 0;
-  return bad == 0;
-}
-
-}  // namespace
-
 bool all_finite(const Tensor& t) {
-  if (!t.defined() || t.numel() == 0) return true;
-  if (!is_floating(t.dtype())) return true;  // integers are always finite
-  if (t.device().type != DeviceType::kCPU) {
-    // x * 0 is 0 for finite x and NaN for inf/NaN, so the sum is NaN iff one is not finite.
-    GradModeGuard no_grad(false);
-    const Tensor f = t.dtype() == DType::kFloat32 ? t : cast(t, DType::kFloat32);
-    const Tensor s = reduce_sum(mul(f, scalar_like(0.0, f)), {}, false);
-    float host = 0.0f;
-    backend_for(s.device()).copy_to_host(s.view(), &host);
-    return host == 0.0f;
-  }
-  const Tensor c = t.is_contiguous() ? t : contiguous(t);
-  const TensorView v = c.view();
-  const int64_t n = v.numel();
-  switch (v.dtype) {
-    case DType::kFloat32:
-      return bits_finite(static_cast<const uint32_t*>(v.data), n, uint32_t{0x7f800000u});
-    case DType::kFloat16:
-      return bits_finite(static_cast<const uint16_t*>(v.data), n, uint16_t{0x7c00});
-    case DType::kBFloat16:
-      return bits_finite(static_cast<const uint16_t*>(v.data), n, uint16_t{0x7f80});
-    default: {
-      GradModeGuard no_grad(false);
-      const Tensor f = cast(c, DType::kFloat32);
-      return all_finite(f);
-    }
-  }
+  if (!t.defined() || t.numel() == 0 || !is_floating(t.dtype())) return true;
+  return read_scalars({any_nonfinite({t}, t.device())})[0] == 0.0;
 }
 
 LossScaleOptimizer::LossScaleOptimizer(std::shared_ptr<Optimizer> inner, double initial_scale,
@@ -209,11 +170,17 @@ void LossScaleOptimizer::step(const std::vector<Tensor>& grads, const std::vecto
   bool finite = true;
   {
     GradModeGuard no_grad(false);
+    // One pass per device the gradients are on (the one-GPU case took device_step above).
+    std::vector<std::vector<Tensor>> by_device;
     for (const Tensor& g : grads) {
-      if (g.defined() && !all_finite(g)) {
-        finite = false;
-        break;
-      }
+      if (!g.defined()) continue;
+      auto same = [&](const std::vector<Tensor>& group) { return same_device(group[0].device(), g.device()); };
+      auto it = std::find_if(by_device.begin(), by_device.end(), same);
+      if (it == by_device.end()) it = by_device.insert(by_device.end(), std::vector<Tensor>{});
+      it->push_back(g);
+    }
+    for (size_t i = 0; finite && i < by_device.size(); ++i) {
+      finite = read_scalars({any_nonfinite(by_device[i], by_device[i][0].device())})[0] == 0.0;
     }
   }
   if (!finite) {
@@ -238,18 +205,11 @@ void LossScaleOptimizer::device_step(const std::vector<Tensor>& grads,
                                      bool unscale) {
   DeviceState& d = device_state(params[0].device());
   GradModeGuard no_grad(false);
-  // x * 0 is 0 for finite x and NaN for inf/NaN: the sum is NaN (unequal to itself) iff one
-  // gradient element is not finite.
-  Tensor poisoned;
-  for (const Tensor& g : grads) {
-    if (!g.defined()) continue;
-    const Tensor f = g.dtype() == DType::kFloat32 ? g : cast(g, DType::kFloat32);
-    const Tensor s = reduce_sum(mul(f, scalar_like(0.0, f)), {}, false);
-    poisoned = poisoned.defined() ? add(poisoned, s) : s;
-  }
-  const Tensor finite = cast(binary(BinaryOp::kEqual, poisoned, poisoned), DType::kFloat32);
-  const Tensor one = scalar_like(1.0, finite);
-  copy_into(sub(one, finite), d.skip);
+  // skip = 1 iff a gradient element is inf or NaN: one launch over all gradients, read by the
+  // gated update and the scale's arithmetic below on the device.
+  any_nonfinite_into(grads, d.skip);
+  const Tensor one = scalar_like(1.0, d.skip);
+  const Tensor finite = sub(one, d.skip);
   // Keras divides by the float32 scale (see step()).
   copy_into(unscale ? div(scalar_like(multiplier, d.scale), d.scale) : scalar_like(multiplier, d.scale),
             d.factor);

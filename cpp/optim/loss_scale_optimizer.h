@@ -30,8 +30,8 @@
 
 namespace gpuaccel::optim {
 
-// True when no element of `t` (float32, float16 or bfloat16) is inf or NaN. One pass: a loop
-// over the raw bits on the CPU, a reduction of t * 0 (NaN iff a non-finite element) elsewhere.
+// True when no element of `t` (float32, float16 or bfloat16) is inf or NaN: one
+// Backend::any_nonfinite pass (ops/finite_check.h) and a read of its flag.
 bool all_finite(const Tensor& t);
 
 class LossScaleOptimizer final : public Optimizer {

@@ -31,12 +31,25 @@ void check_labels(const Tensor& y, int64_t batch) {
   }
 }
 
-std::vector<Tensor> with_labels(std::vector<Tensor> x, const Tensor& y) {
-  x.push_back(y);
-  return x;
-}
-
 }  // namespace
+
+Trainer::PlacedBatch Trainer::place_batch(const std::vector<Tensor>& x_in, const Tensor& y_in,
+                                          const Tensor& sample_weight_in,
+                                          const std::vector<Tensor>& params) {
+  // One placement for inputs, labels and weights, so they travel in one upload.
+  std::vector<Tensor> tensors = x_in;
+  tensors.push_back(y_in);
+  if (sample_weight_in.defined()) tensors.push_back(sample_weight_in);
+  PlacedBatch placed;
+  placed.x = batches_.place(tensors, params);
+  if (sample_weight_in.defined()) {
+    placed.sample_weight = placed.x.back();
+    placed.x.pop_back();
+  }
+  placed.y = placed.x.back();
+  placed.x.pop_back();
+  return placed;
+}
 
 Trainer::Trainer(nn::LayerGraphPtr graph, nn::LossPtr loss,
                  std::shared_ptr<optim::Optimizer> optimizer, std::vector<nn::MetricPtr> metrics)
@@ -69,16 +82,10 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in,
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  std::vector<Tensor> placed = with_labels(x_in, y_in);
-  if (sample_weight_in.defined()) placed.push_back(sample_weight_in);
-  std::vector<Tensor> x = batches_.place(placed, params);
-  Tensor sample_weight;
-  if (sample_weight_in.defined()) {
-    sample_weight = x.back();
-    x.pop_back();
-  }
-  const Tensor y = x.back();
-  x.pop_back();
+  PlacedBatch placed = place_batch(x_in, y_in, sample_weight_in, params);
+  const std::vector<Tensor>& x = placed.x;
+  const Tensor& y = placed.y;
+  const Tensor& sample_weight = placed.sample_weight;
   ReleasePlacedBatch release_upload(batches_);
   if (sample_weight.defined()) return run_train_step(x, y, batch, params, sample_weight);
   const LogicalDevice& device = params.empty() ? x.at(0).device() : params[0].device();
@@ -206,16 +213,10 @@ Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in,
   GradModeGuard grad_off(false);
   DeferredChecks::Scope deferred(label_checks_);
   const std::vector<Tensor> params = graph_->trainable_weights();
-  std::vector<Tensor> placed = with_labels(x_in, y_in);
-  if (sample_weight_in.defined()) placed.push_back(sample_weight_in);
-  std::vector<Tensor> x = batches_.place(placed, params);
-  Tensor sample_weight;
-  if (sample_weight_in.defined()) {
-    sample_weight = x.back();
-    x.pop_back();
-  }
-  const Tensor y = x.back();
-  x.pop_back();
+  PlacedBatch placed = place_batch(x_in, y_in, sample_weight_in, params);
+  const std::vector<Tensor>& x = placed.x;
+  const Tensor& y = placed.y;
+  const Tensor& sample_weight = placed.sample_weight;
   ReleasePlacedBatch release_upload(batches_);
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/false);
   const Tensor value = compute_loss(y, outputs.at(0), sample_weight);

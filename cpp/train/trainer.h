@@ -86,6 +86,14 @@ class Trainer {
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
 
  private:
+  struct PlacedBatch {
+    std::vector<Tensor> x;
+    Tensor y;
+    Tensor sample_weight;  // undefined when the step has none
+  };
+  // The step's inputs, labels and (optional) sample weights on the model's device.
+  PlacedBatch place_batch(const std::vector<Tensor>& x_in, const Tensor& y_in,
+                          const Tensor& sample_weight_in, const std::vector<Tensor>& params);
   void absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred);
   // The step's device work and its host bookkeeping, as one function the capture policy runs
   // eagerly or under capture.

@@ -3,7 +3,8 @@
 The names mirror ``tf.config`` / ``tf.debugging`` / ``tf.device`` and ``torch.cuda`` so course
 code runs with only its import changed::
 
-    import gpuaccel as tf          # or: import gpuaccel as torch
+    import gpuaccel as tf          # the TensorFlow face
+    import gpuaccel.torch as torch # the PyTorch face (same tensors, devices and memory)
     tf.config.list_physical_devices('GPU')
     dev = 'cuda' if torch.cuda.is_available() else 'cpu'
 
@@ -103,38 +104,7 @@ __all__ += [
     "inference_mode",
 ]
 
-__getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", {
-    "float64": "float32 (gpuaccel has no float64; NumPy float64 input becomes float32)",
-    "double": "float32 (gpuaccel has no float64)",
-    "int8": "int32 or uint8",
-    "int16": "int32",
-    "complex64": "two float32 tensors (no complex dtypes)",
-    "string": "Python strings (no string tensors)",
-    "TensorShape": "tuple(t.shape)",
-    "sort": "np.sort on .numpy()",
-    "argsort": "np.argsort on .numpy()",
-    "topk": "argmax for k=1, or np.argsort on .numpy()",
-    "cumsum": "a matmul with np.tril(np.ones((n, n)))",
-    "sin": "a computation on .numpy() (there is no sin kernel yet)",
-    "cos": "a computation on .numpy() (there is no cos kernel yet)",
-    "floor": "cast(x, 'int64') (truncates toward zero)",
-    "round": "cast(x + 0.5, 'int64') for non-negative values",
-    "boolean_mask": "where(...) or indexing on .numpy()",
-    "scatter_nd": "one_hot(...) products",
-    "tensor_scatter_nd_update": "one_hot(...) products",
-    "map_fn": "a Python loop and stack (ops run eagerly)",
-    "vectorized_map": "a Python loop and stack (ops run eagerly)",
-    "py_function": "calling the Python function directly (ops run eagerly)",
-    "numpy_function": "calling the Python function directly (ops run eagerly)",
-    "distributions": "nothing yet (no probability distributions)",
-    "autograd": "tensor.backward() / GradientTape (torch.autograd is not there yet)",
-    "optim": "keras.optimizers (torch.optim is not there yet)",
-    "save": "model.save(...) / save_weights (torch.save is not there yet)",
-    "load": "keras.models.load_model (torch.load is not there yet)",
-    "compile": "plain eager code (torch.compile is not there yet)",
-    "xla": "plain eager code (no XLA)",
-    "saved_model": "model.save('x.keras')",
-    "summary": "keras.callbacks.TensorBoard",
-    "train": "keras.callbacks.ModelCheckpoint / save_weights",
-    "experimental": "the stable names listed in docs/compatibility.md",
-})
+__getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)
+
+# The PyTorch face, `import gpuaccel.torch as torch`; last, as it is assembled from the names above.
+from . import torch  # noqa: E402

@@ -1,9 +1,10 @@
 """Shape and array ops with TensorFlow's and PyTorch's names and argument names.
 
-``import gpuaccel as tf`` and ``import gpuaccel as torch`` share this namespace, so where the two
-frameworks give one name two meanings the call's own arguments decide: ``transpose(x, perm)``
-(TF) versus ``transpose(x, 0, 1)`` (torch), ``gather(params, indices, axis=)`` (TF) versus
-``gather(input, dim, index)`` (torch). Everything is composed of recorded C++ ops, so gradients
+The top level ``gpuaccel`` is the TensorFlow face, so where the two frameworks give one name two
+meanings (``transpose``, ``split``, ``gather``) the functions here are TensorFlow's, and a call
+with PyTorch's arguments (``transpose(x, 0, 1)``, ``split(x, 2, dim=0)``, ``gather(x, 1, idx)``)
+raises ``_unsupported.AmbiguousNameError`` instead of guessing; ``gpuaccel.torch`` (built from
+``_torch_ops``) has PyTorch's meanings. Everything is composed of recorded C++ ops, so gradients
 flow through all of it.
 """
 import numbers
@@ -12,6 +13,7 @@ import numpy as np
 
 from . import _C
 from . import errors
+from ._unsupported import ambiguous
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int, check_range
 from ._tensor import Tensor, _dtype_name, _shape_arg, full as _tensor_full
@@ -48,15 +50,11 @@ def reshape(tensor, shape, name=None):
 
 
 def transpose(a, perm=None, *dims, conjugate=False, name=None, dim0=None, dim1=None):
-    """``tf.transpose(a, perm=None)`` (reverses the axes by default) and
-    ``torch.transpose(input, dim0, dim1)`` (swaps two axes)."""
+    """``tf.transpose(a, perm=None)``: reverses the axes by default, or permutes them."""
     x = convert_to_tensor(a)
-    if dims or dim0 is not None or dim1 is not None:
-        first = perm if perm is not None else dim0
-        second = dims[0] if dims else dim1
-        if first is None or second is None or len(dims) > 1:
-            raise TypeError("transpose(input, dim0, dim1) takes exactly two dimensions")
-        return _C.transpose(x, _int(first, "dim0"), _int(second, "dim1"))
+    if dims or dim0 is not None or dim1 is not None or isinstance(perm, numbers.Integral):
+        raise ambiguous("transpose", "tf.transpose(a, perm) (a permutation of all axes)",
+                        "torch.transpose(input, dim0, dim1) (swaps two axes)")
     if perm is None:
         return _C.permute(x, list(range(x.ndim))[::-1])
     if isinstance(perm, Tensor):
@@ -66,6 +64,11 @@ def transpose(a, perm=None, *dims, conjugate=False, name=None, dim0=None, dim1=N
         raise errors.InvalidArgumentError(
             f"transpose expects perm to be a permutation of 0..{x.ndim - 1}, got {perm}")
     return _C.permute(x, perm)
+
+
+def swap_axes(input, dim0, dim1):
+    """Two axes swapped (``torch.transpose``'s meaning, ``gpuaccel.torch.transpose``)."""
+    return _C.transpose(convert_to_tensor(input), _int(dim0, "dim0"), _int(dim1, "dim1"))
 
 
 def expand_dims(input, axis, name=None):
@@ -179,29 +182,50 @@ def _split_by_sizes(x, sizes, axis):
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None, dim=None):
     """``tf.split(value, num_or_size_splits, axis=0)``: an int is the number of equal pieces, a
-    list their sizes. Called with ``dim=`` it is ``torch.split(tensor, split_size, dim)``, where an
-    int is the size of each piece (the last may be smaller)."""
+    list their sizes (one may be -1)."""
+    if dim is not None:
+        raise ambiguous("split", "tf.split(value, num_or_size_splits, axis) (an int is the number "
+                        "of pieces)", "torch.split(tensor, split_size, dim) (an int is the size "
+                        "of each piece)")
     x = convert_to_tensor(value)
-    torch_style = dim is not None
-    axis = _axis(dim if torch_style else axis, x.ndim)
+    axis = _axis(axis, x.ndim)
     total = x.shape[axis]
     if isinstance(num_or_size_splits, (list, tuple, Tensor)):
-        sizes = [int(s) for s in (num_or_size_splits.tolist() if isinstance(
-            num_or_size_splits, Tensor) else num_or_size_splits)]
-        if -1 in sizes and not torch_style:
+        sizes = _sizes_list(num_or_size_splits)
+        if -1 in sizes:
             sizes[sizes.index(-1)] = total - (sum(sizes) + 1)
         return _split_by_sizes(x, _split_sizes(total, sizes, axis), axis)
-    n = _int(num_or_size_splits, "num_or_size_splits")
-    if n <= 0:
-        raise ValueError(f"num_or_size_splits must be positive, got {n}")
-    if torch_style:
-        sizes = [n] * (total // n) + ([total % n] if total % n else [])
-        return tuple(_split_by_sizes(x, sizes, axis))
+    n = _positive(num_or_size_splits, "num_or_size_splits")
     if total % n:
         raise errors.InvalidArgumentError(
             f"Number of ways to split should evenly divide the split dimension, but got "
             f"split_dim {axis} (size = {total}) and num_split {n}")
     return _split_by_sizes(x, [total // n] * n, axis)
+
+
+def split_by_size(tensor, split_size_or_sections, dim=0):
+    """``torch.split(tensor, split_size_or_sections, dim=0)``: an int is the size of each piece
+    (the last may be smaller), a list the sizes. A tuple, as torch."""
+    x = convert_to_tensor(tensor)
+    axis = _axis(dim, x.ndim, "dim")
+    total = x.shape[axis]
+    if isinstance(split_size_or_sections, (list, tuple, Tensor)):
+        sizes = _split_sizes(total, _sizes_list(split_size_or_sections), axis)
+        return tuple(_split_by_sizes(x, sizes, axis))
+    n = _positive(split_size_or_sections, "split_size")
+    sizes = [n] * (total // n) + ([total % n] if total % n else [])
+    return tuple(_split_by_sizes(x, sizes, axis))
+
+
+def _sizes_list(sizes):
+    return [int(s) for s in (sizes.tolist() if isinstance(sizes, Tensor) else sizes)]
+
+
+def _positive(value, name):
+    n = _int(value, name)
+    if n <= 0:
+        raise ValueError(f"{name} must be positive, got {n}")
+    return n
 
 
 def chunk(input, chunks, dim=0):
@@ -211,7 +235,7 @@ def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise ValueError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = -(-x.shape[_axis(dim, x.ndim)] // chunks)
-    return split(x, max(size, 1), dim=dim)
+    return split_by_size(x, max(size, 1), dim=dim)
 
 
 def _check_indices(indices, limit, what):
@@ -222,7 +246,7 @@ def _check_indices(indices, limit, what):
     return values
 
 
-def _torch_gather(x, dim, index):
+def gather_along(x, dim, index):
     """out[..., j, ...] = x[..., index[..., j, ...], ...] along ``dim`` (``torch.gather``)."""
     axis = _axis(dim, x.ndim, "dim")
     index = convert_to_tensor(index, dtype="int64") if not isinstance(index, Tensor) else index
@@ -263,15 +287,17 @@ def _gather_by_slices(x, flat_indices, index_shape, axis):
                       list(x.shape[axis + 1:]))
 
 
-def gather(params, indices, axis=None, batch_dims=0, name=None, validate_indices=None, **kwargs):
+def gather(params, indices=None, axis=None, batch_dims=0, name=None, validate_indices=None,
+           **kwargs):
     """``tf.gather(params, indices, axis=0)``: slices of ``params`` along ``axis`` at ``indices``
-    (output shape params.shape[:axis] + indices.shape + params.shape[axis+1:]).
-    ``gather(input, dim, index)`` with an integer second argument is ``torch.gather``."""
+    (output shape params.shape[:axis] + indices.shape + params.shape[axis+1:])."""
     x = convert_to_tensor(params)
     if "index" in kwargs or "dim" in kwargs or (
             isinstance(indices, numbers.Integral) and axis is not None):
-        dim = kwargs.pop("dim", indices)
-        return _torch_gather(x, dim, kwargs.pop("index", axis))
+        raise ambiguous("gather", "tf.gather(params, indices, axis) (slices along an axis)",
+                        "torch.gather(input, dim, index) (element-wise along dim)")
+    if indices is None:
+        raise TypeError("gather() missing 1 required positional argument: 'indices'")
     if kwargs:
         raise TypeError(f"gather() got unexpected arguments {sorted(kwargs)}")
     if batch_dims != 0:

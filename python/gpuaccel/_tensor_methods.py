@@ -237,7 +237,7 @@ def install():
     T.log_softmax = lambda self, dim=None: _F.log_softmax(self, dim)
     T.expand = _expand
     T.repeat = _repeat
-    T.split = lambda self, split_size, dim=0: _array_ops.split(self, split_size, dim=dim)
+    T.split = lambda self, split_size, dim=0: _array_ops.split_by_size(self, split_size, dim)
     T.chunk = lambda self, chunks, dim=0: _array_ops.chunk(self, chunks, dim)
     T.unbind = lambda self, dim=0: _array_ops.unbind(self, dim)
     T.var = _variance

@@ -7,6 +7,44 @@ working; docs/compatibility.md lists the same names.
 
 _DOCS = "docs/compatibility.md"
 
+# Names of both frameworks' top levels that gpuaccel lacks, and what to use instead: the
+# `gpuaccel` (TensorFlow) face and the `gpuaccel.torch` face both answer with them.
+SHARED_REFUSALS = {
+    "float64": "float32 (gpuaccel has no float64; NumPy float64 input becomes float32)",
+    "double": "float32 (gpuaccel has no float64)",
+    "int8": "int32 or uint8",
+    "int16": "int32",
+    "complex64": "two float32 tensors (no complex dtypes)",
+    "string": "Python strings (no string tensors)",
+    "TensorShape": "tuple(t.shape)",
+    "sort": "np.sort on .numpy()",
+    "argsort": "np.argsort on .numpy()",
+    "topk": "argmax for k=1, or np.argsort on .numpy()",
+    "cumsum": "a matmul with np.tril(np.ones((n, n)))",
+    "sin": "a computation on .numpy() (there is no sin kernel yet)",
+    "cos": "a computation on .numpy() (there is no cos kernel yet)",
+    "floor": "cast(x, 'int64') (truncates toward zero)",
+    "round": "cast(x + 0.5, 'int64') for non-negative values",
+    "boolean_mask": "where(...) or indexing on .numpy()",
+    "scatter_nd": "one_hot(...) products",
+    "tensor_scatter_nd_update": "one_hot(...) products",
+    "map_fn": "a Python loop and stack (ops run eagerly)",
+    "vectorized_map": "a Python loop and stack (ops run eagerly)",
+    "py_function": "calling the Python function directly (ops run eagerly)",
+    "numpy_function": "calling the Python function directly (ops run eagerly)",
+    "distributions": "nothing yet (no probability distributions)",
+    "autograd": "tensor.backward() / GradientTape (torch.autograd is not there yet)",
+    "optim": "keras.optimizers (torch.optim is not there yet)",
+    "save": "model.save(...) / save_weights (torch.save is not there yet)",
+    "load": "keras.models.load_model (torch.load is not there yet)",
+    "compile": "plain eager code (torch.compile is not there yet)",
+    "xla": "plain eager code (no XLA)",
+    "saved_model": "model.save('x.keras')",
+    "summary": "keras.callbacks.TensorBoard",
+    "train": "keras.callbacks.ModelCheckpoint / save_weights",
+    "experimental": "the stable names listed in docs/compatibility.md",
+}
+
 
 def message(face, name, instead=None):
     text = f"{face}.{name} is not supported by gpuaccel yet"
@@ -27,3 +65,19 @@ def module_getattr(module_name, face, known):
         raise error
 
     return __getattr__
+
+
+class AmbiguousNameError(TypeError):
+    """A call at the shared top level ``gpuaccel.X`` that uses PyTorch's arguments for a name
+    whose PyTorch meaning differs from TensorFlow's. The top level is the TensorFlow face
+    (``import gpuaccel as tf``), so it refuses rather than guess; ``gpuaccel.torch`` gives the
+    PyTorch meaning (docs/compatibility.md, "One namespace, two frameworks")."""
+
+
+def ambiguous(name, tf_meaning, torch_meaning):
+    """The error for ``gpuaccel.<name>`` called with PyTorch's arguments."""
+    return AmbiguousNameError(
+        f"gpuaccel.{name} is ambiguous: TensorFlow's {tf_meaning} and PyTorch's "
+        f"{torch_meaning} differ, and this call uses PyTorch's arguments. The top level "
+        f"gpuaccel is the TensorFlow face: use \"import gpuaccel as tf\" with TensorFlow's "
+        f"arguments, or \"import gpuaccel.torch as torch\" for PyTorch's meaning (see {_DOCS})")

@@ -31,7 +31,8 @@ def problems():
     ``kind`` is one of the CUDA backend's problem names (``no_driver``, ``driver_too_old``,
     ``not_built``, ``library_missing``, ``library_load_failed``, ``bad_library``, ``no_device``,
     ``hidden_by_cuda_visible_devices``, ``error``) or ``hidden_by_set_visible_devices``,
-    ``cuda_visible_devices`` (set, limiting which GPUs are used) and ``simulated_gpus``.
+    ``cuda_visible_devices`` (set, limiting which GPUs are used), ``simulated_gpus`` and
+    ``cudnn_older_than_build`` (a warning: the GPU works, cuDNN's operations may not).
     """
     found = []
     provider = _C.gpu_provider_kind()
@@ -57,6 +58,11 @@ def problems():
                       "gpuaccel.config.set_visible_devices, so no op runs there. Fix: call "
                       "gpuaccel.config.set_visible_devices(gpuaccel.config.list_physical_devices("
                       "'GPU'), 'GPU') before the first op (after it, restart Python)."})
+
+    if provider == "cuda":
+        cudnn_warning = _C.cuda_backend_status()["cudnn_warning"]
+        if cudnn_warning:
+            found.append({"kind": "cudnn_older_than_build", "explanation": cudnn_warning})
 
     if provider == "cuda" and physical:
         env = _C.cuda_backend_status()["cuda_visible_devices"]

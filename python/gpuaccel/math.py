@@ -95,22 +95,23 @@ reduce_any = _bool_reduce("max")
 reduce_all = _bool_reduce("min")
 
 
-def argmax(input, axis=None, output_type="int64", name=None, dim=None, keepdim=False):
-    """``tf.math.argmax(input, axis=None)``: axis None means 0, as TF (``torch.argmax`` without a
-    dim means the flattened tensor: use ``t.argmax()`` or pass ``dim=``)."""
-    x = convert_to_tensor(input)
-    if dim is not None:
-        return _C.reduce("argmax", x, check_int(dim, "dim"), bool(keepdim))
-    out = _C.reduce("argmax", x, 0 if axis is None else check_int(axis, "axis"), False)
-    return out if output_type in ("int64", None) else _C.cast(out, _dtype_name(output_type))
+def _tf_arg_extreme(op):
+    def fn(input, axis=None, output_type="int64", name=None, dim=None, keepdim=None):
+        if dim is not None or keepdim is not None:
+            raise _unsupported.ambiguous(
+                op, f"tf.{op}(input, axis=None) (axis 0 by default)",
+                f"torch.{op}(input, dim=None, keepdim=False) (the flattened index by default)")
+        out = _C.reduce(op, convert_to_tensor(input), 0 if axis is None else check_int(
+            axis, "axis"), False)
+        return out if output_type in ("int64", None) else _C.cast(out, _dtype_name(output_type))
+    fn.__name__ = op
+    fn.__doc__ = (f"``tf.math.{op}(input, axis=None, output_type=tf.int64)``: axis None means "
+                  f"0, as TF (``gpuaccel.torch.{op}`` has torch's flattened default).")
+    return fn
 
 
-def argmin(input, axis=None, output_type="int64", name=None, dim=None, keepdim=False):
-    x = convert_to_tensor(input)
-    if dim is not None:
-        return _C.reduce("argmin", x, check_int(dim, "dim"), bool(keepdim))
-    out = _C.reduce("argmin", x, 0 if axis is None else check_int(axis, "axis"), False)
-    return out if output_type in ("int64", None) else _C.cast(out, _dtype_name(output_type))
+argmax = _tf_arg_extreme("argmax")
+argmin = _tf_arg_extreme("argmin")
 
 
 def _unary(op, doc):

@@ -246,6 +246,16 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
     return avg_pool2d(input, ksize, strides, padding)
 
 
+# torch.nn's modules, refused in both faces' ``nn`` (``gpuaccel.torch.nn`` takes this table too).
+TORCH_NN_MODULE_REFUSALS = {
+    "Module": "keras.layers.Layer / keras.Model (torch.nn modules are not there yet)",
+    "Linear": "keras.layers.Dense (torch.nn modules are not there yet)",
+    "Conv2d": "keras.layers.Conv2D (torch.nn modules are not there yet)",
+    "CrossEntropyLoss": "gpuaccel.nn.functional.cross_entropy",
+    "MSELoss": "gpuaccel.nn.functional.mse_loss",
+    "Sequential": "keras.Sequential (torch.nn modules are not there yet)",
+}
+
 __getattr__ = _unsupported.module_getattr(__name__, "nn", {
     "conv1d": "conv2d on an (N, 1, L, C) view",
     "conv2d_transpose": "keras.layers.Conv2DTranspose is not there either; upsample with a "
@@ -253,10 +263,5 @@ __getattr__ = _unsupported.module_getattr(__name__, "nn", {
     "depthwise_conv2d": "conv2d per channel (depthwise kernels are not there yet)",
     "ctc_loss": "nothing yet (no CTC kernel)",
     "weighted_cross_entropy_with_logits": "sigmoid_cross_entropy_with_logits times weights",
-    "Module": "keras.layers.Layer / keras.Model (torch.nn modules are not there yet)",
-    "Linear": "keras.layers.Dense (torch.nn modules are not there yet)",
-    "Conv2d": "keras.layers.Conv2D (torch.nn modules are not there yet)",
-    "CrossEntropyLoss": "gpuaccel.nn.functional.cross_entropy",
-    "MSELoss": "gpuaccel.nn.functional.mse_loss",
-    "Sequential": "keras.Sequential (torch.nn modules are not there yet)",
+    **TORCH_NN_MODULE_REFUSALS,
 })

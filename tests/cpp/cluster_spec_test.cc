@@ -145,9 +145,13 @@ TEST(ClusterSpec, OpenMpiAndHydraRanksWithTheCoordinator) {
 }
 
 TEST(ClusterSpec, MpirunErrorsNameTheVariable) {
-  expect_error(ErrorCode::kValue, "GPUACCEL_COORDINATOR is not set", [] {
-    cluster_spec_from_environment(environment({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}));
-  });
+  // Without GPUACCEL_COORDINATOR the ranks suit the MPI engine; Gloo and NCCL refuse them.
+  ClusterSpec without = cluster_spec_from_environment(environment({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}));
+  EXPECT_EQ(without.world_size, 2);
+  EXPECT_EQ(without.coordinator, "");
+  expect_error(ErrorCode::kValue, "GPUACCEL_COORDINATOR is not set, and the Gloo engine needs it",
+               [&] { require_coordinator(without, "Gloo"); });
+  require_coordinator(cluster_spec_from_environment(environment({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}})), "Gloo");
   expect_error(ErrorCode::kValue, "field 'GPUACCEL_COORDINATOR' is \"node0\"", [] {
     cluster_spec_from_environment(environment(
         {{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"GPUACCEL_COORDINATOR", "node0"}}));

@@ -80,14 +80,42 @@ TEST(CudaBackendLoader, MissingLibraryReportsItsPath) {
   EXPECT_TRUE(contains(s.reason, "Fix:")) << s.reason;
 }
 
+// A driver as probe_cuda_driver would find it: `cuda_version` 0 is "no driver".
+CudaDriverProbe pretend_driver(int cuda_version) {
+  CudaDriverProbe driver;
+  driver.found = cuda_version > 0;
+  driver.cuda_version = cuda_version;
+  if (!driver.found) driver.error = "libcuda.so.1: cannot open shared object file (pretended)";
+  return driver;
+}
+
+// A file that exists but no dlopen can load: a backend whose CUDA libraries are missing looks
+// the same to the loader (dlopen fails), without needing such a library.
+class UnloadableBackend {
+ public:
+  UnloadableBackend() {
+    const int fd = mkstemp(path_);
+    if (fd >= 0) {
+      ok_ = write(fd, "not an ELF file", 15) == 15;
+      close(fd);
+    }
+  }
+  ~UnloadableBackend() { std::remove(path_); }
+  bool ok() const { return ok_; }
+  const char* path() const { return path_; }
+
+ private:
+  char path_[64] = "/tmp/gpuaccel_not_a_library_XXXXXX";
+  bool ok_ = false;
+};
+
+constexpr int kCuda13 = 13000;
+
 TEST(CudaBackendLoader, UnloadableFileReportsTheLoaderError) {
-  char path[] = "/tmp/gpuaccel_not_a_library_XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(write(fd, "not an ELF file", 15), 15);
-  close(fd);
-  const CudaBackendStatus s = probe_cuda_backend(path);
-  std::remove(path);
+  const UnloadableBackend file;
+  ASSERT_TRUE(file.ok());
+  const std::string path = file.path();
+  const CudaBackendStatus s = probe_cuda_backend(path, {}, pretend_driver(kCuda13), kCuda13);
   EXPECT_FALSE(s.loaded);
   EXPECT_EQ(s.problem, CudaProblem::kLibraryLoadFailed);
   EXPECT_FALSE(s.detail.empty());
@@ -180,10 +208,12 @@ TEST(CudaBackendLoader, ProviderNeverThrowsAndExplainsAnEmptyList) {
 // ---- the fake library: every diagnosis, on any machine ----
 
 // The status the loader reports for the fake library pretending `mode`.
+// The driver probe pretends none (as on this machine), so the fake library's own answers decide
+// on any machine.
 CudaBackendStatus probe_fake(const char* mode) {
   ScopedEnv fake(GPUACCEL_FAKE_CUDA_ENV, mode);
   ScopedEnv visible("CUDA_VISIBLE_DEVICES", nullptr);
-  return probe_cuda_backend(GPUACCEL_TEST_FAKE_CUDA_LIBRARY);
+  return probe_cuda_backend(GPUACCEL_TEST_FAKE_CUDA_LIBRARY, {}, pretend_driver(0), kCuda13);
 }
 
 TEST(CudaBackendLoaderFake, LoadsAndCountsItsDevices) {
@@ -221,7 +251,7 @@ TEST(CudaBackendLoaderFake, EachFailingQueryHasItsDiagnosis) {
   {
     ScopedEnv fake(GPUACCEL_FAKE_CUDA_ENV, "no_device");
     ScopedEnv visible("CUDA_VISIBLE_DEVICES", "-1");
-    s = probe_cuda_backend(GPUACCEL_TEST_FAKE_CUDA_LIBRARY);
+    s = probe_cuda_backend(GPUACCEL_TEST_FAKE_CUDA_LIBRARY, {}, pretend_driver(0), kCuda13);
     EXPECT_EQ(s.problem, CudaProblem::kHiddenByEnv);
   }
 }
@@ -233,6 +263,153 @@ TEST(CudaBackendLoaderFake, AnotherInterfaceVersionIsABadLibrary) {
   EXPECT_TRUE(contains(s.reason, "interface version is 4")) << s.reason;
   EXPECT_TRUE(contains(s.reason, "needs " + std::to_string(kCudaLibraryInterfaceVersion))) << s.reason;
   EXPECT_TRUE(contains(s.reason, "Fix:")) << s.reason;
+}
+
+
+// ---- the driver first: a CUDA 12 driver (Colab's) and a CUDA 13 backend ----
+
+TEST(CudaLoaderDecision, ADriverOfAnOlderCudaMajorStopsTheLoadBeforeItStarts) {
+  EXPECT_EQ(problem_before_backend_load(pretend_driver(12040), 13000), CudaProblem::kDriverTooOld);
+  EXPECT_EQ(problem_before_backend_load(pretend_driver(12080), 13000), CudaProblem::kDriverTooOld);
+  EXPECT_EQ(problem_before_backend_load(pretend_driver(13000), 13000), CudaProblem::kNone);
+  EXPECT_EQ(problem_before_backend_load(pretend_driver(13020), 13000), CudaProblem::kNone);
+  // Within a major, minor-version compatibility runs a newer runtime on an older driver.
+  EXPECT_EQ(problem_before_backend_load(pretend_driver(12020), 12060), CudaProblem::kNone);
+  // Unknown on either side decides nothing here (the backend's own queries say more).
+  EXPECT_EQ(problem_before_backend_load(pretend_driver(0), 13000), CudaProblem::kNone);
+  CudaDriverProbe version_unknown = pretend_driver(12040);
+  version_unknown.cuda_version = 0;
+  EXPECT_EQ(problem_before_backend_load(version_unknown, 13000), CudaProblem::kNone);
+  EXPECT_EQ(problem_before_backend_load(pretend_driver(12040), 0), CudaProblem::kNone);
+
+  // When the backend then fails to load: without a driver that is the first thing to fix.
+  EXPECT_EQ(problem_when_backend_load_fails(pretend_driver(0)), CudaProblem::kNoDriver);
+  EXPECT_EQ(problem_when_backend_load_fails(pretend_driver(13000)), CudaProblem::kLibraryLoadFailed);
+}
+
+TEST(CudaLoaderDecision, ColabsCuda12DriverIsNamedNotTheMissingCuda13Libraries) {
+  const UnloadableBackend file;  // as a CUDA 13 backend without libcublas.so.13 fails
+  ASSERT_TRUE(file.ok());
+  const CudaBackendStatus s = probe_cuda_backend(file.path(), {}, pretend_driver(12040), kCuda13);
+  EXPECT_FALSE(s.loaded);
+  EXPECT_EQ(s.problem, CudaProblem::kDriverTooOld);
+  EXPECT_EQ(s.status, CudaStatus::kDriverTooOld);
+  EXPECT_EQ(s.driver_version, 12040);
+  EXPECT_EQ(s.runtime_version, kCuda13);
+  EXPECT_TRUE(s.cuda_libraries.empty());  // nothing was preloaded: no CUDA 13 wheel copy
+  EXPECT_TRUE(contains(s.reason, "supports CUDA 12.4")) << s.reason;
+  EXPECT_TRUE(contains(s.reason, "needs CUDA 13.0")) << s.reason;
+  EXPECT_TRUE(contains(s.reason, "update the NVIDIA driver")) << s.reason;
+  EXPECT_TRUE(contains(s.reason, "gpuaccel built for CUDA 12")) << s.reason;
+  EXPECT_FALSE(contains(s.reason, "pip install nvidia")) << s.reason;
+
+  // The same file with a CUDA 13 driver is a load failure, and with no driver the driver.
+  const CudaBackendStatus new_driver = probe_cuda_backend(file.path(), {}, pretend_driver(13000), kCuda13);
+  EXPECT_EQ(new_driver.problem, CudaProblem::kLibraryLoadFailed);
+  EXPECT_FALSE(contains(new_driver.reason, "nvidia-cudnn-cu13")) << new_driver.reason;
+  const CudaBackendStatus no_driver = probe_cuda_backend(file.path(), {}, pretend_driver(0), kCuda13);
+  EXPECT_EQ(no_driver.problem, CudaProblem::kNoDriver);
+  EXPECT_TRUE(contains(no_driver.reason, "Could not find cuda drivers")) << no_driver.reason;
+  EXPECT_TRUE(contains(no_driver.reason, "could not be loaded either")) << no_driver.reason;
+}
+
+TEST(CudaLoaderDecision, ALibraryThatLoadsIsStillRefusedOnAnOldDriver) {
+  ScopedEnv fake(GPUACCEL_FAKE_CUDA_ENV, "ok");
+  const CudaBackendStatus old_driver =
+      probe_cuda_backend(GPUACCEL_TEST_FAKE_CUDA_LIBRARY, {}, pretend_driver(12040), kCuda13);
+  EXPECT_FALSE(old_driver.loaded);
+  EXPECT_EQ(old_driver.problem, CudaProblem::kDriverTooOld);
+  EXPECT_TRUE(contains(old_driver.reason, "580.65.06")) << old_driver.reason;
+  const CudaBackendStatus new_driver =
+      probe_cuda_backend(GPUACCEL_TEST_FAKE_CUDA_LIBRARY, {}, pretend_driver(13000), kCuda13);
+  EXPECT_TRUE(new_driver.loaded) << new_driver.reason;
+  EXPECT_EQ(new_driver.problem, CudaProblem::kNone);
+}
+
+TEST(CudaLoaderDecision, NoDriverLibraryIsFoundAsNone) {
+  const CudaDriverProbe probe = probe_cuda_driver("/nonexistent/gpuaccel-test/libcuda.so.1");
+  EXPECT_FALSE(probe.found);
+  EXPECT_EQ(probe.cuda_version, 0);
+  EXPECT_TRUE(contains(probe.error, "/nonexistent/gpuaccel-test/libcuda.so.1")) << probe.error;
+  // A library without cuDriverGetVersion (libc here) is found, its version unknown.
+  Dl_info info{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&::getpid), &info), 0);
+  const CudaDriverProbe libc = probe_cuda_driver(info.dli_fname);
+  EXPECT_TRUE(libc.found);
+  EXPECT_EQ(libc.cuda_version, 0);
+  EXPECT_TRUE(contains(libc.error, "cuDriverGetVersion")) << libc.error;
+}
+
+bool nothing_loads(const std::string&) { return false; }
+bool only_system_cudnn_loads(const std::string& soname) { return soname == "libcudnn.so.9"; }
+
+CudaLibraryCopy copy_of(const std::string& soname, const std::string& loaded = "") {
+  CudaLibraryCopy c;
+  c.soname = soname;
+  c.loaded_path = loaded;
+  return c;
+}
+
+TEST(CudaLoaderDecision, TheAdviceNamesOnlyTheLibrariesReallyMissing) {
+  // PyTorch's cuDNN is loaded (same soname for CUDA 12 and 13): cuBLAS 13 is what is missing,
+  // and the advice must not install a cuDNN wheel over PyTorch's.
+  const std::vector<CudaLibraryCopy> copies = {
+      copy_of("libcublasLt.so.13"), copy_of("libcublas.so.13"),
+      copy_of("libcudnn.so.9", "/usr/lib/python3/site-packages/nvidia/cudnn/lib/libcudnn.so.9")};
+  const std::vector<std::string> missing = missing_cuda_libraries(copies, &nothing_loads);
+  EXPECT_EQ(missing, (std::vector<std::string>{"libcublasLt.so.13", "libcublas.so.13"}));
+  EXPECT_EQ(wheel_install_command(missing, 13000), "pip install nvidia-cublas");
+  // A library the system provides is not missing either.
+  EXPECT_EQ(missing_cuda_libraries({copy_of("libcudnn.so.9")}, &only_system_cudnn_loads),
+            std::vector<std::string>{});
+
+  EXPECT_EQ(wheel_install_command({"libcudnn.so.9", "libcudart.so.13", "libnccl.so.2"}, 13000),
+            "pip install nvidia-cudnn-cu13 nvidia-cuda-runtime nvidia-nccl-cu13");
+  EXPECT_EQ(wheel_install_command({"libcublas.so.12", "libcudnn.so.9"}, 12060),
+            "pip install nvidia-cublas-cu12 nvidia-cudnn-cu12");
+  EXPECT_EQ(wheel_install_command({"libfoo.so.1"}, 13000), "");
+
+  CudaBackendStatus facts;
+  facts.library_path = "/opt/x/libgpuaccel_cuda.so";
+  facts.detail = "libcublas.so.13: cannot open shared object file";
+  facts.runtime_version = 13000;
+  facts.driver_version = 13000;
+  facts.missing_libraries = missing;
+  const std::string text = explain_cuda_problem(CudaProblem::kLibraryLoadFailed, facts);
+  EXPECT_TRUE(contains(text, "pip install nvidia-cublas ")) << text;
+  EXPECT_TRUE(contains(text, "libcublasLt.so.13, libcublas.so.13")) << text;
+  EXPECT_FALSE(contains(text, "cudnn")) << text;
+}
+
+// ---- cuDNN at run time against the headers of the build ----
+
+TEST(CudnnRuntimeCheck, AnOlderMinorThanTheHeadersIsWarnedAbout) {
+  EXPECT_EQ(check_cudnn_runtime(91900, 91900), "");
+  EXPECT_EQ(check_cudnn_runtime(91900, 92600), "");  // newer minor: compatible
+  EXPECT_EQ(check_cudnn_runtime(91902, 91900), "");  // patch releases: both ways
+  EXPECT_EQ(check_cudnn_runtime(0, 91000), "");      // built without cuDNN: nothing to say
+  EXPECT_EQ(check_cudnn_runtime(91900, 0), "");      // none loaded: nothing to compare
+  const std::string older = check_cudnn_runtime(91900, 91002);  // PyTorch cu12's cuDNN 9.10
+  EXPECT_TRUE(contains(older, "(9.10.2) is older than the cuDNN 9.19.0")) << older;
+  EXPECT_TRUE(contains(older, "Fix:")) << older;
+  EXPECT_TRUE(contains(older, "9.19 or newer")) << older;
+  EXPECT_FALSE(check_cudnn_runtime(91900, 81000).empty());  // another major
+}
+
+TEST(CudnnRuntimeCheck, TheLoaderComparesTheLoadedCudnnWithTheBuilds) {
+  const int build = build_info().cudnn_version;
+  ScopedEnv older(GPUACCEL_FAKE_CUDA_CUDNN_VERSION_ENV, "91000");
+  CudaBackendStatus s = probe_fake("ok");
+  ASSERT_TRUE(s.loaded) << s.reason;
+  EXPECT_EQ(s.cudnn_version, 91000);
+  EXPECT_EQ(s.cudnn_warning, check_cudnn_runtime(build, 91000));
+  if (build > 91099) EXPECT_TRUE(contains(s.cudnn_warning, "older than")) << s.cudnn_warning;
+  EXPECT_EQ(s.problem, CudaProblem::kNone);  // a warning: the GPU stays usable
+  EXPECT_EQ(s.device_count, 2);
+
+  ScopedEnv same(GPUACCEL_FAKE_CUDA_CUDNN_VERSION_ENV, std::to_string(build).c_str());
+  s = probe_fake("ok");
+  EXPECT_EQ(s.cudnn_warning, "");
 }
 
 #ifdef GPUACCEL_TEST_CUDA_BACKEND

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <tuple>
 #include <string>
 #include <thread>
 #include <utility>
@@ -400,13 +402,13 @@ TEST_F(CudaOps, PoolingSoftmaxAndBatchNorm) {
   const TensorView y = view({1, 1, 1, 2});
   const Pool2dParams p{PoolKind::kMax, 2, 2, 2, 2, 0, 0, 0, 0};
   const int64_t ws_bytes = backend_->pool2d_workspace_bytes(x, p, y);
-  EXPECT_GE(ws_bytes, (8 + 2) * 4);  // copies of x and y
+  EXPECT_EQ(ws_bytes, 2 * 4);  // a copy of y only: the backward reads x itself
   void* ws = device_alloc(static_cast<size_t>(ws_bytes));
   ASSERT_NO_THROW(backend_->pool2d_forward(x, p, y, ws));
   expect_near(download(y), {4, -1}, 0);
   const TensorView dy = upload({1, 1, 1, 2}, {10, 20});
   const TensorView dx = view({1, 2, 2, 2});
-  ASSERT_NO_THROW(backend_->pool2d_backward(dy, p, ws, dx));
+  ASSERT_NO_THROW(backend_->pool2d_backward(dy, p, ws, x, dx));
   expect_near(download(dx), {0, 20, 10, 0, 0, 0, 0, 0}, 0);
 
   const TensorView logits = upload({2, 3}, {1, 2, 3, -1, 0, 1000});
@@ -681,7 +683,7 @@ TEST_F(CudaOps, AsymmetricMaxAndAveragePoolingAgainstLoops) {
           ws = device_alloc(static_cast<size_t>(backend_->pool2d_workspace_bytes(dx_in, p, y)));
         }
         ASSERT_NO_THROW(backend_->pool2d_forward(dx_in, p, y, ws));
-        ASSERT_NO_THROW(backend_->pool2d_backward(ddy, p, ws, gx));
+        ASSERT_NO_THROW(backend_->pool2d_backward(ddy, p, ws, dx_in, gx));
         const std::vector<float> xs = download(dx_in), dys = download(ddy);
         std::vector<float> want_y(ny);
         std::vector<double> want_dx(nx, 0.0);
@@ -745,6 +747,139 @@ TEST_F(CudaOps, PinnedCopiesAndEventsOnTheDeviceStream) {
   library_->destroy_event(start);
   library_->destroy_event(end);
   EXPECT_EQ(library_->free_host_pinned(pinned, &err), CudaStatus::kOk) << err;
+}
+
+// Device bits of a contiguous view, and a view filled from host bits.
+template <typename Bits>
+std::vector<Bits> download_bits(Backend& backend, const TensorView& v) {
+  std::vector<Bits> out(static_cast<size_t>(v.numel()));
+  EXPECT_NO_THROW(backend.copy_to_host(v, out.data()));
+  return out;
+}
+
+// The loss-scale finite check: one call over more tensors than one launch takes (64), of every
+// float dtype, sizes that split into many tiles and leave odd tails, and a view starting 2 bytes
+// into a block (no 16-byte vector loads); the flag is overwritten on every call.
+TEST_F(CudaOps, AnyNonfiniteOverEveryGradientOfAStep) {
+  std::vector<TensorView> tensors;
+  const DType dtypes[3] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16};
+  for (int i = 0; i < 70; ++i) {
+    const int64_t n = i == 5 ? (int64_t{1} << 20) + 3 : 1 + 37 * i;
+    tensors.push_back(upload({n}, std::vector<float>(static_cast<size_t>(n), 0.25f), dtypes[i % 3]));
+  }
+  TensorView offset = tensors[4];  // float16: starts one element (2 bytes) in
+  offset.data = static_cast<char*>(offset.data) + 2;
+  offset.shape[0] -= 1;
+  offset.strides[0] = 1;
+  tensors.push_back(offset);
+  const TensorView flag = upload({}, {7.0f});
+  ASSERT_NO_THROW(backend_->any_nonfinite(tensors, flag));
+  EXPECT_EQ(download(flag), std::vector<float>{0.0f});
+  const float kInf = std::numeric_limits<float>::infinity();
+  const float kNaN = std::numeric_limits<float>::quiet_NaN();
+  // (tensor, element, value): the last element of the 1M float16 tensor (index 5), one in the
+  // second launch's tensors, and the unaligned view's last element.
+  const std::vector<std::tuple<int, int64_t, float>> cases = {
+      {5, (int64_t{1} << 20) + 2, kInf}, {68, 100, -kInf}, {69, 0, kNaN}, {70, 1 + 37 * 4 - 2, kInf}};
+  for (const auto& [t, element, bad] : cases) {
+    TensorView one = tensors[t];
+    const size_t size = one.dtype == DType::kFloat32 ? 4 : 2;
+    one.data = static_cast<char*>(one.data) + element * size;
+    one.ndim = 0;
+    const TensorView value = upload({}, {bad}, one.dtype);
+    ASSERT_NO_THROW(backend_->copy(value, one));
+    ASSERT_NO_THROW(backend_->any_nonfinite(tensors, flag));
+    EXPECT_EQ(download(flag), std::vector<float>{1.0f}) << "tensor " << t;
+    const TensorView fine = upload({}, {0.25f}, one.dtype);
+    ASSERT_NO_THROW(backend_->copy(fine, one));
+    ASSERT_NO_THROW(backend_->any_nonfinite(tensors, flag));
+    EXPECT_EQ(download(flag), std::vector<float>{0.0f}) << "tensor " << t;
+  }
+}
+
+// The device's hardware conversions (half_conversions.h under __CUDA_ARCH__) against the host's
+// bit functions: every float16 and bfloat16 pattern widened, and float32 values at, between and
+// around every 16-bit value narrowed (the ties decide round-to-nearest-even). NaNs only need to
+// stay NaN (CUDA returns its canonical NaN).
+TEST_F(CudaOps, SixteenBitConversionsRoundAsTheHostBitFunctions) {
+  for (DType narrow : {DType::kFloat16, DType::kBFloat16}) {
+    const bool f16 = narrow == DType::kFloat16;
+    auto widen = [&](uint16_t b) { return f16 ? half_bits_to_float_bits(b) : bfloat16_bits_to_float_bits(b); };
+    auto narrow_bits = [&](uint32_t f) { return f16 ? float_bits_to_half_bits(f) : float_bits_to_bfloat16_bits(f); };
+    auto is_nan32 = [](uint32_t f) { return (f & 0x7fffffffu) > 0x7f800000u; };
+    std::vector<uint16_t> patterns(65536);
+    for (uint32_t b = 0; b < 65536; ++b) patterns[b] = static_cast<uint16_t>(b);
+    TensorView h = view({65536}, narrow);
+    ASSERT_NO_THROW(backend_->copy_from_host(patterns.data(), h));
+    const TensorView wide = view({65536});
+    ASSERT_NO_THROW(backend_->copy(h, wide));
+    const std::vector<uint32_t> got = download_bits<uint32_t>(*backend_, wide);
+    for (uint32_t b = 0; b < 65536; ++b) {
+      const uint32_t want = widen(static_cast<uint16_t>(b));
+      if (is_nan32(want)) {
+        ASSERT_TRUE(is_nan32(got[b])) << std::hex << b;
+      } else {
+        ASSERT_EQ(got[b], want) << std::hex << b;
+      }
+    }
+    // Each finite 16-bit value, the midpoint to the next, and one float32 ulp either side of it.
+    std::vector<uint32_t> inputs;
+    for (uint32_t b = 0; b < 65536; ++b) {
+      const uint32_t lo = widen(static_cast<uint16_t>(b));
+      if ((lo & 0x7fffffffu) >= 0x7f800000u) continue;  // inf and NaN
+      inputs.push_back(lo);
+      const uint32_t hi = widen(static_cast<uint16_t>(b + 1));
+      if ((hi & 0x7fffffffu) >= 0x7f800000u || b == 0x7fff) continue;  // no finite neighbour
+      float lo_f, hi_f;
+      std::memcpy(&lo_f, &lo, 4);
+      std::memcpy(&hi_f, &hi, 4);
+      const float mid = 0.5f * (lo_f + hi_f);  // exact: one bit more than the 16-bit values
+      uint32_t m;
+      std::memcpy(&m, &mid, 4);
+      for (uint32_t f : {m, m - 1, m + 1}) inputs.push_back(f);
+    }
+    const int64_t n = static_cast<int64_t>(inputs.size());
+    TensorView f32 = view({n});
+    ASSERT_NO_THROW(backend_->copy_from_host(inputs.data(), f32));
+    const TensorView narrowed = view({n}, narrow);
+    ASSERT_NO_THROW(backend_->copy(f32, narrowed));
+    const std::vector<uint16_t> got16 = download_bits<uint16_t>(*backend_, narrowed);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got16[i], narrow_bits(inputs[i])) << dtype_name(narrow) << " from 0x" << std::hex << inputs[i];
+    }
+  }
+}
+
+// Reductions with few outputs over many elements run split over blocks and a second pass: a sum
+// and a mean of 3M elements (small integers, so every order gives the exact sum), an argmax whose
+// maximum occurs twice (the first index wins across blocks), and column sums of a tall matrix.
+TEST_F(CudaOps, ReductionsSplitAcrossBlocksAreExactAndKeepTheFirstIndex) {
+  const int64_t n = 3 * 1000 * 1000 + 7;
+  std::vector<float> values(static_cast<size_t>(n));
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    values[i] = static_cast<float>(i % 7) - 3.0f;
+    sum += values[i];
+  }
+  values[1234567] = 50.0f;
+  values[2900000] = 50.0f;
+  sum += 50.0 - (1234567 % 7 - 3) + 50.0 - (2900000 % 7 - 3);
+  const TensorView x = upload({n}, values);
+  const TensorView s = view({1});
+  ASSERT_NO_THROW(backend_->reduce(ReduceOp::kSum, x, 0b1, s));
+  EXPECT_EQ(download(s), std::vector<float>{static_cast<float>(sum)});
+  ASSERT_NO_THROW(backend_->reduce(ReduceOp::kMean, x, 0b1, s));
+  EXPECT_EQ(download(s), std::vector<float>{static_cast<float>(sum / static_cast<double>(n))});
+  const TensorView arg = view({1}, DType::kInt64);
+  ASSERT_NO_THROW(backend_->reduce(ReduceOp::kArgMax, x, 0b1, arg));
+  EXPECT_EQ(download(arg), std::vector<float>{1234567.0f});
+  // (100000, 3) -> (1, 3): three outputs, each split.
+  const TensorView m = upload({100000, 3}, std::vector<float>(values.begin(), values.begin() + 300000));
+  const TensorView cols = view({1, 3});
+  ASSERT_NO_THROW(backend_->reduce(ReduceOp::kSum, m, 0b01, cols));
+  std::vector<float> want(3, 0.0f);
+  for (int64_t i = 0; i < 300000; ++i) want[i % 3] += values[i];
+  EXPECT_EQ(download(cols), want);
 }
 
 #endif  // GPUACCEL_TEST_CUDA_BACKEND

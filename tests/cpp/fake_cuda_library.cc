@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/capture_owner.h"
 #include "backends/krsc_kernel.h"
 #include "backends/library_backend_call.h"
 #include "core/cuda_library.h"
@@ -40,6 +42,14 @@ FakeCudaCounters counters{};
 std::atomic<int64_t> clock_us{0};
 constexpr int kDevices = 2;
 constexpr size_t kDeviceBytes = size_t{256} << 20;
+// The workspace matmul keeps from its first eager call on, as the CUDA backend keeps cuBLASLt's
+// (given back by release_cached_memory).
+constexpr size_t kMatmulWorkspaceBytes = size_t{1} << 20;
+
+// Device memory allocated and not yet freed, per device: memory_info reports the rest as free.
+std::mutex device_bytes_mutex;
+std::map<void*, std::pair<int, size_t>> device_allocations;
+size_t device_bytes_in_use[kDevices] = {};
 
 std::string mode() {
   const char* m = std::getenv(GPUACCEL_FAKE_CUDA_ENV);
@@ -59,7 +69,8 @@ bool faults_on() { return std::getenv(GPUACCEL_FAKE_CUDA_FAULTS_ENV) != nullptr;
 // hidden), over the fake device memory, which is host memory. Counts every op.
 class FakeBackend final : public Backend {
  public:
-  explicit FakeBackend(BackendServices& services) : services_(services), cpu_(cpu_backend()) {}
+  FakeBackend(int device, BackendServices& services) : device_(device), services_(services), cpu_(cpu_backend()) {}
+  ~FakeBackend() override;
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
@@ -80,7 +91,7 @@ class FakeBackend final : public Backend {
   // that does not exist yet.
   void copy_from_host(const void* host, const TensorView& dst) override {
     run("copy_to_device", [&] {
-      if (capturing_) return refuse("copy_from_host");
+      if (capture_.captures_here()) return refuse("copy_from_host");
       ++counters.copies_to_device;
       clock_us += 250;
       if (dst.data != nullptr) std::memcpy(dst.data, host, bytes_of(dst));
@@ -88,7 +99,7 @@ class FakeBackend final : public Backend {
   }
   void copy_to_host(const TensorView& src, void* host) override {
     run("copy_to_host", [&] {
-      if (capturing_) {
+      if (capture_.captures_here()) {
         refuse("copy_to_host");
         std::memset(host, 0, bytes_of(src));
         return;
@@ -97,11 +108,19 @@ class FakeBackend final : public Backend {
       std::memcpy(host, src.data, bytes_of(src));
     }, LaunchKind::kCopy, static_cast<int64_t>(bytes_of(src)));
   }
+  // Waits for every stream of the device, as the CUDA backend's does: the copy stream's queued
+  // DMAs run now.
   void synchronize() override {
     run("synchronize", [&] {
-      if (capturing_) return refuse("synchronize");
-      ++counters.synchronizes;
+      if (capture_.captures_here()) return refuse("synchronize");
+      wait_for_device();
     }, LaunchKind::kNone);
+  }
+  // CudaLibrary::synchronize (cuda.synchronize()) on this backend's device.
+  void synchronize_for_library() {
+    if (capture_.captures_here()) throw std::logic_error("synchronize: this thread is capturing on this device");
+    const CaptureOwner::OpScope scope(capture_);
+    wait_for_device();
   }
 
   // Streams and events (fake_cuda_library.h): compute runs at once, the copy stream's DMAs wait
@@ -133,7 +152,7 @@ class FakeBackend final : public Backend {
   }
   void host_wait_event(EventHandle event) override {
     run("host_wait_event", [&] {
-      if (capturing_) return refuse("host_wait_event");
+      if (capture_.captures_here()) return refuse("host_wait_event");
       ++counters.host_event_waits;
       reach(static_cast<FakeEvent*>(event));
     }, LaunchKind::kNone);
@@ -145,7 +164,7 @@ class FakeBackend final : public Backend {
   void copy_from_host_on(Stream stream, const void* host, const TensorView& dst) override {
     if (stream == Stream::kCompute) return copy_from_host(host, dst);
     run("copy_to_device", [&] {
-      if (capturing_) return refuse("copy_from_host_on");
+      if (capture_.captures_here()) return refuse("copy_from_host_on");
       ++counters.copies_to_device;
       ++counters.copy_stream_copies;
       std::lock_guard<std::mutex> lock(copy_mutex_);
@@ -157,26 +176,26 @@ class FakeBackend final : public Backend {
   // Graph capture as a stream capture does it: launches between begin and end are recorded,
   // not run, and a replay runs the recording; allocations meanwhile come from the graph's
   // arena (BackendServices::begin_capture_memory), exactly as on a GPU. So a replay that reused
-  // memory wrongly computes wrong numbers here too.
+  // memory wrongly computes wrong numbers here too. The capture is the capturing thread's, by
+  // the CUDA backend's own rules (backends/capture_owner.h): other threads' ops meanwhile run at
+  // once (on the GPU: on the side stream) and are neither recorded nor refused.
   bool supports_graph_capture() const override { return true; }
   void begin_capture() override {
-    run("begin_capture", [&] {
-      if (capturing_) throw LibraryOpError(ErrorCode::kInternal, "fake: a capture is already under way");
+    run_edge("begin_capture", [&] {
       if (std::getenv(GPUACCEL_FAKE_CUDA_NO_CAPTURE_ENV) != nullptr) {
         throw LibraryOpError(ErrorCode::kUnimplemented, "fake: stream capture refused on request");
       }
-      capture_memory_ = services_.begin_capture_memory();
-      capturing_ = true;
-      refused_.clear();
-      recording_.clear();
-    }, LaunchKind::kNone);
+      capture_.begin([&] {
+        capture_memory_ = services_.begin_capture_memory();
+        refused_.clear();
+        recording_.clear();
+      });
+    });
   }
   GraphHandle end_capture() override {
     GraphHandle graph = nullptr;
-    run("end_capture", [&] {
-      if (!capturing_) throw LibraryOpError(ErrorCode::kInternal, "fake: no capture under way");
-      capturing_ = false;
-      services_.end_capture_memory();
+    run_edge("end_capture", [&] {
+      capture_.end([&] { services_.end_capture_memory(); });
       auto* g = new FakeGraph{std::move(recording_), capture_memory_};
       recording_.clear();
       capture_memory_ = nullptr;
@@ -186,7 +205,7 @@ class FakeBackend final : public Backend {
       }
       ++counters.graph_captures;
       graph = g;
-    }, LaunchKind::kNone);
+    });
     return graph;
   }
   void replay(GraphHandle graph) override {
@@ -201,9 +220,24 @@ class FakeBackend final : public Backend {
       release(static_cast<FakeGraph*>(graph));
     }, LaunchKind::kNone);
   }
+  void release_cached_memory() override {
+    run("release_cached_memory", [&] {
+      std::lock_guard<std::mutex> lock(workspace_mutex_);
+      services_.deallocate(matmul_workspace_);
+      matmul_workspace_ = nullptr;
+    }, LaunchKind::kNone);
+  }
   // Computes nothing when given no memory (the profiler test times it on the fake clock).
   void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out) override {
     const std::optional<TensorView> b_ = optional_view(bias);
+    if (!capture_.captures_here()) {
+      run_library_op(services_, "matmul", LaunchKind::kNone, 0, [&] {
+        std::lock_guard<std::mutex> lock(workspace_mutex_);
+        if (matmul_workspace_ == nullptr) {
+          matmul_workspace_ = services_.allocate(kMatmulWorkspaceBytes, "cuBLASLt workspace");
+        }
+      });
+    }
     launch("matmul", [=] {
       clock_us += 1500;
       if (out.data != nullptr) cpu_.matmul(a, b, b_ ? &*b_ : nullptr, out);
@@ -269,8 +303,8 @@ class FakeBackend final : public Backend {
     launch("pool2d", [=] { cpu_.pool2d_forward(x, p, y, workspace); });
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& dx) override {
-    launch("pool2d_backward", [=] { cpu_.pool2d_backward(dy, p, workspace, dx); });
+                       const TensorView& x, const TensorView& dx) override {
+    launch("pool2d_backward", [=] { cpu_.pool2d_backward(dy, p, workspace, x, dx); });
   }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
     launch("softmax", [=] {
@@ -308,13 +342,32 @@ class FakeBackend final : public Backend {
                         const TensorView& slot0, const TensorView& slot1, const TensorView& slot2) override {
     launch("optimizer_update", [=] { cpu_.optimizer_update(u, param, grad, slot0, slot1, slot2); });
   }
+  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
+    launch("any_nonfinite", [=] {
+      ++counters.nonfinite_checks;
+      cpu_.any_nonfinite(tensors, flag);
+    });
+  }
 
  private:
   template <typename Body>
   void run(const char* op, Body&& body, LaunchKind kind = LaunchKind::kKernel, int64_t bytes = 0) {
     run_library_op(services_, op, kind, bytes, [&] {
+      const CaptureOwner::OpScope scope(capture_);
       ++counters.ops;
       body();
+    });
+  }
+  // A capture's begin or end: waits for other threads' ops in flight, so it holds no OpScope.
+  template <typename Body>
+  void run_edge(const char* op, Body&& body) {
+    run_library_op(services_, op, LaunchKind::kNone, 0, [&] {
+      ++counters.ops;
+      try {
+        body();
+      } catch (const std::logic_error& e) {
+        throw LibraryOpError(ErrorCode::kInternal, std::string("fake: ") + e.what());
+      }
     });
   }
 
@@ -339,7 +392,7 @@ class FakeBackend final : public Backend {
     KernelCopy k;
     std::shared_ptr<void> scratch;
     k.krsc = krsc_kernel(
-        w, capturing_,
+        w, capture_.captures_here(),
         [&] {
           const size_t bytes = static_cast<size_t>(w.numel()) * dtype_size(w.dtype);
           BackendServices* services = &services_;
@@ -377,7 +430,7 @@ class FakeBackend final : public Backend {
   template <typename Body>
   void launch(const char* op, Body body) {
     run(op, [&] {
-      if (capturing_) {
+      if (capture_.captures_here()) {
         recording_.emplace_back(body);
         return;
       }
@@ -394,6 +447,20 @@ class FakeBackend final : public Backend {
     const void* src;
     size_t bytes;
   };
+  void wait_for_device() {
+    ++counters.synchronizes;
+    std::lock_guard<std::mutex> lock(copy_mutex_);
+    run_queued_copies(copies_queued_);
+  }
+  // Runs the copy stream's DMAs up to position `until` (copy_mutex_ held).
+  void run_queued_copies(int64_t until) {
+    while (copies_run_ < until && !copy_queue_.empty()) {
+      const QueuedCopy& c = copy_queue_.front();
+      if (c.dst != nullptr) std::memcpy(c.dst, c.src, c.bytes);
+      copy_queue_.pop_front();
+      ++copies_run_;
+    }
+  }
   // Runs the copy stream's DMAs up to `event` (a wait on it has begun).
   void reach(FakeEvent* event) {
     std::lock_guard<std::mutex> lock(copy_mutex_);
@@ -401,24 +468,33 @@ class FakeBackend final : public Backend {
       ++counters.unrecorded_waits;
       return;
     }
-    while (copies_run_ < event->copy_position && !copy_queue_.empty()) {
-      const QueuedCopy& c = copy_queue_.front();
-      if (c.dst != nullptr) std::memcpy(c.dst, c.src, c.bytes);
-      copy_queue_.pop_front();
-      ++copies_run_;
-    }
+    run_queued_copies(event->copy_position);
   }
 
+  const int device_;
   BackendServices& services_;
   Backend& cpu_;
   std::mutex copy_mutex_;
   std::deque<QueuedCopy> copy_queue_;
   int64_t copies_queued_ = 0, copies_run_ = 0;
-  bool capturing_ = false;
-  std::string refused_;
+  std::mutex workspace_mutex_;
+  void* matmul_workspace_ = nullptr;
+  CaptureOwner capture_;
+  std::string refused_;  // these two: the capturing thread's only
+
   std::vector<std::function<void()>> recording_;
   void* capture_memory_ = nullptr;
 };
+
+// The backend made last for each device, for FakeLibrary::synchronize.
+std::mutex backends_mutex;
+std::map<int, FakeBackend*> backends_by_device;
+
+FakeBackend::~FakeBackend() {
+  std::lock_guard<std::mutex> lock(backends_mutex);
+  auto found = backends_by_device.find(device_);
+  if (found != backends_by_device.end() && found->second == this) backends_by_device.erase(found);
+}
 
 // The status a failing mode reports from the device queries.
 CudaStatus mode_status(std::string* error) {
@@ -435,7 +511,11 @@ CudaStatus mode_status(std::string* error) {
 class FakeLibrary final : public CudaLibrary {
  public:
   int runtime_version() const override { return 13000; }
-  int cudnn_version() const override { return 91900; }
+  // GPUACCEL_FAKE_CUDA_CUDNN_VERSION pretends another loaded cuDNN (an older one than the build's).
+  int cudnn_version() const override {
+    const char* pretended = std::getenv(GPUACCEL_FAKE_CUDA_CUDNN_VERSION_ENV);
+    return pretended != nullptr ? std::atoi(pretended) : 91900;
+  }
   int cublas_version() const override { return 130100; }
   CudaStatus driver_version(int* version, std::string* error) override {
     *version = mode() == "driver_too_old" || mode() == "driver_too_old_generic" ? 12040 : 13000;
@@ -459,11 +539,35 @@ class FakeLibrary final : public CudaLibrary {
     out->multi_processor_count = 4;
     return CudaStatus::kOk;
   }
-  CudaStatus memory_info(int, size_t* free_bytes, size_t* total_bytes, std::string*) override {
-    *free_bytes = *total_bytes = kDeviceBytes;
+  CudaStatus memory_info(int device, size_t* free_bytes, size_t* total_bytes, std::string*) override {
+    std::lock_guard<std::mutex> lock(device_bytes_mutex);
+    const size_t in_use = device >= 0 && device < kDevices ? device_bytes_in_use[device] : 0;
+    *total_bytes = kDeviceBytes;
+    *free_bytes = in_use < kDeviceBytes ? kDeviceBytes - in_use : 0;
     return CudaStatus::kOk;
   }
-  CudaStatus malloc_device(int, size_t bytes, void** ptr, std::string* error) override {
+  CudaStatus malloc_device(int device, size_t bytes, void** ptr, std::string* error) override {
+    const CudaStatus s = malloc_host_pinned(bytes, ptr, error);
+    if (s == CudaStatus::kOk && *ptr != nullptr && device >= 0 && device < kDevices) {
+      std::lock_guard<std::mutex> lock(device_bytes_mutex);
+      device_allocations[*ptr] = {device, bytes};
+      device_bytes_in_use[device] += bytes;
+    }
+    return s;
+  }
+  CudaStatus free_device(int, void* ptr, std::string* error) override {
+    {
+      std::lock_guard<std::mutex> lock(device_bytes_mutex);
+      auto found = device_allocations.find(ptr);
+      if (found != device_allocations.end()) {
+        device_bytes_in_use[found->second.first] -= found->second.second;
+        device_allocations.erase(found);
+      }
+    }
+    return free_host_pinned(ptr, error);
+  }
+  // Pinned host memory and device memory are both host memory here, counted alike.
+  CudaStatus malloc_host_pinned(size_t bytes, void** ptr, std::string* error) override {
     // 256-byte aligned, as cudaMalloc's memory is (the pools check it).
     *ptr = bytes == 0 ? nullptr : std::aligned_alloc(256, (bytes + 255) / 256 * 256);
     if (bytes != 0 && *ptr == nullptr) {
@@ -473,15 +577,11 @@ class FakeLibrary final : public CudaLibrary {
     ++counters.device_mallocs;
     return CudaStatus::kOk;
   }
-  CudaStatus free_device(int, void* ptr, std::string*) override {
+  CudaStatus free_host_pinned(void* ptr, std::string*) override {
     if (ptr != nullptr) ++counters.device_frees;
     std::free(ptr);
     return CudaStatus::kOk;
   }
-  CudaStatus malloc_host_pinned(size_t bytes, void** ptr, std::string* error) override {
-    return malloc_device(0, bytes, ptr, error);
-  }
-  CudaStatus free_host_pinned(void* ptr, std::string* error) override { return free_device(0, ptr, error); }
 
   // An event is the fake clock's value when it was recorded.
   bool create_event(int, void** event) override {
@@ -502,8 +602,24 @@ class FakeLibrary final : public CudaLibrary {
     if (event != nullptr) ++counters.events_destroyed;
     delete static_cast<int64_t*>(event);
   }
-  CudaStatus synchronize(int, std::string*) override {
-    ++counters.synchronizes;
+  // The whole device: through its backend when it has one (whose copy stream then runs).
+  CudaStatus synchronize(int device, std::string* error) override {
+    FakeBackend* backend = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(backends_mutex);
+      auto found = backends_by_device.find(device);
+      if (found != backends_by_device.end()) backend = found->second;
+    }
+    if (backend == nullptr) {
+      ++counters.synchronizes;
+      return CudaStatus::kOk;
+    }
+    try {
+      backend->synchronize_for_library();
+    } catch (const std::exception& e) {
+      if (error != nullptr) *error = e.what();
+      return CudaStatus::kError;
+    }
     return CudaStatus::kOk;
   }
   Backend* create_backend(int device, BackendServices& services) override {
@@ -513,7 +629,10 @@ class FakeLibrary final : public CudaLibrary {
         throw LibraryOpError(ErrorCode::kInvalidArgument, "fake CUDA: no device " + std::to_string(device));
       }
       ++counters.backends_created;
-      backend = new FakeBackend(services);
+      auto* made = new FakeBackend(device, services);
+      std::lock_guard<std::mutex> lock(backends_mutex);
+      backends_by_device[device] = made;
+      backend = made;
     });
     return backend;
   }

@@ -10,9 +10,13 @@
 // or "version=N" (the factory claims interface version N).
 #define GPUACCEL_FAKE_CUDA_ENV "GPUACCEL_FAKE_CUDA"
 #define GPUACCEL_FAKE_CUDA_COUNTERS "gpuaccel_fake_cuda_counters"
+// The cuDNN version the fake reports as loaded (cuDNN 9's encoding, 91000); unset: 91900.
+#define GPUACCEL_FAKE_CUDA_CUDNN_VERSION_ENV "GPUACCEL_FAKE_CUDA_CUDNN_VERSION"
 
 // Device memory is host memory (aligned_alloc), so copies are memcpy and every op is computed
-// by the CPU backend on it. A fake device clock times the profiler's events: matmul takes 1.5 ms
+// by the CPU backend on it. memory_info reports 256 MiB less what is allocated on the device and
+// not yet freed; matmul keeps a 1 MiB workspace from the pool, as the CUDA backend keeps
+// cuBLASLt's, until Backend::release_cached_memory. A fake device clock times the profiler's events: matmul takes 1.5 ms
 // of it (and computes nothing when its output has no memory), a host-to-device copy 0.25 ms.
 // With GPUACCEL_FAKE_CUDA_FAULTS set, ops fail on purpose: unary kLog throws the library's typed
 // error (InvalidArgument), kSqrt a plain std::runtime_error, kTanh and softmax Unimplemented,
@@ -54,6 +58,9 @@ struct FakeCudaCounters {
   // backend makes them (backends/krsc_kernel.h): once per weights version, or per call while
   // capturing. The fake's convolutions compute from that copy, so a stale one gives wrong numbers.
   int64_t kernel_layout_copies;
+  // Backend::any_nonfinite launches: the loss-scale finite check's one launch per step over all
+  // gradients (optim/loss_scale_optimizer.cc).
+  int64_t nonfinite_checks;
 };
 
 extern "C" {

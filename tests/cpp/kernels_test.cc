@@ -11,6 +11,7 @@
 
 #include "kernels/binary_functors.h"
 #include "kernels/dropout_functor.h"
+#include "kernels/nonfinite_functor.h"
 #include "kernels/philox.h"
 #include "kernels/reduce_functors.h"
 #include "kernels/unary_functors.h"
@@ -260,6 +261,37 @@ TEST(KernelsReduce, ArgCombinersAreOrderIndependent) {
   EXPECT_EQ(a.index, 3);
   a = ArgMinCombiner<double>{}(IV{-9.0, 0}, IV{NAN, 5});
   EXPECT_EQ(a.index, 5);
+}
+
+// The loss-scale finite check's element test, on every bit pattern of the 16-bit types against
+// the IEEE definition (all exponent bits set), and on float32's boundary patterns.
+TEST(KernelsNonFinite, EveryHalfAndBFloat16PatternAndFloat32Boundaries) {
+  const NonFiniteFunctor f16 = NonFiniteFunctor::float16(), bf16 = NonFiniteFunctor::bfloat16();
+  int f16_bad = 0, bf16_bad = 0;
+  for (uint32_t b = 0; b < 0x10000u; ++b) {
+    const bool f16_expect = ((b >> 10) & 0x1f) == 0x1f;  // 5 exponent bits
+    const bool bf16_expect = ((b >> 7) & 0xff) == 0xff;  // 8 exponent bits
+    ASSERT_EQ(f16(b), f16_expect) << b;
+    ASSERT_EQ(bf16(b), bf16_expect) << b;
+    f16_bad += f16_expect;
+    bf16_bad += bf16_expect;
+  }
+  EXPECT_EQ(f16_bad, 2 * 1024);  // +-inf and the NaNs of each sign
+  EXPECT_EQ(bf16_bad, 2 * 128);
+  const NonFiniteFunctor f32 = NonFiniteFunctor::float32();
+  for (uint32_t b : {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u, 0xffffffffu}) {
+    EXPECT_TRUE(f32(b)) << b;
+  }
+  for (uint32_t b : {0x7f7fffffu, 0xff7fffffu, 0x00000000u, 0x80000000u, 0x00000001u, 0x3f800000u}) {
+    EXPECT_FALSE(f32(b)) << b;
+  }
+  // Words as the CUDA kernel reads them: two 16-bit values, either may be the bad one.
+  EXPECT_TRUE(f16.any_in_word(0x3c007c00u));   // 1.0 | inf
+  EXPECT_TRUE(f16.any_in_word(0x7e003c00u));   // NaN | 1.0
+  EXPECT_FALSE(f16.any_in_word(0x7bff7bffu));  // 65504 | 65504
+  EXPECT_TRUE(bf16.any_in_word(0x3f807f80u));
+  EXPECT_FALSE(bf16.any_in_word(0x7f7f7f7fu));
+  EXPECT_FALSE(f32.any_in_word(0x7c007c00u));  // as float32: a finite number
 }
 
 }  // namespace

@@ -15,22 +15,14 @@
 #include "core/device_registry.h"
 #include "core/errors.h"
 #include "fake_cuda_library.h"
+#include "test_helpers.h"
 #include "memory/memory_manager.h"
 
 namespace gpuaccel {
 namespace {
 
-LogicalDevice cpu() { return DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0); }
-
-TensorView f32_view(float* data, int64_t n) {
-  TensorView v;
-  v.data = data;
-  v.dtype = DType::kFloat32;
-  v.ndim = 1;
-  v.shape[0] = n;
-  v.strides[0] = 1;
-  return v;
-}
+using test::cpu;
+using test::f32_view;
 
 class LibraryBackendTest : public ::testing::Test {
  protected:

@@ -17,6 +17,7 @@
 #include "backends/backend.h"
 #include "core/errors.h"
 #include "ops/creation.h"
+#include "ops/finite_check.h"
 #include "ops/shape_ops.h"
 #include "optim/adam.h"
 #include "optim/loss_scale_optimizer.h"
@@ -57,6 +58,33 @@ TEST(LossScaleFinite, EveryDtypeAndStridedViews) {
   const Tensor m = make({1, 2, 3, kInf, 5, 6}, {2, 3});
   EXPECT_FALSE(optim::all_finite(transpose(m, 0, 1)));
   EXPECT_TRUE(optim::all_finite(transpose(make({1, 2, 3, 4, 5, 6}, {2, 3}), 0, 1)));
+}
+
+// One any_nonfinite call over a whole gradient list: every dtype, empty and integer tensors
+// skipped, the bad element in any tensor of the list, and the flag overwritten (0 after 1).
+TEST(LossScaleFinite, OneCheckOverAllGradients) {
+  const LogicalDevice cpu;
+  const Tensor flag = any_nonfinite({}, cpu);
+  EXPECT_EQ(read(flag), std::vector<float>{0.0f});
+  const Tensor a = make({1.0f, 2.0f, 3.0f}, {3});
+  const Tensor empty = make({}, {0});
+  const Tensor ints = cast(make({1.0f, 2.0f}, {2}), DType::kInt32);
+  std::vector<Tensor> grads = {a, Tensor(), empty, ints, cast(a, DType::kFloat16),
+                               cast(a, DType::kBFloat16)};
+  any_nonfinite_into(grads, flag);
+  EXPECT_EQ(read(flag), std::vector<float>{0.0f});
+  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    for (float bad : {kInf, -kInf, kNaN}) {
+      std::vector<Tensor> with_bad = grads;
+      with_bad.push_back(cast(make({0.5f, bad}, {2}), dtype));
+      any_nonfinite_into(with_bad, flag);
+      EXPECT_EQ(read(flag), std::vector<float>{1.0f}) << dtype_name(dtype) << " " << bad;
+      any_nonfinite_into(grads, flag);  // overwritten, not accumulated
+      EXPECT_EQ(read(flag), std::vector<float>{0.0f});
+    }
+  }
+  expect_error(ErrorCode::kInvalidArgument, "the flag must be a float32 tensor of one element",
+               [&] { any_nonfinite_into(grads, make({0.0f, 0.0f}, {2})); });
 }
 
 // Keras 3's rules, written out independently: the reference for the scripted sequence.

@@ -186,22 +186,68 @@ TEST(MemoryPool, GrowthStartsAt2MiBAndDoubles) {
   EXPECT_EQ(f.pool.stats().segments.current, 5);  // memory is kept (cached) after frees
 }
 
+// Asks the device turned down: every size asked for that did not become a region.
+int64_t refused_asks(const Fixture& f) {
+  return f.fake->alloc_calls() - static_cast<int64_t>(f.pool.stats().num_device_alloc);
+}
+
 TEST(MemoryPool, GrowthBacksOffWhenTheDeviceRefuses) {
-  Fixture f(10 * MiB);  // the device has 10 MiB
+  Fixture f;
+  f.fake->set_refusal([](size_t bytes) { return bytes > 4 * MiB; });  // no block over 4 MiB
   std::vector<void*> live;
   for (int i = 0; i < 10; ++i) live.push_back(f.pool.allocate(MiB));
-  // 2 MiB, 4 MiB, then 8 MiB refused (6 + 8 > 10) and halved to 4 MiB.
-  const std::vector<size_t> expected = {2 * MiB, 4 * MiB, 8 * MiB, 4 * MiB};
-  EXPECT_EQ(f.fake->requests(), expected);
+  // 2 MiB, 4 MiB, then 8 MiB refused and halved to 4 MiB.
+  EXPECT_EQ(f.fake->requests(), (std::vector<size_t>{2 * MiB, 4 * MiB, 8 * MiB, 4 * MiB}));
   EXPECT_EQ(f.pool.stats().reserved_bytes.current, static_cast<int64_t>(10 * MiB));
-  // Full: 16 MiB refused, halving down to the 1 MiB request, then the out-of-memory report.
-  const std::string text = error_text(ErrorCode::kResourceExhausted, [&] { f.pool.allocate(MiB); });
-  EXPECT_NE(text.find("refused"), std::string::npos) << text;
-  const std::vector<size_t> requests = f.fake->requests();
-  const std::vector<size_t> tail(requests.end() - 5, requests.end());
-  EXPECT_EQ(tail, (std::vector<size_t>{16 * MiB, 8 * MiB, 4 * MiB, 2 * MiB, 1 * MiB}));
+  // The next region starts at the 4 MiB that was granted, not at 16 MiB (twice the refused
+  // ask): growing on costs no refused ask at all.
+  for (int i = 0; i < 8; ++i) live.push_back(f.pool.allocate(MiB));
+  EXPECT_EQ(f.fake->requests(), (std::vector<size_t>{2 * MiB, 4 * MiB, 8 * MiB, 4 * MiB, 4 * MiB, 4 * MiB}));
+  EXPECT_EQ(refused_asks(f), 1);
   for (void* p : live) f.pool.deallocate(p);
   f.pool.check_invariants();
+}
+
+TEST(MemoryPool, GrowthAfterABackOffCountsFewRefusals) {
+  // A device that gives no block over 3 MiB: the first growth past it halves once; every later
+  // one asks for what was granted. (Before, each growth started at twice the refused size and
+  // halved twice.)
+  Fixture f;
+  f.fake->set_refusal([](size_t bytes) { return bytes > 3 * MiB; });
+  std::vector<void*> live;
+  for (int i = 0; i < 40; ++i) live.push_back(f.pool.allocate(MiB));
+  EXPECT_EQ(f.pool.stats().num_device_alloc, 20);  // 2 MiB each: halving 4 MiB stops at 2
+  EXPECT_EQ(refused_asks(f), 1);
+  for (void* p : live) f.pool.deallocate(p);
+}
+
+TEST(MemoryPool, GrowthIsCappedAtTheDevicesFreeMemory) {
+  Fixture f(10 * MiB);  // the device has 10 MiB and says how much is free
+  std::vector<void*> live;
+  for (int i = 0; i < 10; ++i) live.push_back(f.pool.allocate(MiB));
+  // 2 MiB, 4 MiB, then not 8 MiB (only 4 are free) but the 4 MiB that are: nothing refused.
+  EXPECT_EQ(f.fake->requests(), (std::vector<size_t>{2 * MiB, 4 * MiB, 4 * MiB}));
+  EXPECT_EQ(refused_asks(f), 0);
+  EXPECT_EQ(f.pool.stats().reserved_bytes.current, static_cast<int64_t>(10 * MiB));
+  // Full: one ask of the request itself (the device's own refusal), then the report.
+  const std::string text = error_text(ErrorCode::kResourceExhausted, [&] { f.pool.allocate(MiB); });
+  EXPECT_NE(text.find("refused"), std::string::npos) << text;
+  EXPECT_EQ(f.fake->requests().back(), MiB);
+  EXPECT_EQ(refused_asks(f), 1);
+  for (void* p : live) f.pool.deallocate(p);
+  f.pool.check_invariants();
+}
+
+TEST(MemoryPool, NoFreeMemoryQueryWhileRegionsAreHeld) {
+  // While a CUDA graph is captured on the GPU (rule 13) the pool does not ask the device how
+  // much is free: growth then backs off on refusal, as without the cap.
+  PoolOptions o;
+  o.regions_held = [] { return std::string("a CUDA graph is being captured"); };
+  Fixture f(10 * MiB, o);
+  std::vector<void*> live;
+  for (int i = 0; i < 10; ++i) live.push_back(f.pool.allocate(MiB));
+  EXPECT_EQ(f.fake->requests(), (std::vector<size_t>{2 * MiB, 4 * MiB, 8 * MiB, 4 * MiB}));
+  for (void* p : live) f.pool.deallocate(p);
 }
 
 TEST(MemoryPool, PreallocatedPoolNeverCallsTheDeviceAgain) {

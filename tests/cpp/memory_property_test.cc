@@ -55,16 +55,19 @@ class Model {
       : capacity_(c.capacity),
         limit_(c.limit ? round_down_256(*c.limit) : SIZE_MAX),
         max_region_(c.max_region),
-        next_(initial) {}
+        next_(initial),
+        initial_(initial) {}
 
-  // The growth rules of pool_allocator.h, played against a device of `capacity_`.
-  Growth predict_growth(size_t rounded) const {
+  // The growth rules of pool_allocator.h, played against a device of `capacity_` (which says
+  // how much is free, as the fake sub-allocator does). Records the refused asks, as the pool.
+  Growth predict_growth(size_t rounded) {
     Growth g;
     const size_t room = limit_ > reserved_ ? limit_ - reserved_ : 0;
     if (rounded > room) return g;
     size_t want = next_;
     while (want < rounded) want *= 2;
     want = std::min(want, room);
+    want = std::max(rounded, std::min(want, round_down_256(capacity_ - reserved_)));
     g.want = want;
     for (size_t attempt = want;;) {
       ++g.asks;
@@ -73,6 +76,7 @@ class Model {
         g.size = attempt;
         return g;
       }
+      smallest_refused_ = std::min(smallest_refused_, attempt);
       if (attempt == rounded) return g;
       attempt = std::max(rounded, round_down_256(attempt / 2));
     }
@@ -113,6 +117,7 @@ class Model {
         ++it;
       }
     }
+    if (released > 0) smallest_refused_ = SIZE_MAX;
     return released;
   }
 
@@ -122,7 +127,9 @@ class Model {
     reserved_ += size;
     peak_reserved_ = std::max(peak_reserved_, reserved_);
     ++device_alloc_;
-    next_ = std::min(want * 2, max_region_);
+    size_t next = size == want ? want * 2 : size;
+    if (next >= smallest_refused_) next = size;
+    next_ = std::min(std::max(next, initial_), max_region_);
   }
 
   // Takes the free range at `p` for a request; returns the chunk size.
@@ -237,6 +244,8 @@ class Model {
   size_t limit_;
   size_t max_region_;
   size_t next_;
+  size_t initial_;
+  size_t smallest_refused_ = SIZE_MAX;  // since regions were last released
   std::map<uintptr_t, size_t> regions_;
   std::map<uintptr_t, size_t> free_by_addr_;
   std::set<std::pair<size_t, uintptr_t>> free_by_size_;

@@ -70,6 +70,13 @@ TEST(NcclLibraryDirect, OpensNcclAndRefusesBadArguments) {
   NcclBuffer buffer;
   EXPECT_EQ(nccl->all_reduce_sum(nullptr, &buffer, 1, nullptr, 100, &error), NcclStatus::kInvalidArgument);
   EXPECT_NE(error.find("null NCCL communicator"), std::string::npos) << error;
+  // A dtype NCCL cannot reduce is refused before anything reaches NCCL (no group to end and
+  // poll), so even ahead of the communicator check.
+  NcclBuffer flags;
+  flags.dtype = DType::kBool;
+  flags.count = 4;
+  EXPECT_EQ(nccl->all_reduce_sum(nullptr, &flags, 1, nullptr, 100, &error), NcclStatus::kInvalidArgument);
+  EXPECT_NE(error.find("NCCL cannot all_reduce_sum tensors of dtype bool"), std::string::npos) << error;
 }
 
 class NcclOnGpu : public CudaDeviceTest {};
@@ -93,6 +100,19 @@ TEST_F(NcclOnGpu, OneRankCommunicatorSumsToItselfAndBroadcasts) {
   Tensor on_cpu = test::make({1}, Shape{1});
   test::expect_error(ErrorCode::kInvalidArgument, "this NCCL rank's tensors live on GPU:0",
                      [&] { c->all_reduce_sum({on_cpu}); });
+}
+
+// Refused before the group starts, the communicator is still usable afterwards.
+TEST_F(NcclOnGpu, AnUnsupportedDtypeLeavesTheCommunicatorUsable) {
+  LogicalDevice gpu{DeviceType::kGPU, 0, ordinal_};
+  auto c = make_nccl_collective(gpu, 0, 1, nccl_unique_id(), 30s);
+  Tensor a = on_gpu({1, 2}, 0);
+  Tensor flags = cast(on_gpu({1, 0}, 0), DType::kBool);
+  test::expect_error(ErrorCode::kInvalidArgument, "NCCL cannot all_reduce_sum tensors of dtype bool",
+                     [&] { c->all_reduce_sum({a, flags}); });
+  c->all_reduce_sum({a});
+  c->barrier();
+  EXPECT_EQ(test::read(a), (std::vector<float>{1, 2}));
 }
 
 TEST_F(NcclOnGpu, OverlappedBucketsWaitForTheirGradientsOnTheComputeStream) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "core/device_registry.h"
 #include "core/errors.h"
 #include "ops/creation.h"
 
@@ -24,6 +25,22 @@ inline std::vector<float> read(const Tensor& t) {
   std::vector<float> out(static_cast<size_t>(t.numel()));
   backend_for(t.device()).copy_to_host(t.view(), out.data());
   return out;
+}
+
+// The first logical CPU.
+inline LogicalDevice cpu() {
+  return DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0);
+}
+
+// A contiguous float32 view of `n` values at `data` (device-neutral: fake GPUs' memory too).
+inline TensorView f32_view(float* data, int64_t n) {
+  TensorView v;
+  v.data = data;
+  v.dtype = DType::kFloat32;
+  v.ndim = 1;
+  v.shape[0] = n;
+  v.strides[0] = 1;
+  return v;
 }
 
 // `f` must throw gpuaccel::Error with `code` and a message containing `fragment`.

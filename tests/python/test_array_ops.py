@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gpuaccel as ga
+import gpuaccel.torch as torch_face
 from gpuaccel import errors
 from test_autograd import check_gradients, rnd
 
@@ -15,7 +16,7 @@ def test_reshape_transpose_expand_dims_accept_numpy_and_lists():
     np.testing.assert_array_equal(ga.transpose(a).numpy(), a.T)  # TF: reverse the axes
     np.testing.assert_array_equal(ga.transpose(a, perm=[1, 0, 2]).numpy(),
                                   a.transpose(1, 0, 2))
-    np.testing.assert_array_equal(ga.transpose(a, 0, 2).numpy(), a.swapaxes(0, 2))  # torch
+    np.testing.assert_array_equal(torch_face.transpose(a, 0, 2).numpy(), a.swapaxes(0, 2))
     np.testing.assert_array_equal(ga.expand_dims([1.0, 2.0], 0).numpy(), [[1.0, 2.0]])
     np.testing.assert_array_equal(ga.expand_dims(a, -1).shape, (2, 3, 4, 1))
     np.testing.assert_array_equal(ga.squeeze(np.ones((1, 3, 1))).shape, (3,))
@@ -75,7 +76,7 @@ def test_stack_unstack_split_forward_and_gradients():
 
 def test_torch_split_and_chunk_use_piece_sizes():
     x = ga.arange(10)
-    assert [p.tolist() for p in ga.split(x, 4, dim=0)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert [p.tolist() for p in torch_face.split(x, 4, dim=0)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert [p.tolist() for p in x.split(3)] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
     assert [len(p) for p in ga.chunk(x, 3)] == [4, 4, 2]
 
@@ -98,10 +99,10 @@ def test_tf_gather_rejects_out_of_range_indices():
 def test_torch_gather_along_dim_with_gradients():
     x = rnd((3, 4))
     index = np.array([[0, 3], [2, 2], [1, 0]])
-    check_gradients(lambda t: ga.gather(t, 1, ga.tensor(index)),
+    check_gradients(lambda t: torch_face.gather(t, 1, ga.tensor(index)),
                     lambda t: np.take_along_axis(t, index, 1), [x])
     index0 = np.array([[2, 0, 1, 1]])
-    np.testing.assert_array_equal(ga.gather(ga.tensor(x), 0, ga.tensor(index0)).numpy(),
+    np.testing.assert_array_equal(torch_face.gather(ga.tensor(x), 0, ga.tensor(index0)).numpy(),
                                   np.take_along_axis(x, index0, 0))
 
 
@@ -169,7 +170,8 @@ def test_gather_is_exact_for_integers_and_non_finite_values():
     np.testing.assert_array_equal(ga.gather(ints, [1], axis=1).numpy(), ints[:, [1]])
     floats = np.array([[np.inf, 1.0], [2.0, np.nan], [3.0, 4.0]], np.float32)
     np.testing.assert_array_equal(ga.gather(floats, [2, 0]).numpy(), floats[[2, 0]])
-    np.testing.assert_array_equal(ga.gather(ga.tensor(ints), 1, ga.tensor([[1], [0], [1]])).numpy(),
-                                  np.take_along_axis(ints, np.array([[1], [0], [1]]), 1))
-    np.testing.assert_array_equal(ga.gather(floats, 1, ga.tensor([[0], [0], [1]])).numpy(),
+    np.testing.assert_array_equal(
+        torch_face.gather(ga.tensor(ints), 1, ga.tensor([[1], [0], [1]])).numpy(),
+        np.take_along_axis(ints, np.array([[1], [0], [1]]), 1))
+    np.testing.assert_array_equal(torch_face.gather(floats, 1, ga.tensor([[0], [0], [1]])).numpy(),
                                   np.take_along_axis(floats, np.array([[0], [0], [1]]), 1))

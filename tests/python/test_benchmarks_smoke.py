@@ -47,3 +47,34 @@ CTEST_RUNS = {"compare_onednn_builds.py"}
 def test_every_benchmark_script_is_smoke_run():
     scripts = {p.name for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_")}
     assert scripts == {r[0] for r in RUNS} | CTEST_RUNS, "add the new benchmark to RUNS"
+
+
+def test_gpu_train_configures_pytorch_like_for_like_and_as_shipped():
+    """gpu_train.py's PyTorch peer (no PyTorch or GPU here): its setup code, run against a
+    stand-in `torch`, turns on cudnn.benchmark in both modes, turns TF32 off and picks
+    channels_last only like for like, and leaves PyTorch's TF32 defaults alone otherwise."""
+    import importlib.util
+    import json
+    import types
+
+    spec = importlib.util.spec_from_file_location("gpu_train", BENCHMARKS / "gpu_train.py")
+    gpu_train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_train)
+    assert [mode for mode, _ in gpu_train.TORCH_MODES] == ["like", "default"]
+    for mode, tf32, layout in (("like", False, "channels_last"), ("default", True, "contiguous_format")):
+        flags = types.SimpleNamespace
+        torch = types.ModuleType("torch")
+        torch.channels_last, torch.contiguous_format = "channels_last", "contiguous_format"
+        # PyTorch's shipped values: TF32 convolutions on, TF32 matmuls off, benchmark off.
+        torch.backends = flags(cudnn=flags(benchmark=False, allow_tf32=True),
+                               cuda=flags(matmul=flags(allow_tf32=False)))
+        sys.modules["torch"] = torch
+        try:
+            scope = {"cfg": json.loads(json.dumps({"torch_mode": mode}))}
+            exec(gpu_train.TORCH_SETUP, scope)
+        finally:
+            del sys.modules["torch"]
+        assert torch.backends.cudnn.benchmark is True
+        assert torch.backends.cudnn.allow_tf32 is tf32
+        assert torch.backends.cuda.matmul.allow_tf32 is False
+        assert scope["FORMAT"] == layout

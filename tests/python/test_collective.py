@@ -65,7 +65,7 @@ def finish(proc):
     return proc.returncode, out, err
 
 
-def check_sum_results(outputs):
+def check_sum_results(outputs, engine="gloo"):
     """The JSON lines of collective_worker.py 'sum' from both ranks."""
     results = {}
     for out in outputs:
@@ -74,10 +74,12 @@ def check_sum_results(outputs):
     assert sorted(results) == [0, 1]
     base = np.arange(6, dtype=np.float32).reshape(2, 3)
     for r in results.values():
-        assert r["world_size"] == 2 and r["engine"] == "gloo"
+        assert r["world_size"] == 2 and r["engine"] == engine
         np.testing.assert_allclose(r["a"], base * 1 + base * 2)
         np.testing.assert_allclose(r["b"], [0.5 + 1.5, -2.0])
         np.testing.assert_allclose(r["half"], [1.5 + 3.0, 4.0])  # exact in bfloat16
+        assert r["ints"] == [1 + 2, 2 ** 41]  # int64, beyond float32's exact integers
+        np.testing.assert_allclose(r["float16"], [0.25 + 0.5, 3.0])  # exact in float16
         np.testing.assert_allclose(r["weights"], [11.0, 21.0])  # rank 1's values
 
 

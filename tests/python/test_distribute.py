@@ -525,3 +525,66 @@ def test_fit_on_one_device_says_nothing(monkeypatch, capsys):
     x, y = distribute_programs.equivalence_data()
     model.fit(x[:64], y[:64], batch_size=64, verbose=0)
     assert "GPUs are visible" not in capsys.readouterr().err
+
+
+# ---- logical GPUs split from one physical GPU (the fake CUDA library's GPU 0) ----
+
+SPLIT_GPU_PROBE_BODY = r"""
+import json, os, sys
+import numpy as np
+sys.path.insert(0, os.environ["TESTS_DIR"])
+import distribute_programs
+import gpuaccel as tf
+from gpuaccel.config import LogicalDeviceConfiguration
+
+gpu0 = tf.config.list_physical_devices("GPU")[0]
+tf.config.set_visible_devices([gpu0], "GPU")  # a one-GPU machine (the fake has two)
+tf.config.set_logical_device_configuration(
+    gpu0, [LogicalDeviceConfiguration(memory_limit=64), LogicalDeviceConfiguration(memory_limit=64)])
+out = {"logical_gpus": [d.name for d in tf.config.list_logical_devices("GPU")]}
+try:
+    tf.distribute.MirroredStrategy(cross_device_ops=tf.distribute.NcclAllReduce())
+    out["nccl"] = None
+except ValueError as e:
+    out["nccl"] = str(e)
+expected, expected_history = distribute_programs.reference_weights("adam")
+strategy = tf.distribute.MirroredStrategy()
+out["replicas"] = strategy.num_replicas_in_sync
+with strategy.scope():
+    model = distribute_programs.equivalence_model("adam")
+ops, to_host = fake_counters.ops, fake_counters.copies_to_host
+history = distribute_programs.train_ten_steps(model)
+out["gpu_ops"] = fake_counters.ops - ops  # the replicas ran on the (fake) GPUs
+out["copies_to_host"] = fake_counters.copies_to_host - to_host  # gradients staged to the host
+out["max_abs_diff"] = max(float(np.abs(a - b).max()) for a, b in zip(model.get_weights(), expected))
+out["loss"] = [history["loss"][0], expected_history["loss"][0]]
+print(json.dumps(out))
+"""
+
+
+def test_mirrored_strategy_on_logical_gpus_of_one_gpu_reduces_without_nccl():
+    """Two logical GPUs on one physical GPU (how a one-GPU Colab tries MirroredStrategy): NCCL
+    refuses two ranks on one device, so the replicas sum through host memory (TF falls back to
+    ReductionToOneDevice for virtual GPUs) and match one replica on the global batch. The fake
+    library has no NCCL: choosing it would fail here."""
+    from test_library_backend import FAKE_COUNTERS, run_with_fake
+    r = run_with_fake(FAKE_COUNTERS + SPLIT_GPU_PROBE_BODY,
+                      TESTS_DIR=os.path.dirname(os.path.abspath(__file__)))
+    assert r["logical_gpus"] == ["/device:GPU:0", "/device:GPU:1"]
+    assert r["nccl"] is not None and "Duplicate GPU detected" in r["nccl"]
+    assert "ReductionToOneDevice()" in r["nccl"]
+    assert r["replicas"] == 2
+    assert r["gpu_ops"] > 0 and r["copies_to_host"] >= 2 * 10, r  # each rank, every step
+    assert r["max_abs_diff"] <= ATOL, r
+    assert r["loss"][0] == pytest.approx(r["loss"][1], abs=ATOL)
+
+
+def test_reduction_to_one_device_is_accepted_for_logical_gpus_sharing_one_gpu():
+    from gpuaccel.distribute._cross_device_ops import check_cross_device_ops
+    one = tf.distribute.ReductionToOneDevice()
+    assert check_cross_device_ops(one, "GPU", 2, gpus_share_a_device=True) is one
+    with pytest.raises(ValueError, match="Duplicate GPU detected"):
+        check_cross_device_ops(tf.distribute.NcclAllReduce(), "GPU", 2, gpus_share_a_device=True)
+    with pytest.raises(NotImplementedError, match="reduce_to_device and accumulation_fn"):
+        check_cross_device_ops(tf.distribute.ReductionToOneDevice(reduce_to_device="/gpu:0"),
+                               "GPU", 2, gpus_share_a_device=True)

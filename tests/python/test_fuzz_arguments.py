@@ -26,7 +26,7 @@ from crash_isolation import isolated  # noqa: F401 -- the module-scoped worker f
 AXIS_OPS = {
     "math.argmax": lambda g, t, a: g.math.argmax(t, axis=a),
     "math.argmin": lambda g, t, a: g.math.argmin(t, axis=a),
-    "argmax(dim)": lambda g, t, a: g.argmax(t, dim=a),
+    "argmax(dim)": lambda g, t, a: g.torch.argmax(t, dim=a),
     "max(dim)": lambda g, t, a: g.max(t, dim=a),
     "min(dim)": lambda g, t, a: g.min(t, dim=a),
     "reduce_sum": lambda g, t, a: g.math.reduce_sum(t, axis=a),

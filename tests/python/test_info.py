@@ -1,6 +1,7 @@
 """gpuaccel.version, gpuaccel.info (``python -m gpuaccel.info``) and gpuaccel.utils.smi(): the
 versions agree with the libraries, the report names each problem with its fix, and the smi
 table renders NVML's numbers (or says why there are none)."""
+import json
 import os
 import re
 import subprocess
@@ -74,6 +75,31 @@ def test_no_driver_is_explained_in_tensorflows_words():
     assert "Could not find cuda drivers" in found[0]["explanation"]
     assert "Fix:" in found[0]["explanation"]
     assert "Could not find cuda drivers" in info.report()
+
+
+def test_a_cudnn_older_than_the_build_is_a_warning_in_the_report(tmp_path):
+    from test_library_backend import fake_library
+    build_cudnn = _C.build_info()["cudnn"]
+    if not build_cudnn:
+        pytest.skip("built without cuDNN: nothing to compare the loaded one with")
+    older = build_cudnn // 10000 * 10000  # x.0.0 of the build's major
+    package_root = os.path.dirname(os.path.dirname(gpuaccel.__file__))
+    env = dict(os.environ, GPUACCEL_CUDA_BACKEND=fake_library(), GPUACCEL_FAKE_CUDA="ok",
+               GPUACCEL_FAKE_CUDA_CUDNN_VERSION=str(older), PYTHONPATH=os.pathsep.join(
+                   [package_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    code = ("import json; from gpuaccel import info, cuda; "
+            "print(json.dumps([cuda.device_count(), info.problems()]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    device_count, found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert device_count == 2  # a warning: the GPUs stay usable
+    kinds = {p["kind"]: p["explanation"] for p in found}
+    assert "cudnn_older_than_build" in kinds, found
+    assert _C.cudnn_version_string(older) in kinds["cudnn_older_than_build"]
+    assert _C.check_cudnn_runtime(build_cudnn, older) == kinds["cudnn_older_than_build"]
+    assert _C.check_cudnn_runtime(build_cudnn, build_cudnn) == ""
 
 
 def test_gpus_hidden_by_set_visible_devices_are_reported():

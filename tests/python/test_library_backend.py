@@ -55,7 +55,7 @@ class _FakeCudaCounters(ctypes.Structure):
         'device_frees', 'events_created', 'events_recorded', 'events_destroyed', 'synchronizes',
         'graph_captures', 'graph_launches', 'graphs_destroyed', 'copy_stream_copies',
         'backend_events_created', 'backend_events_recorded', 'stream_waits', 'host_event_waits',
-        'unrecorded_waits', 'kernel_layout_copies')]
+        'unrecorded_waits', 'kernel_layout_copies', 'nonfinite_checks')]
 _fake = ctypes.CDLL(os.environ['GPUACCEL_CUDA_BACKEND'])
 _fake.gpuaccel_fake_cuda_counters.restype = ctypes.POINTER(_FakeCudaCounters)
 fake_counters = _fake.gpuaccel_fake_cuda_counters().contents
@@ -286,10 +286,12 @@ def fit(device, jit_compile):
                                                   initial_scale=2.0**24, dynamic_growth_steps=3)
         model.compile(optimizer=opt, jit_compile=jit_compile,
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        to_host = fake_counters.copies_to_host
+        to_host, checks = fake_counters.copies_to_host, fake_counters.nonfinite_checks
         history = model.fit(x, y, epochs=6, batch_size=16, verbose=0, shuffle=False)
         t = model._cpp_trainer
         return {'copies_to_host': fake_counters.copies_to_host - to_host,
+                'nonfinite_checks': fake_counters.nonfinite_checks - checks,
+                'gradients': len(model.trainable_weights),
                 'loss': history.history['loss'],
                 'weights': [w.tolist() for w in model.get_weights()],
                 'iterations': int(opt.iterations), 'scale': float(opt.dynamic_scale),
@@ -313,5 +315,9 @@ def test_loss_scaling_runs_on_the_gpu_without_host_reads_and_is_captured():
             cpu["iterations"], cpu["scale"], cpu["counter"])
         # No read per step: the 6 epochs' logs and nothing else (24 steps).
         assert gpu["copies_to_host"] <= 7
+        # The finite check is one fused launch per step over all 4 gradients (a replayed graph
+        # runs its recorded launch), not a reduction per gradient.
+        assert gpu["gradients"] == 4
+        assert gpu["nonfinite_checks"] == 24
     assert r["graphs"]["captures"] == 1 and r["graphs"]["reason"] == ""
     assert r["eager"]["captures"] == 0

@@ -83,10 +83,12 @@ def test_comparisons_and_logic_return_bool():
 
 
 def test_argmax_follows_tf_default_axis_and_torch_dim():
+    import gpuaccel.torch as torch_face
     a = rnd((3, 4))
     np.testing.assert_array_equal(ga.argmax(a).numpy(), a.argmax(0))
     np.testing.assert_array_equal(ga.argmax(a, axis=1).numpy(), a.argmax(1))
-    np.testing.assert_array_equal(ga.argmax(a, dim=1).numpy(), a.argmax(1))
+    np.testing.assert_array_equal(torch_face.argmax(a, dim=1).numpy(), a.argmax(1))
+    assert int(torch_face.argmax(a)) == a.argmax()  # torch: the flattened index
     assert int(ga.tensor(a).argmax()) == a.argmax()
 
 

@@ -100,9 +100,37 @@ def test_info_runs_without_the_backend(tmp_path):
     assert "/nonexistent/libgpuaccel_cuda.so" in out.stdout
 
 
+def _build_cuda_version():
+    """The CUDA this gpuaccel's backend was built with, as the APIs encode it (13000)."""
+    major, minor = (_C.build_info()["cuda"] or "13.0").split(".")
+    return int(major) * 1000 + int(minor) * 10
+
+
 def test_probe_distinguishes_a_file_that_is_not_a_library(tmp_path):
     bogus = tmp_path / "libgpuaccel_cuda.so"
     bogus.write_text("not a shared library")
-    status = _C.probe_cuda_backend(str(bogus))
+    # With a driver new enough (pretended: there is none here) the load failure is the problem.
+    status = _C.probe_cuda_backend(str(bogus), driver_cuda_version=_build_cuda_version())
     assert status["problem"] == "library_load_failed"
     assert str(bogus) in status["reason"] and status["detail"] in status["reason"]
+    # Without a driver, the driver is the first thing to fix.
+    status = _C.probe_cuda_backend(str(bogus), driver_cuda_version=0)
+    assert status["problem"] == "no_driver"
+    assert "Could not find cuda drivers" in status["reason"]
+
+
+def test_a_driver_of_an_older_cuda_is_named_before_the_backend_is_loaded(tmp_path):
+    """Colab: a CUDA 12 driver; a backend of a newer CUDA must not send the student to install
+    that CUDA's wheels (their cuDNN would replace PyTorch's)."""
+    if _C.build_info()["cuda"] is None:
+        pytest.skip("built without the CUDA backend: no backend CUDA version to compare")
+    built = _build_cuda_version()
+    older_driver = (built // 1000 - 1) * 1000 + 40
+    bogus = tmp_path / "libgpuaccel_cuda.so"
+    bogus.write_text("not a shared library")  # fails to load, as with its libraries missing
+    status = _C.probe_cuda_backend(str(bogus), driver_cuda_version=older_driver)
+    assert status["problem"] == "driver_too_old"
+    assert status["loaded"] is False and status["libraries"] == []
+    assert f"supports CUDA {_C.cuda_version_string(older_driver)}" in status["reason"]
+    assert f"needs CUDA {_C.build_info()['cuda']}" in status["reason"]
+    assert "pip install nvidia" not in status["reason"]

@@ -5,7 +5,8 @@ loop fitting a polynomial with manual updates under ``no_grad``."""
 import numpy as np
 import pytest
 
-import gpuaccel as torch  # the PyTorch face, as course code imports it
+import gpuaccel as tf  # the TensorFlow face, for its Variable
+import gpuaccel.torch as torch  # the PyTorch face, as course code imports it
 from test_autograd import rnd
 
 
@@ -95,15 +96,15 @@ def test_in_place_on_a_tensor_that_requires_grad_follows_autograd_rules():
 
 
 def test_variable_assign_methods_as_tensorflow():
-    v = torch.Variable([1.0, 2.0])
+    v = tf.Variable([1.0, 2.0])
     v.assign([5.0, 6.0])
     v.assign_add(np.array([1.0, 1.0], np.float32))
     v.assign_sub(torch.tensor([0.5, 0.5]))
     np.testing.assert_array_equal(v.numpy(), [5.5, 6.5])
     with pytest.raises(ValueError, match="Cannot assign value of shape"):
         v.assign([1.0, 2.0, 3.0])
-    with torch.GradientTape() as tape:
-        loss = torch.reduce_sum(v * v)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(v * v)
     np.testing.assert_allclose(tape.gradient(loss, v).numpy(), [11.0, 13.0])
 
 

@@ -271,7 +271,7 @@ def test_mirrored_strategy_over_no_gpus_mirrors_onto_the_cpu_as_tensorflow():
 @pytest.mark.parametrize("call", [
     lambda t: gpuaccel.math.argmax(t, axis="0"),
     lambda t: gpuaccel.math.argmin(t, axis="1"),
-    lambda t: gpuaccel.argmax(t, dim="0"),
+    lambda t: gpuaccel.torch.argmax(t, dim="0"),
     lambda t: gpuaccel.max(t, dim="0"),
     lambda t: gpuaccel.math.reduce_sum(t, axis="0"),
     lambda t: t.sum(dim="1"),

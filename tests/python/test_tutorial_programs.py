@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpuaccel as tf
-import gpuaccel as torch
+import gpuaccel.torch as torch
 from gpuaccel import keras
 
 real_keras = pytest.importorskip("keras")

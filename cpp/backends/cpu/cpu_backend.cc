@@ -6,6 +6,7 @@
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/fused_relu_guard.h"
 #include "backends/cpu/onednn_ops.h"
+#include "backends/cpu/nonfinite_check.h"
 #include "backends/cpu/optimizer_update.h"
 #include "backends/cpu/small_matmul.h"
 #include "tensor/tensor_view.h"
@@ -94,6 +95,7 @@ class CpuBackend final : public Backend {
     cpu::pool2d_forward(x, p, y, workspace);
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
+                       const TensorView& /*x: oneDNN's workspace holds the argmax*/,
                        const TensorView& dx) override {
     cpu::pool2d_backward(dy, p, workspace, dx);
   }
@@ -139,6 +141,9 @@ class CpuBackend final : public Backend {
                         const TensorView& slot0, const TensorView& slot1,
                         const TensorView& slot2) override {
     cpu::optimizer_update(u, param, grad, slot0, slot1, slot2);
+  }
+  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
+    cpu::any_nonfinite(tensors, flag);
   }
   void copy_from_host(const void* host, const TensorView& dst) override {
     std::memcpy(dst.data, host, size_t(dst.numel()) * dtype_size(dst.dtype));

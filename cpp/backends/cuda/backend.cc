@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -76,7 +78,7 @@ class CudaStagingEngine final : public StagingEngine {
 };
 
 // Whether `host` is page-locked memory CUDA knows (the pinned pool's): then a copy from it is
-// already an asynchronous DMA.
+// an asynchronous DMA that reads it after the call returns.
 bool is_pinned(const void* host) {
   cudaPointerAttributes attributes{};
   GA_CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
@@ -89,6 +91,7 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, BackendServices& services)
       : device_(device), services_(services), capture_(device, services), staging_engine_(device),
         staging_(staging_engine_) {}
+  ~CudaBackend() override;
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
@@ -148,8 +151,8 @@ class CudaBackend final : public Backend {
     run("pool2d", [&] { cuda::pool2d_forward(device_, x, p, y, workspace); });
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& dx) override {
-    run("pool2d_backward", [&] { cuda::pool2d_backward(device_, dy, p, workspace, dx); });
+                       const TensorView& x, const TensorView& dx) override {
+    run("pool2d_backward", [&] { cuda::pool2d_backward(device_, dy, p, workspace, x, dx); });
   }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
     run("softmax", [&] { cuda::softmax_forward(device_, x, log, y); });
@@ -193,32 +196,34 @@ class CudaBackend final : public Backend {
       cuda::optimizer_update(device_, u, param, grad, &slot0, &slot1, &slot2);
     });
   }
-  // From pinned memory (the pinned host pool) the copy is an asynchronous DMA queued on the
-  // stream. A pageable source (a NumPy batch) is staged through the pinned ring first
-  // (backends/staging_ring.h), because cudaMemcpyAsync from pageable memory may wait for the
-  // stream, and the host must not wait for the previous step; the caller may reuse its buffer
-  // when this returns either way.
+  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
+    run("any_nonfinite", [&] { cuda::any_nonfinite(device_, tensors, flag); });
+  }
+  // The source is the caller's (a NumPy array, or a PyTorch pin_memory() buffer seen through
+  // zero-copy), and the caller may overwrite it as soon as this returns. So every source, pageable
+  // or page-locked, is staged through our own pinned ring (backends/staging_ring.h): the host
+  // copies it into a slot and the slot's DMA is queued. A DMA straight from a page-locked source
+  // would still be reading it after the return; waiting for it instead would make the host wait
+  // for the previous step, as cudaMemcpyAsync from pageable memory may. Batch uploads from the
+  // pinned host pool, whose buffers we own, are copy_from_host_on's.
   void copy_from_host(const void* host, const TensorView& dst) override {
     const size_t bytes = bytes_of(dst);
     run("copy_to_device", [&] {
       if (bytes == 0) return;
       GA_CUDA_REQUIRE(dst.data != nullptr && host != nullptr, "copy_to_device: null pointer");
-      if (capture_.active()) return capture_.refuse("copy_from_host");
-      if (is_pinned(host)) {
-        GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice, device_stream(device_)));
-      } else {
-        staging_.copy(dst.data, host, bytes);
-      }
+      if (capture_.captures_here()) return capture_.refuse("copy_from_host");
+      staging_.copy(dst.data, host, bytes);
     }, LaunchKind::kCopy, static_cast<int64_t>(bytes));
   }
-  // The caller reads `host` right after, so this waits for the stream. While capturing it
-  // cannot (the data does not exist yet): the capture is refused and `host` zeroed.
+  // The caller reads `host` right after, so this waits for the stream. A thread that is
+  // capturing cannot (the data does not exist yet): its capture is refused and `host` zeroed.
+  // Another thread's copy meanwhile runs beside the capture (graph_capture.h) and waits.
   void copy_to_host(const TensorView& src, void* host) override {
     const size_t bytes = bytes_of(src);
     run("copy_to_host", [&] {
       if (bytes == 0) return;
       GA_CUDA_REQUIRE(src.data != nullptr && host != nullptr, "copy_to_host: null pointer");
-      if (capture_.active()) {
+      if (capture_.captures_here()) {
         capture_.refuse("copy_to_host");
         std::memset(host, 0, bytes);
         return;
@@ -230,9 +235,20 @@ class CudaBackend final : public Backend {
   }
   void synchronize() override {
     run("synchronize", [&] {
-      if (capture_.active()) return capture_.refuse("synchronize");
-      GA_CUDA_CHECK(cudaStreamSynchronize(device_stream(device_)));
+      if (capture_.captures_here()) return capture_.refuse("synchronize");
+      wait_for_device();
     }, LaunchKind::kNone);
+  }
+  // CudaLibrary::synchronize (cuda.synchronize()): synchronize() outside the op machinery, and an
+  // error instead of a refused capture on the capturing thread.
+  void synchronize_for_library() {
+    if (capture_.captures_here()) {
+      throw BackendError(CudaStatus::kError,
+                         "synchronize: this thread is capturing a CUDA graph on GPU " + std::to_string(device_));
+    }
+    const CaptureOwner::OpScope scope(capture_.owner());
+    if (scope.beside_capture()) return capture_.run_beside([&] { wait_for_device(); });
+    wait_for_device();
   }
 
   // Events and the device's other streams (context.h: device_stream(device, role)). Events
@@ -263,7 +279,7 @@ class CudaBackend final : public Backend {
   }
   void host_wait_event(EventHandle event) override {
     run("host_wait_event", [&] {
-      if (capture_.active()) return capture_.refuse("host_wait_event");
+      if (capture_.captures_here()) return capture_.refuse("host_wait_event");
       GA_CUDA_REQUIRE(event != nullptr, "host_wait_event: null event");
       GA_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
     }, LaunchKind::kNone);
@@ -290,7 +306,7 @@ class CudaBackend final : public Backend {
     run("copy_to_device", [&] {
       if (bytes == 0) return;
       GA_CUDA_REQUIRE(dst.data != nullptr && host != nullptr, "copy_to_device: null pointer");
-      if (capture_.active()) return capture_.refuse("copy_from_host_on");
+      if (capture_.captures_here()) return capture_.refuse("copy_from_host_on");
       GA_CUDA_REQUIRE(is_pinned(host), "copy_from_host_on: the source of an upload on a copy stream must be "
                                        "pinned memory (the pinned host pool)");
       GA_CUDA_CHECK(cudaMemcpyAsync(dst.data, host, bytes, cudaMemcpyHostToDevice,
@@ -301,11 +317,11 @@ class CudaBackend final : public Backend {
   // Graph capture of a training step (graph_capture.h; train/step_capture_policy.h decides).
   bool supports_graph_capture() const override { return true; }
   void begin_capture() override {
-    run("begin_capture", [&] { capture_.begin(); }, LaunchKind::kNone);
+    run_edge("begin_capture", [&] { capture_.begin(); });
   }
   GraphHandle end_capture() override {
     GraphHandle graph = nullptr;
-    run("end_capture", [&] { graph = capture_.end(); }, LaunchKind::kNone);
+    run_edge("end_capture", [&] { graph = capture_.end(); });
     return graph;
   }
   void replay(GraphHandle graph) override {
@@ -315,13 +331,47 @@ class CudaBackend final : public Backend {
     run("destroy_graph", [&] { capture_.destroy(graph); }, LaunchKind::kNone);
   }
 
+  void release_cached_memory() override {
+    run("release_cached_memory", [&] {
+      release_matmul_workspace(device_);
+      release_conv_workspace(device_);
+    }, LaunchKind::kNone);
+  }
+
  private:
   template <typename Body>
   void run(const char* op, Body&& body, LaunchKind kind = LaunchKind::kKernel, int64_t bytes = 0) {
     run_library_op(services_, op, kind, bytes, [&] {
+      // While another thread captures, this thread's op runs beside the capture, never in it.
+      const CaptureOwner::OpScope scope(capture_.owner());
+      DeviceGuard guard(device_);
+      if (scope.beside_capture()) return capture_.run_beside(body);
+      body();
+    });
+  }
+  // A capture's begin or end: it waits for other threads' ops in flight (CaptureOwner), so it
+  // holds no OpScope itself.
+  template <typename Body>
+  void run_edge(const char* op, Body&& body) {
+    run_library_op(services_, op, LaunchKind::kNone, 0, [&] {
       DeviceGuard guard(device_);
       body();
     });
+  }
+
+  // Every stream of the device, as torch.cuda.synchronize: cudaDeviceSynchronize waits for the
+  // compute, copy and side streams, NCCL's communication streams and any other library's work in
+  // the process. Synchronizing the device while one of its streams is being captured is invalid
+  // (CUDA programming guide, "Prohibited and Unhandled Operations"), so beside another thread's
+  // capture it waits for the streams that are not captured: the side stream (behind everything
+  // queued on the compute stream before the capture) and the copy stream.
+  void wait_for_device() {
+    if (compute_stream_routed(device_)) {
+      GA_CUDA_CHECK(cudaStreamSynchronize(capture_side_stream(device_)));
+      GA_CUDA_CHECK(cudaStreamSynchronize(device_stream(device_, Stream::kCopy)));
+      return;
+    }
+    GA_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   const int device_;
@@ -330,6 +380,19 @@ class CudaBackend final : public Backend {
   CudaStagingEngine staging_engine_;
   StagingRing staging_;
 };
+
+// The backend made for each device (CudaLibrary::create_backend), for cuda.synchronize().
+std::mutex backends_mutex;
+std::map<int, CudaBackend*>& backends_by_device() {
+  static auto* backends = new std::map<int, CudaBackend*>();
+  return *backends;
+}
+
+CudaBackend::~CudaBackend() {
+  std::lock_guard<std::mutex> lock(backends_mutex);
+  auto found = backends_by_device().find(device_);
+  if (found != backends_by_device().end() && found->second == this) backends_by_device().erase(found);
+}
 
 class CudaLibraryImpl final : public CudaLibrary {
  public:
@@ -489,10 +552,19 @@ class CudaLibraryImpl final : public CudaLibrary {
     if (event != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event));
   }
 
+  // The whole device, through its backend when it has one (which knows whether a capture is
+  // under way): CudaBackend::wait_for_device.
   CudaStatus synchronize(int device, std::string* error) override {
     return query(error, [&] {
       DeviceGuard guard(device);
-      GA_CUDA_CHECK(cudaStreamSynchronize(device_stream(device)));
+      CudaBackend* backend = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(backends_mutex);
+        auto found = backends_by_device().find(device);
+        if (found != backends_by_device().end()) backend = found->second;
+      }
+      if (backend != nullptr) return backend->synchronize_for_library();
+      GA_CUDA_CHECK(cudaDeviceSynchronize());
     });
   }
 
@@ -501,7 +573,10 @@ class CudaLibraryImpl final : public CudaLibrary {
     run_library_op(services, "backend_for", LaunchKind::kNone, 0, [&] {
       require_device(device);
       set_device_services(device, &services);
-      backend = new CudaBackend(device, services);
+      auto* made = new CudaBackend(device, services);
+      std::lock_guard<std::mutex> lock(backends_mutex);
+      backends_by_device()[device] = made;
+      backend = made;
     });
     return backend;
   }

@@ -19,7 +19,8 @@ struct BinaryBody {
   const T* b;
   O* out;
   F f;
-  __device__ __forceinline__ void operator()(int64_t, const int64_t (&off)[3]) const {
+  template <typename I>
+  __device__ __forceinline__ void operator()(I, const I (&off)[3]) const {
     const auto r = f(Elem<T>::load(a[off[1]]), Elem<T>::load(b[off[2]]));
     if constexpr (std::is_same_v<O, bool>) {
       out[off[0]] = static_cast<bool>(r);

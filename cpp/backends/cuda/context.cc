@@ -31,23 +31,54 @@ DeviceGuard::~DeviceGuard() {
   if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
 }
 
+namespace {
+
+// The compute stream the calling thread's op is routed to instead, if any (ComputeStreamRoute).
+thread_local int routed_device = -1;
+thread_local cudaStream_t routed_stream = nullptr;
+
+// Backend::Stream's roles, then the side stream, each made on first use.
+constexpr int kSideStream = 2;
+constexpr int kStreamsPerDevice = 3;
+
+cudaStream_t stream_of(int device, int index) {
+  static std::mutex mutex;
+  static std::vector<cudaStream_t> streams;  // kStreamsPerDevice per device
+  GA_CUDA_REQUIRE(device >= 0, "negative CUDA device index " + std::to_string(device));
+  std::lock_guard<std::mutex> lock(mutex);
+  const size_t slot = static_cast<size_t>(device) * kStreamsPerDevice + index;
+  if (streams.size() <= slot) streams.resize(slot + 1, nullptr);
+  if (streams[slot] == nullptr) {
+    DeviceGuard guard(device);
+    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[slot], cudaStreamNonBlocking));
+  }
+  return streams[slot];
+}
+
+}  // namespace
+
 cudaStream_t device_stream(int device) { return device_stream(device, Backend::Stream::kCompute); }
 
 cudaStream_t device_stream(int device, Backend::Stream role) {
-  constexpr int kRoles = 2;  // Backend::Stream's values
   const int r = static_cast<int>(role);
-  GA_CUDA_REQUIRE(r >= 0 && r < kRoles, "unknown stream role " + std::to_string(r));
-  static std::mutex mutex;
-  static std::vector<cudaStream_t> streams;  // kRoles per device
-  GA_CUDA_REQUIRE(device >= 0, "negative CUDA device index " + std::to_string(device));
-  std::lock_guard<std::mutex> lock(mutex);
-  const size_t index = static_cast<size_t>(device) * kRoles + r;
-  if (streams.size() <= index) streams.resize(index + 1, nullptr);
-  if (streams[index] == nullptr) {
-    DeviceGuard guard(device);
-    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[index], cudaStreamNonBlocking));
-  }
-  return streams[index];
+  GA_CUDA_REQUIRE(r >= 0 && r < kSideStream, "unknown stream role " + std::to_string(r));
+  if (role == Backend::Stream::kCompute && device == routed_device) return routed_stream;
+  return stream_of(device, r);
+}
+
+cudaStream_t capture_side_stream(int device) { return stream_of(device, kSideStream); }
+
+bool compute_stream_routed(int device) { return device == routed_device; }
+
+ComputeStreamRoute::ComputeStreamRoute(int device, cudaStream_t stream)
+    : previous_device_(routed_device), previous_stream_(routed_stream) {
+  routed_device = device;
+  routed_stream = stream;
+}
+
+ComputeStreamRoute::~ComputeStreamRoute() {
+  routed_device = previous_device_;
+  routed_stream = previous_stream_;
 }
 
 namespace {
@@ -101,12 +132,15 @@ CublasLtLease cublaslt_lease(int device) {
 CudnnLease cudnn_lease(int device) {
   static std::mutex mutex;
   static auto* handles = new std::vector<std::unique_ptr<SharedHandle<cudnnHandle_t>>>();
-  return device_handle(*handles, mutex, device).lease([&] {
+  CudnnLease lease = device_handle(*handles, mutex, device).lease([&] {
     cudnnHandle_t h = nullptr;
     GA_CUDNN_CHECK(cudnnCreate(&h));
-    GA_CUDNN_CHECK(cudnnSetStream(h, device_stream(device)));
     return h;
   });
+  // At each lease: the calling thread's compute stream is the side stream while another thread
+  // captures (ComputeStreamRoute). A host-side setting; it queues nothing.
+  GA_CUDNN_CHECK(cudnnSetStream(lease.get(), device_stream(device)));
+  return lease;
 }
 #endif
 

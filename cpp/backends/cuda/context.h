@@ -44,6 +44,28 @@ cudaStream_t device_stream(int device);
 // events (Backend::stream_wait_event).
 cudaStream_t device_stream(int device, Backend::Stream role);
 
+// The device's side stream: where the compute-stream work of a thread that is not capturing goes
+// while another thread captures the compute stream (graph_capture.h, StreamCapture::run_beside).
+cudaStream_t capture_side_stream(int device);
+
+// Whether the calling thread's compute-stream work on `device` is routed elsewhere right now (it
+// runs beside another thread's capture).
+bool compute_stream_routed(int device);
+
+// For its scope, device_stream(device) (the compute role) answers `stream` on the calling thread
+// only: every kernel, copy and library call of this thread's op then goes there.
+class ComputeStreamRoute {
+ public:
+  ComputeStreamRoute(int device, cudaStream_t stream);
+  ~ComputeStreamRoute();
+  ComputeStreamRoute(const ComputeStreamRoute&) = delete;
+  ComputeStreamRoute& operator=(const ComputeStreamRoute&) = delete;
+
+ private:
+  int previous_device_;
+  cudaStream_t previous_stream_;
+};
+
 // The services the core lent the backend of `device` (backends/backend_services.h): set once by
 // CudaLibrary::create_backend, before any op of that device runs.
 void set_device_services(int device, BackendServices* services);
@@ -55,7 +77,7 @@ using CublasLtLease = SharedHandle<cublasLtHandle_t>::Lease;
 CublasLtLease cublaslt_lease(int device);
 #if GPUACCEL_HAVE_CUDNN
 using CudnnLease = SharedHandle<cudnnHandle_t>::Lease;
-CudnnLease cudnn_lease(int device);  // its handle is bound to device_stream(device)
+CudnnLease cudnn_lease(int device);  // its handle is bound to device_stream(device) at each lease
 #endif
 
 // Compute capability as major * 10 + minor (75 for a T4), cached per device.

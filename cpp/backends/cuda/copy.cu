@@ -37,7 +37,8 @@ template <typename S, typename D>
 struct CastBody {
   const S* src;
   D* dst;
-  __device__ __forceinline__ void operator()(int64_t, const int64_t (&off)[2]) const {
+  template <typename I>
+  __device__ __forceinline__ void operator()(I, const I (&off)[2]) const {
     dst[off[0]] = from_arith<D>(to_arith(src[off[1]]));
   }
 };
@@ -46,7 +47,8 @@ template <typename T>
 struct GenerateBody {
   T* dst;
   kernels::FillFunctor<T> f;
-  __device__ __forceinline__ void operator()(int64_t i, const int64_t (&off)[1]) const {
+  template <typename I>
+  __device__ __forceinline__ void operator()(I i, const I (&off)[1]) const {
     dst[off[0]] = f(i);
   }
 };
@@ -55,7 +57,8 @@ template <typename T>
 struct ArangeBody {
   T* dst;
   double start, step;
-  __device__ __forceinline__ void operator()(int64_t i, const int64_t (&off)[1]) const {
+  template <typename I>
+  __device__ __forceinline__ void operator()(I i, const I (&off)[1]) const {
     dst[off[0]] = from_arith<T>(start + static_cast<double>(i) * step);
   }
 };

@@ -448,6 +448,8 @@ ConvRunner& conv_runner(int device) {
 
 }  // namespace
 
+void release_conv_workspace(int device) { conv_runner(device).release_workspace(); }
+
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
                     const Conv2dParams& p, const TensorView& y) {
   const char* op = "conv2d_forward";
@@ -544,9 +546,14 @@ void conv2d_backward_weights(int device, const TensorView& x, const TensorView& 
 //
 // Asymmetric padding: max pooling runs cuDNN without padding on a copy of x padded with -inf
 // (a padded element never wins a window that holds an input element, as oneDNN ignores padding;
-// only an all -inf window could route its gradient to the padding). For backward the workspace
-// then holds the padded copy instead of x. Average pooling goes to the direct kernels of
-// avg_pool.cu, since a padded copy would count the padding in the divisor.
+// only an all -inf window could route its gradient to the padding). Average pooling goes to the
+// direct kernels of avg_pool.cu, since a padded copy would count the padding in the divisor.
+//
+// Max pooling's workspace: cuDNN's backward takes x and y and finds each window's maximum again
+// (the legacy API keeps no argmax). x reaches the backward as an argument (the frontend keeps
+// it), so the workspace holds only a copy of y (the frontend must not keep y: it would own its
+// own gradient node), a quarter of x for a 2x2 window; with asymmetric padding it also holds
+// the padded x, which the forward builds there in any case.
 
 namespace {
 
@@ -702,11 +709,15 @@ const DescPlan& batch_norm_descs(int device, DType dtype, const BatchNormRoute& 
 
 }  // namespace
 
+namespace {
+// Bytes of the workspace's padded x (asymmetric max pooling only), before y's copy.
+size_t workspace_x_bytes(const TensorView& x, const Pool2dParams& p) {
+  return padded_max(p) ? aligned(bytes_of(padded_shape(x, pads_of(p), nullptr))) : 0;
+}
+}  // namespace
+
 int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
-  // Copies of x (padded with -inf for asymmetric max pooling) and y: cuDNN's pooling backward
-  // reads both.
-  const size_t x_bytes = padded_max(p) ? bytes_of(padded_shape(x, pads_of(p), nullptr)) : bytes_of(x);
-  return static_cast<int64_t>(aligned(x_bytes) + bytes_of(y));
+  return static_cast<int64_t>(workspace_x_bytes(x, p) + bytes_of(y));
 }
 
 void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, const TensorView& y,
@@ -734,15 +745,13 @@ void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, cons
   GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_lease(device).get(), d.pool.d, &kOne, d.x.d, xin.data, &kZero, d.y.d, y.data));
   if (workspace != nullptr) {
     char* ws = static_cast<char*>(workspace);
-    const cudaStream_t stream = device_stream(device);
-    if (!pad) GA_CUDA_CHECK(cudaMemcpyAsync(ws, x.data, bytes_of(x), cudaMemcpyDeviceToDevice, stream));
-    GA_CUDA_CHECK(cudaMemcpyAsync(ws + aligned(bytes_of(xin)), y.data, bytes_of(y), cudaMemcpyDeviceToDevice,
-                                  stream));
+    GA_CUDA_CHECK(cudaMemcpyAsync(ws + workspace_x_bytes(x, p), y.data, bytes_of(y), cudaMemcpyDeviceToDevice,
+                                  device_stream(device)));
   }
 }
 
 void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                     const TensorView& dx) {
+                     const TensorView& x_in, const TensorView& dx) {
   const char* op = "pool2d_backward";
   require_dtype_supported(device, dx.dtype, op);
   GA_CUDA_REQUIRE(dy.dtype == dx.dtype, "pool2d_backward: dtypes differ");
@@ -759,8 +768,10 @@ void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, co
   const void* x = nullptr;
   const void* y = nullptr;
   if (workspace != nullptr) {
-    x = workspace;
-    y = static_cast<const char*>(workspace) + aligned(bytes_of(dxin));
+    GA_CUDA_REQUIRE(x_in.is_contiguous() && x_in.numel() == dx.numel() && x_in.dtype == dx.dtype,
+                    "pool2d_backward: x must be the forward's contiguous input");
+    x = pad ? workspace : x_in.data;
+    y = static_cast<const char*>(workspace) + workspace_x_bytes(dx, p);
   } else {
     // Average pooling's gradient depends on neither x nor y; cuDNN still takes the pointers.
     GA_CUDA_REQUIRE(p.kind == PoolKind::kAverage,
@@ -950,6 +961,7 @@ namespace {
 }
 }  // namespace
 
+void release_conv_workspace(int) {}
 void conv2d_forward(int, const TensorView&, const TensorView&, const TensorView*, const Conv2dParams&,
                     const TensorView&) { no_cudnn("conv2d_forward"); }
 void conv2d_backward_data(int, const TensorView&, const TensorView&, const Conv2dParams&,
@@ -960,7 +972,7 @@ int64_t pool2d_workspace_bytes(const TensorView&, const Pool2dParams&, const Ten
 void pool2d_forward(int, const TensorView&, const Pool2dParams&, const TensorView&, void*) {
   no_cudnn("pool2d_forward");
 }
-void pool2d_backward(int, const TensorView&, const Pool2dParams&, const void*, const TensorView&) {
+void pool2d_backward(int, const TensorView&, const Pool2dParams&, const void*, const TensorView&, const TensorView&) {
   no_cudnn("pool2d_backward");
 }
 void softmax_forward(int, const TensorView&, bool, const TensorView&) { no_cudnn("softmax_forward"); }

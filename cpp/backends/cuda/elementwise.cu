@@ -18,7 +18,8 @@ struct UnaryBody {
   const T* x;
   T* y;
   F f;
-  __device__ __forceinline__ void operator()(int64_t, const int64_t (&off)[2]) const {
+  template <typename I>
+  __device__ __forceinline__ void operator()(I, const I (&off)[2]) const {
     using E = Elem<T>;
     y[off[0]] = E::store(f(E::load(x[off[1]])));
   }
@@ -31,7 +32,8 @@ struct UnaryBackwardBody {
   const T* dy;
   T* dx;
   F f;
-  __device__ __forceinline__ void operator()(int64_t, const int64_t (&off)[4]) const {
+  template <typename I>
+  __device__ __forceinline__ void operator()(I, const I (&off)[4]) const {
     using E = Elem<T>;
     dx[off[0]] = E::store(f.backward(E::load(x[off[1]]), E::load(y[off[2]]), E::load(dy[off[3]])));
   }

@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <stdexcept>
+
 #include "backends/cuda/context.h"
 #include "backends/cuda/cuda_check.h"
 
@@ -20,18 +22,39 @@ struct CapturedGraph {
 }  // namespace
 
 void StreamCapture::begin() {
-  GA_CUDA_REQUIRE(!active_, "begin_capture: a capture is already under way on this device");
-  void* memory = services_.begin_capture_memory();
+  void* memory = nullptr;
   try {
-    GA_CUDA_CHECK(cudaStreamBeginCapture(device_stream(device_), cudaStreamCaptureModeThreadLocal));
-  } catch (...) {
-    services_.end_capture_memory();
-    services_.release_capture_memory(memory);
-    throw;
+    owner_.begin([&] {
+      const cudaStream_t compute = device_stream(device_);
+      if (capture_began_ == nullptr) {
+        GA_CUDA_CHECK(cudaEventCreateWithFlags(&capture_began_, cudaEventDisableTiming));
+        GA_CUDA_CHECK(cudaEventCreateWithFlags(&beside_done_, cudaEventDisableTiming));
+      }
+      // What the side stream waits for before another thread's op runs beside the capture.
+      GA_CUDA_CHECK(cudaEventRecord(capture_began_, compute));
+      side_used_.store(false);  // here: other threads' ops may run beside as soon as this returns
+      memory = services_.begin_capture_memory();
+      try {
+        GA_CUDA_CHECK(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal));
+      } catch (...) {
+        services_.end_capture_memory();
+        services_.release_capture_memory(memory);
+        throw;
+      }
+    });
+  } catch (const std::logic_error& e) {
+    throw BackendError(CudaStatus::kInvalidArgument, std::string("begin_capture: ") + e.what());
   }
-  active_ = true;
   refused_.clear();
   pending_memory_ = memory;
+}
+
+void StreamCapture::run_beside(const std::function<void()>& body) {
+  const cudaStream_t side = capture_side_stream(device_);
+  GA_CUDA_CHECK(cudaStreamWaitEvent(side, capture_began_, 0));
+  side_used_.store(true);
+  const ComputeStreamRoute route(device_, side);
+  body();
 }
 
 void StreamCapture::refuse(const char* call) {
@@ -39,14 +62,24 @@ void StreamCapture::refuse(const char* call) {
 }
 
 void* StreamCapture::end() {
-  GA_CUDA_REQUIRE(active_, "end_capture: no capture is under way on this device");
-  active_ = false;
-  services_.end_capture_memory();
+  GA_CUDA_REQUIRE(owner_.captures_here(), "end_capture: this thread has no capture under way on this device");
   auto* captured = new CapturedGraph;
   captured->memory = pending_memory_;
   pending_memory_ = nullptr;
+  cudaError_t ended = cudaSuccess;
+  cudaError_t joined = cudaSuccess;
+  owner_.end([&] {
+    services_.end_capture_memory();
+    const cudaStream_t compute = device_stream(device_);
+    ended = cudaStreamEndCapture(compute, &captured->graph);
+    // Whatever other threads queued beside the capture comes before the compute stream's next work.
+    if (side_used_.exchange(false)) {
+      joined = cudaEventRecord(beside_done_, capture_side_stream(device_));
+      if (joined == cudaSuccess) joined = cudaStreamWaitEvent(compute, beside_done_, 0);
+    }
+  });
   try {
-    const cudaError_t ended = cudaStreamEndCapture(device_stream(device_), &captured->graph);
+    GA_CUDA_CHECK(joined);
     if (!refused_.empty()) {
       throw BackendError(CudaStatus::kUnimplemented,
                          refused_ + " cannot be captured into a CUDA graph (the step waits for the "

@@ -85,11 +85,15 @@ void set_batch(cublasLtMatrixLayout_t layout, int32_t batch, int64_t stride) {
 
 // Per-device workspace from the device's pool, allocated once and kept (its pointer stays the
 // same for every call, as a captured CUDA graph needs).
+std::mutex workspace_mutex;
+std::map<int, void*>& workspace_buffers() {
+  static auto* buffers = new std::map<int, void*>();  // never destroyed, like the streams
+  return *buffers;
+}
+
 void* workspace(int device) {
-  static std::mutex mutex;
-  static std::map<int, void*> buffers;
-  std::lock_guard<std::mutex> lock(mutex);
-  void*& p = buffers[device];
+  std::lock_guard<std::mutex> lock(workspace_mutex);
+  void*& p = workspace_buffers()[device];
   if (p == nullptr) {
     // Allocated during a capture it would come from the graph's private memory, which goes back
     // to the pool with the graph while this block is kept for every later call. The eager
@@ -310,6 +314,14 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   GA_CUBLAS_CHECK(cublasLtMatmul(cublaslt_lease(device).get(), plan.d.op, &alpha, pb, plan.d.a, pa, plan.d.b, &beta,
                                  out.data, plan.d.c, out.data, plan.d.c, &plan.algo, ws, kWorkspaceBytes,
                                  device_stream(device)));
+}
+
+void release_matmul_workspace(int device) {
+  std::lock_guard<std::mutex> lock(workspace_mutex);
+  auto found = workspace_buffers().find(device);
+  if (found == workspace_buffers().end()) return;
+  device_services(device).deallocate(found->second);
+  workspace_buffers().erase(found);
 }
 
 }  // namespace gpuaccel::cuda

@@ -358,6 +358,19 @@ class NcclLibraryImpl final : public NcclLibrary {
   static NcclStatus run_group(void* communicator, const NcclBuffer* buffers, size_t count,
                               const char* what, void* ready_event, int64_t timeout_ms, std::string* error,
                               Enqueue&& enqueue) {
+    // Every dtype is checked before the group starts: a group left after some of its collectives
+    // were enqueued would have to be ended and, on a non-blocking communicator, polled until
+    // it is no longer ncclInProgress before anything else may use the communicator (NCCL's
+    // "Non-blocking group operation"); refused up front, nothing reaches NCCL at all.
+    std::vector<ncclDataType_t> types(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (!nccl_dtype(buffers[i].dtype, &types[i])) {
+        return fail(NcclStatus::kInvalidArgument, std::string("NCCL cannot ") + what + " tensors of dtype " +
+                                                      dtype_name(buffers[i].dtype) +
+                                                      " (float32, float16, bfloat16, int32, int64 or uint8 can)",
+                    error);
+      }
+    }
     auto* c = static_cast<Communicator*>(communicator);
     if (c == nullptr) return fail(NcclStatus::kInvalidArgument, "null NCCL communicator", error);
     if (c->aborted) return fail(NcclStatus::kUnavailable, c->abort_reason, error);
@@ -374,14 +387,8 @@ class NcclLibraryImpl final : public NcclLibrary {
     GA_CUDA_CHECK(cudaStreamWaitEvent(stream, ready, 0));
     ncclResult_t result = api.group_start();
     for (size_t i = 0; i < count && (result == ncclSuccess || result == ncclInProgress); ++i) {
-      ncclDataType_t type;
-      if (!nccl_dtype(buffers[i].dtype, &type)) {
-        api.group_end();
-        return fail(NcclStatus::kInvalidArgument, std::string("NCCL cannot ") + what + " tensors of dtype " +
-                                                      dtype_name(buffers[i].dtype), error);
-      }
       if (buffers[i].count == 0) continue;
-      result = enqueue(*c, buffers[i], type, stream);
+      result = enqueue(*c, buffers[i], types[i], stream);
     }
     ncclResult_t end = api.group_end();
     if (result == ncclSuccess || result == ncclInProgress) result = end;

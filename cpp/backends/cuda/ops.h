@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "backends/op_kinds.h"
 #include "backends/conv_params.h"
@@ -32,6 +33,11 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
 void matmul(int device, const TensorView& a, const TensorView& b, const TensorView* bias,
             const TensorView& out);
 
+// The workspaces kept between calls, back to the device's pool (Backend::release_cached_memory):
+// cuBLASLt's (matmul.cc) and the convolutions' arena (cudnn_ops.cc). The next call allocates anew.
+void release_matmul_workspace(int device);
+void release_conv_workspace(int device);
+
 // cudnn_ops.cc: cuDNN (and the element kernels above for layouts and padding). Pooling with
 // asymmetric padding: max pools a -inf padded copy through cuDNN, average goes to avg_pool.cu.
 void conv2d_forward(int device, const TensorView& x, const TensorView& w, const TensorView* bias,
@@ -46,7 +52,7 @@ int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
 void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p,
                     const TensorView& y, void* workspace);
 void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p,
-                     const void* workspace, const TensorView& dx);
+                     const void* workspace, const TensorView& x, const TensorView& dx);
 void softmax_forward(int device, const TensorView& x, bool log, const TensorView& y);
 void softmax_backward(int device, const TensorView& y, const TensorView& dy, bool log,
                       const TensorView& dx);
@@ -73,6 +79,9 @@ void avg_pool2d_forward_direct(int device, const TensorView& x, const Pool2dPara
                                const TensorView& y);
 void avg_pool2d_backward_direct(int device, const TensorView& dy, const Pool2dParams& p,
                                 const TensorView& dx);
+
+// nonfinite_check.cu: the loss-scale finite check, one launch over all `tensors` (Backend::any_nonfinite).
+void any_nonfinite(int device, const std::vector<TensorView>& tensors, const TensorView& flag);
 
 // optimizer_update.cu: the fused optimizer step (kernels/optimizer_functors.h); null slot
 // pointers for the slots the configuration does not use.

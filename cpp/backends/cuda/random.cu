@@ -15,7 +15,8 @@ template <typename T, typename F>
 struct RandomBody {
   T* dst;
   F f;
-  __device__ __forceinline__ void operator()(int64_t i, const int64_t (&off)[1]) const {
+  template <typename I>
+  __device__ __forceinline__ void operator()(I i, const I (&off)[1]) const {
     dst[off[0]] = Elem<T>::store(f(i));
   }
 };
@@ -26,7 +27,8 @@ struct DropoutBody {
   T* y;
   uint8_t* mask;
   kernels::DropoutFunctor f;
-  __device__ __forceinline__ void operator()(int64_t i, const int64_t (&off)[3]) const {
+  template <typename I>
+  __device__ __forceinline__ void operator()(I i, const I (&off)[3]) const {
     const kernels::DropoutResult r = f(i, static_cast<float>(Elem<T>::load(x[off[1]])));
     y[off[0]] = Elem<T>::store(static_cast<typename Elem<T>::Compute>(r.y));
     mask[off[2]] = r.keep;

@@ -1,16 +1,19 @@
-// N-d strided indexing for the backend's grid-stride kernels: the host folds the views of one
-// launch into the fewest dimensions that index them all (a contiguous launch becomes 1-d), and
-// each thread turns its linear output index into one element offset per operand. Only the
-// launch lives here; the arithmetic of every element is a functor from cpp/kernels.
+// The launch of the backend's element-wise kernels: the host folds the views of one launch and
+// picks its index mode (launch_geometry.h: flat when every operand is contiguous, else strided
+// with int32 index math where it fits, int64 otherwise), and each thread turns its linear index
+// into one element offset per operand. Only the launch lives here; the arithmetic of every
+// element is a functor from cpp/kernels.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/launch_geometry.h"
 #include "kernels/half_conversions.h"
 #include "tensor/tensor_view.h"
 
@@ -24,56 +27,12 @@ inline unsigned blocks_for(int64_t n) {
       std::max<int64_t>(1, std::min<int64_t>((n + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks)));
 }
 
-// The shape of the iteration and each operand's element strides over it.
-template <int kOperands>
-struct Geometry {
-  int ndim = 0;
-  int64_t shape[kMaxDims] = {0};
-  int64_t strides[kOperands][kMaxDims] = {{0}};
-
-  // Element offsets of linear index `i` (row-major over `shape`).
-  __device__ __forceinline__ void offsets(int64_t i, int64_t (&off)[kOperands]) const {
-#pragma unroll
-    for (int k = 0; k < kOperands; ++k) off[k] = 0;
-    for (int d = ndim - 1; d >= 0; --d) {
-      const int64_t extent = shape[d];
-      const int64_t idx = extent == 1 ? 0 : i % extent;
-      i = extent == 1 ? i : i / extent;
-#pragma unroll
-      for (int k = 0; k < kOperands; ++k) off[k] += idx * strides[k][d];
-    }
-  }
-};
-
-// Builds the geometry of `views` (all of views[0]'s shape): size-1 dimensions are dropped and
-// neighbours that are contiguous in every operand are merged.
+// Folds the views of one launch (launch_geometry.h) or raises what is wrong with them.
 template <int kOperands>
 Geometry<kOperands> make_geometry(const TensorView* const (&views)[kOperands]) {
-  const TensorView& out = *views[0];
-  GA_CUDA_REQUIRE(out.ndim >= 0 && out.ndim <= kMaxDims, "view with ndim " + std::to_string(out.ndim));
-  for (int k = 1; k < kOperands; ++k) {
-    GA_CUDA_REQUIRE(views[k]->ndim == out.ndim, "element-wise operands of different ranks");
-    for (int d = 0; d < out.ndim; ++d) {
-      GA_CUDA_REQUIRE(views[k]->shape[d] == out.shape[d], "element-wise operands of different shapes");
-    }
-  }
   Geometry<kOperands> g;
-  for (int d = 0; d < out.ndim; ++d) {
-    if (out.shape[d] == 1) continue;
-    const int n = g.ndim;
-    bool merge = n > 0;
-    for (int k = 0; k < kOperands && merge; ++k) {
-      merge = g.strides[k][n - 1] == views[k]->strides[d] * out.shape[d];
-    }
-    if (merge) {
-      g.shape[n - 1] *= out.shape[d];
-      for (int k = 0; k < kOperands; ++k) g.strides[k][n - 1] = views[k]->strides[d];
-    } else {
-      g.shape[n] = out.shape[d];
-      for (int k = 0; k < kOperands; ++k) g.strides[k][n] = views[k]->strides[d];
-      g.ndim = n + 1;
-    }
-  }
+  const std::string error = fold_geometry(views, &g);
+  GA_CUDA_REQUIRE(error.empty(), error);
   return g;
 }
 
@@ -94,23 +53,71 @@ template <> struct Elem<BFloat16> {
   __device__ __forceinline__ static BFloat16 store(float v) { return BFloat16::from_float(v); }
 };
 
-// Runs `body(offsets)` for every element of a geometry, grid-stride.
-template <int kOperands, typename Body>
-__global__ void strided_kernel(int64_t n, Geometry<kOperands> g, Body body) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t off[kOperands];
+// Elements each thread of a flat launch handles per grid-stride step: independent loads in
+// flight per thread, each still coalesced across the warp (thread t takes t, t + blockDim, ...).
+constexpr int kFlatElementsPerThread = 4;
+
+// Runs `body(i, offsets)` for every element when all operands are contiguous over one shape:
+// every offset is i itself.
+template <int kOperands, typename Index, typename Body>
+__global__ void flat_kernel(Index n, Body body) {
+  const Index tile = static_cast<Index>(blockDim.x) * kFlatElementsPerThread;
+  const Index step = tile * gridDim.x;
+  for (Index base = static_cast<Index>(blockIdx.x) * tile + threadIdx.x; base < n; base += step) {
+#pragma unroll
+    for (int e = 0; e < kFlatElementsPerThread; ++e) {
+      const Index i = base + static_cast<Index>(e) * blockDim.x;
+      if (i < n) {
+        Index off[kOperands];
+#pragma unroll
+        for (int k = 0; k < kOperands; ++k) off[k] = i;
+        body(i, off);
+      }
+    }
+  }
+}
+
+// Runs `body(i, offsets)` for every element of a geometry, grid-stride, in `Index`'s width.
+template <int kOperands, typename Index, typename Body>
+__global__ void strided_kernel(Index n, Geometry<kOperands> g, Body body) {
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    Index off[kOperands];
     g.offsets(i, off);
     body(i, off);
   }
 }
 
+// The most threads one launch of ours has (blocks_for's cap), which bounds how far a
+// grid-stride index overshoots n (launch_geometry.h's index_mode()).
+constexpr int64_t kMaxLaunchThreads = kMaxBlocks * kThreadsPerBlock * kFlatElementsPerThread;
+
+// `body` is called as body(i, off) with i the linear index and off[k] operand k's element offset,
+// both int32_t or int64_t (bodies take them as a template parameter).
 template <int kOperands, typename Body>
 void launch_strided(const TensorView* const (&views)[kOperands], Body body, cudaStream_t stream) {
   const int64_t n = views[0]->numel();
   if (n == 0) return;
   const Geometry<kOperands> g = make_geometry(views);
-  strided_kernel<kOperands, Body><<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(n, g, body);
+  // Over 2^31 elements a flat launch takes the 64-bit strided kernel (a 1-d geometry): rare
+  // enough not to be worth a fourth instantiation of every body.
+  const bool fits_int32 = n <= std::numeric_limits<int32_t>::max() - kMaxLaunchThreads;
+  IndexMode mode = index_mode(g, n, kMaxLaunchThreads);
+  if (mode == IndexMode::kFlat && !fits_int32) mode = IndexMode::kStrided64;
+  switch (mode) {
+    case IndexMode::kFlat:
+      flat_kernel<kOperands, int32_t, Body>
+          <<<blocks_for((n + kFlatElementsPerThread - 1) / kFlatElementsPerThread), kThreadsPerBlock, 0, stream>>>(
+              static_cast<int32_t>(n), body);
+      break;
+    case IndexMode::kStrided32:
+      strided_kernel<kOperands, int32_t, Body><<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(
+          static_cast<int32_t>(n), g, body);
+      break;
+    case IndexMode::kStrided64:
+      strided_kernel<kOperands, int64_t, Body><<<blocks_for(n), kThreadsPerBlock, 0, stream>>>(n, g, body);
+      break;
+  }
   GA_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -8,9 +8,11 @@ is accepted and then ignored:
 
 - ``NcclAllReduce()``: GPU replicas (what they use anyway); refused on CPU replicas, as NCCL
   cannot reduce host memory.
-- ``ReductionToOneDevice()``: CPU replicas (their reduction runs in the one memory they share);
-  refused on GPUs (gpuaccel has no copy-to-one-GPU path), and so are its ``reduce_to_device``
-  and ``accumulation_fn``.
+- ``ReductionToOneDevice()``: CPU replicas (their reduction runs in the one memory they share),
+  and logical GPUs split from one physical GPU (NCCL refuses two ranks on one device, so, as
+  TensorFlow does for virtual GPUs, they reduce through one place: host memory); refused on
+  GPUs of their own (gpuaccel has no copy-to-one-GPU path), and so are its ``reduce_to_device``
+  and ``accumulation_fn``. ``NcclAllReduce()`` is refused on logical GPUs sharing a GPU.
 - ``HierarchicalCopyAllReduce()``: TF's copy tree for DGX-1 machines; not implemented.
 - ``num_packs``: TF's count of packs; gpuaccel packs gradients in buckets of bytes
   (``GPUACCEL_ALL_REDUCE_BUCKET_BYTES``), so only the default, 1, is accepted.
@@ -68,10 +70,11 @@ _CHOICES = ("None (the engine that follows the devices), "
             "gpuaccel.distribute.ReductionToOneDevice() for CPU replicas")
 
 
-def check_cross_device_ops(cross_device_ops, device_kind, replicas):
+def check_cross_device_ops(cross_device_ops, device_kind, replicas, gpus_share_a_device=False):
     """``cross_device_ops`` when gpuaccel runs what it names for ``replicas`` replicas on
-    ``device_kind`` ('CPU' or 'GPU'); otherwise a TypeError (not a CrossDeviceOps) or a
-    ValueError / NotImplementedError saying what does not apply and what would."""
+    ``device_kind`` ('CPU' or 'GPU'; ``gpus_share_a_device``: logical GPUs of which two live on
+    one physical GPU); otherwise a TypeError (not a CrossDeviceOps) or a ValueError /
+    NotImplementedError saying what does not apply and what would."""
     if cross_device_ops is None:
         return None
     if not isinstance(cross_device_ops, CrossDeviceOps):
@@ -93,6 +96,12 @@ def check_cross_device_ops(cross_device_ops, device_kind, replicas):
             raise ValueError(f"cross_device_ops={cross_device_ops!r} needs GPU replicas, but the "
                              f"{replicas} replicas are {device_kind}s (NCCL cannot reduce host "
                              f"memory); use {_CHOICES}")
+        if gpus_share_a_device:
+            raise ValueError(f"cross_device_ops={cross_device_ops!r}: these {replicas} replicas "
+                             "are logical GPUs split from one physical GPU, and NCCL refuses "
+                             "two ranks on one device ('Duplicate GPU detected'); use None or "
+                             "ReductionToOneDevice() (their gradients are summed through host "
+                             "memory, as TensorFlow reduces virtual GPUs to one device)")
         if cross_device_ops.num_packs != 1:
             raise NotImplementedError(
                 f"cross_device_ops={cross_device_ops!r}: gpuaccel packs gradients in buckets "
@@ -100,7 +109,7 @@ def check_cross_device_ops(cross_device_ops, device_kind, replicas):
                 "GPUACCEL_ALL_REDUCE_BUCKET_BYTES for the bucket size")
         return cross_device_ops
     if isinstance(cross_device_ops, ReductionToOneDevice):
-        if device_kind != "CPU":
+        if device_kind != "CPU" and not gpus_share_a_device:
             raise NotImplementedError(f"cross_device_ops={name}() on GPU replicas is not "
                                       f"implemented: GPU replicas reduce with NCCL; use "
                                       f"None or NcclAllReduce()")
@@ -108,8 +117,8 @@ def check_cross_device_ops(cross_device_ops, device_kind, replicas):
                 cross_device_ops.accumulation_fn is not None:
             raise NotImplementedError(
                 f"cross_device_ops={cross_device_ops!r}: reduce_to_device and accumulation_fn "
-                "are not implemented (CPU replicas sum in the memory they share, element by "
-                f"element in replica order); use {name}() with no arguments")
+                "are not implemented (the replicas sum in host memory, element by element in "
+                f"replica order); use {name}() with no arguments")
         return cross_device_ops
     raise NotImplementedError(f"cross_device_ops={cross_device_ops!r}: a CrossDeviceOps of "
                               f"one's own is not supported; use {_CHOICES}")

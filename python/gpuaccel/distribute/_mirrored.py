@@ -3,7 +3,13 @@
 MirroredStrategy's default devices are every GPU or, with none, every logical CPU: TensorFlow
 uses only CPU:0 there, but a machine split with ``set_logical_device_configuration`` into two
 logical CPUs is how the course runs two replicas without GPUs (each replica thread then gets an
-equal share of the cores)."""
+equal share of the cores).
+
+Logical GPUs split from one physical GPU (``set_logical_device_configuration`` on a one-GPU
+Colab) cannot be NCCL ranks: NCCL refuses two ranks on one device. Their gradients are summed
+through host memory by the in-process engine instead, as TensorFlow falls back to
+ReductionToOneDevice for virtual GPUs (docs/distribute.md)."""
+from .. import _C
 from .. import config as _config
 from .._placement import device as _device
 from ._cross_device_ops import check_cross_device_ops
@@ -13,6 +19,13 @@ from ._strategy import Strategy
 def _device_name(d):
     """'/device:CPU:1' for any spelling gpuaccel.device accepts (a LogicalDevice too)."""
     return _device(d).name
+
+
+def _share_a_physical_gpu(names):
+    """True when two of the GPU ``names`` are logical devices of the same physical GPU."""
+    physical = {d["name"]: d["physical_index"] for d in _C.logical_devices("GPU")}
+    indices = [physical[n] for n in names if n in physical]
+    return len(set(indices)) < len(indices)
 
 
 def _default_devices():
@@ -52,8 +65,10 @@ class MirroredStrategy(Strategy):
             raise ValueError(f"MirroredStrategy replicas must all be GPUs or all CPUs, got "
                              f"{names}")
         # honoured where it names the engine the devices use, refused where it names another
-        self._cross_device_ops = check_cross_device_ops(cross_device_ops, kinds.pop(),
-                                                        len(names))
+        kind = kinds.pop()
+        shared = kind == "GPU" and _share_a_physical_gpu(names)
+        self._cross_device_ops = check_cross_device_ops(cross_device_ops, kind, len(names),
+                                                        gpus_share_a_device=shared)
         super().__init__(names)
 
 

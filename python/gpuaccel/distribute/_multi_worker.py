@@ -1,10 +1,12 @@
 """``MultiWorkerMirroredStrategy``: the same program runs in one process per worker; each
 worker's replica trains on its rows of every global batch and the gradients are summed across
-all workers: through NCCL when the worker has a GPU (its first one), else through Gloo
-(gpuaccel._C.collective, docs/distribute.md).
+all workers: through NCCL when the worker has a GPU (its first one), else through Gloo or, in
+builds without it, MPI from ``pip install mpich`` (_cpu_engine; gpuaccel._C.collective,
+docs/distribute.md).
 
 The workers come from ``TF_CONFIG`` (``{"cluster": {"worker": [...]}, "task": {"type":
-"worker", "index": i}}``) as in TensorFlow, or from mpirun's variables; with neither there is
+"worker", "index": i}}``) as in TensorFlow, or from mpirun's variables (the MPI engine's
+workers are always started by mpiexec); with neither there is
 one worker, this process. Creating the strategy joins the other workers (the chief serves the
 rendezvous), as TensorFlow's does."""
 import numpy as np
@@ -13,6 +15,7 @@ from .. import _C
 from .. import config as _config
 from .._tensor import tensor as _tensor
 from ._communication_options import CommunicationOptions
+from ._cpu_engine import create_cpu_collective
 from ._strategy import Strategy
 
 
@@ -39,12 +42,8 @@ class MultiWorkerMirroredStrategy(Strategy):
             timeout = self.communication_options.timeout_seconds
             if gpus:  # one GPU per worker; the NCCL id travels through the chief's store
                 self._collective = _C.collective.create_nccl(device, self._cluster, timeout)
-            else:
-                if not _C.collective.gloo_available():
-                    raise NotImplementedError(
-                        f"{self._cluster.source} describes {self._cluster.world_size} workers, "
-                        "but this build has no Gloo engine (build with libgloo-dev installed)")
-                self._collective = _C.collective.create_gloo(self._cluster, timeout)
+            else:  # Gloo, or MPI from pip (_cpu_engine)
+                self._collective = create_cpu_collective(self._cluster, timeout)
         super().__init__([device], num_workers=self._cluster.world_size)
 
     @property
@@ -54,7 +53,7 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     @property
     def collective(self):
-        """This worker's collective, Gloo or NCCL (None with one worker)."""
+        """This worker's collective, Gloo, MPI or NCCL (None with one worker)."""
         return self._collective
 
     def _sum_across_workers(self, array, count):

@@ -23,6 +23,13 @@ def _is_chain(model):
 def _ensure_built(model, shape):
     if not model.built:
         model._build_from_shapes([tuple(shape)])
+    if getattr(model, "_call_layer_cpp", None) is not None:
+        # A subclassed model whose call() uses tensor ops is one traced C++ layer with no layer
+        # calls to inline (keras/_python_layer.py); its output shape is known only per trace.
+        raise NotImplementedError(
+            f"model '{model.name}' is a subclassed model traced as one layer (its call() uses "
+            "tensor ops), which cannot be used as a layer of another model yet; wrap its "
+            "computation in a keras.layers.Layer subclass instead")
 
 
 def output_shape(model, input_shape):

@@ -1,0 +1,73 @@
+"""The PyTorch face: ``import gpuaccel.torch as torch``.
+
+TensorFlow and PyTorch give some names different meanings (``split(x, 2)`` is two pieces in TF
+and pieces of size 2 in torch; ``argmax`` of a matrix is axis 0 in TF and the flattened index in
+torch; ``where(c)``, ``equal``, ``transpose``, ``gather``, ``range``...). The top level
+``gpuaccel`` is the TensorFlow face, so this module is the one where every name has PyTorch's
+meaning. Both faces share one Tensor class, one runtime, devices and memory: a tensor made by
+one face is an argument to the other. Only PyTorch's names are here; a TensorFlow name asked of
+this face says which import has it.
+"""
+import sys as _sys
+
+import gpuaccel as _gpuaccel
+from .. import _unsupported
+from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
+from . import nn
+from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
+                          ones_like, reshape, squeeze, stack, tile, unbind, unsqueeze,
+                          zeros_like)
+from .._creation import (empty, empty_like, eye, full, full_like, linspace, ones, rand, rand_like,
+                         randint, randint_like, randn, randn_like, zeros)
+from .._placement import device
+from .._tensor import Tensor, arange, from_numpy, no_grad, tensor
+from .._torch_ops import (argmax, argmin, enable_grad, equal, gather, is_grad_enabled, is_tensor,
+                          log_softmax, max, mean, min, norm, permute, range, set_grad_enabled,
+                          softmax, split, std, sum, transpose, var, where)
+from ..dtypes import bfloat16, bool, float16, float32, int32, int64, uint8  # noqa: A004
+from ..linalg import bmm, einsum, matmul, mm, tensordot
+from ..math import (abs, add, allclose, div, divide, exp, greater, greater_equal, isclose, less,
+                    less_equal, log, log1p, logical_and, logical_not, logical_or, maximum,
+                    minimum, mul, multiply, negative, not_equal, pow, reciprocal, relu, rsqrt,
+                    sigmoid, sign, sqrt, square, sub, subtract, tanh, true_divide)
+from ..math import count_nonzero, expm1
+
+# Modules as `import gpuaccel.torch.cuda` / `.nn.functional` spell them.
+_sys.modules[__name__ + ".cuda"] = cuda
+_sys.modules[__name__ + ".random"] = random
+_sys.modules[__name__ + ".version"] = version
+
+concat = cat  # torch.concat is torch.cat
+# torch.eq and friends: element-wise, bool tensors (torch.equal is the one-bool comparison).
+eq, ne, gt, ge, lt, le = (_gpuaccel.math.equal, not_equal, greater, greater_equal, less,
+                          less_equal)
+neg = negative
+manual_seed = random.manual_seed
+inference_mode = no_grad
+float = float32  # noqa: A001 - torch's dtype aliases
+half = float16
+long = int64
+int = int32  # noqa: A001
+
+_TENSORFLOW_ONLY = "{name} is TensorFlow's name, not PyTorch's; it is in the TensorFlow face, " \
+                   "\"import gpuaccel as tf\" (both faces share tensors)"
+
+
+def __getattr__(name):
+    if not name.startswith("_") and name not in _REFUSALS and name != "torch" and hasattr(
+            _gpuaccel, name):
+        error = AttributeError("torch." + _TENSORFLOW_ONLY.format(name=name))
+        error.name, error.obj = name, None
+        raise error
+    return _REFUSE(name)
+
+
+_REFUSALS = {
+    **_unsupported.SHARED_REFUSALS,
+    "unique": "np.unique on .numpy()",
+    "normal": "torch.randn(*size) * std + mean",
+    "fill": "torch.full_like(input, value) (torch.fill's meaning; tf.fill is gpuaccel.fill)",
+    "linalg": "torch.matmul / torch.einsum / torch.norm (gpuaccel.linalg is tf.linalg)",
+    "utils": "gpuaccel.data.Dataset (torch.utils.data is not there yet)",
+}
+_REFUSE = _unsupported.module_getattr(__name__, "torch", _REFUSALS)

@@ -1,0 +1,261 @@
+"""Writes docs/api_coverage.md: how much of the real Keras, TensorFlow and PyTorch namespaces
+gpuaccel covers, name by name, measured from the frameworks themselves (issue 30).
+
+Why a script: the README promises that course code runs with only its import changed, and a
+count by hand goes stale with every merge. Here the public names come from the installed
+``keras`` and ``tensorflow`` and from PyTorch (Debian's python3-torch 1.13, walked in a
+``/usr/bin/python3`` subprocess, as tests/python/torch_reference.py runs it), and each name gets
+one status:
+
+- implemented: gpuaccel's face has the name AND a test compares it with the framework: a test
+  file under tests/python that runs the real framework (imports tensorflow/keras, or uses
+  torch_reference) and uses the name as an attribute, ``.name``, at least MIN_USES times (a
+  textual rule: it finds the file, the file's reader judges the comparison). A name that exists
+  without such a test counts as missing: the table does not trust stubs.
+- refused: asking gpuaccel's face for it raises the AttributeError of an ``_unsupported`` table
+  that says it is not supported and what to use instead (the generic "not supported" of a name
+  no table lists is missing, not refused).
+- out of scope: the rules in OUT_OF_SCOPE (sparse, ragged, string, complex, TPU...), with the
+  reason.
+- missing: everything else.
+
+    python tools/api_coverage.py            # rewrite docs/api_coverage.md
+    python tools/api_coverage.py --check    # exit 1 when the file differs (test_api_coverage.py)
+
+gpuaccel must be importable (PYTHONPATH=build/dev/stage).
+"""
+import argparse
+import importlib
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+OUTPUT = ROOT / "docs" / "api_coverage.md"
+TESTS = ROOT / "tests" / "python"
+TORCH_PYTHON = os.environ.get("GPUACCEL_TORCH_PYTHON", "/usr/bin/python3")
+
+# (namespace as written in the framework, framework, gpuaccel's face for it)
+NAMESPACES = [
+    ("keras.layers", "keras", "gpuaccel.keras.layers"),
+    ("keras.losses", "keras", "gpuaccel.keras.losses"),
+    ("keras.metrics", "keras", "gpuaccel.keras.metrics"),
+    ("keras.optimizers", "keras", "gpuaccel.keras.optimizers"),
+    ("keras.optimizers.schedules", "keras", "gpuaccel.keras.optimizers.schedules"),
+    ("keras.callbacks", "keras", "gpuaccel.keras.callbacks"),
+    ("keras.activations", "keras", "gpuaccel.keras.activations"),
+    ("keras.initializers", "keras", "gpuaccel.keras.initializers"),
+    ("keras.regularizers", "keras", "gpuaccel.keras.regularizers"),
+    ("keras.constraints", "keras", "gpuaccel.keras.constraints"),
+    ("keras.ops", "keras", "gpuaccel.keras.ops"),
+    ("keras.utils", "keras", "gpuaccel.keras.utils"),
+    ("tf", "tensorflow", "gpuaccel"),
+    ("tf.math", "tensorflow", "gpuaccel.math"),
+    ("tf.nn", "tensorflow", "gpuaccel.nn"),
+    ("tf.image", "tensorflow", "gpuaccel.image"),
+    ("tf.linalg", "tensorflow", "gpuaccel.linalg"),
+    ("tf.random", "tensorflow", "gpuaccel.random"),
+    ("tf.data.Dataset", "tensorflow", "gpuaccel.data.Dataset"),
+    ("tf.config", "tensorflow", "gpuaccel.config"),
+    ("tf.distribute", "tensorflow", "gpuaccel.distribute"),
+    ("torch", "torch", "gpuaccel.torch"),
+    ("torch.Tensor", "torch", "gpuaccel.Tensor"),
+    ("torch.nn.functional", "torch", "gpuaccel.torch.nn.functional"),
+    ("torch.cuda", "torch", "gpuaccel.cuda"),
+]
+
+# Name patterns gpuaccel does not aim at, and why (first match wins; matched case-insensitively
+# against the bare name).
+OUT_OF_SCOPE = [
+    (r"sparse", "sparse tensors: gpuaccel's tensors are dense"),
+    (r"ragged", "ragged tensors: gpuaccel's tensors are rectangular"),
+    (r"string|^as_string$|unicode|^text|regex", "string tensors: no string dtype"),
+    (r"complex|^conj|^real$|^imag$|^angle$|^polar$|^view_as_real|^view_as_complex",
+     "complex numbers: no complex dtype"),
+    (r"tpu", "TPUs: gpuaccel runs on CPUs and NVIDIA GPUs"),
+    (r"q(u)?int|quantiz|^dequantize|^fake_quant|^q_|^int_repr$|^is_quantized$",
+     "quantized dtypes: not part of the course"),
+    (r"float64|double|^cdouble|^float8|^int8|^int16|^uint16|^uint32|^uint64|^short$|^cfloat|"
+     r"^chalf$|bits\d|^is_complex",
+     "dtypes gpuaccel lacks on purpose (float32/16/bf16, int32/64, uint8, bool)"),
+    (r"^mps|mkldnn|^vulkan|^xpu|^hip|^ipu|^mtia|^fpga|^lazy$|^xla",
+     "other accelerators and backends"),
+    (r"^fft|^ifft|^rfft|^irfft|^hfft|^ihfft|stft|^istft", "Fourier transforms: not in the course"),
+    (r"^jit$|^fx$|^onnx$|^package$|^_?C$|^compiler$|^export$|^backends$|^overrides$|"
+     r"^hub$|^library$|^storage$|storage$|^TypedStorage|^UntypedStorage|^futures$|^monitor$|"
+     r"^ao$|^autocast|^__config__$|^__future__$",
+     "framework internals and tooling outside a training loop"),
+    (r"^Graph$|^GraphKeys$|^graph_util|^get_static_value$|^init_scope$|^control_dependencies$|"
+     r"^compat$|^saved_model$|^lite$|^tools$|^estimator$|^feature_column$|^queue$|^sets$|"
+     r"^strings$|^summary$|^raw_ops$|^autodiff$|^audio$|^signal$|^mlir$|^tpu$|^dtensor$|"
+     r"^experimental$|^version$|^sysconfig$|^io$|^types$|^__internal__$|^__operators__$|"
+     r"^AggregationMethod$|^Module$|^OptionalSpec$|^TypeSpec$|^UnconnectedGradients$|"
+     r"^DeviceSpec$|^Operation$|^IndexedSlices|^register_tensor_conversion_function$",
+     "TensorFlow graph-mode and tooling APIs: gpuaccel runs eagerly"),
+]
+
+# A comparison test uses the name on both sides (gpuaccel's call and the framework's), so a file
+# that names `.name` once (an aside, a docstring) does not count.
+MIN_USES = 2
+
+_TORCH_CHILD = r"""
+import json, torch, torch.nn.functional
+spaces = {"torch": torch, "torch.Tensor": torch.Tensor,
+          "torch.nn.functional": torch.nn.functional, "torch.cuda": torch.cuda}
+print(json.dumps({"version": torch.__version__.split("+")[0],
+                  "names": {k: sorted(n for n in dir(v) if not n.startswith("_"))
+                            for k, v in spaces.items()}}))
+"""
+
+
+def _resolve(dotted):
+    """The object at a dotted path (modules imported on the way), or None."""
+    parts = dotted.split(".")
+    obj = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], 1):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            try:
+                obj = importlib.import_module(".".join(parts[:i + 1]))
+            except ImportError:
+                return None
+    return obj
+
+
+def real_names():
+    """{namespace: sorted public names} and {framework: version}, from the frameworks."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+    import tensorflow as tf
+    names, versions = {}, {"keras": keras.__version__, "tensorflow": tf.__version__}
+    for namespace, framework, _ in NAMESPACES:
+        if framework == "torch":
+            continue
+        path = namespace.replace("tf.", "tensorflow.", 1) if namespace != "tf" else "tensorflow"
+        names[namespace] = sorted(n for n in dir(_resolve(path)) if not n.startswith("_"))
+    done = subprocess.run([TORCH_PYTHON, "-c", _TORCH_CHILD], capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode != 0:
+        sys.exit(f"walking PyTorch's namespace with {TORCH_PYTHON} failed (apt-get install "
+                 f"python3-torch, or set GPUACCEL_TORCH_PYTHON):\n{done.stderr[-2000:]}")
+    torch = json.loads(done.stdout.strip().splitlines()[-1])
+    names.update(torch["names"])
+    versions["torch"] = torch["version"]
+    return names, versions
+
+
+def comparison_tests():
+    """{framework: [(test file name, its text)]}: the test files that run that framework."""
+    files = {"keras": [], "tensorflow": [], "torch": []}
+    for path in sorted(TESTS.glob("test_*.py")):
+        text = path.read_text()
+        runs_tf = r"^\s*(import|from) (tensorflow|keras)\b|importorskip\([\"'](tensorflow|keras)"
+        if re.search(runs_tf, text, re.M):
+            files["keras"].append((path.name, text))
+            files["tensorflow"].append((path.name, text))
+        if "torch_reference" in text:
+            files["torch"].append((path.name, text))
+    return files
+
+
+def _out_of_scope(name):
+    for pattern, reason in OUT_OF_SCOPE:
+        if re.search(pattern, name, re.I):
+            return reason
+    return None
+
+
+def status(face, name, framework, tests):
+    """(status, detail) of one framework name against gpuaccel's face for its namespace."""
+    if face is not None:
+        try:
+            getattr(face, name)
+            exists, refusal = True, None
+        except AttributeError as error:
+            exists, refusal = False, str(error)
+        except Exception:  # noqa: BLE001 - a property that needs an instance
+            exists, refusal = True, None
+        if exists:
+            pattern = re.compile(r"\." + re.escape(name) + r"\b")
+            for test_name, text in tests[framework]:
+                if len(pattern.findall(text)) >= MIN_USES:
+                    return "implemented", f"`{test_name}`"
+        elif refusal and "is not supported by gpuaccel" in refusal and "; use " in refusal:
+            instead = refusal.split("; use ", 1)[1].split(" (see docs/", 1)[0]
+            return "refused", f"use {instead}"
+    reason = _out_of_scope(name)
+    if reason:
+        return "out of scope", reason
+    if face is not None and exists:
+        return "missing", "exists, but no test compares it with the framework"
+    return "missing", ""
+
+
+def render():
+    names, versions = real_names()
+    import gpuaccel  # noqa: F401 - after TensorFlow, so its log settings apply to both
+    tests = comparison_tests()
+    lines = [
+        "# API coverage: gpuaccel against the real Keras, TensorFlow and PyTorch namespaces",
+        "",
+        "Generated by `tools/api_coverage.py` (do not edit; `tests/python/test_api_coverage.py` "
+        "fails when it is stale: rerun `PYTHONPATH=build/dev/stage python3 tools/api_coverage.py`"
+        " and commit).",
+        "",
+        f"Measured against Keras {versions['keras']}, TensorFlow {versions['tensorflow']} and "
+        f"PyTorch {versions['torch']}. PyTorch is Debian's `python3-torch` (the project's "
+        "reference, see `tests/python/torch_reference.py`), whose namespace is older than "
+        "PyTorch 2.x's: names added since 1.13 are not counted here.",
+        "",
+        "Statuses: **implemented** (gpuaccel has it and a test under `tests/python` that runs the "
+        "real framework uses it: the test is named), **refused** (gpuaccel raises an "
+        "`AttributeError` saying it is not supported and what to use instead), **out of scope** "
+        "(with the reason), **missing** (everything else, including a name gpuaccel has with no "
+        "comparison test). The PyTorch rows are `import gpuaccel.torch as torch`'s face, the "
+        "TensorFlow rows `import gpuaccel as tf`'s.",
+        "",
+        "| namespace | gpuaccel face | names | implemented | refused | out of scope | missing |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    sections = []
+    for namespace, framework, face_path in NAMESPACES:
+        face = _resolve(face_path)
+        rows = [(n, *status(face, n, framework, tests)) for n in names[namespace]]
+        counts = {s: sum(1 for r in rows if r[1] == s)
+                  for s in ("implemented", "refused", "out of scope", "missing")}
+        total = len(rows) or 1
+        lines.append(f"| `{namespace}` | `{face_path}` | {len(rows)} | " + " | ".join(
+            f"{counts[s]} ({100 * counts[s] / total:.0f}%)" for s in counts) + " |")
+        sections += ["", f"## `{namespace}`", ""]
+        if face is None:
+            sections += [f"gpuaccel has no `{face_path}` yet.", ""]
+        sections += ["| name | status | detail |", "|---|---|---|"]
+        sections += [f"| `{n}` | {s} | {d} |" for n, s, d in rows]
+    return "\n".join(lines + sections) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when docs/api_coverage.md differs from a fresh run")
+    args = parser.parse_args()
+    text = render()
+    if args.check:
+        if not OUTPUT.exists() or OUTPUT.read_text() != text:
+            old = OUTPUT.read_text().splitlines() if OUTPUT.exists() else []
+            changed = [line for line in text.splitlines() if line not in set(old)][:20]
+            sys.exit(f"{OUTPUT.relative_to(ROOT)} is stale; rerun "
+                     f"`PYTHONPATH=build/dev/stage python3 tools/api_coverage.py` and commit it. "
+                     f"New lines (first 20):\n" + "\n".join(changed))
+        print(f"{OUTPUT.relative_to(ROOT)} is up to date")
+        return
+    OUTPUT.write_text(text)
+    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
