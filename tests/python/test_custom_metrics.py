@@ -304,6 +304,17 @@ def test_the_keras_docstring_metric_written_with_keras_ops_matches_keras():
     np.testing.assert_allclose(h_ours["loss"], h_theirs["loss"], rtol=2e-5)
 
 
+def test_single_batch_calls_report_python_metrics_as_keras():
+    ours, theirs = twins(3, "softmax", lambda lib, m: dict(
+        optimizer="sgd", loss="sparse_categorical_crossentropy",
+        metrics=[m[1]()], weighted_metrics=["accuracy"]))
+    x, y, w = categorical_data()
+    for model in (ours, theirs):
+        model.train_on_batch(x, y)
+    assert_logs_close(ours.test_on_batch(x, y, return_dict=True),
+                      theirs.test_on_batch(x, y, return_dict=True))
+
+
 def test_python_and_weighted_metrics_refused_under_several_replicas():
     """fit's check runs before any replica is made: a stand-in strategy with two replicas
     reaches it (a real one needs logical devices that outlive the test)."""
