@@ -21,7 +21,7 @@ def _as_tensor(value):
 
 
 def _snake_case(class_name):
-    """Keras's default metric name for a class: ``BinaryTruePositives`` -> 'binary_true_positives'."""
+    """Keras's default metric name: ``BinaryTruePositives`` -> 'binary_true_positives'."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", class_name).lower()
 
 
