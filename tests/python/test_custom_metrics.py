@@ -94,7 +94,8 @@ def categorical_data(n=26, seed=1):
 
 def twins(units, activation, compile_args, result_copies=False):
     """The same model in gpuaccel and Keras, same weights, compiled with the arguments that
-    `compile_args(lib, metrics)` makes."""
+    `compile_args(lib, metrics)` makes (Keras's initial weights from a fixed seed)."""
+    keras.utils.set_random_seed(0)
     models = []
     for lib, ops in ((gk, ours_ops()), (keras, keras_ops())):
         model = lib.Sequential([lib.Input((4,)), lib.layers.Dense(6, activation="relu"),

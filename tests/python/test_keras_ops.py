@@ -180,6 +180,7 @@ def test_a_custom_layer_written_with_keras_ops_trains_as_in_keras():
                 return lib.ops.relu(lib.ops.add(lib.ops.matmul(inputs, self.w), self.b))
         return Linear
 
+    keras.utils.set_random_seed(0)
     models = []
     for lib in (keras, gk):
         model = lib.Sequential([lib.Input((4,)), linear_class(lib)(5), lib.layers.Dense(1)])
