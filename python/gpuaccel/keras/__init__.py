@@ -14,18 +14,18 @@ from . import callbacks
 from . import datasets
 from . import models
 from . import mixed_precision
+from . import ops
 from . import utils
 from ._symbolic import Input, KerasTensor
 from .models import Model, Sequential
 
 __all__ = ["layers", "losses", "metrics", "optimizers", "callbacks", "datasets", "models",
-           "mixed_precision", "utils", "Input", "KerasTensor", "Model", "Sequential"]
+           "mixed_precision", "ops", "utils", "Input", "KerasTensor", "Model", "Sequential"]
 
 
 def __getattr__(name):
     from .. import _unsupported
     return _unsupported.module_getattr(__name__, "keras", {
-        "ops": "the top-level gpuaccel functions (gpuaccel.matmul, gpuaccel.reduce_sum...)",
         "applications": "building the network with keras.layers (no pretrained models)",
         "regularizers": "an explicit penalty added to the loss in a GradientTape loop",
         "constraints": "clipping weights with assign after each step",

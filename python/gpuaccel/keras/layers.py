@@ -204,6 +204,15 @@ class Layer:
         self._cpp.compute_dtype = self._dtype_policy.compute_dtype
         self.trainable = trainable
 
+    def __new__(cls, *args, **kwargs):
+        layer = super().__new__(cls)
+        if not cls.__module__.startswith("gpuaccel."):
+            # Keras 3 records a Python subclass's constructor arguments: its get_config,
+            # when the subclass does not write one, returns them.
+            object.__setattr__(layer, "_auto_config",
+                               _python_layer.constructor_arguments(cls, args, kwargs))
+        return layer
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         build = cls.__dict__.get("build")
@@ -351,11 +360,17 @@ class Layer:
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_policy.name}
         config.update(self._layer_config())
+        if "_auto_config" in self.__dict__ and type(self).get_config is Layer.get_config:
+            config.update(_python_layer.auto_config(self))
         return config
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        try:
+            return cls(**config)
+        except Exception as error:  # Keras 3's type and words, naming the failing class
+            raise TypeError(f"Error when deserializing class '{cls.__name__}' using "
+                            f"config={config}.\n\nException encountered: {error}") from error
 
     # ---- shapes ----
     def _shape_list(self, input_shape):
