@@ -135,21 +135,30 @@ def _data_format(value):
                      f"'channels_last'}}. Received: data_format={value!r}")
 
 
-def _activation(value):
-    """Keras's activation argument as a name the C++ layer parses (None -> 'linear')."""
+def _activation(value, python_fallback=False):
+    """Keras's activation argument as a name (None -> 'linear'): a name or a function named as
+    one of ``keras.activations`` (gpuaccel's, Keras's or tf.nn's). The C++ layers parse
+    the names cpp/nn/activations.cc has; with ``python_fallback`` (the Activation layer) the
+    others run as a traced Python layer."""
+    from . import activations
     if value is None:
         return "linear"
-    if isinstance(value, str):
-        if value not in _cpp_layers.activation_names():
-            # Keras's text (keras.activations.get), plus what would be accepted.
-            raise ValueError(f"Could not interpret activation function identifier: {value!r} "
-                             f"(supported: {sorted(_cpp_layers.activation_names())}, or None)")
-        return value
-    name = getattr(value, "__name__", None)
-    if callable(value) and name in _cpp_layers.activation_names():
+    name = value if isinstance(value, str) else getattr(value, "__name__", None)
+    if isinstance(value, str) and name not in activations.names():
+        # Keras's text (keras.activations.get), plus what would be accepted.
+        raise ValueError(f"Could not interpret activation function identifier: {value!r} "
+                         f"(supported: {activations.names()}, or None)")
+    if not isinstance(value, str) and (not callable(value) or name not in activations.names()):
+        raise NotImplementedError(f"activation {value!r} is not supported: pass a name or a "
+                                  f"function of keras.activations ({activations.names()}) or "
+                                  "None")
+    name = activations.get(name).__name__  # Keras's config names it so: 'swish' -> 'silu'
+    if name in _cpp_layers.activation_names() or python_fallback:
         return name
-    raise NotImplementedError(f"activation {value!r} is not supported: pass one of the names "
-                              f"{_cpp_layers.activation_names()} (or None)")
+    raise NotImplementedError(
+        f"activation {name!r} is not built into gpuaccel's C++ layers (they have "
+        f"{sorted(_cpp_layers.activation_names())}); follow the layer with "
+        f"keras.layers.Activation({name!r}), which runs it in the same training step")
 
 
 def _initializer(value, arg):
@@ -612,14 +621,22 @@ class Dropout(Layer):
 
 
 class Activation(Layer):
-    """``keras.layers.Activation(activation)``."""
+    """``keras.layers.Activation(activation)``: any name of ``keras.activations``. The ones the
+    C++ layers have run there; the others are a Python layer (traced into the C++ step) calling
+    the ``keras.activations`` function."""
 
     def __init__(self, activation, **kwargs):
-        self.activation = _activation(activation)
+        self.activation = _activation(activation, python_fallback=True)
         super().__init__(**kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.Activation(self.name, self.activation)
+        if self.activation in _cpp_layers.activation_names():
+            return _cpp_layers.Activation(self.name, self.activation)
+        return _python_layer.make_cpp_layer(self)
+
+    def call(self, inputs):
+        from . import activations
+        return activations.get(self.activation)(inputs)
 
     def _layer_config(self):
         return {"activation": self.activation}
