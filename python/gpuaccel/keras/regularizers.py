@@ -9,7 +9,8 @@ of a Python layer adds the weight's penalty to the layer's losses on every call,
 (keras/_python_layer.py).
 """
 import math
-import numbers
+
+import numpy as np
 
 from .. import _C
 from .._convert import convert_to_tensor
@@ -83,7 +84,7 @@ class L1(Regularizer):
         return _scaled(self.l1, _total(_C.unary("abs", convert_to_tensor(x))))
 
     def get_config(self):
-        return {"l1": self.l1}
+        return {"l1": float(np.float32(self.l1))}  # Keras keeps it as a float32 tensor
 
 
 class L2(Regularizer):
@@ -131,7 +132,7 @@ class OrthogonalRegularizer(Regularizer):
         return _scaled(self.factor * 0.5 / pairs, _total(_C.unary("abs", off_diagonal)))
 
     def get_config(self):
-        return {"factor": self.factor, "mode": self.mode}
+        return {"factor": float(np.float32(self.factor)), "mode": self.mode}  # as Keras
 
 
 l1, l2, l1_l2, orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
