@@ -448,6 +448,23 @@ def test_schedule_in_a_gradient_tape_loop_and_in_config():
         opt.learning_rate = 0.1
 
 
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_optimizer_with_a_schedule_serializes_as_keras(optimizer):
+    def make(K):
+        schedule = K.optimizers.schedules.CosineDecay(0.1, 30, warmup_target=0.2,
+                                                      warmup_steps=3)
+        return getattr(K.optimizers, optimizer)(learning_rate=schedule, name="opt")
+
+    theirs = keras.optimizers.serialize(make(keras))
+    assert gk.optimizers.serialize(make(gk)) == theirs
+    again = gk.optimizers.deserialize(theirs)
+    assert type(again).__name__ == optimizer
+    assert gk.optimizers.serialize(again) == theirs
+    assert again.learning_rate == pytest.approx(0.1)  # step 0 of the warmup
+    assert keras.optimizers.deserialize(gk.optimizers.serialize(again)).get_config() == \
+        keras.optimizers.deserialize(theirs).get_config()
+
+
 # ---------------------------------------------------------------- regularizers, constraints
 
 R, KR = gk.regularizers, keras.regularizers

@@ -601,7 +601,10 @@ _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
 
 
 def serialize(optimizer):
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+    """Keras's dict: module, class_name, config (a schedule nested as its own dict),
+    registered_name."""
+    return {"module": "keras.optimizers", "class_name": type(optimizer).__name__,
+            "config": optimizer.get_config(), "registered_name": None}
 
 
 def deserialize(config):
