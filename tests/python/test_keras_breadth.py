@@ -150,7 +150,7 @@ def test_activation_layer_runs_names_the_cpp_layers_lack(name):
         theirs.layers[-1].get_config()["activation"] == name
 
 
-def test_dense_takes_keras_activation_functions_and_says_where_the_others_go():
+def test_dense_takes_keras_activation_functions():
     x = np.random.default_rng(6).standard_normal((3, 5)).astype(np.float32)
     ours = gk.layers.Dense(4, activation=KA.gelu)  # Keras's function, by its name
     theirs = keras.layers.Dense(4, activation=KA.gelu)
@@ -160,8 +160,6 @@ def test_dense_takes_keras_activation_functions_and_says_where_the_others_go():
     close(ours(x).detach().numpy(), theirs(x).numpy())
     assert gk.layers.Dense(2, activation="swish").get_config()["activation"] == \
         keras.layers.Dense(2, activation="swish").get_config()["activation"] == "silu"
-    with pytest.raises(NotImplementedError, match=r"keras.layers.Activation\('mish'\)"):
-        gk.layers.Dense(2, activation="mish")
 
 
 # ---------------------------------------------------------------- initializers
@@ -575,3 +573,65 @@ def test_python_layer_add_weight_regularizer_and_constraint_train_as_keras(regul
     ours, theirs = run(gk), run(keras)
     np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-5)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=2e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- the built-in layers' extras
+
+@pytest.mark.parametrize("kwargs", [
+    dict(kernel_regularizer="l2"),
+    dict(bias_regularizer="l1", activity_regularizer="l2"),
+    dict(kernel_regularizer=lambda K: K.regularizers.L1L2(l1=0.01, l2=0.02),
+         kernel_constraint="max_norm", bias_constraint="non_neg"),
+    dict(activation="mish", kernel_constraint="unit_norm"),
+    dict(activation="hard_silu", activity_regularizer="l1"),
+], ids=lambda kw: "-".join(f"{k}={v if isinstance(v, str) else 'object'}"
+                           for k, v in kw.items()))
+def test_dense_extras_train_as_keras(kwargs):
+    """Regularizers, constraints and Python activations on the built-in Dense: fit's loss
+    (the penalties included) and the trained weights equal Keras's."""
+    x, y = _regression_data()
+
+    def run(K):
+        layer_kwargs = {k: (v if k == "activation" else v(K) if callable(v) else
+                            (K.regularizers if "regularizer" in k else K.constraints).get(v))
+                        for k, v in kwargs.items()}
+        model = K.Sequential([K.Input((5,)), K.layers.Dense(4, **layer_kwargs),
+                              K.layers.Dense(2)])
+        weights = [np.random.default_rng(i).standard_normal(w.shape).astype(np.float32)
+                   for i, w in enumerate(model.weights)]
+        model.set_weights(weights)
+        model.compile(optimizer=K.optimizers.SGD(0.02), loss="mse")
+        history = model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+        return history.history["loss"], model.get_weights(), model.layers[0].get_config()
+
+    ours, theirs = run(gk), run(keras)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-5)
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
+    for key in ("activation", "kernel_regularizer", "bias_regularizer", "kernel_constraint",
+                "bias_constraint"):
+        assert ours[2][key] == theirs[2][key], key
+    assert ours[2].get("activity_regularizer") == theirs[2].get("activity_regularizer")
+
+
+def test_conv2d_kernel_regularizer_and_constraint_train_as_keras():
+    r = np.random.default_rng(13)
+    x = r.standard_normal((12, 6, 6, 2)).astype(np.float32)
+    y = r.standard_normal((12, 3)).astype(np.float32)
+
+    def run(K):
+        model = K.Sequential([
+            K.Input((6, 6, 2)),
+            K.layers.Conv2D(3, 3, activation="celu", kernel_regularizer=K.regularizers.L2(0.05),
+                            kernel_constraint=K.constraints.MaxNorm(1.0, axis=[0, 1, 2])),
+            K.layers.Flatten(), K.layers.Dense(3)])
+        model.set_weights([np.random.default_rng(i).standard_normal(w.shape).astype(np.float32)
+                           * 0.5 for i, w in enumerate(model.weights)])
+        model.compile(optimizer=K.optimizers.SGD(0.01), loss="mse")
+        history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        return history.history["loss"], model.get_weights()
+
+    ours, theirs = run(gk), run(keras)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-5)
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)

@@ -29,6 +29,7 @@ from . import _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _python_layer
+from . import _layer_extras
 from ._symbolic import Input, KerasTensor
 
 _cpp_layers = _C.layers
@@ -135,11 +136,11 @@ def _data_format(value):
                      f"'channels_last'}}. Received: data_format={value!r}")
 
 
-def _activation(value, python_fallback=False):
+def _activation(value):
     """Keras's activation argument as a name (None -> 'linear'): a name or a function named as
-    one of ``keras.activations`` (gpuaccel's, Keras's or tf.nn's). The C++ layers parse
-    the names cpp/nn/activations.cc has; with ``python_fallback`` (the Activation layer) the
-    others run as a traced Python layer."""
+    one of ``keras.activations`` (gpuaccel's, Keras's or tf.nn's). The C++ layers run the
+    names cpp/nn/activations.cc has; the others run in Python after the C++ layer, traced with
+    it (``_layer_extras``; the Activation layer as a Python layer)."""
     from . import activations
     if value is None:
         return "linear"
@@ -152,13 +153,7 @@ def _activation(value, python_fallback=False):
         raise NotImplementedError(f"activation {value!r} is not supported: pass a name or a "
                                   f"function of keras.activations ({activations.names()}) or "
                                   "None")
-    name = activations.get(name).__name__  # Keras's config names it so: 'swish' -> 'silu'
-    if name in _cpp_layers.activation_names() or python_fallback:
-        return name
-    raise NotImplementedError(
-        f"activation {name!r} is not built into gpuaccel's C++ layers (they have "
-        f"{sorted(_cpp_layers.activation_names())}); follow the layer with "
-        f"keras.layers.Activation({name!r}), which runs it in the same training step")
+    return activations.get(name).__name__  # Keras's config names it so: 'swish' -> 'silu'
 
 
 def _initializer(value, arg):
@@ -423,24 +418,29 @@ class Dense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  lora_rank=None, **kwargs):
-        _reject("Dense", kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
-                activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
-                bias_constraint=bias_constraint, lora_rank=lora_rank)
+        _reject("Dense", lora_rank=lora_rank)
         self.units = _positive_int(units, "units", self)
         self.activation = _activation(activation)
+        self._extras = _layer_extras.Extras(
+            self.activation, _cpp_layers.activation_names(), kernel_regularizer,
+            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
         self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
         super().__init__(**kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.Dense(self.name, self.units, self.activation, self.use_bias,
-                                 self.kernel_initializer, self.bias_initializer)
+        return _layer_extras.make_cpp(self, _cpp_layers.Dense(
+            self.name, self.units, self._extras.cpp_activation(self.activation), self.use_bias,
+            self.kernel_initializer, self.bias_initializer))
 
     def _layer_config(self):
         return {"units": self.units, "activation": self.activation, "use_bias": self.use_bias,
                 "kernel_initializer": self.kernel_initializer,
-                "bias_initializer": self.bias_initializer}
+                "bias_initializer": self.bias_initializer, **self._extras.config()}
+
+    build = _layer_extras.build_method(Layer.build)
+    call = _layer_extras.call
 
 
 class _Conv(Layer):
@@ -453,9 +453,6 @@ class _Conv(Layer):
                  bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
                  **kwargs):
         kind = type(self).__name__
-        _reject(kind, kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
-                activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
-                bias_constraint=bias_constraint)
         if groups != 1:
             raise NotImplementedError(f"{kind}: grouped convolutions are not supported yet; "
                                       f"received groups={groups!r}")
@@ -472,6 +469,9 @@ class _Conv(Layer):
             raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
                              f"Received: strides={self.strides} and dilation_rate={self.dilation_rate}")
         self.activation = _activation(activation)
+        self._extras = _layer_extras.Extras(
+            self.activation, _cpp_layers.activation_names(), kernel_regularizer,
+            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
         self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
@@ -482,7 +482,10 @@ class _Conv(Layer):
                 "padding": self.padding, "data_format": self.data_format,
                 "dilation_rate": self.dilation_rate, "activation": self.activation,
                 "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
-                "bias_initializer": self.bias_initializer}
+                "bias_initializer": self.bias_initializer, **self._extras.config()}
+
+    build = _layer_extras.build_method(Layer.build)
+    call = _layer_extras.call
 
 
 class Conv2D(_Conv):
@@ -501,9 +504,10 @@ class Conv2D(_Conv):
                          kernel_constraint, bias_constraint, **kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.Conv2D(self.name, self.filters, *self.kernel_size, *self.strides,
-                                  self.padding, *self.dilation_rate, self.activation, self.use_bias,
-                                  self.kernel_initializer, self.bias_initializer)
+        return _layer_extras.make_cpp(self, _cpp_layers.Conv2D(
+            self.name, self.filters, *self.kernel_size, *self.strides, self.padding,
+            *self.dilation_rate, self._extras.cpp_activation(self.activation), self.use_bias,
+            self.kernel_initializer, self.bias_initializer))
 
 
 class Conv1D(_Conv):
@@ -525,9 +529,10 @@ class Conv1D(_Conv):
                          kernel_constraint, bias_constraint, **kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.Conv1D(self.name, self.filters, self.kernel_size[0], self.strides[0],
-                                  self.padding, self.dilation_rate[0], self.activation,
-                                  self.use_bias, self.kernel_initializer, self.bias_initializer)
+        return _layer_extras.make_cpp(self, _cpp_layers.Conv1D(
+            self.name, self.filters, self.kernel_size[0], self.strides[0], self.padding,
+            self.dilation_rate[0], self._extras.cpp_activation(self.activation), self.use_bias,
+            self.kernel_initializer, self.bias_initializer))
 
 
 class _Pooling2D(Layer):
@@ -626,7 +631,7 @@ class Activation(Layer):
     the ``keras.activations`` function."""
 
     def __init__(self, activation, **kwargs):
-        self.activation = _activation(activation, python_fallback=True)
+        self.activation = _activation(activation)
         super().__init__(**kwargs)
 
     def _make_cpp(self):
