@@ -125,8 +125,9 @@ class RandomInitializer(Initializer):
 
     def __init__(self, seed=None):
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-            raise ValueError("`seed` argument should be an instance of `keras.random.SeedGenerator()`"
-                             f" or an integer. Received: seed={seed!r}")
+            raise ValueError("`seed` argument should be an instance of "
+                             "`keras.random.SeedGenerator()` or an integer. "
+                             f"Received: seed={seed!r}")
         self.seed = seed
 
     def _generator(self):
