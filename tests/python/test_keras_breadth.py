@@ -306,6 +306,22 @@ def test_initializer_lookup_by_name_and_dict_as_keras():
         I.VarianceScaling(mode="fan_sideways")
 
 
+@pytest.mark.parametrize("ours,theirs,std", [
+    (I.HeNormal(), KI.HeNormal(), math.sqrt(2 / 400)),
+    (I.GlorotUniform(), KI.GlorotUniform(), math.sqrt(2 / 700)),
+    (I.RandomNormal(), KI.RandomNormal(), 0.05),
+], ids=lambda v: type(v).__name__ if not isinstance(v, float) else "")
+def test_builtin_layers_take_default_initializer_objects(ours, theirs, std):
+    mine, keras_layer = gk.layers.Dense(300, kernel_initializer=ours), \
+        keras.layers.Dense(300, kernel_initializer=theirs)
+    mine.build((None, 400))
+    keras_layer.build((None, 400))
+    for values in (mine.kernel.detach().numpy(), keras_layer.kernel.numpy()):
+        assert abs(values.std() - std) < 5 * std / math.sqrt(2 * values.size)
+    with pytest.raises(NotImplementedError, match="seeded or parametrized initializer objects"):
+        gk.layers.Dense(3, kernel_initializer=I.HeNormal(seed=1))
+
+
 def test_python_layer_weight_from_an_initializer_object():
     class Scale(gk.layers.Layer):
         def build(self, input_shape):

@@ -157,11 +157,20 @@ def _activation(value):
 
 
 def _initializer(value, arg):
+    """An initializer name for the C++ layer: a name, or a ``keras.initializers`` object with
+    its default arguments (``HeNormal()``), which is the same draw."""
+    from . import initializers
     if isinstance(value, str):
         return value
+    if isinstance(value, initializers.Initializer) and \
+            _snake_case(type(value).__name__) in _cpp_layers.initializer_names() and \
+            value.get_config() == type(value)().get_config():
+        return _snake_case(type(value).__name__)
     raise NotImplementedError(f"`{arg}` must be an initializer name such as 'glorot_uniform' "
-                              f"(accepted: {_cpp_layers.initializer_names()}); initializer "
-                              f"objects are not supported yet, received {value!r}")
+                              f"(accepted: {_cpp_layers.initializer_names()}) or such an "
+                              "initializer with its default arguments; seeded or "
+                              f"parametrized initializer objects are not supported on the "
+                              f"built-in layers yet, received {value!r}")
 
 
 def _reject(layer_cls, **kwargs):
