@@ -113,6 +113,8 @@ def _run_call(ref, inputs, training):
         output = layer.call(x, **kwargs)
     if not isinstance(output, Tensor):
         output = _as_tensor(output, f"{type(layer).__name__}.call() return value")
+    for weight, regularizer in layer.__dict__.get("_weight_regularizers", ()):
+        add_loss(layer, regularizer(weight))
     losses, layer._pending_losses = layer._pending_losses, []
     return [output] + losses
 
@@ -173,16 +175,18 @@ def initial_value(initializer, shape, dtype, layer, name):
 def add_weight(layer, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
                regularizer=None, constraint=None, aggregation="none",
                overwrite_with_gradient=False, name=None):
-    """Keras 3's ``Layer.add_weight``: creates, registers and returns the weight."""
+    """Keras 3's ``Layer.add_weight``: creates, registers and returns the weight. A
+    ``regularizer``'s penalty of the weight joins the layer's losses on every call; a
+    ``constraint`` projects the weight after every optimizer update (``fit``, ``apply``)."""
     if layer._cpp.built:
         # Keras 3's rule and words: a weight made in call() would be a new weight per call
         # (and, traced, one the replay never sees).
         raise ValueError(f"You cannot add new elements of state (variables or sub-layers) to a "
                          f"layer that is already built (layer '{layer.name}'). All state must "
                          f"be created in the `__init__()` method or in the `build()` method.")
-    if regularizer is not None or constraint is not None:
-        raise NotImplementedError(f"add_weight(regularizer=..., constraint=...) is not supported "
-                                  f"yet (layer '{layer.name}')")
+    from . import constraints, regularizers
+    regularizer = regularizers.get(regularizer)
+    constraint = constraints.get(constraint)
     if shape is None:
         shape = ()
     try:
@@ -200,6 +204,10 @@ def add_weight(layer, shape=None, initializer=None, dtype=None, trainable=True, 
         name = "variable" if count == 0 else f"variable_{count}"
     value = initial_value(initializer, shape, dtype, layer, name)
     layer._cpp.add_weight_value(name, value, bool(trainable))
+    if regularizer is not None:
+        layer.__dict__.setdefault("_weight_regularizers", []).append((value, regularizer))
+    if constraint is not None:
+        layer.__dict__.setdefault("_weight_constraints", []).append((value, constraint))
     return value
 
 

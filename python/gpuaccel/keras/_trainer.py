@@ -9,6 +9,7 @@ import numpy as np
 from .. import _C
 from .. import config as _config
 from . import callbacks as callbacks_module
+from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
@@ -252,6 +253,8 @@ class Trainer:
             callbacks_module.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                           model=self, verbose=verbose, epochs=epochs, steps=steps)
         batch_hooks = _wants_batch_hooks(callback_list, "train")
+        apply_schedule = self.optimizer._schedule_hook()  # None for a fixed learning rate
+        apply_constraints = constraints_module.after_step_hook(self)  # None without constraints
         seed = _seed_from_global()
         if hasattr(trainer, "agree_on_seed"):
             seed = trainer.agree_on_seed(seed)  # every worker shuffles the same way
@@ -291,7 +294,11 @@ class Trainer:
                 xs, weights = _sample_weights.split_batch(xs, weighted)
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
+                if apply_schedule is not None:
+                    apply_schedule()
                 trainer.train_step(xs, yb, *([] if weights is None else [weights]))
+                if apply_constraints is not None:
+                    apply_constraints()
                 marker.commit()
                 samples += _rows(xs)
                 global_step += 1
@@ -429,8 +436,14 @@ class Trainer:
         trainer.reset_metrics()
         batches = [batch for batch in data.batches() if _rows(batch[0])]
         _check_some_samples("train_on_batch()", len(batches), len(batches))  # before any step
+        apply_schedule = self.optimizer._schedule_hook()
+        apply_constraints = constraints_module.after_step_hook(self)
         for xs, yb in batches:
+            if apply_schedule is not None:
+                apply_schedule()
             trainer.train_step(xs, yb)
+            if apply_constraints is not None:
+                apply_constraints()
         return self._single_batch_logs(trainer, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
