@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# What every notebook's install cell runs (on Colab, or any Linux machine with Python and a C++
-# compiler): installs gpuaccel from this clone with pip, then prints its environment report.
+# What every notebook's install cell runs when no release wheel is published (its WHEEL_SOURCE
+# empty, or the wheel failed to install: docs/colab.md), on Colab or any Linux machine with Python
+# and a C++ compiler: installs gpuaccel from this clone with pip, then prints its environment report.
 # With an NVIDIA GPU and nvcc (Colab ships a CUDA 12 toolkit at /usr/local/cuda), the CUDA
 # backend is compiled against that toolkit -- so it runs on Colab's driver, which may be older
 # than CUDA 13 needs -- and only for the GPU that is there (a T4: sm_75), a few minutes instead

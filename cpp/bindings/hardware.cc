@@ -46,6 +46,8 @@ py::dict status_to_dict(const CudaBackendStatus& s) {
   out["cuda_visible_devices"] = s.cuda_visible_devices;
   out["missing_libraries"] = s.missing_libraries;
   out["cudnn_warning"] = s.cudnn_warning;
+  out["backend_choice"] = s.backend_choice;
+  out["refused_backends"] = s.refused_backends;
   py::list libraries;
   for (const CudaLibraryCopy& c : s.cuda_libraries) {
     py::dict d;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/cuda_backend_choice.h"
 #include "core/errors.h"
 #include "core/gpu_provider.h"
 
@@ -245,12 +246,46 @@ LoadResult load_guarded(const std::string& library_path, bool path_from_env,
   }
 }
 
+// The CUDA runtime major already loaded in this process (12 when PyTorch cu12 loaded
+// libcudart.so.12), 0 when none: RTLD_NOLOAD only looks, it loads nothing.
+int loaded_cuda_runtime_major() {
+  for (int major : {13, 12}) {
+    const std::string soname = "libcudart.so." + std::to_string(major);
+    if (void* handle = dlopen(soname.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+      dlclose(handle);
+      return major;
+    }
+  }
+  return 0;
+}
+
+// Which installed backend file to load (cuda_backend_choice.h); an empty file when none is.
+CudaBackendChoice choose_installed_backend(const CudaDriverProbe& driver) {
+  const std::string dir = core_binary_dir();
+  const auto candidates = cuda_backend_candidates(
+      GPUACCEL_CUDA_BACKEND_FILE, build_cuda_version(),
+      [&dir](const std::string& file) { return file_exists((dir.empty() ? "" : dir + "/") + file); });
+  return choose_cuda_backend(candidates, driver.found ? driver.cuda_version : 0,
+                             loaded_cuda_runtime_major());
+}
+
 const LoadResult& cached() {
   static const LoadResult result = [] {
     const std::optional<std::string> from_env = env(kBackendEnv);
-    return load_guarded(cuda_backend_library_path(), from_env && !from_env->empty(),
-                        nvidia_wheel_search_roots(core_binary_dir()), probe_cuda_driver(),
-                        build_cuda_version());
+    const CudaDriverProbe driver = probe_cuda_driver();
+    if ((from_env && !from_env->empty()) || !built_with_cuda()) {
+      return load_guarded(cuda_backend_library_path(), from_env && !from_env->empty(),
+                          nvidia_wheel_search_roots(core_binary_dir()), driver, build_cuda_version());
+    }
+    const CudaBackendChoice choice = choose_installed_backend(driver);
+    const std::string dir = core_binary_dir();
+    const std::string file = choice.file.empty() ? GPUACCEL_CUDA_BACKEND_FILE : choice.file;
+    LoadResult r = load_guarded((dir.empty() ? "" : dir + "/") + file, false,
+                                nvidia_wheel_search_roots(dir), driver,
+                                choice.file.empty() ? build_cuda_version() : choice.cuda_version);
+    r.status.backend_choice = choice.reason;
+    r.status.refused_backends = choice.refused;
+    return r;
   }();
   return result;
 }
@@ -420,7 +455,10 @@ std::string cuda_backend_library_path() {
   if (from_env && !from_env->empty()) return *from_env;
   if (!built_with_cuda()) return "";
   const std::string dir = core_binary_dir();
-  return (dir.empty() ? std::string() : dir + "/") + GPUACCEL_CUDA_BACKEND_FILE;
+  // The installed backend the loader would choose now (cuda_backend_choice.h), else this build's.
+  const CudaBackendChoice choice = choose_installed_backend(probe_cuda_driver());
+  return (dir.empty() ? std::string() : dir + "/") +
+         (choice.file.empty() ? std::string(GPUACCEL_CUDA_BACKEND_FILE) : choice.file);
 }
 
 CudaBackendStatus probe_cuda_backend(const std::string& library_path) {

@@ -58,6 +58,11 @@ struct CudaBackendStatus {
   // Set when the loaded cuDNN is an older minor release than the headers the backend was built
   // with (see check_cudnn_runtime): the GPU stays usable; diagnose() shows this warning.
   std::string cudnn_warning;
+  // Which of the installed backend files was chosen and why (cuda_backend_choice.h: the
+  // driver's CUDA, the runtime already loaded), and "<file>: <why not>" for each other one.
+  // Empty when $GPUACCEL_CUDA_BACKEND names the file or the probe was given a path.
+  std::string backend_choice;
+  std::vector<std::string> refused_backends;
 };
 
 // The NVIDIA driver as seen before any CUDA library is loaded: libcuda.so.1 opened with dlopen

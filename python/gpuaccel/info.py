@@ -163,6 +163,11 @@ def _section_devices(lines):
     if status["built"] or status["library_path"]:
         state = "loaded" if status["loaded"] else "not loaded"
         lines.append(f"  CUDA backend        {status['library_path']} ({state})")
+        # A release wheel holds a CUDA 13 and a CUDA 12 backend: which one, why, why not the other.
+        if status.get("backend_choice"):
+            lines.append(f"  backend chosen      {status['backend_choice']}")
+        for refused in status.get("refused_backends", []):
+            lines.append(f"  backend not chosen  {refused}")
         lines.extend(_cuda_library_lines(status))
 
 
