@@ -648,13 +648,17 @@ class Softmax(Activation):
 
 
 class ReLU(Activation):
-    """``keras.layers.ReLU()``: max(x, 0) (``max_value``, ``negative_slope`` and ``threshold``
-    other than their defaults are not supported yet)."""
+    """``keras.layers.ReLU()``: max(x, 0), the C++ activation layer. With ``max_value``,
+    ``negative_slope`` or ``threshold`` other than their defaults it is a ClippedReLU, a
+    Python-traced layer (_activation_layers.py)."""
+
+    def __new__(cls, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        if cls is ReLU and (max_value is not None or negative_slope != 0.0 or threshold != 0.0):
+            from ._activation_layers import ClippedReLU
+            cls = ClippedReLU
+        return super().__new__(cls)
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
-        if max_value is not None or negative_slope != 0.0 or threshold != 0.0:
-            raise NotImplementedError("ReLU(max_value, negative_slope, threshold) are not "
-                                      "supported yet; use the defaults")
         super().__init__("relu", **kwargs)
 
     def _layer_config(self):
@@ -951,10 +955,30 @@ class MultiHeadAttention(Layer):
         return _none_shape(self._cpp.output_shape([_cpp_shape(s) for s in shapes]))
 
 
+# Built-in layers written in Python from gpuaccel's ops (traced into the C++ step like any
+# Python layer; docs/training.md lists them). Imported last: they subclass the classes above.
+from ._reshaping_layers import (  # noqa: E402
+    Cropping2D, Identity, Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
+from ._pooling_layers import (  # noqa: E402
+    AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D,
+    GlobalMaxPool2D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPooling1D)
+from ._activation_layers import ELU, LeakyReLU, PReLU  # noqa: E402
+from ._merging_layers import Average, Dot, Maximum, Minimum, Multiply, Subtract  # noqa: E402
+from ._regularization_layers import (  # noqa: E402
+    ActivityRegularization, SpatialDropout1D, SpatialDropout2D)
+
+__all__ += [
+    "ZeroPadding2D", "Cropping2D", "UpSampling2D", "Permute", "RepeatVector", "Identity",
+    "GlobalMaxPooling2D", "GlobalMaxPool2D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
+    "GlobalMaxPooling1D", "GlobalMaxPool1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
+    "AvgPool1D", "LeakyReLU", "ELU", "PReLU", "Subtract", "Multiply", "Average", "Maximum",
+    "Minimum", "Dot", "ActivityRegularization", "SpatialDropout1D", "SpatialDropout2D",
+]
+
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "SeparableConv2D": "Conv2D",
     "DepthwiseConv2D": "Conv2D",
-    "Conv2DTranspose": "UpSampling with Reshape + Conv2D",
+    "Conv2DTranspose": "UpSampling2D + Conv2D",
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
@@ -963,9 +987,4 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "RandomFlip": "augmenting with NumPy in a Dataset.map",
     "RandomRotation": "augmenting with NumPy in a Dataset.map",
     "Normalization": "Rescaling, or normalising the data with NumPy",
-    "LeakyReLU": "Activation('relu') or gpuaccel.nn.leaky_relu",
-    "Multiply": "Add (Multiply is not there yet)",
-    "GlobalMaxPooling2D": "GlobalAveragePooling2D",
-    "UpSampling2D": "nothing yet",
-    "ZeroPadding2D": "Conv2D(padding='same')",
 })

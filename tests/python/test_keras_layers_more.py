@@ -1,0 +1,313 @@
+"""The built-in Keras layers gpuaccel writes in Python from its ops (reshaping, pooling,
+activation, merging and regularization layers: python/gpuaccel/keras/_*_layers.py) against
+real Keras 3 with the same weights and inputs: forward values, gradients with respect to the
+inputs and the weights (tf.GradientTape), output shapes and dtypes (eager, compute_output_shape
+and symbolic), get_config keys and values, from_config, and the loss history of a short `fit`
+(shuffle=False, the same initial weights). Each layer's call is traced once per input signature
+and replayed afterwards (python_calls stays 1)."""
+import numpy as np
+import pytest
+
+import gpuaccel as ga
+from gpuaccel import keras as gk
+from gpuaccel.keras import layers as L
+
+keras = pytest.importorskip("keras")
+tf = pytest.importorskip("tensorflow")
+K = keras.layers
+
+
+def npy(t):
+    return t.detach().numpy()
+
+
+def normal(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# (id, factory taking the layers module, input shape with the batch). The same factory builds
+# gpuaccel's layer (L) and Keras's (K), so the arguments are the same by construction.
+SINGLE_INPUT = [
+    ("ZeroPadding2D", lambda m: m.ZeroPadding2D(), (2, 3, 4, 2)),
+    ("ZeroPadding2D-pairs", lambda m: m.ZeroPadding2D(((1, 2), (0, 3))), (2, 4, 5, 3)),
+    ("ZeroPadding2D-sym", lambda m: m.ZeroPadding2D((2, 1)), (2, 3, 3, 2)),
+    ("Cropping2D", lambda m: m.Cropping2D(((1, 0), (2, 1))), (2, 5, 6, 3)),
+    ("Cropping2D-int", lambda m: m.Cropping2D(1), (2, 4, 4, 2)),
+    ("UpSampling2D", lambda m: m.UpSampling2D(), (2, 3, 4, 2)),
+    ("UpSampling2D-2x3", lambda m: m.UpSampling2D((2, 3)), (2, 3, 2, 3)),
+    ("GlobalMaxPooling2D", lambda m: m.GlobalMaxPooling2D(), (3, 4, 5, 3)),
+    ("GlobalMaxPooling2D-keepdims", lambda m: m.GlobalMaxPooling2D(keepdims=True), (2, 4, 5, 3)),
+    ("GlobalAveragePooling1D", lambda m: m.GlobalAveragePooling1D(), (3, 6, 4)),
+    ("GlobalAveragePooling1D-keepdims", lambda m: m.GlobalAveragePooling1D(keepdims=True),
+     (2, 6, 4)),
+    ("GlobalMaxPooling1D", lambda m: m.GlobalMaxPooling1D(), (3, 6, 4)),
+    ("MaxPooling1D", lambda m: m.MaxPooling1D(), (2, 7, 3)),
+    ("MaxPooling1D-same", lambda m: m.MaxPooling1D(3, strides=2, padding="same"), (2, 7, 3)),
+    ("AveragePooling1D", lambda m: m.AveragePooling1D(2), (2, 8, 3)),
+    ("AveragePooling1D-same", lambda m: m.AveragePooling1D(3, strides=2, padding="same"),
+     (2, 7, 3)),
+    ("LeakyReLU", lambda m: m.LeakyReLU(), (4, 5)),
+    ("LeakyReLU-0.1", lambda m: m.LeakyReLU(negative_slope=0.1), (2, 3, 4)),
+    ("LeakyReLU-1.5", lambda m: m.LeakyReLU(negative_slope=1.5), (4, 5)),
+    ("ReLU-max", lambda m: m.ReLU(max_value=0.8), (4, 6)),
+    ("ReLU-6", lambda m: m.ReLU(max_value=6.0), (4, 6)),
+    ("ReLU-threshold", lambda m: m.ReLU(threshold=0.3), (4, 6)),
+    ("ReLU-slope", lambda m: m.ReLU(negative_slope=0.2), (4, 6)),
+    ("ReLU-all", lambda m: m.ReLU(max_value=1.2, negative_slope=0.1, threshold=-0.4), (4, 6)),
+    ("ELU", lambda m: m.ELU(), (4, 5)),
+    ("ELU-0.5", lambda m: m.ELU(alpha=0.5), (4, 5)),
+    ("PReLU", lambda m: m.PReLU(), (3, 4, 2)),
+    ("PReLU-shared", lambda m: m.PReLU(shared_axes=[1, 2]), (3, 4, 5, 2)),
+    ("Permute", lambda m: m.Permute((2, 1)), (2, 3, 4)),
+    ("Permute-3", lambda m: m.Permute((3, 1, 2)), (2, 3, 4, 5)),
+    ("RepeatVector", lambda m: m.RepeatVector(3), (2, 4)),
+    ("Identity", lambda m: m.Identity(), (2, 4)),
+    ("ActivityRegularization", lambda m: m.ActivityRegularization(l1=0.01, l2=0.02), (3, 4)),
+    ("SpatialDropout1D", lambda m: m.SpatialDropout1D(0.4), (2, 5, 3)),
+    ("SpatialDropout2D", lambda m: m.SpatialDropout2D(0.4), (2, 3, 4, 3)),
+]
+
+# (id, factory, input shapes): merging layers take a list of inputs.
+MERGING = [
+    ("Subtract", lambda m: m.Subtract(), [(3, 4), (3, 4)]),
+    ("Multiply", lambda m: m.Multiply(), [(3, 4), (3, 4), (3, 4)]),
+    ("Multiply-broadcast", lambda m: m.Multiply(), [(3, 2, 4), (3, 1, 4)]),
+    ("Average", lambda m: m.Average(), [(3, 4), (3, 4), (3, 4)]),
+    ("Maximum", lambda m: m.Maximum(), [(3, 4), (3, 4)]),
+    ("Minimum", lambda m: m.Minimum(), [(3, 2, 4), (3, 2, 4), (3, 2, 4)]),
+    ("Dot", lambda m: m.Dot(axes=1), [(3, 4), (3, 4)]),
+    ("Dot-normalize", lambda m: m.Dot(axes=-1, normalize=True), [(3, 4), (3, 4)]),
+    ("Dot-3d", lambda m: m.Dot(axes=(2, 1)), [(3, 2, 4), (3, 4, 5)]),
+    ("Dot-3d-1", lambda m: m.Dot(axes=1), [(3, 4, 2), (3, 4, 5)]),
+]
+
+
+def ids(cases):
+    return [case[0] for case in cases]
+
+
+def randomize_weights(ours, theirs, seed=3):
+    """Both layers get the same non-trivial weights (PReLU's alpha starts at zero)."""
+    weights = [normal(tuple(w.shape), seed + i) * 0.5 for i, w in enumerate(theirs.weights)]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+
+
+def forward_and_gradients_ours(layer, inputs, upstream):
+    tensors = [ga.tensor(x) for x in inputs]
+    with ga.GradientTape() as tape:
+        for t in tensors:
+            tape.watch(t)
+        y = layer(tensors[0] if len(tensors) == 1 else tensors)
+    grads = tape.gradient(y, tensors + list(layer.trainable_weights),
+                          output_gradients=ga.tensor(upstream))
+    return y, [npy(g) for g in grads]
+
+
+def forward_and_gradients_keras(layer, inputs, upstream):
+    tensors = [tf.constant(x) for x in inputs]
+    with tf.GradientTape() as tape:
+        for t in tensors:
+            tape.watch(t)
+        y = layer(tensors[0] if len(tensors) == 1 else tensors)
+    grads = tape.gradient(y, tensors + list(layer.trainable_weights),
+                          output_gradients=tf.constant(upstream))
+    return y.numpy(), [np.zeros(t.shape, np.float32) if g is None else g.numpy()
+                       for g, t in zip(grads, tensors + list(layer.trainable_weights))]
+
+
+def plain(value):
+    """A config value with tuples and lists alike, for comparing with Keras's."""
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    return value
+
+
+def check_layer(factory, shapes, seed=0):
+    ours, theirs = factory(L), factory(K)
+    inputs = [normal(s, seed + i) for i, s in enumerate(shapes)]
+    build_shape = [(None,) + tuple(s[1:]) for s in shapes]
+    build_shape = build_shape[0] if len(shapes) == 1 else build_shape
+    ours.build(build_shape)
+    theirs.build(build_shape)
+    assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
+    randomize_weights(ours, theirs)
+
+    expected = np.asarray(theirs(inputs[0] if len(inputs) == 1 else inputs))
+    upstream = normal(expected.shape, 99)
+    y, grads = forward_and_gradients_ours(ours, inputs, upstream)
+    y_ref, grads_ref = forward_and_gradients_keras(theirs, inputs, upstream)
+    assert y.dtype == ga.float32 and tuple(y.shape) == y_ref.shape
+    np.testing.assert_allclose(npy(y), y_ref, rtol=1e-5, atol=1e-6)
+    assert len(grads) == len(grads_ref)
+    for g, g_ref in zip(grads, grads_ref):
+        np.testing.assert_allclose(g, g_ref, rtol=1e-5, atol=1e-6)
+
+    # The first call traced, the rest replayed (same signature): the values stay Keras's.
+    again = ours(ga.tensor(inputs[0]) if len(inputs) == 1 else [ga.tensor(x) for x in inputs])
+    np.testing.assert_allclose(npy(again), y_ref, rtol=1e-5, atol=1e-6)
+    assert ours._cpp.python_calls == 1 and ours._cpp.eager_reason == ""
+
+    # shapes: compute_output_shape and a symbolic call agree with Keras's
+    assert tuple(ours.compute_output_shape(build_shape)) == \
+        tuple(theirs.compute_output_shape(build_shape))
+    return ours, theirs, inputs, y_ref
+
+
+@pytest.mark.parametrize("name,factory,shape", SINGLE_INPUT, ids=ids(SINGLE_INPUT))
+def test_single_input_layer_matches_keras(name, factory, shape):
+    ours, theirs, inputs, y_ref = check_layer(factory, [shape])
+    symbolic = gk.Input(shape[1:])
+    assert tuple(factory(L)(symbolic).shape) == tuple(factory(K)(keras.Input(shape[1:])).shape)
+    check_config(ours, theirs, inputs, y_ref)
+
+
+@pytest.mark.parametrize("name,factory,shapes", MERGING, ids=ids(MERGING))
+def test_merging_layer_matches_keras(name, factory, shapes):
+    ours, theirs, inputs, y_ref = check_layer(factory, shapes)
+    symbolic = [gk.Input(s[1:]) for s in shapes]
+    expected = factory(K)([keras.Input(s[1:]) for s in shapes]).shape
+    assert tuple(factory(L)(symbolic).shape) == tuple(expected)
+    check_config(ours, theirs, inputs, y_ref)
+
+
+def check_config(ours, theirs, inputs, y_ref):
+    config, keras_config = ours.get_config(), theirs.get_config()
+    assert set(config) == set(keras_config)
+    for key in set(config) - {"name", "dtype", "alpha_initializer"}:
+        assert plain(config[key]) == plain(keras_config[key]), key
+    rebuilt = type(ours).from_config(config)
+    rebuilt.build((None,) + inputs[0].shape[1:] if len(inputs) == 1 else
+                  [(None,) + x.shape[1:] for x in inputs])
+    rebuilt.set_weights(ours.get_weights())
+    out = rebuilt(ga.tensor(inputs[0]) if len(inputs) == 1 else [ga.tensor(x) for x in inputs])
+    np.testing.assert_allclose(npy(out), y_ref, rtol=1e-5, atol=1e-6)
+
+
+def test_activity_regularization_adds_keras_loss():
+    ours, theirs = L.ActivityRegularization(l1=0.01, l2=0.02), K.ActivityRegularization(0.01, 0.02)
+    x = normal((3, 4), 5)
+    ours(x)
+    theirs(x)
+    assert len(ours.losses) == len(theirs.losses) == 1
+    np.testing.assert_allclose(float(npy(ours.losses[0])), float(theirs.losses[0]), rtol=1e-6)
+
+
+# Sequential models for the fit comparison: the layer between an input and a Dense head.
+FIT_CASES = [c for c in SINGLE_INPUT if not c[0].startswith("SpatialDropout")]
+
+
+def fit_history(lib, model, x, y):
+    model.compile(optimizer=lib.optimizers.SGD(0.05), loss="mse")
+    return model.fit(x, y, epochs=3, batch_size=4, shuffle=False, verbose=0).history["loss"]
+
+
+@pytest.mark.parametrize("name,factory,shape", FIT_CASES, ids=ids(FIT_CASES))
+def test_fit_in_sequential_matches_keras(name, factory, shape):
+    x = normal((12,) + shape[1:], 1)
+    y = normal((12, 1), 2)
+
+    def model(lib, layers):
+        return lib.Sequential([lib.Input(shape[1:]), factory(layers), layers.Flatten(),
+                               layers.Dense(1)])
+
+    ours, theirs = model(gk, L), model(keras, K)
+    weights = [normal(w.shape, 10 + i) * 0.3 for i, w in enumerate(theirs.get_weights())]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+    np.testing.assert_allclose(fit_history(gk, ours, x, y), fit_history(keras, theirs, x, y),
+                               rtol=2e-4)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    layer = ours.layers[0]
+    assert layer._cpp.eager_reason == ""
+    assert layer._cpp.python_calls <= 2  # training=True once; at most one more signature
+
+
+@pytest.mark.parametrize("name,factory,shapes", MERGING, ids=ids(MERGING))
+def test_fit_with_merging_layer_matches_keras(name, factory, shapes):
+    xs = [normal((12,) + s[1:], 20 + i) for i, s in enumerate(shapes)]
+    y = normal((12, 1), 3)
+
+    def model(lib, layers):
+        inputs = [lib.Input(s[1:]) for s in shapes]
+        branches = [layers.Dense(s[-1])(t) for s, t in zip(shapes, inputs)]
+        merged = factory(layers)(branches)
+        return lib.Model(inputs, layers.Dense(1)(layers.Flatten()(merged)))
+
+    ours, theirs = model(gk, L), model(keras, K)
+    weights = [normal(w.shape, 40 + i) * 0.3 for i, w in enumerate(theirs.get_weights())]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+    np.testing.assert_allclose(fit_history(gk, ours, xs, y), fit_history(keras, theirs, xs, y),
+                               rtol=2e-4)
+
+
+@pytest.mark.parametrize("cls,rank", [(L.SpatialDropout1D, 3), (L.SpatialDropout2D, 4)])
+def test_spatial_dropout_drops_whole_channels_with_a_fresh_mask_each_replay(cls, rank):
+    ga.random.set_seed(7)
+    layer = cls(0.5)
+    shape = (8,) + (3,) * (rank - 2) + (16,)
+    x = np.ones(shape, np.float32)
+    masks = []
+    for _ in range(3):
+        out = npy(layer(x, training=True))
+        per_channel = out.reshape(shape[0], -1, shape[-1])
+        # each (example, channel) is all 0 or all 1 / (1 - rate), as Keras's noise_shape
+        assert np.all(per_channel == per_channel[:, :1, :])
+        assert set(np.unique(per_channel)) <= {0.0, 2.0}
+        masks.append(per_channel[:, 0, :])
+    assert layer._cpp.python_calls == 1  # replayed...
+    assert not np.array_equal(masks[0], masks[1])  # ...with a new draw each call
+    kept = np.mean(np.concatenate(masks) > 0)
+    assert 0.35 < kept < 0.65
+    np.testing.assert_array_equal(npy(layer(x)), x)  # inference: the identity
+
+
+def test_default_relu_stays_the_cpp_layer_and_options_make_a_traced_one():
+    assert not L.ReLU()._is_python_layer()
+    clipped = L.ReLU(max_value=1.0)
+    assert isinstance(clipped, L.ReLU) and clipped._is_python_layer()
+    assert clipped.name.startswith("re_lu")
+
+
+def test_auto_names_follow_keras():
+    for name, factory, _ in SINGLE_INPUT + MERGING:
+        ours, theirs = factory(L), factory(K)
+        root = theirs.name.rstrip("0123456789").rstrip("_")
+        assert ours.name.startswith(root), (ours.name, theirs.name)
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda m: m.ZeroPadding2D(-1), "padding"),
+    (lambda m: m.ZeroPadding2D((1, 2, 3)), "padding"),
+    (lambda m: m.Cropping2D("a"), "cropping"),
+    (lambda m: m.LeakyReLU(negative_slope=-0.1), "negative_slope"),
+    (lambda m: m.ReLU(max_value=-1.0), "max_value"),
+    (lambda m: m.ReLU(negative_slope=-1.0), "negative_slope"),
+    (lambda m: m.Permute((1, 3)), "dims"),
+    (lambda m: m.SpatialDropout1D(1.5), "rate"),
+    (lambda m: m.UpSampling2D(interpolation="cubic"), "interpolation"),
+])
+def test_argument_errors_like_keras(make, message):
+    with pytest.raises(ValueError, match=message):
+        make(K)
+    with pytest.raises(ValueError, match=message):
+        make(L)
+
+
+def test_bad_inputs_raise_typed_errors():
+    with pytest.raises(ValueError, match="exactly 2 inputs"):
+        L.Subtract()([np.ones((2, 3), np.float32)] * 3)
+    with pytest.raises(ValueError, match="exactly 2 inputs"):
+        K.Subtract()([np.ones((2, 3), np.float32)] * 3)
+    with pytest.raises(ValueError, match="Incompatible input shapes"):
+        L.Dot(axes=1)([np.ones((2, 3), np.float32), np.ones((2, 4), np.float32)])
+    with pytest.raises(ValueError, match="rank 3"):
+        L.GlobalMaxPooling1D()(np.ones((2, 3, 4, 5), np.float32))
+    with pytest.raises(ValueError, match="leaves nothing"):
+        L.Cropping2D(2)(np.ones((1, 4, 5, 1), np.float32))
+    with pytest.raises(NotImplementedError, match="bilinear"):
+        L.UpSampling2D(interpolation="bilinear")
+    with pytest.raises(NotImplementedError, match="alpha_regularizer"):
+        L.PReLU(alpha_regularizer="l2")
