@@ -135,8 +135,11 @@ class ClippedReLU(ReLU):
             raise ValueError("max_value of a ReLU layer cannot be a negative value. Received: "
                              f"max_value={max_value}")
         if self.negative_slope < 0.0:
-            raise ValueError("negative_slope of a ReLU layer cannot be a negative value. "
+            raise ValueError("negative_slope of a ReLU layer cannot be None or a negative value. "
                              f"Received: negative_slope={negative_slope}")
+        if self.threshold < 0.0:
+            raise ValueError("threshold of a ReLU layer cannot be None or a negative value. "
+                             f"Received: threshold={threshold}")
         if kwargs.get("name") is None:  # Keras names it after ReLU
             kwargs["name"] = _unique_name("re_lu")
         Layer.__init__(self, **kwargs)

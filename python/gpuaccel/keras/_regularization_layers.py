@@ -14,7 +14,8 @@ from .layers import Layer, _data_format
 
 class ActivityRegularization(Layer):
     """``keras.layers.ActivityRegularization(l1=0.0, l2=0.0)``: the identity that adds
-    l1 * sum(|x|) + l2 * sum(x²) to the model's loss."""
+    (l1 * sum(|x|) + l2 * sum(x²)) / batch size to the model's loss, as Keras's activity
+    regularizers do."""
 
     def __init__(self, l1=0.0, l2=0.0, **kwargs):
         for value, arg in ((l1, "l1"), (l2, "l2")):
@@ -34,6 +35,8 @@ class ActivityRegularization(Layer):
                                 _C.scalar_like(self.l2, inputs))
             penalty = squares if penalty is None else _C.binary("add", penalty, squares)
         if penalty is not None:
+            if inputs.ndim:  # Keras divides an activity penalty by the batch size
+                penalty = _C.binary("mul", penalty, _C.scalar_like(1.0 / inputs.shape[0], penalty))
             self.add_loss(penalty)
         return inputs
 
@@ -66,6 +69,11 @@ class _SpatialDropout(Layer):
 
     def _layer_config(self):
         return {"rate": self.rate, "seed": self.seed}
+
+    def get_config(self):
+        config = super().get_config()
+        del config["trainable"]  # Keras's spatial dropout configs have no `trainable`
+        return config
 
 
 class SpatialDropout1D(_SpatialDropout):
