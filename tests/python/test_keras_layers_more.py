@@ -31,7 +31,21 @@ SINGLE_INPUT = [
     ("ZeroPadding2D", lambda m: m.ZeroPadding2D(), (2, 3, 4, 2)),
     ("ZeroPadding2D-pairs", lambda m: m.ZeroPadding2D(((1, 2), (0, 3))), (2, 4, 5, 3)),
     ("ZeroPadding2D-sym", lambda m: m.ZeroPadding2D((2, 1)), (2, 3, 3, 2)),
+    ("ZeroPadding1D", lambda m: m.ZeroPadding1D(), (2, 4, 3)),
+    ("ZeroPadding1D-pair", lambda m: m.ZeroPadding1D((1, 2)), (2, 4, 3)),
+    ("ZeroPadding3D", lambda m: m.ZeroPadding3D(), (2, 2, 3, 2, 2)),
+    ("ZeroPadding3D-pairs", lambda m: m.ZeroPadding3D(((1, 0), (0, 2), (1, 1))), (2, 2, 3, 2, 2)),
+    ("Cropping1D", lambda m: m.Cropping1D(), (2, 5, 3)),
+    ("Cropping1D-pair", lambda m: m.Cropping1D((2, 0)), (2, 5, 3)),
     ("Cropping2D", lambda m: m.Cropping2D(((1, 0), (2, 1))), (2, 5, 6, 3)),
+    ("Cropping3D", lambda m: m.Cropping3D(), (2, 4, 3, 5, 2)),
+    ("Cropping3D-pairs", lambda m: m.Cropping3D(((1, 0), (0, 1), (2, 1))), (2, 4, 3, 5, 2)),
+    ("UpSampling1D", lambda m: m.UpSampling1D(), (2, 3, 4)),
+    ("UpSampling1D-3", lambda m: m.UpSampling1D(3), (2, 3, 4)),
+    ("UpSampling3D", lambda m: m.UpSampling3D(), (2, 2, 3, 2, 2)),
+    ("UpSampling3D-123", lambda m: m.UpSampling3D((1, 2, 3)), (2, 2, 3, 2, 2)),
+    ("GlobalAveragePooling3D", lambda m: m.GlobalAveragePooling3D(), (2, 3, 2, 4, 3)),
+    ("GlobalMaxPooling3D", lambda m: m.GlobalMaxPooling3D(keepdims=True), (2, 3, 2, 4, 3)),
     ("Cropping2D-int", lambda m: m.Cropping2D(1), (2, 4, 4, 2)),
     ("UpSampling2D", lambda m: m.UpSampling2D(), (2, 3, 4, 2)),
     ("UpSampling2D-2x3", lambda m: m.UpSampling2D((2, 3)), (2, 3, 2, 3)),
@@ -65,6 +79,7 @@ SINGLE_INPUT = [
     ("ActivityRegularization", lambda m: m.ActivityRegularization(l1=0.01, l2=0.02), (3, 4)),
     ("SpatialDropout1D", lambda m: m.SpatialDropout1D(0.4), (2, 5, 3)),
     ("SpatialDropout2D", lambda m: m.SpatialDropout2D(0.4), (2, 3, 4, 3)),
+    ("SpatialDropout3D", lambda m: m.SpatialDropout3D(0.4), (2, 3, 2, 2, 3)),
 ]
 
 # (id, factory, input shapes): merging layers take a list of inputs.
@@ -243,7 +258,8 @@ def test_fit_with_merging_layer_matches_keras(name, factory, shapes):
                                rtol=2e-4)
 
 
-@pytest.mark.parametrize("cls,rank", [(L.SpatialDropout1D, 3), (L.SpatialDropout2D, 4)])
+@pytest.mark.parametrize("cls,rank", [(L.SpatialDropout1D, 3), (L.SpatialDropout2D, 4),
+                                      (L.SpatialDropout3D, 5)])
 def test_spatial_dropout_drops_whole_channels_with_a_fresh_mask_each_replay(cls, rank):
     ga.random.set_seed(7)
     layer = cls(0.5)
@@ -322,6 +338,32 @@ def test_short_names_are_the_same_classes_as_in_keras():
     assert L.GlobalMaxPool2D is L.GlobalMaxPooling2D and K.GlobalMaxPool2D is K.GlobalMaxPooling2D
     assert L.GlobalAvgPool1D is L.GlobalAveragePooling1D and \
         K.GlobalAvgPool1D is K.GlobalAveragePooling1D
+    assert L.GlobalMaxPool3D is L.GlobalMaxPooling3D and K.GlobalMaxPool3D is K.GlobalMaxPooling3D
+    assert L.GlobalAvgPool3D is L.GlobalAveragePooling3D and \
+        K.GlobalAvgPool3D is K.GlobalAveragePooling3D
+
+
+def test_functional_merge_forms_match_keras():
+    a, b, c = normal((3, 4), 80), normal((3, 4), 81), normal((3, 4), 82)
+
+    def same(ours, theirs):
+        ours = ours if isinstance(ours, np.ndarray) else npy(ours)
+        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-6, atol=1e-6)
+
+    same(L.add([a, b, c]), K.add([a, b, c]))
+    same(L.subtract([a, b]), K.subtract([a, b]))
+    same(L.multiply([a, b, c]), K.multiply([a, b, c]))
+    same(L.average([a, b, c]), K.average([a, b, c]))
+    same(L.maximum([a, b]), K.maximum([a, b]))
+    same(L.minimum([a, b, c]), K.minimum([a, b, c]))
+    same(L.concatenate([a, b], axis=1), K.concatenate([a, b], axis=1))
+    same(L.dot([a, b], axes=1, normalize=True), K.dot([a, b], axes=1, normalize=True))
+    # on keras.Input placeholders they build the same functional model
+    inputs = [gk.Input((4,)), gk.Input((4,))]
+    model = gk.Model(inputs, L.dot([L.maximum(inputs), L.subtract(inputs)], axes=-1))
+    k_inputs = [keras.Input((4,)), keras.Input((4,))]
+    k_model = keras.Model(k_inputs, K.dot([K.maximum(k_inputs), K.subtract(k_inputs)], axes=-1))
+    same(model.predict([a, b], verbose=0), k_model.predict([a, b], verbose=0))
 
 
 def test_functional_model_of_merges_repeat_and_identity_matches_keras():

@@ -1,14 +1,15 @@
 """Keras's merging layers that have no C++ layer (Subtract, Multiply, Average, Maximum, Minimum,
 Dot), written in Python from gpuaccel's element-wise ops and einsum, traced once per input
-signature into the C++ step (_python_layer.py). Add and Concatenate are C++ layers
-(cpp/nn/merging.*)."""
+signature into the C++ step (_python_layer.py); Add and Concatenate are C++ layers
+(cpp/nn/merging.*). Also Keras's functional forms of all eight (``keras.layers.add(inputs)`` is
+``Add()(inputs)``)."""
 import functools
 import numbers
 
 from .. import _C
 from .. import linalg as _linalg
 from .. import math as _math
-from .layers import _Merge
+from .layers import Add, Concatenate, _Merge
 
 
 def _fold(op, inputs):
@@ -112,3 +113,43 @@ class Dot(_Merge):
 
     def _layer_config(self):
         return {"axes": self.axes, "normalize": self.normalize}
+
+
+def add(inputs, **kwargs):
+    """``keras.layers.add(inputs)``: ``Add(**kwargs)(inputs)``."""
+    return Add(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    """``keras.layers.subtract([a, b])``: ``Subtract(**kwargs)([a, b])``."""
+    return Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    """``keras.layers.multiply(inputs)``: ``Multiply(**kwargs)(inputs)``."""
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    """``keras.layers.average(inputs)``: ``Average(**kwargs)(inputs)``."""
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs, **kwargs):
+    """``keras.layers.maximum(inputs)``: ``Maximum(**kwargs)(inputs)``."""
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs, **kwargs):
+    """``keras.layers.minimum(inputs)``: ``Minimum(**kwargs)(inputs)``."""
+    return Minimum(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """``keras.layers.concatenate(inputs, axis=-1)``: ``Concatenate(axis)(inputs)``."""
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+def dot(inputs, axes=-1, **kwargs):
+    """``keras.layers.dot([a, b], axes=-1, normalize=False)``: ``Dot(axes)([a, b])``."""
+    return Dot(axes=axes, **kwargs)(inputs)

@@ -1,4 +1,5 @@
-"""Keras's pooling layers that have no C++ layer (GlobalMaxPooling2D, the 1-D poolings), written
+"""Keras's pooling layers that have no C++ layer (GlobalMaxPooling2D, the 3-D global poolings,
+the 1-D poolings), written
 in Python from gpuaccel's ops: reductions over the spatial axes, and 1-D windows as 2-D pooling
 on a (batch, length, 1, channels) view. Traced once per input signature into the C++ step
 (_python_layer.py)."""
@@ -41,7 +42,21 @@ class GlobalMaxPooling1D(_GlobalPooling):
     _rank, _reduction = 3, "max"
 
 
+class GlobalAveragePooling3D(_GlobalPooling):
+    """``keras.layers.GlobalAveragePooling3D(keepdims=False)``: the mean over the 3 spatial
+    axes."""
+    _rank, _reduction = 5, "mean"
+
+
+class GlobalMaxPooling3D(_GlobalPooling):
+    """``keras.layers.GlobalMaxPooling3D(keepdims=False)``: the maximum over the 3 spatial
+    axes."""
+    _rank, _reduction = 5, "max"
+
+
 GlobalMaxPool2D = GlobalMaxPooling2D
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool3D = GlobalMaxPooling3D
 GlobalAvgPool1D = GlobalAveragePooling1D
 GlobalMaxPool1D = GlobalMaxPooling1D
 

@@ -1,5 +1,5 @@
 """Keras's regularization layers that have no C++ layer (ActivityRegularization,
-SpatialDropout1D/2D), written in Python from gpuaccel's ops and traced once per input signature
+SpatialDropout1D/2D/3D), written in Python from gpuaccel's ops and traced once per input signature
 into the C++ step (_python_layer.py).
 
 Spatial dropout draws its mask with the dropout op on a (batch, 1, ..., channels) tensor of ones:
@@ -91,3 +91,8 @@ class SpatialDropout2D(_SpatialDropout):
 
     def _layer_config(self):
         return {**super()._layer_config(), "data_format": self.data_format}
+
+
+class SpatialDropout3D(SpatialDropout2D):
+    """``keras.layers.SpatialDropout3D(rate)`` on (batch, d1, d2, d3, channels)."""
+    _rank = 5

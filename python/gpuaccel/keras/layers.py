@@ -958,14 +958,18 @@ class MultiHeadAttention(Layer):
 # Built-in layers written in Python from gpuaccel's ops (traced into the C++ step like any
 # Python layer; docs/training.md lists them). Imported last: they subclass the classes above.
 from ._reshaping_layers import (  # noqa: E402
-    Cropping2D, Identity, Permute, RepeatVector, UpSampling2D, ZeroPadding2D)
+    Cropping1D, Cropping2D, Cropping3D, Identity, Permute, RepeatVector, UpSampling1D,
+    UpSampling2D, UpSampling3D, ZeroPadding1D, ZeroPadding2D, ZeroPadding3D)
 from ._pooling_layers import (  # noqa: E402
-    AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D,
-    GlobalMaxPool2D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPooling1D)
+    AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAveragePooling3D, GlobalAvgPool1D,
+    GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D, GlobalMaxPooling1D,
+    GlobalMaxPooling2D, GlobalMaxPooling3D, MaxPool1D, MaxPooling1D)
 from ._activation_layers import ELU, LeakyReLU, PReLU  # noqa: E402
-from ._merging_layers import Average, Dot, Maximum, Minimum, Multiply, Subtract  # noqa: E402
+from ._merging_layers import (  # noqa: E402
+    Average, Dot, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, dot, maximum,
+    minimum, multiply, subtract)
 from ._regularization_layers import (  # noqa: E402
-    ActivityRegularization, SpatialDropout1D, SpatialDropout2D)
+    ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D)
 
 __all__ += [
     "ZeroPadding2D", "Cropping2D", "UpSampling2D", "Permute", "RepeatVector", "Identity",
@@ -973,6 +977,10 @@ __all__ += [
     "GlobalMaxPooling1D", "GlobalMaxPool1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
     "AvgPool1D", "LeakyReLU", "ELU", "PReLU", "Subtract", "Multiply", "Average", "Maximum",
     "Minimum", "Dot", "ActivityRegularization", "SpatialDropout1D", "SpatialDropout2D",
+    "ZeroPadding1D", "ZeroPadding3D", "Cropping1D", "Cropping3D", "UpSampling1D", "UpSampling3D",
+    "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D", "GlobalMaxPool3D",
+    "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
+    "concatenate", "dot",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
