@@ -80,6 +80,11 @@ SINGLE_INPUT = [
     ("SpatialDropout1D", lambda m: m.SpatialDropout1D(0.4), (2, 5, 3)),
     ("SpatialDropout2D", lambda m: m.SpatialDropout2D(0.4), (2, 3, 4, 3)),
     ("SpatialDropout3D", lambda m: m.SpatialDropout3D(0.4), (2, 3, 2, 2, 3)),
+    ("GroupNormalization", lambda m: m.GroupNormalization(groups=2), (3, 4, 5, 6)),
+    ("GroupNormalization-3d", lambda m: m.GroupNormalization(groups=3, center=False), (3, 5, 6)),
+    ("GroupNormalization-1", lambda m: m.GroupNormalization(groups=1, scale=False), (4, 6)),
+    ("RMSNormalization", lambda m: m.RMSNormalization(), (3, 4, 6)),
+    ("UnitNormalization", lambda m: m.UnitNormalization(), (3, 5)),
 ]
 
 # (id, factory, input shapes): merging layers take a list of inputs.
@@ -189,7 +194,8 @@ def test_merging_layer_matches_keras(name, factory, shapes):
 def check_config(ours, theirs, inputs, y_ref):
     config, keras_config = ours.get_config(), theirs.get_config()
     assert set(config) == set(keras_config)
-    for key in set(config) - {"name", "dtype", "alpha_initializer"}:
+    for key in {k for k in config if k not in ("name", "dtype") and
+                not k.endswith("_initializer")}:  # Keras's initializers are config dicts
         assert plain(config[key]) == plain(keras_config[key]), key
     rebuilt = type(ours).from_config(config)
     rebuilt.build((None,) + inputs[0].shape[1:] if len(inputs) == 1 else
@@ -305,13 +311,14 @@ def test_auto_names_follow_keras():
     (lambda m: m.Permute((1, 3)), "dims"),
     (lambda m: m.SpatialDropout1D(1.5), "rate"),
     (lambda m: m.UpSampling2D(interpolation="cubic"), "interpolation"),
+    (lambda m: m.GroupNormalization(groups=2), "Number of groups"),
 ])
 def test_argument_errors_like_keras(make, message):
-    # Keras checks some arguments only when the layer is called; gpuaccel when it is made.
-    with pytest.raises(Exception, match="(?i)" + message):
-        make(K)(np.ones((1, 3, 3, 1), np.float32))
-    with pytest.raises(ValueError, match=message):
-        make(L)
+    # Keras checks some arguments only when the layer is called (gpuaccel mostly when it is
+    # made): both are made and called.
+    for lib, error in ((K, Exception), (L, ValueError)):
+        with pytest.raises(error, match="(?i)" + message):
+            make(lib)(np.ones((1, 3, 3, 1), np.float32))
 
 
 def test_bad_inputs_raise_typed_errors():
@@ -339,6 +346,13 @@ def test_short_names_are_the_same_classes_as_in_keras():
     assert L.GlobalAvgPool1D is L.GlobalAveragePooling1D and \
         K.GlobalAvgPool1D is K.GlobalAveragePooling1D
     assert L.GlobalMaxPool3D is L.GlobalMaxPooling3D and K.GlobalMaxPool3D is K.GlobalMaxPooling3D
+    # and the C++ layers' short names
+    assert L.MaxPool2D is L.MaxPooling2D and K.MaxPool2D is K.MaxPooling2D
+    assert L.AvgPool2D is L.AveragePooling2D and K.AvgPool2D is K.AveragePooling2D
+    assert L.GlobalAvgPool2D is L.GlobalAveragePooling2D and \
+        K.GlobalAvgPool2D is K.GlobalAveragePooling2D
+    assert L.Convolution1D is L.Conv1D and K.Convolution1D is K.Conv1D
+    assert L.Convolution2D is L.Conv2D and K.Convolution2D is K.Conv2D
     assert L.GlobalAvgPool3D is L.GlobalAveragePooling3D and \
         K.GlobalAvgPool3D is K.GlobalAveragePooling3D
 

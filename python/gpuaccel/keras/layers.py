@@ -970,8 +970,15 @@ from ._merging_layers import (  # noqa: E402
     minimum, multiply, subtract)
 from ._regularization_layers import (  # noqa: E402
     ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D)
+from ._normalization_layers import (  # noqa: E402
+    GroupNormalization, RMSNormalization, UnitNormalization)
+
+# Keras's other names for the same classes.
+Convolution1D = Conv1D
+Convolution2D = Conv2D
 
 __all__ += [
+    "Convolution1D", "Convolution2D",
     "ZeroPadding2D", "Cropping2D", "UpSampling2D", "Permute", "RepeatVector", "Identity",
     "GlobalMaxPooling2D", "GlobalMaxPool2D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
     "GlobalMaxPooling1D", "GlobalMaxPool1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
@@ -980,7 +987,7 @@ __all__ += [
     "ZeroPadding1D", "ZeroPadding3D", "Cropping1D", "Cropping3D", "UpSampling1D", "UpSampling3D",
     "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D", "GlobalMaxPool3D",
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
-    "concatenate", "dot",
+    "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
