@@ -25,6 +25,15 @@ def normal(shape, seed):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
+def scaled_square(x, k):
+    return x * x * k
+
+
+def ops_of(m):
+    """The tensor ops module a Lambda's function uses: gpuaccel's, or TensorFlow's for Keras."""
+    return ga if m is L else tf
+
+
 # (id, factory taking the layers module, input shape with the batch). The same factory builds
 # gpuaccel's layer (L) and Keras's (K), so the arguments are the same by construction.
 SINGLE_INPUT = [
@@ -85,6 +94,12 @@ SINGLE_INPUT = [
     ("GroupNormalization-1", lambda m: m.GroupNormalization(groups=1, scale=False), (4, 6)),
     ("RMSNormalization", lambda m: m.RMSNormalization(), (3, 4, 6)),
     ("UnitNormalization", lambda m: m.UnitNormalization(), (3, 5)),
+    ("Lambda", lambda m: m.Lambda(lambda x: x * 2.0 + 1.0), (3, 4)),
+    ("Lambda-arguments", lambda m: m.Lambda(scaled_square, arguments={"k": 0.5}), (3, 4)),
+    ("Lambda-ops", lambda m: m.Lambda(
+        lambda x: ops_of(m).reduce_sum(x * x, axis=-1, keepdims=True)), (3, 4)),
+    ("Lambda-output_shape", lambda m: m.Lambda(
+        lambda x: ops_of(m).reshape(x, (-1, 2, 2)), output_shape=(2, 2)), (3, 4)),
 ]
 
 # (id, factory, input shapes): merging layers take a list of inputs.
@@ -194,7 +209,7 @@ def test_merging_layer_matches_keras(name, factory, shapes):
 def check_config(ours, theirs, inputs, y_ref):
     config, keras_config = ours.get_config(), theirs.get_config()
     assert set(config) == set(keras_config)
-    for key in {k for k in config if k not in ("name", "dtype") and
+    for key in {k for k in config if k not in ("name", "dtype", "function") and
                 not k.endswith("_initializer")}:  # Keras's initializers are config dicts
         assert plain(config[key]) == plain(keras_config[key]), key
     rebuilt = type(ours).from_config(config)
@@ -399,3 +414,35 @@ def test_functional_model_of_merges_repeat_and_identity_matches_keras():
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(fit_history(gk, ours, xs, y), fit_history(keras, theirs, xs, y),
                                rtol=2e-4)
+
+
+def test_keras_archives_of_python_written_layers_load_in_keras_and_back(tmp_path):
+    def model(lib, layers):
+        return lib.Sequential([
+            lib.Input((6, 4, 2)), layers.ZeroPadding2D(((1, 0), (0, 1))), layers.Cropping2D(1),
+            layers.UpSampling2D(), layers.ReLU(max_value=0.7, threshold=0.1),
+            layers.GroupNormalization(groups=2), layers.GlobalMaxPooling2D(),
+            layers.LeakyReLU(0.2), layers.Dense(3), layers.PReLU(), layers.RepeatVector(2),
+            layers.Permute((2, 1)), layers.GlobalAveragePooling1D()])
+
+    ours, theirs = model(gk, L), model(keras, K)
+    weights = [normal(w.shape, 90 + i) * 0.5 for i, w in enumerate(theirs.get_weights())]
+    ours.set_weights(weights)
+    theirs.set_weights(weights)
+    x = normal((5, 6, 4, 2), 91)
+    expected = theirs.predict(x, verbose=0)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), expected, rtol=1e-5, atol=1e-6)
+    ours.save(tmp_path / "ours.keras")
+    loaded_in_keras = keras.models.load_model(tmp_path / "ours.keras")
+    assert type(loaded_in_keras.layers[3]) is K.ReLU  # the ClippedReLU saved as Keras's ReLU
+    np.testing.assert_allclose(loaded_in_keras.predict(x, verbose=0), expected, rtol=1e-5,
+                               atol=1e-6)
+    theirs.save(tmp_path / "theirs.keras")
+    loaded_here = gk.models.load_model(tmp_path / "theirs.keras")
+    np.testing.assert_allclose(loaded_here.predict(x, verbose=0), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_lambda_is_not_written_to_a_keras_archive(tmp_path):
+    model = gk.Sequential([gk.Input((3,)), L.Lambda(lambda x: x * 2.0), L.Dense(1)])
+    with pytest.raises(NotImplementedError, match="save_weights"):
+        model.save(tmp_path / "m.keras")

@@ -125,6 +125,7 @@ class ClippedReLU(ReLU):
     differs from its default (the default ReLU stays the C++ activation layer):
     max_value where x >= max_value, x where threshold < x < max_value, and
     negative_slope * (x - threshold) below the threshold."""
+    _keras_class_name = "ReLU"  # in saved configs
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         self.max_value = None if max_value is None else _real_number(max_value, "max_value",

@@ -972,6 +972,7 @@ from ._regularization_layers import (  # noqa: E402
     ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D)
 from ._normalization_layers import (  # noqa: E402
     GroupNormalization, RMSNormalization, UnitNormalization)
+from ._lambda_layer import Lambda  # noqa: E402
 
 # Keras's other names for the same classes.
 Convolution1D = Conv1D
@@ -988,6 +989,7 @@ __all__ += [
     "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D", "GlobalMaxPool3D",
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
+    "Lambda",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
@@ -997,7 +999,6 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "Lambda": "a subclassed keras.Model whose call uses layers",
     "Resizing": "resizing images with NumPy/PIL before the model",
     "RandomFlip": "augmenting with NumPy in a Dataset.map",
     "RandomRotation": "augmenting with NumPy in a Dataset.map",
