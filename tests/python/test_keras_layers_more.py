@@ -77,6 +77,8 @@ SINGLE_INPUT = [
     ("ReLU-threshold", lambda m: m.ReLU(threshold=0.3), (4, 6)),
     ("ReLU-slope", lambda m: m.ReLU(negative_slope=0.2), (4, 6)),
     ("ReLU-all", lambda m: m.ReLU(max_value=1.2, negative_slope=0.1, threshold=0.4), (4, 6)),
+    ("Softmax-axis1", lambda m: m.Softmax(axis=1), (2, 3, 4)),
+    ("Softmax-axis-2", lambda m: m.Softmax(axis=-2), (2, 3, 4, 2)),
     ("ELU", lambda m: m.ELU(), (4, 5)),
     ("ELU-0.5", lambda m: m.ELU(alpha=0.5), (4, 5)),
     ("PReLU", lambda m: m.PReLU(), (3, 4, 2)),
@@ -301,11 +303,15 @@ def test_spatial_dropout_drops_whole_channels_with_a_fresh_mask_each_replay(cls,
     np.testing.assert_array_equal(npy(layer(x)), x)  # inference: the identity
 
 
-def test_default_relu_stays_the_cpp_layer_and_options_make_a_traced_one():
+def test_default_relu_and_softmax_stay_cpp_layers_and_options_make_traced_ones():
     assert not L.ReLU()._is_python_layer()
     clipped = L.ReLU(max_value=1.0)
     assert isinstance(clipped, L.ReLU) and clipped._is_python_layer()
     assert clipped.name.startswith("re_lu")
+    assert not L.Softmax()._is_python_layer()
+    over_axis = L.Softmax(axis=1)
+    assert isinstance(over_axis, L.Softmax) and over_axis._is_python_layer()
+    assert over_axis.name.startswith("softmax")
 
 
 def test_auto_names_follow_keras():
@@ -423,7 +429,7 @@ def test_keras_archives_of_python_written_layers_load_in_keras_and_back(tmp_path
             layers.UpSampling2D(), layers.ReLU(max_value=0.7, threshold=0.1),
             layers.GroupNormalization(groups=2), layers.GlobalMaxPooling2D(),
             layers.LeakyReLU(0.2), layers.Dense(3), layers.PReLU(), layers.RepeatVector(2),
-            layers.Permute((2, 1)), layers.GlobalAveragePooling1D()])
+            layers.Permute((2, 1)), layers.Softmax(axis=1), layers.GlobalAveragePooling1D()])
 
     ours, theirs = model(gk, L), model(keras, K)
     weights = [normal(w.shape, 90 + i) * 0.5 for i, w in enumerate(theirs.get_weights())]

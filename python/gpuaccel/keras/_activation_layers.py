@@ -1,5 +1,5 @@
-"""Keras's activation layers that have no C++ layer (LeakyReLU, ELU, PReLU, and ReLU with
-max_value / negative_slope / threshold), written in Python from gpuaccel's element-wise ops and
+"""Keras's activation layers that have no C++ layer (LeakyReLU, ELU, PReLU, ReLU with
+max_value / negative_slope / threshold, Softmax over an axis other than the last), written in Python from gpuaccel's element-wise ops and
 traced once per input signature into the C++ step (_python_layer.py).
 
 The gradients follow TensorFlow's at the kinks: a leaky slope takes the negative side's slope
@@ -10,7 +10,7 @@ import numbers
 import warnings
 
 from .. import _C
-from .layers import Layer, ReLU, _reject, _unique_name
+from .layers import Layer, ReLU, Softmax, _last_axis_only, _reject, _unique_name
 from . import _python_layer
 
 
@@ -167,3 +167,24 @@ class ClippedReLU(ReLU):
     def _layer_config(self):
         return {"max_value": self.max_value, "negative_slope": self.negative_slope,
                 "threshold": self.threshold}
+
+
+class AxisSoftmax(Softmax):
+    """What ``keras.layers.Softmax(axis)`` builds for an axis other than -1 (the default
+    Softmax stays the C++ activation layer): the softmax op over that axis."""
+    _keras_class_name = "Softmax"  # in saved configs
+
+    def __init__(self, axis=-1, **kwargs):
+        self.axis = _last_axis_only("Softmax", axis)
+        if kwargs.get("name") is None:  # Keras names it after Softmax
+            kwargs["name"] = _unique_name("softmax")
+        Layer.__init__(self, **kwargs)
+
+    def _make_cpp(self):
+        return _python_layer.make_cpp_layer(self)
+
+    def call(self, inputs):
+        if not -inputs.ndim <= self.axis < inputs.ndim:
+            raise ValueError(f"Softmax: axis {self.axis} is out of range for inputs of shape "
+                             f"{tuple(inputs.shape)}")
+        return _C.softmax(inputs, self.axis, False)

@@ -626,12 +626,18 @@ class Activation(Layer):
 
 
 class Softmax(Activation):
-    """``keras.layers.Softmax(axis=-1)``: softmax over the last axis (computed in float32)."""
+    """``keras.layers.Softmax(axis=-1)``: softmax over the last axis (computed in float32),
+    the C++ activation layer. Over another axis it is an AxisSoftmax, a Python-traced layer
+    (_activation_layers.py)."""
+
+    def __new__(cls, axis=-1, **kwargs):
+        if cls is Softmax and _last_axis_only("Softmax", axis) != -1:
+            from ._activation_layers import AxisSoftmax
+            cls = AxisSoftmax
+        return super().__new__(cls)
 
     def __init__(self, axis=-1, **kwargs):
-        if _last_axis_only("Softmax", axis) != -1:
-            raise NotImplementedError(f"Softmax: only axis=-1 (the last axis) is supported yet; "
-                                      f"received axis={axis!r}")
+        _last_axis_only("Softmax", axis)
         self.axis = -1
         super().__init__("softmax", **kwargs)
 
