@@ -96,6 +96,8 @@ SINGLE_INPUT = [
     ("GroupNormalization-1", lambda m: m.GroupNormalization(groups=1, scale=False), (4, 6)),
     ("RMSNormalization", lambda m: m.RMSNormalization(), (3, 4, 6)),
     ("UnitNormalization", lambda m: m.UnitNormalization(), (3, 5)),
+    ("CenterCrop", lambda m: m.CenterCrop(3, 2), (2, 6, 5, 3)),
+    ("CenterCrop-odd", lambda m: m.CenterCrop(4, 4), (2, 7, 4, 2)),
     ("Lambda", lambda m: m.Lambda(lambda x: x * 2.0 + 1.0), (3, 4)),
     ("Lambda-arguments", lambda m: m.Lambda(scaled_square, arguments={"k": 0.5}), (3, 4)),
     ("Lambda-ops", lambda m: m.Lambda(
@@ -355,6 +357,11 @@ def test_bad_inputs_raise_typed_errors():
         L.Cropping2D(2)(np.ones((1, 4, 5, 1), np.float32))
     with pytest.raises(NotImplementedError, match="bilinear"):
         L.UpSampling2D(interpolation="bilinear")
+    with pytest.raises(NotImplementedError, match="resize"):
+        L.CenterCrop(5, 5)(np.ones((1, 4, 6, 1), np.float32))
+    one_image = normal((6, 5, 3), 7)  # CenterCrop also takes a single image, as Keras
+    np.testing.assert_allclose(npy(L.CenterCrop(3, 3)(one_image)),
+                               np.asarray(K.CenterCrop(3, 3)(one_image)))
     with pytest.raises(NotImplementedError, match="alpha_regularizer"):
         L.PReLU(alpha_regularizer="l2")
 

@@ -979,6 +979,7 @@ from ._regularization_layers import (  # noqa: E402
 from ._normalization_layers import (  # noqa: E402
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda  # noqa: E402
+from ._preprocessing_layers import CenterCrop  # noqa: E402
 
 # Keras's other names for the same classes.
 Convolution1D = Conv1D
@@ -995,7 +996,7 @@ __all__ += [
     "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D", "GlobalMaxPool3D",
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
-    "Lambda",
+    "Lambda", "CenterCrop",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
