@@ -459,3 +459,30 @@ def test_a_lambda_is_not_written_to_a_keras_archive(tmp_path):
     model = gk.Sequential([gk.Input((3,)), L.Lambda(lambda x: x * 2.0), L.Dense(1)])
     with pytest.raises(NotImplementedError, match="save_weights"):
         model.save(tmp_path / "m.keras")
+
+
+MIXED = [c for c in SINGLE_INPUT + MERGING if c[0] in (
+    "ZeroPadding2D", "UpSampling2D", "GlobalMaxPooling1D", "LeakyReLU", "ReLU-all", "PReLU",
+    "GroupNormalization", "Multiply", "Dot", "Softmax-axis1", "Lambda")]
+
+
+@pytest.mark.parametrize("name,factory,shapes", MIXED, ids=ids(MIXED))
+def test_mixed_float16_policy_gives_keras_dtypes_and_values(name, factory, shapes):
+    shapes = shapes if isinstance(shapes, list) else [shapes]
+
+    def made(m):
+        layer = factory(m)
+        layer.dtype_policy = "mixed_float16" if m is L else keras.DTypePolicy("mixed_float16")
+        return layer
+
+    ours, theirs = made(L), made(K)
+    inputs = [normal(s, 30 + i) for i, s in enumerate(shapes)]
+    theirs(inputs[0] if len(inputs) == 1 else inputs)  # builds it
+    ours.build((None,) + shapes[0][1:] if len(shapes) == 1 else [(None,) + s[1:] for s in shapes])
+    randomize_weights(ours, theirs)
+    expected = theirs(inputs[0] if len(inputs) == 1 else inputs)
+    got = ours(inputs[0] if len(inputs) == 1 else inputs)
+    assert expected.dtype.name == "float16" and got._dtype_name == "float16"
+    assert [w._dtype_name for w in ours.weights] == ["float32"] * len(theirs.weights)
+    np.testing.assert_allclose(npy(got).astype(np.float32), np.asarray(expected, np.float32),
+                               rtol=1e-2, atol=1e-2)
