@@ -1,5 +1,5 @@
 """Keras's pooling layers that have no C++ layer (GlobalMaxPooling2D, the 3-D global poolings,
-the 1-D poolings), written
+the 1-D poolings, adaptive pooling in 1-D and 2-D), written
 in Python from gpuaccel's ops: reductions over the spatial axes, and 1-D windows as 2-D pooling
 on a (batch, length, 1, channels) view. Traced once per input signature into the C++ step
 (_python_layer.py)."""
@@ -106,3 +106,58 @@ class AveragePooling1D(_Pooling1D):
 
 MaxPool1D = MaxPooling1D
 AvgPool1D = AveragePooling1D
+
+
+class _AdaptivePooling(Layer):
+    """Pools each spatial axis of length n into ``output_size`` bins, bin i covering
+    [floor(i n / out), ceil((i + 1) n / out)) as Keras's (and PyTorch's) adaptive pooling.
+    A mean or maximum over a rectangle of bins is the same taken one axis after the other,
+    so each axis is a concat of reduced slices."""
+    _rank = None
+    _reduction = None
+
+    def __init__(self, output_size, data_format=None, **kwargs):
+        self.output_size = _int_tuple(output_size, self._rank, "output_size")
+        self.data_format = _data_format(data_format)
+        super().__init__(**kwargs)
+
+    def call(self, inputs):
+        if inputs.ndim != self._rank + 2:
+            raise ValueError(f"{type(self).__name__} expects inputs of rank {self._rank + 2} "
+                             f"(batch, ..., channels), received shape {tuple(inputs.shape)}")
+        x = inputs
+        for axis, bins in enumerate(self.output_size, start=1):
+            length = x.shape[axis]
+            pieces = []
+            for i in range(bins):
+                start, stop = (i * length) // bins, -((-(i + 1) * length) // bins)
+                ranges = [(0, d, 1) for d in x.shape]
+                ranges[axis] = (start, stop, 1)
+                pieces.append(_C.reduce(self._reduction, _C.slice(x, ranges), [axis], True))
+            x = pieces[0] if len(pieces) == 1 else _C.concat(pieces, axis)
+        return x
+
+    def _layer_config(self):
+        return {"output_size": self.output_size, "data_format": self.data_format}
+
+
+class AdaptiveAveragePooling1D(_AdaptivePooling):
+    """``keras.layers.AdaptiveAveragePooling1D(output_size)`` on (batch, steps, channels)."""
+    _rank, _reduction = 1, "mean"
+
+
+class AdaptiveMaxPooling1D(_AdaptivePooling):
+    """``keras.layers.AdaptiveMaxPooling1D(output_size)`` on (batch, steps, channels)."""
+    _rank, _reduction = 1, "max"
+
+
+class AdaptiveAveragePooling2D(_AdaptivePooling):
+    """``keras.layers.AdaptiveAveragePooling2D(output_size)`` on (batch, height, width,
+    channels)."""
+    _rank, _reduction = 2, "mean"
+
+
+class AdaptiveMaxPooling2D(_AdaptivePooling):
+    """``keras.layers.AdaptiveMaxPooling2D(output_size)`` on (batch, height, width,
+    channels)."""
+    _rank, _reduction = 2, "max"

@@ -969,7 +969,8 @@ from ._reshaping_layers import (  # noqa: E402
 from ._pooling_layers import (  # noqa: E402
     AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAveragePooling3D, GlobalAvgPool1D,
     GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D, GlobalMaxPooling1D,
-    GlobalMaxPooling2D, GlobalMaxPooling3D, MaxPool1D, MaxPooling1D)
+    GlobalMaxPooling2D, GlobalMaxPooling3D, MaxPool1D, MaxPooling1D, AdaptiveAveragePooling1D,
+    AdaptiveAveragePooling2D, AdaptiveMaxPooling1D, AdaptiveMaxPooling2D)
 from ._activation_layers import ELU, LeakyReLU, PReLU  # noqa: E402
 from ._merging_layers import (  # noqa: E402
     Average, Dot, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, dot, maximum,
@@ -996,7 +997,8 @@ __all__ += [
     "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D", "GlobalMaxPool3D",
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
-    "Lambda", "CenterCrop",
+    "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
