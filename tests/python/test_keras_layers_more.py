@@ -491,3 +491,22 @@ def test_mixed_float16_policy_gives_keras_dtypes_and_values(name, factory, shape
     assert [w._dtype_name for w in ours.weights] == ["float32"] * len(theirs.weights)
     np.testing.assert_allclose(npy(got).astype(np.float32), np.asarray(expected, np.float32),
                                rtol=1e-2, atol=1e-2)
+
+
+def test_adaptive_pooling_heads_match_keras():
+    def model(lib, layers):
+        images, sequences = lib.Input((7, 5, 2)), lib.Input((9, 3))
+        pooled = [layers.AdaptiveAveragePooling2D((2, 2))(images),
+                  layers.AdaptiveMaxPooling2D((3, 1))(images),
+                  layers.AdaptiveAveragePooling1D(4)(sequences),
+                  layers.AdaptiveMaxPooling1D(2)(sequences)]
+        flat = layers.Concatenate()([layers.Flatten()(p) for p in pooled])
+        return lib.Model([images, sequences], layers.Dense(2)(flat))
+
+    ours, theirs = model(gk, L), model(keras, K)
+    weights = [normal(w.shape, 50 + i) for i, w in enumerate(theirs.get_weights())]
+    ours.set_weights(weights)
+    theirs.set_weights(weights)
+    xs = [normal((4, 7, 5, 2), 51), normal((4, 9, 3), 52)]
+    np.testing.assert_allclose(ours.predict(xs, verbose=0), theirs.predict(xs, verbose=0),
+                               rtol=1e-5, atol=1e-5)
