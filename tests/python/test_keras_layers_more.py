@@ -497,7 +497,7 @@ def test_adaptive_pooling_heads_match_keras():
     def model(lib, layers):
         images, sequences = lib.Input((7, 5, 2)), lib.Input((9, 3))
         pooled = [layers.AdaptiveAveragePooling2D((2, 2))(images),
-                  layers.AdaptiveMaxPooling2D((3, 1))(images),
+                  layers.AdaptiveMaxPooling2D((3, 2))(images),
                   layers.AdaptiveAveragePooling1D(4)(sequences),
                   layers.AdaptiveMaxPooling1D(2)(sequences)]
         flat = layers.Concatenate()([layers.Flatten()(p) for p in pooled])
