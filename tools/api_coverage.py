@@ -9,8 +9,9 @@ one status:
 
 - implemented: gpuaccel's face has the name AND a test compares it with the framework: a test
   file under tests/python that runs the real framework (imports tensorflow/keras, or uses
-  torch_reference) and uses the name as an attribute, ``.name``, at least MIN_USES times (a
-  textual rule: it finds the file, the file's reader judges the comparison). A name that exists
+  torch_reference) and uses the name as an attribute of its namespace, ``layers.Dense``
+  (USE_PREFIXES), at least MIN_USES times (a textual rule: it finds the file, the file's
+  reader judges the comparison). A name that exists
   without such a test counts as missing: the table does not trust stubs.
 - refused: asking gpuaccel's face for it raises the AttributeError of an ``_unsupported`` table
   that says it is not supported and what to use instead (the generic "not supported" of a name
@@ -101,6 +102,43 @@ OUT_OF_SCOPE = [
 # that names `.name` once (an aside, a docstring) does not count.
 MIN_USES = 2
 
+# What must stand before `.name` for a use to count for a namespace: its last part (so
+# `layers.Dense` counts for keras.layers, while `tf.nn.relu` does not count for keras.activations
+# nor `keras.activations.relu` for tf.nn), plus the usual aliases. None: any `.name` counts --
+# the top levels (their alias is the test's choice: tf, gt, torch...) and the classes whose
+# names are methods called on an instance (`t.sum()`, `ds.batch()`).
+USE_PREFIXES = {"tf": None, "torch": None, "torch.Tensor": None, "tf.data.Dataset": None,
+                "torch.nn.functional": ("functional", "F")}
+
+
+def module_aliases(text):
+    """{alias: last part of the namespace it stands for} from a test file's own lines
+    (``A, KA = gk.activations, keras.activations``; ``import keras.ops as kops``;
+    ``from gpuaccel.keras import layers as L``), so table-driven tests count too."""
+    aliases = {}
+    for left, right in re.findall(r"^\s*([A-Za-z_][\w, ]*?)\s*=\s*([\w., ]+?)\s*$", text, re.M):
+        names, values = [n.strip() for n in left.split(",")], [v.strip() for v in right.split(",")]
+        if len(names) == len(values):
+            for alias, value in zip(names, values):
+                if re.fullmatch(r"[A-Za-z_][\w.]*\.\w+", value):
+                    aliases[alias] = value.rsplit(".", 1)[1]
+    for value, alias in re.findall(r"^\s*import ([\w.]+) as (\w+)", text, re.M):
+        aliases[alias] = value.rsplit(".", 1)[-1]
+    for value, alias in re.findall(r"^\s*from [\w.]+ import (\w+) as (\w+)", text, re.M):
+        aliases[alias] = value
+    return aliases
+
+
+def use_pattern(namespace, name, aliases):
+    """The regular expression of one use of ``name`` counted for ``namespace`` in a file whose
+    module aliases are ``aliases``."""
+    prefixes = USE_PREFIXES.get(namespace, (namespace.rsplit(".", 1)[-1],))
+    if prefixes:
+        prefixes = (*prefixes, *(a for a, part in aliases.items() if part in prefixes))
+    before = r"\b(?:%s)" % "|".join(map(re.escape, prefixes)) if prefixes else ""
+    return re.compile(before + r"\." + re.escape(name) + r"\b")
+
+
 _TORCH_CHILD = r"""
 import json, torch, torch.nn.functional
 spaces = {"torch": torch, "torch.Tensor": torch.Tensor,
@@ -149,16 +187,17 @@ def real_names():
 
 
 def comparison_tests():
-    """{framework: [(test file name, its text)]}: the test files that run that framework."""
+    """{framework: [(test file name, its text, its module aliases)]}: the test files that run
+    that framework."""
     files = {"keras": [], "tensorflow": [], "torch": []}
     for path in sorted(TESTS.glob("test_*.py")):
         text = path.read_text()
         runs_tf = r"^\s*(import|from) (tensorflow|keras)\b|importorskip\([\"'](tensorflow|keras)"
         if re.search(runs_tf, text, re.M):
-            files["keras"].append((path.name, text))
-            files["tensorflow"].append((path.name, text))
+            files["keras"].append((path.name, text, module_aliases(text)))
+            files["tensorflow"].append((path.name, text, module_aliases(text)))
         if "torch_reference" in text:
-            files["torch"].append((path.name, text))
+            files["torch"].append((path.name, text, module_aliases(text)))
     return files
 
 
@@ -169,7 +208,7 @@ def _out_of_scope(name):
     return None
 
 
-def status(face, name, framework, tests):
+def status(face, namespace, name, framework, tests):
     """(status, detail) of one framework name against gpuaccel's face for its namespace."""
     if face is not None:
         try:
@@ -180,9 +219,8 @@ def status(face, name, framework, tests):
         except Exception:  # noqa: BLE001 - a property that needs an instance
             exists, refusal = True, None
         if exists:
-            pattern = re.compile(r"\." + re.escape(name) + r"\b")
-            for test_name, text in tests[framework]:
-                if len(pattern.findall(text)) >= MIN_USES:
+            for test_name, text, aliases in tests[framework]:
+                if len(use_pattern(namespace, name, aliases).findall(text)) >= MIN_USES:
                     return "implemented", f"`{test_name}`"
         elif refusal and "is not supported by gpuaccel" in refusal and "; use " in refusal:
             instead = refusal.split("; use ", 1)[1].split(" (see docs/", 1)[0]
@@ -224,7 +262,7 @@ def render():
     sections = []
     for namespace, framework, face_path in NAMESPACES:
         face = _resolve(face_path)
-        rows = [(n, *status(face, n, framework, tests)) for n in names[namespace]]
+        rows = [(n, *status(face, namespace, n, framework, tests)) for n in names[namespace]]
         counts = {s: sum(1 for r in rows if r[1] == s)
                   for s in ("implemented", "refused", "out of scope", "missing")}
         total = len(rows) or 1

@@ -396,7 +396,7 @@ def test_argument_errors():
         L.BatchNormalization(axis=1).build((None, 4, 5))
     L.BatchNormalization(axis=2).build((None, 4, 5))  # axis 2 is the last axis: fine
     with pytest.raises(NotImplementedError, match="regularizer"):
-        L.Dense(2, kernel_regularizer="l2")
+        L.BatchNormalization(gamma_regularizer="l2")  # (Dense and Conv take theirs)
     with pytest.raises(NotImplementedError, match="attention_mask"):
         L.MultiHeadAttention(1, 2)(np.zeros((1, 2, 3)), np.zeros((1, 2, 3)),
                                    attention_mask=np.ones((1, 2, 2), bool))

@@ -107,13 +107,16 @@ def test_weight_attributes_before_build_and_without_bias_as_keras():
         tf_keras.layers.Dense(2).kernel
     with pytest.raises(AttributeError, match="You must build the layer before accessing `kernel`"):
         keras.layers.Dense(2).kernel
-    ours, theirs = keras.layers.Dense(2, use_bias=False), tf_keras.layers.Dense(2, use_bias=False)
+    # Named, so the paths do not depend on how many Dense layers earlier tests made (Keras numbers
+    # unnamed layers per process: dense_103 here is dense_420 after another test file).
+    ours = keras.layers.Dense(2, use_bias=False, name="no_bias")
+    theirs = tf_keras.layers.Dense(2, use_bias=False, name="no_bias")
     ours(np.zeros((1, 2), np.float32))
     theirs(np.zeros((1, 2), np.float32))
     assert ours.bias is None and theirs.bias is None
     with pytest.raises(AttributeError):
         keras.layers.Flatten().kernel  # not a weight of this layer
-    assert [w.path for w in ours.weights] == [w.path for w in theirs.weights]
+    assert [w.path for w in ours.weights] == [w.path for w in theirs.weights] == ["no_bias/kernel"]
 
 
 # ---- out.backward(torch.ones_like(out), retain_graph=True) -----------------------------------

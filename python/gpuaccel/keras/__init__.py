@@ -6,6 +6,10 @@ Course code written for ``tensorflow.keras`` / ``keras`` runs with its import ch
     model = keras.Sequential([keras.layers.Dense(10)])
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 """
+from . import activations
+from . import initializers
+from . import regularizers
+from . import constraints
 from . import layers
 from . import losses
 from . import metrics
@@ -14,21 +18,20 @@ from . import callbacks
 from . import datasets
 from . import models
 from . import mixed_precision
+from . import ops
 from . import utils
 from ._symbolic import Input, KerasTensor
 from .models import Model, Sequential
 
-__all__ = ["layers", "losses", "metrics", "optimizers", "callbacks", "datasets", "models",
-           "mixed_precision", "utils", "Input", "KerasTensor", "Model", "Sequential"]
+__all__ = ["activations", "initializers", "regularizers", "constraints", "layers", "losses",
+           "metrics", "optimizers", "callbacks", "datasets", "models", "mixed_precision", "ops",
+           "utils", "Input", "KerasTensor", "Model", "Sequential"]
 
 
 def __getattr__(name):
     from .. import _unsupported
     return _unsupported.module_getattr(__name__, "keras", {
-        "ops": "the top-level gpuaccel functions (gpuaccel.matmul, gpuaccel.reduce_sum...)",
         "applications": "building the network with keras.layers (no pretrained models)",
-        "regularizers": "an explicit penalty added to the loss in a GradientTape loop",
-        "constraints": "clipping weights with assign after each step",
         "preprocessing": "NumPy preprocessing in a Dataset.map",
         "backend": "the top-level gpuaccel functions",
         "saving": "model.save / keras.models.load_model",

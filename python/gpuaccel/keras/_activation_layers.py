@@ -1,6 +1,7 @@
 """Keras's activation layers that have no C++ layer (LeakyReLU, ELU, PReLU, ReLU with
-max_value / negative_slope / threshold, Softmax over an axis other than the last), written in Python from gpuaccel's element-wise ops and
-traced once per input signature into the C++ step (_python_layer.py).
+max_value / negative_slope / threshold, Softmax over an axis other than the last), written in
+Python from gpuaccel's element-wise ops and traced once per input signature into the C++ step
+(_python_layer.py).
 
 The gradients follow TensorFlow's at the kinks: a leaky slope takes the negative side's slope
 at exactly 0 (TF's LeakyReluGrad uses x > 0), so the slope is a factor chosen by x > 0 rather

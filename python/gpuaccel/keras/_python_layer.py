@@ -113,6 +113,8 @@ def _run_call(ref, inputs, training):
         output = layer.call(x, **kwargs)
     if not isinstance(output, Tensor):
         output = _as_tensor(output, f"{type(layer).__name__}.call() return value")
+    for weight, regularizer in layer.__dict__.get("_weight_regularizers", ()):
+        add_loss(layer, regularizer(weight))
     losses, layer._pending_losses = layer._pending_losses, []
     return [output] + losses
 
@@ -173,10 +175,18 @@ def initial_value(initializer, shape, dtype, layer, name):
 def add_weight(layer, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
                regularizer=None, constraint=None, aggregation="none",
                overwrite_with_gradient=False, name=None):
-    """Keras 3's ``Layer.add_weight``: creates, registers and returns the weight."""
-    if regularizer is not None or constraint is not None:
-        raise NotImplementedError(f"add_weight(regularizer=..., constraint=...) is not supported "
-                                  f"yet (layer '{layer.name}')")
+    """Keras 3's ``Layer.add_weight``: creates, registers and returns the weight. A
+    ``regularizer``'s penalty of the weight joins the layer's losses on every call; a
+    ``constraint`` projects the weight after every optimizer update (``fit``, ``apply``)."""
+    if layer._cpp.built:
+        # Keras 3's rule and words: a weight made in call() would be a new weight per call
+        # (and, traced, one the replay never sees).
+        raise ValueError(f"You cannot add new elements of state (variables or sub-layers) to a "
+                         f"layer that is already built (layer '{layer.name}'). All state must "
+                         f"be created in the `__init__()` method or in the `build()` method.")
+    from . import constraints, regularizers
+    regularizer = regularizers.get(regularizer)
+    constraint = constraints.get(constraint)
     if shape is None:
         shape = ()
     try:
@@ -194,7 +204,50 @@ def add_weight(layer, shape=None, initializer=None, dtype=None, trainable=True, 
         name = "variable" if count == 0 else f"variable_{count}"
     value = initial_value(initializer, shape, dtype, layer, name)
     layer._cpp.add_weight_value(name, value, bool(trainable))
+    if regularizer is not None:
+        layer.__dict__.setdefault("_weight_regularizers", []).append((value, regularizer))
+    if constraint is not None:
+        layer.__dict__.setdefault("_weight_constraints", []).append((value, constraint))
     return value
+
+
+def _serializable(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_serializable(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _serializable(v) for k, v in value.items())
+    return False
+
+
+def constructor_arguments(cls, args, kwargs):
+    """A Python layer's constructor arguments by name (Keras 3's ``_auto_config``), or None
+    when one is not a plain value (a number, string, None, or lists/dicts of them)."""
+    try:
+        bound = inspect.signature(cls.__init__).bind_partial(None, *args, **kwargs)
+    except TypeError:
+        return None  # __init__ itself raises the mismatch
+    arguments = {}
+    parameters = inspect.signature(cls.__init__).parameters
+    for name, value in list(bound.arguments.items())[1:]:
+        if parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(value)
+        elif parameters[name].kind is not inspect.Parameter.VAR_POSITIONAL:
+            arguments[name] = value
+    return arguments if _serializable(arguments) else None
+
+
+def auto_config(layer):
+    """The recorded constructor arguments ``get_config`` adds when the subclass writes none;
+    Keras 3's error when one was not a plain value."""
+    arguments = layer.__dict__["_auto_config"]
+    if arguments is None:
+        raise NotImplementedError(
+            f"Object {type(layer).__name__} was created by passing non-serializable argument "
+            f"values in `__init__()`, and therefore the object must override `get_config()` in "
+            f"order to be serializable. Please implement `get_config()`.")
+    return dict(arguments)
 
 
 def compute_output_shape(layer, input_shape):

@@ -9,10 +9,11 @@ import numpy as np
 from .. import _C
 from .. import config as _config
 from . import callbacks as callbacks_module
+from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import _python_step, _sample_weights
+from . import _host_metrics, _python_step, _sample_weights
 from ._data_adapter import adapt
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -40,17 +41,18 @@ def _resolve_verbose(verbose):
     return verbose
 
 
-def _flatten_metrics(metrics):
+def _flatten_metrics(metrics, argument="metrics"):
     if metrics is None:
         return []
     if isinstance(metrics, dict):
-        raise NotImplementedError("per-output metrics (a dict) are not supported yet; models "
-                                  "here have one output")
+        raise NotImplementedError(f"per-output {argument} (a dict) are not supported yet; "
+                                  "models here have one output")
     if isinstance(metrics, (str, metrics_module.Metric)) or isinstance(metrics, type):
         return [metrics]
     if not isinstance(metrics, (list, tuple)):
-        raise ValueError(f"Expected `metrics` argument to be a list, tuple, or dict. Received "
-                         f"instead: metrics={metrics!r} of type {type(metrics)}")  # Keras's words
+        raise ValueError(f"Expected `{argument}` argument to be a list, tuple, or dict. "
+                         f"Received instead: {argument}={metrics!r} of type "
+                         f"{type(metrics)}")  # Keras's words
     return list(metrics)
 
 
@@ -62,6 +64,7 @@ class Trainer:
         self.optimizer = None
         self.loss = None
         self.compiled_metrics = []
+        self._weighted_metrics = []
         self.stop_training = False
         self.history = None
         self._cpp_trainer = None
@@ -81,8 +84,9 @@ class Trainer:
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                 weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
                 jit_compile="auto", auto_scale_loss=True):
-        if loss_weights is not None or weighted_metrics is not None:
-            raise NotImplementedError("loss_weights and weighted_metrics are not supported yet")
+        if loss_weights is not None:
+            raise NotImplementedError("loss_weights is not supported yet (models here have one "
+                                      "output)")
         self._capture_mode = _jit_compile_mode(jit_compile)
         self._distribute_strategy = distribute_fit.strategy_at_compile(self)
         self._replicated_fit = None
@@ -96,7 +100,10 @@ class Trainer:
                 self.optimizer, name="loss_scale_optimizer")
         self.loss = None if loss is None else losses_module.get(loss)
         self.compiled_metrics = [metrics_module.get(m, self.loss) for m in _flatten_metrics(metrics)]
-        names = [m.name for m in self.compiled_metrics]
+        self._weighted_metrics = _host_metrics.compile_weighted(
+            _flatten_metrics(weighted_metrics, "weighted_metrics"), self.loss,
+            [m.name for m in self.compiled_metrics])
+        names = [m.name for m in self.compiled_metrics + self._weighted_metrics]
         if len(set(names)) != len(names) or "loss" in names:
             raise ValueError(f"metric names must be unique and not 'loss'; got {names}")
         self._loss_tracker = metrics_module.Mean(name="loss")
@@ -107,9 +114,11 @@ class Trainer:
 
     @property
     def metrics(self):
-        """The loss tracker, then the compiled metrics (an overridden train_step updates them)."""
+        """The loss tracker, then the compiled and weighted metrics (an overridden train_step
+        updates them)."""
         tracker = getattr(self, "_loss_tracker", None)
-        return ([tracker] if tracker is not None else []) + list(self.compiled_metrics)
+        return ([tracker] if tracker is not None else []) + list(self.compiled_metrics) + \
+            list(self._weighted_metrics)
 
     def reset_metrics(self):
         for metric in self.metrics:
@@ -126,7 +135,7 @@ class Trainer:
 
     @property
     def metrics_names(self):
-        return ["loss"] + [m.name for m in self.compiled_metrics]
+        return ["loss"] + [m.name for m in self.compiled_metrics + self._weighted_metrics]
 
     def _trainer_for(self, what, needs_loss=True):
         if not self.compiled:
@@ -141,9 +150,20 @@ class Trainer:
             self._cpp_trainer = _C.Trainer(
                 self._graph(), self.loss._cpp,
                 None if self.optimizer is None else self.optimizer._cpp,
-                [m._cpp for m in self.compiled_metrics])
+                [m._cpp for m in self.compiled_metrics if not _host_metrics.is_host_metric(m)])
             self._cpp_trainer.set_jit_compile(self._capture_mode)
         return self._cpp_trainer
+
+    def _has_host_metrics(self):
+        return bool(self._weighted_metrics) or any(
+            _host_metrics.is_host_metric(m) for m in self.compiled_metrics)
+
+    def _with_host_metrics(self, trainer):
+        """``trainer``, or where Python or weighted metrics were compiled, the trainer that also
+        updates them once per batch (``_host_metrics.py``, the eager fallback for metrics)."""
+        if not self._has_host_metrics():
+            return trainer
+        return _host_metrics.HostMetricsTrainer(self, trainer)
 
     def _predictor(self):
         """The C++ predict step of the model's graph (no compile() needed): host batches of a
@@ -167,12 +187,16 @@ class Trainer:
             return _python_step.PythonStepTrainer(self, trainer)
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
+            if self._has_host_metrics():
+                raise NotImplementedError("Python metrics (keras.metrics.Metric subclasses) and "
+                                          "weighted_metrics under a distribution strategy with "
+                                          "several replicas are not supported yet")
             replicated = distribute_fit.replicated_fit(self, strategy)
             replicated.start()
             return replicated
         if strategy is None:
             _idle_gpus.warn_idle_gpus_once(len(_config.list_physical_devices("GPU")))
-        return trainer
+        return self._with_host_metrics(trainer)
 
     def _epoch_results(self, trainer):
         """The epoch's logs: over every worker's replicas when several workers train."""
@@ -220,7 +244,7 @@ class Trainer:
 
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         trainer = self._fit_trainer()
-        if weighted and not isinstance(trainer, _C.Trainer):
+        if weighted and not isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer)):
             raise NotImplementedError("sample_weight/class_weight under a distribution strategy "
                                       "are not supported yet")
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
@@ -229,6 +253,8 @@ class Trainer:
             callbacks_module.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                           model=self, verbose=verbose, epochs=epochs, steps=steps)
         batch_hooks = _wants_batch_hooks(callback_list, "train")
+        apply_schedule = self.optimizer._schedule_hook()  # None for a fixed learning rate
+        apply_constraints = constraints_module.after_step_hook(self)  # None without constraints
         seed = _seed_from_global()
         if hasattr(trainer, "agree_on_seed"):
             seed = trainer.agree_on_seed(seed)  # every worker shuffles the same way
@@ -268,7 +294,11 @@ class Trainer:
                 xs, weights = _sample_weights.split_batch(xs, weighted)
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
+                if apply_schedule is not None:
+                    apply_schedule()
                 trainer.train_step(xs, yb, *([] if weights is None else [weights]))
+                if apply_constraints is not None:
+                    apply_constraints()
                 marker.commit()
                 samples += _rows(xs)
                 global_step += 1
@@ -341,6 +371,8 @@ class Trainer:
         if _python_step.overrides(self, "test_step"):
             _python_step.warn_once(self, "test_step")
             trainer = _python_step.PythonStepTrainer(self, trainer)
+        else:
+            trainer = self._with_host_metrics(trainer)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
             callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                           verbose=verbose, epochs=1, steps=data.steps)
@@ -400,18 +432,24 @@ class Trainer:
             raise NotImplementedError("sample_weight and class_weight are not supported yet")
         data = adapt(x, y, 1 << 62, self._keeps_integer_inputs())
         self._ensure_built_for(data)
-        trainer = self._trainer_for("train_on_batch")
+        trainer = self._with_host_metrics(self._trainer_for("train_on_batch"))
         trainer.reset_metrics()
         batches = [batch for batch in data.batches() if _rows(batch[0])]
         _check_some_samples("train_on_batch()", len(batches), len(batches))  # before any step
+        apply_schedule = self.optimizer._schedule_hook()
+        apply_constraints = constraints_module.after_step_hook(self)
         for xs, yb in batches:
+            if apply_schedule is not None:
+                apply_schedule()
             trainer.train_step(xs, yb)
+            if apply_constraints is not None:
+                apply_constraints()
         return self._single_batch_logs(trainer, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         data = adapt(x, y, 1 << 62, self._keeps_integer_inputs())
         self._ensure_built_for(data)
-        trainer = self._trainer_for("test_on_batch")
+        trainer = self._with_host_metrics(self._trainer_for("test_on_batch"))
         trainer.reset_metrics()
         ran = samples = 0
         for xs, yb in data.batches():

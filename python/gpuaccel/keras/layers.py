@@ -29,6 +29,7 @@ from . import _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _python_layer
+from . import _layer_extras
 from ._symbolic import Input, KerasTensor
 
 _cpp_layers = _C.layers
@@ -136,28 +137,40 @@ def _data_format(value):
 
 
 def _activation(value):
-    """Keras's activation argument as a name the C++ layer parses (None -> 'linear')."""
+    """Keras's activation argument as a name (None -> 'linear'): a name or a function named as
+    one of ``keras.activations`` (gpuaccel's, Keras's or tf.nn's). The C++ layers run the
+    names cpp/nn/activations.cc has; the others run in Python after the C++ layer, traced with
+    it (``_layer_extras``; the Activation layer as a Python layer)."""
+    from . import activations
     if value is None:
         return "linear"
-    if isinstance(value, str):
-        if value not in _cpp_layers.activation_names():
-            # Keras's text (keras.activations.get), plus what would be accepted.
-            raise ValueError(f"Could not interpret activation function identifier: {value!r} "
-                             f"(supported: {sorted(_cpp_layers.activation_names())}, or None)")
-        return value
-    name = getattr(value, "__name__", None)
-    if callable(value) and name in _cpp_layers.activation_names():
-        return name
-    raise NotImplementedError(f"activation {value!r} is not supported: pass one of the names "
-                              f"{_cpp_layers.activation_names()} (or None)")
+    name = value if isinstance(value, str) else getattr(value, "__name__", None)
+    if isinstance(value, str) and name not in activations.names():
+        # Keras's text (keras.activations.get), plus what would be accepted.
+        raise ValueError(f"Could not interpret activation function identifier: {value!r} "
+                         f"(supported: {activations.names()}, or None)")
+    if not isinstance(value, str) and (not callable(value) or name not in activations.names()):
+        raise NotImplementedError(f"activation {value!r} is not supported: pass a name or a "
+                                  f"function of keras.activations ({activations.names()}) or "
+                                  "None")
+    return activations.get(name).__name__  # Keras's config names it so: 'swish' -> 'silu'
 
 
 def _initializer(value, arg):
+    """An initializer name for the C++ layer: a name, or a ``keras.initializers`` object with
+    its default arguments (``HeNormal()``), which is the same draw."""
+    from . import initializers
     if isinstance(value, str):
         return value
+    if isinstance(value, initializers.Initializer) and \
+            _snake_case(type(value).__name__) in _cpp_layers.initializer_names() and \
+            value.get_config() == type(value)().get_config():
+        return _snake_case(type(value).__name__)
     raise NotImplementedError(f"`{arg}` must be an initializer name such as 'glorot_uniform' "
-                              f"(accepted: {_cpp_layers.initializer_names()}); initializer "
-                              f"objects are not supported yet, received {value!r}")
+                              f"(accepted: {_cpp_layers.initializer_names()}) or such an "
+                              "initializer with its default arguments; seeded or "
+                              f"parametrized initializer objects are not supported on the "
+                              f"built-in layers yet, received {value!r}")
 
 
 def _reject(layer_cls, **kwargs):
@@ -203,6 +216,15 @@ class Layer:
         self._cpp = self._make_cpp()
         self._cpp.compute_dtype = self._dtype_policy.compute_dtype
         self.trainable = trainable
+
+    def __new__(cls, *args, **kwargs):
+        layer = super().__new__(cls)
+        if not cls.__module__.startswith("gpuaccel."):
+            # Keras 3 records a Python subclass's constructor arguments: its get_config,
+            # when the subclass does not write one, returns them.
+            object.__setattr__(layer, "_auto_config",
+                               _python_layer.constructor_arguments(cls, args, kwargs))
+        return layer
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -351,11 +373,17 @@ class Layer:
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_policy.name}
         config.update(self._layer_config())
+        if "_auto_config" in self.__dict__ and type(self).get_config is Layer.get_config:
+            config.update(_python_layer.auto_config(self))
         return config
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        try:
+            return cls(**config)
+        except Exception as error:  # Keras 3's type and words, naming the failing class
+            raise TypeError(f"Error when deserializing class '{cls.__name__}' using "
+                            f"config={config}.\n\nException encountered: {error}") from error
 
     # ---- shapes ----
     def _shape_list(self, input_shape):
@@ -414,24 +442,29 @@ class Dense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  lora_rank=None, **kwargs):
-        _reject("Dense", kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
-                activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
-                bias_constraint=bias_constraint, lora_rank=lora_rank)
+        _reject("Dense", lora_rank=lora_rank)
         self.units = _positive_int(units, "units", self)
         self.activation = _activation(activation)
+        self._extras = _layer_extras.Extras(
+            self.activation, _cpp_layers.activation_names(), kernel_regularizer,
+            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
         self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
         super().__init__(**kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.Dense(self.name, self.units, self.activation, self.use_bias,
-                                 self.kernel_initializer, self.bias_initializer)
+        return _layer_extras.make_cpp(self, _cpp_layers.Dense(
+            self.name, self.units, self._extras.cpp_activation(self.activation), self.use_bias,
+            self.kernel_initializer, self.bias_initializer))
 
     def _layer_config(self):
         return {"units": self.units, "activation": self.activation, "use_bias": self.use_bias,
                 "kernel_initializer": self.kernel_initializer,
-                "bias_initializer": self.bias_initializer}
+                "bias_initializer": self.bias_initializer, **self._extras.config()}
+
+    build = _layer_extras.build_method(Layer.build)
+    call = _layer_extras.call
 
 
 class _Conv(Layer):
@@ -444,9 +477,6 @@ class _Conv(Layer):
                  bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
                  **kwargs):
         kind = type(self).__name__
-        _reject(kind, kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
-                activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
-                bias_constraint=bias_constraint)
         if groups != 1:
             raise NotImplementedError(f"{kind}: grouped convolutions are not supported yet; "
                                       f"received groups={groups!r}")
@@ -463,6 +493,9 @@ class _Conv(Layer):
             raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
                              f"Received: strides={self.strides} and dilation_rate={self.dilation_rate}")
         self.activation = _activation(activation)
+        self._extras = _layer_extras.Extras(
+            self.activation, _cpp_layers.activation_names(), kernel_regularizer,
+            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
         self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
@@ -473,7 +506,10 @@ class _Conv(Layer):
                 "padding": self.padding, "data_format": self.data_format,
                 "dilation_rate": self.dilation_rate, "activation": self.activation,
                 "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
-                "bias_initializer": self.bias_initializer}
+                "bias_initializer": self.bias_initializer, **self._extras.config()}
+
+    build = _layer_extras.build_method(Layer.build)
+    call = _layer_extras.call
 
 
 class Conv2D(_Conv):
@@ -492,9 +528,10 @@ class Conv2D(_Conv):
                          kernel_constraint, bias_constraint, **kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.Conv2D(self.name, self.filters, *self.kernel_size, *self.strides,
-                                  self.padding, *self.dilation_rate, self.activation, self.use_bias,
-                                  self.kernel_initializer, self.bias_initializer)
+        return _layer_extras.make_cpp(self, _cpp_layers.Conv2D(
+            self.name, self.filters, *self.kernel_size, *self.strides, self.padding,
+            *self.dilation_rate, self._extras.cpp_activation(self.activation), self.use_bias,
+            self.kernel_initializer, self.bias_initializer))
 
 
 class Conv1D(_Conv):
@@ -516,9 +553,10 @@ class Conv1D(_Conv):
                          kernel_constraint, bias_constraint, **kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.Conv1D(self.name, self.filters, self.kernel_size[0], self.strides[0],
-                                  self.padding, self.dilation_rate[0], self.activation,
-                                  self.use_bias, self.kernel_initializer, self.bias_initializer)
+        return _layer_extras.make_cpp(self, _cpp_layers.Conv1D(
+            self.name, self.filters, self.kernel_size[0], self.strides[0], self.padding,
+            self.dilation_rate[0], self._extras.cpp_activation(self.activation), self.use_bias,
+            self.kernel_initializer, self.bias_initializer))
 
 
 class _Pooling2D(Layer):
@@ -612,14 +650,22 @@ class Dropout(Layer):
 
 
 class Activation(Layer):
-    """``keras.layers.Activation(activation)``."""
+    """``keras.layers.Activation(activation)``: any name of ``keras.activations``. The ones the
+    C++ layers have run there; the others are a Python layer (traced into the C++ step) calling
+    the ``keras.activations`` function."""
 
     def __init__(self, activation, **kwargs):
         self.activation = _activation(activation)
         super().__init__(**kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.Activation(self.name, self.activation)
+        if self.activation in _cpp_layers.activation_names():
+            return _cpp_layers.Activation(self.name, self.activation)
+        return _python_layer.make_cpp_layer(self)
+
+    def call(self, inputs):
+        from . import activations
+        return activations.get(self.activation)(inputs)
 
     def _layer_config(self):
         return {"activation": self.activation}

@@ -27,12 +27,27 @@ def _as_tensor(value, integer_ok=True):
     return tensor(array)
 
 
+def _returned_loss(name, value):
+    """What a Python loss returned, as a tensor; None or a non-number gets Keras's error type
+    (ValueError "None values not supported." / TypeError) with what to return instead."""
+    advice = (f"the loss '{name}' must return a tensor of numbers: per-example losses or a "
+              f"scalar, e.g. `return tf.reduce_mean(tf.square(y_true - y_pred), axis=-1)`")
+    if value is None:
+        raise ValueError(f"None values not supported: {advice} (it returned None; a missing "
+                         f"`return`?)")
+    array = np.asarray(value)
+    if array.dtype.kind not in "fiub":
+        raise TypeError(f"Expected float32, but got {value!r} of type "
+                        f"'{type(value).__name__}': {advice}")
+    return _as_tensor(array, False)
+
+
 def _python_loss(name, fn):
     """The C++ loss running the Python ``fn(y_true, y_pred)``, traced once per signature; and
     its TracedFunction (how often Python ran)."""
     def run(inputs, flag):
         out = fn(inputs[0], inputs[1])
-        return [out if isinstance(out, Tensor) else _as_tensor(out, False)]
+        return [out if isinstance(out, Tensor) else _returned_loss(name, out)]
 
     def warn(reason):
         warnings.warn(f"gpuaccel: loss '{name}' runs its Python code on every step (it could "

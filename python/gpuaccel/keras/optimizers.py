@@ -11,25 +11,32 @@ loop steps ``_cpp`` directly, and ``apply_gradients`` does the same from a custo
     opt.apply_gradients(zip(grads, variables))
 
 Every update is one fused pass per variable (weight decay, clipping, slots and the variable),
-on the variable's device. Differences from Keras, all deliberate: ``learning_rate`` reads as a
-Python float (Keras returns a variable; ``float(opt.learning_rate)`` works with both) and must
-be a number (learning-rate schedules are applied with ``keras.callbacks.LearningRateScheduler``);
+on the variable's device. ``learning_rate`` may be a number, a
+``keras.optimizers.schedules.LearningRateSchedule`` (evaluated at ``iterations`` before each
+step, in ``fit`` and in ``apply``) or a callable taking no argument (called before each step),
+as in Keras. Differences from Keras, all deliberate: ``learning_rate`` reads as a Python float
+(Keras returns a variable or tensor; ``float(opt.learning_rate)`` works with both);
 ``iterations`` reads as an int; EMA, loss-scale factors and gradient accumulation are not there
 yet and say so. ``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
 """
 import numbers
 import re
+import sys
 import warnings
 
 import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, tensor as _to_tensor
+from . import optimizers_schedules as schedules
+
+# `from gpuaccel.keras.optimizers.schedules import ExponentialDecay` finds the module.
+sys.modules[__name__ + ".schedules"] = schedules
 
 _cpp = _C.optim
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "LossScaleOptimizer", "get",
-           "serialize", "deserialize"]
+           "serialize", "deserialize", "schedules"]
 
 # Keras's auto_name: "adam", then "adam_1", "adam_2", ... per process.
 _name_counts = {}
@@ -59,13 +66,12 @@ def _optional_float(value, arg):
 
 
 def _learning_rate(value):
+    """A fixed rate as a float, or a schedule / callable as it is."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.ndarray, Tensor)):
+        if isinstance(value, dict):
+            return schedules.deserialize(value)
         if callable(value):
-            raise NotImplementedError(
-                "gpuaccel optimizers take a float `learning_rate`; learning-rate schedules and "
-                "callables are not supported yet. Change the rate during training with "
-                "keras.callbacks.LearningRateScheduler, or set optimizer.learning_rate = value. "
-                f"Received: learning_rate={value!r}")
+            return value
         raise ValueError(
             "Argument `learning_rate` should be float, or an instance of LearningRateSchedule, "
             "or a callable (that takes in the current iteration value and returns the "
@@ -134,7 +140,10 @@ class Optimizer:
                        clipvalue=_optional_float(clipvalue, "clipvalue"),
                        global_clipnorm=_optional_float(global_clipnorm, "global_clipnorm"),
                        name=name if name is not None else _auto_name(type(self).__name__))
-        self._cpp = self._make_cpp(_learning_rate(learning_rate), options)
+        rate = _learning_rate(learning_rate)
+        self._rate_function = None if isinstance(rate, float) else rate
+        self._cpp = self._make_cpp(0.0 if self._rate_function else rate, options)
+        self._apply_rate_function()
         self.built = False
 
     # ---- state ----
@@ -144,14 +153,45 @@ class Optimizer:
 
     @property
     def learning_rate(self):
+        """The rate the next step uses (a schedule's value at ``iterations``)."""
+        self._apply_rate_function()
         return self._cpp.learning_rate
 
     @learning_rate.setter
     def learning_rate(self, value):
-        self._cpp.learning_rate = _learning_rate(value)
+        rate = _learning_rate(value)
+        if isinstance(rate, float) and isinstance(self._rate_function,
+                                                  schedules.LearningRateSchedule):
+            raise TypeError("This optimizer was created with a `LearningRateSchedule` object as "
+                            "its `learning_rate` constructor argument, hence its learning rate "
+                            "is not settable. If you need the learning rate to be settable, you "
+                            "should instantiate the optimizer with a float `learning_rate` "
+                            "argument.")
+        if isinstance(rate, float):
+            self._rate_function = None
+            self._cpp.learning_rate = rate
+        else:
+            self._rate_function = rate
+            self._apply_rate_function()
 
     # tf.keras 2 spelling, still used by older course code.
     lr = learning_rate
+
+    def _apply_rate_function(self):
+        """Sets the C++ optimizer's rate from the schedule (at ``iterations``, as Keras) or the
+        callable; nothing for a fixed rate. Called before every step."""
+        function = self._rate_function
+        if function is None:
+            return
+        if isinstance(function, schedules.LearningRateSchedule):
+            value = function(_to_tensor(np.int64(self._cpp.iterations)))
+        else:
+            value = function()
+        self._cpp.learning_rate = _as_float(value, "learning_rate")
+
+    def _schedule_hook(self):
+        """What the training loop calls before each step: None for a fixed rate."""
+        return None if self._rate_function is None else self._apply_rate_function
 
     @property
     def iterations(self):
@@ -226,6 +266,7 @@ class Optimizer:
         self.built = True
 
     def _apply_converted(self, grads, variables):
+        self._apply_rate_function()
         self._cpp.apply_gradients(grads, variables)
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
@@ -240,9 +281,13 @@ class Optimizer:
 
     # ---- config ----
     def get_config(self):
+        if isinstance(self._rate_function, schedules.LearningRateSchedule):
+            learning_rate = schedules.serialize(self._rate_function)
+        else:
+            learning_rate = float(np.float32(self.learning_rate))
         config = {
             "name": self.name,
-            "learning_rate": float(np.float32(self.learning_rate)),
+            "learning_rate": learning_rate,
             "weight_decay": self.weight_decay,
             "clipnorm": self.clipnorm,
             "global_clipnorm": self.global_clipnorm,
@@ -479,6 +524,9 @@ class LossScaleOptimizer(Optimizer):
 
     lr = learning_rate
 
+    def _schedule_hook(self):
+        return self.inner_optimizer._schedule_hook()
+
     @property
     def iterations(self):
         # Keras's count: the steps applied. On a GPU the skip is decided on the device, and the
@@ -518,6 +566,7 @@ class LossScaleOptimizer(Optimizer):
         return out
 
     def _apply_converted(self, grads, variables):
+        self.inner_optimizer._apply_rate_function()
         marked = [any(g is u for u in self._unscaled) for g in grads if g is not None]
         self._unscaled = []
         if marked and all(marked):
@@ -552,7 +601,10 @@ _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
 
 
 def serialize(optimizer):
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+    """Keras's dict: module, class_name, config (a schedule nested as its own dict),
+    registered_name."""
+    return {"module": "keras.optimizers", "class_name": type(optimizer).__name__,
+            "config": optimizer.get_config(), "registered_name": None}
 
 
 def deserialize(config):
