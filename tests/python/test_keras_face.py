@@ -71,10 +71,12 @@ def test_softmax_and_relu_layers_match_keras():
         np.testing.assert_allclose(ours(x).numpy(), np.asarray(theirs(x)), rtol=1e-6, atol=1e-7)
     model = gk.Sequential([gk.Input((6,)), gk.layers.Dense(3), gk.layers.Softmax()])
     np.testing.assert_allclose(model.predict(x, verbose=0).sum(1), np.ones(4), rtol=1e-5)
-    with pytest.raises(NotImplementedError, match="axis=-1"):
-        gk.layers.Softmax(axis=0)
-    with pytest.raises(NotImplementedError, match="max_value"):
-        gk.layers.ReLU(max_value=6.0)
+    # other axes are supported now (tests/python/test_keras_layers_more.py compares them)
+    np.testing.assert_allclose(gk.layers.Softmax(axis=0)(x).numpy(),
+                               np.asarray(keras.layers.Softmax(axis=0)(x)), rtol=1e-6, atol=1e-7)
+    # ReLU's options are supported now (tests/python/test_keras_layers_more.py compares them)
+    np.testing.assert_allclose(gk.layers.ReLU(max_value=0.5)(x).numpy(),
+                               np.asarray(keras.layers.ReLU(max_value=0.5)(x)), rtol=1e-6)
 
 
 def test_reshape_rescaling_add_concatenate_match_keras():

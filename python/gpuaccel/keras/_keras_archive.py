@@ -35,11 +35,26 @@ def _layer_entry(layer):
     config = dict(layer.get_config())
     cls = type(layer)
     # A Python layer is named as Keras names a custom class (its module, its class name as the
-    # registered name), so load_model finds it in custom_objects here and in Keras.
-    custom = cls.__module__ != __package__ + ".layers"
-    return {"module": cls.__module__ if custom else "keras.layers", "class_name": cls.__name__,
-            "config": json.loads(json.dumps(config, default=list)),
-            "registered_name": cls.__name__ if custom else None}
+    # registered name), so load_model finds it in custom_objects here and in Keras. gpuaccel's
+    # own Python-written layers (keras/_*_layers.py) are built-ins: Keras's class name
+    # (`_keras_class_name` where it differs, e.g. ClippedReLU is a ReLU).
+    class_name = getattr(cls, "_keras_class_name", cls.__name__)
+    custom = cls.__module__ != __package__ + ".layers" and not (
+        cls.__module__.startswith(__package__ + "._") and hasattr(_builtin_layers(), class_name))
+    try:
+        serialized = json.loads(json.dumps(config, default=list))
+    except TypeError as error:  # e.g. a Lambda's function object
+        raise NotImplementedError(
+            f"save: the config of layer '{layer.name}' ({cls.__name__}) cannot be written to "
+            f"JSON ({error}); save the weights with save_weights() and rebuild the model in "
+            "code") from None
+    return {"module": cls.__module__ if custom else "keras.layers", "class_name": class_name,
+            "config": serialized, "registered_name": cls.__name__ if custom else None}
+
+
+def _builtin_layers():
+    from . import layers
+    return layers
 
 
 def _input_entry(tensor):

@@ -672,12 +672,18 @@ class Activation(Layer):
 
 
 class Softmax(Activation):
-    """``keras.layers.Softmax(axis=-1)``: softmax over the last axis (computed in float32)."""
+    """``keras.layers.Softmax(axis=-1)``: softmax over the last axis (computed in float32),
+    the C++ activation layer. Over another axis it is an AxisSoftmax, a Python-traced layer
+    (_activation_layers.py)."""
+
+    def __new__(cls, axis=-1, **kwargs):
+        if cls is Softmax and _last_axis_only("Softmax", axis) != -1:
+            from ._activation_layers import AxisSoftmax
+            cls = AxisSoftmax
+        return super().__new__(cls)
 
     def __init__(self, axis=-1, **kwargs):
-        if _last_axis_only("Softmax", axis) != -1:
-            raise NotImplementedError(f"Softmax: only axis=-1 (the last axis) is supported yet; "
-                                      f"received axis={axis!r}")
+        _last_axis_only("Softmax", axis)
         self.axis = -1
         super().__init__("softmax", **kwargs)
 
@@ -694,13 +700,17 @@ class Softmax(Activation):
 
 
 class ReLU(Activation):
-    """``keras.layers.ReLU()``: max(x, 0) (``max_value``, ``negative_slope`` and ``threshold``
-    other than their defaults are not supported yet)."""
+    """``keras.layers.ReLU()``: max(x, 0), the C++ activation layer. With ``max_value``,
+    ``negative_slope`` or ``threshold`` other than their defaults it is a ClippedReLU, a
+    Python-traced layer (_activation_layers.py)."""
+
+    def __new__(cls, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        if cls is ReLU and (max_value is not None or negative_slope != 0.0 or threshold != 0.0):
+            from ._activation_layers import ClippedReLU
+            cls = ClippedReLU
+        return super().__new__(cls)
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
-        if max_value is not None or negative_slope != 0.0 or threshold != 0.0:
-            raise NotImplementedError("ReLU(max_value, negative_slope, threshold) are not "
-                                      "supported yet; use the defaults")
         super().__init__("relu", **kwargs)
 
     def _layer_config(self):
@@ -997,21 +1007,55 @@ class MultiHeadAttention(Layer):
         return _none_shape(self._cpp.output_shape([_cpp_shape(s) for s in shapes]))
 
 
+# Built-in layers written in Python from gpuaccel's ops (traced into the C++ step like any
+# Python layer; docs/training.md lists them). Imported last: they subclass the classes above.
+from ._reshaping_layers import (  # noqa: E402
+    Cropping1D, Cropping2D, Cropping3D, Identity, Permute, RepeatVector, UpSampling1D,
+    UpSampling2D, UpSampling3D, ZeroPadding1D, ZeroPadding2D, ZeroPadding3D)
+from ._pooling_layers import (  # noqa: E402
+    AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAveragePooling3D, GlobalAvgPool1D,
+    GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D, GlobalMaxPooling1D,
+    GlobalMaxPooling2D, GlobalMaxPooling3D, MaxPool1D, MaxPooling1D, AdaptiveAveragePooling1D,
+    AdaptiveAveragePooling2D, AdaptiveMaxPooling1D, AdaptiveMaxPooling2D)
+from ._activation_layers import ELU, LeakyReLU, PReLU  # noqa: E402
+from ._merging_layers import (  # noqa: E402
+    Average, Dot, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, dot, maximum,
+    minimum, multiply, subtract)
+from ._regularization_layers import (  # noqa: E402
+    ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D)
+from ._normalization_layers import (  # noqa: E402
+    GroupNormalization, RMSNormalization, UnitNormalization)
+from ._lambda_layer import Lambda  # noqa: E402
+from ._preprocessing_layers import CenterCrop  # noqa: E402
+
+# Keras's other names for the same classes.
+Convolution1D = Conv1D
+Convolution2D = Conv2D
+
+__all__ += [
+    "Convolution1D", "Convolution2D",
+    "ZeroPadding2D", "Cropping2D", "UpSampling2D", "Permute", "RepeatVector", "Identity",
+    "GlobalMaxPooling2D", "GlobalMaxPool2D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
+    "GlobalMaxPooling1D", "GlobalMaxPool1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
+    "AvgPool1D", "LeakyReLU", "ELU", "PReLU", "Subtract", "Multiply", "Average", "Maximum",
+    "Minimum", "Dot", "ActivityRegularization", "SpatialDropout1D", "SpatialDropout2D",
+    "ZeroPadding1D", "ZeroPadding3D", "Cropping1D", "Cropping3D", "UpSampling1D", "UpSampling3D",
+    "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D", "GlobalMaxPool3D",
+    "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
+    "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
+    "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
+]
+
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "SeparableConv2D": "Conv2D",
     "DepthwiseConv2D": "Conv2D",
-    "Conv2DTranspose": "UpSampling with Reshape + Conv2D",
+    "Conv2DTranspose": "UpSampling2D + Conv2D",
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "Lambda": "a subclassed keras.Model whose call uses layers",
     "Resizing": "resizing images with NumPy/PIL before the model",
     "RandomFlip": "augmenting with NumPy in a Dataset.map",
     "RandomRotation": "augmenting with NumPy in a Dataset.map",
     "Normalization": "Rescaling, or normalising the data with NumPy",
-    "LeakyReLU": "Activation('relu') or gpuaccel.nn.leaky_relu",
-    "Multiply": "Add (Multiply is not there yet)",
-    "GlobalMaxPooling2D": "GlobalAveragePooling2D",
-    "UpSampling2D": "nothing yet",
-    "ZeroPadding2D": "Conv2D(padding='same')",
 })
