@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from .._tensor import Tensor, tensor as _make_tensor
+from ._registry import KerasObjectRegistry
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
            "PolynomialDecay", "InverseTimeDecay", "CosineDecay", "CosineDecayRestarts",
@@ -243,23 +244,16 @@ _BY_NAME = {cls.__name__: cls for cls in (
     CosineDecayRestarts)}
 
 
+_REGISTRY = KerasObjectRegistry(
+    "decay", "keras.optimizers.schedules", LearningRateSchedule, _BY_NAME,
+    unknown_hint="known: {names}; pass yours in custom_objects", accepts_names=False)
+
+
 def serialize(learning_rate_schedule):
     """Keras's dict: module, class_name, config, registered_name."""
-    if not isinstance(learning_rate_schedule, LearningRateSchedule):
-        raise TypeError(f"serialize() takes a LearningRateSchedule, received "
-                        f"{learning_rate_schedule!r}")
-    return {"module": "keras.optimizers.schedules",
-            "class_name": type(learning_rate_schedule).__name__,
-            "config": learning_rate_schedule.get_config(), "registered_name": None}
+    return _REGISTRY.serialize(learning_rate_schedule)
 
 
 def deserialize(config, custom_objects=None):
     """A schedule from Keras's dict; ``custom_objects`` names the user's schedule classes."""
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"Could not interpret decay identifier: {config}")
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Could not interpret decay identifier: {name} (known: "
-                         f"{sorted(_BY_NAME)}; pass yours in custom_objects)")
-    return cls.from_config(dict(config.get("config") or {}))
+    return _REGISTRY.deserialize(config, custom_objects)
