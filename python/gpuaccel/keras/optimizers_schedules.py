@@ -56,12 +56,12 @@ class LearningRateSchedule:
         return cls(**config)
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored
-    with ``staircase``)."""
+class _StaircaseDecay(LearningRateSchedule):
+    """What ExponentialDecay and InverseTimeDecay share: their arguments and config, and the
+    exponent ``step / decay_steps`` (floored with ``staircase``) at which ``decay_rate``
+    applies."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name="ExponentialDecay"):
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase, name):
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.decay_rate = decay_rate
@@ -69,16 +69,27 @@ class ExponentialDecay(LearningRateSchedule):
         self.name = name
         _positive_steps("decay_steps", decay_steps)
 
-    def __call__(self, step):
+    def _decay_exponent(self, step):
         p = _step(step) / _f32(self.decay_steps)
-        if self.staircase:
-            p = np.floor(p)
-        return _result(_f32(self.initial_learning_rate) * np.power(_f32(self.decay_rate), p))
+        return np.floor(p) if self.staircase else p
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
                 "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
                 "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_StaircaseDecay):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored
+    with ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="ExponentialDecay"):
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
+
+    def __call__(self, step):
+        p = self._decay_exponent(step)
+        return _result(_f32(self.initial_learning_rate) * np.power(_f32(self.decay_rate), p))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -139,30 +150,17 @@ class PolynomialDecay(LearningRateSchedule):
                 "power": self.power, "cycle": self.cycle, "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StaircaseDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (floored with
     ``staircase``)."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
                  name="InverseTimeDecay"):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-        _positive_steps("decay_steps", decay_steps)
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def __call__(self, step):
-        p = _step(step) / _f32(self.decay_steps)
-        if self.staircase:
-            p = np.floor(p)
-        denominator = _f32(1) + _f32(self.decay_rate) * p
+        denominator = _f32(1) + _f32(self.decay_rate) * self._decay_exponent(step)
         return _result(_f32(self.initial_learning_rate) / denominator)
-
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
-                "staircase": self.staircase, "name": self.name}
 
 
 def _cosine_decayed(fraction, alpha):
