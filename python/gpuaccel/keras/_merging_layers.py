@@ -115,34 +115,19 @@ class Dot(_Merge):
         return {"axes": self.axes, "normalize": self.normalize}
 
 
-def add(inputs, **kwargs):
-    """``keras.layers.add(inputs)``: ``Add(**kwargs)(inputs)``."""
-    return Add(**kwargs)(inputs)
+def _functional(layer_class):
+    """Keras's lower-case form of a merging layer: ``name(inputs, **kwargs)`` is
+    ``LayerClass(**kwargs)(inputs)``."""
+    def merge(inputs, **kwargs):
+        return layer_class(**kwargs)(inputs)
+    merge.__name__ = merge.__qualname__ = layer_class.__name__.lower()
+    merge.__doc__ = (f"``keras.layers.{merge.__name__}(inputs)``: "
+                     f"``{layer_class.__name__}(**kwargs)(inputs)``.")
+    return merge
 
 
-def subtract(inputs, **kwargs):
-    """``keras.layers.subtract([a, b])``: ``Subtract(**kwargs)([a, b])``."""
-    return Subtract(**kwargs)(inputs)
-
-
-def multiply(inputs, **kwargs):
-    """``keras.layers.multiply(inputs)``: ``Multiply(**kwargs)(inputs)``."""
-    return Multiply(**kwargs)(inputs)
-
-
-def average(inputs, **kwargs):
-    """``keras.layers.average(inputs)``: ``Average(**kwargs)(inputs)``."""
-    return Average(**kwargs)(inputs)
-
-
-def maximum(inputs, **kwargs):
-    """``keras.layers.maximum(inputs)``: ``Maximum(**kwargs)(inputs)``."""
-    return Maximum(**kwargs)(inputs)
-
-
-def minimum(inputs, **kwargs):
-    """``keras.layers.minimum(inputs)``: ``Minimum(**kwargs)(inputs)``."""
-    return Minimum(**kwargs)(inputs)
+add, subtract, multiply, average, maximum, minimum = map(
+    _functional, (Add, Subtract, Multiply, Average, Maximum, Minimum))
 
 
 def concatenate(inputs, axis=-1, **kwargs):
