@@ -366,6 +366,10 @@ def test_bad_inputs_raise_typed_errors():
         L.Subtract()([np.ones((2, 3), np.float32)] * 3)
     with pytest.raises(ValueError, match="exactly 2 inputs"):
         K.Subtract()([np.ones((2, 3), np.float32)] * 3)
+    with pytest.raises(ValueError, match="A `Dot` layer should be called on .*2 inputs"):
+        L.Dot(axes=1)([np.ones((2, 3), np.float32)] * 3)
+    with pytest.raises(ValueError, match="A `Dot` layer should be called on .*2 inputs"):
+        K.Dot(axes=1)([np.ones((2, 3), np.float32)] * 3)
     with pytest.raises(ValueError, match="Incompatible input shapes"):
         L.Dot(axes=1)([np.ones((2, 3), np.float32), np.ones((2, 4), np.float32)])
     with pytest.raises(ValueError, match="rank 3"):

@@ -121,12 +121,29 @@ class PReLU(Layer):
                 "alpha_constraint": None, "shared_axes": self.shared_axes}
 
 
-class ClippedReLU(ReLU):
+class _PythonStandIn:
+    """Base of the Python layers that stand in for a C++ activation layer when an argument
+    needs more than the C++ layer does (ClippedReLU for ReLU, AxisSoftmax for Softmax): named
+    as Keras names its class (``_name_prefix``), and traced into the C++ step from ``call``
+    rather than built as the C++ layer."""
+    _name_prefix = None
+
+    def _init_layer(self, kwargs):
+        if kwargs.get("name") is None:
+            kwargs["name"] = _unique_name(self._name_prefix)
+        Layer.__init__(self, **kwargs)
+
+    def _make_cpp(self):
+        return _python_layer.make_cpp_layer(self)
+
+
+class ClippedReLU(_PythonStandIn, ReLU):
     """What ``keras.layers.ReLU(max_value, negative_slope, threshold)`` builds when an argument
     differs from its default (the default ReLU stays the C++ activation layer):
     max_value where x >= max_value, x where threshold < x < max_value, and
     negative_slope * (x - threshold) below the threshold."""
     _keras_class_name = "ReLU"  # in saved configs
+    _name_prefix = "re_lu"
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         self.max_value = None if max_value is None else _real_number(max_value, "max_value",
@@ -142,12 +159,7 @@ class ClippedReLU(ReLU):
         if self.threshold < 0.0:
             raise ValueError("threshold of a ReLU layer cannot be None or a negative value. "
                              f"Received: threshold={threshold}")
-        if kwargs.get("name") is None:  # Keras names it after ReLU
-            kwargs["name"] = _unique_name("re_lu")
-        Layer.__init__(self, **kwargs)
-
-    def _make_cpp(self):
-        return _python_layer.make_cpp_layer(self)
+        self._init_layer(kwargs)
 
     def call(self, inputs):
         # Keras's relu(x, negative_slope, max_value, threshold), op for op.
@@ -170,19 +182,15 @@ class ClippedReLU(ReLU):
                 "threshold": self.threshold}
 
 
-class AxisSoftmax(Softmax):
+class AxisSoftmax(_PythonStandIn, Softmax):
     """What ``keras.layers.Softmax(axis)`` builds for an axis other than -1 (the default
     Softmax stays the C++ activation layer): the softmax op over that axis."""
     _keras_class_name = "Softmax"  # in saved configs
+    _name_prefix = "softmax"
 
     def __init__(self, axis=-1, **kwargs):
         self.axis = _last_axis_only("Softmax", axis)
-        if kwargs.get("name") is None:  # Keras names it after Softmax
-            kwargs["name"] = _unique_name("softmax")
-        Layer.__init__(self, **kwargs)
-
-    def _make_cpp(self):
-        return _python_layer.make_cpp_layer(self)
+        self._init_layer(kwargs)
 
     def call(self, inputs):
         if not -inputs.ndim <= self.axis < inputs.ndim:

@@ -16,15 +16,22 @@ def _fold(op, inputs):
     return functools.reduce(lambda a, b: _C.binary(op, a, b), inputs)
 
 
-class Subtract(_Merge):
-    """``keras.layers.Subtract()([a, b])``: a - b."""
+class _TwoInputMerge(_Merge):
+    """A merge layer defined on exactly two inputs; ``_keras_name`` names it in the error (as
+    Keras does, also for a user's subclass)."""
+    _keras_name = None
 
     def _call_inputs(self, inputs, **kwargs):
         inputs = super()._call_inputs(inputs, **kwargs)
         if len(inputs) != 2:
-            raise ValueError(f"A `Subtract` layer should be called on exactly 2 inputs. "
-                             f"Received: {len(inputs)} inputs")
+            raise ValueError(f"A `{self._keras_name}` layer should be called on exactly 2 "
+                             f"inputs. Received: {len(inputs)} inputs")
         return inputs
+
+
+class Subtract(_TwoInputMerge):
+    """``keras.layers.Subtract()([a, b])``: a - b."""
+    _keras_name = "Subtract"
 
     def call(self, inputs):
         return _C.binary("sub", inputs[0], inputs[1])
@@ -59,11 +66,12 @@ class Average(_Merge):
         return _C.binary("mul", total, _C.scalar_like(1.0 / len(inputs), total))
 
 
-class Dot(_Merge):
+class Dot(_TwoInputMerge):
     """``keras.layers.Dot(axes, normalize=False)([a, b])``: per example, the sum of products
     of a's axis ``axes[0]`` with b's axis ``axes[1]`` (Keras's batch_dot); the result keeps a's
     other axes, then b's, and is (batch, 1) when both are vectors. ``normalize=True`` L2-
     normalizes both along those axes first (cosine similarity)."""
+    _keras_name = "Dot"
 
     def __init__(self, axes, normalize=False, **kwargs):
         if isinstance(axes, numbers.Integral) and not isinstance(axes, bool):
@@ -78,13 +86,6 @@ class Dot(_Merge):
         self._axis_pair = pair
         self.normalize = bool(normalize)
         super().__init__(**kwargs)
-
-    def _call_inputs(self, inputs, **kwargs):
-        inputs = super()._call_inputs(inputs, **kwargs)
-        if len(inputs) != 2:
-            raise ValueError(f"A `Dot` layer should be called on exactly 2 inputs. Received: "
-                             f"{len(inputs)} inputs")
-        return inputs
 
     def call(self, inputs):
         a, b = inputs
@@ -115,34 +116,19 @@ class Dot(_Merge):
         return {"axes": self.axes, "normalize": self.normalize}
 
 
-def add(inputs, **kwargs):
-    """``keras.layers.add(inputs)``: ``Add(**kwargs)(inputs)``."""
-    return Add(**kwargs)(inputs)
+def _functional(layer_class):
+    """Keras's lower-case form of a merging layer: ``name(inputs, **kwargs)`` is
+    ``LayerClass(**kwargs)(inputs)``."""
+    def merge(inputs, **kwargs):
+        return layer_class(**kwargs)(inputs)
+    merge.__name__ = merge.__qualname__ = layer_class.__name__.lower()
+    merge.__doc__ = (f"``keras.layers.{merge.__name__}(inputs)``: "
+                     f"``{layer_class.__name__}(**kwargs)(inputs)``.")
+    return merge
 
 
-def subtract(inputs, **kwargs):
-    """``keras.layers.subtract([a, b])``: ``Subtract(**kwargs)([a, b])``."""
-    return Subtract(**kwargs)(inputs)
-
-
-def multiply(inputs, **kwargs):
-    """``keras.layers.multiply(inputs)``: ``Multiply(**kwargs)(inputs)``."""
-    return Multiply(**kwargs)(inputs)
-
-
-def average(inputs, **kwargs):
-    """``keras.layers.average(inputs)``: ``Average(**kwargs)(inputs)``."""
-    return Average(**kwargs)(inputs)
-
-
-def maximum(inputs, **kwargs):
-    """``keras.layers.maximum(inputs)``: ``Maximum(**kwargs)(inputs)``."""
-    return Maximum(**kwargs)(inputs)
-
-
-def minimum(inputs, **kwargs):
-    """``keras.layers.minimum(inputs)``: ``Minimum(**kwargs)(inputs)``."""
-    return Minimum(**kwargs)(inputs)
+add, subtract, multiply, average, maximum, minimum = map(
+    _functional, (Add, Subtract, Multiply, Average, Maximum, Minimum))
 
 
 def concatenate(inputs, axis=-1, **kwargs):

@@ -8,6 +8,7 @@ step (_python_layer.py), so they train without a per-step Python callback.
 import numbers
 
 from .. import _C
+from .._array_ops import pad as _pad
 from .layers import Layer, _data_format, _int_tuple
 
 
@@ -49,7 +50,7 @@ def _pairs_config(pairs):
 
 class _ZeroPadding(Layer):
     """Zeros added before and after each spatial axis of channels-last inputs of rank
-    ``_rank`` + 2 (a concat with zero blocks per axis)."""
+    ``_rank`` + 2 (``tf.pad``'s concat with zero blocks per axis)."""
     _rank = None
 
     def __init__(self, padding, data_format=None, **kwargs):
@@ -59,17 +60,7 @@ class _ZeroPadding(Layer):
 
     def call(self, inputs):
         _check_rank(self, inputs, self._rank)
-        x = inputs
-        for axis, (before, after) in enumerate(self.padding, start=1):
-            if before == 0 and after == 0:
-                continue
-            parts = []
-            for count in (before, after):
-                shape = list(x.shape)
-                shape[axis] = count
-                parts.append(_C.tensor_full(shape, 0.0, x._dtype_name, x._device_name))
-            x = _C.concat([parts[0], x, parts[1]], axis)
-        return x
+        return _pad(inputs, [(0, 0), *self.padding, (0, 0)])  # batch and channels unpadded
 
     def _layer_config(self):
         return {"padding": _pairs_config(self.padding), "data_format": self.data_format}

@@ -10,6 +10,7 @@ gpuaccel's ops; ``add_weight(constraint=...)`` of a Python layer registers it on
 from .. import _C
 from .._convert import convert_to_tensor
 from .._tensor import no_grad
+from ._registry import KerasObjectRegistry
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "max_norm",
            "min_max_norm", "non_neg", "unit_norm", "get", "serialize", "deserialize"]
@@ -117,37 +118,23 @@ _BY_NAME = {"Constraint": Constraint, "constraint": Constraint, "MaxNorm": MaxNo
             "NonNeg": NonNeg, "non_neg": NonNeg, "UnitNorm": UnitNorm, "unit_norm": UnitNorm}
 
 
+_REGISTRY = KerasObjectRegistry("constraint", "keras.constraints", Constraint, _BY_NAME)
+
+
 def serialize(constraint):
     """Keras's dict: module, class_name, config, registered_name."""
-    if not isinstance(constraint, Constraint):
-        raise TypeError(f"serialize() takes a Constraint, received {constraint!r}")
-    return {"module": "keras.constraints", "class_name": type(constraint).__name__,
-            "config": constraint.get_config(), "registered_name": None}
+    return _REGISTRY.serialize(constraint)
 
 
 def deserialize(config, custom_objects=None):
-    if isinstance(config, str):
-        return get(config)
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"Could not interpret constraint identifier: {config}")
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Could not interpret constraint identifier: {name}")
-    return cls.from_config(dict(config.get("config") or {}))
+    """A constraint from Keras's dict or a name."""
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """None -> None; a name -> a new instance; a dict -> deserialize; a constraint or callable
     -> itself (a class -> an instance)."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    obj = _BY_NAME.get(identifier) if isinstance(identifier, str) else identifier
-    if callable(obj):
-        return obj() if isinstance(obj, type) else obj
-    raise ValueError(f"Could not interpret constraint identifier: {identifier}")
+    return _REGISTRY.get(identifier)
 
 
 def _layers_of(model):

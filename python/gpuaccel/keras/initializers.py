@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import tensor as _make_tensor
+from ._registry import KerasObjectRegistry
 
 __all__ = ["Initializer", "Constant", "Zeros", "Ones", "Identity", "IdentityInitializer",
            "Orthogonal", "OrthogonalInitializer", "RandomNormal", "RandomUniform",
@@ -305,39 +306,21 @@ _BY_NAME.update({name: value for name, value in globals().items()
 _BY_NAME.update(IdentityInitializer=Identity, OrthogonalInitializer=Orthogonal)
 
 
+_REGISTRY = KerasObjectRegistry("initializer", "keras.initializers", Initializer, _BY_NAME,
+                                unknown_hint="accepted: {names}")
+
+
 def serialize(initializer):
     """Keras's dict: module, class_name, config, registered_name."""
-    if not isinstance(initializer, Initializer):
-        raise TypeError(f"serialize() takes an Initializer, received {initializer!r}")
-    return {"module": "keras.initializers", "class_name": type(initializer).__name__,
-            "config": initializer.get_config(), "registered_name": None}
+    return _REGISTRY.serialize(initializer)
 
 
 def deserialize(config, custom_objects=None):
     """An initializer from Keras's dict (``class_name`` and ``config``) or a name."""
-    if isinstance(config, str):
-        return get(config)
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"Could not interpret initializer identifier: {config}")
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Could not interpret initializer identifier: {name} (accepted: "
-                         f"{sorted(_BY_NAME)})")
-    return cls.from_config(dict(config.get("config") or {}))
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """None -> None; a name ('he_normal', 'HeNormal') -> a new instance; a dict -> deserialize;
     an initializer or any callable -> itself."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier)
-        if cls is not None:
-            return cls()
-    elif callable(identifier):
-        return identifier() if isinstance(identifier, type) else identifier
-    raise ValueError(f"Could not interpret initializer identifier: {identifier}")
+    return _REGISTRY.get(identifier)

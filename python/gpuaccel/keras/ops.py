@@ -30,34 +30,37 @@ def _tensor(x):
     return x if isinstance(x, Tensor) else _gpuaccel.convert_to_tensor(x)
 
 
-# ---- elementwise, two operands (NumPy broadcasting) ----
+# ---- elementwise (NumPy broadcasting) ----
+# The ops that only rename a gpuaccel function are built from a table: each is a function with
+# Keras's parameter names (x1, x2 / x) that looks the gpuaccel function up when called.
 
-def add(x1, x2):
-    return _gpuaccel.add(x1, x2)
+def _two_operands(keras_name, gpuaccel_name=None):
+    gpuaccel_name = gpuaccel_name or keras_name
 
-
-def subtract(x1, x2):
-    return _gpuaccel.subtract(x1, x2)
-
-
-def multiply(x1, x2):
-    return _gpuaccel.multiply(x1, x2)
-
-
-def divide(x1, x2):
-    return _gpuaccel.divide(x1, x2)
+    def op(x1, x2):
+        return getattr(_gpuaccel, gpuaccel_name)(x1, x2)
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``: ``gpuaccel.{gpuaccel_name}``."
+    return op
 
 
-def maximum(x1, x2):
-    return _gpuaccel.maximum(x1, x2)
+def _one_operand(keras_name, module=_gpuaccel):
+    def op(x):
+        return getattr(module, keras_name)(x)
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``: ``{module.__name__}.{keras_name}``."
+    return op
 
 
-def minimum(x1, x2):
-    return _gpuaccel.minimum(x1, x2)
-
-
-def power(x1, x2):
-    return _gpuaccel.pow(x1, x2)
+add, subtract, multiply, divide, maximum, minimum = map(
+    _two_operands, ("add", "subtract", "multiply", "divide", "maximum", "minimum"))
+power = _two_operands("power", "pow")
+greater, greater_equal, less, less_equal, logical_and, logical_or, matmul = map(
+    _two_operands, ("greater", "greater_equal", "less", "less_equal", "logical_and",
+                    "logical_or", "matmul"))
+logical_not, negative, abs, square, sqrt, exp, log, tanh = map(  # noqa: A001 -- Keras's names
+    _one_operand, ("logical_not", "negative", "abs", "square", "sqrt", "exp", "log", "tanh"))
+relu, sigmoid = (_one_operand(name, _nn) for name in ("relu", "sigmoid"))
 
 
 def _is_bool(x):
@@ -81,75 +84,7 @@ def not_equal(x1, x2):
     return _gpuaccel.not_equal(*_comparable(x1, x2))
 
 
-def greater(x1, x2):
-    return _gpuaccel.greater(x1, x2)
-
-
-def greater_equal(x1, x2):
-    return _gpuaccel.greater_equal(x1, x2)
-
-
-def less(x1, x2):
-    return _gpuaccel.less(x1, x2)
-
-
-def less_equal(x1, x2):
-    return _gpuaccel.less_equal(x1, x2)
-
-
-def logical_and(x1, x2):
-    return _gpuaccel.logical_and(x1, x2)
-
-
-def logical_or(x1, x2):
-    return _gpuaccel.logical_or(x1, x2)
-
-
-def matmul(x1, x2):
-    return _gpuaccel.matmul(x1, x2)
-
-
-# ---- elementwise, one operand ----
-
-def logical_not(x):
-    return _gpuaccel.logical_not(x)
-
-
-def negative(x):
-    return _gpuaccel.negative(x)
-
-
-def abs(x):  # noqa: A001 -- Keras's name
-    return _gpuaccel.abs(x)
-
-
-def square(x):
-    return _gpuaccel.square(x)
-
-
-def sqrt(x):
-    return _gpuaccel.sqrt(x)
-
-
-def exp(x):
-    return _gpuaccel.exp(x)
-
-
-def log(x):
-    return _gpuaccel.log(x)
-
-
-def tanh(x):
-    return _gpuaccel.tanh(x)
-
-
-def relu(x):
-    return _nn.relu(x)
-
-
-def sigmoid(x):
-    return _nn.sigmoid(x)
-
+# ---- other elementwise ----
 
 def softmax(x, axis=-1):
     return _nn.softmax(x, axis=axis)

@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from .._tensor import Tensor, tensor as _make_tensor
+from ._registry import KerasObjectRegistry
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
            "PolynomialDecay", "InverseTimeDecay", "CosineDecay", "CosineDecayRestarts",
@@ -55,12 +56,12 @@ class LearningRateSchedule:
         return cls(**config)
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored
-    with ``staircase``)."""
+class _StaircaseDecay(LearningRateSchedule):
+    """What ExponentialDecay and InverseTimeDecay share: their arguments and config, and the
+    exponent ``step / decay_steps`` (floored with ``staircase``) at which ``decay_rate``
+    applies."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name="ExponentialDecay"):
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase, name):
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.decay_rate = decay_rate
@@ -68,16 +69,27 @@ class ExponentialDecay(LearningRateSchedule):
         self.name = name
         _positive_steps("decay_steps", decay_steps)
 
-    def __call__(self, step):
+    def _decay_exponent(self, step):
         p = _step(step) / _f32(self.decay_steps)
-        if self.staircase:
-            p = np.floor(p)
-        return _result(_f32(self.initial_learning_rate) * np.power(_f32(self.decay_rate), p))
+        return np.floor(p) if self.staircase else p
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
                 "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
                 "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_StaircaseDecay):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored
+    with ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="ExponentialDecay"):
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
+
+    def __call__(self, step):
+        p = self._decay_exponent(step)
+        return _result(_f32(self.initial_learning_rate) * np.power(_f32(self.decay_rate), p))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -138,30 +150,17 @@ class PolynomialDecay(LearningRateSchedule):
                 "power": self.power, "cycle": self.cycle, "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StaircaseDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (floored with
     ``staircase``)."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
                  name="InverseTimeDecay"):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-        _positive_steps("decay_steps", decay_steps)
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def __call__(self, step):
-        p = _step(step) / _f32(self.decay_steps)
-        if self.staircase:
-            p = np.floor(p)
-        denominator = _f32(1) + _f32(self.decay_rate) * p
+        denominator = _f32(1) + _f32(self.decay_rate) * self._decay_exponent(step)
         return _result(_f32(self.initial_learning_rate) / denominator)
-
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
-                "staircase": self.staircase, "name": self.name}
 
 
 def _cosine_decayed(fraction, alpha):
@@ -243,23 +242,16 @@ _BY_NAME = {cls.__name__: cls for cls in (
     CosineDecayRestarts)}
 
 
+_REGISTRY = KerasObjectRegistry(
+    "decay", "keras.optimizers.schedules", LearningRateSchedule, _BY_NAME,
+    unknown_hint="known: {names}; pass yours in custom_objects", accepts_names=False)
+
+
 def serialize(learning_rate_schedule):
     """Keras's dict: module, class_name, config, registered_name."""
-    if not isinstance(learning_rate_schedule, LearningRateSchedule):
-        raise TypeError(f"serialize() takes a LearningRateSchedule, received "
-                        f"{learning_rate_schedule!r}")
-    return {"module": "keras.optimizers.schedules",
-            "class_name": type(learning_rate_schedule).__name__,
-            "config": learning_rate_schedule.get_config(), "registered_name": None}
+    return _REGISTRY.serialize(learning_rate_schedule)
 
 
 def deserialize(config, custom_objects=None):
     """A schedule from Keras's dict; ``custom_objects`` names the user's schedule classes."""
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"Could not interpret decay identifier: {config}")
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Could not interpret decay identifier: {name} (known: "
-                         f"{sorted(_BY_NAME)}; pass yours in custom_objects)")
-    return cls.from_config(dict(config.get("config") or {}))
+    return _REGISTRY.deserialize(config, custom_objects)

@@ -17,6 +17,7 @@ from .._convert import convert_to_tensor
 from .._creation import eye
 from ..linalg import matmul
 from .._array_ops import transpose
+from ._registry import KerasObjectRegistry
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "OrthogonalRegularizer", "l1", "l2", "l1_l2",
            "orthogonal_regularizer", "get", "serialize", "deserialize"]
@@ -145,34 +146,20 @@ _BY_NAME = {"Regularizer": Regularizer, "regularizer": Regularizer, "L1": L1, "l
             "orthogonal_regularizer": OrthogonalRegularizer}
 
 
+_REGISTRY = KerasObjectRegistry("regularizer", "keras.regularizers", Regularizer, _BY_NAME)
+
+
 def serialize(regularizer):
     """Keras's dict: module, class_name, config, registered_name."""
-    if not isinstance(regularizer, Regularizer):
-        raise TypeError(f"serialize() takes a Regularizer, received {regularizer!r}")
-    return {"module": "keras.regularizers", "class_name": type(regularizer).__name__,
-            "config": regularizer.get_config(), "registered_name": None}
+    return _REGISTRY.serialize(regularizer)
 
 
 def deserialize(config, custom_objects=None):
-    if isinstance(config, str):
-        return get(config)
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"Could not interpret regularizer identifier: {config}")
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"Could not interpret regularizer identifier: {name}")
-    return cls.from_config(dict(config.get("config") or {}))
+    """A regularizer from Keras's dict or a name."""
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """None -> None; a name -> a new instance with the defaults; a dict -> deserialize; a
     regularizer or callable -> itself (a class -> an instance)."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    obj = _BY_NAME.get(identifier) if isinstance(identifier, str) else identifier
-    if callable(obj):
-        return obj() if isinstance(obj, type) else obj
-    raise ValueError(f"Could not interpret regularizer identifier: {identifier}")
+    return _REGISTRY.get(identifier)
