@@ -42,11 +42,16 @@ def test_benchmark_runs_on_a_tiny_size(script, args, expected, tmp_path):
 
 # Scripts that drive the C++ benchmark binaries, smoke-run by CTest instead (benchmarks/CMakeLists.txt).
 CTEST_RUNS = {"compare_onednn_builds.py"}
+# Scripts that need a release wheel, smoke-run by the CI script that builds it.
+CI_SCRIPT_RUNS = {"install_time.py": Path(__file__).resolve().parents[2] / ".ci" / "release_wheels"}
 
 
 def test_every_benchmark_script_is_smoke_run():
     scripts = {p.name for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_")}
-    assert scripts == {r[0] for r in RUNS} | CTEST_RUNS, "add the new benchmark to RUNS"
+    assert scripts == {r[0] for r in RUNS} | CTEST_RUNS | set(CI_SCRIPT_RUNS), \
+        "add the new benchmark to RUNS"
+    for script, ci_script in CI_SCRIPT_RUNS.items():
+        assert f"benchmarks/{script}" in ci_script.read_text(), f"{ci_script} no longer runs {script}"
 
 
 def test_gpu_train_configures_pytorch_like_for_like_and_as_shipped():
