@@ -13,6 +13,7 @@
 
 #include "core/device_registry.h"
 #include "cuda_test_device.h"
+#include "test_helpers.h"
 #include "kernels/half_conversions.h"
 #include "tensor/tensor_view.h"
 
@@ -22,17 +23,7 @@ namespace {
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
 
 TensorView view_of(void* data, const std::vector<int64_t>& shape, DType dtype) {
-  TensorView v;
-  v.data = data;
-  v.dtype = dtype;
-  v.ndim = static_cast<int>(shape.size());
-  int64_t stride = 1;
-  for (int d = v.ndim - 1; d >= 0; --d) {
-    v.shape[d] = shape[d];
-    v.strides[d] = stride;
-    stride *= shape[d];
-  }
-  return v;
+  return test::contiguous_view(data, shape, dtype);
 }
 
 float stored(float v, DType dtype) {

@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "memory/memory_manager.h"
 #include "cuda_test_device.h"
+#include "test_helpers.h"
 #include "kernels/half_conversions.h"
 #include "kernels/philox.h"
 #include "kernels/unary_functors.h"
@@ -50,15 +51,7 @@ class CudaOps : public CudaDeviceTest {
     return v;
   }
   TensorView view(const std::vector<int64_t>& shape, DType dtype = DType::kFloat32) {
-    TensorView v;
-    v.dtype = dtype;
-    v.ndim = static_cast<int>(shape.size());
-    int64_t stride = 1;
-    for (int d = v.ndim - 1; d >= 0; --d) {
-      v.shape[d] = shape[d];
-      v.strides[d] = stride;
-      stride *= shape[d];
-    }
+    TensorView v = test::contiguous_view(nullptr, shape, dtype);
     v.data = device_alloc(bytes(v));
     return v;
   }

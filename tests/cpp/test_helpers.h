@@ -43,6 +43,21 @@ inline TensorView f32_view(float* data, int64_t n) {
   return v;
 }
 
+// A contiguous (row-major) view of `shape` in `dtype` at `data`.
+inline TensorView contiguous_view(void* data, const std::vector<int64_t>& shape, DType dtype) {
+  TensorView v;
+  v.data = data;
+  v.dtype = dtype;
+  v.ndim = static_cast<int>(shape.size());
+  int64_t stride = 1;
+  for (int d = v.ndim - 1; d >= 0; --d) {
+    v.shape[d] = shape[d];
+    v.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return v;
+}
+
 // `f` must throw gpuaccel::Error with `code` and a message containing `fragment`.
 inline void expect_error(ErrorCode code, const std::string& fragment,
                          const std::function<void()>& f) {
