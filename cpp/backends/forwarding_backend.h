@@ -14,111 +14,13 @@ class ForwardingBackend : public Backend {
   Backend& inner() const { return inner_; }
   const char* name() const override { return inner_.name(); }
 
-  void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
-    inner_.unary(op, x, y);
-  }
-  void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
-                      const TensorView& dx) override {
-    inner_.unary_backward(op, x, y, dy, dx);
-  }
-  void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
-    inner_.binary(op, a, b, out);
-  }
-  void copy(const TensorView& src, const TensorView& dst) override { inner_.copy(src, dst); }
-  void fill(const TensorView& dst, double value) override { inner_.fill(dst, value); }
-  void arange(const TensorView& dst, double start, double step) override {
-    inner_.arange(dst, start, step);
-  }
-  void random(RandomDistribution distribution, uint64_t seed, uint64_t offset,
-              const TensorView& dst) override {
-    inner_.random(distribution, seed, offset, dst);
-  }
-  void reduce(ReduceOp op, const TensorView& x, uint32_t axes_mask, const TensorView& out) override {
-    inner_.reduce(op, x, axes_mask, out);
-  }
-  void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset,
-               const TensorView& y, const TensorView& mask) override {
-    inner_.dropout(x, rate, seed, offset, y, mask);
-  }
-  void matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
-              const TensorView& out) override {
-    inner_.matmul(a, b, bias, out);
-  }
-  void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
-                      const Conv2dParams& p, const TensorView& y) override {
-    inner_.conv2d_forward(x, w, bias, p, y);
-  }
-  void conv2d_forward_activation(const TensorView& x, const TensorView& w, const TensorView* bias,
-                                 const Conv2dParams& p, PostActivation activation,
-                                 const TensorView& y) override {
-    inner_.conv2d_forward_activation(x, w, bias, p, activation, y);
-  }
-  void matmul_activation(const TensorView& a, const TensorView& b, const TensorView* bias,
-                         PostActivation activation, const TensorView& out) override {
-    inner_.matmul_activation(a, b, bias, activation, out);
-  }
-  void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
-                            const TensorView& dx) override {
-    inner_.conv2d_backward_data(dy, w, p, dx);
-  }
-  void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
-                               const TensorView& dw, const TensorView* dbias) override {
-    inner_.conv2d_backward_weights(x, dy, p, dw, dbias);
-  }
-  int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
-                                 const TensorView& y) override {
-    return inner_.pool2d_workspace_bytes(x, p, y);
-  }
-  void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
-                      void* workspace) override {
-    inner_.pool2d_forward(x, p, y, workspace);
-  }
-  void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& x, const TensorView& dx) override {
-    inner_.pool2d_backward(dy, p, workspace, x, dx);
-  }
-  void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
-                                  const void* workspace, const TensorView& x,
-                                  PostActivation activation, const TensorView& dx) override {
-    inner_.pool2d_backward_activation(dy, p, workspace, x, activation, dx);
-  }
-  void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
-    inner_.softmax_forward(x, log, y);
-  }
-  void softmax_backward(const TensorView& y, const TensorView& dy, bool log,
-                        const TensorView& dx) override {
-    inner_.softmax_backward(y, dy, log, dx);
-  }
-  void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
-                          const TensorView& mean, const TensorView& var, double epsilon,
-                          bool training, const TensorView& y) override {
-    inner_.batch_norm_forward(x, gamma, beta, mean, var, epsilon, training, y);
-  }
-  void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
-                           const TensorView& mean, const TensorView& var, double epsilon,
-                           const TensorView& dx, const TensorView& dgamma,
-                           const TensorView& dbeta) override {
-    inner_.batch_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-  }
-  void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
-                          double epsilon, const TensorView& y, const TensorView& mean,
-                          const TensorView& var) override {
-    inner_.layer_norm_forward(x, gamma, beta, epsilon, y, mean, var);
-  }
-  void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
-                           const TensorView& mean, const TensorView& var, double epsilon,
-                           const TensorView& dx, const TensorView& dgamma,
-                           const TensorView& dbeta) override {
-    inner_.layer_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-  }
-  void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
-                        const TensorView& slot0, const TensorView& slot1,
-                        const TensorView& slot2) override {
-    inner_.optimizer_update(u, param, grad, slot0, slot1, slot2);
-  }
-  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
-    inner_.any_nonfinite(tensors, flag);
-  }
+#define GPUACCEL_BACKEND_KERNEL(NAME, PARAMS, ARGS, TRACE) \
+  void NAME PARAMS override { inner_.NAME ARGS; }
+#define GPUACCEL_BACKEND_QUERY(TYPE, NAME, PARAMS, ARGS) \
+  TYPE NAME PARAMS override { return inner_.NAME ARGS; }
+#include "backends/backend_ops.def"
+
+  // The device runtime.
   void copy_from_host(const void* host, const TensorView& dst) override {
     inner_.copy_from_host(host, dst);
   }
@@ -142,6 +44,7 @@ class ForwardingBackend : public Backend {
   GraphHandle end_capture() override { return inner_.end_capture(); }
   void replay(GraphHandle graph) override { inner_.replay(graph); }
   void destroy_graph(GraphHandle graph) override { inner_.destroy_graph(graph); }
+  void release_cached_memory() override { inner_.release_cached_memory(); }
 
  private:
   Backend& inner_;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "backends/op_names.h"
 #include "core/dtype.h"
 #include "profiler/profiler.h"
 
@@ -18,70 +19,6 @@ namespace {
 
 using profiler::EventKind;
 using profiler::TraceScope;
-
-const char* unary_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::kNeg: return "neg";
-    case UnaryOp::kExp: return "exp";
-    case UnaryOp::kLog: return "log";
-    case UnaryOp::kSqrt: return "sqrt";
-    case UnaryOp::kRsqrt: return "rsqrt";
-    case UnaryOp::kAbs: return "abs";
-    case UnaryOp::kSquare: return "square";
-    case UnaryOp::kReciprocal: return "reciprocal";
-    case UnaryOp::kRelu: return "relu";
-    case UnaryOp::kSigmoid: return "sigmoid";
-    case UnaryOp::kTanh: return "tanh";
-    case UnaryOp::kGelu: return "gelu";
-  }
-  return "unary";
-}
-
-const char* unary_backward_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::kNeg: return "neg_backward";
-    case UnaryOp::kExp: return "exp_backward";
-    case UnaryOp::kLog: return "log_backward";
-    case UnaryOp::kSqrt: return "sqrt_backward";
-    case UnaryOp::kRsqrt: return "rsqrt_backward";
-    case UnaryOp::kAbs: return "abs_backward";
-    case UnaryOp::kSquare: return "square_backward";
-    case UnaryOp::kReciprocal: return "reciprocal_backward";
-    case UnaryOp::kRelu: return "relu_backward";
-    case UnaryOp::kSigmoid: return "sigmoid_backward";
-    case UnaryOp::kTanh: return "tanh_backward";
-    case UnaryOp::kGelu: return "gelu_backward";
-  }
-  return "unary_backward";
-}
-
-const char* binary_name(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kAdd: return "add";
-    case BinaryOp::kSub: return "sub";
-    case BinaryOp::kMul: return "mul";
-    case BinaryOp::kDiv: return "div";
-    case BinaryOp::kPow: return "pow";
-    case BinaryOp::kMaximum: return "maximum";
-    case BinaryOp::kMinimum: return "minimum";
-    case BinaryOp::kEqual: return "equal";
-    case BinaryOp::kGreater: return "greater";
-    case BinaryOp::kLess: return "less";
-  }
-  return "binary";
-}
-
-const char* reduce_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum: return "reduce_sum";
-    case ReduceOp::kMean: return "reduce_mean";
-    case ReduceOp::kMax: return "reduce_max";
-    case ReduceOp::kMin: return "reduce_min";
-    case ReduceOp::kArgMax: return "argmax";
-    case ReduceOp::kArgMin: return "argmin";
-  }
-  return "reduce";
-}
 
 int64_t view_bytes(const TensorView& v) {
   return v.numel() * static_cast<int64_t>(dtype_size(v.dtype));
@@ -93,143 +30,17 @@ class TracingBackend final : public Backend {
   TracingBackend(Backend& inner, int32_t device) : inner_(inner), device_(device) {}
   const char* name() const override { return inner_.name(); }
 
-  void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
-    Scope s(*this, unary_name(op));
-    inner_.unary(op, x, y);
+  // Every op is one scope named by the op list's profiler name; queries are not traced.
+#define GPUACCEL_BACKEND_KERNEL(NAME, PARAMS, ARGS, TRACE) \
+  void NAME PARAMS override {                                \
+    Scope s(*this, TRACE);                                   \
+    inner_.NAME ARGS;                                        \
   }
-  void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
-                      const TensorView& dx) override {
-    Scope s(*this, unary_backward_name(op));
-    inner_.unary_backward(op, x, y, dy, dx);
-  }
-  void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
-    Scope s(*this, binary_name(op));
-    inner_.binary(op, a, b, out);
-  }
-  void copy(const TensorView& src, const TensorView& dst) override {
-    Scope s(*this, "copy");
-    inner_.copy(src, dst);
-  }
-  void fill(const TensorView& dst, double value) override {
-    Scope s(*this, "fill");
-    inner_.fill(dst, value);
-  }
-  void arange(const TensorView& dst, double start, double step) override {
-    Scope s(*this, "arange");
-    inner_.arange(dst, start, step);
-  }
-  void random(RandomDistribution distribution, uint64_t seed, uint64_t offset,
-              const TensorView& dst) override {
-    Scope s(*this, distribution == RandomDistribution::kNormal ? "random_normal" : "random_uniform");
-    inner_.random(distribution, seed, offset, dst);
-  }
-  void reduce(ReduceOp op, const TensorView& x, uint32_t axes_mask, const TensorView& out) override {
-    Scope s(*this, reduce_name(op));
-    inner_.reduce(op, x, axes_mask, out);
-  }
-  void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset,
-               const TensorView& y, const TensorView& mask) override {
-    Scope s(*this, "dropout");
-    inner_.dropout(x, rate, seed, offset, y, mask);
-  }
-  void matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
-              const TensorView& out) override {
-    Scope s(*this, "matmul");
-    inner_.matmul(a, b, bias, out);
-  }
-  void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
-                      const Conv2dParams& p, const TensorView& y) override {
-    Scope s(*this, "conv2d_forward");
-    inner_.conv2d_forward(x, w, bias, p, y);
-  }
-  void conv2d_forward_activation(const TensorView& x, const TensorView& w, const TensorView* bias,
-                                 const Conv2dParams& p, PostActivation activation,
-                                 const TensorView& y) override {
-    Scope s(*this, activation == PostActivation::kRelu ? "conv2d_forward+relu" : "conv2d_forward");
-    inner_.conv2d_forward_activation(x, w, bias, p, activation, y);
-  }
-  void matmul_activation(const TensorView& a, const TensorView& b, const TensorView* bias,
-                         PostActivation activation, const TensorView& out) override {
-    Scope s(*this, activation == PostActivation::kRelu ? "matmul+relu" : "matmul");
-    inner_.matmul_activation(a, b, bias, activation, out);
-  }
-  void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
-                            const TensorView& dx) override {
-    Scope s(*this, "conv2d_backward_data");
-    inner_.conv2d_backward_data(dy, w, p, dx);
-  }
-  void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
-                               const TensorView& dw, const TensorView* dbias) override {
-    Scope s(*this, "conv2d_backward_weights");
-    inner_.conv2d_backward_weights(x, dy, p, dw, dbias);
-  }
-  int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
-                                 const TensorView& y) override {
-    return inner_.pool2d_workspace_bytes(x, p, y);  // a query, not an op
-  }
-  void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
-                      void* workspace) override {
-    Scope s(*this, p.kind == PoolKind::kMax ? "max_pool2d_forward" : "avg_pool2d_forward");
-    inner_.pool2d_forward(x, p, y, workspace);
-  }
-  void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& x, const TensorView& dx) override {
-    Scope s(*this, p.kind == PoolKind::kMax ? "max_pool2d_backward" : "avg_pool2d_backward");
-    inner_.pool2d_backward(dy, p, workspace, x, dx);
-  }
-  void pool2d_backward_activation(const TensorView& dy, const Pool2dParams& p,
-                                  const void* workspace, const TensorView& x,
-                                  PostActivation activation, const TensorView& dx) override {
-    const bool relu = activation == PostActivation::kRelu;
-    Scope s(*this, p.kind == PoolKind::kMax ? (relu ? "max_pool2d_backward+relu" : "max_pool2d_backward")
-                                            : (relu ? "avg_pool2d_backward+relu" : "avg_pool2d_backward"));
-    inner_.pool2d_backward_activation(dy, p, workspace, x, activation, dx);
-  }
-  void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
-    Scope s(*this, log ? "log_softmax_forward" : "softmax_forward");
-    inner_.softmax_forward(x, log, y);
-  }
-  void softmax_backward(const TensorView& y, const TensorView& dy, bool log,
-                        const TensorView& dx) override {
-    Scope s(*this, log ? "log_softmax_backward" : "softmax_backward");
-    inner_.softmax_backward(y, dy, log, dx);
-  }
-  void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
-                          const TensorView& mean, const TensorView& var, double epsilon,
-                          bool training, const TensorView& y) override {
-    Scope s(*this, "batch_norm_forward");
-    inner_.batch_norm_forward(x, gamma, beta, mean, var, epsilon, training, y);
-  }
-  void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
-                           const TensorView& mean, const TensorView& var, double epsilon,
-                           const TensorView& dx, const TensorView& dgamma,
-                           const TensorView& dbeta) override {
-    Scope s(*this, "batch_norm_backward");
-    inner_.batch_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-  }
-  void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
-                          double epsilon, const TensorView& y, const TensorView& mean,
-                          const TensorView& var) override {
-    Scope s(*this, "layer_norm_forward");
-    inner_.layer_norm_forward(x, gamma, beta, epsilon, y, mean, var);
-  }
-  void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
-                           const TensorView& mean, const TensorView& var, double epsilon,
-                           const TensorView& dx, const TensorView& dgamma,
-                           const TensorView& dbeta) override {
-    Scope s(*this, "layer_norm_backward");
-    inner_.layer_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-  }
-  void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
-                        const TensorView& slot0, const TensorView& slot1,
-                        const TensorView& slot2) override {
-    Scope s(*this, "optimizer_update_kernel");
-    inner_.optimizer_update(u, param, grad, slot0, slot1, slot2);
-  }
-  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
-    Scope s(*this, "any_nonfinite");
-    inner_.any_nonfinite(tensors, flag);
-  }
+#define GPUACCEL_BACKEND_QUERY(TYPE, NAME, PARAMS, ARGS) \
+  TYPE NAME PARAMS override { return inner_.NAME ARGS; }
+#include "backends/backend_ops.def"
+
+  // The device runtime: transfers and waits are traced with their own kinds.
   void copy_from_host(const void* host, const TensorView& dst) override {
     const bool gpu = device_ >= 0;
     Scope s(*this, gpu ? "copy_host_to_device" : "copy_host_to_host",

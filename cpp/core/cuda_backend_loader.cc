@@ -173,7 +173,9 @@ LoadResult load(const std::string& library_path, bool path_from_env,
   if (library == nullptr) {
     fail(s, CudaProblem::kBadLibrary, CudaStatus::kError,
          "its interface version is " + std::to_string(library_version) + ", this gpuaccel needs " +
-             std::to_string(kCudaLibraryInterfaceVersion));
+             std::to_string(kCudaLibraryInterfaceVersion) +
+             " (the two were built from different sources: install gpuaccel again, so that the "
+             "core and its CUDA library come from one build)");
     dlclose(handle);
     return r;
   }

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <string>
 
+#include "core/cuda_interface_hash.h"  // generated in the build folder
 #include "core/gpu_provider.h"
 
 namespace gpuaccel {
@@ -20,9 +21,11 @@ class Backend;
 class BackendServices;
 class NcclLibrary;  // core/nccl_library.h
 
-// Bumped whenever CudaLibrary, Backend, BackendServices or a type they pass changes; the
+// A hash of the headers the boundary is made of (CudaLibrary, Backend and its op list,
+// BackendServices and every type they pass; cmake/cuda_interface_hash.cmake), computed at build
+// time on both sides, so no change to them goes unnoticed and none needs a hand bump. The
 // factory refuses a core compiled with another value (and says which it has).
-constexpr int kCudaLibraryInterfaceVersion = 14;
+constexpr int kCudaLibraryInterfaceVersion = GPUACCEL_CUDA_INTERFACE_HASH;
 
 // The one symbol the library exports (and the loader looks up).
 #define GPUACCEL_CUDA_LIBRARY_FACTORY "gpuaccel_cuda_library"

@@ -27,6 +27,7 @@
 #include "backends/krsc_kernel.h"
 #include "backends/library_backend_call.h"
 #include "core/cuda_library.h"
+#include "cpu_launched_ops.h"
 
 namespace gpuaccel {
 Backend& cpu_backend();  // backends/cpu/cpu_backend.cc, of the core compiled into this library
@@ -67,14 +68,15 @@ bool faults_on() { return std::getenv(GPUACCEL_FAKE_CUDA_FAULTS_ENV) != nullptr;
 
 // The fake GPU's ops: the CPU backend of the core compiled into this library (its own copy,
 // hidden), over the fake device memory, which is host memory. Counts every op.
-class FakeBackend final : public Backend {
+class FakeBackend final : public CpuLaunchedOps<FakeBackend> {
  public:
-  FakeBackend(int device, BackendServices& services) : device_(device), services_(services), cpu_(cpu_backend()) {}
+  FakeBackend(int device, BackendServices& services)
+      : CpuLaunchedOps(cpu_backend()), device_(device), services_(services), cpu_(compute()) {}
   ~FakeBackend() override;
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
-    launch("unary", [=] {
+    launch(__func__, [=] {
       if (faults_on() && op == UnaryOp::kLog) throw LibraryOpError(ErrorCode::kInvalidArgument, "fake: log refused");
       if (faults_on() && op == UnaryOp::kSqrt) throw std::runtime_error("fake: a plain std::runtime_error");
       if (faults_on() && op == UnaryOp::kAbs) {
@@ -231,50 +233,27 @@ class FakeBackend final : public Backend {
   void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out) override {
     const std::optional<TensorView> b_ = optional_view(bias);
     if (!capture_.captures_here()) {
-      run_library_op(services_, "matmul", LaunchKind::kNone, 0, [&] {
+      run_library_op(services_, __func__, LaunchKind::kNone, 0, [&] {
         std::lock_guard<std::mutex> lock(workspace_mutex_);
         if (matmul_workspace_ == nullptr) {
           matmul_workspace_ = services_.allocate(kMatmulWorkspaceBytes, "cuBLASLt workspace");
         }
       });
     }
-    launch("matmul", [=] {
+    launch(__func__, [=] {
       clock_us += 1500;
       if (out.data != nullptr) cpu_.matmul(a, b, b_ ? &*b_ : nullptr, out);
     });
   }
 
-  void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
-                      const TensorView& dx) override {
-    launch("unary_backward", [=] { cpu_.unary_backward(op, x, y, dy, dx); });
-  }
-  void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
-    launch("binary", [=] { cpu_.binary(op, a, b, out); });
-  }
-  void copy(const TensorView& src, const TensorView& dst) override {
-    launch("copy", [=] { cpu_.copy(src, dst); });
-  }
-  void fill(const TensorView& dst, double value) override {
-    launch("fill", [=] { cpu_.fill(dst, value); });
-  }
-  void arange(const TensorView& dst, double start, double step) override {
-    launch("arange", [=] { cpu_.arange(dst, start, step); });
-  }
-  void random(RandomDistribution d, uint64_t seed, uint64_t offset, const TensorView& dst) override {
-    launch("random", [=] { cpu_.random(d, seed, offset, dst); });
-  }
-  void reduce(ReduceOp op, const TensorView& x, uint32_t axes, const TensorView& out) override {
-    launch("reduce", [=] { cpu_.reduce(op, x, axes, out); });
-  }
-  void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset, const TensorView& y,
-               const TensorView& mask) override {
-    launch("dropout", [=] { cpu_.dropout(x, rate, seed, offset, y, mask); });
-  }
+  // The ops below give the fake extra behaviour; every other op is CpuLaunchedOps's launch.
+  // The kernel goes to the CPU in the KRSC layout the CUDA backend gives cuDNN, so the copy
+  // into that layout is counted and captured as on a GPU.
   void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias, const Conv2dParams& p,
                       const TensorView& y) override {
     const std::optional<TensorView> b = optional_view(bias);
     const KernelCopy k = kernel_in_krsc(w);
-    launch("conv2d", [=] {
+    launch(__func__, [=] {
       const HwioFromKrsc hwio(cpu_, w, k.krsc);
       cpu_.conv2d_forward(x, hwio.view, b ? &*b : nullptr, p, y);
       (void)k.keep;
@@ -283,70 +262,43 @@ class FakeBackend final : public Backend {
   void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                             const TensorView& dx) override {
     const KernelCopy k = kernel_in_krsc(w);
-    launch("conv2d_backward_data", [=] {
+    launch(__func__, [=] {
       const HwioFromKrsc hwio(cpu_, w, k.krsc);
       cpu_.conv2d_backward_data(dy, hwio.view, p, dx);
       (void)k.keep;
     });
   }
-  void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
-                               const TensorView& dw, const TensorView* dbias) override {
-    const std::optional<TensorView> db = optional_view(dbias);
-    launch("conv2d_backward_weights", [=] { cpu_.conv2d_backward_weights(x, dy, p, dw, db ? &*db : nullptr); });
-  }
-  int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) override {
-    int64_t bytes = 0;
-    run_library_op(services_, "pool2d", LaunchKind::kNone, 0, [&] { bytes = cpu_.pool2d_workspace_bytes(x, p, y); });
-    return bytes;
-  }
-  void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y, void* workspace) override {
-    launch("pool2d", [=] { cpu_.pool2d_forward(x, p, y, workspace); });
-  }
-  void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& x, const TensorView& dx) override {
-    launch("pool2d_backward", [=] { cpu_.pool2d_backward(dy, p, workspace, x, dx); });
-  }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
-    launch("softmax", [=] {
-      if (faults_on()) unimplemented("softmax");
+    launch(__func__, [=] {
+      if (faults_on()) unimplemented("softmax_forward");
       cpu_.softmax_forward(x, log, y);
     });
   }
-  void softmax_backward(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) override {
-    launch("softmax_backward", [=] { cpu_.softmax_backward(y, dy, log, dx); });
-  }
-  void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
-                          const TensorView& mean, const TensorView& var, double epsilon, bool training,
-                          const TensorView& y) override {
-    launch("batch_norm", [=] { cpu_.batch_norm_forward(x, gamma, beta, mean, var, epsilon, training, y); });
-  }
-  void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
-                           const TensorView& mean, const TensorView& var, double epsilon, const TensorView& dx,
-                           const TensorView& dgamma, const TensorView& dbeta) override {
-    launch("batch_norm_backward", [=] {
-      cpu_.batch_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-    });
-  }
-  void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta, double epsilon,
-                          const TensorView& y, const TensorView& mean, const TensorView& var) override {
-    launch("layer_norm", [=] { cpu_.layer_norm_forward(x, gamma, beta, epsilon, y, mean, var); });
-  }
-  void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
-                           const TensorView& mean, const TensorView& var, double epsilon, const TensorView& dx,
-                           const TensorView& dgamma, const TensorView& dbeta) override {
-    launch("layer_norm_backward", [=] {
-      cpu_.layer_norm_backward(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-    });
-  }
-  void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
-                        const TensorView& slot0, const TensorView& slot1, const TensorView& slot2) override {
-    launch("optimizer_update", [=] { cpu_.optimizer_update(u, param, grad, slot0, slot1, slot2); });
-  }
   void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
-    launch("any_nonfinite", [=] {
+    launch(__func__, [=] {
       ++counters.nonfinite_checks;
       cpu_.any_nonfinite(tensors, flag);
     });
+  }
+
+  // Device work (CpuLaunchedOps): run now, or recorded while capturing. `body` holds copies of
+  // its arguments.
+  template <typename Body>
+  void launch(const char* op, Body body) {
+    run(op, [&] {
+      if (capture_.captures_here()) {
+        recording_.emplace_back(body);
+        return;
+      }
+      body();
+    });
+  }
+  // A query (CpuLaunchedOps): answered at once, never counted as device work.
+  template <typename Body>
+  auto query(const char* op, Body body) {
+    decltype(body()) answer{};
+    run_library_op(services_, op, LaunchKind::kNone, 0, [&] { answer = body(); });
+    return answer;
   }
 
  private:
@@ -425,17 +377,6 @@ class FakeBackend final : public Backend {
   };
   static std::optional<TensorView> optional_view(const TensorView* v) {
     return v != nullptr ? std::optional<TensorView>(*v) : std::nullopt;
-  }
-  // Device work: run now, or recorded while capturing. `body` holds copies of its arguments.
-  template <typename Body>
-  void launch(const char* op, Body body) {
-    run(op, [&] {
-      if (capture_.captures_here()) {
-        recording_.emplace_back(body);
-        return;
-      }
-      body();
-    });
   }
 
   struct FakeEvent {

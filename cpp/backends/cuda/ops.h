@@ -1,5 +1,5 @@
 // The op kernels of the CUDA backend as plain C++ functions (they throw BackendError); the
-// device's Backend in backend.cc runs each at the library boundary with a DeviceGuard. Same meaning as the CPU kernels
+// device's Backend in cuda_backend.cc runs each at the library boundary with a DeviceGuard. Same meaning as the CPU kernels
 // of the same names (backends/cpu/elementwise.h, backends/cpu/onednn_ops.h). Every function
 // queues its work on device_stream(device) and returns without waiting.
 #pragma once

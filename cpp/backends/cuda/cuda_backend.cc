@@ -86,6 +86,7 @@ bool is_pinned(const void* host) {
 }
 
 // One GPU's Backend: every op makes the device current and queues its work on device_stream().
+// Each op runs under its own name (__func__), the one backends/backend_ops.def gives it.
 class CudaBackend final : public Backend {
  public:
   CudaBackend(int device, BackendServices& services)
@@ -95,76 +96,76 @@ class CudaBackend final : public Backend {
   const char* name() const override { return "cuda"; }
 
   void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
-    run("unary", [&] { cuda::unary(device_, op, x, y); });
+    run(__func__, [&] { cuda::unary(device_, op, x, y); });
   }
   void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
                       const TensorView& dx) override {
-    run("unary_backward", [&] { cuda::unary_backward(device_, op, x, y, dy, dx); });
+    run(__func__, [&] { cuda::unary_backward(device_, op, x, y, dy, dx); });
   }
   void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
-    run("binary", [&] { cuda::binary(device_, op, a, b, out); });
+    run(__func__, [&] { cuda::binary(device_, op, a, b, out); });
   }
   void copy(const TensorView& src, const TensorView& dst) override {
-    run("copy", [&] { cuda::copy(device_, src, dst); });
+    run(__func__, [&] { cuda::copy(device_, src, dst); });
   }
   void fill(const TensorView& dst, double value) override {
-    run("fill", [&] { cuda::fill(device_, dst, value); });
+    run(__func__, [&] { cuda::fill(device_, dst, value); });
   }
   void arange(const TensorView& dst, double start, double step) override {
-    run("arange", [&] { cuda::arange(device_, dst, start, step); });
+    run(__func__, [&] { cuda::arange(device_, dst, start, step); });
   }
   void random(RandomDistribution d, uint64_t seed, uint64_t offset, const TensorView& dst) override {
-    run("random", [&] { cuda::random(device_, d, seed, offset, dst); });
+    run(__func__, [&] { cuda::random(device_, d, seed, offset, dst); });
   }
   void reduce(ReduceOp op, const TensorView& x, uint32_t axes, const TensorView& out) override {
-    run("reduce", [&] { cuda::reduce(device_, op, x, axes, out); });
+    run(__func__, [&] { cuda::reduce(device_, op, x, axes, out); });
   }
   void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset, const TensorView& y,
                const TensorView& mask) override {
-    run("dropout", [&] { cuda::dropout(device_, x, rate, seed, offset, y, mask); });
+    run(__func__, [&] { cuda::dropout(device_, x, rate, seed, offset, y, mask); });
   }
   void matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
               const TensorView& out) override {
-    run("matmul", [&] { cuda::matmul(device_, a, b, bias, out); });
+    run(__func__, [&] { cuda::matmul(device_, a, b, bias, out); });
   }
   void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
                       const Conv2dParams& p, const TensorView& y) override {
-    run("conv2d", [&] { cuda::conv2d_forward(device_, x, w, bias, p, y); });
+    run(__func__, [&] { cuda::conv2d_forward(device_, x, w, bias, p, y); });
   }
   void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                             const TensorView& dx) override {
-    run("conv2d_backward_data", [&] { cuda::conv2d_backward_data(device_, dy, w, p, dx); });
+    run(__func__, [&] { cuda::conv2d_backward_data(device_, dy, w, p, dx); });
   }
   void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
                                const TensorView& dw, const TensorView* dbias) override {
-    run("conv2d_backward_weights", [&] { cuda::conv2d_backward_weights(device_, x, dy, p, dw, dbias); });
+    run(__func__, [&] { cuda::conv2d_backward_weights(device_, x, dy, p, dw, dbias); });
   }
   int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
                                  const TensorView& y) override {
     int64_t bytes = 0;  // pure arithmetic: no device work
-    run_library_op(services_, "pool2d", LaunchKind::kNone, 0,
+    run_library_op(services_, __func__, LaunchKind::kNone, 0,
                    [&] { bytes = cuda::pool2d_workspace_bytes(x, p, y); });
     return bytes;
   }
   void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
                       void* workspace) override {
-    run("pool2d", [&] { cuda::pool2d_forward(device_, x, p, y, workspace); });
+    run(__func__, [&] { cuda::pool2d_forward(device_, x, p, y, workspace); });
   }
   void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
                        const TensorView& x, const TensorView& dx) override {
-    run("pool2d_backward", [&] { cuda::pool2d_backward(device_, dy, p, workspace, x, dx); });
+    run(__func__, [&] { cuda::pool2d_backward(device_, dy, p, workspace, x, dx); });
   }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
-    run("softmax", [&] { cuda::softmax_forward(device_, x, log, y); });
+    run(__func__, [&] { cuda::softmax_forward(device_, x, log, y); });
   }
   void softmax_backward(const TensorView& y, const TensorView& dy, bool log,
                         const TensorView& dx) override {
-    run("softmax_backward", [&] { cuda::softmax_backward(device_, y, dy, log, dx); });
+    run(__func__, [&] { cuda::softmax_backward(device_, y, dy, log, dx); });
   }
   void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
                           const TensorView& mean, const TensorView& var, double epsilon,
                           bool training, const TensorView& y) override {
-    run("batch_norm", [&] {
+    run(__func__, [&] {
       cuda::batch_norm_forward(device_, x, gamma, beta, mean, var, epsilon, training, y);
     });
   }
@@ -172,32 +173,32 @@ class CudaBackend final : public Backend {
                            const TensorView& mean, const TensorView& var, double epsilon,
                            const TensorView& dx, const TensorView& dgamma,
                            const TensorView& dbeta) override {
-    run("batch_norm_backward", [&] {
+    run(__func__, [&] {
       cuda::batch_norm_backward(device_, x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
     });
   }
   void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
                           double epsilon, const TensorView& y, const TensorView& mean,
                           const TensorView& var) override {
-    run("layer_norm", [&] { cuda::layer_norm_forward(device_, x, gamma, beta, epsilon, y, mean, var); });
+    run(__func__, [&] { cuda::layer_norm_forward(device_, x, gamma, beta, epsilon, y, mean, var); });
   }
   void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
                            const TensorView& mean, const TensorView& var, double epsilon,
                            const TensorView& dx, const TensorView& dgamma,
                            const TensorView& dbeta) override {
-    run("layer_norm_backward", [&] {
+    run(__func__, [&] {
       cuda::layer_norm_backward(device_, x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
     });
   }
   void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
                         const TensorView& slot0, const TensorView& slot1,
                         const TensorView& slot2) override {
-    run("optimizer_update", [&] {
+    run(__func__, [&] {
       cuda::optimizer_update(device_, u, param, grad, &slot0, &slot1, &slot2);
     });
   }
   void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
-    run("any_nonfinite", [&] { cuda::any_nonfinite(device_, tensors, flag); });
+    run(__func__, [&] { cuda::any_nonfinite(device_, tensors, flag); });
   }
   // The source is the caller's (a NumPy array, or a PyTorch pin_memory() buffer seen through
   // zero-copy), and the caller may overwrite it as soon as this returns. So every source, pageable
