@@ -83,7 +83,7 @@ def _symbolic_input(batch_shape):
 def _functional_config(model):
     """Keras 3's functional config: the inputs as InputLayers, then each layer with the
     ``keras_history`` (layer name, call index, 0) of the tensors each of its calls took."""
-    from .layers import _Merge
+    from ._merging_layers import _Merge
     history = {}
     for tensor in model.inputs:
         history[id(tensor)] = [tensor.name, 0, 0]
