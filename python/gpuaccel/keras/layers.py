@@ -58,15 +58,16 @@ __all__ = [
 # both give the model its input placeholder.
 InputLayer = Input
 
-class Dense(Layer):
-    """``keras.layers.Dense(units, activation=None, use_bias=True, ...)``."""
 
-    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-                 lora_rank=None, **kwargs):
-        _reject("Dense", lora_rank=lora_rank)
-        self.units = _positive_int(units, "units", self)
+class _KernelLayer(Layer):
+    """What Dense, Conv1D and Conv2D share: an activation, a kernel and a bias with their
+    initializers, and Keras's regularizers and constraints, which run in Python around the C++
+    layer (``_layer_extras``)."""
+
+    def _init_kernel_layer(self, activation, use_bias, kernel_initializer, bias_initializer,
+                           kernel_regularizer, bias_regularizer, activity_regularizer,
+                           kernel_constraint, bias_constraint, **kwargs):
+        """The end of the subclass's ``__init__``, once it has checked its own arguments."""
         self.activation = _activation(activation)
         self._extras = _layer_extras.Extras(
             self.activation, _cpp_layers.activation_names(), kernel_regularizer,
@@ -75,6 +76,23 @@ class Dense(Layer):
         self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
         self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
         super().__init__(**kwargs)
+
+    build = _layer_extras.build_method(Layer.build)
+    call = _layer_extras.call
+
+
+class Dense(_KernelLayer):
+    """``keras.layers.Dense(units, activation=None, use_bias=True, ...)``."""
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 lora_rank=None, **kwargs):
+        _reject("Dense", lora_rank=lora_rank)
+        self.units = _positive_int(units, "units", self)
+        self._init_kernel_layer(activation, use_bias, kernel_initializer, bias_initializer,
+                                kernel_regularizer, bias_regularizer, activity_regularizer,
+                                kernel_constraint, bias_constraint, **kwargs)
 
     def _make_cpp(self):
         return _layer_extras.make_cpp(self, _cpp_layers.Dense(
@@ -86,11 +104,8 @@ class Dense(Layer):
                 "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer, **self._extras.config()}
 
-    build = _layer_extras.build_method(Layer.build)
-    call = _layer_extras.call
 
-
-class _Conv(Layer):
+class _Conv(_KernelLayer):
     """What Conv1D and Conv2D share: Keras's arguments, their checks and their config.
     ``_rank`` is the number of spatial axes."""
     _rank = None
@@ -115,14 +130,9 @@ class _Conv(Layer):
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
                              f"Received: strides={self.strides} and dilation_rate={self.dilation_rate}")
-        self.activation = _activation(activation)
-        self._extras = _layer_extras.Extras(
-            self.activation, _cpp_layers.activation_names(), kernel_regularizer,
-            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _initializer(kernel_initializer, "kernel_initializer")
-        self.bias_initializer = _initializer(bias_initializer, "bias_initializer")
-        super().__init__(**kwargs)
+        self._init_kernel_layer(activation, use_bias, kernel_initializer, bias_initializer,
+                                kernel_regularizer, bias_regularizer, activity_regularizer,
+                                kernel_constraint, bias_constraint, **kwargs)
 
     def _layer_config(self):
         return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
@@ -130,9 +140,6 @@ class _Conv(Layer):
                 "dilation_rate": self.dilation_rate, "activation": self.activation,
                 "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer, **self._extras.config()}
-
-    build = _layer_extras.build_method(Layer.build)
-    call = _layer_extras.call
 
 
 class Conv2D(_Conv):
