@@ -22,8 +22,8 @@ from . import _python_layer
 from ._symbolic import KerasTensor
 
 _cpp_layers = _C.layers
-# Built-in layer classes defined in this module's companion, layers.py (their build methods are
-# the C++ layers'); a build method of any other Layer subclass is wrapped for add_weight.
+# The module whose layer classes' build methods are left as they are (they build C++ layers); a
+# build method that a class of any other module defines is wrapped (_python_layer.wrap_build).
 _BUILT_IN_LAYERS_MODULE = __package__ + ".layers"
 
 _BASE_KWARGS = ("input_shape", "input_dim", "batch_input_shape", "batch_size")
