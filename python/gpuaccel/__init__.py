@@ -11,6 +11,8 @@ code runs with only its import changed::
 Importing never needs CUDA: the CUDA backend is a separate library loaded only when a GPU is
 looked for, and ``gpuaccel.cuda.diagnose()`` says why there is none.
 """
+import sys as _sys
+
 from ._openmp_env import apply_default_wait_policy as _apply_default_wait_policy
 
 _apply_default_wait_policy()  # before _C loads OpenMP (see _openmp_env)
@@ -108,3 +110,5 @@ __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHA
 
 # The PyTorch face, `import gpuaccel.torch as torch`; last, as it is assembled from the names above.
 from . import torch  # noqa: E402
+# It says which import has a TensorFlow name asked of it by looking the name up in this module.
+torch._set_tensorflow_face(_sys.modules[__name__])

@@ -15,7 +15,9 @@ from . import _C
 from . import errors
 from ._unsupported import ambiguous
 from ._convert import as_tensors, convert_to_tensor
+from ._creation import full_like as _full_like
 from ._int_range import check_int, check_range
+from ._stacking import stack_tensors
 from ._tensor import Tensor, _dtype_name, _shape_arg, full as _tensor_full
 
 __all__ = ["reshape", "transpose", "expand_dims", "unsqueeze", "squeeze", "concat", "cat",
@@ -135,18 +137,7 @@ concatenate = cat  # torch.concatenate / np.concatenate
 def stack(values, axis=0, name=None, dim=None):
     """``tf.stack(values, axis=0)`` / ``torch.stack(tensors, dim=0)``: joins along a new axis."""
     axis = dim if dim is not None else axis
-    tensors = _tensor_list(values, "stack")
-    ndim = tensors[0].ndim
-    axis = _int(axis, "axis")
-    if not -ndim - 1 <= axis <= ndim:
-        raise errors.InvalidArgumentError(
-            f"axis {axis} is out of range for stacking tensors of rank {ndim}")
-    for i, t in enumerate(tensors):
-        if tuple(t.shape) != tuple(tensors[0].shape):
-            raise errors.InvalidArgumentError(
-                f"Shapes of all inputs must match: values[0].shape = {list(tensors[0].shape)} != "
-                f"values[{i}].shape = {list(t.shape)}")
-    return _C.concat([_C.expand_dims(t, axis) for t in tensors], axis)
+    return stack_tensors(_tensor_list(values, "stack"), axis)
 
 
 def unstack(value, num=None, axis=0, name=None):
@@ -515,5 +506,4 @@ def ones_like(input, dtype=None, name=None, device=None, requires_grad=False):
 
 
 def _like(input, value, dtype, device, requires_grad):
-    from ._creation import full_like
-    return full_like(input, value, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _full_like(input, value, dtype=dtype, device=device, requires_grad=requires_grad)

@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 
-__all__ = ["atomic_open", "atomic_write_bytes"]
+__all__ = ["atomic_open", "atomic_write_bytes", "remove_quietly"]
 
 _active_lock = threading.Lock()
 _active_temporaries = set()  # this process's temporary files being written right now
@@ -37,6 +37,15 @@ def _process_alive(pid):
     except OSError:  # PermissionError: alive, another user's
         pass
     return True
+
+
+def remove_quietly(path):
+    """Removes ``path`` if it can: a temporary file that a failed write leaves, or a leftover
+    another process may have removed first. Never raises."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _remove_leftovers(folder, base):
@@ -63,10 +72,7 @@ def _remove_leftovers(folder, base):
                     continue
             except OSError:
                 continue
-        try:
-            os.unlink(leftover)
-        except OSError:
-            pass
+        remove_quietly(leftover)
 
 
 @contextlib.contextmanager
@@ -96,10 +102,7 @@ def atomic_open(path: str | os.PathLike):
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        remove_quietly(tmp)
         raise
     finally:
         with _active_lock:

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _tensor
 from ._promotion import as_operands
+from ._stacking import stack_tensors
 from ._tensor import Tensor
 
 
@@ -27,8 +28,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if dtype is None and dtype_hint is not None and not isinstance(value, np.ndarray):
         dtype = dtype_hint
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
-        from ._array_ops import stack  # a list of tensors packs like tf.stack
-        return stack([convert_to_tensor(v, dtype) for v in value])
+        # a list of tensors packs like tf.stack
+        return stack_tensors([convert_to_tensor(v, dtype) for v in value], 0)
     return _tensor.tensor(value, dtype=dtype)
 
 

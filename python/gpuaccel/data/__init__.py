@@ -3,6 +3,7 @@ pipelines that feed ``model.fit`` or a hand-written training loop."""
 import types as _types
 
 from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from . import _transformations  # noqa: F401 - registers cache, filter, zip... with Dataset
 
 # tf.data.experimental.AUTOTUNE and friends (older course notebooks use these spellings).
 experimental = _types.SimpleNamespace(

@@ -13,8 +13,8 @@ import numpy as np
 
 from .._int_range import check_int
 from .._tensor import Tensor
-from .dataset import (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _UnaryDataset,
-                      _as_tensor, _flatten, _pack)
+from .dataset import (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _CountedDataset,
+                      _UnaryDataset, _as_tensor, _flatten, _pack, register_transformation)
 
 
 def _as_element(value):
@@ -38,6 +38,7 @@ def _apply(fn, element):
     return fn(*element) if isinstance(element, tuple) else fn(element)
 
 
+@register_transformation
 class CacheDataset(_UnaryDataset):
     def __init__(self, input_dataset, filename):
         super().__init__(input_dataset)
@@ -75,6 +76,7 @@ class CacheDataset(_UnaryDataset):
         self._elements_cache = seen  # only a complete pass is kept, as tf.data
 
 
+@register_transformation
 class UnbatchDataset(_UnaryDataset):
     def _cardinality(self):
         return UNKNOWN_CARDINALITY if self._input._cardinality() >= 0 else \
@@ -91,6 +93,7 @@ class UnbatchDataset(_UnaryDataset):
                 yield _pack(structure, [leaf[i] for leaf in leaves])
 
 
+@register_transformation
 class FilterDataset(_UnaryDataset):
     def __init__(self, input_dataset, predicate):
         super().__init__(input_dataset)
@@ -106,6 +109,7 @@ class FilterDataset(_UnaryDataset):
         return (e for e in self._input._elements() if _truth(_apply(self._predicate, e)))
 
 
+@register_transformation
 class ZipDataset(Dataset):
     def __init__(self, datasets):
         structure, leaves = _flatten(datasets)
@@ -125,6 +129,7 @@ class ZipDataset(Dataset):
             yield _pack(self._structure, list(parts))
 
 
+@register_transformation
 class ConcatenateDataset(Dataset):
     def __init__(self, first, second):
         if not isinstance(second, Dataset):
@@ -141,11 +146,8 @@ class ConcatenateDataset(Dataset):
         return itertools.chain(self._first._elements(), self._second._elements())
 
 
-class SkipDataset(_UnaryDataset):
-    def __init__(self, input_dataset, count):
-        super().__init__(input_dataset)
-        self._count = check_int(count, "count", -1)
-
+@register_transformation
+class SkipDataset(_CountedDataset):
     def _cardinality(self):
         n = self._input._cardinality()
         if self._count < 0:
@@ -166,6 +168,7 @@ class SkipDataset(_UnaryDataset):
         return itertools.islice(self._input._elements(), self._count, None)
 
 
+@register_transformation
 class EnumerateDataset(_UnaryDataset):
     def __init__(self, input_dataset, start):
         super().__init__(input_dataset)
@@ -196,6 +199,7 @@ def _check_spec(leaf, spec, position):
     return leaf
 
 
+@register_transformation
 class GeneratorDataset(Dataset):
     def __init__(self, generator, output_types, output_shapes, args, output_signature):
         if not callable(generator):
@@ -231,6 +235,7 @@ class GeneratorDataset(Dataset):
                 v, Tensor) else v), spec, i) for i, (v, spec) in enumerate(zip(leaves, specs))])
 
 
+@register_transformation
 class PaddedBatchDataset(_UnaryDataset):
     def __init__(self, input_dataset, batch_size, padded_shapes, padding_values, drop_remainder):
         super().__init__(input_dataset)
@@ -306,6 +311,7 @@ class PaddedBatchDataset(_UnaryDataset):
         return _as_tensor(out)
 
 
+@register_transformation
 class InterleaveDataset(_UnaryDataset):
     """TF's order: ``cycle_length`` input elements are open at once; each yields
     ``block_length`` elements in turn; an exhausted one is replaced by the next input."""

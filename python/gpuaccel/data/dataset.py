@@ -46,6 +46,20 @@ _SUPPORTED_KINDS = {"f", "i", "u", "b"}
 # compute stream that a training step may be capturing into a CUDA graph.
 _host_batches = threading.local()
 
+# The transformations beyond the row-index core (cache, filter, zip, ...) are classes of
+# _transformations, which subclasses Dataset and so imports this module. Rather than import it
+# back, Dataset's methods look those classes up here; _transformations registers each one as it
+# loads, and the package (__init__.py) imports it, so the table is full before any Dataset
+# exists (importing gpuaccel.data.dataset runs the package first).
+_TRANSFORMATIONS = {}
+
+
+def register_transformation(cls):
+    """Class decorator for _transformations' classes: makes ``cls`` the one ``Dataset``'s
+    method of that transformation builds."""
+    _TRANSFORMATIONS[cls.__name__] = cls
+    return cls
+
 
 @contextlib.contextmanager
 def _batches_stay_on_host():
@@ -176,15 +190,15 @@ class Dataset:
                        output_signature=None, name=None):
         """Elements from ``generator()`` (called afresh each epoch), checked against
         ``output_signature`` (``gpuaccel.TensorSpec``s; None dimensions match any size)."""
-        from ._transformations import GeneratorDataset
-        return GeneratorDataset(generator, output_types, output_shapes, args, output_signature)
+        return _TRANSFORMATIONS["GeneratorDataset"](generator, output_types, output_shapes, args,
+                                                    output_signature)
 
     @staticmethod
     def zip(*datasets, name=None):
         """``Dataset.zip((a, b))`` or ``Dataset.zip(a, b)``: tuples of their elements, as long as
         the shortest."""
-        from ._transformations import ZipDataset
-        return ZipDataset(datasets[0] if len(datasets) == 1 else tuple(datasets))
+        return _TRANSFORMATIONS["ZipDataset"](
+            datasets[0] if len(datasets) == 1 else tuple(datasets))
 
     # ---- transformations ----
 
@@ -209,48 +223,41 @@ class Dataset:
     def cache(self, filename="", name=None):
         """Keeps the elements of the first complete pass and replays them (in memory; a
         ``filename`` is accepted and the cache still lives in memory)."""
-        from ._transformations import CacheDataset
-        return CacheDataset(self, filename)
+        return _TRANSFORMATIONS["CacheDataset"](self, filename)
 
     def unbatch(self, name=None):
-        from ._transformations import UnbatchDataset
-        return UnbatchDataset(self)
+        return _TRANSFORMATIONS["UnbatchDataset"](self)
 
     def filter(self, predicate, name=None):
-        from ._transformations import FilterDataset
-        return FilterDataset(self, predicate)
+        return _TRANSFORMATIONS["FilterDataset"](self, predicate)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
                      drop_remainder=False, name=None):
         """Batches elements of different shapes, padding each component to the batch's largest
         (or to ``padded_shapes``) with ``padding_values`` (0 by default)."""
-        from ._transformations import PaddedBatchDataset
-        return PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder)
+        return _TRANSFORMATIONS["PaddedBatchDataset"](self, batch_size, padded_shapes,
+                                                      padding_values, drop_remainder)
 
     def interleave(self, map_func, cycle_length=None, block_length=None,
                    num_parallel_calls=None, deterministic=None, name=None):
         """``map_func`` turns each element into a dataset; ``cycle_length`` of them are read in
         turn, ``block_length`` elements at a time (tf.data's order; cycle_length defaults to the
         number of CPU cores, as TF)."""
-        from ._transformations import InterleaveDataset
         cycle = (os.cpu_count() or 1) if cycle_length in (None, AUTOTUNE) else cycle_length
-        return InterleaveDataset(self, map_func, cycle, 1 if block_length is None else block_length)
+        return _TRANSFORMATIONS["InterleaveDataset"](
+            self, map_func, cycle, 1 if block_length is None else block_length)
 
     def flat_map(self, map_func, name=None):
-        from ._transformations import InterleaveDataset
-        return InterleaveDataset(self, map_func, 1, 1)
+        return _TRANSFORMATIONS["InterleaveDataset"](self, map_func, 1, 1)
 
     def skip(self, count, name=None):
-        from ._transformations import SkipDataset
-        return SkipDataset(self, count)
+        return _TRANSFORMATIONS["SkipDataset"](self, count)
 
     def enumerate(self, start=0, name=None):
-        from ._transformations import EnumerateDataset
-        return EnumerateDataset(self, start)
+        return _TRANSFORMATIONS["EnumerateDataset"](self, start)
 
     def concatenate(self, dataset, name=None):
-        from ._transformations import ConcatenateDataset
-        return ConcatenateDataset(self, dataset)
+        return _TRANSFORMATIONS["ConcatenateDataset"](self, dataset)
 
     # ---- inspection and iteration ----
 
@@ -468,11 +475,16 @@ class _ShuffleDataset(_UnaryDataset):
             yield buffer[k]
 
 
-class _TakeDataset(_UnaryDataset):
+class _CountedDataset(_UnaryDataset):
+    """``take(count)`` and ``skip(count)``: the elements before or from position ``count``
+    (a negative count means every element)."""
+
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
         self._count = check_int(count, "count", -1)
 
+
+class _TakeDataset(_CountedDataset):
     def _cardinality(self):
         n = self._input._cardinality()
         if self._count < 0:

@@ -1,6 +1,7 @@
-"""Keras's activation layers that have no C++ layer (LeakyReLU, ELU, PReLU, ReLU with
-max_value / negative_slope / threshold, Softmax over an axis other than the last), written in
-Python from gpuaccel's element-wise ops and traced once per input signature into the C++ step
+"""Keras's activation layers: ``Activation``, ``Softmax`` and ``ReLU`` over the C++ activation
+layer, and the ones that have no C++ layer (LeakyReLU, ELU, PReLU, ReLU with max_value /
+negative_slope / threshold, Softmax over an axis other than the last), written in Python from
+gpuaccel's element-wise ops and traced once per input signature into the C++ step
 (_python_layer.py).
 
 The gradients follow TensorFlow's at the kinks: a leaky slope takes the negative side's slope
@@ -11,7 +12,7 @@ import numbers
 import warnings
 
 from .. import _C
-from .layers import Layer, ReLU, Softmax, _last_axis_only, _reject, _unique_name
+from ._layer_base import Layer, _activation, _cpp_layers, _last_axis_only, _reject, _unique_name
 from . import _python_layer
 
 
@@ -35,6 +36,72 @@ def _real_number(value, arg, layer):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{layer}: `{arg}` must be a float, received {arg}={value!r}")
     return float(value)
+
+
+class Activation(Layer):
+    """``keras.layers.Activation(activation)``: any name of ``keras.activations``. The ones the
+    C++ layers have run there; the others are a Python layer (traced into the C++ step) calling
+    the ``keras.activations`` function."""
+
+    def __init__(self, activation, **kwargs):
+        self.activation = _activation(activation)
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        if self.activation in _cpp_layers.activation_names():
+            return _cpp_layers.Activation(self.name, self.activation)
+        return _python_layer.make_cpp_layer(self)
+
+    def call(self, inputs):
+        from . import activations
+        return activations.get(self.activation)(inputs)
+
+    def _layer_config(self):
+        return {"activation": self.activation}
+
+
+class Softmax(Activation):
+    """``keras.layers.Softmax(axis=-1)``: softmax over the last axis (computed in float32),
+    the C++ activation layer. Over another axis it is an AxisSoftmax, a Python-traced layer
+    (below)."""
+
+    def __new__(cls, axis=-1, **kwargs):
+        if cls is Softmax and _last_axis_only("Softmax", axis) != -1:
+            cls = AxisSoftmax
+        return super().__new__(cls)
+
+    def __init__(self, axis=-1, **kwargs):
+        _last_axis_only("Softmax", axis)
+        self.axis = -1
+        super().__init__("softmax", **kwargs)
+
+    def _call_inputs(self, inputs, mask=None, **kwargs):
+        # Keras's Softmax applies a mask (masked entries get probability 0); ignoring it, as
+        # layers without masking may, would give other probabilities silently.
+        if mask is not None:
+            raise NotImplementedError("Softmax: the mask argument is not supported yet; add a "
+                                      "large negative number to the masked logits instead")
+        return super()._call_inputs(inputs, **kwargs)
+
+    def _layer_config(self):
+        return {"axis": self.axis}
+
+
+class ReLU(Activation):
+    """``keras.layers.ReLU()``: max(x, 0), the C++ activation layer. With ``max_value``,
+    ``negative_slope`` or ``threshold`` other than their defaults it is a ClippedReLU, a
+    Python-traced layer (below)."""
+
+    def __new__(cls, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        if cls is ReLU and (max_value is not None or negative_slope != 0.0 or threshold != 0.0):
+            cls = ClippedReLU
+        return super().__new__(cls)
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        super().__init__("relu", **kwargs)
+
+    def _layer_config(self):
+        return {"max_value": None, "negative_slope": 0.0, "threshold": 0.0}
 
 
 class LeakyReLU(Layer):

@@ -16,7 +16,7 @@ import warnings
 
 from ..errors import DataLossError
 from . import _training_state
-from .callbacks import Callback
+from ._callback import Callback
 
 _LATEST = "training_state.npz"
 _PREVIOUS = "_training_state.npz"

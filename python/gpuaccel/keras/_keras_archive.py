@@ -22,7 +22,7 @@ import numpy as np
 from .. import version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
-from . import _keras_h5
+from . import _keras_h5, _model_classes
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -83,7 +83,7 @@ def _symbolic_input(batch_shape):
 def _functional_config(model):
     """Keras 3's functional config: the inputs as InputLayers, then each layer with the
     ``keras_history`` (layer name, call index, 0) of the tensors each of its calls took."""
-    from .layers import _Merge
+    from ._merging_layers import _Merge
     history = {}
     for tensor in model.inputs:
         history[id(tensor)] = [tensor.name, 0, 0]
@@ -111,7 +111,7 @@ def _functional_config(model):
 
 
 def _model_config(model):
-    from .models import Sequential
+    Sequential = _model_classes.sequential_class()
     if not model.built:
         raise ValueError("The model has not been built yet; call it on data or give it an "
                          "input shape before saving")
@@ -182,13 +182,13 @@ def _build_layer(entry, custom_objects=None):
 def _input_from_config(layer_config):
     """``keras.Input`` for a serialized InputLayer (``batch_shape``, or Keras 2's
     ``batch_input_shape``)."""
-    from . import Input
+    from ._symbolic import Input
     shape = layer_config.get("batch_shape") or layer_config.get("batch_input_shape")
     return Input(shape=tuple(shape[1:]), name=layer_config.get("name"))
 
 
 def _sequential_from_config(body, custom_objects=None):
-    from .models import Sequential
+    Sequential = _model_classes.sequential_class()
     layers = []
     for entry in body.get("layers", []):
         if entry.get("class_name") == "InputLayer":
@@ -218,7 +218,7 @@ def _history_names(value):
 def _functional_from_config(body, custom_objects=None):
     """A functional model from Keras 3's config: each layer's ``inbound_nodes`` name the
     tensors (``keras_history``) its call takes."""
-    from .models import Model
+    Model = _model_classes.model_class()
     tensors = {}
     for entry in body.get("layers", []):
         name = entry.get("name") or entry["config"]["name"]

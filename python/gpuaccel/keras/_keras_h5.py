@@ -35,7 +35,7 @@ def _require_h5py():
 
 
 def _snake_case(name):
-    from .layers import _snake_case as snake
+    from ._layer_base import _snake_case as snake
     return snake(name)
 
 

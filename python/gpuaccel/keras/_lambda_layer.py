@@ -3,7 +3,7 @@
 signature and replayed in the C++ step."""
 import inspect
 
-from .layers import Layer
+from ._layer_base import Layer
 from . import _python_layer
 
 

@@ -1,7 +1,7 @@
-"""Keras's merging layers that have no C++ layer (Subtract, Multiply, Average, Maximum, Minimum,
-Dot), written in Python from gpuaccel's element-wise ops and einsum, traced once per input
-signature into the C++ step (_python_layer.py); Add and Concatenate are C++ layers
-(cpp/nn/merging.*). Also Keras's functional forms of all eight (``keras.layers.add(inputs)`` is
+"""Keras's merging layers: Add and Concatenate are C++ layers (cpp/nn/merging.*); the ones that
+have no C++ layer (Subtract, Multiply, Average, Maximum, Minimum, Dot) are written in Python
+from gpuaccel's element-wise ops and einsum, traced once per input signature into the C++ step
+(_python_layer.py). Also Keras's functional forms of all eight (``keras.layers.add(inputs)`` is
 ``Add()(inputs)``)."""
 import functools
 import numbers
@@ -9,7 +9,46 @@ import numbers
 from .. import _C
 from .. import linalg as _linalg
 from .. import math as _math
-from .layers import Add, Concatenate, _Merge
+from .._int_range import check_range
+from ._layer_base import Layer, _cpp_layers
+
+
+class _Merge(Layer):
+    """Merging layers take a list of tensors: ``Add()([a, b])``."""
+
+    def _call_inputs(self, inputs, **kwargs):
+        kwargs.pop("mask", None)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
+                            f"{sorted(kwargs)}")
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
+            raise ValueError(f"A merge layer should be called on a list of at least 2 inputs. "
+                             f"Got {len(inputs) if isinstance(inputs, (list, tuple)) else 1} "
+                             "inputs.")
+        return list(inputs)
+
+
+class Add(_Merge):
+    """``keras.layers.Add()``: the element-wise sum of same-shaped inputs."""
+
+    def _make_cpp(self):
+        return _cpp_layers.Add(self.name)
+
+
+class Concatenate(_Merge):
+    """``keras.layers.Concatenate(axis=-1)``."""
+
+    def __init__(self, axis=-1, **kwargs):
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+            raise TypeError(f"Concatenate: axis must be an int, got {axis!r}")
+        self.axis = check_range(int(axis), "axis")
+        super().__init__(**kwargs)
+
+    def _make_cpp(self):
+        return _cpp_layers.Concatenate(self.name, self.axis)
+
+    def _layer_config(self):
+        return {"axis": self.axis}
 
 
 def _fold(op, inputs):

@@ -7,17 +7,15 @@ the outer model trains the inner one, and an assign to the inner model's weights
 outer one). Sequential keeps the model as one entry of ``layers``, as Keras; a functional model
 records the inner model's layer calls, so its ``layers`` lists the inner layers.
 """
-from . import _symbolic
+from . import _model_classes, _symbolic
 
 
 def is_model(layer):
-    from .models import Model
-    return isinstance(layer, Model)
+    return isinstance(layer, _model_classes.model_class())
 
 
 def _is_chain(model):
-    from .models import Sequential
-    return isinstance(model, Sequential)
+    return isinstance(model, _model_classes.sequential_class())
 
 
 def _ensure_built(model, shape):

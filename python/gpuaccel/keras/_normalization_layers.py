@@ -6,7 +6,7 @@ only."""
 import numbers
 
 from .. import _C
-from .layers import Layer, _reject
+from ._layer_base import Layer, _reject
 
 
 def _last_axis(layer_name, axis):

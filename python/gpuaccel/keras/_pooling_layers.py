@@ -4,7 +4,7 @@ in Python from gpuaccel's ops: reductions over the spatial axes, and 1-D windows
 on a (batch, length, 1, channels) view. Traced once per input signature into the C++ step
 (_python_layer.py)."""
 from .. import _C
-from .layers import Layer, _data_format, _int_tuple, _padding
+from ._layer_base import Layer, _data_format, _int_tuple, _padding
 
 
 class _GlobalPooling(Layer):

@@ -4,7 +4,7 @@ Rescaling is a C++ layer; the random augmentation layers are not here yet."""
 import numbers
 
 from .. import _C
-from .layers import Layer, _data_format
+from ._layer_base import Layer, _data_format
 
 
 class CenterCrop(Layer):

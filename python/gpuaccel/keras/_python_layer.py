@@ -19,10 +19,10 @@ from .. import _C
 from .._tensor import Tensor, no_grad, tensor as _make_tensor
 
 
-def defines_python_call(layer_class):
-    """Whether ``layer_class`` (a Layer subclass) defines its forward pass in Python."""
-    from .layers import Layer
-    return getattr(layer_class, "call", Layer.call) is not Layer.call
+def defines_python_call(layer_class, base_call):
+    """Whether ``layer_class`` (a Layer subclass) defines its forward pass in Python: its
+    ``call`` is not ``base_call``, the base class's (which the base hands in)."""
+    return getattr(layer_class, "call", base_call) is not base_call
 
 
 def make_cpp_layer(layer):
@@ -151,12 +151,11 @@ def add_loss(layer, loss):
 def initial_value(initializer, shape, dtype, layer, name):
     """The starting value of a weight: a Keras initializer name (the C++ initializers, seeded
     by the global seed), or any initializer object/callable ``f(shape, dtype)`` (keras's too)."""
-    from .layers import _cpp_layers
     shape = tuple(int(d) for d in shape)
     if initializer is None:
         initializer = "glorot_uniform" if dtype.startswith(("float", "bfloat")) else "zeros"
     if isinstance(initializer, str):
-        value = _cpp_layers.initialize(_cpp_layers.canonical_initializer(initializer), list(shape))
+        value = _C.layers.initialize(_C.layers.canonical_initializer(initializer), list(shape))
     elif callable(initializer):
         produced = initializer(shape, dtype=dtype)
         array = np.asarray(produced.numpy() if hasattr(produced, "numpy") else produced)

@@ -9,7 +9,7 @@ global generator), and the broadcast product drops whole feature maps, as Keras 
 import numbers
 
 from .. import _C
-from .layers import Layer, _data_format
+from ._layer_base import Layer, _data_format
 
 
 class ActivityRegularization(Layer):

@@ -9,7 +9,7 @@ import numbers
 
 from .. import _C
 from .._array_ops import pad as _pad
-from .layers import Layer, _data_format, _int_tuple
+from ._layer_base import Layer, _data_format, _int_tuple
 
 
 def _spatial_pairs(value, rank, arg, layer_name):

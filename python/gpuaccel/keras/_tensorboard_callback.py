@@ -26,7 +26,7 @@ import logging
 import os
 import time
 
-from .callbacks import Callback
+from ._callback import Callback
 
 __all__ = ["TensorBoard"]
 

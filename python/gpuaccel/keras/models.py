@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import _keras_archive, _keras_h5, _nested_models, _summary, _weights_file
+from . import _keras_archive, _keras_h5, _model_classes, _nested_models, _summary, _weights_file
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -476,3 +476,6 @@ class Sequential(Model):
     def _summary_rows(self):
         return [(layer.name, type(layer).__name__, shape, layer.count_params())
                 for layer, shape in zip(self._layers, self._output_shapes)]
+
+
+_model_classes.register(Model, Sequential)

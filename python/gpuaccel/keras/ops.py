@@ -10,8 +10,8 @@ import numbers
 
 import numpy as np
 
-import gpuaccel as _gpuaccel
-from .. import linalg as _linalg, nn as _nn
+from .. import _array_ops, _creation, linalg as _linalg, math as _math, nn as _nn
+from .._convert import convert_to_tensor as _convert_to_tensor
 from .._tensor import Tensor
 
 
@@ -23,44 +23,47 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
     if sparse or ragged:
         raise NotImplementedError("keras.ops.convert_to_tensor(sparse=True / ragged=True) is not "
                                   "supported: gpuaccel tensors are dense")
-    return _gpuaccel.convert_to_tensor(x, dtype=None if dtype is None else _float_dtype(dtype))
+    return _convert_to_tensor(x, dtype=None if dtype is None else _float_dtype(dtype))
 
 
 def _tensor(x):
-    return x if isinstance(x, Tensor) else _gpuaccel.convert_to_tensor(x)
+    return x if isinstance(x, Tensor) else _convert_to_tensor(x)
 
 
 # ---- elementwise (NumPy broadcasting) ----
 # The ops that only rename a gpuaccel function are built from a table: each is a function with
-# Keras's parameter names (x1, x2 / x) that looks the gpuaccel function up when called.
+# Keras's parameter names (x1, x2 / x) that looks the gpuaccel function up when called. The
+# functions come from the modules the top-level ``gpuaccel`` takes them from (``gpuaccel.math``
+# unless said otherwise), not from ``gpuaccel`` itself, which imports this module.
 
-def _two_operands(keras_name, gpuaccel_name=None):
+def _two_operands(keras_name, gpuaccel_name=None, module=_math):
     gpuaccel_name = gpuaccel_name or keras_name
 
     def op(x1, x2):
-        return getattr(_gpuaccel, gpuaccel_name)(x1, x2)
+        return getattr(module, gpuaccel_name)(x1, x2)
     op.__name__ = op.__qualname__ = keras_name
     op.__doc__ = f"``keras.ops.{keras_name}``: ``gpuaccel.{gpuaccel_name}``."
     return op
 
 
-def _one_operand(keras_name, module=_gpuaccel):
+def _one_operand(keras_name, module=_math, module_name="gpuaccel"):
     def op(x):
         return getattr(module, keras_name)(x)
     op.__name__ = op.__qualname__ = keras_name
-    op.__doc__ = f"``keras.ops.{keras_name}``: ``{module.__name__}.{keras_name}``."
+    op.__doc__ = f"``keras.ops.{keras_name}``: ``{module_name}.{keras_name}``."
     return op
 
 
 add, subtract, multiply, divide, maximum, minimum = map(
     _two_operands, ("add", "subtract", "multiply", "divide", "maximum", "minimum"))
 power = _two_operands("power", "pow")
-greater, greater_equal, less, less_equal, logical_and, logical_or, matmul = map(
+greater, greater_equal, less, less_equal, logical_and, logical_or = map(
     _two_operands, ("greater", "greater_equal", "less", "less_equal", "logical_and",
-                    "logical_or", "matmul"))
+                    "logical_or"))
+matmul = _two_operands("matmul", module=_linalg)
 logical_not, negative, abs, square, sqrt, exp, log, tanh = map(  # noqa: A001 -- Keras's names
     _one_operand, ("logical_not", "negative", "abs", "square", "sqrt", "exp", "log", "tanh"))
-relu, sigmoid = (_one_operand(name, _nn) for name in ("relu", "sigmoid"))
+relu, sigmoid = (_one_operand(name, _nn, _nn.__name__) for name in ("relu", "sigmoid"))
 
 
 def _is_bool(x):
@@ -77,11 +80,11 @@ def _comparable(x1, x2):
 
 
 def equal(x1, x2):
-    return _gpuaccel.equal(*_comparable(x1, x2))
+    return _math.equal(*_comparable(x1, x2))
 
 
 def not_equal(x1, x2):
-    return _gpuaccel.not_equal(*_comparable(x1, x2))
+    return _math.not_equal(*_comparable(x1, x2))
 
 
 # ---- other elementwise ----
@@ -95,11 +98,11 @@ def log_softmax(x, axis=-1):
 
 
 def clip(x, x_min, x_max):
-    return _gpuaccel.clip_by_value(x, x_min, x_max)
+    return _array_ops.clip_by_value(x, x_min, x_max)
 
 
 def cast(x, dtype):
-    return _gpuaccel.cast(_tensor(x), _float_dtype(dtype))
+    return _array_ops.cast(_tensor(x), _float_dtype(dtype))
 
 
 def where(condition, x1=None, x2=None):
@@ -109,7 +112,7 @@ def where(condition, x1=None, x2=None):
     if x1 is None:
         raise NotImplementedError("keras.ops.where(condition) without x1/x2 (the indices of the "
                                   "true elements) is not supported yet")
-    return _gpuaccel.where(condition, x1, x2)
+    return _array_ops.where(condition, x1, x2)
 
 
 # ---- reductions ----
@@ -119,45 +122,45 @@ def _reduction(function, x, axis, keepdims):
 
 
 def mean(x, axis=None, keepdims=False):
-    return _reduction(_gpuaccel.reduce_mean, x, axis, keepdims)
+    return _reduction(_math.reduce_mean, x, axis, keepdims)
 
 
 def sum(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
-    return _reduction(_gpuaccel.reduce_sum, x, axis, keepdims)
+    return _reduction(_math.reduce_sum, x, axis, keepdims)
 
 
 def max(x, axis=None, keepdims=False, initial=None):  # noqa: A001 -- Keras's name
     if initial is not None:
         raise NotImplementedError("keras.ops.max(initial=...) is not supported yet")
-    return _reduction(_gpuaccel.reduce_max, x, axis, keepdims)
+    return _reduction(_math.reduce_max, x, axis, keepdims)
 
 
 def min(x, axis=None, keepdims=False, initial=None):  # noqa: A001 -- Keras's name
     if initial is not None:
         raise NotImplementedError("keras.ops.min(initial=...) is not supported yet")
-    return _reduction(_gpuaccel.reduce_min, x, axis, keepdims)
+    return _reduction(_math.reduce_min, x, axis, keepdims)
 
 
 def _arg_reduction(function, x, axis, keepdims):
     """Keras's argmax/argmin: over the flattened tensor when ``axis`` is None, as int32."""
     x = _tensor(x)
     if axis is None:
-        index = function(_gpuaccel.reshape(x, (-1,)), axis=0)
+        index = function(_array_ops.reshape(x, (-1,)), axis=0)
         if keepdims:
-            index = _gpuaccel.reshape(index, (1,) * len(x.shape))
+            index = _array_ops.reshape(index, (1,) * len(x.shape))
     else:
         index = function(x, axis=axis)
         if keepdims:
-            index = _gpuaccel.expand_dims(index, axis)
-    return _gpuaccel.cast(index, "int32")
+            index = _array_ops.expand_dims(index, axis)
+    return _array_ops.cast(index, "int32")
 
 
 def argmax(x, axis=None, keepdims=False):
-    return _arg_reduction(_gpuaccel.argmax, x, axis, keepdims)
+    return _arg_reduction(_math.argmax, x, axis, keepdims)
 
 
 def argmin(x, axis=None, keepdims=False):
-    return _arg_reduction(_gpuaccel.argmin, x, axis, keepdims)
+    return _arg_reduction(_math.argmin, x, axis, keepdims)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 -- Keras's name
@@ -170,9 +173,9 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 -- Keras's name
     if ord is None or ord == 2:
         return _linalg.norm(x, axis=axis, keepdims=keepdims)
     if ord == 1:
-        return _gpuaccel.reduce_sum(_gpuaccel.abs(x), axis=axis, keepdims=keepdims)
+        return _math.reduce_sum(_math.abs(x), axis=axis, keepdims=keepdims)
     if ord == np.inf:
-        return _gpuaccel.reduce_max(_gpuaccel.abs(x), axis=axis, keepdims=keepdims)
+        return _math.reduce_max(_math.abs(x), axis=axis, keepdims=keepdims)
     raise NotImplementedError(f"keras.ops.norm(ord={ord!r}) is not supported yet; use ord=None, "
                               f"1, 2 or inf")
 
@@ -185,61 +188,61 @@ def shape(x):
 
 
 def reshape(x, newshape):
-    return _gpuaccel.reshape(x, newshape)
+    return _array_ops.reshape(x, newshape)
 
 
 def transpose(x, axes=None):
-    return _gpuaccel.transpose(x, perm=axes)
+    return _array_ops.transpose(x, perm=axes)
 
 
 def concatenate(xs, axis=0):
-    return _gpuaccel.concat(list(xs), axis=axis)
+    return _array_ops.concat(list(xs), axis=axis)
 
 
 def stack(x, axis=0):
-    return _gpuaccel.stack(list(x), axis=axis)
+    return _array_ops.stack(list(x), axis=axis)
 
 
 def expand_dims(x, axis):
-    return _gpuaccel.expand_dims(x, axis)
+    return _array_ops.expand_dims(x, axis)
 
 
 def squeeze(x, axis=None):
-    return _gpuaccel.squeeze(x, axis=axis)
+    return _array_ops.squeeze(x, axis=axis)
 
 
 def broadcast_to(x, shape):  # noqa: F811 -- Keras's argument name shadows shape() here only
-    return _gpuaccel.broadcast_to(x, shape)
+    return _array_ops.broadcast_to(x, shape)
 
 
 def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
     if sparse:
         raise NotImplementedError("keras.ops.one_hot(sparse=True) is not supported: gpuaccel "
                                   "tensors are dense")
-    return _gpuaccel.one_hot(cast(x, "int32"), num_classes, axis=axis,
-                             dtype=_float_dtype(dtype))
+    return _array_ops.one_hot(cast(x, "int32"), num_classes, axis=axis,
+                              dtype=_float_dtype(dtype))
 
 
 # ---- creation ----
 
 def zeros(shape, dtype=None):  # noqa: F811
-    return _gpuaccel.zeros(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,),
+    return _creation.zeros(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,),
                            dtype=_float_dtype(dtype))
 
 
 def ones(shape, dtype=None):  # noqa: F811
-    return _gpuaccel.ones(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,),
+    return _creation.ones(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,),
                           dtype=_float_dtype(dtype))
 
 
 def zeros_like(x, dtype=None):
     x = _tensor(x)
-    return _gpuaccel.zeros_like(x) if dtype is None else zeros(shape(x), dtype)
+    return _array_ops.zeros_like(x) if dtype is None else zeros(shape(x), dtype)
 
 
 def ones_like(x, dtype=None):
     x = _tensor(x)
-    return _gpuaccel.ones_like(x) if dtype is None else ones(shape(x), dtype)
+    return _array_ops.ones_like(x) if dtype is None else ones(shape(x), dtype)
 
 
 def __getattr__(name):

@@ -10,7 +10,6 @@ this face says which import has it.
 """
 import sys as _sys
 
-import gpuaccel as _gpuaccel
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
 from . import nn
@@ -31,6 +30,7 @@ from ..math import (abs, add, allclose, div, divide, exp, greater, greater_equal
                     minimum, mul, multiply, negative, not_equal, pow, reciprocal, relu, rsqrt,
                     sigmoid, sign, sqrt, square, sub, subtract, tanh, true_divide)
 from ..math import count_nonzero, expm1
+from ..math import equal as _elementwise_equal
 
 # Modules as `import gpuaccel.torch.cuda` / `.nn.functional` spell them.
 _sys.modules[__name__ + ".cuda"] = cuda
@@ -39,7 +39,7 @@ _sys.modules[__name__ + ".version"] = version
 
 concat = cat  # torch.concat is torch.cat
 # torch.eq and friends: element-wise, bool tensors (torch.equal is the one-bool comparison).
-eq, ne, gt, ge, lt, le = (_gpuaccel.math.equal, not_equal, greater, greater_equal, less,
+eq, ne, gt, ge, lt, le = (_elementwise_equal, not_equal, greater, greater_equal, less,
                           less_equal)
 neg = negative
 manual_seed = random.manual_seed
@@ -49,13 +49,24 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 
+# The TensorFlow face, the top-level gpuaccel module, which imports this one last and then hands
+# itself in here (_set_tensorflow_face), so a TensorFlow name asked of this face can say which
+# import has it without this module importing gpuaccel back.
+_tensorflow_face = None  # (until then no name is TensorFlow's)
+
+
+def _set_tensorflow_face(module):
+    global _tensorflow_face
+    _tensorflow_face = module
+
+
 _TENSORFLOW_ONLY = "{name} is TensorFlow's name, not PyTorch's; it is in the TensorFlow face, " \
                    "\"import gpuaccel as tf\" (both faces share tensors)"
 
 
 def __getattr__(name):
     if not name.startswith("_") and name not in _REFUSALS and name != "torch" and hasattr(
-            _gpuaccel, name):
+            _tensorflow_face, name):
         error = AttributeError("torch." + _TENSORFLOW_ONLY.format(name=name))
         error.name, error.obj = name, None
         raise error

@@ -17,6 +17,7 @@ import urllib.request
 import numpy as np
 
 from ... import errors
+from ..._atomic_file import remove_quietly
 
 __all__ = ["DatasetNotFoundError", "DatasetFormatError", "read_idx", "keras_cache_dir",
            "data_root", "download"]
@@ -147,10 +148,7 @@ def download(url, dest, check):
                 "changed download); nothing was saved. Try again, or provide the file yourself")
         os.replace(tmp, dest)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        remove_quietly(tmp)
         raise
 
 

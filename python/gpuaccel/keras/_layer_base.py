@@ -1,0 +1,428 @@
+"""``keras.layers.Layer``, the base of every gpuaccel layer, and the argument checks the layer
+modules share (``_int_tuple``, ``_padding``, ``_data_format``, ``_reject``, ...).
+
+``keras.layers`` (``layers.py``) re-exports the layers of several modules (``_activation_layers``,
+``_merging_layers``, ``_pooling_layers``, ...), and each of those subclasses ``Layer``; with the
+base class here, below all of them, none of those modules imports ``layers.py`` back.
+"""
+import collections
+import numbers
+import re
+
+import numpy as np
+
+from .. import _C
+from .._int_range import check_range
+from .._tensor import Tensor, tensor as _make_tensor
+from ..dtypes import as_dtype
+from . import _symbolic
+from . import _layer_variables
+from . import mixed_precision as _mixed_precision
+from . import _python_layer
+from ._symbolic import KerasTensor
+
+_cpp_layers = _C.layers
+# The module whose layer classes' build methods are left as they are (they build C++ layers); a
+# build method that a class of any other module defines is wrapped (_python_layer.wrap_build).
+_BUILT_IN_LAYERS_MODULE = __package__ + ".layers"
+
+_BASE_KWARGS = ("input_shape", "input_dim", "batch_input_shape", "batch_size")
+_uids = collections.defaultdict(int)
+
+
+def _snake_case(name):
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def _unique_name(prefix):
+    """Keras's automatic names: 'dense', 'dense_1', 'dense_2', ... per prefix, per process."""
+    _uids[prefix] += 1
+    count = _uids[prefix]
+    return prefix if count == 1 else f"{prefix}_{count - 1}"
+
+
+def _none_shape(shape):
+    return tuple(None if d is None or d < 0 else int(d) for d in shape)
+
+
+def _cpp_shape(shape, what="input_shape"):
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    try:
+        items = list(shape)
+    except TypeError:
+        raise ValueError(f"{what} must be a tuple of integers or None, received {shape!r}") from None
+    out = []
+    for d in items:
+        if d is None:
+            out.append(-1)
+        elif isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0:
+            out.append(int(d))
+        else:
+            raise ValueError(f"{what} entries must be non-negative integers or None, received {shape!r}")
+    return out
+
+
+def _is_shape_list(value):
+    return isinstance(value, (list, tuple)) and len(value) > 0 and all(
+        isinstance(v, (list, tuple)) for v in value)
+
+
+def _positive_int(value, arg, layer):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"Received an invalid value for `{arg}`, expected a positive integer. "
+                         f"Received: {arg}={value!r}")
+    return check_range(int(value), arg, 1)  # sizes reach the C++ layers as int64
+
+
+def _int_tuple(value, n, arg):
+    """An int or a tuple of ``n`` positive ints, as Keras's standardize_tuple."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        values = (int(value),) * n
+    else:
+        try:
+            values = tuple(value)
+        except TypeError:
+            raise ValueError(f"The `{arg}` argument must be a tuple of {n} integers. "
+                             f"Received {arg}={value!r}") from None
+        if len(values) != n or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                                       for v in values):
+            raise ValueError(f"The `{arg}` argument must be a tuple of {n} integers. "
+                             f"Received {arg}={value!r}")
+        values = tuple(int(v) for v in values)
+    if any(v <= 0 for v in values):
+        raise ValueError(f"The `{arg}` argument must be a tuple of {n} integers. Received {arg}="
+                         f"{value!r}, including values {set(v for v in values if v <= 0)} that do "
+                         "not satisfy `value > 0`")
+    for v in values:
+        check_range(v, arg, 1)
+    return values
+
+
+def _padding(value):
+    if not isinstance(value, str) or value.lower() not in ("valid", "same"):
+        raise ValueError("The `padding` argument must be one of 'valid', 'same'. "
+                         f"Received: padding={value!r}")
+    return value.lower()
+
+
+def _data_format(value):
+    if value is None or value == "channels_last":
+        return "channels_last"
+    if value == "channels_first":
+        raise NotImplementedError("data_format='channels_first' is not supported: gpuaccel layers "
+                                  "use channels_last (NHWC) images; transpose the input instead")
+    raise ValueError("The `data_format` argument must be one of {'channels_first', "
+                     f"'channels_last'}}. Received: data_format={value!r}")
+
+
+def _activation(value):
+    """Keras's activation argument as a name (None -> 'linear'): a name or a function named as
+    one of ``keras.activations`` (gpuaccel's, Keras's or tf.nn's). The C++ layers run the
+    names cpp/nn/activations.cc has; the others run in Python after the C++ layer, traced with
+    it (``_layer_extras``; the Activation layer as a Python layer)."""
+    from . import activations
+    if value is None:
+        return "linear"
+    name = value if isinstance(value, str) else getattr(value, "__name__", None)
+    if isinstance(value, str) and name not in activations.names():
+        # Keras's text (keras.activations.get), plus what would be accepted.
+        raise ValueError(f"Could not interpret activation function identifier: {value!r} "
+                         f"(supported: {activations.names()}, or None)")
+    if not isinstance(value, str) and (not callable(value) or name not in activations.names()):
+        raise NotImplementedError(f"activation {value!r} is not supported: pass a name or a "
+                                  f"function of keras.activations ({activations.names()}) or "
+                                  "None")
+    return activations.get(name).__name__  # Keras's config names it so: 'swish' -> 'silu'
+
+
+def _initializer(value, arg):
+    """An initializer name for the C++ layer: a name, or a ``keras.initializers`` object with
+    its default arguments (``HeNormal()``), which is the same draw."""
+    from . import initializers
+    if isinstance(value, str):
+        return value
+    if isinstance(value, initializers.Initializer) and \
+            _snake_case(type(value).__name__) in _cpp_layers.initializer_names() and \
+            value.get_config() == type(value)().get_config():
+        return _snake_case(type(value).__name__)
+    raise NotImplementedError(f"`{arg}` must be an initializer name such as 'glorot_uniform' "
+                              f"(accepted: {_cpp_layers.initializer_names()}) or such an "
+                              "initializer with its default arguments; seeded or "
+                              f"parametrized initializer objects are not supported on the "
+                              f"built-in layers yet, received {value!r}")
+
+
+def _reject(layer_cls, **kwargs):
+    """Keras arguments we accept only at their default (regularizers, constraints, ...)."""
+    for arg, value in kwargs.items():
+        if value is not None and value is not False:
+            raise NotImplementedError(f"{layer_cls}: `{arg}` is not supported by gpuaccel yet; "
+                                      f"received {arg}={value!r}")
+
+
+class Layer:
+    """Base of gpuaccel's Keras layers: the Python side of a C++ ``nn::Layer``.
+
+    Subclasses set their configuration and call ``super().__init__(**kwargs)``, which checks
+    the base arguments and constructs the C++ layer via ``_make_cpp()``. A subclass written
+    in Python (``build`` with ``add_weight``, ``call`` with tensor ops, ``add_loss``) gets a C++
+    layer that replays its ``call`` (``_python_layer.py``)."""
+
+    # Embedding: integer inputs stay integer (every other layer casts them to float, then to its
+    # compute dtype). (Not _symbolic's `_keeps_input_dtype`, which means the *output* keeps an
+    # integer input dtype.)
+    _integer_inputs = False
+
+    def __init__(self, name=None, dtype=None, trainable=True, **kwargs):
+        unknown = {k: v for k, v in kwargs.items() if k not in _BASE_KWARGS}
+        if unknown:
+            raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {unknown}")
+        if name is None:
+            name = _unique_name(_snake_case(type(self).__name__))
+        elif not isinstance(name, str) or "/" in name:
+            raise ValueError("Argument `name` must be a string and cannot contain character `/`. "
+                             f"Received: name={name!r} (of type {type(name)})")
+        self.name = name
+        self._dtype_policy = _mixed_precision.get(dtype)
+        self._input_shape_arg = None
+        if kwargs.get("input_shape") is not None:
+            self._input_shape_arg = _none_shape(_cpp_shape(kwargs["input_shape"]))
+        elif kwargs.get("batch_input_shape") is not None:
+            self._input_shape_arg = _none_shape(_cpp_shape(kwargs["batch_input_shape"]))[1:]
+        elif kwargs.get("input_dim") is not None:
+            self._input_shape_arg = (_positive_int(kwargs["input_dim"], "input_dim", self),)
+        self._batch_size_arg = kwargs.get("batch_size")
+        self._cpp = self._make_cpp()
+        self._cpp.compute_dtype = self._dtype_policy.compute_dtype
+        self.trainable = trainable
+
+    def __new__(cls, *args, **kwargs):
+        layer = super().__new__(cls)
+        if not cls.__module__.startswith("gpuaccel."):
+            # Keras 3 records a Python subclass's constructor arguments: its get_config,
+            # when the subclass does not write one, returns them.
+            object.__setattr__(layer, "_auto_config",
+                               _python_layer.constructor_arguments(cls, args, kwargs))
+        return layer
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and cls.__module__ != _BUILT_IN_LAYERS_MODULE and not getattr(
+                build, "_gpuaccel_build_wrapper", False):
+            cls.build = _python_layer.wrap_build(build)
+
+    def _make_cpp(self):
+        if _python_layer.defines_python_call(type(self), Layer.call):
+            return _python_layer.make_cpp_layer(self)
+        raise NotImplementedError(f"{type(self).__name__} does not define its C++ layer: "
+                                  "define call(self, inputs) (and build, add_weight) as in Keras")
+
+    def _is_python_layer(self):
+        return isinstance(self._cpp, _cpp_layers.TracedLayer)
+
+    def call(self, inputs, *args, **kwargs):
+        raise NotImplementedError(f"Layer {type(self).__name__} does not have a `call()` method "
+                                  "implemented.")
+
+    # ---- Python layers' API (Keras's Layer) ----
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, **kwargs):
+        if not self._is_python_layer():
+            raise TypeError(f"add_weight() is for layers written in Python; {type(self).__name__} "
+                            "creates its weights in C++")
+        return _python_layer.add_weight(self, shape, initializer, dtype, trainable, **kwargs)
+
+    def add_loss(self, loss):
+        _python_layer.add_loss(self, loss)
+
+    @property
+    def losses(self):
+        """The losses the last call added (``add_loss``)."""
+        if not self._is_python_layer():
+            return []
+        return list(self._cpp.added_losses())
+
+    def _layer_config(self):
+        return {}
+
+    # ---- dtypes (Keras 3: dtype is the variable dtype) ----
+    @property
+    def dtype_policy(self):
+        return self._dtype_policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value):
+        self._dtype_policy = _mixed_precision.get(value)
+        self._cpp.compute_dtype = self._dtype_policy.compute_dtype
+
+    @property
+    def compute_dtype(self):
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def dtype(self):
+        return self._dtype_policy.variable_dtype
+
+    # ---- state ----
+    @property
+    def built(self):
+        return self._cpp.built
+
+    @built.setter
+    def built(self, value):
+        # Keras 2 style builds end with `self.built = True` (or super().build(input_shape)).
+        if value and not self._cpp.built:
+            self._cpp.build([])
+
+    @property
+    def trainable(self):
+        return self._cpp.trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._cpp.trainable = bool(value)
+
+    @property
+    def weights(self):
+        return [_layer_variables.labelled(self, n, w, t) for n, w, t in self._cpp.weights]
+
+    def __getattr__(self, attribute):
+        # Only for names normal lookup did not find: Keras's weight attributes (dense.kernel).
+        if not attribute.startswith("_") and "_cpp" in self.__dict__:
+            variable = _layer_variables.find(self, attribute)
+            if variable is not _layer_variables.MISSING:
+                return variable
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attribute}'")
+
+    @property
+    def trainable_weights(self):
+        if not self.trainable:
+            return []
+        return [w for w in self.weights if w.trainable]
+
+    @property
+    def non_trainable_weights(self):
+        if not self.trainable:
+            return self.weights
+        return [w for w in self.weights if not w.trainable]
+
+    @property
+    def variables(self):
+        return self.weights
+
+    def _weight_names(self):
+        return [name for name, _, _ in self._cpp.weights]
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', but the "
+                             "layer isn't built. You can build it manually via: "
+                             f"`{self.name}.build(batch_input_shape)`.")
+        return int(self._cpp.count_params())
+
+    def get_weights(self):
+        return [np.array(_C.detach(w).numpy(), dtype=np.float32, copy=True) for w in self.weights]
+
+    def set_weights(self, weights):
+        current = self.weights
+        weights = list(weights)
+        if len(weights) != len(current):
+            raise ValueError(f"You called `set_weights(weights)` on layer '{self.name}' with a "
+                             f"weight list of length {len(weights)}, but the layer was expecting "
+                             f"{len(current)} weights.")
+        arrays = []
+        for index, (target, value) in enumerate(zip(current, weights)):
+            array = np.asarray(_C.detach(value).numpy() if isinstance(value, Tensor) else value)
+            if array.dtype.kind not in "fiub" and array.dtype.name != "bfloat16":
+                # NumPy's cast would drop an imaginary part or parse strings as numbers
+                raise TypeError(f"Layer {self.name} weight {index} must hold real numbers, got "
+                                f"an array of dtype {array.dtype}")
+            array = array.astype(np.float32, copy=False)
+            if tuple(array.shape) != tuple(target.shape):
+                raise ValueError(f"Layer {self.name} weight shape {tuple(target.shape)} is not "
+                                 f"compatible with provided weight shape {tuple(array.shape)}.")
+            arrays.append(array)
+        for target, array in zip(current, arrays):
+            _C.copy_into(_make_tensor(np.ascontiguousarray(array), device=target._device_name), target)
+
+    def get_config(self):
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_policy.name}
+        config.update(self._layer_config())
+        if "_auto_config" in self.__dict__ and type(self).get_config is Layer.get_config:
+            config.update(_python_layer.auto_config(self))
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        try:
+            return cls(**config)
+        except Exception as error:  # Keras 3's type and words, naming the failing class
+            raise TypeError(f"Error when deserializing class '{cls.__name__}' using "
+                            f"config={config}.\n\nException encountered: {error}") from error
+
+    # ---- shapes ----
+    def _shape_list(self, input_shape):
+        if _is_shape_list(input_shape):
+            return [_cpp_shape(s) for s in input_shape]
+        return [_cpp_shape(input_shape)]
+
+    def build(self, input_shape):
+        self._cpp.build(self._shape_list(input_shape))
+
+    def compute_output_shape(self, input_shape):
+        if self._is_python_layer():
+            return _python_layer.compute_output_shape(self, input_shape)
+        return _none_shape(self._cpp.output_shape(self._shape_list(input_shape)))
+
+    # ---- calls ----
+    def _call_inputs(self, inputs, **kwargs):
+        """The layer's list of inputs from its call arguments (single-input layers: [x])."""
+        kwargs.pop("mask", None)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
+                            f"{sorted(kwargs)}")
+        if self._is_python_layer() and isinstance(inputs, (list, tuple)):
+            return list(inputs)  # a Python layer's call takes a list of inputs as a list
+        return [inputs]
+
+    def _to_tensor(self, value):
+        if isinstance(value, Tensor):
+            if not self._integer_inputs and not as_dtype(value._dtype_name).is_floating:
+                return _C.cast(value, "float32")
+            return value
+        array = np.asarray(value)
+        if array.dtype == np.float64 or not (self._integer_inputs or
+                                             np.issubdtype(array.dtype, np.floating)):
+            array = array.astype(np.float32)
+        return _make_tensor(array)
+
+    def __call__(self, *args, training=None, **kwargs):
+        inputs = self._call_inputs(*args, **kwargs)
+        if any(isinstance(t, KerasTensor) for t in inputs):
+            return _symbolic.call_symbolic(self, inputs)
+        tensors = [self._to_tensor(x) for x in inputs]
+        if not self.built:
+            shapes = [(None,) + tuple(t.shape[1:]) if len(t.shape) else () for t in tensors]
+            self.build(shapes[0] if len(shapes) == 1 else shapes)
+        return self._cpp.call(tensors, bool(training))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _last_axis_only(layer_cls, axis):
+    if isinstance(axis, (list, tuple)):
+        if len(axis) != 1:
+            raise NotImplementedError(f"{layer_cls}: only one normalization axis (the last) is "
+                                      f"supported; received axis={axis!r}")
+        axis = axis[0]
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{layer_cls}: Expected an int or a list/tuple of ints for the argument "
+                        f"'axis', but received: {axis!r}")
+    return int(axis)
