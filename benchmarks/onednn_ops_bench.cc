@@ -1,4 +1,4 @@
-// Does our oneDNN layer (cpu::matmul, cpu::conv2d_*) cost anything over calling oneDNN
+// Does our oneDNN layer (cpu::onednn_matmul, cpu::conv2d_*) cost anything over calling oneDNN
 // directly? In one process, interleaved round by round, it times:
 //  - matmul 4096^3 in f32 and bf16: ours vs a raw oneDNN matmul primitive created once and
 //    reused (plain row-major operands, as ours gets them), and for f32 also vs dnnl_sgemm;
@@ -110,7 +110,7 @@ void bench_matmul(dnnl::engine& eng, dnnl::stream& strm, DType t, int64_t n, int
   memory am(md, eng, a.data()), bm(md, eng, b.data()), cm(md, eng, c_raw.data());
 
   std::vector<std::function<void()>> variants{
-      [&] { gpuaccel::cpu::matmul(av, bv, nullptr, cv); },
+      [&] { gpuaccel::cpu::onednn_matmul(av, bv, nullptr, cv); },
       [&] {
         raw.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
         strm.wait();

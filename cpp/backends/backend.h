@@ -15,6 +15,9 @@
 #include "kernels/optimizer_functors.h"  // OptimizerUpdate (plain data)
 #include "tensor/tensor_view.h"
 
+// For op-list includers that pass an op's arguments after their own: (x, y) -> x, y.
+#define GPUACCEL_UNPARENTHESIZE(...) __VA_ARGS__
+
 namespace gpuaccel {
 
 class Backend {

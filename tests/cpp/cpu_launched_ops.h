@@ -39,7 +39,6 @@ class CpuLaunchedOps : public Backend {
   // `compute` outlives this backend.
   explicit CpuLaunchedOps(Backend& compute) : compute_(compute) {}
 
-#define GPUACCEL_UNPARENTHESIZE(...) __VA_ARGS__
 #define GPUACCEL_BACKEND_KERNEL(NAME, PARAMS, ARGS, TRACE) \
   void NAME PARAMS override { launch_kept(#NAME, &Backend::NAME, GPUACCEL_UNPARENTHESIZE ARGS); }
 #define GPUACCEL_BACKEND_QUERY(TYPE, NAME, PARAMS, ARGS) \
@@ -50,7 +49,6 @@ class CpuLaunchedOps : public Backend {
 // CUDA library's unfused ops).
 #define GPUACCEL_BACKEND_COMPOSED(NAME, PARAMS, ARGS, TRACE)
 #include "backends/backend_ops.def"
-#undef GPUACCEL_UNPARENTHESIZE
 
  protected:
   Backend& compute() { return compute_; }

@@ -194,7 +194,7 @@ void run_matmul_case(DType t, const MatmulCase& c, uint32_t seed) {
     bv = view(b, {c.batch, c.k, c.n}, {c.b_broadcast ? 0 : c.k * c.n, b_sr, b_sc});
     ov = view(out, {c.batch, c.m, c.n});
   }
-  matmul(av, bv, c.bias ? &biasv : nullptr, ov);
+  onednn_matmul(av, bv, c.bias ? &biasv : nullptr, ov);
 
   std::vector<double> ref(out.size()), scale(out.size());
   for (int64_t bt = 0; bt < batches; ++bt)
@@ -260,22 +260,22 @@ TEST(OneDnnMatmul, ZeroInnerDimensionGivesBias) {
   Buf a(DType::kFloat32, 0), b(DType::kFloat32, 0), bias = random_buf(DType::kFloat32, 3, 10);
   Buf out(DType::kFloat32, 6);
   TensorView bv = view(bias, {3});
-  matmul(view(a, {2, 0}), view(b, {0, 3}), &bv, view(out, {2, 3}));
+  onednn_matmul(view(a, {2, 0}), view(b, {0, 3}), &bv, view(out, {2, 3}));
   for (size_t i = 0; i < 6; ++i) EXPECT_EQ(out.get(i), bias.get(i % 3));
 }
 
 TEST(OneDnnMatmul, RepeatedCallCreatesNoPrimitive) {
   Buf a = random_buf(DType::kFloat32, 5 * 7, 11), b = random_buf(DType::kFloat32, 7 * 3, 12);
   Buf out(DType::kFloat32, 15);
-  matmul(view(a, {5, 7}), view(b, {7, 3}), nullptr, view(out, {5, 3}));
+  onednn_matmul(view(a, {5, 7}), view(b, {7, 3}), nullptr, view(out, {5, 3}));
   const int64_t created = onednn_primitives_created();
   const int64_t cached = onednn_primitive_cache_size();
-  for (int i = 0; i < 3; ++i) matmul(view(a, {5, 7}), view(b, {7, 3}), nullptr, view(out, {5, 3}));
+  for (int i = 0; i < 3; ++i) onednn_matmul(view(a, {5, 7}), view(b, {7, 3}), nullptr, view(out, {5, 3}));
   EXPECT_EQ(onednn_primitives_created(), created);
   EXPECT_EQ(onednn_primitive_cache_size(), cached);
   // A new shape does create one.
   Buf out2(DType::kFloat32, 5 * 2);
-  matmul(view(a, {5, 7}), view(b, {7, 2}, {3, 1}), nullptr, view(out2, {5, 2}));
+  onednn_matmul(view(a, {5, 7}), view(b, {7, 2}, {3, 1}), nullptr, view(out2, {5, 2}));
   EXPECT_GT(onednn_primitives_created(), created);
 }
 
@@ -831,7 +831,7 @@ void run_pool_case(DType t, const PoolShape& s, uint32_t seed) {
     EXPECT_EQ(workspace.size(), 0u);
   }
   pool2d_forward(xv, s.p, yv, is_max ? workspace.data() : nullptr);
-  pool2d_backward(dyv, s.p, is_max ? workspace.data() : nullptr, dxv);
+  pool2d_backward(dyv, s.p, is_max ? workspace.data() : nullptr, xv, dxv);
 
   std::vector<double> yr(y.size()), ys(y.size()), dxr(x.size(), 0.0), dxs(x.size(), 0.0);
   for (int64_t n = 0; n < s.n; ++n)
@@ -1245,7 +1245,7 @@ TEST(OneDnnCache, ConcurrentCallsShareCachedPrimitives) {
   Buf x = random_buf(DType::kFloat32, cs.n * cs.h * cs.w * cs.c, 83);
   Buf w = random_buf(DType::kFloat32, cs.kh * cs.kw * cs.c * cs.f, 84);
   Buf mm_ref(DType::kFloat32, m * n), conv_ref(DType::kFloat32, cs.n * cs.oh() * cs.ow() * cs.f);
-  matmul(view(a, {m, k}), view(b, {k, n}), nullptr, view(mm_ref, {m, n}));
+  onednn_matmul(view(a, {m, k}), view(b, {k, n}), nullptr, view(mm_ref, {m, n}));
   conv2d_forward(view(x, {cs.n, cs.h, cs.w, cs.c}), view(w, {cs.kh, cs.kw, cs.c, cs.f}), nullptr,
                  cs.p, view(conv_ref, {cs.n, cs.oh(), cs.ow(), cs.f}));
   constexpr int kThreads = 4;
@@ -1255,7 +1255,7 @@ TEST(OneDnnCache, ConcurrentCallsShareCachedPrimitives) {
     threads.emplace_back([&, t] {
       Buf mm(DType::kFloat32, m * n), conv(DType::kFloat32, conv_ref.size());
       for (int i = 0; i < 20; ++i) {
-        matmul(view(a, {m, k}), view(b, {k, n}), nullptr, view(mm, {m, n}));
+        onednn_matmul(view(a, {m, k}), view(b, {k, n}), nullptr, view(mm, {m, n}));
         conv2d_forward(view(x, {cs.n, cs.h, cs.w, cs.c}), view(w, {cs.kh, cs.kw, cs.c, cs.f}),
                        nullptr, cs.p, view(conv, {cs.n, cs.oh(), cs.ow(), cs.f}));
         for (size_t e = 0; e < mm.size(); ++e)

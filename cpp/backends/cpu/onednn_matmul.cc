@@ -1,4 +1,4 @@
-// cpu::matmul (onednn_ops.h) on oneDNN's matmul primitive. Operand strides go to oneDNN as they
+// cpu::onednn_matmul (onednn_ops.h) on oneDNN's matmul primitive. Operand strides go to oneDNN as they
 // are (a transpose costs nothing); a stride-0 batch dimension becomes oneDNN's size-1 implicit
 // broadcast. Layouts oneDNN's GEMM kernels cannot read (neither of the two matrix dimensions
 // unit-strided) are first copied to row-major. f16 is staged through f32.
@@ -138,8 +138,8 @@ void run_native(const TensorView& a_in, const TensorView& b_in, const TensorView
 
 }  // namespace
 
-void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out,
-            PostActivation activation) {
+void onednn_matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
+                   const TensorView& out, PostActivation activation) {
   if (out.numel() == 0) return;
   if (a.shape[a.ndim - 1] == 0) {
     if (out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32 ||
@@ -163,7 +163,7 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, co
       v.ndim = 2;
       return v;
     };
-    matmul(drop_batch(a), drop_batch(b), bias, drop_batch(out), activation);
+    onednn_matmul(drop_batch(a), drop_batch(b), bias, drop_batch(out), activation);
     const size_t bytes = static_cast<size_t>(out.shape[1] * out.shape[2]) * elem_size(out);
     for (int64_t i = 1; i < out.shape[0]; ++i) {
       std::memcpy(static_cast<uint8_t*>(out.data) + static_cast<size_t>(i) * bytes, out.data,

@@ -21,8 +21,9 @@ namespace gpuaccel::cpu {
 // strides on a and b (transposes are free); out contiguous. bias: nullptr or (N,) added to
 // every row. a, b, out share a dtype. `activation` is applied to out in the same pass (a oneDNN
 // post-op, which maps NaN to 0: see fused_relu_guard.h).
-void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out,
-            PostActivation activation = PostActivation::kNone);
+// (The CPU backend's matmul sends products too small for oneDNN to small_matmul.h first.)
+void onednn_matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
+                   const TensorView& out, PostActivation activation = PostActivation::kNone);
 
 using gpuaccel::Conv2dParams;
 
@@ -82,8 +83,9 @@ using gpuaccel::Pool2dParams;
 // inference.
 int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y);
 void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y, void* workspace);
+// `x` (the forward's input) is not read: the workspace holds max pooling's argmax.
 void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                     const TensorView& dx);
+                     const TensorView& x, const TensorView& dx);
 // pool2d_backward and relu's backward at the pooling's input x (dx * (x > 0)) in one pass, the
 // same bits as the two in sequence; false (nothing written) where that pass does not apply
 // (windows that can overlap, oneDNN's pooling, strided or float16 tensors): then run the two.

@@ -13,11 +13,11 @@ namespace gpuaccel::cpu {
 // At most this many multiply-adds (M * N * K per batch, over all batches) run here.
 constexpr int64_t kSmallMatmulMacs = 16 * 1024;
 
-// Whether small_matmul takes this product: float32 operands of cpu::matmul's shapes (see
+// Whether small_matmul takes this product: float32 operands of cpu::onednn_matmul's shapes (see
 // onednn_ops.h) with at most kSmallMatmulMacs multiply-adds.
 bool small_matmul_applies(const TensorView& a, const TensorView& b, const TensorView& out);
 
-// out[b] = a[b] @ b[b] (+ bias), cpu::matmul's contract (any strides on a, b and bias; out
+// out[b] = a[b] @ b[b] (+ bias), cpu::onednn_matmul's contract (any strides on a, b and bias; out
 // contiguous), accumulating each dot product in float32 in order of k.
 void small_matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
                   const TensorView& out);

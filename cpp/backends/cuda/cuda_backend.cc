@@ -86,7 +86,6 @@ bool is_pinned(const void* host) {
 }
 
 // One GPU's Backend: every op makes the device current and queues its work on device_stream().
-// Each op runs under its own name (__func__), the one backends/backend_ops.def gives it.
 class CudaBackend final : public Backend {
  public:
   CudaBackend(int device, BackendServices& services)
@@ -95,111 +94,22 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override;
   const char* name() const override { return "cuda"; }
 
-  void unary(UnaryOp op, const TensorView& x, const TensorView& y) override {
-    run(__func__, [&] { cuda::unary(device_, op, x, y); });
+  // Every kernel of the op list runs the cuda:: function of its name on this device, under the
+  // list's name (error texts, the profiler's device plane); the composed ops keep Backend's
+  // composition. A query is arithmetic: no device work, no launch bracket.
+#define GPUACCEL_BACKEND_KERNEL(NAME, PARAMS, ARGS, TRACE) \
+  void NAME PARAMS override {                                \
+    run(#NAME, [&] { cuda::NAME(device_, GPUACCEL_UNPARENTHESIZE ARGS); }); \
   }
-  void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const TensorView& dy,
-                      const TensorView& dx) override {
-    run(__func__, [&] { cuda::unary_backward(device_, op, x, y, dy, dx); });
+#define GPUACCEL_BACKEND_QUERY(TYPE, NAME, PARAMS, ARGS)                             \
+  TYPE NAME PARAMS override {                                                        \
+    TYPE answer{};                                                                   \
+    run_library_op(services_, #NAME, LaunchKind::kNone, 0, [&] { answer = cuda::NAME ARGS; }); \
+    return answer;                                                                   \
   }
-  void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out) override {
-    run(__func__, [&] { cuda::binary(device_, op, a, b, out); });
-  }
-  void copy(const TensorView& src, const TensorView& dst) override {
-    run(__func__, [&] { cuda::copy(device_, src, dst); });
-  }
-  void fill(const TensorView& dst, double value) override {
-    run(__func__, [&] { cuda::fill(device_, dst, value); });
-  }
-  void arange(const TensorView& dst, double start, double step) override {
-    run(__func__, [&] { cuda::arange(device_, dst, start, step); });
-  }
-  void random(RandomDistribution d, uint64_t seed, uint64_t offset, const TensorView& dst) override {
-    run(__func__, [&] { cuda::random(device_, d, seed, offset, dst); });
-  }
-  void reduce(ReduceOp op, const TensorView& x, uint32_t axes, const TensorView& out) override {
-    run(__func__, [&] { cuda::reduce(device_, op, x, axes, out); });
-  }
-  void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset, const TensorView& y,
-               const TensorView& mask) override {
-    run(__func__, [&] { cuda::dropout(device_, x, rate, seed, offset, y, mask); });
-  }
-  void matmul(const TensorView& a, const TensorView& b, const TensorView* bias,
-              const TensorView& out) override {
-    run(__func__, [&] { cuda::matmul(device_, a, b, bias, out); });
-  }
-  void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
-                      const Conv2dParams& p, const TensorView& y) override {
-    run(__func__, [&] { cuda::conv2d_forward(device_, x, w, bias, p, y); });
-  }
-  void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
-                            const TensorView& dx) override {
-    run(__func__, [&] { cuda::conv2d_backward_data(device_, dy, w, p, dx); });
-  }
-  void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
-                               const TensorView& dw, const TensorView* dbias) override {
-    run(__func__, [&] { cuda::conv2d_backward_weights(device_, x, dy, p, dw, dbias); });
-  }
-  int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
-                                 const TensorView& y) override {
-    int64_t bytes = 0;  // pure arithmetic: no device work
-    run_library_op(services_, __func__, LaunchKind::kNone, 0,
-                   [&] { bytes = cuda::pool2d_workspace_bytes(x, p, y); });
-    return bytes;
-  }
-  void pool2d_forward(const TensorView& x, const Pool2dParams& p, const TensorView& y,
-                      void* workspace) override {
-    run(__func__, [&] { cuda::pool2d_forward(device_, x, p, y, workspace); });
-  }
-  void pool2d_backward(const TensorView& dy, const Pool2dParams& p, const void* workspace,
-                       const TensorView& x, const TensorView& dx) override {
-    run(__func__, [&] { cuda::pool2d_backward(device_, dy, p, workspace, x, dx); });
-  }
-  void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
-    run(__func__, [&] { cuda::softmax_forward(device_, x, log, y); });
-  }
-  void softmax_backward(const TensorView& y, const TensorView& dy, bool log,
-                        const TensorView& dx) override {
-    run(__func__, [&] { cuda::softmax_backward(device_, y, dy, log, dx); });
-  }
-  void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
-                          const TensorView& mean, const TensorView& var, double epsilon,
-                          bool training, const TensorView& y) override {
-    run(__func__, [&] {
-      cuda::batch_norm_forward(device_, x, gamma, beta, mean, var, epsilon, training, y);
-    });
-  }
-  void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
-                           const TensorView& mean, const TensorView& var, double epsilon,
-                           const TensorView& dx, const TensorView& dgamma,
-                           const TensorView& dbeta) override {
-    run(__func__, [&] {
-      cuda::batch_norm_backward(device_, x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-    });
-  }
-  void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
-                          double epsilon, const TensorView& y, const TensorView& mean,
-                          const TensorView& var) override {
-    run(__func__, [&] { cuda::layer_norm_forward(device_, x, gamma, beta, epsilon, y, mean, var); });
-  }
-  void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
-                           const TensorView& mean, const TensorView& var, double epsilon,
-                           const TensorView& dx, const TensorView& dgamma,
-                           const TensorView& dbeta) override {
-    run(__func__, [&] {
-      cuda::layer_norm_backward(device_, x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-    });
-  }
-  void optimizer_update(const OptimizerUpdate& u, const TensorView& param, const TensorView& grad,
-                        const TensorView& slot0, const TensorView& slot1,
-                        const TensorView& slot2) override {
-    run(__func__, [&] {
-      cuda::optimizer_update(device_, u, param, grad, &slot0, &slot1, &slot2);
-    });
-  }
-  void any_nonfinite(const std::vector<TensorView>& tensors, const TensorView& flag) override {
-    run(__func__, [&] { cuda::any_nonfinite(device_, tensors, flag); });
-  }
+#define GPUACCEL_BACKEND_COMPOSED(NAME, PARAMS, ARGS, TRACE)
+#include "backends/backend_ops.def"
+
   // The source is the caller's (a NumPy array, or a PyTorch pin_memory() buffer seen through
   // zero-copy), and the caller may overwrite it as soon as this returns. So every source, pageable
   // or page-locked, is staged through our own pinned ring (backends/staging_ring.h): the host

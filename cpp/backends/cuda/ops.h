@@ -83,10 +83,10 @@ void avg_pool2d_backward_direct(int device, const TensorView& dy, const Pool2dPa
 // nonfinite_check.cu: the loss-scale finite check, one launch over all `tensors` (Backend::any_nonfinite).
 void any_nonfinite(int device, const std::vector<TensorView>& tensors, const TensorView& flag);
 
-// optimizer_update.cu: the fused optimizer step (kernels/optimizer_functors.h); null slot
-// pointers for the slots the configuration does not use.
+// optimizer_update.cu: the fused optimizer step (kernels/optimizer_functors.h); empty views
+// (no data) for the slots the configuration does not use.
 void optimizer_update(int device, const OptimizerUpdate& u, const TensorView& param,
-                      const TensorView& grad, const TensorView* slot0, const TensorView* slot1,
-                      const TensorView* slot2);
+                      const TensorView& grad, const TensorView& slot0, const TensorView& slot1,
+                      const TensorView& slot2);
 
 }  // namespace gpuaccel::cuda

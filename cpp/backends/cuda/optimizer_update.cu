@@ -26,18 +26,18 @@ __global__ void optimizer_update_kernel(int64_t n, F f, float* p, const G* g, fl
   }
 }
 
-float* slot_data(const TensorView* v, int64_t n) {
-  if (v == nullptr || v->data == nullptr) return nullptr;
-  GA_CUDA_REQUIRE(v->dtype == DType::kFloat32 && v->is_contiguous() && v->numel() == n,
+float* slot_data(const TensorView& v, int64_t n) {
+  if (v.data == nullptr) return nullptr;
+  GA_CUDA_REQUIRE(v.dtype == DType::kFloat32 && v.is_contiguous() && v.numel() == n,
                   "optimizer_update: slots must be contiguous float32 of the parameter's size");
-  return static_cast<float*>(v->data);
+  return static_cast<float*>(v.data);
 }
 
 }  // namespace
 
 void optimizer_update(int device, const OptimizerUpdate& u, const TensorView& param,
-                      const TensorView& grad, const TensorView* slot0, const TensorView* slot1,
-                      const TensorView* slot2) {
+                      const TensorView& grad, const TensorView& slot0, const TensorView& slot1,
+                      const TensorView& slot2) {
   const int64_t n = param.numel();
   GA_CUDA_REQUIRE(param.dtype == DType::kFloat32 && param.is_contiguous(),
                   "optimizer_update: the parameter must be contiguous float32");
