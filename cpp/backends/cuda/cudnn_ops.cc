@@ -159,6 +159,18 @@ TensorView interior(const TensorView& padded, const TensorView& x, const Conv2dP
 
 size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
 
+// The input as cuDNN convolves it: x itself, or, when `pad` (asymmetric padding), a copy of x
+// with that padding made explicit (zeros) in `buffer`.
+TensorView zero_padded_input(int device, const TensorView& x, const Conv2dParams& p, bool pad,
+                             std::optional<ScratchBuffer>& buffer) {
+  if (!pad) return x;
+  buffer.emplace(device, bytes_of(padded_shape(x, p, nullptr)));
+  const TensorView xin = padded_shape(x, p, buffer->get());
+  fill(device, xin, 0.0);
+  copy(device, x, interior(xin, x, p));
+  return xin;
+}
+
 // The key of a problem: x as given to cuDNN (padded when the padding is asymmetric, then cuDNN
 // pads nothing), the Keras kernel w (KH, KW, C, F) as cuDNN's (F, KH, KW, C), y.
 ConvPlanKey conv_key(int device, ConvDirection direction, const TensorView& x_in, const TensorView& w_hwio,
@@ -448,13 +460,8 @@ void conv2d_forward(int device, const TensorView& x, const TensorView& w, const 
     GA_CUDA_REQUIRE(bias->dtype == y.dtype && bias->numel() == y.shape[3], "conv2d_forward: bias must be (F,)");
   }
   const bool pad = !symmetric(p);
-  ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
-  TensorView xin = x;
-  if (pad) {
-    xin = padded_shape(x, p, padded_buf.get());
-    fill(device, xin, 0.0);
-    copy(device, x, interior(xin, x, p));
-  }
+  std::optional<ScratchBuffer> padded_buf;
+  const TensorView xin = zero_padded_input(device, x, p, pad, padded_buf);
   std::optional<ScratchBuffer> w_buf;
   std::shared_ptr<void> w_keep;
   const TensorView wk = krsc_copy(device, w, w_buf, w_keep);
@@ -510,13 +517,8 @@ void conv2d_backward_weights(int device, const TensorView& x, const TensorView& 
     return;
   }
   const bool pad = !symmetric(p);
-  ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
-  TensorView xin = x;
-  if (pad) {
-    xin = padded_shape(x, p, padded_buf.get());
-    fill(device, xin, 0.0);
-    copy(device, x, interior(xin, x, p));
-  }
+  std::optional<ScratchBuffer> padded_buf;
+  const TensorView xin = zero_padded_input(device, x, p, pad, padded_buf);
   ScratchBuffer w_buf(device, bytes_of(dw));
   const TensorView krsc_src = hwio_as_krsc(dw);  // dw's HWIO memory read as KRSC
   const TensorView dwk = contiguous_like(dw, w_buf.get(), 4, krsc_src.shape);
