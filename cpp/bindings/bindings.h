@@ -19,6 +19,6 @@ void init_layers(pybind11::module_& m);     // Keras layers, gpuaccel._C.layers 
 void init_training(pybind11::module_& m);   // losses, metrics, layer graph, Trainer (training.cc)
 void init_optim(pybind11::module_& m);     // optimizers, gpuaccel._C.optim (optim.cc)
 void init_replicated_training(pybind11::module_& m);  // fit under a strategy (replicated_training.cc)
-void init_collective(pybind11::module_& m); // multi-worker engines, gpuaccel._C.collective (collective.cc)
+void init_collective(pybind11::module_& m); // multi-worker engines, gpuaccel._C.collective (collective_bindings.cc)
 
 }  // namespace gpuaccel::bindings

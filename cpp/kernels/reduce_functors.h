@@ -46,25 +46,31 @@ struct SumCombiner {
   GA_HOST_DEVICE GA_INLINE Acc operator()(Acc a, Acc b) const { return a + b; }
 };
 
-template <typename Acc>
-struct MaxCombiner {
-  GA_HOST_DEVICE GA_INLINE static Acc identity() { return Extremes<Acc>::lowest(); }
-  GA_HOST_DEVICE GA_INLINE Acc operator()(Acc a, Acc b) const {
-    if (math::is_nan(a)) return a;
-    if (math::is_nan(b)) return b;
-    return a < b ? b : a;
-  }
-};
+// Which end a max/min or argmax/argmin combiner keeps.
+enum class Extreme { kMax, kMin };
 
-template <typename Acc>
-struct MinCombiner {
-  GA_HOST_DEVICE GA_INLINE static Acc identity() { return Extremes<Acc>::highest(); }
+// Whether x lies strictly beyond y towards `kKeep` (false for equal values and for NaNs).
+template <Extreme kKeep, typename Acc>
+GA_HOST_DEVICE GA_INLINE bool beyond(Acc x, Acc y) {
+  return kKeep == Extreme::kMax ? y < x : x < y;
+}
+
+// max (kMax) or min (kMin); a NaN operand wins, a tie keeps `a`.
+template <typename Acc, Extreme kKeep>
+struct ExtremeCombiner {
+  GA_HOST_DEVICE GA_INLINE static Acc identity() {
+    return kKeep == Extreme::kMax ? Extremes<Acc>::lowest() : Extremes<Acc>::highest();
+  }
   GA_HOST_DEVICE GA_INLINE Acc operator()(Acc a, Acc b) const {
     if (math::is_nan(a)) return a;
     if (math::is_nan(b)) return b;
-    return b < a ? b : a;
+    return beyond<kKeep>(b, a) ? b : a;
   }
 };
+template <typename Acc>
+using MaxCombiner = ExtremeCombiner<Acc, Extreme::kMax>;
+template <typename Acc>
+using MinCombiner = ExtremeCombiner<Acc, Extreme::kMin>;
 
 // A value with the index it came from (index -1: nothing seen yet).
 template <typename Acc>
@@ -73,10 +79,12 @@ struct IndexedValue {
   int64_t index;
 };
 
-template <typename Acc>
-struct ArgMaxCombiner {
+// argmax (kMax) or argmin (kMin): the first NaN's index if any, else the first index of the
+// extreme value.
+template <typename Acc, Extreme kKeep>
+struct ArgExtremeCombiner {
   GA_HOST_DEVICE GA_INLINE static IndexedValue<Acc> identity() {
-    return IndexedValue<Acc>{Extremes<Acc>::lowest(), -1};
+    return IndexedValue<Acc>{ExtremeCombiner<Acc, kKeep>::identity(), -1};
   }
   GA_HOST_DEVICE GA_INLINE IndexedValue<Acc> operator()(IndexedValue<Acc> a,
                                                         IndexedValue<Acc> b) const {
@@ -85,30 +93,15 @@ struct ArgMaxCombiner {
     const bool a_nan = math::is_nan(a.value), b_nan = math::is_nan(b.value);
     if (a_nan != b_nan) return a_nan ? a : b;
     if (!a_nan) {
-      if (a.value > b.value) return a;
-      if (b.value > a.value) return b;
+      if (beyond<kKeep>(a.value, b.value)) return a;
+      if (beyond<kKeep>(b.value, a.value)) return b;
     }
     return b.index < a.index ? b : a;  // tie (or both NaN): the first index
   }
 };
-
 template <typename Acc>
-struct ArgMinCombiner {
-  GA_HOST_DEVICE GA_INLINE static IndexedValue<Acc> identity() {
-    return IndexedValue<Acc>{Extremes<Acc>::highest(), -1};
-  }
-  GA_HOST_DEVICE GA_INLINE IndexedValue<Acc> operator()(IndexedValue<Acc> a,
-                                                        IndexedValue<Acc> b) const {
-    if (a.index < 0) return b;
-    if (b.index < 0) return a;
-    const bool a_nan = math::is_nan(a.value), b_nan = math::is_nan(b.value);
-    if (a_nan != b_nan) return a_nan ? a : b;
-    if (!a_nan) {
-      if (a.value < b.value) return a;
-      if (b.value < a.value) return b;
-    }
-    return b.index < a.index ? b : a;
-  }
-};
+using ArgMaxCombiner = ArgExtremeCombiner<Acc, Extreme::kMax>;
+template <typename Acc>
+using ArgMinCombiner = ArgExtremeCombiner<Acc, Extreme::kMin>;
 
 }  // namespace gpuaccel::kernels

@@ -2,7 +2,6 @@
 #include "nn/conv1d.h"
 
 #include "nn/conv2d.h"
-#include "nn/initializers.h"
 #include "ops/shape_ops.h"
 
 namespace gpuaccel::nn {
@@ -11,9 +10,8 @@ Conv1D::Conv1D(std::string name, int64_t filters, int64_t kernel_size, int64_t s
                const std::string& padding, int64_t dilation, const std::string& activation,
                bool use_bias, const std::string& kernel_initializer,
                const std::string& bias_initializer)
-    : Layer(std::move(name)), filters_(filters), kernel_size_(kernel_size), stride_(stride),
-      dilation_(dilation), use_bias_(use_bias) {
-  const std::string where = std::string("Conv1D '") + this->name() + "'";
+    : KernelLayer(std::move(name), filters, use_bias), kernel_size_(kernel_size), stride_(stride),
+      dilation_(dilation) {
   if (filters <= 0) {
     fail("Invalid value for argument `filters`. Expected a strictly positive value. "
          "Received filters=" + std::to_string(filters));
@@ -31,14 +29,12 @@ Conv1D::Conv1D(std::string name, int64_t filters, int64_t kernel_size, int64_t s
          padding + "'");
   }
   padding_ = padding == "same" ? Padding::kSame : Padding::kValid;
-  activation_ = parse_activation(activation, where);
-  kernel_initializer_ = canonical_initializer(kernel_initializer, where);
-  bias_initializer_ = canonical_initializer(bias_initializer, where);
+  parse_activation_and_initializers(activation, kernel_initializer, bias_initializer);
 }
 
 void Conv1D::check(const Shape& shape) const {
   expect_ndim(shape, 0, 3);
-  if (in_channels_ >= 0) expect_axis(shape, 0, -1, in_channels_);
+  if (in_features() >= 0) expect_axis(shape, 0, -1, in_features());
   if (shape[2] < 0) fail("The channel dimension of the inputs should be defined");
   if (window_output_length(shape[1], kernel_size_, stride_, dilation_, padding_) == 0) {
     fail("One of the dimensions in the output is <= 0 due to downsampling in " + name() +
@@ -46,31 +42,16 @@ void Conv1D::check(const Shape& shape) const {
   }
 }
 
-Shape Conv1D::output_shape(const ShapeList& input_shapes) const {
-  expect_inputs(input_shapes.size(), 1);
-  const Shape& s = input_shapes[0];
-  check(s);
-  return {s[0], window_output_length(s[1], kernel_size_, stride_, dilation_, padding_), filters_};
+Shape Conv1D::output_shape_of(const Shape& s) const {
+  return {s[0], window_output_length(s[1], kernel_size_, stride_, dilation_, padding_), outputs()};
 }
 
-void Conv1D::do_build(const ShapeList& input_shapes) {
-  expect_inputs(input_shapes.size(), 1);
-  check(input_shapes[0]);
-  in_channels_ = input_shapes[0][2];
-  kernel_ = add_weight("kernel", {kernel_size_, in_channels_, filters_}, kernel_initializer_);
-  if (use_bias_) bias_ = add_weight("bias", {filters_}, bias_initializer_);
-}
-
-Tensor Conv1D::call(const std::vector<Tensor>& inputs, bool training) {
+Tensor Conv1D::call_on(const Tensor& x, bool training) {
   (void)training;
-  expect_built();
-  expect_inputs(inputs.size(), 1);
-  check(inputs[0].shape());
-  const Tensor image = expand_dims(cast_input(inputs[0]), 1);  // (N, 1, L, C)
-  const Tensor kernel = expand_dims(read(kernel_), 0);        // (1, k, C, F)
-  const Tensor y = conv2d(image, kernel, use_bias_ ? read(bias_) : Tensor(), 1, stride_, padding_,
-                          1, dilation_);
-  return apply_activation(activation_, squeeze(y, {1}));
+  const Tensor image = expand_dims(x, 1);                 // (N, 1, L, C)
+  const Tensor kernel = expand_dims(this->kernel(), 0);  // (1, k, C, F)
+  const Tensor y = conv2d(image, kernel, bias(), 1, stride_, padding_, 1, dilation_);
+  return apply_activation(activation(), squeeze(y, {1}));
 }
 
 }  // namespace gpuaccel::nn

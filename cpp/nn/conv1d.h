@@ -5,35 +5,30 @@
 
 #include <string>
 
-#include "nn/activations.h"
-#include "nn/layer.h"
+#include "nn/kernel_layer.h"
 #include "ops/nn.h"
 
 namespace gpuaccel::nn {
 
-class Conv1D : public Layer {
+class Conv1D : public KernelLayer {
  public:
   Conv1D(std::string name, int64_t filters, int64_t kernel_size, int64_t stride,
          const std::string& padding, int64_t dilation, const std::string& activation = "linear",
          bool use_bias = true, const std::string& kernel_initializer = "glorot_uniform",
          const std::string& bias_initializer = "zeros");
   const char* type() const override { return "Conv1D"; }
-  Shape output_shape(const ShapeList& input_shapes) const override;
-  Tensor call(const std::vector<Tensor>& inputs, bool training) override;
 
  protected:
-  void do_build(const ShapeList& input_shapes) override;
+  void check(const Shape& input) const override;
+  Shape output_shape_of(const Shape& input) const override;
+  Shape kernel_shape(int64_t in_features) const override {
+    return {kernel_size_, in_features, outputs()};
+  }
+  Tensor call_on(const Tensor& x, bool training) override;
 
  private:
-  void check(const Shape& shape) const;
-
-  int64_t filters_, kernel_size_, stride_, dilation_;
+  int64_t kernel_size_, stride_, dilation_;
   Padding padding_;
-  ActivationFn activation_;
-  bool use_bias_;
-  std::string kernel_initializer_, bias_initializer_;
-  int64_t in_channels_ = -1;
-  Tensor kernel_, bias_;
 };
 
 }  // namespace gpuaccel::nn

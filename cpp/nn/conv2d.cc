@@ -2,8 +2,6 @@
 // op with bias and, when it can be fused (linear, relu), the activation; others follow it.
 #include "nn/conv2d.h"
 
-#include "nn/initializers.h"
-
 namespace gpuaccel::nn {
 
 int64_t window_output_length(int64_t n, int64_t window, int64_t stride, int64_t dilation,
@@ -20,10 +18,8 @@ Conv2D::Conv2D(std::string name, int64_t filters, int64_t kernel_h, int64_t kern
                int64_t dilation_h, int64_t dilation_w, const std::string& activation,
                bool use_bias, const std::string& kernel_initializer,
                const std::string& bias_initializer)
-    : Layer(std::move(name)), filters_(filters), kernel_h_(kernel_h), kernel_w_(kernel_w),
-      stride_h_(stride_h), stride_w_(stride_w), dilation_h_(dilation_h), dilation_w_(dilation_w),
-      use_bias_(use_bias) {
-  const std::string where = std::string("Conv2D '") + this->name() + "'";
+    : KernelLayer(std::move(name), filters, use_bias), kernel_h_(kernel_h), kernel_w_(kernel_w),
+      stride_h_(stride_h), stride_w_(stride_w), dilation_h_(dilation_h), dilation_w_(dilation_w) {
   if (filters <= 0) {
     fail("Invalid value for argument `filters`. Expected a strictly positive value. Received filters=" +
          std::to_string(filters));
@@ -49,14 +45,12 @@ Conv2D::Conv2D(std::string name, int64_t filters, int64_t kernel_h, int64_t kern
     fail("The `padding` argument must be one of 'valid', 'same'. Received: padding='" + padding + "'");
   }
   padding_ = padding == "same" ? Padding::kSame : Padding::kValid;
-  activation_ = parse_activation(activation, where);
-  kernel_initializer_ = canonical_initializer(kernel_initializer, where);
-  bias_initializer_ = canonical_initializer(bias_initializer, where);
+  parse_activation_and_initializers(activation, kernel_initializer, bias_initializer);
 }
 
 void Conv2D::check(const Shape& shape) const {
   expect_ndim(shape, 0, 4);
-  if (in_channels_ >= 0) expect_axis(shape, 0, -1, in_channels_);
+  if (in_features() >= 0) expect_axis(shape, 0, -1, in_features());
   if (shape[3] < 0) {
     fail("The channel dimension of the inputs should be defined. The input_shape received is " +
          shape_text(shape) + ", where axis -1 (0-based) is the channel dimension, which found to be `None`.");
@@ -70,37 +64,17 @@ void Conv2D::check(const Shape& shape) const {
   }
 }
 
-Shape Conv2D::output_shape(const ShapeList& input_shapes) const {
-  expect_inputs(input_shapes.size(), 1);
-  const Shape& s = input_shapes[0];
-  check(s);
+Shape Conv2D::output_shape_of(const Shape& s) const {
   return {s[0], window_output_length(s[1], kernel_h_, stride_h_, dilation_h_, padding_),
-          window_output_length(s[2], kernel_w_, stride_w_, dilation_w_, padding_), filters_};
+          window_output_length(s[2], kernel_w_, stride_w_, dilation_w_, padding_), outputs()};
 }
 
-void Conv2D::do_build(const ShapeList& input_shapes) {
-  expect_inputs(input_shapes.size(), 1);
-  check(input_shapes[0]);
-  in_channels_ = input_shapes[0][3];
-  kernel_ = add_weight("kernel", {kernel_h_, kernel_w_, in_channels_, filters_}, kernel_initializer_);
-  if (use_bias_) bias_ = add_weight("bias", {filters_}, bias_initializer_);
-}
-
-Tensor Conv2D::call(const std::vector<Tensor>& inputs, bool training) {
+Tensor Conv2D::call_on(const Tensor& x, bool training) {
   (void)training;
-  expect_built();
-  expect_inputs(inputs.size(), 1);
-  check(inputs[0].shape());
-  const Tensor x = cast_input(inputs[0]);
-  const Tensor bias = use_bias_ ? read(bias_) : Tensor();
-  PostActivation fused = PostActivation::kNone;
-  if (fusable_activation(activation_, &fused)) {
-    return conv2d(x, read(kernel_), bias, stride_h_, stride_w_, padding_, dilation_h_, dilation_w_,
-                  fused);
-  }
-  const Tensor y = conv2d(x, read(kernel_), bias, stride_h_, stride_w_, padding_, dilation_h_,
-                          dilation_w_);
-  return apply_activation(activation_, y);
+  const Tensor b = bias();
+  return then_activation([&](PostActivation fused) {
+    return conv2d(x, kernel(), b, stride_h_, stride_w_, padding_, dilation_h_, dilation_w_, fused);
+  });
 }
 
 }  // namespace gpuaccel::nn

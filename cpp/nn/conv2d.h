@@ -4,8 +4,7 @@
 
 #include <string>
 
-#include "nn/activations.h"
-#include "nn/layer.h"
+#include "nn/kernel_layer.h"
 #include "ops/nn.h"
 
 namespace gpuaccel::nn {
@@ -15,7 +14,7 @@ namespace gpuaccel::nn {
 int64_t window_output_length(int64_t n, int64_t window, int64_t stride, int64_t dilation,
                              Padding padding);
 
-class Conv2D : public Layer {
+class Conv2D : public KernelLayer {
  public:
   Conv2D(std::string name, int64_t filters, int64_t kernel_h, int64_t kernel_w, int64_t stride_h,
          int64_t stride_w, const std::string& padding, int64_t dilation_h, int64_t dilation_w,
@@ -23,22 +22,18 @@ class Conv2D : public Layer {
          const std::string& kernel_initializer = "glorot_uniform",
          const std::string& bias_initializer = "zeros");
   const char* type() const override { return "Conv2D"; }
-  Shape output_shape(const ShapeList& input_shapes) const override;
-  Tensor call(const std::vector<Tensor>& inputs, bool training) override;
 
  protected:
-  void do_build(const ShapeList& input_shapes) override;
+  void check(const Shape& input) const override;
+  Shape output_shape_of(const Shape& input) const override;
+  Shape kernel_shape(int64_t in_features) const override {
+    return {kernel_h_, kernel_w_, in_features, outputs()};
+  }
+  Tensor call_on(const Tensor& x, bool training) override;
 
  private:
-  void check(const Shape& shape) const;
-
-  int64_t filters_, kernel_h_, kernel_w_, stride_h_, stride_w_, dilation_h_, dilation_w_;
+  int64_t kernel_h_, kernel_w_, stride_h_, stride_w_, dilation_h_, dilation_w_;
   Padding padding_;
-  ActivationFn activation_;
-  bool use_bias_;
-  std::string kernel_initializer_, bias_initializer_;
-  int64_t in_channels_ = -1;
-  Tensor kernel_, bias_;
 };
 
 }  // namespace gpuaccel::nn

@@ -2,34 +2,23 @@
 // >= 2; kernel (in, out), bias (out,).
 #pragma once
 
-#include "nn/activations.h"
-#include "nn/layer.h"
+#include "nn/kernel_layer.h"
 
 namespace gpuaccel::nn {
 
-class Dense : public Layer {
+class Dense : public KernelLayer {
  public:
   Dense(std::string name, int64_t units, const std::string& activation = "linear",
         bool use_bias = true, const std::string& kernel_initializer = "glorot_uniform",
         const std::string& bias_initializer = "zeros");
   const char* type() const override { return "Dense"; }
-  Shape output_shape(const ShapeList& input_shapes) const override;
-  Tensor call(const std::vector<Tensor>& inputs, bool training) override;
-
-  int64_t units() const { return units_; }
+  int64_t units() const { return outputs(); }
 
  protected:
-  void do_build(const ShapeList& input_shapes) override;
-
- private:
-  void check(const Shape& shape) const;
-
-  int64_t units_;
-  ActivationFn activation_;
-  bool use_bias_;
-  std::string kernel_initializer_, bias_initializer_;
-  int64_t input_dim_ = -1;
-  Tensor kernel_, bias_;
+  void check(const Shape& input) const override;
+  Shape output_shape_of(const Shape& input) const override;
+  Shape kernel_shape(int64_t in_features) const override { return {in_features, units()}; }
+  Tensor call_on(const Tensor& x, bool training) override;
 };
 
 }  // namespace gpuaccel::nn

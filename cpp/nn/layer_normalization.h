@@ -2,31 +2,20 @@
 // mean and unit variance, then scaled by gamma and shifted by beta (weights in that order).
 #pragma once
 
-#include "nn/layer.h"
+#include "nn/normalization.h"
 
 namespace gpuaccel::nn {
 
-class LayerNormalization : public Layer {
+class LayerNormalization : public Normalization {
  public:
   LayerNormalization(std::string name, int64_t axis = -1, double epsilon = 1e-3,
                      bool center = true, bool scale = true,
                      const std::string& beta_initializer = "zeros",
                      const std::string& gamma_initializer = "ones");
   const char* type() const override { return "LayerNormalization"; }
-  Shape output_shape(const ShapeList& input_shapes) const override;
-  Tensor call(const std::vector<Tensor>& inputs, bool training) override;
 
  protected:
-  void do_build(const ShapeList& input_shapes) override;
-
- private:
-  void check(const Shape& shape) const;
-
-  double epsilon_;
-  bool center_, scale_;
-  std::string beta_init_, gamma_init_;
-  int64_t channels_ = -1;
-  Tensor gamma_, beta_;
+  Tensor call_on(const Tensor& x, bool training) override;
 };
 
 }  // namespace gpuaccel::nn

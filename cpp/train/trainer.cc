@@ -51,6 +51,12 @@ Trainer::PlacedBatch Trainer::place_batch(const std::vector<Tensor>& x_in, const
   return placed;
 }
 
+Trainer::StepBatch::StepBatch(Trainer& trainer, const std::vector<Tensor>& x_in, const Tensor& y_in,
+                              const Tensor& sample_weight_in)
+    : params(trainer.graph_->trainable_weights()),
+      placed(trainer.place_batch(x_in, y_in, sample_weight_in, params)),
+      release(trainer.batches_) {}
+
 Trainer::Trainer(nn::LayerGraphPtr graph, nn::LossPtr loss,
                  std::shared_ptr<optim::Optimizer> optimizer, std::vector<nn::MetricPtr> metrics)
     : graph_(std::move(graph)),
@@ -81,12 +87,9 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in,
   }
   const int64_t batch = batch_size_of(x_in);
   check_labels(y_in, batch);
-  const std::vector<Tensor> params = graph_->trainable_weights();
-  PlacedBatch placed = place_batch(x_in, y_in, sample_weight_in, params);
-  const std::vector<Tensor>& x = placed.x;
-  const Tensor& y = placed.y;
-  const Tensor& sample_weight = placed.sample_weight;
-  ReleasePlacedBatch release_upload(batches_);
+  StepBatch step(*this, x_in, y_in, sample_weight_in);
+  const std::vector<Tensor>& params = step.params;
+  const auto& [x, y, sample_weight] = step.placed;
   if (sample_weight.defined()) return run_train_step(x, y, batch, params, sample_weight);
   const LogicalDevice& device = params.empty() ? x.at(0).device() : params[0].device();
   Backend& backend = backend_for(device);
@@ -113,7 +116,7 @@ Tensor Trainer::train_step(const std::vector<Tensor>& x_in, const Tensor& y_in,
     for (size_t i = 0; i < x.size(); ++i) copy_into(x[i], captured.inputs[i]);
     copy_into(y, captured.inputs.back());
   }
-  release_upload.now();  // the graph reads its own input buffers, not the upload's
+  step.release.now();  // the graph reads its own input buffers, not the upload's
   const std::vector<Tensor> staged_x(captured.inputs.begin(), captured.inputs.end() - 1);
   const HostCounters before = host_counters();
   Tensor loss;
@@ -212,12 +215,8 @@ Tensor Trainer::test_step(const std::vector<Tensor>& x_in, const Tensor& y_in,
   check_labels(y_in, batch);
   GradModeGuard grad_off(false);
   DeferredChecks::Scope deferred(label_checks_);
-  const std::vector<Tensor> params = graph_->trainable_weights();
-  PlacedBatch placed = place_batch(x_in, y_in, sample_weight_in, params);
-  const std::vector<Tensor>& x = placed.x;
-  const Tensor& y = placed.y;
-  const Tensor& sample_weight = placed.sample_weight;
-  ReleasePlacedBatch release_upload(batches_);
+  StepBatch step(*this, x_in, y_in, sample_weight_in);
+  const auto& [x, y, sample_weight] = step.placed;
   const std::vector<Tensor> outputs = graph_->forward(x, /*training=*/false);
   const Tensor value = compute_loss(y, outputs.at(0), sample_weight);
   absorb(value, batch, y, outputs.at(0));

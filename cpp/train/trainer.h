@@ -94,6 +94,16 @@ class Trainer {
   // The step's inputs, labels and (optional) sample weights on the model's device.
   PlacedBatch place_batch(const std::vector<Tensor>& x_in, const Tensor& y_in,
                           const Tensor& sample_weight_in, const std::vector<Tensor>& params);
+  // What train_step and test_step begin with: the model's trainable weights and the batch
+  // placed for them; the upload's buffers go back when it goes out of scope (a step that
+  // returns or throws), or earlier through release.now().
+  struct StepBatch {
+    StepBatch(Trainer& trainer, const std::vector<Tensor>& x_in, const Tensor& y_in,
+              const Tensor& sample_weight_in);
+    const std::vector<Tensor> params;
+    const PlacedBatch placed;
+    ReleasePlacedBatch release;  // last: made only once the batch is placed
+  };
   void absorb(const Tensor& loss, int64_t batch, const Tensor& y, const Tensor& y_pred);
   // The step's device work and its host bookkeeping, as one function the capture policy runs
   // eagerly or under capture.

@@ -82,6 +82,26 @@ Prim make_primitive(const Pd& pd) {
   return prim;
 }
 
+// A cached primitive with the descriptor it was made from (whose memory descriptors give the
+// layouts to execute it with).
+template <class Prim>
+struct PrimitiveEntry {
+  typename Prim::primitive_desc pd;
+  Prim prim;
+};
+
+// The primitive cached under `key`; on a miss it is made (make_primitive) from make_pd()'s
+// descriptor.
+template <class Prim, class MakePd>
+std::shared_ptr<PrimitiveEntry<Prim>> cached_primitive(const KeyBuilder& key, const MakePd& make_pd) {
+  return cached<PrimitiveEntry<Prim>>(key.str(), [&] {
+    auto entry = std::make_shared<PrimitiveEntry<Prim>>();
+    entry->pd = make_pd();
+    entry->prim = make_primitive<Prim>(entry->pd);
+    return entry;
+  });
+}
+
 // Attributes every cached primitive is created with: user-managed scratchpad, so concurrent
 // calls of one cached primitive from several threads never share a library-owned buffer.
 dnnl::primitive_attr default_attr();

@@ -20,11 +20,6 @@ namespace {
 
 constexpr const char* kOp = "MatMul";
 
-struct MatmulEntry {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-};
-
 // True when the last two dimensions are row- or column-major with a usable leading dimension
 // and the batch dimension (if any) is broadcast or does not overlap the matrices.
 bool gemm_friendly(const TensorView& v) {
@@ -105,7 +100,7 @@ void run_native(const TensorView& a_in, const TensorView& b_in, const TensorView
   if (bias != nullptr) key.add(*bias);
   key.add(static_cast<int64_t>(activation));
 
-  auto entry = cached<MatmulEntry>(key.str(), [&] {
+  auto entry = cached_primitive<dnnl::matmul>(key, [&] {
     memory::dims ad, as, bd, bs;
     operand_desc(a, ad, as);
     operand_desc(b, bd, bs);
@@ -113,17 +108,13 @@ void run_native(const TensorView& a_in, const TensorView& b_in, const TensorView
     const memory::desc a_md = strided_desc(ad, a.dtype, as);
     const memory::desc b_md = strided_desc(bd, b.dtype, bs);
     const memory::desc o_md = dense_desc(od, out.dtype);
-    auto e = std::make_shared<MatmulEntry>();
-    if (bias != nullptr) {
-      memory::dims biasd(out.ndim, 1);
-      biasd.back() = out.shape[out.ndim - 1];
-      e->pd = dnnl::matmul::primitive_desc(engine(), a_md, b_md, dense_desc(biasd, bias->dtype),
-                                           o_md, activation_attr(activation));
-    } else {
-      e->pd = dnnl::matmul::primitive_desc(engine(), a_md, b_md, o_md, activation_attr(activation));
+    if (bias == nullptr) {
+      return dnnl::matmul::primitive_desc(engine(), a_md, b_md, o_md, activation_attr(activation));
     }
-    e->prim = make_primitive<dnnl::matmul>(e->pd);
-    return e;
+    memory::dims biasd(out.ndim, 1);
+    biasd.back() = out.shape[out.ndim - 1];
+    return dnnl::matmul::primitive_desc(engine(), a_md, b_md, dense_desc(biasd, bias->dtype), o_md,
+                                        activation_attr(activation));
   });
 
   std::unordered_map<int, memory> args{

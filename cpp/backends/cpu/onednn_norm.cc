@@ -4,6 +4,7 @@
 // (N, C)), layer norm each row over its C values. Statistics are f32 and biased, as Keras
 // normalizes. f16 is staged through f32.
 #include <cstring>
+#include <unordered_map>
 
 #include "backends/cpu/onednn_context.h"
 #include "backends/cpu/onednn_ops.h"
@@ -46,17 +47,56 @@ void* zero_shift(int64_t c) {
 
 const normalization_flags kScaleShift = normalization_flags::use_scale | normalization_flags::use_shift;
 
+// Runs a forward normalization primitive (batch or layer norm): x -> y with scale gamma and
+// shift beta. mean and var are what the primitive's flags make them: written in training,
+// read in batch norm's inference.
+template <class Prim>
+void execute_forward(const PrimitiveEntry<Prim>& e, const TensorView& x, const TensorView& gamma,
+                     const TensorView& beta, const TensorView& mean, const TensorView& var,
+                     const TensorView& y) {
+  const int64_t c = channels_of(x);
+  e.prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e.pd.src_desc(), x.data)},
+                            {DNNL_ARG_DST, make_memory(e.pd.dst_desc(), y.data)},
+                            {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
+                            {DNNL_ARG_SHIFT, make_memory(vector_desc(c), beta.data)},
+                            {DNNL_ARG_MEAN, make_memory(e.pd.mean_desc(), mean.data)},
+                            {DNNL_ARG_VARIANCE, make_memory(e.pd.variance_desc(), var.data)},
+                            {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e.pd)}});
+  stream().wait();
+}
+
+// Runs a backward normalization primitive. `shift` is null for batch norm, whose backward
+// rejects a shift, and zero_shift() for layer norm, whose backward requires one.
+template <class Prim>
+void execute_backward(const PrimitiveEntry<Prim>& e, const TensorView& x, const TensorView& dy,
+                      const TensorView& gamma, const void* shift, const TensorView& mean,
+                      const TensorView& var, const TensorView& dx, const TensorView& dgamma,
+                      const TensorView& dbeta) {
+  const int64_t c = channels_of(x);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, make_memory(e.pd.src_desc(), x.data)},
+      {DNNL_ARG_DIFF_DST, make_memory(e.pd.diff_dst_desc(), dy.data)},
+      {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
+      {DNNL_ARG_MEAN, make_memory(e.pd.mean_desc(), mean.data)},
+      {DNNL_ARG_VARIANCE, make_memory(e.pd.variance_desc(), var.data)},
+      {DNNL_ARG_DIFF_SRC, make_memory(e.pd.diff_src_desc(), dx.data)},
+      {DNNL_ARG_DIFF_SCALE, make_memory(vector_desc(c), dgamma.data)},
+      {DNNL_ARG_DIFF_SHIFT, make_memory(vector_desc(c), dbeta.data)},
+      {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e.pd)}};
+  if (shift != nullptr) args.emplace(DNNL_ARG_SHIFT, make_memory(vector_desc(c), shift));
+  e.prim.execute(stream(), args);
+  stream().wait();
+}
+
+// The cache key of a backward primitive: the views and epsilon.
+KeyBuilder backward_key(const char* op, const TensorView& x, const TensorView& dy,
+                        const TensorView& dx, float eps) {
+  KeyBuilder key(op);
+  key.add(x).add(dy).add(dx).add(static_cast<double>(eps));
+  return key;
+}
+
 // ---- batch normalization ----
-
-struct BatchNormForwardEntry {
-  dnnl::batch_normalization_forward::primitive_desc pd;
-  dnnl::batch_normalization_forward prim;
-};
-
-struct BatchNormBackwardEntry {
-  dnnl::batch_normalization_backward::primitive_desc pd;
-  dnnl::batch_normalization_backward prim;
-};
 
 // x and y share bn_desc's layout (y is x's shape, contiguous).
 dnnl::batch_normalization_forward::primitive_desc bn_forward_pd(
@@ -77,63 +117,27 @@ void bn_forward_native(const TensorView& x, const TensorView& gamma, const Tenso
   const float eps = static_cast<float>(epsilon);
   KeyBuilder key("bn_fwd");
   key.add(x).add(y).add(static_cast<double>(eps)).add(static_cast<int64_t>(training));
-  auto e = cached<BatchNormForwardEntry>(key.str(), [&] {
-    auto entry = std::make_shared<BatchNormForwardEntry>();
-    entry->pd = bn_forward_pd(bn_desc(x), eps, training, default_attr());
-    entry->prim = make_primitive<dnnl::batch_normalization_forward>(entry->pd);
-    return entry;
-  });
-  const int64_t c = channels_of(x);
-  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
-                             {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
-                             {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
-                             {DNNL_ARG_SHIFT, make_memory(vector_desc(c), beta.data)},
-                             {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
-                             {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
-                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
-  stream().wait();
+  auto e = cached_primitive<dnnl::batch_normalization_forward>(
+      key, [&] { return bn_forward_pd(bn_desc(x), eps, training, default_attr()); });
+  execute_forward(*e, x, gamma, beta, mean, var, y);
 }
 
 void bn_backward_native(const TensorView& x, const TensorView& dy, const TensorView& gamma,
                         const TensorView& mean, const TensorView& var, double epsilon,
                         const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta) {
   const float eps = static_cast<float>(epsilon);
-  KeyBuilder key("bn_bwd");
-  key.add(x).add(dy).add(dx).add(static_cast<double>(eps));
-  auto e = cached<BatchNormBackwardEntry>(key.str(), [&] {
-    auto entry = std::make_shared<BatchNormBackwardEntry>();
-    const memory::desc x_md = bn_desc(x);
-    const auto hint = bn_forward_pd(x_md, eps, true);
-    entry->pd = dnnl::batch_normalization_backward::primitive_desc(
-        engine(), dnnl::prop_kind::backward, bn_desc(dx), bn_desc(dy), x_md, eps, kScaleShift,
-        hint, default_attr());
-    entry->prim = make_primitive<dnnl::batch_normalization_backward>(entry->pd);
-    return entry;
-  });
-  const int64_t c = channels_of(x);
-  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
-                             {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
-                             {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
-                             {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
-                             {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
-                             {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
-                             {DNNL_ARG_DIFF_SCALE, make_memory(vector_desc(c), dgamma.data)},
-                             {DNNL_ARG_DIFF_SHIFT, make_memory(vector_desc(c), dbeta.data)},
-                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
-  stream().wait();
+  auto e = cached_primitive<dnnl::batch_normalization_backward>(
+      backward_key("bn_bwd", x, dy, dx, eps), [&] {
+        const memory::desc x_md = bn_desc(x);
+        const auto hint = bn_forward_pd(x_md, eps, true);
+        return dnnl::batch_normalization_backward::primitive_desc(
+            engine(), dnnl::prop_kind::backward, bn_desc(dx), bn_desc(dy), x_md, eps,
+            kScaleShift, hint, default_attr());
+      });
+  execute_backward(*e, x, dy, gamma, nullptr, mean, var, dx, dgamma, dbeta);
 }
 
 // ---- layer normalization ----
-
-struct LayerNormForwardEntry {
-  dnnl::layer_normalization_forward::primitive_desc pd;
-  dnnl::layer_normalization_forward prim;
-};
-
-struct LayerNormBackwardEntry {
-  dnnl::layer_normalization_backward::primitive_desc pd;
-  dnnl::layer_normalization_backward prim;
-};
 
 dnnl::layer_normalization_forward::primitive_desc ln_forward_pd(
     const memory::desc& x_md, int64_t rows, float eps,
@@ -149,56 +153,69 @@ void ln_forward_native(const TensorView& x, const TensorView& gamma, const Tenso
   const float eps = static_cast<float>(epsilon);
   KeyBuilder key("ln_fwd");
   key.add(x).add(y).add(static_cast<double>(eps));
-  auto e = cached<LayerNormForwardEntry>(key.str(), [&] {
-    auto entry = std::make_shared<LayerNormForwardEntry>();
-    entry->pd = ln_forward_pd(rows_desc(x), rows_of(x), eps, default_attr());
-    entry->prim = make_primitive<dnnl::layer_normalization_forward>(entry->pd);
-    return entry;
-  });
-  const int64_t c = channels_of(x);
-  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
-                             {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
-                             {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
-                             {DNNL_ARG_SHIFT, make_memory(vector_desc(c), beta.data)},
-                             {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
-                             {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
-                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
-  stream().wait();
+  auto e = cached_primitive<dnnl::layer_normalization_forward>(
+      key, [&] { return ln_forward_pd(rows_desc(x), rows_of(x), eps, default_attr()); });
+  execute_forward(*e, x, gamma, beta, mean, var, y);
 }
 
 void ln_backward_native(const TensorView& x, const TensorView& dy, const TensorView& gamma,
                         const TensorView& mean, const TensorView& var, double epsilon,
                         const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta) {
   const float eps = static_cast<float>(epsilon);
-  KeyBuilder key("ln_bwd");
-  key.add(x).add(dy).add(dx).add(static_cast<double>(eps));
-  auto e = cached<LayerNormBackwardEntry>(key.str(), [&] {
-    auto entry = std::make_shared<LayerNormBackwardEntry>();
-    const memory::desc x_md = rows_desc(x);
-    const int64_t rows = rows_of(x);
-    const auto hint = ln_forward_pd(x_md, rows, eps);
-    entry->pd = dnnl::layer_normalization_backward::primitive_desc(
-        engine(), dnnl::prop_kind::backward, rows_desc(dx), rows_desc(dy), x_md,
-        vector_desc(rows), eps, kScaleShift, hint, default_attr());
-    entry->prim = make_primitive<dnnl::layer_normalization_backward>(entry->pd);
-    return entry;
-  });
-  const int64_t c = channels_of(x);
-  e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
-                             {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},
-                             {DNNL_ARG_SCALE, make_memory(vector_desc(c), gamma.data)},
-                             {DNNL_ARG_SHIFT, make_memory(vector_desc(c), zero_shift(c))},
-                             {DNNL_ARG_MEAN, make_memory(e->pd.mean_desc(), mean.data)},
-                             {DNNL_ARG_VARIANCE, make_memory(e->pd.variance_desc(), var.data)},
-                             {DNNL_ARG_DIFF_SRC, make_memory(e->pd.diff_src_desc(), dx.data)},
-                             {DNNL_ARG_DIFF_SCALE, make_memory(vector_desc(c), dgamma.data)},
-                             {DNNL_ARG_DIFF_SHIFT, make_memory(vector_desc(c), dbeta.data)},
-                             {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
-  stream().wait();
+  auto e = cached_primitive<dnnl::layer_normalization_backward>(
+      backward_key("ln_bwd", x, dy, dx, eps), [&] {
+        const memory::desc x_md = rows_desc(x);
+        const int64_t rows = rows_of(x);
+        const auto hint = ln_forward_pd(x_md, rows, eps);
+        return dnnl::layer_normalization_backward::primitive_desc(
+            engine(), dnnl::prop_kind::backward, rows_desc(dx), rows_desc(dy), x_md,
+            vector_desc(rows), eps, kScaleShift, hint, default_attr());
+      });
+  execute_backward(*e, x, dy, gamma, zero_shift(channels_of(x)), mean, var, dx, dgamma, dbeta);
 }
+
+// ---- f16/bf16 staging, shared by both norms ----
 
 void zero_f32(const TensorView& v) {
   std::memset(v.data, 0, static_cast<size_t>(v.numel()) * sizeof(float));
+}
+
+// Runs native(x, y) on x's own dtype, or on f32 copies where that dtype is staged through f32.
+template <class Native>
+void forward_staged(const char* op, const TensorView& x, const TensorView& y,
+                    const Native& native) {
+  if (x.numel() == 0) return;
+  guarded(op, [&] {
+    if (!staged_through_f32(x.dtype)) {
+      native(x, y);
+      return;
+    }
+    F32Copy x32 = to_f32(x), y32 = f32_like(y);
+    native(x32.view, y32.view);
+    store_from_f32(y32.data.data(), y);
+  });
+}
+
+// Runs native(x, dy, dx) likewise; an empty x has zero parameter gradients (dgamma, dbeta are
+// f32).
+template <class Native>
+void backward_staged(const char* op, const TensorView& x, const TensorView& dy,
+                     const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta,
+                     const Native& native) {
+  if (x.numel() == 0) {
+    zero_f32(dgamma);
+    zero_f32(dbeta);
+    return;
+  }
+  guarded(op, [&] {
+    if (!staged_through_f32(x.dtype)) {
+      native(x, dy, dx);
+      return;
+    }
+    F32Copy x32 = to_f32(x), dy32 = to_f32(dy), dx32 = f32_like(dx);
+    native(x32.view, dy32.view, dx32.view);
+    store_from_f32(dx32.data.data(), dx);
+  });
 }
 
 }  // namespace
@@ -206,69 +223,35 @@ void zero_f32(const TensorView& v) {
 void batch_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
                         const TensorView& mean, const TensorView& var, double epsilon,
                         bool training, const TensorView& y) {
-  if (x.numel() == 0) return;
-  guarded("FusedBatchNorm", [&] {
-    if (!staged_through_f32(x.dtype)) {
-      bn_forward_native(x, gamma, beta, mean, var, epsilon, training, y);
-      return;
-    }
-    F32Copy x32 = to_f32(x), y32 = f32_like(y);
-    bn_forward_native(x32.view, gamma, beta, mean, var, epsilon, training, y32.view);
-    store_from_f32(y32.data.data(), y);
+  forward_staged("FusedBatchNorm", x, y, [&](const TensorView& xs, const TensorView& ys) {
+    bn_forward_native(xs, gamma, beta, mean, var, epsilon, training, ys);
   });
 }
 
 void batch_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
                          const TensorView& mean, const TensorView& var, double epsilon,
                          const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta) {
-  if (x.numel() == 0) {
-    zero_f32(dgamma);
-    zero_f32(dbeta);
-    return;
-  }
-  guarded("FusedBatchNormGrad", [&] {
-    if (!staged_through_f32(x.dtype)) {
-      bn_backward_native(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-      return;
-    }
-    F32Copy x32 = to_f32(x), dy32 = to_f32(dy), dx32 = f32_like(dx);
-    bn_backward_native(x32.view, dy32.view, gamma, mean, var, epsilon, dx32.view, dgamma, dbeta);
-    store_from_f32(dx32.data.data(), dx);
-  });
+  backward_staged("FusedBatchNormGrad", x, dy, dx, dgamma, dbeta,
+                  [&](const TensorView& xs, const TensorView& dys, const TensorView& dxs) {
+                    bn_backward_native(xs, dys, gamma, mean, var, epsilon, dxs, dgamma, dbeta);
+                  });
 }
 
 void layer_norm_forward(const TensorView& x, const TensorView& gamma, const TensorView& beta,
                         double epsilon, const TensorView& y, const TensorView& mean,
                         const TensorView& var) {
-  if (x.numel() == 0) return;
-  guarded("LayerNorm", [&] {
-    if (!staged_through_f32(x.dtype)) {
-      ln_forward_native(x, gamma, beta, epsilon, y, mean, var);
-      return;
-    }
-    F32Copy x32 = to_f32(x), y32 = f32_like(y);
-    ln_forward_native(x32.view, gamma, beta, epsilon, y32.view, mean, var);
-    store_from_f32(y32.data.data(), y);
+  forward_staged("LayerNorm", x, y, [&](const TensorView& xs, const TensorView& ys) {
+    ln_forward_native(xs, gamma, beta, epsilon, ys, mean, var);
   });
 }
 
 void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
                          const TensorView& mean, const TensorView& var, double epsilon,
                          const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta) {
-  if (x.numel() == 0) {
-    zero_f32(dgamma);
-    zero_f32(dbeta);
-    return;
-  }
-  guarded("LayerNormGrad", [&] {
-    if (!staged_through_f32(x.dtype)) {
-      ln_backward_native(x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-      return;
-    }
-    F32Copy x32 = to_f32(x), dy32 = to_f32(dy), dx32 = f32_like(dx);
-    ln_backward_native(x32.view, dy32.view, gamma, mean, var, epsilon, dx32.view, dgamma, dbeta);
-    store_from_f32(dx32.data.data(), dx);
-  });
+  backward_staged("LayerNormGrad", x, dy, dx, dgamma, dbeta,
+                  [&](const TensorView& xs, const TensorView& dys, const TensorView& dxs) {
+                    ln_backward_native(xs, dys, gamma, mean, var, epsilon, dxs, dgamma, dbeta);
+                  });
 }
 
 }  // namespace gpuaccel::cpu

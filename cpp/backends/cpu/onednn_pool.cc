@@ -48,26 +48,14 @@ KeyBuilder pool_key(const char* op, const TensorView& x, const TensorView& y,
   return key;
 }
 
-struct ForwardEntry {
-  dnnl::pooling_forward::primitive_desc pd;
-  dnnl::pooling_forward prim;
-};
-
-struct BackwardEntry {
-  dnnl::pooling_backward::primitive_desc pd;
-  dnnl::pooling_backward prim;
-};
-
 // The cached forward entry (training: with a workspace for max pooling).
-std::shared_ptr<ForwardEntry> forward_entry(const TensorView& x, const TensorView& y,
-                                            const Pool2dParams& p, bool training) {
-  KeyBuilder key = pool_key(training ? "pool_fwd_train" : "pool_fwd_infer", x, y, p);
-  return cached<ForwardEntry>(key.str(), [&] {
-    auto e = std::make_shared<ForwardEntry>();
-    e->pd = forward_pd(x, y, p, compute_dtype(x.dtype), training, default_attr());
-    e->prim = make_primitive<dnnl::pooling_forward>(e->pd);
-    return e;
-  });
+std::shared_ptr<PrimitiveEntry<dnnl::pooling_forward>> forward_entry(const TensorView& x,
+                                                                    const TensorView& y,
+                                                                    const Pool2dParams& p,
+                                                                    bool training) {
+  return cached_primitive<dnnl::pooling_forward>(
+      pool_key(training ? "pool_fwd_train" : "pool_fwd_infer", x, y, p),
+      [&] { return forward_pd(x, y, p, compute_dtype(x.dtype), training, default_attr()); });
 }
 
 void forward_native(const TensorView& x, const Pool2dParams& p, const TensorView& y,
@@ -84,17 +72,13 @@ void forward_native(const TensorView& x, const Pool2dParams& p, const TensorView
 
 void backward_native(const TensorView& dy, const Pool2dParams& p, const void* workspace,
                      const TensorView& dx) {
-  KeyBuilder key = pool_key("pool_bwd", dx, dy, p);
-  auto e = cached<BackwardEntry>(key.str(), [&] {
-    auto entry = std::make_shared<BackwardEntry>();
+  auto e = cached_primitive<dnnl::pooling_backward>(pool_key("pool_bwd", dx, dy, p), [&] {
     const DType t = compute_dtype(dy.dtype);
     const auto hint = forward_pd(dx, dy, p, t, true);
-    entry->pd = dnnl::pooling_backward::primitive_desc(
+    return dnnl::pooling_backward::primitive_desc(
         engine(), algorithm_of(p), nhwc_desc(dx, t), nhwc_desc(dy, t), {p.stride_h, p.stride_w},
         {p.window_h, p.window_w}, {0, 0}, {p.pad_top, p.pad_left}, {p.pad_bottom, p.pad_right},
         hint, default_attr());
-    entry->prim = make_primitive<dnnl::pooling_backward>(entry->pd);
-    return entry;
   });
   std::unordered_map<int, memory> args{
       {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},

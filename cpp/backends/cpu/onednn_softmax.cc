@@ -29,16 +29,6 @@ dnnl::algorithm algorithm_of(bool log) {
   return log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
 }
 
-struct ForwardEntry {
-  dnnl::softmax_forward::primitive_desc pd;
-  dnnl::softmax_forward prim;
-};
-
-struct BackwardEntry {
-  dnnl::softmax_backward::primitive_desc pd;
-  dnnl::softmax_backward prim;
-};
-
 dnnl::softmax_forward::primitive_desc forward_pd(
     const memory::desc& x_md, const memory::desc& y_md, bool log,
     const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
@@ -49,12 +39,8 @@ dnnl::softmax_forward::primitive_desc forward_pd(
 void forward_native(const TensorView& x, bool log, const TensorView& y) {
   KeyBuilder key("softmax_fwd");
   key.add(x).add(y).add(static_cast<int64_t>(log));
-  auto e = cached<ForwardEntry>(key.str(), [&] {
-    auto entry = std::make_shared<ForwardEntry>();
-    entry->pd = forward_pd(rows_desc(x), rows_desc(y), log, default_attr());
-    entry->prim = make_primitive<dnnl::softmax_forward>(entry->pd);
-    return entry;
-  });
+  auto e = cached_primitive<dnnl::softmax_forward>(
+      key, [&] { return forward_pd(rows_desc(x), rows_desc(y), log, default_attr()); });
   e->prim.execute(stream(), {{DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
                              {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
                              {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}});
@@ -64,14 +50,11 @@ void forward_native(const TensorView& x, bool log, const TensorView& y) {
 void backward_native(const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
   KeyBuilder key("softmax_bwd");
   key.add(y).add(dy).add(dx).add(static_cast<int64_t>(log));
-  auto e = cached<BackwardEntry>(key.str(), [&] {
-    auto entry = std::make_shared<BackwardEntry>();
+  auto e = cached_primitive<dnnl::softmax_backward>(key, [&] {
     const memory::desc y_md = rows_desc(y), dy_md = rows_desc(dy), dx_md = rows_desc(dx);
     const auto hint = forward_pd(dx_md, y_md, log);
-    entry->pd = dnnl::softmax_backward::primitive_desc(engine(), algorithm_of(log), dx_md, dy_md,
-                                                       y_md, 1, hint, default_attr());
-    entry->prim = make_primitive<dnnl::softmax_backward>(entry->pd);
-    return entry;
+    return dnnl::softmax_backward::primitive_desc(engine(), algorithm_of(log), dx_md, dy_md, y_md,
+                                                  1, hint, default_attr());
   });
   e->prim.execute(stream(), {{DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
                              {DNNL_ARG_DIFF_DST, make_memory(e->pd.diff_dst_desc(), dy.data)},

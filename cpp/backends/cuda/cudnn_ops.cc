@@ -27,6 +27,7 @@
 #include "backends/cuda/batch_norm_route.h"
 #include "backends/cuda/context.h"
 #include "backends/cuda/conv_candidates.h"
+#include "backends/cuda/library_handle.h"
 #include "backends/cuda/ops.h"
 
 namespace gpuaccel::cuda {
@@ -73,39 +74,25 @@ cudnnDataType_t cudnn_type(DType dtype, const char* op) {
                      std::string(op) + ": unsupported dtype " + dtype_name(dtype));
 }
 
-struct TensorDesc {
-  cudnnTensorDescriptor_t d = nullptr;
-  TensorDesc() { GA_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d)); }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
+// A cuDNN descriptor, created on construction (cuDNN's create functions take nothing but the
+// handle to write).
+template <class Handle, auto Create, auto Destroy>
+struct CudnnDescriptor : LibraryHandle<Handle, Destroy> {
+  CudnnDescriptor() { GA_CUDNN_CHECK(Create(this->out())); }
 };
-struct FilterDesc {
-  cudnnFilterDescriptor_t d = nullptr;
-  FilterDesc() { GA_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d)); }
-  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
-  FilterDesc(const FilterDesc&) = delete;
-  FilterDesc& operator=(const FilterDesc&) = delete;
-};
-struct ConvDesc {
-  cudnnConvolutionDescriptor_t d = nullptr;
-  ConvDesc() { GA_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d)); }
-  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
-  ConvDesc(const ConvDesc&) = delete;
-  ConvDesc& operator=(const ConvDesc&) = delete;
-};
-struct PoolDesc {
-  cudnnPoolingDescriptor_t d = nullptr;
-  PoolDesc() { GA_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d)); }
-  ~PoolDesc() { cudnnDestroyPoolingDescriptor(d); }
-  PoolDesc(const PoolDesc&) = delete;
-  PoolDesc& operator=(const PoolDesc&) = delete;
-};
+using TensorDesc = CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                                   cudnnDestroyTensorDescriptor>;
+using FilterDesc = CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
+                                   cudnnDestroyFilterDescriptor>;
+using ConvDesc = CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                                 cudnnDestroyConvolutionDescriptor>;
+using PoolDesc = CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                                 cudnnDestroyPoolingDescriptor>;
 
 // (N, H, W, C) view -> an NHWC cuDNN tensor.
 void set_nhwc(const TensorDesc& t, const TensorView& v, const char* op) {
   GA_CUDA_REQUIRE(v.ndim == 4 && v.is_contiguous(), std::string(op) + ": expected a contiguous NHWC tensor");
-  GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.d, CUDNN_TENSOR_NHWC, cudnn_type(v.dtype, op),
+  GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.get(), CUDNN_TENSOR_NHWC, cudnn_type(v.dtype, op),
                                             to_int(v.shape[0], "N"), to_int(v.shape[3], "C"),
                                             to_int(v.shape[1], "H"), to_int(v.shape[2], "W")));
 }
@@ -115,7 +102,7 @@ void set_rows(const TensorDesc& t, const TensorView& v, const char* op) {
   GA_CUDA_REQUIRE(v.ndim >= 1 && v.is_contiguous(), std::string(op) + ": expected a contiguous tensor");
   const int64_t c = v.shape[v.ndim - 1];
   const int64_t rows = c == 0 ? 0 : v.numel() / c;
-  GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.d, CUDNN_TENSOR_NCHW, cudnn_type(v.dtype, op),
+  GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.get(), CUDNN_TENSOR_NCHW, cudnn_type(v.dtype, op),
                                             to_int(rows, "rows"), to_int(c, "C"), 1, 1));
 }
 
@@ -171,6 +158,18 @@ TensorView interior(const TensorView& padded, const TensorView& x, const Conv2dP
 }
 
 size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
+
+// The input as cuDNN convolves it: x itself, or, when `pad` (asymmetric padding), a copy of x
+// with that padding made explicit (zeros) in `buffer`.
+TensorView zero_padded_input(int device, const TensorView& x, const Conv2dParams& p, bool pad,
+                             std::optional<ScratchBuffer>& buffer) {
+  if (!pad) return x;
+  buffer.emplace(device, bytes_of(padded_shape(x, p, nullptr)));
+  const TensorView xin = padded_shape(x, p, buffer->get());
+  fill(device, xin, 0.0);
+  copy(device, x, interior(xin, x, p));
+  return xin;
+}
 
 // The key of a problem: x as given to cuDNN (padded when the padding is asymmetric, then cuDNN
 // pads nothing), the Keras kernel w (KH, KW, C, F) as cuDNN's (F, KH, KW, C), y.
@@ -259,20 +258,20 @@ class CudnnConvEngine final : public ConvEngine {
     const char* op = "conv2d";
     auto d = std::make_unique<CudnnConvDescriptors>();
     const cudnnDataType_t type = cudnn_type(k.dtype, op);
-    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->x.d, CUDNN_TENSOR_NHWC, type, to_int(k.x[0], "N"),
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->x.get(), CUDNN_TENSOR_NHWC, type, to_int(k.x[0], "N"),
                                               to_int(k.x[3], "C"), to_int(k.x[1], "H"), to_int(k.x[2], "W")));
-    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->y.d, CUDNN_TENSOR_NHWC, type, to_int(k.y[0], "N"),
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->y.get(), CUDNN_TENSOR_NHWC, type, to_int(k.y[0], "N"),
                                               to_int(k.y[3], "F"), to_int(k.y[1], "OH"), to_int(k.y[2], "OW")));
-    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->bias.d, CUDNN_TENSOR_NHWC, type, 1, to_int(k.y[3], "F"), 1, 1));
-    GA_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d->w.d, type, CUDNN_TENSOR_NHWC, to_int(k.w[0], "F"),
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->bias.get(), CUDNN_TENSOR_NHWC, type, 1, to_int(k.y[3], "F"), 1, 1));
+    GA_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d->w.get(), type, CUDNN_TENSOR_NHWC, to_int(k.w[0], "F"),
                                               to_int(k.w[3], "C"), to_int(k.w[1], "KH"), to_int(k.w[2], "KW")));
     const Conv2dParams& p = k.params;
     // Accumulation in float32 for every dtype (CUDNN_DATA_FLOAT compute): f16/bf16 on tensor cores.
     GA_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-        d->conv.d, to_int(p.pad_top, "pad"), to_int(p.pad_left, "pad"), to_int(p.stride_h, "stride"),
+        d->conv.get(), to_int(p.pad_top, "pad"), to_int(p.pad_left, "pad"), to_int(p.stride_h, "stride"),
         to_int(p.stride_w, "stride"), to_int(p.dilation_h, "dilation"), to_int(p.dilation_w, "dilation"),
         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv.d, k.tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv.get(), k.tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     return d;
   }
 
@@ -287,24 +286,24 @@ class CudnnConvEngine final : public ConvEngine {
         list = reported<cudnnConvolutionFwdAlgoPerf_t>(
             [&](int* n) { return cudnnGetConvolutionForwardAlgorithmMaxCount(h.get(), n); },
             [&](int n, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
-              return cudnnGetConvolutionForwardAlgorithm_v7(h.get(), d.x.d, d.w.d, d.conv.d, d.y.d, n, returned,
-                                                            perf);
+              return cudnnGetConvolutionForwardAlgorithm_v7(h.get(), d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+                                                            n, returned, perf);
             });
         break;
       case ConvDirection::kBackwardData:
         list = reported<cudnnConvolutionBwdDataAlgoPerf_t>(
             [&](int* n) { return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h.get(), n); },
             [&](int n, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
-              return cudnnGetConvolutionBackwardDataAlgorithm_v7(h.get(), d.w.d, d.y.d, d.conv.d, d.x.d, n,
-                                                                 returned, perf);
+              return cudnnGetConvolutionBackwardDataAlgorithm_v7(h.get(), d.w.get(), d.y.get(), d.conv.get(),
+                                                                 d.x.get(), n, returned, perf);
             });
         break;
       case ConvDirection::kBackwardFilter:
         list = reported<cudnnConvolutionBwdFilterAlgoPerf_t>(
             [&](int* n) { return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h.get(), n); },
             [&](int n, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
-              return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.get(), d.x.d, d.y.d, d.conv.d, d.w.d, n,
-                                                                   returned, perf);
+              return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.get(), d.x.get(), d.y.get(), d.conv.get(),
+                                                                   d.w.get(), n, returned, perf);
             });
         break;
     }
@@ -330,19 +329,19 @@ class CudnnConvEngine final : public ConvEngine {
     cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
     switch (k.direction) {
       case ConvDirection::kForward:
-        s = cudnnConvolutionForward(h, &kOne, d.x.d, o.x, d.w.d, o.w, d.conv.d,
+        s = cudnnConvolutionForward(h, &kOne, d.x.get(), o.x, d.w.get(), o.w, d.conv.get(),
                                     static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm.algorithm), workspace,
-                                    ws, &kZero, d.y.d, o.out);
+                                    ws, &kZero, d.y.get(), o.out);
         break;
       case ConvDirection::kBackwardData:
-        s = cudnnConvolutionBackwardData(h, &kOne, d.w.d, o.w, d.y.d, o.y, d.conv.d,
+        s = cudnnConvolutionBackwardData(h, &kOne, d.w.get(), o.w, d.y.get(), o.y, d.conv.get(),
                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm.algorithm),
-                                         workspace, ws, &kZero, d.x.d, o.out);
+                                         workspace, ws, &kZero, d.x.get(), o.out);
         break;
       case ConvDirection::kBackwardFilter:
-        s = cudnnConvolutionBackwardFilter(h, &kOne, d.x.d, o.x, d.y.d, o.y, d.conv.d,
+        s = cudnnConvolutionBackwardFilter(h, &kOne, d.x.get(), o.x, d.y.get(), o.y, d.conv.get(),
                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm.algorithm),
-                                           workspace, ws, &kZero, d.w.d, o.out);
+                                           workspace, ws, &kZero, d.w.get(), o.out);
         break;
     }
     if (refused_at_launch(s)) {
@@ -352,10 +351,10 @@ class CudnnConvEngine final : public ConvEngine {
     }
     GA_CUDNN_CHECK(s);
     if (k.direction == ConvDirection::kForward && o.bias != nullptr) {
-      GA_CUDNN_CHECK(cudnnAddTensor(h, &kOne, d.bias.d, o.bias, &kOne, d.y.d, o.out));
+      GA_CUDNN_CHECK(cudnnAddTensor(h, &kOne, d.bias.get(), o.bias, &kOne, d.y.get(), o.out));
     }
     if (k.direction == ConvDirection::kBackwardFilter && o.dbias != nullptr) {
-      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &kOne, d.y.d, o.y, &kZero, d.bias.d, o.dbias));
+      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, &kOne, d.y.get(), o.y, &kZero, d.bias.get(), o.dbias));
     }
     return true;
   }
@@ -380,21 +379,22 @@ class CudnnConvEngine final : public ConvEngine {
   ConvAlgorithm next_accepted_or_throw(const ConvPlanKey& k, const CudnnConvDescriptors& d, const CudnnLease& h,
                                        size_t workspace_below = kAnyWorkspace) {
     auto accepts = [&](const ConvCandidate& c, size_t* bytes) {
-      GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.d, static_cast<cudnnMathType_t>(c.math_type)));
+      GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.get(), static_cast<cudnnMathType_t>(c.math_type)));
       cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
       switch (k.direction) {
         case ConvDirection::kForward:
-          s = cudnnGetConvolutionForwardWorkspaceSize(h.get(), d.x.d, d.w.d, d.conv.d, d.y.d,
+          s = cudnnGetConvolutionForwardWorkspaceSize(h.get(), d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
                                                       static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), bytes);
           break;
         case ConvDirection::kBackwardData:
           s = cudnnGetConvolutionBackwardDataWorkspaceSize(
-              h.get(), d.w.d, d.y.d, d.conv.d, d.x.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algorithm), bytes);
+              h.get(), d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
+              static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algorithm), bytes);
           break;
         case ConvDirection::kBackwardFilter:
           s = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-              h.get(), d.x.d, d.y.d, d.conv.d, d.w.d, static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algorithm),
-              bytes);
+              h.get(), d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
+              static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algorithm), bytes);
           break;
       }
       if (s != CUDNN_STATUS_SUCCESS) {
@@ -460,13 +460,8 @@ void conv2d_forward(int device, const TensorView& x, const TensorView& w, const 
     GA_CUDA_REQUIRE(bias->dtype == y.dtype && bias->numel() == y.shape[3], "conv2d_forward: bias must be (F,)");
   }
   const bool pad = !symmetric(p);
-  ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
-  TensorView xin = x;
-  if (pad) {
-    xin = padded_shape(x, p, padded_buf.get());
-    fill(device, xin, 0.0);
-    copy(device, x, interior(xin, x, p));
-  }
+  std::optional<ScratchBuffer> padded_buf;
+  const TensorView xin = zero_padded_input(device, x, p, pad, padded_buf);
   std::optional<ScratchBuffer> w_buf;
   std::shared_ptr<void> w_keep;
   const TensorView wk = krsc_copy(device, w, w_buf, w_keep);
@@ -514,21 +509,16 @@ void conv2d_backward_weights(int device, const TensorView& x, const TensorView& 
     if (want_dbias) {
       TensorDesc dyd, b;
       set_nhwc(dyd, dy, op);
-      GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.d, CUDNN_TENSOR_NHWC, cudnn_type(dbias->dtype, op), 1,
+      GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.get(), CUDNN_TENSOR_NHWC, cudnn_type(dbias->dtype, op), 1,
                                                 to_int(dy.shape[3], "F"), 1, 1));
-      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_lease(device).get(), &kOne, dyd.d, dy.data, &kZero, b.d,
+      GA_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_lease(device).get(), &kOne, dyd.get(), dy.data, &kZero, b.get(),
                                                   dbias->data));
     }
     return;
   }
   const bool pad = !symmetric(p);
-  ScratchBuffer padded_buf(device, pad ? bytes_of(padded_shape(x, p, nullptr)) : 0);
-  TensorView xin = x;
-  if (pad) {
-    xin = padded_shape(x, p, padded_buf.get());
-    fill(device, xin, 0.0);
-    copy(device, x, interior(xin, x, p));
-  }
+  std::optional<ScratchBuffer> padded_buf;
+  const TensorView xin = zero_padded_input(device, x, p, pad, padded_buf);
   ScratchBuffer w_buf(device, bytes_of(dw));
   const TensorView krsc_src = hwio_as_krsc(dw);  // dw's HWIO memory read as KRSC
   const TensorView dwk = contiguous_like(dw, w_buf.get(), 4, krsc_src.shape);
@@ -582,7 +572,7 @@ void set_pool(const PoolDesc& d, const Pool2dParams& p, bool padded_input) {
       p.kind == PoolKind::kMax ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   const int ph = padded_input ? 0 : to_int(p.pad_top, "pad");
   const int pw = padded_input ? 0 : to_int(p.pad_left, "pad");
-  GA_CUDNN_CHECK(cudnnSetPooling2dDescriptor(d.d, mode, CUDNN_PROPAGATE_NAN, to_int(p.window_h, "window"),
+  GA_CUDNN_CHECK(cudnnSetPooling2dDescriptor(d.get(), mode, CUDNN_PROPAGATE_NAN, to_int(p.window_h, "window"),
                                              to_int(p.window_w, "window"), ph, pw, to_int(p.stride_h, "stride"),
                                              to_int(p.stride_w, "stride")));
 }
@@ -700,9 +690,9 @@ const DescPlan& batch_norm_descs(int device, DType dtype, const BatchNormRoute& 
   std::memcpy(k.x, x, sizeof(x));
   return desc_plans().get(k, [&] {
     auto d = std::make_unique<DescPlan>();
-    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->x.d, CUDNN_TENSOR_NHWC, cudnn_type(dtype, op), to_int(route.n, "N"),
+    GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d->x.get(), CUDNN_TENSOR_NHWC, cudnn_type(dtype, op), to_int(route.n, "N"),
                                               to_int(route.c, "C"), to_int(route.h, "H"), to_int(route.w, "W")));
-    GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(d->bn.d, d->x.d, CUDNN_BATCHNORM_SPATIAL));
+    GA_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(d->bn.get(), d->x.get(), CUDNN_BATCHNORM_SPATIAL));
     return d;
   });
 }
@@ -714,6 +704,22 @@ namespace {
 size_t workspace_x_bytes(const TensorView& x, const Pool2dParams& p) {
   return padded_max(p) ? aligned(bytes_of(padded_shape(x, pads_of(p), nullptr))) : 0;
 }
+
+// What pool2d_forward and pool2d_backward settle before cuDNN: `dtype` must be supported and
+// match `other_dtype`; an empty `out` leaves nothing to do; asymmetric average pooling runs
+// `direct` (cuDNN pads symmetrically only). True when nothing is left for cuDNN.
+template <class Direct>
+bool pool_settled_before_cudnn(int device, DType dtype, DType other_dtype, const TensorView& out,
+                               const Pool2dParams& p, const char* op, const Direct& direct) {
+  require_dtype_supported(device, dtype, op);
+  GA_CUDA_REQUIRE(other_dtype == dtype, std::string(op) + ": dtypes differ");
+  if (out.numel() == 0) return true;
+  if (p.kind == PoolKind::kAverage && !symmetric(p)) {
+    direct();
+    return true;
+  }
+  return false;
+}
 }  // namespace
 
 int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
@@ -723,11 +729,8 @@ int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const
 void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, const TensorView& y,
                     void* workspace) {
   const char* op = "pool2d_forward";
-  require_dtype_supported(device, x.dtype, op);
-  GA_CUDA_REQUIRE(x.dtype == y.dtype, "pool2d_forward: dtypes differ");
-  if (y.numel() == 0) return;
-  if (p.kind == PoolKind::kAverage && !symmetric(p)) {
-    avg_pool2d_forward_direct(device, x, p, y);
+  if (pool_settled_before_cudnn(device, x.dtype, y.dtype, y, p, op,
+                                [&] { avg_pool2d_forward_direct(device, x, p, y); })) {
     return;
   }
   const bool pad = padded_max(p);
@@ -742,7 +745,8 @@ void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, cons
     copy(device, x, interior(xin, x, q));
   }
   const DescPlan& d = pool_descs(device, xin, y, p, pad, op);
-  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_lease(device).get(), d.pool.d, &kOne, d.x.d, xin.data, &kZero, d.y.d, y.data));
+  GA_CUDNN_CHECK(cudnnPoolingForward(cudnn_lease(device).get(), d.pool.get(), &kOne, d.x.get(), xin.data, &kZero,
+                                     d.y.get(), y.data));
   if (workspace != nullptr) {
     char* ws = static_cast<char*>(workspace);
     GA_CUDA_CHECK(cudaMemcpyAsync(ws + workspace_x_bytes(x, p), y.data, bytes_of(y), cudaMemcpyDeviceToDevice,
@@ -753,11 +757,8 @@ void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p, cons
 void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, const void* workspace,
                      const TensorView& x_in, const TensorView& dx) {
   const char* op = "pool2d_backward";
-  require_dtype_supported(device, dx.dtype, op);
-  GA_CUDA_REQUIRE(dy.dtype == dx.dtype, "pool2d_backward: dtypes differ");
-  if (dx.numel() == 0) return;
-  if (p.kind == PoolKind::kAverage && !symmetric(p)) {
-    avg_pool2d_backward_direct(device, dy, p, dx);
+  if (pool_settled_before_cudnn(device, dx.dtype, dy.dtype, dx, p, op,
+                                [&] { avg_pool2d_backward_direct(device, dy, p, dx); })) {
     return;
   }
   const bool pad = padded_max(p);
@@ -779,8 +780,8 @@ void pool2d_backward(int device, const TensorView& dy, const Pool2dParams& p, co
     x = dx.data;
     y = dy.data;
   }
-  GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_lease(device).get(), d.pool.d, &kOne, d.y.d, y, d.y.d, dy.data, d.x.d, x,
-                                      &kZero, d.x.d, dxin.data));
+  GA_CUDNN_CHECK(cudnnPoolingBackward(cudnn_lease(device).get(), d.pool.get(), &kOne, d.y.get(), y, d.y.get(), dy.data,
+                                      d.x.get(), x, &kZero, d.x.get(), dxin.data));
   if (pad) copy(device, interior(dxin, dx, q), dx);
 }
 
@@ -794,7 +795,7 @@ void softmax_forward(int device, const TensorView& x, bool log, const TensorView
   GA_CUDA_REQUIRE(y.is_contiguous() && y.numel() == x.numel(), "softmax_forward: y must be contiguous like x");
   const DescPlan& d = rows_descs(device, x, DescSet::kRows, op);
   GA_CUDNN_CHECK(cudnnSoftmaxForward(cudnn_lease(device).get(), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-                                     CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d.x.d, x.data, &kZero, d.x.d, y.data));
+                                     CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d.x.get(), x.data, &kZero, d.x.get(), y.data));
 }
 
 void softmax_backward(int device, const TensorView& y, const TensorView& dy, bool log, const TensorView& dx) {
@@ -803,7 +804,7 @@ void softmax_backward(int device, const TensorView& y, const TensorView& dy, boo
   GA_CUDA_REQUIRE(y.dtype == dy.dtype && y.dtype == dx.dtype, "softmax_backward: dtypes differ");
   if (y.numel() == 0) return;
   GA_CUDA_REQUIRE(dy.is_contiguous() && dx.is_contiguous(), "softmax_backward: dy and dx must be contiguous");
-  const cudnnTensorDescriptor_t d = rows_descs(device, y, DescSet::kRows, op).x.d;
+  const cudnnTensorDescriptor_t d = rows_descs(device, y, DescSet::kRows, op).x.get();
   GA_CUDNN_CHECK(cudnnSoftmaxBackward(cudnn_lease(device).get(), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
                                       CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, d, y.data, d, dy.data, &kZero, d,
                                       dx.data));
@@ -900,8 +901,8 @@ void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma
   if (!training) {
     run_batch_norm_on(device, route, {&x}, {&y}, op, [&](const DescPlan& d, const auto& in, const auto& out) {
       return cudnnBatchNormalizationForwardInference(cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne,
-                                                     &kZero, d.x.d, in[0]->data, d.x.d, out[0]->data, d.bn.d,
-                                                     gamma.data, beta.data, mean.data, var.data, epsilon);
+                                                     &kZero, d.x.get(), in[0]->data, d.x.get(), out[0]->data,
+                                                     d.bn.get(), gamma.data, beta.data, mean.data, var.data, epsilon);
     }, own);
     return;
   }
@@ -916,8 +917,8 @@ void batch_norm_forward(int device, const TensorView& x, const TensorView& gamma
     GA_CUDA_CHECK(cudaMemsetAsync(mean.data, 0, c * sizeof(float), stream));
     GA_CUDA_CHECK(cudaMemsetAsync(var.data, 0, c * sizeof(float), stream));
     const cudnnStatus_t s = cudnnBatchNormalizationForwardTraining(
-        cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, d.x.d, in[0]->data, d.x.d, out[0]->data,
-        d.bn.d, gamma.data, beta.data, 1.0, mean.data, var.data, epsilon, nullptr, nullptr);
+        cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, d.x.get(), in[0]->data, d.x.get(),
+        out[0]->data, d.bn.get(), gamma.data, beta.data, 1.0, mean.data, var.data, epsilon, nullptr, nullptr);
     through_cudnn = s == CUDNN_STATUS_SUCCESS;
     return s;
   }, own);
@@ -948,8 +949,9 @@ void batch_norm_backward(int device, const TensorView& x, const TensorView& dy, 
   // variance from x, which are exactly the `mean`/`var` the training forward wrote.
   run_batch_norm_on(device, route, {&x, &dy}, {&dx}, op, [&](const DescPlan& d, const auto& in, const auto& out) {
     return cudnnBatchNormalizationBackward(cudnn_lease(device).get(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne,
-                                           &kZero, d.x.d, in[0]->data, d.x.d, in[1]->data, d.x.d, out[0]->data, d.bn.d,
-                                           gamma.data, dgamma.data, dbeta.data, epsilon, nullptr, nullptr);
+                                           &kZero, d.x.get(), in[0]->data, d.x.get(), in[1]->data, d.x.get(),
+                                           out[0]->data, d.bn.get(), gamma.data, dgamma.data, dbeta.data, epsilon,
+                                           nullptr, nullptr);
   }, [&] { batch_norm_backward_own(device, x, dy, gamma, mean, var, epsilon, dx, dgamma, dbeta); });
 }
 

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "backends/cuda/context.h"
+#include "backends/cuda/library_handle.h"
 #include "backends/cuda/matmul_alignment.h"
 #include "backends/plan_cache.h"
 #include "backends/cuda/ops.h"
@@ -64,16 +65,10 @@ cudaDataType_t cuda_type(DType dtype) {
                          " (float32, float16, bfloat16)");
 }
 
-// RAII for the cuBLASLt descriptors of one problem.
+// The cuBLASLt descriptors of one problem.
 struct LtDescriptors {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  ~LtDescriptors() {
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (op) cublasLtMatmulDescDestroy(op);
-  }
+  LibraryHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
+  LibraryHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> a, b, c;
 };
 
 void set_batch(cublasLtMatrixLayout_t layout, int32_t batch, int64_t stride) {
@@ -166,30 +161,32 @@ std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k, const void* bias)
   LtDescriptors& d = plan->d;
   const cudaDataType_t type = cuda_type(k.dtype);
   // float32 accumulation for every dtype: f16/bf16 inputs run on tensor cores, f32 without TF32.
-  GA_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &k.lib_a.op, sizeof(k.lib_a.op)));
-  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &k.lib_b.op, sizeof(k.lib_b.op)));
+  GA_CUBLAS_CHECK(cublasLtMatmulDescCreate(d.op.out(), CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasLtMatmulDesc_t op = d.op.get();
+  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &k.lib_a.op, sizeof(k.lib_a.op)));
+  GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &k.lib_b.op, sizeof(k.lib_b.op)));
   if (k.bias) {
     const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
     const int64_t bias_batch_stride = 0;  // the same bias for every batch entry
-    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_batch_stride,
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_batch_stride,
                                                    sizeof(bias_batch_stride)));
-    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   }
-  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.a, type, k.lib_a.rows, k.lib_a.cols, k.lib_a.ld));
-  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.b, type, k.lib_b.rows, k.lib_b.cols, k.lib_b.ld));
-  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.c, type, static_cast<uint64_t>(k.n), static_cast<uint64_t>(k.m), k.n));
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(d.a.out(), type, k.lib_a.rows, k.lib_a.cols, k.lib_a.ld));
+  GA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(d.b.out(), type, k.lib_b.rows, k.lib_b.cols, k.lib_b.ld));
+  GA_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(d.c.out(), type, static_cast<uint64_t>(k.n), static_cast<uint64_t>(k.m), k.n));
   if (k.batch > 1) {
-    set_batch(d.a, k.batch, k.lib_a_batch_stride);
-    set_batch(d.b, k.batch, k.lib_b_batch_stride);
-    set_batch(d.c, k.batch, k.m * k.n);
+    set_batch(d.a.get(), k.batch, k.lib_a_batch_stride);
+    set_batch(d.b.get(), k.batch, k.lib_b_batch_stride);
+    set_batch(d.c.get(), k.batch, k.m * k.n);
   }
-  cublasLtMatmulPreference_t pref = nullptr;
-  GA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  LibraryHandle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
+  GA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(pref.out()));
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
-  cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+  cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                           &kWorkspaceBytes, sizeof(kWorkspaceBytes));
   // Without these the heuristic assumes 256-byte aligned pointers (the preference's default)
   // and may pick a kernel that an operand starting inside a block cannot run.
@@ -199,13 +196,14 @@ std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k, const void* bias)
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, k.out_alignment},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, k.out_alignment}};
   for (const auto& [attribute, bytes] : alignments) {
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, attribute, &bytes, sizeof(bytes));
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      s = cublasLtMatmulPreferenceSetAttribute(pref.get(), attribute, &bytes, sizeof(bytes));
+    }
   }
   if (s == CUBLAS_STATUS_SUCCESS) {
-    s = cublasLtMatmulAlgoGetHeuristic(cublaslt_lease(k.device).get(), d.op, d.a, d.b, d.c, d.c, pref, 1, &result,
-                                       &returned);
+    s = cublasLtMatmulAlgoGetHeuristic(cublaslt_lease(k.device).get(), d.op.get(), d.a.get(), d.b.get(),
+                                       d.c.get(), d.c.get(), pref.get(), 1, &result, &returned);
   }
-  cublasLtMatmulPreferenceDestroy(pref);
   GA_CUBLAS_CHECK(s);
   if (returned == 0) {
     throw BackendError(CudaStatus::kUnimplemented, "matmul: cuBLASLt has no algorithm for " + k.to_string());
@@ -307,13 +305,13 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   const float alpha = 1.0f, beta = 0.0f;
   std::lock_guard<std::mutex> lock(plan.mutex);
   if (bias != nullptr) {
-    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+    GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.d.op.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
                                                    sizeof(bias_ptr)));
   }
   // The library's A is our b (layout d.a), its B our a (layout d.b).
-  GA_CUBLAS_CHECK(cublasLtMatmul(cublaslt_lease(device).get(), plan.d.op, &alpha, pb, plan.d.a, pa, plan.d.b, &beta,
-                                 out.data, plan.d.c, out.data, plan.d.c, &plan.algo, ws, kWorkspaceBytes,
-                                 device_stream(device)));
+  GA_CUBLAS_CHECK(cublasLtMatmul(cublaslt_lease(device).get(), plan.d.op.get(), &alpha, pb, plan.d.a.get(), pa,
+                                 plan.d.b.get(), &beta, out.data, plan.d.c.get(), out.data, plan.d.c.get(),
+                                 &plan.algo, ws, kWorkspaceBytes, device_stream(device)));
 }
 
 void release_matmul_workspace(int device) {

@@ -1,6 +1,7 @@
 // gpuaccel._C.collective: the multi-worker engines as Python sees them (low level; the
 // strategies in gpuaccel.distribute build on it). Creating a collective reads TF_CONFIG or
 // mpirun's variables; PeerUnavailableError becomes gpuaccel.errors.UnavailableError, TF's class.
+// (Named *_bindings so that it is not taken for distribute/collective.h, the engines' interface.)
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
