@@ -18,43 +18,13 @@ Conv2D::Conv2D(std::string name, int64_t filters, int64_t kernel_h, int64_t kern
                int64_t dilation_h, int64_t dilation_w, const std::string& activation,
                bool use_bias, const std::string& kernel_initializer,
                const std::string& bias_initializer)
-    : KernelLayer(std::move(name), filters, use_bias), kernel_h_(kernel_h), kernel_w_(kernel_w),
-      stride_h_(stride_h), stride_w_(stride_w), dilation_h_(dilation_h), dilation_w_(dilation_w) {
-  if (filters <= 0) {
-    fail("Invalid value for argument `filters`. Expected a strictly positive value. Received filters=" +
-         std::to_string(filters));
-  }
-  if (kernel_h <= 0 || kernel_w <= 0) {
-    fail("The `kernel_size` argument must be a tuple of 2 positive integers. Received kernel_size=(" +
-         std::to_string(kernel_h) + ", " + std::to_string(kernel_w) + ")");
-  }
-  if (stride_h <= 0 || stride_w <= 0) {
-    fail("The `strides` argument must be a tuple of 2 positive integers. Received strides=(" +
-         std::to_string(stride_h) + ", " + std::to_string(stride_w) + ")");
-  }
-  if (dilation_h <= 0 || dilation_w <= 0) {
-    fail("The `dilation_rate` argument must be a tuple of 2 positive integers. Received dilation_rate=(" +
-         std::to_string(dilation_h) + ", " + std::to_string(dilation_w) + ")");
-  }
-  if ((stride_h > 1 || stride_w > 1) && (dilation_h > 1 || dilation_w > 1)) {
-    fail("`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: strides=(" +
-         std::to_string(stride_h) + ", " + std::to_string(stride_w) + ") and dilation_rate=(" +
-         std::to_string(dilation_h) + ", " + std::to_string(dilation_w) + ")");
-  }
-  if (padding != "valid" && padding != "same") {
-    fail("The `padding` argument must be one of 'valid', 'same'. Received: padding='" + padding + "'");
-  }
-  padding_ = padding == "same" ? Padding::kSame : Padding::kValid;
+    : Conv2DBase(std::move(name), "Conv2D", filters, kernel_h, kernel_w, stride_h, stride_w,
+                 padding, dilation_h, dilation_w, use_bias) {
   parse_activation_and_initializers(activation, kernel_initializer, bias_initializer);
 }
 
 void Conv2D::check(const Shape& shape) const {
-  expect_ndim(shape, 0, 4);
-  if (in_features() >= 0) expect_axis(shape, 0, -1, in_features());
-  if (shape[3] < 0) {
-    fail("The channel dimension of the inputs should be defined. The input_shape received is " +
-         shape_text(shape) + ", where axis -1 (0-based) is the channel dimension, which found to be `None`.");
-  }
+  check_image(shape);
   const int64_t oh = window_output_length(shape[1], kernel_h_, stride_h_, dilation_h_, padding_);
   const int64_t ow = window_output_length(shape[2], kernel_w_, stride_w_, dilation_w_, padding_);
   if (oh == 0 || ow == 0) {

@@ -4,8 +4,7 @@
 
 #include <string>
 
-#include "nn/kernel_layer.h"
-#include "ops/nn.h"
+#include "nn/conv2d_base.h"
 
 namespace gpuaccel::nn {
 
@@ -14,14 +13,13 @@ namespace gpuaccel::nn {
 int64_t window_output_length(int64_t n, int64_t window, int64_t stride, int64_t dilation,
                              Padding padding);
 
-class Conv2D : public KernelLayer {
+class Conv2D : public Conv2DBase {
  public:
   Conv2D(std::string name, int64_t filters, int64_t kernel_h, int64_t kernel_w, int64_t stride_h,
          int64_t stride_w, const std::string& padding, int64_t dilation_h, int64_t dilation_w,
          const std::string& activation = "linear", bool use_bias = true,
          const std::string& kernel_initializer = "glorot_uniform",
          const std::string& bias_initializer = "zeros");
-  const char* type() const override { return "Conv2D"; }
 
  protected:
   void check(const Shape& input) const override;
@@ -30,10 +28,6 @@ class Conv2D : public KernelLayer {
     return {kernel_h_, kernel_w_, in_features, outputs()};
   }
   Tensor call_on(const Tensor& x, bool training) override;
-
- private:
-  int64_t kernel_h_, kernel_w_, stride_h_, stride_w_, dilation_h_, dilation_w_;
-  Padding padding_;
 };
 
 }  // namespace gpuaccel::nn

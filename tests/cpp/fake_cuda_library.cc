@@ -252,20 +252,14 @@ class FakeBackend final : public CpuLaunchedOps<FakeBackend> {
   void conv2d_forward(const TensorView& x, const TensorView& w, const TensorView* bias, const Conv2dParams& p,
                       const TensorView& y) override {
     const std::optional<TensorView> b = optional_view(bias);
-    const KernelCopy k = kernel_in_krsc(w);
-    launch(__func__, [=] {
-      const HwioFromKrsc hwio(cpu_, w, k.krsc);
-      cpu_.conv2d_forward(x, hwio.view, b ? &*b : nullptr, p, y);
-      (void)k.keep;
+    launch_with_krsc_kernel(__func__, w, [=](const TensorView& hwio) {
+      cpu_.conv2d_forward(x, hwio, b ? &*b : nullptr, p, y);
     });
   }
   void conv2d_backward_data(const TensorView& dy, const TensorView& w, const Conv2dParams& p,
                             const TensorView& dx) override {
-    const KernelCopy k = kernel_in_krsc(w);
-    launch(__func__, [=] {
-      const HwioFromKrsc hwio(cpu_, w, k.krsc);
-      cpu_.conv2d_backward_data(dy, hwio.view, p, dx);
-      (void)k.keep;
+    launch_with_krsc_kernel(__func__, w, [=](const TensorView& hwio) {
+      cpu_.conv2d_backward_data(dy, hwio, p, dx);
     });
   }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
@@ -375,6 +369,17 @@ class FakeBackend final : public CpuLaunchedOps<FakeBackend> {
       cpu.copy(krsc, as_krsc);
     }
   };
+  // Launches `compute(hwio)` with w's KRSC copy made now (counted, and captured while a graph
+  // is) and rebuilt as HWIO for the CPU when the launch runs.
+  template <typename Compute>
+  void launch_with_krsc_kernel(const char* op, const TensorView& w, Compute compute) {
+    const KernelCopy k = kernel_in_krsc(w);
+    launch(op, [=] {
+      const HwioFromKrsc hwio(cpu_, w, k.krsc);
+      compute(hwio.view);
+      (void)k.keep;
+    });
+  }
   static std::optional<TensorView> optional_view(const TensorView* v) {
     return v != nullptr ? std::optional<TensorView>(*v) : std::nullopt;
   }

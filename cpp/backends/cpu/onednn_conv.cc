@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn_context.h"
+#include "backends/cpu/onednn_conv_common.h"
 #include "backends/cpu/onednn_impl_choice.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
@@ -26,95 +27,32 @@ namespace gpuaccel::cpu {
 using namespace onednn;
 using dnnl::memory;
 
-namespace {
+// ---- shared with onednn_deconv.cc (onednn_conv_common.h) ----
 
-// x/y: (N, H, W, C) as oneDNN {N, C, H, W} in nhwc.
 memory::desc nhwc_desc(const TensorView& v) {
   const int64_t n = v.shape[0], h = v.shape[1], w = v.shape[2], c = v.shape[3];
   return strided_desc({n, c, h, w}, v.dtype, {h * w * c, 1, w * c, c});
 }
-
-// w: (KH, KW, C, F) as oneDNN {F, C, KH, KW} in hwio.
-memory::desc hwio_desc(const TensorView& w) {
-  const int64_t kh = w.shape[0], kw = w.shape[1], c = w.shape[2], f = w.shape[3];
-  return strided_desc({f, c, kh, kw}, w.dtype, {1, f, kw * c * f, c * f});
-}
-
-memory::desc any_weights_desc(const TensorView& w, DType dtype) {
-  return memory::desc({w.shape[3], w.shape[2], w.shape[0], w.shape[1]}, to_dnnl(dtype),
-                      memory::format_tag::any);
-}
-
-struct Geometry {
-  memory::dims strides, dilates, pad_l, pad_r;
-  explicit Geometry(const Conv2dParams& p)
-      : strides{p.stride_h, p.stride_w},
-        dilates{p.dilation_h - 1, p.dilation_w - 1},
-        pad_l{p.pad_top, p.pad_left},
-        pad_r{p.pad_bottom, p.pad_right} {}
-};
 
 void add_params(KeyBuilder& key, const Conv2dParams& p) {
   key.add(p.stride_h).add(p.stride_w).add(p.dilation_h).add(p.dilation_w);
   key.add(p.pad_top).add(p.pad_bottom).add(p.pad_left).add(p.pad_right);
 }
 
-// The forward primitive descriptor: cached primitives get default_attr(); the hints that
-// backward descriptors need are created with oneDNN's default attributes.
-dnnl::convolution_forward::primitive_desc forward_pd(
-    const memory::desc& x_md, const memory::desc& w_md, const memory::desc* b_md,
-    const memory::desc& y_md, const Geometry& g,
-    const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
-  if (b_md != nullptr) {
-    return dnnl::convolution_forward::primitive_desc(
-        engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md,
-        w_md, *b_md, y_md, g.strides, g.dilates, g.pad_l, g.pad_r, attr);
-  }
-  return dnnl::convolution_forward::primitive_desc(
-      engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md, w_md,
-      y_md, g.strides, g.dilates, g.pad_l, g.pad_r, attr);
+KeyBuilder forward_key(const char* op, const TensorView& x, const TensorView& w,
+                       const TensorView* bias, const TensorView& y, const Conv2dParams& p) {
+  KeyBuilder key(op);
+  key.add(x).add(w).add(y);
+  if (bias != nullptr) key.add(*bias);
+  add_params(key, p);
+  return key;
 }
+
+namespace {
 
 constexpr size_t kSerialReorderBytes = size_t{1} << 20;
 
 std::atomic<int64_t> weights_reorders{0};  // user -> primitive reorders run, for tests
-
-// A reorder between the user's weights and the primitive's, absent when the layouts match.
-struct WeightsReorder {
-  bool needed = false;
-  memory::desc user_md, prim_md;
-  dnnl::reorder prim;
-
-  void init(const memory::desc& user, const memory::desc& primitive, bool user_to_primitive) {
-    user_md = user;
-    prim_md = primitive;
-    needed = user != primitive;
-    if (!needed) return;
-    ScopedOmpThreads serial(small() ? 1 : 0);  // the split is fixed here (cpu_threads.h)
-    dnnl::reorder::primitive_desc pd =
-        user_to_primitive
-            ? dnnl::reorder::primitive_desc(engine(), user, engine(), primitive)
-            : dnnl::reorder::primitive_desc(engine(), primitive, engine(), user);
-    prim = make_primitive<dnnl::reorder>(pd);
-  }
-  // Copies between the user's buffer and the primitive's, in the direction given to init().
-  // Kernels' weights are small (tens of KB): a parallel region costs more than the copy, and
-  // far more when the cores are shared and a thread gets descheduled at the barrier, so small
-  // reorders are made for, and run on, the calling thread alone.
-  void run(void* user_data, void* prim_data, bool user_to_primitive) const {
-    memory u = make_memory(user_md, user_data);
-    memory q = make_memory(prim_md, prim_data);
-    ScopedOmpThreads serial(small() ? 1 : 0);
-    if (user_to_primitive) weights_reorders.fetch_add(1, std::memory_order_relaxed);
-    if (user_to_primitive) {
-      prim.execute(stream(), u, q);
-    } else {
-      prim.execute(stream(), q, u);
-    }
-  }
-
-  bool small() const { return user_md.get_size() <= kSerialReorderBytes; }
-};
 
 // The derived-copy key of weights in `md`: everything oneDNN lets us query of a blocked layout.
 std::string layout_key(const memory::desc& md) {
@@ -141,9 +79,38 @@ struct ReorderedWeights {
   std::shared_ptr<void> data;  // from the weights' device pool
 };
 
-// `w` in the layout `reorder` produces: w itself when no reorder is needed, the cached copy of
-// this weights version when w's storage keeps derived copies (`keep` holds it for the call),
-// else a per-call reorder into this thread's buffer.
+}  // namespace
+
+void WeightsReorder::init(const memory::desc& user, const memory::desc& primitive,
+                          bool user_to_primitive) {
+  user_md = user;
+  prim_md = primitive;
+  needed = user != primitive;
+  if (!needed) return;
+  ScopedOmpThreads serial(small() ? 1 : 0);  // the split is fixed here (cpu_threads.h)
+  dnnl::reorder::primitive_desc pd =
+      user_to_primitive ? dnnl::reorder::primitive_desc(engine(), user, engine(), primitive)
+                        : dnnl::reorder::primitive_desc(engine(), primitive, engine(), user);
+  prim = make_primitive<dnnl::reorder>(pd);
+}
+
+// Kernels' weights are small (tens of KB): a parallel region costs more than the copy, and far
+// more when the cores are shared and a thread gets descheduled at the barrier, so small
+// reorders are made for, and run on, the calling thread alone.
+void WeightsReorder::run(void* user_data, void* prim_data, bool user_to_primitive) const {
+  memory u = make_memory(user_md, user_data);
+  memory q = make_memory(prim_md, prim_data);
+  ScopedOmpThreads serial(small() ? 1 : 0);
+  if (user_to_primitive) weights_reorders.fetch_add(1, std::memory_order_relaxed);
+  if (user_to_primitive) {
+    prim.execute(stream(), u, q);
+  } else {
+    prim.execute(stream(), q, u);
+  }
+}
+
+bool WeightsReorder::small() const { return user_md.get_size() <= kSerialReorderBytes; }
+
 void* primitive_weights(const TensorView& w, const WeightsReorder& reorder,
                         std::shared_ptr<void>& keep) {
   if (!reorder.needed) return w.data;
@@ -164,11 +131,36 @@ void* primitive_weights(const TensorView& w, const WeightsReorder& reorder,
   return data;
 }
 
-struct ForwardEntry {
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward prim;
-  WeightsReorder weights;
-};
+namespace {
+
+// w: (KH, KW, C, F) as oneDNN {F, C, KH, KW} in hwio.
+memory::desc hwio_desc(const TensorView& w) {
+  const int64_t kh = w.shape[0], kw = w.shape[1], c = w.shape[2], f = w.shape[3];
+  return strided_desc({f, c, kh, kw}, w.dtype, {1, f, kw * c * f, c * f});
+}
+
+memory::desc any_weights_desc(const TensorView& w, DType dtype) {
+  return memory::desc({w.shape[3], w.shape[2], w.shape[0], w.shape[1]}, to_dnnl(dtype),
+                      memory::format_tag::any);
+}
+
+// The forward primitive descriptor: cached primitives get default_attr(); the hints that
+// backward descriptors need are created with oneDNN's default attributes.
+dnnl::convolution_forward::primitive_desc forward_pd(
+    const memory::desc& x_md, const memory::desc& w_md, const memory::desc* b_md,
+    const memory::desc& y_md, const Geometry& g,
+    const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
+  if (b_md != nullptr) {
+    return dnnl::convolution_forward::primitive_desc(
+        engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md,
+        w_md, *b_md, y_md, g.strides, g.dilates, g.pad_l, g.pad_r, attr);
+  }
+  return dnnl::convolution_forward::primitive_desc(
+      engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_md, w_md,
+      y_md, g.strides, g.dilates, g.pad_l, g.pad_r, attr);
+}
+
+using ForwardEntry = ForwardPrimitive<dnnl::convolution_forward>;
 
 struct BackwardDataEntry {
   dnnl::convolution_backward_data::primitive_desc pd;
@@ -185,10 +177,7 @@ struct BackwardWeightsEntry {
 
 void forward_native(const TensorView& x, const TensorView& w, const TensorView* bias,
                     const Conv2dParams& p, PostActivation activation, const TensorView& y) {
-  KeyBuilder key("conv_fwd");
-  key.add(x).add(w).add(y);
-  if (bias != nullptr) key.add(*bias);
-  add_params(key, p);
+  KeyBuilder key = forward_key("conv_fwd", x, w, bias, y, p);
   key.add(static_cast<int64_t>(activation));
   auto e = cached<ForwardEntry>(key.str(), [&] {
     auto entry = std::make_shared<ForwardEntry>();
@@ -202,16 +191,7 @@ void forward_native(const TensorView& x, const TensorView& w, const TensorView* 
     entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
     return entry;
   });
-  std::shared_ptr<void> keep_weights;
-  void* w_data = primitive_weights(w, e->weights, keep_weights);
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, make_memory(e->pd.src_desc(), x.data)},
-      {DNNL_ARG_WEIGHTS, make_memory(e->pd.weights_desc(), w_data)},
-      {DNNL_ARG_DST, make_memory(e->pd.dst_desc(), y.data)},
-      {DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->pd)}};
-  if (bias != nullptr) args[DNNL_ARG_BIAS] = make_memory(e->pd.bias_desc(), bias->data);
-  e->prim.execute(stream(), args);
-  stream().wait();
+  run_forward(*e, x, w, bias, y);
 }
 
 // ---- implementation choice (onednn_impl_choice.h) ----
