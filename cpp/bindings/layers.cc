@@ -13,6 +13,7 @@
 #include "nn/batch_normalization.h"
 #include "nn/conv1d.h"
 #include "nn/conv2d.h"
+#include "nn/conv2d_transpose.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
@@ -151,6 +152,14 @@ void init_layers(py::module_& m) {
            py::arg("name"), py::arg("filters"), py::arg("kernel_h"), py::arg("kernel_w"), py::arg("stride_h") = 1,
            py::arg("stride_w") = 1, py::arg("padding") = "valid", py::arg("dilation_h") = 1,
            py::arg("dilation_w") = 1, py::arg("activation") = "linear", py::arg("use_bias") = true,
+           py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
+  py::class_<Conv2DTranspose, Layer, std::shared_ptr<Conv2DTranspose>>(lm, "Conv2DTranspose")
+      .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, const std::string&, int64_t,
+                    int64_t, int64_t, int64_t, const std::string&, bool, const std::string&, const std::string&>(),
+           py::arg("name"), py::arg("filters"), py::arg("kernel_h"), py::arg("kernel_w"), py::arg("stride_h") = 1,
+           py::arg("stride_w") = 1, py::arg("padding") = "valid", py::arg("output_padding_h") = -1,
+           py::arg("output_padding_w") = -1, py::arg("dilation_h") = 1, py::arg("dilation_w") = 1,
+           py::arg("activation") = "linear", py::arg("use_bias") = true,
            py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
   py::class_<MaxPooling2D, Layer, std::shared_ptr<MaxPooling2D>>(lm, "MaxPooling2D")
       .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, const std::string&>(), py::arg("name"),

@@ -5,6 +5,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/op_recording.h"
+#include "core/errors.h"
 #include "ops/nn.h"
 #include "ops/post_activation.h"
 
@@ -28,6 +29,41 @@ void init_nn(py::module_& m) {
   }, py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("stride_h"), py::arg("stride_w"),
      py::arg("padding"), py::arg("dilation_h"), py::arg("dilation_w"),
      py::arg("activation") = "linear");
+  // Keras's and TF's transposed convolution: an output of (out_h, out_w), 'valid'/'same' padding
+  // resolved as TF resolves the convolution of that output.
+  m.def("conv2d_transpose", [](const Tensor& x, const Tensor& w, std::optional<Tensor> bias, int64_t out_h,
+                               int64_t out_w, int64_t sh, int64_t sw, const std::string& padding, int64_t dh,
+                               int64_t dw) {
+    const Padding pad = parse_padding(padding, "Conv2DTranspose");
+    return recorded_op({x, w, or_undefined(bias)}, [=](const std::vector<Tensor>& in) {
+      return conv2d_transpose(in[0], in[1], in[2], out_h, out_w, sh, sw, pad, dh, dw);
+    });
+  }, py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("out_h"), py::arg("out_w"), py::arg("stride_h"),
+     py::arg("stride_w"), py::arg("padding"), py::arg("dilation_h") = 1, py::arg("dilation_w") = 1);
+  // torch's: explicit padding of the convolution of the output (top, bottom, left, right).
+  m.def("conv2d_transpose_padded", [](const Tensor& x, const Tensor& w, std::optional<Tensor> bias,
+                                      int64_t out_h, int64_t out_w, int64_t sh, int64_t sw, int64_t dh,
+                                      int64_t dw, std::vector<int64_t> pads) {
+    if (pads.size() != 4) {
+      throw_error(ErrorCode::kInvalidArgument, "Conv2DTranspose",
+                  "pads must be (top, bottom, left, right), got " + std::to_string(pads.size()) + " values");
+    }
+    Conv2dTransposeGeometry g;
+    g.out_h = out_h;
+    g.out_w = out_w;
+    g.params.stride_h = sh;
+    g.params.stride_w = sw;
+    g.params.dilation_h = dh;
+    g.params.dilation_w = dw;
+    g.params.pad_top = pads[0];
+    g.params.pad_bottom = pads[1];
+    g.params.pad_left = pads[2];
+    g.params.pad_right = pads[3];
+    return recorded_op({x, w, or_undefined(bias)}, [=](const std::vector<Tensor>& in) {
+      return conv2d_transpose(in[0], in[1], in[2], g);
+    });
+  }, py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("out_h"), py::arg("out_w"), py::arg("stride_h"),
+     py::arg("stride_w"), py::arg("dilation_h"), py::arg("dilation_w"), py::arg("pads"));
   m.def("pool2d", [](const Tensor& x, bool max, int64_t wh, int64_t ww, int64_t sh, int64_t sw,
                      const std::string& padding) {
     const Padding pad = parse_padding(padding, max ? "MaxPool" : "AvgPool");

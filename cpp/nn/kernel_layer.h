@@ -1,6 +1,7 @@
-// What Dense, Conv1D and Conv2D share: a kernel whose last two axes are (input features,
-// output features), an optional bias over the output features, an activation after the op,
-// and an input whose last axis (its features) is fixed at build.
+// What Dense, Conv1D, Conv2D and Conv2DTranspose share: a kernel over (input features, output
+// features) (the last two axes, in Conv2DTranspose's the other way round), an optional bias over
+// the output features, an activation after the op, and an input whose last axis (its features)
+// is fixed at build.
 #pragma once
 
 #include <string>
@@ -20,7 +21,8 @@ class KernelLayer : public SingleInputLayer {
                                          const std::string& kernel_initializer,
                                          const std::string& bias_initializer);
 
-  // The kernel's shape for `in_features` input features; it ends with (in_features, outputs()).
+  // The kernel's shape for `in_features` input features; it ends with (in_features, outputs()),
+  // but for Conv2DTranspose's (kh, kw, outputs(), in_features), Keras's transposed layout.
   virtual Shape kernel_shape(int64_t in_features) const = 0;
   // The kernel, then the bias (when the layer has one).
   void build_for(const Shape& input) override;

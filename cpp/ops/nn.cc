@@ -27,6 +27,24 @@ void check_rank(const std::string& op, const Tensor& t, int rank, const char* wh
   }
 }
 
+// What conv2d and conv2d_transpose check alike: a defined rank-4 input and kernel
+// (`kernel_layout` names the kernel's axes), one device and dtype with the bias, a floating
+// input.
+void check_conv_operands(const std::string& op, const Tensor& x, const Tensor& w,
+                         const Tensor& bias, const char* kernel_layout) {
+  check_defined(op, x, "input");
+  check_defined(op, w, "kernel");
+  check_rank(op, x, 4, "input", "(batch, height, width, channels)");
+  check_rank(op, w, 4, "kernel", kernel_layout);
+  std::vector<Tensor> all = {x, w};
+  if (bias.defined()) all.push_back(bias);
+  common_device(op, all);
+  common_dtype(op, all);
+  check_floating(op, x);
+}
+
+constexpr const char* kTransposedKernelLayout = "(height, width, filters, in_channels)";
+
 // TF's output size and padding for one spatial dimension.
 struct Resolved {
   int64_t out = 0, pad_before = 0, pad_after = 0;
@@ -86,15 +104,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
               int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w,
               PostActivation activation) {
   const std::string op = "Conv2D";
-  check_defined(op, x, "input");
-  check_defined(op, w, "kernel");
-  check_rank(op, x, 4, "input", "(batch, height, width, channels)");
-  check_rank(op, w, 4, "kernel", "(height, width, in_channels, filters)");
-  std::vector<Tensor> all = {x, w};
-  if (bias.defined()) all.push_back(bias);
-  common_device(op, all);
-  common_dtype(op, all);
-  check_floating(op, x);
+  check_conv_operands(op, x, w, bias, "(height, width, in_channels, filters)");
   if (w.dim(2) != x.dim(3)) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 "input has " + std::to_string(x.dim(3)) + " channels but the kernel expects " +
@@ -170,6 +180,191 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
     return grads;
   }, activation);
   return y;
+}
+
+// ---- transposed convolution ----
+
+namespace {
+
+int64_t checked_mul(const std::string& op, int64_t a, int64_t b, const char* what) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out) || out > (int64_t{1} << 40)) {
+    throw_error(ErrorCode::kInvalidArgument, op, std::string(what) + " exceeds 2^40");
+  }
+  return out;
+}
+
+// The length the convolution described by (pad_before, pad_after, kernel, stride, dilation)
+// gives an input of `size`: what x's size must be for y of `size`.
+int64_t convolved_length(int64_t size, int64_t pad_before, int64_t pad_after, int64_t kernel,
+                         int64_t stride, int64_t dilation) {
+  const int64_t span = size + pad_before + pad_after - ((kernel - 1) * dilation + 1);
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+// Every number of the geometry in range, and y's size one whose convolution gives x's.
+void check_transpose_axis(const std::string& op, const char* axis, int64_t in, int64_t out,
+                          int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_before,
+                          int64_t pad_after) {
+  const int64_t limit = int64_t{1} << 40;
+  const auto in_range = [&](int64_t v, int64_t low) { return v >= low && v <= limit; };
+  if (!in_range(stride, 1) || !in_range(dilation, 1) || !in_range(pad_before, 0) ||
+      !in_range(pad_after, 0) || !in_range(out, 1)) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string(axis) + ": strides and dilations must be >= 1, paddings >= 0 and "
+                "the output size >= 1 (each at most 2^40), got stride " + std::to_string(stride) +
+                    ", dilation " + std::to_string(dilation) + ", padding (" +
+                    std::to_string(pad_before) + ", " + std::to_string(pad_after) +
+                    "), output size " + std::to_string(out));
+  }
+  checked_mul(op, kernel - 1, dilation, "the dilated kernel");
+  const int64_t convolved = convolved_length(out, pad_before, pad_after, kernel, stride, dilation);
+  if (convolved != in) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string(axis) + ": an output of size " + std::to_string(out) +
+                    " does not fit an input of size " + std::to_string(in) +
+                    ": the convolution of that output (kernel " + std::to_string(kernel) +
+                    ", stride " + std::to_string(stride) + ", dilation " +
+                    std::to_string(dilation) + ", padding " + std::to_string(pad_before) + "+" +
+                    std::to_string(pad_after) + ") has size " + std::to_string(convolved) +
+                    " (output_padding must be smaller than the stride)");
+  }
+}
+
+}  // namespace
+
+int64_t conv2d_transpose_output_length(int64_t in, int64_t kernel, int64_t stride,
+                                       int64_t dilation, Padding padding,
+                                       int64_t output_padding) {
+  const std::string op = "Conv2DTranspose";
+  if (in < 1 || kernel < 1 || stride < 1 || dilation < 1) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "input size, kernel size, stride and dilation must be >= 1, got input " +
+                    std::to_string(in) + ", kernel " + std::to_string(kernel) + ", stride " +
+                    std::to_string(stride) + ", dilation " + std::to_string(dilation));
+  }
+  if (output_padding >= stride) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "output_padding must be smaller than the stride, got output_padding " +
+                    std::to_string(output_padding) + " with stride " + std::to_string(stride));
+  }
+  const int64_t effective = checked_mul(op, kernel - 1, dilation, "the dilated kernel") + 1;
+  const int64_t scaled = checked_mul(op, in - 1, stride, "the output size");
+  if (padding == Padding::kValid) {
+    return scaled + effective +
+           (output_padding < 0 ? std::max(effective, stride) - effective : output_padding);
+  }
+  if (output_padding < 0) return scaled + stride;
+  return scaled + effective % 2 + output_padding;
+}
+
+Conv2dTransposeGeometry conv2d_transpose_geometry(int64_t in_h, int64_t in_w, int64_t kernel_h,
+                                                  int64_t kernel_w, int64_t out_h, int64_t out_w,
+                                                  int64_t stride_h, int64_t stride_w,
+                                                  Padding padding, int64_t dilation_h,
+                                                  int64_t dilation_w) {
+  const std::string op = "Conv2DTranspose";
+  if (out_h < 1 || out_w < 1) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "the output size must be >= 1, got (" + std::to_string(out_h) + ", " +
+                    std::to_string(out_w) + ")");
+  }
+  const Resolved rh = resolve(op, out_h, kernel_h, stride_h, dilation_h, padding);
+  const Resolved rw = resolve(op, out_w, kernel_w, stride_w, dilation_w, padding);
+  if (rh.out != in_h || rw.out != in_w) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "an output of spatial size (" + std::to_string(out_h) + ", " +
+                    std::to_string(out_w) + ") does not fit an input of (" + std::to_string(in_h) +
+                    ", " + std::to_string(in_w) + "): convolving that output with padding='" +
+                    (padding == Padding::kSame ? "same" : "valid") + "' gives (" +
+                    std::to_string(rh.out) + ", " + std::to_string(rw.out) + ")");
+  }
+  Conv2dTransposeGeometry g;
+  g.out_h = out_h;
+  g.out_w = out_w;
+  g.params.stride_h = rh.stride;
+  g.params.stride_w = rw.stride;
+  g.params.dilation_h = dilation_h;
+  g.params.dilation_w = dilation_w;
+  g.params.pad_top = rh.pad_before;
+  g.params.pad_bottom = rh.pad_after;
+  g.params.pad_left = rw.pad_before;
+  g.params.pad_right = rw.pad_after;
+  return g;
+}
+
+Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Tensor& bias,
+                        const Conv2dTransposeGeometry& g) {
+  const std::string op = "Conv2DTranspose";
+  check_conv_operands(op, x, w, bias, kTransposedKernelLayout);
+  if (w.dim(3) != x.dim(3)) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "input has " + std::to_string(x.dim(3)) + " channels but the kernel (height, "
+                "width, filters, in_channels) expects " + std::to_string(w.dim(3)) +
+                    " (kernel shape " + shape_to_string(w.shape()) + ")");
+  }
+  if (bias.defined() && (bias.ndim() != 1 || bias.dim(0) != w.dim(2))) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "bias must have shape (" + std::to_string(w.dim(2)) + ",), got " +
+                    shape_to_string(bias.shape()));
+  }
+  if (w.dim(2) == 0 || w.dim(3) == 0 || x.dim(1) == 0 || x.dim(2) == 0) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "a transposed convolution needs at least one input channel, one filter and a "
+                "non-empty image, got kernel shape " + shape_to_string(w.shape()) +
+                    " for input shape " + shape_to_string(x.shape()));
+  }
+  const Conv2dParams& p = g.params;
+  check_transpose_axis(op, "height", x.dim(1), g.out_h, w.dim(0), p.stride_h, p.dilation_h,
+                       p.pad_top, p.pad_bottom);
+  check_transpose_axis(op, "width", x.dim(2), g.out_w, w.dim(1), p.stride_w, p.dilation_w,
+                       p.pad_left, p.pad_right);
+
+  const Tensor xc = contiguous(x), wc = contiguous(w);
+  const Tensor bc = bias.defined() ? contiguous(bias) : Tensor();
+  Tensor y = Tensor::empty({x.dim(0), g.out_h, g.out_w, w.dim(2)}, x.dtype(), x.device(), op.c_str());
+  if (y.numel() > 0) {
+    const TensorView bv = bc.defined() ? bc.view() : TensorView();
+    backend_for_op(op, x.device())
+        .conv2d_transpose_forward(xc.view(), wc.view(), bc.defined() ? &bv : nullptr, p, y.view());
+  }
+  std::vector<Tensor> inputs = {xc, wc};
+  if (bc.defined()) inputs.push_back(bc);
+  if (!grad_mode_enabled() || !any_needs_grad(inputs)) return y;
+  const bool want_dx = needs_grad(xc), want_dw = needs_grad(wc);
+  const bool want_db = bc.defined() && needs_grad(bc);
+  // y is the gradient of a convolution of y with respect to its input, so its own gradients
+  // are that convolution (d/dx) and its kernel gradient with x and dy in swapped roles (d/dw);
+  // the kernel (KH, KW, F, C) is that convolution's (KH, KW, in, out) as it stands.
+  record(op, inputs, {y}, [xc, wc, bc, p, want_dx, want_dw, want_db](const std::vector<Tensor>& grads) {
+    const Tensor dy = contiguous(grads[0]);
+    Backend& backend = backend_for(xc.device());
+    Tensor dx, dw, db;
+    if (want_dx) {
+      dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device(), "Conv2DTransposeBackpropInput");
+      backend.conv2d_forward(dy.view(), wc.view(), nullptr, p, dx.view());
+    }
+    if (want_dw) {
+      dw = Tensor::empty(wc.shape(), wc.dtype(), wc.device(), "Conv2DTransposeBackpropFilter");
+      backend.conv2d_backward_weights(dy.view(), xc.view(), p, dw.view(), nullptr);
+    }
+    if (want_db) db = reduce(ReduceOp::kSum, dy, {0, 1, 2}, false);
+    std::vector<Tensor> out = {dx, dw};
+    if (bc.defined()) out.push_back(db);
+    return out;
+  });
+  return y;
+}
+
+Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t out_h,
+                        int64_t out_w, int64_t stride_h, int64_t stride_w, Padding padding,
+                        int64_t dilation_h, int64_t dilation_w) {
+  const std::string op = "Conv2DTranspose";
+  check_conv_operands(op, x, w, bias, kTransposedKernelLayout);
+  return conv2d_transpose(x, w, bias,
+                          conv2d_transpose_geometry(x.dim(1), x.dim(2), w.dim(0), w.dim(1), out_h,
+                                                    out_w, stride_h, stride_w, padding,
+                                                    dilation_h, dilation_w));
 }
 
 Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int64_t stride_h,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/conv_params.h"
 #include "backends/op_kinds.h"
 #include "tensor/tensor.h"
 
@@ -23,6 +24,38 @@ Padding parse_padding(const std::string& text, const std::string& op);
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stride_h,
               int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w,
               PostActivation activation = PostActivation::kNone);
+
+// A transposed convolution's geometry: the spatial size of its output y, and the convolution of
+// y that gives its input's size (strides, dilations, explicit padding), which the kernels run
+// backwards. Keras's and TF's 'valid'/'same' and torch's symmetric padding all resolve into it.
+struct Conv2dTransposeGeometry {
+  int64_t out_h = 0, out_w = 0;
+  Conv2dParams params;
+};
+
+// Keras's Conv2DTranspose output length along one axis; output_padding < 0 means none given.
+int64_t conv2d_transpose_output_length(int64_t in, int64_t kernel, int64_t stride,
+                                       int64_t dilation, Padding padding,
+                                       int64_t output_padding);
+
+// TF's geometry (tf.nn.conv2d_transpose, and Keras's layer through it): y's size given, its
+// 'valid'/'same' padding resolved as TF resolves the convolution of y, which must give x's size
+// (an InvalidArgumentError naming both sizes otherwise).
+Conv2dTransposeGeometry conv2d_transpose_geometry(int64_t in_h, int64_t in_w, int64_t kernel_h,
+                                                  int64_t kernel_w, int64_t out_h, int64_t out_w,
+                                                  int64_t stride_h, int64_t stride_w,
+                                                  Padding padding, int64_t dilation_h,
+                                                  int64_t dilation_w);
+
+// y = conv2d_transpose(x, w) + bias, the gradient of conv2d with respect to its input: x (N, H,
+// W, C), w (KH, KW, F, C) (Keras's Conv2DTranspose kernel), bias (F,) or undefined, y (N,
+// g.out_h, g.out_w, F). Differentiable in x, w and bias.
+Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Tensor& bias,
+                        const Conv2dTransposeGeometry& g);
+// The same with TF's geometry for an output of (out_h, out_w) (conv2d_transpose_geometry).
+Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t out_h,
+                        int64_t out_w, int64_t stride_h, int64_t stride_w, Padding padding,
+                        int64_t dilation_h, int64_t dilation_w);
 
 // x (N, H, W, C); max or average (Keras: padding excluded from the average).
 Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int64_t stride_h,

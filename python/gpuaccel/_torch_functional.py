@@ -16,7 +16,8 @@ from ._int_range import check_int
 from ._tensor import Tensor
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "softplus", "softmax",
-           "log_softmax", "dropout", "linear", "conv2d", "max_pool2d", "avg_pool2d", "unfold",
+           "log_softmax", "dropout", "linear", "conv2d", "conv_transpose2d", "max_pool2d",
+           "avg_pool2d", "unfold",
            "pad", "one_hot", "embedding", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "normalize"]
 
@@ -129,19 +130,28 @@ def _padded_nhwc(x, padding, value=0.0):
         if ph or pw else x
 
 
+def _conv_operands(op, input, weight, bias, groups, in_axis):
+    """Input, weight and bias as tensors, after torch's checks: an (N, C, H, W) image, groups=1,
+    and C on the weight's axis ``in_axis`` (1 for conv2d's (out, in, kh, kw), 0 for
+    conv_transpose2d's (in, out, kh, kw))."""
+    x, w = as_tensors(input, weight)
+    _check_image(x, op)
+    if groups != 1:
+        raise ValueError(f"{op}(groups != 1) is not supported yet")
+    if w.ndim != 4 or w.shape[in_axis] != x.shape[1]:
+        expected = ["out", "kh", "kw"]
+        expected.insert(in_axis, str(x.shape[1]))
+        raise RuntimeError(f"{op}: weight of shape {list(w.shape)} does not fit an input with "
+                           f"{x.shape[1]} channels (expected ({', '.join(expected)}))")
+    return x, w, None if bias is None else as_tensors(x, bias)[1]
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``F.conv2d``: input (N, C, H, W), weight (F, C, kh, kw); ``padding`` an int, a pair,
     'valid' or 'same'."""
-    x, w = as_tensors(input, weight)
-    _check_image(x, "conv2d")
-    if groups != 1:
-        raise ValueError("conv2d(groups != 1) is not supported yet")
-    if w.ndim != 4 or w.shape[1] != x.shape[1]:
-        raise RuntimeError(f"conv2d: weight of shape {list(w.shape)} does not fit an input with "
-                           f"{x.shape[1]} channels (expected (out, {x.shape[1]}, kh, kw))")
+    x, w, bias = _conv_operands("conv2d", input, weight, bias, groups, in_axis=1)
     sh, sw = _pair(stride, "stride")
     dh, dw = _pair(dilation, "dilation")
-    bias = None if bias is None else as_tensors(x, bias)[1]
     kernel = _C.permute(w, [2, 3, 1, 0])
     if isinstance(padding, str):
         mode = padding.upper()
@@ -150,6 +160,27 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         out = _C.conv2d(_nhwc(x), kernel, bias, sh, sw, mode, dh, dw)
     else:
         out = _C.conv2d(_padded_nhwc(x, padding), kernel, bias, sh, sw, "VALID", dh, dw)
+    return _nchw(out)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """``F.conv_transpose2d``: input (N, C, H, W), weight (C, F, kh, kw) (torch's (in,
+    out / groups, kh, kw)); output size
+    (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1."""
+    x, w, bias = _conv_operands("conv_transpose2d", input, weight, bias, groups, in_axis=0)
+    sh, sw = _pair(stride, "stride")
+    ph, pw = _pair(padding, "padding")
+    oph, opw = _pair(output_padding, "output_padding")
+    dh, dw = _pair(dilation, "dilation")
+    if oph >= sh or opw >= sw or min(oph, opw) < 0:
+        raise ValueError(f"conv_transpose2d: output_padding {(oph, opw)} must be >= 0 and smaller "
+                         f"than the stride {(sh, sw)}")
+    out_h = (x.shape[2] - 1) * sh - 2 * ph + dh * (w.shape[2] - 1) + oph + 1
+    out_w = (x.shape[3] - 1) * sw - 2 * pw + dw * (w.shape[3] - 1) + opw + 1
+    kernel = _C.permute(w, [2, 3, 1, 0])  # (kh, kw, out, in): Keras's Conv2DTranspose kernel
+    out = _C.conv2d_transpose_padded(_nhwc(x), kernel, bias, out_h, out_w, sh, sw, dh, dw,
+                                     [ph, ph, pw, pw])
     return _nchw(out)
 
 

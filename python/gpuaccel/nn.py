@@ -20,9 +20,9 @@ from ._tensor import Tensor, tensor
 # package.
 sys.modules[__name__ + ".functional"] = functional
 
-__all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "gelu", "softmax",
-           "log_softmax", "dropout", "batch_normalization", "layer_normalization",
-           "embedding_lookup", "scaled_dot_product_attention",
+__all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh",
+           "gelu", "softmax", "log_softmax", "dropout", "batch_normalization",
+           "layer_normalization", "embedding_lookup", "scaled_dot_product_attention",
            "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
            "mean_squared_error", "one_hot", "functional", "leaky_relu", "relu6", "elu", "silu",
            "swish", "softplus", "log_sigmoid", "sigmoid_cross_entropy_with_logits", "l2_loss",
@@ -77,6 +77,29 @@ def conv2d(input, filters, strides=1, padding="VALID", dilations=1, bias=None):
     input, filters = as_tensors(input, filters)
     bias = None if bias is None else as_tensors(input, bias)[1]
     return _C.conv2d(input, filters, bias, sh, sw, _padding(padding), dh, dw)
+
+
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",
+                     dilations=None, name=None):
+    """``tf.nn.conv2d_transpose``: input (N, H, W, C), filters (KH, KW, F, C), output_shape
+    (N, OH, OW, F); the gradient of ``conv2d`` of an output_shape tensor, padding resolved as
+    TF resolves that convolution."""
+    if data_format not in ("NHWC", None):
+        raise ValueError(f"conv2d_transpose supports data_format='NHWC' only, got {data_format!r}")
+    sh, sw = _pair(strides, "strides")
+    dh, dw = _pair(1 if dilations is None else dilations, "dilations")
+    input, filters = as_tensors(input, filters)
+    shape = [_int(v, "output_shape") for v in
+             (output_shape.numpy().tolist() if isinstance(output_shape, Tensor) else output_shape)]
+    if len(shape) != 4:
+        raise ValueError(f"output_shape must have 4 elements (N, H, W, C), got {shape}")
+    if input.ndim == 4 and filters.ndim == 4 and (shape[0] != input.shape[0] or
+                                                  shape[3] != filters.shape[2]):
+        raise ValueError(f"output_shape {shape} must have the input's batch {input.shape[0]} and "
+                         f"the filters' output channels {filters.shape[2]} (filters are "
+                         "(height, width, output_channels, in_channels))")
+    return _C.conv2d_transpose(input, filters, None, shape[1], shape[2], sh, sw,
+                               _padding(padding), dh, dw)
 
 
 def max_pool2d(input, ksize, strides, padding="VALID"):
@@ -251,6 +274,8 @@ TORCH_NN_MODULE_REFUSALS = {
     "Module": "keras.layers.Layer / keras.Model (torch.nn modules are not there yet)",
     "Linear": "keras.layers.Dense (torch.nn modules are not there yet)",
     "Conv2d": "keras.layers.Conv2D (torch.nn modules are not there yet)",
+    "ConvTranspose2d": "keras.layers.Conv2DTranspose or gpuaccel.torch.nn.functional."
+                       "conv_transpose2d (torch.nn modules are not there yet)",
     "CrossEntropyLoss": "gpuaccel.nn.functional.cross_entropy",
     "MSELoss": "gpuaccel.nn.functional.mse_loss",
     "Sequential": "keras.Sequential (torch.nn modules are not there yet)",
@@ -258,8 +283,6 @@ TORCH_NN_MODULE_REFUSALS = {
 
 __getattr__ = _unsupported.module_getattr(__name__, "nn", {
     "conv1d": "conv2d on an (N, 1, L, C) view",
-    "conv2d_transpose": "keras.layers.Conv2DTranspose is not there either; upsample with a "
-                        "Dense layer or repeat + conv2d",
     "depthwise_conv2d": "conv2d per channel (depthwise kernels are not there yet)",
     "ctc_loss": "nothing yet (no CTC kernel)",
     "weighted_cross_entropy_with_logits": "sigmoid_cross_entropy_with_logits times weights",

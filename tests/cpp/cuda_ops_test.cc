@@ -365,6 +365,42 @@ TEST_F(CudaOps, Conv2dForwardAndGradientsAgainstALoop) {
   EXPECT_NO_THROW(backend_->conv2d_forward(dx, dw, nullptr, q, y2));
 }
 
+// The transposed convolution (cuDNN's backward data, then the bias) against the definition: each
+// x pixel scattered through the (KH, KW, F, C) kernel. 'same' stride 2 onto an even output pads
+// asymmetrically (the padded path); 'valid' with output_padding 1 leaves a last row and column
+// that only the bias reaches.
+TEST_F(CudaOps, Conv2dTransposeForwardAgainstALoop) {
+  const int H = 3, W = 4, C = 2, F = 3, K = 3, S = 2;
+  const std::vector<float> x = ramp(H * W * C, -1.0f, 0.09f), w = ramp(K * K * F * C, 0.5f, -0.02f);
+  const std::vector<float> bias = {0.1f, -0.2f, 0.3f};
+  struct Case {
+    int out_h, out_w;
+    Conv2dParams p;
+  };
+  for (const Case& c : {Case{6, 8, Conv2dParams{S, S, 1, 1, 0, 1, 0, 1}},
+                        Case{8, 10, Conv2dParams{S, S, 1, 1, 0, 0, 0, 0}}}) {
+    std::vector<float> want(c.out_h * c.out_w * F);
+    for (int i = 0; i < c.out_h * c.out_w; ++i)
+      for (int f = 0; f < F; ++f) want[i * F + f] = bias[f];
+    for (int ih = 0; ih < H; ++ih)
+      for (int iw = 0; iw < W; ++iw)
+        for (int kh = 0; kh < K; ++kh)
+          for (int kw = 0; kw < K; ++kw) {
+            const int oh = ih * S - static_cast<int>(c.p.pad_top) + kh;
+            const int ow = iw * S - static_cast<int>(c.p.pad_left) + kw;
+            if (oh < 0 || oh >= c.out_h || ow < 0 || ow >= c.out_w) continue;
+            for (int f = 0; f < F; ++f)
+              for (int ch = 0; ch < C; ++ch)
+                want[(oh * c.out_w + ow) * F + f] +=
+                    x[(ih * W + iw) * C + ch] * w[((kh * K + kw) * F + f) * C + ch];
+          }
+    const TensorView dx = upload({1, H, W, C}, x), dw = upload({K, K, F, C}, w), db = upload({F}, bias);
+    const TensorView y = view({1, c.out_h, c.out_w, F});
+    ASSERT_NO_THROW(backend_->conv2d_transpose_forward(dx, dw, &db, c.p, y));
+    expect_near(download(y), want, 1e-5f);
+  }
+}
+
 // A shape's second and later calls run its cached plan (descriptors, algorithm, workspace from
 // the arena): the same numbers, and the pool holds no more memory after them than after the first.
 TEST_F(CudaOps, RepeatedConvolutionsReuseTheirPlanAndWorkspace) {

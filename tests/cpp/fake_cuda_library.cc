@@ -262,6 +262,13 @@ class FakeBackend final : public CpuLaunchedOps<FakeBackend> {
       cpu_.conv2d_backward_data(dy, hwio, p, dx);
     });
   }
+  void conv2d_transpose_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
+                                const Conv2dParams& p, const TensorView& y) override {
+    const std::optional<TensorView> b = optional_view(bias);
+    launch_with_krsc_kernel(__func__, w, [=](const TensorView& hwio) {
+      cpu_.conv2d_transpose_forward(x, hwio, b ? &*b : nullptr, p, y);
+    });
+  }
   void softmax_forward(const TensorView& x, bool log, const TensorView& y) override {
     launch(__func__, [=] {
       if (faults_on()) unimplemented("softmax_forward");

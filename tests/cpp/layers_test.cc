@@ -15,6 +15,7 @@
 #include "nn/activations.h"
 #include "nn/batch_normalization.h"
 #include "nn/conv2d.h"
+#include "nn/conv2d_transpose.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
@@ -104,6 +105,12 @@ TEST(LayersShapes, WeightNamesShapesAndTrainability) {
   EXPECT_EQ(conv.output_shape({{-1, 10, 9, 3}}), (Shape{-1, 10, 9, 8}));
   EXPECT_EQ(Conv2D("s", 4, 3, 3, 2, 2, "valid", 1, 1).output_shape({{-1, 10, 9, 3}}), (Shape{-1, 4, 4, 4}));
   EXPECT_EQ(Conv2D("d", 4, 3, 3, 1, 1, "valid", 2, 2).output_shape({{-1, 10, 9, 3}}), (Shape{-1, 6, 5, 4}));
+  // Keras 3's transposed sizes: 'same' in * stride; 'valid' (in - 1) * stride + kernel, plus
+  // output_padding when given.
+  EXPECT_EQ(Conv2DTranspose("t", 4, 3, 3, 2, 2, "same", -1, -1, 1, 1).output_shape({{-1, 5, 6, 3}}),
+            (Shape{-1, 10, 12, 4}));
+  EXPECT_EQ(Conv2DTranspose("t", 4, 3, 3, 2, 2, "valid", 1, 1, 1, 1).output_shape({{-1, 5, 6, 3}}),
+            (Shape{-1, 12, 14, 4}));
 
   BatchNormalization bn("bn");
   bn.build({{-1, 5, 7}});
@@ -299,6 +306,14 @@ TEST(LayersErrors, MessagesNameTheProblem) {
   EXPECT_TRUE(contains(msg, "one of 'valid', 'same'. Received: padding='full'")) << msg;
   msg = error_of([] { Conv2D("c", 3, 3, 3, 2, 2, "valid", 2, 2); });
   EXPECT_TRUE(contains(msg, "`strides > 1` not supported in conjunction with `dilation_rate > 1`")) << msg;
+  EXPECT_TRUE(contains(msg, "Conv2D 'c'")) << msg;
+  // The checks Conv2DTranspose shares with Conv2D run while only their base is constructed, and
+  // still name the layer's own class.
+  msg = error_of([] { Conv2DTranspose("t", 3, 3, 3, 2, 2, "valid", -1, -1, 2, 2); });
+  EXPECT_TRUE(contains(msg, "Conv2DTranspose 't'") && contains(msg, "`strides > 1` not supported")) << msg;
+  msg = error_of([] { Conv2DTranspose("t", 3, 3, 3, 2, 2, "same", 2, 0, 1, 1); });
+  EXPECT_TRUE(contains(msg, "Conv2DTranspose 't'") &&
+              contains(msg, "`output_padding` must be strictly less than `strides`")) << msg;
   msg = error_of([] { MaxPooling2D("m", 0, 2); });
   EXPECT_TRUE(contains(msg, "pool_size")) << msg;
   msg = error_of([] { MaxPooling2D("m", 3, 3).output_shape({{-1, 2, 2, 1}}); });

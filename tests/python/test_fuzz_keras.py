@@ -27,6 +27,8 @@ ANY_VALUE = st.one_of(
 LAYERS = {
     "Dense": (("units",), ("activation", "use_bias", "kernel_initializer")),
     "Conv2D": (("filters", "kernel_size"), ("strides", "padding", "dilation_rate", "activation")),
+    "Conv2DTranspose": (("filters", "kernel_size"),
+                        ("strides", "padding", "output_padding", "dilation_rate", "activation")),
     "MaxPooling2D": ((), ("pool_size", "strides", "padding")),
     "AveragePooling2D": (("pool_size",), ("strides", "padding")),
     "Dropout": (("rate",), ("seed",)),

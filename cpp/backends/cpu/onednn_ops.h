@@ -53,6 +53,11 @@ std::string conv2d_backward_data_impl_used(const TensorView& dy, const TensorVie
                                            const Conv2dParams& p, const TensorView& dx);
 // Backward-data implementation choices made so far (one per new shape and setting).
 int64_t onednn_conv2d_backward_data_choices();
+// The transposed convolution (Keras's Conv2DTranspose) on oneDNN's deconvolution: x (N, H, W,
+// C), w (KH, KW, F, C), bias nullptr or (F,), y (N, OH, OW, F), all contiguous; p is the
+// convolution of y that gives x's size, so y = conv2d_backward_data(x, w, p) + bias.
+void conv2d_transpose_forward(const TensorView& x, const TensorView& w, const TensorView* bias,
+                              const Conv2dParams& p, const TensorView& y);
 // dw (and dbias when not null) from x and dy.
 void conv2d_backward_weights(const TensorView& x, const TensorView& dy, const Conv2dParams& p,
                              const TensorView& dw, const TensorView* dbias);

@@ -493,6 +493,25 @@ void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
   if (pad) copy(device, interior(dxin, dx, p), dx);
 }
 
+// The transposed convolution is the backward-data pass of the convolution of y (same plan
+// cache and algorithm choice, x in dy's place); cuDNN's backward data takes no bias, so the
+// bias is added after, over y's rows.
+void conv2d_transpose_forward(int device, const TensorView& x, const TensorView& w,
+                              const TensorView* bias, const Conv2dParams& p, const TensorView& y) {
+  const char* op = "conv2d_transpose_forward";
+  if (bias != nullptr) {
+    GA_CUDA_REQUIRE(bias->dtype == y.dtype && bias->numel() == y.shape[3],
+                    "conv2d_transpose_forward: bias must be (F,)");
+  }
+  conv2d_backward_data(device, x, w, p, y);
+  if (bias == nullptr || y.numel() == 0) return;
+  TensorDesc yd, b;
+  set_nhwc(yd, y, op);
+  GA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.get(), CUDNN_TENSOR_NHWC, cudnn_type(bias->dtype, op), 1,
+                                            to_int(y.shape[3], "F"), 1, 1));
+  GA_CUDNN_CHECK(cudnnAddTensor(cudnn_lease(device).get(), &kOne, b.get(), bias->data, &kOne, yd.get(), y.data));
+}
+
 void conv2d_backward_weights(int device, const TensorView& x, const TensorView& dy,
                              const Conv2dParams& p, const TensorView& dw,
                              const TensorView* dbias) {
@@ -968,6 +987,10 @@ void conv2d_forward(int, const TensorView&, const TensorView&, const TensorView*
                     const TensorView&) { no_cudnn("conv2d_forward"); }
 void conv2d_backward_data(int, const TensorView&, const TensorView&, const Conv2dParams&,
                           const TensorView&) { no_cudnn("conv2d_backward_data"); }
+void conv2d_transpose_forward(int, const TensorView&, const TensorView&, const TensorView*,
+                              const Conv2dParams&, const TensorView&) {
+  no_cudnn("conv2d_transpose_forward");
+}
 void conv2d_backward_weights(int, const TensorView&, const TensorView&, const Conv2dParams&,
                              const TensorView&, const TensorView*) { no_cudnn("conv2d_backward_weights"); }
 int64_t pool2d_workspace_bytes(const TensorView&, const Pool2dParams&, const TensorView&) { return 0; }

@@ -47,6 +47,9 @@ void conv2d_backward_data(int device, const TensorView& dy, const TensorView& w,
 void conv2d_backward_weights(int device, const TensorView& x, const TensorView& dy,
                              const Conv2dParams& p, const TensorView& dw,
                              const TensorView* dbias);
+// Keras's Conv2DTranspose: conv2d_backward_data(x, w, p, y), then the bias (F,) added.
+void conv2d_transpose_forward(int device, const TensorView& x, const TensorView& w,
+                              const TensorView* bias, const Conv2dParams& p, const TensorView& y);
 int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
                                const TensorView& y);
 void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p,

@@ -76,8 +76,9 @@ def _positive_int(value, arg, layer):
     return check_range(int(value), arg, 1)  # sizes reach the C++ layers as int64
 
 
-def _int_tuple(value, n, arg):
-    """An int or a tuple of ``n`` positive ints, as Keras's standardize_tuple."""
+def _int_tuple(value, n, arg, allow_zero=False):
+    """An int or a tuple of ``n`` positive ints (non-negative with ``allow_zero``), as Keras's
+    standardize_tuple."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         values = (int(value),) * n
     else:
@@ -91,12 +92,13 @@ def _int_tuple(value, n, arg):
             raise ValueError(f"The `{arg}` argument must be a tuple of {n} integers. "
                              f"Received {arg}={value!r}")
         values = tuple(int(v) for v in values)
-    if any(v <= 0 for v in values):
+    low = 0 if allow_zero else 1
+    if any(v < low for v in values):
         raise ValueError(f"The `{arg}` argument must be a tuple of {n} integers. Received {arg}="
-                         f"{value!r}, including values {set(v for v in values if v <= 0)} that do "
-                         "not satisfy `value > 0`")
+                         f"{value!r}, including values {set(v for v in values if v < low)} that do "
+                         f"not satisfy `value {'>=' if allow_zero else '>'} 0`")
     for v in values:
-        check_range(v, arg, 1)
+        check_range(v, arg, low)
     return values
 
 

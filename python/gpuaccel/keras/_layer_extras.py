@@ -1,4 +1,4 @@
-"""Keras's per-layer extras on the built-in C++ layers (Dense, Conv1D, Conv2D):
+"""Keras's per-layer extras on the built-in C++ layers (Dense, Conv1D, Conv2D, Conv2DTranspose):
 ``kernel_regularizer``, ``bias_regularizer``, ``activity_regularizer``, ``kernel_constraint``,
 ``bias_constraint`` and an ``activation`` the C++ layer does not have.
 

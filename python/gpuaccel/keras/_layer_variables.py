@@ -15,6 +15,7 @@ _ATTRIBUTES_BY_CLASS = {
     "Dense": ("kernel", "bias"),
     "Conv1D": ("kernel", "bias"),
     "Conv2D": ("kernel", "bias"),
+    "Conv2DTranspose": ("kernel", "bias"),
     "BatchNormalization": ("gamma", "beta", "moving_mean", "moving_variance"),
     "LayerNormalization": ("gamma", "beta"),
     "Embedding": ("embeddings",),

@@ -60,7 +60,7 @@ InputLayer = Input
 
 
 class _KernelLayer(Layer):
-    """What Dense, Conv1D and Conv2D share: an activation, a kernel and a bias with their
+    """What Dense, Conv1D, Conv2D and Conv2DTranspose share: an activation, a kernel and a bias with their
     initializers, and Keras's regularizers and constraints, which run in Python around the C++
     layer (``_layer_extras``)."""
 
@@ -106,7 +106,8 @@ class Dense(_KernelLayer):
 
 
 class _Conv(_KernelLayer):
-    """What Conv1D and Conv2D share: Keras's arguments, their checks and their config.
+    """What Conv1D, Conv2D and Conv2DTranspose share: Keras's arguments, their checks and their
+    config.
     ``_rank`` is the number of spatial axes."""
     _rank = None
 
@@ -162,6 +163,46 @@ class Conv2D(_Conv):
             self.name, self.filters, *self.kernel_size, *self.strides, self.padding,
             *self.dilation_rate, self._extras.cpp_activation(self.activation), self.use_bias,
             self.kernel_initializer, self.bias_initializer))
+
+
+class Conv2DTranspose(_Conv):
+    """``keras.layers.Conv2DTranspose(filters, kernel_size, strides=(1, 1), padding='valid',
+    output_padding=None, ...)``, the upsampling layer of decoders, on channels-last images;
+    kernel (kh, kw, filters, in) as in Keras, output sizes as Keras 3 computes them."""
+    _rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        self.output_padding = (None if output_padding is None else
+                               _int_tuple(output_padding, 2, "output_padding", allow_zero=True))
+        if self.output_padding is not None:
+            stride_pair = _int_tuple(strides, 2, "strides")
+            for i, (op, s) in enumerate(zip(self.output_padding, stride_pair)):
+                if op >= s:
+                    raise ValueError(
+                        "`output_padding` must be strictly less than `strides` for all "
+                        f"dimensions. At dimension {i}, `output_padding` is {op} but `strides` "
+                        f"is {s}. Received: output_padding={self.output_padding}, "
+                        f"strides={stride_pair}")
+        super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate, 1,
+                         activation, use_bias, kernel_initializer, bias_initializer,
+                         kernel_regularizer, bias_regularizer, activity_regularizer,
+                         kernel_constraint, bias_constraint, **kwargs)
+
+    def _layer_config(self):
+        config = super()._layer_config()
+        config["output_padding"] = self.output_padding
+        return config
+
+    def _make_cpp(self):
+        output_padding = self.output_padding or (-1, -1)
+        return _layer_extras.make_cpp(self, _cpp_layers.Conv2DTranspose(
+            self.name, self.filters, *self.kernel_size, *self.strides, self.padding,
+            *output_padding, *self.dilation_rate, self._extras.cpp_activation(self.activation),
+            self.use_bias, self.kernel_initializer, self.bias_initializer))
 
 
 class Conv1D(_Conv):
@@ -522,9 +563,10 @@ class MultiHeadAttention(Layer):
 # Keras's other names for the same classes.
 Convolution1D = Conv1D
 Convolution2D = Conv2D
+Convolution2DTranspose = Conv2DTranspose
 
 __all__ += [
-    "Convolution1D", "Convolution2D",
+    "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose",
     "ZeroPadding2D", "Cropping2D", "UpSampling2D", "Permute", "RepeatVector", "Identity",
     "GlobalMaxPooling2D", "GlobalMaxPool2D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
     "GlobalMaxPooling1D", "GlobalMaxPool1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D",
@@ -541,7 +583,6 @@ __all__ += [
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "SeparableConv2D": "Conv2D",
     "DepthwiseConv2D": "Conv2D",
-    "Conv2DTranspose": "UpSampling2D + Conv2D",
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
