@@ -3,8 +3,8 @@
 # followed transitively (backends/backend_ops.def among them) -- so that any change to an op, a
 # parameter struct or an interface the core and libgpuaccel_cuda*.so share changes the number
 # both sides compile in, and the loader refuses a library built from other sources (see
-# core/cuda_library.h). It is a positive int above 2^30, so it never equals one of the small
-# hand-bumped versions that libraries built before it report.
+# core/cuda_loader/cuda_library.h). It is a positive int above 2^30, so it never equals one of the
+# small hand-bumped versions that libraries built before it report.
 #
 # Defines GPUACCEL_CUDA_INTERFACE_HASH_DIR: the folder holding core/cuda_interface_hash.h.
 
@@ -13,8 +13,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
 endif()
 
 set(_gpuaccel_interface_roots
-  core/cuda_library.h core/nccl_library.h
-  backends/backend.h backends/backend_services.h backends/library_backend_call.h)
+  core/cuda_loader/cuda_library.h core/cuda_loader/nccl_library.h
+  backends/backend.h backends/library/backend_services.h backends/library/library_backend_call.h)
 
 set(_gpuaccel_queue "")
 foreach(_root IN LISTS _gpuaccel_interface_roots)

@@ -1,7 +1,7 @@
 // The backend interface: what op frontends (cpp/ops) call to run a kernel on a device. The CPU
 // backend forwards to cpu::* (OpenMP loops over cpp/kernels functors, oneDNN primitives); the
-// CUDA backend is made by the dlopen'ed CUDA library (core/cuda_library.h). Frontends never include a
-// backend's own headers, so adding a device touches only this folder.
+// CUDA backend is made by the dlopen'ed CUDA library (core/cuda_loader/cuda_library.h). Frontends
+// never include a backend's own headers, so adding a device touches only this folder.
 #pragma once
 
 #include <cstdint>

@@ -2,14 +2,15 @@
 #include "backends/backend.h"
 #include "backends/backend_interposer.h"
 #include "backends/tracing_backend.h"
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 #include "core/errors.h"
 #include "profiler/profiler.h"
 
 namespace gpuaccel {
 
 Backend& cpu_backend();   // backends/cpu/cpu_backend.cc
-Backend* cuda_backend_ops(int ordinal);  // backends/library_backend.cc: null without the library
+// backends/library/library_backend.cc: null without the library
+Backend* cuda_backend_ops(int ordinal);
 
 namespace {
 

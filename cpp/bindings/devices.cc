@@ -8,7 +8,7 @@
 #include <cctype>
 
 #include "backends/cpu/cpu_threads.h"
-#include "backends/library_backend.h"
+#include "backends/library/library_backend.h"
 #include "bindings/bindings.h"
 #include "core/device_registry.h"
 #include "core/device_scope.h"

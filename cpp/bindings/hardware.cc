@@ -12,7 +12,7 @@
 #include "backends/cpu/onednn_ops.h"
 #include "bindings/bindings.h"
 #include "core/cpu_info.h"
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 #include "core/errors.h"
 #include "core/nvml.h"
 #include "profiler/profiler.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "backends/library_backend.h"
+#include "backends/library/library_backend.h"
 #include "bindings/bindings.h"
 #include "core/device_registry.h"
 #include "core/errors.h"

@@ -2,10 +2,10 @@
 // core's errors; the NCCL calls themselves live in the CUDA library.
 #include "distribute/nccl_collective.h"
 
-#include "core/cuda_backend_loader.h"
-#include "core/cuda_library.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_library.h"
 #include "core/errors.h"
-#include "core/nccl_library.h"
+#include "core/cuda_loader/nccl_library.h"
 #include "distribute/tcp_store.h"
 
 namespace gpuaccel::distribute {

@@ -1,6 +1,6 @@
 // The engine for GPUs: a Collective over an NCCL communicator of the CUDA backend library
-// (core/nccl_library.h), its collectives on the backend's stream of the replica's GPU. Every
-// call waits for the collective to finish, bounded by the timeout, because a dead peer would
+// (core/cuda_loader/nccl_library.h), its collectives on the backend's stream of the replica's GPU.
+// Every call waits for the collective to finish, bounded by the timeout, because a dead peer would
 // otherwise hang the next synchronization forever (NCCL never gives up by itself).
 #pragma once
 

@@ -2,7 +2,7 @@
 // (nullptr, so the pool backs off), anything else is an InternalError carrying the CUDA message.
 #include "memory/gpu_sub_allocator.h"
 
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 #include "core/errors.h"
 
 namespace gpuaccel {

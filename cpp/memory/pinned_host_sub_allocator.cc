@@ -1,7 +1,7 @@
 // Out of pinnable memory is a refusal (nullptr); other failures carry the CUDA message.
 #include "memory/pinned_host_sub_allocator.h"
 
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 #include "core/errors.h"
 
 namespace gpuaccel {

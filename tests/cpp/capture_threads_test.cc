@@ -1,4 +1,4 @@
-// A graph capture belongs to the thread that began it (backends/capture_owner.h): while the
+// A graph capture belongs to the thread that began it (backends/cuda/capture_owner.h): while the
 // training thread captures a step, another thread's ops run eagerly and are not part of the
 // graph, its copy to the host returns the real values, its synchronize waits, and none of its
 // calls fails the capture. Checked with the fake CUDA library, which follows the CUDA backend's
@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "backends/capture_owner.h"
-#include "backends/library_backend.h"
+#include "backends/cuda/capture_owner.h"
+#include "backends/library/library_backend.h"
 #include "core/device_registry.h"
 #include "core/errors.h"
 #include "fake_cuda_library.h"

@@ -1,9 +1,9 @@
-// Convolution plans cached per shape (backends/conv_plan.h), without a GPU: a counting fake
+// Convolution plans cached per shape (backends/cuda/conv_plan.h), without a GPU: a counting fake
 // engine stands for cuDNN, the workspaces come from the core's pool through the same services a
 // backend library gets. The second call of a shape creates no descriptor, runs no algorithm
 // query and allocates nothing; workspace bytes show in the pool's stats. An algorithm the
 // library refuses at launch gives way to the engine's next candidate, once, for good.
-#include "backends/conv_plan.h"
+#include "backends/cuda/conv_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/library_backend.h"
+#include "backends/library/library_backend.h"
 #include "core/device_registry.h"
 #include "fake_cuda_library.h"
 #include "memory/memory_manager.h"

@@ -2,7 +2,7 @@
 // with CUDA 13, libgpuaccel_cuda12.so with CUDA 12) over (driver's CUDA version, which files are
 // installed, which CUDA runtime the process already loaded) -> file and reason: Colab's CUDA 12
 // driver with PyTorch cu12 loaded, a CUDA 13 machine, no driver, a driver too old for both.
-#include "core/cuda_backend_choice.h"
+#include "core/cuda_loader/cuda_backend_choice.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // fake_cuda_library.h pretends each one, and a stale interface version), and the real library
 // built here must load, export only its factory, report "no driver" through its checking macros
 // and validate arguments without touching a GPU. The checks that need a GPU skip here.
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>

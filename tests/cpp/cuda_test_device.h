@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 #include "core/device_registry.h"
 
 namespace gpuaccel {

@@ -3,7 +3,7 @@
 // cublas/lib) and CUDA 13 (nvidia/cu13/lib) layouts are found in root order, a fake NCCL copied
 // into a fake wheel is what the process loads (and reports 2.27.3), a copy already loaded is
 // kept, and the driver/runtime rule and its message name what to install.
-#include "core/cuda_wheel_libraries.h"
+#include "core/cuda_loader/cuda_wheel_libraries.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 
 namespace gpuaccel {
 namespace {

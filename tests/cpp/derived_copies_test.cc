@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn_ops.h"
-#include "backends/library_backend.h"
+#include "backends/library/library_backend.h"
 #include "core/device_registry.h"
 #include "fake_cuda_library.h"
 #include "memory/memory_manager.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/library_backend.h"
+#include "backends/library/library_backend.h"
 #include "core/device_registry.h"
 #include "fake_cuda_library.h"
 #include "test_helpers.h"

@@ -1,7 +1,8 @@
-// The profiler's device timeline arithmetic (backends/device_timeline.h, device_interval_ns): a
+// The profiler's device timeline arithmetic (backends/library/device_timeline.h,
+// device_interval_ns): a
 // kernel's interval is placed by its offset from the session's reference event and sized by its
 // own elapsed time, so a short kernel late in a long session keeps its length.
-#include "backends/device_timeline.h"
+#include "backends/library/device_timeline.h"
 
 #include <gtest/gtest.h>
 

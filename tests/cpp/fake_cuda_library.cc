@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "backends/capture_owner.h"
-#include "backends/krsc_kernel.h"
-#include "backends/library_backend_call.h"
-#include "core/cuda_library.h"
+#include "backends/cuda/capture_owner.h"
+#include "backends/cuda/krsc_kernel.h"
+#include "backends/library/library_backend_call.h"
+#include "core/cuda_loader/cuda_library.h"
 #include "cpu_launched_ops.h"
 
 namespace gpuaccel {
@@ -179,8 +179,8 @@ class FakeBackend final : public CpuLaunchedOps<FakeBackend> {
   // not run, and a replay runs the recording; allocations meanwhile come from the graph's
   // arena (BackendServices::begin_capture_memory), exactly as on a GPU. So a replay that reused
   // memory wrongly computes wrong numbers here too. The capture is the capturing thread's, by
-  // the CUDA backend's own rules (backends/capture_owner.h): other threads' ops meanwhile run at
-  // once (on the GPU: on the side stream) and are neither recorded nor refused.
+  // the CUDA backend's own rules (backends/cuda/capture_owner.h): other threads' ops meanwhile run
+  // at once (on the GPU: on the side stream) and are neither recorded nor refused.
   bool supports_graph_capture() const override { return true; }
   void begin_capture() override {
     run_edge("begin_capture", [&] {
@@ -335,7 +335,7 @@ class FakeBackend final : public CpuLaunchedOps<FakeBackend> {
   void refuse(const char* call) {
     if (refused_.empty()) refused_ = call;
   }
-  // The kernel in KRSC as the CUDA backend makes it (backends/krsc_kernel.h); `keep` holds the
+  // The kernel in KRSC as the CUDA backend makes it (backends/cuda/krsc_kernel.h); `keep` holds the
   // cached copy or the per-call scratch while a launch (or a recording) may read it.
   struct KernelCopy {
     TensorView krsc;

@@ -55,7 +55,7 @@ struct FakeCudaCounters {
   int64_t host_event_waits;
   int64_t unrecorded_waits;
   // HWIO -> KRSC kernel copies made for convolutions (forward and backward-data), as the CUDA
-  // backend makes them (backends/krsc_kernel.h): once per weights version, or per call while
+  // backend makes them (backends/cuda/krsc_kernel.h): once per weights version, or per call while
   // capturing. The fake's convolutions compute from that copy, so a stale one gives wrong numbers.
   int64_t kernel_layout_copies;
   // Backend::any_nonfinite launches: the loss-scale finite check's one launch per step over all
@@ -70,7 +70,7 @@ typedef FakeCudaCounters* (*gpuaccel_fake_cuda_counters_fn)(void);
 #ifdef GPUACCEL_TEST_FAKE_CUDA_LIBRARY  // in the test binary: open the fake in-process
 #include <dlfcn.h>
 
-#include "core/cuda_library.h"
+#include "core/cuda_loader/cuda_library.h"
 
 namespace gpuaccel {
 

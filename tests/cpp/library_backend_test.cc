@@ -1,8 +1,8 @@
-// A backend made by another shared library (backends/library_backend.h) with the fake CUDA
+// A backend made by another shared library (backends/library/library_backend.h) with the fake CUDA
 // library (fake_cuda_library.h, built with hidden symbols like libgpuaccel_cuda.so): each way an
 // op can fail inside the library reaches the core as its typed Error, workspaces come from the
 // lent pool and show in its stats, and the backend is made once per device.
-#include "backends/library_backend.h"
+#include "backends/library/library_backend.h"
 
 #include <gtest/gtest.h>
 

@@ -8,9 +8,9 @@
 
 #include <future>
 
-#include "core/cuda_backend_loader.h"
-#include "core/cuda_library.h"
-#include "core/nccl_library.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_library.h"
+#include "core/cuda_loader/nccl_library.h"
 #include "cuda_test_device.h"
 #include "distribute/overlapped_all_reduce.h"
 #include "ops/autograd.h"

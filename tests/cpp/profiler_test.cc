@@ -14,9 +14,9 @@
 
 #include "backends/backend.h"
 #include "backends/tracing_backend.h"
-#include "backends/library_backend.h"
+#include "backends/library/library_backend.h"
 #include "fake_cuda_library.h"
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 #include "core/device_registry.h"
 #include "core/errors.h"
 #include "ops/creation.h"

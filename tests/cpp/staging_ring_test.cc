@@ -1,4 +1,4 @@
-// StagingRing (backends/staging_ring.h) against a stream simulated on the host: queued copies
+// StagingRing (backends/cuda/staging_ring.h) against a stream simulated on the host: queued copies
 // run only when the host waits for an event behind them (or at the end), as a busy GPU would,
 // so a ring that refilled a pinned slot before its DMA had read it would deliver wrong bytes.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <numeric>
 #include <vector>
 
-#include "backends/staging_ring.h"
+#include "backends/cuda/staging_ring.h"
 
 namespace gpuaccel {
 namespace {

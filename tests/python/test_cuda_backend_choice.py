@@ -1,7 +1,7 @@
 """The loader's choice among installed CUDA backends reaches Python and the report: with the
 CUDA backend built, cuda_backend_status() says which file was chosen and why, lists every other
 candidate file (libgpuaccel_cuda12.so beside a CUDA 13 build) with why it was not, and
-gpuaccel.cuda.diagnose() prints both (cpp/core/cuda_backend_choice.h; the rules themselves are
+gpuaccel.cuda.diagnose() prints both (cpp/core/cuda_loader/cuda_backend_choice.h; the rules themselves are
 GoogleTests in tests/cpp/cuda_backend_choice_test.cc)."""
 import io
 

@@ -51,7 +51,7 @@ def test_graphs_on_and_off_give_the_same_weights_after_20_steps():
 def test_a_graph_keeps_its_workspace_when_a_larger_predict_grows_it():
     # A replay writes cuDNN's workspace at the address it was captured with; if growing the
     # workspace for the large predict gave that block back to the pool, the second epoch's
-    # replays would overwrite tensors (backends/workspace_arena.h). Same weights as eager.
+    # replays would overwrite tensors (backends/cuda/workspace_arena.h). Same weights as eager.
     on, _ = _course_cnn_weights(jit_compile=True, steps=10, predict_between=2048)
     off, _ = _course_cnn_weights(jit_compile=False, steps=10, predict_between=2048)
     assert on._cpp_trainer.graph_fallback_reason == ""

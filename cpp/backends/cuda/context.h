@@ -14,7 +14,7 @@
 #include <string>
 
 #include "backends/backend.h"
-#include "backends/backend_services.h"
+#include "backends/library/backend_services.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/shared_handle.h"
 #include "core/dtype.h"
@@ -66,8 +66,8 @@ class ComputeStreamRoute {
   cudaStream_t previous_stream_;
 };
 
-// The services the core lent the backend of `device` (backends/backend_services.h): set once by
-// CudaLibrary::create_backend, before any op of that device runs.
+// The services the core lent the backend of `device` (backends/library/backend_services.h): set
+// once by CudaLibrary::create_backend, before any op of that device runs.
 void set_device_services(int device, BackendServices* services);
 BackendServices& device_services(int device);
 

@@ -1,7 +1,8 @@
 // The CUDA backend library's one exported symbol, gpuaccel_cuda_library: the CudaLibrary the
-// core loads (core/cuda_library.h), and the Backend it makes per device, which runs each op of
-// ops.h on the device's stream at the library boundary (backends/library_backend_call.h). The
-// CUDA runtime is linked statically, so device queries need only the driver (libcuda.so.1);
+// core loads (core/cuda_loader/cuda_library.h), and the Backend it makes per device, which runs
+// each op of
+// ops.h on the device's stream at the library boundary (backends/library/library_backend_call.h).
+// The CUDA runtime is linked statically, so device queries need only the driver (libcuda.so.1);
 // cuBLAS and cuDNN are shared libraries found through the RPATH. Every library call goes
 // through a GA_*_CHECK macro.
 #include <cublas_v2.h>
@@ -23,8 +24,8 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/graph_capture.h"
 #include "backends/cuda/ops.h"
-#include "backends/staging_ring.h"
-#include "core/cuda_library.h"
+#include "backends/cuda/staging_ring.h"
+#include "core/cuda_loader/cuda_library.h"
 
 namespace gpuaccel::cuda {
 
@@ -48,7 +49,7 @@ void require_device(int device) {
 
 size_t bytes_of(const TensorView& v) { return static_cast<size_t>(v.numel()) * dtype_size(v.dtype); }
 
-// The staging ring's side of one device (backends/staging_ring.h): pinned buffers, copies and
+// The staging ring's side of one device (backends/cuda/staging_ring.h): pinned buffers, copies and
 // events on the device's stream.
 class CudaStagingEngine final : public StagingEngine {
  public:
@@ -112,7 +113,7 @@ class CudaBackend final : public Backend {
 
   // The source is the caller's (a NumPy array, or a PyTorch pin_memory() buffer seen through
   // zero-copy), and the caller may overwrite it as soon as this returns. So every source, pageable
-  // or page-locked, is staged through our own pinned ring (backends/staging_ring.h): the host
+  // or page-locked, is staged through our own pinned ring (backends/cuda/staging_ring.h): the host
   // copies it into a slot and the slot's DMA is queued. A DMA straight from a page-locked source
   // would still be reading it after the return; waiting for it instead would make the host wait
   // for the previous step, as cudaMemcpyAsync from pageable memory may. Batch uploads from the

@@ -1,7 +1,7 @@
 // Error checking for every CUDA runtime, cuBLAS and cuDNN call in the backend. A failing call
 // throws BackendError carrying the call's text, file and line and the library's own error name,
 // with the CudaStatus it stands for. An op turns it into the core's typed error at the library
-// boundary (backends/library_backend_call.h); a query returns the status and message
+// boundary (backends/library/library_backend_call.h); a query returns the status and message
 // (`query()` below), so no exception of this library's types crosses into the core.
 #pragma once
 
@@ -15,8 +15,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "backends/library_backend_call.h"
-#include "core/cuda_library.h"
+#include "backends/library/library_backend_call.h"
+#include "core/cuda_loader/cuda_library.h"
 
 #if GPUACCEL_HAVE_CUDNN
 #include <cudnn.h>

@@ -1,10 +1,10 @@
 // Convolution, pooling, softmax and batch normalization through cuDNN 9's legacy (v7-style)
 // API, which still ships in libcudnn_ops/libcudnn_cnn. Descriptors (and, for convolutions, the
-// algorithm and its workspace size) are made once per shape and cached (backends/plan_cache.h,
-// backends/conv_plan.h); workspaces come from the device's pool. Layouts: activations are NHWC
+// algorithm and its workspace size) are made once per shape and cached (backends/cuda/plan_cache.h,
+// backends/cuda/conv_plan.h); workspaces come from the device's pool. Layouts: activations are NHWC
 // as Keras's default, described to cuDNN as NHWC tensors. Keras kernels are HWIO (KH, KW, C, F),
 // while cuDNN's filter formats are KCRS and KRSC (F, KH, KW, C) only: the kernel's KRSC copy is
-// kept with its storage and remade only after the weights change (backends/krsc_kernel.h), so
+// kept with its storage and remade only after the weights change (backends/cuda/krsc_kernel.h), so
 // a training step copies each kernel once and inference once in all; dw is computed in KRSC
 // and copied back into the layer's HWIO (docs/gpu.md). cuDNN
 // pads symmetrically only, so asymmetric ('same' with an odd total) convolution padding is done
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/conv_plan.h"
-#include "backends/krsc_kernel.h"
+#include "backends/cuda/conv_plan.h"
+#include "backends/cuda/krsc_kernel.h"
 #include "backends/cuda/batch_norm_kernels.h"
 #include "backends/cuda/batch_norm_route.h"
 #include "backends/cuda/context.h"
@@ -112,7 +112,7 @@ const float kZero = 0.0f;
 
 // ---- convolution ----
 //
-// Plans are cached per shape (backends/conv_plan.h): the first call of a problem creates its
+// Plans are cached per shape (backends/cuda/conv_plan.h): the first call of a problem creates its
 // descriptors and asks cuDNN for an algorithm (cudnnGet*Algorithm_v7 heuristics, whose first
 // successful pick is used) and its workspace size; every later call of the shape only launches,
 // with its workspace from the device's WorkspaceArena. The per-call work left is, for asymmetric
@@ -128,7 +128,7 @@ bool stream_capturing(int device) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-// The kernel in KRSC order (backends/krsc_kernel.h): the copy kept with w's storage, or one
+// The kernel in KRSC order (backends/cuda/krsc_kernel.h): the copy kept with w's storage, or one
 // made into `buffer` for this call (held by `keep` / `buffer` until the call returns; freeing
 // then is safe, every user of the pool is ordered on the device's stream).
 TensorView krsc_copy(int device, const TensorView& w, std::optional<ScratchBuffer>& buffer,
@@ -430,7 +430,7 @@ class CudnnConvEngine final : public ConvEngine {
 ConvRunner& conv_runner(int device) {
   struct DeviceConv {
     // The arena asks whether the stream is being captured: a block a graph holds is never given
-    // back, and growing inside a capture is refused (backends/workspace_arena.h).
+    // back, and growing inside a capture is refused (backends/cuda/workspace_arena.h).
     explicit DeviceConv(int device)
         : engine(device), arena(device_services(device), [device] { return stream_capturing(device); }),
           runner(engine, arena) {}

@@ -10,7 +10,7 @@
 // ask these functions.
 #pragma once
 
-#include "core/cuda_library.h"
+#include "core/cuda_loader/cuda_library.h"
 
 namespace gpuaccel::cuda {
 

@@ -7,7 +7,7 @@
 // (a copy to the host, a synchronize) is not made while capturing: the backend reports it with
 // refuse() and end() throws naming it, after which the caller runs the step eagerly.
 //
-// The capture belongs to the thread that began it (backends/capture_owner.h). Another thread's
+// The capture belongs to the thread that began it (backends/cuda/capture_owner.h). Another thread's
 // op meanwhile runs through run_beside(): its compute-stream work goes to the device's side
 // stream, which first waits for everything queued on the compute stream before the capture
 // began; end() makes the compute stream wait for the side stream, so work after the capture
@@ -21,8 +21,8 @@
 #include <functional>
 #include <string>
 
-#include "backends/backend_services.h"
-#include "backends/capture_owner.h"
+#include "backends/library/backend_services.h"
+#include "backends/cuda/capture_owner.h"
 
 namespace gpuaccel::cuda {
 

@@ -4,7 +4,7 @@
 // transposes: C^T = B^T A^T, so no data moves; a strided operand that has no unit stride is made
 // contiguous first. The bias epilogue adds bias[n] to every row (its pointer's alignment is part
 // of the plan, see matmul_alignment.h). Plans (descriptors and the
-// heuristic's algorithm) are cached per problem (backends/plan_cache.h), so a training step
+// heuristic's algorithm) are cached per problem (backends/cuda/plan_cache.h), so a training step
 // creates and asks nothing after its first call of a shape.
 #include <cublasLt.h>
 
@@ -20,7 +20,7 @@
 #include "backends/cuda/context.h"
 #include "backends/cuda/library_handle.h"
 #include "backends/cuda/matmul_alignment.h"
-#include "backends/plan_cache.h"
+#include "backends/cuda/plan_cache.h"
 #include "backends/cuda/ops.h"
 
 namespace gpuaccel::cuda {

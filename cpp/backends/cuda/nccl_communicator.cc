@@ -1,4 +1,5 @@
-// NCCL communicators (core/nccl_library.h). libnccl is opened with dlopen the first time a
+// NCCL communicators (core/cuda_loader/nccl_library.h). libnccl is opened with dlopen the first
+// time a
 // communicator is asked for, so the backend has no link dependency on it: single-GPU programs
 // run where NCCL is not installed, and the error for multi-GPU ones says so. Communicators are
 // non-blocking (config.blocking = 0) so that every wait here polls with a deadline and can

@@ -1,8 +1,8 @@
-// The CUDA library's NcclLibrary (core/nccl_library.h): NCCL opened with dlopen on first use;
-// null when the library was built without nccl.h.
+// The CUDA library's NcclLibrary (core/cuda_loader/nccl_library.h): NCCL opened with dlopen on
+// first use; null when the library was built without nccl.h.
 #pragma once
 
-#include "core/nccl_library.h"
+#include "core/cuda_loader/nccl_library.h"
 
 namespace gpuaccel::cuda {
 

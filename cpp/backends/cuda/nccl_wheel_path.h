@@ -2,7 +2,8 @@
 // The backend opens NCCL with dlopen on first use; by its soname alone that finds only the
 // system's copy (or one on LD_LIBRARY_PATH, or already loaded), never nvidia-nccl-cu12's, whose
 // folder is on no search path. The core preloads the backend's other CUDA libraries from the
-// nvidia-* wheels (core/cuda_wheel_libraries.h), so when cuBLASLt came from a wheel, NCCL's
+// nvidia-* wheels (core/cuda_loader/cuda_wheel_libraries.h), so when cuBLASLt came from a wheel,
+// NCCL's
 // wheel sits beside it: nvidia/cublas/lib -> nvidia/nccl/lib (CUDA 12 wheels, one package per
 // library) or the same folder (CUDA 13 wheels: nvidia/cu13/lib). CUDA-free so that the CPU
 // tests check it (tests/cpp/cuda_nccl_wheel_path_test.cc).

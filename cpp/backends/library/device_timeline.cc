@@ -4,7 +4,7 @@
 // placed by its start's elapsed time from the reference and sized by its own elapsed time
 // (device_interval_ns). Failures of the timing calls never fail an op: the launch just goes
 // untimed.
-#include "backends/device_timeline.h"
+#include "backends/library/device_timeline.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "backends/backend_services.h"
+#include "backends/library/backend_services.h"
 
 namespace gpuaccel {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda_library.h"
-#include "core/cuda_wheel_libraries.h"
+#include "core/cuda_loader/cuda_library.h"
+#include "core/cuda_loader/cuda_wheel_libraries.h"
 
 namespace gpuaccel {
 

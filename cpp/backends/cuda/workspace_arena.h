@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend_services.h"
+#include "backends/library/backend_services.h"
 
 namespace gpuaccel {
 
@@ -50,7 +50,7 @@ class WorkspaceArena {
   // As reserve(), but should the pool not give the bytes (its ResourceExhaustedError, or any
   // other failure of its allocation) the arena is unchanged and this returns false with the
   // pool's exception in *pool_refusal, for a caller that can do with less workspace (a
-  // convolution's next algorithm, backends/conv_plan.h) and rethrows it when it cannot.
+  // convolution's next algorithm, backends/cuda/conv_plan.h) and rethrows it when it cannot.
   bool try_reserve(size_t bytes, const char* op, void** block, std::exception_ptr* pool_refusal) {
     const bool capturing = capturing_ && capturing_();
     if (bytes <= capacity_) {

@@ -9,9 +9,9 @@
 #include <mutex>
 
 #include "backends/backend.h"
-#include "backends/backend_services.h"
-#include "backends/device_timeline.h"
-#include "core/cuda_library.h"
+#include "backends/library/backend_services.h"
+#include "backends/library/device_timeline.h"
+#include "core/cuda_loader/cuda_library.h"
 #include "core/device_registry.h"
 #include "memory/allocator.h"
 

@@ -18,8 +18,8 @@
 #include <string>
 
 #include "backends/conv_params.h"
-#include "backends/plan_cache.h"
-#include "backends/workspace_arena.h"
+#include "backends/cuda/plan_cache.h"
+#include "backends/cuda/workspace_arena.h"
 #include "core/dtype.h"
 
 namespace gpuaccel {

@@ -2,7 +2,7 @@
 // GpuProvider over it. Each way of having no GPU -- not built, library missing, CUDA libraries
 // missing, no driver, driver too old, no device, devices hidden -- is found by its own check,
 // in that order, so the reason names the first thing a student has to fix.
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/cuda_backend_choice.h"
+#include "core/cuda_loader/cuda_backend_choice.h"
 #include "core/errors.h"
 #include "core/gpu_provider.h"
 

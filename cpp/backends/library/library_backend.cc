@@ -1,12 +1,12 @@
 // The core's side of a backend library (see library_backend.h), and the CUDA backends of the
 // process: one LibraryBackend per physical GPU, made on first use.
-#include "backends/library_backend.h"
+#include "backends/library/library_backend.h"
 
 #include <exception>
 #include <new>
 #include <string>
 
-#include "core/cuda_backend_loader.h"
+#include "core/cuda_loader/cuda_backend_loader.h"
 #include "core/errors.h"
 #include "memory/capture_arena.h"
 #include "memory/memory_manager.h"

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <vector>
 
-#include "backends/backend_services.h"
-#include "core/cuda_library.h"
+#include "backends/library/backend_services.h"
+#include "core/cuda_loader/cuda_library.h"
 #include "profiler/profiler.h"
 
 namespace gpuaccel {

@@ -4,7 +4,7 @@
 // queries the loader and the memory pools need and makes one Backend (backends/backend.h) per
 // device. Queries here report a status and never throw (the loader must explain every failure);
 // exceptions of ops are turned into the core's typed errors inside the library, through
-// BackendServices (backends/backend_services.h), so no exception type crosses the boundary.
+// BackendServices (backends/library/backend_services.h), so no exception type crosses the boundary.
 // The core only forward-declares Backend and BackendServices: it hands them through, and
 // core/ stays below backends/.
 #pragma once
@@ -19,7 +19,7 @@ namespace gpuaccel {
 
 class Backend;
 class BackendServices;
-class NcclLibrary;  // core/nccl_library.h
+class NcclLibrary;  // core/cuda_loader/nccl_library.h
 
 // A hash of the headers the boundary is made of (CudaLibrary, Backend and its op list,
 // BackendServices and every type they pass; cmake/cuda_interface_hash.cmake), computed at build
@@ -66,8 +66,8 @@ class CudaLibrary {
   virtual CudaStatus free_host_pinned(void* ptr, std::string* error) = 0;
 
   // Timing events on a device's stream for the profiler's device timeline
-  // (backends/device_timeline.h): created once, recorded many times. Failures return false and
-  // never fail an op.
+  // (backends/library/device_timeline.h): created once, recorded many times. Failures return false
+  // and never fail an op.
   virtual bool create_event(int device, void** event) = 0;
   virtual bool record_event(int device, void* event) = 0;
   // Waits for `end`, then the milliseconds from start to end.
@@ -81,7 +81,7 @@ class CudaLibrary {
   // services) when the device cannot be set up.
   virtual Backend* create_backend(int device, BackendServices& services) = 0;
 
-  // NCCL communicators for data-parallel training (core/nccl_library.h); null when this
+  // NCCL communicators for data-parallel training (core/cuda_loader/nccl_library.h); null when this
   // library has none (the tests' fake).
   virtual NcclLibrary* nccl() = 0;
 

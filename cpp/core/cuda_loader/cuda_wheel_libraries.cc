@@ -1,7 +1,7 @@
 // Preloading the CUDA libraries of PyPI's nvidia-* wheels (see cuda_wheel_libraries.h). The
 // backend's DT_NEEDED list is read from its ELF headers (a few pread calls, not the whole
 // file: the backend carries fat binaries for five GPU architectures).
-#include "core/cuda_wheel_libraries.h"
+#include "core/cuda_loader/cuda_wheel_libraries.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 // See cuda_backend_choice.h: the loader's choice among the installed CUDA backends.
-#include "core/cuda_backend_choice.h"
+#include "core/cuda_loader/cuda_backend_choice.h"
 
 #include <algorithm>
 
