@@ -666,7 +666,7 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
     rows = _C.one_hot(_C.contiguous(truth), n, "float32")
     if weights is not None:
         rows = _C.binary("mul", rows, _C.expand_dims(_C.cast(convert_to_tensor(weights),
-                                                             "float32"), [-1]))
+                                                             "float32"), -1))
     cols = _C.one_hot(_C.contiguous(guess), n, "float32")
     return _C.cast(_C.matmul(_C.transpose(rows, 0, 1), cols), _counts_dtype(dtype))
 
@@ -686,7 +686,7 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype="int32", n
     if weights is not None:
         w = convert_to_tensor(weights)
         picks = _C.binary("mul", picks, _C.expand_dims(_C.reshape(_C.cast(w, "float32"), [-1]),
-                                                       [-1]))
+                                                       -1))
         dtype = w._dtype_name
     return _C.cast(_C.reduce("sum", picks, [0], False), _counts_dtype(dtype))
 
