@@ -215,12 +215,10 @@ def append(x1, x2, axis=None):
     return _C.concat([a, b], _axis(axis, a.ndim))
 
 
-def _at_least(x, rank):
+def _at_least_3d(x):
     x = convert_to_tensor(x)
     shape = list(x.shape)
-    if rank == 2 and len(shape) < 2:
-        shape = [1] * (2 - len(shape)) + shape
-    elif rank == 3 and len(shape) < 3:
+    if len(shape) < 3:
         shape = {0: [1, 1, 1], 1: [1] + shape + [1], 2: shape + [1]}[len(shape)]
     return _C.reshape(x, shape) if shape != list(x.shape) else x
 
@@ -231,11 +229,12 @@ def hstack(xs):
 
 
 def vstack(xs):
-    return _C.concat([_at_least(x, 2) for x in xs], 0)
+    """Joined along axis 0 (Keras's vstack: 1-D inputs give a longer vector, not rows)."""
+    return _C.concat([convert_to_tensor(x) for x in xs], 0)
 
 
 def dstack(xs):
-    return _C.concat([_at_least(x, 3) for x in xs], 2)
+    return _C.concat([_at_least_3d(x) for x in xs], 2)
 
 
 def array_split(x, indices_or_sections, axis=0):

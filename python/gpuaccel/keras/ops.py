@@ -6,13 +6,17 @@ for GradientTape and trace into the C++ step like the functions they call.
 
 Only names ``tests/python/test_keras_ops.py`` compares with real ``keras.ops`` are here; any
 other raises an AttributeError saying so (``_unsupported.module_getattr``)."""
+import builtins
 import numbers
 
 import numpy as np
 
-from .. import _array_ops, _creation, linalg as _linalg, math as _math, nn as _nn
-from .._convert import convert_to_tensor as _convert_to_tensor
-from .._tensor import Tensor
+from .. import _C, _array_ops, _creation, _numpy_ops, linalg as _linalg, math as _math, nn as _nn
+from .._convert import as_tensors as _as_tensors, convert_to_tensor as _convert_to_tensor
+from .._tensor import Tensor, arange as _arange
+from . import activations as _activations
+
+
 
 
 def _float_dtype(dtype):
@@ -243,6 +247,415 @@ def zeros_like(x, dtype=None):
 def ones_like(x, dtype=None):
     x = _tensor(x)
     return _array_ops.ones_like(x) if dtype is None else ones(shape(x), dtype)
+
+
+# ---- more elementwise: tf.math's composites under NumPy's names ----
+
+def _float(x):
+    """Keras computes these in floats: integer and bool inputs become float32."""
+    return _math._float(x)
+
+
+def _floated(keras_name, function):
+    def op(x):
+        return function(_float(x))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}`` (integers become float32)."
+    return op
+
+
+def _same_dtype(keras_name, function):
+    """An op whose result keeps an integer input's dtype (Keras's ``abs``, ``sign``...)."""
+    def op(x):
+        return function(_tensor(x))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``."
+    return op
+
+
+absolute = _same_dtype("absolute", _math.abs)
+fabs = _floated("fabs", _math.abs)
+sign = _same_dtype("sign", _math.sign)
+trunc = _same_dtype("trunc", _math.trunc)
+floor, ceil = _floated("floor", _math.floor), _floated("ceil", _math.ceil)
+sinh, cosh = _floated("sinh", _math.sinh), _floated("cosh", _math.cosh)
+arcsinh, arccosh, arctanh = (_floated(n, f) for n, f in (
+    ("arcsinh", _math.asinh), ("arccosh", _math.acosh), ("arctanh", _math.atanh)))
+log1p, expm1 = _floated("log1p", _math.log1p), _floated("expm1", _math.expm1)
+erf, erfc = _floated("erf", _math.erf), _floated("erfc", _math.erfc)
+reciprocal, rsqrt = _floated("reciprocal", _math.reciprocal), _floated("rsqrt", _math.rsqrt)
+isnan = _same_dtype("isnan", _math.is_nan)
+isfinite = _same_dtype("isfinite", _math.is_finite)
+isinf = _same_dtype("isinf", _math.is_inf)
+true_divide = _two_operands("true_divide", "divide")
+floor_divide = _two_operands("floor_divide", "floordiv")
+mod = _two_operands("mod", "floormod")
+logical_xor = _two_operands("logical_xor")
+divide_no_nan = _two_operands("divide_no_nan")
+logaddexp = _two_operands("logaddexp")
+
+
+def _log_base(keras_name, base):
+    def op(x):
+        x = _float(x)
+        return _math.divide(_math.log(x), _C.scalar_like(float(np.log(base)), x))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``: log(x) / log({base})."
+    return op
+
+
+log2, log10 = _log_base("log2", 2), _log_base("log10", 10)
+
+
+def exp2(x):
+    x = _float(x)
+    return _math.pow(_C.scalar_like(2.0, x), x)
+
+
+def cbrt(x):
+    """sign(x) |x|^(1/3): the real cube root, negative for negative x."""
+    x = _float(x)
+    return _math.multiply(_math.sign(x), _math.pow(_math.abs(x), 1.0 / 3.0))
+
+
+def _scaled(keras_name, factor):
+    def op(x):
+        x = _float(x)
+        return _math.multiply(x, _C.scalar_like(factor, x))
+    op.__name__ = op.__qualname__ = keras_name
+    return op
+
+
+deg2rad, rad2deg = _scaled("deg2rad", np.pi / 180.0), _scaled("rad2deg", 180.0 / np.pi)
+
+
+def round(x, decimals=0):  # noqa: A001 -- Keras's name
+    """Half to even, at ``decimals`` places."""
+    x = _tensor(x)
+    if decimals == 0 or not x.dtype.is_floating_point:
+        return _math.round(x)
+    scale = _C.scalar_like(10.0 ** decimals, x)
+    return _math.divide(_math.round(_math.multiply(x, scale)), scale)
+
+
+def hypot(x1, x2):
+    a, b = (_float(v) for v in _as_tensors(x1, x2))
+    return _math.sqrt(_math.add(_math.square(a), _math.square(b)))
+
+
+def heaviside(x1, x2):
+    """0 below zero, 1 above, x2 at zero."""
+    a, b = (_float(v) for v in _as_tensors(x1, x2))
+    zero = _math._mask(_math.equal(a, 0.0), a)
+    return _math.add(_math._mask(_math.greater(a, 0.0), a), _math.multiply(zero, b))
+
+
+def fmod(x1, x2):
+    """x1 - trunc(x1 / x2) x2: the remainder with x1's sign (C's fmod)."""
+    a, b = _as_tensors(x1, x2)
+    quotient = _math.trunc(_math.divide(a, b))
+    if not a.dtype.is_floating_point:
+        quotient = cast(quotient, a._dtype_name)
+    return _math.subtract(a, _math.multiply(quotient, b))
+
+
+def isclose(x1, x2, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _math.isclose(x1, x2, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def allclose(x1, x2, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _convert_to_tensor(np.asarray(_math.allclose(x1, x2, rtol=rtol, atol=atol,
+                                                        equal_nan=equal_nan)))
+
+
+# ---- activations (Keras's formulas, gpuaccel.keras.activations) ----
+
+(celu, elu, glu, hard_shrink, hard_sigmoid, hard_silu, hard_tanh, leaky_relu, log_sigmoid,
+ relu6, selu, silu, soft_shrink, softplus, softsign, squareplus, tanh_shrink, threshold,
+ sparse_plus, sparse_sigmoid) = (getattr(_activations, name) for name in (
+     "celu", "elu", "glu", "hard_shrink", "hard_sigmoid", "hard_silu", "hard_tanh", "leaky_relu",
+     "log_sigmoid", "relu6", "selu", "silu", "soft_shrink", "softplus", "softsign", "squareplus",
+     "tanh_shrink", "threshold", "sparse_plus", "sparse_sigmoid"))
+swish, hard_swish = silu, hard_silu
+
+
+def gelu(x, approximate=True):
+    """Keras.ops's default is the tanh approximation (keras.activations.gelu's is not)."""
+    return _activations.gelu(x, approximate=approximate)
+
+
+# ---- more reductions ----
+
+def _axes_arg(axis):
+    return list(axis) if isinstance(axis, (list, tuple)) else axis
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
+    return _math.reduce_all(x, _axes_arg(axis), keepdims)
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
+    return _math.reduce_any(x, _axes_arg(axis), keepdims)
+
+
+def amax(x, axis=None, keepdims=False):
+    return max(x, axis, keepdims)
+
+
+def amin(x, axis=None, keepdims=False):
+    return min(x, axis, keepdims)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """The product (a host computation: no gradient, and it does not trace)."""
+    out = _math.reduce_prod(x, _axes_arg(axis), keepdims)
+    return out if dtype is None else cast(out, dtype)
+
+
+def var(x, axis=None, keepdims=False):
+    return _math.reduce_variance(_float(x), _axes_arg(axis), keepdims)
+
+
+def std(x, axis=None, keepdims=False):
+    return _math.reduce_std(_float(x), _axes_arg(axis), keepdims)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    return _math.reduce_logsumexp(x, _axes_arg(axis), keepdims)
+
+
+def count_nonzero(x, axis=None):
+    return _math.count_nonzero(x, _axes_arg(axis), dtype="int32")
+
+
+def moments(x, axes, keepdims=False, synchronized=False):
+    if synchronized:
+        raise NotImplementedError("keras.ops.moments(synchronized=True) needs a distribution "
+                                  "strategy; use synchronized=False")
+    x = _tensor(x)
+    axes = _axes_arg(axes)
+    return (_math.reduce_mean(x, axes, keepdims), _math.reduce_variance(x, axes, keepdims))
+
+
+def _scan(function):
+    def op(x, axis=None, dtype=None):
+        x = _tensor(x)
+        if dtype is not None:
+            x = cast(x, dtype)
+        if axis is None:
+            x, axis = reshape(x, (-1,)), 0
+        return function(x, axis=axis)
+    op.__name__ = op.__qualname__ = function.__name__
+    op.__doc__ = f"``keras.ops.{function.__name__}``: over the flattened tensor when axis is None."
+    return op
+
+
+cumsum, cumprod = _scan(_math.cumsum), _scan(_math.cumprod)
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    if order != 2:
+        raise NotImplementedError(f"keras.ops.normalize(order={order!r}) is not supported yet; "
+                                  f"use order=2")
+    return _math.l2_normalize(x, axis=axis, epsilon=1e-12 if epsilon is None else epsilon)
+
+
+def in_top_k(targets, predictions, k):
+    return _math.in_top_k(targets, predictions, k)
+
+
+def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    if num_segments is None:
+        return _math.segment_sum(data, segment_ids) if sorted else _math.unsorted_segment_sum(
+            data, segment_ids, int(np.max(_tensor(segment_ids).numpy())) + 1)
+    return _math.unsorted_segment_sum(data, segment_ids, num_segments)
+
+
+# ---- shapes and arrays (NumPy's names, gpuaccel._numpy_ops) ----
+
+(flip, roll, tril, triu, tri, diag, diagonal, trace, moveaxis, swapaxes, repeat, outer, inner,
+ vdot, ravel, diff, append, hstack, vstack, dstack, array_split, take, take_along_axis, meshgrid,
+ rot90, digitize, searchsorted, kron, ptp, average, logspace) = (getattr(_numpy_ops, name) for
+                                                                 name in (
+    "flip", "roll", "tril", "triu", "tri", "diag", "diagonal", "trace", "moveaxis", "swapaxes",
+    "repeat", "outer", "inner", "vdot", "ravel", "diff", "append", "hstack", "vstack", "dstack",
+    "array_split", "take", "take_along_axis", "meshgrid", "rot90", "digitize", "searchsorted",
+    "kron", "ptp", "average", "logspace"))
+
+
+def isin(x1, x2, assume_unique=False, invert=False):
+    hits = _numpy_ops.isin(x1, x2)
+    return logical_not(hits) if invert else hits
+
+
+def fliplr(x):
+    return flip(x, 1)
+
+
+def flipud(x):
+    return flip(x, 0)
+
+
+def diagflat(x, k=0):
+    return diag(ravel(x), k)
+
+
+def dot(x1, x2):
+    """NumPy's dot: a product for scalars, the inner product of vectors, matmul otherwise
+    (a vector on the right contracts with the last axis)."""
+    a, b = _as_tensors(x1, x2)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if b.ndim == 1:
+        return _numpy_ops.inner(a, b)
+    if a.ndim == 1:
+        return squeeze(matmul(expand_dims(a, 0), b), 0) if b.ndim == 2 else \
+            _linalg.tensordot(a, b, [[0], [b.ndim - 2]])
+    return matmul(a, b) if b.ndim == 2 or a.ndim == b.ndim else \
+        _linalg.tensordot(a, b, [[a.ndim - 1], [b.ndim - 2]])
+
+
+def tensordot(x1, x2, axes=2):
+    return _linalg.tensordot(x1, x2, axes)
+
+
+def einsum(subscripts, *operands, **kwargs):
+    return _linalg.einsum(subscripts, *operands)
+
+
+def split(x, indices_or_sections, axis=0):
+    """NumPy's split: a number of equal pieces, or the indices to cut before."""
+    x = _tensor(x)
+    n = shape(x)[axis]
+    if isinstance(indices_or_sections, numbers.Integral):
+        if n % indices_or_sections:
+            raise ValueError(f"array split does not result in an equal division: {n} entries "
+                             f"in {indices_or_sections} pieces")
+        return array_split(x, indices_or_sections, axis)
+    cuts = [0, *(int(i) for i in indices_or_sections), n]
+    sizes = [builtins.max(b - a, 0) for a, b in zip(cuts, cuts[1:])]
+    return _array_ops.split(x, sizes, axis=axis)
+
+
+def hsplit(x, indices_or_sections):
+    return split(x, indices_or_sections, axis=1 if len(shape(x)) > 1 else 0)
+
+
+def vsplit(x, indices_or_sections):
+    return split(x, indices_or_sections, axis=0)
+
+
+def unstack(x, num=None, axis=0):
+    return _array_ops.unstack(x, num=num, axis=axis)
+
+
+def tile(x, repeats):
+    x = _tensor(x)
+    reps = [repeats] if isinstance(repeats, numbers.Integral) else list(repeats)
+    if len(reps) < x.ndim:
+        reps = [1] * (x.ndim - len(reps)) + reps
+    elif len(reps) > x.ndim:
+        x = reshape(x, (1,) * (len(reps) - x.ndim) + shape(x))
+    return _array_ops.tile(x, reps)
+
+
+def pad(x, pad_width, mode="constant", constant_values=None):
+    x = _tensor(x)
+    widths = np.broadcast_to(np.asarray(pad_width, np.int64).reshape(-1, 2) if np.ndim(
+        pad_width) else np.full((1, 2), pad_width), (x.ndim, 2))
+    return _array_ops.pad(x, widths.tolist(), mode, 0 if constant_values is None else
+                          constant_values)
+
+
+def ndim(x):
+    return len(shape(x))
+
+
+def size(x):
+    return int(np.prod(shape(x), dtype=np.int64))
+
+
+def dtype(x):
+    return _tensor(x)._dtype_name
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def convert_to_numpy(x):
+    return np.asarray(_tensor(x).numpy())
+
+
+def copy(x):
+    return _array_ops.identity(_tensor(x))
+
+
+def stop_gradient(variable):
+    return _C.detach(_tensor(variable))
+
+
+def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwargs):
+    """1 at each class a row lists (the max of its one-hot rows)."""
+    if sparse:
+        raise NotImplementedError("keras.ops.multi_hot(sparse=True) is not supported: gpuaccel "
+                                  "tensors are dense")
+    if axis != -1:
+        raise NotImplementedError(f"keras.ops.multi_hot(axis={axis!r}) is not supported yet; "
+                                  f"use axis=-1")
+    num_classes = kwargs.pop("num_tokens", num_classes)
+    hot = one_hot(inputs, num_classes, dtype="float32")  # [..., entries, classes]
+    return cast(max(hot, axis=-2), _float_dtype(dtype))
+
+
+# ---- more creation ----
+
+def arange(start, stop=None, step=None, dtype=None):
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if dtype is None:
+        is_int = builtins.all(isinstance(v, numbers.Integral) for v in (start, stop, step))
+        dtype = "int32" if is_int else "float32"
+    return _arange(start, stop, step, dtype=_float_dtype(dtype))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    if retstep or not endpoint or axis != 0:
+        raise NotImplementedError("keras.ops.linspace(retstep/endpoint=False/axis) is not "
+                                  "supported yet")
+    return _creation.linspace(start, stop, num, dtype=_float_dtype(dtype))
+
+
+def eye(N, M=None, k=0, dtype=None):  # noqa: N803 -- Keras's names
+    return cast(_convert_to_tensor(np.eye(N, M, k, dtype=np.float32)), _float_dtype(dtype))
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def full(shape, fill_value, dtype=None):  # noqa: F811
+    dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    return _array_ops.fill(dims, fill_value) if dtype is None else cast(
+        _array_ops.fill(dims, fill_value), dtype)
+
+
+def full_like(x, fill_value, dtype=None):
+    x = _tensor(x)
+    return full(shape(x), fill_value, x._dtype_name if dtype is None else dtype)
+
+
+def empty(shape, dtype=None):  # noqa: F811
+    return zeros(shape, dtype)
+
+
+def empty_like(x, dtype=None):
+    return zeros_like(x, dtype)
+
+
+def array(x, dtype=None):
+    return convert_to_tensor(x, dtype)
 
 
 def __getattr__(name):
