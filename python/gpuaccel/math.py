@@ -438,11 +438,12 @@ def reciprocal_no_nan(x, name=None):
 
 
 def _where_x_is_zero(x, y, fn, safe_y):
-    """fn(x, y), and 0 where x is 0 (y replaced there by ``safe_y`` so fn stays finite)."""
+    """fn(x, y), and 0 where x is 0 (y replaced there by ``safe_y`` so fn stays finite); the
+    mask also zeroes the gradient there, as TF's."""
     a, b = as_tensors(x, y)
     zero = _mask(_C.binary("equal", a, _c(0.0, a)), a)
     safe = _select(zero, _c(safe_y, b), b)
-    return fn(a, safe)
+    return _C.binary("mul", fn(a, safe), _C.binary("sub", _c(1.0, zero), zero))
 
 
 def xlogy(x, y, name=None):
