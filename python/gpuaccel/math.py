@@ -32,7 +32,8 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "zero_fraction", "accumulate_n", "is_non_decreasing", "is_strictly_increasing",
            "polyval", "in_top_k", "confusion_matrix", "bincount", "invert_permutation",
            "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
-           "segment_sum", "segment_mean", "logaddexp"]
+           "segment_sum", "segment_mean", "logaddexp", "unsorted_segment_max",
+           "unsorted_segment_min", "segment_max", "segment_min"]
 
 
 def _axes(axis, dim):
@@ -749,6 +750,52 @@ def segment_sum(data, segment_ids, name=None):
 
 def segment_mean(data, segment_ids, name=None):
     return unsorted_segment_mean(data, segment_ids, _sorted_segments(segment_ids))
+
+
+# The identity of max (and, negated, of min) for each float dtype: what TF gives an empty
+# segment of unsorted_segment_max.
+_LOWEST = {"float32": float(np.finfo(np.float32).min), "float16": float(np.finfo(np.float16).min),
+           "bfloat16": -3.3895313892515355e38}
+
+
+def _segment_extreme(data, segment_ids, num_segments, op, empty_is_zero):
+    """max/min per segment: the rows spread to [segments, rows, ...] with the identity where a
+    row is not in the segment (value * 1 + 0 * identity: exact for finite data), reduced."""
+    x = _float(data)
+    ids = convert_to_tensor(segment_ids)
+    rows = max(1, int(np.prod(ids.shape, dtype=np.int64)))
+    tail = list(x.shape[ids.ndim:])
+    table = _C.transpose(_segment_table(ids, num_segments, x), 0, 1)  # [segments, rows]
+    member = _C.reshape(table, [num_segments, rows] + [1] * len(tail))
+    identity = _LOWEST[x._dtype_name] * (1.0 if op == "max" else -1.0)
+    values = _C.expand_dims(_C.reshape(x, [rows] + tail), 0)
+    spread = _C.binary("add", _C.binary("mul", values, member),
+                       _C.binary("mul", _C.binary("sub", _c(1.0, member), member),
+                                 _c(identity, member)))
+    out = _C.reduce(op, spread, [1], False)
+    if empty_is_zero:  # TF's sorted segment ops give an empty segment 0
+        filled = _C.reduce("max", member, [1], False)
+        out = _C.binary("mul", out, filled)
+    return out
+
+
+def unsorted_segment_max(data, segment_ids, num_segments, name=None):
+    """Empty segments hold the dtype's lowest value, as TF."""
+    return _segment_extreme(data, segment_ids, check_int(num_segments, "num_segments", 0),
+                            "max", False)
+
+
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    return _segment_extreme(data, segment_ids, check_int(num_segments, "num_segments", 0),
+                            "min", False)
+
+
+def segment_max(data, segment_ids, name=None):
+    return _segment_extreme(data, segment_ids, _sorted_segments(segment_ids), "max", True)
+
+
+def segment_min(data, segment_ids, name=None):
+    return _segment_extreme(data, segment_ids, _sorted_segments(segment_ids), "min", True)
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {
