@@ -26,6 +26,13 @@ HALVES = np.array([[-2.5, -1.5, -0.5, 0.5], [1.5, 2.5, -1.2, 3.7]], np.float32)
 UNIT = (RNG.random((3, 4)) * 1.6 - 0.8).astype(np.float32)
 WITH_ZEROS = np.where(RNG.random((3, 4)) < 0.3, 0.0, RNG.normal(size=(3, 4))).astype(np.float32)
 SPECIAL = np.array([1.0, np.nan, np.inf, -np.inf, 0.0], np.float32)
+TARGETS = (B > 0).astype(np.float32).tolist()  # a list: the gradient is the prediction's
+ONE_HOT = np.eye(4, dtype=np.float32)[[1, 3, 0]]
+IMAGES = RNG.normal(size=(2, 4, 4, 3)).astype(np.float32)
+KERNEL = RNG.normal(size=(3, 3, 3, 2)).astype(np.float32)
+QUERY = RNG.normal(size=(2, 3, 2, 4)).astype(np.float32)  # (batch, time, heads, head_dim)
+KEY = RNG.normal(size=(2, 5, 2, 4)).astype(np.float32)
+ATTENTION_MASK = RNG.random((2, 2, 3, 5)) < 0.7
 
 # Keras's op, gpuaccel's, positional arguments (arrays are inputs; the first float array is
 # differentiated), keyword arguments, whether the op has a gradient.
@@ -242,7 +249,64 @@ CASES = [
     (keras.ops.copy, gk.ops.copy, (A,), {}, True),
     (keras.ops.stop_gradient, gk.ops.stop_gradient, (A,), {}, False),
     (keras.ops.array, gk.ops.array, (A,), {}, False),
+    (keras.ops.slice, gk.ops.slice, (A, (1, 0), (2, 3)), {}, True),
+    (keras.ops.slice_update, gk.ops.slice_update, (A, (1, 2), B[:2, :2]), {}, False),
+    (keras.ops.get_item, gk.ops.get_item, (A, 1), {}, True),
+    (keras.ops.extract_sequences, gk.ops.extract_sequences, (A, 2, 1), {}, True),
+    (keras.ops.trapezoid, gk.ops.trapezoid, (A,), {}, True),
+    (keras.ops.trapezoid, gk.ops.trapezoid, (A,), {"x": np.sort(ROW)}, True),
+    (keras.ops.trapezoid, gk.ops.trapezoid, (A,), {"dx": 0.5, "axis": 0}, True),
+    (keras.ops.vander, gk.ops.vander, (ROW,), {}, True),
+    (keras.ops.vander, gk.ops.vander, (ROW[:3],), {"N": 4, "increasing": True}, True),
+    (keras.ops.cdist, gk.ops.cdist, (A, B), {}, True),
+    (keras.ops.corrcoef, gk.ops.corrcoef, (A,), {}, True),
+    (keras.ops.cross, gk.ops.cross, (A[:, :3], B[:, :3]), {}, True),
+    (keras.ops.select, gk.ops.select, ([A > 0.5, A < -0.5], [A, B]), {}, False),
+    (keras.ops.select, gk.ops.select, ([A > 0.5], [A]), {"default": 2.0}, False),
+    (keras.ops.isposinf, gk.ops.isposinf, (SPECIAL,), {}, False),
+    (keras.ops.isneginf, gk.ops.isneginf, (SPECIAL,), {}, False),
+    (keras.ops.signbit, gk.ops.signbit, (np.append(SPECIAL, np.float32(-0.0)),), {}, False),
+    (keras.ops.signbit, gk.ops.signbit, (INTS,), {}, False),
+    (keras.ops.ldexp, gk.ops.ldexp, (A, INTS[0]), {}, True),
+    (keras.ops.logaddexp2, gk.ops.logaddexp2, (A, B), {}, True),
+    (keras.ops.saturate_cast, gk.ops.saturate_cast, (A * 1000, "uint8"), {}, False),
+    (keras.ops.saturate_cast, gk.ops.saturate_cast, (np.float32([2e9, -3e9, 1.5]), "int32"), {},
+     False),
+    (keras.ops.bincount, gk.ops.bincount, (LABELS,), {"minlength": 5}, False),
+    (keras.ops.bincount, gk.ops.bincount, (LABELS,), {"weights": ROW}, False),
+    (keras.ops.segment_max, gk.ops.segment_max, (A, np.array([0, 0, 1])), {}, True),
+    (keras.ops.segment_min, gk.ops.segment_min, (A, np.array([1, 0, 1])), {"num_segments": 2},
+     True),
+    # losses, normalizations, layer maths
+    (keras.ops.binary_crossentropy, gk.ops.binary_crossentropy, (TARGETS, 0.98 * UNIT / 1.6 + 0.5),
+     {}, True),
+    (keras.ops.binary_crossentropy, gk.ops.binary_crossentropy, (TARGETS, B),
+     {"from_logits": True}, True),
+    (keras.ops.categorical_crossentropy, gk.ops.categorical_crossentropy, (ONE_HOT, POSITIVE),
+     {}, True),
+    (keras.ops.categorical_crossentropy, gk.ops.categorical_crossentropy, (ONE_HOT, A),
+     {"from_logits": True}, True),
+    (keras.ops.layer_normalization, gk.ops.layer_normalization, (A, ROW, ROW * 2), {}, True),
+    (keras.ops.layer_normalization, gk.ops.layer_normalization, (A,), {"epsilon": 1e-5}, True),
+    (keras.ops.rms_normalization, gk.ops.rms_normalization, (A, ROW), {}, True),
+    (keras.ops.batch_normalization, gk.ops.batch_normalization,
+     (A, ROW, POSITIVE[0], -1), {"offset": B[0], "scale": B[1]}, True),
+    (keras.ops.psnr, gk.ops.psnr, (POSITIVE, POSITIVE + 0.1 * A, 2.0), {}, True),
+    (keras.ops.conv, gk.ops.conv, (IMAGES, KERNEL), {}, True),
+    (keras.ops.conv, gk.ops.conv, (IMAGES, KERNEL), {"strides": 2, "padding": "same"}, True),
+    (keras.ops.max_pool, gk.ops.max_pool, (IMAGES, 2), {}, True),
+    (keras.ops.average_pool, gk.ops.average_pool, (IMAGES, 3), {"strides": 1,
+                                                                "padding": "same"}, True),
+    (keras.ops.space_to_depth, gk.ops.space_to_depth, (IMAGES, 2), {}, True),
+    (keras.ops.depth_to_space, gk.ops.depth_to_space, (IMAGES.reshape(2, 2, 2, 12), 2), {},
+     True),
+    (keras.ops.dot_product_attention, gk.ops.dot_product_attention, (QUERY, KEY, KEY), {}, True),
+    (keras.ops.dot_product_attention, gk.ops.dot_product_attention, (QUERY, KEY, KEY),
+     {"is_causal": True, "scale": 0.3}, True),
+    (keras.ops.dot_product_attention, gk.ops.dot_product_attention, (QUERY, KEY, KEY),
+     {"mask": ATTENTION_MASK}, True),
     # creation
+    (keras.ops.geomspace, gk.ops.geomspace, (1.0, 100.0, 5), {}, False),
     (keras.ops.arange, gk.ops.arange, (5,), {}, False),
     (keras.ops.arange, gk.ops.arange, (1, 2, 0.25), {}, False),
     (keras.ops.linspace, gk.ops.linspace, (0.0, 1.0, 5), {}, False),
@@ -339,6 +403,11 @@ def test_ops_that_return_several_tensors_or_python_values_match_keras():
             (keras.ops.vsplit, gk.ops.vsplit, (x, [2])),
             (keras.ops.unstack, gk.ops.unstack, (x,)),
             (keras.ops.meshgrid, gk.ops.meshgrid, (ROW, A[:, 0])),
+            (keras.ops.dsplit, gk.ops.dsplit, (x.reshape(2, 3, 4), 2)),
+            (keras.ops.unravel_index, gk.ops.unravel_index, (np.array([0, 5, 11]), (3, 4))),
+            (keras.ops.nonzero, gk.ops.nonzero, (WITH_ZEROS,)),
+            (keras.ops.histogram, gk.ops.histogram, (x.reshape(-1),)),
+            (keras.ops.histogram, gk.ops.histogram, (x.reshape(-1), 4, (-1.0, 1.0))),
             (keras.ops.moments, gk.ops.moments, (x, [0]))):
         theirs, ours = theirs_op(*args), ours_op(*args)
         assert len(ours) == len(theirs)

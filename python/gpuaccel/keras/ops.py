@@ -658,6 +658,406 @@ def array(x, dtype=None):
     return convert_to_tensor(x, dtype)
 
 
+# ---- more element-wise ----
+
+def isposinf(x):
+    x = _tensor(x)
+    return logical_and(_math.is_inf(x), _math.greater(x, 0.0))
+
+
+def isneginf(x):
+    x = _tensor(x)
+    return logical_and(_math.is_inf(x), _math.less(x, 0.0))
+
+
+def signbit(x):
+    """True where the sign bit is set: below zero, and -0.0 (whose reciprocal is -inf)."""
+    x = _tensor(x)
+    if not x.dtype.is_floating_point:
+        return _math.less(x, 0)
+    x = _C.detach(x)
+    negative_zero = logical_and(_math.equal(x, 0.0), _math.less(_math.reciprocal(x), 0.0))
+    return logical_or(_math.less(x, 0.0), negative_zero)
+
+
+def ldexp(x1, x2):
+    """x1 * 2 ** x2 (``x2`` integers)."""
+    a = _float(x1)
+    exponent = _tensor(x2)
+    if exponent.dtype.is_floating_point:
+        raise TypeError(f"ldexp's x2 must be integers, got {exponent._dtype_name}")
+    return _math.multiply(a, _math.pow(_C.scalar_like(2.0, a), cast(exponent, a._dtype_name)))
+
+
+def logaddexp2(x1, x2):
+    """log2(2 ** x1 + 2 ** x2), as logaddexp in base 2 (never overflows)."""
+    a, b = (_float(v) for v in _as_tensors(x1, x2))
+    ln2 = _C.scalar_like(float(np.log(2.0)), a)
+    return _math.divide(_math.logaddexp(_math.multiply(a, ln2), _math.multiply(b, ln2)), ln2)
+
+
+def saturate_cast(x, dtype):
+    """cast, with values first clipped to what ``dtype`` holds (no integer wrap-around)."""
+    x = _tensor(x)
+    name = _float_dtype(dtype)
+    if x.dtype.is_floating_point and name in ("int32", "int64", "uint8"):
+        info = np.iinfo(name)
+        # The float32 nearest the bounds may lie outside them; step inside.
+        high = float(np.nextafter(np.float32(info.max), np.float32(0))) if info.max > 2 ** 24 \
+            else float(info.max)
+        x = clip(x, float(info.min), high)
+    return cast(x, name)
+
+
+# ---- losses, normalizations and layers' maths, as Keras's TF backend computes them ----
+
+_EPSILON = 1e-7  # keras.config.epsilon()
+
+
+def binary_crossentropy(target, output, from_logits=False):
+    """Element-wise (not averaged): -t log(o) - (1 - t) log(1 - o), o clipped to
+    [eps, 1 - eps]; from logits, TF's stable max(x, 0) - x t + log(1 + exp(-|x|))."""
+    t, o = (_float(v) for v in _as_tensors(target, output))
+    if from_logits:
+        return _math.add(_math.subtract(relu(o), _math.multiply(o, t)),
+                         _math.log1p(_math.exp(negative(abs(o)))))
+    o = clip(o, _EPSILON, 1.0 - _EPSILON)
+    one = _C.scalar_like(1.0, o)
+    return negative(_math.add(_math.multiply(t, _math.log(o)), _math.multiply(
+        _math.subtract(one, t), _math.log(_math.subtract(one, o)))))
+
+
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """-sum(t log(o)) along ``axis``; probabilities are first scaled to sum to 1 and clipped."""
+    t, o = (_float(v) for v in _as_tensors(target, output))
+    if from_logits:
+        return negative(sum(_math.multiply(t, log_softmax(o, axis=axis)), axis=axis))
+    o = _math.divide(o, sum(o, axis=axis, keepdims=True))
+    o = clip(o, _EPSILON, 1.0 - _EPSILON)
+    return negative(sum(_math.multiply(t, _math.log(o)), axis=axis))
+
+
+def _normalized_axes(x, axis):
+    return [a % x.ndim for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
+
+
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
+    """(x - mean) / sqrt(var + eps) over ``axis``, then * gamma + beta."""
+    if kwargs.get("rms_scaling"):
+        raise NotImplementedError("keras.ops.layer_normalization(rms_scaling=True) is "
+                                  "deprecated in Keras and not supported; use "
+                                  "keras.ops.rms_normalization")
+    x = _float(x)
+    axes = _normalized_axes(x, axis)
+    eps = _EPSILON if epsilon is None else epsilon
+    mean_, variance = moments(x, axes, keepdims=True)
+    inverse = _math.rsqrt(_math.add(variance, eps))
+    out = _math.multiply(_math.subtract(x, mean_), inverse)
+    if gamma is not None:
+        out = _math.multiply(out, gamma)
+    return out if beta is None else _math.add(out, beta)
+
+
+def rms_normalization(x, scale=None, axis=-1, epsilon=None):
+    """x / sqrt(mean(x²) + eps) over ``axis``, times ``scale``."""
+    x = _float(x)
+    eps = _EPSILON if epsilon is None else epsilon
+    mean_square = mean(square(x), axis=_normalized_axes(x, axis), keepdims=True)
+    out = _math.multiply(x, _math.rsqrt(_math.add(mean_square, eps)))
+    return out if scale is None else _math.multiply(out, scale)
+
+
+def batch_normalization(x, mean, variance, axis, offset=None, scale=None,  # noqa: F811
+                        epsilon=1e-3):
+    """(x - mean) / sqrt(variance + eps) * scale + offset, the statistics given along
+    ``axis``."""
+    x = _float(x)
+    axis = axis % x.ndim
+
+    def along(v):
+        v = _tensor(v)
+        return reshape(v, [x.shape[axis] if d == axis else 1 for d in range(x.ndim)]) \
+            if v.ndim == 1 else v
+    inverse = _math.rsqrt(_math.add(along(variance), epsilon))
+    if scale is not None:
+        inverse = _math.multiply(inverse, along(scale))
+    out = _math.multiply(_math.subtract(x, along(mean)), inverse)
+    return out if offset is None else _math.add(out, along(offset))
+
+
+def psnr(x1, x2, max_val):
+    """Peak signal-to-noise ratio: 20 log10(max_val) - 10 log10(mse) (over all entries)."""
+    a, b = (_float(v) for v in _as_tensors(x1, x2))
+    mse = mean(square(_math.subtract(a, b)))
+    return _math.subtract(_C.scalar_like(20.0 * float(np.log10(max_val)), mse),
+                          _math.multiply(log10(mse), _C.scalar_like(10.0, mse)))
+
+
+def _channels_last(data_format, op):
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError(f"keras.ops.{op}(data_format={data_format!r}) is not "
+                                  f"supported yet; use channels_last")
+
+
+def _rank4(x, op):
+    x = _tensor(x)
+    if x.ndim != 4:
+        raise NotImplementedError(f"keras.ops.{op} supports 2-D (rank-4, NHWC) inputs; got "
+                                  f"shape {list(x.shape)}")
+    return x
+
+
+def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    """2-D convolution, inputs (N, H, W, C), kernel (KH, KW, C, F)."""
+    _channels_last(data_format, "conv")
+    return _nn.conv2d(_rank4(inputs, "conv"), kernel, strides=strides, padding=padding.upper(),
+                      dilations=dilation_rate)
+
+
+def _pool(inputs, pool_size, strides, padding, data_format, function, op):
+    _channels_last(data_format, op)
+    return function(_rank4(inputs, op), pool_size, pool_size if strides is None else strides,
+                    padding.upper())
+
+
+def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    return _pool(inputs, pool_size, strides, padding, data_format, _nn.max_pool2d, "max_pool")
+
+
+def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    return _pool(inputs, pool_size, strides, padding, data_format, _nn.avg_pool2d,
+                 "average_pool")
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
+                          flash_attention=None, attn_logits_soft_cap=None):
+    """softmax(q k^T * scale + bias, masked) v, for (batch, time, heads, head_dim) tensors."""
+    if flash_attention or attn_logits_soft_cap is not None:
+        raise NotImplementedError("keras.ops.dot_product_attention(flash_attention / "
+                                  "attn_logits_soft_cap) is not supported yet")
+    q, k, v = (_float(t) for t in (query, key, value))
+    scale = 1.0 / float(np.sqrt(q.shape[-1])) if scale is None else float(scale)
+    logits = _math.multiply(_linalg.einsum("btnh,bsnh->bnts", q, k), scale)
+    if bias is not None:
+        logits = _math.add(logits, bias)
+    keep = None
+    if mask is not None:
+        keep = cast(_tensor(mask), "float32")
+    if is_causal:
+        t, s = logits.shape[-2:]
+        causal = _convert_to_tensor(np.tril(np.ones((t, s), np.float32)))
+        keep = causal if keep is None else _math.multiply(keep, causal)
+    if keep is not None:  # masked logits get the dtype's lowest value, as Keras does
+        logits = _math._select(cast(keep, logits._dtype_name), logits,
+                               _C.scalar_like(_math._LOWEST[logits._dtype_name], logits))
+    weights = softmax(logits, axis=-1)
+    return _linalg.einsum("bnts,bsnh->btnh", weights, v)
+
+
+def space_to_depth(x, block_size, data_format="channels_last"):
+    """Each block_size x block_size spatial block becomes block_size² channels."""
+    _channels_last(data_format, "space_to_depth")
+    x = _rank4(x, "space_to_depth")
+    n, h, w, c = x.shape
+    b = int(block_size)
+    if h % b or w % b:
+        raise ValueError(f"space_to_depth needs height and width divisible by block_size={b}, "
+                         f"got {h} x {w}")
+    blocks = reshape(x, (n, h // b, b, w // b, b, c))
+    return reshape(transpose(blocks, (0, 1, 3, 2, 4, 5)), (n, h // b, w // b, b * b * c))
+
+
+def depth_to_space(x, block_size, data_format="channels_last"):
+    _channels_last(data_format, "depth_to_space")
+    x = _rank4(x, "depth_to_space")
+    n, h, w, c = x.shape
+    b = int(block_size)
+    if c % (b * b):
+        raise ValueError(f"depth_to_space needs channels divisible by block_size²={b * b}, "
+                         f"got {c}")
+    blocks = reshape(x, (n, h, w, b, b, c // (b * b)))
+    return reshape(transpose(blocks, (0, 1, 3, 2, 4, 5)), (n, h * b, w * b, c // (b * b)))
+
+
+def segment_max(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    return _segment(data, segment_ids, num_segments, sorted, _math.segment_max,
+                    _math.unsorted_segment_max)
+
+
+def _segment(data, segment_ids, num_segments, is_sorted, sorted_fn, unsorted_fn):
+    if num_segments is None:
+        if is_sorted:
+            return sorted_fn(data, segment_ids)
+        num_segments = int(np.max(_tensor(segment_ids).numpy())) + 1
+    return unsorted_fn(data, segment_ids, num_segments)
+
+
+def segment_min(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    return _segment(data, segment_ids, num_segments, sorted, _math.segment_min,
+                    _math.unsorted_segment_min)
+
+
+def bincount(x, weights=None, minlength=0, sparse=False):
+    if sparse:
+        raise NotImplementedError("keras.ops.bincount(sparse=True) is not supported: gpuaccel "
+                                  "tensors are dense")
+    return _math.bincount(x, weights=weights, minlength=minlength)
+
+
+# ---- more arrays ----
+
+def slice(inputs, start_indices, shape):  # noqa: A001,F811 -- Keras's names
+    """The block of ``shape`` starting at ``start_indices`` (a -1 in shape: to the end)."""
+    x = _tensor(inputs)
+    starts = [int(i) for i in (start_indices.numpy() if hasattr(start_indices, "numpy")
+                               else start_indices)]
+    sizes = [int(s) for s in shape]
+    return _C.slice(x, [(b, n if s == -1 else b + s, 1)
+                        for b, s, n in zip(starts, sizes, x.shape)])
+
+
+def slice_update(inputs, start_indices, updates):
+    """``inputs`` with the block at ``start_indices`` replaced by ``updates``: the updates
+    padded to the input's shape, blended in with a 0/1 mask (differentiable in both)."""
+    x, u = _tensor(inputs), _tensor(updates)
+    starts = [int(i) for i in (start_indices.numpy() if hasattr(start_indices, "numpy")
+                               else start_indices)]
+    widths = [(b, n - b - m) for b, m, n in zip(starts, u.shape, x.shape)]
+    if builtins.any(before < 0 or after < 0 for before, after in widths):
+        raise ValueError(f"updates of shape {list(u.shape)} at {starts} do not fit in a "
+                         f"tensor of shape {list(x.shape)}")
+    placed = _array_ops.pad(cast(u, x._dtype_name), widths)
+    inside = _array_ops.pad(_C.tensor_full(list(u.shape), 1.0, x._dtype_name, x._device_name),
+                            widths)
+    return _math._select(inside, placed, x)
+
+
+def get_item(x, key):
+    return _tensor(x)[key]
+
+
+def dsplit(x, indices_or_sections):
+    return split(x, indices_or_sections, axis=2)
+
+
+def extract_sequences(x, sequence_length, sequence_stride):
+    """Frames of ``sequence_length`` along the last axis, every ``sequence_stride`` entries:
+    shape (..., frames, sequence_length)."""
+    x = _tensor(x)
+    n, length, stride = x.shape[-1], int(sequence_length), int(sequence_stride)
+    frames = 1 + (n - length) // stride
+    picks = (np.arange(frames)[:, None] * stride + np.arange(length)[None, :]).reshape(-1)
+    out = take(x, picks, axis=x.ndim - 1)
+    return reshape(out, shape(x)[:-1] + (frames, length))
+
+
+def unravel_index(indices, shape):  # noqa: F811
+    """The coordinates of flat ``indices`` in an array of ``shape``, one tensor per axis."""
+    flat = _tensor(indices)
+    coords = []
+    for size in reversed([int(d) for d in shape]):
+        coords.append(_math.floormod(flat, size))
+        flat = _math.floordiv(flat, size)
+    return tuple(reversed(coords))
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of ``y`` by the trapezoidal rule along ``axis``."""
+    y = _float(y)
+    axis = axis % y.ndim
+    n = y.shape[axis]
+    pairs = _math.add(take(y, np.arange(1, n), axis), take(y, np.arange(n - 1), axis))
+    widths = _C.scalar_like(float(dx), y) if x is None else diff(_float(x), axis=-1 if _tensor(
+        x).ndim == 1 else axis)
+    if x is not None and _tensor(x).ndim == 1 and y.ndim > 1:
+        widths = reshape(widths, [n - 1 if d == axis else 1 for d in range(y.ndim)])
+    return _math.multiply(sum(_math.multiply(pairs, widths), axis=axis), 0.5)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    if axis != 0:
+        raise NotImplementedError("keras.ops.geomspace(axis != 0) is not supported yet")
+    values = np.geomspace(float(start), float(stop), int(num), endpoint).astype(np.float32)
+    return cast(_convert_to_tensor(values), _float_dtype(dtype))
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803 -- Keras's name
+    """Columns x^(N-1) ... x^0 (or increasing): repeated products, exact for integers."""
+    x = _tensor(x)
+    n = x.shape[0] if N is None else int(N)
+    column = reshape(x, (-1, 1))
+    powers = [ones_like(column)]
+    for _ in range(n - 1):
+        powers.append(_math.multiply(powers[-1], column))
+    return concatenate(powers if increasing else powers[::-1], axis=1)
+
+
+def cdist(x, y):
+    """Euclidean distances between the rows of x (..., m, d) and of y (..., n, d)."""
+    a, b = (_float(v) for v in _as_tensors(x, y))
+    delta = _math.subtract(expand_dims(a, -2), expand_dims(b, -3))
+    return _math.sqrt(sum(square(delta), axis=-1))
+
+
+def corrcoef(x):
+    """Pearson correlation between the rows of ``x`` (variables), over its columns."""
+    x = _float(x)
+    centred = _math.subtract(x, mean(x, axis=-1, keepdims=True))
+    covariance = matmul(centred, transpose(centred))
+    scale = _math.sqrt(diagonal(covariance))
+    return _math.divide(covariance, outer(scale, scale))
+
+
+def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors along the last axis."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if (axisa, axisb, axisc) != (-1, -1, -1):
+        raise NotImplementedError("keras.ops.cross on other axes than the last is not "
+                                  "supported yet")
+    a, b = _as_tensors(x1, x2)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError(f"cross needs 3-vectors on the last axis, got shapes "
+                         f"{list(a.shape)} and {list(b.shape)}")
+    u = [take(a, [i], axis=a.ndim - 1) for i in range(3)]
+    v = [take(b, [i], axis=b.ndim - 1) for i in range(3)]
+    parts = [_math.subtract(_math.multiply(u[(i + 1) % 3], v[(i + 2) % 3]),
+                            _math.multiply(u[(i + 2) % 3], v[(i + 1) % 3])) for i in range(3)]
+    return concatenate(parts, axis=-1)
+
+
+def select(condlist, choicelist, default=0):
+    """choicelist[i] where condlist[i] is the first true condition, else ``default``."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select needs as many conditions as choices, got {len(condlist)} "
+                         f"and {len(choicelist)}")
+    out = None
+    for condition, choice in reversed(list(zip(condlist, choicelist))):
+        choice = _tensor(choice)
+        otherwise = out if out is not None else _C.scalar_like(float(default), choice)
+        out = _math._select(cast(condition, choice._dtype_name), choice, otherwise)
+    return out
+
+
+def nonzero(x):
+    """The coordinates of the non-zero entries, one int32 tensor per axis (read on the host)."""
+    values = np.asarray(_tensor(x).numpy())
+    return tuple(_convert_to_tensor(c.astype(np.int32)) for c in np.nonzero(values))
+
+
+def histogram(x, bins=10, range=None):  # noqa: A002 -- Keras's name
+    """(counts, edges) of ``bins`` equal bins over ``range`` (the data's min and max by
+    default); the last bin includes its right edge."""
+    x = reshape(_float(x), (-1,))
+    low, high = (float(v) for v in (range if range is not None else
+                                    (min(x).numpy(), max(x).numpy())))
+    edges = np.linspace(low, high, int(bins) + 1).astype(np.float32)
+    inside = logical_and(greater_equal(x, low), less_equal(x, high))
+    index = minimum(_numpy_ops.digitize(x, edges[1:-1]), int(bins) - 1)
+    hits = _math.multiply(one_hot(index, int(bins)), expand_dims(cast(inside, "float32"), -1))
+    return cast(sum(hits, axis=0), "int32"), _convert_to_tensor(edges)
+
+
 def __getattr__(name):
     from .. import _unsupported
     return _unsupported.module_getattr(__name__, "keras.ops", {})(name)
