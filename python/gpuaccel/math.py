@@ -33,7 +33,7 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "polyval", "in_top_k", "confusion_matrix", "bincount", "invert_permutation",
            "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
            "segment_sum", "segment_mean", "logaddexp", "unsorted_segment_max",
-           "unsorted_segment_min", "segment_max", "segment_min"]
+           "unsorted_segment_min", "segment_max", "segment_min", "erfinv", "ndtri"]
 
 
 def _axes(axis, dim):
@@ -796,6 +796,43 @@ def segment_max(data, segment_ids, name=None):
 
 def segment_min(data, segment_ids, name=None):
     return _segment_extreme(data, segment_ids, _sorted_segments(segment_ids), "min", True)
+
+
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision: a
+# polynomial in w = -log(1 - x²), one for the centre (w < 5) and one in sqrt(w) for the tails.
+_ERFINV_CENTRE = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAILS = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefficients, w):
+    p = _c(coefficients[0], w)
+    for coefficient in coefficients[1:]:
+        p = _C.binary("add", _C.binary("mul", p, w), _c(coefficient, w))
+    return p
+
+
+def erfinv(x, name=None):
+    """The inverse of erf on (-1, 1) (±1 give NaN here, not ±inf)."""
+    x = _float(x)
+    w = _C.unary("neg", _C.unary("log", _C.binary("mul", _C.binary("sub", _c(1.0, x), x),
+                                                   _C.binary("add", _c(1.0, x), x))))
+    centre = _mask(_C.binary("less", w, _c(5.0, w)), w)
+    # Each polynomial is evaluated where it stays finite: the centre one on min(w, 5), the
+    # tail one on max(w, 5), so the blend of the two never multiplies 0 by inf.
+    p_centre = _horner(_ERFINV_CENTRE, _C.binary("sub", _C.binary("minimum", w, _c(5.0, w)),
+                                                 _c(2.5, w)))
+    p_tails = _horner(_ERFINV_TAILS, _C.binary("sub", _C.unary("sqrt", _C.binary(
+        "maximum", w, _c(5.0, w))), _c(3.0, w)))
+    return _C.binary("mul", _select(centre, p_centre, p_tails), x)
+
+
+def ndtri(x, name=None):
+    """The standard normal quantile: sqrt(2) erfinv(2x - 1)."""
+    x = _float(x)
+    return _C.binary("mul", erfinv(_C.binary("sub", _C.binary("mul", x, _c(2.0, x)),
+                                              _c(1.0, x))), _c(np.sqrt(2.0), x))
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {

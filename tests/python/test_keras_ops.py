@@ -305,6 +305,19 @@ CASES = [
      {"is_causal": True, "scale": 0.3}, True),
     (keras.ops.dot_product_attention, gk.ops.dot_product_attention, (QUERY, KEY, KEY),
      {"mask": ATTENTION_MASK}, True),
+    (keras.ops.erfinv, gk.ops.erfinv, (UNIT,), {}, True),
+    (keras.ops.erfinv, gk.ops.erfinv, (np.float32([-0.999999, -0.99, 0.0, 0.5, 0.9999]),), {},
+     False),
+    (keras.ops.isreal, gk.ops.isreal, (A,), {}, False),
+    (keras.ops.associative_scan, gk.ops.associative_scan, (lambda a, b: a + b, A), {}, True),
+    (keras.ops.associative_scan, gk.ops.associative_scan, (lambda a, b: a * b, A),
+     {"axis": 1, "reverse": True}, True),
+    # windows
+    (keras.ops.bartlett, gk.ops.bartlett, (7,), {}, False),
+    (keras.ops.blackman, gk.ops.blackman, (7,), {}, False),
+    (keras.ops.hamming, gk.ops.hamming, (6,), {}, False),
+    (keras.ops.hanning, gk.ops.hanning, (6,), {}, False),
+    (keras.ops.kaiser, gk.ops.kaiser, (5, 2.5), {}, False),
     # creation
     (keras.ops.geomspace, gk.ops.geomspace, (1.0, 100.0, 5), {}, False),
     (keras.ops.arange, gk.ops.arange, (5,), {}, False),
@@ -424,6 +437,46 @@ def test_ops_that_return_several_tensors_or_python_values_match_keras():
     assert gk.ops.is_tensor(t) and keras.ops.is_tensor(keras.ops.convert_to_tensor(A))
     assert not gk.ops.is_tensor(A) and not keras.ops.is_tensor(A)
     np.testing.assert_array_equal(gk.ops.convert_to_numpy(t), keras.ops.convert_to_numpy(A))
+
+
+def test_control_flow_ops_give_keras_results_and_gradients():
+    x = RNG.normal(size=(4, 3)).astype(np.float32)
+
+    def run(lib, values):
+        ops = lib.ops
+        total = ops.fori_loop(0, 3, lambda i, v: v * 0.5 + ops.sum(values), 0.0)
+        counted = ops.while_loop(lambda i, v: i < 4, lambda i, v: (i + 1, v + values), (0, values))
+        capped = ops.while_loop(lambda v: ops.sum(v) < 1e9, lambda v: v * 2.0, values,
+                                maximum_iterations=3)
+        mapped = ops.map(lambda row: ops.sum(row * row), values)
+        vmapped = ops.vectorized_map(lambda row: row[::1] * 3.0, values)
+        carry, ys = ops.scan(lambda c, row: (c + row, c * row), ops.zeros((3,)), values)
+        back_carry, back_ys = ops.scan(lambda c, row: (c * 0.5 + row, c), ops.ones((3,)),
+                                       values, reverse=True)
+        chosen = ops.cond(ops.sum(values) > 0, lambda: values * 2.0, lambda: values - 1.0)
+        other = ops.cond(ops.sum(values) > 1e6, lambda: values * 2.0, lambda: values - 1.0)
+        switched = [ops.switch(i, [lambda v: v + 1.0, lambda v: v * v], values)
+                    for i in (-3, 0, 1, 9)]
+        return [total, counted[1], capped, mapped, vmapped, carry, ys, back_carry, back_ys,
+                chosen, other, *switched]
+
+    theirs = run(keras, tf.constant(x))
+    ours = run(gk, gt.constant(x))
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(as_array(o), as_array(t), rtol=1e-5, atol=1e-5)
+    assert int(run(gk, gt.constant(x))[1].shape[0]) == 4
+
+    watched_tf, watched = tf.constant(x), gt.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(watched_tf)
+        loss = tf.reduce_sum(keras.ops.scan(lambda c, r: (c * r + r, c), tf.ones((3,)),
+                                            watched_tf)[0])
+    expected = tape.gradient(loss, watched_tf).numpy()
+    with gt.GradientTape() as tape:
+        tape.watch(watched)
+        loss = gt.reduce_sum(gk.ops.scan(lambda c, r: (c * r + r, c), gk.ops.ones((3,)),
+                                         watched)[0])
+    np.testing.assert_allclose(as_array(tape.gradient(loss, watched)), expected, rtol=1e-5)
 
 
 def test_numpy_style_ops_reject_bad_arguments_by_name():

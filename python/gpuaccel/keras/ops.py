@@ -1058,6 +1058,90 @@ def histogram(x, bins=10, range=None):  # noqa: A002 -- Keras's name
     return cast(sum(hits, axis=0), "int32"), _convert_to_tensor(edges)
 
 
+erfinv = _floated("erfinv", _math.erfinv)
+
+
+def isreal(x):
+    """True everywhere: gpuaccel has no complex dtype."""
+    return _array_ops.ones_like(cast(x, "bool"))
+
+
+# ---- windows (constants of their length, as NumPy computes them) ----
+
+def _window(keras_name, numpy_window):
+    def op(x, *args):
+        return _convert_to_tensor(numpy_window(int(x), *args).astype(np.float32))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``: ``np.{numpy_window.__name__}`` as float32."
+    return op
+
+
+bartlett, blackman, hamming, hanning, kaiser = (
+    _window(w.__name__, w) for w in (np.bartlett, np.blackman, np.hamming, np.hanning,
+                                     np.kaiser))
+
+
+# ---- control flow: Python control flow, run eagerly ----
+# Reading a traced value on the host (bool(pred), int(index)) breaks the C++ trace of a layer's
+# call (cpp/nn/op_trace.h), which then runs its Python call eagerly: these functions never bake
+# one branch into a replayed step.
+
+def cond(pred, true_fn, false_fn):
+    return true_fn() if bool(pred) else false_fn()
+
+
+def switch(index, branches, *operands):
+    """branches[index](*operands), the index clipped into range (as Keras)."""
+    chosen = builtins.min(builtins.max(int(index), 0), len(branches) - 1)
+    return branches[chosen](*operands)
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    value = init_val
+    for i in builtins.range(int(lower), int(upper)):
+        value = body_fun(i, value)
+    return value
+
+
+def while_loop(cond, body, loop_vars, maximum_iterations=None):  # noqa: F811
+    is_tuple = isinstance(loop_vars, (tuple, list))
+    state = tuple(loop_vars) if is_tuple else (loop_vars,)
+    steps = 0
+    while (maximum_iterations is None or steps < maximum_iterations) and bool(cond(*state)):
+        out = body(*state)
+        state = tuple(out) if is_tuple else (out,)
+        steps += 1
+    return state if is_tuple else state[0]
+
+
+def map(f, xs):  # noqa: A001 -- Keras's name
+    """f applied to each slice xs[i], the results stacked."""
+    return stack([f(x) for x in unstack(xs)])
+
+
+def vectorized_map(function, elements):
+    return map(function, elements)
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """carry, y = f(carry, x) over the slices of ``xs`` (or ``length`` times with x None);
+    returns (the last carry, the ys stacked)."""
+    items = unstack(xs) if xs is not None else [None] * int(length)
+    carry, ys = init, []
+    for x in (items[::-1] if reverse else items):
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys = ys[::-1]
+    return carry, (stack(ys) if ys and ys[0] is not None else None)
+
+
+def associative_scan(f, elems, reverse=False, axis=0):
+    """The inclusive scan of an associative ``f`` along ``axis`` (log2(n) doubling steps)."""
+    x = _tensor(elems)
+    return _math._scan(x, _math._axis_index(axis, x.ndim), f, None, False, reverse)
+
+
 def __getattr__(name):
     from .. import _unsupported
     return _unsupported.module_getattr(__name__, "keras.ops", {})(name)
