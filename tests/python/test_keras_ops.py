@@ -30,9 +30,20 @@ TARGETS = (B > 0).astype(np.float32).tolist()  # a list: the gradient is the pre
 ONE_HOT = np.eye(4, dtype=np.float32)[[1, 3, 0]]
 IMAGES = RNG.normal(size=(2, 4, 4, 3)).astype(np.float32)
 KERNEL = RNG.normal(size=(3, 3, 3, 2)).astype(np.float32)
+POINTWISE = RNG.normal(size=(1, 1, 6, 4)).astype(np.float32)
 QUERY = RNG.normal(size=(2, 3, 2, 4)).astype(np.float32)  # (batch, time, heads, head_dim)
 KEY = RNG.normal(size=(2, 5, 2, 4)).astype(np.float32)
 ATTENTION_MASK = RNG.random((2, 2, 3, 5)) < 0.7
+
+def on_tf_tensors(keras_op):
+    """``keras_op`` with its NumPy arguments made TF tensors first (Keras's adaptive pools
+    read ``.shape.as_list()``, which NumPy arrays lack)."""
+    def op(*args, **kwargs):
+        return keras_op(*(tf.constant(a) if isinstance(a, np.ndarray) else a for a in args),
+                        **kwargs)
+    op.__name__ = keras_op.__name__
+    return op
+
 
 # Keras's op, gpuaccel's, positional arguments (arrays are inputs; the first float array is
 # differentiated), keyword arguments, whether the op has a gradient.
@@ -297,6 +308,16 @@ CASES = [
     (keras.ops.max_pool, gk.ops.max_pool, (IMAGES, 2), {}, True),
     (keras.ops.average_pool, gk.ops.average_pool, (IMAGES, 3), {"strides": 1,
                                                                 "padding": "same"}, True),
+    (on_tf_tensors(keras.ops.adaptive_average_pool), gk.ops.adaptive_average_pool, (IMAGES, 3),
+     {}, True),
+    (on_tf_tensors(keras.ops.adaptive_max_pool), gk.ops.adaptive_max_pool, (IMAGES, (2, 3)),
+     {}, True),
+    (on_tf_tensors(keras.ops.adaptive_max_pool), gk.ops.adaptive_max_pool,
+     (A.reshape(1, 4, 3), 2), {}, True),
+    (keras.ops.depthwise_conv, gk.ops.depthwise_conv, (IMAGES, KERNEL), {}, True),
+    (keras.ops.depthwise_conv, gk.ops.depthwise_conv, (IMAGES, KERNEL[:2, :2]),
+     {"strides": 2, "padding": "same"}, True),
+    (keras.ops.separable_conv, gk.ops.separable_conv, (IMAGES, KERNEL, POINTWISE), {}, True),
     (keras.ops.space_to_depth, gk.ops.space_to_depth, (IMAGES, 2), {}, True),
     (keras.ops.depth_to_space, gk.ops.depth_to_space, (IMAGES.reshape(2, 2, 2, 12), 2), {},
      True),

@@ -15,6 +15,7 @@ from .. import _C, _array_ops, _creation, _numpy_ops, linalg as _linalg, math as
 from .._convert import as_tensors as _as_tensors, convert_to_tensor as _convert_to_tensor
 from .._tensor import Tensor, arange as _arange
 from . import activations as _activations
+from ._pooling_layers import adaptive_pool as _adaptive_pool
 
 
 
@@ -827,6 +828,55 @@ def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None)
 def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     return _pool(inputs, pool_size, strides, padding, data_format, _nn.avg_pool2d,
                  "average_pool")
+
+
+def _adaptive(inputs, output_size, data_format, reduction, op):
+    _channels_last(data_format, op)
+    x = _tensor(inputs)
+    rank = x.ndim - 2
+    if rank < 1:
+        raise ValueError(f"keras.ops.{op} needs (batch, ..., channels) inputs, got shape "
+                         f"{list(x.shape)}")
+    sizes = (output_size,) * rank if isinstance(output_size, numbers.Integral) else \
+        tuple(output_size)
+    if len(sizes) != rank:
+        raise ValueError(f"output_size must hold {rank} sizes for inputs of shape "
+                         f"{list(x.shape)}, got {output_size!r}")
+    return _adaptive_pool(x, [int(n) for n in sizes], reduction)
+
+
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    return _adaptive(inputs, output_size, data_format, "mean", "adaptive_average_pool")
+
+
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    return _adaptive(inputs, output_size, data_format, "max", "adaptive_max_pool")
+
+
+def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
+                   dilation_rate=1):
+    """Each input channel convolved with its own kernel[:, :, c, :] (no kernel for it exists
+    yet: one conv2d per channel, concatenated, so output channel c * M + m as Keras)."""
+    _channels_last(data_format, "depthwise_conv")
+    x = _rank4(inputs, "depthwise_conv")
+    k = _tensor(kernel)
+    if k.ndim != 4 or k.shape[2] != x.shape[3]:
+        raise ValueError(f"depthwise_conv's kernel must be (height, width, {x.shape[3]}, "
+                         f"multiplier), got shape {list(k.shape)}")
+    per_channel = [conv(_C.slice(x, [(0, n, 1) for n in x.shape[:3]] + [(c, c + 1, 1)]),
+                        _C.slice(k, [(0, n, 1) for n in k.shape[:2]] + [(c, c + 1, 1),
+                                                                          (0, k.shape[3], 1)]),
+                        strides, padding, data_format, dilation_rate)
+                   for c in builtins.range(x.shape[3])]
+    return concatenate(per_channel, axis=-1)
+
+
+def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
+                   data_format=None, dilation_rate=1):
+    """depthwise_conv, then a 1 x 1 conv with ``pointwise_kernel``."""
+    depthwise = depthwise_conv(inputs, depthwise_kernel, strides, padding, data_format,
+                               dilation_rate)
+    return conv(depthwise, pointwise_kernel, 1, "valid", data_format)
 
 
 def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
