@@ -500,6 +500,23 @@ def test_control_flow_ops_give_keras_results_and_gradients():
     np.testing.assert_allclose(as_array(tape.gradient(loss, watched)), expected, rtol=1e-5)
 
 
+def test_a_layer_branching_with_cond_takes_each_batchs_branch_in_a_model():
+    """cond reads its condition on the host, which breaks the layer's C++ trace: the model
+    must not replay the branch the first batch took."""
+    class SignDependent(gk.layers.Layer):
+        def call(self, inputs):
+            return gk.ops.cond(gk.ops.sum(inputs) > 0, lambda: inputs * 2.0,
+                               lambda: inputs - 1.0)
+
+    model = gk.Sequential([gk.Input((3,)), SignDependent()])
+    up = np.ones((2, 3), np.float32)
+    down = -np.ones((2, 3), np.float32)
+    with pytest.warns(RuntimeWarning, match="runs its Python call"):
+        for batch, expected in ((up, up * 2.0), (down, down - 1.0), (up, up * 2.0)):
+            np.testing.assert_array_equal(np.asarray(model.predict(batch, verbose=0)),
+                                          expected)
+
+
 def test_numpy_style_ops_reject_bad_arguments_by_name():
     with pytest.raises(ValueError, match="equal division"):
         gk.ops.split(A, 5, axis=1)
