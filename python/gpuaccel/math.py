@@ -165,11 +165,19 @@ def softplus(features, name=None):
 
 
 def sign(x, name=None):
-    """-1, 0 or 1 (no gradient, as TF: the derivative is 0 almost everywhere)."""
+    """-1, 0 or 1, and NaN for NaN (no gradient, as TF: the derivative is 0 almost
+    everywhere)."""
     x = _C.detach(convert_to_tensor(x))
     positive = _C.cast(_C.binary("greater", x, _C.scalar_like(0.0, x)), x._dtype_name)
     negative_ = _C.cast(_C.binary("less", x, _C.scalar_like(0.0, x)), x._dtype_name)
-    return _C.binary("sub", positive, negative_)
+    signs = _C.binary("sub", positive, negative_)
+    if not x.dtype.is_floating_point:
+        return signs
+    # + (c - c) with c = clip(x, -1, 1): 0 for every number (inf included), NaN for NaN, as
+    # maximum/minimum propagate NaN (docs/ops.md, "NaN and infinity").
+    clipped = _C.binary("minimum", _C.binary("maximum", x, _C.scalar_like(-1.0, x)),
+                        _C.scalar_like(1.0, x))
+    return _C.binary("add", signs, _C.binary("sub", clipped, clipped))
 
 
 def _into(result, out):
@@ -329,12 +337,21 @@ def cosh(x, name=None):
         "neg", x))), _c(0.5, x))
 
 
+def _odd_parts(x):
+    """(s, s x) with s = -1 below zero and 1 elsewhere (no gradient): an odd function f is
+    s f(s x), which differentiates to f'(|x|) everywhere, 0 included (abs's gradient at 0
+    is 0)."""
+    s = _C.binary("sub", _c(1.0, x), _C.binary("mul", _mask(_C.binary("less", x, _c(0.0, x)),
+                                                              x), _c(2.0, x)))
+    return s, _C.binary("mul", s, x)
+
+
 def asinh(x, name=None):
     """sign(x) log(|x| + sqrt(x² + 1)), written on |x| so large negative x do not cancel."""
     x = _float(x)
-    magnitude = _C.unary("abs", x)
+    s, magnitude = _odd_parts(x)
     root = _C.unary("sqrt", _C.binary("add", _C.unary("square", magnitude), _c(1.0, x)))
-    return _C.binary("mul", sign(x), _C.unary("log", _C.binary("add", magnitude, root)))
+    return _C.binary("mul", s, _C.unary("log", _C.binary("add", magnitude, root)))
 
 
 def acosh(x, name=None):
@@ -505,8 +522,8 @@ def _erfc_of_magnitude(magnitude):
 
 def erf(x, name=None):
     x = _float(x)
-    tail = _erfc_of_magnitude(_C.unary("abs", x))
-    return _C.binary("mul", sign(x), _C.binary("sub", _c(1.0, x), tail))
+    s, magnitude = _odd_parts(x)
+    return _C.binary("mul", s, _C.binary("sub", _c(1.0, x), _erfc_of_magnitude(magnitude)))
 
 
 def erfc(x, name=None):

@@ -22,6 +22,7 @@ WITH_ZEROS = np.where(RNG.random((3, 4)) < 0.3, 0.0, RNG.normal(size=(3, 4))).as
 SPECIAL = np.array([1.0, np.nan, np.inf, -np.inf, 0.0, -2.5], np.float32)
 LABELS = np.array([2, 0, 1, 2, 1], np.int32)
 GUESSES = np.array([2, 1, 1, 0, 1], np.int32)
+AROUND_ZERO = np.array([0.0, -0.0, 1e-3, -2.0, 3.0], np.float32)
 SEGMENTS = np.array([0, 0, 2], np.int32)
 
 # tf's op, gpuaccel's, positional arguments (the first float32 array is differentiated),
@@ -45,12 +46,15 @@ CASES = [
     (tf.math.log_sigmoid, gt.math.log_sigmoid, (A * 10,), {}, True),
     (tf.math.sign, gt.math.sign, (A,), {}, False),
     (tf.math.sign, gt.math.sign, (INTS,), {}, False),
+    (tf.math.sign, gt.math.sign, (SPECIAL,), {}, False),
     (tf.math.sinh, gt.math.sinh, (A,), {}, True),
     (tf.math.cosh, gt.math.cosh, (A,), {}, True),
     (tf.math.asinh, gt.math.asinh, (A * 100,), {}, True),
     (tf.math.acosh, gt.math.acosh, (POSITIVE + 1.0,), {}, True),
     (tf.math.atanh, gt.math.atanh, (UNIT,), {}, True),
     (tf.math.erf, gt.math.erf, (A,), {}, True),
+    (tf.math.erf, gt.math.erf, (AROUND_ZERO,), {}, True),
+    (tf.math.asinh, gt.math.asinh, (AROUND_ZERO,), {}, True),
     (tf.math.erfc, gt.math.erfc, (A,), {}, True),
     (tf.math.erfinv, gt.math.erfinv, (UNIT,), {}, True),
     (tf.math.erfinv, gt.math.erfinv, (np.float32([-0.99999, -0.999, 0.0, 0.3, 0.9999]),), {},
