@@ -567,6 +567,16 @@ def test_a_custom_layer_written_with_keras_ops_trains_as_in_keras():
     assert not [w for w in caught if "runs its Python call()" in str(w.message)]
 
 
+@pytest.mark.parametrize("name, advice", [("sin", "trigonometric"), ("sort", "sort kernel"),
+                                          ("nan_to_num", "NaN would spread"),
+                                          ("inv", "np.linalg"), ("bitwise_and", "bitwise")])
+def test_names_that_need_a_kernel_are_refused_with_advice(name, advice):
+    assert hasattr(keras.ops, name)
+    with pytest.raises(AttributeError, match=rf"keras\.ops\.{name} is not supported by "
+                                             rf"gpuaccel.*{advice}"):
+        getattr(gk.ops, name)
+
+
 def test_a_name_keras_ops_has_but_gpuaccel_lacks_says_so():
     assert hasattr(keras.ops, "fft")
     with pytest.raises(AttributeError, match=r"keras\.ops\.fft is not supported by gpuaccel"):

@@ -1192,6 +1192,31 @@ def associative_scan(f, elems, reverse=False, axis=0):
     return _math._scan(x, _math._axis_index(axis, x.ndim), f, None, False, reverse)
 
 
+# Names that need a kernel gpuaccel lacks, with what to do meanwhile.
+_ON_THE_HOST = "a computation on keras.ops.convert_to_numpy(x) with NumPy"
+_NEEDS_A_KERNEL = {
+    **{name: f"{_ON_THE_HOST} (there is no trigonometric kernel yet)" for name in (
+        "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinc")},
+    **{name: f"{_ON_THE_HOST} (there is no sort kernel yet); argmax/max for the largest entry"
+       for name in ("sort", "argsort", "argpartition", "top_k", "unique", "median", "quantile",
+                    "percentile")},
+    **{name: f"{_ON_THE_HOST} (there is no select kernel yet, so a NaN would spread into the "
+             f"result)" for name in (
+        "nan_to_num", "fmax", "fmin", "nansum", "nanmean", "nanmax", "nanmin", "nanprod",
+        "nanstd", "nanvar", "nanargmax", "nanargmin", "nancumsum", "nancumprod", "nanmedian",
+        "nanquantile", "nanpercentile")},
+    **{name: f"{_ON_THE_HOST} (there is no bitwise kernel yet)" for name in (
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
+        "bitwise_left_shift", "bitwise_right_shift", "left_shift", "right_shift")},
+    **{name: "np.linalg on keras.ops.convert_to_numpy(x) (there is no linear-algebra kernel "
+             "yet)" for name in (
+        "inv", "det", "solve", "solve_triangular", "cholesky", "cholesky_inverse", "eig",
+        "eigh", "lstsq", "lu_factor", "qr", "svd", "slogdet", "logdet", "pinv", "matrix_rank")},
+    "scatter": "one_hot and matmul (a sum of one-hot rows) for additive scatters",
+    "scatter_update": "slice_update for a rectangular block",
+}
+
+
 def __getattr__(name):
     from .. import _unsupported
-    return _unsupported.module_getattr(__name__, "keras.ops", {})(name)
+    return _unsupported.module_getattr(__name__, "keras.ops", _NEEDS_A_KERNEL)(name)
