@@ -426,9 +426,16 @@ def round(x, name=None):  # noqa: A001 -- TF's name
 rint = round
 
 
+def _check_integer_divisor(a, b):
+    if not a.dtype.is_floating_point and b.numel() and not bool(reduce_all(b)):
+        raise errors.InvalidArgumentError("Integer division by zero: y has a 0 entry")
+
+
 def floordiv(x, y, name=None):
-    """floor(x / y); integers come back integers (exact while |x / y| < 2^24)."""
+    """floor(x / y); integers come back integers (exact while |x / y| < 2^24), and an integer
+    division by zero is an InvalidArgumentError, as TF (a host read of whether y has a 0)."""
     a, b = as_tensors(x, y)
+    _check_integer_divisor(a, b)
     quotient = floor(_C.binary("div", a, b))
     return quotient if a.dtype.is_floating_point else _C.cast(quotient, a._dtype_name)
 

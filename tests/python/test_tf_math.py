@@ -246,5 +246,11 @@ def test_composites_reject_bad_arguments_by_name():
         gt.math.invert_permutation([0, 0, 2])
     with pytest.raises(ValueError, match=r"predictions must be a \[batch, classes\] matrix"):
         gt.math.in_top_k([0], ROW, 1)
+    for op in (tf.math.floordiv, tf.math.floormod):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
+            op(INTS, np.int32(0))
+    for op in (gt.math.floordiv, gt.math.floormod, gt.keras.ops.fmod):
+        with pytest.raises(gt.errors.InvalidArgumentError, match="Integer division by zero"):
+            op(INTS, np.array([1, 0, 2, 3], np.int32))
     with pytest.raises(TypeError, match="coeffs must be a list"):
         gt.math.polyval(ROW, A)

@@ -354,6 +354,7 @@ def heaviside(x1, x2):
 def fmod(x1, x2):
     """x1 - trunc(x1 / x2) x2: the remainder with x1's sign (C's fmod)."""
     a, b = _as_tensors(x1, x2)
+    _math._check_integer_divisor(a, b)
     quotient = _math.trunc(_math.divide(a, b))
     if not a.dtype.is_floating_point:
         quotient = cast(quotient, a._dtype_name)
