@@ -61,7 +61,17 @@ def _one_operand(keras_name, module=_math, module_name="gpuaccel"):
 
 add, subtract, multiply, divide, maximum, minimum = map(
     _two_operands, ("add", "subtract", "multiply", "divide", "maximum", "minimum"))
-power = _two_operands("power", "pow")
+
+
+def power(x1, x2):
+    """x1 ** x2; integer operands compute in float32 and come back integers (the pow kernel
+    takes floats), as Keras keeps them."""
+    a, b = _as_tensors(x1, x2)
+    if a.dtype.is_floating_point:
+        return _math.pow(a, b)
+    return cast(_math.pow(cast(a, "float32"), cast(b, "float32")), a._dtype_name)
+
+
 greater, greater_equal, less, less_equal, logical_and, logical_or = map(
     _two_operands, ("greater", "greater_equal", "less", "less_equal", "logical_and",
                     "logical_or"))
@@ -130,8 +140,16 @@ def mean(x, axis=None, keepdims=False):
     return _reduction(_math.reduce_mean, x, axis, keepdims)
 
 
+def _keras_sum_dtype(x, total):
+    """Keras sums bool and int32 (and narrower) entries as int32 (gpuaccel's sum gives int64)."""
+    if x._dtype_name in ("bool", "int32", "uint8"):
+        return cast(total, "int32")
+    return total
+
+
 def sum(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
-    return _reduction(_math.reduce_sum, x, axis, keepdims)
+    x = _tensor(x)
+    return _keras_sum_dtype(x, _reduction(_math.reduce_sum, x, axis, keepdims))
 
 
 def max(x, axis=None, keepdims=False, initial=None):  # noqa: A001 -- Keras's name
@@ -442,8 +460,8 @@ def moments(x, axes, keepdims=False, synchronized=False):
 def _scan(function):
     def op(x, axis=None, dtype=None):
         x = _tensor(x)
-        if dtype is not None:
-            x = cast(x, dtype)
+        if dtype is not None or x._dtype_name in ("bool", "uint8"):
+            x = cast(x, "int32" if dtype is None else dtype)  # Keras counts bools as int32
         if axis is None:
             x, axis = reshape(x, (-1,)), 0
         return function(x, axis=axis)
@@ -475,14 +493,19 @@ def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A0
 
 # ---- shapes and arrays (NumPy's names, gpuaccel._numpy_ops) ----
 
-(flip, roll, tril, triu, tri, diag, diagonal, trace, moveaxis, swapaxes, repeat, outer, inner,
+(flip, roll, tril, triu, tri, diag, diagonal, moveaxis, swapaxes, repeat, outer, inner,
  vdot, ravel, diff, append, hstack, vstack, dstack, array_split, take, take_along_axis, meshgrid,
  rot90, digitize, searchsorted, kron, ptp, average, logspace) = (getattr(_numpy_ops, name) for
                                                                  name in (
-    "flip", "roll", "tril", "triu", "tri", "diag", "diagonal", "trace", "moveaxis", "swapaxes",
+    "flip", "roll", "tril", "triu", "tri", "diag", "diagonal", "moveaxis", "swapaxes",
     "repeat", "outer", "inner", "vdot", "ravel", "diff", "append", "hstack", "vstack", "dstack",
     "array_split", "take", "take_along_axis", "meshgrid", "rot90", "digitize", "searchsorted",
     "kron", "ptp", "average", "logspace"))
+
+
+def trace(x, offset=0, axis1=0, axis2=1):
+    x = _tensor(x)
+    return _keras_sum_dtype(x, _numpy_ops.trace(x, offset, axis1, axis2))
 
 
 def isin(x1, x2, assume_unique=False, invert=False):
@@ -638,9 +661,9 @@ def identity(n, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):  # noqa: F811
+    """float32 unless ``dtype`` says otherwise (Keras's floatx), whatever the fill value."""
     dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
-    return _array_ops.fill(dims, fill_value) if dtype is None else cast(
-        _array_ops.fill(dims, fill_value), dtype)
+    return cast(_array_ops.fill(dims, fill_value), "float32" if dtype is None else dtype)
 
 
 def full_like(x, fill_value, dtype=None):
