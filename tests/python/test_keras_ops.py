@@ -493,6 +493,21 @@ def test_control_flow_ops_give_keras_results_and_gradients():
         np.testing.assert_allclose(as_array(o), as_array(t), rtol=1e-5, atol=1e-5)
     assert int(run(gk, gt.constant(x))[1].shape[0]) == 4
 
+    # tensor arguments where the examples above give Python ones
+    for ours, theirs in (
+            (gk.ops.fori_loop(gt.constant(1), gt.constant(4), lambda i, v: v * gk.ops.cast(
+                i, "float32"), 1.0),
+             keras.ops.fori_loop(tf.constant(1), tf.constant(4), lambda i, v: v * tf.cast(
+                 i, "float32"), 1.0)),
+            (gk.ops.switch(gt.constant(1), [lambda v: v, lambda v: -v], x),
+             keras.ops.switch(tf.constant(1), [lambda v: v, lambda v: -v], x)),
+            (gk.ops.map(lambda row: gk.ops.max(row), INTS),
+             keras.ops.map(lambda row: keras.ops.max(row), INTS)),
+            (gk.ops.vectorized_map(lambda row: gk.ops.cumsum(row), gt.constant(x)),
+             keras.ops.vectorized_map(lambda row: keras.ops.cumsum(row), tf.constant(x)))):
+        np.testing.assert_allclose(as_array(ours), as_array(theirs), rtol=1e-5, atol=1e-6)
+        assert dtype_name(ours) == dtype_name(theirs)
+
     watched_tf, watched = tf.constant(x), gt.constant(x)
     with tf.GradientTape() as tape:
         tape.watch(watched_tf)

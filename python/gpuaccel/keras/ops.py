@@ -1171,9 +1171,11 @@ def switch(index, branches, *operands):
 
 
 def fori_loop(lower, upper, body_fun, init_val):
+    """body_fun(i, value) for i in [lower, upper), i an int32 scalar tensor (as Keras's TF
+    backend passes it)."""
     value = init_val
     for i in builtins.range(int(lower), int(upper)):
-        value = body_fun(i, value)
+        value = body_fun(_convert_to_tensor(np.int32(i)), value)
     return value
 
 
