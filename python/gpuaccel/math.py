@@ -861,6 +861,10 @@ def ndtri(x, name=None):
 
 __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {
     "top_k": "argmax for k=1, or np.argsort on .numpy()",
-    "sin": "a computation on .numpy() (there is no sin kernel yet)",
-    "cos": "a computation on .numpy() (there is no cos kernel yet)",
+    **{name: f"a computation on .numpy() (there is no {name} kernel yet)" for name in (
+        "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "lgamma", "digamma", "igamma",
+        "igammac", "betainc", "zeta", "polygamma", "bessel_i0", "bessel_i0e", "bessel_i1",
+        "bessel_i1e")},
+    **{name: f"a computation on .numpy() (there is no select kernel yet, so a NaN would "
+             f"spread into the result)" for name in ("multiply_no_nan",)},
 })
