@@ -6,13 +6,15 @@ their operands as the operators do (``_promotion.py``, docs/ops.md "Type promoti
 Composite ops (``log1p``, ``softplus``, ``reduce_variance``, ``reduce_logsumexp``...) are written
 with recorded C++ ops, so they differentiate like the primitives.
 """
+
 import numpy as np
 
-from . import _C
+from . import _C, errors
 from ._int_range import check_int
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import _dtype_name
+
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_std",
            "reduce_variance", "reduce_logsumexp", "reduce_any", "reduce_all", "argmax", "argmin",
@@ -22,7 +24,16 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
            "logical_or", "logical_not", "mul", "sub", "div", "true_divide", "is_nan",
            "is_finite", "is_inf", "add_n", "count_nonzero",
-           "l2_normalize", "allclose", "isclose"]
+           "l2_normalize", "allclose", "isclose", "sinh", "cosh", "asinh", "acosh", "atanh",
+           "floor", "ceil", "round", "rint", "trunc", "floordiv", "floormod", "mod",
+           "divide_no_nan", "reciprocal_no_nan", "xlogy", "xlog1py", "xdivy", "logical_xor",
+           "log_sigmoid", "softsign", "softmax", "log_softmax", "erf", "erfc", "cumsum",
+           "cumprod", "cumulative_logsumexp", "reduce_euclidean_norm", "scalar_mul",
+           "zero_fraction", "accumulate_n", "is_non_decreasing", "is_strictly_increasing",
+           "polyval", "in_top_k", "confusion_matrix", "bincount", "invert_permutation",
+           "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
+           "segment_sum", "segment_mean", "logaddexp", "unsorted_segment_max",
+           "unsorted_segment_min", "segment_max", "segment_min", "erfinv", "ndtri"]
 
 
 def _axes(axis, dim):
@@ -154,11 +165,19 @@ def softplus(features, name=None):
 
 
 def sign(x, name=None):
-    """-1, 0 or 1 (no gradient, as TF: the derivative is 0 almost everywhere)."""
+    """-1, 0 or 1, and NaN for NaN (no gradient, as TF: the derivative is 0 almost
+    everywhere)."""
     x = _C.detach(convert_to_tensor(x))
     positive = _C.cast(_C.binary("greater", x, _C.scalar_like(0.0, x)), x._dtype_name)
     negative_ = _C.cast(_C.binary("less", x, _C.scalar_like(0.0, x)), x._dtype_name)
-    return _C.binary("sub", positive, negative_)
+    signs = _C.binary("sub", positive, negative_)
+    if not x.dtype.is_floating_point:
+        return signs
+    # + (c - c) with c = clip(x, -1, 1): 0 for every number (inf included), NaN for NaN, as
+    # maximum/minimum propagate NaN (docs/ops.md, "NaN and infinity").
+    clipped = _C.binary("minimum", _C.binary("maximum", x, _C.scalar_like(-1.0, x)),
+                        _C.scalar_like(1.0, x))
+    return _C.binary("add", signs, _C.binary("sub", clipped, clipped))
 
 
 def _into(result, out):
@@ -282,11 +301,570 @@ def _host(t):
     return _C.detach(t)._numpy().astype(np.float64)
 
 
+# ---- composites: more tf.math names, each built from the recorded ops above ----
+
+def _c(value, like):
+    return _C.scalar_like(float(value), like)
+
+
+def _float(x):
+    """x as a tensor of a floating dtype (integers and bools become float32, as these ops
+    need a float kernel)."""
+    x = convert_to_tensor(x)
+    return x if x.dtype.is_floating_point else _C.cast(x, "float32")
+
+
+def _mask(x, like):
+    """A bool tensor as 0/1 in ``like``'s dtype (no gradient)."""
+    return _C.cast(_C.detach(x), like._dtype_name)
+
+
+def _select(mask, a, b):
+    """tf.where(mask, a, b) for a 0/1 ``mask``: both branches must be finite where not taken."""
+    return _C.binary("add", _C.binary("mul", mask, a),
+                     _C.binary("mul", _C.binary("sub", _c(1.0, mask), mask), b))
+
+
+def sinh(x, name=None):
+    x = _float(x)
+    return _C.binary("mul", _C.binary("sub", _C.unary("exp", x), _C.unary("exp", _C.unary(
+        "neg", x))), _c(0.5, x))
+
+
+def cosh(x, name=None):
+    x = _float(x)
+    return _C.binary("mul", _C.binary("add", _C.unary("exp", x), _C.unary("exp", _C.unary(
+        "neg", x))), _c(0.5, x))
+
+
+def _odd_parts(x):
+    """(s, s x) with s = -1 below zero and 1 elsewhere (no gradient): an odd function f is
+    s f(s x), which differentiates to f'(|x|) everywhere, 0 included (abs's gradient at 0
+    is 0)."""
+    s = _C.binary("sub", _c(1.0, x), _C.binary("mul", _mask(_C.binary("less", x, _c(0.0, x)),
+                                                              x), _c(2.0, x)))
+    return s, _C.binary("mul", s, x)
+
+
+def asinh(x, name=None):
+    """sign(x) log(|x| + sqrt(x² + 1)), written on |x| so large negative x do not cancel."""
+    x = _float(x)
+    s, magnitude = _odd_parts(x)
+    root = _C.unary("sqrt", _C.binary("add", _C.unary("square", magnitude), _c(1.0, x)))
+    return _C.binary("mul", s, _C.unary("log", _C.binary("add", magnitude, root)))
+
+
+def acosh(x, name=None):
+    """log(x + sqrt(x² - 1)); NaN below 1, as TF."""
+    x = _float(x)
+    root = _C.unary("sqrt", _C.binary("sub", _C.unary("square", x), _c(1.0, x)))
+    return _C.unary("log", _C.binary("add", x, root))
+
+
+def atanh(x, name=None):
+    """0.5 log((1 + x) / (1 - x))."""
+    x = _float(x)
+    return _C.binary("mul", _C.unary("log", _C.binary("div", _C.binary("add", _c(1.0, x), x),
+                                                      _C.binary("sub", _c(1.0, x), x))),
+                     _c(0.5, x))
+
+
+# Floats at least this large in magnitude are already integers (the mantissa has no fraction
+# bits left), so rounding leaves them alone; below it the int32 cast is exact.
+_INTEGRAL_FROM = {"float32": 2.0 ** 23, "float16": 2.0 ** 10, "bfloat16": 2.0 ** 7}
+
+
+def trunc(x, name=None):
+    """Rounds toward zero (no gradient: its derivative is 0 almost everywhere). NaN and ±inf
+    come back unchanged."""
+    x = _C.detach(convert_to_tensor(x))
+    if not x.dtype.is_floating_point:
+        return x
+    limit = _INTEGRAL_FROM[x._dtype_name]
+    small = _mask(_C.binary("less", _C.unary("abs", x), _c(limit, x)), x)
+    clipped = _C.binary("minimum", _C.binary("maximum", x, _c(-limit, x)), _c(limit, x))
+    truncated = _C.cast(_C.cast(clipped, "int32"), x._dtype_name)
+    # where(|x| < limit, trunc(x), x): clipped is finite, so 0 * truncated never spreads NaN.
+    return _C.binary("add", _C.binary("mul", small, truncated),
+                     _C.binary("mul", _C.binary("sub", _c(1.0, small), small), x))
+
+
+def floor(x, name=None):
+    """The largest integer not above x (no gradient, as TF's derivative is 0)."""
+    t = trunc(x)
+    if not t.dtype.is_floating_point:
+        return t
+    return _C.binary("sub", t, _mask(_C.binary("less", convert_to_tensor(x), t), t))
+
+
+def ceil(x, name=None):
+    t = trunc(x)
+    if not t.dtype.is_floating_point:
+        return t
+    return _C.binary("add", t, _mask(_C.binary("greater", convert_to_tensor(x), t), t))
+
+
+def round(x, name=None):  # noqa: A001 -- TF's name
+    """Rounds half to even (banker's rounding), as ``tf.math.round`` and NumPy."""
+    original = _C.detach(convert_to_tensor(x))
+    if not original.dtype.is_floating_point:
+        return original
+    limit = _INTEGRAL_FROM[original._dtype_name]
+    small = _mask(_C.binary("less", _C.unary("abs", original), _c(limit, original)), original)
+    x = _C.binary("minimum", _C.binary("maximum", original, _c(-limit, original)),
+                  _c(limit, original))  # finite, so the arithmetic below never makes NaN
+    low = floor(x)
+    fraction = _C.binary("sub", x, low)
+    half = _c(0.5, x)
+    odd = _C.binary("sub", low, _C.binary("mul", floor(_C.binary("mul", low, half)),
+                                          _c(2.0, x)))  # low mod 2: 1 where low is odd
+    up = _C.binary("add", _mask(_C.binary("greater", fraction, half), x),
+                   _C.binary("mul", _mask(_C.binary("equal", fraction, half), x), odd))
+    return _select(small, _C.binary("add", low, up), original)  # ±inf, NaN: unchanged
+
+
+rint = round
+
+
+def _check_integer_divisor(a, b):
+    if not a.dtype.is_floating_point and b.numel() and not bool(reduce_all(b)):
+        raise errors.InvalidArgumentError("Integer division by zero: y has a 0 entry")
+
+
+def floordiv(x, y, name=None):
+    """floor(x / y); integers come back integers (exact while |x / y| < 2^24), and an integer
+    division by zero is an InvalidArgumentError, as TF (a host read of whether y has a 0)."""
+    a, b = as_tensors(x, y)
+    _check_integer_divisor(a, b)
+    quotient = floor(_C.binary("div", a, b))
+    return quotient if a.dtype.is_floating_point else _C.cast(quotient, a._dtype_name)
+
+
+def floormod(x, y, name=None):
+    """x - floor(x / y) * y: the result has the sign of y, as TF and Python's %."""
+    a, b = as_tensors(x, y)
+    return _C.binary("sub", a, _C.binary("mul", floordiv(a, b), b))
+
+
+mod = floormod
+
+
+def divide_no_nan(x, y, name=None):
+    """x / y, and 0 where y is 0 (even for x = 0 or inf)."""
+    a, b = as_tensors(x, y)
+    zero = _mask(_C.binary("equal", b, _c(0.0, b)), b)
+    quotient = _C.binary("div", a, _C.binary("add", b, zero))  # y = 1 where y was 0
+    return _C.binary("mul", quotient, _C.binary("sub", _c(1.0, zero), zero))
+
+
+def reciprocal_no_nan(x, name=None):
+    x = convert_to_tensor(x)
+    return divide_no_nan(_c(1.0, x), x)
+
+
+def _where_x_is_zero(x, y, fn, safe_y):
+    """fn(x, y), and 0 where x is 0 (y replaced there by ``safe_y`` so fn stays finite); the
+    mask also zeroes the gradient there, as TF's."""
+    a, b = as_tensors(x, y)
+    zero = _mask(_C.binary("equal", a, _c(0.0, a)), a)
+    safe = _select(zero, _c(safe_y, b), b)
+    return _C.binary("mul", fn(a, safe), _C.binary("sub", _c(1.0, zero), zero))
+
+
+def xlogy(x, y, name=None):
+    """x * log(y), 0 where x is 0."""
+    return _where_x_is_zero(x, y, lambda a, b: _C.binary("mul", a, _C.unary("log", b)), 1.0)
+
+
+def xlog1py(x, y, name=None):
+    """x * log(1 + y), 0 where x is 0."""
+    return _where_x_is_zero(x, y, lambda a, b: _C.binary("mul", a, log1p(b)), 0.0)
+
+
+def xdivy(x, y, name=None):
+    """x / y, 0 where x is 0."""
+    return _where_x_is_zero(x, y, lambda a, b: _C.binary("div", a, b), 1.0)
+
+
+def logical_xor(x, y, name=None):
+    a, b = (_C.cast(convert_to_tensor(v), "float32") for v in (x, y))
+    return _C.binary("greater", _C.unary("abs", _C.binary("sub", a, b)), _c(0.0, a))
+
+
+def log_sigmoid(x, name=None):
+    """-softplus(-x): never overflows."""
+    return _C.unary("neg", softplus(_C.unary("neg", _float(x))))
+
+
+def softsign(features, name=None):
+    x = _float(features)
+    return _C.binary("div", x, _C.binary("add", _c(1.0, x), _C.unary("abs", x)))
+
+
+def softmax(logits, axis=None, name=None):
+    return _C.softmax(convert_to_tensor(logits), -1 if axis is None else check_int(axis, "axis"),
+                      False)
+
+
+def log_softmax(logits, axis=None, name=None):
+    return _C.softmax(convert_to_tensor(logits), -1 if axis is None else check_int(axis, "axis"),
+                      True)
+
+
+# Abramowitz & Stegun 7.1.26: erf(|x|) = 1 - t p(t) exp(-x²), t = 1 / (1 + 0.3275911 |x|),
+# absolute error below 1.5e-7 (under float32's resolution near 1). No erf kernel exists yet.
+_ERF_P = 0.3275911
+_ERF_COEFFICIENTS = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+
+
+def _erfc_of_magnitude(magnitude):
+    t = _C.unary("reciprocal", _C.binary("add", _c(1.0, magnitude),
+                                         _C.binary("mul", magnitude, _c(_ERF_P, magnitude))))
+    poly = _c(_ERF_COEFFICIENTS[0], t)
+    for coefficient in _ERF_COEFFICIENTS[1:]:
+        poly = _C.binary("add", _C.binary("mul", poly, t), _c(coefficient, t))
+    return _C.binary("mul", _C.binary("mul", t, poly),
+                     _C.unary("exp", _C.unary("neg", _C.unary("square", magnitude))))
+
+
+def erf(x, name=None):
+    x = _float(x)
+    s, magnitude = _odd_parts(x)
+    return _C.binary("mul", s, _C.binary("sub", _c(1.0, x), _erfc_of_magnitude(magnitude)))
+
+
+def erfc(x, name=None):
+    x = _float(x)
+    return _C.binary("sub", _c(1.0, x), erf(x))
+
+
+def logaddexp(x, y):
+    """log(exp(x) + exp(y)) = max(x, y) + log1p(exp(-|x - y|)), which never overflows."""
+    a, b = as_tensors(x, y)
+    return _C.binary("add", _C.binary("maximum", a, b), log1p(_C.unary("exp", _C.unary(
+        "neg", _C.unary("abs", _C.binary("sub", a, b))))))
+
+
+def _axis_index(axis, ndim):
+    axis = check_int(axis, "axis")
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"axis {axis} is out of range for a tensor of rank {ndim}; use an "
+                         f"axis in [{-ndim}, {ndim})")
+    return axis % max(ndim, 1)
+
+
+def _along(x, axis, start, stop):
+    return _C.slice(x, [(0, n, 1) if d != axis else (start, stop, 1)
+                        for d, n in enumerate(x.shape)])
+
+
+def _scan(x, axis, combine, identity, exclusive, reverse):
+    """Inclusive prefix scan along ``axis`` by doubling (Hillis & Steele): log2(n) steps of
+    ``combine(x[i], x[i - d])``, each a slice, a combine and a concat, so it differentiates and
+    keeps inf/NaN where they are (a matmul with a triangle of ones would spread 0 * inf)."""
+    n = x.shape[axis]
+
+    def shifted_join(head, body):
+        parts = [body, head] if reverse else [head, body]
+        return _C.concat(parts, axis)
+
+    if exclusive and n:
+        pad_shape = list(x.shape)
+        pad_shape[axis] = 1
+        pad = _C.tensor_full(pad_shape, float(identity), x._dtype_name, x._device_name)
+        x = shifted_join(pad, _along(x, axis, 0, n - 1) if not reverse else
+                         _along(x, axis, 1, n))
+    d = 1
+    while d < n:
+        if reverse:
+            head, rest, partner = (_along(x, axis, n - d, n), _along(x, axis, 0, n - d),
+                                   _along(x, axis, d, n))
+        else:
+            head, rest, partner = (_along(x, axis, 0, d), _along(x, axis, d, n),
+                                   _along(x, axis, 0, n - d))
+        x = shifted_join(head, combine(rest, partner))
+        d *= 2
+    return x
+
+
+def _scan_op(name, combine, identity):
+    def fn(x, axis=0, exclusive=False, reverse=False, name=None):
+        t = convert_to_tensor(x)
+        if t.ndim == 0:
+            t = _C.reshape(t, [1])
+        return _scan(t, _axis_index(axis, t.ndim), combine, identity, exclusive, reverse)
+    fn.__name__ = name
+    fn.__doc__ = (f"``tf.math.{name}(x, axis=0, exclusive=False, reverse=False)``: the running "
+                  f"{name[3:]} along ``axis``.")
+    return fn
+
+
+cumsum = _scan_op("cumsum", lambda a, b: _C.binary("add", a, b), 0.0)
+cumprod = _scan_op("cumprod", lambda a, b: _C.binary("mul", a, b), 1.0)
+cumulative_logsumexp = _scan_op("cumulative_logsumexp", logaddexp, -np.inf)
+cumulative_logsumexp.__doc__ = ("``tf.math.cumulative_logsumexp(x, axis=0, exclusive=False, "
+                                "reverse=False)``: log(cumsum(exp(x))) without overflow.")
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    x = convert_to_tensor(input_tensor)
+    return _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), _axes(axis, None),
+                                      bool(keepdims)))
+
+
+def scalar_mul(scalar, x, name=None):
+    return multiply(scalar, x)
+
+
+def zero_fraction(value, name=None):
+    """The fraction of entries equal to 0, as float32."""
+    x = convert_to_tensor(value)
+    return _C.reduce("mean", _C.cast(logical_not(x), "float32"), None, False)
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    return add_n(inputs)
+
+
+def _neighbours(x, name):
+    x = _C.reshape(convert_to_tensor(x), [-1])
+    n = x.shape[0]
+    return _along(x, 0, 1, n), _along(x, 0, 0, max(n - 1, 0))
+
+
+def is_non_decreasing(x, name=None):
+    later, earlier = _neighbours(x, "is_non_decreasing")
+    return reduce_all(greater_equal(later, earlier))
+
+
+def is_strictly_increasing(x, name=None):
+    later, earlier = _neighbours(x, "is_strictly_increasing")
+    return reduce_all(greater(later, earlier))
+
+
+def polyval(coeffs, x, name=None):
+    """coeffs[0] x^(n-1) + ... + coeffs[n-1], by Horner's rule (``coeffs`` a list)."""
+    if not isinstance(coeffs, (list, tuple)):
+        raise TypeError(f"coeffs must be a list of tensors or numbers, got "
+                        f"{type(coeffs).__name__}")
+    x = convert_to_tensor(x)
+    if not coeffs:
+        return _C.binary("mul", x, _c(0.0, x))
+    total = convert_to_tensor(coeffs[0])
+    for c in coeffs[1:]:
+        total = add(multiply(total, x), c)
+    return _C.binary("add", total, _C.binary("mul", x, _c(0.0, x))) if total.shape != x.shape \
+        else total
+
+
+def in_top_k(targets, predictions, k, name=None):
+    """Whether ``predictions[i, targets[i]]`` is among the ``k`` largest of row i: fewer than k
+    entries are strictly larger (so ties at the boundary count as in, as TF)."""
+    scores = convert_to_tensor(predictions)
+    if scores.ndim != 2:
+        raise ValueError(f"predictions must be a [batch, classes] matrix, got shape "
+                         f"{list(scores.shape)}")
+    picks = _C.one_hot(_C.contiguous(_C.cast(convert_to_tensor(targets), "int64")),
+                       scores.shape[1], scores._dtype_name)
+    target_score = _C.reduce("sum", _C.binary("mul", picks, scores), [1], True)
+    larger = _C.reduce("sum", _C.cast(_C.binary("greater", scores, target_score), "float32"),
+                       [1], False)
+    return _C.binary("less", larger, _C.scalar_like(float(check_int(k, "k")), larger))
+
+
+def _counts_dtype(dtype):
+    return _dtype_name(dtype) if dtype is not None else "int32"
+
+
+def _class_count(labels, num_classes):
+    if num_classes is not None:
+        return check_int(num_classes, "num_classes", 1)
+    values = labels.numpy()
+    return int(values.max()) + 1 if values.size else 0
+
+
+def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype="int32",
+                     name=None):
+    """counts[i, j]: how many (weighted) samples of label i were predicted j."""
+    truth = _C.cast(convert_to_tensor(labels), "int64")
+    guess = _C.cast(convert_to_tensor(predictions), "int64")
+    n = max(_class_count(truth, num_classes), _class_count(guess, num_classes))
+    rows = _C.one_hot(_C.contiguous(truth), n, "float32")
+    if weights is not None:
+        rows = _C.binary("mul", rows, _C.expand_dims(_C.cast(convert_to_tensor(weights),
+                                                             "float32"), -1))
+    cols = _C.one_hot(_C.contiguous(guess), n, "float32")
+    return _C.cast(_C.matmul(_C.transpose(rows, 0, 1), cols), _counts_dtype(dtype))
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype="int32", name=None,
+             axis=None):
+    """How many times (or with ``weights``, how much weight) each value 0..n-1 occurs."""
+    if axis is not None:
+        raise NotImplementedError("bincount(axis=...) is not supported yet; use axis=None")
+    values = _C.reshape(_C.cast(convert_to_tensor(arr), "int64"), [-1])
+    n = _class_count(values, None)
+    if minlength is not None:
+        n = max(n, check_int(minlength, "minlength", 0))
+    if maxlength is not None:
+        n = min(n, check_int(maxlength, "maxlength", 0))
+    picks = _C.one_hot(_C.contiguous(values), n, "float32")  # values >= n count nowhere
+    if weights is not None:
+        w = convert_to_tensor(weights)
+        picks = _C.binary("mul", picks, _C.expand_dims(_C.reshape(_C.cast(w, "float32"), [-1]),
+                                                       -1))
+        dtype = w._dtype_name
+    return _C.cast(_C.reduce("sum", picks, [0], False), _counts_dtype(dtype))
+
+
+def invert_permutation(x, name=None):
+    """y[x[i]] = i, for a permutation x of 0..n-1."""
+    p = convert_to_tensor(x)
+    values = p.numpy()
+    if values.ndim != 1 or sorted(values.tolist()) != list(range(values.size)):
+        raise errors.InvalidArgumentError(f"invert_permutation needs a permutation of "
+                                          f"0..n-1, got {values.tolist()}")
+    table = _C.one_hot(_C.contiguous(_C.cast(p, "int64")), values.size, "float32")
+    return _C.cast(_C.reduce("argmax", table, 0, False), p._dtype_name)
+
+
+def _segment_table(segment_ids, num_segments, data):
+    ids = _C.reshape(_C.cast(convert_to_tensor(segment_ids), "int64"), [-1])
+    return _C.one_hot(_C.contiguous(ids), num_segments, data._dtype_name)
+
+
+def _segment_totals(data, segment_ids, num_segments):
+    """(sums, counts) per segment, as one-hot matmuls (float data)."""
+    x = _float(data)
+    ids = convert_to_tensor(segment_ids)
+    rows = max(1, int(np.prod(ids.shape, dtype=np.int64)))
+    table = _C.transpose(_segment_table(ids, num_segments, x), 0, 1)  # [segments, rows]
+    tail = list(x.shape[ids.ndim:])
+    flat = _C.reshape(x, [rows, int(np.prod(tail, dtype=np.int64))])
+    sums = _C.reshape(_C.matmul(table, flat), [num_segments] + tail)
+    counts = _C.reduce("sum", table, [1], False)
+    return sums, _C.reshape(counts, [num_segments] + [1] * len(tail))
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    return _segment_totals(data, segment_ids, check_int(num_segments, "num_segments", 0))[0]
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    sums, counts = _segment_totals(data, segment_ids, check_int(num_segments, "num_segments", 0))
+    return divide_no_nan(sums, counts)
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    sums, counts = _segment_totals(data, segment_ids, check_int(num_segments, "num_segments", 0))
+    return divide_no_nan(sums, _C.unary("sqrt", counts))
+
+
+def _sorted_segments(segment_ids):
+    values = convert_to_tensor(segment_ids).numpy()
+    if values.size and (np.diff(values) < 0).any():
+        raise errors.InvalidArgumentError("segment_ids must be sorted (non-decreasing); use "
+                                          "unsorted_segment_* for unsorted ids")
+    return int(values.max()) + 1 if values.size else 0
+
+
+def segment_sum(data, segment_ids, name=None):
+    return unsorted_segment_sum(data, segment_ids, _sorted_segments(segment_ids))
+
+
+def segment_mean(data, segment_ids, name=None):
+    return unsorted_segment_mean(data, segment_ids, _sorted_segments(segment_ids))
+
+
+# The identity of max (and, negated, of min) for each float dtype: what TF gives an empty
+# segment of unsorted_segment_max.
+_LOWEST = {"float32": float(np.finfo(np.float32).min), "float16": float(np.finfo(np.float16).min),
+           "bfloat16": -3.3895313892515355e38}
+
+
+def _segment_extreme(data, segment_ids, num_segments, op, empty_is_zero):
+    """max/min per segment: the rows spread to [segments, rows, ...] with the identity where a
+    row is not in the segment (value * 1 + 0 * identity: exact for finite data), reduced."""
+    x = _float(data)
+    ids = convert_to_tensor(segment_ids)
+    rows = max(1, int(np.prod(ids.shape, dtype=np.int64)))
+    tail = list(x.shape[ids.ndim:])
+    table = _C.transpose(_segment_table(ids, num_segments, x), 0, 1)  # [segments, rows]
+    member = _C.reshape(table, [num_segments, rows] + [1] * len(tail))
+    identity = _LOWEST[x._dtype_name] * (1.0 if op == "max" else -1.0)
+    values = _C.expand_dims(_C.reshape(x, [rows] + tail), 0)
+    spread = _C.binary("add", _C.binary("mul", values, member),
+                       _C.binary("mul", _C.binary("sub", _c(1.0, member), member),
+                                 _c(identity, member)))
+    out = _C.reduce(op, spread, [1], False)
+    if empty_is_zero:  # TF's sorted segment ops give an empty segment 0
+        filled = _C.reduce("max", member, [1], False)
+        out = _C.binary("mul", out, filled)
+    return out
+
+
+def unsorted_segment_max(data, segment_ids, num_segments, name=None):
+    """Empty segments hold the dtype's lowest value, as TF."""
+    return _segment_extreme(data, segment_ids, check_int(num_segments, "num_segments", 0),
+                            "max", False)
+
+
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    return _segment_extreme(data, segment_ids, check_int(num_segments, "num_segments", 0),
+                            "min", False)
+
+
+def segment_max(data, segment_ids, name=None):
+    return _segment_extreme(data, segment_ids, _sorted_segments(segment_ids), "max", True)
+
+
+def segment_min(data, segment_ids, name=None):
+    return _segment_extreme(data, segment_ids, _sorted_segments(segment_ids), "min", True)
+
+
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision: a
+# polynomial in w = -log(1 - x²), one for the centre (w < 5) and one in sqrt(w) for the tails.
+_ERFINV_CENTRE = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAILS = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefficients, w):
+    p = _c(coefficients[0], w)
+    for coefficient in coefficients[1:]:
+        p = _C.binary("add", _C.binary("mul", p, w), _c(coefficient, w))
+    return p
+
+
+def erfinv(x, name=None):
+    """The inverse of erf on (-1, 1) (±1 give NaN here, not ±inf)."""
+    x = _float(x)
+    w = _C.unary("neg", _C.unary("log", _C.binary("mul", _C.binary("sub", _c(1.0, x), x),
+                                                   _C.binary("add", _c(1.0, x), x))))
+    centre = _mask(_C.binary("less", w, _c(5.0, w)), w)
+    # Each polynomial is evaluated where it stays finite: the centre one on min(w, 5), the
+    # tail one on max(w, 5), so the blend of the two never multiplies 0 by inf.
+    p_centre = _horner(_ERFINV_CENTRE, _C.binary("sub", _C.binary("minimum", w, _c(5.0, w)),
+                                                 _c(2.5, w)))
+    p_tails = _horner(_ERFINV_TAILS, _C.binary("sub", _C.unary("sqrt", _C.binary(
+        "maximum", w, _c(5.0, w))), _c(3.0, w)))
+    return _C.binary("mul", _select(centre, p_centre, p_tails), x)
+
+
+def ndtri(x, name=None):
+    """The standard normal quantile: sqrt(2) erfinv(2x - 1)."""
+    x = _float(x)
+    return _C.binary("mul", erfinv(_C.binary("sub", _C.binary("mul", x, _c(2.0, x)),
+                                              _c(1.0, x))), _c(np.sqrt(2.0), x))
+
+
 __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {
     "top_k": "argmax for k=1, or np.argsort on .numpy()",
-    "cumsum": "a matmul with np.tril(np.ones((n, n))) as a constant",
-    "sin": "a computation on .numpy() (there is no sin kernel yet)",
-    "cos": "a computation on .numpy() (there is no cos kernel yet)",
-    "floor": "gpuaccel.cast(x, 'int64') (truncates toward zero)",
-    "round": "gpuaccel.cast(x + 0.5, 'int64') for non-negative values",
+    **{name: f"a computation on .numpy() (there is no {name} kernel yet)" for name in (
+        "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "lgamma", "digamma", "igamma",
+        "igammac", "betainc", "zeta", "polygamma", "bessel_i0", "bessel_i0e", "bessel_i1",
+        "bessel_i1e")},
+    **{name: f"a computation on .numpy() (there is no select kernel yet, so a NaN would "
+             f"spread into the result)" for name in ("multiply_no_nan",)},
 })

@@ -108,6 +108,22 @@ MaxPool1D = MaxPooling1D
 AvgPool1D = AveragePooling1D
 
 
+def adaptive_pool(x, output_size, reduction):
+    """``x`` (batch, ..., channels) pooled by ``reduction`` ("mean" or "max") into
+    ``output_size`` bins per spatial axis (the rule _AdaptivePooling describes); also
+    ``keras.ops.adaptive_*_pool``."""
+    for axis, bins in enumerate(output_size, start=1):
+        length = x.shape[axis]
+        pieces = []
+        for i in range(bins):
+            start, stop = (i * length) // bins, -((-(i + 1) * length) // bins)
+            ranges = [(0, d, 1) for d in x.shape]
+            ranges[axis] = (start, stop, 1)
+            pieces.append(_C.reduce(reduction, _C.slice(x, ranges), [axis], True))
+        x = pieces[0] if len(pieces) == 1 else _C.concat(pieces, axis)
+    return x
+
+
 class _AdaptivePooling(Layer):
     """Pools each spatial axis of length n into ``output_size`` bins, bin i covering
     [floor(i n / out), ceil((i + 1) n / out)) as Keras's (and PyTorch's) adaptive pooling.
@@ -125,17 +141,7 @@ class _AdaptivePooling(Layer):
         if inputs.ndim != self._rank + 2:
             raise ValueError(f"{type(self).__name__} expects inputs of rank {self._rank + 2} "
                              f"(batch, ..., channels), received shape {tuple(inputs.shape)}")
-        x = inputs
-        for axis, bins in enumerate(self.output_size, start=1):
-            length = x.shape[axis]
-            pieces = []
-            for i in range(bins):
-                start, stop = (i * length) // bins, -((-(i + 1) * length) // bins)
-                ranges = [(0, d, 1) for d in x.shape]
-                ranges[axis] = (start, stop, 1)
-                pieces.append(_C.reduce(self._reduction, _C.slice(x, ranges), [axis], True))
-            x = pieces[0] if len(pieces) == 1 else _C.concat(pieces, axis)
-        return x
+        return adaptive_pool(inputs, self.output_size, self._reduction)
 
     def _layer_config(self):
         return {"output_size": self.output_size, "data_format": self.data_format}

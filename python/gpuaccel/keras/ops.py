@@ -6,13 +6,18 @@ for GradientTape and trace into the C++ step like the functions they call.
 
 Only names ``tests/python/test_keras_ops.py`` compares with real ``keras.ops`` are here; any
 other raises an AttributeError saying so (``_unsupported.module_getattr``)."""
+import builtins
 import numbers
 
 import numpy as np
 
-from .. import _array_ops, _creation, linalg as _linalg, math as _math, nn as _nn
-from .._convert import convert_to_tensor as _convert_to_tensor
-from .._tensor import Tensor
+from .. import _C, _array_ops, _creation, _numpy_ops, linalg as _linalg, math as _math, nn as _nn
+from .._convert import as_tensors as _as_tensors, convert_to_tensor as _convert_to_tensor
+from .._tensor import Tensor, arange as _arange
+from . import activations as _activations
+from ._pooling_layers import adaptive_pool as _adaptive_pool
+
+
 
 
 def _float_dtype(dtype):
@@ -56,7 +61,17 @@ def _one_operand(keras_name, module=_math, module_name="gpuaccel"):
 
 add, subtract, multiply, divide, maximum, minimum = map(
     _two_operands, ("add", "subtract", "multiply", "divide", "maximum", "minimum"))
-power = _two_operands("power", "pow")
+
+
+def power(x1, x2):
+    """x1 ** x2; integer operands compute in float32 and come back integers (the pow kernel
+    takes floats), as Keras keeps them."""
+    a, b = _as_tensors(x1, x2)
+    if a.dtype.is_floating_point:
+        return _math.pow(a, b)
+    return cast(_math.pow(cast(a, "float32"), cast(b, "float32")), a._dtype_name)
+
+
 greater, greater_equal, less, less_equal, logical_and, logical_or = map(
     _two_operands, ("greater", "greater_equal", "less", "less_equal", "logical_and",
                     "logical_or"))
@@ -125,8 +140,16 @@ def mean(x, axis=None, keepdims=False):
     return _reduction(_math.reduce_mean, x, axis, keepdims)
 
 
+def _keras_sum_dtype(x, total):
+    """Keras sums bool and int32 (and narrower) entries as int32 (gpuaccel's sum gives int64)."""
+    if x._dtype_name in ("bool", "int32", "uint8"):
+        return cast(total, "int32")
+    return total
+
+
 def sum(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
-    return _reduction(_math.reduce_sum, x, axis, keepdims)
+    x = _tensor(x)
+    return _keras_sum_dtype(x, _reduction(_math.reduce_sum, x, axis, keepdims))
 
 
 def max(x, axis=None, keepdims=False, initial=None):  # noqa: A001 -- Keras's name
@@ -245,6 +268,981 @@ def ones_like(x, dtype=None):
     return _array_ops.ones_like(x) if dtype is None else ones(shape(x), dtype)
 
 
+# ---- more elementwise: tf.math's composites under NumPy's names ----
+
+def _float(x):
+    """Keras computes these in floats: integer and bool inputs become float32."""
+    return _math._float(x)
+
+
+def _floated(keras_name, function):
+    def op(x):
+        return function(_float(x))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}`` (integers become float32)."
+    return op
+
+
+def _same_dtype(keras_name, function):
+    """An op whose result keeps an integer input's dtype (Keras's ``abs``, ``sign``...)."""
+    def op(x):
+        return function(_tensor(x))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``."
+    return op
+
+
+absolute = _same_dtype("absolute", _math.abs)
+fabs = _floated("fabs", _math.abs)
+sign = _same_dtype("sign", _math.sign)
+trunc = _same_dtype("trunc", _math.trunc)
+floor, ceil = _floated("floor", _math.floor), _floated("ceil", _math.ceil)
+sinh, cosh = _floated("sinh", _math.sinh), _floated("cosh", _math.cosh)
+arcsinh, arccosh, arctanh = (_floated(n, f) for n, f in (
+    ("arcsinh", _math.asinh), ("arccosh", _math.acosh), ("arctanh", _math.atanh)))
+log1p, expm1 = _floated("log1p", _math.log1p), _floated("expm1", _math.expm1)
+erf, erfc = _floated("erf", _math.erf), _floated("erfc", _math.erfc)
+reciprocal, rsqrt = _floated("reciprocal", _math.reciprocal), _floated("rsqrt", _math.rsqrt)
+isnan = _same_dtype("isnan", _math.is_nan)
+isfinite = _same_dtype("isfinite", _math.is_finite)
+isinf = _same_dtype("isinf", _math.is_inf)
+true_divide = _two_operands("true_divide", "divide")
+floor_divide = _two_operands("floor_divide", "floordiv")
+mod = _two_operands("mod", "floormod")
+logical_xor = _two_operands("logical_xor")
+divide_no_nan = _two_operands("divide_no_nan")
+logaddexp = _two_operands("logaddexp")
+
+
+def _log_base(keras_name, base):
+    def op(x):
+        x = _float(x)
+        return _math.divide(_math.log(x), _C.scalar_like(float(np.log(base)), x))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``: log(x) / log({base})."
+    return op
+
+
+log2, log10 = _log_base("log2", 2), _log_base("log10", 10)
+
+
+def exp2(x):
+    x = _float(x)
+    return _math.pow(_C.scalar_like(2.0, x), x)
+
+
+def cbrt(x):
+    """sign(x) |x|^(1/3): the real cube root, negative for negative x."""
+    x = _float(x)
+    return _math.multiply(_math.sign(x), _math.pow(_math.abs(x), 1.0 / 3.0))
+
+
+def _scaled(keras_name, factor):
+    def op(x):
+        x = _float(x)
+        return _math.multiply(x, _C.scalar_like(factor, x))
+    op.__name__ = op.__qualname__ = keras_name
+    return op
+
+
+deg2rad, rad2deg = _scaled("deg2rad", np.pi / 180.0), _scaled("rad2deg", 180.0 / np.pi)
+
+
+def round(x, decimals=0):  # noqa: A001 -- Keras's name
+    """Half to even, at ``decimals`` places."""
+    x = _tensor(x)
+    if decimals == 0 or not x.dtype.is_floating_point:
+        return _math.round(x)
+    scale = _C.scalar_like(10.0 ** decimals, x)
+    return _math.divide(_math.round(_math.multiply(x, scale)), scale)
+
+
+def hypot(x1, x2):
+    a, b = (_float(v) for v in _as_tensors(x1, x2))
+    return _math.sqrt(_math.add(_math.square(a), _math.square(b)))
+
+
+def heaviside(x1, x2):
+    """0 below zero, 1 above, x2 at zero."""
+    a, b = (_float(v) for v in _as_tensors(x1, x2))
+    zero = _math._mask(_math.equal(a, 0.0), a)
+    return _math.add(_math._mask(_math.greater(a, 0.0), a), _math.multiply(zero, b))
+
+
+def fmod(x1, x2):
+    """x1 - trunc(x1 / x2) x2: the remainder with x1's sign (C's fmod)."""
+    a, b = _as_tensors(x1, x2)
+    _math._check_integer_divisor(a, b)
+    quotient = _math.trunc(_math.divide(a, b))
+    if not a.dtype.is_floating_point:
+        quotient = cast(quotient, a._dtype_name)
+    return _math.subtract(a, _math.multiply(quotient, b))
+
+
+def isclose(x1, x2, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _math.isclose(x1, x2, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def allclose(x1, x2, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _convert_to_tensor(np.asarray(_math.allclose(x1, x2, rtol=rtol, atol=atol,
+                                                        equal_nan=equal_nan)))
+
+
+# ---- activations (Keras's formulas, gpuaccel.keras.activations) ----
+
+(celu, elu, glu, hard_shrink, hard_sigmoid, hard_silu, hard_tanh, leaky_relu, log_sigmoid,
+ relu6, selu, silu, soft_shrink, softplus, softsign, squareplus, tanh_shrink, threshold,
+ sparse_plus, sparse_sigmoid) = (getattr(_activations, name) for name in (
+     "celu", "elu", "glu", "hard_shrink", "hard_sigmoid", "hard_silu", "hard_tanh", "leaky_relu",
+     "log_sigmoid", "relu6", "selu", "silu", "soft_shrink", "softplus", "softsign", "squareplus",
+     "tanh_shrink", "threshold", "sparse_plus", "sparse_sigmoid"))
+swish, hard_swish = silu, hard_silu
+
+
+def gelu(x, approximate=True):
+    """Keras.ops's default is the tanh approximation (keras.activations.gelu's is not)."""
+    return _activations.gelu(x, approximate=approximate)
+
+
+# ---- more reductions ----
+
+def _axes_arg(axis):
+    return list(axis) if isinstance(axis, (list, tuple)) else axis
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
+    return _math.reduce_all(x, _axes_arg(axis), keepdims)
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
+    return _math.reduce_any(x, _axes_arg(axis), keepdims)
+
+
+def amax(x, axis=None, keepdims=False):
+    return max(x, axis, keepdims)
+
+
+def amin(x, axis=None, keepdims=False):
+    return min(x, axis, keepdims)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """The product (a host computation: no gradient, and it does not trace)."""
+    out = _math.reduce_prod(x, _axes_arg(axis), keepdims)
+    return out if dtype is None else cast(out, dtype)
+
+
+def var(x, axis=None, keepdims=False):
+    return _math.reduce_variance(_float(x), _axes_arg(axis), keepdims)
+
+
+def std(x, axis=None, keepdims=False):
+    return _math.reduce_std(_float(x), _axes_arg(axis), keepdims)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    return _math.reduce_logsumexp(x, _axes_arg(axis), keepdims)
+
+
+def count_nonzero(x, axis=None):
+    return _math.count_nonzero(x, _axes_arg(axis), dtype="int32")
+
+
+def moments(x, axes, keepdims=False, synchronized=False):
+    if synchronized:
+        raise NotImplementedError("keras.ops.moments(synchronized=True) needs a distribution "
+                                  "strategy; use synchronized=False")
+    x = _tensor(x)
+    axes = _axes_arg(axes)
+    return (_math.reduce_mean(x, axes, keepdims), _math.reduce_variance(x, axes, keepdims))
+
+
+def _scan(function):
+    def op(x, axis=None, dtype=None):
+        x = _tensor(x)
+        if dtype is not None or x._dtype_name in ("bool", "uint8"):
+            x = cast(x, "int32" if dtype is None else dtype)  # Keras counts bools as int32
+        if axis is None:
+            x, axis = reshape(x, (-1,)), 0
+        return function(x, axis=axis)
+    op.__name__ = op.__qualname__ = function.__name__
+    op.__doc__ = f"``keras.ops.{function.__name__}``: over the flattened tensor when axis is None."
+    return op
+
+
+cumsum, cumprod = _scan(_math.cumsum), _scan(_math.cumprod)
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    if order != 2:
+        raise NotImplementedError(f"keras.ops.normalize(order={order!r}) is not supported yet; "
+                                  f"use order=2")
+    return _math.l2_normalize(x, axis=axis, epsilon=1e-12 if epsilon is None else epsilon)
+
+
+def in_top_k(targets, predictions, k):
+    return _math.in_top_k(targets, predictions, k)
+
+
+def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    if num_segments is None:
+        return _math.segment_sum(data, segment_ids) if sorted else _math.unsorted_segment_sum(
+            data, segment_ids, int(np.max(_tensor(segment_ids).numpy())) + 1)
+    return _math.unsorted_segment_sum(data, segment_ids, num_segments)
+
+
+# ---- shapes and arrays (NumPy's names, gpuaccel._numpy_ops) ----
+
+(flip, roll, tril, triu, tri, diag, diagonal, moveaxis, swapaxes, repeat, outer, inner,
+ vdot, ravel, diff, append, hstack, vstack, dstack, array_split, take, take_along_axis, meshgrid,
+ rot90, digitize, searchsorted, kron, ptp, average, logspace) = (getattr(_numpy_ops, name) for
+                                                                 name in (
+    "flip", "roll", "tril", "triu", "tri", "diag", "diagonal", "moveaxis", "swapaxes",
+    "repeat", "outer", "inner", "vdot", "ravel", "diff", "append", "hstack", "vstack", "dstack",
+    "array_split", "take", "take_along_axis", "meshgrid", "rot90", "digitize", "searchsorted",
+    "kron", "ptp", "average", "logspace"))
+
+
+def trace(x, offset=0, axis1=0, axis2=1):
+    x = _tensor(x)
+    return _keras_sum_dtype(x, _numpy_ops.trace(x, offset, axis1, axis2))
+
+
+def isin(x1, x2, assume_unique=False, invert=False):
+    hits = _numpy_ops.isin(x1, x2)
+    return logical_not(hits) if invert else hits
+
+
+def fliplr(x):
+    return flip(x, 1)
+
+
+def flipud(x):
+    return flip(x, 0)
+
+
+def diagflat(x, k=0):
+    return diag(ravel(x), k)
+
+
+def dot(x1, x2):
+    """NumPy's dot: a product for scalars, the inner product of vectors, matmul otherwise
+    (a vector on the right contracts with the last axis)."""
+    a, b = _as_tensors(x1, x2)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if b.ndim == 1:
+        return _numpy_ops.inner(a, b)
+    if a.ndim == 1:
+        return squeeze(matmul(expand_dims(a, 0), b), 0) if b.ndim == 2 else \
+            _linalg.tensordot(a, b, [[0], [b.ndim - 2]])
+    return matmul(a, b) if b.ndim == 2 or a.ndim == b.ndim else \
+        _linalg.tensordot(a, b, [[a.ndim - 1], [b.ndim - 2]])
+
+
+def tensordot(x1, x2, axes=2):
+    return _linalg.tensordot(x1, x2, axes)
+
+
+def einsum(subscripts, *operands, **kwargs):
+    return _linalg.einsum(subscripts, *operands)
+
+
+def split(x, indices_or_sections, axis=0):
+    """NumPy's split: a number of equal pieces, or the indices to cut before."""
+    x = _tensor(x)
+    n = shape(x)[axis]
+    if isinstance(indices_or_sections, numbers.Integral):
+        if n % indices_or_sections:
+            raise ValueError(f"array split does not result in an equal division: {n} entries "
+                             f"in {indices_or_sections} pieces")
+        return array_split(x, indices_or_sections, axis)
+    cuts = [0, *(int(i) for i in indices_or_sections), n]
+    sizes = [builtins.max(b - a, 0) for a, b in zip(cuts, cuts[1:])]
+    return _array_ops.split(x, sizes, axis=axis)
+
+
+def hsplit(x, indices_or_sections):
+    return split(x, indices_or_sections, axis=1 if len(shape(x)) > 1 else 0)
+
+
+def vsplit(x, indices_or_sections):
+    return split(x, indices_or_sections, axis=0)
+
+
+def unstack(x, num=None, axis=0):
+    return _array_ops.unstack(x, num=num, axis=axis)
+
+
+def tile(x, repeats):
+    x = _tensor(x)
+    reps = [repeats] if isinstance(repeats, numbers.Integral) else list(repeats)
+    if len(reps) < x.ndim:
+        reps = [1] * (x.ndim - len(reps)) + reps
+    elif len(reps) > x.ndim:
+        x = reshape(x, (1,) * (len(reps) - x.ndim) + shape(x))
+    return _array_ops.tile(x, reps)
+
+
+def pad(x, pad_width, mode="constant", constant_values=None):
+    x = _tensor(x)
+    widths = np.broadcast_to(np.asarray(pad_width, np.int64).reshape(-1, 2) if np.ndim(
+        pad_width) else np.full((1, 2), pad_width), (x.ndim, 2))
+    return _array_ops.pad(x, widths.tolist(), mode, 0 if constant_values is None else
+                          constant_values)
+
+
+def ndim(x):
+    return len(shape(x))
+
+
+def size(x):
+    return int(np.prod(shape(x), dtype=np.int64))
+
+
+def dtype(x):
+    return _tensor(x)._dtype_name
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def convert_to_numpy(x):
+    return np.asarray(_tensor(x).numpy())
+
+
+def copy(x):
+    return _array_ops.identity(_tensor(x))
+
+
+def stop_gradient(variable):
+    return _C.detach(_tensor(variable))
+
+
+def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwargs):
+    """1 at each class a row lists (the max of its one-hot rows)."""
+    if sparse:
+        raise NotImplementedError("keras.ops.multi_hot(sparse=True) is not supported: gpuaccel "
+                                  "tensors are dense")
+    if axis != -1:
+        raise NotImplementedError(f"keras.ops.multi_hot(axis={axis!r}) is not supported yet; "
+                                  f"use axis=-1")
+    num_classes = kwargs.pop("num_tokens", num_classes)
+    hot = one_hot(inputs, num_classes, dtype="float32")  # [..., entries, classes]
+    return cast(max(hot, axis=-2), _float_dtype(dtype))
+
+
+# ---- more creation ----
+
+def arange(start, stop=None, step=None, dtype=None):
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if dtype is None:
+        is_int = builtins.all(isinstance(v, numbers.Integral) for v in (start, stop, step))
+        dtype = "int32" if is_int else "float32"
+    return _arange(start, stop, step, dtype=_float_dtype(dtype))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    if retstep or not endpoint or axis != 0:
+        raise NotImplementedError("keras.ops.linspace(retstep/endpoint=False/axis) is not "
+                                  "supported yet")
+    return _creation.linspace(start, stop, num, dtype=_float_dtype(dtype))
+
+
+def eye(N, M=None, k=0, dtype=None):  # noqa: N803 -- Keras's names
+    return cast(_convert_to_tensor(np.eye(N, M, k, dtype=np.float32)), _float_dtype(dtype))
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def full(shape, fill_value, dtype=None):  # noqa: F811
+    """float32 unless ``dtype`` says otherwise (Keras's floatx), whatever the fill value."""
+    dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    return cast(_array_ops.fill(dims, fill_value), "float32" if dtype is None else dtype)
+
+
+def full_like(x, fill_value, dtype=None):
+    x = _tensor(x)
+    return full(shape(x), fill_value, x._dtype_name if dtype is None else dtype)
+
+
+def empty(shape, dtype=None):  # noqa: F811
+    return zeros(shape, dtype)
+
+
+def empty_like(x, dtype=None):
+    return zeros_like(x, dtype)
+
+
+def array(x, dtype=None):
+    return convert_to_tensor(x, dtype)
+
+
+# ---- more element-wise ----
+
+def isposinf(x):
+    x = _tensor(x)
+    return logical_and(_math.is_inf(x), _math.greater(x, 0.0))
+
+
+def isneginf(x):
+    x = _tensor(x)
+    return logical_and(_math.is_inf(x), _math.less(x, 0.0))
+
+
+def signbit(x):
+    """True where the sign bit is set: below zero, and -0.0 (whose reciprocal is -inf)."""
+    x = _tensor(x)
+    if not x.dtype.is_floating_point:
+        return _math.less(x, 0)
+    x = _C.detach(x)
+    negative_zero = logical_and(_math.equal(x, 0.0), _math.less(_math.reciprocal(x), 0.0))
+    return logical_or(_math.less(x, 0.0), negative_zero)
+
+
+def ldexp(x1, x2):
+    """x1 * 2 ** x2 (``x2`` integers)."""
+    a = _float(x1)
+    exponent = _tensor(x2)
+    if exponent.dtype.is_floating_point:
+        raise TypeError(f"ldexp's x2 must be integers, got {exponent._dtype_name}")
+    return _math.multiply(a, _math.pow(_C.scalar_like(2.0, a), cast(exponent, a._dtype_name)))
+
+
+def logaddexp2(x1, x2):
+    """log2(2 ** x1 + 2 ** x2), as logaddexp in base 2 (never overflows)."""
+    a, b = (_float(v) for v in _as_tensors(x1, x2))
+    ln2 = _C.scalar_like(float(np.log(2.0)), a)
+    return _math.divide(_math.logaddexp(_math.multiply(a, ln2), _math.multiply(b, ln2)), ln2)
+
+
+def saturate_cast(x, dtype):
+    """cast, with values first clipped to what ``dtype`` holds (no integer wrap-around)."""
+    x = _tensor(x)
+    name = _float_dtype(dtype)
+    if x.dtype.is_floating_point and name in ("int32", "int64", "uint8"):
+        info = np.iinfo(name)
+        # The float32 nearest the bounds may lie outside them; step inside.
+        high = float(np.nextafter(np.float32(info.max), np.float32(0))) if info.max > 2 ** 24 \
+            else float(info.max)
+        x = clip(x, float(info.min), high)
+    return cast(x, name)
+
+
+# ---- losses, normalizations and layers' maths, as Keras's TF backend computes them ----
+
+_EPSILON = 1e-7  # keras.config.epsilon()
+
+
+def binary_crossentropy(target, output, from_logits=False):
+    """Element-wise (not averaged): -t log(o) - (1 - t) log(1 - o), o clipped to
+    [eps, 1 - eps]; from logits, TF's stable max(x, 0) - x t + log(1 + exp(-|x|))."""
+    t, o = (_float(v) for v in _as_tensors(target, output))
+    if from_logits:
+        return _math.add(_math.subtract(relu(o), _math.multiply(o, t)),
+                         _math.log1p(_math.exp(negative(abs(o)))))
+    o = clip(o, _EPSILON, 1.0 - _EPSILON)
+    one = _C.scalar_like(1.0, o)
+    return negative(_math.add(_math.multiply(t, _math.log(o)), _math.multiply(
+        _math.subtract(one, t), _math.log(_math.subtract(one, o)))))
+
+
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """-sum(t log(o)) along ``axis``; probabilities are first scaled to sum to 1 and clipped."""
+    t, o = (_float(v) for v in _as_tensors(target, output))
+    if from_logits:
+        return negative(sum(_math.multiply(t, log_softmax(o, axis=axis)), axis=axis))
+    o = _math.divide(o, sum(o, axis=axis, keepdims=True))
+    o = clip(o, _EPSILON, 1.0 - _EPSILON)
+    return negative(sum(_math.multiply(t, _math.log(o)), axis=axis))
+
+
+def _normalized_axes(x, axis):
+    return [a % x.ndim for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
+
+
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
+    """(x - mean) / sqrt(var + eps) over ``axis``, then * gamma + beta."""
+    if kwargs.get("rms_scaling"):
+        raise NotImplementedError("keras.ops.layer_normalization(rms_scaling=True) is "
+                                  "deprecated in Keras and not supported; use "
+                                  "keras.ops.rms_normalization")
+    x = _float(x)
+    axes = _normalized_axes(x, axis)
+    eps = _EPSILON if epsilon is None else epsilon
+    mean_, variance = moments(x, axes, keepdims=True)
+    inverse = _math.rsqrt(_math.add(variance, eps))
+    out = _math.multiply(_math.subtract(x, mean_), inverse)
+    if gamma is not None:
+        out = _math.multiply(out, gamma)
+    return out if beta is None else _math.add(out, beta)
+
+
+def rms_normalization(x, scale=None, axis=-1, epsilon=None):
+    """x / sqrt(mean(x²) + eps) over ``axis``, times ``scale``."""
+    x = _float(x)
+    eps = _EPSILON if epsilon is None else epsilon
+    mean_square = mean(square(x), axis=_normalized_axes(x, axis), keepdims=True)
+    out = _math.multiply(x, _math.rsqrt(_math.add(mean_square, eps)))
+    return out if scale is None else _math.multiply(out, scale)
+
+
+def batch_normalization(x, mean, variance, axis, offset=None, scale=None,  # noqa: F811
+                        epsilon=1e-3):
+    """(x - mean) / sqrt(variance + eps) * scale + offset, the statistics given along
+    ``axis``."""
+    x = _float(x)
+    axis = axis % x.ndim
+
+    def along(v):
+        v = _tensor(v)
+        return reshape(v, [x.shape[axis] if d == axis else 1 for d in range(x.ndim)]) \
+            if v.ndim == 1 else v
+    inverse = _math.rsqrt(_math.add(along(variance), epsilon))
+    if scale is not None:
+        inverse = _math.multiply(inverse, along(scale))
+    out = _math.multiply(_math.subtract(x, along(mean)), inverse)
+    return out if offset is None else _math.add(out, along(offset))
+
+
+def psnr(x1, x2, max_val):
+    """Peak signal-to-noise ratio: 20 log10(max_val) - 10 log10(mse) (over all entries)."""
+    a, b = (_float(v) for v in _as_tensors(x1, x2))
+    mse = mean(square(_math.subtract(a, b)))
+    return _math.subtract(_C.scalar_like(20.0 * float(np.log10(max_val)), mse),
+                          _math.multiply(log10(mse), _C.scalar_like(10.0, mse)))
+
+
+def _channels_last(data_format, op):
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError(f"keras.ops.{op}(data_format={data_format!r}) is not "
+                                  f"supported yet; use channels_last")
+
+
+def _rank4(x, op):
+    x = _tensor(x)
+    if x.ndim != 4:
+        raise NotImplementedError(f"keras.ops.{op} supports 2-D (rank-4, NHWC) inputs; got "
+                                  f"shape {list(x.shape)}")
+    return x
+
+
+def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    """2-D convolution, inputs (N, H, W, C), kernel (KH, KW, C, F)."""
+    _channels_last(data_format, "conv")
+    return _nn.conv2d(_rank4(inputs, "conv"), kernel, strides=strides, padding=padding.upper(),
+                      dilations=dilation_rate)
+
+
+def _pool(inputs, pool_size, strides, padding, data_format, function, op):
+    _channels_last(data_format, op)
+    return function(_rank4(inputs, op), pool_size, pool_size if strides is None else strides,
+                    padding.upper())
+
+
+def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    return _pool(inputs, pool_size, strides, padding, data_format, _nn.max_pool2d, "max_pool")
+
+
+def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    return _pool(inputs, pool_size, strides, padding, data_format, _nn.avg_pool2d,
+                 "average_pool")
+
+
+def _adaptive(inputs, output_size, data_format, reduction, op):
+    _channels_last(data_format, op)
+    x = _tensor(inputs)
+    rank = x.ndim - 2
+    if rank < 1:
+        raise ValueError(f"keras.ops.{op} needs (batch, ..., channels) inputs, got shape "
+                         f"{list(x.shape)}")
+    sizes = (output_size,) * rank if isinstance(output_size, numbers.Integral) else \
+        tuple(output_size)
+    if len(sizes) != rank:
+        raise ValueError(f"output_size must hold {rank} sizes for inputs of shape "
+                         f"{list(x.shape)}, got {output_size!r}")
+    return _adaptive_pool(x, [int(n) for n in sizes], reduction)
+
+
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    return _adaptive(inputs, output_size, data_format, "mean", "adaptive_average_pool")
+
+
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    return _adaptive(inputs, output_size, data_format, "max", "adaptive_max_pool")
+
+
+def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
+                   dilation_rate=1):
+    """Each input channel convolved with its own kernel[:, :, c, :] (no kernel for it exists
+    yet: one conv2d per channel, concatenated, so output channel c * M + m as Keras)."""
+    _channels_last(data_format, "depthwise_conv")
+    x = _rank4(inputs, "depthwise_conv")
+    k = _tensor(kernel)
+    if k.ndim != 4 or k.shape[2] != x.shape[3]:
+        raise ValueError(f"depthwise_conv's kernel must be (height, width, {x.shape[3]}, "
+                         f"multiplier), got shape {list(k.shape)}")
+    per_channel = [conv(_C.slice(x, [(0, n, 1) for n in x.shape[:3]] + [(c, c + 1, 1)]),
+                        _C.slice(k, [(0, n, 1) for n in k.shape[:2]] + [(c, c + 1, 1),
+                                                                          (0, k.shape[3], 1)]),
+                        strides, padding, data_format, dilation_rate)
+                   for c in builtins.range(x.shape[3])]
+    return concatenate(per_channel, axis=-1)
+
+
+def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
+                   data_format=None, dilation_rate=1):
+    """depthwise_conv, then a 1 x 1 conv with ``pointwise_kernel``."""
+    depthwise = depthwise_conv(inputs, depthwise_kernel, strides, padding, data_format,
+                               dilation_rate)
+    return conv(depthwise, pointwise_kernel, 1, "valid", data_format)
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
+                          flash_attention=None, attn_logits_soft_cap=None):
+    """softmax(q k^T * scale + bias, masked) v, for (batch, time, heads, head_dim) tensors."""
+    if flash_attention or attn_logits_soft_cap is not None:
+        raise NotImplementedError("keras.ops.dot_product_attention(flash_attention / "
+                                  "attn_logits_soft_cap) is not supported yet")
+    q, k, v = (_float(t) for t in (query, key, value))
+    scale = 1.0 / float(np.sqrt(q.shape[-1])) if scale is None else float(scale)
+    logits = _math.multiply(_linalg.einsum("btnh,bsnh->bnts", q, k), scale)
+    if bias is not None:
+        logits = _math.add(logits, bias)
+    keep = None
+    if mask is not None:
+        keep = cast(_tensor(mask), "float32")
+    if is_causal:
+        t, s = logits.shape[-2:]
+        causal = _convert_to_tensor(np.tril(np.ones((t, s), np.float32)))
+        keep = causal if keep is None else _math.multiply(keep, causal)
+    if keep is not None:  # masked logits get the dtype's lowest value, as Keras does
+        logits = _math._select(cast(keep, logits._dtype_name), logits,
+                               _C.scalar_like(_math._LOWEST[logits._dtype_name], logits))
+    weights = softmax(logits, axis=-1)
+    return _linalg.einsum("bnts,bsnh->btnh", weights, v)
+
+
+def space_to_depth(x, block_size, data_format="channels_last"):
+    """Each block_size x block_size spatial block becomes block_size² channels."""
+    _channels_last(data_format, "space_to_depth")
+    x = _rank4(x, "space_to_depth")
+    n, h, w, c = x.shape
+    b = int(block_size)
+    if h % b or w % b:
+        raise ValueError(f"space_to_depth needs height and width divisible by block_size={b}, "
+                         f"got {h} x {w}")
+    blocks = reshape(x, (n, h // b, b, w // b, b, c))
+    return reshape(transpose(blocks, (0, 1, 3, 2, 4, 5)), (n, h // b, w // b, b * b * c))
+
+
+def depth_to_space(x, block_size, data_format="channels_last"):
+    _channels_last(data_format, "depth_to_space")
+    x = _rank4(x, "depth_to_space")
+    n, h, w, c = x.shape
+    b = int(block_size)
+    if c % (b * b):
+        raise ValueError(f"depth_to_space needs channels divisible by block_size²={b * b}, "
+                         f"got {c}")
+    blocks = reshape(x, (n, h, w, b, b, c // (b * b)))
+    return reshape(transpose(blocks, (0, 1, 3, 2, 4, 5)), (n, h * b, w * b, c // (b * b)))
+
+
+def segment_max(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    return _segment(data, segment_ids, num_segments, sorted, _math.segment_max,
+                    _math.unsorted_segment_max)
+
+
+def _segment(data, segment_ids, num_segments, is_sorted, sorted_fn, unsorted_fn):
+    if num_segments is None:
+        if is_sorted:
+            return sorted_fn(data, segment_ids)
+        num_segments = int(np.max(_tensor(segment_ids).numpy())) + 1
+    return unsorted_fn(data, segment_ids, num_segments)
+
+
+def segment_min(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    return _segment(data, segment_ids, num_segments, sorted, _math.segment_min,
+                    _math.unsorted_segment_min)
+
+
+def bincount(x, weights=None, minlength=0, sparse=False):
+    if sparse:
+        raise NotImplementedError("keras.ops.bincount(sparse=True) is not supported: gpuaccel "
+                                  "tensors are dense")
+    return _math.bincount(x, weights=weights, minlength=minlength)
+
+
+# ---- more arrays ----
+
+def slice(inputs, start_indices, shape):  # noqa: A001,F811 -- Keras's names
+    """The block of ``shape`` starting at ``start_indices`` (a -1 in shape: to the end)."""
+    x = _tensor(inputs)
+    starts = [int(i) for i in (start_indices.numpy() if hasattr(start_indices, "numpy")
+                               else start_indices)]
+    sizes = [int(s) for s in shape]
+    return _C.slice(x, [(b, n if s == -1 else b + s, 1)
+                        for b, s, n in zip(starts, sizes, x.shape)])
+
+
+def slice_update(inputs, start_indices, updates):
+    """``inputs`` with the block at ``start_indices`` replaced by ``updates``: the updates
+    padded to the input's shape, blended in with a 0/1 mask (differentiable in both)."""
+    x, u = _tensor(inputs), _tensor(updates)
+    starts = [int(i) for i in (start_indices.numpy() if hasattr(start_indices, "numpy")
+                               else start_indices)]
+    widths = [(b, n - b - m) for b, m, n in zip(starts, u.shape, x.shape)]
+    if builtins.any(before < 0 or after < 0 for before, after in widths):
+        raise ValueError(f"updates of shape {list(u.shape)} at {starts} do not fit in a "
+                         f"tensor of shape {list(x.shape)}")
+    placed = _array_ops.pad(cast(u, x._dtype_name), widths)
+    inside = _array_ops.pad(_C.tensor_full(list(u.shape), 1.0, x._dtype_name, x._device_name),
+                            widths)
+    return _math._select(inside, placed, x)
+
+
+def get_item(x, key):
+    return _tensor(x)[key]
+
+
+def dsplit(x, indices_or_sections):
+    return split(x, indices_or_sections, axis=2)
+
+
+def extract_sequences(x, sequence_length, sequence_stride):
+    """Frames of ``sequence_length`` along the last axis, every ``sequence_stride`` entries:
+    shape (..., frames, sequence_length)."""
+    x = _tensor(x)
+    n, length, stride = x.shape[-1], int(sequence_length), int(sequence_stride)
+    frames = 1 + (n - length) // stride
+    picks = (np.arange(frames)[:, None] * stride + np.arange(length)[None, :]).reshape(-1)
+    out = take(x, picks, axis=x.ndim - 1)
+    return reshape(out, shape(x)[:-1] + (frames, length))
+
+
+def unravel_index(indices, shape):  # noqa: F811
+    """The coordinates of flat ``indices`` in an array of ``shape``, one tensor per axis."""
+    flat = _tensor(indices)
+    coords = []
+    for size in reversed([int(d) for d in shape]):
+        coords.append(_math.floormod(flat, size))
+        flat = _math.floordiv(flat, size)
+    return tuple(reversed(coords))
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of ``y`` by the trapezoidal rule along ``axis``."""
+    y = _float(y)
+    axis = axis % y.ndim
+    n = y.shape[axis]
+    pairs = _math.add(take(y, np.arange(1, n), axis), take(y, np.arange(n - 1), axis))
+    widths = _C.scalar_like(float(dx), y) if x is None else diff(_float(x), axis=-1 if _tensor(
+        x).ndim == 1 else axis)
+    if x is not None and _tensor(x).ndim == 1 and y.ndim > 1:
+        widths = reshape(widths, [n - 1 if d == axis else 1 for d in range(y.ndim)])
+    return _math.multiply(sum(_math.multiply(pairs, widths), axis=axis), 0.5)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    if axis != 0:
+        raise NotImplementedError("keras.ops.geomspace(axis != 0) is not supported yet")
+    values = np.geomspace(float(start), float(stop), int(num), endpoint).astype(np.float32)
+    return cast(_convert_to_tensor(values), _float_dtype(dtype))
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803 -- Keras's name
+    """Columns x^(N-1) ... x^0 (or increasing): repeated products, exact for integers."""
+    x = _tensor(x)
+    n = x.shape[0] if N is None else int(N)
+    column = reshape(x, (-1, 1))
+    powers = [ones_like(column)]
+    for _ in range(n - 1):
+        powers.append(_math.multiply(powers[-1], column))
+    return concatenate(powers if increasing else powers[::-1], axis=1)
+
+
+def cdist(x, y):
+    """Euclidean distances between the rows of x (..., m, d) and of y (..., n, d)."""
+    a, b = (_float(v) for v in _as_tensors(x, y))
+    delta = _math.subtract(expand_dims(a, -2), expand_dims(b, -3))
+    return _math.sqrt(sum(square(delta), axis=-1))
+
+
+def corrcoef(x):
+    """Pearson correlation between the rows of ``x`` (variables), over its columns."""
+    x = _float(x)
+    centred = _math.subtract(x, mean(x, axis=-1, keepdims=True))
+    covariance = matmul(centred, transpose(centred))
+    scale = _math.sqrt(diagonal(covariance))
+    return _math.divide(covariance, outer(scale, scale))
+
+
+def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors along the last axis."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if (axisa, axisb, axisc) != (-1, -1, -1):
+        raise NotImplementedError("keras.ops.cross on other axes than the last is not "
+                                  "supported yet")
+    a, b = _as_tensors(x1, x2)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError(f"cross needs 3-vectors on the last axis, got shapes "
+                         f"{list(a.shape)} and {list(b.shape)}")
+    u = [take(a, [i], axis=a.ndim - 1) for i in range(3)]
+    v = [take(b, [i], axis=b.ndim - 1) for i in range(3)]
+    parts = [_math.subtract(_math.multiply(u[(i + 1) % 3], v[(i + 2) % 3]),
+                            _math.multiply(u[(i + 2) % 3], v[(i + 1) % 3])) for i in range(3)]
+    return concatenate(parts, axis=-1)
+
+
+def select(condlist, choicelist, default=0):
+    """choicelist[i] where condlist[i] is the first true condition, else ``default``."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select needs as many conditions as choices, got {len(condlist)} "
+                         f"and {len(choicelist)}")
+    out = None
+    for condition, choice in reversed(list(zip(condlist, choicelist))):
+        choice = _tensor(choice)
+        otherwise = out if out is not None else _C.scalar_like(float(default), choice)
+        out = _math._select(cast(condition, choice._dtype_name), choice, otherwise)
+    return out
+
+
+def nonzero(x):
+    """The coordinates of the non-zero entries, one int32 tensor per axis (read on the host)."""
+    values = np.asarray(_tensor(x).numpy())
+    return tuple(_convert_to_tensor(c.astype(np.int32)) for c in np.nonzero(values))
+
+
+def histogram(x, bins=10, range=None):  # noqa: A002 -- Keras's name
+    """(counts, edges) of ``bins`` equal bins over ``range`` (the data's min and max by
+    default); the last bin includes its right edge."""
+    x = reshape(_float(x), (-1,))
+    low, high = (float(v) for v in (range if range is not None else
+                                    (min(x).numpy(), max(x).numpy())))
+    edges = np.linspace(low, high, int(bins) + 1).astype(np.float32)
+    inside = logical_and(greater_equal(x, low), less_equal(x, high))
+    index = minimum(_numpy_ops.digitize(x, edges[1:-1]), int(bins) - 1)
+    hits = _math.multiply(one_hot(index, int(bins)), expand_dims(cast(inside, "float32"), -1))
+    return cast(sum(hits, axis=0), "int32"), _convert_to_tensor(edges)
+
+
+erfinv = _floated("erfinv", _math.erfinv)
+
+
+def isreal(x):
+    """True everywhere: gpuaccel has no complex dtype."""
+    return _array_ops.ones_like(cast(x, "bool"))
+
+
+# ---- windows (constants of their length, as NumPy computes them) ----
+
+def _window(keras_name, numpy_window):
+    def op(x, *args):
+        return _convert_to_tensor(numpy_window(int(x), *args).astype(np.float32))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``: ``np.{numpy_window.__name__}`` as float32."
+    return op
+
+
+bartlett, blackman, hamming, hanning, kaiser = (
+    _window(w.__name__, w) for w in (np.bartlett, np.blackman, np.hamming, np.hanning,
+                                     np.kaiser))
+
+
+# ---- control flow: Python control flow, run eagerly ----
+# Reading a traced value on the host (bool(pred), int(index)) breaks the C++ trace of a layer's
+# call (cpp/nn/op_trace.h), which then runs its Python call eagerly: these functions never bake
+# one branch into a replayed step.
+
+def cond(pred, true_fn, false_fn):
+    return true_fn() if bool(pred) else false_fn()
+
+
+def switch(index, branches, *operands):
+    """branches[index](*operands), the index clipped into range (as Keras)."""
+    chosen = builtins.min(builtins.max(int(index), 0), len(branches) - 1)
+    return branches[chosen](*operands)
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """body_fun(i, value) for i in [lower, upper), i an int32 scalar tensor (as Keras's TF
+    backend passes it)."""
+    value = init_val
+    for i in builtins.range(int(lower), int(upper)):
+        value = body_fun(_convert_to_tensor(np.int32(i)), value)
+    return value
+
+
+def while_loop(cond, body, loop_vars, maximum_iterations=None):  # noqa: F811
+    is_tuple = isinstance(loop_vars, (tuple, list))
+    state = tuple(loop_vars) if is_tuple else (loop_vars,)
+    steps = 0
+    while (maximum_iterations is None or steps < maximum_iterations) and bool(cond(*state)):
+        out = body(*state)
+        state = tuple(out) if is_tuple else (out,)
+        steps += 1
+    return state if is_tuple else state[0]
+
+
+def map(f, xs):  # noqa: A001 -- Keras's name
+    """f applied to each slice xs[i], the results stacked."""
+    return stack([f(x) for x in unstack(xs)])
+
+
+def vectorized_map(function, elements):
+    return map(function, elements)
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """carry, y = f(carry, x) over the slices of ``xs`` (or ``length`` times with x None);
+    returns (the last carry, the ys stacked)."""
+    items = unstack(xs) if xs is not None else [None] * int(length)
+    carry, ys = init, []
+    for x in (items[::-1] if reverse else items):
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys = ys[::-1]
+    return carry, (stack(ys) if ys and ys[0] is not None else None)
+
+
+def associative_scan(f, elems, reverse=False, axis=0):
+    """The inclusive scan of an associative ``f`` along ``axis`` (log2(n) doubling steps)."""
+    x = _tensor(elems)
+    return _math._scan(x, _math._axis_index(axis, x.ndim), f, None, False, reverse)
+
+
+# Names that need a kernel gpuaccel lacks, with what to do meanwhile.
+_ON_THE_HOST = "a computation on keras.ops.convert_to_numpy(x) with NumPy"
+_NEEDS_A_KERNEL = {
+    **{name: f"{_ON_THE_HOST} (there is no trigonometric kernel yet)" for name in (
+        "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinc")},
+    **{name: f"{_ON_THE_HOST} (there is no sort kernel yet); argmax/max for the largest entry"
+       for name in ("sort", "argsort", "argpartition", "top_k", "unique", "median", "quantile",
+                    "percentile")},
+    **{name: f"{_ON_THE_HOST} (there is no select kernel yet, so a NaN would spread into the "
+             f"result)" for name in (
+        "nan_to_num", "fmax", "fmin", "nansum", "nanmean", "nanmax", "nanmin", "nanprod",
+        "nanstd", "nanvar", "nanargmax", "nanargmin", "nancumsum", "nancumprod", "nanmedian",
+        "nanquantile", "nanpercentile")},
+    **{name: f"{_ON_THE_HOST} (there is no bitwise kernel yet)" for name in (
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
+        "bitwise_left_shift", "bitwise_right_shift", "left_shift", "right_shift")},
+    **{name: "np.linalg on keras.ops.convert_to_numpy(x) (there is no linear-algebra kernel "
+             "yet)" for name in (
+        "inv", "det", "solve", "solve_triangular", "cholesky", "cholesky_inverse", "eig",
+        "eigh", "lstsq", "lu_factor", "qr", "svd", "slogdet", "logdet", "pinv", "matrix_rank")},
+    "scatter": "one_hot and matmul (a sum of one-hot rows) for additive scatters",
+    "scatter_update": "slice_update for a rectangular block",
+}
+
+
 def __getattr__(name):
     from .. import _unsupported
-    return _unsupported.module_getattr(__name__, "keras.ops", {})(name)
+    return _unsupported.module_getattr(__name__, "keras.ops", _NEEDS_A_KERNEL)(name)
