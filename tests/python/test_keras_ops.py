@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import gpuaccel as gt
+from tf_comparison import (as_array, assert_forward_matches, assert_gradient_matches,
+                           dtype_name)
 from gpuaccel import keras as gk
 
 keras = pytest.importorskip("keras")
@@ -368,52 +370,16 @@ def case_id(case):
     return theirs.__name__ + "".join(f"-{k}={v}" for k, v in kwargs.items())
 
 
-def as_array(value):
-    if isinstance(value, gt.Tensor):
-        return np.asarray(gt.stop_gradient(value).numpy())
-    return np.asarray(value)
-
-
-def dtype_name(value):
-    return str(getattr(value.dtype, "name", value.dtype))
-
-
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_forward_matches_keras(case):
     theirs_op, ours_op, args, kwargs, _ = case
-    theirs = theirs_op(*args, **kwargs)
-    ours = ours_op(*args, **kwargs)
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    assert dtype_name(ours) == dtype_name(theirs), (dtype_name(ours), dtype_name(theirs))
-    np.testing.assert_allclose(as_array(ours), as_array(theirs), rtol=1e-5, atol=1e-6)
-
-
-def _differentiated(args):
-    return next(i for i, a in enumerate(args) if isinstance(a, np.ndarray)
-                and a.dtype == np.float32)
+    assert_forward_matches(theirs_op, ours_op, args, kwargs, atol=1e-6)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[4]], ids=case_id)
 def test_gradient_matches_keras(case):
     theirs_op, ours_op, args, kwargs, _ = case
-    i = _differentiated(args)
-    theirs_out = theirs_op(*args, **kwargs)
-    cotangent = RNG.normal(size=tuple(theirs_out.shape)).astype(np.float32)
-
-    variable = tf.constant(args[i])  # a tensor, not a Variable: some Keras ops read .ndim
-    with tf.GradientTape() as tape:
-        tape.watch(variable)
-        out = theirs_op(*args[:i], variable, *args[i + 1:], **kwargs)
-        loss = tf.reduce_sum(out * cotangent)
-    expected = tape.gradient(loss, variable).numpy()
-
-    watched = gt.constant(args[i])
-    with gt.GradientTape() as tape:
-        tape.watch(watched)
-        out = ours_op(*args[:i], watched, *args[i + 1:], **kwargs)
-        loss = gt.reduce_sum(out * gt.constant(cotangent))
-    np.testing.assert_allclose(as_array(tape.gradient(loss, watched)), expected, rtol=1e-5,
-                               atol=1e-6)
+    assert_gradient_matches(theirs_op, ours_op, args, kwargs, RNG, rtol=1e-5, atol=1e-6)
 
 
 def test_shape_is_a_tuple_of_ints_and_stack_concatenate_where_take_lists():

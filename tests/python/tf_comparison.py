@@ -1,0 +1,43 @@
+"""One gpuaccel op against its TensorFlow or Keras twin on the same inputs: the output's shape,
+dtype and values, and the gradient of sum(output * cotangent) through both tapes with respect to
+the first float32 NumPy argument (test_keras_ops.py and test_tf_math.py list the cases)."""
+import numpy as np
+import tensorflow as tf
+
+import gpuaccel as gt
+
+
+def as_array(value):
+    if isinstance(value, gt.Tensor):
+        return np.asarray(gt.stop_gradient(value).numpy())
+    return np.asarray(value)
+
+
+def dtype_name(value):
+    return str(getattr(value.dtype, "name", value.dtype))
+
+
+def assert_forward_matches(theirs_op, ours_op, args, kwargs, atol):
+    theirs = theirs_op(*args, **kwargs)
+    ours = ours_op(*args, **kwargs)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert dtype_name(ours) == dtype_name(theirs), (dtype_name(ours), dtype_name(theirs))
+    np.testing.assert_allclose(as_array(ours), as_array(theirs), rtol=1e-5, atol=atol)
+
+
+def assert_gradient_matches(theirs_op, ours_op, args, kwargs, rng, rtol, atol):
+    i = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype == np.float32)
+    cotangent = rng.normal(size=tuple(theirs_op(*args, **kwargs).shape)).astype(np.float32)
+
+    watched_tf = tf.constant(args[i])  # a tensor, not a Variable: some Keras ops read .ndim
+    with tf.GradientTape() as tape:
+        tape.watch(watched_tf)
+        loss = tf.reduce_sum(theirs_op(*args[:i], watched_tf, *args[i + 1:], **kwargs) * cotangent)
+    expected = tape.gradient(loss, watched_tf).numpy()
+
+    watched = gt.constant(args[i])
+    with gt.GradientTape() as tape:
+        tape.watch(watched)
+        out = ours_op(*args[:i], watched, *args[i + 1:], **kwargs)
+        loss = gt.reduce_sum(out * gt.constant(cotangent))
+    np.testing.assert_allclose(as_array(tape.gradient(loss, watched)), expected, rtol=rtol, atol=atol)
