@@ -68,11 +68,13 @@ def run(snippet, **inputs):
 class Case:
     """One comparison: ``ours(**tensors)`` (gpuaccel) against the PyTorch expression ``theirs``
     evaluated with ``torch``, ``F`` (torch.nn.functional), ``np`` and the same inputs as torch
-    tensors. ``grad`` names the float inputs whose gradients of sum(out * cotangent(out)) over
+    tensors. ``ours`` may be an expression too, evaluated with gpuaccel.torch as ``torch`` and
+    its functional as ``F`` (``ours=None``: the same text as ``theirs``). ``grad`` names the float inputs whose gradients of sum(out * cotangent(out)) over
     the floating outputs are compared too. ``raises``: torch raises and gpuaccel must raise this
     type (values are not compared then)."""
 
     def __init__(self, id, ours, theirs, inputs, grad=(), rtol=1e-5, atol=1e-6, raises=None):
+        ours = theirs if ours is None else ours
         self.id, self.ours, self.theirs, self.inputs = id, ours, theirs, dict(inputs)
         self.grad, self.rtol, self.atol, self.raises = tuple(grad), rtol, atol, raises
 
@@ -139,19 +141,27 @@ def run_cases(cases):
     return results
 
 
+def _call_ours(case, tensors, ours_torch):
+    if isinstance(case.ours, str):
+        return eval(case.ours, {"torch": ours_torch, "F": ours_torch.nn.functional, "np": np,
+                                **tensors})
+    return case.ours(**tensors)
+
+
 def check_case(case, ref):
     """Asserts that gpuaccel's ``case.ours`` matches PyTorch's result ``ref`` (from run_cases):
     the number of outputs, each output's dtype, shape and values, and the gradients."""
     import gpuaccel  # here, so that this module stays importable without gpuaccel built
+    import gpuaccel.torch as ours_torch
     tensors = {n: gpuaccel.tensor(a, requires_grad=n in case.grad)
                for n, a in case.inputs.items()}
     if case.raises is not None:
         assert "error" in ref, f"PyTorch does not raise for {case.theirs}: {ref}"
         with pytest.raises(case.raises):
-            case.ours(**tensors)
+            _call_ours(case, tensors, ours_torch)
         return
     assert "error" not in ref, f"PyTorch failed on {case.theirs}: {ref['error']}"
-    result = case.ours(**tensors)
+    result = _call_ours(case, tensors, ours_torch)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     assert len(outs) == len(ref["values"]), (len(outs), len(ref["values"]))
     for ours, theirs, dtype in zip(outs, ref["values"], ref["dtypes"]):

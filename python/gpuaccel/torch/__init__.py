@@ -31,6 +31,14 @@ from ..math import (abs, add, allclose, div, divide, exp, greater, greater_equal
                     sigmoid, sign, sqrt, square, sub, subtract, tanh, true_divide)
 from ..math import count_nonzero, expm1
 from ..math import equal as _elementwise_equal
+from .. import _torch_tensor_methods
+
+# torch.name(input, ...) as input.name(...) for the Tensor methods with torch's meaning: these
+# replace the TensorFlow-face functions imported above under the same name (torch.div's
+# rounding_mode, torch.sub's alpha, torch.tile's leading repeats, integer dtypes...).
+for _name in _torch_tensor_methods.FUNCTION_NAMES:
+    globals()[_name] = _torch_tensor_methods.function_form(_name)
+del _name
 
 # Modules as `import gpuaccel.torch.cuda` / `.nn.functional` spell them.
 _sys.modules[__name__ + ".cuda"] = cuda
