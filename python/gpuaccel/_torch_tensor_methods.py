@@ -235,25 +235,6 @@ def _dims(dim):
         check_int(dim, "dim")
 
 
-def _sum(self, dim=None, keepdim=False, dtype=None, axis=None, keepdims=None):
-    """torch's sum: bool and integer inputs sum to int64."""
-    x = self if dtype is not None or self._dtype_name in _FLOATING or self._dtype_name == \
-        "int64" else _C.cast(self, "int64")
-    if dtype is not None:
-        x = _C.cast(x, _dtype_name(dtype))
-    keep = keepdim if keepdims is None else keepdims
-    return _C.reduce("sum", x, _dims(axis if dim is None else dim), bool(keep))
-
-
-def _mean(self, dim=None, keepdim=False, dtype=None, axis=None, keepdims=None):
-    x = self if dtype is None else _C.cast(self, _dtype_name(dtype))
-    if x._dtype_name not in _FLOATING:
-        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {x._dtype_name}")
-    keep = keepdim if keepdims is None else keepdims
-    return _C.reduce("mean", x, _dims(axis if dim is None else dim), bool(keep))
-
-
 def _amax_amin(op):
     def method(self, dim=(), keepdim=False):
         dims = None if dim in ((), [], None) else _dims(dim)
@@ -287,7 +268,7 @@ def _count_nonzero(self, dim=None):
 
 def _nansum(self, dim=None, keepdim=False):
     if self._dtype_name not in _FLOATING:
-        return _sum(self, dim, keepdim)
+        return _C.reduce("sum", self, _dims(dim), bool(keepdim))
     nan = _math.is_nan(self)
     clean = _array_ops.where(nan, _scalar(0.0, self), _C.binary(
         "maximum", _C.binary("minimum", self, _scalar(np.finfo(np.float32).max, self)),
@@ -515,15 +496,14 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return out
 
 
-def _max_min(op):
-    fn = getattr(_torch_ops, op)
-
+def _torch_or_numpy(op, torch_fn):
+    """torch's ``t.max()``/``t.argmax()``: a 0-D tensor, a (values, indices) pair with ``dim``
+    (max/min), or the element-wise extreme with a tensor; ``axis=``/``keepdims=`` (NumPy's and
+    TF's spelling, which the Tensor's reductions always took) reduce as before."""
     def method(self, dim=None, keepdim=False, axis=None, keepdims=False):
-        """torch's t.max(): a 0-D tensor, a (values, indices) pair with ``dim``, or the
-        element-wise extreme with a tensor; ``axis=`` (NumPy's spelling) gives the values."""
-        if axis is not None:
-            return _C.reduce(op, self, _dims(axis), bool(keepdims))
-        return fn(self, dim, keepdim)
+        if axis is not None or keepdims:
+            return _C.reduce(op, self, axis, bool(keepdims))
+        return torch_fn(self, dim, keepdim)
     method.__name__ = op
     return method
 
@@ -588,9 +568,10 @@ _METHODS = {
     "isneginf": lambda self: _math.logical_and(_math.is_inf(self), self < 0),
     "isreal": lambda self: _C.cast(_array_ops.ones_like(self), "bool"),
     "masked_fill": _masked_fill, "where": _where,
-    "sum": _sum, "mean": _mean, "amax": _amax_amin("max"), "amin": _amax_amin("min"),
-    "aminmax": _aminmax, "max": _max_min("max"), "min": _max_min("min"),
-    "argmax": _torch_ops.argmax, "argmin": _torch_ops.argmin,
+    "amax": _amax_amin("max"), "amin": _amax_amin("min"), "aminmax": _aminmax,
+    "max": _torch_or_numpy("max", _torch_ops.max), "min": _torch_or_numpy("min", _torch_ops.min),
+    "argmax": _torch_or_numpy("argmax", _torch_ops.argmax),
+    "argmin": _torch_or_numpy("argmin", _torch_ops.argmin),
     "all": _all_any("all"), "any": _all_any("any"), "prod": _prod, "logsumexp": _logsumexp,
     "count_nonzero": _count_nonzero, "nansum": _nansum,
     "flatten": _flatten, "unflatten": _unflatten, "ravel": lambda self: _C.reshape(self, [-1]),
