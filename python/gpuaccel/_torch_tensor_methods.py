@@ -649,9 +649,16 @@ def _operand_like(value, like):
 
 
 def function_form(name):
-    """``torch.name(input, *args, **kwargs)`` as ``input.name(*args, **kwargs)``."""
-    def fn(input, *args, **kwargs):
-        return getattr(convert_to_tensor(input), name)(*args, **kwargs)
+    """``torch.name(input, *args, out=None, **kwargs)`` as ``input.name(*args, **kwargs)``,
+    written into ``out`` when given."""
+    def fn(input, *args, out=None, **kwargs):
+        result = getattr(convert_to_tensor(input), name)(*args, **kwargs)
+        if out is None:
+            return result
+        if tuple(out.shape) != tuple(result.shape):
+            raise RuntimeError(f"torch.{name}: out= has shape {list(out.shape)}, the result "
+                               f"{list(result.shape)} (gpuaccel does not resize out=)")
+        return out.copy_(result)
     fn.__name__ = name
     fn.__doc__ = f"``torch.{name}(input, ...)``: ``input.{name}(...)``."
     return fn
