@@ -321,6 +321,20 @@ CASES = [Case(name, ours, theirs, {"x": X}, grad=("x",)) for name, ours, theirs 
          grad=("x",)),
 ]
 
+# same-text cases: the expression runs with gpuaccel's F and with torch's
+_SAME_TEXT = [
+    "F.relu_(x.clone())", "F.relu_(-x)", "F.elu_(x.clone())", "F.elu_(x * 2, alpha=0.5)",
+    "F.celu_(x.clone())", "F.celu_(x * 2, alpha=2.0)", "F.selu_(x.clone())", "F.selu_(x * 3)",
+    "F.hardtanh_(x.clone())", "F.hardtanh_(x * 2, -0.5, 0.5)", "F.leaky_relu_(x.clone())",
+    "F.leaky_relu_(x * 2, 0.3)", "F.threshold_(x.clone(), 0.5, -1.0)",
+    "F.threshold_(x * 2, -0.1, 7.0)", "F.elu(x, inplace=True)", "F.relu(x * 1, inplace=True)",
+    "F.dropout1d(img[0], 0.3, training=False)", "F.dropout1d(img[:, :, 0], training=False)",
+    "F.dropout2d(img, 0.3, training=False)", "F.dropout2d(img[0], p=0.0)",
+    "F.dropout3d(img[None], 0.3, training=False)", "F.dropout3d(img, p=0.0)",
+    "F.gelu(x * 3, approximate='tanh')", "F.glu(img, 1)",
+]
+CASES += [Case(f"same{k}", None, expr, {"x": X, "img": IMG}) for k, expr in enumerate(_SAME_TEXT)]
+
 
 @pytest.fixture(scope="module")
 def torch_results():
