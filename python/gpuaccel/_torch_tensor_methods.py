@@ -17,6 +17,7 @@ import numpy as np
 from . import _C
 from . import _array_ops
 from . import _torch_functional as _F
+from . import _torch_functions
 from . import _torch_ops
 from . import math as _math
 from ._convert import as_tensors, convert_to_tensor
@@ -605,7 +606,32 @@ _METHODS = {
     "hardshrink": lambda self, lambd=0.5: _F.hardshrink(self, lambd),
     "prelu": lambda self, weight: _F.prelu(self, weight),
     "equal": lambda self, other: _torch_ops.equal(self, other),
+    "split_with_sizes": lambda self, split_sizes, dim=0: _array_ops.split_by_size(
+        self, list(split_sizes), dim),
+    "unsafe_split": lambda self, split_size, dim=0: _array_ops.split_by_size(self, split_size,
+                                                                             dim),
+    "unsafe_split_with_sizes": lambda self, split_sizes, dim=0: _array_ops.split_by_size(
+        self, list(split_sizes), dim),
+    "unsafe_chunk": lambda self, chunks, dim=0: _array_ops.chunk(self, chunks, dim),
+    "vdot": _dot,
+    "sum_to_size": lambda self, *size: _sum_to_size(self, _shape_arg(size)),
 }
+# the top-level functions that are methods too (t.cumsum(0), t.kron(u), ...)
+for _name in ("tensor_split", "hsplit", "vsplit", "dsplit", "cumsum", "diff", "rot90", "cross",
+              "kron", "cov", "corrcoef", "nanmean", "nonzero", "argwhere", "diag_embed",
+              "diagflat", "matrix_power", "adjoint", "resolve_conj", "resolve_neg", "is_conj",
+              "is_neg"):
+    _METHODS[_name] = getattr(_torch_functions, _name)
+
+
+def _sum_to_size(self, size):
+    """Sums the broadcast dimensions away so the result has ``size`` (autograd's reduction)."""
+    size = list(size)
+    lead = self.ndim - len(size)
+    axes = list(range(lead)) + [lead + k for k, s in enumerate(size)
+                                if s == 1 and self.shape[lead + k] != 1]
+    out = _C.reduce("sum", self, axes, True) if axes else self
+    return _C.reshape(out, size)
 
 # out-of-place methods whose result fits their input's shape and dtype: each has a `name_` form
 _IN_PLACE = ["sinh", "cosh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "trunc",
@@ -622,7 +648,8 @@ _COMPARISON_IN_PLACE = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_
 # argument order is not its method's, so it stays _torch_ops.where)
 FUNCTION_NAMES = sorted(set(_METHODS) - {"byte", "new_zeros", "new_ones", "new_full",
                                          "new_tensor", "new_empty", "reshape_as", "view_as",
-                                         "expand_as", "is_same_size", "is_signed", "where"} |
+                                         "expand_as", "is_same_size", "is_signed", "where",
+                                         "sum_to_size", "unsafe_split_with_sizes"} |
                         {"add", "sub", "mul", "t", "pow", "clamp", "clip", "neg", "negative",
                          "sign", "abs", "exp", "log", "sqrt", "rsqrt", "square", "reciprocal",
                          "relu", "sigmoid", "tanh"})
@@ -638,10 +665,19 @@ def install():
     Tensor.is_cpu = property(lambda self: self.device.type == "cpu")
     Tensor.is_cuda = property(lambda self: self.device.type == "cuda")
     Tensor.get_device = lambda self: -1 if self.device.type == "cpu" else self.device.index
+    Tensor.mT = property(lambda self: _C.transpose(self, -2, -1))
+    Tensor.mH = Tensor.mT  # no complex dtypes: the conjugate transpose is the transpose
+    Tensor.H = property(lambda self: _C.transpose(self, 0, 1) if self.ndim == 2 else _t_error(self))
+    Tensor.is_inference = lambda self: False
     Tensor.__mod__ = _remainder  # torch's %: the remainder with the divisor's sign
     Tensor.__rmod__ = lambda self, other: _remainder(_operand_like(other, self), self)
     Tensor.__floordiv__ = _floor_divide
     Tensor.__rfloordiv__ = lambda self, other: _floor_divide(_operand_like(other, self), self)
+
+
+def _t_error(t):
+    raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {t.ndim}-D "
+                       f"tensor.")
 
 
 def _operand_like(value, like):

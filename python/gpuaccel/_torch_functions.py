@@ -1,0 +1,476 @@
+"""Top-level PyTorch functions that are no Tensor method (or whose arguments differ from one):
+joins (hstack, vstack, dstack, column_stack, atleast_*d, block_diag, cartesian_prod, meshgrid),
+pairwise geometry (cdist, cross, kron), statistics (std_mean, var_mean, cov, corrcoef, nanmean),
+cumulative sums and differences (composed: cumsum is a product with a triangular matrix, so it
+has autograd), index helpers (tril_indices, triu_indices, nonzero, argwhere: computed on the host,
+like torch.where(condition)), dtype queries, and the ``*_copy`` forms. ``gpuaccel.torch`` exports
+them; methods among them are installed on Tensor too.
+"""
+import math
+
+import numpy as np
+
+from . import _C
+from . import _array_ops
+from . import _torch_functional as _F
+from . import linalg as _linalg
+from ._convert import convert_to_tensor
+from ._int_range import check_int
+from ._tensor import Tensor, _dtype_name, tensor
+from .dtypes import as_dtype
+
+
+def _tensors(values, op):
+    if isinstance(values, Tensor) or not isinstance(values, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' must be a tuple or list of Tensors")
+    return [convert_to_tensor(v) for v in values]
+
+
+def atleast_1d(*tensors):
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    return _atleast(tensors, 3)
+
+
+def _atleast(tensors, n):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_atleast(tuple(tensors[0]), n))
+    out = []
+    for t in tensors:
+        t = convert_to_tensor(t)
+        if t.ndim < n:
+            # torch's rules: () -> (1,)*n; (k,) -> (1, k) -> (1, k, 1); (a, b) -> (a, b, 1)
+            if t.ndim == 0:
+                shape = [1] * n
+            elif t.ndim == 1:
+                shape = [1, t.shape[0], 1][:n]
+            else:
+                shape = list(t.shape) + [1]
+            t = _C.reshape(t, shape)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def hstack(tensors):
+    ts = _tensors(tensors, "hstack")
+    return _array_ops.cat(ts, 0 if all(t.ndim == 1 for t in ts) else 1)
+
+
+def vstack(tensors):
+    return _array_ops.cat([atleast_2d(t) for t in _tensors(tensors, "vstack")], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return _array_ops.cat([atleast_3d(t) for t in _tensors(tensors, "dstack")], 2)
+
+
+def column_stack(tensors):
+    ts = [_C.reshape(t, [-1, 1]) if t.ndim <= 1 else t for t in _tensors(tensors, "column_stack")]
+    return _array_ops.cat(ts, 1)
+
+
+def block_diag(*tensors):
+    ts = [_C.reshape(t, [1, -1]) if t.ndim < 2 else t for t in map(convert_to_tensor, tensors)]
+    cols = sum(t.shape[1] for t in ts)
+    rows, left = [], 0
+    for t in ts:
+        right = cols - left - t.shape[1]
+        rows.append(_array_ops.pad(t, [[0, 0], [left, right]]))
+        left += t.shape[1]
+    return _array_ops.cat(rows, 0)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """``torch.meshgrid(*tensors, indexing='ij')`` ('xy' swaps the first two axes)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"torch.meshgrid: indexing must be one of 'xy' or 'ij', but received: "
+                         f"{indexing}")
+    ts = [_C.reshape(convert_to_tensor(t), [-1]) for t in tensors]
+    shape = [t.shape[0] for t in ts]
+    grids = []
+    for k, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[k] = shape[k]
+        grids.append(_C.broadcast_to(_C.reshape(t, view), shape))
+    if indexing == "xy" and len(ts) >= 2:  # Cartesian: the first two axes swapped
+        grids = [_C.transpose(g, 0, 1) for g in grids]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    grids = meshgrid(*tensors, indexing="ij")
+    if len(grids) == 1:
+        return grids[0]
+    return _array_ops.stack([_C.reshape(_C.contiguous(g), [-1]) for g in grids], 1)
+
+
+def broadcast_shapes(*shapes):
+    return tuple(np.broadcast_shapes(*[tuple([s] if isinstance(s, int) else s) for s in shapes]))
+
+
+def broadcast_tensors(*tensors):
+    ts = [convert_to_tensor(t) for t in tensors]
+    shape = list(broadcast_shapes(*[tuple(t.shape) for t in ts]))
+    return tuple(_C.broadcast_to(t, shape) for t in ts)
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """Distances between the rows of x1 (..., P, M) and of x2 (..., R, M): (..., P, R)."""
+    a, b = convert_to_tensor(x1), convert_to_tensor(x2)
+    diff = _C.expand_dims(a, a.ndim - 1) - _C.expand_dims(b, b.ndim - 2)  # (..., P, R, M)
+    return _F.pairwise_distance(diff, _C.scalar_like(0.0, diff), p, eps=0.0)
+
+
+def pdist(input, p=2):
+    """The upper triangle (row by row) of cdist(input, input)."""
+    x = convert_to_tensor(input)
+    n = x.shape[0]
+    rows, cols = np.triu_indices(n, 1)
+    return _F.pairwise_distance(_array_ops.gather(x, rows.tolist()),
+                                _array_ops.gather(x, cols.tolist()), p, eps=0.0)
+
+
+def kron(input, other):
+    a, b = convert_to_tensor(input), convert_to_tensor(other)
+    n = max(a.ndim, b.ndim)
+    a = _C.reshape(a, [1] * (n - a.ndim) + list(a.shape))
+    b = _C.reshape(b, [1] * (n - b.ndim) + list(b.shape))
+    inter = [v for k in range(n) for v in (a.shape[k], 1)]
+    outer = _C.reshape(a, inter) * _C.reshape(b, [v for k in range(n) for v in (1, b.shape[k])])
+    return _C.reshape(_C.contiguous(outer), [a.shape[k] * b.shape[k] for k in range(n)])
+
+
+def cross(input, other, dim=None):
+    a, b = convert_to_tensor(input), convert_to_tensor(other)
+    if dim is None:  # torch 1.13: the first dimension of size 3
+        dim = next((k for k, s in enumerate(a.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(f"no dimension of size 3 in input of shape {list(a.shape)}")
+    d = check_int(dim, "dim") % a.ndim
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
+                           f"{a.shape[d]} and {b.shape[d]}")
+    ax = [_C.select(a, d, k) for k in range(3)]
+    bx = [_C.select(b, d, k) for k in range(3)]
+    parts = [ax[1] * bx[2] - ax[2] * bx[1], ax[2] * bx[0] - ax[0] * bx[2],
+             ax[0] * bx[1] - ax[1] * bx[0]]
+    return _array_ops.stack(parts, d)
+
+
+def std_mean(input, dim=None, unbiased=True, keepdim=False, correction=None):
+    x = convert_to_tensor(input)
+    return x.std(dim, unbiased, keepdim, correction), _C.reduce(
+        "mean", x, None if dim is None else dim, bool(keepdim))
+
+
+def var_mean(input, dim=None, unbiased=True, keepdim=False, correction=None):
+    x = convert_to_tensor(input)
+    return x.var(dim, unbiased, keepdim, correction), _C.reduce(
+        "mean", x, None if dim is None else dim, bool(keepdim))
+
+
+def cov(input, correction=1, fweights=None, aweights=None):
+    """Covariance of the rows (variables) of ``input`` over its columns (observations)."""
+    if fweights is not None or aweights is not None:
+        raise ValueError("cov(fweights=, aweights=) are not supported yet")
+    x = convert_to_tensor(input)
+    x = _C.reshape(x, [1, -1]) if x.ndim < 2 else x
+    n = x.shape[1]
+    centered = x - _C.reduce("mean", x, [1], True)
+    dof = n - correction
+    return _C.matmul(centered, _C.transpose(centered, 0, 1)) * (1.0 / dof if dof > 0 else math.inf)
+
+
+def corrcoef(input):
+    c = cov(input)
+    if c.ndim == 0 or c.shape == ():
+        return c / c
+    d = _C.unary("sqrt", _diagonal_of(c))
+    return _array_ops.clamp(c / _C.expand_dims(d, 1) / _C.expand_dims(d, 0), -1.0, 1.0)
+
+
+def _diagonal_of(m):
+    return _array_ops.stack([m[k, k] for k in range(m.shape[0])], 0)
+
+
+def nanmean(input, dim=None, keepdim=False):
+    x = convert_to_tensor(input)
+    keep = _C.cast(_C.binary("equal", x, x), x._dtype_name)  # 0 at NaN
+    clean = _array_ops.where(_C.cast(keep, "bool"), x, _C.scalar_like(0.0, x))
+    return _C.reduce("sum", clean, dim, bool(keepdim)) / _C.reduce("sum", keep, dim, bool(keepdim))
+
+
+def cumsum(input, dim, dtype=None):
+    """Running sums along ``dim``: x moved last, times an upper-triangular matrix of ones
+    (differentiable; integer inputs sum in int64, as torch)."""
+    x = convert_to_tensor(input)
+    if dtype is not None:
+        x = _C.cast(x, _dtype_name(dtype))
+    integral = x._dtype_name not in ("float32", "float16", "bfloat16")
+    work = _C.cast(x, "float32") if integral else x
+    d = check_int(dim, "dim") % max(work.ndim, 1)
+    if work.ndim == 0:
+        return x
+    n = work.shape[d]
+    ones = convert_to_tensor(np.triu(np.ones((n, n), np.float32))).to(
+        dtype=work._dtype_name, device=work._device_name)
+    moved = _C.transpose(work, d, work.ndim - 1) if d != work.ndim - 1 else work
+    out = _C.matmul(moved, ones)
+    out = _C.transpose(out, d, work.ndim - 1) if d != work.ndim - 1 else out
+    if integral:  # exact while the sums fit float32's 24-bit mantissa
+        out = _C.cast(_C.unary("neg", _C.unary("neg", out)), "int64")
+    return out
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    x = convert_to_tensor(input)
+    d = check_int(dim, "dim") % x.ndim
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = _array_ops.cat([convert_to_tensor(p) for p in parts], d)
+    lead = (slice(None),) * d
+    for _ in range(check_int(n, "n")):
+        x = x[lead + (slice(1, None),)] - x[lead + (slice(0, -1),)]
+    return x
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    x = convert_to_tensor(input)
+    d0, d1 = (check_int(d, "dims") % x.ndim for d in dims)
+    k %= 4
+    if k == 1:
+        return _C.transpose(x.flip(d1), d0, d1)
+    if k == 2:
+        return x.flip(d0, d1)
+    if k == 3:
+        return _C.transpose(x, d0, d1).flip(d1)
+    return _C.clone(x)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    values = convert_to_tensor(y)
+    d = check_int(dim, "dim") % values.ndim
+    lead = (slice(None),) * d
+    avg = (values[lead + (slice(1, None),)] + values[lead + (slice(0, -1),)]) * 0.5
+    if x is not None:
+        return _C.reduce("sum", avg * diff(convert_to_tensor(x), dim=-1 if convert_to_tensor(
+            x).ndim == 1 else d), [d], False)
+    return _C.reduce("sum", avg, [d], False) * (1.0 if dx is None else float(dx))
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    x = convert_to_tensor(input)
+    d = check_int(dim, "dim") % x.ndim
+    n = x.shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
+        bounds = np.cumsum([0] + sizes).tolist()
+    else:
+        bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
+    lead = (slice(None),) * d
+    return tuple(x[lead + (slice(a, max(a, b)),)] for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def _split_by(axis, name):
+    def fn(input, indices_or_sections):
+        x = convert_to_tensor(input)
+        d = 0 if (axis == 1 and x.ndim == 1) else axis
+        if x.ndim < (3 if axis == 2 else max(d, 1) + (0 if axis == 1 else 1)):
+            raise RuntimeError(f"torch.{name} requires a tensor with at least "
+                               f"{3 if axis == 2 else d + 1} dimension, but got a tensor with "
+                               f"{x.ndim} dimensions!")
+        if isinstance(indices_or_sections, int) and x.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {x.shape[d]} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+        return tensor_split(x, indices_or_sections, d)
+    fn.__name__ = name
+    return fn
+
+
+hsplit, vsplit, dsplit = _split_by(1, "hsplit"), _split_by(0, "vsplit"), _split_by(2, "dsplit")
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    if (dim1, dim2) not in ((-2, -1),):
+        raise ValueError("diag_embed(dim1, dim2) other than the last two is not supported yet")
+    x = convert_to_tensor(input)
+    n = x.shape[-1] + abs(offset)
+    picks = np.zeros((x.shape[-1], n, n), np.float32)
+    for k in range(x.shape[-1]):
+        r, c = (k, k + offset) if offset >= 0 else (k - offset, k)
+        picks[k, r, c] = 1.0
+    table = _C.reshape(convert_to_tensor(picks).to(dtype=x._dtype_name, device=x._device_name),
+                       [x.shape[-1], n * n])
+    return _C.reshape(_C.matmul(x, table), list(x.shape[:-1]) + [n, n])
+
+
+def diagflat(input, offset=0):
+    return convert_to_tensor(input).flatten().diag(offset)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """``torch.tensordot(a, b, dims)``: ``dims`` an int (the last of a with the first of b) or
+    two lists of dimensions."""
+    return _linalg.tensordot(a, b, dims)
+
+
+def dropout(input, p, train):
+    """``torch.dropout(input, p, train)`` (F.dropout's ``training`` is ``train`` here)."""
+    return _F.dropout(input, p, train)
+
+
+def chain_matmul(*matrices):
+    out = convert_to_tensor(matrices[0])
+    for m in matrices[1:]:
+        out = _C.matmul(out, convert_to_tensor(m))
+    return out
+
+
+def matrix_power(input, n):
+    x = convert_to_tensor(input)
+    n = check_int(n, "n")
+    if n < 0:
+        raise ValueError("matrix_power(n < 0) needs an inverse, which gpuaccel does not have yet")
+    out = _C.broadcast_to(convert_to_tensor(np.eye(x.shape[-1], dtype=np.float32)).to(
+        dtype=x._dtype_name, device=x._device_name), list(x.shape))
+    for _ in range(n):
+        out = _C.matmul(out, x)
+    return out
+
+
+def _indices(upper):
+    def fn(row, col, offset=0, dtype="int64", device="cpu", layout=None):
+        rows, cols = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
+        return tensor(np.stack([rows, cols]).astype(np.int64), dtype=dtype, device=device)
+    fn.__name__ = "triu_indices" if upper else "tril_indices"
+    return fn
+
+
+tril_indices, triu_indices = _indices(False), _indices(True)
+
+
+def nonzero(input, *, as_tuple=False):
+    """Coordinates of the non-zero entries (int64, computed on the host: the count decides the
+    shape)."""
+    x = convert_to_tensor(input)
+    coords = np.nonzero(_C.detach(x)._numpy())
+    if as_tuple:
+        return tuple(tensor(c.astype(np.int64)).to(device=x._device_name) for c in coords)
+    return tensor(np.stack(coords, 1).astype(np.int64).reshape(-1, x.ndim)).to(
+        device=x._device_name)
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def rsub(input, other, alpha=1):
+    """other - alpha * input."""
+    x = convert_to_tensor(input)
+    return (x * -float(alpha)) + other
+
+
+def scalar_tensor(s, dtype="float32", device=None, requires_grad=False):
+    out = tensor(np.asarray(s), dtype=dtype or "float32", device=device)
+    out.requires_grad = requires_grad
+    return out
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        out = data if dtype is None else _C.cast(data, _dtype_name(dtype))
+        return out if device is None else out.to(device=device)
+    if isinstance(data, np.ndarray) and data.dtype == np.float64:
+        dtype = dtype or "float32"  # gpuaccel has no float64 (torch would keep it)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    exponents = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    out = tensor((float(base) ** exponents).astype(np.float32), dtype=dtype or "float32",
+                 device=device)
+    out.requires_grad = requires_grad
+    return out
+
+
+def result_type(tensor1, tensor2):
+    """The dtype of ``tensor1 + tensor2`` under gpuaccel's (torch's) promotion rules."""
+    a = convert_to_tensor(tensor1) if isinstance(tensor1, Tensor) else tensor1
+    b = convert_to_tensor(tensor2) if isinstance(tensor2, Tensor) else tensor2
+    if not isinstance(a, Tensor):
+        a, b = b, a
+    return (a + b * 0 if isinstance(b, Tensor) else a + 0 * b).dtype
+
+
+def promote_types(type1, type2):
+    return as_dtype(_C.promote_types(_dtype_name(type1), _dtype_name(type2)))
+
+
+def get_default_dtype():
+    return as_dtype("float32")
+
+
+def is_same_size(input, other):
+    return tuple(convert_to_tensor(input).shape) == tuple(convert_to_tensor(other).shape)
+
+
+def is_signed(input):
+    return convert_to_tensor(input).is_signed()
+
+
+def is_conj(input):
+    return False  # gpuaccel has no complex dtypes, so nothing is a conjugate view
+
+
+def is_neg(input):
+    return False
+
+
+def resolve_conj(input):
+    return convert_to_tensor(input)
+
+
+resolve_neg = resolve_conj
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dimensions (a transpose: no complex dtypes)."""
+    return _C.transpose(convert_to_tensor(input), -2, -1)
+
+
+def _copy_form(name):
+    """torch.name_copy(input, ...): the view op's result as a new tensor."""
+    def fn(input, *args, **kwargs):
+        result = getattr(convert_to_tensor(input), name)(*args, **kwargs)
+        if isinstance(result, (tuple, list)):
+            return type(result)(_C.clone(r) for r in result)
+        return _C.clone(result)
+    fn.__name__ = name + "_copy"
+    return fn
+
+
+COPY_FORMS = {f"{name}_copy": _copy_form(name) for name in (
+    "permute", "transpose", "t", "squeeze", "unsqueeze", "view", "expand", "diagonal", "select",
+    "detach", "unbind", "split", "narrow", "split_with_sizes")}
+
+e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
