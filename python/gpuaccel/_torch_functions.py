@@ -474,3 +474,183 @@ COPY_FORMS = {f"{name}_copy": _copy_form(name) for name in (
     "detach", "unbind", "split", "narrow", "split_with_sizes")}
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
+
+
+# ---- more creation, combinatorics, randomness -----------------------------------------------------
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an entry of ``elements`` equals one of ``test_elements``."""
+    x = convert_to_tensor(elements)
+    tests = _C.reshape(convert_to_tensor(test_elements).to(dtype=x._dtype_name), [-1])
+    hits = _C.binary("equal", _C.expand_dims(x, x.ndim), tests)
+    found = _C.cast(_C.reduce("max", _C.cast(hits, "int32"), [x.ndim], False), "bool")
+    return _C.cast(1 - _C.cast(found, "int32"), "bool") if invert else found
+
+
+def combinations(input, r=2, with_replacement=False):
+    """All length-``r`` combinations of a 1-D tensor's entries, one per row (index pairs
+    computed on the host, then a gather: gradients reach the entries)."""
+    import itertools
+    x = convert_to_tensor(input)
+    if x.ndim != 1:
+        raise ValueError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = np.array(list(pick(range(x.shape[0]), int(r))), np.int64).reshape(-1, int(r))
+    if rows.shape[0] == 0:
+        return _C.reshape(x[:0], [0]) if r else x[:0]
+    return _C.reshape(_array_ops.gather(x, rows.reshape(-1).tolist()), list(rows.shape))
+
+
+def vander(x, N=None, increasing=False):
+    v = convert_to_tensor(x)
+    n = v.shape[0] if N is None else int(N)
+    powers = list(range(n)) if increasing else list(range(n - 1, -1, -1))
+    if v._dtype_name not in ("float32", "float16", "bfloat16"):
+        cols = [_C.cast(_C.cast(v, "float32") ** float(k), v._dtype_name) for k in powers]
+    else:
+        cols = [v ** float(k) if k else _C.scalar_like(0.0, v) * v + 1.0 for k in powers]
+    return _array_ops.stack(cols, 1)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    values = convert_to_tensor(y)
+    d = check_int(dim, "dim") % values.ndim
+    lead = (slice(None),) * d
+    avg = (values[lead + (slice(1, None),)] + values[lead + (slice(0, -1),)]) * 0.5
+    if x is not None:
+        avg = avg * diff(convert_to_tensor(x), dim=-1 if convert_to_tensor(x).ndim == 1 else d)
+    elif dx is not None:
+        avg = avg * float(dx)
+    return cumsum(avg, d)
+
+
+def _window(formula, name):
+    def fn(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False,
+           **kwargs):
+        n = check_int(window_length, "window_length")
+        if n == 1:
+            values = np.ones(1)
+        else:
+            values = formula(np.arange(n, dtype=np.float64), n + 1 if periodic else n, **kwargs)
+        out = tensor(values.astype(np.float32), dtype=dtype or "float32", device=device)
+        out.requires_grad = requires_grad
+        return out
+    fn.__name__ = name
+    fn.__doc__ = f"``torch.{name}(window_length, periodic=True)``: computed on the host."
+    return fn
+
+
+hann_window = _window(lambda k, n: 0.5 - 0.5 * np.cos(2 * np.pi * k / (n - 1)), "hann_window")
+hamming_window = _window(lambda k, n, alpha=0.54, beta=0.46: alpha - beta * np.cos(
+    2 * np.pi * k / (n - 1)), "hamming_window")
+blackman_window = _window(lambda k, n: 0.42 - 0.5 * np.cos(2 * np.pi * k / (n - 1)) + 0.08 *
+                          np.cos(4 * np.pi * k / (n - 1)), "blackman_window")
+bartlett_window = _window(lambda k, n: 1 - np.abs(2 * k / (n - 1) - 1), "bartlett_window")
+kaiser_window = _window(lambda k, n, beta=12.0: np.i0(beta * np.sqrt(
+    1 - (2 * k / (n - 1) - 1) ** 2)) / np.i0(beta), "kaiser_window")
+
+
+def randperm(n, *, dtype="int64", device=None, requires_grad=False):
+    """A random permutation of 0..n-1: the order of n uniform draws (seeded by manual_seed)."""
+    draws = _C.tensor_random("uniform", [check_int(n, "n")], "float32", "cpu")
+    order = np.argsort(draws._numpy(), kind="stable").astype(np.int64)
+    return tensor(order, dtype=dtype, device=device)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability ``input`` (or ``p``) per entry, else 0, in input's dtype."""
+    probs = convert_to_tensor(input)
+    if p is not None:
+        probs = _C.scalar_like(float(p), probs) + probs * 0.0
+    draws = _C.tensor_random("uniform", list(probs.shape), probs._dtype_name, probs._device_name)
+    return _C.cast(draws < _C.detach(probs), probs._dtype_name)
+
+
+def initial_seed():
+    """The seed of the default generator (the last manual_seed/seed)."""
+    return int(_C.random_seed())
+
+
+def seed():
+    """Seeds the default generator from the operating system's entropy and returns the seed."""
+    import os
+    value = int.from_bytes(os.urandom(7), "little")
+    from . import random as _random
+    _random.manual_seed(value)
+    return value
+
+
+# ---- dtype and mode queries ---------------------------------------------------------------------
+
+class finfo:
+    """``torch.finfo(dtype)``: bits, eps, max, min, tiny, resolution of a float dtype."""
+
+    def __init__(self, type=None):  # noqa: A002
+        name = _dtype_name(type or "float32")
+        if name not in ("float32", "float16", "bfloat16"):
+            raise TypeError(f"torch.finfo() requires a floating point input type, got {name}")
+        import ml_dtypes
+        info = ml_dtypes.finfo(ml_dtypes.bfloat16) if name == "bfloat16" else np.finfo(name)
+        self.dtype, self.bits = name, int(info.bits)
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(10 ** -int(info.precision))
+
+
+class iinfo:
+    """``torch.iinfo(dtype)``: bits, max, min of an integer dtype."""
+
+    def __init__(self, type):  # noqa: A002
+        name = _dtype_name(type)
+        if name not in ("int32", "int64", "uint8", "bool"):
+            raise TypeError(f"torch.iinfo() requires an integer input type, got {name}")
+        info = np.iinfo("uint8" if name == "bool" else name)
+        self.dtype, self.bits, self.max, self.min = name, int(info.bits), int(info.max), \
+            int(info.min)
+
+
+_KIND = {"bool": 0, "uint8": 1, "int32": 1, "int64": 1, "float16": 2, "bfloat16": 2,
+         "float32": 2}
+
+
+def can_cast(from_, to):
+    """torch's rule: no cast to a lower kind (float to integer, integer to bool)."""
+    return _KIND[_dtype_name(from_)] <= _KIND[_dtype_name(to)]
+
+
+_TYPE_NAMES = {"float32": "torch.FloatTensor", "float16": "torch.HalfTensor",
+               "bfloat16": "torch.BFloat16Tensor", "int32": "torch.IntTensor",
+               "int64": "torch.LongTensor", "uint8": "torch.ByteTensor", "bool": "torch.BoolTensor"}
+
+
+def typename(obj):
+    if isinstance(obj, Tensor):
+        return _TYPE_NAMES[obj._dtype_name]
+    return type(obj).__module__ + "." + type(obj).__qualname__ if type(obj).__module__ != \
+        "builtins" else type(obj).__qualname__
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints (gpuaccel's shapes are plain tuples, equal to it)."""
+
+    def numel(self):
+        return int(np.prod(self, dtype=np.int64))
+
+
+def set_default_dtype(d):
+    if _dtype_name(d) != "float32":
+        raise TypeError(f"set_default_dtype: gpuaccel's default float type is float32 only, got "
+                        f"{_dtype_name(d)}")
+
+
+def is_inference(input):
+    return False  # gpuaccel's inference_mode is no_grad: no tensor is an inference tensor
+
+
+def is_inference_mode_enabled():
+    return False
+
+
+def are_deterministic_algorithms_enabled():
+    return False

@@ -672,7 +672,23 @@ def install():
     Tensor.__mod__ = _remainder  # torch's %: the remainder with the divisor's sign
     Tensor.__rmod__ = lambda self, other: _remainder(_operand_like(other, self), self)
     Tensor.__floordiv__ = _floor_divide
+    Tensor.__and__ = _bool_operator(_math.logical_and, "&")  # torch's & | ^ ~ on bool tensors
+    Tensor.__or__ = _bool_operator(_math.logical_or, "|")
+    Tensor.__xor__ = _bool_operator(_logical_xor, "^")
+    Tensor.__invert__ = lambda self: _bool_operator(lambda a, b: _math.logical_not(a), "~")(
+        self, self)
     Tensor.__rfloordiv__ = lambda self, other: _floor_divide(_operand_like(other, self), self)
+
+
+def _bool_operator(fn, symbol):
+    def method(self, other):
+        other = _operand_like(other, self)
+        if self._dtype_name != "bool" or other._dtype_name != "bool":
+            raise TypeError(f"{symbol} on {self._dtype_name} and {other._dtype_name} tensors: "
+                            f"gpuaccel has it for bool tensors only (bitwise integer operations "
+                            f"need a kernel it does not have yet)")
+        return fn(self, other)
+    return method
 
 
 def _t_error(t):
@@ -698,3 +714,140 @@ def function_form(name):
     fn.__name__ = name
     fn.__doc__ = f"``torch.{name}(input, ...)``: ``input.{name}(...)``."
     return fn
+
+
+# ---- element-wise with a second operand, indexing by masks and index tensors -------------------
+
+def _copysign(self, other):
+    x, y = as_tensors(_float_of(self), other)
+    magnitude = _C.unary("abs", x)
+    return _array_ops.where(y < 0, -magnitude, magnitude)
+
+
+def _heaviside(self, values):
+    x, v = as_tensors(self, values)
+    zero, one = _scalar(0.0, x), _scalar(1.0, x)
+    return _array_ops.where(x > 0, one, _array_ops.where(_C.binary("equal", x, zero),
+                                                         _C.broadcast_to(v, list(x.shape)), zero))
+
+
+def _ldexp(self, other):
+    x, e = as_tensors(_float_of(self), other)
+    return x * _exp2(_float_of(e))
+
+
+def _take(self, index):
+    flat = _C.reshape(self, [-1])
+    ids = convert_to_tensor(index)
+    return _C.reshape(_array_ops.gather(flat, _C.reshape(ids, [-1])), list(ids.shape))
+
+
+def _masked_select(self, mask):
+    """The entries where ``mask`` (broadcast) holds, as a 1-D tensor (the mask is read on the
+    host: its count decides the shape); a gather, so gradients reach the picked entries."""
+    m = convert_to_tensor(mask)
+    shape = list(np.broadcast_shapes(tuple(self.shape), tuple(m.shape)))
+    x = _C.reshape(_C.contiguous(_C.broadcast_to(self, shape)), [-1])
+    picks = np.flatnonzero(np.broadcast_to(_C.detach(m)._numpy().astype(bool), shape))
+    return _array_ops.gather(x, picks.astype(np.int64).tolist()) if len(picks) else x[:0]
+
+
+def _index_one_hot(index, size, like):
+    """(len(index), size) rows of one-hot, in ``like``'s dtype."""
+    ids = _C.reshape(convert_to_tensor(index), [-1])
+    return _C.one_hot(ids, int(size), like._dtype_name)
+
+
+def _dim_first(x, d):
+    return _movedim(x, d, 0) if d else x
+
+
+def _index_fill(self, dim, index, value):
+    d = check_int(dim, "dim") % max(self.ndim, 1)
+    rows = _C.reduce("max", _index_one_hot(index, self.shape[d], self), [0], False)  # (n,)
+    mask = _C.reshape(rows, [self.shape[d]] + [1] * (self.ndim - 1 - d))
+    fill = _scalar(float(value), self) if not isinstance(value, Tensor) else value
+    return self * (1.0 - mask) + mask * fill if self._dtype_name in _FLOATING else _C.cast(
+        _index_fill(_C.cast(self, "float32"), dim, index, value), self._dtype_name)
+
+
+def _index_add(self, dim, index, source, *, alpha=1):
+    """self + alpha * source added at ``index`` along ``dim`` (a one-hot matmul, so repeated
+    indices accumulate and gradients reach self and source)."""
+    d = check_int(dim, "dim") % max(self.ndim, 1)
+    src = _dim_first(convert_to_tensor(source), d)
+    picks = _index_one_hot(index, self.shape[d], src)  # (k, n)
+    flat = _C.reshape(_C.contiguous(src), [src.shape[0], -1])
+    added = _C.matmul(_C.transpose(picks, 0, 1), flat)  # (n, rest)
+    moved_shape = [self.shape[d]] + [s for k, s in enumerate(self.shape) if k != d]
+    added = _movedim(_C.reshape(added, moved_shape), 0, d) if d else _C.reshape(added,
+                                                                               moved_shape)
+    return self + added * float(alpha)
+
+
+def _index_copy(self, dim, index, source):
+    d = check_int(dim, "dim") % max(self.ndim, 1)
+    rows = _C.reduce("max", _index_one_hot(index, self.shape[d], self), [0], False)
+    mask = _C.reshape(rows, [self.shape[d]] + [1] * (self.ndim - 1 - d))
+    return _index_add(self * (1.0 - mask), dim, index, source)
+
+
+def _scatter_add(self, dim, index, src):
+    """out[..., index[i, j], ...] += src[i, j] along ``dim`` (index and src of self's shape
+    except along ``dim``): one-hot rows of the indices times src, summed."""
+    d = check_int(dim, "dim") % max(self.ndim, 1)
+    ids = convert_to_tensor(index)
+    source = _operand_like(src, self)
+    if tuple(ids.shape) != tuple(source.shape) or any(
+            ids.shape[k] != self.shape[k] for k in range(self.ndim) if k != d):
+        raise RuntimeError(f"scatter_add: index of shape {list(ids.shape)} and src of shape "
+                           f"{list(source.shape)} must be equal, and match self "
+                           f"{list(self.shape)} outside dim {d} (a gpuaccel restriction)")
+    n = self.shape[d]
+    hot = _C.one_hot(_movedim(ids, d, -1), n, self._dtype_name)  # (..., k, n)
+    added = _C.reduce("sum", hot * _C.expand_dims(_movedim(source, d, -1), ids.ndim), [ids.ndim - 1],
+                      False)  # (..., n)
+    return self + _movedim(added, -1, d)
+
+
+def _scatter(self, dim, index, src=None, value=None, *, reduce=None):
+    if reduce is not None:
+        raise ValueError("scatter(reduce=) is not supported yet")
+    d = check_int(dim, "dim") % max(self.ndim, 1)
+    ids = convert_to_tensor(index)
+    source = _C.broadcast_to(_scalar(value if src is None else src, self), list(ids.shape)) \
+        if src is None or not isinstance(src, Tensor) else src
+    hit = _scatter_add(_C.scalar_like(0.0, self) * self, d, ids, _array_ops.ones_like(source))
+    covered = _C.cast(hit > 0, self._dtype_name)
+    return self * (1.0 - covered) + _scatter_add(self * 0.0, d, ids, source)
+
+
+def _renorm(self, p, dim, maxnorm):
+    """Each slice along ``dim`` rescaled to p-norm at most ``maxnorm``."""
+    d = check_int(dim, "dim") % self.ndim
+    others = [k for k in range(self.ndim) if k != d]
+    p = float(p)
+    norms = _C.reduce("sum", _C.unary("abs", self) ** p, others, True) ** (1.0 / p)
+    scale = _array_ops.where(norms > float(maxnorm), float(maxnorm) / (norms + 1e-7),
+                             _C.scalar_like(1.0, norms))
+    return self * scale
+
+
+def _logcumsumexp(self, dim):
+    d = check_int(dim, "dim") % max(self.ndim, 1)
+    peak = _C.detach(_C.reduce("max", self, [d], True))
+    return _log_of(_torch_functions.cumsum(_exp_of(self - peak), d)) + peak
+
+
+_METHODS.update({
+    "copysign": _copysign, "heaviside": _heaviside, "ldexp": _ldexp,
+    "take": _take, "masked_select": _masked_select, "index_fill": _index_fill,
+    "index_add": _index_add, "index_copy": _index_copy, "scatter_add": _scatter_add,
+    "scatter": _scatter, "renorm": _renorm, "logcumsumexp": _logcumsumexp,
+})
+_IN_PLACE += ["copysign", "heaviside", "ldexp", "index_fill", "index_add", "index_copy",
+              "scatter_add", "scatter", "renorm", "cumsum"]
+FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | {"copysign", "heaviside", "ldexp", "take",
+                                               "masked_select", "index_fill", "index_add",
+                                               "index_copy", "scatter_add", "scatter", "renorm",
+                                               "logcumsumexp"})

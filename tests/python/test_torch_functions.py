@@ -109,7 +109,8 @@ EXPRESSIONS = [
     ("torch.get_default_dtype() == torch.float", ""),
     ("torch.is_same_size(x, y)", ""), ("torch.is_same_size(x, v)", ""),
     ("torch.is_signed(i)", ""), ("torch.is_signed(mask)", ""),
-    ("torch.is_tensor(x)", ""), ("torch.is_tensor([1])", ""),
+    ("torch.is_tensor(x)", ""), ("torch.is_tensor([1])", ""), ("~mask", ""), ("mask & (x > 0)", ""),
+    ("mask | (x > 0)", ""), ("mask ^ (x > 0)", ""),
     ("torch.is_conj(x)", ""), ("x.is_conj()", ""), ("torch.is_neg(x)", ""), ("x.is_neg()", ""),
     ("torch.resolve_conj(x)", ""), ("x.resolve_conj()", ""), ("torch.resolve_neg(x)", ""),
     ("x.resolve_neg()", ""), ("x.is_inference()", ""), ("(x * 2).is_inference()", ""),
@@ -200,6 +201,90 @@ EXPRESSIONS = [
     ("torch.narrow_copy(x, 1, 0, 2)", ""), ("torch.narrow_copy(x, 0, 1, 1)", ""),
     ("torch.split_with_sizes_copy(x, [1, 2])", "x"),
     ("torch.split_with_sizes_copy(x, [3, 1], 1)", "x"),
+    ("torch.concatenate((x, y))", "x,y"), ("x * torch.e + torch.pi", "x"),
+    # element-wise with a second operand, masks and index tensors (methods and functions)
+    ("torch.copysign(x, y)", "x"), ("x.copysign(-1.0)", "x"), ("x.clone().copysign_(y)", ""),
+    ("torch.heaviside(x, y)", ""), ("(x * mask).heaviside(torch.tensor(0.5))", ""),
+    ("x.clone().heaviside_(y)", ""), ("torch.ldexp(x, j)", "x"), ("x.ldexp(i)", "x"),
+    ("x.clone().ldexp_(j)", ""), ("torch.isin(i, j)", ""), ("torch.isin(i, torch.tensor([0, 3]))", ""),
+    ("torch.isin(i, j, invert=True)", ""), ("torch.take(x, idx)", "x"),
+    ("x.take(torch.tensor([0, 11, 5]))", "x"), ("torch.masked_select(x, mask)", "x"),
+    ("x.masked_select(mask[0])", "x"), ("torch.index_fill(x, 1, torch.tensor([0, 2]), -1.0)", "x"),
+    ("x.index_fill(0, torch.tensor([1]), 2.5)", "x"), ("x.clone().index_fill_(1, idx[0], 0.0)", ""),
+    ("torch.index_add(x, 1, torch.tensor([0, 0, 3]), c[:, :3])", "x,c"),
+    ("x.index_add(0, torch.tensor([2, 0]), y[:2], alpha=2)", "x,y"),
+    ("x.clone().index_add_(1, torch.tensor([1, 2]), y[:, :2])", ""),
+    ("torch.index_copy(x, 1, torch.tensor([3, 0]), c[:, :2])", "x,c"),
+    ("x.index_copy(0, torch.tensor([2, 0]), y[:2])", "x,y"),
+    ("x.clone().index_copy_(1, torch.tensor([1]), y[:, :1])", ""),
+    ("torch.scatter_add(x, 1, idx, y)", "x,y"), ("x.scatter_add(0, idx % 3, y)", "x,y"),
+    ("x.clone().scatter_add_(1, idx, y)", ""),
+    ("torch.scatter(x, 1, torch.tensor([[0, 1], [2, 3], [1, 0]]), c[:, :2])", "x"),
+    ("x.scatter(1, torch.tensor([[3], [0], [2]]), 5.0)", "x"),
+    ("x.clone().scatter_(0, torch.tensor([[1, 0, 2, 1]]), y[:1])", ""),
+    ("torch.renorm(x, 2, 0, 1.0)", "x"), ("x.renorm(1, 1, 2.0)", "x"),
+    ("x.clone().renorm_(2, 1, 1.5)", ""), ("torch.logcumsumexp(x, 1)", "x"),
+    ("x.logcumsumexp(0)", "x"), ("x.clone().cumsum_(1)", ""), ("y.clone().cumsum_(0)", ""),
+    # combinatorics and creation helpers
+    ("torch.combinations(v)", "v"), ("torch.combinations(w, r=3, with_replacement=True)", "w"),
+    ("torch.vander(w)", ""), ("torch.vander(v, N=3, increasing=True)", ""),
+    ("torch.cumulative_trapezoid(x)", "x"), ("torch.cumulative_trapezoid(x, dx=2.0, dim=0)", "x"),
+    ("torch.hann_window(6)", ""), ("torch.hann_window(5, periodic=False)", ""),
+    ("torch.hamming_window(6)", ""), ("torch.hamming_window(5, False)", ""),
+    ("torch.blackman_window(6)", ""), ("torch.blackman_window(7, periodic=False)", ""),
+    ("torch.bartlett_window(6)", ""), ("torch.bartlett_window(5, False)", ""),
+    ("torch.kaiser_window(6)", ""), ("torch.kaiser_window(7, False, beta=5.0)", ""),
+    ("torch.randperm(6).sum()", ""), ("torch.randperm(4).dtype == torch.int64", ""),
+    ("list(torch.bernoulli(unit * 0.5 + 0.5).shape)", ""),
+    ("bool(((torch.bernoulli(unit * 0 + 0.5) == 0) | (torch.bernoulli(unit * 0 + 0.5) == 1)).all())", ""),
+    ("torch.bernoulli(unit * 0 + 1.0)", ""),
+    # dtype and mode queries
+    ("torch.finfo(torch.float32).eps", ""), ("torch.finfo(torch.float16).max", ""),
+    ("torch.finfo(torch.bfloat16).tiny", ""), ("torch.finfo().bits", ""),
+    ("torch.iinfo(torch.int32).max", ""), ("torch.iinfo(torch.uint8).min", ""),
+    ("torch.iinfo(torch.int64).bits", ""),
+    ("torch.can_cast(torch.float32, torch.int32)", ""), ("torch.can_cast(torch.int32, torch.float16)", ""),
+    ("torch.can_cast(torch.bool, torch.uint8)", ""), ("torch.typename(x)", ""), ("torch.typename(i)", ""),
+    ("list(torch.Size([2, 3]))", ""), ("torch.Size((2, 3)).numel()", ""),
+    ("isinstance(torch.float32, torch.dtype)", ""), ("isinstance(x.dtype, torch.dtype)", ""),
+    ("torch.is_inference(x)", ""), ("torch.is_inference(x * 2)", ""),
+    ("torch.is_inference_mode_enabled()", ""), ("bool(torch.is_inference_mode_enabled())", ""),
+    ("torch.are_deterministic_algorithms_enabled()", ""),
+    ("bool(torch.are_deterministic_algorithms_enabled())", ""),
+    # ATen's forms of F's functions (int reductions, argument orders, statistics returned)
+    ("torch.kl_div(x, y.exp(), 2)", "x"), ("torch.kl_div(x, y, 0, log_target=True)", "x,y"),
+    ("torch.binary_cross_entropy_with_logits(x, unit * 0.5 + 0.5, None, None, 1)", "x"),
+    ("torch.binary_cross_entropy_with_logits(x, mask.float(), None, None, 0)", "x"),
+    ("torch.hinge_embedding_loss(x[:, 0], w.sign(), 1.0, 2)", "x"),
+    ("torch.hinge_embedding_loss(x[:, 0], w.sign())", "x"),  # reduction: none by default
+    ("torch.margin_ranking_loss(x[:, 0], x[:, 1], w.sign(), 0.2, 1)", "x"),
+    ("torch.margin_ranking_loss(x[:, 0], y[:, 1], w.sign())", "x,y"),
+    ("torch.cosine_embedding_loss(x, y, w.sign(), 0.1, 1)", "x,y"),
+    ("torch.cosine_embedding_loss(x, y, w.sign())", "x,y"),
+    ("torch.poisson_nll_loss(x, pos, True, False, 1e-8, 1)", "x"),
+    ("torch.poisson_nll_loss(pos, pos, False, False, 1e-8, 2)", "pos"),
+    ("torch.triplet_margin_loss(x, y, pos, 1.0, 2.0, 1e-6, False, 1)", "x,y,pos"),
+    ("torch.triplet_margin_loss(x, y, pos)", "x,y,pos"),
+    ("torch.batch_norm(img, None, None, None, None, True, 0.1, 1e-5, False)", "img"),
+    ("torch.batch_norm(img, w, w, w, w.abs(), False, 0.1, 1e-5, False)", "img"),
+    ("torch.instance_norm(img, None, None, None, None, True, 0.1, 1e-5, False)", "img"),
+    ("torch.instance_norm(img, w, w, None, None, True, 0.1, 1e-3, False)", "img,w"),
+    ("torch.embedding(m, idx)", "m"), ("torch.embedding(x, torch.tensor([2, 0]))", "x"),
+    ("torch.constant_pad_nd(x, (1, 2))", "x"), ("torch.constant_pad_nd(x, [0, 1, 1, 0], 3.0)", "x"),
+    ("torch.native_layer_norm(x, [4], None, None, 1e-5)", "x"),
+    ("torch.native_layer_norm(ba, (3, 4), t3[0], t3[1], 1e-5)", "ba,t3"),
+    ("torch.native_channel_shuffle(img4, 2)", ""), ("torch.native_channel_shuffle(img4, 1)", ""),
+    ("torch.native_dropout(x, 0.5, False)", ""), ("torch.native_dropout(y, 0.0, True)", ""),
+    ("torch.frobenius_norm(x)", "x"), ("torch.frobenius_norm(x, [1], True)", "x"),
+    ("torch.norm_except_dim(x)", "x"), ("torch.norm_except_dim(x, 3, 1)", "x"),
+    ("torch.feature_dropout(img, 0.5, False)", "img"), ("torch.feature_dropout(t3, 0.2, False)", "t3"),
+    ("torch.feature_dropout_(img.clone(), 0.5, False)", ""),
+    ("torch.feature_dropout_(t3.clone(), 0.0, True)", ""),
+    ("torch.alpha_dropout(x, 0.5, False)", "x"), ("torch.alpha_dropout(y, 0.0, True)", "y"),
+    ("torch.alpha_dropout_(x.clone(), 0.5, False)", ""), ("torch.alpha_dropout_(y.clone(), 0.0, True)", ""),
+    ("torch.dropout_(x.clone(), 0.5, False)", ""), ("torch.dropout_(y.clone(), 0.0, True)", ""),
+    ("torch.rrelu(x)", "x"), ("torch.rrelu(y, 0.1, 0.2)", "y"), ("torch.rrelu_(x.clone())", ""),
+    ("torch.rrelu_(y.clone(), 0.2, 0.4)", ""),
 ]
 
 EXTRA_INPUTS = {
@@ -229,6 +314,20 @@ def torch_results():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.theirs)
 def test_matches_pytorch(case, torch_results):
     torch_reference.check_case(case, torch_results[case.id])
+
+
+def test_random_functions_follow_their_distributions():
+    torch.manual_seed(0)
+    draws = torch.bernoulli(torch.full((4000,), 0.3)).numpy()
+    assert set(np.unique(draws)) == {0.0, 1.0} and abs(draws.mean() - 0.3) < 0.03
+    perm = torch.randperm(50).numpy()
+    assert sorted(perm.tolist()) == list(range(50)) and perm.tolist() != list(range(50))
+    x = torch.ones(2000)
+    kept = torch.alpha_dropout(x, 0.5, True).numpy()
+    assert len(np.unique(kept)) == 2  # the kept and the saturated value, both affine-corrected
+    slopes = (torch.rrelu(-x, 0.1, 0.3, training=True) / -x).numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.02
+    assert torch.initial_seed() == 0 and torch.seed() == torch.initial_seed()
 
 
 def test_grad_mode_switches_as_pytorch():

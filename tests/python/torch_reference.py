@@ -165,9 +165,12 @@ def check_case(case, ref):
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     assert len(outs) == len(ref["values"]), (len(outs), len(ref["values"]))
     for ours, theirs, dtype in zip(outs, ref["values"], ref["dtypes"]):
-        if dtype is None:  # a Python number or bool
+        if dtype is None:  # a Python number, bool, string or list
             assert not isinstance(ours, gpuaccel.Tensor), f"torch gives {theirs!r}, not a tensor"
-            assert ours == pytest.approx(theirs, rel=case.rtol, abs=case.atol)
+            if isinstance(theirs, (str, bool)) or theirs is None:
+                assert ours == theirs and type(ours) is type(theirs), (ours, theirs)
+            else:
+                assert ours == pytest.approx(theirs, rel=case.rtol, abs=case.atol)
             continue
         assert isinstance(ours, gpuaccel.Tensor), f"torch gives a {dtype} tensor, not {ours!r}"
         assert ours._dtype_name == dtype, f"dtype {ours._dtype_name}, torch's is {dtype}"

@@ -57,6 +57,20 @@ from .._torch_functional import (adaptive_avg_pool1d, avg_pool1d, bilinear,
                                  pixel_unshuffle, prelu, relu_, selu, selu_, threshold,
                                  threshold_)
 
+from .._torch_functions import (Size, are_deterministic_algorithms_enabled, bartlett_window,
+                                bernoulli, blackman_window, can_cast, combinations,
+                                cumulative_trapezoid, finfo, hamming_window, hann_window, iinfo,
+                                initial_seed, is_inference, is_inference_mode_enabled, isin,
+                                kaiser_window, randperm, seed, set_default_dtype, typename, vander)
+from .._torch_aten_forms import (alpha_dropout, alpha_dropout_, batch_norm,
+                                 binary_cross_entropy_with_logits, constant_pad_nd,
+                                 cosine_embedding_loss, dropout_, embedding, feature_dropout,
+                                 feature_dropout_, frobenius_norm, hinge_embedding_loss,
+                                 instance_norm, kl_div, margin_ranking_loss, native_channel_shuffle,
+                                 native_dropout, native_layer_norm, norm_except_dim,
+                                 poisson_nll_loss, rrelu, rrelu_, triplet_margin_loss)
+from ..dtypes import DType as dtype  # noqa: E402 - isinstance(t.dtype, torch.dtype)
+
 globals().update(COPY_FORMS)  # torch.permute_copy(input, dims)...
 # torch.abs_(input) and the other in-place functions: input.abs_()
 for _name in ("abs_", "acosh_", "addmv_", "arccosh_", "arcsinh_", "arctanh_", "asinh_", "atanh_",
