@@ -471,7 +471,9 @@ def _copy_form(name):
 
 COPY_FORMS = {f"{name}_copy": _copy_form(name) for name in (
     "permute", "transpose", "t", "squeeze", "unsqueeze", "view", "expand", "diagonal", "select",
-    "detach", "unbind", "split", "narrow", "split_with_sizes")}
+    "detach", "unbind", "split", "narrow", "split_with_sizes", "unfold", "as_strided")}
+COPY_FORMS["alias_copy"] = _copy_form("contiguous")  # x's values in new memory
+COPY_FORMS["alias_copy"].__name__ = "alias_copy"
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 
@@ -654,3 +656,208 @@ def is_inference_mode_enabled():
 
 def are_deterministic_algorithms_enabled():
     return False
+
+
+# ---- windows of a dimension, strided views, scatters into slices ---------------------------------
+
+def unfold(input, dimension, size, step):
+    """``Tensor.unfold(dimension, size, step)``: the windows of ``size`` entries every ``step``
+    along ``dimension``, as a new last dimension."""
+    x = convert_to_tensor(input)
+    d = check_int(dimension, "dimension") % max(x.ndim, 1)
+    n = x.shape[d] if x.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    lead = (slice(None),) * d
+    windows = [_C.expand_dims(x[lead + (slice(s, s + size),)], x.ndim)
+               for s in range(0, n - size + 1, step)]
+    stacked = _array_ops.cat(windows, x.ndim)  # the window's entries last, windows along d
+    return _movedim_last(stacked, d)
+
+
+def _movedim_last(stacked, d):
+    """(.., size at d, .., count) -> (.., count at d, .., size): torch puts the window count
+    at ``dimension`` and the window's entries last."""
+    return _C.transpose(stacked, d, stacked.ndim - 1)
+
+
+def as_strided(input, size, stride, storage_offset=0):
+    """Entries of the (contiguous) input at offset + sum(i_k * stride_k), a gather."""
+    x = convert_to_tensor(input)
+    grids = np.indices(tuple(size), dtype=np.int64) if len(size) else np.zeros((0,), np.int64)
+    flat_ids = storage_offset + sum(g * s for g, s in zip(grids, stride)) if len(size) else \
+        np.array(storage_offset, np.int64)
+    flat_ids = np.asarray(flat_ids, np.int64)
+    if flat_ids.size and (flat_ids.max() >= x.numel() or flat_ids.min() < 0):
+        raise RuntimeError(f"as_strided: size {list(size)} and stride {list(stride)} reach "
+                           f"outside the input's {x.numel()} entries")
+    picked = _array_ops.gather(_C.reshape(x, [-1]), flat_ids.reshape(-1).tolist()) if \
+        flat_ids.size else _C.reshape(x, [-1])[:0]
+    return _C.reshape(picked, list(size))
+
+
+def select_scatter(input, src, dim, index):
+    x = convert_to_tensor(input)
+    d = check_int(dim, "dim") % x.ndim
+    return x.index_copy(d, tensor([int(index) % x.shape[d]]),
+                        _C.expand_dims(convert_to_tensor(src), d))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    x = convert_to_tensor(input)
+    d = check_int(dim, "dim") % x.ndim
+    ids = list(range(x.shape[d]))[slice(start, end, step)]
+    return x.index_copy(d, tensor(np.array(ids, np.int64)), convert_to_tensor(src))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    x = convert_to_tensor(input)
+    if x.ndim != 2 or (dim1, dim2) != (0, 1):
+        raise ValueError("diagonal_scatter is supported for matrices (dim1=0, dim2=1) only")
+    rows, cols = x.shape
+    r = np.arange(max(0, -offset), min(rows, cols - offset))
+    mask = np.zeros((rows, cols), np.float32)
+    mask[r, r + offset] = 1.0
+    places = np.zeros((len(r), rows * cols), np.float32)
+    places[np.arange(len(r)), r * cols + r + offset] = 1.0
+    keep = convert_to_tensor(1.0 - mask).to(dtype=x._dtype_name, device=x._device_name)
+    spread = _C.matmul(_C.reshape(convert_to_tensor(src), [1, -1]), convert_to_tensor(
+        places).to(dtype=x._dtype_name, device=x._device_name))
+    return x * keep + _C.reshape(spread, [rows, cols])
+
+
+# ---- gradients of sampled functions, histograms, bucketing, running extremes ---------------------
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Central differences inside, one-sided ones at the edges (``edge_order=1``), per dim."""
+    if edge_order != 1:
+        raise ValueError("gradient(edge_order=2) is not supported yet")
+    x = convert_to_tensor(input)
+    dims = list(range(x.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    h = float(spacing[0]) if isinstance(spacing, (list, tuple)) else float(spacing)
+    out = []
+    for d in dims:
+        d %= x.ndim
+        lead = (slice(None),) * d
+        first = (x[lead + (slice(1, 2),)] - x[lead + (slice(0, 1),)]) * (1.0 / h)
+        inner = (x[lead + (slice(2, None),)] - x[lead + (slice(0, -2),)]) * (0.5 / h)
+        last = (x[lead + (slice(-1, None),)] - x[lead + (slice(-2, -1),)]) * (1.0 / h)
+        out.append(_array_ops.cat([first, inner, last], d))
+    return tuple(out)
+
+
+def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's names
+    """Counts in ``bins`` equal bins over [min, max] (the data's range when both are 0),
+    entries outside ignored, as float (a one-hot sum on the device)."""
+    x = _C.reshape(convert_to_tensor(input), [-1])
+    lo, hi = float(min), float(max)
+    if lo == hi == 0:
+        lo, hi = float(_C.reduce("min", x, None, False).item()), float(
+            _C.reduce("max", x, None, False).item())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    inside = _C.cast(_C.binary("greater", x, _C.scalar_like(lo, x)) | _C.binary(
+        "equal", x, _C.scalar_like(lo, x)), "float32") * _C.cast(
+        _C.binary("less", x, _C.scalar_like(hi, x)) | _C.binary(
+            "equal", x, _C.scalar_like(hi, x)), "float32")
+    scaled = _array_ops.clamp((x - lo) * (bins / (hi - lo)), 0.0, bins - 1)
+    ids = _C.cast(scaled, "int64")
+    counts = _C.reduce("sum", _C.one_hot(ids, int(bins), "float32") * _C.expand_dims(
+        inside, 1), [0], False)
+    return _C.cast(counts, x._dtype_name)
+
+
+def bincount(input, weights=None, minlength=0):
+    x = convert_to_tensor(input)
+    if weights is not None:
+        raise ValueError("bincount(weights=) is not supported yet (torch returns float64)")
+    if x.ndim != 1 or x._dtype_name not in ("int32", "int64", "uint8"):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    values = _C.detach(x)._numpy()
+    if values.size and values.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    size = builtin_max(int(values.max()) + 1 if values.size else 0, int(minlength))
+    if not values.size:
+        return tensor(np.zeros(size, np.int64))
+    return _C.cast(_C.reduce("sum", _C.one_hot(x, size, "int32"), [0], False), "int64")
+
+
+builtin_max = max
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The index of each entry's bucket: how many boundaries lie below it (<= with
+    ``right``)."""
+    x = convert_to_tensor(input)
+    b = _C.reshape(convert_to_tensor(boundaries).to(dtype=x._dtype_name), [-1])
+    expanded = _C.expand_dims(x, x.ndim)
+    below = _C.binary("greater", expanded, b) if not right else _C.binary(
+        "greater", expanded, b) | _C.binary("equal", expanded, b)
+    return _C.cast(_C.reduce("sum", _C.cast(below, "int32"), [x.ndim], False),
+                   "int32" if out_int32 else "int64")
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    if sorter is not None:
+        raise ValueError("searchsorted(sorter=) is not supported yet")
+    right = right or side == "right"
+    seq = convert_to_tensor(sorted_sequence)
+    if seq.ndim == 1:
+        return bucketize(values, seq, out_int32=out_int32, right=right)
+    v = convert_to_tensor(values).to(dtype=seq._dtype_name)
+    cmp = _C.expand_dims(v, v.ndim) - _C.expand_dims(seq, seq.ndim - 1)  # (..., M, N)
+    below = (cmp > 0) if not right else (cmp > 0) | _C.binary("equal", cmp,
+                                                              _C.scalar_like(0.0, cmp))
+    return _C.cast(_C.reduce("sum", _C.cast(below, "int32"), [v.ndim], False),
+                   "int32" if out_int32 else "int64")
+
+
+def _running_extreme(op):
+    def fn(input, dim):
+        """(values, indices) of the running extreme along ``dim`` (n² comparisons: each
+        position against every earlier one)."""
+        x = convert_to_tensor(input)
+        d = check_int(dim, "dim") % max(x.ndim, 1)
+        moved = _C.transpose(x, d, x.ndim - 1) if d != x.ndim - 1 else x
+        n = moved.shape[-1]
+        later = np.triu(np.ones((n, n), np.float32), 1)  # [i, j] = 1 where j > i: masked out
+        big = 3.0e38 if op == "max" else -3.0e38
+        mask = convert_to_tensor(later).to(dtype=x._dtype_name, device=x._device_name)
+        rows = _C.expand_dims(moved, moved.ndim - 1)  # (..., 1, n) -> every row i sees x[..., j]
+        masked = rows * (1.0 - mask) - mask * big  # (..., n, n)
+        values = _C.reduce(op, masked, [moved.ndim], False)
+        flipped = masked.flip(moved.ndim)  # ties: torch reports the latest index
+        indices = (n - 1) - _C.reduce("arg" + op, flipped, moved.ndim, False)
+        if d != x.ndim - 1:
+            values, indices = (_C.transpose(values, d, x.ndim - 1),
+                               _C.transpose(indices, d, x.ndim - 1))
+        return _CumResult(values, indices)
+    fn.__name__ = "cum" + op
+    return fn
+
+
+import collections as _collections  # noqa: E402
+
+_CumResult = _collections.namedtuple("cummax", ["values", "indices"])
+cummax, cummin = _running_extreme("max"), _running_extreme("min")
+
+
+def cumprod(input, dim, dtype=None):
+    """Running products along ``dim``, one multiplication per position (exact and
+    differentiable, zeros included)."""
+    x = convert_to_tensor(input)
+    if dtype is not None:
+        x = _C.cast(x, _dtype_name(dtype))
+    if x._dtype_name in ("int32", "uint8", "bool"):
+        x = _C.cast(x, "int64")
+    d = check_int(dim, "dim") % max(x.ndim, 1)
+    lead = (slice(None),) * d
+    running = x[lead + (slice(0, 1),)]
+    parts = [running]
+    for k in range(1, x.shape[d]):
+        running = running * x[lead + (slice(k, k + 1),)]
+        parts.append(running)
+    return _array_ops.cat(parts, d)

@@ -620,7 +620,8 @@ _METHODS = {
 for _name in ("tensor_split", "hsplit", "vsplit", "dsplit", "cumsum", "diff", "rot90", "cross",
               "kron", "cov", "corrcoef", "nanmean", "nonzero", "argwhere", "diag_embed",
               "diagflat", "matrix_power", "adjoint", "resolve_conj", "resolve_neg", "is_conj",
-              "is_neg"):
+              "is_neg", "unfold", "cummax", "cummin", "cumprod", "histc", "bincount",
+              "as_strided", "select_scatter", "slice_scatter", "diagonal_scatter"):
     _METHODS[_name] = getattr(_torch_functions, _name)
 
 
@@ -649,7 +650,7 @@ _COMPARISON_IN_PLACE = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_
 FUNCTION_NAMES = sorted(set(_METHODS) - {"byte", "new_zeros", "new_ones", "new_full",
                                          "new_tensor", "new_empty", "reshape_as", "view_as",
                                          "expand_as", "is_same_size", "is_signed", "where",
-                                         "sum_to_size", "unsafe_split_with_sizes"} |
+                                         "sum_to_size", "unsafe_split_with_sizes", "unfold"} |
                         {"add", "sub", "mul", "t", "pow", "clamp", "clip", "neg", "negative",
                          "sign", "abs", "exp", "log", "sqrt", "rsqrt", "square", "reciprocal",
                          "relu", "sigmoid", "tanh"})
@@ -846,7 +847,7 @@ _METHODS.update({
     "scatter": _scatter, "renorm": _renorm, "logcumsumexp": _logcumsumexp,
 })
 _IN_PLACE += ["copysign", "heaviside", "ldexp", "index_fill", "index_add", "index_copy",
-              "scatter_add", "scatter", "renorm", "cumsum"]
+              "scatter_add", "scatter", "renorm", "cumsum", "cumprod"]
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | {"copysign", "heaviside", "ldexp", "take",
                                                "masked_select", "index_fill", "index_add",
                                                "index_copy", "scatter_add", "scatter", "renorm",

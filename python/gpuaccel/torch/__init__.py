@@ -57,6 +57,7 @@ from .._torch_functional import (adaptive_avg_pool1d, avg_pool1d, bilinear,
                                  pixel_unshuffle, prelu, relu_, selu, selu_, threshold,
                                  threshold_)
 
+from .._torch_functions import (bucketize, gradient, searchsorted)
 from .._torch_functions import (Size, are_deterministic_algorithms_enabled, bartlett_window,
                                 bernoulli, blackman_window, can_cast, combinations,
                                 cumulative_trapezoid, finfo, hamming_window, hann_window, iinfo,
