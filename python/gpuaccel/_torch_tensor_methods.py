@@ -18,6 +18,7 @@ from . import _C
 from . import _array_ops
 from . import _torch_functional as _F
 from . import _torch_functions
+from . import _torch_trig
 from . import _torch_ops
 from . import math as _math
 from ._convert import as_tensors, convert_to_tensor
@@ -852,3 +853,12 @@ FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | {"copysign", "heaviside", "ldexp",
                                                "masked_select", "index_fill", "index_add",
                                                "index_copy", "scatter_add", "scatter", "renorm",
                                                "logcumsumexp"})
+
+_TRIG = {"sin": _torch_trig.sin, "cos": _torch_trig.cos, "tan": _torch_trig.tan,
+         "asin": _torch_trig.asin, "acos": _torch_trig.acos, "atan": _torch_trig.atan,
+         "arcsin": _torch_trig.asin, "arccos": _torch_trig.acos, "arctan": _torch_trig.atan,
+         "atan2": _torch_trig.atan2, "arctan2": _torch_trig.atan2, "sinc": _torch_trig.sinc,
+         "erf": _torch_trig.erf, "erfc": _torch_trig.erfc}
+_METHODS.update(_TRIG)
+_IN_PLACE += list(_TRIG)
+FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_TRIG) | {name + "_" for name in _TRIG})

@@ -204,6 +204,30 @@ EXPRESSIONS = [
     ("x.prelu(torch.tensor([0.25]))", "x"), ("torch.prelu(x, v.abs())", "x"),
 ]
 
+# no kernel: polynomials after a range reduction (_torch_trig.py), accurate to ~1e-6
+TRIG = [
+    ("x.sin()", "x"), ("torch.sin(x * 5)", "x"), ("x.cos()", "x"), ("torch.cos(x * 5)", "x"),
+    ("unit.tan()", "unit"), ("torch.tan(x)", "x"), ("unit.asin()", "unit"),
+    ("torch.asin(unit)", "unit"), ("unit.arcsin()", "unit"), ("torch.arcsin(unit)", "unit"),
+    ("unit.acos()", "unit"), ("torch.acos(unit)", "unit"), ("unit.arccos()", "unit"),
+    ("torch.arccos(unit)", "unit"), ("x.atan()", "x"), ("torch.atan(x * 4)", "x"),
+    ("x.arctan()", "x"), ("torch.arctan(x)", "x"), ("x.atan2(y)", "x,y"),
+    ("torch.atan2(x, y)", "x,y"), ("x.arctan2(y)", "x,y"), ("torch.arctan2(y, x)", "x,y"),
+    ("torch.atan2(x, x * 0)", ""), ("x.sinc()", "x"), ("torch.sinc(x * mask)", ""),
+    ("x.erf()", "x"), ("torch.erf(x)", "x"), ("x.erfc()", "x"), ("torch.erfc(x)", "x"),
+    ("x.clone().sin_()", ""), ("torch.sin_(y.clone())", ""), ("x.clone().cos_()", ""),
+    ("torch.cos_(y.clone())", ""), ("unit.clone().tan_()", ""), ("torch.tan_(unit.clone())", ""),
+    ("unit.clone().asin_()", ""), ("torch.asin_(unit * 0.5)", ""), ("unit.clone().arcsin_()", ""),
+    ("torch.arcsin_(unit * 0.5)", ""), ("unit.clone().acos_()", ""), ("torch.acos_(unit * 0.5)", ""),
+    ("unit.clone().arccos_()", ""), ("torch.arccos_(unit * 0.5)", ""), ("x.clone().atan_()", ""),
+    ("torch.atan_(y.clone())", ""), ("x.clone().arctan_()", ""), ("torch.arctan_(y.clone())", ""),
+    ("x.clone().atan2_(y)", ""), ("y.clone().atan2_(x)", ""), ("x.clone().arctan2_(y)", ""),
+    ("y.clone().arctan2_(x)", ""), ("x.clone().sinc_()", ""), ("torch.sinc_(y.clone())", ""),
+    ("x.clone().erf_()", ""), ("torch.erf_(y.clone())", ""), ("x.clone().erfc_()", ""),
+    ("torch.erfc_(y.clone())", ""),
+    ("x.clone().absolute_().sum()", ""), ("y.clone().sign_().sum()", ""), ("(x * mask).sgn_()", ""),
+]
+
 # in place: on a clone, so the input stays for the next case and the result is compared
 IN_PLACE = [
     "abs_", "neg_", "negative_", "exp_", "sigmoid_", "tanh_", "relu_", "square_", "sinh_",
@@ -272,7 +296,10 @@ CASES = [Case(_case_id(k, expr), None, expr, INPUTS,
               grad=tuple(g for g in grad.split(",") if g), rtol=1e-5, atol=1e-5)
          for k, (expr, grad) in enumerate(EXPRESSIONS)] + [
     Case(_case_id(len(EXPRESSIONS) + k, expr), None, expr, INPUTS, rtol=1e-5, atol=1e-5)
-    for k, expr in enumerate(IN_PLACE_EXPRESSIONS)]
+    for k, expr in enumerate(IN_PLACE_EXPRESSIONS)] + [
+    Case(f"trig{k}_" + re.sub(r"\W+", "_", expr)[:40], None, expr, INPUTS,
+         grad=tuple(g for g in grad.split(",") if g), rtol=1e-5, atol=2e-6)
+    for k, (expr, grad) in enumerate(TRIG)]
 
 
 @pytest.fixture(scope="module")
