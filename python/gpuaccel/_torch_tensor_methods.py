@@ -19,6 +19,7 @@ from . import _array_ops
 from . import _torch_functional as _F
 from . import _torch_functions
 from . import _torch_trig
+from . import _torch_sort
 from . import _torch_ops
 from . import math as _math
 from ._convert import as_tensors, convert_to_tensor
@@ -862,3 +863,8 @@ _TRIG = {"sin": _torch_trig.sin, "cos": _torch_trig.cos, "tan": _torch_trig.tan,
 _METHODS.update(_TRIG)
 _IN_PLACE += list(_TRIG)
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_TRIG) | {name + "_" for name in _TRIG})
+
+_SORTING = {name: getattr(_torch_sort, name) for name in (
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "quantile")}
+_METHODS.update(_SORTING)
+FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_SORTING))

@@ -228,6 +228,21 @@ TRIG = [
     ("x.clone().absolute_().sum()", ""), ("y.clone().sign_().sum()", ""), ("(x * mask).sgn_()", ""),
 ]
 
+# no sort kernel: ranks by all-pairs comparison (_torch_sort.py)
+SORTING = [
+    ("x.sort()", "x"), ("torch.sort(x, 0)", "x"), ("x.sort(dim=1, descending=True)", "x"),
+    ("torch.sort(i, stable=True)", ""), ("torch.sort(mask.int(), dim=1, stable=True)", ""),
+    ("x.argsort()", ""), ("torch.argsort(x, 0, descending=True)", ""),
+    ("torch.argsort(j, stable=True)", ""), ("t3.msort()", "t3"), ("torch.msort(x)", "x"),
+    ("x.topk(2)", "x"), ("torch.topk(x, 3, dim=0)", "x"), ("x.topk(1, largest=False)", "x"),
+    ("torch.topk(i, 2, 1)", ""), ("x.kthvalue(2)", "x"), ("torch.kthvalue(x, 1, 0, True)", "x"),
+    ("x.median()", "x"), ("torch.median(x)", "x"), ("x.median(1)", "x"),
+    ("torch.median(x, dim=0, keepdim=True)", "x"), ("i.median()", ""),
+    ("x.quantile(0.3)", "x"), ("torch.quantile(x, 0.75, dim=1)", "x"),
+    ("x.quantile(torch.tensor([0.1, 0.5, 0.9]), 0, keepdim=True)", "x"),
+    ("torch.quantile(x, torch.tensor([0.25, 1.0]))", "x"),
+]
+
 # in place: on a clone, so the input stays for the next case and the result is compared
 IN_PLACE = [
     "abs_", "neg_", "negative_", "exp_", "sigmoid_", "tanh_", "relu_", "square_", "sinh_",
@@ -299,7 +314,10 @@ CASES = [Case(_case_id(k, expr), None, expr, INPUTS,
     for k, expr in enumerate(IN_PLACE_EXPRESSIONS)] + [
     Case(f"trig{k}_" + re.sub(r"\W+", "_", expr)[:40], None, expr, INPUTS,
          grad=tuple(g for g in grad.split(",") if g), rtol=1e-5, atol=2e-6)
-    for k, (expr, grad) in enumerate(TRIG)]
+    for k, (expr, grad) in enumerate(TRIG)] + [
+    Case(f"sort{k}_" + re.sub(r"\W+", "_", expr)[:40], None, expr, INPUTS,
+         grad=tuple(g for g in grad.split(",") if g), rtol=1e-5, atol=1e-5)
+    for k, (expr, grad) in enumerate(SORTING)]
 
 
 @pytest.fixture(scope="module")
@@ -310,6 +328,11 @@ def torch_results():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.theirs)
 def test_matches_pytorch(case, torch_results):
     torch_reference.check_case(case, torch_results[case.id])
+
+
+def test_sorting_beyond_its_bound_is_refused_with_the_host_route():
+    with pytest.raises(RuntimeError, match="np.sort"):
+        torch.zeros(1, 9000).sort()
 
 
 def test_in_place_methods_return_their_tensor_and_refuse_graph_leaves():
