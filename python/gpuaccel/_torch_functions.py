@@ -861,3 +861,51 @@ def cumprod(input, dim, dtype=None):
         running = running * x[lead + (slice(k, k + 1),)]
         parts.append(running)
     return _array_ops.cat(parts, d)
+
+
+# ---- the legacy typed tensor classes and the generator state -------------------------------------
+
+class _TypedTensorType(type):
+    """``torch.FloatTensor`` & co.: calling one makes a tensor of its dtype (from data, or
+    zeros of a shape given as ints); ``isinstance(t, torch.FloatTensor)`` checks the dtype."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj._dtype_name == cls.dtype_name
+
+    def __call__(cls, *args, device=None):
+        if args and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            return _C.tensor_full(list(args), 0.0, cls.dtype_name, "cpu" if device is None
+                                  else device)  # torch's are uninitialized: zeros here
+        data = args[0] if args else []
+        if isinstance(data, Tensor):
+            if data._dtype_name != cls.dtype_name:  # torch refuses a conversion here
+                raise TypeError(f"torch.{cls.__name__}(tensor) expects a {cls.dtype_name} tensor, "
+                                f"got {data._dtype_name}; use t.to({cls.dtype_name})")
+            return data
+        return tensor(np.asarray(data), dtype=cls.dtype_name, device=device)
+
+
+def _typed(name, dtype_name):
+    return _TypedTensorType(name, (), {"dtype_name": dtype_name, "__doc__": (
+        f"``torch.{name}``: {dtype_name} tensors (the legacy constructor and isinstance)")})
+
+
+TYPED_TENSORS = {name: _typed(name, dtype) for name, dtype in (
+    ("FloatTensor", "float32"), ("HalfTensor", "float16"), ("BFloat16Tensor", "bfloat16"),
+    ("IntTensor", "int32"), ("LongTensor", "int64"), ("ByteTensor", "uint8"),
+    ("BoolTensor", "bool"))}
+
+
+def get_rng_state():
+    """The default generator's state as a uint8 tensor (its seed and offset, 8 bytes each)."""
+    state = np.array([_C.random_seed(), _C.random_offset()], np.uint64).view(np.uint8)
+    return tensor(state, dtype="uint8")
+
+
+def set_rng_state(new_state):
+    seed_and_offset = np.asarray(convert_to_tensor(new_state).numpy(), np.uint8).view(np.uint64)
+    _C.set_random_state(int(seed_and_offset[0]), int(seed_and_offset[1]))
+
+
+def is_distributed(input):
+    return False  # no tensor is split across processes (gpuaccel.distribute mirrors copies)

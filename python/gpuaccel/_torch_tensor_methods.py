@@ -20,6 +20,7 @@ from . import _torch_functional as _F
 from . import _torch_functions
 from . import _torch_trig
 from . import _torch_sort
+from . import _torch_special
 from . import _torch_ops
 from . import math as _math
 from ._convert import as_tensors, convert_to_tensor
@@ -868,3 +869,9 @@ _SORTING = {name: getattr(_torch_sort, name) for name in (
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "quantile")}
 _METHODS.update(_SORTING)
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_SORTING))
+
+_SPECIAL = {name: getattr(_torch_special, name) for name in (
+    "lgamma", "digamma", "mvlgamma", "i0", "erfinv", "frexp")}
+_METHODS.update(_SPECIAL)
+_IN_PLACE += ["lgamma", "digamma", "mvlgamma", "i0", "erfinv"]
+FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_SPECIAL) | {"i0_"})

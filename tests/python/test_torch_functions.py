@@ -323,6 +323,26 @@ EXPRESSIONS = [
     ("x.clone().index_copy_(0, torch.tensor([0, 2]), y[1:])", ""),
     ("x.clone().scatter_add_(0, idx % 3, y)", ""), ("x.clone().scatter_(1, torch.tensor([[2, 0], [1, 3], [0, 1]]), y[:, :2])", ""),
     ("x.clone().renorm_(1, 0, 0.5)", ""),
+    # special functions (no kernel: _torch_special.py)
+    ("torch.lgamma(pos)", "pos"), ("big.lgamma()", "big"), ("torch.lgamma(unit - 1.5)", "unit"),
+    ("pos.clone().lgamma_()", ""), ("torch.digamma(pos)", "pos"), ("big.digamma()", "big"),
+    ("torch.digamma(unit - 1.5)", "unit"), ("pos.clone().digamma_()", ""),
+    ("torch.mvlgamma(big + 1, 2)", "big"), ("(big + 2).mvlgamma(3)", "big"),
+    ("(big + 1).mvlgamma_(2)", ""), ("torch.i0(x)", "x"), ("y.i0()", "y"), ("torch.i0_(x.clone())", ""),
+    ("y.clone().i0_()", ""), ("torch.erfinv(unit)", "unit"), ("(unit * 0.999).erfinv()", ""),
+    ("unit.clone().erfinv_()", ""), ("torch.frexp(x * 10)", ""), ("(x * i).frexp()", ""),
+    # the legacy typed tensors and the generator state
+    ("torch.FloatTensor([1, 2])", ""), ("torch.FloatTensor(x)", ""), ("torch.LongTensor([[1, 2]])", ""),
+    ("torch.LongTensor(i)", ""), ("torch.IntTensor([3])", ""), ("list(torch.IntTensor(2, 3).shape)", ""),
+    ("torch.ByteTensor([1, 255])", ""), ("torch.ByteTensor(3).dtype == torch.uint8", ""), ("torch.BoolTensor([True, False])", ""),
+    ("list(torch.BoolTensor(2).shape)", ""), ("torch.HalfTensor([0.5])", ""), ("torch.HalfTensor(x.half())", ""),
+    ("torch.BFloat16Tensor([0.5]).float()", ""), ("torch.BFloat16Tensor(x.bfloat16()).float()", ""),
+    ("isinstance(x, torch.FloatTensor)", ""), ("isinstance(i, torch.FloatTensor)", ""),
+    ("isinstance(i, torch.LongTensor)", ""), ("isinstance(x.int(), torch.IntTensor)", ""),
+    ("isinstance(mask, torch.BoolTensor)", ""), ("isinstance(x.half(), torch.HalfTensor)", ""),
+    ("isinstance(x.bfloat16(), torch.BFloat16Tensor)", ""), ("isinstance(x.byte(), torch.ByteTensor)", ""),
+    ("torch.get_rng_state().dtype == torch.uint8", ""), ("torch.get_rng_state().dim()", ""),
+    ("torch.is_distributed(x)", ""), ("torch.is_distributed(i)", ""),
 ]
 
 EXTRA_INPUTS = {
@@ -368,6 +388,19 @@ def test_random_functions_follow_their_distributions():
     assert torch.initial_seed() == 0 and torch.seed() == torch.initial_seed()
 
 
+def test_rng_state_round_trip_repeats_draws_as_pytorch():
+    ref = torch_reference.run("""
+state = torch.get_rng_state(); a = torch.rand(5)
+torch.set_rng_state(state); b = torch.rand(5)
+out["same"] = bool((a == b).all())
+""")
+    state = torch.get_rng_state()
+    a = torch.rand(5)
+    torch.set_rng_state(state)
+    b = torch.rand(5)
+    assert bool((a == b).all()) == ref["same"] is True
+
+
 def test_grad_mode_switches_as_pytorch():
     ref = torch_reference.run("""
 x = torch.ones(2, requires_grad=True)
@@ -411,6 +444,7 @@ out["same"] = bool((a == b).all())
     (lambda: torch.hsplit(torch.ones(3, 3), 2), "not divisible"),
     (lambda: torch.cross(torch.ones(2, 4), torch.ones(2, 4), dim=1), "must have length 3"),
     (lambda: torch.hstack(torch.ones(2)), "must be a tuple or list of Tensors"),
+    (lambda: torch.FloatTensor(torch.ones(2, dtype=torch.int64)), "expects a float32 tensor"),
 ])
 def test_bad_arguments_name_what_is_wrong(call, error):
     with pytest.raises((RuntimeError, ValueError, TypeError), match=error):

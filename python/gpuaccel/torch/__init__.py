@@ -57,7 +57,8 @@ from .._torch_functional import (adaptive_avg_pool1d, avg_pool1d, bilinear,
                                  pixel_unshuffle, prelu, relu_, selu, selu_, threshold,
                                  threshold_)
 
-from .._torch_functions import (bucketize, gradient, searchsorted)
+from .._torch_functions import (TYPED_TENSORS, bucketize, get_rng_state, gradient,
+                                is_distributed, searchsorted, set_rng_state)
 from .._torch_functions import (Size, are_deterministic_algorithms_enabled, bartlett_window,
                                 bernoulli, blackman_window, can_cast, combinations,
                                 cumulative_trapezoid, finfo, hamming_window, hann_window, iinfo,
@@ -72,7 +73,8 @@ from .._torch_aten_forms import (alpha_dropout, alpha_dropout_, batch_norm,
                                  poisson_nll_loss, rrelu, rrelu_, triplet_margin_loss)
 from ..dtypes import DType as dtype  # noqa: E402 - isinstance(t.dtype, torch.dtype)
 
-globals().update(COPY_FORMS)  # torch.permute_copy(input, dims)...
+globals().update(COPY_FORMS)
+globals().update(TYPED_TENSORS)  # torch.FloatTensor, torch.LongTensor...  # torch.permute_copy(input, dims)...
 # torch.abs_(input) and the other in-place functions: input.abs_()
 for _name in ("abs_", "acosh_", "addmv_", "arccosh_", "arcsinh_", "arctanh_", "asinh_", "atanh_",
               "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cosh_", "deg2rad_",
