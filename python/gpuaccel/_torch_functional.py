@@ -17,7 +17,7 @@ from ._array_ops import pad as _tf_pad
 from ._array_ops import where as _where
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
-from ._tensor import Tensor
+from ._tensor import Tensor, no_grad
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "softplus", "softmax",
            "log_softmax", "dropout", "linear", "conv2d", "max_pool2d", "avg_pool2d", "unfold",
@@ -675,7 +675,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"size {list(x.shape)}")
         y = _normalized(x, axes, eps)
         if running_mean is not None and running_var is not None:
-            with _no_grad():
+            with no_grad():
                 stats = _C.detach(x)
                 mean = _C.reduce("mean", stats, axes, False)
                 var = _C.reduce("mean", (stats - _channel_shaped(mean, stats)) ** 2.0, axes,
@@ -690,16 +690,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         y = (x - _channel_shaped(running_mean, x)) * _C.unary(
             "rsqrt", _channel_shaped(running_var, x) + float(eps))
     return _affine(y, x, weight, bias)
-
-
-class _no_grad:
-    def __enter__(self):
-        self._previous = _C.grad_mode_enabled()
-        _C.set_grad_mode_enabled(False)
-
-    def __exit__(self, *exc):
-        _C.set_grad_mode_enabled(self._previous)
-        return False
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -878,7 +868,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     x, y, v = (convert_to_tensor(v) for v in (input, target, var))
     if v.ndim == x.ndim - 1 or (v.ndim == x.ndim and v.shape[-1] == 1 and x.shape[-1] != 1):
         v = v if v.ndim == x.ndim else _C.expand_dims(v, v.ndim)
-    with _no_grad():  # torch clamps var without a gradient through the clamp
+    with no_grad():  # torch clamps var without a gradient through the clamp
         floor = _C.binary("maximum", _C.detach(v), _C.scalar_like(float(eps), v)) - _C.detach(v)
     v = v + floor
     loss = (_C.unary("log", v) + (x - y) ** 2.0 / v) * 0.5

@@ -258,15 +258,21 @@ def rot90(input, k=1, dims=(0, 1)):
     return _C.clone(x)
 
 
-def trapezoid(y, x=None, *, dx=None, dim=-1):
+def _trapezoid_areas(y, x, dx, dim):
+    """(the trapezoids' areas along ``dim``, that dim): (y[i] + y[i+1]) / 2 times the spacing."""
     values = convert_to_tensor(y)
     d = check_int(dim, "dim") % values.ndim
     lead = (slice(None),) * d
-    avg = (values[lead + (slice(1, None),)] + values[lead + (slice(0, -1),)]) * 0.5
+    areas = (values[lead + (slice(1, None),)] + values[lead + (slice(0, -1),)]) * 0.5
     if x is not None:
-        return _C.reduce("sum", avg * diff(convert_to_tensor(x), dim=-1 if convert_to_tensor(
-            x).ndim == 1 else d), [d], False)
-    return _C.reduce("sum", avg, [d], False) * (1.0 if dx is None else float(dx))
+        spacing = convert_to_tensor(x)
+        return areas * diff(spacing, dim=-1 if spacing.ndim == 1 else d), d
+    return (areas if dx is None else areas * float(dx)), d
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    areas, d = _trapezoid_areas(y, x, dx, dim)
+    return _C.reduce("sum", areas, [d], False)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -516,15 +522,8 @@ def vander(x, N=None, increasing=False):
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    values = convert_to_tensor(y)
-    d = check_int(dim, "dim") % values.ndim
-    lead = (slice(None),) * d
-    avg = (values[lead + (slice(1, None),)] + values[lead + (slice(0, -1),)]) * 0.5
-    if x is not None:
-        avg = avg * diff(convert_to_tensor(x), dim=-1 if convert_to_tensor(x).ndim == 1 else d)
-    elif dx is not None:
-        avg = avg * float(dx)
-    return cumsum(avg, d)
+    areas, d = _trapezoid_areas(y, x, dx, dim)
+    return cumsum(areas, d)
 
 
 def _window(formula, name):

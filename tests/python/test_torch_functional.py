@@ -336,14 +336,7 @@ _SAME_TEXT = [
 CASES += [Case(f"same{k}", None, expr, {"x": X, "img": IMG}) for k, expr in enumerate(_SAME_TEXT)]
 
 
-@pytest.fixture(scope="module")
-def torch_results():
-    return torch_reference.run_cases(CASES)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_matches_pytorch(case, torch_results):
-    torch_reference.check_case(case, torch_results[case.id])
+torch_results, test_matches_pytorch = torch_reference.comparison_tests(CASES)
 
 
 def test_batch_norm_updates_running_statistics_as_pytorch():

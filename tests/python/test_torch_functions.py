@@ -11,7 +11,6 @@ import pytest
 import gpuaccel.torch as torch
 import torch_reference
 from test_torch_tensor_methods import INPUTS
-from torch_reference import Case
 
 EXPRESSIONS = [
     # joins and splits
@@ -359,19 +358,8 @@ def _needed(expr):
     return {n: a for n, a in ALL_INPUTS.items() if re.search(rf"\b{n}\b", expr)}
 
 
-CASES = [Case(f"f{k}_" + re.sub(r"\W+", "_", expr)[:40], None, expr, _needed(expr),
-              grad=tuple(g for g in grad.split(",") if g), rtol=1e-5, atol=1e-5)
-         for k, (expr, grad) in enumerate(EXPRESSIONS)]
-
-
-@pytest.fixture(scope="module")
-def torch_results():
-    return torch_reference.run_cases(CASES)
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.theirs)
-def test_matches_pytorch(case, torch_results):
-    torch_reference.check_case(case, torch_results[case.id])
+CASES = torch_reference.cases("f", EXPRESSIONS, _needed)
+torch_results, test_matches_pytorch = torch_reference.comparison_tests(CASES)
 
 
 def test_random_functions_follow_their_distributions():

@@ -3,14 +3,11 @@ PyTorch 1.13 (torch_reference): each expression below runs twice, once with gpua
 ``torch`` and its tensors, once with the real torch, and the outputs (count, dtype, shape,
 values) and, for the differentiable ones, the gradients of every float input are compared.
 Most names appear twice: as the method (``x.cosh()``) and as the function (``torch.cosh(x)``)."""
-import re
-
 import numpy as np
 import pytest
 
 import gpuaccel.torch as torch
 import torch_reference
-from torch_reference import Case
 
 
 def _rnd(shape, seed, low=-2.0, high=2.0):
@@ -303,31 +300,11 @@ IN_PLACE_EXPRESSIONS = [f"x.clone().{name}()" for name in IN_PLACE] + [
 ]
 
 
-def _case_id(k, expr):
-    return f"e{k}_" + re.sub(r"\W+", "_", expr)[:40]
-
-
-CASES = [Case(_case_id(k, expr), None, expr, INPUTS,
-              grad=tuple(g for g in grad.split(",") if g), rtol=1e-5, atol=1e-5)
-         for k, (expr, grad) in enumerate(EXPRESSIONS)] + [
-    Case(_case_id(len(EXPRESSIONS) + k, expr), None, expr, INPUTS, rtol=1e-5, atol=1e-5)
-    for k, expr in enumerate(IN_PLACE_EXPRESSIONS)] + [
-    Case(f"trig{k}_" + re.sub(r"\W+", "_", expr)[:40], None, expr, INPUTS,
-         grad=tuple(g for g in grad.split(",") if g), rtol=1e-5, atol=2e-6)
-    for k, (expr, grad) in enumerate(TRIG)] + [
-    Case(f"sort{k}_" + re.sub(r"\W+", "_", expr)[:40], None, expr, INPUTS,
-         grad=tuple(g for g in grad.split(",") if g), rtol=1e-5, atol=1e-5)
-    for k, (expr, grad) in enumerate(SORTING)]
-
-
-@pytest.fixture(scope="module")
-def torch_results():
-    return torch_reference.run_cases(CASES)
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.theirs)
-def test_matches_pytorch(case, torch_results):
-    torch_reference.check_case(case, torch_results[case.id])
+CASES = (torch_reference.cases("e", EXPRESSIONS, INPUTS)
+         + torch_reference.cases("p", [(e, "") for e in IN_PLACE_EXPRESSIONS], INPUTS)
+         + torch_reference.cases("trig", TRIG, INPUTS, atol=2e-6)
+         + torch_reference.cases("sort", SORTING, INPUTS))
+torch_results, test_matches_pytorch = torch_reference.comparison_tests(CASES)
 
 
 def test_sorting_beyond_its_bound_is_refused_with_the_host_route():

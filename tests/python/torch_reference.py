@@ -10,6 +10,7 @@ never a skip.
 """
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -189,3 +190,27 @@ def check_case(case, ref):
             assert grad is not None, f"no gradient reached {name}"
             np.testing.assert_allclose(grad.numpy(), ref["grads"][name], rtol=case.rtol * 10,
                                        atol=case.atol * 10, err_msg=f"gradient of {name}")
+
+
+def cases(prefix, expressions, inputs, rtol=1e-5, atol=1e-5):
+    """Same-text Cases from (expression, "comma-separated inputs to differentiate") pairs;
+    ``inputs``: a dict, or a function of the expression giving the dict it needs."""
+    made = []
+    for k, (expr, grad) in enumerate(expressions):
+        made.append(Case(f"{prefix}{k}_" + re.sub(r"\W+", "_", expr)[:40], None, expr,
+                         inputs(expr) if callable(inputs) else inputs,
+                         grad=tuple(g for g in grad.split(",") if g), rtol=rtol, atol=atol))
+    return made
+
+
+def comparison_tests(all_cases):
+    """(module-scoped fixture, parametrized test) for a test module's ``all_cases``: assign them
+    to ``torch_results, test_matches_pytorch`` there. One torch subprocess runs every case."""
+    @pytest.fixture(scope="module")
+    def torch_results():
+        return run_cases(all_cases)
+
+    @pytest.mark.parametrize("case", all_cases, ids=lambda c: c.theirs)
+    def test_matches_pytorch(case, torch_results):
+        check_case(case, torch_results[case.id])
+    return torch_results, test_matches_pytorch
