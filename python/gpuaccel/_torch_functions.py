@@ -6,6 +6,8 @@ has autograd), index helpers (tril_indices, triu_indices, nonzero, argwhere: com
 like torch.where(condition)), dtype queries, and the ``*_copy`` forms. ``gpuaccel.torch`` exports
 them; methods among them are installed on Tensor too.
 """
+import builtins
+import collections
 import math
 
 import numpy as np
@@ -777,13 +779,11 @@ def bincount(input, weights=None, minlength=0):
     values = _C.detach(x)._numpy()
     if values.size and values.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    size = builtin_max(int(values.max()) + 1 if values.size else 0, int(minlength))
+    size = builtins.max(int(values.max()) + 1 if values.size else 0, int(minlength))
     if not values.size:
         return tensor(np.zeros(size, np.int64))
     return _C.cast(_C.reduce("sum", _C.one_hot(x, size, "int32"), [0], False), "int64")
 
-
-builtin_max = max
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
@@ -838,9 +838,7 @@ def _running_extreme(op):
     return fn
 
 
-import collections as _collections  # noqa: E402
-
-_CumResult = _collections.namedtuple("cummax", ["values", "indices"])
+_CumResult = collections.namedtuple("cummax", ["values", "indices"])
 cummax, cummin = _running_extreme("max"), _running_extreme("min")
 
 
