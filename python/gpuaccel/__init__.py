@@ -30,6 +30,7 @@ from . import utils
 from ._placement import device
 from ._tensor import GradientTape, Tensor, Variable, arange, from_numpy, no_grad, tensor
 from . import _tensor_methods
+from . import _torch_tensor_methods
 from . import random
 from . import math
 from . import linalg
@@ -86,6 +87,7 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 _tensor_methods.install()
+_torch_tensor_methods.install()  # after: torch's meanings win where both define a name
 
 __all__ += [
     "convert_to_tensor", "empty", "empty_like", "eye", "full_like", "linspace", "rand_like",

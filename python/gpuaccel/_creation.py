@@ -65,6 +65,8 @@ _INTEGER_RANGES = {"uint8": (0, 255), "int32": (INT32_MIN, INT32_MAX),
 
 def randint(low, high=None, size=None, dtype="int64", device=None):
     """``torch.randint(low=0, high, size)``: integers in [low, high), uniformly."""
+    if size is None and isinstance(high, (tuple, list)):  # torch.randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:

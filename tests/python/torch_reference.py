@@ -10,6 +10,7 @@ never a skip.
 """
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -58,3 +59,158 @@ def run(snippet, **inputs):
         with np.load(os.path.join(folder, "arrays.npz")) as arrays:
             out.update({k: arrays[k] for k in arrays.files})
         return out
+
+
+# ---- case tables: many gpuaccel-vs-PyTorch comparisons for one subprocess ----------------------
+# A test module lists Case(...)s, runs them all through one PyTorch child (run_cases, in a
+# module-scoped fixture: starting torch costs a second or two per run) and checks each one in its
+# own parametrized test (check_case).
+
+class Case:
+    """One comparison: ``ours(**tensors)`` (gpuaccel) against the PyTorch expression ``theirs``
+    evaluated with ``torch``, ``F`` (torch.nn.functional), ``np`` and the same inputs as torch
+    tensors. ``ours`` may be an expression too, evaluated with gpuaccel.torch as ``torch`` and
+    its functional as ``F`` (``ours=None``: the same text as ``theirs``). ``grad`` names the float inputs whose gradients of sum(out * cotangent(out)) over
+    the floating outputs are compared too. ``raises``: torch raises and gpuaccel must raise this
+    type (values are not compared then)."""
+
+    def __init__(self, id, ours, theirs, inputs, grad=(), rtol=1e-5, atol=1e-6, raises=None):
+        ours = theirs if ours is None else ours
+        self.id, self.ours, self.theirs, self.inputs = id, ours, theirs, dict(inputs)
+        self.grad, self.rtol, self.atol, self.raises = tuple(grad), rtol, atol, raises
+
+    def __repr__(self):
+        return self.id
+
+
+def cotangent(shape):
+    """A fixed, non-uniform output gradient: a plain sum would hide a wrong gradient of
+    softmax-like ops (whose outputs sum to a constant)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return (np.cos(np.arange(n, dtype=np.float64) * 0.7) + 0.1).reshape(shape).astype(np.float32)
+
+
+_CASES_CHILD = r"""
+import torch.nn.functional as F
+def _cotangent(shape):
+    n = int(np.prod(shape, dtype=np.int64))
+    return torch.from_numpy((np.cos(np.arange(n, dtype=np.float64) * 0.7) + 0.1).reshape(
+        shape).astype(np.float32))
+for cid, expr, names, grads in CASES:
+    try:
+        t = {n: torch.from_numpy(globals()[cid + "__" + n]) for n in names}
+        for n in grads:
+            t[n].requires_grad_(True)
+        r = eval(expr, {"torch": torch, "F": F, "np": np, **t})
+        outs = list(r) if isinstance(r, (tuple, list)) else [r]
+        out[cid + "__n"] = len(outs)
+        for k, o in enumerate(outs):
+            if isinstance(o, torch.Tensor):
+                out[f"{cid}__v{k}"] = o.detach().numpy()
+                out[f"{cid}__d{k}"] = str(o.dtype).replace("torch.", "")
+            else:
+                out[f"{cid}__v{k}"] = o
+        if grads:
+            loss = sum((o.float() * _cotangent(o.shape)).sum() for o in outs
+                       if isinstance(o, torch.Tensor) and o.requires_grad)
+            loss.backward()
+            for n in grads:
+                out[f"{cid}__g_{n}"] = t[n].grad.numpy()
+    except Exception as e:
+        out[cid + "__error"] = type(e).__name__ + ": " + str(e)
+"""
+
+
+def run_cases(cases):
+    """{case id: what PyTorch computed} for ``cases``, in one child: ``n`` outputs, ``values``,
+    ``dtypes`` (torch's names without "torch."), ``grads`` {input: array}, or ``error``."""
+    ids = [c.id for c in cases]
+    assert len(set(ids)) == len(ids), "case ids must be unique"
+    spec = [(c.id, c.theirs, sorted(c.inputs), list(c.grad)) for c in cases]
+    inputs = {f"{c.id}__{n}": np.asarray(a) for c in cases for n, a in c.inputs.items()}
+    raw = run(f"CASES = {spec!r}\n" + _CASES_CHILD, **inputs)
+    assert "error" not in raw, raw
+    results = {}
+    for c in cases:
+        if c.id + "__error" in raw:
+            results[c.id] = {"error": raw[c.id + "__error"]}
+            continue
+        n = raw[c.id + "__n"]
+        results[c.id] = {"values": [raw[f"{c.id}__v{k}"] for k in range(n)],
+                         "dtypes": [raw.get(f"{c.id}__d{k}") for k in range(n)],
+                         "grads": {g: raw[f"{c.id}__g_{g}"] for g in c.grad}}
+    return results
+
+
+def _call_ours(case, tensors, ours_torch):
+    if isinstance(case.ours, str):
+        return eval(case.ours, {"torch": ours_torch, "F": ours_torch.nn.functional, "np": np,
+                                **tensors})
+    return case.ours(**tensors)
+
+
+def check_case(case, ref):
+    """Asserts that gpuaccel's ``case.ours`` matches PyTorch's result ``ref`` (from run_cases):
+    the number of outputs, each output's dtype, shape and values, and the gradients."""
+    import gpuaccel  # here, so that this module stays importable without gpuaccel built
+    import gpuaccel.torch as ours_torch
+    tensors = {n: gpuaccel.tensor(a, requires_grad=n in case.grad)
+               for n, a in case.inputs.items()}
+    if case.raises is not None:
+        assert "error" in ref, f"PyTorch does not raise for {case.theirs}: {ref}"
+        with pytest.raises(case.raises):
+            _call_ours(case, tensors, ours_torch)
+        return
+    assert "error" not in ref, f"PyTorch failed on {case.theirs}: {ref['error']}"
+    result = _call_ours(case, tensors, ours_torch)
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
+    assert len(outs) == len(ref["values"]), (len(outs), len(ref["values"]))
+    for ours, theirs, dtype in zip(outs, ref["values"], ref["dtypes"]):
+        if dtype is None:  # a Python number, bool, string or list
+            assert not isinstance(ours, gpuaccel.Tensor), f"torch gives {theirs!r}, not a tensor"
+            if isinstance(theirs, (str, bool)) or theirs is None:
+                assert ours == theirs and type(ours) is type(theirs), (ours, theirs)
+            else:
+                assert ours == pytest.approx(theirs, rel=case.rtol, abs=case.atol)
+            continue
+        assert isinstance(ours, gpuaccel.Tensor), f"torch gives a {dtype} tensor, not {ours!r}"
+        assert ours._dtype_name == dtype, f"dtype {ours._dtype_name}, torch's is {dtype}"
+        assert tuple(ours.shape) == theirs.shape, f"shape {tuple(ours.shape)}, torch's is " \
+                                                  f"{theirs.shape}"
+        np.testing.assert_allclose(ours.detach().numpy(), theirs, rtol=case.rtol, atol=case.atol)
+    if case.grad:
+        loss = None
+        for o in outs:
+            if isinstance(o, gpuaccel.Tensor) and o.requires_grad:
+                term = (o.float() * gpuaccel.tensor(cotangent(tuple(o.shape)))).sum()
+                loss = term if loss is None else loss + term
+        loss.backward()
+        for name in case.grad:
+            grad = tensors[name].grad
+            assert grad is not None, f"no gradient reached {name}"
+            np.testing.assert_allclose(grad.numpy(), ref["grads"][name], rtol=case.rtol * 10,
+                                       atol=case.atol * 10, err_msg=f"gradient of {name}")
+
+
+def cases(prefix, expressions, inputs, rtol=1e-5, atol=1e-5):
+    """Same-text Cases from (expression, "comma-separated inputs to differentiate") pairs;
+    ``inputs``: a dict, or a function of the expression giving the dict it needs."""
+    made = []
+    for k, (expr, grad) in enumerate(expressions):
+        made.append(Case(f"{prefix}{k}_" + re.sub(r"\W+", "_", expr)[:40], None, expr,
+                         inputs(expr) if callable(inputs) else inputs,
+                         grad=tuple(g for g in grad.split(",") if g), rtol=rtol, atol=atol))
+    return made
+
+
+def comparison_tests(all_cases):
+    """(module-scoped fixture, parametrized test) for a test module's ``all_cases``: assign them
+    to ``torch_results, test_matches_pytorch`` there. One torch subprocess runs every case."""
+    @pytest.fixture(scope="module")
+    def torch_results():
+        return run_cases(all_cases)
+
+    @pytest.mark.parametrize("case", all_cases, ids=lambda c: c.theirs)
+    def test_matches_pytorch(case, torch_results):
+        check_case(case, torch_results[case.id])
+    return torch_results, test_matches_pytorch

@@ -24,13 +24,68 @@ from .._torch_ops import (argmax, argmin, enable_grad, equal, gather, is_grad_en
                           log_softmax, max, mean, min, norm, permute, range, set_grad_enabled,
                           softmax, split, std, sum, transpose, var, where)
 from ..dtypes import bfloat16, bool, float16, float32, int32, int64, uint8  # noqa: A004
-from ..linalg import bmm, einsum, matmul, mm, tensordot
+from ..linalg import bmm, einsum, matmul, mm
 from ..math import (abs, add, allclose, div, divide, exp, greater, greater_equal, isclose, less,
                     less_equal, log, log1p, logical_and, logical_not, logical_or, maximum,
                     minimum, mul, multiply, negative, not_equal, pow, reciprocal, relu, rsqrt,
                     sigmoid, sign, sqrt, square, sub, subtract, tanh, true_divide)
 from ..math import count_nonzero, expm1
 from ..math import equal as _elementwise_equal
+from .. import _torch_tensor_methods
+
+# torch.name(input, ...) as input.name(...) for the Tensor methods with torch's meaning: these
+# replace the TensorFlow-face functions imported above under the same name (torch.div's
+# rounding_mode, torch.sub's alpha, torch.tile's leading repeats, integer dtypes...).
+for _name in _torch_tensor_methods.FUNCTION_NAMES:
+    globals()[_name] = _torch_tensor_methods.function_form(_name)
+del _name
+from .._torch_functions import (COPY_FORMS, adjoint, argwhere, as_tensor, asarray, atleast_1d,
+                                atleast_2d, atleast_3d, block_diag, broadcast_shapes,
+                                broadcast_tensors, cartesian_prod, cdist, chain_matmul,
+                                column_stack, corrcoef, cov, cross, cumsum, diag_embed, diagflat,
+                                diff, dropout, dsplit, dstack, e, get_default_dtype, hsplit, hstack, inf,
+                                is_conj, is_neg, is_same_size, is_signed, kron, logspace,
+                                matrix_power, meshgrid, nan, nanmean, nonzero, pdist, pi,
+                                promote_types, resolve_conj, resolve_neg, result_type, rot90,
+                                row_stack, rsub, scalar_tensor, std_mean, tensor_split, tensordot,
+                                trapezoid,
+                                trapz, tril_indices, triu_indices, var_mean, vsplit, vstack)
+from .._torch_functional import (adaptive_avg_pool1d, avg_pool1d, bilinear,
+                                 celu, celu_, channel_shuffle, conv1d, conv2d,
+                                 cosine_similarity, group_norm, hardshrink, layer_norm,
+                                 max_pool1d, max_pool2d, pairwise_distance, pixel_shuffle,
+                                 pixel_unshuffle, prelu, relu_, selu, selu_, threshold,
+                                 threshold_)
+
+from .._torch_functions import (TYPED_TENSORS, bucketize, get_rng_state, gradient,
+                                is_distributed, searchsorted, set_rng_state)
+from .._torch_functions import (Size, are_deterministic_algorithms_enabled, bartlett_window,
+                                bernoulli, blackman_window, can_cast, combinations,
+                                cumulative_trapezoid, finfo, hamming_window, hann_window, iinfo,
+                                initial_seed, is_inference, is_inference_mode_enabled, isin,
+                                kaiser_window, randperm, seed, set_default_dtype, typename, vander)
+from .._torch_aten_forms import (alpha_dropout, alpha_dropout_, batch_norm,
+                                 binary_cross_entropy_with_logits, constant_pad_nd,
+                                 cosine_embedding_loss, dropout_, embedding, feature_dropout,
+                                 feature_dropout_, frobenius_norm, hinge_embedding_loss,
+                                 instance_norm, kl_div, margin_ranking_loss, native_channel_shuffle,
+                                 native_dropout, native_layer_norm, norm_except_dim,
+                                 poisson_nll_loss, rrelu, rrelu_, triplet_margin_loss)
+from ..dtypes import DType as dtype  # noqa: E402 - isinstance(t.dtype, torch.dtype)
+
+globals().update(COPY_FORMS)
+globals().update(TYPED_TENSORS)  # torch.FloatTensor, torch.LongTensor...  # torch.permute_copy(input, dims)...
+# torch.abs_(input) and the other in-place functions: input.abs_()
+for _name in ("abs_", "acosh_", "addmv_", "arccosh_", "arcsinh_", "arctanh_", "asinh_", "atanh_",
+              "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cosh_", "deg2rad_",
+              "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "log10_", "log1p_",
+              "log2_", "log_", "logit_", "neg_", "negative_", "rad2deg_", "reciprocal_",
+              "round_", "rsqrt_", "sigmoid_", "sinh_", "sqrt_", "square_", "tanh_", "trunc_",
+              "xlogy_", "zero_", "detach", "clone", "split_with_sizes", "unsafe_chunk",
+              "unsafe_split", "unsafe_split_with_sizes", "vdot", "get_device", "detach_"):
+    if _name != "detach_":
+        globals()[_name] = _torch_tensor_methods.function_form(_name)
+del _name
 
 # Modules as `import gpuaccel.torch.cuda` / `.nn.functional` spell them.
 _sys.modules[__name__ + ".cuda"] = cuda
