@@ -499,9 +499,23 @@ _active_tapes = threading.local()
 
 
 def tape_active():
-    """Whether a GradientTape is recording on this thread (keras.Model.__call__ records the
-    graph only then, as TF's eager mode does)."""
+    """Whether a GradientTape is recording on this thread, or the C++ step is running Python
+    code whose gradients it takes (recording_for_step): keras layers and models record their
+    graph only then, as TF's eager mode does."""
     return getattr(_active_tapes, "depth", 0) > 0
+
+
+class recording_for_step:
+    """While the C++ training step runs a Python ``call()`` (traced once, or eager), its layers
+    and models record as under a GradientTape: the step differentiates what they compute."""
+
+    def __enter__(self):
+        _active_tapes.depth = getattr(_active_tapes, "depth", 0) + 1
+        return self
+
+    def __exit__(self, *exc):
+        _active_tapes.depth -= 1
+        return False
 
 
 class GradientTape:

@@ -460,6 +460,31 @@ def test_progress_bar_prints_keras_style_epoch_lines(capsys):
     assert "Epoch 1/2" in out and "Epoch 2/2" in out and "loss:" in out
 
 
+def test_a_layer_called_outside_a_tape_gives_a_value_as_keras_and_records_inside_one():
+    """layer(x).numpy() works as in Keras (TF records nothing outside a GradientTape), for a
+    built-in layer and a Python-defined one; under a tape the gradients reach the weights."""
+    class Scale(gk.layers.Layer):
+        def build(self, shape):
+            self.w = self.add_weight(shape=(shape[-1],), initializer="ones")
+
+        def call(self, x):
+            return x * self.w
+
+    x = RNG.normal(size=(2, 4)).astype(np.float32)
+    dense = gk.layers.Dense(3)
+    theirs = keras.layers.Dense(3)
+    theirs.build((None, 4))
+    dense.build((None, 4))
+    dense.set_weights(theirs.get_weights())
+    np.testing.assert_allclose(dense(x).numpy(), theirs(x).numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(Scale()(x).numpy(), x)
+    with gpuaccel.GradientTape() as tape:
+        loss = gpuaccel.reduce_sum(dense(x))
+    kernel_grad, bias_grad = tape.gradient(loss, dense.trainable_weights)
+    np.testing.assert_allclose(kernel_grad.numpy(), np.repeat(x.sum(0)[:, None], 3, 1), rtol=1e-5)
+    np.testing.assert_allclose(bias_grad.numpy(), np.full(3, 2.0))
+
+
 def test_custom_loop_with_gradient_tape_matches_fit_step():
     """model(x) records under a GradientTape (TF's custom training loop) and not outside it."""
     x = RNG.normal(size=(16, 3)).astype(np.float32)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _C
 from .._int_range import check_range
-from .._tensor import Tensor, tensor as _make_tensor
+from .._tensor import Tensor, no_grad, tape_active, tensor as _make_tensor
 from ..dtypes import as_dtype
 from . import _symbolic
 from . import _layer_variables
@@ -412,7 +412,12 @@ class Layer:
         if not self.built:
             shapes = [(None,) + tuple(t.shape[1:]) if len(t.shape) else () for t in tensors]
             self.build(shapes[0] if len(shapes) == 1 else shapes)
-        return self._cpp.call(tensors, bool(training))
+        if tape_active():
+            return self._cpp.call(tensors, bool(training))
+        # Outside a GradientTape, TF records nothing: the result is a plain value (.numpy()), as
+        # a Model's call gives.
+        with no_grad():
+            return self._cpp.call(tensors, bool(training))
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from .. import _C
-from .._tensor import Tensor, no_grad, tensor as _make_tensor
+from .._tensor import Tensor, no_grad, recording_for_step, tensor as _make_tensor
 
 
 def defines_python_call(layer_class, base_call):
@@ -55,7 +55,8 @@ def _run_model_call(ref, inputs, training):
         raise RuntimeError("the Python model behind this C++ layer was deleted")
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(model.call, "training") else {}
-    output = _as_tensor(model.call(x, **kwargs), f"{type(model).__name__}.call() return value")
+    with recording_for_step():
+        output = _as_tensor(model.call(x, **kwargs), f"{type(model).__name__}.call() return value")
     return [output] + list(model.losses)
 
 
@@ -109,7 +110,7 @@ def _run_call(ref, inputs, training):
     layer._pending_losses = []
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(layer.call, "training") else {}
-    with _AutocastWeights(layer):
+    with _AutocastWeights(layer), recording_for_step():
         output = layer.call(x, **kwargs)
     if not isinstance(output, Tensor):
         output = _as_tensor(output, f"{type(layer).__name__}.call() return value")
