@@ -54,10 +54,13 @@ def _warn_once(model, metrics):
                       RuntimeWarning, stacklevel=4)
 
 
-def _as_float(value):
+def log_value(value):
+    """A metric's result for the logs: a float, or an array for a per-threshold or per-class
+    result (Recall(thresholds=[...]), F1Score()), as Keras logs it."""
     if isinstance(value, Tensor):
         value = value.numpy()
-    return float(np.asarray(value))
+    value = np.asarray(value)
+    return float(value) if value.ndim == 0 else value
 
 
 class HostMetricsTrainer:
@@ -98,5 +101,5 @@ class HostMetricsTrainer:
         """The logs in Keras's order: loss, the compiled metrics, then the weighted ones."""
         values = dict(self._cpp.results())
         for metric in self._unweighted + self._weighted:
-            values[metric.name] = _as_float(metric.result())
+            values[metric.name] = log_value(metric.result())
         return [(name, values[name]) for name in self.model.metrics_names if name in values]

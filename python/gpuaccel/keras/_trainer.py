@@ -175,7 +175,8 @@ class Trainer:
         return predictor
 
     def _results(self, trainer, prefix=""):
-        return {prefix + name: float(value) for name, value in trainer.results()}
+        return {prefix + name: _host_metrics.log_value(value)
+                for name, value in trainer.results()}
 
     def _fit_trainer(self):
         """What fit steps: the C++ Trainer, or under a strategy with several replicas the
@@ -202,7 +203,7 @@ class Trainer:
         """The epoch's logs: over every worker's replicas when several workers train."""
         across = getattr(trainer, "results_across_workers", None)
         pairs = across() if across is not None else trainer.results()
-        return {name: float(value) for name, value in pairs}
+        return {name: _host_metrics.log_value(value) for name, value in pairs}
 
     # ---- fit ----
 

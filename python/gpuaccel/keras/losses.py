@@ -17,6 +17,7 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor, tensor
 from . import _loss_functions as _f, ops
+from ._wrapper_classes import wrapper_class
 
 _REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
 
@@ -268,21 +269,9 @@ class MeanSquaredError(LossFunctionWrapper):
 
 
 def _wrapper_class(class_name, fn, default_name, doc, **options):
-    """A LossFunctionWrapper subclass as Keras spells it: ``Cls(**options, reduction, name,
-    dtype)`` computing ``fn`` with those options (their defaults are Keras's)."""
-    def __init__(self, reduction="sum_over_batch_size", name=default_name, dtype=None,
-                 **kwargs):
-        unknown = sorted(set(kwargs) - set(options))
-        if unknown:
-            raise TypeError(f"{class_name}() got unexpected keyword arguments {unknown}; it "
-                            f"takes {sorted(options) + ['reduction', 'name', 'dtype']}")
-        values = {**options, **kwargs}
-        for key, value in values.items():
-            setattr(self, key, value)
-        LossFunctionWrapper.__init__(self, fn, reduction, name, dtype, **values)
-
-    return type(class_name, (LossFunctionWrapper,), {"__init__": __init__, "__doc__": doc,
-                                                     "__module__": __name__})
+    """Keras's loss class signature: the function's options, then reduction, name, dtype."""
+    return wrapper_class(class_name, LossFunctionWrapper, fn, doc, __name__, {
+        **options, "reduction": "sum_over_batch_size", "name": default_name, "dtype": None})
 
 
 MeanAbsoluteError = _wrapper_class("MeanAbsoluteError", mean_absolute_error,
