@@ -75,7 +75,7 @@ def assert_close(ours, theirs, tol=2e-5):
     np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol * max(1.0, np.abs(theirs).max()))
 
 
-@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none",
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "mean", "sum", "none",
                                        "mean_with_sample_weight"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ours, theirs, options, y_true, y_pred", CASES,
@@ -156,9 +156,13 @@ def test_aliases_and_names_as_keras():
                         (losses.Dice, keras.losses.Dice),
                         (losses.BinaryFocalCrossentropy, keras.losses.BinaryFocalCrossentropy)):
         assert cls().name == theirs().name
-    for name in ("mae", "huber", "kld", "log_cosh", "poisson", "categorical_hinge", "dice"):
-        assert losses.get(name).name == keras.losses.get(name).__name__ or \
-            isinstance(losses.get(name), losses.Loss)
+    for name in ("mae", "mape", "msle", "huber", "kld", "log_cosh", "poisson", "hinge",
+                 "categorical_hinge", "cosine_similarity", "dice", "tversky"):
+        # Keras's get() gives the function, gpuaccel's the class compile() needs: same values
+        y_true, y_pred = (POSITIVE_A, POSITIVE_B) if name in ("msle", "kld", "poisson") else \
+            (BITS, POSITIVE_B)
+        assert_close(losses.get(name)(y_true, y_pred),
+                     np.mean(keras.losses.get(name)(y_true, y_pred)))
     with pytest.raises(TypeError, match="unexpected keyword arguments \\['delt'\\]"):
         losses.Huber(delt=1.0)
 
@@ -212,7 +216,9 @@ def _twins(loss_for, units):
     lambda lib: "log_cosh",
     lambda lib: lib.losses.CategoricalFocalCrossentropy(from_logits=True),
     lambda lib: lib.losses.mean_absolute_error,
-], ids=["Huber", "log_cosh", "CategoricalFocal", "mae_function"])
+    lambda lib: "squared_hinge",
+    lambda lib: lib.losses.Tversky(alpha=0.7, beta=0.3),
+], ids=["Huber", "log_cosh", "CategoricalFocal", "mae_function", "squared_hinge", "Tversky"])
 def test_fit_logs_the_loss_keras_logs(loss_for):
     x = RNG.normal(size=(32, 5)).astype(np.float32)
     y = np.eye(3, dtype=np.float32)[RNG.integers(0, 3, size=32)]

@@ -119,14 +119,20 @@ TrueNegatives = _counter("TrueNegatives", 2, "true_negatives")
 FalseNegatives = _counter("FalseNegatives", 3, "false_negatives")
 
 
+def _thresholds_or_top_k(thresholds, top_k):
+    """Precision's and Recall's thresholds: 0.5 by default, but with ``top_k`` alone Keras's
+    NEG_INF, so that the top-k filter alone decides what is predicted positive."""
+    if thresholds is None and top_k is not None:
+        return [-1e10]
+    return _thresholds(thresholds)
+
+
 class Precision(ConfusionCounts):
-    """tp / (tp + fp) at each threshold (0.5 by default; none with ``top_k``)."""
+    """tp / (tp + fp) at each threshold (0.5 by default; none with ``top_k`` alone)."""
 
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
-        default = 0.5 if top_k is None else -1e10  # Keras's NEG_INF: top-k alone decides
-        super().__init__(_thresholds(thresholds, default) if thresholds is not None or
-                         top_k is None else [default], name=name or "precision", dtype=dtype,
-                         top_k=top_k, class_id=class_id)
+        super().__init__(_thresholds_or_top_k(thresholds, top_k), name=name or "precision",
+                         dtype=dtype, top_k=top_k, class_id=class_id)
 
     def result(self):
         tp, fp, _, _ = self._counts()
@@ -134,13 +140,11 @@ class Precision(ConfusionCounts):
 
 
 class Recall(ConfusionCounts):
-    """tp / (tp + fn) at each threshold (0.5 by default; none with ``top_k``)."""
+    """tp / (tp + fn) at each threshold (0.5 by default; none with ``top_k`` alone)."""
 
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
-        default = 0.5 if top_k is None else -1e10
-        super().__init__(_thresholds(thresholds, default) if thresholds is not None or
-                         top_k is None else [default], name=name or "recall", dtype=dtype,
-                         top_k=top_k, class_id=class_id)
+        super().__init__(_thresholds_or_top_k(thresholds, top_k), name=name or "recall",
+                         dtype=dtype, top_k=top_k, class_id=class_id)
 
     def result(self):
         tp, _, _, fn = self._counts()
