@@ -227,3 +227,11 @@ def test_fit_logs_the_loss_keras_logs(loss_for):
                        sample_weight=weights).history["loss"] for m in _twins(loss_for, 3)]
     np.testing.assert_allclose(histories[0], histories[1], rtol=2e-5)
     assert histories[0][0] != histories[0][-1]  # it trained
+
+
+@pytest.mark.parametrize("reduction", ["sum", "none", None, "mean_with_sample_weight"])
+def test_compile_refuses_the_reductions_fit_would_get_wrong(reduction):
+    model = gk.Sequential([gk.Input((5,)), gk.layers.Dense(2)])
+    with pytest.raises(NotImplementedError, match=f"reduction={reduction!r} is not supported"):
+        model.compile("sgd", losses.Huber(reduction=reduction))
+    model.compile("sgd", losses.Huber(reduction="mean"))  # the batch mean, as fit computes it

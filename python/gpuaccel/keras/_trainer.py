@@ -99,6 +99,7 @@ class Trainer:
             self.optimizer = optimizers_module.LossScaleOptimizer(
                 self.optimizer, name="loss_scale_optimizer")
         self.loss = None if loss is None else losses_module.get(loss)
+        losses_module.check_fit_reduction(self.loss)
         self.compiled_metrics = [metrics_module.get(m, self.loss) for m in _flatten_metrics(metrics)]
         self._weighted_metrics = _host_metrics.compile_weighted(
             _flatten_metrics(weighted_metrics, "weighted_metrics"), self.loss,

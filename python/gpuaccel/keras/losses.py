@@ -359,6 +359,19 @@ _FUNCTIONS = {fn: cls for fn, cls in (
     (tversky, Tversky))}
 
 
+def check_fit_reduction(loss):
+    """compile()'s check: the C++ step averages the (weighted) per-example losses over the batch,
+    which is Keras's 'sum_over_batch_size' (and 'mean'); refuse the reductions it would get
+    wrong rather than train on another number than Keras."""
+    reduction = getattr(loss, "reduction", "sum_over_batch_size")
+    if reduction not in ("sum_over_batch_size", "mean"):
+        raise NotImplementedError(
+            f"compile(loss=...) with reduction={reduction!r} is not supported by gpuaccel yet: "
+            f"fit and evaluate average the loss over the batch (reduction="
+            f"'sum_over_batch_size'); use that, or call the loss yourself in a custom "
+            f"train_step")
+
+
 def serialize(loss):
     """Keras's serialized form of a loss object: its class name and ``get_config()``."""
     if not isinstance(loss, Loss):
