@@ -235,3 +235,46 @@ def test_compile_refuses_the_reductions_fit_would_get_wrong(reduction):
     with pytest.raises(NotImplementedError, match=f"reduction={reduction!r} is not supported"):
         model.compile("sgd", losses.Huber(reduction=reduction))
     model.compile("sgd", losses.Huber(reduction="mean"))  # the batch mean, as fit computes it
+
+
+EMBEDDINGS = RNG.normal(size=(10, 6)).astype(np.float32)
+EMBEDDINGS /= np.linalg.norm(EMBEDDINGS, axis=1, keepdims=True)
+GROUPS = np.array([0, 1, 2, 0, 1, 2, 3, 0, 1, 4])  # classes 3 and 4: no positive pair (masked)
+GROUP_WEIGHTS = np.linspace(0.2, 1.5, 10).astype(np.float32)
+
+
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none",
+                                       "mean_with_sample_weight"])
+@pytest.mark.parametrize("options", [{}, {"gamma": 10.0, "margin": 0.25,
+                                          "remove_diagonal": False}])
+def test_circle_matches_keras_with_its_mask(reduction, options):
+    for weight in (None, GROUP_WEIGHTS):
+        assert_close(losses.Circle(reduction=reduction, **options)(GROUPS, EMBEDDINGS, weight),
+                     keras.losses.Circle(reduction=reduction, **options)(GROUPS, EMBEDDINGS,
+                                                                         weight))
+    assert_close(losses.circle(GROUPS, EMBEDDINGS, **options),
+                 keras.losses.circle(GROUPS, EMBEDDINGS, **options))
+
+
+def test_circle_gradient_and_fit_match_keras():
+    prediction = gpuaccel.tensor(EMBEDDINGS, requires_grad=True)
+    losses.Circle(gamma=5.0)(GROUPS, prediction, sample_weight=GROUP_WEIGHTS).backward()
+    variable = tf.Variable(EMBEDDINGS)
+    with tf.GradientTape() as tape:
+        loss = keras.losses.Circle(gamma=5.0)(GROUPS, variable, sample_weight=GROUP_WEIGHTS)
+    assert_close(prediction.grad, tape.gradient(loss, variable).numpy(), 1e-4)
+
+    x = RNG.normal(size=(40, 5)).astype(np.float32)
+    y = RNG.integers(0, 3, size=40)
+    y[[5, 25]] = 7  # alone in their batch: masked out of its mean
+    keras.utils.set_random_seed(4)
+    models = []
+    for lib in (gk, keras):
+        model = lib.Sequential([lib.Input((5,)), lib.layers.Dense(4),
+                                lib.layers.UnitNormalization()])
+        model.compile(optimizer="sgd", loss=lib.losses.Circle(gamma=8.0))
+        models.append(model)
+    models[0].set_weights(models[1].get_weights())
+    histories = [m.fit(x, y, batch_size=10, epochs=3, shuffle=False, verbose=0,
+                       sample_weight=np.tile(WEIGHTS, 5)).history["loss"] for m in models]
+    np.testing.assert_allclose(histories[0], histories[1], rtol=1e-4)

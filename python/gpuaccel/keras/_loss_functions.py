@@ -7,9 +7,12 @@ weights) and exposes it as Keras's function, and ``metrics.py`` averages the sam
 metric (``keras.metrics.Hinge`` is the mean of ``keras.losses.hinge``). Every formula keeps
 Keras's clipping constants (``EPSILON`` = Keras's ``backend.epsilon()``) so saturated inputs give
 Keras's numbers. No Python branch looks at data: a loss must trace the same whatever the batch."""
+import numpy as np
+
 from . import ops
 
 EPSILON = 1e-7
+_LEFT_OUT = -1e30  # a log-sum-exp term for an excluded pair (circle): exp() of it is 0
 
 
 def _float_pair(y_true, y_pred):
@@ -192,3 +195,40 @@ def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
     false_negatives = ops.sum(y_pred * (1.0 - y_true), axis=axis)
     return 1.0 - intersection / (intersection + false_positives * alpha
                                  + false_negatives * beta + EPSILON)
+
+
+def circle(y_true, y_pred, ref_labels=None, ref_embeddings=None, remove_diagonal=True,
+           gamma=80, margin=0.4):
+    """Circle loss (Sun et al. 2020) of L2-normalized embeddings ``y_pred`` with integer labels
+    ``y_true``, against themselves or ``ref_embeddings``/``ref_labels``: softplus of the
+    log-sum-exp over the positive pairs plus that over the negative pairs, per query. A query
+    with no positive (or no negative) pair has loss 0, which Keras masks out of the mean
+    (``circle_mean_weights``)."""
+    y_pred = ops.convert_to_tensor(y_pred)
+    labels = ops.reshape(ops.cast(ops.convert_to_tensor(y_true), "float32"), (-1, 1))
+    references = y_pred if ref_embeddings is None else ops.convert_to_tensor(ref_embeddings)
+    ref = labels if ref_labels is None else ops.reshape(
+        ops.cast(ops.convert_to_tensor(ref_labels), "float32"), (-1, 1))
+    distances = ops.maximum(1.0 - ops.matmul(y_pred, ops.transpose(references)), 0.0)
+    positive = ops.equal(labels, ops.transpose(ref))
+    negative = ops.logical_not(positive)
+    if remove_diagonal:
+        positive = ops.logical_and(positive, ops.logical_not(
+            ops.eye(labels.shape[0], ref.shape[0], dtype="bool")))
+    positive_f, negative_f = ops.cast(positive, "float32"), ops.cast(negative, "float32")
+    positive_weights = ops.maximum((margin + distances) * positive_f, 0.0)
+    negative_weights = ops.maximum((1.0 + margin - distances) * negative_f, 0.0)
+    positive_terms = -gamma * positive_weights * (margin - distances)
+    negative_terms = gamma * negative_weights * ((1.0 - margin) - distances)
+    # Keras fills the pairs left out with -inf; gpuaccel's where multiplies both branches by
+    # the mask (0 * -inf = NaN), so a finite stand-in that exp() still takes to 0
+    positive_loss = ops.logsumexp(ops.where(positive, positive_terms, _LEFT_OUT), axis=1)
+    negative_loss = ops.logsumexp(ops.where(negative, negative_terms, _LEFT_OUT), axis=1)
+    return ops.softplus(positive_loss + negative_loss)
+
+
+def circle_mean_weights(losses):
+    """Keras's mask of a circle loss (the queries with a loss above 0), as the per-query weights
+    that make the batch mean Keras's: ``total / valid`` for those queries, 0 for the others."""
+    valid = ops.cast(ops.greater(losses, 0.0), losses.dtype)
+    return valid * ops.divide_no_nan(float(np.prod(losses.shape)), ops.sum(valid))

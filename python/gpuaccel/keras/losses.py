@@ -61,15 +61,24 @@ def _python_loss(name, fn):
     return _C.Loss.from_python(name, traced), traced
 
 
-def reduce_weighted(values, sample_weight=None, reduction="sum_over_batch_size"):
+def reduce_weighted(values, sample_weight=None, reduction="sum_over_batch_size", mask=None):
     """Keras's ``reduce_weighted_values``: the per-example ``values`` times ``sample_weight``
     (its rank aligned by one squeezed/expanded last axis, then broadcast), reduced by
     ``reduction``: 'sum', the sum over the number of values ('sum_over_batch_size'/'mean'), the
-    sum over the weights' sum ('mean_with_sample_weight'), or none."""
+    sum over the weights' sum ('mean_with_sample_weight'), or none. A ``mask`` (Keras's mask of
+    the losses) zeroes the masked values' weights; the means then count the unmasked only."""
     values = _as_tensor(values, False)
     weight = None
+    if mask is not None:
+        weight = ops.cast(mask, values.dtype)
+        if reduction in ("sum_over_batch_size", "mean"):
+            weight = weight * ops.divide_no_nan(float(np.prod(weight.shape)), ops.sum(weight))
     if sample_weight is not None:
-        weight = ops.cast(_as_tensor(sample_weight, False), values.dtype)
+        given = ops.cast(_as_tensor(sample_weight, False), values.dtype)
+        if weight is not None:
+            weight, given = _f.same_rank(weight, given)
+        weight = given if weight is None else given * weight
+    if weight is not None:
         values, weight = _f.same_rank(values, weight)
         try:
             values = values * weight
@@ -315,6 +324,24 @@ Dice = _wrapper_class("Dice", dice, "dice", "1 - 2 sum(y_true y_pred) / (sum(y_t
 Tversky = _wrapper_class("Tversky", tversky, "tversky", "Dice with false positives weighted by "
                          "alpha and false negatives by beta.", alpha=0.5, beta=0.5, axis=None)
 
+class Circle(_wrapper_class("Circle", _f.circle, "circle", "", gamma=80.0, margin=0.4,
+                            remove_diagonal=True)):
+    """Circle loss of L2-normalized embeddings and integer labels (Keras's ``circle``). Keras
+    masks the queries whose loss is 0 (no positive or no negative pair) out of the mean: a direct
+    call does so through ``reduce_weighted``'s mask, and inside fit, whose C++ step takes the
+    plain batch mean, the traced per-query losses carry the same weights."""
+
+    def call(self, y_true, y_pred):
+        losses = _f.circle(y_true, y_pred, **self._fn_kwargs)
+        return losses * _f.circle_mean_weights(losses)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        losses = _f.circle(_as_tensor(y_true), _as_tensor(y_pred, False), **self._fn_kwargs)
+        return reduce_weighted(losses, sample_weight, self.reduction, mask=losses > 0.0)
+
+
+circle = _f.circle
+
 _BY_NAME = {
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
     "categorical_crossentropy": CategoricalCrossentropy,
@@ -343,6 +370,7 @@ _BY_NAME = {
     "categorical_focal_crossentropy": CategoricalFocalCrossentropy,
     "dice": Dice,
     "tversky": Tversky,
+    "circle": Circle,
 }
 _FUNCTIONS = {fn: cls for fn, cls in (
     (sparse_categorical_crossentropy, SparseCategoricalCrossentropy),
@@ -356,7 +384,7 @@ _FUNCTIONS = {fn: cls for fn, cls in (
     (categorical_hinge, CategoricalHinge), (kl_divergence, KLDivergence), (poisson, Poisson),
     (cosine_similarity, CosineSimilarity), (binary_focal_crossentropy, BinaryFocalCrossentropy),
     (categorical_focal_crossentropy, CategoricalFocalCrossentropy), (dice, Dice),
-    (tversky, Tversky))}
+    (tversky, Tversky), (circle, Circle))}
 
 
 def check_fit_reduction(loss):
