@@ -278,3 +278,40 @@ def test_circle_gradient_and_fit_match_keras():
     histories = [m.fit(x, y, batch_size=10, epochs=3, shuffle=False, verbose=0,
                        sample_weight=np.tile(WEIGHTS, 5)).history["loss"] for m in models]
     np.testing.assert_allclose(histories[0], histories[1], rtol=1e-4)
+
+
+CTC_LOGITS = RNG.normal(size=(3, 7, 5)).astype(np.float32) * 2
+CTC_LABELS = np.array([[1, 2, 2, 0], [3, 1, 4, 2], [0, 0, 0, 0]])  # repeats, full, empty
+
+
+def test_ctc_matches_keras_values_reductions_and_gradient():
+    assert_close(losses.ctc(CTC_LABELS, CTC_LOGITS), keras.losses.ctc(CTC_LABELS, CTC_LOGITS))
+    for reduction in ("sum_over_batch_size", "sum", "none"):
+        for weight in (None, WEIGHTS[:3]):
+            assert_close(losses.CTC(reduction=reduction)(CTC_LABELS, CTC_LOGITS, weight),
+                         keras.losses.CTC(reduction=reduction)(CTC_LABELS, CTC_LOGITS, weight))
+    prediction = gpuaccel.tensor(CTC_LOGITS, requires_grad=True)
+    losses.CTC()(CTC_LABELS, prediction).backward()
+    variable = tf.Variable(CTC_LOGITS)
+    with tf.GradientTape() as tape:
+        loss = keras.losses.CTC()(CTC_LABELS, variable)
+    assert_close(prediction.grad, tape.gradient(loss, variable).numpy(), 1e-4)
+    with pytest.raises(ValueError, match="expected to be a tensor of shape"):
+        losses.ctc(CTC_LABELS[0], CTC_LOGITS)
+
+
+def test_ctc_fit_matches_keras():
+    x = RNG.normal(size=(12, 6, 3)).astype(np.float32)
+    y = RNG.integers(1, 4, size=(12, 3))
+    y[::4, 2] = 0  # shorter label sequences, padded with the blank
+    keras.utils.set_random_seed(5)
+    models = []
+    for lib in (gk, keras):
+        model = lib.Sequential([lib.Input((6, 3)), lib.layers.Dense(4)])
+        model.compile(optimizer="sgd", loss=lib.losses.CTC())
+        models.append(model)
+    models[0].set_weights(models[1].get_weights())
+    histories = [m.fit(x, y, batch_size=4, epochs=3, shuffle=False, verbose=0).history["loss"]
+                 for m in models]
+    np.testing.assert_allclose(histories[0], histories[1], rtol=1e-4)
+    assert histories[0][0] != histories[0][-1]

@@ -232,3 +232,59 @@ def circle_mean_weights(losses):
     that make the batch mean Keras's: ``total / valid`` for those queries, 0 for the others."""
     valid = ops.cast(ops.greater(losses, 0.0), losses.dtype)
     return valid * ops.divide_no_nan(float(np.prod(losses.shape)), ops.sum(valid))
+
+
+def _log_add(*terms):
+    """log(sum(exp(terms))) of same-shaped tensors, stable (the largest is factored out)."""
+    peak = terms[0]
+    for term in terms[1:]:
+        peak = ops.maximum(peak, term)
+    total = ops.exp(terms[0] - peak)
+    for term in terms[1:]:
+        total = total + ops.exp(term - peak)
+    return peak + ops.log(total)
+
+
+def _shifted(alpha, by):
+    """alpha moved ``by`` places along the label axis, the vacated places left out."""
+    filler = ops.full((alpha.shape[0], by), _LEFT_OUT, dtype=alpha.dtype)
+    return ops.concatenate([filler, alpha[:, :alpha.shape[1] - by]], axis=1)
+
+
+def ctc(y_true, y_pred):
+    """Keras's CTC loss: integer labels (batch, max_length) padded with 0, which is also the
+    blank, against logits (batch, time, classes) (log-softmaxed here, as tf.nn.ctc_loss does),
+    every sequence using all time steps. The forward algorithm over the blank-interleaved labels,
+    one step of ops per time step, so the trace and autograd follow it."""
+    y_pred = ops.convert_to_tensor(y_pred)
+    labels = ops.convert_to_tensor(y_true)
+    if len(labels.shape) != 2:
+        raise ValueError(f"Targets `y_true` are expected to be a tensor of shape "
+                         f"`(batch_size, max_length)` in integer format. Received: "
+                         f"y_true.shape={tuple(labels.shape)}")
+    if len(y_pred.shape) != 3:
+        raise ValueError(f"Logits `y_pred` are expected to be a tensor of shape "
+                         f"`(batch_size, max_length, num_classes)`. Received: "
+                         f"y_pred.shape={tuple(y_pred.shape)}")
+    if y_pred.dtype not in ("float32", "float16", "bfloat16"):
+        y_pred = ops.cast(y_pred, "float32")
+    batch, steps, classes = y_pred.shape
+    labels = ops.cast(labels, "float32")
+    # blank, l1, blank, l2, ..., blank: S = 2 max_length + 1 states
+    extended = ops.concatenate([ops.reshape(ops.stack([ops.zeros_like(labels), labels], -1),
+                                            (batch, -1)), ops.zeros((batch, 1))], axis=1)
+    states = extended.shape[1]
+    picks = ops.one_hot(ops.cast(extended, "int64"), classes, dtype=y_pred.dtype)  # (B, S, C)
+    emissions = ops.matmul(ops.log_softmax(y_pred, axis=-1),
+                           ops.transpose(picks, (0, 2, 1)))  # (B, T, S)
+    skip_allowed = ops.logical_and(ops.not_equal(extended, 0.0),
+                                   ops.not_equal(extended, _shifted(extended, 2)))
+    start = ops.less(ops.arange(states), 2)
+    alpha = ops.where(start, emissions[:, 0], _LEFT_OUT)
+    for t in range(1, steps):
+        skip = ops.where(skip_allowed, _shifted(alpha, 2), _LEFT_OUT)
+        alpha = _log_add(alpha, _shifted(alpha, 1), skip) + emissions[:, t]
+    lengths = ops.sum(ops.cast(ops.not_equal(labels, 0.0), "int64"), axis=-1)
+    ends = ops.one_hot(2 * lengths, states, dtype=y_pred.dtype) + \
+        ops.one_hot(2 * lengths - 1, states, dtype=y_pred.dtype)
+    return -ops.logsumexp(ops.where(ops.greater(ends, 0.0), alpha, _LEFT_OUT), axis=-1)

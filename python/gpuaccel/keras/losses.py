@@ -341,6 +341,10 @@ class Circle(_wrapper_class("Circle", _f.circle, "circle", "", gamma=80.0, margi
 
 
 circle = _f.circle
+ctc = _f.ctc
+CTC = _wrapper_class("CTC", ctc, "ctc", "Connectionist temporal classification: integer labels "
+                     "(batch, max_length) padded with the blank 0 against logits (batch, time, "
+                     "classes).")
 
 _BY_NAME = {
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
@@ -371,6 +375,7 @@ _BY_NAME = {
     "dice": Dice,
     "tversky": Tversky,
     "circle": Circle,
+    "ctc": CTC,
 }
 _FUNCTIONS = {fn: cls for fn, cls in (
     (sparse_categorical_crossentropy, SparseCategoricalCrossentropy),
@@ -384,7 +389,7 @@ _FUNCTIONS = {fn: cls for fn, cls in (
     (categorical_hinge, CategoricalHinge), (kl_divergence, KLDivergence), (poisson, Poisson),
     (cosine_similarity, CosineSimilarity), (binary_focal_crossentropy, BinaryFocalCrossentropy),
     (categorical_focal_crossentropy, CategoricalFocalCrossentropy), (dice, Dice),
-    (tversky, Tversky), (circle, Circle))}
+    (tversky, Tversky), (circle, Circle), (ctc, CTC))}
 
 
 def check_fit_reduction(loss):
