@@ -15,11 +15,17 @@ EPSILON = 1e-7
 _LEFT_OUT = -1e30  # a log-sum-exp term for an excluded pair (circle): exp() of it is 0
 
 
-def _float_pair(y_true, y_pred):
-    """(y_true, y_pred) as float tensors, y_true in y_pred's float dtype (Keras casts the labels)."""
+def _float_predictions(y_pred):
+    """``y_pred`` as a tensor of a float dtype (integer predictions become float32)."""
     y_pred = ops.convert_to_tensor(y_pred)
     if y_pred.dtype not in ("float32", "float16", "bfloat16"):
         y_pred = ops.cast(y_pred, "float32")
+    return y_pred
+
+
+def _float_pair(y_true, y_pred):
+    """(y_true, y_pred) as float tensors, y_true in y_pred's dtype (Keras casts the labels)."""
+    y_pred = _float_predictions(y_pred)
     return ops.cast(ops.convert_to_tensor(y_true), y_pred.dtype), y_pred
 
 
@@ -172,9 +178,7 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
 
 def categorical_generalized_cross_entropy(y_true, y_pred, q):
     """(1 - p^q) / q of the true class's probability p; integer labels as Keras takes them."""
-    y_pred = ops.convert_to_tensor(y_pred)
-    if y_pred.dtype not in ("float32", "float16", "bfloat16"):
-        y_pred = ops.cast(y_pred, "float32")
+    y_pred = _float_predictions(y_pred)
     picks = ops.one_hot(ops.cast(ops.convert_to_tensor(y_true), "int64"), y_pred.shape[-1],
                         dtype=y_pred.dtype)
     p = ops.sum(y_pred * picks, axis=-1)
@@ -266,8 +270,7 @@ def ctc(y_true, y_pred):
         raise ValueError(f"Logits `y_pred` are expected to be a tensor of shape "
                          f"`(batch_size, max_length, num_classes)`. Received: "
                          f"y_pred.shape={tuple(y_pred.shape)}")
-    if y_pred.dtype not in ("float32", "float16", "bfloat16"):
-        y_pred = ops.cast(y_pred, "float32")
+    y_pred = _float_predictions(y_pred)
     batch, steps, classes = y_pred.shape
     labels = ops.cast(labels, "float32")
     # blank, l1, blank, l2, ..., blank: S = 2 max_length + 1 states
