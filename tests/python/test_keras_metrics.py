@@ -105,6 +105,8 @@ CASES = [
      keras.metrics.AUC(multi_label=True, label_weights=[1, 2, 0, 1]), "binary"),
     (metrics.AUC(thresholds=[0.25, 0.5, 0.75]), keras.metrics.AUC(thresholds=[0.25, 0.5, 0.75]),
      "binary"),
+    (metrics.AUC(label_weights=[1, 2, 0, 1], from_logits=True),
+     keras.metrics.AUC(label_weights=[1, 2, 0, 1], from_logits=True), "binary"),
     (metrics.PrecisionAtRecall(0.6), keras.metrics.PrecisionAtRecall(0.6), "binary"),
     (metrics.RecallAtPrecision(0.5, num_thresholds=20),
      keras.metrics.RecallAtPrecision(0.5, num_thresholds=20), "binary"),
