@@ -72,10 +72,15 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
-    """log(sum(exp(x))) computed after subtracting the maximum, so large values do not overflow."""
+    """log(sum(exp(x))) computed after subtracting the maximum, so large values do not overflow.
+    An infinite maximum is clamped to the largest finite value first (TF uses 0 there), so a
+    slice of -inf gives -inf and one holding +inf gives +inf rather than inf - inf = NaN."""
     x = convert_to_tensor(input_tensor)
     axes = _axes(axis, None)
     peak = _C.detach(_C.reduce("max", x, axes, True))
+    largest = 65504.0 if x._dtype_name == "float16" else 3.0e38
+    peak = _C.binary("minimum", _C.binary("maximum", peak, _C.scalar_like(-largest, peak)),
+                     _C.scalar_like(largest, peak))
     total = _C.reduce("sum", _C.unary("exp", _C.binary("sub", x, peak)), axes, True)
     out = _C.binary("add", _C.unary("log", total), peak)
     if keepdims:

@@ -172,6 +172,44 @@ def test_a_fit_on_the_fake_gpu_trains_as_on_the_cpu_and_is_counted():
     assert r["ops_during_cpu_fit"] == 0
 
 
+COMPOSED_LOSS_AND_HOST_METRICS_PROBE = r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(3)
+x = rng.normal(size=(48, 6)).astype('float32')
+y = (x[:, :1] > 0).astype('float32')
+w = rng.uniform(0.5, 2.0, size=48).astype('float32')
+
+def fit(device):
+    ga.random.set_seed(2)
+    with ga.device(device):
+        model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(5, activation='relu'),
+                                  keras.layers.Dense(1, activation='sigmoid')])
+        model.compile(optimizer='sgd', loss=keras.losses.BinaryFocalCrossentropy(gamma=1.5),
+                      metrics=[keras.metrics.AUC(name='auc'), keras.metrics.Precision(name='p'),
+                               keras.metrics.RootMeanSquaredError(name='rmse')],
+                      weighted_metrics=[keras.metrics.Recall(name='r')])
+        history = model.fit(x, y, epochs=2, batch_size=16, verbose=0, shuffle=False,
+                            sample_weight=w)
+    return {k: [float(v) for v in vs] for k, vs in history.history.items()}
+
+print(json.dumps({'gpu': fit('/GPU:0'), 'cpu': fit('/CPU:0')}))
+"""
+
+
+def test_a_composed_loss_and_host_kept_metrics_fit_on_the_fake_gpu_as_on_the_cpu():
+    """keras.losses formulas composed from ops run on the device, and the metrics kept on the
+    host read the device's predictions: the same history as on the CPU."""
+    r = run_with_fake(COMPOSED_LOSS_AND_HOST_METRICS_PROBE)
+    assert sorted(r["gpu"]) == ["auc", "loss", "p", "r", "rmse"]
+    for name, values in r["cpu"].items():
+        assert r["gpu"][name] == pytest.approx(values, rel=1e-6, abs=1e-7), name
+    assert r["gpu"]["loss"][0] != r["gpu"]["loss"][1]
+
+
 # A fit on the fake GPU with graphs (jit_compile's default) and without: the fake records
 # launches while capturing and replays the recording, with the step's memory in the graph's
 # arena, so a replay that read or wrote the wrong memory would change the numbers.

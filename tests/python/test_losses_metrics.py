@@ -101,7 +101,7 @@ def test_loss_errors():
         losses.get(3)
     assert isinstance(losses.get(lambda y, p: p), losses.LossFunctionWrapper)
     with pytest.raises(ValueError, match="reduction"):
-        losses.MeanSquaredError(reduction="mean")
+        losses.MeanSquaredError(reduction="average")
     assert isinstance(losses.get("mse"), losses.MeanSquaredError)
     assert losses.get("sparse_categorical_crossentropy").from_logits is False
 

@@ -25,6 +25,8 @@ LABELS = np.array([2, 0, 1, 2, 1], np.int32)
 GUESSES = np.array([2, 1, 1, 0, 1], np.int32)
 AROUND_ZERO = np.array([0.0, -0.0, 1e-3, -2.0, 3.0], np.float32)
 SEGMENTS = np.array([0, 0, 2], np.int32)
+INFINITE_ROWS = np.array([[-np.inf] * 4, [1.0, 2.0, -np.inf, 0.0], [np.inf, 1.0, 2.0, 3.0]],
+                         np.float32)
 
 # tf's op, gpuaccel's, positional arguments (the first float32 array is differentiated),
 # keyword arguments, whether the op has a gradient.
@@ -114,6 +116,7 @@ CASES = [
     (tf.math.reduce_std, gt.math.reduce_std, (A,), {"axis": 0}, True),
     (tf.math.reduce_variance, gt.math.reduce_variance, (A,), {}, True),
     (tf.math.reduce_logsumexp, gt.math.reduce_logsumexp, (A * 50,), {"axis": 1}, True),
+    (tf.math.reduce_logsumexp, gt.math.reduce_logsumexp, (INFINITE_ROWS,), {"axis": 1}, False),
     (tf.math.reduce_euclidean_norm, gt.math.reduce_euclidean_norm, (A,), {"axis": 1}, True),
     (tf.math.reduce_any, gt.math.reduce_any, (A > 1,), {"axis": 1}, False),
     (tf.math.reduce_all, gt.math.reduce_all, (A > -1,), {}, False),

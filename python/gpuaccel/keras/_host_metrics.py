@@ -1,5 +1,7 @@
 """The metrics ``fit``/``evaluate`` update in Python once per batch: ``keras.metrics.Metric``
-subclasses written in Python, and every metric of ``compile(weighted_metrics=[...])``.
+subclasses written in Python, the built-in metrics that keep their state on the host (every one
+but the six C++ ones, ``metrics._CppMetric``), and every metric of
+``compile(weighted_metrics=[...])``.
 
 A Python ``update_state`` assigns to its state variables in place, which the op recorder
 refuses (a trace must not write), so it cannot be traced into the C++ step. This is the eager
@@ -48,16 +50,20 @@ def _warn_once(model, metrics):
         _warned.add(key)
         names = ", ".join(repr(m.name) for m in metrics)
         warnings.warn(f"gpuaccel: the metrics {names} update in Python on every batch (a "
-                      f"Python update_state assigns its state in place, and weighted metrics "
-                      f"are weighed on the host), so each batch also runs one inference-mode "
-                      f"forward for their predictions; the rest of the step stays in C++",
-                      RuntimeWarning, stacklevel=4)
+                      f"Python update_state assigns its state in place, the built-ins other "
+                      f"than accuracy/MSE/MAE keep their state on the host, and weighted "
+                      f"metrics are weighed on the host), so each batch also runs one "
+                      f"inference-mode forward for their predictions; the rest of the step "
+                      f"stays in C++", RuntimeWarning, stacklevel=4)
 
 
-def _as_float(value):
+def log_value(value):
+    """A metric's result for the logs: a float, or an array for a per-threshold or per-class
+    result (Recall(thresholds=[...]), F1Score()), as Keras logs it."""
     if isinstance(value, Tensor):
         value = value.numpy()
-    return float(np.asarray(value))
+    value = np.asarray(value)
+    return float(value) if value.ndim == 0 else value
 
 
 class HostMetricsTrainer:
@@ -98,5 +104,5 @@ class HostMetricsTrainer:
         """The logs in Keras's order: loss, the compiled metrics, then the weighted ones."""
         values = dict(self._cpp.results())
         for metric in self._unweighted + self._weighted:
-            values[metric.name] = _as_float(metric.result())
+            values[metric.name] = log_value(metric.result())
         return [(name, values[name]) for name in self.model.metrics_names if name in values]

@@ -99,6 +99,7 @@ class Trainer:
             self.optimizer = optimizers_module.LossScaleOptimizer(
                 self.optimizer, name="loss_scale_optimizer")
         self.loss = None if loss is None else losses_module.get(loss)
+        losses_module.check_fit_reduction(self.loss)
         self.compiled_metrics = [metrics_module.get(m, self.loss) for m in _flatten_metrics(metrics)]
         self._weighted_metrics = _host_metrics.compile_weighted(
             _flatten_metrics(weighted_metrics, "weighted_metrics"), self.loss,
@@ -175,7 +176,8 @@ class Trainer:
         return predictor
 
     def _results(self, trainer, prefix=""):
-        return {prefix + name: float(value) for name, value in trainer.results()}
+        return {prefix + name: _host_metrics.log_value(value)
+                for name, value in trainer.results()}
 
     def _fit_trainer(self):
         """What fit steps: the C++ Trainer, or under a strategy with several replicas the
@@ -202,7 +204,7 @@ class Trainer:
         """The epoch's logs: over every worker's replicas when several workers train."""
         across = getattr(trainer, "results_across_workers", None)
         pairs = across() if across is not None else trainer.results()
-        return {name: float(value) for name, value in pairs}
+        return {name: _host_metrics.log_value(value) for name, value in pairs}
 
     # ---- fit ----
 

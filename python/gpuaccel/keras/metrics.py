@@ -1,14 +1,25 @@
-"""``keras.metrics``: the ``Metric`` base a Python metric subclasses, the built-in running-mean
-metrics accumulated by C++ (``cpp/nn/metrics.cc``), and how ``compile(metrics=[...])`` turns names
-into them (Keras's rule for 'accuracy': the variant that fits the loss: sparse categorical,
-categorical or binary)."""
-import re
+"""``keras.metrics``: the ``Metric`` base a Python metric subclasses, Keras's built-in metrics,
+and how ``compile(metrics=[...])`` turns names into them (Keras's rule for 'accuracy': the variant
+that fits the loss: sparse categorical, categorical or binary).
 
+Six built-ins accumulate in the C++ training step (``cpp/nn/metrics.cc``; ``_CppMetric``). Every
+other one updates in Python once per batch inside fit (``_host_metrics.py``) with its state on the
+host: the mean metrics average the loss formulas (``_loss_functions.py``) and the accuracy and
+correlation functions (``_metric_functions.py``), the confusion, score and IoU families keep
+their counts (``_confusion_metrics.py``, ``_score_metrics.py``, ``_iou_metrics.py``)."""
 import numpy as np
 
 from .. import _C
-from .._tensor import Tensor, tensor, zeros_like
-from . import losses as _losses
+from .._tensor import Tensor, tensor
+from . import _loss_functions as _lf, _metric_functions as _mf, losses as _losses
+from ._confusion_metrics import (AUC, FalseNegatives, FalsePositives, Precision,  # noqa: F401
+                                 PrecisionAtRecall, Recall, RecallAtPrecision,
+                                 SensitivityAtSpecificity, SpecificityAtSensitivity,
+                                 TrueNegatives, TruePositives)
+from ._iou_metrics import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU  # noqa: F401
+from ._metric_base import Mean, MeanMetricWrapper, Metric, Sum, aligned, host  # noqa: F401
+from ._score_metrics import F1Score, FBetaScore, R2Score  # noqa: F401
+from ._wrapper_classes import wrapper_class
 
 
 def _as_tensor(value):
@@ -20,127 +31,44 @@ def _as_tensor(value):
     return tensor(array)
 
 
-def _snake_case(class_name):
-    """Keras's default metric name: ``BinaryTruePositives`` -> 'binary_true_positives'."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", class_name).lower()
-
-
-class Metric:
-    """``keras.metrics.Metric``: the base of a metric written in Python (Keras 3's contract:
-    state made with ``add_variable``/``add_weight`` in ``__init__``, ``update_state(y_true,
-    y_pred, sample_weight=None)``, ``result()``, ``reset_state()``). ``fit``/``evaluate`` run
-    such a metric's ``update_state`` in Python once per batch (``_host_metrics.py``); the
-    built-in metrics below derive from ``_CppMetric`` and accumulate in the C++ step."""
-
-    def __init__(self, dtype=None, name=None):
-        self.name = name or _snake_case(type(self).__name__)
-        self.dtype = str(getattr(dtype, "name", dtype) or "float32")
-        self._variables = []
-
-    def _check_super_called(self):
-        if "_variables" not in self.__dict__:
-            raise RuntimeError("You forgot to call `super().__init__()` in the `__init__()` "
-                               "method. Go add it!")  # Keras's words
-
-    def add_variable(self, shape, initializer, dtype=None, aggregation="sum", name=None):
-        """A state variable (a tensor with ``assign``/``assign_add``), zeroed by ``reset_state``."""
-        self._check_super_called()
-        from ._python_layer import initial_value
-        shape = () if shape is None else tuple(shape)
-        name = name or f"variable_{len(self._variables)}"
-        value = initial_value(initializer, shape, str(getattr(dtype, "name", dtype)
-                                                      or self.dtype), self, name)
-        self._variables.append(value)
-        return value
-
-    def add_weight(self, shape=(), initializer=None, dtype=None, name=None):
-        """Keras keeps ``add_weight`` as an alias of ``add_variable``."""
-        return self.add_variable(shape, "zeros" if initializer is None else initializer,
-                                 dtype=dtype, name=name)
-
-    @property
-    def variables(self):
-        return list(self.__dict__.get("_variables", []))
-
-    def update_state(self, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} must define update_state(y_true, "
-                                  f"y_pred, sample_weight=None)")
-
-    def result(self):
-        raise NotImplementedError(f"{type(self).__name__} must define result()")
-
-    def reset_state(self):
-        """Keras's default: every state variable back to zeros."""
-        for variable in self.variables:
-            variable.assign(zeros_like(variable))
-
-    def __call__(self, *args, **kwargs):
-        self._check_super_called()
-        self.update_state(*args, **kwargs)
-        return self.result()
-
-    def get_config(self):
-        return {"name": self.name, "dtype": self.dtype}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        return f"<{type(self).__name__} name={self.name!r}>"
-
-
-class _CppMetric(Metric):
-    """A built-in metric: a running mean of a per-example value accumulated by C++ inside the
-    training step (``nn::Metric``)."""
+class _CppMetric(Mean):
+    """A built-in metric whose per-example values come from C++ (``nn::Metric``): fit
+    accumulates them inside the C++ step (``result()`` reads that running mean); a direct
+    ``update_state`` (with or without sample weights) averages them on the host, as Keras's
+    ``MeanMetricWrapper`` does."""
 
     _kind = None
     _default_name = None
 
     def __init__(self, name=None, dtype=None, threshold=0.5):
-        super().__init__(dtype=dtype, name=name or self._default_name)
-        self._cpp = _C.Metric(self.name, self._kind, float(threshold))
+        self._cpp = _C.Metric(name or self._default_name, self._kind, float(threshold))
+        super().__init__(name=name or self._default_name, dtype=dtype)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        if sample_weight is not None:
-            raise NotImplementedError("sample_weight is not supported by gpuaccel's built-in "
-                                      "metrics' update_state yet (compile(weighted_metrics=[...]) "
-                                      "weighs them in fit and evaluate)")
-        self._cpp.update(_as_tensor(y_true), _as_tensor(y_pred))
+        super().update_state(self._cpp.values(_as_tensor(y_true), _as_tensor(y_pred)),
+                             sample_weight)
 
     def result(self):
+        if self._state["count"]:
+            return super().result()
         return tensor(np.float32(self._cpp.result()))
 
     def reset_state(self):
+        super().reset_state()
         self._cpp.reset()
 
 
-class _WeightedMean(Metric):
+class _WeightedMean(Mean):
     """A built-in metric listed in ``compile(weighted_metrics=[...])``: Keras's weighted mean
-    ``sum(value * w) / sum(w)`` of the C++ per-example values, kept in float64 on the host."""
+    ``sum(value * w) / sum(w)`` of the C++ per-example values, on the host."""
 
     def __init__(self, builtin, name):
-        super().__init__(dtype=builtin.dtype, name=name)
         self._builtin = builtin
-        self.reset_state()
+        super().__init__(name=name, dtype=builtin.dtype)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        values = _C.detach(self._builtin._cpp.values(_as_tensor(y_true), _as_tensor(y_pred)))
-        values = np.asarray(values.numpy(), np.float64).reshape(-1)
-        if sample_weight is None:
-            weights = np.ones_like(values)
-        else:
-            weights = np.asarray(_C.detach(_as_tensor(sample_weight)).numpy(), np.float64)
-            weights = np.broadcast_to(weights.reshape(-1), values.shape)
-        self._total += float(np.sum(values * weights))
-        self._count += float(np.sum(weights))
-
-    def result(self):
-        return tensor(np.float32(self._total / self._count if self._count else 0.0))
-
-    def reset_state(self):
-        self._total = 0.0
-        self._count = 0.0
+        super().update_state(self._builtin._cpp.values(_as_tensor(y_true), _as_tensor(y_pred)),
+                             sample_weight)
 
 
 class Accuracy(_CppMetric):
@@ -171,64 +99,95 @@ class MeanAbsoluteError(_CppMetric):
     _kind, _default_name = "mean_absolute_error", "mean_absolute_error"
 
 
-class Mean:
-    """``keras.metrics.Mean``: the (weighted) mean of every value passed to ``update_state``,
-    as in the expert quickstart's ``train_loss(loss)``. Sums are kept in float64 on the host."""
+class RootMeanSquaredError(Mean):
+    """``keras.metrics.RootMeanSquaredError``: sqrt of the weighted mean squared error."""
 
-    def __init__(self, name="mean", dtype=None):
-        self.name = name
-        self.dtype = dtype or "float32"
-        self.reset_state()
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
 
-    def _values(self, values, sample_weight):
-        array = np.asarray(_C.detach(values).numpy() if isinstance(values, Tensor) else values,
-                           dtype=np.float64)
-        if sample_weight is None:
-            return array, np.ones_like(array)
-        weight = np.asarray(_C.detach(sample_weight).numpy() if isinstance(sample_weight, Tensor)
-                            else sample_weight, dtype=np.float64)
-        try:
-            weight = np.broadcast_to(weight, array.shape)
-        except ValueError as error:
-            raise ValueError(f"sample_weight of shape {weight.shape} does not broadcast to the "
-                             f"values' shape {array.shape}") from error
-        return array, weight
-
-    def update_state(self, values, sample_weight=None):
-        array, weight = self._values(values, sample_weight)
-        self._total += float(np.sum(array * weight))
-        self._count += float(np.sum(weight))
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = aligned(host(y_true), host(y_pred))
+        super().update_state(np.square(y_pred - y_true), sample_weight)
 
     def result(self):
-        return tensor(np.float32(self._total / self._count if self._count else 0.0))
-
-    def reset_state(self):
-        self._total = 0.0
-        self._count = 0.0
-
-    def __call__(self, values, sample_weight=None):
-        self.update_state(values, sample_weight)
-        return self.result()
-
-    @property
-    def variables(self):
-        return [tensor(np.float32(self._total)), tensor(np.float32(self._count))]
-
-    def get_config(self):
-        return {"name": self.name, "dtype": self.dtype}
-
-    def __repr__(self):
-        return f"<{type(self).__name__} name={self.name!r}>"
+        return self._result(np.sqrt(float(super().result().numpy())))
 
 
-class Sum(Mean):
-    """``keras.metrics.Sum``: the running (weighted) sum."""
+def _mean_class(class_name, fn, name, doc, leading=None, **options):
+    """Keras's metric class signature: (name, dtype, *options), or (*leading, name, dtype,
+    *options) for the few that put an option first (TopKCategoricalAccuracy's k)."""
+    return wrapper_class(class_name, MeanMetricWrapper, fn, doc, __name__, {
+        **(leading or {}), "name": name, "dtype": None, **options})
 
-    def __init__(self, name="sum", dtype=None):
-        super().__init__(name, dtype)
 
-    def result(self):
-        return tensor(np.float32(self._total))
+MeanAbsolutePercentageError = _mean_class(
+    "MeanAbsolutePercentageError", _lf.mean_absolute_percentage_error,
+    "mean_absolute_percentage_error", "The mean of keras.losses.mean_absolute_percentage_error.")
+MeanSquaredLogarithmicError = _mean_class(
+    "MeanSquaredLogarithmicError", _lf.mean_squared_logarithmic_error,
+    "mean_squared_logarithmic_error", "The mean of keras.losses.mean_squared_logarithmic_error.")
+LogCoshError = _mean_class("LogCoshError", _lf.log_cosh, "logcosh",
+                           "The mean of keras.losses.log_cosh.")
+CosineSimilarity = _mean_class("CosineSimilarity", _mf.cosine_similarity, "cosine_similarity",
+                               "The mean cosine similarity (+1: same direction).", axis=-1)
+Hinge = _mean_class("Hinge", _lf.hinge, "hinge", "The mean of keras.losses.hinge.")
+SquaredHinge = _mean_class("SquaredHinge", _lf.squared_hinge, "squared_hinge",
+                           "The mean of keras.losses.squared_hinge.")
+CategoricalHinge = _mean_class("CategoricalHinge", _lf.categorical_hinge, "categorical_hinge",
+                               "The mean of keras.losses.categorical_hinge.")
+KLDivergence = _mean_class("KLDivergence", _lf.kl_divergence, "kl_divergence",
+                           "The mean of keras.losses.kl_divergence.")
+Poisson = _mean_class("Poisson", _lf.poisson, "poisson", "The mean of keras.losses.poisson.")
+BinaryCrossentropy = _mean_class(
+    "BinaryCrossentropy", _lf.binary_crossentropy, "binary_crossentropy",
+    "The mean of keras.losses.binary_crossentropy.", from_logits=False, label_smoothing=0)
+CategoricalCrossentropy = _mean_class(
+    "CategoricalCrossentropy", _lf.categorical_crossentropy, "categorical_crossentropy",
+    "The mean of keras.losses.categorical_crossentropy.", from_logits=False, label_smoothing=0,
+    axis=-1)
+SparseCategoricalCrossentropy = _mean_class(
+    "SparseCategoricalCrossentropy", _losses.sparse_categorical_crossentropy,
+    "sparse_categorical_crossentropy", "The mean of keras.losses.sparse_categorical_"
+    "crossentropy.", from_logits=False, ignore_class=None, axis=-1)
+TopKCategoricalAccuracy = _mean_class(
+    "TopKCategoricalAccuracy", _mf.top_k_categorical_accuracy, "top_k_categorical_accuracy",
+    "How often the one-hot label is among the k highest scores.", leading={"k": 5})
+SparseTopKCategoricalAccuracy = _mean_class(
+    "SparseTopKCategoricalAccuracy", _mf.sparse_top_k_categorical_accuracy,
+    "sparse_top_k_categorical_accuracy", "How often the integer label is among the k highest "
+    "scores (or, from_sorted_ids, the first k ids).", leading={"k": 5}, from_sorted_ids=False)
+PearsonCorrelation = _mean_class("PearsonCorrelation", _mf.pearson_correlation,
+                                 "pearson_correlation", "The mean Pearson correlation along "
+                                 "axis.", axis=-1)
+ConcordanceCorrelation = _mean_class("ConcordanceCorrelation", _mf.concordance_correlation,
+                                     "concordance_correlation", "The mean concordance "
+                                     "correlation along axis.", axis=-1)
+
+# The per-example functions Keras lists in keras.metrics (the losses' formulas among them)
+accuracy = _mf.accuracy
+binary_accuracy = _mf.binary_accuracy
+categorical_accuracy = _mf.categorical_accuracy
+sparse_categorical_accuracy = _mf.sparse_categorical_accuracy
+top_k_categorical_accuracy = _mf.top_k_categorical_accuracy
+sparse_top_k_categorical_accuracy = _mf.sparse_top_k_categorical_accuracy
+pearson_correlation = _mf.pearson_correlation
+concordance_correlation = _mf.concordance_correlation
+binary_crossentropy = _lf.binary_crossentropy
+binary_focal_crossentropy = _lf.binary_focal_crossentropy
+categorical_crossentropy = _lf.categorical_crossentropy
+categorical_focal_crossentropy = _lf.categorical_focal_crossentropy
+sparse_categorical_crossentropy = _losses.sparse_categorical_crossentropy
+categorical_hinge = _lf.categorical_hinge
+hinge = _lf.hinge
+squared_hinge = _lf.squared_hinge
+huber = _lf.huber
+kl_divergence = _lf.kl_divergence
+log_cosh = _lf.log_cosh
+mean_absolute_error = _lf.mean_absolute_error
+mean_absolute_percentage_error = _lf.mean_absolute_percentage_error
+mean_squared_error = _lf.mean_squared_error
+mean_squared_logarithmic_error = _lf.mean_squared_logarithmic_error
+poisson = _lf.poisson
 
 
 _BY_NAME = {
@@ -239,7 +198,42 @@ _BY_NAME = {
     "mse": MeanSquaredError,
     "mean_absolute_error": MeanAbsoluteError,
     "mae": MeanAbsoluteError,
+    "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+    "mape": MeanAbsolutePercentageError,
+    "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
+    "msle": MeanSquaredLogarithmicError,
+    "root_mean_squared_error": RootMeanSquaredError,
+    "log_cosh": LogCoshError,
+    "logcosh": LogCoshError,
+    "hinge": Hinge,
+    "squared_hinge": SquaredHinge,
+    "categorical_hinge": CategoricalHinge,
+    "kl_divergence": KLDivergence,
+    "kld": KLDivergence,
+    "poisson": Poisson,
+    "cosine_similarity": CosineSimilarity,
+    "binary_crossentropy": BinaryCrossentropy,
+    "categorical_crossentropy": CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+    "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+    "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
+    "pearson_correlation": PearsonCorrelation,
+    "concordance_correlation": ConcordanceCorrelation,
+    "precision": Precision,
+    "recall": Recall,
+    "auc": AUC,
+    "true_positives": TruePositives,
+    "false_positives": FalsePositives,
+    "true_negatives": TrueNegatives,
+    "false_negatives": FalseNegatives,
+    "r2_score": R2Score,
 }
+# Keras also takes a class's own name ('Precision', 'AUC'); those that need an argument
+# (MeanIoU's num_classes...) are only for deserialize.
+_CLASSES = {cls.__name__: cls for cls in (
+    *_BY_NAME.values(), Accuracy, Mean, Sum, F1Score, FBetaScore, IoU, MeanIoU, BinaryIoU,
+    OneHotIoU, OneHotMeanIoU, PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
+    SpecificityAtSensitivity)}
 
 
 def _accuracy_for(loss):
@@ -254,8 +248,8 @@ def _accuracy_for(loss):
 
 
 def get(identifier, loss=None):
-    """A Metric for ``identifier`` (an instance, a class, or a Keras name). 'accuracy'/'acc'
-    become the variant that fits ``loss`` and keep the name the user wrote, as in Keras."""
+    """A Metric for ``identifier`` (an instance, a class, a Keras name or class name). 'accuracy'
+    /'acc' become the variant that fits ``loss`` and keep the name the user wrote, as in Keras."""
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Metric):
@@ -267,5 +261,30 @@ def get(identifier, loss=None):
         cls = _BY_NAME.get(key)
         if cls is not None:
             return cls(name=identifier)
+        if identifier in _CLASSES:
+            return _CLASSES[identifier]()
     raise ValueError(f"Could not interpret metric identifier: {identifier!r}. Known names: "
                      f"{sorted(_BY_NAME) + ['accuracy', 'acc']}, or a keras.metrics.Metric")
+
+
+def serialize(metric):
+    """Keras's serialized form of a metric object: its class name and ``get_config()``."""
+    if not isinstance(metric, Metric):
+        raise TypeError(f"serialize() takes a keras.metrics.Metric instance, got {metric!r}")
+    return {"module": "keras.metrics", "class_name": type(metric).__name__,
+            "config": metric.get_config(), "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    """The metric ``serialize`` described (a dict), or the one a Keras name stands for."""
+    if isinstance(config, str):
+        return get(config)
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"Could not deserialize metric {config!r}: expected a dict with "
+                         f"'class_name' and 'config', as serialize() returns")
+    classes = {**_CLASSES, **(custom_objects or {})}
+    cls = classes.get(config["class_name"])
+    if cls is None:
+        raise ValueError(f"Unknown metric class {config['class_name']!r}; known: "
+                         f"{sorted(classes)} (pass custom_objects for your own)")
+    return cls.from_config(config.get("config", {}))
