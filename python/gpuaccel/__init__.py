@@ -50,6 +50,9 @@ from .math import (abs, add, add_n, allclose, argmax, argmin, div, divide, equal
                    reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
                    reduce_std, reduce_sum, reduce_variance, relu, rsqrt, sigmoid, sign, sqrt,
                    square, squared_difference, sub, subtract, tanh, true_divide, truediv)
+from .math import (acosh, asinh, atanh, cosh, cumsum, floor, round, scalar_mul,  # noqa: A004
+                   sinh)
+from ._tf_array_ops import meshgrid, repeat, reverse, roll
 from .linalg import bmm, einsum, matmul, mm, tensordot
 from ._tensor_spec import TensorSpec
 from ._function import function, print_ as print  # noqa: A004 - tf.print
@@ -105,7 +108,8 @@ __all__ += [
     "is_grad_enabled", "is_tensor", "log_softmax", "max", "mean", "min", "permute",
     "set_grad_enabled", "softmax", "std", "stop_gradient", "sum", "var", "linalg", "image",
     "range", "float", "half", "long", "int", "TensorSpec", "mul", "sub", "div", "true_divide",
-    "inference_mode",
+    "inference_mode", "acosh", "asinh", "atanh", "cosh", "cumsum", "floor", "round",
+    "scalar_mul", "sinh", "meshgrid", "repeat", "reverse", "roll",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

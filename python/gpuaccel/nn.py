@@ -11,6 +11,7 @@ from . import _C, errors  # noqa: F401
 from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
+from ._array_ops import concat as _concat
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
 from ._promotion import as_operands, as_tensor
@@ -26,7 +27,8 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
            "mean_squared_error", "one_hot", "functional", "leaky_relu", "relu6", "elu", "silu",
            "swish", "softplus", "log_sigmoid", "sigmoid_cross_entropy_with_logits", "l2_loss",
-           "moments", "bias_add", "max_pool", "avg_pool"]
+           "moments", "bias_add", "max_pool", "avg_pool", "selu", "crelu", "softsign",
+           "l2_normalize", "zero_fraction", "in_top_k", "conv1d"]
 
 
 def _int(value, name):
@@ -77,6 +79,34 @@ def conv2d(input, filters, strides=1, padding="VALID", dilations=1, bias=None):
     input, filters = as_tensors(input, filters)
     bias = None if bias is None else as_tensors(input, bias)[1]
     return _C.conv2d(input, filters, bias, sh, sw, _padding(padding), dh, dw)
+
+
+def _conv1d_steps(value, name):
+    """TF's conv1d stride/dilation: an int or a list of 1 or 3 ints ([1, s, 1])."""
+    if isinstance(value, (list, tuple)) and len(value) == 3:
+        if _int(value[0], name) != 1 or _int(value[2], name) != 1:
+            raise ValueError(f"{name} over the batch or channel axis must be 1, got {list(value)}")
+        return _int(value[1], name)
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        return _int(value[0], name)
+    return _int(value, name)
+
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):
+    """``tf.nn.conv1d``: input (N, W, C), filters (KW, C, F); the 2-D convolution of an
+    (N, 1, W, C) view with a (1, KW, C, F) kernel, as TensorFlow computes it."""
+    if data_format not in ("NWC", None):
+        raise ValueError(f"conv1d supports data_format='NWC' only, got {data_format!r}")
+    step = _conv1d_steps(stride, "stride")
+    dilation = _conv1d_steps(1 if dilations is None else dilations, "dilations")
+    input, filters = as_tensors(input, filters)
+    if input.ndim != 3 or filters.ndim != 3:
+        raise ValueError(f"conv1d needs input (batch, width, channels) and filters (width, "
+                         f"in_channels, out_channels), got shapes {tuple(input.shape)} and "
+                         f"{tuple(filters.shape)}")
+    out = conv2d(_C.reshape(input, [input.shape[0], 1, *input.shape[1:]]),
+                 _C.reshape(filters, [1, *filters.shape]), [1, step], padding, [1, dilation])
+    return _C.reshape(out, [out.shape[0], *out.shape[2:]])
 
 
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",
@@ -211,12 +241,36 @@ def relu6(features, name=None):
     return _C.binary("minimum", _C.unary("relu", x), _C.scalar_like(6.0, x))
 
 
+def _relu_plus_scaled_expm1(x, alpha):
+    """relu(x) + alpha * (exp(min(x, 0)) - 1): elu's two branches (the exp branch is computed
+    on min(x, 0), so it never overflows)."""
+    negative_part = _math.expm1(_C.binary("minimum", x, _C.scalar_like(0.0, x)))
+    if alpha != 1.0:
+        negative_part = _C.binary("mul", negative_part, _C.scalar_like(alpha, x))
+    return _C.binary("add", _C.unary("relu", x), negative_part)
+
+
 def elu(features, name=None):
-    """x for x > 0, exp(x) - 1 otherwise (the exp branch is computed on min(x, 0), so it never
-    overflows)."""
+    """x for x > 0, exp(x) - 1 otherwise."""
+    return _relu_plus_scaled_expm1(convert_to_tensor(features), 1.0)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features, name=None):
+    """scale * elu(x, alpha) with the self-normalizing constants of Klambauer et al. (2017)."""
     x = convert_to_tensor(features)
-    negative = _C.binary("minimum", x, _C.scalar_like(0.0, x))
-    return _C.binary("add", _C.unary("relu", x), _math.expm1(negative))
+    return _C.binary("mul", _relu_plus_scaled_expm1(x, _SELU_ALPHA), _C.scalar_like(_SELU_SCALE, x))
+
+
+def crelu(features, axis=-1, name=None):
+    """``tf.nn.crelu``: relu(x) and relu(-x) concatenated along ``axis`` (twice as many
+    channels)."""
+    x = convert_to_tensor(features)
+    return _concat([_C.unary("relu", x), _C.unary("relu", _C.unary("neg", x))],
+                  check_int(axis, "axis"))
 
 
 def silu(features, beta=1.0, name=None):
@@ -227,6 +281,10 @@ def silu(features, beta=1.0, name=None):
 
 swish = silu
 softplus = _math.softplus
+softsign = _math.softsign
+l2_normalize = _math.l2_normalize
+zero_fraction = _math.zero_fraction
+in_top_k = _math.in_top_k
 
 
 def log_sigmoid(x, name=None):
@@ -282,7 +340,6 @@ TORCH_NN_MODULE_REFUSALS = {
 }
 
 __getattr__ = _unsupported.module_getattr(__name__, "nn", {
-    "conv1d": "conv2d on an (N, 1, L, C) view",
     "depthwise_conv2d": "conv2d per channel (depthwise kernels are not there yet)",
     "ctc_loss": "nothing yet (no CTC kernel)",
     "weighted_cross_entropy_with_logits": "sigmoid_cross_entropy_with_logits times weights",
