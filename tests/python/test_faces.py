@@ -110,11 +110,12 @@ def test_names_neither_face_has_yet_are_refused_in_each_faces_words(name):
             getattr(tf, name)
 
 
-def test_cumsum_is_torchs_on_the_torch_face_and_still_refused_on_the_tensorflow_face():
-    # torch.cumsum is compared with PyTorch in test_torch_functions.py
-    np.testing.assert_allclose(torch.cumsum(torch.tensor(VECTOR), 0).numpy(), np.cumsum(VECTOR))
-    with pytest.raises(AttributeError, match="gpuaccel.cumsum is not supported by gpuaccel yet"):
-        tf.cumsum  # noqa: B018
+def test_sort_is_torchs_on_the_torch_face_and_still_refused_on_the_tensorflow_face():
+    # tf.cumsum is compared with TensorFlow in test_tf_nn_breadth.py; tf.sort has no kernel yet
+    values, _ = torch.sort(torch.tensor(VECTOR[::-1].copy()))
+    np.testing.assert_allclose(values.numpy(), np.sort(VECTOR))
+    with pytest.raises(AttributeError, match="gpuaccel.sort is not supported by gpuaccel yet"):
+        tf.sort  # noqa: B018
 
 
 @pytest.mark.parametrize("call, name", [

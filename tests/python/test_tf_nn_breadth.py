@@ -1,0 +1,141 @@
+"""The tf.nn activations, losses, normalizations and 1-D convolution, and the tf.math / array
+names TensorFlow also exports at its top level, against real TensorFlow (issue 30): each case
+runs on the same seeded inputs in both and gives the same shape, dtype and values; where the op
+is differentiable, GradientTape gives the same gradient of sum(output * cotangent).
+Tolerances, never bit-for-bit: the composites round differently from TensorFlow's kernels."""
+import numpy as np
+import pytest
+
+import gpuaccel as gt
+from tf_comparison import as_array, assert_forward_matches, assert_gradient_matches
+
+tf = pytest.importorskip("tensorflow")
+
+RNG = np.random.default_rng(3030)
+A = RNG.normal(scale=2.0, size=(3, 5)).astype(np.float32)
+ROW = RNG.normal(size=(5,)).astype(np.float32)
+PROBABILITIES = RNG.random((3, 5)).astype(np.float32)
+AT_LEAST_ONE = (RNG.random((3, 5)) * 3 + 1.05).astype(np.float32)
+UNIT = (RNG.random((3, 5)) * 1.6 - 0.8).astype(np.float32)
+HALVES = np.array([[-2.5, -1.5, -0.5, 0.5, 7.0], [1.5, 2.5, -1.2, 3.7, -0.0]], np.float32)
+WITH_ZEROS = np.where(RNG.random((3, 5)) < 0.4, 0.0, RNG.normal(size=(3, 5))).astype(np.float32)
+IMAGES = RNG.normal(size=(2, 6, 6, 3)).astype(np.float32)
+SIGNAL = RNG.normal(size=(2, 9, 3)).astype(np.float32)
+KERNEL_1D = RNG.normal(size=(3, 3, 4)).astype(np.float32)
+TARGETS = np.array([4, 0, 2], np.int32)
+INTS = np.array([[3, -1, 0, 8], [2, 2, -5, 1]], np.int32)
+
+
+def sigmoid_cross_entropy(framework):
+    return lambda logits, labels: framework.nn.sigmoid_cross_entropy_with_logits(
+        labels=labels, logits=logits)
+
+
+def moment(framework, which):
+    return lambda x, axes, keepdims=False: framework.nn.moments(x, axes, keepdims=keepdims)[which]
+
+
+def meshgrid_stacked(framework):
+    return lambda x, y, indexing: framework.stack(framework.meshgrid(x, y, indexing=indexing), 0)
+
+
+# tf's op, gpuaccel's, positional arguments (the first float32 array is differentiated),
+# keyword arguments, whether the op has a gradient.
+NN_CASES = [
+    (tf.nn.relu6, gt.nn.relu6, (A * 3,), {}, True),
+    (tf.nn.elu, gt.nn.elu, (A,), {}, True),
+    (tf.nn.selu, gt.nn.selu, (A,), {}, True),
+    (tf.nn.gelu, gt.nn.gelu, (A,), {}, True),
+    (tf.nn.silu, gt.nn.silu, (A,), {}, True),
+    (tf.nn.silu, gt.nn.silu, (A,), {"beta": 1.7}, True),
+    (tf.nn.swish, gt.nn.swish, (A,), {}, True),
+    (tf.nn.leaky_relu, gt.nn.leaky_relu, (A,), {}, True),
+    (tf.nn.leaky_relu, gt.nn.leaky_relu, (A,), {"alpha": 0.05}, True),
+    (tf.nn.softplus, gt.nn.softplus, (A * 20,), {}, True),
+    (tf.nn.softsign, gt.nn.softsign, (A,), {}, True),
+    (tf.nn.sigmoid, gt.nn.sigmoid, (A,), {}, True),
+    (tf.nn.tanh, gt.nn.tanh, (A,), {}, True),
+    (tf.nn.crelu, gt.nn.crelu, (A,), {}, True),
+    (tf.nn.crelu, gt.nn.crelu, (A,), {"axis": 0}, True),
+    (tf.nn.log_softmax, gt.nn.log_softmax, (A,), {"axis": 0}, True),
+    (tf.nn.l2_normalize, gt.nn.l2_normalize, (A,), {"axis": 1}, True),
+    (tf.nn.l2_normalize, gt.nn.l2_normalize, (A,), {}, True),
+    (sigmoid_cross_entropy(tf), sigmoid_cross_entropy(gt), (A, PROBABILITIES), {}, True),
+    (tf.nn.l2_loss, gt.nn.l2_loss, (A,), {}, True),
+    (moment(tf, 0), moment(gt, 0), (A, [0]), {}, True),
+    (moment(tf, 1), moment(gt, 1), (A, [1]), {"keepdims": True}, True),
+    (tf.nn.bias_add, gt.nn.bias_add, (A, ROW), {}, True),
+    (tf.nn.max_pool, gt.nn.max_pool, (IMAGES, 2, 2, "VALID"), {}, True),
+    (tf.nn.avg_pool, gt.nn.avg_pool, (IMAGES, 3, 2, "SAME"), {}, True),
+    (tf.nn.conv1d, gt.nn.conv1d, (SIGNAL, KERNEL_1D, 1, "VALID"), {}, True),
+    (tf.nn.conv1d, gt.nn.conv1d, (SIGNAL, KERNEL_1D, 2, "SAME"), {}, True),
+    (tf.nn.conv1d, gt.nn.conv1d, (SIGNAL, KERNEL_1D, [1, 1, 1], "SAME"), {"dilations": 2},
+     True),
+    (tf.nn.zero_fraction, gt.nn.zero_fraction, (WITH_ZEROS,), {}, False),
+    (tf.nn.in_top_k, gt.nn.in_top_k, (TARGETS, A[:, :5], 2), {}, False),
+]
+
+TOP_LEVEL_CASES = [
+    (tf.acosh, gt.acosh, (AT_LEAST_ONE,), {}, True),
+    (tf.asinh, gt.asinh, (A,), {}, True),
+    (tf.atanh, gt.atanh, (UNIT,), {}, True),
+    (tf.cosh, gt.cosh, (UNIT,), {}, True),
+    (tf.sinh, gt.sinh, (UNIT,), {}, True),
+    (tf.floor, gt.floor, (HALVES,), {}, False),
+    (tf.round, gt.round, (HALVES,), {}, False),
+    (tf.cumsum, gt.cumsum, (A,), {"axis": 1}, True),
+    (tf.cumsum, gt.cumsum, (A,), {"axis": -1, "exclusive": True, "reverse": True}, True),
+    (tf.cumsum, gt.cumsum, (INTS,), {"axis": 0}, False),
+    (tf.scalar_mul, gt.scalar_mul, (2.5, A), {}, True),
+    (tf.roll, gt.roll, (A, 2, 1), {}, True),
+    (tf.roll, gt.roll, (A, [1, -2], [0, 1]), {}, True),
+    (tf.reverse, gt.reverse, (A, [0, -1]), {}, True),
+    (tf.reverse, gt.reverse, (INTS, [1]), {}, False),
+    (tf.repeat, gt.repeat, (A, 2), {"axis": 0}, True),
+    (tf.repeat, gt.repeat, (A, [1, 0, 3]), {"axis": 0}, True),
+    (tf.repeat, gt.repeat, (INTS, 2), {}, False),
+    (meshgrid_stacked(tf), meshgrid_stacked(gt), (ROW, A[0, :3]), {"indexing": "xy"}, True),
+    (meshgrid_stacked(tf), meshgrid_stacked(gt), (ROW, A[0, :3]), {"indexing": "ij"}, True),
+]
+CASES = NN_CASES + TOP_LEVEL_CASES
+
+
+def case_id(case):
+    theirs, _, args, kwargs, _ = case
+    return getattr(theirs, "__name__", "op") + "".join(f"-{k}" for k in kwargs) + \
+        f"-{len(args)}args"
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_forward_matches_tensorflow(case):
+    theirs_op, ours_op, args, kwargs, _ = case
+    assert_forward_matches(theirs_op, ours_op, args, kwargs, atol=2e-6)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[4]], ids=case_id)
+def test_gradient_matches_tensorflow(case):
+    theirs_op, ours_op, args, kwargs, _ = case
+    rng = np.random.default_rng(7)  # the cotangent's draw, the same whatever ran before
+    assert_gradient_matches(theirs_op, ours_op, args, kwargs, rng, rtol=1e-4, atol=1e-5)
+
+
+def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
+    extreme = np.array([-100.0, -30.0, 0.0, 30.0, 80.0], np.float32)
+    for name in ("elu", "selu"):
+        ours = as_array(getattr(gt.nn, name)(extreme))
+        assert np.isfinite(ours).all(), name
+        np.testing.assert_allclose(ours, getattr(tf.nn, name)(extreme).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: gt.roll(A, 1, None), ValueError, "tf.roll needs axis"),
+    (lambda: gt.reverse(A, 1), TypeError, "axis as a list of ints"),
+    (lambda: gt.nn.conv1d(IMAGES, KERNEL_1D, 1, "VALID"), ValueError, "input (batch, width"),
+    (lambda: gt.nn.conv1d(SIGNAL, KERNEL_1D, [2, 1, 1], "VALID"), ValueError,
+     "stride over the batch or channel axis must be 1"),
+    (lambda: gt.nn.conv1d(SIGNAL, KERNEL_1D, 1, "VALID", data_format="NCW"), ValueError,
+     "data_format='NWC'"),
+])
+def test_bad_arguments_are_rejected_by_name(call, error, words):
+    with pytest.raises(error, match=words.replace("(", r"\(")):
+        call()
