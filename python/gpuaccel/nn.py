@@ -4,6 +4,7 @@ Images are NHWC and convolution kernels (height, width, in_channels, filters), a
 Every op here records its gradient and accepts NumPy arrays, lists and numbers where a tensor
 goes. ``gpuaccel.nn.functional`` is ``torch.nn.functional`` (NCHW, torch's argument names).
 """
+import math as _pymath
 import numbers
 import sys
 
@@ -11,11 +12,14 @@ from . import _C, errors  # noqa: F401
 from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
-from ._array_ops import concat as _concat
+from ._array_ops import concat as _concat, reshape as _reshape, split as _split
+from ._array_ops import transpose as _transpose, where as _where
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
 from ._promotion import as_operands, as_tensor
 from ._tensor import Tensor, tensor
+
+_PI = _pymath.pi
 
 # `import gpuaccel.nn.functional as F` (torch's spelling) finds the module without nn being a
 # package.
@@ -28,7 +32,10 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "mean_squared_error", "one_hot", "functional", "leaky_relu", "relu6", "elu", "silu",
            "swish", "softplus", "log_sigmoid", "sigmoid_cross_entropy_with_logits", "l2_loss",
            "moments", "bias_add", "max_pool", "avg_pool", "selu", "crelu", "softsign",
-           "l2_normalize", "zero_fraction", "in_top_k", "conv1d"]
+           "l2_normalize", "zero_fraction", "in_top_k", "conv1d", "depthwise_conv2d",
+           "separable_conv2d", "space_to_depth", "depth_to_space",
+           "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
+           "normalize_moments", "compute_average_loss", "scale_regularization_loss"]
 
 
 def _int(value, name):
@@ -107,6 +114,69 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
     out = conv2d(_C.reshape(input, [input.shape[0], 1, *input.shape[1:]]),
                  _C.reshape(filters, [1, *filters.shape]), [1, step], padding, [1, dilation])
     return _C.reshape(out, [out.shape[0], *out.shape[2:]])
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None,
+                     name=None):
+    """``tf.nn.depthwise_conv2d``: input (N, H, W, C), filter (KH, KW, C, M); output channel
+    c * M + m is input channel c convolved with filter[:, :, c, m]. One conv2d per input
+    channel (there is no depthwise kernel): fine at course sizes, slow for wide layers."""
+    if data_format not in ("NHWC", None):
+        raise ValueError(f"depthwise_conv2d supports data_format='NHWC' only, got "
+                         f"{data_format!r}")
+    input, filter = as_tensors(input, filter)
+    if input.ndim != 4 or filter.ndim != 4 or filter.shape[2] != input.shape[3]:
+        raise ValueError(f"depthwise_conv2d needs input (N, H, W, C) and filter (KH, KW, C, "
+                         f"multiplier) with the same C, got shapes {tuple(input.shape)} and "
+                         f"{tuple(filter.shape)}")
+    dilations = 1 if dilations is None else dilations
+    channels = input.shape[3]
+    per_channel = zip(_split(input, channels, axis=3), _split(filter, channels, axis=2))
+    return _concat([conv2d(x, f, strides, padding, dilations) for x, f in per_channel], 3)
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,
+                     data_format=None, dilations=None, name=None):
+    """``tf.nn.separable_conv2d``: depthwise_conv2d, then a 1x1 conv2d with pointwise_filter
+    (1, 1, C * M, F)."""
+    depthwise = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format,
+                                 dilations)
+    return conv2d(depthwise, pointwise_filter, 1, "VALID")
+
+
+def _block_size(block_size):
+    size = _int(block_size, "block_size")
+    if size < 2:
+        raise ValueError(f"block_size must be at least 2, got {size}")
+    return size
+
+
+def space_to_depth(input, block_size, data_format="NHWC", name=None):
+    """``tf.nn.space_to_depth``: (N, H, W, C) to (N, H/b, W/b, b*b*C), each b x b block of
+    pixels becoming channels (row within the block, then column, then channel)."""
+    if data_format != "NHWC":
+        raise ValueError(f"space_to_depth supports data_format='NHWC' only, got {data_format!r}")
+    b, x = _block_size(block_size), convert_to_tensor(input)
+    if x.ndim != 4 or x.shape[1] % b or x.shape[2] % b:
+        raise ValueError(f"space_to_depth needs (N, H, W, C) input with H and W divisible by "
+                         f"block_size {b}, got shape {tuple(x.shape)}")
+    n, h, w, c = x.shape
+    blocks = _transpose(_reshape(x, [n, h // b, b, w // b, b, c]), [0, 1, 3, 2, 4, 5])
+    return _reshape(blocks, [n, h // b, w // b, b * b * c])
+
+
+def depth_to_space(input, block_size, data_format="NHWC", name=None):
+    """``tf.nn.depth_to_space``: the inverse of space_to_depth, (N, H, W, b*b*C) to
+    (N, H*b, W*b, C)."""
+    if data_format != "NHWC":
+        raise ValueError(f"depth_to_space supports data_format='NHWC' only, got {data_format!r}")
+    b, x = _block_size(block_size), convert_to_tensor(input)
+    if x.ndim != 4 or x.shape[3] % (b * b):
+        raise ValueError(f"depth_to_space needs (N, H, W, C) input with C divisible by "
+                         f"block_size² = {b * b}, got shape {tuple(x.shape)}")
+    n, h, w, c = x.shape
+    pixels = _transpose(_reshape(x, [n, h, w, b, b, c // (b * b)]), [0, 1, 3, 2, 4, 5])
+    return _reshape(pixels, [n, h * b, w * b, c // (b * b)])
 
 
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",
@@ -298,6 +368,67 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     return functional.binary_cross_entropy_with_logits(logits, labels, reduction="none")
 
 
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """sigmoid cross-entropy with the positive term weighted by ``pos_weight``, TF's stable
+    form (1 - z) x + (1 + (q - 1) z) softplus(-x)."""
+    labels, logits = as_tensors(labels, logits)
+    log_weight = 1.0 + (pos_weight - 1.0) * labels
+    return (1.0 - labels) * logits + log_weight * _math.softplus(-logits)
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """exp(log_input) - log_input * targets, plus Stirling's approximation of log(targets!)
+    when ``compute_full_loss`` (zero for targets in [0, 1], as TensorFlow)."""
+    targets, log_input = as_tensors(targets, log_input)
+    loss = _C.unary("exp", log_input) - log_input * targets
+    if not compute_full_loss:
+        return loss
+    small = _math.logical_and(_math.greater_equal(targets, 0.0), _math.less_equal(targets, 1.0))
+    safe = _where(small, _C.scalar_like(2.0, targets), targets)  # no log(0) in the unused branch
+    stirling = safe * _C.unary("log", safe) - safe + 0.5 * _C.unary("log", 2.0 * _PI * safe)
+    return loss + _where(small, _C.scalar_like(0.0, targets), stirling)
+
+
+def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):
+    """(count, sum of x - shift, sum of (x - shift)², shift) over ``axes``: what
+    normalize_moments turns into a mean and a variance."""
+    x = convert_to_tensor(x)
+    axes = [check_int(a, "axes") % x.ndim for a in axes]
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    shifted = x if shift is None else x - convert_to_tensor(shift)
+    return (_C.scalar_like(float(count), x), _C.reduce("sum", shifted, axes, bool(keepdims)),
+            _C.reduce("sum", _C.unary("square", shifted), axes, bool(keepdims)), shift)
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """(mean, variance) from sufficient_statistics' sums."""
+    mean_ss, variance_ss = as_tensors(mean_ss, variance_ss)
+    counts = as_tensors(mean_ss, counts)[1]
+    shifted_mean = mean_ss / counts
+    mean = shifted_mean if shift is None else shifted_mean + convert_to_tensor(shift)
+    return mean, variance_ss / counts - _C.unary("square", shifted_mean)
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(per_example_loss * sample_weight) / global_batch_size (the first dimension by
+    default: one replica)."""
+    loss = convert_to_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = loss * convert_to_tensor(sample_weight)
+    if global_batch_size is None:
+        global_batch_size = loss.shape[0] if loss.ndim else 1
+    return _C.reduce("sum", loss, None, False) / float(global_batch_size)
+
+
+def scale_regularization_loss(regularization_loss):
+    """The summed regularization losses divided by the number of replicas (one)."""
+    if isinstance(regularization_loss, (list, tuple)):
+        regularization_loss = _math.add_n(list(regularization_loss))
+    return _C.reduce("sum", convert_to_tensor(regularization_loss), None, False)
+
+
 def l2_loss(t, name=None):
     """sum(t²) / 2."""
     x = convert_to_tensor(t)
@@ -342,6 +473,5 @@ TORCH_NN_MODULE_REFUSALS = {
 __getattr__ = _unsupported.module_getattr(__name__, "nn", {
     "depthwise_conv2d": "conv2d per channel (depthwise kernels are not there yet)",
     "ctc_loss": "nothing yet (no CTC kernel)",
-    "weighted_cross_entropy_with_logits": "sigmoid_cross_entropy_with_logits times weights",
     **TORCH_NN_MODULE_REFUSALS,
 })

@@ -22,6 +22,10 @@ WITH_ZEROS = np.where(RNG.random((3, 5)) < 0.4, 0.0, RNG.normal(size=(3, 5))).as
 IMAGES = RNG.normal(size=(2, 6, 6, 3)).astype(np.float32)
 SIGNAL = RNG.normal(size=(2, 9, 3)).astype(np.float32)
 KERNEL_1D = RNG.normal(size=(3, 3, 4)).astype(np.float32)
+DEPTHWISE = RNG.normal(size=(3, 3, 3, 2)).astype(np.float32)
+POINTWISE = RNG.normal(size=(1, 1, 6, 4)).astype(np.float32)
+COUNTS = (RNG.random((3, 5)) * 4).round().astype(np.float32)
+DEPTH = RNG.normal(size=(2, 2, 3, 8)).astype(np.float32)
 TARGETS = np.array([4, 0, 2], np.int32)
 INTS = np.array([[3, -1, 0, 8], [2, 2, -5, 1]], np.int32)
 
@@ -29,6 +33,27 @@ INTS = np.array([[3, -1, 0, 8], [2, 2, -5, 1]], np.int32)
 def sigmoid_cross_entropy(framework):
     return lambda logits, labels: framework.nn.sigmoid_cross_entropy_with_logits(
         labels=labels, logits=logits)
+
+
+def weighted_cross_entropy(framework):
+    return lambda logits, labels, pos_weight: framework.nn.weighted_cross_entropy_with_logits(
+        labels, logits, pos_weight)
+
+
+def log_poisson(framework):
+    return lambda log_input, targets, **kwargs: framework.nn.log_poisson_loss(
+        targets, log_input, **kwargs)
+
+
+def moments_from_statistics(framework, which, shift):
+    def op(x, axes):
+        counts, mean_ss, variance_ss, _ = framework.nn.sufficient_statistics(x, axes, shift)
+        return framework.nn.normalize_moments(counts, mean_ss, variance_ss, shift)[which]
+    return op
+
+
+def statistic(framework, which):
+    return lambda x, axes, **kwargs: framework.nn.sufficient_statistics(x, axes, **kwargs)[which]
 
 
 def moment(framework, which):
@@ -71,6 +96,31 @@ NN_CASES = [
     (tf.nn.conv1d, gt.nn.conv1d, (SIGNAL, KERNEL_1D, 2, "SAME"), {}, True),
     (tf.nn.conv1d, gt.nn.conv1d, (SIGNAL, KERNEL_1D, [1, 1, 1], "SAME"), {"dilations": 2},
      True),
+    (tf.nn.depthwise_conv2d, gt.nn.depthwise_conv2d, (IMAGES, DEPTHWISE, [1, 1, 1, 1], "SAME"),
+     {}, True),
+    (tf.nn.depthwise_conv2d, gt.nn.depthwise_conv2d, (IMAGES, DEPTHWISE, [1, 2, 2, 1], "VALID"),
+     {}, True),
+    (tf.nn.depthwise_conv2d, gt.nn.depthwise_conv2d, (IMAGES, DEPTHWISE, [1, 1, 1, 1], "VALID"),
+     {"dilations": [2, 2]}, True),
+    (tf.nn.separable_conv2d, gt.nn.separable_conv2d,
+     (IMAGES, DEPTHWISE, POINTWISE, [1, 1, 1, 1], "SAME"), {}, True),
+    (tf.nn.space_to_depth, gt.nn.space_to_depth, (IMAGES, 2), {}, True),
+    (tf.nn.space_to_depth, gt.nn.space_to_depth, (IMAGES, 3), {}, True),
+    (tf.nn.depth_to_space, gt.nn.depth_to_space, (DEPTH, 2), {}, True),
+    (weighted_cross_entropy(tf), weighted_cross_entropy(gt), (A, PROBABILITIES, 3.0), {}, True),
+    (log_poisson(tf), log_poisson(gt), (A, COUNTS), {}, True),
+    (log_poisson(tf), log_poisson(gt), (A, COUNTS), {"compute_full_loss": True}, True),
+    (statistic(tf, 0), statistic(gt, 0), (A, [0, 1]), {}, False),
+    (statistic(tf, 1), statistic(gt, 1), (A, [1]), {"keepdims": True}, True),
+    (statistic(tf, 2), statistic(gt, 2), (A, [0]), {"shift": 0.5}, True),
+    (moments_from_statistics(tf, 0, None), moments_from_statistics(gt, 0, None), (A, [0]), {},
+     True),
+    (moments_from_statistics(tf, 1, 0.25), moments_from_statistics(gt, 1, 0.25), (A, [1]), {},
+     True),
+    (tf.nn.compute_average_loss, gt.nn.compute_average_loss, (ROW,), {}, True),
+    (tf.nn.compute_average_loss, gt.nn.compute_average_loss, (ROW,),
+     {"sample_weight": PROBABILITIES[0], "global_batch_size": 8}, True),
+    (tf.nn.scale_regularization_loss, gt.nn.scale_regularization_loss, (A,), {}, True),
     (tf.nn.zero_fraction, gt.nn.zero_fraction, (WITH_ZEROS,), {}, False),
     (tf.nn.in_top_k, gt.nn.in_top_k, (TARGETS, A[:, :5], 2), {}, False),
 ]
@@ -135,6 +185,10 @@ def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
      "stride over the batch or channel axis must be 1"),
     (lambda: gt.nn.conv1d(SIGNAL, KERNEL_1D, 1, "VALID", data_format="NCW"), ValueError,
      "data_format='NWC'"),
+    (lambda: gt.nn.depthwise_conv2d(IMAGES, DEPTHWISE[:, :, :2], 1, "SAME"), ValueError,
+     "the same C"),
+    (lambda: gt.nn.space_to_depth(IMAGES, 4), ValueError, "divisible by block_size 4"),
+    (lambda: gt.nn.depth_to_space(IMAGES, 2), ValueError, "divisible by block_size² = 4"),
 ])
 def test_bad_arguments_are_rejected_by_name(call, error, words):
     with pytest.raises(error, match=words.replace("(", r"\(")):
