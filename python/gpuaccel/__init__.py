@@ -52,8 +52,10 @@ from .math import (abs, add, add_n, allclose, argmax, argmin, div, divide, equal
                    square, squared_difference, sub, subtract, tanh, true_divide, truediv)
 from .math import (acosh, asinh, atanh, cosh, cumsum, floor, round, scalar_mul,  # noqa: A004
                    sinh)
-from ._tf_array_ops import meshgrid, repeat, reverse, roll
-from .linalg import bmm, einsum, matmul, mm, tensordot
+from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
+                            shape_n, slice, unravel_index)
+from ._tf_clipping import clip_by_global_norm, clip_by_norm
+from .linalg import bmm, einsum, matmul, mm, norm, tensordot
 from ._tensor_spec import TensorSpec
 from ._function import function, print_ as print  # noqa: A004 - tf.print
 from ._torch_ops import (enable_grad, executing_eagerly, is_grad_enabled, is_tensor,
@@ -84,6 +86,7 @@ newaxis = None  # tf.newaxis / np.newaxis: x[..., tf.newaxis] in the course's MN
 manual_seed = random.set_seed  # torch.manual_seed
 range = arange  # noqa: A001 - tf.range(start, limit, delta)
 inference_mode = no_grad  # torch.inference_mode()
+realdiv = divide  # tf.realdiv: floats only in TF, where it is tf.divide
 # torch's dtype aliases (one DType object answers TF's, torch's and NumPy's questions).
 float = float32  # noqa: A001
 half = float16
@@ -109,7 +112,9 @@ __all__ += [
     "set_grad_enabled", "softmax", "std", "stop_gradient", "sum", "var", "linalg", "image",
     "range", "float", "half", "long", "int", "TensorSpec", "mul", "sub", "div", "true_divide",
     "inference_mode", "acosh", "asinh", "atanh", "cosh", "cumsum", "floor", "round",
-    "scalar_mul", "sinh", "meshgrid", "repeat", "reverse", "roll",
+    "scalar_mul", "sinh", "meshgrid", "repeat", "reverse", "roll", "identity_n",
+    "sequence_mask", "shape_n", "slice", "unravel_index", "clip_by_norm",
+    "clip_by_global_norm", "norm", "realdiv",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

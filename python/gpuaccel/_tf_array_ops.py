@@ -4,9 +4,15 @@
 roll/flip/repeat/meshgrid compute, but take TF's argument names (``input``, ``tensor``), a
 ``name``, and TF's required arguments (tf.roll needs ``axis``; tf.reverse reverses only the axes
 listed, never all of them), so the TensorFlow face gets these thin adapters rather than the
-Keras functions themselves.
+Keras functions themselves. The few here with no NumPy twin (sequence_mask, identity_n,
+shape_n) are TF-only conveniences composed from the same ops.
 """
-from . import _numpy_ops
+from . import _C, _numpy_ops
+from . import math as _math
+from ._array_ops import cast, expand_dims, identity, shape, stack
+from ._convert import convert_to_tensor
+from ._tensor import arange
+from .keras import ops as _keras_ops
 
 
 def roll(input, shift, axis, name=None):  # noqa: A002 -- TF's argument name
@@ -35,3 +41,41 @@ def meshgrid(*args, indexing="xy", name=None):
     """``tf.meshgrid``: coordinate grids, Cartesian ('xy', the default) or matrix ('ij')
     indexing."""
     return _numpy_ops.meshgrid(*args, indexing=indexing)
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001 -- TF's name
+    """``tf.slice``: the block of ``size`` starting at ``begin`` (a -1 in size: to the end)."""
+    x = convert_to_tensor(input_)
+    if len(begin) != x.ndim or len(size) != x.ndim:
+        raise ValueError(f"tf.slice needs one begin and one size per axis of the input's "
+                         f"{x.ndim}, got begin {list(begin)} and size {list(size)}")
+    return _keras_ops.slice(x, begin, size)
+
+
+def unravel_index(indices, dims, name=None):
+    """``tf.unravel_index``: the coordinates of flat ``indices`` in an array of shape ``dims``,
+    stacked on a first axis of length len(dims)."""
+    return stack(list(_keras_ops.unravel_index(indices, dims)), 0)
+
+
+def sequence_mask(lengths, maxlen=None, dtype="bool", name=None):
+    """``tf.sequence_mask``: mask[..., j] = j < lengths[...], ``maxlen`` columns (the longest
+    length by default)."""
+    lengths = convert_to_tensor(lengths)
+    if lengths.dtype.is_floating_point:
+        raise TypeError(f"sequence_mask needs integer lengths, got {lengths.dtype.name}")
+    if maxlen is None:
+        maxlen = int(_C.reduce("max", lengths, None, False).numpy()) if lengths.size else 0
+    columns = arange(0, int(maxlen), dtype=lengths.dtype.name, device=lengths.device.name)
+    return cast(_math.less(columns, expand_dims(lengths, -1)), dtype)
+
+
+def identity_n(input, name=None):  # noqa: A002
+    """``tf.identity_n``: a list with tf.identity of each tensor of ``input``."""
+    return [identity(x) for x in input]
+
+
+def shape_n(input, out_type="int32", name=None):  # noqa: A002
+    """``tf.shape_n``: a list with tf.shape of each tensor of ``input``."""
+    return [shape(x, out_type) for x in input]
+

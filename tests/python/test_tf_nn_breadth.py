@@ -64,6 +64,17 @@ def meshgrid_stacked(framework):
     return lambda x, y, indexing: framework.stack(framework.meshgrid(x, y, indexing=indexing), 0)
 
 
+def clipped_by_global_norm(framework, which):
+    def op(a, b, clip_norm):
+        clipped, norm = framework.clip_by_global_norm([a, None, b], clip_norm)
+        return norm if which == "norm" else clipped[which]
+    return op
+
+
+def stacked(framework, name):
+    return lambda *tensors: framework.stack(getattr(framework, name)(list(tensors)), 0)
+
+
 # tf's op, gpuaccel's, positional arguments (the first float32 array is differentiated),
 # keyword arguments, whether the op has a gradient.
 NN_CASES = [
@@ -146,6 +157,29 @@ TOP_LEVEL_CASES = [
     (tf.repeat, gt.repeat, (INTS, 2), {}, False),
     (meshgrid_stacked(tf), meshgrid_stacked(gt), (ROW, A[0, :3]), {"indexing": "xy"}, True),
     (meshgrid_stacked(tf), meshgrid_stacked(gt), (ROW, A[0, :3]), {"indexing": "ij"}, True),
+    (tf.slice, gt.slice, (A, [1, 2], [2, -1]), {}, True),
+    (tf.slice, gt.slice, (INTS, [0, 1], [1, 2]), {}, False),
+    (tf.unravel_index, gt.unravel_index, (np.array([0, 5, 11], np.int32), [3, 4]), {}, False),
+    (tf.unravel_index, gt.unravel_index, (np.int32(7), [2, 4]), {}, False),
+    (tf.sequence_mask, gt.sequence_mask, (np.array([1, 3, 0], np.int32),), {}, False),
+    (tf.sequence_mask, gt.sequence_mask, (np.array([[1, 4]], np.int64), 5), {}, False),
+    (tf.sequence_mask, gt.sequence_mask, (np.array([2, 1], np.int32), 3, "float32"), {}, False),
+    (stacked(tf, "identity_n"), stacked(gt, "identity_n"), (A, PROBABILITIES), {}, True),
+    (stacked(tf, "shape_n"), stacked(gt, "shape_n"), (A, PROBABILITIES), {}, False),
+    (tf.realdiv, gt.realdiv, (A, AT_LEAST_ONE), {}, True),
+    (tf.norm, gt.norm, (A,), {}, True),
+    (tf.norm, gt.norm, (A,), {"axis": 1, "keepdims": True}, True),
+    (tf.clip_by_value, gt.clip_by_value, (A, -1.0, 0.5), {}, True),
+    (tf.clip_by_norm, gt.clip_by_norm, (A, 2.0), {}, True),
+    (tf.clip_by_norm, gt.clip_by_norm, (A, 1.5), {"axes": [1]}, True),
+    (tf.clip_by_norm, gt.clip_by_norm, (A * 0.01, 100.0), {}, True),
+    (tf.clip_by_norm, gt.clip_by_norm, (np.zeros((2, 3), np.float32), 1.0), {}, True),
+    (clipped_by_global_norm(tf, 0), clipped_by_global_norm(gt, 0), (A, ROW, 2.0), {}, True),
+    (clipped_by_global_norm(tf, 2), clipped_by_global_norm(gt, 2), (A, ROW, 2.0), {}, True),
+    (clipped_by_global_norm(tf, "norm"), clipped_by_global_norm(gt, "norm"), (A, ROW, 2.0), {},
+     True),
+    (clipped_by_global_norm(tf, 0), clipped_by_global_norm(gt, 0), (A * 0.01, ROW * 0.01, 50.0),
+     {}, True),
 ]
 CASES = NN_CASES + TOP_LEVEL_CASES
 
@@ -185,6 +219,10 @@ def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
      "stride over the batch or channel axis must be 1"),
     (lambda: gt.nn.conv1d(SIGNAL, KERNEL_1D, 1, "VALID", data_format="NCW"), ValueError,
      "data_format='NWC'"),
+    (lambda: gt.slice(A, [0], [1]), ValueError, "one begin and one size per axis"),
+    (lambda: gt.sequence_mask(ROW), TypeError, "integer lengths"),
+    (lambda: gt.clip_by_norm(A, -1.0), ValueError, "non-negative number"),
+    (lambda: gt.clip_by_global_norm(A, 1.0), TypeError, "a list of tensors"),
     (lambda: gt.nn.depthwise_conv2d(IMAGES, DEPTHWISE[:, :, :2], 1, "SAME"), ValueError,
      "the same C"),
     (lambda: gt.nn.space_to_depth(IMAGES, 4), ValueError, "divisible by block_size 4"),
