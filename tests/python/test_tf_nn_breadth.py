@@ -157,6 +157,7 @@ TOP_LEVEL_CASES = [
     (tf.repeat, gt.repeat, (INTS, 2), {}, False),
     (meshgrid_stacked(tf), meshgrid_stacked(gt), (ROW, A[0, :3]), {"indexing": "xy"}, True),
     (meshgrid_stacked(tf), meshgrid_stacked(gt), (ROW, A[0, :3]), {"indexing": "ij"}, True),
+    (tf.rank, gt.rank, (IMAGES,), {}, False),
     (tf.slice, gt.slice, (A, [1, 2], [2, -1]), {}, True),
     (tf.slice, gt.slice, (INTS, [0, 1], [1, 2]), {}, False),
     (tf.unravel_index, gt.unravel_index, (np.array([0, 5, 11], np.int32), [3, 4]), {}, False),
@@ -201,6 +202,23 @@ def test_gradient_matches_tensorflow(case):
     theirs_op, ours_op, args, kwargs, _ = case
     rng = np.random.default_rng(7)  # the cotangent's draw, the same whatever ran before
     assert_gradient_matches(theirs_op, ours_op, args, kwargs, rng, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32", "int64", "uint8",
+                                  "bool"])
+def test_dtype_names_match_tensorflows(name):
+    ours, theirs = gt.as_dtype(name), tf.as_dtype(name)
+    assert isinstance(ours, gt.DType) and isinstance(theirs, tf.DType)
+    assert (ours.name, ours.is_floating_point, ours.size) == \
+        (theirs.name, theirs.is_floating, theirs.size)
+    assert gt.as_dtype(getattr(gt, name)).name == getattr(tf, name).name
+
+
+def test_eager_mode_and_newaxis_match_tensorflows():
+    assert gt.executing_eagerly() is tf.executing_eagerly() is True
+    assert tuple(gt.constant(A)[gt.newaxis, :, gt.newaxis].shape) == \
+        tuple(tf.constant(A)[tf.newaxis, :, tf.newaxis].shape)
+    assert gt.uint8.name == tf.uint8.name and gt.bool.name == tf.bool.name
 
 
 def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
