@@ -13,7 +13,7 @@ from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
 from ._array_ops import concat as _concat, reshape as _reshape, split as _split
-from ._array_ops import transpose as _transpose, where as _where
+from ._array_ops import squeeze as _squeeze, zeros_like as _zeros_like, transpose as _transpose, where as _where
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
 from ._promotion import as_operands, as_tensor
@@ -35,7 +35,9 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "l2_normalize", "zero_fraction", "in_top_k", "conv1d", "depthwise_conv2d",
            "separable_conv2d", "space_to_depth", "depth_to_space",
            "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
-           "normalize_moments", "compute_average_loss", "scale_regularization_loss"]
+           "normalize_moments", "compute_average_loss", "scale_regularization_loss",
+           "max_pool1d", "avg_pool1d", "pool", "convolution", "atrous_conv2d",
+           "weighted_moments"]
 
 
 def _int(value, name):
@@ -88,8 +90,8 @@ def conv2d(input, filters, strides=1, padding="VALID", dilations=1, bias=None):
     return _C.conv2d(input, filters, bias, sh, sw, _padding(padding), dh, dw)
 
 
-def _conv1d_steps(value, name):
-    """TF's conv1d stride/dilation: an int or a list of 1 or 3 ints ([1, s, 1])."""
+def _step_1d(value, name):
+    """TF's 1-D stride, dilation or window: an int or a list of 1 or 3 ints ([1, s, 1])."""
     if isinstance(value, (list, tuple)) and len(value) == 3:
         if _int(value[0], name) != 1 or _int(value[2], name) != 1:
             raise ValueError(f"{name} over the batch or channel axis must be 1, got {list(value)}")
@@ -104,8 +106,8 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
     (N, 1, W, C) view with a (1, KW, C, F) kernel, as TensorFlow computes it."""
     if data_format not in ("NWC", None):
         raise ValueError(f"conv1d supports data_format='NWC' only, got {data_format!r}")
-    step = _conv1d_steps(stride, "stride")
-    dilation = _conv1d_steps(1 if dilations is None else dilations, "dilations")
+    step = _step_1d(stride, "stride")
+    dilation = _step_1d(1 if dilations is None else dilations, "dilations")
     input, filters = as_tensors(input, filters)
     if input.ndim != 3 or filters.ndim != 3:
         raise ValueError(f"conv1d needs input (batch, width, channels) and filters (width, "
@@ -114,6 +116,27 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
     out = conv2d(_C.reshape(input, [input.shape[0], 1, *input.shape[1:]]),
                  _C.reshape(filters, [1, *filters.shape]), [1, step], padding, [1, dilation])
     return _C.reshape(out, [out.shape[0], *out.shape[2:]])
+
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None,
+                name=None):
+    """``tf.nn.convolution``: conv1d for (N, W, C) input, conv2d for (N, H, W, C)."""
+    rank = convert_to_tensor(input).ndim
+    if rank == 3:
+        return conv1d(input, filters, 1 if strides is None else strides, padding, data_format,
+                      dilations)
+    if rank == 4:
+        if data_format not in ("NHWC", None):
+            raise ValueError(f"convolution supports data_format='NHWC' only, got "
+                             f"{data_format!r}")
+        return conv2d(input, filters, 1 if strides is None else strides, padding,
+                      1 if dilations is None else dilations)
+    raise ValueError(f"convolution supports (N, W, C) and (N, H, W, C) input, got rank {rank}")
+
+
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """``tf.nn.atrous_conv2d``: conv2d with the filters dilated by ``rate``."""
+    return conv2d(value, filters, 1, padding, _int(rate, "rate"))
 
 
 def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None,
@@ -213,6 +236,47 @@ def avg_pool2d(input, ksize, strides, padding="VALID"):
     kh, kw = _pair(ksize, "ksize")
     sh, sw = _pair(strides, "strides")
     return _C.pool2d(convert_to_tensor(input), False, kh, kw, sh, sw, _padding(padding))
+
+
+def _pool1d(input, ksize, strides, padding, data_format, pool2d, op):
+    if data_format not in ("NWC", None):
+        raise ValueError(f"{op} supports data_format='NWC' only, got {data_format!r}")
+    x = convert_to_tensor(input)
+    if x.ndim != 3:
+        raise ValueError(f"{op} needs input (batch, width, channels), got shape {tuple(x.shape)}")
+    out = pool2d(_C.reshape(x, [x.shape[0], 1, *x.shape[1:]]), [1, _step_1d(ksize, "ksize")],
+                 [1, _step_1d(strides, "strides")], padding)
+    return _C.reshape(out, [out.shape[0], *out.shape[2:]])
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
+    """``tf.nn.max_pool1d``: input (N, W, C), pooled over an (N, 1, W, C) view."""
+    return _pool1d(input, ksize, strides, padding, data_format, max_pool2d, "max_pool1d")
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
+    """``tf.nn.avg_pool1d``: input (N, W, C), pooled over an (N, 1, W, C) view."""
+    return _pool1d(input, ksize, strides, padding, data_format, avg_pool2d, "avg_pool1d")
+
+
+def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None,
+         dilations=None, name=None):
+    """``tf.nn.pool`` for 1-D and 2-D windows ("MAX" or "AVG"), channels last, no dilation."""
+    window = list(window_shape)
+    if len(window) not in (1, 2):
+        raise ValueError(f"pool supports 1-D and 2-D windows, got window_shape {window}")
+    if dilations is not None and any(_int(d, "dilations") != 1 for d in dilations):
+        raise NotImplementedError(f"pool with dilations {list(dilations)} is not supported yet; "
+                                  "use dilations of 1")
+    kinds = {"MAX": (max_pool1d, max_pool2d), "AVG": (avg_pool1d, avg_pool2d)}
+    if pooling_type not in kinds:
+        raise ValueError(f"pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
+    strides = [1] * len(window) if strides is None else list(strides)
+    if len(window) == 1:
+        return kinds[pooling_type][0](input, window, strides, padding, data_format)
+    if data_format not in ("NHWC", None):
+        raise ValueError(f"pool supports data_format='NHWC' only, got {data_format!r}")
+    return kinds[pooling_type][1](input, window, strides, padding)
 
 
 def relu(x, name=None):
@@ -442,6 +506,20 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
     axes = list(axes)
     return (_C.reduce("mean", x, axes, bool(keepdims)),
             _math.reduce_variance(x, axes, bool(keepdims)))
+
+
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
+    """(mean, variance) over ``axes`` with each entry counted ``frequency_weights`` times
+    (weights broadcast against x)."""
+    x, weights = as_tensors(x, frequency_weights)
+    axes = [check_int(a, "axes") % x.ndim for a in axes]
+    total_weight = _C.reduce("sum", weights + _zeros_like(x),
+                             axes, True)
+    mean = _C.reduce("sum", weights * x, axes, True) / total_weight
+    variance = _C.reduce("sum", weights * _C.unary("square", x - mean), axes, True) / total_weight
+    if keepdims:
+        return mean, variance
+    return _squeeze(mean, axes), _squeeze(variance, axes)
 
 
 def bias_add(value, bias, data_format=None, name=None):

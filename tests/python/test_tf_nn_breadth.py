@@ -65,6 +65,11 @@ def statistic(which):
             lambda x, axes, **kw: gt.nn.sufficient_statistics(x, axes, **kw)[which])
 
 
+def weighted_moment(which):
+    return (lambda x, axes, weights, **kw: tf.nn.weighted_moments(x, axes, weights, **kw)[which],
+            lambda x, axes, weights, **kw: gt.nn.weighted_moments(x, axes, weights, **kw)[which])
+
+
 def moment(which):
     return (lambda x, axes, keepdims=False: tf.nn.moments(x, axes, keepdims=keepdims)[which],
             lambda x, axes, keepdims=False: gt.nn.moments(x, axes, keepdims=keepdims)[which])
@@ -125,6 +130,18 @@ NN_CASES = [
     (tf.nn.conv1d, gt.nn.conv1d, (SIGNAL, KERNEL_1D, 2, "SAME"), {}, True),
     (tf.nn.conv1d, gt.nn.conv1d, (SIGNAL, KERNEL_1D, [1, 1, 1], "SAME"), {"dilations": 2},
      True),
+    (tf.nn.max_pool1d, gt.nn.max_pool1d, (SIGNAL, 2, 2, "VALID"), {}, True),
+    (tf.nn.avg_pool1d, gt.nn.avg_pool1d, (SIGNAL, [3], [1, 2, 1], "SAME"), {}, True),
+    (tf.nn.pool, gt.nn.pool, (IMAGES, [2, 3], "MAX"), {"strides": [2, 1]}, True),
+    (tf.nn.pool, gt.nn.pool, (IMAGES, [3, 3], "AVG"), {"padding": "SAME"}, True),
+    (tf.nn.pool, gt.nn.pool, (SIGNAL, [3], "AVG"), {"strides": [2], "padding": "SAME"}, True),
+    (tf.nn.convolution, gt.nn.convolution, (SIGNAL, KERNEL_1D), {"padding": "SAME"}, True),
+    (tf.nn.convolution, gt.nn.convolution, (IMAGES, DEPTHWISE[..., :1]),
+     {"strides": 2, "padding": "VALID"}, True),
+    (tf.nn.atrous_conv2d, gt.nn.atrous_conv2d, (IMAGES, DEPTHWISE, 2, "SAME"), {}, True),
+    (*weighted_moment(0), (A, [0], PROBABILITIES), {}, True),
+    (*weighted_moment(1), (A, [1], PROBABILITIES[:1]), {"keepdims": True}, True),
+    (*weighted_moment(1), (A, [0, 1], PROBABILITIES), {}, True),
     (tf.nn.depthwise_conv2d, gt.nn.depthwise_conv2d, (IMAGES, DEPTHWISE, [1, 1, 1, 1], "SAME"),
      {}, True),
     (tf.nn.depthwise_conv2d, gt.nn.depthwise_conv2d, (IMAGES, DEPTHWISE, [1, 2, 2, 1], "VALID"),
@@ -251,6 +268,10 @@ def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
      "stride over the batch or channel axis must be 1"),
     (lambda: gt.nn.conv1d(SIGNAL, KERNEL_1D, 1, "VALID", data_format="NCW"), ValueError,
      "data_format='NWC'"),
+    (lambda: gt.nn.pool(IMAGES, [2, 2], "MIN"), ValueError, "'MAX' or 'AVG'"),
+    (lambda: gt.nn.pool(IMAGES, [2, 2, 2], "MAX"), ValueError, "1-D and 2-D windows"),
+    (lambda: gt.nn.max_pool1d(IMAGES, 2, 2, "VALID"), ValueError, "input (batch, width"),
+    (lambda: gt.nn.convolution(A, KERNEL_1D), ValueError, "got rank 2"),
     (lambda: gt.slice(A, [0], [1]), ValueError, "one begin and one size per axis"),
     (lambda: gt.sequence_mask(ROW), TypeError, "integer lengths"),
     (lambda: gt.clip_by_norm(A, -1.0), ValueError, "non-negative number"),
