@@ -51,9 +51,9 @@ from .math import (abs, add, add_n, allclose, argmax, argmin, div, divide, equal
                    reduce_std, reduce_sum, reduce_variance, relu, rsqrt, sigmoid, sign, sqrt,
                    square, squared_difference, sub, subtract, tanh, true_divide, truediv)
 from .math import (acosh, asinh, atanh, cosh, cumsum, floor, round, scalar_mul,  # noqa: A004
-                   sinh)
+                   sinh, truncatediv, truncatemod)
 from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
-                            shape_n, slice, unravel_index)
+                            gather_nd, shape_n, slice, unravel_index)
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
 from .linalg import bmm, einsum, matmul, mm, norm, tensordot
 from ._tensor_spec import TensorSpec
@@ -66,6 +66,10 @@ from . import data
 from . import keras
 from . import distribute
 from .keras import mixed_precision
+from .keras.initializers import (Constant as constant_initializer, Ones as ones_initializer,
+                                 RandomNormal as random_normal_initializer,
+                                 RandomUniform as random_uniform_initializer,
+                                 Zeros as zeros_initializer)
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 from . import _unsupported
@@ -114,7 +118,9 @@ __all__ += [
     "inference_mode", "acosh", "asinh", "atanh", "cosh", "cumsum", "floor", "round",
     "scalar_mul", "sinh", "meshgrid", "repeat", "reverse", "roll", "identity_n",
     "sequence_mask", "shape_n", "slice", "unravel_index", "clip_by_norm",
-    "clip_by_global_norm", "norm", "realdiv",
+    "clip_by_global_norm", "norm", "realdiv", "truncatediv", "truncatemod", "gather_nd",
+    "ones_initializer", "zeros_initializer", "constant_initializer",
+    "random_normal_initializer", "random_uniform_initializer",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

@@ -7,9 +7,11 @@ listed, never all of them), so the TensorFlow face gets these thin adapters rath
 Keras functions themselves. The few here with no NumPy twin (sequence_mask, identity_n,
 shape_n) are TF-only conveniences composed from the same ops.
 """
-from . import _C, _numpy_ops
+import numpy as np
+
+from . import _C, _numpy_ops, errors
 from . import math as _math
-from ._array_ops import cast, expand_dims, identity, shape, stack
+from ._array_ops import cast, expand_dims, gather, identity, reshape, shape, stack
 from ._convert import convert_to_tensor
 from ._tensor import arange
 from .keras import ops as _keras_ops
@@ -79,3 +81,28 @@ def shape_n(input, out_type="int32", name=None):  # noqa: A002
     """``tf.shape_n``: a list with tf.shape of each tensor of ``input``."""
     return [shape(x, out_type) for x in input]
 
+
+
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """``tf.gather_nd``: for each index vector in the last axis of ``indices`` (K entries), the
+    slice params[i0, ..., iK-1]; one gather on params viewed as (prod of its first K dims,
+    rest), so the gradient flows to params. The indices are read on the host to check them
+    (each entry against its own axis, as TF)."""
+    if batch_dims != 0:
+        raise NotImplementedError(f"gather_nd with batch_dims={batch_dims} is not supported "
+                                  "yet; use batch_dims=0")
+    params = convert_to_tensor(params)
+    index = np.asarray(indices.numpy() if hasattr(indices, "numpy") else indices)
+    if index.dtype.kind not in "iu" or index.ndim < 1 or not 1 <= index.shape[-1] <= params.ndim:
+        raise TypeError(f"gather_nd needs integer indices whose last axis holds index vectors "
+                        f"of 1 to {params.ndim} entries, got {index.dtype} of shape "
+                        f"{index.shape}")
+    leading = params.shape[:index.shape[-1]]
+    bad = (index < 0) | (index >= np.asarray(leading))
+    if bad.any():
+        raise errors.InvalidArgumentError(
+            f"gather_nd index {index[bad.any(axis=-1)][0].tolist()} is out of range for params "
+            f"of shape {tuple(params.shape)}")
+    flat_index = np.ravel_multi_index(tuple(np.moveaxis(index, -1, 0)), tuple(leading))
+    table = reshape(params, [int(np.prod(leading)), *params.shape[len(leading):]])
+    return gather(table, convert_to_tensor(flat_index.astype(np.int64)), axis=0)

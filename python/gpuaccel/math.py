@@ -26,6 +26,7 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "is_finite", "is_inf", "add_n", "count_nonzero",
            "l2_normalize", "allclose", "isclose", "sinh", "cosh", "asinh", "acosh", "atanh",
            "floor", "ceil", "round", "rint", "trunc", "floordiv", "floormod", "mod",
+           "truncatediv", "truncatemod",
            "divide_no_nan", "reciprocal_no_nan", "xlogy", "xlog1py", "xdivy", "logical_xor",
            "log_sigmoid", "softsign", "softmax", "log_softmax", "erf", "erfc", "cumsum",
            "cumprod", "cumulative_logsumexp", "reduce_euclidean_norm", "scalar_mul",
@@ -447,6 +448,21 @@ def floormod(x, y, name=None):
 
 
 mod = floormod
+
+
+def truncatediv(x, y, name=None):
+    """x / y rounded toward zero (C's integer division); integers come back integers, and an
+    integer division by zero is an InvalidArgumentError, as TF."""
+    a, b = as_tensors(x, y)
+    _check_integer_divisor(a, b)
+    quotient = trunc(_C.binary("div", a, b))
+    return quotient if a.dtype.is_floating_point else _C.cast(quotient, a._dtype_name)
+
+
+def truncatemod(x, y, name=None):
+    """x - truncatediv(x, y) * y: the result has the sign of x, as C's fmod and %."""
+    a, b = as_tensors(x, y)
+    return _C.binary("sub", a, _C.binary("mul", truncatediv(a, b), b))
 
 
 def divide_no_nan(x, y, name=None):

@@ -12,8 +12,9 @@ from . import _C, errors  # noqa: F401
 from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
-from ._array_ops import concat as _concat, reshape as _reshape, split as _split
-from ._array_ops import squeeze as _squeeze, zeros_like as _zeros_like, transpose as _transpose, where as _where
+from ._array_ops import (concat as _concat, reshape as _reshape, split as _split,
+                         squeeze as _squeeze, transpose as _transpose, where as _where,
+                         zeros_like as _zeros_like)
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
 from ._promotion import as_operands, as_tensor

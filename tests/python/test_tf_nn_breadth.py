@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpuaccel as gt
-from tf_comparison import as_array, assert_forward_matches, assert_gradient_matches
+from tf_comparison import as_array, assert_forward_matches, assert_gradient_matches, dtype_name
 
 tf = pytest.importorskip("tensorflow")
 
@@ -191,6 +191,14 @@ TOP_LEVEL_CASES = [
     (*meshgrid_stacked(), (ROW, A[0, :3]), {"indexing": "xy"}, True),
     (*meshgrid_stacked(), (ROW, A[0, :3]), {"indexing": "ij"}, True),
     (tf.rank, gt.rank, (IMAGES,), {}, False),
+    (tf.truncatediv, gt.truncatediv, (INTS, np.array([2, -3, 4, -1], np.int32)), {}, False),
+    (tf.truncatediv, gt.truncatediv, (A * 5, UNIT + 2.0), {}, False),
+    (tf.truncatemod, gt.truncatemod, (INTS, np.array([2, -3, 4, -3], np.int32)), {}, False),
+    (tf.truncatemod, gt.truncatemod, (A * 5, UNIT + 2.0), {}, False),
+    (tf.gather_nd, gt.gather_nd, (IMAGES, np.array([[1, 2], [0, 5], [1, 2]], np.int32)), {}, True),
+    (tf.gather_nd, gt.gather_nd, (A, np.array([[[2, 4]], [[0, 1]]], np.int64)), {}, True),
+    # whole rows: TF's gradient is IndexedSlices, which the comparison does not read
+    (tf.gather_nd, gt.gather_nd, (A, np.array([[2], [0]], np.int32)), {}, False),
     (tf.slice, gt.slice, (A, [1, 2], [2, -1]), {}, True),
     (tf.slice, gt.slice, (INTS, [0, 1], [1, 2]), {}, False),
     (tf.unravel_index, gt.unravel_index, (np.array([0, 5, 11], np.int32), [3, 4]), {}, False),
@@ -245,6 +253,30 @@ def test_dtype_names_match_tensorflows(name):
     assert gt.as_dtype(getattr(gt, name)).name == getattr(tf, name).name
 
 
+def test_constant_initializers_match_tensorflows():
+    for ours, theirs in ((gt.ones_initializer(), tf.ones_initializer()),
+                         (gt.zeros_initializer(), tf.zeros_initializer()),
+                         (gt.constant_initializer(2.5), tf.constant_initializer(2.5))):
+        made, expected = ours((2, 3)), theirs((2, 3))
+        assert dtype_name(made) == dtype_name(expected) and tuple(made.shape) == (2, 3)
+        np.testing.assert_array_equal(as_array(made), expected.numpy())
+
+
+@pytest.mark.parametrize("ours, theirs, mean, std", [
+    (gt.random_normal_initializer(1.0, 2.0, seed=5), tf.random_normal_initializer(1.0, 2.0, 5),
+     1.0, 2.0),
+    (gt.random_uniform_initializer(-1.0, 3.0, seed=5),
+     tf.random_uniform_initializer(-1.0, 3.0, 5), 1.0, 4.0 / np.sqrt(12.0)),
+])
+def test_random_initializers_draw_tensorflows_distribution(ours, theirs, mean, std):
+    # the draws are not TensorFlow's (another generator): the shape, dtype and moments are
+    made, expected = ours((40000,)), theirs((40000,))
+    assert dtype_name(made) == dtype_name(expected) and tuple(made.shape) == (40000,)
+    values = as_array(made)
+    assert abs(values.mean() - mean) < 0.05 and abs(values.std() - std) < 0.05
+    np.testing.assert_array_equal(as_array(ours((40000,))), values)  # seeded: repeatable
+
+
 def test_eager_mode_and_newaxis_match_tensorflows():
     assert gt.executing_eagerly() is tf.executing_eagerly() is True
     assert tuple(gt.constant(A)[gt.newaxis, :, gt.newaxis].shape) == \
@@ -272,6 +304,9 @@ def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
     (lambda: gt.nn.pool(IMAGES, [2, 2, 2], "MAX"), ValueError, "1-D and 2-D windows"),
     (lambda: gt.nn.max_pool1d(IMAGES, 2, 2, "VALID"), ValueError, "input (batch, width"),
     (lambda: gt.nn.convolution(A, KERNEL_1D), ValueError, "got rank 2"),
+    (lambda: gt.gather_nd(A, [[0, 5]]), gt.errors.InvalidArgumentError, "out of range"),
+    (lambda: gt.gather_nd(A, [[0.5, 1.0]]), TypeError, "integer indices"),
+    (lambda: gt.gather_nd(A, [[0, 1, 2]]), TypeError, "index vectors of 1 to 2 entries"),
     (lambda: gt.slice(A, [0], [1]), ValueError, "one begin and one size per axis"),
     (lambda: gt.sequence_mask(ROW), TypeError, "integer lengths"),
     (lambda: gt.clip_by_norm(A, -1.0), ValueError, "non-negative number"),
