@@ -28,6 +28,7 @@ sys.modules[__name__ + ".functional"] = functional
 
 __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh",
            "gelu", "softmax", "log_softmax", "dropout", "batch_normalization",
+           "keras_batch_normalization",
            "layer_normalization", "embedding_lookup", "scaled_dot_product_attention",
            "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
            "mean_squared_error", "one_hot", "functional", "leaky_relu", "relu6", "elu", "silu",
@@ -313,10 +314,23 @@ def dropout(x, rate, training=True):
     return _C.dropout(as_tensor(x, "Dropout", "x"), _rate(rate), bool(training))
 
 
-def batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=0.99, epsilon=1e-3,
-                        training=False):
-    """Keras's BatchNormalization math over the last axis; updates the moving statistics in
-    place when training."""
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """``tf.nn.batch_normalization``: (x - mean) / sqrt(variance + variance_epsilon) * scale +
+    offset, every statistic broadcast against x; ``offset`` and ``scale`` may be None."""
+    x, mean = as_tensors(x, mean)
+    variance = as_tensors(x, variance)[1]
+    inverse = _math.rsqrt(_C.binary("add", variance, _C.scalar_like(float(variance_epsilon), x)))
+    if scale is not None:
+        inverse = _C.binary("mul", inverse, as_tensors(x, scale)[1])
+    out = _C.binary("mul", _C.binary("sub", x, mean), inverse)
+    return out if offset is None else _C.binary("add", out, as_tensors(x, offset)[1])
+
+
+def keras_batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=0.99,
+                              epsilon=1e-3, training=False):
+    """Keras's BatchNormalization layer math over the last axis in one op: batch statistics
+    when training (and the moving statistics updated in place with Keras's momentum rule), the
+    moving ones otherwise."""
     return _C.batch_norm(x, gamma, beta, moving_mean, moving_var, float(momentum), float(epsilon),
                          bool(training))
 

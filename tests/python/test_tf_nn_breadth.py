@@ -70,6 +70,17 @@ def weighted_moment(which):
             lambda x, axes, weights, **kw: gt.nn.weighted_moments(x, axes, weights, **kw)[which])
 
 
+def normalized_by(which):
+    """tf.nn.batch_normalization differentiated with respect to its ``which``-th argument."""
+    def reorder(op):
+        def call(*args):
+            ordered = list(args[1:which + 1]) + [args[0]] + list(args[which + 1:])
+            return op(*ordered)
+        return call
+    return (reorder(lambda *a: tf.nn.batch_normalization(*a)),
+            reorder(lambda *a: gt.nn.batch_normalization(*a)))
+
+
 def moment(which):
     return (lambda x, axes, keepdims=False: tf.nn.moments(x, axes, keepdims=keepdims)[which],
             lambda x, axes, keepdims=False: gt.nn.moments(x, axes, keepdims=keepdims)[which])
@@ -124,6 +135,14 @@ NN_CASES = [
     (*moment(0), (A, [0]), {}, True),
     (*moment(1), (A, [1]), {"keepdims": True}, True),
     (tf.nn.bias_add, gt.nn.bias_add, (A, ROW), {}, True),
+    (tf.nn.batch_normalization, gt.nn.batch_normalization,
+     (IMAGES, IMAGES[0, 0, 0], AT_LEAST_ONE[0, :3], UNIT[0, :3], PROBABILITIES[0, :3], 1e-3), {},
+     True),
+    (tf.nn.batch_normalization, gt.nn.batch_normalization,
+     (A, ROW, AT_LEAST_ONE[0], None, None, 0.1), {}, True),
+    (*normalized_by(1), (ROW, A, AT_LEAST_ONE[0], UNIT[0], PROBABILITIES[0], 1e-3), {}, True),
+    (*normalized_by(2), (AT_LEAST_ONE[0], A, ROW, UNIT[0], PROBABILITIES[0], 1e-3), {}, True),
+    (*normalized_by(4), (PROBABILITIES[0], A, ROW, AT_LEAST_ONE[0], UNIT[0], 1e-3), {}, True),
     (tf.nn.max_pool, gt.nn.max_pool, (IMAGES, 2, 2, "VALID"), {}, True),
     (tf.nn.avg_pool, gt.nn.avg_pool, (IMAGES, 3, 2, "SAME"), {}, True),
     (tf.nn.conv1d, gt.nn.conv1d, (SIGNAL, KERNEL_1D, 1, "VALID"), {}, True),

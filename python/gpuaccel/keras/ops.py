@@ -803,11 +803,9 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None,  # noq
         v = _tensor(v)
         return reshape(v, [x.shape[axis] if d == axis else 1 for d in range(x.ndim)]) \
             if v.ndim == 1 else v
-    inverse = _math.rsqrt(_math.add(along(variance), epsilon))
-    if scale is not None:
-        inverse = _math.multiply(inverse, along(scale))
-    out = _math.multiply(_math.subtract(x, along(mean)), inverse)
-    return out if offset is None else _math.add(out, along(offset))
+    return _nn.batch_normalization(x, along(mean), along(variance),
+                                   None if offset is None else along(offset),
+                                   None if scale is None else along(scale), epsilon)
 
 
 def psnr(x1, x2, max_val):
