@@ -55,6 +55,7 @@ from .math import (acosh, asinh, atanh, cosh, cumsum, floor, round, scalar_mul, 
 from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
                             gather_nd, shape_n, slice, unravel_index)
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
+from ._tf_sort import argsort, sort
 from ._tf_space_batch import batch_to_space, space_to_batch, space_to_batch_nd
 from .linalg import bmm, einsum, matmul, mm, norm, tensordot
 from ._tensor_spec import TensorSpec
@@ -122,7 +123,7 @@ __all__ += [
     "clip_by_global_norm", "norm", "realdiv", "truncatediv", "truncatemod", "gather_nd",
     "ones_initializer", "zeros_initializer", "constant_initializer",
     "random_normal_initializer", "random_uniform_initializer", "batch_to_space",
-    "space_to_batch", "space_to_batch_nd",
+    "space_to_batch", "space_to_batch_nd", "sort", "argsort",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

@@ -14,6 +14,7 @@ from ._int_range import check_int
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import _dtype_name
+from ._tf_sort import top_k
 
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_std",
@@ -26,7 +27,7 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "is_finite", "is_inf", "add_n", "count_nonzero",
            "l2_normalize", "allclose", "isclose", "sinh", "cosh", "asinh", "acosh", "atanh",
            "floor", "ceil", "round", "rint", "trunc", "floordiv", "floormod", "mod",
-           "truncatediv", "truncatemod",
+           "truncatediv", "truncatemod", "top_k",
            "divide_no_nan", "reciprocal_no_nan", "xlogy", "xlog1py", "xdivy", "logical_xor",
            "log_sigmoid", "softsign", "softmax", "log_softmax", "erf", "erfc", "cumsum",
            "cumprod", "cumulative_logsumexp", "reduce_euclidean_norm", "scalar_mul",
@@ -876,7 +877,6 @@ def ndtri(x, name=None):
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {
-    "top_k": "argmax for k=1, or np.argsort on .numpy()",
     **{name: f"a computation on .numpy() (there is no {name} kernel yet)" for name in (
         "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "lgamma", "digamma", "igamma",
         "igammac", "betainc", "zeta", "polygamma", "bessel_i0", "bessel_i0e", "bessel_i1",

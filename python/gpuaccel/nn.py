@@ -17,6 +17,7 @@ from ._array_ops import (concat as _concat, reshape as _reshape, split as _split
                          zeros_like as _zeros_like)
 from ._convert import as_tensors, convert_to_tensor
 from ._tf_space_batch import space_to_batch
+from ._tf_sort import top_k
 from ._int_range import check_int
 from ._promotion import as_operands, as_tensor
 from ._tensor import Tensor, tensor
@@ -40,7 +41,7 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
            "normalize_moments", "compute_average_loss", "scale_regularization_loss",
            "max_pool1d", "avg_pool1d", "pool", "convolution", "atrous_conv2d",
-           "weighted_moments", "space_to_batch"]
+           "weighted_moments", "space_to_batch", "top_k"]
 
 
 def _int(value, name):

@@ -81,6 +81,15 @@ def normalized_by(which):
             reorder(lambda *a: gt.nn.batch_normalization(*a)))
 
 
+def top_k_part(which):
+    return (lambda x, **kw: tf.math.top_k(x, **kw)[which],
+            lambda x, **kw: gt.math.top_k(x, **kw)[which])
+
+
+def nn_top_k_part(which):
+    return (lambda x, k: tf.nn.top_k(x, k)[which], lambda x, k: gt.nn.top_k(x, k)[which])
+
+
 def moment(which):
     return (lambda x, axes, keepdims=False: tf.nn.moments(x, axes, keepdims=keepdims)[which],
             lambda x, axes, keepdims=False: gt.nn.moments(x, axes, keepdims=keepdims)[which])
@@ -210,6 +219,17 @@ TOP_LEVEL_CASES = [
     (*meshgrid_stacked(), (ROW, A[0, :3]), {"indexing": "xy"}, True),
     (*meshgrid_stacked(), (ROW, A[0, :3]), {"indexing": "ij"}, True),
     (tf.rank, gt.rank, (IMAGES,), {}, False),
+    (tf.sort, gt.sort, (A,), {}, True),
+    (tf.sort, gt.sort, (A,), {"axis": 0, "direction": "DESCENDING"}, True),
+    (tf.sort, gt.sort, (INTS,), {}, False),
+    (tf.argsort, gt.argsort, (A,), {}, False),
+    (tf.argsort, gt.argsort, (A,), {"axis": 0, "direction": "DESCENDING"}, False),
+    (*top_k_part(0), (A,), {"k": 3}, True),
+    (*top_k_part(1), (A,), {"k": 3}, False),
+    (*top_k_part(0), (IMAGES,), {}, True),
+    (*top_k_part(1), (INTS,), {"k": 4}, False),
+    (*nn_top_k_part(0), (A, 2), {}, True),
+    (*nn_top_k_part(1), (A, 5), {}, False),
     (tf.space_to_batch_nd, gt.space_to_batch_nd, (IMAGES, [2, 3], [[1, 1], [0, 3]]), {}, True),
     (tf.space_to_batch_nd, gt.space_to_batch_nd, (SIGNAL, [3], [[0, 0]]), {}, True),
     (tf.space_to_batch, gt.space_to_batch, (IMAGES, [2, 2], [[0, 0], [2, 0]]), {}, True),
@@ -338,6 +358,8 @@ def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
      "list of positive ints"),
     (lambda: gt.batch_to_space(SIGNAL, [4], [[0, 0]]), ValueError, "block count 4"),
     (lambda: gt.batch_to_space(DEPTH, [2], [[0, 5]]), ValueError, "remove more than"),
+    (lambda: gt.sort(A, direction="UP"), ValueError, "'ASCENDING' or 'DESCENDING'"),
+    (lambda: gt.math.top_k(A, 6), gt.errors.InvalidArgumentError, "k <= the last dimension"),
     (lambda: gt.slice(A, [0], [1]), ValueError, "one begin and one size per axis"),
     (lambda: gt.sequence_mask(ROW), TypeError, "integer lengths"),
     (lambda: gt.clip_by_norm(A, -1.0), ValueError, "non-negative number"),
