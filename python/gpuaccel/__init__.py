@@ -52,6 +52,7 @@ from .math import (abs, add, add_n, allclose, argmax, argmin, div, divide, equal
                    square, squared_difference, sub, subtract, tanh, true_divide, truediv)
 from .math import (acosh, asinh, atanh, cosh, cumsum, floor, round, scalar_mul,  # noqa: A004
                    sinh, truncatediv, truncatemod)
+from .math import acos, asin, atan, atan2, cos, sin, tan
 from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
                             gather_nd, shape_n, slice, unravel_index)
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
@@ -123,7 +124,8 @@ __all__ += [
     "clip_by_global_norm", "norm", "realdiv", "truncatediv", "truncatemod", "gather_nd",
     "ones_initializer", "zeros_initializer", "constant_initializer",
     "random_normal_initializer", "random_uniform_initializer", "batch_to_space",
-    "space_to_batch", "space_to_batch_nd", "sort", "argsort",
+    "space_to_batch", "space_to_batch_nd", "sort", "argsort", "acos", "asin", "atan", "atan2",
+    "cos", "sin", "tan",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

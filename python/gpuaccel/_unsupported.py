@@ -18,8 +18,6 @@ SHARED_REFUSALS = {
     "string": "Python strings (no string tensors)",
     "TensorShape": "tuple(t.shape)",
     "topk": "math.top_k (TensorFlow's name)",
-    "sin": "a computation on .numpy() (there is no sin kernel yet)",
-    "cos": "a computation on .numpy() (there is no cos kernel yet)",
     "boolean_mask": "where(...) or indexing on .numpy()",
     "scatter_nd": "one_hot(...) products",
     "tensor_scatter_nd_update": "one_hot(...) products",

@@ -15,6 +15,7 @@ from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import _dtype_name
 from ._tf_sort import top_k
+from . import _torch_trig as _trig
 
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_std",
@@ -27,7 +28,8 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "is_finite", "is_inf", "add_n", "count_nonzero",
            "l2_normalize", "allclose", "isclose", "sinh", "cosh", "asinh", "acosh", "atanh",
            "floor", "ceil", "round", "rint", "trunc", "floordiv", "floormod", "mod",
-           "truncatediv", "truncatemod", "top_k",
+           "truncatediv", "truncatemod", "top_k", "sin", "cos", "tan", "asin",
+           "acos", "atan", "atan2",
            "divide_no_nan", "reciprocal_no_nan", "xlogy", "xlog1py", "xdivy", "logical_xor",
            "log_sigmoid", "softsign", "softmax", "log_softmax", "erf", "erfc", "cumsum",
            "cumprod", "cumulative_logsumexp", "reduce_euclidean_norm", "scalar_mul",
@@ -876,9 +878,40 @@ def ndtri(x, name=None):
                                               _c(1.0, x))), _c(np.sqrt(2.0), x))
 
 
+# The trigonometric functions: the PyTorch face's compositions (range reduction and a series, see
+# _torch_trig for their accuracy) under TF's argument names.
+def sin(x, name=None):
+    return _trig.sin(x)
+
+
+def cos(x, name=None):
+    return _trig.cos(x)
+
+
+def tan(x, name=None):
+    return _trig.tan(x)
+
+
+def asin(x, name=None):
+    return _trig.asin(x)
+
+
+def acos(x, name=None):
+    return _trig.acos(x)
+
+
+def atan(x, name=None):
+    return _trig.atan(x)
+
+
+def atan2(y, x, name=None):
+    """The angle of the point (x, y), in [-π, π]."""
+    return _trig.atan2(y, x)
+
+
 __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {
     **{name: f"a computation on .numpy() (there is no {name} kernel yet)" for name in (
-        "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "lgamma", "digamma", "igamma",
+        "lgamma", "digamma", "igamma",
         "igammac", "betainc", "zeta", "polygamma", "bessel_i0", "bessel_i0e", "bessel_i1",
         "bessel_i1e")},
     **{name: f"a computation on .numpy() (there is no select kernel yet, so a NaN would "
