@@ -12,7 +12,7 @@ from . import _C, errors  # noqa: F401
 from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
-from ._array_ops import (concat as _concat, reshape as _reshape, split as _split,
+from ._array_ops import (concat as _concat, pad as _pad, reshape as _reshape, split as _split,
                          squeeze as _squeeze, transpose as _transpose, where as _where,
                          zeros_like as _zeros_like)
 from ._convert import as_tensors, convert_to_tensor
@@ -41,7 +41,8 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
            "normalize_moments", "compute_average_loss", "scale_regularization_loss",
            "max_pool1d", "avg_pool1d", "pool", "convolution", "atrous_conv2d",
-           "weighted_moments", "space_to_batch", "top_k"]
+           "weighted_moments", "space_to_batch", "top_k", "local_response_normalization",
+           "lrn"]
 
 
 def _int(value, name):
@@ -335,6 +336,27 @@ def keras_batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=
     moving ones otherwise."""
     return _C.batch_norm(x, gamma, beta, moving_mean, moving_var, float(momentum), float(epsilon),
                          bool(training))
+
+
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,
+                                 name=None):
+    """``tf.nn.local_response_normalization`` (``lrn``): x / (bias + alpha * sum of x² over the
+    2 * depth_radius + 1 nearest channels) ** beta, for (N, H, W, C) input."""
+    x = convert_to_tensor(input)
+    radius = _int(depth_radius, "depth_radius")
+    if x.ndim != 4 or radius < 0:
+        raise ValueError(f"local_response_normalization needs (N, H, W, C) input and "
+                         f"depth_radius >= 0, got shape {tuple(x.shape)} and {radius}")
+    channels = x.shape[3]
+    padded = _pad(_C.unary("square", x), [[0, 0], [0, 0], [0, 0], [radius, radius]])
+    window = padded[..., 0:channels]
+    for offset in range(1, 2 * radius + 1):
+        window = window + padded[..., offset:offset + channels]
+    scale = _C.scalar_like(float(bias), x) + float(alpha) * window
+    return x * _math.pow(scale, -float(beta))
+
+
+lrn = local_response_normalization
 
 
 def layer_normalization(x, gamma, beta, epsilon=1e-3):
