@@ -54,7 +54,8 @@ from .math import (acosh, asinh, atanh, cosh, cumsum, floor, round, scalar_mul, 
                    sinh, truncatediv, truncatemod)
 from .math import acos, asin, atan, atan2, cos, sin, tan
 from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
-                            gather_nd, shape_n, slice, unravel_index)
+                            gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
+                            reverse_sequence, searchsorted, shape_n, slice, unravel_index)
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
 from ._tf_sort import argsort, sort
 from ._tf_space_batch import batch_to_space, space_to_batch, space_to_batch_nd
@@ -125,7 +126,8 @@ __all__ += [
     "ones_initializer", "zeros_initializer", "constant_initializer",
     "random_normal_initializer", "random_uniform_initializer", "batch_to_space",
     "space_to_batch", "space_to_batch_nd", "sort", "argsort", "acos", "asin", "atan", "atan2",
-    "cos", "sin", "tan",
+    "cos", "sin", "tan", "histogram_fixed_width", "histogram_fixed_width_bins",
+    "reverse_sequence", "searchsorted",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

@@ -5,13 +5,15 @@ roll/flip/repeat/meshgrid compute, but take TF's argument names (``input``, ``te
 ``name``, and TF's required arguments (tf.roll needs ``axis``; tf.reverse reverses only the axes
 listed, never all of them), so the TensorFlow face gets these thin adapters rather than the
 Keras functions themselves. The few here with no NumPy twin (sequence_mask, identity_n,
-shape_n) are TF-only conveniences composed from the same ops.
+shape_n, histogram_fixed_width, reverse_sequence...) are TF-only conveniences composed from the
+same ops.
 """
 import numpy as np
 
 from . import _C, _numpy_ops, errors
 from . import math as _math
-from ._array_ops import cast, expand_dims, gather, identity, reshape, shape, stack
+from ._array_ops import (cast, clip_by_value, expand_dims, gather, gather_along, identity,
+                         one_hot, reshape, shape, stack)
 from ._convert import convert_to_tensor
 from ._tensor import arange
 from .keras import ops as _keras_ops
@@ -106,3 +108,62 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     flat_index = np.ravel_multi_index(tuple(np.moveaxis(index, -1, 0)), tuple(leading))
     table = reshape(params, [int(np.prod(leading)), *params.shape[len(leading):]])
     return gather(table, convert_to_tensor(flat_index.astype(np.int64)), axis=0)
+
+
+def searchsorted(sorted_sequence, values, side="left", out_type="int32", name=None):
+    """``tf.searchsorted``: for each entry of ``values`` (..., M), how many entries of the
+    matching row of ``sorted_sequence`` (..., N) lie before it ('left': are smaller, 'right':
+    are not larger). An all-pairs count: N * M work per row."""
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    boundaries, queries = convert_to_tensor(sorted_sequence), convert_to_tensor(values)
+    if boundaries.ndim < 1 or tuple(boundaries.shape[:-1]) != tuple(queries.shape[:-1]):
+        raise ValueError(f"sorted_sequence {tuple(boundaries.shape)} and values "
+                         f"{tuple(queries.shape)} must share every axis but the last")
+    before = _math.less if side == "left" else _math.less_equal
+    counted = before(expand_dims(boundaries, -2), expand_dims(queries, -1))  # (..., M, N)
+    return cast(_C.reduce("sum", cast(counted, "int32"), [-1], False), out_type)
+
+
+def histogram_fixed_width_bins(values, value_range, nbins=100, dtype="int32", name=None):
+    """``tf.histogram_fixed_width_bins``: the bin of each value among ``nbins`` equal bins
+    over ``value_range``; values outside go to the first or last bin."""
+    x = convert_to_tensor(values)
+    low, high = (float(v) for v in (value_range.numpy().tolist()
+                                    if hasattr(value_range, "numpy") else value_range))
+    if not high > low:
+        raise ValueError(f"value_range must be [low, high] with high > low, got {[low, high]}")
+    scaled = (x - low) / (high - low)
+    bins = _math.floor(scaled * float(nbins))
+    return cast(clip_by_value(bins, 0.0, float(nbins - 1)), dtype)
+
+
+def histogram_fixed_width(values, value_range, nbins=100, dtype="int32", name=None):
+    """``tf.histogram_fixed_width``: how many values fall in each of ``nbins`` equal bins
+    over ``value_range`` (outliers counted in the first or last bin)."""
+    bins = reshape(histogram_fixed_width_bins(values, value_range, nbins, "int64"), [-1])
+    return cast(_C.reduce("sum", one_hot(bins, int(nbins), dtype="int32"), [0], False), dtype)
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=0, name=None):  # noqa: A002
+    """``tf.reverse_sequence``: for each batch entry b, its first seq_lengths[b] entries along
+    ``seq_axis`` reversed, the rest kept. The lengths are read on the host to build the
+    index."""
+    x = convert_to_tensor(input)
+    if seq_axis is None:
+        raise ValueError("reverse_sequence needs seq_axis (the axis to reverse), got None")
+    seq_axis, batch_axis = seq_axis % x.ndim, batch_axis % x.ndim
+    lengths = np.asarray(seq_lengths.numpy() if hasattr(seq_lengths, "numpy") else seq_lengths)
+    steps = x.shape[seq_axis]
+    if seq_axis == batch_axis or lengths.shape != (x.shape[batch_axis],) or \
+            (lengths < 0).any() or (lengths > steps).any():
+        raise errors.InvalidArgumentError(
+            f"reverse_sequence needs seq_axis != batch_axis and one length in "
+            f"[0, {steps}] per batch entry ({x.shape[batch_axis]}), got {lengths.tolist()}")
+    position = np.arange(steps)[None, :]
+    index = np.where(position < lengths[:, None], lengths[:, None] - 1 - position, position)
+    shape = [1] * x.ndim
+    shape[batch_axis], shape[seq_axis] = x.shape[batch_axis], steps
+    order = (0, 1) if batch_axis < seq_axis else (1, 0)
+    index = np.broadcast_to(np.transpose(index, order).reshape(shape), tuple(x.shape))
+    return gather_along(x, seq_axis, convert_to_tensor(np.ascontiguousarray(index, np.int64)))

@@ -26,6 +26,7 @@ DEPTHWISE = RNG.normal(size=(3, 3, 3, 2)).astype(np.float32)
 POINTWISE = RNG.normal(size=(1, 1, 6, 4)).astype(np.float32)
 COUNTS = (RNG.random((3, 5)) * 4).round().astype(np.float32)
 DEPTH = RNG.normal(size=(2, 2, 3, 8)).astype(np.float32)
+B_QUERIES = RNG.normal(scale=2.0, size=(3, 4)).astype(np.float32)
 TARGETS = np.array([4, 0, 2], np.int32)
 INTS = np.array([[3, -1, 0, 8], [2, 2, -5, 1]], np.int32)
 
@@ -223,6 +224,22 @@ TOP_LEVEL_CASES = [
     (*meshgrid_stacked(), (ROW, A[0, :3]), {"indexing": "xy"}, True),
     (*meshgrid_stacked(), (ROW, A[0, :3]), {"indexing": "ij"}, True),
     (tf.rank, gt.rank, (IMAGES,), {}, False),
+    (tf.searchsorted, gt.searchsorted, (np.sort(A, axis=1), B_QUERIES), {}, False),
+    (tf.searchsorted, gt.searchsorted, (np.sort(A, axis=1), B_QUERIES), {"side": "right"},
+     False),
+    (tf.searchsorted, gt.searchsorted, (np.array([1, 3, 3, 7], np.int32),
+                                        np.array([0, 3, 4, 9], np.int32)), {"side": "right"},
+     False),
+    (tf.histogram_fixed_width, gt.histogram_fixed_width, (A, [-2.0, 2.5]), {"nbins": 7}, False),
+    (tf.histogram_fixed_width, gt.histogram_fixed_width, (IMAGES, [-1.0, 1.0]), {}, False),
+    (tf.histogram_fixed_width_bins, gt.histogram_fixed_width_bins, (A, [-2.0, 2.5]),
+     {"nbins": 7}, False),
+    (tf.reverse_sequence, gt.reverse_sequence, (A, np.array([2, 5, 0], np.int64)),
+     {"seq_axis": 1}, True),
+    (tf.reverse_sequence, gt.reverse_sequence, (IMAGES, np.array([3, 6], np.int32)),
+     {"seq_axis": 2, "batch_axis": 0}, True),
+    (tf.reverse_sequence, gt.reverse_sequence, (SIGNAL, np.array([4, 0, 9], np.int32)),
+     {"seq_axis": 1, "batch_axis": 2}, True),
     (tf.sin, gt.sin, (A * 3,), {}, True),
     (tf.cos, gt.cos, (A * 3,), {}, True),
     (tf.tan, gt.tan, (UNIT,), {}, True),
@@ -374,6 +391,11 @@ def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
     (lambda: gt.batch_to_space(DEPTH, [2], [[0, 5]]), ValueError, "remove more than"),
     (lambda: gt.sort(A, direction="UP"), ValueError, "'ASCENDING' or 'DESCENDING'"),
     (lambda: gt.math.top_k(A, 6), gt.errors.InvalidArgumentError, "k <= the last dimension"),
+    (lambda: gt.searchsorted(A, ROW), ValueError, "share every axis but the last"),
+    (lambda: gt.searchsorted(A, A, side="middle"), ValueError, "'left' or 'right'"),
+    (lambda: gt.histogram_fixed_width(A, [1.0, 1.0]), ValueError, "high > low"),
+    (lambda: gt.reverse_sequence(A, [1, 2, 6], seq_axis=1), gt.errors.InvalidArgumentError,
+     "one length in .0, 5. per batch entry"),
     (lambda: gt.slice(A, [0], [1]), ValueError, "one begin and one size per axis"),
     (lambda: gt.sequence_mask(ROW), TypeError, "integer lengths"),
     (lambda: gt.clip_by_norm(A, -1.0), ValueError, "non-negative number"),
