@@ -42,7 +42,7 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "normalize_moments", "compute_average_loss", "scale_regularization_loss",
            "max_pool1d", "avg_pool1d", "pool", "convolution", "atrous_conv2d",
            "weighted_moments", "space_to_batch", "top_k", "local_response_normalization",
-           "lrn"]
+           "lrn", "conv1d_transpose", "conv_transpose"]
 
 
 def _int(value, name):
@@ -228,6 +228,43 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
                          "(height, width, output_channels, in_channels))")
     return _C.conv2d_transpose(input, filters, None, shape[1], shape[2], sh, sw,
                                _padding(padding), dh, dw)
+
+
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC",
+                     dilations=None, name=None):
+    """``tf.nn.conv1d_transpose``: input (N, W, C), filters (KW, F, C), output_shape
+    (N, OW, F); conv2d_transpose of an (N, 1, W, C) view."""
+    if data_format not in ("NWC", None):
+        raise ValueError(f"conv1d_transpose supports data_format='NWC' only, got "
+                         f"{data_format!r}")
+    input, filters = as_tensors(input, filters)
+    shape = [_int(v, "output_shape") for v in
+             (output_shape.numpy().tolist() if isinstance(output_shape, Tensor) else output_shape)]
+    if input.ndim != 3 or filters.ndim != 3 or len(shape) != 3:
+        raise ValueError(f"conv1d_transpose needs input (N, W, C), filters (KW, F, C) and an "
+                         f"output_shape (N, OW, F), got shapes {tuple(input.shape)}, "
+                         f"{tuple(filters.shape)} and {shape}")
+    out = conv2d_transpose(_C.reshape(input, [input.shape[0], 1, *input.shape[1:]]),
+                           _C.reshape(filters, [1, *filters.shape]),
+                           [shape[0], 1, shape[1], shape[2]], [1, _step_1d(strides, "strides")],
+                           padding, dilations=[1, _step_1d(1 if dilations is None else dilations,
+                                                           "dilations")])
+    return _C.reshape(out, shape)
+
+
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,
+                   dilations=None, name=None):
+    """``tf.nn.conv_transpose``: conv1d_transpose or conv2d_transpose by the output's rank."""
+    rank = len(output_shape.numpy().tolist() if isinstance(output_shape, Tensor)
+               else output_shape)
+    if rank == 3:
+        return conv1d_transpose(input, filters, output_shape, strides, padding, data_format,
+                                dilations)
+    if rank == 4:
+        return conv2d_transpose(input, filters, output_shape, strides, padding,
+                                data_format or "NHWC", dilations)
+    raise ValueError(f"conv_transpose supports 1-D and 2-D outputs (rank 3 or 4), got an "
+                     f"output_shape of rank {rank}")
 
 
 def max_pool2d(input, ksize, strides, padding="VALID"):

@@ -27,6 +27,7 @@ POINTWISE = RNG.normal(size=(1, 1, 6, 4)).astype(np.float32)
 COUNTS = (RNG.random((3, 5)) * 4).round().astype(np.float32)
 DEPTH = RNG.normal(size=(2, 2, 3, 8)).astype(np.float32)
 B_QUERIES = RNG.normal(scale=2.0, size=(3, 4)).astype(np.float32)
+KERNEL_1D_T = RNG.normal(size=(3, 4, 3)).astype(np.float32)
 TARGETS = np.array([4, 0, 2], np.int32)
 INTS = np.array([[3, -1, 0, 8], [2, 2, -5, 1]], np.int32)
 
@@ -198,6 +199,13 @@ NN_CASES = [
     (tf.nn.compute_average_loss, gt.nn.compute_average_loss, (ROW,),
      {"sample_weight": PROBABILITIES[0], "global_batch_size": 8}, True),
     (tf.nn.scale_regularization_loss, gt.nn.scale_regularization_loss, (A,), {}, True),
+    (tf.nn.conv1d_transpose, gt.nn.conv1d_transpose, (SIGNAL, KERNEL_1D_T, [2, 18, 4], 2), {},
+     True),
+    (tf.nn.conv1d_transpose, gt.nn.conv1d_transpose,
+     (SIGNAL, KERNEL_1D_T, [2, 11, 4], [1, 1, 1], "VALID"), {}, True),
+    (tf.nn.conv_transpose, gt.nn.conv_transpose, (SIGNAL, KERNEL_1D_T, [2, 9, 4], 1), {}, True),
+    (tf.nn.conv_transpose, gt.nn.conv_transpose,
+     (IMAGES, DEPTHWISE.transpose(0, 1, 3, 2).copy(), [2, 12, 12, 2], 2), {}, True),
     (tf.nn.zero_fraction, gt.nn.zero_fraction, (WITH_ZEROS,), {}, False),
     (tf.nn.in_top_k, gt.nn.in_top_k, (TARGETS, A[:, :5], 2), {}, False),
 ]
@@ -396,6 +404,8 @@ def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
     (lambda: gt.histogram_fixed_width(A, [1.0, 1.0]), ValueError, "high > low"),
     (lambda: gt.reverse_sequence(A, [1, 2, 6], seq_axis=1), gt.errors.InvalidArgumentError,
      "one length in .0, 5. per batch entry"),
+    (lambda: gt.nn.conv_transpose(IMAGES, DEPTHWISE, [2, 3, 4, 5, 6], 1), ValueError,
+     "rank 3 or 4"),
     (lambda: gt.slice(A, [0], [1]), ValueError, "one begin and one size per axis"),
     (lambda: gt.sequence_mask(ROW), TypeError, "integer lengths"),
     (lambda: gt.clip_by_norm(A, -1.0), ValueError, "non-negative number"),
