@@ -368,6 +368,21 @@ def test_eager_mode_and_newaxis_match_tensorflows():
     assert gt.uint8.name == tf.uint8.name and gt.bool.name == tf.bool.name
 
 
+def test_function_dtypes_and_linalg_submodules_match_tensorflows():
+    def affine(x):
+        return x * 2.0 + 1.0
+
+    np.testing.assert_allclose(as_array(gt.function(affine)(gt.constant(A))),
+                               tf.function(affine)(tf.constant(A)).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(as_array(gt.linalg.matmul(A, A.T)), tf.linalg.matmul(A, A.T).numpy(),
+                               rtol=1e-5, atol=1e-5)
+    assert gt.dtypes.int32.name == tf.dtypes.int32.name
+    assert gt.dtypes.as_dtype("bool").name == tf.dtypes.as_dtype("bool").name
+    gt.debugging.set_log_device_placement(False)
+    tf.debugging.set_log_device_placement(False)
+    assert gt.debugging.get_log_device_placement() is False
+
+
 def test_selu_and_elu_stay_finite_for_large_negative_and_positive_inputs():
     extreme = np.array([-100.0, -30.0, 0.0, 30.0, 80.0], np.float32)
     for name in ("elu", "selu"):
