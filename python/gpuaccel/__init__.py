@@ -50,7 +50,16 @@ from .math import (abs, add, add_n, allclose, argmax, argmin, div, divide, equal
                    reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
                    reduce_std, reduce_sum, reduce_variance, relu, rsqrt, sigmoid, sign, sqrt,
                    square, squared_difference, sub, subtract, tanh, true_divide, truediv)
-from .linalg import bmm, einsum, matmul, mm, tensordot
+from .math import (acosh, asinh, atanh, cosh, cumsum, floor, round, scalar_mul,  # noqa: A004
+                   sinh, truncatediv, truncatemod)
+from .math import acos, asin, atan, atan2, cos, sin, tan
+from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
+                            gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
+                            reverse_sequence, searchsorted, shape_n, slice, unravel_index)
+from ._tf_clipping import clip_by_global_norm, clip_by_norm
+from ._tf_sort import argsort, sort
+from ._tf_space_batch import batch_to_space, space_to_batch, space_to_batch_nd
+from .linalg import bmm, einsum, matmul, mm, norm, tensordot
 from ._tensor_spec import TensorSpec
 from ._function import function, print_ as print  # noqa: A004 - tf.print
 from ._torch_ops import (enable_grad, executing_eagerly, is_grad_enabled, is_tensor,
@@ -61,6 +70,10 @@ from . import data
 from . import keras
 from . import distribute
 from .keras import mixed_precision
+from .keras.initializers import (Constant as constant_initializer, Ones as ones_initializer,
+                                 RandomNormal as random_normal_initializer,
+                                 RandomUniform as random_uniform_initializer,
+                                 Zeros as zeros_initializer)
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 from . import _unsupported
@@ -81,6 +94,7 @@ newaxis = None  # tf.newaxis / np.newaxis: x[..., tf.newaxis] in the course's MN
 manual_seed = random.set_seed  # torch.manual_seed
 range = arange  # noqa: A001 - tf.range(start, limit, delta)
 inference_mode = no_grad  # torch.inference_mode()
+realdiv = divide  # tf.realdiv: floats only in TF, where it is tf.divide
 # torch's dtype aliases (one DType object answers TF's, torch's and NumPy's questions).
 float = float32  # noqa: A001
 half = float16
@@ -105,7 +119,15 @@ __all__ += [
     "is_grad_enabled", "is_tensor", "log_softmax", "max", "mean", "min", "permute",
     "set_grad_enabled", "softmax", "std", "stop_gradient", "sum", "var", "linalg", "image",
     "range", "float", "half", "long", "int", "TensorSpec", "mul", "sub", "div", "true_divide",
-    "inference_mode",
+    "inference_mode", "acosh", "asinh", "atanh", "cosh", "cumsum", "floor", "round",
+    "scalar_mul", "sinh", "meshgrid", "repeat", "reverse", "roll", "identity_n",
+    "sequence_mask", "shape_n", "slice", "unravel_index", "clip_by_norm",
+    "clip_by_global_norm", "norm", "realdiv", "truncatediv", "truncatemod", "gather_nd",
+    "ones_initializer", "zeros_initializer", "constant_initializer",
+    "random_normal_initializer", "random_uniform_initializer", "batch_to_space",
+    "space_to_batch", "space_to_batch_nd", "sort", "argsort", "acos", "asin", "atan", "atan2",
+    "cos", "sin", "tan", "histogram_fixed_width", "histogram_fixed_width_bins",
+    "reverse_sequence", "searchsorted",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

@@ -14,6 +14,8 @@ from ._int_range import check_int
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import _dtype_name
+from ._tf_sort import top_k
+from . import _torch_trig as _trig
 
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_std",
@@ -26,6 +28,8 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "is_finite", "is_inf", "add_n", "count_nonzero",
            "l2_normalize", "allclose", "isclose", "sinh", "cosh", "asinh", "acosh", "atanh",
            "floor", "ceil", "round", "rint", "trunc", "floordiv", "floormod", "mod",
+           "truncatediv", "truncatemod", "top_k", "sin", "cos", "tan", "asin",
+           "acos", "atan", "atan2",
            "divide_no_nan", "reciprocal_no_nan", "xlogy", "xlog1py", "xdivy", "logical_xor",
            "log_sigmoid", "softsign", "softmax", "log_softmax", "erf", "erfc", "cumsum",
            "cumprod", "cumulative_logsumexp", "reduce_euclidean_norm", "scalar_mul",
@@ -454,6 +458,21 @@ def floormod(x, y, name=None):
 mod = floormod
 
 
+def truncatediv(x, y, name=None):
+    """x / y rounded toward zero (C's integer division); integers come back integers, and an
+    integer division by zero is an InvalidArgumentError, as TF."""
+    a, b = as_tensors(x, y)
+    _check_integer_divisor(a, b)
+    quotient = trunc(_C.binary("div", a, b))
+    return quotient if a.dtype.is_floating_point else _C.cast(quotient, a._dtype_name)
+
+
+def truncatemod(x, y, name=None):
+    """x - truncatediv(x, y) * y: the result has the sign of x, as C's fmod and %."""
+    a, b = as_tensors(x, y)
+    return _C.binary("sub", a, _C.binary("mul", truncatediv(a, b), b))
+
+
 def divide_no_nan(x, y, name=None):
     """x / y, and 0 where y is 0 (even for x = 0 or inf)."""
     a, b = as_tensors(x, y)
@@ -864,10 +883,40 @@ def ndtri(x, name=None):
                                               _c(1.0, x))), _c(np.sqrt(2.0), x))
 
 
+# The trigonometric functions: the PyTorch face's compositions (range reduction and a series, see
+# _torch_trig for their accuracy) under TF's argument names.
+def sin(x, name=None):
+    return _trig.sin(x)
+
+
+def cos(x, name=None):
+    return _trig.cos(x)
+
+
+def tan(x, name=None):
+    return _trig.tan(x)
+
+
+def asin(x, name=None):
+    return _trig.asin(x)
+
+
+def acos(x, name=None):
+    return _trig.acos(x)
+
+
+def atan(x, name=None):
+    return _trig.atan(x)
+
+
+def atan2(y, x, name=None):
+    """The angle of the point (x, y), in [-π, π]."""
+    return _trig.atan2(y, x)
+
+
 __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {
-    "top_k": "argmax for k=1, or np.argsort on .numpy()",
     **{name: f"a computation on .numpy() (there is no {name} kernel yet)" for name in (
-        "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "lgamma", "digamma", "igamma",
+        "lgamma", "digamma", "igamma",
         "igammac", "betainc", "zeta", "polygamma", "bessel_i0", "bessel_i0e", "bessel_i1",
         "bessel_i1e")},
     **{name: f"a computation on .numpy() (there is no select kernel yet, so a NaN would "

@@ -4,6 +4,7 @@ Images are NHWC and convolution kernels (height, width, in_channels, filters), a
 Every op here records its gradient and accepts NumPy arrays, lists and numbers where a tensor
 goes. ``gpuaccel.nn.functional`` is ``torch.nn.functional`` (NCHW, torch's argument names).
 """
+import math as _pymath
 import numbers
 import sys
 
@@ -11,10 +12,17 @@ from . import _C, errors  # noqa: F401
 from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
+from ._array_ops import (concat as _concat, pad as _pad, reshape as _reshape, split as _split,
+                         squeeze as _squeeze, transpose as _transpose, where as _where,
+                         zeros_like as _zeros_like)
 from ._convert import as_tensors, convert_to_tensor
+from ._tf_space_batch import space_to_batch
+from ._tf_sort import top_k
 from ._int_range import check_int
 from ._promotion import as_operands, as_tensor
 from ._tensor import Tensor, tensor
+
+_PI = _pymath.pi
 
 # `import gpuaccel.nn.functional as F` (torch's spelling) finds the module without nn being a
 # package.
@@ -22,11 +30,19 @@ sys.modules[__name__ + ".functional"] = functional
 
 __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh",
            "gelu", "softmax", "log_softmax", "dropout", "batch_normalization",
+           "keras_batch_normalization",
            "layer_normalization", "embedding_lookup", "scaled_dot_product_attention",
            "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
            "mean_squared_error", "one_hot", "functional", "leaky_relu", "relu6", "elu", "silu",
            "swish", "softplus", "log_sigmoid", "sigmoid_cross_entropy_with_logits", "l2_loss",
-           "moments", "bias_add", "max_pool", "avg_pool"]
+           "moments", "bias_add", "max_pool", "avg_pool", "selu", "crelu", "softsign",
+           "l2_normalize", "zero_fraction", "in_top_k", "conv1d", "depthwise_conv2d",
+           "separable_conv2d", "space_to_depth", "depth_to_space",
+           "weighted_cross_entropy_with_logits", "log_poisson_loss", "sufficient_statistics",
+           "normalize_moments", "compute_average_loss", "scale_regularization_loss",
+           "max_pool1d", "avg_pool1d", "pool", "convolution", "atrous_conv2d",
+           "weighted_moments", "space_to_batch", "top_k", "local_response_normalization",
+           "lrn", "conv1d_transpose", "conv_transpose"]
 
 
 def _int(value, name):
@@ -79,6 +95,118 @@ def conv2d(input, filters, strides=1, padding="VALID", dilations=1, bias=None):
     return _C.conv2d(input, filters, bias, sh, sw, _padding(padding), dh, dw)
 
 
+def _step_1d(value, name):
+    """TF's 1-D stride, dilation or window: an int or a list of 1 or 3 ints ([1, s, 1])."""
+    if isinstance(value, (list, tuple)) and len(value) == 3:
+        if _int(value[0], name) != 1 or _int(value[2], name) != 1:
+            raise ValueError(f"{name} over the batch or channel axis must be 1, got {list(value)}")
+        return _int(value[1], name)
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        return _int(value[0], name)
+    return _int(value, name)
+
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):
+    """``tf.nn.conv1d``: input (N, W, C), filters (KW, C, F); the 2-D convolution of an
+    (N, 1, W, C) view with a (1, KW, C, F) kernel, as TensorFlow computes it."""
+    if data_format not in ("NWC", None):
+        raise ValueError(f"conv1d supports data_format='NWC' only, got {data_format!r}")
+    step = _step_1d(stride, "stride")
+    dilation = _step_1d(1 if dilations is None else dilations, "dilations")
+    input, filters = as_tensors(input, filters)
+    if input.ndim != 3 or filters.ndim != 3:
+        raise ValueError(f"conv1d needs input (batch, width, channels) and filters (width, "
+                         f"in_channels, out_channels), got shapes {tuple(input.shape)} and "
+                         f"{tuple(filters.shape)}")
+    out = conv2d(_C.reshape(input, [input.shape[0], 1, *input.shape[1:]]),
+                 _C.reshape(filters, [1, *filters.shape]), [1, step], padding, [1, dilation])
+    return _C.reshape(out, [out.shape[0], *out.shape[2:]])
+
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None,
+                name=None):
+    """``tf.nn.convolution``: conv1d for (N, W, C) input, conv2d for (N, H, W, C)."""
+    rank = convert_to_tensor(input).ndim
+    if rank == 3:
+        return conv1d(input, filters, 1 if strides is None else strides, padding, data_format,
+                      dilations)
+    if rank == 4:
+        if data_format not in ("NHWC", None):
+            raise ValueError(f"convolution supports data_format='NHWC' only, got "
+                             f"{data_format!r}")
+        return conv2d(input, filters, 1 if strides is None else strides, padding,
+                      1 if dilations is None else dilations)
+    raise ValueError(f"convolution supports (N, W, C) and (N, H, W, C) input, got rank {rank}")
+
+
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """``tf.nn.atrous_conv2d``: conv2d with the filters dilated by ``rate``."""
+    return conv2d(value, filters, 1, padding, _int(rate, "rate"))
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None,
+                     name=None):
+    """``tf.nn.depthwise_conv2d``: input (N, H, W, C), filter (KH, KW, C, M); output channel
+    c * M + m is input channel c convolved with filter[:, :, c, m]. One conv2d per input
+    channel (there is no depthwise kernel): fine at course sizes, slow for wide layers."""
+    if data_format not in ("NHWC", None):
+        raise ValueError(f"depthwise_conv2d supports data_format='NHWC' only, got "
+                         f"{data_format!r}")
+    input, filter = as_tensors(input, filter)
+    if input.ndim != 4 or filter.ndim != 4 or filter.shape[2] != input.shape[3]:
+        raise ValueError(f"depthwise_conv2d needs input (N, H, W, C) and filter (KH, KW, C, "
+                         f"multiplier) with the same C, got shapes {tuple(input.shape)} and "
+                         f"{tuple(filter.shape)}")
+    dilations = 1 if dilations is None else dilations
+    channels = input.shape[3]
+    per_channel = zip(_split(input, channels, axis=3), _split(filter, channels, axis=2))
+    return _concat([conv2d(x, f, strides, padding, dilations) for x, f in per_channel], 3)
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,
+                     data_format=None, dilations=None, name=None):
+    """``tf.nn.separable_conv2d``: depthwise_conv2d, then a 1x1 conv2d with pointwise_filter
+    (1, 1, C * M, F)."""
+    depthwise = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format,
+                                 dilations)
+    return conv2d(depthwise, pointwise_filter, 1, "VALID")
+
+
+def _block_size(block_size):
+    size = _int(block_size, "block_size")
+    if size < 2:
+        raise ValueError(f"block_size must be at least 2, got {size}")
+    return size
+
+
+def space_to_depth(input, block_size, data_format="NHWC", name=None):
+    """``tf.nn.space_to_depth``: (N, H, W, C) to (N, H/b, W/b, b*b*C), each b x b block of
+    pixels becoming channels (row within the block, then column, then channel)."""
+    if data_format != "NHWC":
+        raise ValueError(f"space_to_depth supports data_format='NHWC' only, got {data_format!r}")
+    b, x = _block_size(block_size), convert_to_tensor(input)
+    if x.ndim != 4 or x.shape[1] % b or x.shape[2] % b:
+        raise ValueError(f"space_to_depth needs (N, H, W, C) input with H and W divisible by "
+                         f"block_size {b}, got shape {tuple(x.shape)}")
+    n, h, w, c = x.shape
+    blocks = _transpose(_reshape(x, [n, h // b, b, w // b, b, c]), [0, 1, 3, 2, 4, 5])
+    return _reshape(blocks, [n, h // b, w // b, b * b * c])
+
+
+def depth_to_space(input, block_size, data_format="NHWC", name=None):
+    """``tf.nn.depth_to_space``: the inverse of space_to_depth, (N, H, W, b*b*C) to
+    (N, H*b, W*b, C)."""
+    if data_format != "NHWC":
+        raise ValueError(f"depth_to_space supports data_format='NHWC' only, got {data_format!r}")
+    b, x = _block_size(block_size), convert_to_tensor(input)
+    if x.ndim != 4 or x.shape[3] % (b * b):
+        raise ValueError(f"depth_to_space needs (N, H, W, C) input with C divisible by "
+                         f"block_size² = {b * b}, got shape {tuple(x.shape)}")
+    n, h, w, c = x.shape
+    pixels = _transpose(_reshape(x, [n, h, w, b, b, c // (b * b)]), [0, 1, 3, 2, 4, 5])
+    return _reshape(pixels, [n, h * b, w * b, c // (b * b)])
+
+
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",
                      dilations=None, name=None):
     """``tf.nn.conv2d_transpose``: input (N, H, W, C), filters (KH, KW, F, C), output_shape
@@ -102,6 +230,43 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
                                _padding(padding), dh, dw)
 
 
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC",
+                     dilations=None, name=None):
+    """``tf.nn.conv1d_transpose``: input (N, W, C), filters (KW, F, C), output_shape
+    (N, OW, F); conv2d_transpose of an (N, 1, W, C) view."""
+    if data_format not in ("NWC", None):
+        raise ValueError(f"conv1d_transpose supports data_format='NWC' only, got "
+                         f"{data_format!r}")
+    input, filters = as_tensors(input, filters)
+    shape = [_int(v, "output_shape") for v in
+             (output_shape.numpy().tolist() if isinstance(output_shape, Tensor) else output_shape)]
+    if input.ndim != 3 or filters.ndim != 3 or len(shape) != 3:
+        raise ValueError(f"conv1d_transpose needs input (N, W, C), filters (KW, F, C) and an "
+                         f"output_shape (N, OW, F), got shapes {tuple(input.shape)}, "
+                         f"{tuple(filters.shape)} and {shape}")
+    out = conv2d_transpose(_C.reshape(input, [input.shape[0], 1, *input.shape[1:]]),
+                           _C.reshape(filters, [1, *filters.shape]),
+                           [shape[0], 1, shape[1], shape[2]], [1, _step_1d(strides, "strides")],
+                           padding, dilations=[1, _step_1d(1 if dilations is None else dilations,
+                                                           "dilations")])
+    return _C.reshape(out, shape)
+
+
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,
+                   dilations=None, name=None):
+    """``tf.nn.conv_transpose``: conv1d_transpose or conv2d_transpose by the output's rank."""
+    rank = len(output_shape.numpy().tolist() if isinstance(output_shape, Tensor)
+               else output_shape)
+    if rank == 3:
+        return conv1d_transpose(input, filters, output_shape, strides, padding, data_format,
+                                dilations)
+    if rank == 4:
+        return conv2d_transpose(input, filters, output_shape, strides, padding,
+                                data_format or "NHWC", dilations)
+    raise ValueError(f"conv_transpose supports 1-D and 2-D outputs (rank 3 or 4), got an "
+                     f"output_shape of rank {rank}")
+
+
 def max_pool2d(input, ksize, strides, padding="VALID"):
     kh, kw = _pair(ksize, "ksize")
     sh, sw = _pair(strides, "strides")
@@ -113,6 +278,47 @@ def avg_pool2d(input, ksize, strides, padding="VALID"):
     kh, kw = _pair(ksize, "ksize")
     sh, sw = _pair(strides, "strides")
     return _C.pool2d(convert_to_tensor(input), False, kh, kw, sh, sw, _padding(padding))
+
+
+def _pool1d(input, ksize, strides, padding, data_format, pool2d, op):
+    if data_format not in ("NWC", None):
+        raise ValueError(f"{op} supports data_format='NWC' only, got {data_format!r}")
+    x = convert_to_tensor(input)
+    if x.ndim != 3:
+        raise ValueError(f"{op} needs input (batch, width, channels), got shape {tuple(x.shape)}")
+    out = pool2d(_C.reshape(x, [x.shape[0], 1, *x.shape[1:]]), [1, _step_1d(ksize, "ksize")],
+                 [1, _step_1d(strides, "strides")], padding)
+    return _C.reshape(out, [out.shape[0], *out.shape[2:]])
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
+    """``tf.nn.max_pool1d``: input (N, W, C), pooled over an (N, 1, W, C) view."""
+    return _pool1d(input, ksize, strides, padding, data_format, max_pool2d, "max_pool1d")
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
+    """``tf.nn.avg_pool1d``: input (N, W, C), pooled over an (N, 1, W, C) view."""
+    return _pool1d(input, ksize, strides, padding, data_format, avg_pool2d, "avg_pool1d")
+
+
+def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None,
+         dilations=None, name=None):
+    """``tf.nn.pool`` for 1-D and 2-D windows ("MAX" or "AVG"), channels last, no dilation."""
+    window = list(window_shape)
+    if len(window) not in (1, 2):
+        raise ValueError(f"pool supports 1-D and 2-D windows, got window_shape {window}")
+    if dilations is not None and any(_int(d, "dilations") != 1 for d in dilations):
+        raise NotImplementedError(f"pool with dilations {list(dilations)} is not supported yet; "
+                                  "use dilations of 1")
+    kinds = {"MAX": (max_pool1d, max_pool2d), "AVG": (avg_pool1d, avg_pool2d)}
+    if pooling_type not in kinds:
+        raise ValueError(f"pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
+    strides = [1] * len(window) if strides is None else list(strides)
+    if len(window) == 1:
+        return kinds[pooling_type][0](input, window, strides, padding, data_format)
+    if data_format not in ("NHWC", None):
+        raise ValueError(f"pool supports data_format='NHWC' only, got {data_format!r}")
+    return kinds[pooling_type][1](input, window, strides, padding)
 
 
 def relu(x, name=None):
@@ -148,12 +354,46 @@ def dropout(x, rate, training=True):
     return _C.dropout(as_tensor(x, "Dropout", "x"), _rate(rate), bool(training))
 
 
-def batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=0.99, epsilon=1e-3,
-                        training=False):
-    """Keras's BatchNormalization math over the last axis; updates the moving statistics in
-    place when training."""
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """``tf.nn.batch_normalization``: (x - mean) / sqrt(variance + variance_epsilon) * scale +
+    offset, every statistic broadcast against x; ``offset`` and ``scale`` may be None."""
+    x, mean = as_tensors(x, mean)
+    variance = as_tensors(x, variance)[1]
+    inverse = _math.rsqrt(_C.binary("add", variance, _C.scalar_like(float(variance_epsilon), x)))
+    if scale is not None:
+        inverse = _C.binary("mul", inverse, as_tensors(x, scale)[1])
+    out = _C.binary("mul", _C.binary("sub", x, mean), inverse)
+    return out if offset is None else _C.binary("add", out, as_tensors(x, offset)[1])
+
+
+def keras_batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=0.99,
+                              epsilon=1e-3, training=False):
+    """Keras's BatchNormalization layer math over the last axis in one op: batch statistics
+    when training (and the moving statistics updated in place with Keras's momentum rule), the
+    moving ones otherwise."""
     return _C.batch_norm(x, gamma, beta, moving_mean, moving_var, float(momentum), float(epsilon),
                          bool(training))
+
+
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,
+                                 name=None):
+    """``tf.nn.local_response_normalization`` (``lrn``): x / (bias + alpha * sum of x² over the
+    2 * depth_radius + 1 nearest channels) ** beta, for (N, H, W, C) input."""
+    x = convert_to_tensor(input)
+    radius = _int(depth_radius, "depth_radius")
+    if x.ndim != 4 or radius < 0:
+        raise ValueError(f"local_response_normalization needs (N, H, W, C) input and "
+                         f"depth_radius >= 0, got shape {tuple(x.shape)} and {radius}")
+    channels = x.shape[3]
+    padded = _pad(_C.unary("square", x), [[0, 0], [0, 0], [0, 0], [radius, radius]])
+    window = padded[..., 0:channels]
+    for offset in range(1, 2 * radius + 1):
+        window = window + padded[..., offset:offset + channels]
+    scale = _C.scalar_like(float(bias), x) + float(alpha) * window
+    return x * _math.pow(scale, -float(beta))
+
+
+lrn = local_response_normalization
 
 
 def layer_normalization(x, gamma, beta, epsilon=1e-3):
@@ -211,12 +451,36 @@ def relu6(features, name=None):
     return _C.binary("minimum", _C.unary("relu", x), _C.scalar_like(6.0, x))
 
 
+def _relu_plus_scaled_expm1(x, alpha):
+    """relu(x) + alpha * (exp(min(x, 0)) - 1): elu's two branches (the exp branch is computed
+    on min(x, 0), so it never overflows)."""
+    negative_part = _math.expm1(_C.binary("minimum", x, _C.scalar_like(0.0, x)))
+    if alpha != 1.0:
+        negative_part = _C.binary("mul", negative_part, _C.scalar_like(alpha, x))
+    return _C.binary("add", _C.unary("relu", x), negative_part)
+
+
 def elu(features, name=None):
-    """x for x > 0, exp(x) - 1 otherwise (the exp branch is computed on min(x, 0), so it never
-    overflows)."""
+    """x for x > 0, exp(x) - 1 otherwise."""
+    return _relu_plus_scaled_expm1(convert_to_tensor(features), 1.0)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features, name=None):
+    """scale * elu(x, alpha) with the self-normalizing constants of Klambauer et al. (2017)."""
     x = convert_to_tensor(features)
-    negative = _C.binary("minimum", x, _C.scalar_like(0.0, x))
-    return _C.binary("add", _C.unary("relu", x), _math.expm1(negative))
+    return _C.binary("mul", _relu_plus_scaled_expm1(x, _SELU_ALPHA), _C.scalar_like(_SELU_SCALE, x))
+
+
+def crelu(features, axis=-1, name=None):
+    """``tf.nn.crelu``: relu(x) and relu(-x) concatenated along ``axis`` (twice as many
+    channels)."""
+    x = convert_to_tensor(features)
+    return _concat([_C.unary("relu", x), _C.unary("relu", _C.unary("neg", x))],
+                  check_int(axis, "axis"))
 
 
 def silu(features, beta=1.0, name=None):
@@ -227,6 +491,10 @@ def silu(features, beta=1.0, name=None):
 
 swish = silu
 softplus = _math.softplus
+softsign = _math.softsign
+l2_normalize = _math.l2_normalize
+zero_fraction = _math.zero_fraction
+in_top_k = _math.in_top_k
 
 
 def log_sigmoid(x, name=None):
@@ -238,6 +506,67 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     if labels is None or logits is None:
         raise ValueError("Both labels and logits must be provided.")
     return functional.binary_cross_entropy_with_logits(logits, labels, reduction="none")
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """sigmoid cross-entropy with the positive term weighted by ``pos_weight``, TF's stable
+    form (1 - z) x + (1 + (q - 1) z) softplus(-x)."""
+    labels, logits = as_tensors(labels, logits)
+    log_weight = 1.0 + (pos_weight - 1.0) * labels
+    return (1.0 - labels) * logits + log_weight * _math.softplus(-logits)
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """exp(log_input) - log_input * targets, plus Stirling's approximation of log(targets!)
+    when ``compute_full_loss`` (zero for targets in [0, 1], as TensorFlow)."""
+    targets, log_input = as_tensors(targets, log_input)
+    loss = _C.unary("exp", log_input) - log_input * targets
+    if not compute_full_loss:
+        return loss
+    small = _math.logical_and(_math.greater_equal(targets, 0.0), _math.less_equal(targets, 1.0))
+    safe = _where(small, _C.scalar_like(2.0, targets), targets)  # no log(0) in the unused branch
+    stirling = safe * _C.unary("log", safe) - safe + 0.5 * _C.unary("log", 2.0 * _PI * safe)
+    return loss + _where(small, _C.scalar_like(0.0, targets), stirling)
+
+
+def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):
+    """(count, sum of x - shift, sum of (x - shift)², shift) over ``axes``: what
+    normalize_moments turns into a mean and a variance."""
+    x = convert_to_tensor(x)
+    axes = [check_int(a, "axes") % x.ndim for a in axes]
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    shifted = x if shift is None else x - convert_to_tensor(shift)
+    return (_C.scalar_like(float(count), x), _C.reduce("sum", shifted, axes, bool(keepdims)),
+            _C.reduce("sum", _C.unary("square", shifted), axes, bool(keepdims)), shift)
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """(mean, variance) from sufficient_statistics' sums."""
+    mean_ss, variance_ss = as_tensors(mean_ss, variance_ss)
+    counts = as_tensors(mean_ss, counts)[1]
+    shifted_mean = mean_ss / counts
+    mean = shifted_mean if shift is None else shifted_mean + convert_to_tensor(shift)
+    return mean, variance_ss / counts - _C.unary("square", shifted_mean)
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(per_example_loss * sample_weight) / global_batch_size (the first dimension by
+    default: one replica)."""
+    loss = convert_to_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = loss * convert_to_tensor(sample_weight)
+    if global_batch_size is None:
+        global_batch_size = loss.shape[0] if loss.ndim else 1
+    return _C.reduce("sum", loss, None, False) / float(global_batch_size)
+
+
+def scale_regularization_loss(regularization_loss):
+    """The summed regularization losses divided by the number of replicas (one)."""
+    if isinstance(regularization_loss, (list, tuple)):
+        regularization_loss = _math.add_n(list(regularization_loss))
+    return _C.reduce("sum", convert_to_tensor(regularization_loss), None, False)
 
 
 def l2_loss(t, name=None):
@@ -253,6 +582,20 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
     axes = list(axes)
     return (_C.reduce("mean", x, axes, bool(keepdims)),
             _math.reduce_variance(x, axes, bool(keepdims)))
+
+
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
+    """(mean, variance) over ``axes`` with each entry counted ``frequency_weights`` times
+    (weights broadcast against x)."""
+    x, weights = as_tensors(x, frequency_weights)
+    axes = [check_int(a, "axes") % x.ndim for a in axes]
+    total_weight = _C.reduce("sum", weights + _zeros_like(x),
+                             axes, True)
+    mean = _C.reduce("sum", weights * x, axes, True) / total_weight
+    variance = _C.reduce("sum", weights * _C.unary("square", x - mean), axes, True) / total_weight
+    if keepdims:
+        return mean, variance
+    return _squeeze(mean, axes), _squeeze(variance, axes)
 
 
 def bias_add(value, bias, data_format=None, name=None):
@@ -282,9 +625,7 @@ TORCH_NN_MODULE_REFUSALS = {
 }
 
 __getattr__ = _unsupported.module_getattr(__name__, "nn", {
-    "conv1d": "conv2d on an (N, 1, L, C) view",
     "depthwise_conv2d": "conv2d per channel (depthwise kernels are not there yet)",
     "ctc_loss": "nothing yet (no CTC kernel)",
-    "weighted_cross_entropy_with_logits": "sigmoid_cross_entropy_with_logits times weights",
     **TORCH_NN_MODULE_REFUSALS,
 })

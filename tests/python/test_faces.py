@@ -110,11 +110,14 @@ def test_names_neither_face_has_yet_are_refused_in_each_faces_words(name):
             getattr(tf, name)
 
 
-def test_cumsum_is_torchs_on_the_torch_face_and_still_refused_on_the_tensorflow_face():
-    # torch.cumsum is compared with PyTorch in test_torch_functions.py
-    np.testing.assert_allclose(torch.cumsum(torch.tensor(VECTOR), 0).numpy(), np.cumsum(VECTOR))
-    with pytest.raises(AttributeError, match="gpuaccel.cumsum is not supported by gpuaccel yet"):
-        tf.cumsum  # noqa: B018
+def test_topk_is_torchs_on_the_torch_face_and_refused_for_top_k_on_the_tensorflow_face():
+    # tf.sort, tf.math.top_k and tf.cumsum are compared with TensorFlow in test_tf_nn_breadth.py
+    values, indices = torch.topk(torch.tensor(VECTOR[::-1].copy()), 2)
+    np.testing.assert_allclose(values.numpy(), [5.0, 4.0])
+    assert indices.tolist() == [0, 1]
+    with pytest.raises(AttributeError, match=r"gpuaccel.topk is not supported by gpuaccel yet; "
+                                             r"use math.top_k"):
+        tf.topk  # noqa: B018
 
 
 @pytest.mark.parametrize("call, name", [

@@ -703,7 +703,7 @@ def test_batch_norm_training_matches_keras(shape):
     moving_mean, moving_var = T(mm), T(mv)
     xs, gs, bs = T(x, grad=True), T(gamma, grad=True), T(beta, grad=True)
     with ga.GradientTape() as tape:
-        y = nn.batch_normalization(xs, gs, bs, moving_mean, moving_var, momentum=0.99,
+        y = nn.keras_batch_normalization(xs, gs, bs, moving_mean, moving_var, momentum=0.99,
                                    epsilon=1e-3, training=True)
     dx, dgamma, dbeta = tape.gradient(y, [xs, gs, bs], output_gradients=T(g))
 
@@ -733,7 +733,7 @@ def test_batch_norm_inference_matches_keras_and_keeps_moving_stats():
     moving_mean, moving_var = T(mm), T(mv)
     xs, gs, bs = T(x, grad=True), T(gamma, grad=True), T(beta, grad=True)
     with ga.GradientTape() as tape:
-        y = nn.batch_normalization(xs, gs, bs, moving_mean, moving_var, training=False)
+        y = nn.keras_batch_normalization(xs, gs, bs, moving_mean, moving_var, training=False)
     dx, dgamma, dbeta = tape.gradient(y, [xs, gs, bs], output_gradients=T(g))
     np.testing.assert_allclose(y.detach().numpy(), ty.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(moving_mean.numpy(), mm)
@@ -747,10 +747,10 @@ def test_batch_norm_errors():
     x = T(np.zeros((4, 3)))
     ok = T(np.zeros(3))
     with pytest.raises(ValueError) as e:
-        nn.batch_normalization(x, T(np.zeros(4)), ok, ok, ok)
+        nn.keras_batch_normalization(x, T(np.zeros(4)), ok, ok, ok)
     assert "(3,)" in str(e.value)
     with pytest.raises(ValueError):
-        nn.batch_normalization(T(np.zeros(3)), ok, ok, ok, ok)
+        nn.keras_batch_normalization(T(np.zeros(3)), ok, ok, ok, ok)
 
 
 def test_layer_norm_matches_numpy_and_keras():

@@ -9,8 +9,8 @@ from gpuaccel import keras
 
 
 @pytest.mark.parametrize("module,name,hint", [
-    (gpuaccel, "float64", "float32"), (gpuaccel, "sort", "np.sort"),
-    (gpuaccel, "some_future_op", None), (gpuaccel.math, "top_k", "argmax"),
+    (gpuaccel, "float64", "float32"), (gpuaccel, "map_fn", "Python loop"),
+    (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
     (gpuaccel.random, "truncated_normal", "clip_by_value"), (gpuaccel.linalg, "inv", "np.linalg"),
     (gpuaccel.image, "resize", None), (keras.utils, "Sequence", "from_generator"),

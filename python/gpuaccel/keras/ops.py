@@ -803,11 +803,9 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None,  # noq
         v = _tensor(v)
         return reshape(v, [x.shape[axis] if d == axis else 1 for d in range(x.ndim)]) \
             if v.ndim == 1 else v
-    inverse = _math.rsqrt(_math.add(along(variance), epsilon))
-    if scale is not None:
-        inverse = _math.multiply(inverse, along(scale))
-    out = _math.multiply(_math.subtract(x, along(mean)), inverse)
-    return out if offset is None else _math.add(out, along(offset))
+    return _nn.batch_normalization(x, along(mean), along(variance),
+                                   None if offset is None else along(offset),
+                                   None if scale is None else along(scale), epsilon)
 
 
 def psnr(x1, x2, max_val):
@@ -879,28 +877,20 @@ def adaptive_max_pool(inputs, output_size, data_format=None):
 
 def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
                    dilation_rate=1):
-    """Each input channel convolved with its own kernel[:, :, c, :] (no kernel for it exists
-    yet: one conv2d per channel, concatenated, so output channel c * M + m as Keras)."""
+    """Each input channel convolved with its own kernel[:, :, c, :] (output channel c * M + m,
+    as Keras): ``tf.nn.depthwise_conv2d``."""
     _channels_last(data_format, "depthwise_conv")
-    x = _rank4(inputs, "depthwise_conv")
-    k = _tensor(kernel)
-    if k.ndim != 4 or k.shape[2] != x.shape[3]:
-        raise ValueError(f"depthwise_conv's kernel must be (height, width, {x.shape[3]}, "
-                         f"multiplier), got shape {list(k.shape)}")
-    per_channel = [conv(_C.slice(x, [(0, n, 1) for n in x.shape[:3]] + [(c, c + 1, 1)]),
-                        _C.slice(k, [(0, n, 1) for n in k.shape[:2]] + [(c, c + 1, 1),
-                                                                          (0, k.shape[3], 1)]),
-                        strides, padding, data_format, dilation_rate)
-                   for c in builtins.range(x.shape[3])]
-    return concatenate(per_channel, axis=-1)
+    return _nn.depthwise_conv2d(_rank4(inputs, "depthwise_conv"), kernel, strides,
+                                padding.upper(), dilations=dilation_rate)
 
 
 def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
                    data_format=None, dilation_rate=1):
-    """depthwise_conv, then a 1 x 1 conv with ``pointwise_kernel``."""
-    depthwise = depthwise_conv(inputs, depthwise_kernel, strides, padding, data_format,
-                               dilation_rate)
-    return conv(depthwise, pointwise_kernel, 1, "valid", data_format)
+    """depthwise_conv, then a 1 x 1 conv with ``pointwise_kernel``: ``tf.nn.separable_conv2d``."""
+    _channels_last(data_format, "separable_conv")
+    return _nn.separable_conv2d(_rank4(inputs, "separable_conv"), depthwise_kernel,
+                                pointwise_kernel, strides, padding.upper(),
+                                dilations=dilation_rate)
 
 
 def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
