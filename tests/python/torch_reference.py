@@ -206,9 +206,16 @@ def cases(prefix, expressions, inputs, rtol=1e-5, atol=1e-5):
 def comparison_tests(all_cases):
     """(module-scoped fixture, parametrized test) for a test module's ``all_cases``: assign them
     to ``torch_results, test_matches_pytorch`` there. One torch subprocess runs every case."""
+    # Computed once per module even where pytest makes the module-scoped fixture again: in the
+    # whole suite's shuffled order (pytest-random-order) it did so for many tests, each run
+    # starting torch again (10+ minutes for three modules instead of seconds).
+    computed = []
+
     @pytest.fixture(scope="module")
     def torch_results():
-        return run_cases(all_cases)
+        if not computed:
+            computed.append(run_cases(all_cases))
+        return computed[0]
 
     @pytest.mark.parametrize("case", all_cases, ids=lambda c: c.theirs)
     def test_matches_pytorch(case, torch_results):
