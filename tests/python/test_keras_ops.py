@@ -379,7 +379,7 @@ def test_forward_matches_keras(case):
 @pytest.mark.parametrize("case", [c for c in CASES if c[4]], ids=case_id)
 def test_gradient_matches_keras(case):
     theirs_op, ours_op, args, kwargs, _ = case
-    assert_gradient_matches(theirs_op, ours_op, args, kwargs, RNG, rtol=1e-5, atol=1e-6)
+    assert_gradient_matches(theirs_op, ours_op, args, kwargs, rtol=1e-4, atol=1e-5)
 
 
 def test_shape_is_a_tuple_of_ints_and_stack_concatenate_where_take_lists():

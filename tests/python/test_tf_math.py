@@ -184,7 +184,7 @@ def test_forward_matches_tf_math(case):
 @pytest.mark.parametrize("case", [c for c in CASES if c[4]], ids=case_id)
 def test_gradient_matches_tf_math(case):
     theirs_op, ours_op, args, kwargs, _ = case
-    assert_gradient_matches(theirs_op, ours_op, args, kwargs, RNG, rtol=1e-4, atol=1e-5)
+    assert_gradient_matches(theirs_op, ours_op, args, kwargs, rtol=1e-4, atol=1e-5)
 
 
 def test_list_inputs_and_polynomials_match_tf_math():

@@ -328,8 +328,7 @@ def test_forward_matches_tensorflow(case):
 @pytest.mark.parametrize("case", [c for c in CASES if c[4]], ids=case_id)
 def test_gradient_matches_tensorflow(case):
     theirs_op, ours_op, args, kwargs, _ = case
-    rng = np.random.default_rng(7)  # the cotangent's draw, the same whatever ran before
-    assert_gradient_matches(theirs_op, ours_op, args, kwargs, rng, rtol=1e-4, atol=1e-5)
+    assert_gradient_matches(theirs_op, ours_op, args, kwargs, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32", "int64", "uint8",
