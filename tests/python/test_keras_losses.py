@@ -175,8 +175,14 @@ def test_serialize_and_deserialize_round_trip_like_keras():
     assert isinstance(back, losses.Huber) and back.delta == 0.25 and back.name == "h"
     assert_close(back(REAL_A, REAL_B), keras.losses.Huber(delta=0.25)(REAL_A, REAL_B))
     assert isinstance(losses.deserialize("mse"), losses.MeanSquaredError)
-    with pytest.raises(ValueError, match="Unknown loss class 'Nope'"):
+    with pytest.raises(ValueError, match="Could not interpret loss identifier: Nope "
+                       r"\(an unknown loss class; known: \[.*'Huber'"):
         losses.deserialize({"class_name": "Nope", "config": {}})
+    custom = losses.deserialize({"class_name": "Nope", "config": {"delta": 0.5}},
+                                custom_objects={"Nope": losses.Huber})
+    assert isinstance(custom, losses.Huber) and custom.delta == 0.5
+    with pytest.raises(TypeError, match="serialize\\(\\) takes a Loss, received 3"):
+        losses.serialize(3)
 
 
 @pytest.mark.parametrize("ours, theirs, options, y_true, y_pred", [

@@ -250,7 +250,8 @@ def test_get_serialize_and_errors_as_keras():
     assert ours["class_name"] == theirs["class_name"] == "Precision"
     back = metrics.deserialize(metrics.serialize(metrics.MeanIoU(3, name="miou")))
     assert isinstance(back, metrics.MeanIoU) and back.num_classes == 3 and back.name == "miou"
-    with pytest.raises(ValueError, match="Unknown metric class"):
+    with pytest.raises(ValueError, match="Could not interpret metric identifier: Nope "
+                       r"\(an unknown metric class; known: \[.*'MeanIoU'"):
         metrics.deserialize({"class_name": "Nope", "config": {}})
     with pytest.raises(ValueError, match="Threshold values must be in \\[0, 1\\]"):
         metrics.Precision(thresholds=1.5)

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor, tensor
 from . import _loss_functions as _f, ops
+from ._registry import KerasObjectRegistry
 from ._wrapper_classes import wrapper_class
 
 _REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
@@ -405,27 +406,23 @@ def check_fit_reduction(loss):
             f"train_step")
 
 
+# Serialized dicts name classes; bare names go through get() (Keras's loss names and aliases).
+_REGISTRY = KerasObjectRegistry(
+    "loss", "keras.losses", Loss, {cls.__name__: cls for cls in set(_BY_NAME.values())},
+    unknown_hint="an unknown loss class; known: {names}; pass custom_objects for your own",
+    accepts_names=False)
+
+
 def serialize(loss):
     """Keras's serialized form of a loss object: its class name and ``get_config()``."""
-    if not isinstance(loss, Loss):
-        raise TypeError(f"serialize() takes a keras.losses.Loss instance, got {loss!r}")
-    return {"module": "keras.losses", "class_name": type(loss).__name__,
-            "config": loss.get_config(), "registered_name": None}
+    return _REGISTRY.serialize(loss)
 
 
 def deserialize(config, custom_objects=None):
     """The loss ``serialize`` described (a dict), or the one a Keras name stands for."""
     if isinstance(config, str):
         return get(config)
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"Could not deserialize loss {config!r}: expected a dict with "
-                         f"'class_name' and 'config', as serialize() returns")
-    classes = {**{c.__name__: c for c in set(_BY_NAME.values())}, **(custom_objects or {})}
-    cls = classes.get(config["class_name"])
-    if cls is None:
-        raise ValueError(f"Unknown loss class {config['class_name']!r}; known: "
-                         f"{sorted(classes)} (pass custom_objects for your own)")
-    return cls.from_config(config.get("config", {}))
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):

@@ -19,6 +19,7 @@ from ._confusion_metrics import (AUC, FalseNegatives, FalsePositives, Precision,
 from ._iou_metrics import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU  # noqa: F401
 from ._metric_base import Mean, MeanMetricWrapper, Metric, Sum, aligned, host  # noqa: F401
 from ._score_metrics import F1Score, FBetaScore, R2Score  # noqa: F401
+from ._registry import KerasObjectRegistry
 from ._wrapper_classes import wrapper_class
 
 
@@ -267,24 +268,20 @@ def get(identifier, loss=None):
                      f"{sorted(_BY_NAME) + ['accuracy', 'acc']}, or a keras.metrics.Metric")
 
 
+# Serialized dicts name classes; bare names go through get() ('accuracy' and the aliases).
+_REGISTRY = KerasObjectRegistry(
+    "metric", "keras.metrics", Metric, _CLASSES,
+    unknown_hint="an unknown metric class; known: {names}; pass custom_objects for your own",
+    accepts_names=False)
+
+
 def serialize(metric):
     """Keras's serialized form of a metric object: its class name and ``get_config()``."""
-    if not isinstance(metric, Metric):
-        raise TypeError(f"serialize() takes a keras.metrics.Metric instance, got {metric!r}")
-    return {"module": "keras.metrics", "class_name": type(metric).__name__,
-            "config": metric.get_config(), "registered_name": None}
+    return _REGISTRY.serialize(metric)
 
 
 def deserialize(config, custom_objects=None):
     """The metric ``serialize`` described (a dict), or the one a Keras name stands for."""
     if isinstance(config, str):
         return get(config)
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"Could not deserialize metric {config!r}: expected a dict with "
-                         f"'class_name' and 'config', as serialize() returns")
-    classes = {**_CLASSES, **(custom_objects or {})}
-    cls = classes.get(config["class_name"])
-    if cls is None:
-        raise ValueError(f"Unknown metric class {config['class_name']!r}; known: "
-                         f"{sorted(classes)} (pass custom_objects for your own)")
-    return cls.from_config(config.get("config", {}))
+    return _REGISTRY.deserialize(config, custom_objects)
