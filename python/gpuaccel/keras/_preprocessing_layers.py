@@ -1,10 +1,84 @@
-"""Keras's image preprocessing layers that are plain tensor ops (CenterCrop), written in Python
-from gpuaccel's ops and traced once per input signature into the C++ step (_python_layer.py).
-Rescaling is a C++ layer; the random augmentation layers are not here yet."""
+"""Keras's image preprocessing layers that are plain tensor ops (CenterCrop, Resizing), written
+in Python from gpuaccel's ops and traced once per input signature into the C++ step
+(_python_layer.py). Rescaling is a C++ layer; the random augmentation layers are in
+_augmentation_layers.py.
+
+Resizing is separable: each output row is a fixed mix of input rows, and each output column of
+input columns, so a resize is two products with (out, in) interpolation matrices built on the
+host from the sizes alone (TensorFlow's half-pixel rule, as ``tf.image.resize`` and so Keras's
+TensorFlow backend), and gradients flow through the products.
+"""
 import numbers
+
+import numpy as np
 
 from .. import _C
 from ._layer_base import Layer, _data_format
+
+RESIZE_INTERPOLATIONS = ("bilinear", "nearest")
+
+
+def resize_matrix(in_size, out_size, interpolation):
+    """The (out_size, in_size) float32 matrix whose rows mix input positions into each output
+    position: half-pixel centres, edges clamped (``tf.image.resize``, antialias=False)."""
+    scale = np.float32(in_size) / np.float32(out_size)
+    centres = (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * scale
+    matrix = np.zeros((out_size, in_size), np.float32)
+    rows = np.arange(out_size)
+    if interpolation == "nearest":
+        matrix[rows, np.clip(np.floor(centres).astype(np.int64), 0, in_size - 1)] = 1.0
+        return matrix
+    position = centres - np.float32(0.5)
+    low = np.floor(position)
+    fraction = (position - low).astype(np.float32)
+    low = low.astype(np.int64)
+    np.add.at(matrix, (rows, np.clip(low, 0, in_size - 1)), 1.0 - fraction)
+    np.add.at(matrix, (rows, np.clip(low + 1, 0, in_size - 1)), fraction)
+    return matrix
+
+
+def resize_images(images, height, width, interpolation):
+    """Channels-last (batch, h, w, c) ``images`` resized to height x width."""
+    batch, in_height, in_width, channels = images.shape
+    device, dtype = images._device_name, images._dtype_name
+
+    def constant(matrix):
+        return _C.cast(_C.tensor_from_numpy(matrix, device, None, True), dtype)
+
+    rows = constant(resize_matrix(in_height, height, interpolation))          # (height, h)
+    columns = constant(resize_matrix(in_width, width, interpolation).T.copy())  # (w, width)
+    mixed = _C.matmul(rows, _C.reshape(_C.contiguous(images), [batch, in_height,
+                                                                in_width * channels]))
+    mixed = _C.permute(_C.reshape(mixed, [batch, height, in_width, channels]), [0, 1, 3, 2])
+    out = _C.matmul(_C.contiguous(mixed), columns)                       # (b, height, c, width)
+    return _C.contiguous(_C.permute(out, [0, 1, 3, 2]))
+
+
+def center_crop_box(in_height, in_width, height, width):
+    """(top, left, crop height, crop width) of the largest centred window of the target aspect
+    ratio (Keras's crop_to_aspect_ratio, its float32 arithmetic and truncations)."""
+    crop_height = int(np.float32(in_width * height) / np.float32(width))
+    crop_height = max(min(in_height, crop_height), 1)
+    crop_width = int(np.float32(in_height * width) / np.float32(height))
+    crop_width = max(min(in_width, crop_width), 1)
+    return (int(np.float32(in_height - crop_height) / 2), int(np.float32(in_width - crop_width) / 2),
+            crop_height, crop_width)
+
+
+def _channels_last(images, data_format):
+    """Rank-4 channels-last images, and how to undo that on the result."""
+    single = images.ndim == 3
+    if single:
+        images = _C.expand_dims(images, 0)
+    first = data_format == "channels_first"
+    if first:
+        images = _C.contiguous(_C.permute(images, [0, 2, 3, 1]))
+
+    def restore(out):
+        if first:
+            out = _C.contiguous(_C.permute(out, [0, 3, 1, 2]))
+        return _C.squeeze(out, [0]) if single else out
+    return images, restore
 
 
 class CenterCrop(Layer):
@@ -42,3 +116,62 @@ class CenterCrop(Layer):
 
     def _layer_config(self):
         return {"data_format": self.data_format, "height": self.height, "width": self.width}
+
+
+class Resizing(Layer):
+    """``keras.layers.Resizing(height, width, interpolation='bilinear',
+    crop_to_aspect_ratio=False)``: images resized to height x width (TensorFlow's rule, no
+    antialiasing), optionally after a centred crop to the target aspect ratio."""
+
+    def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
+                 pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0,
+                 antialias=False, data_format=None, **kwargs):
+        for value, arg in ((height, "height"), (width, "width")):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+                raise ValueError(f"Resizing: `{arg}` must be a positive integer, received "
+                                 f"{arg}={value!r}")
+        if interpolation not in RESIZE_INTERPOLATIONS + ("lanczos3", "lanczos5", "bicubic",
+                                                         "area"):
+            raise ValueError("Invalid value for argument `interpolation`. Expected of one "
+                             f"{RESIZE_INTERPOLATIONS}. Received: interpolation={interpolation}")
+        if interpolation not in RESIZE_INTERPOLATIONS or antialias or pad_to_aspect_ratio:
+            raise NotImplementedError(
+                f"Resizing(interpolation={interpolation!r}, antialias={antialias}, "
+                f"pad_to_aspect_ratio={pad_to_aspect_ratio}): gpuaccel resizes with 'bilinear' "
+                "or 'nearest', without antialiasing or padding, so far")
+        if fill_mode != "constant":
+            raise ValueError("Invalid value for argument `fill_mode`. Only `'constant'` is "
+                             f"supported. Received: fill_mode={fill_mode}")
+        self.height, self.width = int(height), int(width)
+        self.interpolation = interpolation
+        self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
+        self.pad_to_aspect_ratio, self.antialias = False, False
+        self.fill_mode, self.fill_value = fill_mode, fill_value
+        self.data_format = _data_format(data_format)
+        super().__init__(**kwargs)
+
+    def call(self, inputs):
+        if inputs.ndim not in (3, 4):
+            raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 "
+                             "(batch of images). Received input with shape: "
+                             f"images.shape={tuple(inputs.shape)}")
+        images, restore = _channels_last(inputs, self.data_format)
+        if self.crop_to_aspect_ratio:
+            top, left, crop_height, crop_width = center_crop_box(
+                images.shape[1], images.shape[2], self.height, self.width)
+            images = _C.slice(images, [(0, images.shape[0], 1), (top, top + crop_height, 1),
+                                       (left, left + crop_width, 1), (0, images.shape[3], 1)])
+        return restore(resize_images(images, self.height, self.width, self.interpolation))
+
+    def compute_output_shape(self, input_shape):
+        shape = list(input_shape)
+        axis = len(shape) - (2 if self.data_format == "channels_first" else 3)
+        shape[axis], shape[axis + 1] = self.height, self.width
+        return tuple(shape)
+
+    def _layer_config(self):
+        return {"height": self.height, "width": self.width, "interpolation": self.interpolation,
+                "crop_to_aspect_ratio": self.crop_to_aspect_ratio,
+                "pad_to_aspect_ratio": self.pad_to_aspect_ratio, "fill_mode": self.fill_mode,
+                "fill_value": self.fill_value, "antialias": self.antialias,
+                "data_format": self.data_format}

@@ -39,11 +39,14 @@ from ._pooling_layers import (
     GlobalMaxPooling2D, GlobalMaxPooling3D, MaxPool1D, MaxPooling1D, AdaptiveAveragePooling1D,
     AdaptiveAveragePooling2D, AdaptiveMaxPooling1D, AdaptiveMaxPooling2D)
 from ._regularization_layers import (
-    ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D)
+    ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
+    SpatialDropout2D, SpatialDropout3D)
 from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
-from ._preprocessing_layers import CenterCrop
+from ._preprocessing_layers import CenterCrop, Resizing
+from ._numeric_preprocessing_layers import (
+    CategoryEncoding, Discretization, IntegerLookup, Normalization)
 
 _cpp_layers = _C.layers
 
@@ -577,7 +580,9 @@ __all__ += [
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
     "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
-    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "Resizing", "Normalization",
+    "Discretization", "CategoryEncoding", "IntegerLookup", "GaussianNoise", "GaussianDropout",
+    "AlphaDropout",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
@@ -586,8 +591,6 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "Resizing": "resizing images with NumPy/PIL before the model",
     "RandomFlip": "augmenting with NumPy in a Dataset.map",
     "RandomRotation": "augmenting with NumPy in a Dataset.map",
-    "Normalization": "Rescaling, or normalising the data with NumPy",
 })
