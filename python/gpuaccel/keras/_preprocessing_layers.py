@@ -37,21 +37,32 @@ def resize_matrix(in_size, out_size, interpolation):
     return matrix
 
 
+def mix_rows_and_columns(images, rows, columns):
+    """out[b, i, j, c] = sum over (y, x) of rows[(b,) i, y] images[b, y, x, c] columns[(b,) x, j]:
+    channels-last ``images`` with each output row a mix of input rows and each output column a
+    mix of input columns. The matrices are shared, (out h, h) and (w, out w), or per image,
+    with a leading batch axis; resizing, cropping and flipping are all such products."""
+    batch, in_height, in_width, channels = images.shape
+    height, width = rows.shape[-2], columns.shape[-1]
+    mixed = _C.matmul(rows, _C.reshape(_C.contiguous(images), [batch, in_height,
+                                                                in_width * channels]))
+    mixed = _C.permute(_C.reshape(mixed, [batch, height, in_width, channels]), [0, 1, 3, 2])
+    if columns.ndim == 3:
+        columns = _C.expand_dims(columns, 1)  # per image, shared by the output rows
+    out = _C.matmul(_C.contiguous(mixed), columns)                       # (b, height, c, width)
+    return _C.contiguous(_C.permute(out, [0, 1, 3, 2]))
+
+
 def resize_images(images, height, width, interpolation):
     """Channels-last (batch, h, w, c) ``images`` resized to height x width."""
-    batch, in_height, in_width, channels = images.shape
     device, dtype = images._device_name, images._dtype_name
 
     def constant(matrix):
         return _C.cast(_C.tensor_from_numpy(matrix, device, None, True), dtype)
 
-    rows = constant(resize_matrix(in_height, height, interpolation))          # (height, h)
-    columns = constant(resize_matrix(in_width, width, interpolation).T.copy())  # (w, width)
-    mixed = _C.matmul(rows, _C.reshape(_C.contiguous(images), [batch, in_height,
-                                                                in_width * channels]))
-    mixed = _C.permute(_C.reshape(mixed, [batch, height, in_width, channels]), [0, 1, 3, 2])
-    out = _C.matmul(_C.contiguous(mixed), columns)                       # (b, height, c, width)
-    return _C.contiguous(_C.permute(out, [0, 1, 3, 2]))
+    rows = constant(resize_matrix(images.shape[1], height, interpolation))
+    columns = constant(resize_matrix(images.shape[2], width, interpolation).T.copy())
+    return mix_rows_and_columns(images, rows, columns)
 
 
 def center_crop_box(in_height, in_width, height, width):
@@ -65,7 +76,7 @@ def center_crop_box(in_height, in_width, height, width):
             crop_height, crop_width)
 
 
-def _channels_last(images, data_format):
+def channels_last(images, data_format):
     """Rank-4 channels-last images, and how to undo that on the result."""
     single = images.ndim == 3
     if single:
@@ -155,7 +166,7 @@ class Resizing(Layer):
             raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 "
                              "(batch of images). Received input with shape: "
                              f"images.shape={tuple(inputs.shape)}")
-        images, restore = _channels_last(inputs, self.data_format)
+        images, restore = channels_last(inputs, self.data_format)
         if self.crop_to_aspect_ratio:
             top, left, crop_height, crop_width = center_crop_box(
                 images.shape[1], images.shape[2], self.height, self.width)

@@ -45,6 +45,9 @@ from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
 from ._preprocessing_layers import CenterCrop, Resizing
+from ._augmentation_layers import (
+    AutoContrast, Pipeline, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
+    RandomGrayscale, RandomInvert, Solarization)
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
 
@@ -582,7 +585,8 @@ __all__ += [
     "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "Resizing", "Normalization",
     "Discretization", "CategoryEncoding", "IntegerLookup", "GaussianNoise", "GaussianDropout",
-    "AlphaDropout",
+    "AlphaDropout", "RandomFlip", "RandomCrop", "RandomContrast", "RandomBrightness",
+    "RandomGrayscale", "RandomInvert", "Solarization", "AutoContrast", "Pipeline",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
@@ -591,6 +595,5 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "RandomFlip": "augmenting with NumPy in a Dataset.map",
     "RandomRotation": "augmenting with NumPy in a Dataset.map",
 })
