@@ -48,6 +48,7 @@ from ._preprocessing_layers import CenterCrop, Resizing
 from ._augmentation_layers import (
     AutoContrast, Pipeline, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
     RandomGrayscale, RandomInvert, Solarization)
+from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, RandomZoom
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
 
@@ -587,6 +588,7 @@ __all__ += [
     "Discretization", "CategoryEncoding", "IntegerLookup", "GaussianNoise", "GaussianDropout",
     "AlphaDropout", "RandomFlip", "RandomCrop", "RandomContrast", "RandomBrightness",
     "RandomGrayscale", "RandomInvert", "Solarization", "AutoContrast", "Pipeline",
+    "RandomRotation", "RandomTranslation", "RandomZoom",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
@@ -595,5 +597,4 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "RandomRotation": "augmenting with NumPy in a Dataset.map",
 })
