@@ -20,7 +20,7 @@ from .. import _C
 from .._tensor import Tensor, tensor as _make_tensor
 from . import _random_draws
 from ._layer_base import Layer, _data_format
-from ._preprocessing_layers import (center_crop_box, channels_last, mix_rows_and_columns,
+from ._preprocessing_layers import (batched, center_crop_box, mix_rows_and_columns,
                                     resize_images)
 
 _GRAYSCALE_WEIGHTS = np.array([0.2989, 0.5870, 0.1140], np.float32)  # tf.image.rgb_to_grayscale
@@ -78,7 +78,7 @@ def _factor_pair(factor, bounds):
 
 
 class _ImageAugmentation(Layer):
-    """What the augmentation layers share: rank-3 or rank-4 inputs in either data format, made
+    """What the augmentation layers share: rank-3 or rank-4 channels-last inputs, made
     (batch, h, w, c) for ``get_random_transformation`` and ``transform_images``, and Keras's
     default of training=True when the layer is called directly."""
 
@@ -95,7 +95,7 @@ class _ImageAugmentation(Layer):
         if inputs.ndim not in (3, 4):
             raise ValueError("Expected the input image to be rank 3 or 4. Received "
                              f"inputs.shape={tuple(inputs.shape)}")
-        images, restore = channels_last(inputs, self.data_format)
+        images, restore = batched(inputs)
         transformation = self.get_random_transformation(images, training=training)
         return restore(self.transform_images(images, transformation, training=training))
 
@@ -206,8 +206,7 @@ class RandomCrop(_ImageAugmentation):
 
     def compute_output_shape(self, input_shape):
         shape = list(input_shape)
-        axis = len(shape) - (2 if self.data_format == "channels_first" else 3)
-        shape[axis], shape[axis + 1] = self.height, self.width
+        shape[-3], shape[-2] = self.height, self.width  # channels-last
         return tuple(shape)
 
     def _layer_config(self):
@@ -449,5 +448,12 @@ class Pipeline(Layer):
         return input_shape
 
     def _layer_config(self):
-        return {"layers": [{"class_name": type(layer).__name__, "config": layer.get_config()}
+        return {"layers": [{"module": "keras.layers", "class_name": type(layer).__name__,
+                            "config": layer.get_config(), "registered_name": None}
                            for layer in self.layers]}
+
+    @classmethod
+    def from_config(cls, config):
+        raise NotImplementedError("Pipeline.from_config (and loading a saved Pipeline) is not "
+                                  "supported yet: rebuild it with Pipeline([layer, ...]) in "
+                                  "code")

@@ -5,14 +5,15 @@ step like any Python layer (_python_layer.py).
 What they learn, ``adapt()`` computes on the host with NumPy, as Keras does, before training;
 the forward pass is tensor ops only (comparisons against the learned boundaries or vocabulary,
 one-hot products), so it replays in the step. Checks that need the values of the inputs (a
-token outside [0, num_tokens)) run in ``__call__`` on host inputs, since a traced call cannot
-read values back.
+negative token to count) run in ``__call__`` on host inputs, since a traced call cannot read
+values back.
 """
 import numbers
 
 import numpy as np
 
 from .. import _C
+from .. import errors
 from .. import math as _math
 from .._tensor import Tensor
 from ._layer_base import Layer
@@ -71,15 +72,16 @@ def encode_categories(indices, output_mode, depth, dtype):
     return reduced if dtype == "float32" else _C.cast(reduced, dtype)
 
 
-def _check_indices_in_range(layer, inputs, depth):
-    """Keras's error for host inputs outside [0, depth) in modes that count tokens."""
-    if isinstance(inputs, (Tensor, KerasTensor)):
-        return  # device values (read back only in eager NumPy use) and symbolic inputs
+def _check_counted_tokens(layer, inputs):
+    """Keras's error (from TensorFlow's bincount) for negative host tokens in the modes that
+    count them; tokens at or past num_tokens are dropped there, as in Keras."""
+    if isinstance(inputs, (Tensor, KerasTensor)) or layer.output_mode == "one_hot":
+        return  # device values are not read back; one-hot rows of such tokens are zeros
     values = np.asarray(inputs)
-    if values.size and values.dtype.kind in "iuf" and (values.min() < 0 or values.max() >= depth):
-        raise ValueError(f"Input values must be in the range 0 <= values < num_tokens with "
-                         f"num_tokens={depth} (layer '{layer.name}'); received values from "
-                         f"{values.min()} to {values.max()}")
+    if values.size and values.dtype.kind in "iuf" and values.min() < 0:
+        raise errors.InvalidArgumentError(
+            f"Input values must be non-negative for output_mode={layer.output_mode!r} (layer "
+            f"'{layer.name}'); received {values.min()}", "CategoryEncoding")
 
 
 def _int_floormod(values, divisor):
@@ -348,7 +350,7 @@ class CategoryEncoding(Layer):
         super().__init__(**kwargs)
 
     def __call__(self, inputs, *args, **kwargs):
-        _check_indices_in_range(self, inputs, self.num_tokens)
+        _check_counted_tokens(self, inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs):
@@ -433,7 +435,7 @@ class IntegerLookup(Layer):
         if np.any(counts > 1):
             raise ValueError("The passed vocabulary has at least one repeated term. Please "
                              "uniquify your dataset. The repeated terms are: "
-                             f"{values[counts > 1].tolist()}")
+                             f"{list(values[counts > 1])}")
         if self.mask_token is not None and self.mask_token in tokens:
             raise ValueError("Found reserved mask token at unexpected location in `vocabulary`. "
                              "Note that passed `vocabulary` does not need to include the OOV and "

@@ -76,20 +76,12 @@ def center_crop_box(in_height, in_width, height, width):
             crop_height, crop_width)
 
 
-def channels_last(images, data_format):
-    """Rank-4 channels-last images, and how to undo that on the result."""
-    single = images.ndim == 3
-    if single:
-        images = _C.expand_dims(images, 0)
-    first = data_format == "channels_first"
-    if first:
-        images = _C.contiguous(_C.permute(images, [0, 2, 3, 1]))
-
-    def restore(out):
-        if first:
-            out = _C.contiguous(_C.permute(out, [0, 3, 1, 2]))
-        return _C.squeeze(out, [0]) if single else out
-    return images, restore
+def batched(images):
+    """Rank-4 images (one rank-3 image gets a batch axis), and how to undo that on the result.
+    (gpuaccel's image layers are channels-last: ``_data_format`` refuses channels_first.)"""
+    if images.ndim == 4:
+        return images, lambda out: out
+    return _C.expand_dims(images, 0), lambda out: _C.squeeze(out, [0])
 
 
 class CenterCrop(Layer):
@@ -166,7 +158,7 @@ class Resizing(Layer):
             raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 "
                              "(batch of images). Received input with shape: "
                              f"images.shape={tuple(inputs.shape)}")
-        images, restore = channels_last(inputs, self.data_format)
+        images, restore = batched(inputs)
         if self.crop_to_aspect_ratio:
             top, left, crop_height, crop_width = center_crop_box(
                 images.shape[1], images.shape[2], self.height, self.width)
@@ -176,8 +168,7 @@ class Resizing(Layer):
 
     def compute_output_shape(self, input_shape):
         shape = list(input_shape)
-        axis = len(shape) - (2 if self.data_format == "channels_first" else 3)
-        shape[axis], shape[axis + 1] = self.height, self.width
+        shape[-3], shape[-2] = self.height, self.width  # channels-last
         return tuple(shape)
 
     def _layer_config(self):
