@@ -21,7 +21,7 @@ from .._tensor import Tensor, tensor as _make_tensor
 from . import _random_draws
 from ._layer_base import Layer, _data_format
 from ._preprocessing_layers import (batched, center_crop_box, mix_rows_and_columns,
-                                    resize_images)
+                                    resize_images, window_size)
 
 _GRAYSCALE_WEIGHTS = np.array([0.2989, 0.5870, 0.1140], np.float32)  # tf.image.rgb_to_grayscale
 
@@ -157,11 +157,7 @@ class RandomCrop(_ImageAugmentation):
     3's rule)."""
 
     def __init__(self, height, width, seed=None, data_format=None, name=None, **kwargs):
-        for value, arg in ((height, "height"), (width, "width")):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"RandomCrop: `{arg}` must be a positive integer, received "
-                                 f"{arg}={value!r}")
-        self.height, self.width = int(height), int(width)
+        self.height, self.width = window_size("RandomCrop", height, width)
         super().__init__(seed=seed, data_format=data_format, name=name, **kwargs)
 
     def get_random_transformation(self, data, training=True, seed=None):

@@ -43,7 +43,7 @@ def mix_rows_and_columns(images, rows, columns):
     mix of input columns. The matrices are shared, (out h, h) and (w, out w), or per image,
     with a leading batch axis; resizing, cropping and flipping are all such products."""
     batch, in_height, in_width, channels = images.shape
-    height, width = rows.shape[-2], columns.shape[-1]
+    height = rows.shape[-2]
     mixed = _C.matmul(rows, _C.reshape(_C.contiguous(images), [batch, in_height,
                                                                 in_width * channels]))
     mixed = _C.permute(_C.reshape(mixed, [batch, height, in_width, channels]), [0, 1, 3, 2])
@@ -76,6 +76,15 @@ def center_crop_box(in_height, in_width, height, width):
             crop_height, crop_width)
 
 
+def window_size(layer_class, height, width):
+    """An image layer's (height, width) output size: two positive integers."""
+    for value, arg in ((height, "height"), (width, "width")):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+            raise ValueError(f"{layer_class}: `{arg}` must be a positive integer, received "
+                             f"{arg}={value!r}")
+    return int(height), int(width)
+
+
 def batched(images):
     """Rank-4 images (one rank-3 image gets a batch axis), and how to undo that on the result.
     (gpuaccel's image layers are channels-last: ``_data_format`` refuses channels_first.)"""
@@ -91,11 +100,7 @@ class CenterCrop(Layer):
     so."""
 
     def __init__(self, height, width, data_format=None, **kwargs):
-        for value, arg in ((height, "height"), (width, "width")):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"CenterCrop: `{arg}` must be a positive integer, received "
-                                 f"{arg}={value!r}")
-        self.height, self.width = int(height), int(width)
+        self.height, self.width = window_size("CenterCrop", height, width)
         self.data_format = _data_format(data_format)
         super().__init__(**kwargs)
 
@@ -129,10 +134,7 @@ class Resizing(Layer):
     def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
                  pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0,
                  antialias=False, data_format=None, **kwargs):
-        for value, arg in ((height, "height"), (width, "width")):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"Resizing: `{arg}` must be a positive integer, received "
-                                 f"{arg}={value!r}")
+        self.height, self.width = window_size("Resizing", height, width)
         if interpolation not in RESIZE_INTERPOLATIONS + ("lanczos3", "lanczos5", "bicubic",
                                                          "area"):
             raise ValueError("Invalid value for argument `interpolation`. Expected of one "
@@ -145,7 +147,6 @@ class Resizing(Layer):
         if fill_mode != "constant":
             raise ValueError("Invalid value for argument `fill_mode`. Only `'constant'` is "
                              f"supported. Received: fill_mode={fill_mode}")
-        self.height, self.width = int(height), int(width)
         self.interpolation = interpolation
         self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
         self.pad_to_aspect_ratio, self.antialias = False, False
