@@ -254,23 +254,23 @@ FLIPS = np.array([True, False, True, False]).reshape(4, 1, 1, 1)
 
 
 @pytest.mark.parametrize("make,transformation,images", [
-    (lambda ls: ls.RandomFlip("horizontal"), {"flips": FLIPS, "input_shape": IMAGES.shape},
+    (lambda layers: layers.RandomFlip("horizontal"), {"flips": FLIPS, "input_shape": IMAGES.shape},
      IMAGES),
-    (lambda ls: ls.RandomFlip("vertical"), {"flips": FLIPS, "input_shape": IMAGES.shape}, IMAGES),
-    (lambda ls: ls.RandomFlip(), {"flips": FLIPS, "input_shape": IMAGES.shape}, IMAGES),
-    (lambda ls: ls.RandomContrast(0.5),
+    (lambda layers: layers.RandomFlip("vertical"), {"flips": FLIPS, "input_shape": IMAGES.shape}, IMAGES),
+    (lambda layers: layers.RandomFlip(), {"flips": FLIPS, "input_shape": IMAGES.shape}, IMAGES),
+    (lambda layers: layers.RandomContrast(0.5),
      {"contrast_factor": np.array([0.5, 1.0, 1.2, 1.5], np.float32).reshape(4, 1, 1, 1)}, IMAGES),
-    (lambda ls: ls.RandomBrightness(0.5),
+    (lambda layers: layers.RandomBrightness(0.5),
      {"rgb_delta": np.array([-90, 0, 30, 120], np.float32).reshape(4, 1, 1, 1)}, IMAGES),
-    (lambda ls: ls.RandomInvert(), {"apply_inversion": np.array([True, False, False, True])},
+    (lambda layers: layers.RandomInvert(), {"apply_inversion": np.array([True, False, False, True])},
      IMAGES),
-    (lambda ls: ls.Solarization(0.5, 0.5, value_range=(0, 1)),
+    (lambda layers: layers.Solarization(0.5, 0.5, value_range=(0, 1)),
      {"additions": np.array([0, 20, 50, 100], np.float32).reshape(4, 1, 1, 1),
       "thresholds": np.array([0, 60, 128, 250], np.float32).reshape(4, 1, 1, 1)}, IMAGES / 255),
-    (lambda ls: ls.RandomGrayscale(), FLIPS, IMAGES),
-    (lambda ls: ls.AutoContrast(), None, np.concatenate([IMAGES[:3], np.full_like(
+    (lambda layers: layers.RandomGrayscale(), FLIPS, IMAGES),
+    (lambda layers: layers.AutoContrast(), None, np.concatenate([IMAGES[:3], np.full_like(
         IMAGES[:1], 7.0)])),
-    (lambda ls: ls.RandomCrop(3, 4), (1, 2), IMAGES),
+    (lambda layers: layers.RandomCrop(3, 4), (1, 2), IMAGES),
 ], ids=["flip_h", "flip_v", "flip_hv", "contrast", "brightness", "invert", "solarization",
         "grayscale", "auto_contrast", "crop"])
 def test_image_transforms_match_keras(make, transformation, images):
@@ -281,10 +281,10 @@ def test_image_transforms_match_keras(make, transformation, images):
 @pytest.mark.parametrize("interpolation", ["bilinear", "nearest"])
 def test_geometric_transforms_match_keras(fill_mode, interpolation):
     options = dict(fill_mode=fill_mode, interpolation=interpolation, fill_value=3.0)
-    assert_same_transform(lambda ls: ls.RandomTranslation(0.9, 0.9, **options), {
+    assert_same_transform(lambda layers: layers.RandomTranslation(0.9, 0.9, **options), {
         "translations": np.array([[3.3, -2.6], [-12.2, 5.5], [0.0, 15.25], [0.5, 0.5]],
                                  np.float32), "input_shape": IMAGES.shape})
-    assert_same_transform(lambda ls: ls.RandomZoom(0.5, 0.5, **options), {
+    assert_same_transform(lambda layers: layers.RandomZoom(0.5, 0.5, **options), {
         "height_zoom": np.array([[0.5], [1.3], [1.9], [1.0]], np.float32),
         "width_zoom": np.array([[1.2], [0.7], [1.0], [1.0]], np.float32),
         "input_shape": IMAGES.shape})
@@ -300,11 +300,11 @@ def test_geometric_transforms_match_keras(fill_mode, interpolation):
 # ---- augmentation: the rules of the draws ----
 
 AUGMENTATIONS = [
-    lambda ls: ls.RandomFlip(), lambda ls: ls.RandomRotation(0.2),
-    lambda ls: ls.RandomTranslation(0.2, 0.2), lambda ls: ls.RandomZoom(0.2),
-    lambda ls: ls.RandomContrast(0.5), lambda ls: ls.RandomBrightness(0.3),
-    lambda ls: ls.RandomGrayscale(0.5), lambda ls: ls.RandomInvert(0.5),
-    lambda ls: ls.Solarization(0.5, 0.5), lambda ls: ls.RandomCrop(5, 6),
+    lambda layers: layers.RandomFlip(), lambda layers: layers.RandomRotation(0.2),
+    lambda layers: layers.RandomTranslation(0.2, 0.2), lambda layers: layers.RandomZoom(0.2),
+    lambda layers: layers.RandomContrast(0.5), lambda layers: layers.RandomBrightness(0.3),
+    lambda layers: layers.RandomGrayscale(0.5), lambda layers: layers.RandomInvert(0.5),
+    lambda layers: layers.Solarization(0.5, 0.5), lambda layers: layers.RandomCrop(5, 6),
 ]
 
 
@@ -332,22 +332,22 @@ def test_flips_are_exact_reversals_and_zero_factors_are_the_identity():
         assert np.array_equal(result, image) or np.array_equal(result, image[::-1, ::-1])
     out = npy(L.RandomFlip("horizontal")(IMAGES[0]))  # one image
     assert np.array_equal(out, IMAGES[0]) or np.array_equal(out, IMAGES[0][:, ::-1])
-    for make in (lambda ls: ls.RandomRotation(0.0), lambda ls: ls.RandomTranslation(0.0, 0.0),
-                 lambda ls: ls.RandomZoom(0.0), lambda ls: ls.RandomContrast(0.0),
-                 lambda ls: ls.RandomBrightness(0.0), lambda ls: ls.RandomGrayscale(0.0),
-                 lambda ls: ls.RandomInvert(0.0)):
+    for make in (lambda layers: layers.RandomRotation(0.0), lambda layers: layers.RandomTranslation(0.0, 0.0),
+                 lambda layers: layers.RandomZoom(0.0), lambda layers: layers.RandomContrast(0.0),
+                 lambda layers: layers.RandomBrightness(0.0), lambda layers: layers.RandomGrayscale(0.0),
+                 lambda layers: layers.RandomInvert(0.0)):
         np.testing.assert_allclose(npy(make(L)(IMAGES)), IMAGES, atol=2e-3)
 
 
 def test_augmentation_errors_match_keras():
-    same_error(lambda ls: ls.RandomContrast(1.5))
-    same_error(lambda ls: ls.RandomBrightness((0.1, 0.2, 0.3)))
-    same_error(lambda ls: ls.RandomBrightness(0.2, value_range=(0, 1, 2)))
-    same_error(lambda ls: ls.RandomGrayscale(2.0))
-    same_error(lambda ls: ls.RandomTranslation(1.5, 0.1))
-    same_error(lambda ls: ls.RandomZoom(-1.0))
-    same_error(lambda ls: ls.Solarization(addition_factor=2.0))
-    same_error(lambda ls: ls.RandomRotation(0.1, fill_mode="mirror"), NotImplementedError)
+    same_error(lambda layers: layers.RandomContrast(1.5))
+    same_error(lambda layers: layers.RandomBrightness((0.1, 0.2, 0.3)))
+    same_error(lambda layers: layers.RandomBrightness(0.2, value_range=(0, 1, 2)))
+    same_error(lambda layers: layers.RandomGrayscale(2.0))
+    same_error(lambda layers: layers.RandomTranslation(1.5, 0.1))
+    same_error(lambda layers: layers.RandomZoom(-1.0))
+    same_error(lambda layers: layers.Solarization(addition_factor=2.0))
+    same_error(lambda layers: layers.RandomRotation(0.1, fill_mode="mirror"), NotImplementedError)
     with pytest.raises(ValueError, match="rank 3 or 4"):
         L.RandomContrast(0.1)(np.ones((2, 3), np.float32))
 
@@ -382,3 +382,20 @@ def test_augmentation_and_pipeline_in_dataset_map():
     for image, out in zip(IMAGES, single):
         out = npy(out)
         assert np.array_equal(out, image) or np.array_equal(out, image[::-1])
+
+
+def test_auto_contrast_and_a_deterministic_pipeline_match_keras_whatever_training():
+    images = np.concatenate([IMAGES[:3], np.full_like(IMAGES[:1], 7.0)])
+
+    def make(layers):
+        return layers.Pipeline([layers.Resizing(5, 6), layers.AutoContrast(),
+                                layers.Rescaling(1 / 255.0), layers.RandomFlip()])
+
+    for training in (False, None):
+        kwargs = {} if training is None else {"training": training}
+        np.testing.assert_allclose(npy(L.AutoContrast()(images, **kwargs)),
+                                   npy(K.AutoContrast()(images, **kwargs)), rtol=1e-5, atol=1e-3)
+    # the flip is off at inference: the rest is deterministic
+    np.testing.assert_allclose(npy(make(L)(images, training=False)),
+                               npy(make(K)(images, training=False)), rtol=1e-5, atol=1e-5)
+    assert make(L).compute_output_shape((None, 7, 9, 3)) == (None, 5, 6, 3)

@@ -153,6 +153,7 @@ class Normalization(Layer):
         else:
             self._fixed_mean = self._fixed_statistic(self.input_mean)
             self._fixed_variance = self._fixed_statistic(self.input_variance)
+            self._fixed_on_device = {}
         self._cpp.build([])
 
     def _fixed_statistic(self, value):
@@ -161,8 +162,18 @@ class Normalization(Layer):
         expanded = [1] * len(self._broadcast_shape)
         for i in range(1, value.ndim + 1):
             expanded[self._keep_axis[-i]] = value.shape[-i]
-        value = np.broadcast_to(value.reshape(expanded), self._broadcast_shape)
-        return _C.tensor_from_numpy(np.ascontiguousarray(value), "cpu", None, True)
+        return np.ascontiguousarray(np.broadcast_to(value.reshape(expanded),
+                                                    self._broadcast_shape))
+
+    def _fixed_statistics_on(self, device):
+        """The given (mean, variance) as tensors on ``device``, made once per device (a trace
+        captures them as constants)."""
+        cached = self._fixed_on_device.get(device)
+        if cached is None:
+            cached = tuple(_C.tensor_from_numpy(v, device, None, True)
+                           for v in (self._fixed_mean, self._fixed_variance))
+            self._fixed_on_device[device] = cached
+        return cached
 
     def adapt(self, data):
         """Learns the mean and variance of ``data`` (an array, tensor, Dataset or iterable of
@@ -201,8 +212,7 @@ class Normalization(Layer):
             mean = _C.reshape(self.adapt_mean, self._broadcast_shape)
             variance = _C.reshape(self.adapt_variance, self._broadcast_shape)
         else:
-            mean = _C.to_device(self._fixed_mean, inputs._device_name)
-            variance = _C.to_device(self._fixed_variance, inputs._device_name)
+            mean, variance = self._fixed_statistics_on(inputs._device_name)
         mean, variance = _C.cast(mean, inputs._dtype_name), _C.cast(variance, inputs._dtype_name)
         std = _C.binary("maximum", _C.unary("sqrt", variance), _C.scalar_like(_EPSILON, variance))
         if self.invert:
