@@ -399,3 +399,49 @@ def test_auto_contrast_and_a_deterministic_pipeline_match_keras_whatever_trainin
     np.testing.assert_allclose(npy(make(L)(images, training=False)),
                                npy(make(K)(images, training=False)), rtol=1e-5, atol=1e-5)
     assert make(L).compute_output_shape((None, 7, 9, 3)) == (None, 5, 6, 3)
+
+
+def test_augmentation_gradients():
+    """Contrast against TensorFlow's gradient; the resampling against its adjoint: a
+    transform T is linear in the images, so the gradient g of <T(x), w> satisfies
+    <x, g> = <T(x), w> (TensorFlow's own gradient of ImageProjectiveTransformV3 samples with
+    the inverse matrix, an approximation of the adjoint, so it is not the reference here)."""
+    x = IMAGES / 255.0
+    w = RNG.normal(size=x.shape).astype(np.float32)
+    factors = {"contrast_factor": np.array([0.5, 1.0, 1.2, 1.5], np.float32).reshape(4, 1, 1, 1)}
+    x_tf = tf.Variable(x)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(K.RandomContrast(0.5, value_range=(0, 1)).transform_images(
+            x_tf, tf_transformation(factors)) * w)
+    expected = tape.gradient(loss, x_tf).numpy()
+    for layer, transformation in (
+            (L.RandomContrast(0.5, value_range=(0, 1)), factors),
+            (L.RandomTranslation(0.3, 0.3), {"translations": np.array(
+                [[1.3, -0.6], [-2.2, 0.5], [0.0, 1.25], [0.5, 0.5]], np.float32)}),
+            (L.RandomRotation(0.3, fill_mode="constant"), {"angle": np.array(
+                [10.0, -45.0, 90.0, 170.0], np.float32)})):
+        images = ga.tensor(x, requires_grad=True)
+        with ga.GradientTape() as g:
+            g.watch(images)
+            out = layer.transform_images(images, transformation)
+            total = ga.reduce_sum(out * ga.tensor(w))
+        gradient = npy(g.gradient(total, images))
+        if isinstance(layer, L.RandomContrast):
+            np.testing.assert_allclose(gradient, expected, rtol=1e-5, atol=1e-5)
+        else:
+            np.testing.assert_allclose(np.sum(x * gradient), np.sum(npy(out) * w), rtol=1e-4)
+
+
+def test_a_model_of_these_layers_saves_and_loads_here_and_in_keras(tmp_path):
+    normalization = L.Normalization()
+    normalization.adapt(IMAGES)
+    model = gk.Sequential([gk.Input((7, 9, 3)), normalization, L.RandomFlip(),
+                           L.RandomRotation(0.1), L.Resizing(6, 6), L.GaussianNoise(0.1),
+                           L.Conv2D(2, 3), L.Flatten(), L.Dense(1)])
+    path = str(tmp_path / "augmented.keras")
+    model.save(path)
+    expected = model.predict(IMAGES, verbose=0)
+    np.testing.assert_allclose(gk.models.load_model(path).predict(IMAGES, verbose=0), expected,
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(keras.models.load_model(path).predict(IMAGES, verbose=0),
+                               expected, rtol=1e-4, atol=1e-4)

@@ -133,6 +133,9 @@ class GaussianNoise(_NoiseLayer):
     """``keras.layers.GaussianNoise(stddev)``: adds N(0, stddev²) noise while training."""
     _amount_arg = "stddev"
 
+    def __init__(self, stddev, seed=None, **kwargs):  # Keras's argument names (for configs)
+        super().__init__(stddev, seed=seed, **kwargs)
+
     def _perturb(self, inputs):
         noise = _random_draws.normal(inputs.shape, inputs, 0.0, self.stddev)
         return _C.binary("add", inputs, _in_dtype_of(noise, inputs))
@@ -142,6 +145,9 @@ class GaussianDropout(_NoiseLayer):
     """``keras.layers.GaussianDropout(rate)``: multiplies by N(1, rate / (1 - rate)) noise
     while training."""
     _amount_arg = "rate"
+
+    def __init__(self, rate, seed=None, **kwargs):
+        super().__init__(rate, seed=seed, **kwargs)
 
     def _perturb(self, inputs):
         noise = _random_draws.normal(inputs.shape, inputs, 1.0,
