@@ -210,6 +210,14 @@ def test_resizing_matches_keras(kwargs):
                                npy(K.Resizing(**kwargs)(IMAGES)), rtol=1e-5, atol=1e-3)
 
 
+def test_center_crop_of_images_smaller_than_the_window_resizes_as_keras():
+    for size in ((8, 6), (10, 12), (3, 11)):
+        np.testing.assert_allclose(npy(L.CenterCrop(*size)(IMAGES)),
+                                   npy(K.CenterCrop(*size)(IMAGES)), rtol=1e-5, atol=1e-3)
+    np.testing.assert_allclose(npy(L.CenterCrop(9, 9)(IMAGES[0])),
+                               npy(K.CenterCrop(9, 9)(IMAGES[0])), rtol=1e-5, atol=1e-3)
+
+
 def test_resizing_gradient_matches_tensorflow():
     weights = RNG.normal(size=(4, 5, 3, 3)).astype(np.float32)
     x_tf = tf.Variable(IMAGES[:, :, :, :3][:, :5, :6])

@@ -76,6 +76,14 @@ def center_crop_box(in_height, in_width, height, width):
             crop_height, crop_width)
 
 
+def crop_to_aspect_ratio(images, height, width):
+    """The largest centred window of (batch, h, w, c) ``images`` with height:width's ratio."""
+    top, left, crop_height, crop_width = center_crop_box(images.shape[1], images.shape[2],
+                                                         height, width)
+    return _C.slice(images, [(0, images.shape[0], 1), (top, top + crop_height, 1),
+                             (left, left + crop_width, 1), (0, images.shape[3], 1)])
+
+
 def window_size(layer_class, height, width):
     """An image layer's (height, width) output size: two positive integers."""
     for value, arg in ((height, "height"), (width, "width")):
@@ -95,9 +103,9 @@ def batched(images):
 
 class CenterCrop(Layer):
     """``keras.layers.CenterCrop(height, width)``: the central height x width window of
-    (batch, height, width, channels) images or one (height, width, channels) image. An image
-    smaller than the window would be resized by Keras; gpuaccel has no resize op yet and says
-    so."""
+    (batch, height, width, channels) images or one (height, width, channels) image. Images
+    smaller than the window are, as Keras's ``smart_resize``, cropped to the window's aspect
+    ratio and resized (bilinear)."""
 
     def __init__(self, height, width, data_format=None, **kwargs):
         self.height, self.width = window_size("CenterCrop", height, width)
@@ -112,10 +120,9 @@ class CenterCrop(Layer):
         h_axis = inputs.ndim - 3
         height, width = inputs.shape[h_axis], inputs.shape[h_axis + 1]
         if height < self.height or width < self.width:
-            raise NotImplementedError(
-                f"CenterCrop({self.height}, {self.width}) on images of {height}x{width}: Keras "
-                "resizes images smaller than the window, and gpuaccel has no resize op yet; "
-                "resize them before the model")
+            images, restore = batched(inputs)
+            return restore(resize_images(crop_to_aspect_ratio(images, self.height, self.width),
+                                         self.height, self.width, "bilinear"))
         top, left = (height - self.height) // 2, (width - self.width) // 2
         ranges = [(0, d, 1) for d in inputs.shape]
         ranges[h_axis] = (top, top + self.height, 1)
@@ -161,10 +168,7 @@ class Resizing(Layer):
                              f"images.shape={tuple(inputs.shape)}")
         images, restore = batched(inputs)
         if self.crop_to_aspect_ratio:
-            top, left, crop_height, crop_width = center_crop_box(
-                images.shape[1], images.shape[2], self.height, self.width)
-            images = _C.slice(images, [(0, images.shape[0], 1), (top, top + crop_height, 1),
-                                       (left, left + crop_width, 1), (0, images.shape[3], 1)])
+            images = crop_to_aspect_ratio(images, self.height, self.width)
         return restore(resize_images(images, self.height, self.width, self.interpolation))
 
     def compute_output_shape(self, input_shape):
