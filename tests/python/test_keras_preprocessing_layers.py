@@ -204,7 +204,14 @@ def test_integer_lookup_invert_adapt_and_errors_match_keras():
     {"height": 4, "width": 5}, {"height": 11, "width": 13},
     {"height": 3, "width": 12, "crop_to_aspect_ratio": True},
     {"height": 4, "width": 5, "interpolation": "nearest"},
-    {"height": 10, "width": 4, "interpolation": "nearest"}])
+    {"height": 10, "width": 4, "interpolation": "nearest"},
+    {"height": 4, "width": 13, "interpolation": "bicubic"},
+    {"height": 3, "width": 11, "interpolation": "area"},
+    {"height": 9, "width": 5, "interpolation": "lanczos3"},
+    {"height": 4, "width": 12, "interpolation": "lanczos5"},
+    {"height": 3, "width": 4, "antialias": True},
+    {"height": 3, "width": 12, "interpolation": "bicubic", "antialias": True},
+    {"height": 2, "width": 4, "interpolation": "lanczos3", "antialias": True}])
 def test_resizing_matches_keras(kwargs):
     np.testing.assert_allclose(npy(L.Resizing(**kwargs)(IMAGES)),
                                npy(K.Resizing(**kwargs)(IMAGES)), rtol=1e-5, atol=1e-3)
@@ -216,6 +223,15 @@ def test_center_crop_of_images_smaller_than_the_window_resizes_as_keras():
                                    npy(K.CenterCrop(*size)(IMAGES)), rtol=1e-5, atol=1e-3)
     np.testing.assert_allclose(npy(L.CenterCrop(9, 9)(IMAGES[0])),
                                npy(K.CenterCrop(9, 9)(IMAGES[0])), rtol=1e-5, atol=1e-3)
+
+
+def test_resizing_gives_integer_images_back_rounded_in_their_dtype():
+    images = IMAGES.astype(np.uint8)
+    for interpolation in ("bilinear", "bicubic"):
+        expected = npy(K.Resizing(5, 4, interpolation=interpolation)(images))
+        got = npy(L.Resizing(5, 4, interpolation=interpolation)(images))
+        assert got.dtype == expected.dtype == np.uint8
+        assert np.abs(got.astype(int) - expected.astype(int)).max() <= 1  # a tie may round apart
 
 
 def test_resizing_gradient_matches_tensorflow():

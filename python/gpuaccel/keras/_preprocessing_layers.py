@@ -5,37 +5,18 @@ _augmentation_layers.py.
 
 Resizing is separable: each output row is a fixed mix of input rows, and each output column of
 input columns, so a resize is two products with (out, in) interpolation matrices built on the
-host from the sizes alone (TensorFlow's half-pixel rule, as ``tf.image.resize`` and so Keras's
-TensorFlow backend), and gradients flow through the products.
+host from the sizes alone (``_resize_matrices``: ``tf.image.resize``'s weights, and so Keras's
+on its TensorFlow backend), and gradients flow through the products.
 """
 import numbers
 
 import numpy as np
 
 from .. import _C
+from .. import math as _math
+from ..dtypes import as_dtype
 from ._layer_base import Layer, _data_format
-
-RESIZE_INTERPOLATIONS = ("bilinear", "nearest")
-
-
-def resize_matrix(in_size, out_size, interpolation):
-    """The (out_size, in_size) float32 matrix whose rows mix input positions into each output
-    position: half-pixel centres, edges clamped (``tf.image.resize``, antialias=False)."""
-    scale = np.float32(in_size) / np.float32(out_size)
-    centres = (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * scale
-    matrix = np.zeros((out_size, in_size), np.float32)
-    rows = np.arange(out_size)
-    if interpolation == "nearest":
-        matrix[rows, np.clip(np.floor(centres).astype(np.int64), 0, in_size - 1)] = 1.0
-        return matrix
-    position = centres - np.float32(0.5)
-    low = np.floor(position)
-    fraction = (position - low).astype(np.float32)
-    low = low.astype(np.int64)
-    np.add.at(matrix, (rows, np.clip(low, 0, in_size - 1)), 1.0 - fraction)
-    np.add.at(matrix, (rows, np.clip(low + 1, 0, in_size - 1)), fraction)
-    return matrix
-
+from ._resize_matrices import INTERPOLATIONS, resize_matrix
 
 def mix_rows_and_columns(images, rows, columns):
     """out[b, i, j, c] = sum over (y, x) of rows[(b,) i, y] images[b, y, x, c] columns[(b,) x, j]:
@@ -53,15 +34,15 @@ def mix_rows_and_columns(images, rows, columns):
     return _C.contiguous(_C.permute(out, [0, 1, 3, 2]))
 
 
-def resize_images(images, height, width, interpolation):
+def resize_images(images, height, width, interpolation, antialias=False):
     """Channels-last (batch, h, w, c) ``images`` resized to height x width."""
     device, dtype = images._device_name, images._dtype_name
 
     def constant(matrix):
         return _C.cast(_C.tensor_from_numpy(matrix, device, None, True), dtype)
 
-    rows = constant(resize_matrix(images.shape[1], height, interpolation))
-    columns = constant(resize_matrix(images.shape[2], width, interpolation).T.copy())
+    rows = constant(resize_matrix(images.shape[1], height, interpolation, antialias))
+    columns = constant(resize_matrix(images.shape[2], width, interpolation, antialias).T.copy())
     return mix_rows_and_columns(images, rows, columns)
 
 
@@ -135,41 +116,52 @@ class CenterCrop(Layer):
 
 class Resizing(Layer):
     """``keras.layers.Resizing(height, width, interpolation='bilinear',
-    crop_to_aspect_ratio=False)``: images resized to height x width (TensorFlow's rule, no
-    antialiasing), optionally after a centred crop to the target aspect ratio."""
+    crop_to_aspect_ratio=False, antialias=False)``: images resized to height x width with
+    ``tf.image.resize``'s weights (``_resize_matrices``), optionally after a centred crop to the
+    target aspect ratio."""
 
     def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
                  pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0,
                  antialias=False, data_format=None, **kwargs):
         self.height, self.width = window_size("Resizing", height, width)
-        if interpolation not in RESIZE_INTERPOLATIONS + ("lanczos3", "lanczos5", "bicubic",
-                                                         "area"):
+        if interpolation not in INTERPOLATIONS:
             raise ValueError("Invalid value for argument `interpolation`. Expected of one "
-                             f"{RESIZE_INTERPOLATIONS}. Received: interpolation={interpolation}")
-        if interpolation not in RESIZE_INTERPOLATIONS or antialias or pad_to_aspect_ratio:
-            raise NotImplementedError(
-                f"Resizing(interpolation={interpolation!r}, antialias={antialias}, "
-                f"pad_to_aspect_ratio={pad_to_aspect_ratio}): gpuaccel resizes with 'bilinear' "
-                "or 'nearest', without antialiasing or padding, so far")
+                             f"{INTERPOLATIONS}. Received: interpolation={interpolation}")
+        if pad_to_aspect_ratio:
+            raise NotImplementedError("Resizing(pad_to_aspect_ratio=True) is not supported yet; "
+                                      "use crop_to_aspect_ratio=True or pad the images first")
         if fill_mode != "constant":
             raise ValueError("Invalid value for argument `fill_mode`. Only `'constant'` is "
                              f"supported. Received: fill_mode={fill_mode}")
         self.interpolation = interpolation
         self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
-        self.pad_to_aspect_ratio, self.antialias = False, False
+        self.pad_to_aspect_ratio, self.antialias = False, bool(antialias)
         self.fill_mode, self.fill_value = fill_mode, fill_value
         self.data_format = _data_format(data_format)
         super().__init__(**kwargs)
+
+    _integer_inputs = True  # Keras gives integer images back in their dtype, rounded
 
     def call(self, inputs):
         if inputs.ndim not in (3, 4):
             raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 "
                              "(batch of images). Received input with shape: "
                              f"images.shape={tuple(inputs.shape)}")
+        integer_dtype = None if as_dtype(inputs._dtype_name).is_floating else inputs._dtype_name
+        if integer_dtype is not None:
+            inputs = _C.cast(inputs, "float32")
         images, restore = batched(inputs)
         if self.crop_to_aspect_ratio:
             images = crop_to_aspect_ratio(images, self.height, self.width)
-        return restore(resize_images(images, self.height, self.width, self.interpolation))
+        resized = restore(resize_images(images, self.height, self.width, self.interpolation,
+                                        self.antialias))
+        if integer_dtype is None:
+            return resized
+        limits = np.iinfo(np.dtype(integer_dtype))  # Keras's round and saturating cast
+        rounded = _math.round(resized)
+        clipped = _C.binary("minimum", _C.binary("maximum", rounded, _C.scalar_like(
+            float(limits.min), rounded)), _C.scalar_like(float(limits.max), rounded))
+        return _C.cast(clipped, integer_dtype)
 
     def compute_output_shape(self, input_shape):
         shape = list(input_shape)
