@@ -150,6 +150,20 @@ def test_category_encoding_matches_keras(output_mode):
         np.testing.assert_array_equal(got, expected)
 
 
+def test_category_encoding_count_weights_match_keras():
+    tokens = np.array([[0, 1, 1, 3], [2, 2, 0, 1]])
+    weights = RNG.uniform(size=tokens.shape).astype(np.float32)
+    np.testing.assert_allclose(npy(L.CategoryEncoding(4, "count")(tokens, count_weights=weights)),
+                               npy(K.CategoryEncoding(4, "count")(tokens, count_weights=weights)),
+                               rtol=1e-6)
+    with pytest.raises(ValueError) as theirs:
+        K.CategoryEncoding(4, "one_hot")(tokens, count_weights=weights)
+    with pytest.raises(ValueError) as ours:
+        L.CategoryEncoding(4, "one_hot")(tokens, count_weights=weights)
+    assert "`count_weights` is not used when `output_mode` is not `'count'`" in str(theirs.value)
+    assert "`count_weights` is not used when `output_mode` is not `'count'`" in str(ours.value)
+
+
 def test_category_encoding_errors_match_keras():
     same_error(lambda layers: layers.CategoryEncoding())
     same_error(lambda layers: layers.CategoryEncoding(0))

@@ -56,9 +56,10 @@ def _check_output_mode(layer, output_mode, allowed):
                          f"Received: output_mode={output_mode!r} ({type(layer).__name__})")
 
 
-def encode_categories(indices, output_mode, depth, dtype):
+def encode_categories(indices, output_mode, depth, dtype, count_weights=None):
     """Keras's ``encode_categorical_inputs``: integer ``indices`` as they are ('int'), or one
-    (rank-1 one-hot of each), multi-hot or count vectors of ``depth`` over the last axis."""
+    (rank-1 one-hot of each), multi-hot or count vectors of ``depth`` over the last axis (each
+    token counting its ``count_weights`` entry when given)."""
     if output_mode == "int":
         return _C.cast(indices, dtype)
     if indices.ndim == 0:
@@ -68,6 +69,10 @@ def encode_categories(indices, output_mode, depth, dtype):
             indices = _C.squeeze(indices, [-1])
         return _C.one_hot(_C.contiguous(indices), depth, dtype)
     hot = _C.one_hot(_C.contiguous(indices), depth, "float32")  # (..., n, depth)
+    if count_weights is not None:
+        weights = _C.cast(count_weights, "float32") if count_weights._dtype_name != "float32" \
+            else count_weights
+        hot = _C.binary("mul", hot, _C.expand_dims(weights, -1))
     reduced = _C.reduce("max" if output_mode == "multi_hot" else "sum", hot, [-2], False)
     return reduced if dtype == "float32" else _C.cast(reduced, dtype)
 
@@ -340,7 +345,8 @@ class Discretization(Layer):
 
 class CategoryEncoding(Layer):
     """``keras.layers.CategoryEncoding(num_tokens, output_mode='multi_hot')``: integer tokens
-    in [0, num_tokens) as one-hot, multi-hot or count vectors (float32)."""
+    in [0, num_tokens) as one-hot, multi-hot or count vectors (float32); in 'count' mode,
+    ``layer(tokens, count_weights=w)`` sums each token's weight instead of 1."""
     _integer_inputs = True
 
     def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
@@ -363,9 +369,21 @@ class CategoryEncoding(Layer):
         _check_counted_tokens(self, inputs)
         return super().__call__(inputs, *args, **kwargs)
 
+    def _call_inputs(self, inputs, count_weights=None, **kwargs):
+        if count_weights is None:
+            return super()._call_inputs(inputs, **kwargs)
+        if self.output_mode != "count":
+            raise ValueError("`count_weights` is not used when `output_mode` is not `'count'`. "
+                             f"Received `count_weights={count_weights}`.")
+        return [inputs, count_weights]
+
     def call(self, inputs):
+        count_weights = None
+        if isinstance(inputs, list):  # (tokens, count_weights)
+            inputs, count_weights = inputs
         indices = inputs if inputs._dtype_name in ("int32", "int64") else _C.cast(inputs, "int64")
-        return encode_categories(indices, self.output_mode, self.num_tokens, self.compute_dtype)
+        return encode_categories(indices, self.output_mode, self.num_tokens, self.compute_dtype,
+                                 count_weights)
 
     def compute_output_shape(self, input_shape):
         input_shape = tuple(input_shape)
