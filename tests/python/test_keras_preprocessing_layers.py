@@ -483,3 +483,27 @@ def test_a_model_of_these_layers_saves_and_loads_here_and_in_keras(tmp_path):
                                rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(keras.models.load_model(path).predict(IMAGES, verbose=0),
                                expected, rtol=1e-4, atol=1e-4)
+
+
+def test_functional_outputs_have_keras_dtypes_and_a_lookup_model_trains():
+    tokens = gk.Input((3,), dtype="int64")
+    for make, inputs in ((lambda layers: layers.IntegerLookup(vocabulary=VOCABULARY), "int64"),
+                         (lambda layers: layers.IntegerLookup(vocabulary=VOCABULARY,
+                                                              output_mode="count"), "int64"),
+                         (lambda layers: layers.Discretization(bin_boundaries=[0.0]), "float32"),
+                         (lambda layers: layers.Discretization(bin_boundaries=[0.0],
+                                                               output_mode="count"), "float32"),
+                         (lambda layers: layers.CategoryEncoding(4), "int32"),
+                         (lambda layers: layers.Resizing(2, 2), "uint8")):
+        shape = (4, 4, 3) if inputs == "uint8" else (3,)
+        ours = make(L)(gk.Input(shape, dtype=inputs))
+        theirs = make(K)(keras.Input(shape, dtype=inputs))
+        assert str(ours.dtype) == str(theirs.dtype)
+        assert tuple(ours.shape) == tuple(theirs.shape)
+    lookup = L.IntegerLookup(vocabulary=VOCABULARY)(tokens)
+    outputs = L.Dense(1)(L.Flatten()(L.Embedding(6, 4)(lookup)))
+    model = gk.Model(tokens, outputs)
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(np.tile(TOKENS, (4, 1)), np.ones((8, 1), np.float32), epochs=2,
+                        verbose=0).history["loss"]
+    assert np.all(np.isfinite(history))

@@ -302,6 +302,9 @@ class Discretization(Layer):
     def _depth(self):
         return len(self.bin_boundaries) + 1
 
+    def _symbolic_output_dtype(self, input_dtype):
+        return "int32" if self.output_mode == "int" else None
+
     def call(self, inputs):
         if self.bin_boundaries is None:
             raise ValueError("You need to either pass the `bin_boundaries` argument at "
@@ -453,6 +456,14 @@ class IntegerLookup(Layer):
         return self._oov_start() + self.num_oov_indices
 
     def set_vocabulary(self, vocabulary, idf_weights=None):
+        if isinstance(vocabulary, str):
+            raise NotImplementedError(f"IntegerLookup(vocabulary={vocabulary!r}): reading a "
+                                      "vocabulary file is not supported yet; pass the tokens "
+                                      "as a list or array")
+        if idf_weights is not None:
+            raise ValueError("`idf_weights` should only be set if output_mode is `'tf_idf'`. "
+                             f"Received: output_mode={self.output_mode} and "
+                             f"idf_weights={idf_weights}")
         vocabulary = np.asarray(_host_array(vocabulary)).reshape(-1)
         if vocabulary.size == 0:
             raise ValueError(f"Cannot set an empty vocabulary. Received: vocabulary={vocabulary}")
@@ -549,6 +560,11 @@ class IntegerLookup(Layer):
                     _C.scalar_like(self._encoded_depth() + 1, unmasked)))
         # Keras's IntegerLookup gives int64 in every output mode.
         return encode_categories(indices, self.output_mode, self._encoded_depth(), "int64")
+
+    def _symbolic_output_dtype(self, input_dtype):
+        # Keras's output spec: int64 indices; its vector modes say float32 symbolically (and
+        # give int64 eagerly, as here)
+        return "int64" if self.output_mode == "int" else None
 
     def _encoded_depth(self):
         """The length of the one-hot/multi-hot/count vectors: no slot for the mask token."""

@@ -141,7 +141,6 @@ class Resizing(Layer):
         super().__init__(**kwargs)
 
     _integer_inputs = True  # Keras gives integer images back in their dtype, rounded
-
     def call(self, inputs):
         if inputs.ndim not in (3, 4):
             raise ValueError("Invalid images rank: expected rank 3 (single image) or rank 4 "
