@@ -7,7 +7,8 @@ masks: a Bernoulli(p) keep mask is dropout of ones at rate 1 - p, and a uniform 
 fair bits (dropout of ones at rate 0.5) read as a binary fraction, plus 2^-24 so that it lies
 strictly inside (0, 1), on a grid of step 2^-23. Every term is a power of two, so the sum is
 exact in float32 whatever the order of the reduction. Normals are the normal quantile of such a
-uniform (``gpuaccel.math.ndtri``).
+uniform (``gpuaccel.math.ndtri``). The price is 23 temporary floats per uniform draw, which a
+replayable uniform op in C++ would remove.
 
 Reproducibility comes from ``gpuaccel.random.set_seed`` (or ``keras.utils.set_random_seed``): the
 layers' ``seed`` arguments are accepted, as Dropout's is, and the draws come from the global
