@@ -507,3 +507,31 @@ def test_functional_outputs_have_keras_dtypes_and_a_lookup_model_trains():
     history = model.fit(np.tile(TOKENS, (4, 1)), np.ones((8, 1), np.float32), epochs=2,
                         verbose=0).history["loss"]
     assert np.all(np.isfinite(history))
+
+
+class _AugmentingBlock(gk.layers.Layer):
+    """A Python layer whose call() calls its sublayers without `training`, as Keras's guides
+    write them: they inherit the call's training (Keras's call-context rule)."""
+
+    def __init__(self):
+        super().__init__()
+        self.flip = L.RandomFlip("horizontal")
+        self.dropout = L.Dropout(0.5)
+
+    def call(self, inputs):
+        return self.dropout(self.flip(inputs) * 1.0)
+
+
+def test_layers_called_without_training_inherit_the_enclosing_call():
+    ga.random.set_seed(4)
+    block = _AugmentingBlock()
+    x = IMAGES[:, :4, :5]
+    inference = [npy(block(x, training=False)) for _ in range(3)]
+    for out in inference:  # no flip, no dropout
+        np.testing.assert_array_equal(out, x)
+    training = npy(block(x, training=True))
+    assert np.any(training == 0)  # dropout active
+    for result, image in zip(training, x):
+        kept = result != 0
+        assert np.allclose(result[kept], 2 * image[kept]) or \
+            np.allclose(result[kept], 2 * image[:, ::-1][kept])

@@ -80,16 +80,14 @@ def _factor_pair(factor, bounds):
 class _ImageAugmentation(Layer):
     """What the augmentation layers share: rank-3 or rank-4 channels-last inputs, made
     (batch, h, w, c) for ``get_random_transformation`` and ``transform_images``, and Keras's
-    default of training=True when the layer is called directly."""
+    default of training=True when the layer is called directly (outside any call())."""
 
     def __init__(self, seed=None, data_format=None, **kwargs):
         self.seed = seed  # accepted as Keras's; draws come from gpuaccel's global generator
         self.data_format = _data_format(data_format)
         super().__init__(**kwargs)
 
-    def __call__(self, *args, training=None, **kwargs):
-        return super().__call__(*args, training=True if training is None else training,
-                                **kwargs)
+    _default_training = True
 
     def call(self, inputs, training=True):
         if inputs.ndim not in (3, 4):
@@ -429,9 +427,7 @@ class Pipeline(Layer):
         self.layers = list(layers)
         super().__init__(name=name, **kwargs)
 
-    def __call__(self, *args, training=None, **kwargs):
-        return super().__call__(*args, training=True if training is None else training,
-                                **kwargs)
+    _default_training = True
 
     def call(self, inputs, training=True):
         for layer in self.layers:
