@@ -473,7 +473,8 @@ def test_augmentation_gradients():
 def test_a_model_of_these_layers_saves_and_loads_here_and_in_keras(tmp_path):
     normalization = L.Normalization()
     normalization.adapt(IMAGES)
-    model = gk.Sequential([gk.Input((7, 9, 3)), normalization, L.RandomFlip(),
+    model = gk.Sequential([gk.Input((7, 9, 3)), normalization,
+                           L.Pipeline([L.RandomFlip(), L.RandomContrast(0.1)]),
                            L.RandomRotation(0.1), L.Resizing(6, 6), L.GaussianNoise(0.1),
                            L.Conv2D(2, 3), L.Flatten(), L.Dense(1)])
     path = str(tmp_path / "augmented.keras")
@@ -535,3 +536,46 @@ def test_layers_called_without_training_inherit_the_enclosing_call():
         kept = result != 0
         assert np.allclose(result[kept], 2 * image[kept]) or \
             np.allclose(result[kept], 2 * image[:, ::-1][kept])
+
+
+CONFIGURED = [
+    lambda layers: layers.Normalization(mean=[1.0], variance=[2.0]),
+    lambda layers: layers.Discretization(bin_boundaries=[0.0, 1.0], output_mode="one_hot"),
+    lambda layers: layers.CategoryEncoding(3, "count"),
+    lambda layers: layers.IntegerLookup(vocabulary=[1, 2], num_oov_indices=2),
+    lambda layers: layers.Resizing(3, 4, interpolation="area"),
+    lambda layers: layers.GaussianNoise(0.1), lambda layers: layers.GaussianDropout(0.1),
+    lambda layers: layers.AlphaDropout(0.1), lambda layers: layers.RandomFlip("vertical"),
+    lambda layers: layers.RandomCrop(3, 3, seed=1), lambda layers: layers.RandomContrast(0.2),
+    lambda layers: layers.RandomBrightness((-0.1, 0.2)), lambda layers: layers.RandomGrayscale(),
+    lambda layers: layers.RandomInvert(0.3), lambda layers: layers.Solarization(0.1, 0.2),
+    lambda layers: layers.AutoContrast((0, 1)), lambda layers: layers.RandomRotation(0.1),
+    lambda layers: layers.RandomTranslation(0.1, 0.2, fill_mode="wrap"),
+    lambda layers: layers.RandomZoom(0.1, interpolation="nearest"),
+]
+
+
+def unnamed(config):
+    return {k: v for k, v in config.items() if k != "name"}
+
+
+def test_configs_match_keras_and_load_both_ways():
+    for make in CONFIGURED:
+        ours, theirs = make(L).get_config(), make(K).get_config()
+        for config in (ours, theirs):
+            config.pop("name")
+            config.pop("dtype")
+        assert set(ours) == set(theirs), type(make(L)).__name__
+        for key in ours:
+            value = list(ours[key]) if isinstance(ours[key], tuple) else ours[key]
+            expected = list(theirs[key]) if isinstance(theirs[key], tuple) else theirs[key]
+            assert value == expected, (type(make(L)).__name__, key)
+        # each side rebuilds the same layer from either config
+        assert unnamed(type(make(K)).from_config(ours).get_config()) == \
+            unnamed(type(make(K)).from_config(theirs).get_config())
+        assert unnamed(type(make(L)).from_config(theirs).get_config()) == \
+            unnamed(make(L).get_config())
+    pipeline = K.Pipeline([K.RandomFlip(), K.Resizing(2, 3)]).get_config()
+    rebuilt = L.Pipeline.from_config(pipeline)
+    assert [type(layer).__name__ for layer in rebuilt.layers] == ["RandomFlip", "Resizing"]
+    assert npy(rebuilt(IMAGES, training=False)).shape == (4, 2, 3, 3)

@@ -236,10 +236,9 @@ class RandomContrast(_ImageAugmentation):
                              mean)
         return _clip(adjusted, self.value_range[0], self.value_range[1])
 
-    def get_config(self):
-        config = super().get_config()
-        config.pop("data_format")
-        return {**config, "factor": self.factor, "value_range": self.value_range}
+    def _layer_config(self):
+        return {**super()._layer_config(), "factor": self.factor,
+                "value_range": self.value_range}
 
 
 class RandomBrightness(_ImageAugmentation):
@@ -268,7 +267,8 @@ class RandomBrightness(_ImageAugmentation):
         return _clip(_C.binary("add", images, delta), *self.value_range)
 
     def _layer_config(self):
-        return {"factor": self.factor, "value_range": self.value_range, "seed": self.seed}
+        return {**super()._layer_config(), "factor": self.factor,
+                "value_range": self.value_range}
 
 
 class RandomGrayscale(_ImageAugmentation):
@@ -300,7 +300,7 @@ class RandomGrayscale(_ImageAugmentation):
             gray, list(images.shape)), images)
 
     def _layer_config(self):
-        return {**super()._layer_config(), "factor": self.factor}
+        return {"factor": self.factor, "data_format": self.data_format}  # no seed, as Keras
 
 
 class RandomInvert(_ImageAugmentation):
@@ -387,9 +387,8 @@ class Solarization(_ImageAugmentation):
         return _rescale_range(solarized, (0, 255), self.value_range)
 
     def _layer_config(self):
-        return {"addition_factor": self.addition_factor,
-                "threshold_factor": self.threshold_factor, "value_range": self.value_range,
-                "seed": self.seed}
+        return {**super()._layer_config(), "addition_factor": self.addition_factor,
+                "threshold_factor": self.threshold_factor, "value_range": self.value_range}
 
 
 class AutoContrast(_ImageAugmentation):
@@ -416,18 +415,32 @@ class AutoContrast(_ImageAugmentation):
         return _blend(flat, images, _rescale_range(stretched, (0, 255), self.value_range))
 
     def _layer_config(self):
-        return {"value_range": self.value_range}
+        return {"value_range": self.value_range, "data_format": self.data_format}
+
+
+def _built_in_layer_class(class_name):
+    """gpuaccel's layer class of that name, found among the subclasses of Layer (so this module
+    need not import ``layers``, which imports it)."""
+    pending = [Layer]
+    while pending:
+        cls = pending.pop()
+        if cls.__name__ == class_name and cls.__module__.startswith("gpuaccel.keras"):
+            return cls
+        pending.extend(cls.__subclasses__())
+    raise ValueError(f"Pipeline: unknown layer class {class_name!r} in its config (gpuaccel's "
+                     "built-in layers only)")
 
 
 class Pipeline(Layer):
     """``keras.layers.Pipeline(layers)``: the layers applied in order, each with the call's
-    ``training`` (augmentation pipelines for Dataset.map or the start of a model)."""
+    ``training`` (augmentation pipelines for Dataset.map or the start of a model). Its config
+    lists the layers as Keras's does; entries given as such configs are rebuilt."""
+    _default_training = True
 
     def __init__(self, layers, name=None, **kwargs):
-        self.layers = list(layers)
+        self.layers = [_built_in_layer_class(layer["class_name"]).from_config(layer["config"])
+                       if isinstance(layer, dict) else layer for layer in layers]
         super().__init__(name=name, **kwargs)
-
-    _default_training = True
 
     def call(self, inputs, training=True):
         for layer in self.layers:
@@ -439,13 +452,8 @@ class Pipeline(Layer):
             input_shape = layer.compute_output_shape(input_shape)
         return input_shape
 
-    def _layer_config(self):
-        return {"layers": [{"module": "keras.layers", "class_name": type(layer).__name__,
+    def get_config(self):  # Keras's Pipeline config: its name and layers only
+        return {"name": self.name,
+                "layers": [{"module": "keras.layers", "class_name": type(layer).__name__,
                             "config": layer.get_config(), "registered_name": None}
                            for layer in self.layers]}
-
-    @classmethod
-    def from_config(cls, config):
-        raise NotImplementedError("Pipeline.from_config (and loading a saved Pipeline) is not "
-                                  "supported yet: rebuild it with Pipeline([layer, ...]) in "
-                                  "code")

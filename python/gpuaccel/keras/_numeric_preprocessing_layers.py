@@ -397,8 +397,7 @@ class CategoryEncoding(Layer):
         return input_shape[:-1] + (self.num_tokens,)
 
     def _layer_config(self):
-        return {"num_tokens": self.num_tokens, "output_mode": self.output_mode,
-                "sparse": self.sparse}
+        return {"num_tokens": self.num_tokens, "output_mode": self.output_mode}
 
 
 class IntegerLookup(Layer):
@@ -445,6 +444,7 @@ class IntegerLookup(Layer):
         self.pad_to_max_tokens, self.sparse = bool(pad_to_max_tokens), False
         self.vocabulary_dtype, self.oov_method, self.salt = "int64", oov_method, salt
         self._tokens = None
+        kwargs.pop("vocabulary_size", None)  # in Keras's config: follows from the vocabulary
         super().__init__(name=name, **kwargs)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
@@ -601,4 +601,5 @@ class IntegerLookup(Layer):
                 "vocabulary_dtype": self.vocabulary_dtype, "invert": self.invert,
                 "output_mode": self.output_mode, "sparse": self.sparse,
                 "pad_to_max_tokens": self.pad_to_max_tokens, "oov_method": self.oov_method,
-                "salt": self.salt}
+                "salt": self.salt, "idf_weights": None,
+                "vocabulary_size": self.vocabulary_size()}
