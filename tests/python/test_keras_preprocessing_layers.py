@@ -198,7 +198,7 @@ def test_integer_lookup_invert_adapt_and_errors_match_keras():
     np.testing.assert_array_equal(
         npy(L.IntegerLookup(vocabulary=VOCABULARY, invert=True)(indices)),
         npy(K.IntegerLookup(vocabulary=VOCABULARY, invert=True)(indices)))
-    data = np.array([5, 5, 5, 3, 3, 7, 7, 9, 1, 1, 1, 1, 0])
+    data = np.array([5, 5, 5, 3, 3, 7, 7, 9, 1, 1, 1, 1, 0, -1, -1, -1, -1, -1])
     for kwargs in ({}, {"max_tokens": 4, "mask_token": 0}):
         theirs, ours = K.IntegerLookup(**kwargs), L.IntegerLookup(**kwargs)
         theirs.adapt(data)

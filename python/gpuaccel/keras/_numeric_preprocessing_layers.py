@@ -493,15 +493,17 @@ class IntegerLookup(Layer):
         self._tokens = tokens.astype(np.int64)
 
     def adapt(self, data, steps=None):
-        """The vocabulary of ``data``: its tokens by decreasing count (ties: larger token
-        first, as Keras), at most ``max_tokens`` minus the reserved indices."""
+        """The vocabulary of ``data``: its tokens but the mask and OOV tokens by decreasing
+        count (ties: larger token first, as Keras), at most ``max_tokens`` minus the reserved
+        indices."""
         if isinstance(data, (np.ndarray, Tensor)):
             batches = [_host_array(data)]
         else:
             batches = [_host_array(b) for i, b in enumerate(data) if steps is None or i < steps]
         values = np.concatenate([b.reshape(-1) for b in batches]).astype(np.int64)
-        if self.mask_token is not None:
-            values = values[values != self.mask_token]
+        for reserved in (self.mask_token, self.oov_token):  # never learnt, as Keras
+            if reserved is not None:
+                values = values[values != reserved]
         tokens, counts = np.unique(values, return_counts=True)
         order = np.lexsort((tokens, counts))[::-1]
         if self.max_tokens is not None:

@@ -31,7 +31,8 @@ def bernoulli(shape, keep_probability, like):
     if keep_probability <= 0.0:
         return _C.binary("mul", ones, _C.scalar_like(0.0, ones))
     kept = _C.dropout(ones, 1.0 - keep_probability, True)  # 0 or 1 / keep_probability
-    return _C.binary("mul", kept, _C.scalar_like(keep_probability, kept))
+    # exactly 1 where kept (1 / p * p need not round to 1)
+    return _C.cast(_C.binary("greater", kept, _C.scalar_like(0.0, kept)), "float32")
 
 
 def uniform(shape, like, minval=0.0, maxval=1.0):
