@@ -1,7 +1,8 @@
 """keras.callbacks LambdaCallback, ProgbarLogger and BackupAndRestore inside a real ``fit``,
 against real Keras running the same model (same starting weights, data and hooks): the hooks
-fire in the same order with the same logs, the bar prints the same lines, and a fit interrupted
-and run again resumes at the same epoch with the same weights."""
+fire in the same order with the same logs, the bar prints the same lines (keras.utils.Progbar
+too, driven by hand), and a fit interrupted and run again resumes at the same epoch with the
+same weights."""
 import os
 import re
 
@@ -77,6 +78,10 @@ TIMING = re.compile(r"\d+m?s(?=\b)|\d+us")
 def printed_lines(framework, capsys, verbose):
     make_model(framework).fit(X, Y, batch_size=4, epochs=2, shuffle=False, verbose=verbose,
                               callbacks=[framework.callbacks.ProgbarLogger()])
+    return drawn_lines(capsys)
+
+
+def drawn_lines(capsys):
     text = re.sub(r"\x1b\[[0-9;]*m|\x08", "", capsys.readouterr().out)
     # what a reader sees: Keras 3 redraws each bar in place with \r even when the output is not
     # a terminal (gpuaccel prints only the final line there), so keep each line's last drawing
@@ -84,11 +89,9 @@ def printed_lines(framework, capsys, verbose):
     return [line for line in drawn if line]
 
 
-@pytest.mark.parametrize("verbose", [1, 2])
-def test_progbar_logger_prints_keras_lines(capsys, verbose):
-    ours = printed_lines(gk, capsys, verbose)
-    theirs = printed_lines(keras, capsys, verbose)
-    assert len(ours) == len(theirs) == 4, (ours, theirs)
+def assert_same_lines(ours, theirs):
+    """The same layout, timings aside, and metric values equal to rounding."""
+    assert len(ours) == len(theirs), (ours, theirs)
     for mine, reference in zip(ours, theirs):
         # the layout is the same; timings differ, metric values agree to rounding
         assert TIMING.sub("T", NUMBER.sub(r"\1: V", mine)) == \
@@ -98,6 +101,28 @@ def test_progbar_logger_prints_keras_lines(capsys, verbose):
         assert [k for k, _ in mine_values] == [k for k, _ in reference_values]
         np.testing.assert_allclose([v for _, v in mine_values],
                                    [v for _, v in reference_values], atol=2e-4)
+
+
+@pytest.mark.parametrize("verbose", [1, 2])
+def test_progbar_logger_prints_keras_lines(capsys, verbose):
+    ours = printed_lines(gk, capsys, verbose)
+    theirs = printed_lines(keras, capsys, verbose)
+    assert len(ours) == 4
+    assert_same_lines(ours, theirs)
+
+
+@pytest.mark.parametrize("verbose, stateful", [(1, None), (2, None), (1, ["acc"])])
+def test_utils_progbar_averages_and_prints_like_keras(capsys, verbose, stateful):
+    def drive(utils):
+        bar = utils.Progbar(5, verbose=verbose, stateful_metrics=stateful, unit_name="sample")
+        bar.update(1, values=[("loss", 0.5), ("acc", 0.25)])
+        bar.add(2, values=[("loss", 0.25), ("acc", 0.5)])  # weighs 2 steps in the mean
+        bar.update(5, values=[("loss", 0.125), ("acc", 0.75)])
+        return drawn_lines(capsys)
+
+    ours, theirs = drive(gk.utils), drive(keras.utils)
+    assert len(ours) == 1 and "5/5" in ours[0]
+    assert_same_lines(ours, theirs)
 
 
 class InterruptAt(Exception):
