@@ -157,6 +157,10 @@ def test_group_by_window_and_bucket_by_sequence_length():
     theirs = TFDataset.from_tensor_slices(GROUPED).group_by_window(
         key, lambda k, window: window.batch(5), window_size=2)
     assert_same_elements(ours, theirs)  # the unfinished groups come last, by key
+    calls = []  # the windows do not read the input again (for its element spec, say)
+    grouped = Dataset.range(9).map(lambda x: calls.append(1) or x).group_by_window(
+        key, lambda k, window: window.batch(2), window_size=2)
+    assert len(list(grouped)) == 6 and len(calls) == 9
     sized = lambda k: k + 1  # noqa: E731
     assert_same_elements(
         Dataset.range(12).group_by_window(key, lambda k, w: w.batch(4), window_size_func=sized),

@@ -20,7 +20,9 @@ from .dataset import (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _Unary
 
 
 class _BufferedDataset(Dataset):
-    """A finite Dataset over elements already in memory: one window, or one group's window."""
+    """A finite Dataset over elements already in memory: one window, or one group's window.
+    ``spec`` is its element spec, or a function giving it when asked (a group's windows have
+    their input's spec, which reading would cost a pass over the input's first element)."""
 
     def __init__(self, elements, spec):
         self._buffered, self._spec = list(elements), spec
@@ -29,7 +31,7 @@ class _BufferedDataset(Dataset):
         return len(self._buffered)
 
     def _element_spec(self):
-        return self._spec
+        return self._spec() if callable(self._spec) else self._spec
 
     def _elements(self):
         return iter(self._buffered)
@@ -136,13 +138,19 @@ class GroupByWindowDataset(_UnaryDataset):
             window_size_func = lambda key: size  # noqa: E731
         self._key_func, self._reduce_func = key_func, reduce_func
         self._window_size_func = window_size_func
+        self._input_spec = None
+
+    def _window_spec(self):
+        if self._input_spec is None:
+            self._input_spec = self._input._element_spec()
+        return self._input_spec
 
     def _cardinality(self):
         n = self._input._cardinality()
         return n if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
 
     def _reduced(self, key, group):
-        window = _BufferedDataset(group, self._input._element_spec())
+        window = _BufferedDataset(group, self._window_spec)
         out = self._reduce_func(_int64(key), window)
         if not isinstance(out, Dataset):
             raise TypeError(f"group_by_window: reduce_func must return a Dataset, got "
