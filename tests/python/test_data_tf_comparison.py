@@ -211,6 +211,11 @@ def test_random_and_sample_from_datasets_follow_the_rule():
         assert 2 ** 30 < np.mean(values) < 3 * 2 ** 30
     assert ours == [int(v) for v in Dataset.random(seed=7).take(200)]  # seeded: reproducible
     assert ours != [int(v) for v in Dataset.random(seed=8).take(200)]
+    for ds in (Dataset.random(seed=7, rerandomize_each_iteration=True).take(5),
+               TFDataset.random(seed=7, rerandomize_each_iteration=True).take(5)):
+        assert [int(v) for v in ds] != [int(v) for v in ds]  # each iteration draws anew
+    for ds in (Dataset.random(seed=7).take(5), TFDataset.random(seed=7).take(5)):
+        assert [int(v) for v in ds] == [int(v) for v in ds]  # each iteration repeats
     spec = Dataset.random(seed=1).element_spec
     assert spec_tuple(spec) == spec_tuple(TFDataset.random(seed=1).element_spec)
 

@@ -27,7 +27,9 @@ class _EpochDraws:
     re-randomizes each iteration (tf.data's ``rerandomize_each_iteration``)."""
 
     def __init__(self, seed, rerandomize, what):
-        self._seed, self._rerandomize, self._epoch = _seed(seed, what), bool(rerandomize), 0
+        # without a seed every iteration draws afresh, as an unseeded TF op does
+        self._rerandomize = bool(rerandomize) or seed is None
+        self._seed, self._epoch = _seed(seed, what), 0
 
     def next_generator(self):
         epoch = self._epoch if self._rerandomize else 0
