@@ -102,6 +102,14 @@ def _int_tuple(value, n, arg, allow_zero=False):
     return values
 
 
+def _dropout_rate(dropout):
+    """An attention layer's ``dropout`` argument, checked as Keras's MultiHeadAttention does."""
+    if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
+        raise ValueError(f"Invalid value received for argument `dropout`. Expected a float "
+                         f"value in [0, 1). Received: dropout={dropout!r}")
+    return float(dropout)
+
+
 def _padding(value):
     if not isinstance(value, str) or value.lower() not in ("valid", "same"):
         raise ValueError("The `padding` argument must be one of 'valid', 'same'. "

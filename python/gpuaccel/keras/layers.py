@@ -22,7 +22,7 @@ from .._int_range import check_range
 from . import _layer_extras
 from ._activation_layers import ELU, Activation, LeakyReLU, PReLU, ReLU, Softmax
 from ._layer_base import (Layer, _activation, _cpp_shape, _data_format, _initializer, _int_tuple,
-                          _is_shape_list, _last_axis_only, _none_shape, _padding, _positive_int,
+                          _dropout_rate, _is_shape_list, _last_axis_only, _none_shape, _padding, _positive_int,
                           _reject)
 from ._merging_layers import (
     Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average,
@@ -43,6 +43,9 @@ from ._regularization_layers import (
 from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
+from ._attention_layers import (
+    AdditiveAttention, Attention, GroupedQueryAttention, GroupQueryAttention)
+from ._einsum_dense import EinsumDense
 from ._preprocessing_layers import CenterCrop
 
 _cpp_layers = _C.layers
@@ -499,10 +502,7 @@ class MultiHeadAttention(Layer):
         self.num_heads = _positive_int(num_heads, "num_heads", self)
         self.key_dim = _positive_int(key_dim, "key_dim", self)
         self.value_dim = self.key_dim if value_dim is None else _positive_int(value_dim, "value_dim", self)
-        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
-            raise ValueError(f"Invalid value received for argument `dropout`. Expected a float "
-                             f"value in [0, 1). Received: dropout={dropout!r}")
-        self.dropout = float(dropout)
+        self.dropout = _dropout_rate(dropout)
         self.use_bias = bool(use_bias)
         if output_shape is None:
             self._output_dim = 0
@@ -577,7 +577,8 @@ __all__ += [
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
     "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
-    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "Attention", "AdditiveAttention",
+    "GroupQueryAttention", "GroupedQueryAttention", "EinsumDense",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
