@@ -110,6 +110,43 @@ def _dropout_rate(dropout):
     return float(dropout)
 
 
+def _conv_arguments(kind, rank, filters, kernel_size, strides, padding, data_format,
+                    dilation_rate, groups=1):
+    """Keras's checks of a convolution's arguments (``kind`` names the layer): (filters,
+    kernel_size, strides, padding, data_format, dilation_rate), the tuples of ``rank`` ints."""
+    if groups != 1:
+        raise NotImplementedError(f"{kind}: grouped convolutions are not supported yet; "
+                                  f"received groups={groups!r}")
+    if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
+        raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
+                         f"value. Received filters={filters!r}.")
+    filters = check_range(int(filters), "filters", 1)
+    kernel_size = _int_tuple(kernel_size, rank, "kernel_size")
+    strides = _int_tuple(strides, rank, "strides")
+    dilation_rate = _int_tuple(dilation_rate, rank, "dilation_rate")
+    padding, data_format = _padding(padding), _data_format(data_format)
+    if max(strides) > 1 and max(dilation_rate) > 1:
+        raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
+                         f"Received: strides={strides} and dilation_rate={dilation_rate}")
+    return filters, kernel_size, strides, padding, data_format, dilation_rate
+
+
+def _output_padding(output_padding, strides, rank):
+    """A transposed convolution's ``output_padding`` (None or ``rank`` ints), each strictly
+    below its stride as Keras requires."""
+    if output_padding is None:
+        return None
+    output_padding = _int_tuple(output_padding, rank, "output_padding", allow_zero=True)
+    strides = _int_tuple(strides, rank, "strides")
+    for i, (extra, stride) in enumerate(zip(output_padding, strides)):
+        if extra >= stride:
+            raise ValueError(
+                "`output_padding` must be strictly less than `strides` for all dimensions. At "
+                f"dimension {i}, `output_padding` is {extra} but `strides` is {stride}. "
+                f"Received: output_padding={output_padding}, strides={strides}")
+    return output_padding
+
+
 def _padding(value):
     if not isinstance(value, str) or value.lower() not in ("valid", "same"):
         raise ValueError("The `padding` argument must be one of 'valid', 'same'. "
