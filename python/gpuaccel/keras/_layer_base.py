@@ -19,6 +19,7 @@ from . import _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _python_layer
+from ._input_spec import assert_input_compatibility
 from ._symbolic import KerasTensor
 
 _cpp_layers = _C.layers
@@ -221,6 +222,9 @@ class Layer:
     # compute dtype). (Not _symbolic's `_keeps_input_dtype`, which means the *output* keeps an
     # integer input dtype.)
     _integer_inputs = False
+    # Keras's declaration of the inputs a layer accepts (an InputSpec or a list of them),
+    # checked on every call; a layer sets it in __init__ or build.
+    input_spec = None
 
     def __init__(self, name=None, dtype=None, trainable=True, **kwargs):
         unknown = {k: v for k, v in kwargs.items() if k not in _BASE_KWARGS}
@@ -452,8 +456,10 @@ class Layer:
     def __call__(self, *args, training=None, **kwargs):
         inputs = self._call_inputs(*args, **kwargs)
         if any(isinstance(t, KerasTensor) for t in inputs):
+            assert_input_compatibility(self.input_spec, inputs, self.name)
             return _symbolic.call_symbolic(self, inputs)
         tensors = [self._to_tensor(x) for x in inputs]
+        assert_input_compatibility(self.input_spec, tensors, self.name)
         if not self.built:
             shapes = [(None,) + tuple(t.shape[1:]) if len(t.shape) else () for t in tensors]
             self.build(shapes[0] if len(shapes) == 1 else shapes)

@@ -50,6 +50,12 @@ from ._attention_layers import (
     AdditiveAttention, Attention, GroupedQueryAttention, GroupQueryAttention)
 from ._einsum_dense import EinsumDense
 from ._convolution_layers import Conv1DTranspose, Convolution1DTranspose
+from ._masking_layer import Masking
+from ._input_spec import InputSpec
+from ._wrapper import Wrapper
+from ._spectral_normalization import SpectralNormalization
+from ._reversible_embedding import ReversibleEmbedding
+from ._layer_serialization import deserialize, serialize
 from ._preprocessing_layers import CenterCrop
 
 _cpp_layers = _C.layers
@@ -562,7 +568,8 @@ __all__ += [
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "Attention", "AdditiveAttention",
     "GroupQueryAttention", "GroupedQueryAttention", "EinsumDense", "Conv1DTranspose",
     "Convolution1DTranspose", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D",
-    "AdaptiveAveragePooling3D", "AdaptiveMaxPooling3D",
+    "AdaptiveAveragePooling3D", "AdaptiveMaxPooling3D", "Masking", "InputSpec", "Wrapper",
+    "SpectralNormalization", "ReversibleEmbedding", "serialize", "deserialize",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
