@@ -352,7 +352,20 @@ class GroupQueryAttention(Layer):
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         if value_shape is None:
-            query_shape = list(query_shape)[0]
+            shapes = list(query_shape)
+            query_shape, value_shape = shapes[0], shapes[1]
+            key_shape = shapes[2] if len(shapes) > 2 else None
+        key_shape = value_shape if key_shape is None else key_shape
+        # Keras's checks (its symbolic calls make them; eager calls do not)
+        if query_shape[-1] != value_shape[-1]:
+            raise ValueError(f"The last dimension of `query_shape` and `value_shape` must be "
+                             f"equal, but are {query_shape[-1]}, {value_shape[-1]}. Received: "
+                             f"query_shape={tuple(query_shape)}, "
+                             f"value_shape={tuple(value_shape)}")
+        if tuple(value_shape[1:-1]) != tuple(key_shape[1:-1]):
+            raise ValueError(f"All dimensions of `value` and `key`, except the last one, must "
+                             f"be equal. Received: value_shape={tuple(value_shape)} and "
+                             f"key_shape={tuple(key_shape)}")
         return tuple(query_shape)
 
     def _layer_config(self):
