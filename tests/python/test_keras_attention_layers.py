@@ -14,13 +14,7 @@ keras = pytest.importorskip("keras")
 tf = pytest.importorskip("tensorflow")
 K = keras.layers
 
-
-def npy(t):
-    return np.asarray(t.detach().numpy() if isinstance(t, ga.Tensor) else t)
-
-
-def normal(shape, seed):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+from keras_layer_comparison import assert_same, built_pair, fit_history, normal, npy  # noqa: E402
 
 
 def list_call(layer, inputs, **kwargs):
@@ -61,60 +55,6 @@ CASES = [
                                                               bias_axes="be"),
      [(2, 3, 4)], split_call),
 ]
-
-
-def gradients(lib, layer, call, inputs, upstream, **kwargs):
-    """(output, [d/d input for each input, d/d weight for each trainable weight]) of
-    sum(output * upstream) on one framework's tape."""
-    if lib is ga:
-        tensors = [ga.tensor(x) for x in inputs]
-        with ga.GradientTape() as tape:
-            for t in tensors:
-                tape.watch(t)
-            y = call(layer, tensors, **kwargs)
-            first = y[0] if isinstance(y, tuple) else y
-        grads = tape.gradient(first, tensors + list(layer.trainable_weights),
-                              output_gradients=ga.tensor(upstream))
-        return y, [npy(g) for g in grads]
-    tensors = [tf.constant(x) for x in inputs]
-    with tf.GradientTape() as tape:
-        for t in tensors:
-            tape.watch(t)
-        y = call(layer, tensors, **kwargs)
-        first = y[0] if isinstance(y, tuple) else y
-    sources = tensors + list(layer.trainable_weights)
-    grads = tape.gradient(first, sources, output_gradients=tf.constant(upstream))
-    return y, [np.zeros(s.shape, np.float32) if g is None else g.numpy()
-               for g, s in zip(grads, sources)]
-
-
-def built_pair(factory, shapes, call):
-    """gpuaccel's and Keras's layer, built by a first call, with the same random weights."""
-    ours, theirs = factory(L), factory(K)
-    inputs = [normal(s, i) for i, s in enumerate(shapes)]
-    call(ours, inputs)
-    call(theirs, inputs)
-    assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
-    weights = [normal(tuple(w.shape), 30 + i) * 0.5 for i, w in enumerate(theirs.weights)]
-    ours.set_weights(weights)
-    theirs.set_weights(weights)
-    return ours, theirs, inputs
-
-
-def assert_same(ours, theirs, call, inputs, **kwargs):
-    expected = call(theirs, inputs, **kwargs)
-    first = expected[0] if isinstance(expected, tuple) else expected
-    upstream = normal(tuple(first.shape), 99)
-    y, grads = gradients(ga, ours, call, inputs, upstream, **kwargs)
-    y_ref, grads_ref = gradients(tf, theirs, call, inputs, upstream, **kwargs)
-    for a, b in zip(y if isinstance(y, tuple) else (y,),
-                    y_ref if isinstance(y_ref, tuple) else (y_ref,)):
-        assert tuple(a.shape) == tuple(b.shape)
-        np.testing.assert_allclose(npy(a), np.asarray(b), rtol=1e-5, atol=1e-5)
-    assert len(grads) == len(grads_ref)
-    for g, g_ref in zip(grads, grads_ref):
-        np.testing.assert_allclose(g, g_ref, rtol=1e-4, atol=1e-5)
-    return y
 
 
 @pytest.mark.parametrize("name,factory,shapes,call", CASES, ids=[c[0] for c in CASES])
@@ -170,11 +110,6 @@ def test_attention_dropout_drops_weights_in_training_only():
     kept = dropped != 0
     assert 0 < kept.sum() < kept.size
     np.testing.assert_allclose(dropped[kept], npy(weights)[kept] * 2, rtol=1e-6)
-
-
-def fit_history(lib, model, xs, y):
-    model.compile(optimizer=lib.optimizers.SGD(0.05), loss="mse")
-    return model.fit(xs, y, epochs=3, batch_size=4, shuffle=False, verbose=0).history["loss"]
 
 
 FIT_CASES = [
