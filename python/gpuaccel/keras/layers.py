@@ -21,10 +21,10 @@ from .. import _unsupported
 from .._int_range import check_range
 from . import _layer_extras
 from ._activation_layers import ELU, Activation, LeakyReLU, PReLU, ReLU, Softmax
-from ._layer_base import (Layer, _activation, _conv_arguments, _cpp_shape, _data_format, _initializer, _int_tuple,
-                          _dropout_rate, _is_shape_list, _last_axis_only, _none_shape, _output_padding, _padding,
-                          _positive_int,
-                          _reject)
+from ._layer_base import (Layer, _activation, _conv_arguments, _cpp_shape, _data_format,
+                          _dropout_rate, _initializer, _int_tuple, _is_shape_list,
+                          _last_axis_only, _none_shape, _output_padding, _padding,
+                          _positive_int, _reject)
 from ._merging_layers import (
     Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average,
     concatenate, dot, maximum, minimum, multiply, subtract)
