@@ -113,8 +113,10 @@ def test_attention_dropout_drops_weights_in_training_only():
 
 
 FIT_CASES = [
-    ("Attention", lambda layers, q, v: layers.Attention(use_scale=True)([q, v])),
-    ("GroupQueryAttention", lambda layers, q, v: layers.GroupQueryAttention(2, 2, 1)(q, v)),
+    ("Attention-causal", lambda layers, q, v: layers.Attention(score_mode="concat")(
+        [q, v, v], use_causal_mask=True)),
+    ("GroupQueryAttention-causal", lambda layers, q, v: layers.GroupQueryAttention(2, 2, 1)(
+        q, v, use_causal_mask=True)),
     ("EinsumDense", lambda layers, q, v: layers.EinsumDense("abc,cde->abde", (4, 2, 3),
                                                             bias_axes="e")(q)),
 ]
@@ -138,6 +140,24 @@ def test_fit_matches_keras(name, head):
                                rtol=2e-4)
     for a, b in zip(ours.get_weights(), theirs.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    for layer in ours.layers:  # traced, the causal calls too
+        assert not layer._is_python_layer() or layer._cpp.eager_reason == ""
+
+
+@pytest.mark.parametrize("cls", ["Attention", "GroupQueryAttention"])
+def test_causal_calls_are_traced_apart_from_plain_ones(cls):
+    layer = L.Attention() if cls == "Attention" else L.GroupQueryAttention(2, 2, 1)
+    q, v = normal((2, 4, 3), 0), normal((2, 4, 3), 1)
+
+    def call(**kwargs):
+        return npy(layer([q, v], **kwargs) if cls == "Attention" else layer(q, v, **kwargs))
+
+    plain, causal = call(), call(use_causal_mask=True)
+    # the first query step sees only the first key step: its output differs from the plain one
+    assert np.abs(plain[:, 0] - causal[:, 0]).max() > 1e-3
+    np.testing.assert_allclose(call(), plain, rtol=1e-6)
+    np.testing.assert_allclose(call(use_causal_mask=True), causal, rtol=1e-6)
+    assert layer._cpp.python_calls == 2 and layer._cpp.eager_reason == ""
 
 
 @pytest.mark.parametrize("cls", ["Attention", "AdditiveAttention"])
@@ -178,6 +198,6 @@ def test_bad_inputs_raise_typed_errors():
     with pytest.raises(ValueError, match="do not match at shared dimension"):
         L.EinsumDense("abc,cd->abd", (4, 5))(q)
     with pytest.raises(NotImplementedError, match="eager calls only"):
-        L.Attention()([gk.Input((3, 4)), gk.Input((3, 4))], use_causal_mask=True)
+        L.Attention()([gk.Input((3, 4)), gk.Input((3, 4))], return_attention_scores=True)
     with pytest.raises(NotImplementedError, match="ellipsis"):
         L.EinsumDense("...b,bc->...c", 3)

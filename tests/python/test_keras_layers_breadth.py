@@ -6,7 +6,6 @@ with Keras's losses, configs and Keras's errors."""
 import numpy as np
 import pytest
 
-import gpuaccel as ga
 from gpuaccel import keras as gk
 from gpuaccel.keras import layers as L
 
@@ -164,7 +163,7 @@ FIT_CASES = [
 ]
 
 
-@pytest.mark.filterwarnings("ignore:Layer 'flatten'")  # Keras: Flatten drops Masking's mask
+@pytest.mark.filterwarnings("ignore:Layer 'flatten")  # Keras: Flatten drops Masking's mask
 @pytest.mark.parametrize("name,factory,shape", FIT_CASES, ids=[c[0] for c in FIT_CASES])
 def test_fit_matches_keras(name, factory, shape):
     x = masked_steps((12,) + shape)

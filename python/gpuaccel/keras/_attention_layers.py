@@ -4,10 +4,12 @@ MultiHeadAttention is a C++ layer (layers.py). Written in Python from gpuaccel's
 softmax and the fused scaled-dot-product-attention op, traced once per input signature into the
 C++ step (_python_layer.py).
 
-The trace is keyed by the input shapes and ``training`` only, so the call options that change
-the computation (``mask``, ``use_causal_mask``, ``return_attention_scores``) run the layer's
-ops directly in Python on each eager call (gradients still flow: the ops record on the tape);
-the functional API cannot carry them yet and says so.
+The trace is keyed by the inputs (their number, shapes and dtypes) and ``training`` only. So
+``use_causal_mask=True`` hands the layer the query once more as a last input: that call has its
+own trace, in eager calls and in functional models alike. The options a trace cannot carry
+(``mask``, ``return_attention_scores``: several outputs) run the layer's ops directly in Python
+on each eager call (gradients still flow: the ops record on the tape); the functional API
+refuses them.
 """
 import numpy as np
 
@@ -33,6 +35,12 @@ def _causal_keep(rows, columns, like):
     """Keras's causal mask: query i sees keys j <= i, as (1, rows, columns) of 0/1."""
     return _C.cast(_make_tensor(np.tril(np.ones((1, rows, columns), np.float32))),
                    like._dtype_name)
+
+
+def _with_causal_marker(query, value, key):
+    """The inputs of a causal call: [query, value, key (or value), query]; the fourth input
+    tells the traced call (and its trace's signature) that the call is causal."""
+    return [query, value, value if key is None else key, query]
 
 
 def _run_eagerly(layer, inputs, compute):
@@ -88,7 +96,7 @@ class Attention(Layer):
                                  f"inputs={inputs}, mask={mask}.")
 
     def build(self, input_shape):
-        self._validate_inputs(input_shape)
+        self._validate_inputs(list(input_shape)[:3])  # a fourth shape: the causal marker's
         self.scale = None
         self.concat_score_weight = None
         if self.use_scale:
@@ -134,19 +142,19 @@ class Attention(Layer):
         return output, weights
 
     def call(self, inputs, training=False):
-        return self._attend(inputs, None, training, False)[0]
+        causal = len(inputs) == 4  # _with_causal_marker
+        return self._attend(inputs[:3], None, training, causal)[0]
 
-    def _call_inputs(self, inputs, **kwargs):
-        self._validate_inputs(inputs)
-        if kwargs:
-            raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
-                            f"{sorted(kwargs)}")
-        return list(inputs)
+    def _call_inputs(self, inputs):
+        return list(inputs)  # checked by __call__
 
     def __call__(self, inputs, mask=None, training=None, return_attention_scores=False,
                  use_causal_mask=False):
         self._validate_inputs(inputs, mask)
-        if mask is None and not return_attention_scores and not use_causal_mask:
+        if mask is None and not return_attention_scores:
+            if use_causal_mask:
+                inputs = _with_causal_marker(*inputs) if len(inputs) == 3 else \
+                    _with_causal_marker(inputs[0], inputs[1], None)
             return super().__call__(inputs, training=training)
         if mask is not None and is_symbolic(list(mask)):
             inputs = list(inputs) + [m for m in mask if m is not None]  # raises below
@@ -176,7 +184,7 @@ class AdditiveAttention(Attention):
         super().__init__(use_scale=use_scale, dropout=dropout, **kwargs)
 
     def build(self, input_shape):
-        self._validate_inputs(input_shape)
+        self._validate_inputs(list(input_shape)[:3])
         self.scale = None
         if self.use_scale:
             self.scale = self.add_weight(name="scale", shape=(input_shape[0][-1],),
@@ -323,18 +331,22 @@ class GroupQueryAttention(Layer):
     def call(self, inputs, training=False):
         query, value = inputs[0], inputs[1]
         key = inputs[2] if len(inputs) > 2 else value
-        return self._attend(query, value, key, None, training, False)[0]
+        keep = None
+        if len(inputs) == 4:  # _with_causal_marker
+            keep = _causal_keep(query.shape[1], value.shape[1], query)
+        return self._attend(query, value, key, keep, training, False)[0]
 
-    def _call_inputs(self, query, value, key=None):
-        return [query, value] if key is None else [query, value, key]
+    def _call_inputs(self, query, value, key=None, causal_marker=None):
+        return [query, value] + [t for t in (key, causal_marker) if t is not None]
 
     def __call__(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
                  attention_mask=None, return_attention_scores=False, training=None,
                  use_causal_mask=False):
         masks = (query_mask, value_mask, key_mask, attention_mask)
         inputs = self._call_inputs(query, value, key)
-        if all(m is None for m in masks) and not return_attention_scores and \
-                not use_causal_mask:
+        if all(m is None for m in masks) and not return_attention_scores:
+            if use_causal_mask:
+                inputs = _with_causal_marker(query, value, key)
             return super().__call__(*inputs, training=training)
         if any(is_symbolic(m) for m in masks if m is not None):
             inputs += [m for m in masks if m is not None]  # _run_eagerly refuses them
