@@ -245,3 +245,51 @@ def test_input_layer_in_sequential_matches_keras():
     theirs = keras.Sequential([K.InputLayer(shape=(4,)), K.Dense(2)])
     ours.set_weights(theirs.get_weights())
     np.testing.assert_allclose(npy(ours(x)), np.asarray(theirs(x)), rtol=1e-6)
+
+
+def test_short_names_are_the_same_classes_as_in_keras():
+    assert L.MaxPool3D is L.MaxPooling3D and K.MaxPool3D is K.MaxPooling3D
+    assert L.AvgPool3D is L.AveragePooling3D and K.AvgPool3D is K.AveragePooling3D
+    assert L.Convolution1DTranspose is L.Conv1DTranspose and \
+        K.Convolution1DTranspose is K.Conv1DTranspose
+
+
+@pytest.mark.parametrize("make", [
+    lambda layers: layers.MaxPooling3D(),
+    lambda layers: layers.AveragePooling3D(2),
+    lambda layers: layers.AdaptiveAveragePooling3D(2),
+    lambda layers: layers.AdaptiveMaxPooling3D(2),
+], ids=["MaxPooling3D", "AveragePooling3D", "AdaptiveAveragePooling3D", "AdaptiveMaxPooling3D"])
+def test_3d_poolings_refuse_inputs_of_another_rank(make):
+    images = np.zeros((2, 4, 4, 3), np.float32)  # 2-D images, not volumes
+    for layers in (L, K):
+        with pytest.raises(ValueError):
+            make(layers)(images)
+    with pytest.raises(ValueError, match="rank 5|5-D"):
+        make(L)(images)
+
+
+def test_reversible_embedding_language_model_fit_matches_keras():
+    """Tied input and output embeddings: ids -> embeddings -> Dense -> logits over the
+    vocabulary through the same embeddings, trained on the next id."""
+    ids = np.random.default_rng(0).integers(0, 7, (12, 5)).astype(np.int32)
+    targets = np.roll(ids, -1, axis=1)
+
+    def model(lib, layers):
+        tokens = lib.Input((5,), dtype="int32")
+        embedding = layers.ReversibleEmbedding(7, 4)
+        hidden = layers.Dense(4, activation="tanh")(embedding(tokens))
+        return lib.Model(tokens, embedding(hidden, reverse=True))
+
+    ours, theirs = model(gk, L), model(keras, K)
+    weights = [normal(w.shape, 10 + i) * 0.5 for i, w in enumerate(theirs.get_weights())]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+
+    def history(lib, m):
+        m.compile(optimizer=lib.optimizers.SGD(0.1),
+                  loss=lib.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return m.fit(ids, targets, epochs=3, batch_size=4, shuffle=False,
+                     verbose=0).history["loss"]
+
+    np.testing.assert_allclose(history(gk, ours), history(keras, theirs), rtol=2e-4)

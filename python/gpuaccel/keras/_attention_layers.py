@@ -386,5 +386,3 @@ class GroupQueryAttention(Layer):
                 "dropout": self.dropout, "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer, "seed": self.seed}
 
-
-GroupedQueryAttention = GroupQueryAttention

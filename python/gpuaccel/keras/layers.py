@@ -46,8 +46,7 @@ from ._regularization_layers import (
 from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
-from ._attention_layers import (
-    AdditiveAttention, Attention, GroupedQueryAttention, GroupQueryAttention)
+from ._attention_layers import AdditiveAttention, Attention, GroupQueryAttention
 from ._einsum_dense import EinsumDense
 from ._convolution_layers import Conv1DTranspose, Convolution1DTranspose
 from ._masking_layer import Masking
@@ -566,7 +565,7 @@ __all__ += [
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
     "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "Attention", "AdditiveAttention",
-    "GroupQueryAttention", "GroupedQueryAttention", "EinsumDense", "Conv1DTranspose",
+    "GroupQueryAttention", "EinsumDense", "Conv1DTranspose",
     "Convolution1DTranspose", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D",
     "AdaptiveAveragePooling3D", "AdaptiveMaxPooling3D", "Masking", "InputSpec", "Wrapper",
     "SpectralNormalization", "ReversibleEmbedding", "serialize", "deserialize",
