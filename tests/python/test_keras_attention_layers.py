@@ -201,3 +201,18 @@ def test_bad_inputs_raise_typed_errors():
         L.Attention()([gk.Input((3, 4)), gk.Input((3, 4))], return_attention_scores=True)
     with pytest.raises(NotImplementedError, match="ellipsis"):
         L.EinsumDense("...b,bc->...c", 3)
+
+
+def test_einsum_dense_kernel_draws_with_keras_fans():
+    """Glorot's scale from the equation's input and output axes (fan_in 16, fan_out 8 * 12),
+    not from the rank-3 kernel's shape: the spread of a seeded draw matches Keras's."""
+    ga.random.set_seed(1)
+    keras.utils.set_random_seed(1)
+    x = np.zeros((1, 2, 16), np.float32)
+    stds = []
+    for layers in (L, K):
+        layer = layers.EinsumDense("abc,cde->abde", (2, 8, 12))
+        layer(x)
+        stds.append(float(np.std(layer.get_weights()[0])))
+    expected = np.sqrt(2.0 / (16 + 8 * 12))  # glorot_uniform's standard deviation
+    np.testing.assert_allclose(stds, [expected, expected], rtol=0.08)

@@ -261,8 +261,9 @@ class GroupQueryAttention(Layer):
             kernel_shape, bias_shape, _ = _einsum_dense.analyze(
                 equation, bias_axes if self.use_bias else None, tuple(input_shapes[name]),
                 output_shape)
-            kernel = self.add_weight(name=f"{name}/kernel", shape=tuple(kernel_shape),
-                                     initializer=self.kernel_initializer)
+            kernel = self.add_weight(
+                name=f"{name}/kernel", shape=tuple(kernel_shape),
+                initializer=_einsum_dense.kernel_initializer(self.kernel_initializer, equation))
             bias = None if bias_shape is None else self.add_weight(
                 name=f"{name}/bias", shape=tuple(bias_shape), initializer=self.bias_initializer)
             # attributes (not a dict), so a mixed-precision call autocasts them

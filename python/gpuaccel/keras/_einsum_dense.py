@@ -82,6 +82,25 @@ def analyze(equation, bias_axes, input_shape, output_shape):
     return kernel_shape, bias_shape, output_shape
 
 
+def kernel_initializer(initializer, equation):
+    """The kernel's initializer with Keras's fans: EinsumDense gives a variance-scaling
+    initializer the product of the kernel's input axes as fan_in and of its output axes (those
+    the output keeps) as fan_out, not the fans of the kernel's rank-3+ shape. A name is drawn
+    as a (fan_in, fan_out) matrix and reshaped, the same distribution; other initializers are
+    used as they are."""
+    if not isinstance(initializer, str):
+        return initializer
+    _, weight_spec, output_spec = _split(equation)
+
+    def initialize(shape, dtype=None):
+        fan_in = math.prod(n for c, n in zip(weight_spec, shape) if c not in output_spec)
+        fan_out = math.prod(n for c, n in zip(weight_spec, shape) if c in output_spec)
+        value = _C.layers.initialize(_C.layers.canonical_initializer(initializer),
+                                     [fan_in, fan_out])
+        return _C.reshape(value, list(shape))
+    return initialize
+
+
 def product(equation, x, kernel):
     """einsum(equation, x, kernel). The usual projections (the input's trailing axes contracted
     with the kernel's leading ones, the rest kept in order: 'abc,cd->abd', 'bquh,uhm->bqm')
@@ -129,8 +148,9 @@ class EinsumDense(Layer):
     def build(self, input_shape):
         kernel_shape, bias_shape, self.full_output_shape = analyze(
             self.equation, self.bias_axes, tuple(input_shape), self.partial_output_shape)
-        self.kernel = self.add_weight(name="kernel", shape=tuple(kernel_shape),
-                                      initializer=self.kernel_initializer)
+        self.kernel = self.add_weight(
+            name="kernel", shape=tuple(kernel_shape),
+            initializer=kernel_initializer(self.kernel_initializer, self.equation))
         self.bias = None if bias_shape is None else self.add_weight(
             name="bias", shape=tuple(bias_shape), initializer=self.bias_initializer)
 
