@@ -216,3 +216,32 @@ def test_einsum_dense_kernel_draws_with_keras_fans():
         stds.append(float(np.std(layer.get_weights()[0])))
     expected = np.sqrt(2.0 / (16 + 8 * 12))  # glorot_uniform's standard deviation
     np.testing.assert_allclose(stds, [expected, expected], rtol=0.08)
+
+
+def test_keras_archives_of_attention_models_load_in_keras_and_back(tmp_path):
+    def model(lib, layers):
+        q, v = lib.Input((4, 3)), lib.Input((5, 3))
+        plain = layers.Attention(use_scale=True)([q, v])
+        causal = layers.Attention(score_mode="concat")([q, q], use_causal_mask=True)
+        merged = layers.Concatenate()([plain, causal])
+        return lib.Model([q, v], layers.EinsumDense("abc,cd->abd", (4, 2))(merged))
+
+    ours, theirs = model(gk, L), model(keras, K)
+    weights = [normal(w.shape, 60 + i) for i, w in enumerate(theirs.get_weights())]
+    ours.set_weights(weights)
+    theirs.set_weights(weights)
+    x = [normal((3, 4, 3), 61), normal((3, 5, 3), 62)]
+    expected = theirs.predict(x, verbose=0)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), expected, rtol=1e-5, atol=1e-6)
+    ours.save(tmp_path / "ours.keras")
+    loaded_in_keras = keras.models.load_model(tmp_path / "ours.keras")
+    np.testing.assert_allclose(loaded_in_keras.predict(x, verbose=0), expected, rtol=1e-5,
+                               atol=1e-6)
+    theirs.save(tmp_path / "theirs.keras")
+    loaded_here = gk.models.load_model(tmp_path / "theirs.keras")
+    np.testing.assert_allclose(loaded_here.predict(x, verbose=0), expected, rtol=1e-5, atol=1e-6)
+    # GroupQueryAttention's weights sit in sub-layers in Keras's files: refused, not garbled
+    q = gk.Input((4, 3))
+    grouped = gk.Model(q, L.GroupQueryAttention(2, 2, 1)(q, q))
+    with pytest.raises(NotImplementedError, match="nested sub-layers"):
+        grouped.save(tmp_path / "grouped.keras")

@@ -43,6 +43,16 @@ def _with_causal_marker(query, value, key):
     return [query, value, value if key is None else key, query]
 
 
+def _node_options(layer, kwargs):
+    """The call options of a Keras archive's graph node that a functional call here takes."""
+    unsupported = sorted(k for k, v in kwargs.items() if k != "use_causal_mask" and
+                         v not in (None, False))
+    if unsupported:
+        raise NotImplementedError(f"load_model: {type(layer).__name__} calls with {unsupported} "
+                                  "cannot be rebuilt in a functional model yet")
+    return bool(kwargs.get("use_causal_mask", False))
+
+
 def _run_eagerly(layer, inputs, compute):
     """``compute(tensors)`` for a call with options the trace cannot key on: the layer built,
     its weights autocast, recorded on the tape when one is active."""
@@ -162,6 +172,16 @@ class Attention(Layer):
             tensors, mask, bool(training), use_causal_mask))
         return (output, weights) if return_attention_scores else output
 
+    def _keras_node_arguments(self, args):
+        """Keras's arguments of this layer's node in a .keras archive: the input list, and
+        use_causal_mask where the causal marker (a fourth input) says so."""
+        if len(args) == 4:
+            return [args[:3]], {"use_causal_mask": True}
+        return [args], {}
+
+    def _call_keras_node(self, tensors, kwargs):
+        return self(tensors, use_causal_mask=_node_options(self, kwargs))
+
     def compute_mask(self, inputs, mask=None):
         self._validate_inputs(inputs, mask)
         if mask is None or mask[0] is None:
@@ -211,6 +231,9 @@ class GroupQueryAttention(Layer):
     num_query_heads // num_key_value_heads query heads, and the output projection
     'bquh,uhm->bqm'. Weights in Keras's order: query, key, value, attention_output (kernel,
     then bias)."""
+
+    # Keras files keep them in the four EinsumDense sub-layers (_keras_h5.py refuses).
+    _keras_nests_weights = True
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
                  use_bias=True, sliding_window=None, flash_attention=None,
@@ -362,6 +385,16 @@ class GroupQueryAttention(Layer):
 
         output, scores = _run_eagerly(self, inputs, compute)
         return (output, scores) if return_attention_scores else output
+
+    def _keras_node_arguments(self, args):
+        """Keras's arguments of this layer's node in a .keras archive: query, value[, key]
+        and use_causal_mask where the causal marker (a fourth input) says so."""
+        if len(args) == 4:
+            return args[:3], {"use_causal_mask": True}
+        return args, {}
+
+    def _call_keras_node(self, tensors, kwargs):
+        return self(*tensors, use_causal_mask=_node_options(self, kwargs))
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         if value_shape is None:

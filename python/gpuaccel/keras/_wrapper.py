@@ -10,6 +10,9 @@ class Wrapper(Layer):
     """``keras.layers.Wrapper(layer)``: subclasses define ``call``, which calls
     ``self.layer``."""
 
+    # Keras files keep the wrapped layer's weights in its own group (_keras_h5.py refuses).
+    _keras_nests_weights = True
+
     def __init__(self, layer, **kwargs):
         if not isinstance(layer, Layer):
             raise ValueError(f"Layer {layer} supplied to Wrapper isn't a supported layer type. "
