@@ -224,12 +224,15 @@ def test_input_spec_violations_raise_keras_errors(spec, shape):
 
 def test_serialize_and_deserialize_like_keras():
     for make in (lambda layers: layers.Conv1DTranspose(2, 3, name="deconv"),
-                 lambda layers: layers.Attention(use_scale=True, name="att")):
+                 lambda layers: layers.Attention(use_scale=True, name="att"),
+                 lambda layers: layers.GroupQueryAttention(2, 2, 1)):
         ours, theirs = L.serialize(make(L)), K.serialize(make(K))
         assert {k: ours[k] for k in ("module", "class_name", "registered_name")} == \
             {k: theirs[k] for k in ("module", "class_name", "registered_name")}
         rebuilt = L.deserialize(ours)
         assert type(rebuilt) is type(make(L)) and rebuilt.get_config() == ours["config"]
+    # Keras's class is GroupedQueryAttention: its automatic names say so
+    assert L.GroupQueryAttention(2, 2, 1).name.startswith("grouped_query_attention")
     wrapped = L.SpectralNormalization(L.Dense(2))
     copy = L.deserialize(L.serialize(wrapped))
     assert isinstance(copy.layer, L.Dense) and copy.layer.units == 2

@@ -57,9 +57,10 @@ def _run_eagerly(layer, inputs, compute):
     """``compute(tensors)`` for a call with options the trace cannot key on: the layer built,
     its weights autocast, recorded on the tape when one is active."""
     if is_symbolic(inputs):
-        raise NotImplementedError(f"{type(layer).__name__}: mask, use_causal_mask and "
+        raise NotImplementedError(f"{type(layer).__name__}: masks and "
                                   "return_attention_scores are supported on eager calls only; "
-                                  "the functional API does not carry call options yet")
+                                  "a functional model cannot carry them yet (use_causal_mask "
+                                  "it can)")
     tensors = [layer._to_tensor(x) for x in inputs]
     if not layer.built:
         shapes = [(None,) + tuple(t.shape[1:]) for t in tensors]
@@ -223,7 +224,7 @@ class AdditiveAttention(Attention):
         return config
 
 
-class GroupQueryAttention(Layer):
+class GroupedQueryAttention(Layer):
     """``keras.layers.GroupQueryAttention(head_dim, num_query_heads, num_key_value_heads,
     dropout=0.0, use_bias=True, ...)``, called as ``layer(query, value, key=None)`` on (batch,
     steps, features): query/key/value projections (EinsumDense 'bqm,muh->bquh' with
@@ -241,7 +242,7 @@ class GroupQueryAttention(Layer):
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, use_gate=False, seed=None,
                  **kwargs):
-        _reject("GroupQueryAttention", sliding_window=sliding_window,
+        _reject("GroupedQueryAttention", sliding_window=sliding_window,
                 kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
                 activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
                 bias_constraint=bias_constraint, use_gate=use_gate)
@@ -420,3 +421,8 @@ class GroupQueryAttention(Layer):
                 "dropout": self.dropout, "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer, "seed": self.seed}
 
+
+# Keras's class is GroupedQueryAttention (hence the default names), exported and serialized
+# as keras.layers.GroupQueryAttention.
+GroupedQueryAttention._keras_class_name = "GroupQueryAttention"
+GroupQueryAttention = GroupedQueryAttention

@@ -15,9 +15,15 @@ def _layer_classes():
             pending.append(subclass)
             if subclass.__module__.startswith("gpuaccel.keras") and \
                     not subclass.__name__.startswith("_"):
-                by_name.setdefault(subclass.__name__, subclass)
+                by_name.setdefault(_keras_class_name(subclass), subclass)
     by_name["Layer"] = Layer
     return by_name
+
+
+def _keras_class_name(cls):
+    """The name Keras serializes a class under (``_keras_class_name`` where it differs from
+    the class's own, as _keras_archive.py writes it)."""
+    return getattr(cls, "_keras_class_name", cls.__name__)
 
 
 def _registry():
@@ -27,7 +33,9 @@ def _registry():
 
 def serialize(layer):
     """Keras's dict of ``layer``: {'module', 'class_name', 'config', 'registered_name'}."""
-    return _registry().serialize(layer)
+    serialized = _registry().serialize(layer)
+    serialized["class_name"] = _keras_class_name(type(layer))
+    return serialized
 
 
 def deserialize(config, custom_objects=None):
