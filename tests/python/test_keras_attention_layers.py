@@ -189,6 +189,8 @@ def test_bad_inputs_raise_typed_errors():
     for layers in (L, K):
         with pytest.raises(ValueError, match="must be called on a list of inputs"):
             layers.Attention()(q)
+        with pytest.raises(ValueError, match="must be called on a list of inputs"):
+            layers.Attention()((q, q))  # a list, as Keras requires
         with pytest.raises(ValueError, match="list of length 2 or 3"):
             layers.Attention()([q])
         with pytest.raises(ValueError, match="mask must be a list"):

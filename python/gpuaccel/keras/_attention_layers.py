@@ -91,7 +91,7 @@ class Attention(Layer):
     def _validate_inputs(self, inputs, mask=None):
         """Keras's checks and words (they name the subclass)."""
         name = type(self).__name__
-        if not isinstance(inputs, (list, tuple)):
+        if not isinstance(inputs, list):
             raise ValueError(f"{name} layer must be called on a list of inputs, namely [query, "
                              f"value] or [query, value, key]. Received: inputs={inputs}.")
         if len(inputs) < 2 or len(inputs) > 3:
@@ -99,7 +99,7 @@ class Attention(Layer):
                              "[query, value] or [query, value, key]. Received length: "
                              f"{len(inputs)}.")
         if mask is not None:
-            if not isinstance(mask, (list, tuple)):
+            if not isinstance(mask, list):
                 raise ValueError(f"{name} layer mask must be a list, namely [query_mask, "
                                  f"value_mask]. Received: mask={mask}.")
             if len(mask) < 2 or len(mask) > 3:
@@ -107,7 +107,8 @@ class Attention(Layer):
                                  f"inputs={inputs}, mask={mask}.")
 
     def build(self, input_shape):
-        self._validate_inputs(list(input_shape)[:3])  # a fourth shape: the causal marker's
+        # a fourth shape is the causal marker's (_with_causal_marker)
+        self._validate_inputs(input_shape[:3] if isinstance(input_shape, list) else input_shape)
         self.scale = None
         self.concat_score_weight = None
         if self.use_scale:
@@ -205,7 +206,7 @@ class AdditiveAttention(Attention):
         super().__init__(use_scale=use_scale, dropout=dropout, **kwargs)
 
     def build(self, input_shape):
-        self._validate_inputs(list(input_shape)[:3])
+        self._validate_inputs(input_shape[:3] if isinstance(input_shape, list) else input_shape)
         self.scale = None
         if self.use_scale:
             self.scale = self.add_weight(name="scale", shape=(input_shape[0][-1],),
