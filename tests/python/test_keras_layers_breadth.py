@@ -250,6 +250,12 @@ def test_input_layer_in_sequential_matches_keras():
     theirs.set_weights(weights)
     ours.set_weights(weights)
     np.testing.assert_allclose(npy(ours(x)), np.asarray(theirs(x)), rtol=1e-5, atol=1e-6)
+    # keras.layers.Input is keras.Input: the same functional model
+    inputs, keras_inputs = L.Input((4,)), K.Input((4,))
+    functional = gk.Model(inputs, ours.layers[-1](inputs))
+    keras_functional = keras.Model(keras_inputs, theirs.layers[-1](keras_inputs))
+    np.testing.assert_allclose(npy(functional(x)), np.asarray(keras_functional(x)), rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_short_names_are_the_same_classes_as_in_keras():
@@ -298,9 +304,3 @@ def test_reversible_embedding_language_model_fit_matches_keras():
                      verbose=0).history["loss"]
 
     np.testing.assert_allclose(history(gk, ours), history(keras, theirs), rtol=2e-4)
-    # keras.layers.Input is keras.Input: the same functional model
-    inputs, keras_inputs = L.Input((4,)), K.Input((4,))
-    functional = gk.Model(inputs, ours.layers[-1](inputs))
-    keras_functional = keras.Model(keras_inputs, theirs.layers[-1](keras_inputs))
-    np.testing.assert_allclose(npy(functional(x)), np.asarray(keras_functional(x)), rtol=1e-5,
-                               atol=1e-6)
