@@ -21,11 +21,12 @@ from . import mixed_precision
 from . import ops
 from . import utils
 from ._symbolic import Input, KerasTensor
+from ._input_spec import InputSpec
 from .models import Model, Sequential
 
 __all__ = ["activations", "initializers", "regularizers", "constraints", "layers", "losses",
            "metrics", "optimizers", "callbacks", "datasets", "models", "mixed_precision", "ops",
-           "utils", "Input", "KerasTensor", "Model", "Sequential"]
+           "utils", "Input", "InputSpec", "KerasTensor", "Model", "Sequential"]
 
 
 def __getattr__(name):

@@ -20,6 +20,7 @@ from .. import _C
 from .._tensor import Tensor, tensor as _make_tensor
 from . import _random_draws
 from ._layer_base import Layer, _data_format
+from ._layer_serialization import deserialize, serialize
 from ._preprocessing_layers import (batched, center_crop_box, mix_rows_and_columns,
                                     resize_images, window_size)
 
@@ -418,19 +419,6 @@ class AutoContrast(_ImageAugmentation):
         return {"value_range": self.value_range, "data_format": self.data_format}
 
 
-def _built_in_layer_class(class_name):
-    """gpuaccel's layer class of that name, found among the subclasses of Layer (so this module
-    need not import ``layers``, which imports it)."""
-    pending = [Layer]
-    while pending:
-        cls = pending.pop()
-        if cls.__name__ == class_name and cls.__module__.startswith("gpuaccel.keras"):
-            return cls
-        pending.extend(cls.__subclasses__())
-    raise ValueError(f"Pipeline: unknown layer class {class_name!r} in its config (gpuaccel's "
-                     "built-in layers only)")
-
-
 class Pipeline(Layer):
     """``keras.layers.Pipeline(layers)``: the layers applied in order, each with the call's
     ``training`` (augmentation pipelines for Dataset.map or the start of a model). Its config
@@ -438,8 +426,8 @@ class Pipeline(Layer):
     _default_training = True
 
     def __init__(self, layers, name=None, **kwargs):
-        self.layers = [_built_in_layer_class(layer["class_name"]).from_config(layer["config"])
-                       if isinstance(layer, dict) else layer for layer in layers]
+        self.layers = [deserialize(layer) if isinstance(layer, dict) else layer
+                       for layer in layers]
         super().__init__(name=name, **kwargs)
 
     def call(self, inputs, training=True):
@@ -453,7 +441,4 @@ class Pipeline(Layer):
         return input_shape
 
     def get_config(self):  # Keras's Pipeline config: its name and layers only
-        return {"name": self.name,
-                "layers": [{"module": "keras.layers", "class_name": type(layer).__name__,
-                            "config": layer.get_config(), "registered_name": None}
-                           for layer in self.layers]}
+        return {"name": self.name, "layers": [serialize(layer) for layer in self.layers]}

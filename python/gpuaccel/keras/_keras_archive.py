@@ -99,8 +99,11 @@ def _functional_config(model):
         args = [{"class_name": "__keras_tensor__",
                  "config": {"shape": list(t.shape), "dtype": str(t.dtype),
                             "keras_history": history[id(t)]}} for t in node.inputs]
-        entry["inbound_nodes"].append({"args": [args] if isinstance(layer, _Merge) else args,
-                                       "kwargs": {}})
+        if hasattr(layer, "_keras_node_arguments"):  # a layer whose inputs carry call options
+            args, kwargs = layer._keras_node_arguments(args)
+        else:
+            args, kwargs = ([args] if isinstance(layer, _Merge) else args), {}
+        entry["inbound_nodes"].append({"args": args, "kwargs": kwargs})
         history[id(node.output)] = [layer.name, len(entry["inbound_nodes"]) - 1, 0]
     ends = [[history[id(t)] for t in model.inputs], [history[id(t)] for t in model.outputs]]
     ins, outs = [e[0] if len(e) == 1 else e for e in ends]
@@ -232,7 +235,11 @@ def _functional_from_config(body, custom_objects=None):
                 raise NotImplementedError(f"load_model: layer {name!r} takes inputs this reader "
                                           "cannot follow (shared layers or nested models)")
             args = [tensors[tuple(h)] for h in history]
-            tensors[(name, node_index, 0)] = layer(args[0] if len(args) == 1 else args)
+            if hasattr(layer, "_call_keras_node"):
+                tensors[(name, node_index, 0)] = layer._call_keras_node(args,
+                                                                        node.get("kwargs", {}))
+            else:
+                tensors[(name, node_index, 0)] = layer(args[0] if len(args) == 1 else args)
     inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
     outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
     return Model(inputs[0] if len(inputs) == 1 else inputs,

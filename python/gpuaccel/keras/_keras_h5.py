@@ -94,10 +94,14 @@ def _attribute_groups(model):
 
 
 def _refuse_nested(layer):
-    if type(layer).__name__ == "MultiHeadAttention":
-        raise NotImplementedError("MultiHeadAttention keeps its weights in nested sub-layers in "
-                                  "Keras's files, which gpuaccel's .weights.h5 writer does not "
-                                  "lay out yet; use a .npz path for save_weights")
+    # Python layers that hold sub-layers in Keras (GroupQueryAttention, Wrapper subclasses)
+    # say so with `_keras_nests_weights`.
+    if type(layer).__name__ == "MultiHeadAttention" or getattr(layer, "_keras_nests_weights",
+                                                               False):
+        raise NotImplementedError(f"{type(layer).__name__} keeps its weights in nested "
+                                  "sub-layers in Keras's files, which gpuaccel's .weights.h5 "
+                                  "writer does not lay out yet; use a .npz path for "
+                                  "save_weights")
 
 
 def write(h5_file, model):

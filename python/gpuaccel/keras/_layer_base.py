@@ -19,6 +19,7 @@ from . import _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _python_layer
+from ._input_spec import assert_input_compatibility
 from ._symbolic import KerasTensor
 
 _cpp_layers = _C.layers
@@ -102,6 +103,51 @@ def _int_tuple(value, n, arg, allow_zero=False):
     return values
 
 
+def _dropout_rate(dropout):
+    """An attention layer's ``dropout`` argument, checked as Keras's MultiHeadAttention does."""
+    if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
+        raise ValueError(f"Invalid value received for argument `dropout`. Expected a float "
+                         f"value in [0, 1). Received: dropout={dropout!r}")
+    return float(dropout)
+
+
+def _conv_arguments(kind, rank, filters, kernel_size, strides, padding, data_format,
+                    dilation_rate, groups=1):
+    """Keras's checks of a convolution's arguments (``kind`` names the layer): (filters,
+    kernel_size, strides, padding, data_format, dilation_rate), the tuples of ``rank`` ints."""
+    if groups != 1:
+        raise NotImplementedError(f"{kind}: grouped convolutions are not supported yet; "
+                                  f"received groups={groups!r}")
+    if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
+        raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
+                         f"value. Received filters={filters!r}.")
+    filters = check_range(int(filters), "filters", 1)
+    kernel_size = _int_tuple(kernel_size, rank, "kernel_size")
+    strides = _int_tuple(strides, rank, "strides")
+    dilation_rate = _int_tuple(dilation_rate, rank, "dilation_rate")
+    padding, data_format = _padding(padding), _data_format(data_format)
+    if max(strides) > 1 and max(dilation_rate) > 1:
+        raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
+                         f"Received: strides={strides} and dilation_rate={dilation_rate}")
+    return filters, kernel_size, strides, padding, data_format, dilation_rate
+
+
+def _output_padding(output_padding, strides, rank):
+    """A transposed convolution's ``output_padding`` (None or ``rank`` ints), each strictly
+    below its stride as Keras requires."""
+    if output_padding is None:
+        return None
+    output_padding = _int_tuple(output_padding, rank, "output_padding", allow_zero=True)
+    strides = _int_tuple(strides, rank, "strides")
+    for i, (extra, stride) in enumerate(zip(output_padding, strides)):
+        if extra >= stride:
+            raise ValueError(
+                "`output_padding` must be strictly less than `strides` for all dimensions. At "
+                f"dimension {i}, `output_padding` is {extra} but `strides` is {stride}. "
+                f"Received: output_padding={output_padding}, strides={strides}")
+    return output_padding
+
+
 def _padding(value):
     if not isinstance(value, str) or value.lower() not in ("valid", "same"):
         raise ValueError("The `padding` argument must be one of 'valid', 'same'. "
@@ -176,6 +222,9 @@ class Layer:
     # compute dtype). (Not _symbolic's `_keeps_input_dtype`, which means the *output* keeps an
     # integer input dtype.)
     _integer_inputs = False
+    # Keras's declaration of the inputs a layer accepts (an InputSpec or a list of them),
+    # checked on every call; a layer sets it in __init__ or build.
+    input_spec = None
 
     def __init__(self, name=None, dtype=None, trainable=True, **kwargs):
         unknown = {k: v for k, v in kwargs.items() if k not in _BASE_KWARGS}
@@ -415,8 +464,10 @@ class Layer:
                 training = self._default_training
         inputs = self._call_inputs(*args, **kwargs)
         if any(isinstance(t, KerasTensor) for t in inputs):
+            assert_input_compatibility(self.input_spec, inputs, self.name)
             return _symbolic.call_symbolic(self, inputs)
         tensors = [self._to_tensor(x) for x in inputs]
+        assert_input_compatibility(self.input_spec, tensors, self.name)
         if not self.built:
             shapes = [(None,) + tuple(t.shape[1:]) if len(t.shape) else () for t in tensors]
             self.build(shapes[0] if len(shapes) == 1 else shapes)
