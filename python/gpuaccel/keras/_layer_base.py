@@ -453,7 +453,15 @@ class Layer:
             array = array.astype(np.float32)
         return _make_tensor(array)
 
+    # ``training`` when a call gives none and no enclosing call() does (Keras's augmentation
+    # layers default to True).
+    _default_training = False
+
     def __call__(self, *args, training=None, **kwargs):
+        if training is None:
+            training = _python_layer.outer_training()
+            if training is None:
+                training = self._default_training
         inputs = self._call_inputs(*args, **kwargs)
         if any(isinstance(t, KerasTensor) for t in inputs):
             assert_input_compatibility(self.input_spec, inputs, self.name)

@@ -10,6 +10,7 @@ Python on every call instead, and a warning says why, once per layer.
 import functools
 import inspect
 import numbers
+import threading
 import warnings
 import weakref
 
@@ -55,9 +56,31 @@ def _run_model_call(ref, inputs, training):
         raise RuntimeError("the Python model behind this C++ layer was deleted")
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(model.call, "training") else {}
-    with recording_for_step():
+    with recording_for_step(), _TrainingScope(training):
         output = _as_tensor(model.call(x, **kwargs), f"{type(model).__name__}.call() return value")
     return [output] + list(model.losses)
+
+
+_running_call = threading.local()
+
+
+def outer_training():
+    """The ``training`` of the Python ``call()`` running on this thread, or None outside one:
+    as in Keras, a layer that call() calls without ``training`` inherits it (a Dropout or a
+    RandomFlip inside a subclassed model is active in ``fit`` and not in ``predict``)."""
+    return getattr(_running_call, "training", None)
+
+
+class _TrainingScope:
+    def __init__(self, training):
+        self.training = bool(training)
+
+    def __enter__(self):
+        self.saved = outer_training()
+        _running_call.training = self.training
+
+    def __exit__(self, *exc):
+        _running_call.training = self.saved
 
 
 def _warn(ref, reason):
@@ -110,7 +133,7 @@ def _run_call(ref, inputs, training):
     layer._pending_losses = []
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(layer.call, "training") else {}
-    with _AutocastWeights(layer), recording_for_step():
+    with _AutocastWeights(layer), recording_for_step(), _TrainingScope(training):
         output = layer.call(x, **kwargs)
     if not isinstance(output, Tensor):
         output = _as_tensor(output, f"{type(layer).__name__}.call() return value")

@@ -108,6 +108,8 @@ def call_symbolic(layer, inputs):
     out_dtype = getattr(layer, "compute_dtype", None) or inputs[0].dtype
     if not as_dtype(inputs[0].dtype).is_floating and getattr(layer, "_keeps_input_dtype", False):
         out_dtype = inputs[0].dtype
+    if hasattr(layer, "_symbolic_output_dtype"):  # layers whose output dtype is their own
+        out_dtype = layer._symbolic_output_dtype(str(inputs[0].dtype)) or out_dtype
     output = KerasTensor(out_shape, out_dtype, name=layer.name)
     output.node = Node(layer, inputs, output)
     return output

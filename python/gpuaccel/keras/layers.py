@@ -42,7 +42,8 @@ from ._pooling_layers import (
     AdaptiveAveragePooling3D, AdaptiveMaxPooling3D, AveragePooling3D, AvgPool3D, MaxPool3D,
     MaxPooling3D)
 from ._regularization_layers import (
-    ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D)
+    ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
+    SpatialDropout2D, SpatialDropout3D)
 from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
@@ -55,7 +56,13 @@ from ._wrapper import Wrapper
 from ._spectral_normalization import SpectralNormalization
 from ._reversible_embedding import ReversibleEmbedding
 from ._layer_serialization import deserialize, serialize
-from ._preprocessing_layers import CenterCrop
+from ._preprocessing_layers import CenterCrop, Resizing
+from ._augmentation_layers import (
+    AutoContrast, Pipeline, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
+    RandomGrayscale, RandomInvert, Solarization)
+from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, RandomZoom
+from ._numeric_preprocessing_layers import (
+    CategoryEncoding, Discretization, IntegerLookup, Normalization)
 
 _cpp_layers = _C.layers
 
@@ -569,6 +576,10 @@ __all__ += [
     "Convolution1DTranspose", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D",
     "AdaptiveAveragePooling3D", "AdaptiveMaxPooling3D", "Masking", "InputSpec", "Wrapper",
     "SpectralNormalization", "ReversibleEmbedding", "serialize", "deserialize",
+    "Resizing", "Normalization", "Discretization", "CategoryEncoding", "IntegerLookup",
+    "GaussianNoise", "GaussianDropout", "AlphaDropout", "RandomFlip", "RandomCrop",
+    "RandomContrast", "RandomBrightness", "RandomGrayscale", "RandomInvert", "Solarization",
+    "AutoContrast", "Pipeline", "RandomRotation", "RandomTranslation", "RandomZoom",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
@@ -577,8 +588,4 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "Resizing": "resizing images with NumPy/PIL before the model",
-    "RandomFlip": "augmenting with NumPy in a Dataset.map",
-    "RandomRotation": "augmenting with NumPy in a Dataset.map",
-    "Normalization": "Rescaling, or normalising the data with NumPy",
 })

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import _keras_archive, _keras_h5, _model_classes, _nested_models, _summary, _weights_file
+from . import (_keras_archive, _keras_h5, _model_classes, _nested_models, _python_layer,
+               _summary, _weights_file)
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -195,6 +196,8 @@ class Model(Trainer):
     # ---- calling ----
 
     def __call__(self, inputs, training=None, mask=None):
+        if training is None:  # a model called inside a Python call() inherits its training
+            training = _python_layer.outer_training()
         if is_symbolic(inputs):
             return _nested_models.call_symbolic(self, inputs)
         xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
