@@ -44,6 +44,7 @@ from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
 from ._preprocessing_layers import CenterCrop
+from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
 
 _cpp_layers = _C.layers
 
@@ -115,14 +116,18 @@ class _Conv(_KernelLayer):
                  activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
                  bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
                  **kwargs):
-        kind = type(self).__name__
-        if groups != 1:
-            raise NotImplementedError(f"{kind}: grouped convolutions are not supported yet; "
-                                      f"received groups={groups!r}")
         if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
             raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
                              f"value. Received filters={filters!r}.")
         self.filters = check_range(int(filters), "filters", 1)
+        # Keras's checks and words; the input channels' divisibility is checked at build (C++).
+        if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0:
+            raise ValueError("The number of groups must be a positive integer. "
+                             f"Received: groups={groups!r}.")
+        if self.filters % groups:
+            raise ValueError("The number of filters must be evenly divisible by the number of "
+                             f"groups. Received: groups={groups}, filters={self.filters}.")
+        self.groups = int(groups)
         self.kernel_size = _int_tuple(kernel_size, self._rank, "kernel_size")
         self.strides = _int_tuple(strides, self._rank, "strides")
         self.dilation_rate = _int_tuple(dilation_rate, self._rank, "dilation_rate")
@@ -138,14 +143,15 @@ class _Conv(_KernelLayer):
     def _layer_config(self):
         return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "activation": self.activation,
+                "dilation_rate": self.dilation_rate, "groups": self.groups,
+                "activation": self.activation,
                 "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer, **self._extras.config()}
 
 
 class Conv2D(_Conv):
-    """``keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...)`` on
-    channels-last images; kernel (kh, kw, in, filters)."""
+    """``keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...,
+    groups=1)`` on channels-last images; kernel (kh, kw, in / groups, filters)."""
     _rank = 2
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
@@ -162,7 +168,7 @@ class Conv2D(_Conv):
         return _layer_extras.make_cpp(self, _cpp_layers.Conv2D(
             self.name, self.filters, *self.kernel_size, *self.strides, self.padding,
             *self.dilation_rate, self._extras.cpp_activation(self.activation), self.use_bias,
-            self.kernel_initializer, self.bias_initializer))
+            self.kernel_initializer, self.bias_initializer, self.groups))
 
 
 class Conv2DTranspose(_Conv):
@@ -195,6 +201,7 @@ class Conv2DTranspose(_Conv):
     def _layer_config(self):
         config = super()._layer_config()
         config["output_padding"] = self.output_padding
+        del config["groups"]  # Keras's Conv2DTranspose has none
         return config
 
     def _make_cpp(self):
@@ -206,8 +213,8 @@ class Conv2DTranspose(_Conv):
 
 
 class Conv1D(_Conv):
-    """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ...)`` on
-    (batch, steps, channels); kernel (k, in, filters) as in Keras."""
+    """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ..., groups=1)``
+    on (batch, steps, channels); kernel (k, in / groups, filters) as in Keras."""
     _rank = 1
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
@@ -227,7 +234,7 @@ class Conv1D(_Conv):
         return _layer_extras.make_cpp(self, _cpp_layers.Conv1D(
             self.name, self.filters, self.kernel_size[0], self.strides[0], self.padding,
             self.dilation_rate[0], self._extras.cpp_activation(self.activation), self.use_bias,
-            self.kernel_initializer, self.bias_initializer))
+            self.kernel_initializer, self.bias_initializer, self.groups))
 
 
 class _Pooling2D(Layer):
@@ -564,6 +571,8 @@ class MultiHeadAttention(Layer):
 Convolution1D = Conv1D
 Convolution2D = Conv2D
 Convolution2DTranspose = Conv2DTranspose
+SeparableConvolution1D = SeparableConv1D
+SeparableConvolution2D = SeparableConv2D
 
 __all__ += [
     "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose",
@@ -577,12 +586,11 @@ __all__ += [
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
     "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
-    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "DepthwiseConv1D", "DepthwiseConv2D",
+    "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D", "SeparableConvolution2D",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
-    "SeparableConv2D": "Conv2D",
-    "DepthwiseConv2D": "Conv2D",
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",

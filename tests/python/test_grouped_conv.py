@@ -1,0 +1,212 @@
+"""Grouped convolutions (the conv2d op's groups, Conv2dParams::groups) end to end against the
+frameworks with the same weights and inputs: Keras's Conv2D(groups=), DepthwiseConv1D/2D and
+SeparableConv1D/2D (outputs, gradients of input and weights, a short fit, weight layouts,
+configs, Keras's errors), tf.nn.depthwise_conv2d and tf.nn.separable_conv2d (now one grouped
+conv each), and torch's F.conv2d / F.conv1d(groups=) against PyTorch (torch_reference)."""
+import numpy as np
+import pytest
+
+import gpuaccel as ga
+import gpuaccel.torch as gtorch
+from gpuaccel.keras import layers as L
+import torch_reference
+
+keras = pytest.importorskip("keras")
+tf = pytest.importorskip("tensorflow")
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def close(got, want, rel=1e-5):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = max(float(np.abs(want).max()), 1e-6)
+    np.testing.assert_allclose(got, want, rtol=0, atol=rel * scale)
+
+
+def same_weights(ours, theirs, seed=42):
+    r = rng(seed)
+    weights = [(r.standard_normal(w.shape) * 0.5).astype(np.float32) for w in theirs.get_weights()]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+
+
+# (layer class name, arguments, input shape): every new layer, and Conv2D/Conv1D grouped.
+LAYER_CASES = [
+    ("Conv2D", dict(filters=6, kernel_size=3, groups=2, padding="same"), (2, 6, 5, 4)),
+    ("Conv1D", dict(filters=4, kernel_size=2, groups=4, strides=2, activation="relu"), (2, 7, 8)),
+    ("DepthwiseConv2D", dict(kernel_size=3, depth_multiplier=2, strides=2, padding="same",
+                             activation="tanh"), (2, 7, 6, 3)),
+    ("DepthwiseConv2D", dict(kernel_size=(3, 2), dilation_rate=2, use_bias=False), (1, 8, 7, 4)),
+    ("DepthwiseConv1D", dict(kernel_size=3, depth_multiplier=3, padding="same"), (2, 6, 2)),
+    ("SeparableConv2D", dict(filters=5, kernel_size=3, depth_multiplier=2, strides=(2, 1),
+                             activation="relu"), (2, 7, 6, 3)),
+    ("SeparableConv1D", dict(filters=3, kernel_size=2, dilation_rate=2, padding="same"),
+     (2, 9, 4)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs,shape", LAYER_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(LAYER_CASES)])
+def test_layer_matches_keras_forward_and_gradients(name, kwargs, shape):
+    ours, theirs = getattr(L, name)(**kwargs), getattr(keras.layers, name)(**kwargs)
+    for layer in (ours, theirs):
+        layer.build((None,) + shape[1:])
+    assert [tuple(w.shape) for w in ours.get_weights()] == \
+        [tuple(w.shape) for w in theirs.get_weights()]
+    assert [w.name for w in ours.weights] == [w.name for w in theirs.weights]
+    same_weights(ours, theirs)
+    assert tuple(ours.compute_output_shape((None,) + shape[1:])) == \
+        tuple(theirs.compute_output_shape((None,) + shape[1:]))
+
+    x = rng(3).standard_normal(shape).astype(np.float32)
+    tx = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(tx)
+        want = theirs(tx)
+    upstream = rng(4).standard_normal(want.shape).astype(np.float32)
+    want_grads = tape.gradient(want, [tx, *theirs.trainable_weights],
+                               output_gradients=tf.constant(upstream))
+    gx = ga.Variable(x)
+    with ga.GradientTape() as tape:
+        got = ours(gx)
+    got_grads = tape.gradient(got, [gx, *ours.trainable_weights],
+                              output_gradients=ga.tensor(upstream))
+    close(got.numpy(), want.numpy())
+    assert len(got_grads) == len(want_grads)
+    for g, w in zip(got_grads, want_grads):
+        close(g.numpy(), w.numpy(), rel=1e-4)
+
+
+def test_depthwise_and_separable_fit_like_keras():
+    """Two SGD epochs of a model with both layers, from the same weights: the same losses and
+    weights as Keras (the layers' gradients inside the C++ step, traced)."""
+    x = rng(7).standard_normal((8, 6, 6, 3)).astype(np.float32)
+    y = rng(8).standard_normal((8, 1)).astype(np.float32)
+
+    def model(module):
+        return module.Sequential([
+            module.Input((6, 6, 3)),
+            module.layers.DepthwiseConv2D(3, depth_multiplier=2, activation="relu"),
+            module.layers.SeparableConv2D(4, 2, padding="same"),
+            module.layers.Flatten(), module.layers.Dense(1)])
+
+    ours, theirs = model(ga.keras), model(keras)
+    same_weights(ours, theirs, seed=9)
+    for m, module in ((ours, ga.keras), (theirs, keras)):
+        m.compile(optimizer=module.optimizers.SGD(0.01), loss="mse")
+    want = theirs.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0).history["loss"]
+    got = ours.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+    for g, w in zip(ours.get_weights(), theirs.get_weights()):
+        close(g, w, rel=1e-4)
+
+
+def test_configs_round_trip_and_aliases():
+    layer = L.SeparableConv2D(4, 3, depth_multiplier=2, name="sep")
+    config = layer.get_config()
+    want = keras.layers.SeparableConv2D(4, 3, depth_multiplier=2, name="sep").get_config()
+    for key in ("filters", "kernel_size", "strides", "padding", "dilation_rate",
+                "depth_multiplier", "use_bias"):
+        assert tuple(np.atleast_1d(config[key])) == tuple(np.atleast_1d(want[key])), key
+    assert L.SeparableConv2D.from_config(config).get_config() == config
+    assert L.Conv2D(4, 3, groups=2).get_config()["groups"] == 2
+    assert L.SeparableConvolution2D is L.SeparableConv2D
+    assert L.SeparableConvolution1D is L.SeparableConv1D
+
+
+def keras_error(make, build_shape=None):
+    try:
+        layer = make()
+        if build_shape is not None:
+            layer.build(build_shape)
+    except ValueError as e:
+        return str(e)
+    raise AssertionError("no ValueError")
+
+
+@pytest.mark.parametrize("make,shape", [
+    (lambda m: m.layers.Conv2D(5, 3, groups=2), None),
+    (lambda m: m.layers.Conv2D(4, 3, groups=0), None),
+    (lambda m: m.layers.Conv2D(4, 3, groups=2), (None, 5, 5, 3)),
+    (lambda m: m.layers.Conv1D(6, 3, groups=3), (None, 5, 4)),
+    (lambda m: m.layers.DepthwiseConv2D(3, depth_multiplier=0), None),
+    (lambda m: m.layers.SeparableConv1D(0, 3), None),
+])
+def test_bad_groups_and_multipliers_raise_keras_errors(make, shape):
+    want = keras_error(lambda: make(keras), shape)
+    got = keras_error(lambda: make(ga.keras), shape)
+    assert got.split(" (full input shape")[0] in want, (got, want)
+
+
+def test_tf_nn_depthwise_and_separable_conv2d_match_tensorflow():
+    r = rng(11)
+    x = r.standard_normal((2, 7, 8, 3)).astype(np.float32)
+    depthwise = r.standard_normal((3, 3, 3, 2)).astype(np.float32)
+    pointwise = r.standard_normal((1, 1, 6, 4)).astype(np.float32)
+    upstream = r.standard_normal((2, 4, 4, 6)).astype(np.float32)
+
+    tx, tk = tf.constant(x), tf.constant(depthwise)
+    with tf.GradientTape() as tape:
+        tape.watch([tx, tk])
+        want = tf.nn.depthwise_conv2d(tx, tk, [1, 2, 2, 1], "SAME")
+    want_grads = tape.gradient(want, [tx, tk], output_gradients=tf.constant(upstream))
+    gx, gk = ga.Variable(x), ga.Variable(depthwise)
+    with ga.GradientTape() as tape:
+        got = ga.nn.depthwise_conv2d(gx, gk, [1, 2, 2, 1], "SAME")
+    got_grads = tape.gradient(got, [gx, gk], output_gradients=ga.tensor(upstream))
+    close(got.numpy(), want.numpy())
+    for g, w in zip(got_grads, want_grads):
+        close(g.numpy(), w.numpy(), rel=1e-4)
+
+    want = tf.nn.separable_conv2d(tx, tk, tf.constant(pointwise), [1, 1, 1, 1], "VALID",
+                                  dilations=[2, 2])
+    got = ga.nn.separable_conv2d(x, depthwise, pointwise, [1, 1, 1, 1], "VALID", dilations=[2, 2])
+    close(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("groups,stride,padding", [(2, 1, 1), (4, 2, 0)])
+def test_torch_conv2d_and_conv1d_groups_match_pytorch(groups, stride, padding):
+    F = gtorch.nn.functional
+    r = rng(13)
+    x = r.standard_normal((2, 4, 6, 5)).astype(np.float32)
+    w = r.standard_normal((8, 4 // groups, 3, 3)).astype(np.float32)
+    b = r.standard_normal((8,)).astype(np.float32)
+    w1 = r.standard_normal((4, 4 // groups, 2)).astype(np.float32)
+    tx, tw, tb = (gtorch.tensor(v, requires_grad=True) for v in (x, w, b))
+    y = F.conv2d(tx, tw, tb, stride=stride, padding=padding, groups=groups)
+    up = r.standard_normal(tuple(y.shape)).astype(np.float32)
+    (y * gtorch.tensor(up)).sum().backward()
+    y1 = F.conv1d(gtorch.tensor(x[:, :, 0]), gtorch.tensor(w1), stride=stride, groups=groups)
+    ref = torch_reference.run(
+        "tx = torch.tensor(x, requires_grad=True); tw = torch.tensor(w, requires_grad=True)\n"
+        "tb = torch.tensor(b, requires_grad=True)\n"
+        f"y = torch.nn.functional.conv2d(tx, tw, tb, stride={stride}, padding={padding}, "
+        f"groups={groups})\n"
+        "(y * torch.tensor(up)).sum().backward()\n"
+        "y1 = torch.nn.functional.conv1d(torch.tensor(x[:, :, 0]), torch.tensor(w1), "
+        f"stride={stride}, groups={groups})\n"
+        "out.update(y=y.detach().numpy(), gx=tx.grad.numpy(), gw=tw.grad.numpy(), "
+        "gb=tb.grad.numpy(), y1=y1.numpy())",
+        x=x, w=w, b=b, w1=w1, up=up)
+    close(y.detach().numpy(), ref["y"])
+    close(tx.grad.numpy(), ref["gx"], rel=1e-4)
+    close(tw.grad.numpy(), ref["gw"], rel=1e-4)
+    close(tb.grad.numpy(), ref["gb"], rel=1e-4)
+    close(y1.numpy(), ref["y1"])
+
+
+def test_torch_groups_errors_match_pytorch():
+    F = gtorch.nn.functional
+    x = np.zeros((1, 4, 5, 5), np.float32)
+    for w, groups in ((np.zeros((3, 2, 3, 3), np.float32), 2),
+                      (np.zeros((4, 1, 3, 3), np.float32), 2),
+                      (np.zeros((4, 4, 3, 3), np.float32), 0)):
+        ref = torch_reference.run(
+            f"torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), groups={groups})",
+            x=x, w=w)
+        with pytest.raises(RuntimeError) as info:
+            F.conv2d(gtorch.tensor(x), gtorch.tensor(w), groups=groups)
+        assert ref["error"] == ("RuntimeError", str(info.value))
