@@ -19,6 +19,11 @@ def rng(seed):
     return np.random.default_rng(seed)
 
 
+def npy(t):
+    """An output that requires grad as NumPy (detached first, as torch asks)."""
+    return t.detach().numpy()
+
+
 def close(got, want, rel=1e-5):
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     assert got.shape == want.shape, (got.shape, want.shape)
@@ -74,7 +79,7 @@ def test_layer_matches_keras_forward_and_gradients(name, kwargs, shape):
         got = ours(gx)
     got_grads = tape.gradient(got, [gx, *ours.trainable_weights],
                               output_gradients=ga.tensor(upstream))
-    close(got.numpy(), want.numpy())
+    close(npy(got), want.numpy())
     assert len(got_grads) == len(want_grads)
     for g, w in zip(got_grads, want_grads):
         close(g.numpy(), w.numpy(), rel=1e-4)
@@ -138,7 +143,8 @@ def keras_error(make, build_shape=None):
 def test_bad_groups_and_multipliers_raise_keras_errors(make, shape):
     want = keras_error(lambda: make(keras), shape)
     got = keras_error(lambda: make(ga.keras), shape)
-    assert got.split(" (full input shape")[0] in want, (got, want)
+    # Keras's words; the C++ layers put "[Conv2D 'name'] " before them.
+    assert want.split(" (full input shape")[0] in got, (got, want)
 
 
 def test_tf_nn_depthwise_and_separable_conv2d_match_tensorflow():
@@ -157,7 +163,7 @@ def test_tf_nn_depthwise_and_separable_conv2d_match_tensorflow():
     with ga.GradientTape() as tape:
         got = ga.nn.depthwise_conv2d(gx, gk, [1, 2, 2, 1], "SAME")
     got_grads = tape.gradient(got, [gx, gk], output_gradients=ga.tensor(upstream))
-    close(got.numpy(), want.numpy())
+    close(npy(got), want.numpy())
     for g, w in zip(got_grads, want_grads):
         close(g.numpy(), w.numpy(), rel=1e-4)
 
@@ -167,46 +173,74 @@ def test_tf_nn_depthwise_and_separable_conv2d_match_tensorflow():
     close(got.numpy(), want.numpy())
 
 
-@pytest.mark.parametrize("groups,stride,padding", [(2, 1, 1), (4, 2, 0)])
-def test_torch_conv2d_and_conv1d_groups_match_pytorch(groups, stride, padding):
-    F = gtorch.nn.functional
-    r = rng(13)
-    x = r.standard_normal((2, 4, 6, 5)).astype(np.float32)
-    w = r.standard_normal((8, 4 // groups, 3, 3)).astype(np.float32)
-    b = r.standard_normal((8,)).astype(np.float32)
-    w1 = r.standard_normal((4, 4 // groups, 2)).astype(np.float32)
-    tx, tw, tb = (gtorch.tensor(v, requires_grad=True) for v in (x, w, b))
-    y = F.conv2d(tx, tw, tb, stride=stride, padding=padding, groups=groups)
-    up = r.standard_normal(tuple(y.shape)).astype(np.float32)
-    (y * gtorch.tensor(up)).sum().backward()
-    y1 = F.conv1d(gtorch.tensor(x[:, :, 0]), gtorch.tensor(w1), stride=stride, groups=groups)
-    ref = torch_reference.run(
-        "tx = torch.tensor(x, requires_grad=True); tw = torch.tensor(w, requires_grad=True)\n"
-        "tb = torch.tensor(b, requires_grad=True)\n"
-        f"y = torch.nn.functional.conv2d(tx, tw, tb, stride={stride}, padding={padding}, "
-        f"groups={groups})\n"
-        "(y * torch.tensor(up)).sum().backward()\n"
-        "y1 = torch.nn.functional.conv1d(torch.tensor(x[:, :, 0]), torch.tensor(w1), "
-        f"stride={stride}, groups={groups})\n"
-        "out.update(y=y.detach().numpy(), gx=tx.grad.numpy(), gw=tw.grad.numpy(), "
-        "gb=tb.grad.numpy(), y1=y1.numpy())",
-        x=x, w=w, b=b, w1=w1, up=up)
-    close(y.detach().numpy(), ref["y"])
-    close(tx.grad.numpy(), ref["gx"], rel=1e-4)
-    close(tw.grad.numpy(), ref["gw"], rel=1e-4)
-    close(tb.grad.numpy(), ref["gb"], rel=1e-4)
-    close(y1.numpy(), ref["y1"])
+# torch's grouped F.conv2d / F.conv1d cases (groups, stride, padding) and bad (weight shape,
+# groups) pairs for an input of 4 channels; PyTorch computes them all in one child process
+# (starting torch costs seconds).
+TORCH_CASES = [(2, 1, 1), (4, 2, 0)]
+TORCH_BAD = [((3, 2, 3, 3), 2), ((4, 1, 3, 3), 2), ((4, 4, 3, 3), 0)]
 
 
-def test_torch_groups_errors_match_pytorch():
+def torch_inputs(groups, seed):
+    r = rng(seed)
+    return {"x": r.standard_normal((2, 4, 6, 5)).astype(np.float32),
+            "w": r.standard_normal((8, 4 // groups, 3, 3)).astype(np.float32),
+            "b": r.standard_normal((8,)).astype(np.float32),
+            "w1": r.standard_normal((4, 4 // groups, 2)).astype(np.float32),
+            "up": r.standard_normal((2, 8, 6, 5)).astype(np.float32)}  # cut to y's shape
+
+
+@pytest.fixture(scope="module")
+def torch_results():
+    inputs = {}
+    for index, (groups, _, _) in enumerate(TORCH_CASES):
+        inputs.update({f"{k}{index}": v for k, v in torch_inputs(groups, 13 + index).items()})
+    snippet = (
+        "F = torch.nn.functional\n"
+        f"for i, (groups, stride, padding) in enumerate({TORCH_CASES!r}):\n"
+        "    x, w, b = (torch.tensor(scope_arrays[k + str(i)], requires_grad=True)\n"
+        "               for k in ('x', 'w', 'b'))\n"
+        "    y = F.conv2d(x, w, b, stride=stride, padding=padding, groups=groups)\n"
+        "    up = torch.tensor(scope_arrays['up' + str(i)])[:, :, :y.shape[2], :y.shape[3]]\n"
+        "    (y * up).sum().backward()\n"
+        "    y1 = F.conv1d(x.detach()[:, :, 0], torch.tensor(scope_arrays['w1' + str(i)]),\n"
+        "                  stride=stride, groups=groups)\n"
+        "    out.update({k + str(i): v for k, v in dict(y=y.detach().numpy(), gx=x.grad.numpy(),\n"
+        "               gw=w.grad.numpy(), gb=b.grad.numpy(), y1=y1.numpy()).items()})\n"
+        "out['errors'] = []\n"
+        f"for shape, groups in {TORCH_BAD!r}:\n"
+        "    try:\n"
+        "        F.conv2d(torch.zeros(1, 4, 5, 5), torch.zeros(shape), groups=groups)\n"
+        "        out['errors'].append(None)\n"
+        "    except RuntimeError as e:\n"
+        "        out['errors'].append(str(e))\n")
+    ref = torch_reference.run("scope_arrays = {k: v for k, v in dict(globals()).items() "
+                              "if isinstance(v, np.ndarray)}\n" + snippet, **inputs)
+    assert "error" not in ref, ref
+    return ref
+
+
+@pytest.mark.parametrize("index", range(len(TORCH_CASES)))
+def test_torch_conv2d_and_conv1d_groups_match_pytorch(torch_results, index):
     F = gtorch.nn.functional
-    x = np.zeros((1, 4, 5, 5), np.float32)
-    for w, groups in ((np.zeros((3, 2, 3, 3), np.float32), 2),
-                      (np.zeros((4, 1, 3, 3), np.float32), 2),
-                      (np.zeros((4, 4, 3, 3), np.float32), 0)):
-        ref = torch_reference.run(
-            f"torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), groups={groups})",
-            x=x, w=w)
+    groups, stride, padding = TORCH_CASES[index]
+    v = torch_inputs(groups, 13 + index)
+    tx, tw, tb = ga.Variable(v["x"]), ga.Variable(v["w"]), ga.Variable(v["b"])
+    with ga.GradientTape() as tape:
+        y = F.conv2d(tx, tw, tb, stride=stride, padding=padding, groups=groups)
+        up = v["up"][:, :, :y.shape[2], :y.shape[3]]
+        total = ga.reduce_sum(y * ga.tensor(np.ascontiguousarray(up)))
+    grads = tape.gradient(total, [tx, tw, tb])
+    y1 = F.conv1d(ga.tensor(v["x"][:, :, 0]), ga.tensor(v["w1"]), stride=stride, groups=groups)
+    close(npy(y), torch_results[f"y{index}"])
+    for got, name in zip(grads, ("gx", "gw", "gb")):
+        close(got.numpy(), torch_results[f"{name}{index}"], rel=1e-4)
+    close(y1.numpy(), torch_results[f"y1{index}"])
+
+
+def test_torch_groups_errors_match_pytorch(torch_results):
+    F = gtorch.nn.functional
+    x = ga.tensor(np.zeros((1, 4, 5, 5), np.float32))
+    for (shape, groups), want in zip(TORCH_BAD, torch_results["errors"]):
         with pytest.raises(RuntimeError) as info:
-            F.conv2d(gtorch.tensor(x), gtorch.tensor(w), groups=groups)
-        assert ref["error"] == ("RuntimeError", str(info.value))
+            F.conv2d(x, ga.tensor(np.zeros(shape, np.float32)), groups=groups)
+        assert str(info.value) == want

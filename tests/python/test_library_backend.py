@@ -387,7 +387,7 @@ def grouped(device, groups):
             y = ga.nn.conv2d(tx, tw, strides=2, padding='SAME', groups=groups)
             total = ga.reduce_sum(y * y)
         gx, gw = tape.gradient(total, [tx, tw])
-    return [y.numpy().tolist(), gx.numpy().tolist(), gw.numpy().tolist()]
+    return [y.detach().numpy().tolist(), gx.numpy().tolist(), gw.numpy().tolist()]
 
 def fit(device):
     ga.random.set_seed(4)
