@@ -109,6 +109,25 @@ def test_depthwise_and_separable_fit_like_keras():
         close(g, w, rel=1e-4)
 
 
+def test_weight_files_and_archives_move_between_keras_and_gpuaccel(tmp_path):
+    """Keras's .weights.h5 loads into the same gpuaccel model, and a gpuaccel .keras archive
+    loads back in both (the layers' configs and weight layouts are Keras 3's)."""
+    def model(module):
+        L_ = module.layers
+        return module.Sequential([module.Input((6, 6, 3)), L_.DepthwiseConv2D(3, depth_multiplier=2),
+                                  L_.SeparableConv2D(4, 2), L_.Conv2D(4, 1, groups=2),
+                                  L_.Flatten(), L_.Dense(1)])
+    theirs, ours = model(keras), model(ga.keras)
+    theirs.save_weights(tmp_path / "w.weights.h5")
+    ours.load_weights(tmp_path / "w.weights.h5")
+    x = rng(5).standard_normal((2, 6, 6, 3)).astype(np.float32)
+    want = theirs.predict(x, verbose=0)
+    close(ours.predict(x, verbose=0), want)
+    ours.save(tmp_path / "m.keras")
+    close(ga.keras.models.load_model(tmp_path / "m.keras").predict(x, verbose=0), want)
+    close(keras.models.load_model(tmp_path / "m.keras").predict(x, verbose=0), want)
+
+
 def test_configs_round_trip_and_aliases():
     layer = L.SeparableConv2D(4, 3, depth_multiplier=2, name="sep")
     config = layer.get_config()
