@@ -137,8 +137,20 @@ def test_configs_round_trip_and_aliases():
         assert tuple(np.atleast_1d(config[key])) == tuple(np.atleast_1d(want[key])), key
     assert L.SeparableConv2D.from_config(config).get_config() == config
     assert L.Conv2D(4, 3, groups=2).get_config()["groups"] == 2
-    assert L.SeparableConvolution2D is L.SeparableConv2D
-    assert L.SeparableConvolution1D is L.SeparableConv1D
+    # Keras's other names, and the 1-D layers' shapes, against Keras's own.
+    pairs = [(ga.keras.layers.SeparableConvolution2D(3, 2), keras.layers.SeparableConvolution2D(3, 2),
+              (None, 5, 5, 2)),
+             (ga.keras.layers.SeparableConvolution1D(3, 2), keras.layers.SeparableConvolution1D(3, 2),
+              (None, 5, 2)),
+             (ga.keras.layers.DepthwiseConv1D(2, depth_multiplier=2),
+              keras.layers.DepthwiseConv1D(2, depth_multiplier=2), (None, 5, 3))]
+    for ours, theirs, shape in pairs:
+        assert type(ours).__name__ == type(theirs).__name__
+        for layer in (ours, theirs):
+            layer.build(shape)
+        assert [tuple(w.shape) for w in ours.get_weights()] == \
+            [tuple(w.shape) for w in theirs.get_weights()]
+        assert tuple(ours.compute_output_shape(shape)) == tuple(theirs.compute_output_shape(shape))
 
 
 def keras_error(make, build_shape=None):
@@ -158,6 +170,7 @@ def keras_error(make, build_shape=None):
     (lambda m: m.layers.Conv1D(6, 3, groups=3), (None, 5, 4)),
     (lambda m: m.layers.DepthwiseConv2D(3, depth_multiplier=0), None),
     (lambda m: m.layers.SeparableConv1D(0, 3), None),
+    (lambda m: m.layers.SeparableConv1D(2, 3, depth_multiplier=-1), None),
 ])
 def test_bad_groups_and_multipliers_raise_keras_errors(make, shape):
     want = keras_error(lambda: make(keras), shape)
