@@ -114,14 +114,19 @@ def _dropout_rate(dropout):
 def _conv_arguments(kind, rank, filters, kernel_size, strides, padding, data_format,
                     dilation_rate, groups=1):
     """Keras's checks of a convolution's arguments (``kind`` names the layer): (filters,
-    kernel_size, strides, padding, data_format, dilation_rate), the tuples of ``rank`` ints."""
-    if groups != 1:
-        raise NotImplementedError(f"{kind}: grouped convolutions are not supported yet; "
-                                  f"received groups={groups!r}")
+    kernel_size, strides, padding, data_format, dilation_rate), the tuples of ``rank`` ints.
+    ``groups`` is checked in Keras's words; the input channels' divisibility by it is checked
+    at build (C++)."""
     if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
         raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
                          f"value. Received filters={filters!r}.")
     filters = check_range(int(filters), "filters", 1)
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0:
+        raise ValueError("The number of groups must be a positive integer. "
+                         f"Received: groups={groups!r}.")
+    if filters % groups:
+        raise ValueError("The number of filters must be evenly divisible by the number of "
+                         f"groups. Received: groups={groups}, filters={filters}.")
     kernel_size = _int_tuple(kernel_size, rank, "kernel_size")
     strides = _int_tuple(strides, rank, "strides")
     dilation_rate = _int_tuple(dilation_rate, rank, "dilation_rate")

@@ -63,6 +63,7 @@ from ._augmentation_layers import (
 from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, RandomZoom
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
+from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
 
 _cpp_layers = _C.layers
 
@@ -138,6 +139,7 @@ class _Conv(_KernelLayer):
          self.dilation_rate) = _conv_arguments(type(self).__name__, self._rank, filters,
                                                kernel_size, strides, padding, data_format,
                                                dilation_rate, groups)
+        self.groups = int(groups)
         self._init_kernel_layer(activation, use_bias, kernel_initializer, bias_initializer,
                                 kernel_regularizer, bias_regularizer, activity_regularizer,
                                 kernel_constraint, bias_constraint, **kwargs)
@@ -145,14 +147,15 @@ class _Conv(_KernelLayer):
     def _layer_config(self):
         return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "activation": self.activation,
+                "dilation_rate": self.dilation_rate, "groups": self.groups,
+                "activation": self.activation,
                 "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer, **self._extras.config()}
 
 
 class Conv2D(_Conv):
-    """``keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...)`` on
-    channels-last images; kernel (kh, kw, in, filters)."""
+    """``keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...,
+    groups=1)`` on channels-last images; kernel (kh, kw, in / groups, filters)."""
     _rank = 2
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
@@ -169,7 +172,7 @@ class Conv2D(_Conv):
         return _layer_extras.make_cpp(self, _cpp_layers.Conv2D(
             self.name, self.filters, *self.kernel_size, *self.strides, self.padding,
             *self.dilation_rate, self._extras.cpp_activation(self.activation), self.use_bias,
-            self.kernel_initializer, self.bias_initializer))
+            self.kernel_initializer, self.bias_initializer, self.groups))
 
 
 class Conv2DTranspose(_Conv):
@@ -192,6 +195,7 @@ class Conv2DTranspose(_Conv):
     def _layer_config(self):
         config = super()._layer_config()
         config["output_padding"] = self.output_padding
+        del config["groups"]  # Keras's Conv2DTranspose has none
         return config
 
     def _make_cpp(self):
@@ -203,8 +207,8 @@ class Conv2DTranspose(_Conv):
 
 
 class Conv1D(_Conv):
-    """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ...)`` on
-    (batch, steps, channels); kernel (k, in, filters) as in Keras."""
+    """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ..., groups=1)``
+    on (batch, steps, channels); kernel (k, in / groups, filters) as in Keras."""
     _rank = 1
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
@@ -224,7 +228,7 @@ class Conv1D(_Conv):
         return _layer_extras.make_cpp(self, _cpp_layers.Conv1D(
             self.name, self.filters, self.kernel_size[0], self.strides[0], self.padding,
             self.dilation_rate[0], self._extras.cpp_activation(self.activation), self.use_bias,
-            self.kernel_initializer, self.bias_initializer))
+            self.kernel_initializer, self.bias_initializer, self.groups))
 
 
 class _Pooling2D(Layer):
@@ -558,6 +562,8 @@ class MultiHeadAttention(Layer):
 Convolution1D = Conv1D
 Convolution2D = Conv2D
 Convolution2DTranspose = Conv2DTranspose
+SeparableConvolution1D = SeparableConv1D
+SeparableConvolution2D = SeparableConv2D
 
 __all__ += [
     "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose",
@@ -580,11 +586,11 @@ __all__ += [
     "GaussianNoise", "GaussianDropout", "AlphaDropout", "RandomFlip", "RandomCrop",
     "RandomContrast", "RandomBrightness", "RandomGrayscale", "RandomInvert", "Solarization",
     "AutoContrast", "Pipeline", "RandomRotation", "RandomTranslation", "RandomZoom",
+    "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
+    "SeparableConvolution1D", "SeparableConvolution2D",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
-    "SeparableConv2D": "Conv2D",
-    "DepthwiseConv2D": "Conv2D",
     "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
