@@ -59,7 +59,8 @@ def add_to_graph(model, graph, input_ids):
 
 def call_symbolic(model, inputs):
     """``model(keras_tensor)`` in a functional model: the model's layer calls, replayed on
-    ``inputs``; returns the KerasTensor of its output."""
+    ``inputs``; returns the KerasTensor of its output (a list or dict of them for a model with
+    several outputs)."""
     xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     _ensure_built(model, xs[0].shape)
     if _is_chain(model):
@@ -75,7 +76,7 @@ def call_symbolic(model, inputs):
     for node in model._nodes:
         mapped[id(node.output)] = _symbolic.call_symbolic(
             node.layer, [mapped[id(t)] for t in node.inputs])
-    return mapped[id(model.outputs[0])]
+    return model._pack_outputs([mapped[id(t)] for t in model.outputs])
 
 
 def refuse_keras_file(model, filepath):

@@ -8,6 +8,7 @@ weighs only ``weighted_metrics``), and the weighted loss is ``sum(loss * w) / n`
 import numpy as np
 
 from .._tensor import Tensor
+from ._data_adapter import SeveralLabels
 
 
 def _is_array(value):
@@ -24,7 +25,9 @@ def with_weights(x, y, sample_weight, class_weight):
     if y is None or not (_is_array(x) or isinstance(x, (list, tuple))):
         raise ValueError("sample_weight and class_weight need x and y as arrays; a Dataset "
                          "carries its weights as a third element, which is not supported yet")
-    labels = np.asarray(y.numpy() if isinstance(y, Tensor) else y)
+    # a model with several outputs: y is one array per output (their rows are the examples)
+    first = y[0] if isinstance(y, SeveralLabels) else y
+    labels = np.asarray(first.numpy() if isinstance(first, Tensor) else first)
     if class_weight is not None:
         weights = class_weights_to_sample_weights(labels, class_weight)
     else:

@@ -72,7 +72,7 @@ class Model(Trainer):
                 outputs = self.call(single)
         except (TypeError, ValueError, NotImplementedError):
             outputs = None  # a tensor op met a KerasTensor
-        if not isinstance(outputs, KerasTensor):
+        if not _is_output_structure(outputs):
             self._init_traced_call(shapes)
             return
         self._init_functional(single, outputs)
@@ -117,13 +117,26 @@ class Model(Trainer):
     def _init_functional(self, inputs, outputs):
         self._single_input = isinstance(inputs, KerasTensor)
         self.inputs = [inputs] if self._single_input else list(inputs)
-        self.outputs = [outputs] if isinstance(outputs, KerasTensor) else list(outputs)
+        # Several outputs: a list (tuple) or a dict, flattened as Keras flattens them (a dict
+        # by sorted keys); predict and __call__ return the same structure.
+        self._output_keys = sorted(outputs) if isinstance(outputs, dict) else None
+        if isinstance(outputs, KerasTensor):
+            self.outputs = [outputs]
+        elif isinstance(outputs, dict):
+            self.outputs = [outputs[key] for key in self._output_keys]
+        else:
+            self.outputs = list(outputs)
         for t in self.inputs + self.outputs:
             if not isinstance(t, KerasTensor):
                 raise ValueError("Model inputs and outputs must be KerasTensors (from "
                                  f"keras.Input and layer calls); got {type(t).__name__}")
-        if len(self.outputs) != 1:
-            raise NotImplementedError("models with several outputs are not supported yet")
+        self._single_output = isinstance(outputs, KerasTensor) or (
+            not isinstance(outputs, dict) and len(self.outputs) == 1)
+        if not self.outputs:
+            raise ValueError("Model(inputs, outputs) needs at least one output")
+        # Keras: the names of the layers that produce the outputs (they name the logs).
+        self.output_names = [t.node.layer.name if t.node is not None else t.name
+                             for t in self.outputs]
         ids = {id(t): i for i, t in enumerate(self.inputs)}
         self._nodes = []
 
@@ -216,10 +229,23 @@ class Model(Trainer):
         if not self.built:
             self._build_from_shapes([(None,) + tuple(t.shape[1:]) for t in tensors])
         if tape_active():
-            return self._graph().forward(tensors, bool(training))[0]
+            return self._pack_outputs(self._graph().forward(tensors, bool(training)))
         # Outside a GradientTape, TF records nothing: the result is a plain value (.numpy()).
         with no_grad():
-            return self._graph().forward(tensors, bool(training))[0]
+            return self._pack_outputs(self._graph().forward(tensors, bool(training)))
+
+    def _has_several_outputs(self):
+        return not getattr(self, "_single_output", True)
+
+    def _pack_outputs(self, values):
+        """The graph's output values in the structure the model was built with: the value of
+        a one-output model, else a list, or a dict for Model(inputs, {name: output})."""
+        values = list(values)
+        if not self._has_several_outputs():
+            return values[0]
+        if self._output_keys is not None:
+            return dict(zip(self._output_keys, values))
+        return values
 
     def _build_from_shapes(self, shapes):
         if self._cpp_graph is None and self._is_subclassed():
@@ -354,6 +380,15 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 def from_keras(keras_model):
     """The same model with the same weights, built from a live (real) Keras model."""
     return _keras_archive.from_keras(keras_model)
+
+
+def _is_output_structure(outputs):
+    """Whether a traced ``call`` returned KerasTensors: one, a list or tuple, or a dict."""
+    if isinstance(outputs, KerasTensor):
+        return True
+    values = list(outputs.values()) if isinstance(outputs, dict) else outputs
+    return isinstance(values, (list, tuple)) and bool(values) and all(
+        isinstance(v, KerasTensor) for v in values)
 
 
 def _is_float_dtype(dtype):
