@@ -171,6 +171,19 @@ def _as_tensor(value, keep_integers):
     return from_numpy(_input_array(value, keep_integers, "x"))
 
 
+def _weight_tensor(value):
+    """A batch's sample weights as float32 (N,), as fit(sample_weight=...) takes them."""
+    array = _to_array(value, "sample_weight")
+    if array.dtype.kind not in "fiub":
+        raise TypeError(f"sample_weight must hold numbers, got dtype {array.dtype}")
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise ValueError(f"sample_weight must have one value per example, shape (batch,); a "
+                         f"Dataset element gave shape {array.shape}")
+    return from_numpy(shareable_array(array.astype(np.float32)))
+
+
 def _label_tensor(value):
     if not isinstance(value, Tensor):
         return from_numpy(label_array(value))
@@ -193,11 +206,23 @@ def _host_elements(dataset):
 _END = object()
 
 
+class InputsWithWeights(list):
+    """A Dataset batch's inputs whose sample weights came with them: the element's third
+    component ``(x, y, sample_weight)``, or weights made from ``y`` by ``fit(class_weight=)``."""
+
+    def __init__(self, inputs, sample_weight):
+        super().__init__(inputs)
+        self.sample_weight = sample_weight
+
+
 class DatasetData:
-    """A ``gpuaccel.data.Dataset`` yielding ``(x, y)`` (or ``x`` alone for predict) batches."""
+    """A ``gpuaccel.data.Dataset`` yielding ``(x, y)`` or ``(x, y, sample_weight)`` (or ``x``
+    alone for predict) batches. ``weights_from_labels``, when set, makes each batch's sample
+    weights from its labels (``fit(class_weight=...)``)."""
 
     def __init__(self, dataset, keep_integer_inputs, steps=None):
         self.dataset = dataset
+        self.weights_from_labels = None
         self.keep_integers = keep_integer_inputs
         cardinality = int(dataset.cardinality())
         self.known_steps = cardinality if cardinality >= 0 else None
@@ -211,14 +236,11 @@ class DatasetData:
         return self.known_steps
 
     def _convert(self, element, with_labels):
+        weights = None
         if isinstance(element, tuple) and len(element) in (2, 3):
             x, y = element[0], element[1]
             if len(element) == 3 and element[2] is not None:
-                # fit(sample_weight=...) refuses them too: ignoring them would train on
-                # other weights than the ones asked for
-                raise NotImplementedError("sample weights (the third component of a Dataset's "
-                                          "(x, y, sample_weight) elements) are not supported "
-                                          "yet; yield (x, y) pairs")
+                weights = element[2]
         elif with_labels:
             raise ValueError("a Dataset passed to fit/evaluate must yield (x, y) tuples; got "
                              f"elements of type {type(element).__name__}")
@@ -226,6 +248,14 @@ class DatasetData:
             x, y = (element[0] if isinstance(element, tuple) else element), None
         xs = list(x) if isinstance(x, (list, tuple)) else [x]
         xs = [_as_tensor(v, self.keep_integers) for v in xs]
+        if self.weights_from_labels is not None and y is not None:
+            if weights is not None:
+                raise ValueError("You cannot pass both `class_weight` and `sample_weight` at "
+                                 "the same time: the Dataset yields (x, y, sample_weight) "
+                                 "elements; fold the class weights into them")
+            weights = self.weights_from_labels(y)
+        if weights is not None and with_labels:
+            xs = InputsWithWeights(xs, _weight_tensor(weights))
         if isinstance(y, dict):  # a model with several outputs orders them by name
             return xs, {name: _label_tensor(v) for name, v in y.items()}
         if isinstance(y, (list, tuple)):

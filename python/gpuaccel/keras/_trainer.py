@@ -265,6 +265,7 @@ class Trainer:
             raise ValueError(f"validation_freq must be a positive integer (validate every that "
                              f"many epochs) or a list of epochs, got {validation_freq!r}")
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit")
+        _sample_weights.dataset_class_weights(data, class_weight)
         if hasattr(data, "y") and data.y is None:
             raise ValueError("fit() needs labels: pass y= (or a Dataset of (x, y) pairs)")
         val_data = None
@@ -282,10 +283,10 @@ class Trainer:
 
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         trainer = self._fit_trainer()
-        if weighted and not isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer,
-                                                 _multi_output.MultiOutputTrainer)):
-            raise NotImplementedError("sample_weight/class_weight under a distribution strategy "
-                                      "are not supported yet")
+        weighs = isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer,
+                                      _multi_output.MultiOutputTrainer))
+        if weighted and not weighs:
+            raise NotImplementedError(_WEIGHTS_UNDER_STRATEGY)
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
             min(steps_per_epoch, data.steps)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
@@ -331,6 +332,8 @@ class Trainer:
                     break
                 xs, yb = batch
                 xs, weights = _sample_weights.split_batch(xs, weighted)
+                if weights is not None and not weighs:
+                    raise NotImplementedError(_WEIGHTS_UNDER_STRATEGY)
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
                 if apply_schedule is not None:
@@ -517,6 +520,10 @@ class Trainer:
             return logs
         values = list(logs.values())
         return values[0] if len(values) == 1 else values
+
+
+_WEIGHTS_UNDER_STRATEGY = ("sample_weight/class_weight (and a Dataset's sample weights) under a "
+                           "distribution strategy with several replicas are not supported yet")
 
 
 def _rows(xs):

@@ -120,6 +120,7 @@ class Model(Trainer):
         # Several outputs: a list (tuple) or a dict, flattened as Keras flattens them (a dict
         # by sorted keys); predict and __call__ return the same structure.
         self._output_keys = sorted(outputs) if isinstance(outputs, dict) else None
+        self._output_dict_order = list(outputs) if isinstance(outputs, dict) else None
         if isinstance(outputs, KerasTensor):
             self.outputs = [outputs]
         elif isinstance(outputs, dict):
@@ -243,8 +244,9 @@ class Model(Trainer):
         values = list(values)
         if not self._has_several_outputs():
             return values[0]
-        if self._output_keys is not None:
-            return dict(zip(self._output_keys, values))
+        if self._output_keys is not None:  # Keras returns the dict in the order it was given
+            by_key = dict(zip(self._output_keys, values))
+            return {key: by_key[key] for key in self._output_dict_order}
         return values
 
     def _build_from_shapes(self, shapes):
