@@ -15,7 +15,13 @@ from .. import random as _random
 from .._int_range import check_int
 from .._tensor import Tensor
 
-__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model"]
+from ._object_registration import (CustomObjectScope, custom_object_scope, get_custom_objects,
+                                   get_registered_name, get_registered_object,
+                                   register_keras_serializable)
+
+__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "CustomObjectScope",
+           "custom_object_scope", "get_custom_objects", "get_registered_name",
+           "get_registered_object", "register_keras_serializable"]
 
 
 def to_categorical(x, num_classes=None):
