@@ -21,6 +21,10 @@ class Node:
         self.layer = layer
         self.inputs = list(inputs)
         self.output = output
+        # The models (outermost first) whose call recorded this node: a model called in a
+        # functional model is inlined node by node, and Keras's files still group its layers
+        # under it (_nested_models.keras_layers).
+        self.models = ()
 
 
 class DTypeName(str):

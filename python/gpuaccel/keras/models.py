@@ -326,14 +326,11 @@ class Model(Trainer):
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
         if os.fspath(filepath).endswith(".weights.h5"):
-            _nested_models.refuse_keras_file(self, filepath)
             return _keras_h5.save_weights(self, filepath)
         _weights_file.save(filepath, self._weight_paths(), self.get_weights())
 
     def load_weights(self, filepath, skip_mismatch=False):
         import os
-        if os.fspath(filepath).endswith((".weights.h5", ".keras")):
-            _nested_models.refuse_keras_file(self, filepath)
         if os.fspath(filepath).endswith(".weights.h5"):
             return _keras_h5.load_weights(self, filepath)
         if os.fspath(filepath).endswith(".keras"):
@@ -347,7 +344,7 @@ class Model(Trainer):
         import os
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
-        _nested_models.refuse_keras_file(self, filepath)
+        _nested_models.refuse_keras_archive(self, filepath)
         _keras_archive.save_model(self, filepath)
 
     # ---- description ----
