@@ -114,6 +114,8 @@ def test_several_outputs_refuse_what_keras_refuses():
     with pytest.raises(ValueError, match=r"y must be a list of 2 label arrays or a dict keyed "
                                          r"by those names"):
         model.fit([X, X2], YB, verbose=0)
+    with pytest.raises(NotImplementedError, match="sample_weight per output"):
+        model.fit([X, X2], [YB, YB], sample_weight=[SW, SW], verbose=0)
     with pytest.raises(ValueError, match=r"Invalid `metrics`.*one entry per output"):
         model.compile("sgd", loss="mse", metrics=["mae"])
     with pytest.raises(ValueError, match="`loss_weights` must match the number of losses, got 1 "

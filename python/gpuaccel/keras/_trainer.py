@@ -159,11 +159,16 @@ class Trainer:
             return ["loss"] + outputs.metric_names
         return ["loss"] + [m.name for m in self.compiled_metrics + self._weighted_metrics]
 
-    def _labels(self, y):
+    def _labels(self, y, sample_weight=None):
         """fit/evaluate's ``y``: for a model with several outputs, one array per output in the
         model's order (from a list or a dict by output name)."""
         outputs = self._compiled_outputs
-        return y if outputs is None else _multi_output.labels_for_arrays(outputs, y)
+        if outputs is None:
+            return y
+        if isinstance(sample_weight, (list, tuple, dict)):
+            raise NotImplementedError("sample_weight per output (a list or dict of arrays) is "
+                                      "not supported yet; one array weighs every output's loss")
+        return _multi_output.labels_for_arrays(outputs, y)
 
     def _trainer_for(self, what, needs_loss=True):
         if not self.compiled:
@@ -247,7 +252,7 @@ class Trainer:
         if class_weight is not None and self._has_several_outputs():
             raise ValueError("`class_weight` is only supported for Models with a single "
                              "output.")  # Keras's words
-        y = self._labels(y)
+        y = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
         verbose = _resolve_verbose(verbose)
         if isinstance(x, distribute_strategy.DistributedDataset):
@@ -393,7 +398,7 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
-        y = self._labels(y)
+        y = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate")
