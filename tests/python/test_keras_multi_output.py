@@ -145,3 +145,53 @@ def test_dataset_sample_weights_and_class_weight_match_keras():
         assert_logs_close(g, k)
     # the weights did weigh: the weighted accuracy differs from the plain one
     assert logs[1][2]["weighted_accuracy"] != pytest.approx(logs[1][2]["accuracy"])
+
+
+def split_layer_class(lib, ops):
+    """A Python layer whose call returns two tensors of different shapes."""
+
+    class Split(lib.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+
+        def call(self, x):
+            return ops.tanh(x * self.w), ops.reshape(x * 2.0, (-1, 2, 2))
+
+    return Split
+
+
+def split_model(lib, ops):
+    inputs = lib.Input((4,))
+    a, b = split_layer_class(lib, ops)(name="split")(inputs)
+    return lib.Model(inputs, [lib.layers.Dense(1, name="d1")(a),
+                              lib.layers.Dense(2, name="d2")(lib.layers.Flatten(name="f")(b))])
+
+
+def test_python_layer_with_several_outputs_trains_saves_and_loads_as_keras(tmp_path):
+    theirs, ours = split_model(keras, keras.ops), split_model(gk, gk.ops)
+    for layer in theirs.layers:
+        if layer.weights:
+            weights = [np.asarray(w) * 0.7 + 0.1 for w in layer.get_weights()]
+            layer.set_weights(weights)
+            ours.get_layer(layer.name).set_weights(weights)
+    assert [layer.name for layer in ours.layers] == ["split", "d1", "f", "d2"]
+    y1, y2 = YB, RNG.normal(size=(16, 2)).astype("float32")
+    results = []
+    for lib, model in ((keras, theirs), (gk, ours)):
+        model.compile(lib.optimizers.SGD(0.1), loss=["mse", "mse"])
+        history = model.fit(X, [y1, y2], epochs=2, batch_size=8, shuffle=False, verbose=0)
+        # the Split layer's weight is reached by both outputs' gradients
+        results.append((history.history, model.get_layer("split").get_weights()[0]))
+    assert_logs_close(results[1][0], results[0][0])
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+    first, second = split_layer_class(gk, gk.ops)()(X[:2])  # eagerly: the tuple
+    assert first.shape == (2, 4) and second.shape == (2, 2, 2)
+    path = str(tmp_path / "split.keras")
+    ours.save(path)
+    expected = ours.predict(X, verbose=0)
+    loaded = keras.models.load_model(path, custom_objects={
+        "Split": split_layer_class(keras, keras.ops)})
+    for got, want in zip(loaded.predict(X, verbose=0), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    again = gk.models.load_model(path, custom_objects={"Split": split_layer_class(gk, gk.ops)})
+    np.testing.assert_allclose(again.predict(X, verbose=0)[1], expected[1], rtol=1e-6)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
-from . import _keras_h5, _model_classes, _object_registration
+from . import _keras_h5, _layer_outputs, _model_classes, _object_registration
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -91,6 +91,9 @@ def _functional_config(model):
     entries, by_layer = [_input_entry(t) for t in model.inputs], {}
     for node in model._nodes:
         layer = node.layer
+        if _layer_outputs.is_output_part(layer):  # output i of a call: (name, call, i)
+            history[id(node.output)] = history[id(node.inputs[0])][:2] + [layer.index]
+            continue
         if id(layer) not in by_layer:
             entry = _layer_entry(layer)
             entry["name"], entry["inbound_nodes"] = layer.name, []
@@ -235,7 +238,10 @@ def _functional_from_config(body, custom_objects=None):
                 raise NotImplementedError(f"load_model: layer {name!r} takes inputs this reader "
                                           "cannot follow (shared layers or nested models)")
             args = [tensors[tuple(h)] for h in history]
-            tensors[(name, node_index, 0)] = layer(args[0] if len(args) == 1 else args)
+            result = layer(args[0] if len(args) == 1 else args)
+            for index, tensor in enumerate(result if isinstance(result, (list, tuple))
+                                           else [result]):
+                tensors[(name, node_index, index)] = tensor
     inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
     outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
     return Model(inputs[0] if len(inputs) == 1 else inputs,

@@ -7,7 +7,7 @@ the outer model trains the inner one, and an assign to the inner model's weights
 outer one). Sequential keeps the model as one entry of ``layers``, as Keras; a functional model
 records the inner model's layer calls, so its ``layers`` lists the inner layers.
 """
-from . import _model_classes, _symbolic
+from . import _layer_outputs, _model_classes, _symbolic
 
 
 def is_model(layer):
@@ -79,6 +79,11 @@ def _replay(model, xs):
         raise ValueError(f"Model '{model.name}' expects {len(model.inputs)} input(s), but it "
                          f"received {len(xs)} input tensors.")
     mapped = {id(t): x for t, x in zip(model.inputs, xs)}
+    if any(_layer_outputs.is_output_part(node.layer) for node in model._nodes):
+        raise NotImplementedError(f"model '{model.name}' has a Python layer with several "
+                                  "outputs, and calling such a model in another functional "
+                                  "model is not supported yet; use it in a Sequential, or "
+                                  "build one functional model")
     for node in model._nodes:
         mapped[id(node.output)] = _symbolic.call_symbolic(
             node.layer, [mapped[id(t)] for t in node.inputs])
@@ -110,6 +115,8 @@ def keras_layers(model):
     seen, out = set(), []
     for node in model._nodes:
         entry = node.models[0] if node.models else node.layer
+        if _layer_outputs.is_output_part(entry):
+            continue
         if id(entry) not in seen:
             seen.add(id(entry))
             out.append(entry)

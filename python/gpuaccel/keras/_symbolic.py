@@ -10,6 +10,7 @@ import math
 
 from .._int_range import check_range
 from ..dtypes import as_dtype
+from . import _layer_outputs
 
 _input_names = itertools.count()
 
@@ -112,6 +113,23 @@ def call_symbolic(layer, inputs):
     out_dtype = getattr(layer, "compute_dtype", None) or inputs[0].dtype
     if not as_dtype(inputs[0].dtype).is_floating and getattr(layer, "_keeps_input_dtype", False):
         out_dtype = inputs[0].dtype
+    if isinstance(out_shape, _layer_outputs.SeveralShapes):
+        return _several_outputs(layer, inputs, out_shape, out_dtype)
     output = KerasTensor(out_shape, out_dtype, name=layer.name)
     output.node = Node(layer, inputs, output)
     return output
+
+
+def _several_outputs(layer, inputs, shapes, dtype):
+    """The KerasTensors of a layer whose call returns several tensors: its node gives their
+    packed tensor, and one OutputPart node per output takes each back out
+    (keras/_layer_outputs.py)."""
+    parts = _layer_outputs.output_parts(layer, shapes)
+    packed = KerasTensor((None, sum(part.size for part in parts)), dtype, name=layer.name)
+    packed.node = Node(layer, inputs, packed)
+    outputs = []
+    for part, shape in zip(parts, shapes):
+        output = KerasTensor(shape, dtype, name=part.name)
+        output.node = Node(part, [packed], output)
+        outputs.append(output)
+    return outputs if shapes.as_list else tuple(outputs)

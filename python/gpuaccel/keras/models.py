@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import _keras_archive, _keras_h5, _model_classes, _nested_models, _summary, _weights_file
+from . import (_keras_archive, _keras_h5, _layer_outputs, _model_classes, _nested_models,
+               _summary, _weights_file)
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -185,7 +186,7 @@ class Model(Trainer):
             return list(self._traced_layers)
         seen, out = set(), []
         for node in self._nodes:
-            if id(node.layer) not in seen:
+            if id(node.layer) not in seen and not _layer_outputs.is_output_part(node.layer):
                 seen.add(id(node.layer))
                 out.append(node.layer)
         return out
@@ -351,8 +352,13 @@ class Model(Trainer):
 
     def _summary_rows(self):
         rows = [(t.name, "InputLayer", t.shape, 0) for t in self.inputs]
-        rows += [(n.layer.name, type(n.layer).__name__, n.output.shape, n.layer.count_params())
-                 for n in self._nodes]
+        several = {}  # a layer with several outputs: their shapes, not the packed one's
+        for n in self._nodes:
+            if _layer_outputs.is_output_part(n.layer):
+                several.setdefault(id(n.inputs[0]), []).append(n.output.shape)
+        rows += [(n.layer.name, type(n.layer).__name__, several.get(id(n.output), n.output.shape),
+                  n.layer.count_params())
+                 for n in self._nodes if not _layer_outputs.is_output_part(n.layer)]
         return rows
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
