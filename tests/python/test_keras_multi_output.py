@@ -195,3 +195,8 @@ def test_python_layer_with_several_outputs_trains_saves_and_loads_as_keras(tmp_p
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     again = gk.models.load_model(path, custom_objects={"Split": split_layer_class(gk, gk.ops)})
     np.testing.assert_allclose(again.predict(X, verbose=0)[1], expected[1], rtol=1e-6)
+
+
+def test_python_layer_with_several_outputs_in_a_sequential_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match="several outputs in a Sequential model"):
+        gk.Sequential([gk.Input((4,)), split_layer_class(gk, gk.ops)()])

@@ -471,7 +471,13 @@ class Sequential(Model):
             else:
                 if not layer.built:
                     layer.build(shape)
-                shape = tuple(layer.compute_output_shape(shape))
+                shape = layer.compute_output_shape(shape)
+                if isinstance(shape, _layer_outputs.SeveralShapes):
+                    raise NotImplementedError(
+                        f"layer '{layer.name}' returns {len(shape)} tensors, and a layer with "
+                        "several outputs in a Sequential model is not supported yet; build "
+                        "the model with the functional API, keras.Model(inputs, outputs)")
+                shape = tuple(shape)
             output_shapes.append(shape)
         graph = _C.LayerGraph(1)
         value = 0
