@@ -1,6 +1,7 @@
 """What ``fit``/``evaluate``/``predict`` accept as data, turned into batches of gpuaccel
 tensors: NumPy arrays (or lists of them, or gpuaccel tensors) sliced into shuffled batches per
-epoch, or a ``gpuaccel.data.Dataset`` of ``(x, y)`` batches iterated as it is.
+epoch, a ``gpuaccel.data.Dataset`` of ``(x, y)`` batches iterated as it is, or a
+``keras.utils.PyDataset`` whose batches are read by index.
 
 Arrays are converted once, up front, to the dtypes the model computes in (float32 for floating
 or image-like integer inputs, int64 for sparse labels), so a batch is a row gather and nothing
@@ -13,6 +14,7 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor, from_numpy
 from ..data.dataset import _batches_stay_on_host
+from ._py_dataset import PyDataset
 
 
 def _is_dataset(value):
@@ -220,9 +222,10 @@ class DatasetData:
     alone for predict) batches. ``weights_from_labels``, when set, makes each batch's sample
     weights from its labels (``fit(class_weight=...)``)."""
 
+    weights_from_labels = None
+
     def __init__(self, dataset, keep_integer_inputs, steps=None):
         self.dataset = dataset
-        self.weights_from_labels = None
         self.keep_integers = keep_integer_inputs
         cardinality = int(dataset.cardinality())
         self.known_steps = cardinality if cardinality >= 0 else None
@@ -262,11 +265,12 @@ class DatasetData:
             return xs, SeveralLabels(_label_tensor(v) for v in y)
         return xs, None if y is None else _label_tensor(y)
 
-    def batches(self, with_labels=True, start_step=0):
+    def batches(self, with_labels=True, start_step=0, shuffle=False, rng=None):
         """One epoch: the whole dataset, or ``steps`` batches drawn from an iterator that
         carries over between epochs (Keras's steps_per_epoch on a repeated dataset).
         ``start_step`` drops that many batches first (a resumed epoch); they are still drawn
-        from the dataset, which has no way to skip."""
+        from the dataset, which has no way to skip. ``shuffle`` is ignored, as Keras ignores
+        it for a dataset (shuffle the dataset itself)."""
         if self.steps_limit is None:
             for index, element in enumerate(_host_elements(self.dataset)):
                 if index >= start_step:
@@ -285,6 +289,31 @@ class DatasetData:
                 yield self._convert(element, with_labels)
 
 
+class PyDatasetData(DatasetData):
+    """A ``keras.utils.PyDataset``: its batches by index, in a new order each epoch with
+    ``shuffle`` (as Keras), with the dataset's ``on_epoch_begin/end`` around each pass. An
+    endless one, or one read ``steps`` batches at a time, is read in order as a Dataset is."""
+
+    def __init__(self, py_dataset, keep_integer_inputs, steps=None):
+        self.dataset = py_dataset
+        self.keep_integers = keep_integer_inputs
+        self.known_steps = py_dataset.num_batches
+        self.steps_limit = steps
+        self._iterator = None
+
+    def batches(self, with_labels=True, start_step=0, shuffle=False, rng=None):
+        count = self.known_steps
+        if self.steps_limit is not None or count is None:
+            yield from super().batches(with_labels, start_step)
+            return
+        order = rng.permutation(count) if shuffle and rng is not None else range(count)
+        self.dataset.on_epoch_begin()
+        for position, index in enumerate(order):
+            if position >= start_step:
+                yield self._convert(self.dataset[int(index)], with_labels)
+        self.dataset.on_epoch_end()
+
+
 def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):
     """ArrayData or DatasetData for a fit/evaluate/predict call."""
     if x is None:
@@ -293,6 +322,11 @@ def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):
         raise TypeError(f"{what}() takes NumPy arrays, tensors or a gpuaccel.data.Dataset; got "
                         f"a Python {type(x).__name__}: wrap it with gpuaccel.data.Dataset."
                         "from_generator(lambda: ..., output_signature=...)")
+    if isinstance(x, PyDataset):
+        if y is not None:
+            raise ValueError("`y` argument is not supported when using a PyDataset as input; "
+                             "its batches must be (x, y) pairs")
+        return PyDatasetData(x, keep_integer_inputs, steps)
     if _is_dataset(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a dataset as input; the "

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ._data_adapter import DatasetData, InputsWithWeights, SeveralLabels, _is_dataset
+from ._py_dataset import PyDataset
 
 
 def _is_array(value):
@@ -22,7 +23,7 @@ def with_weights(x, y, sample_weight, class_weight):
     if sample_weight is not None and class_weight is not None:
         raise ValueError("You cannot pass both `class_weight` and `sample_weight` at the same "
                          "time; fold the class weights into the sample weights")
-    if _is_dataset(x) and sample_weight is None:
+    if (_is_dataset(x) or isinstance(x, PyDataset)) and sample_weight is None:
         return x, False  # the Dataset's batches get their weights (dataset_class_weights)
     if y is None or not (_is_array(x) or isinstance(x, (list, tuple))):
         raise ValueError("sample_weight needs x and y as arrays; a Dataset carries its sample "

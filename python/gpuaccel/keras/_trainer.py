@@ -324,8 +324,7 @@ class Trainer:
             callback_list.on_epoch_begin(epoch)
             step = first_step = skip
             samples = 0
-            batches = iter(data.batches(shuffle=bool(shuffle), rng=rng, start_step=skip)
-                           if hasattr(data, "split") else data.batches(start_step=skip))
+            batches = iter(data.batches(shuffle=bool(shuffle), rng=rng, start_step=skip))
             skip = 0
             while steps_per_epoch is None or step < steps_per_epoch:
                 # The step marker spans fetching the batch and the step, so a profile shows
