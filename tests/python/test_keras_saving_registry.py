@@ -49,12 +49,16 @@ def registered_layer(archive):
 
 
 def test_registered_layer_archives_load_without_custom_objects_both_ways(tmp_path):
-    ours_class = gk.saving.register_keras_serializable(package="RegistryTest")(
+    ours_class = gk.utils.register_keras_serializable(package="RegistryTest")(
         scale_layer_class(gk))
-    theirs_class = keras.saving.register_keras_serializable(package="RegistryTest")(
+    theirs_class = keras.utils.register_keras_serializable(package="RegistryTest")(
         scale_layer_class(keras))
-    assert gk.utils.get_registered_name(ours_class) == "RegistryTest>Scale"
-    assert gk.saving.get_registered_object("RegistryTest>Scale") is ours_class
+    assert gk.utils.get_registered_name(ours_class) == \
+        keras.utils.get_registered_name(theirs_class) == "RegistryTest>Scale"
+    assert gk.utils.get_registered_object("RegistryTest>Scale") is ours_class
+    assert keras.utils.get_registered_object("RegistryTest>Scale") is theirs_class
+    assert gk.saving.get_custom_objects()["RegistryTest>Scale"] is ours_class
+    assert keras.utils.get_custom_objects()["RegistryTest>Scale"] is theirs_class
     ours, theirs = model_with(gk, ours_class), model_with(keras, theirs_class)
     ours.get_layer("out").set_weights(theirs.get_layer("out").get_weights())
     expected = np.asarray(theirs.predict(X, verbose=0))
@@ -81,12 +85,20 @@ def test_custom_object_scope_and_get_custom_objects_supply_unregistered_classes(
         X, verbose=0)
     with pytest.raises(NotImplementedError, match="register_keras_serializable"):
         gk.models.load_model(path)
-    with gk.saving.custom_object_scope({"Scale": layer_class}):
+    with gk.utils.custom_object_scope({"Scale": layer_class}):
         with gk.utils.CustomObjectScope({}):  # an inner scope replaces the outer one (Keras)
             with pytest.raises(NotImplementedError, match="custom_objects"):
                 gk.saving.load_model(path)
         loaded = gk.saving.load_model(path)
     np.testing.assert_allclose(loaded.predict(X, verbose=0), expected, rtol=1e-6)
+    # Keras reads our archive under its scope the same way (and refuses it in an empty one)
+    theirs_class = scale_layer_class(keras)
+    with keras.utils.custom_object_scope({"Scale": theirs_class}):
+        with keras.utils.CustomObjectScope({}):
+            with pytest.raises(TypeError, match="Scale"):
+                keras.models.load_model(path)
+        theirs = keras.models.load_model(path)
+    np.testing.assert_allclose(theirs.predict(X, verbose=0), expected, rtol=1e-5, atol=1e-6)
     with pytest.raises(NotImplementedError):  # the scope is closed again
         gk.models.load_model(path)
     gk.utils.get_custom_objects()["Scale"] = layer_class
