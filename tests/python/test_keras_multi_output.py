@@ -124,6 +124,17 @@ def test_several_outputs_refuse_what_keras_refuses():
     with pytest.raises(ValueError, match=r"Expected keys \['a', 'b'\] in loss dict"):
         model.compile("sgd", loss={"a": "mse", "c": "mse"})
 
+    class TwoHeads(gk.Model):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = gk.layers.Dense(2), gk.layers.Dense(1)
+
+        def call(self, x):
+            return self.a(x), self.b(x)
+
+    with pytest.raises(NotImplementedError, match="subclassed keras.Model with several outputs"):
+        TwoHeads().compile("sgd", loss=["mse", "mse"])
+
 
 def test_dataset_sample_weights_and_class_weight_match_keras():
     x, y = X, YA

@@ -122,6 +122,7 @@ class Model(Trainer):
         # by sorted keys); predict and __call__ return the same structure.
         self._output_keys = sorted(outputs) if isinstance(outputs, dict) else None
         self._output_dict_order = list(outputs) if isinstance(outputs, dict) else None
+        self._outputs_as_tuple = isinstance(outputs, tuple)
         if isinstance(outputs, KerasTensor):
             self.outputs = [outputs]
         elif isinstance(outputs, dict):
@@ -248,7 +249,7 @@ class Model(Trainer):
         if self._output_keys is not None:  # Keras returns the dict in the order it was given
             by_key = dict(zip(self._output_keys, values))
             return {key: by_key[key] for key in self._output_dict_order}
-        return values
+        return tuple(values) if self._outputs_as_tuple else values
 
     def _build_from_shapes(self, shapes):
         if self._cpp_graph is None and self._is_subclassed():
