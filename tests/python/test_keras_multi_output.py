@@ -211,3 +211,24 @@ def test_python_layer_with_several_outputs_trains_saves_and_loads_as_keras(tmp_p
 def test_python_layer_with_several_outputs_in_a_sequential_is_refused_by_name():
     with pytest.raises(NotImplementedError, match="several outputs in a Sequential model"):
         gk.Sequential([gk.Input((4,)), split_layer_class(gk, gk.ops)()])
+
+
+def test_several_outputs_under_mixed_float16_train_as_keras():
+    # compile wraps the optimizer in a LossScaleOptimizer: the step must take the gradients of
+    # the scaled loss (unscaled ones, divided by the scale, barely train)
+    y = RNG.normal(size=(16, 2)).astype("float32")
+    logs = []
+    for lib in (keras, gk):
+        lib.mixed_precision.set_global_policy("mixed_float16")
+        try:
+            inputs = lib.Input((4,))
+            hidden = lib.layers.Dense(8, activation="relu", kernel_initializer="ones")(inputs)
+            model = lib.Model(inputs, [lib.layers.Dense(2, kernel_initializer="ones")(hidden),
+                                       lib.layers.Dense(1, kernel_initializer="ones")(hidden)])
+            model.compile(lib.optimizers.SGD(0.01), loss=["mse", "mse"])
+            history = model.fit(X, [y, YB], epochs=20, batch_size=16, verbose=0).history
+        finally:
+            lib.mixed_precision.set_global_policy("float32")
+        logs.append({name: values[-1] for name, values in history.items()})
+    for name in logs[0]:
+        np.testing.assert_allclose(logs[1][name], logs[0][name], rtol=5e-3, err_msg=name)

@@ -213,9 +213,13 @@ class MultiOutputTrainer:
     def train_step(self, xs, y, sample_weight=None):
         model = self.model
         variables = model.trainable_variables
+        # a LossScaleOptimizer (mixed_float16) takes the gradients of the scaled loss, as in
+        # Keras's train step, and unscales them itself
+        scale_loss = getattr(model.optimizer, "scale_loss", None)
         with GradientTape() as tape:
             total, values, ys, y_preds, weights = self._losses(xs, y, sample_weight, True)
-        model.optimizer.apply(tape.gradient(total, variables), variables)
+            target = total if scale_loss is None else scale_loss(total)
+        model.optimizer.apply(tape.gradient(target, variables), variables)
         self._update(total, values, ys, y_preds, weights)
         return total
 
