@@ -223,8 +223,9 @@ def test_several_outputs_under_mixed_float16_train_as_keras():
         try:
             inputs = lib.Input((4,))
             hidden = lib.layers.Dense(8, activation="relu", kernel_initializer="ones")(inputs)
-            model = lib.Model(inputs, [lib.layers.Dense(2, kernel_initializer="ones")(hidden),
-                                       lib.layers.Dense(1, kernel_initializer="ones")(hidden)])
+            model = lib.Model(inputs, [
+                lib.layers.Dense(2, kernel_initializer="ones", name="ma")(hidden),
+                lib.layers.Dense(1, kernel_initializer="ones", name="mb")(hidden)])
             model.compile(lib.optimizers.SGD(0.01), loss=["mse", "mse"])
             history = model.fit(X, [y, YB], epochs=20, batch_size=16, verbose=0).history
         finally:
