@@ -223,6 +223,9 @@ class DatasetData:
     weights from its labels (``fit(class_weight=...)``)."""
 
     weights_from_labels = None
+    # A model with several outputs: a list/tuple or dict ``y`` is one label per output (else a
+    # tuple of numbers is one label array, as before)
+    labels_per_output = False
 
     def __init__(self, dataset, keep_integer_inputs, steps=None):
         self.dataset = dataset
@@ -259,9 +262,9 @@ class DatasetData:
             weights = self.weights_from_labels(y)
         if weights is not None and with_labels:
             xs = InputsWithWeights(xs, _weight_tensor(weights))
-        if isinstance(y, dict):  # a model with several outputs orders them by name
+        if self.labels_per_output and isinstance(y, dict):  # ordered by the model's names
             return xs, {name: _label_tensor(v) for name, v in y.items()}
-        if isinstance(y, (list, tuple)):
+        if self.labels_per_output and isinstance(y, (list, tuple)):
             return xs, SeveralLabels(_label_tensor(v) for v in y)
         return xs, None if y is None else _label_tensor(y)
 
@@ -314,8 +317,10 @@ class PyDatasetData(DatasetData):
         self.dataset.on_epoch_end()
 
 
-def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):
-    """ArrayData or DatasetData for a fit/evaluate/predict call."""
+def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
+          labels_per_output=False):
+    """ArrayData or DatasetData for a fit/evaluate/predict call; ``labels_per_output``: the
+    model has several outputs (a Dataset's ``y`` is then one label per output)."""
     if x is None:
         raise ValueError(f"{what}() needs x (input data); got None")
     if isinstance(x, collections.abc.Iterator):  # NumPy would make an object array of it
@@ -326,11 +331,15 @@ def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a PyDataset as input; "
                              "its batches must be (x, y) pairs")
-        return PyDatasetData(x, keep_integer_inputs, steps)
+        data = PyDatasetData(x, keep_integer_inputs, steps)
+        data.labels_per_output = labels_per_output
+        return data
     if _is_dataset(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a dataset as input; the "
                              "dataset must yield (x, y) pairs")
-        return DatasetData(x, keep_integer_inputs, steps)
+        data = DatasetData(x, keep_integer_inputs, steps)
+        data.labels_per_output = labels_per_output
+        return data
     data = ArrayData(x, y, batch_size, keep_integer_inputs)
     return data

@@ -275,7 +275,8 @@ class Trainer:
                 and validation_freq >= 1)):  # 0 was a ZeroDivisionError (in Keras 3 too)
             raise ValueError(f"validation_freq must be a positive integer (validate every that "
                              f"many epochs) or a list of epochs, got {validation_freq!r}")
-        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit")
+        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit",
+                     self._compiled_outputs is not None)
         _sample_weights.dataset_class_weights(data, class_weight)
         if hasattr(data, "y") and data.y is None:
             raise ValueError("fit() needs labels: pass y= (or a Dataset of (x, y) pairs)")
@@ -390,7 +391,8 @@ class Trainer:
     def _validation_adapter(self, validation_data, batch_size, steps):
         from ._data_adapter import _is_dataset
         if _is_dataset(validation_data):
-            return adapt(validation_data, None, None, self._keeps_integer_inputs(), steps)
+            return adapt(validation_data, None, None, self._keeps_integer_inputs(), steps,
+                         labels_per_output=self._compiled_outputs is not None)
         if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
             raise ValueError("validation_data must be a tuple (x_val, y_val) or a Dataset; got "
                              f"{type(validation_data).__name__}")
@@ -406,7 +408,8 @@ class Trainer:
         y = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
-        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate")
+        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate",
+                     self._compiled_outputs is not None)
         if hasattr(data, "y") and data.y is None:
             raise ValueError("evaluate() needs labels: pass y= (or a Dataset of (x, y) pairs)")
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
@@ -485,7 +488,8 @@ class Trainer:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         if sample_weight is not None or class_weight is not None:
             raise NotImplementedError("sample_weight and class_weight are not supported yet")
-        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs())
+        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs(),
+                     labels_per_output=self._compiled_outputs is not None)
         self._ensure_built_for(data)
         trainer = self._with_host_metrics(self._trainer_for("train_on_batch"))
         trainer.reset_metrics()
@@ -502,7 +506,8 @@ class Trainer:
         return self._single_batch_logs(trainer, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs())
+        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs(),
+                     labels_per_output=self._compiled_outputs is not None)
         self._ensure_built_for(data)
         trainer = self._with_host_metrics(self._trainer_for("test_on_batch"))
         trainer.reset_metrics()
