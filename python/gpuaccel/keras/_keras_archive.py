@@ -22,7 +22,7 @@ import numpy as np
 from .. import version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
-from . import _keras_h5, _model_classes
+from . import _keras_h5, _layer_outputs, _model_classes, _object_registration
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -49,7 +49,8 @@ def _layer_entry(layer):
             f"JSON ({error}); save the weights with save_weights() and rebuild the model in "
             "code") from None
     return {"module": cls.__module__ if custom else "keras.layers", "class_name": class_name,
-            "config": serialized, "registered_name": cls.__name__ if custom else None}
+            "config": serialized,
+            "registered_name": _object_registration.get_registered_name(cls) if custom else None}
 
 
 def _builtin_layers():
@@ -90,6 +91,9 @@ def _functional_config(model):
     entries, by_layer = [_input_entry(t) for t in model.inputs], {}
     for node in model._nodes:
         layer = node.layer
+        if _layer_outputs.is_output_part(layer):  # output i of a call: (name, call, i)
+            history[id(node.output)] = history[id(node.inputs[0])][:2] + [layer.index]
+            continue
         if id(layer) not in by_layer:
             entry = _layer_entry(layer)
             entry["name"], entry["inbound_nodes"] = layer.name, []
@@ -158,8 +162,8 @@ def _plain_value(key, value):
 def _build_layer(entry, custom_objects=None):
     from . import layers as _layers
     name = entry.get("class_name")
-    custom = (custom_objects or {}).get(name) or (custom_objects or {}).get(
-        entry.get("registered_name"))
+    custom = _object_registration.find_custom_class((entry.get("registered_name"), name),
+                                                    custom_objects)
     if custom is not None:
         # A Python layer: Keras rebuilds custom classes with their own from_config.
         return custom.from_config(dict(entry.get("config", {})))
@@ -167,7 +171,9 @@ def _build_layer(entry, custom_objects=None):
     if not isinstance(cls, type) or not issubclass(cls, _layers.Layer):
         raise NotImplementedError(f"load_model: the layer class {name!r} is not supported by "
                                   "gpuaccel yet (see docs/compatibility.md); a Python layer "
-                                  "class loads when passed in custom_objects={name: cls}")
+                                  "class loads when registered with "
+                                  "@keras.saving.register_keras_serializable() or passed in "
+                                  "custom_objects={name: cls}")
     accepted = set()
     for klass in cls.__mro__:
         if "__init__" in vars(klass):
@@ -236,10 +242,12 @@ def _functional_from_config(body, custom_objects=None):
                                           "cannot follow (shared layers or nested models)")
             args = [tensors[tuple(h)] for h in history]
             if hasattr(layer, "_call_keras_node"):
-                tensors[(name, node_index, 0)] = layer._call_keras_node(args,
-                                                                        node.get("kwargs", {}))
+                result = layer._call_keras_node(args, node.get("kwargs", {}))
             else:
-                tensors[(name, node_index, 0)] = layer(args[0] if len(args) == 1 else args)
+                result = layer(args[0] if len(args) == 1 else args)
+            for index, tensor in enumerate(result if isinstance(result, (list, tuple))
+                                           else [result]):
+                tensors[(name, node_index, index)] = tensor
     inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
     outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
     return Model(inputs[0] if len(inputs) == 1 else inputs,

@@ -18,6 +18,7 @@ from ..dtypes import as_dtype
 from . import _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
+from . import _layer_outputs
 from . import _python_layer
 from ._input_spec import assert_input_compatibility
 from ._symbolic import KerasTensor
@@ -477,11 +478,15 @@ class Layer:
             shapes = [(None,) + tuple(t.shape[1:]) if len(t.shape) else () for t in tensors]
             self.build(shapes[0] if len(shapes) == 1 else shapes)
         if tape_active():
-            return self._cpp.call(tensors, bool(training))
-        # Outside a GradientTape, TF records nothing: the result is a plain value (.numpy()), as
-        # a Model's call gives.
-        with no_grad():
-            return self._cpp.call(tensors, bool(training))
+            output = self._cpp.call(tensors, bool(training))
+        else:
+            # Outside a GradientTape, TF records nothing: the result is a plain value
+            # (.numpy()), as a Model's call gives.
+            with no_grad():
+                output = self._cpp.call(tensors, bool(training))
+        if self._is_python_layer():  # a tuple where call returned several tensors
+            return _layer_outputs.unpack_call(self, tensors, output)
+        return output
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

@@ -10,6 +10,7 @@ import math
 
 from .._int_range import check_range
 from ..dtypes import as_dtype
+from . import _layer_outputs
 
 _input_names = itertools.count()
 
@@ -21,6 +22,10 @@ class Node:
         self.layer = layer
         self.inputs = list(inputs)
         self.output = output
+        # The models (outermost first) whose call recorded this node: a model called in a
+        # functional model is inlined node by node, and Keras's files still group its layers
+        # under it (_nested_models.keras_layers).
+        self.models = ()
 
 
 class DTypeName(str):
@@ -110,6 +115,23 @@ def call_symbolic(layer, inputs):
         out_dtype = inputs[0].dtype
     if hasattr(layer, "_symbolic_output_dtype"):  # layers whose output dtype is their own
         out_dtype = layer._symbolic_output_dtype(str(inputs[0].dtype)) or out_dtype
+    if isinstance(out_shape, _layer_outputs.SeveralShapes):
+        return _several_outputs(layer, inputs, out_shape, out_dtype)
     output = KerasTensor(out_shape, out_dtype, name=layer.name)
     output.node = Node(layer, inputs, output)
     return output
+
+
+def _several_outputs(layer, inputs, shapes, dtype):
+    """The KerasTensors of a layer whose call returns several tensors: its node gives their
+    packed tensor, and one OutputPart node per output takes each back out
+    (keras/_layer_outputs.py)."""
+    parts = _layer_outputs.output_parts(layer, shapes)
+    packed = KerasTensor((None, sum(part.size for part in parts)), dtype, name=layer.name)
+    packed.node = Node(layer, inputs, packed)
+    outputs = []
+    for part, shape in zip(parts, shapes):
+        output = KerasTensor(shape, dtype, name=part.name)
+        output.node = Node(part, [packed], output)
+        outputs.append(output)
+    return outputs if shapes.as_list else tuple(outputs)

@@ -2,7 +2,9 @@
 (the last only where pydot and graphviz are installed, as in Keras); ``Progbar``;
 ``PyDataset``/``Sequence`` (_py_dataset.py); ``pad_sequences``,
 ``timeseries_dataset_from_array``, ``split_dataset`` and ``pack/unpack_x_y_sample_weight``
-(_data_preparation.py); ``img_to_array``. The other image helpers need PIL, which gpuaccel does
+(_data_preparation.py); ``img_to_array``; Keras's registry of user classes for saving
+(``register_keras_serializable``, ``get_custom_objects``, ``custom_object_scope``...,
+_object_registration.py, also in ``keras.saving``). The other image helpers need PIL, which gpuaccel does
 not depend on, and ``get_file`` would download: both are refused with advice.
 
 ``set_random_seed`` seeds every generator a training run draws from, as Keras 3's does:
@@ -23,10 +25,15 @@ from ._data_preparation import (pack_x_y_sample_weight, pad_sequences, split_dat
 from ._progbar import Progbar
 from ._py_dataset import PyDataset, Sequence
 
+from ._object_registration import (CustomObjectScope, custom_object_scope, get_custom_objects,
+                                   get_registered_name, get_registered_object,
+                                   register_keras_serializable)
+
 __all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "Progbar",
            "PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
            "split_dataset", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
-           "img_to_array"]
+           "img_to_array", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
+           "get_registered_name", "get_registered_object", "register_keras_serializable"]
 
 
 def to_categorical(x, num_classes=None):
