@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -325,14 +326,25 @@ TEST(OptimFunctors, MatchDoubleReferenceOverSteps) {
       ref.p = p;
       ref.s[0] = c.initial_accumulator;
       float s[3] = {float(c.initial_accumulator), 0, 0};
+      double cancellation_budget = 0.0;  // see below
       for (int64_t t = 1; t <= 6; ++t) {
         const float g = float(normal(rng) * (e % 3 == 0 ? 1e-3 : 1.0));
+        const double p_before = ref.p;
         ref_step(c, t, g, ref);
         run_functor(make_update(c, t), g, p, s);
         const double tol = 2e-5 * std::max(1.0, std::abs(ref.p));
         ASSERT_NEAR(p, ref.p, tol) << "config " << config_index << " element " << e << " step " << t;
+        // Ftrl's linear slot adds p * (n^-power - a^-power) / lr, a difference of two float32
+        // roots of nearly equal accumulators: its error is a few ulps of those operands, not of
+        // the (small) result, and it stays in the slot from step to step.
+        if (c.kind == OptimizerKind::kFtrl) {
+          cancellation_budget += 8 * FLT_EPSILON *
+                                 (std::abs(p_before) * std::pow(ref.s[0], -c.lr_power) / c.lr +
+                                  std::abs(g));
+        }
         for (int k = 0; k < 3; ++k) {
-          ASSERT_NEAR(s[k], ref.s[k], 2e-5 * std::max(1e-3, std::abs(ref.s[k])))
+          ASSERT_NEAR(s[k], ref.s[k],
+                      2e-5 * std::max(1e-3, std::abs(ref.s[k])) + cancellation_budget)
               << "config " << config_index << " slot " << k << " step " << t;
         }
       }

@@ -43,7 +43,8 @@ def test_matches_keras(cls, kwargs):
     # float32 operands, a few ulps apart); 2e-6 relative still tells every rule apart.
     _assert_close(ours, theirs, rtol=2e-6)
     assert our_iters == their_iters == 5
-    assert max(np.abs(o - i).max() for o, i in zip(ours, init)) > 1e-4
+    # The variables moved by more than the tolerance (Adadelta's default rate moves ~1e-5).
+    assert max(np.abs(o - i).max() for o, i in zip(ours, init)) > 5e-6
 
 
 @pytest.mark.parametrize("cls", NEW)
@@ -62,7 +63,7 @@ def test_optimizer_variables_match_keras_names_order_and_values(cls):
     our_names = ours._variable_names()[2:]
     assert len(our_names) == len(their_slots) == len(ours._cpp.slot_kinds) * len(init)
     for name, ours_value, their_var in zip(our_names, ours.variables[2:], their_slots):
-        kind = name.split("_", 2)[2]  # "variable_<k>_<slot>"
+        kind = name.split("/", 1)[1].split("_", 2)[2]  # "<opt>/variable_<k>_<slot>"
         assert their_var.path.endswith("_" + kind), (name, their_var.path)
         np.testing.assert_allclose(ours_value.numpy(), their_var.numpy(), rtol=2e-5,
                                    atol=2e-6 * float(np.abs(their_var.numpy()).max()))
@@ -184,3 +185,12 @@ def test_optimizer_base_class_surface_matches_keras():
         keras.optimizers.Adagrad, theirs.get_config())) is keras.optimizers.Adagrad
     with pytest.raises(TypeError, match="Optimizer is the base class"):
         gopt.Optimizer(learning_rate=0.1)
+
+
+@pytest.mark.parametrize("name", ["Lamb", "Adafactor", "Muon", "ScheduleFreeAdamW",
+                                  "MultiOptimizer", "OptimizerMap", "legacy"])
+def test_missing_keras_optimizers_are_refused_with_an_alternative(name):
+    assert hasattr(keras.optimizers, name)
+    with pytest.raises(AttributeError, match=f"keras.optimizers.{name} is not supported by "
+                                             "gpuaccel yet; use .+ instead"):
+        getattr(gopt, name)

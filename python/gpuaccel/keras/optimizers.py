@@ -722,3 +722,25 @@ def get(identifier):
         if cls is not None:
             return cls()
     raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
+
+
+# Keras 3 optimizers gpuaccel does not have, each with what to use instead.
+_NOT_HERE = {
+    "Lamb": "AdamW (Lamb scales each step by a per-variable trust ratio, the norms of the "
+            "variable and of its update, which one fused element pass cannot see)",
+    "Adafactor": "Adam or AdamW (Adafactor factors the second moment into row and column "
+                 "means of each variable, which one fused element pass cannot compute)",
+    "Muon": "AdamW (Muon orthogonalizes each matrix update with Newton-Schulz matrix products)",
+    "ScheduleFreeAdamW": "AdamW with a keras.optimizers.schedules learning-rate schedule",
+    "MultiOptimizer": "a custom loop calling each optimizer's apply_gradients on its own "
+                      "variables",
+    "OptimizerMap": "a custom loop calling each optimizer's apply_gradients on its own "
+                    "variables",
+    "legacy": "the Keras 3 optimizers of keras.optimizers (Keras 3 has no legacy optimizers "
+              "either)",
+}
+
+
+def __getattr__(name):
+    from .. import _unsupported
+    return _unsupported.module_getattr(__name__, "keras.optimizers", _NOT_HERE)(name)
