@@ -206,3 +206,39 @@ def test_missing_keras_optimizers_are_refused_with_an_alternative(name):
     with pytest.raises(AttributeError, match=f"keras.optimizers.{name} is not supported by "
                                              "gpuaccel yet; use .+ instead"):
         getattr(gopt, name)
+
+
+class _InterruptAt(gk.callbacks.Callback):
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise RuntimeError("Interrupting!")
+
+
+@pytest.mark.parametrize("cls", ["Adagrad", "Nadam", "Ftrl"])
+def test_resumed_training_continues_the_optimizer_state(cls, tmp_path):
+    # BackupAndRestore saves the slots (Adagrad's and Ftrl's accumulators start at 0.1, not 0)
+    # and the iterations (Nadam rebuilds its schedule product from them): an interrupted and
+    # resumed fit ends where an uninterrupted one does.
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(16, 4)).astype(np.float32)
+    y = rng.normal(size=(16, 1)).astype(np.float32)
+
+    def fit(callbacks, model=None):
+        model = model or _dense_model(gk)
+        if model.optimizer is None:
+            model.compile(optimizer=getattr(gopt, cls)(learning_rate=0.05), loss="mse")
+        model.fit(x, y, epochs=4, batch_size=4, shuffle=False, verbose=0, callbacks=callbacks)
+        return model
+
+    straight = fit([])
+    backup = gk.callbacks.BackupAndRestore(backup_dir=str(tmp_path / "backup"))
+    with pytest.raises(RuntimeError, match="Interrupting"):
+        fit([backup, _InterruptAt(2)])
+    resumed = fit([backup])
+    assert resumed.optimizer.iterations == straight.optimizer.iterations == 16
+    for a, b in zip(resumed.get_weights(), straight.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
