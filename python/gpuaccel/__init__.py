@@ -56,7 +56,19 @@ from .math import acos, asin, atan, atan2, cos, sin, tan
 from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
                             gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
                             reverse_sequence, searchsorted, shape_n, slice, unravel_index)
+from ._tf_array_ops import saturate_cast
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
+from ._tf_index_ops import (dynamic_partition, dynamic_stitch, strided_slice,
+                            tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,
+                            tensor_scatter_nd_sub, tensor_scatter_nd_update, unique,
+                            unique_with_counts)
+from ._tf_asserts import (assert_equal, assert_greater, assert_less, assert_rank,
+                          broadcast_dynamic_shape, broadcast_static_shape, ensure_shape)
+from ._tf_control_flow import (case, cond, foldl, foldr, get_current_name_scope,
+                               grad_pass_through, group, inside_function, is_symbolic_tensor,
+                               name_scope, no_op, recompute_grad, scan, switch_case, while_loop)
+from ._tf_control_flow import tuple_ as tuple  # noqa: A004 - tf.tuple
+from . import nest
 from ._tf_sort import argsort, sort
 from ._tf_space_batch import batch_to_space, space_to_batch, space_to_batch_nd
 from .linalg import bmm, einsum, matmul, mm, norm, tensordot
@@ -127,7 +139,14 @@ __all__ += [
     "random_normal_initializer", "random_uniform_initializer", "batch_to_space",
     "space_to_batch", "space_to_batch_nd", "sort", "argsort", "acos", "asin", "atan", "atan2",
     "cos", "sin", "tan", "histogram_fixed_width", "histogram_fixed_width_bins",
-    "reverse_sequence", "searchsorted",
+    "reverse_sequence", "searchsorted", "saturate_cast", "dynamic_partition", "dynamic_stitch",
+    "strided_slice", "tensor_scatter_nd_add", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+    "tensor_scatter_nd_sub", "tensor_scatter_nd_update", "unique", "unique_with_counts",
+    "assert_equal", "assert_greater", "assert_less", "assert_rank", "broadcast_dynamic_shape",
+    "broadcast_static_shape", "ensure_shape", "case", "cond", "foldl", "foldr",
+    "get_current_name_scope", "grad_pass_through", "group", "inside_function",
+    "is_symbolic_tensor", "name_scope", "no_op", "recompute_grad", "scan", "switch_case",
+    "while_loop", "tuple", "nest",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)
