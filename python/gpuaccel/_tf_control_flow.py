@@ -41,9 +41,9 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     """``tf.cond``: ``true_fn()`` if ``pred`` (a tensor or Python value) is true, else
     ``false_fn()``; the branch's result comes back as it is (TF 2's strict cond)."""
     if not callable(true_fn):
-        raise TypeError("true_fn must be callable.")
+        raise TypeError("'true_fn' must be callable.")
     if not callable(false_fn):
-        raise TypeError("false_fn must be callable.")
+        raise TypeError("'false_fn' must be callable.")
     return true_fn() if bool(_as_tensor(pred)) else false_fn()
 
 
@@ -136,7 +136,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
     """``tf.while_loop``: ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)`` (and fewer
     than ``maximum_iterations`` steps ran); the result has ``loop_vars``' structure, its leaves
-    as tensors. Each step keeps the loop variables' structure (TF checks it)."""
+    as tensors. ``body`` returns a list or tuple shaped like ``loop_vars`` (TF checks it, so
+    a one-variable loop's body returns ``[v]``)."""
     if not callable(cond):
         raise TypeError("'cond' must be callable.")
     if not callable(body):
@@ -152,9 +153,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     state, steps = loop_vars, 0
     while (maximum_iterations is None or steps < maximum_iterations) and bool(cond(*state)):
         state = body(*state)
-        if not isinstance(state, (list, tuple)):
-            state = (state,)
-        nest.assert_same_structure(list(loop_vars), list(state), check_types=False)
+        nest.assert_same_structure(list(loop_vars), list(state) if nest.is_nested(state) else
+                                   state, check_types=False)
         steps += 1
     return _converted(nest.pack_sequence_as(loop_vars, nest.flatten(state)))
 

@@ -147,8 +147,10 @@ def _scatter(tensor, indices, updates, op, reduction):
     """Each output row reduces (``reduction``: sum, min or max) the tensor's row with the
     updates landing on it; 'update' takes the last update landing there, else the row."""
     x = convert_to_tensor(tensor)
-    u = convert_to_tensor(updates) if isinstance(updates, Tensor) else \
-        convert_to_tensor(np.asarray(updates), dtype=x.dtype)
+    # A tensor keeps its dtype (a mismatch is an error); arrays and lists take the tensor's, as
+    # TF converts an op's non-tensor inputs to its dtype.
+    u = updates if isinstance(updates, Tensor) else convert_to_tensor(np.asarray(updates),
+                                                                      dtype=x.dtype)
     positions, rows, update_rows, tail = _scatter_positions(x, indices, u, op)
     count = len(positions)
     table = concat([update_rows, reshape(x, [rows] + tail)], 0)  # updates, then x's rows
@@ -171,7 +173,10 @@ def _scatter(tensor, indices, updates, op, reduction):
         filler = pad_row if pad_row is not None else own_row[p]
         grid[p] = [own_row[p]] + landing[p] + [filler] * (width - len(landing[p]))
     picked = _picked(table, grid)
-    return reshape(_C.reduce(reduction, picked, [1], False), list(x.shape))
+    reduced = _C.reduce(reduction, picked, [1], False)
+    if reduced._dtype_name != x._dtype_name:  # an integer sum widens to int64
+        reduced = cast(reduced, x._dtype_name)
+    return reshape(reduced, list(x.shape))
 
 
 def tensor_scatter_nd_add(tensor, indices, updates, name=None):
@@ -198,7 +203,8 @@ def tensor_scatter_nd_max(tensor, indices, updates, name=None):
 
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     """``tf.tensor_scatter_nd_update``: ``tensor`` with the entries at ``indices`` replaced by
-    ``updates`` (for a repeated index, the last update)."""
+    ``updates`` (for a repeated index, the last update, which alone gets the gradient: TF
+    passes the gradient to the overwritten updates too)."""
     return _scatter(tensor, indices, updates, "TensorScatterUpdate", "update")
 
 
@@ -224,7 +230,8 @@ def dynamic_partition(data, partitions, num_partitions, name=None):
 
 def dynamic_stitch(indices, data, name=None):
     """``tf.dynamic_stitch``: merged[indices[m][i]] = data[m][i] (a later m wins for a repeated
-    index); length max(index) + 1, rows no index names are zero."""
+    index); length max(index) + 1, rows no index names are zero. An overwritten entry gets no
+    gradient (TF's gradient gives it the gradient of the entry that overwrote it)."""
     if len(indices) != len(data):
         raise ValueError(f"dynamic_stitch needs one data tensor per indices tensor, got "
                          f"{len(indices)} and {len(data)}")

@@ -1,0 +1,348 @@
+"""``gpuaccel``'s TensorFlow top level against real TensorFlow on the same seeded inputs: the
+indexing ops (strided_slice, tensor_scatter_nd_*, dynamic_partition/stitch, unique), the
+run-time checks and their errors, eager control flow (cond, case, switch_case, while_loop,
+foldl/foldr, scan) with gradients through it, tf.nest, and tf.print's text."""
+import collections
+import io
+
+import numpy as np
+import pytest
+
+import gpuaccel as gt
+from tf_comparison import as_array, assert_forward_matches, assert_gradient_matches
+
+tf = pytest.importorskip("tensorflow")
+
+RNG = np.random.default_rng(2021)
+A = RNG.normal(size=(4, 3)).astype(np.float32)
+CUBE = RNG.normal(size=(3, 4, 5)).astype(np.float32)
+UPDATES = RNG.normal(size=(3, 3)).astype(np.float32)
+ROW_INDICES = np.array([[1], [3], [1]], np.int32)  # row 1 twice
+POINT_INDICES = np.array([[0, 2], [3, 1], [0, 2]], np.int64)
+POINT_UPDATES = RNG.normal(size=(3,)).astype(np.float32)
+INTS = np.array([[5, -3, 7], [0, 9, -1], [2, 2, 2], [8, -8, 4]], np.int32)
+INT_UPDATES = np.array([[1, 20, -30], [4, 5, 6], [7, -70, 0]], np.int32)
+
+# tf's op, gpuaccel's, positional arguments (the first float32 array is differentiated),
+# keyword arguments, whether to compare gradients.
+CASES = [
+    (tf.strided_slice, gt.strided_slice, (CUBE, [0, 1, 0], [3, 4, 5], [2, 1, 2]), {}, True),
+    (tf.strided_slice, gt.strided_slice, (CUBE, [-1, 3, -1], [0, 0, 0], [-1, -2, -2]), {},
+     True),
+    (tf.strided_slice, gt.strided_slice, (CUBE, [1, 0, 2], [2, 0, 4], [1, 1, 1]),
+     {"begin_mask": 2, "end_mask": 2, "shrink_axis_mask": 1}, True),
+    (tf.strided_slice, gt.strided_slice, (CUBE, [0, 0, 1], [0, 0, 3], [1, 1, 1]),
+     {"ellipsis_mask": 1, "new_axis_mask": 2}, True),
+    (tf.strided_slice, gt.strided_slice, (CUBE, [7, -9], [-7, 9], [1, 1]), {}, True),
+    (tf.tensor_scatter_nd_add, gt.tensor_scatter_nd_add, (A, ROW_INDICES, UPDATES), {}, True),
+    (tf.tensor_scatter_nd_sub, gt.tensor_scatter_nd_sub, (A, ROW_INDICES, UPDATES), {}, True),
+    (tf.tensor_scatter_nd_max, gt.tensor_scatter_nd_max, (A, ROW_INDICES, UPDATES), {}, True),
+    (tf.tensor_scatter_nd_min, gt.tensor_scatter_nd_min, (A, ROW_INDICES, UPDATES), {}, True),
+    (tf.tensor_scatter_nd_add, gt.tensor_scatter_nd_add, (A, POINT_INDICES, POINT_UPDATES), {},
+     True),
+    (tf.tensor_scatter_nd_update, gt.tensor_scatter_nd_update,
+     (A, np.array([[2], [0]], np.int32), UPDATES[:2]), {}, True),
+    (tf.tensor_scatter_nd_add, gt.tensor_scatter_nd_add, (INTS, ROW_INDICES, INT_UPDATES), {},
+     False),
+    (tf.tensor_scatter_nd_min, gt.tensor_scatter_nd_min, (INTS, ROW_INDICES, INT_UPDATES), {},
+     False),
+    (tf.tensor_scatter_nd_max, gt.tensor_scatter_nd_max, (INTS, ROW_INDICES, INT_UPDATES), {},
+     False),
+    (tf.saturate_cast, gt.saturate_cast, (np.array([300, -5, 7], np.int32), "uint8"), {}, False),
+    (tf.saturate_cast, gt.saturate_cast, (np.float32([3e9, -3e9, 1.7, -2.5]), "int32"), {},
+     False),
+    (tf.ensure_shape, gt.ensure_shape, (A, (None, 3)), {}, True),
+]
+
+
+@pytest.mark.parametrize("theirs, ours, args, kwargs, differentiable", CASES,
+                         ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
+def test_matches_tensorflow(theirs, ours, args, kwargs, differentiable):
+    assert_forward_matches(theirs, ours, args, kwargs, atol=1e-6)
+    if differentiable:
+        assert_gradient_matches(theirs, ours, args, kwargs, rtol=1e-5, atol=1e-6)
+
+
+def test_scatter_gradient_reaches_the_updates():
+    """The gradient with respect to the updates (the cases above differentiate the tensor):
+    for update, a later write to the same row takes the gradient, the earlier none."""
+    indices = np.array([[1], [3], [2]], np.int32)  # distinct (see tensor_scatter_nd_update)
+    cotangent = RNG.normal(size=A.shape).astype(np.float32)
+    for theirs, ours in ((tf.tensor_scatter_nd_add, gt.tensor_scatter_nd_add),
+                         (tf.tensor_scatter_nd_update, gt.tensor_scatter_nd_update)):
+        u_tf = tf.constant(UPDATES)
+        with tf.GradientTape() as tape:
+            tape.watch(u_tf)
+            loss = tf.reduce_sum(theirs(A, indices, u_tf) * cotangent)
+        u = gt.constant(UPDATES)
+        with gt.GradientTape() as tape2:
+            tape2.watch(u)
+            loss2 = gt.reduce_sum(ours(gt.constant(A), indices, u) * gt.constant(cotangent))
+        np.testing.assert_allclose(as_array(tape2.gradient(loss2, u)),
+                                   tape.gradient(loss, u_tf).numpy(), rtol=1e-6)
+
+
+def test_tensor_scatter_nd_update_int_tensor():
+    out = gt.tensor_scatter_nd_update(INTS, np.array([[3], [0]], np.int32), INT_UPDATES[:2])
+    expected = tf.tensor_scatter_nd_update(INTS, np.array([[3], [0]], np.int32), INT_UPDATES[:2])
+    assert out.dtype.name == "int32"
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.tensor_scatter_nd_add(A, np.array([[4]], np.int32), UPDATES[:1]),
+    lambda m: m.tensor_scatter_nd_add(A, ROW_INDICES, UPDATES[:, :2]),
+    lambda m: m.tensor_scatter_nd_add(m.constant(A), ROW_INDICES, m.constant(INT_UPDATES)),
+    lambda m: m.strided_slice(A, [5], [6], shrink_axis_mask=1),
+    lambda m: m.strided_slice(A, [0], [2], [0]),
+    lambda m: m.dynamic_partition(np.float32([1, 2, 3]), np.int32([0, 2, 1]), 2),
+    lambda m: m.dynamic_partition(np.float32([1, 2, 3]), np.int32([0, 1]), 2),
+    lambda m: m.unique(np.int32([[1, 2]])),
+    lambda m: m.ensure_shape(A, (4, 2)),
+    lambda m: m.broadcast_dynamic_shape(np.int32([2, 3]), np.int32([4, 1])),
+], ids=["scatter-index", "scatter-updates-shape", "scatter-dtype", "shrink-out-of-range",
+        "zero-stride", "partition-value", "partition-shape", "unique-rank", "ensure-shape",
+        "broadcast-dynamic"])
+def test_bad_arguments_raise_invalid_argument_error(call):
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        call(tf)
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        call(gt)
+
+
+def test_ensure_shape_and_broadcast_shape_messages():
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        tf.ensure_shape(A, (4, 2))
+    with pytest.raises(gt.errors.InvalidArgumentError) as ours:
+        gt.ensure_shape(A, (4, 2))
+    assert str(ours.value) in str(theirs.value)
+    assert gt.broadcast_dynamic_shape(np.int32([2, 1, 3]), np.int32([4, 1])).numpy().tolist() == \
+        tf.broadcast_dynamic_shape(np.int32([2, 1, 3]), np.int32([4, 1])).numpy().tolist()
+    assert gt.broadcast_static_shape((2, 1, 3), (4, 1)) == \
+        tuple(tf.broadcast_static_shape(tf.TensorShape([2, 1, 3]), tf.TensorShape([4, 1])))
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+        tf.broadcast_static_shape(tf.TensorShape([2, 3]), tf.TensorShape([4, 1]))
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+        gt.broadcast_static_shape((2, 3), (4, 1))
+
+
+def test_dynamic_partition_and_stitch():
+    data = RNG.normal(size=(5, 2)).astype(np.float32)
+    parts = np.int32([1, 0, 2, 1, 1])
+    theirs = tf.dynamic_partition(data, parts, 4)
+    ours = gt.dynamic_partition(data, parts, 4)
+    assert len(ours) == len(theirs) == 4
+    for a, b in zip(ours, theirs):
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_array_equal(as_array(a), b.numpy())
+    indices = [np.int32([0, 4]), np.int32([[1, 4], [2, 6]])]
+    values = [RNG.normal(size=(2, 3)).astype(np.float32),
+              RNG.normal(size=(2, 2, 3)).astype(np.float32)]
+    expected = tf.dynamic_stitch(indices, values)
+    got = gt.dynamic_stitch(indices, values)
+    assert tuple(got.shape) == tuple(expected.shape)
+    np.testing.assert_array_equal(as_array(got), expected.numpy())
+    # The gradient reaches each data tensor (indices without overwrites: see dynamic_stitch).
+    indices = [np.int32([0, 4]), np.int32([[1, 5], [3, 6]])]
+    watched_tf = [tf.constant(v) for v in values]
+    cotangent = RNG.normal(size=tuple(expected.shape)).astype(np.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(watched_tf)
+        loss = tf.reduce_sum(tf.dynamic_stitch(indices, watched_tf) * cotangent)
+    watched = [gt.constant(v) for v in values]
+    with gt.GradientTape() as tape2:
+        tape2.watch(watched)
+        loss2 = gt.reduce_sum(gt.dynamic_stitch(indices, watched) * gt.constant(cotangent))
+    for a, b in zip(tape2.gradient(loss2, watched), tape.gradient(loss, watched_tf)):
+        np.testing.assert_allclose(as_array(a), b.numpy(), rtol=1e-6)
+
+
+def test_unique_and_unique_with_counts():
+    x = np.int32([4, 1, 4, 7, 1, 1, 9])
+    y, idx, count = gt.unique_with_counts(x)
+    ty, tidx, tcount = tf.unique_with_counts(x)
+    for a, b in ((y, ty), (idx, tidx), (count, tcount)):
+        assert a.dtype.name == b.dtype.name
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    floats = np.float32([0.5, -1.0, 0.5, 2.0])
+    ours, theirs = gt.unique(floats, out_idx="int64"), tf.unique(floats, out_idx=tf.int64)
+    np.testing.assert_array_equal(ours.y.numpy(), theirs.y.numpy())
+    assert ours.idx.dtype.name == theirs.idx.dtype.name == "int64"
+    np.testing.assert_array_equal(ours.idx.numpy(), theirs.idx.numpy())
+
+
+@pytest.mark.parametrize("name, x, y", [
+    ("assert_equal", np.int32([1, 2, 3]), np.int32([1, 2, 4])),
+    ("assert_less", np.int32([1, 2, 3]), np.int32([2, 2, 4])),
+    ("assert_greater", np.float32([1, 2, 3]), np.float32(2.0)),
+    ("assert_equal", np.float32([[1, 5], [3, 4]]), np.float32([[1, 2], [3, 0]])),
+])
+def test_failed_asserts_say_what_tensorflow_says(name, x, y):
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        getattr(tf, name)(x, y, message="check")
+    with pytest.raises(gt.errors.InvalidArgumentError) as ours:
+        getattr(gt, name)(x, y, message="check")
+    assert ours.value.message == theirs.value.message
+
+
+def test_passing_asserts_return_none_and_assert_rank():
+    assert gt.assert_equal(A, A) is None and tf.assert_equal(A, A) is None
+    assert gt.assert_less(A, A + 1) is None and tf.assert_less(A, A + 1) is None
+    assert gt.assert_greater(A + 1, A) is None
+    assert gt.assert_rank(A, 2) is None and tf.assert_rank(A, 2) is None
+    with pytest.raises(ValueError) as theirs:
+        tf.assert_rank(A, 3)
+    with pytest.raises(ValueError) as ours:
+        gt.assert_rank(A, 3)
+    assert str(ours.value) == str(theirs.value)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes"):
+        tf.assert_equal(A, A[:, :2])
+    with pytest.raises(gt.errors.InvalidArgumentError, match="Incompatible shapes"):
+        gt.assert_equal(A, A[:, :2])
+
+
+# ---- control flow ----
+
+def _both(fn):
+    """fn(module, x) in TF and gpuaccel: (value, d sum(value)/dx) each."""
+    results = []
+    for module in (tf, gt):
+        x = module.constant(A)
+        with module.GradientTape() as tape:
+            tape.watch(x)
+            out = fn(module, x)
+            loss = module.reduce_sum(out)
+        results.append((as_array(out), as_array(tape.gradient(loss, x))))
+    return results
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.cond(m.reduce_sum(x) > 0.0, lambda: m.square(x), lambda: x * 3.0),
+    lambda m, x: m.cond(m.reduce_sum(x) < 0.0, lambda: m.square(x), lambda: x * 3.0),
+    lambda m, x: m.case([(m.reduce_max(x) > 100.0, lambda: x), (m.reduce_max(x) > 0.0,
+                                                               lambda: m.exp(x))],
+                        default=lambda: -x),
+    lambda m, x: m.switch_case(m.constant(1, dtype=m.int32), [lambda: x, lambda: x * x]),
+    lambda m, x: m.switch_case(m.constant(7, dtype=m.int32), [lambda: x, lambda: x * x],
+                               default=lambda: m.tanh(x)),
+    lambda m, x: m.while_loop(lambda i, acc: i < 3, lambda i, acc: (i + 1, acc * x + 1.0),
+                              [m.constant(0), m.ones_like(x)])[1],
+    lambda m, x: m.while_loop(lambda v: m.reduce_max(v) < 50.0, lambda v: [v * 2.0 + 1.0],
+                              [x], maximum_iterations=4)[0],
+    lambda m, x: m.foldl(lambda acc, row: acc * row + 1.0, x),
+    lambda m, x: m.foldr(lambda acc, row: acc * row - row, x, initializer=m.ones((3,))),
+    lambda m, x: m.scan(lambda acc, row: acc * 0.5 + row, x),
+    lambda m, x: m.scan(lambda acc, row: acc * row + 1.0, x, initializer=m.ones((3,)),
+                        reverse=True),
+    lambda m, x: m.scan(lambda acc, pair: (acc[0] + pair["a"], acc[1] * pair["b"]),
+                        {"a": x, "b": m.sigmoid(x)}, initializer=(m.zeros((3,)),
+                                                                 m.ones((3,))))[1],
+    lambda m, x: m.grad_pass_through(lambda v: m.round(v * 4.0) / 4.0)(x),
+    lambda m, x: m.recompute_grad(lambda v: m.sin(v) * v)(x),
+], ids=["cond-true", "cond-false", "case", "switch_case", "switch_case-default", "while_loop",
+        "while_loop-max-iterations", "foldl", "foldr-initializer", "scan", "scan-reverse",
+        "scan-nested", "grad_pass_through", "recompute_grad"])
+def test_control_flow_values_and_gradients(fn):
+    (theirs, their_grad), (ours, our_grad) = _both(fn)
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(our_grad, their_grad, rtol=1e-5, atol=1e-6)
+
+
+def test_control_flow_argument_errors():
+    for module in (tf, gt):
+        with pytest.raises(TypeError, match="'branch_index' must be a Tensor"):
+            module.switch_case(1, [lambda: 1])
+        with pytest.raises(ValueError, match="contiguous range"):
+            module.switch_case(module.constant(0), {0: lambda: 1, 2: lambda: 2})
+        with pytest.raises(TypeError, match="true_fn' must be callable"):
+            module.cond(True, 1, lambda: 2)
+        with pytest.raises(module.errors.InvalidArgumentError, match="None of conditions"):
+            module.case([(module.constant(False), lambda: 1)])
+        with pytest.raises(module.errors.InvalidArgumentError, match="exclusive"):
+            module.case([(module.constant(True), lambda: 1), (module.constant(True), lambda: 2)],
+                        default=lambda: 0, exclusive=True)
+        with pytest.raises(ValueError):
+            module.while_loop(lambda i: i < 2, lambda i: (i + 1, i), [module.constant(0)])
+
+
+def test_while_loop_structure_and_grouping_helpers():
+    State = collections.namedtuple("State", ["step", "total"])
+    for module in (tf, gt):
+        out = module.while_loop(lambda s: s.step < 4,
+                                lambda s: [State(s.step + 1, s.total + module.cast(s.step,
+                                                                                   "float32"))],
+                                [State(module.constant(0), module.constant(0.0))])
+        assert isinstance(out, list) and isinstance(out[0], State)
+        assert int(out[0].step) == 4 and float(out[0].total) == 6.0
+        assert module.group(module.zeros(2)) is None and module.no_op() is None
+        pair = module.tuple([module.zeros(2), module.ones(1)])
+        assert [tuple(t.shape) for t in pair] == [(2,), (1,)]
+        assert module.is_symbolic_tensor(module.zeros(2)) is False
+        assert module.inside_function() is False
+        assert module.get_current_name_scope() == ""
+        with module.name_scope("outer") as outer:
+            with module.name_scope("inner") as inner:
+                assert (outer, inner) == ("outer/", "outer/inner/")
+                assert module.get_current_name_scope() == "outer/inner"
+        with pytest.raises(ValueError, match="must be a string"):
+            module.name_scope(3)
+
+
+# ---- tf.nest ----
+
+Point = collections.namedtuple("Point", ["x", "y"])
+NESTED = {"b": [1, (2, 3)], "a": None, "c": Point(4, 5)}
+
+
+def test_nest_matches_tensorflow():
+    assert gt.nest.flatten(NESTED) == tf.nest.flatten(NESTED)
+    assert gt.nest.flatten(collections.OrderedDict([("b", 1), ("a", 2)])) == [2, 1]
+    assert gt.nest.flatten("abc") == tf.nest.flatten("abc")
+    packed = gt.nest.pack_sequence_as(NESTED, list(range(6)))
+    assert packed == tf.nest.pack_sequence_as(NESTED, list(range(6)))
+    assert isinstance(packed["c"], Point)
+    assert gt.nest.map_structure(lambda a, b: a + b, [1, (2, 3)], [10, (20, 30)]) == \
+        tf.nest.map_structure(lambda a, b: a + b, [1, (2, 3)], [10, (20, 30)])
+    assert gt.nest.map_structure(lambda a, b: a * b, [1, (2, 3)], [1, [2, 3]],
+                                 check_types=False) == [1, (4, 9)]
+    assert gt.nest.is_nested([1]) and not gt.nest.is_nested(np.zeros(2))
+    for first, second, error in (([1, (2, 3)], [1, (2,)], ValueError),
+                                 ([1, (2, 3)], (1, (2, 3)), TypeError),
+                                 ({"a": 1}, {"b": 1}, ValueError)):
+        with pytest.raises(error, match="don't have the same nested structure"):
+            tf.nest.assert_same_structure(first, second)
+        with pytest.raises(error, match="don't have the same nested structure"):
+            gt.nest.assert_same_structure(first, second)
+    with pytest.raises(ValueError, match="Could not pack sequence"):
+        tf.nest.pack_sequence_as(NESTED, [1, 2])
+    with pytest.raises(ValueError, match="Could not pack sequence"):
+        gt.nest.pack_sequence_as(NESTED, [1, 2])
+
+
+# ---- tf.print ----
+
+PRINT_CASES = [
+    (lambda m: (m.constant(np.float32([1.5, 2, 3.25])), "hi", m.constant(np.int32(7))), {}),
+    (lambda m: (m.constant(np.arange(80, dtype=np.int32).reshape(10, 8)),), {}),
+    (lambda m: (m.constant(np.arange(24, dtype=np.int32).reshape(2, 3, 4)), 3.5), {"sep": "|"}),
+    (lambda m: (m.constant(np.arange(160, dtype=np.int32).reshape(10, 2, 8)),),
+     {"summarize": 2}),
+    (lambda m: (m.constant(np.arange(10, dtype=np.int32)),), {"summarize": -1, "end": "<\n"}),
+    (lambda m: (m.constant(np.float32([-1.0, 0.5, np.nan, np.inf, 0.1, 1e-7, 123456.7])),
+                m.constant(np.float32(2.0))), {}),
+    (lambda m: (m.constant(np.array([True, False])), [1, m.constant(np.int32(2)), "s"],
+                {"a": m.constant(np.float32(1.0)), "b": (m.constant(np.uint8(3)),)}), {}),
+]
+
+
+@pytest.mark.parametrize("make_args, kwargs", PRINT_CASES,
+                         ids=["mixed", "rows-summarized", "3d-sep", "3d-summarize", "all-end",
+                              "floats", "structures"])
+def test_print_writes_what_tensorflow_writes(make_args, kwargs, capfd):
+    import sys
+    tf.print(*make_args(tf), output_stream=sys.stdout, **kwargs)
+    theirs = capfd.readouterr().out
+    ours = io.StringIO()
+    gt.print(*make_args(gt), output_stream=ours, **kwargs)
+    assert ours.getvalue() == theirs
