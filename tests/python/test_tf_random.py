@@ -16,7 +16,7 @@ N = 20000  # a large sample: a mean's standard error is std / 141
 
 
 def _both(call):
-    ours, theirs = call(gt.random), call(tf.random)
+    ours, theirs = call(gt), call(tf)
     assert tuple(ours.shape) == tuple(theirs.shape)
     assert ours.dtype.name == theirs.dtype.name, (ours.dtype.name, theirs.dtype.name)
     return np.asarray(ours.numpy(), np.float64), np.asarray(theirs.numpy(), np.float64)
@@ -30,35 +30,39 @@ def _same_distribution(ours, theirs, mean, std):
         assert abs(sample.std() - std) < 0.05 * std, sample.std()
 
 
-# (draw given tf.random or gpuaccel.random, theoretical mean, std, lowest, highest allowed)
+# (draw given tf or gpuaccel, theoretical mean, std, lowest, highest allowed)
 SAMPLES = [
-    (lambda r: r.stateless_normal([N], SEED, mean=2.0, stddev=3.0), 2.0, 3.0, -np.inf, np.inf),
-    (lambda r: r.stateless_uniform([N], SEED, minval=-1.0, maxval=3.0), 1.0, 4 / np.sqrt(12),
+    (lambda m: m.random.normal([N], mean=-1.0, stddev=0.5), -1.0, 0.5, -np.inf, np.inf),
+    (lambda m: m.random.uniform([N], minval=2.0, maxval=4.0), 3.0, 2 / np.sqrt(12), 2.0, 4.0),
+    (lambda m: m.random.uniform([N], minval=-3, maxval=3, dtype="int64"), -0.5,
+     np.sqrt((6 ** 2 - 1) / 12), -3, 2),
+    (lambda m: m.random.stateless_normal([N], SEED, mean=2.0, stddev=3.0), 2.0, 3.0, -np.inf, np.inf),
+    (lambda m: m.random.stateless_uniform([N], SEED, minval=-1.0, maxval=3.0), 1.0, 4 / np.sqrt(12),
      -1.0, 3.0),
-    (lambda r: r.stateless_uniform([N], SEED, minval=2, maxval=9, dtype="int32"), 5.0,
+    (lambda m: m.random.stateless_uniform([N], SEED, minval=2, maxval=9, dtype="int32"), 5.0,
      np.sqrt((7 ** 2 - 1) / 12), 2, 8),
-    (lambda r: r.stateless_truncated_normal([N], SEED, mean=1.0, stddev=2.0), 1.0,
+    (lambda m: m.random.stateless_truncated_normal([N], SEED, mean=1.0, stddev=2.0), 1.0,
      2.0 * 0.879626, -3.0, 5.0),
-    (lambda r: r.stateless_parameterized_truncated_normal([N], SEED, 0.0, 1.0, 1.0, 3.0),
+    (lambda m: m.random.stateless_parameterized_truncated_normal([N], SEED, 0.0, 1.0, 1.0, 3.0),
      1.51005, 0.41648, 1.0, 3.0),
-    (lambda r: r.stateless_gamma([N], SEED, alpha=2.5, beta=2.0), 1.25, np.sqrt(2.5) / 2, 0.0,
+    (lambda m: m.random.stateless_gamma([N], SEED, alpha=2.5, beta=2.0), 1.25, np.sqrt(2.5) / 2, 0.0,
      np.inf),
-    (lambda r: r.stateless_gamma([N], SEED, alpha=0.4), 0.4, np.sqrt(0.4), 0.0, np.inf),
-    (lambda r: r.stateless_poisson([N], SEED, lam=3.5), 3.5, np.sqrt(3.5), 0, np.inf),
-    (lambda r: r.stateless_poisson([N], SEED, lam=40.0, dtype="float32"), 40.0, np.sqrt(40.0),
+    (lambda m: m.random.stateless_gamma([N], SEED, alpha=0.4), 0.4, np.sqrt(0.4), 0.0, np.inf),
+    (lambda m: m.random.stateless_poisson([N], SEED, lam=3.5), 3.5, np.sqrt(3.5), 0, np.inf),
+    (lambda m: m.random.stateless_poisson([N], SEED, lam=40.0, dtype="float32"), 40.0, np.sqrt(40.0),
      0, np.inf),
-    (lambda r: r.stateless_binomial([N], SEED, counts=20.0, probs=0.3), 6.0, np.sqrt(4.2), 0,
+    (lambda m: m.random.stateless_binomial([N], SEED, counts=20.0, probs=0.3), 6.0, np.sqrt(4.2), 0,
      20),
-    (lambda r: r.stateless_binomial([N], SEED, counts=12, probs=0.8, output_dtype="int64"), 9.6,
+    (lambda m: m.random.stateless_binomial([N], SEED, counts=12, probs=0.8, output_dtype="int64"), 9.6,
      np.sqrt(1.92), 0, 12),
-    (lambda r: r.truncated_normal([N], stddev=0.5), 0.0, 0.5 * 0.879626, -1.0, 1.0),
-    (lambda r: r.gamma([N], alpha=3.0), 3.0, np.sqrt(3.0), 0.0, np.inf),
-    (lambda r: r.poisson([N], lam=0.7), 0.7, np.sqrt(0.7), 0, np.inf),
-    (lambda r: r.Generator.from_seed(3).normal([N]), 0.0, 1.0, -np.inf, np.inf),
-    (lambda r: r.Generator.from_seed(3).truncated_normal([N]), 0.0, 0.879626, -2.0, 2.0),
-    (lambda r: r.Generator.from_seed(3).uniform([N], 5, 10, dtype="int64"), 7.0, np.sqrt(2.0), 5,
+    (lambda m: m.random.truncated_normal([N], stddev=0.5), 0.0, 0.5 * 0.879626, -1.0, 1.0),
+    (lambda m: m.random.gamma([N], alpha=3.0), 3.0, np.sqrt(3.0), 0.0, np.inf),
+    (lambda m: m.random.poisson([N], lam=0.7), 0.7, np.sqrt(0.7), 0, np.inf),
+    (lambda m: m.random.Generator.from_seed(3).normal([N]), 0.0, 1.0, -np.inf, np.inf),
+    (lambda m: m.random.Generator.from_seed(3).truncated_normal([N]), 0.0, 0.879626, -2.0, 2.0),
+    (lambda m: m.random.Generator.from_seed(3).uniform([N], 5, 10, dtype="int64"), 7.0, np.sqrt(2.0), 5,
      9),
-    (lambda r: r.Generator.from_seed(3).binomial([N], counts=8.0, probs=0.5), 4.0,
+    (lambda m: m.random.Generator.from_seed(3).binomial([N], counts=8.0, probs=0.5), 4.0,
      np.sqrt(2.0), 0, 8),
 ]
 
@@ -83,6 +87,18 @@ def test_categorical_follows_the_softmax():
     ours = gt.random.categorical(logits, 5, dtype="int32")
     theirs = tf.random.categorical(logits, 5, dtype=tf.int32)
     assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype.name == "int32"
+
+
+def test_shuffle_permutes_rows():
+    rows = np.arange(40, dtype=np.int32).reshape(20, 2)
+    for module in (gt, tf):
+        module.random.set_seed(3)
+        out = module.random.shuffle(rows).numpy()
+        assert out.shape == rows.shape and out.dtype == np.int32
+        assert sorted(map(tuple, out)) == sorted(map(tuple, rows))  # whole rows, each once
+        assert not np.array_equal(out, rows)
+        module.random.set_seed(3)
+        np.testing.assert_array_equal(module.random.shuffle(rows).numpy(), out)
 
 
 def test_shapes_of_parameter_broadcasts():
@@ -167,17 +183,17 @@ def test_deterministic_helpers_match_tensorflow():
 
 
 @pytest.mark.parametrize("call, error", [
-    (lambda r: r.stateless_normal([2], seed=[1]), "InvalidArgumentError"),
-    (lambda r: r.stateless_normal([2], seed=[1, 2, 3]), "InvalidArgumentError"),
-    (lambda r: r.stateless_uniform([2], seed=[1, 2], dtype="int32", maxval=None, minval=0),
+    (lambda m: m.random.stateless_normal([2], seed=[1]), "InvalidArgumentError"),
+    (lambda m: m.random.stateless_normal([2], seed=[1, 2, 3]), "InvalidArgumentError"),
+    (lambda m: m.random.stateless_uniform([2], seed=[1, 2], dtype="int32", maxval=None, minval=0),
      ValueError),
-    (lambda r: r.uniform([2], dtype="int32"), ValueError),
-    (lambda r: r.stateless_categorical([0.0, 1.0], 3, seed=[1, 2]), "InvalidArgumentError"),
-    (lambda r: r.categorical([[0.0, 1.0]], 3, dtype="float32"), ValueError),
-    (lambda r: r.stateless_gamma([4, 2], seed=[1, 2], alpha=[1.0, 2.0, 3.0]),
+    (lambda m: m.random.uniform([2], dtype="int32"), ValueError),
+    (lambda m: m.random.stateless_categorical([0.0, 1.0], 3, seed=[1, 2]), "InvalidArgumentError"),
+    (lambda m: m.random.categorical([[0.0, 1.0]], 3, dtype="float32"), ValueError),
+    (lambda m: m.random.stateless_gamma([4, 2], seed=[1, 2], alpha=[1.0, 2.0, 3.0]),
      "InvalidArgumentError"),
-    (lambda r: r.stateless_binomial([2], [1, 2], [8.0], [0.5]), "InvalidArgumentError"),
-    (lambda r: r.stateless_parameterized_truncated_normal([3], [1, 2], 0.0, 1.0, 2.0, 1.0),
+    (lambda m: m.random.stateless_binomial([2], [1, 2], [8.0], [0.5]), "InvalidArgumentError"),
+    (lambda m: m.random.stateless_parameterized_truncated_normal([3], [1, 2], 0.0, 1.0, 2.0, 1.0),
      "InvalidArgumentError"),
 ], ids=["seed-short", "seed-long", "int-bounds", "int-maxval", "categorical-rank",
         "categorical-dtype", "gamma-shape", "binomial-shape", "truncated-bounds"])
@@ -185,4 +201,4 @@ def test_bad_arguments_raise_tensorflows_errors(call, error):
     for module in (tf, gt):
         expected = getattr(module.errors, error) if isinstance(error, str) else error
         with pytest.raises(expected):
-            call(module.random)
+            call(module)
