@@ -1,15 +1,28 @@
-"""``tf.linalg`` names (``matmul`` with ``transpose_a/b``, ``einsum``, ``norm``) and PyTorch's
-``mm``/``bmm``; ``matmul`` and ``einsum`` are also exported at the top level, as in both.
+"""``tf.linalg`` names (``matmul`` with ``transpose_a/b``, ``einsum``, ``norm``, the diagonal and
+band helpers, ``cross``...) and PyTorch's ``mm``/``bmm``; ``matmul`` and ``einsum`` are also
+exported at the top level, as in both. Only what composes from existing ops is here: the
+decompositions (inv, det, solve, cholesky, qr, svd...) need kernels gpuaccel lacks.
 
 ``einsum`` is composed of permutes, broadcast multiplication and sums, so autograd
 differentiates it like any other op; it materialises the product over every letter, which suits
 the course's sizes (a large contraction is better written with ``matmul``).
 """
-from . import _C
-from . import _unsupported
-from ._convert import as_tensors, convert_to_tensor
+import numbers
 
-__all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot"]
+import numpy as np
+
+from . import _C, _numpy_ops, errors
+from . import _unsupported
+from . import math as _math
+from ._convert import as_tensors, convert_to_tensor
+from ._creation import eye
+from ._tf_clipping import global_norm as _global_norm
+from .math import l2_normalize
+
+__all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matrix_transpose",
+           "adjoint", "band_part", "diag", "diag_part", "set_diag", "tensor_diag",
+           "tensor_diag_part", "trace", "eye", "normalize", "l2_normalize", "global_norm",
+           "cross"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -41,23 +54,221 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
-def matvec(a, b, transpose_a=False, name=None):
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False,
+           name=None):
     """``tf.linalg.matvec``: matrix (..., n, m) times vector (..., m)."""
     a, b = as_tensors(a, b)
-    out = matmul(a, _C.expand_dims(b, -1), transpose_a=transpose_a)
+    out = matmul(a, _C.expand_dims(b, -1), transpose_a=transpose_a or adjoint_a)
     return _C.squeeze(out, [-1])
 
 
-def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):
-    """``tf.norm`` for the Euclidean (Frobenius) and 1 norms of the flattened tensor or over
-    ``axis``."""
-    x = convert_to_tensor(tensor)
-    axes = list(axis) if isinstance(axis, (list, tuple)) else axis
-    if ord in ("euclidean", "fro", 2):
-        return _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), axes, bool(keepdims)))
+def _vector_norm(x, ord, axes, keepdims):
+    magnitude = _C.unary("abs", x)
+    if ord in ("euclidean", 2):
+        return _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), axes, keepdims))
     if ord == 1:
-        return _C.reduce("sum", _C.unary("abs", x), axes, bool(keepdims))
-    raise ValueError(f"norm ord={ord!r} is not supported yet; use 'euclidean' or 1")
+        return _C.reduce("sum", magnitude, axes, keepdims)
+    if ord == np.inf:
+        return _C.reduce("max", magnitude, axes, keepdims)
+    p = _C.scalar_like(float(ord), magnitude)
+    total = _C.reduce("sum", _C.binary("pow", magnitude, p), axes, keepdims)
+    return _C.binary("pow", total, _C.scalar_like(1.0 / float(ord), total))
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    rows, cols = axes
+    if ord in ("euclidean", "fro"):
+        return _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), list(axes), keepdims))
+    if ord in (1, np.inf):  # the largest column sum (1) or row sum (inf) of |x|
+        inner, outer = (rows, cols) if ord == 1 else (cols, rows)
+        sums = _C.reduce("sum", _C.unary("abs", x), [inner], True)
+        out = _C.reduce("max", sums, [outer], True)
+        return out if keepdims else _C.squeeze(out, sorted([rows, cols]))
+    raise NotImplementedError(f"norm ord={ord!r} over two axes needs singular values (no SVD "
+                              f"kernel yet); use 'fro', 1 or np.inf")
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
+    """``tf.norm``: a vector norm (ord 'euclidean', any p > 0, np.inf) of the flattened
+    tensor or along one axis, or a matrix norm ('fro'/'euclidean', 1, np.inf) over two axes."""
+    x = convert_to_tensor(tensor)
+    keepdims = bool(keepdims)
+    axes = list(axis) if isinstance(axis, (list, tuple)) else axis
+    if isinstance(axes, list) and len(axes) == 2:
+        pair = [a % x.ndim for a in axes]
+        if pair[0] == pair[1]:
+            raise ValueError(f"'axis' must be a list of two different axes, got {axis}")
+        if not (ord in ("euclidean", "fro", 1, 2, np.inf)):
+            raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', "
+                             f"1, 2, inf], got {ord}")
+        return _matrix_norm(x, ord, pair, keepdims)
+    if isinstance(axes, list) and len(axes) != 1:
+        raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, "
+                         f"got {axis}")
+    if isinstance(ord, str) and ord != "euclidean" or \
+            not isinstance(ord, str) and not (isinstance(ord, numbers.Real) and ord > 0):
+        raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
+    return _vector_norm(x, ord, axes, keepdims)
+
+
+def normalize(tensor, ord="euclidean", axis=None, name=None):
+    """``tf.linalg.normalize``: (tensor / its norm, the norm kept as a size-1 axis)."""
+    x = convert_to_tensor(tensor)
+    size = norm(x, ord=ord, axis=axis, keepdims=True)
+    return _C.binary("div", x, size), size
+
+
+def global_norm(t_list, name=None):
+    """``tf.linalg.global_norm``: sqrt of the summed squares of every tensor in the list."""
+    if not isinstance(t_list, (list, tuple)):
+        raise TypeError(f"`t_list` should be a sequence of tensors. Received "
+                        f"{type(t_list)}.")
+    return _global_norm(t_list)
+
+
+def _matrix(x, what="a"):
+    x = convert_to_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"Argument `{what}` should be a (batch) matrix with rank >= 2.  "
+                         f"Received `{what}` = {x} with shape: {tuple(x.shape)}")
+    return x
+
+
+def matrix_transpose(a, name="matrix_transpose", conjugate=False):
+    """``tf.linalg.matrix_transpose``: the last two axes swapped."""
+    return _C.transpose(_matrix(a), -1, -2)
+
+
+def adjoint(matrix, name=None):
+    """``tf.linalg.adjoint``: the conjugate transpose, the transpose for real tensors."""
+    return matrix_transpose(matrix)
+
+
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 -- TF's name
+    """``tf.linalg.band_part``: the entries within ``num_lower`` diagonals below and
+    ``num_upper`` above the main one kept (a negative count keeps that whole triangle), the
+    rest 0."""
+    x = _matrix(input, "input")
+    rows, cols = x.shape[-2:]
+    lower, upper = int(num_lower), int(num_upper)
+    if lower > rows:
+        raise errors.InvalidArgumentError(f"num_lower must be negative or less or equal to "
+                                          f"number of rows ({rows}) got: {lower}")
+    if upper > cols:
+        raise errors.InvalidArgumentError(f"num_upper must be negative or less or equal to "
+                                          f"number of columns ({cols}) got: {upper}")
+    i, j = np.ogrid[:rows, :cols]
+    keep = ((lower < 0) | (i - j <= lower)) & ((upper < 0) | (j - i <= upper))
+    return _numpy_ops.kept_entries(x, keep)
+
+
+def _single_k(k):
+    if not isinstance(k, numbers.Integral):
+        raise NotImplementedError(f"k={k!r}: a band of diagonals is not supported yet; pass "
+                                  f"one diagonal offset (an int)")
+    return int(k)
+
+
+def _diagonal_places(length, k, rows, cols):
+    """(length, rows * cols) 0/1 float32: row t marks where entry t of diagonal k goes."""
+    places = np.zeros((length, rows * cols), np.float32)
+    t = np.arange(length)
+    r, c = (t, t + k) if k >= 0 else (t - k, t)
+    inside = (r < rows) & (c < cols)
+    places[t[inside], (r * cols + c)[inside]] = 1.0
+    return places
+
+
+def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
+         align="RIGHT_LEFT"):
+    """``tf.linalg.diag``: (..., n) -> (..., rows, cols) matrices with the vector on diagonal
+    ``k`` and ``padding_value`` elsewhere (rows and cols from TF's rule: n + |k| square unless
+    given)."""
+    d = convert_to_tensor(diagonal)
+    k = _single_k(k)
+    n = d.shape[-1]
+    min_rows, min_cols = n + max(-k, 0), n + max(k, 0)
+    rows, cols = int(num_rows), int(num_cols)
+    if rows == -1 and cols == -1:
+        rows = cols = max(min_rows, min_cols)
+    elif rows == -1:
+        rows = min_rows
+    elif cols == -1:
+        cols = min_cols
+    if rows != min_rows and cols != min_cols:
+        raise errors.InvalidArgumentError("The number of rows or columns is not consistent with "
+                                          "the specified d_lower, d_upper, and diagonal.")
+    places = _diagonal_places(n, k, rows, cols)
+    values = d if d.dtype.is_floating_point else _C.cast(d, "float32")
+    spread = matmul(values, _C.cast(convert_to_tensor(places), values._dtype_name))
+    out = _C.reshape(spread, list(d.shape[:-1]) + [rows, cols])
+    out = _C.cast(out, d._dtype_name) if out._dtype_name != d._dtype_name else out
+    if padding_value != 0:
+        off = convert_to_tensor(places.sum(0).reshape(rows, cols) == 0)
+        out = _math._select(_C.cast(off, d._dtype_name), _C.scalar_like(float(padding_value), out),
+                            out)
+    return out
+
+
+def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
+    """``tf.linalg.diag_part``: diagonal ``k`` of the last two axes."""
+    return _numpy_ops.diagonal(_matrix(input, "input"), _single_k(k), -2, -1)
+
+
+def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002
+    """``tf.linalg.set_diag``: ``input`` with diagonal ``k`` replaced by ``diagonal``."""
+    x = _matrix(input, "input")
+    d = convert_to_tensor(diagonal)
+    k = _single_k(k)
+    rows, cols = x.shape[-2:]
+    length = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    if list(d.shape) != list(x.shape[:-2]) + [length]:
+        raise errors.InvalidArgumentError(
+            f"diagonal must have shape input.shape[:-2] + [{length}] = "
+            f"{list(x.shape[:-2]) + [length]}, got {list(d.shape)}")
+    places = _diagonal_places(length, k, rows, cols)
+    placed = diag(d, k=k, num_rows=rows, num_cols=cols)
+    on = convert_to_tensor(places.sum(0).reshape(rows, cols) > 0)
+    return _math._select(_C.cast(on, x._dtype_name), placed, x)
+
+
+def tensor_diag(diagonal, name=None):
+    """``tf.linalg.tensor_diag``: rank k -> rank 2k, out[i..., i...] = diagonal[i...]."""
+    d = convert_to_tensor(diagonal)
+    n = int(np.prod(d.shape, dtype=np.int64))
+    square = diag(_C.reshape(d, [n]))
+    return _C.reshape(square, list(d.shape) * 2)
+
+
+def tensor_diag_part(input, name=None):  # noqa: A002 -- TF's name
+    """``tf.linalg.tensor_diag_part``: rank 2k -> rank k, the inverse of tensor_diag."""
+    x = convert_to_tensor(input)
+    half = x.ndim // 2
+    if x.ndim % 2 or list(x.shape[:half]) != list(x.shape[half:]):
+        bad = next((i for i in range(half) if x.shape[i] != x.shape[half + i]), 0)
+        raise errors.InvalidArgumentError(
+            f"Invalid shape [{','.join(map(str, x.shape))}]: dimensions {bad} and {half + bad} "
+            f"do not match.")
+    n = int(np.prod(x.shape[:half], dtype=np.int64))
+    return _C.reshape(diag_part(_C.reshape(x, [n, n])), list(x.shape[:half]))
+
+
+def trace(x, name=None):
+    """``tf.linalg.trace``: the sum of the main diagonal of the last two axes."""
+    return _C.reduce("sum", diag_part(x), [-1], False)
+
+
+def cross(a, b, name=None):
+    """``tf.linalg.cross``: the cross product of the 3-vectors on the last axis."""
+    a, b = as_tensors(a, b)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise errors.FailedPreconditionError("Cross-products are only defined for 3-element "
+                                             "vectors.")
+    u = [_C.slice(a, [(0, n, 1) for n in a.shape[:-1]] + [(i, i + 1, 1)]) for i in range(3)]
+    v = [_C.slice(b, [(0, n, 1) for n in b.shape[:-1]] + [(i, i + 1, 1)]) for i in range(3)]
+    parts = [_C.binary("sub", _C.binary("mul", u[(i + 1) % 3], v[(i + 2) % 3]),
+                       _C.binary("mul", u[(i + 2) % 3], v[(i + 1) % 3])) for i in range(3)]
+    return _C.concat(parts, a.ndim - 1)
 
 
 def tensordot(a, b, axes):
