@@ -62,7 +62,8 @@ from ._tf_index_ops import (dynamic_partition, dynamic_stitch, strided_slice,
                             tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,
                             tensor_scatter_nd_sub, tensor_scatter_nd_update, unique,
                             unique_with_counts)
-from ._tf_asserts import (assert_equal, assert_greater, assert_less, assert_rank,
+from ._tf_enums import VariableAggregation, VariableSynchronization
+from ._tf_asserts import (Assert, assert_equal, assert_greater, assert_less, assert_rank,
                           broadcast_dynamic_shape, broadcast_static_shape, ensure_shape)
 from ._tf_control_flow import (case, cond, foldl, foldr, get_current_name_scope,
                                grad_pass_through, group, inside_function, is_symbolic_tensor,
@@ -107,6 +108,13 @@ manual_seed = random.set_seed  # torch.manual_seed
 range = arange  # noqa: A001 - tf.range(start, limit, delta)
 inference_mode = no_grad  # torch.inference_mode()
 realdiv = divide  # tf.realdiv: floats only in TF, where it is tf.divide
+
+
+def get_logger():
+    """``tf.get_logger``: a Python ``logging.Logger`` (named 'gpuaccel'; TF's is named
+    'tensorflow'), for code that sets its level or logs its own messages through it."""
+    import logging
+    return logging.getLogger("gpuaccel")
 # torch's dtype aliases (one DType object answers TF's, torch's and NumPy's questions).
 float = float32  # noqa: A001
 half = float16
@@ -146,7 +154,8 @@ __all__ += [
     "broadcast_static_shape", "ensure_shape", "case", "cond", "foldl", "foldr",
     "get_current_name_scope", "grad_pass_through", "group", "inside_function",
     "is_symbolic_tensor", "name_scope", "no_op", "recompute_grad", "scan", "switch_case",
-    "while_loop", "tuple", "nest",
+    "while_loop", "tuple", "nest", "Assert", "VariableAggregation", "VariableSynchronization",
+    "get_logger",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

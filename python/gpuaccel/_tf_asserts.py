@@ -11,7 +11,7 @@ import numpy as np
 from . import _C, errors
 from ._convert import as_tensors, convert_to_tensor
 
-__all__ = ["assert_equal", "assert_less", "assert_greater", "assert_rank", "ensure_shape",
+__all__ = ["Assert", "assert_equal", "assert_less", "assert_greater", "assert_rank", "ensure_shape",
            "broadcast_dynamic_shape", "broadcast_static_shape"]
 
 
@@ -72,6 +72,30 @@ def _binary_assert(symbol, comparison):
 assert_equal = _binary_assert("==", "equal")
 assert_less = _binary_assert("<", "less")
 assert_greater = _binary_assert(">", "greater")
+
+
+def _summarized(value, summarize):
+    """One data entry of an eager tf.Assert message: a tensor's first entries joined by ', '
+    (with '...' when cut), a string as TF shows its bytes."""
+    if isinstance(value, str):
+        return str(value.encode())
+    array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+    if array.ndim == 0:
+        return str(array) if summarize != 0 else ""
+    flat = array.reshape(-1)
+    limit = flat.size if summarize is not None and summarize < 0 else (summarize or 3)
+    items = [str(v) for v in flat[:limit]] + (["..."] if limit < flat.size else [])
+    return ", ".join(items)
+
+
+def Assert(condition, data, summarize=None, name=None):  # noqa: N802 -- TF's name
+    """``tf.debugging.Assert``: None when ``condition`` holds, else InvalidArgumentError with
+    the summarized ``data`` (eager TF's message)."""
+    if not bool(convert_to_tensor(condition)):
+        raise errors.InvalidArgumentError(
+            f"Expected '{condition}' to be true. Summarized data: " +
+            "\n".join(_summarized(value, summarize) for value in data))
+    return None
 
 
 def assert_rank(x, rank, message=None, name=None):

@@ -35,6 +35,8 @@ SHARED_REFUSALS = {
     "summary": "keras.callbacks.TensorBoard",
     "train": "keras.callbacks.ModelCheckpoint / save_weights",
     "experimental": "the stable names listed in docs/compatibility.md",
+    "timestamp": "time.time() (TF's timestamp is float64 seconds, which gpuaccel has no dtype "
+                 "to hold)",
 }
 
 

@@ -188,7 +188,7 @@ def test_failed_asserts_say_what_tensorflow_says(name, x, y):
 def test_passing_asserts_return_none_and_assert_rank():
     assert gt.assert_equal(A, A) is None and tf.assert_equal(A, A) is None
     assert gt.assert_less(A, A + 1) is None and tf.assert_less(A, A + 1) is None
-    assert gt.assert_greater(A + 1, A) is None
+    assert gt.assert_greater(A + 1, A) is None and tf.assert_greater(A + 1, A) is None
     assert gt.assert_rank(A, 2) is None and tf.assert_rank(A, 2) is None
     with pytest.raises(ValueError) as theirs:
         tf.assert_rank(A, 3)
@@ -230,6 +230,9 @@ def _both(fn):
     lambda m, x: m.while_loop(lambda v: m.reduce_max(v) < 50.0, lambda v: [v * 2.0 + 1.0],
                               [x], maximum_iterations=4)[0],
     lambda m, x: m.foldl(lambda acc, row: acc * row + 1.0, x),
+    lambda m, x: m.foldl(lambda acc, pair: acc + pair[0] * pair[1], (x, m.exp(x)),
+                         initializer=m.zeros((3,))),
+    lambda m, x: m.foldr(lambda acc, row: acc * 0.5 + m.square(row), x),
     lambda m, x: m.foldr(lambda acc, row: acc * row - row, x, initializer=m.ones((3,))),
     lambda m, x: m.scan(lambda acc, row: acc * 0.5 + row, x),
     lambda m, x: m.scan(lambda acc, row: acc * row + 1.0, x, initializer=m.ones((3,)),
@@ -239,9 +242,12 @@ def _both(fn):
                                                                  m.ones((3,))))[1],
     lambda m, x: m.grad_pass_through(lambda v: m.round(v * 4.0) / 4.0)(x),
     lambda m, x: m.recompute_grad(lambda v: m.sin(v) * v)(x),
+    lambda m, x: m.grad_pass_through(lambda v: m.clip_by_value(v, -0.5, 0.5))(x) * x,
+    lambda m, x: m.recompute_grad(lambda v, w: m.tanh(v) * w)(x, m.exp(x)),
 ], ids=["cond-true", "cond-false", "case", "switch_case", "switch_case-default", "while_loop",
-        "while_loop-max-iterations", "foldl", "foldr-initializer", "scan", "scan-reverse",
-        "scan-nested", "grad_pass_through", "recompute_grad"])
+        "while_loop-max-iterations", "foldl", "foldl-nested-initializer", "foldr",
+        "foldr-initializer", "scan", "scan-reverse", "scan-nested", "grad_pass_through",
+        "recompute_grad", "grad_pass_through-clip", "recompute_grad-two-arguments"])
 def test_control_flow_values_and_gradients(fn):
     (theirs, their_grad), (ours, our_grad) = _both(fn)
     assert ours.shape == theirs.shape
@@ -275,11 +281,7 @@ def test_while_loop_structure_and_grouping_helpers():
                                 [State(module.constant(0), module.constant(0.0))])
         assert isinstance(out, list) and isinstance(out[0], State)
         assert int(out[0].step) == 4 and float(out[0].total) == 6.0
-        assert module.group(module.zeros(2)) is None and module.no_op() is None
-        pair = module.tuple([module.zeros(2), module.ones(1)])
-        assert [tuple(t.shape) for t in pair] == [(2,), (1,)]
-        assert module.is_symbolic_tensor(module.zeros(2)) is False
-        assert module.inside_function() is False
+        assert module.get_current_name_scope() == ""
         assert module.get_current_name_scope() == ""
         with module.name_scope("outer") as outer:
             with module.name_scope("inner") as inner:
@@ -287,6 +289,36 @@ def test_while_loop_structure_and_grouping_helpers():
                 assert module.get_current_name_scope() == "outer/inner"
         with pytest.raises(ValueError, match="must be a string"):
             module.name_scope(3)
+
+
+def test_eager_graph_helpers():
+    """What TF's graph helpers do eagerly: nothing to group or wait for, identities, and no
+    symbolic tensors or function graphs."""
+    assert tf.group(tf.zeros(2), tf.ones(1)) is None and gt.group(gt.zeros(2), gt.ones(1)) is None
+    assert tf.no_op() is None and gt.no_op() is None
+    theirs, ours = tf.tuple([tf.zeros(2), tf.ones(1)]), gt.tuple([gt.zeros(2), gt.ones(1)])
+    assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in theirs] == [(2,), (1,)]
+    assert tf.is_symbolic_tensor(tf.zeros(2)) is gt.is_symbolic_tensor(gt.zeros(2)) is False
+    assert tf.inside_function() is gt.inside_function() is False
+    assert {m.name: m.value for m in gt.VariableAggregation} == \
+        {m.name: m.value for m in tf.VariableAggregation}
+    assert {m.name: m.value for m in gt.VariableSynchronization} == \
+        {m.name: m.value for m in tf.VariableSynchronization}
+    assert isinstance(gt.get_logger(), type(tf.get_logger()))
+    with pytest.raises(AttributeError, match="time.time"):
+        gt.timestamp  # noqa: B018 -- float64 seconds: refused, with the advice
+
+
+def test_assert_raises_with_tensorflows_summary():
+    data = ["x is", np.float32([1.0, 2.0, 3.0, 4.0]), np.int32(7)]
+    assert tf.debugging.Assert(True, data) is None and gt.Assert(True, data) is None
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        tf.Assert(tf.constant(False), data)
+    with pytest.raises(gt.errors.InvalidArgumentError) as ours:
+        gt.Assert(gt.constant(False), data)
+    summary = "Summarized data: b'x is'\n1.0, 2.0, 3.0, ...\n7"
+    assert str(theirs.value.message).endswith(summary)
+    assert str(ours.value.message).endswith(summary)
 
 
 # ---- tf.nest ----
