@@ -56,7 +56,9 @@ from .math import acos, asin, atan, atan2, cos, sin, tan
 from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
                             gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
                             reverse_sequence, searchsorted, shape_n, slice, unravel_index)
-from ._tf_array_ops import saturate_cast
+from ._tf_array_ops import bitcast, saturate_cast
+from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
+from ._tf_tensor_array import TensorArray
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
 from ._tf_index_ops import (dynamic_partition, dynamic_stitch, strided_slice,
                             tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,
@@ -71,7 +73,8 @@ from ._tf_control_flow import (case, cond, foldl, foldr, get_current_name_scope,
 from ._tf_control_flow import tuple_ as tuple  # noqa: A004 - tf.tuple
 from . import nest
 from ._tf_sort import argsort, sort
-from ._tf_space_batch import batch_to_space, space_to_batch, space_to_batch_nd
+from ._tf_space_batch import (batch_to_space, required_space_to_batch_paddings, space_to_batch,
+                              space_to_batch_nd)
 from .linalg import bmm, einsum, matmul, mm, norm, tensordot
 from ._tensor_spec import TensorSpec
 from ._function import function, print_ as print  # noqa: A004 - tf.print
@@ -108,6 +111,9 @@ manual_seed = random.set_seed  # torch.manual_seed
 range = arange  # noqa: A001 - tf.range(start, limit, delta)
 inference_mode = no_grad  # torch.inference_mode()
 realdiv = divide  # tf.realdiv: floats only in TF, where it is tf.divide
+
+
+approx_top_k = nn.approx_top_k
 
 
 def get_logger():
@@ -155,7 +161,8 @@ __all__ += [
     "get_current_name_scope", "grad_pass_through", "group", "inside_function",
     "is_symbolic_tensor", "name_scope", "no_op", "recompute_grad", "scan", "switch_case",
     "while_loop", "tuple", "nest", "Assert", "VariableAggregation", "VariableSynchronization",
-    "get_logger",
+    "get_logger", "bitcast", "conv2d_backprop_filter_v2", "conv2d_backprop_input_v2",
+    "TensorArray", "required_space_to_batch_paddings", "approx_top_k",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

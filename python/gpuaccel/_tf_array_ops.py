@@ -184,3 +184,23 @@ def saturate_cast(value, dtype, name=None):
             x = clip_by_value(x, int(low), int(high))
         return cast(x, target)
     return _keras_ops.saturate_cast(x, target)
+
+
+def bitcast(input, type, name=None):  # noqa: A002 -- TF's names
+    """``tf.bitcast``: the same bytes read as ``type``. A wider type takes the last axis's
+    entries together (that axis must have itemsize ratio entries), a narrower one adds a last
+    axis of them, as TF. Computed on the host; not differentiable (TF's is not either)."""
+    x = convert_to_tensor(input)
+    source, target = x.dtype.as_numpy_dtype, as_dtype(type).as_numpy_dtype
+    values = np.ascontiguousarray(x.detach().numpy())
+    ratio = np.dtype(target).itemsize / np.dtype(source).itemsize
+    if ratio > 1:
+        if not values.ndim or values.shape[-1] != ratio:
+            raise errors.InvalidArgumentError(
+                f"Cannot bitcast from {x.dtype.name} to {as_dtype(type).name}: the last "
+                f"dimension must be {int(ratio)}, got shape {list(values.shape)}")
+        out = values.view(target).reshape(values.shape[:-1])
+    else:
+        out = values.reshape(values.shape + (1,)).view(target) if ratio < 1 else \
+            values.view(target)
+    return convert_to_tensor(np.ascontiguousarray(out)).to(device=x._device_name)

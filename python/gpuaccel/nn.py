@@ -652,6 +652,12 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
     return _approx_k(operand, k, reduction_dimension, False)
 
 
+def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=True,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):  # noqa
+    """``tf.approx_top_k``: approx_max_k, or approx_min_k when not ``is_max_k``."""
+    return _approx_k(input, k, reduction_dimension, bool(is_max_k))
+
+
 def max_pool(input, ksize, strides, padding, data_format=None, name=None):
     return max_pool2d(input, ksize, strides, padding)
 

@@ -81,6 +81,10 @@ def test_approx_top_k_is_exact_top_k():
     smallest, smallest_indices = gt.nn.approx_min_k(SCORES, 2, reduction_dimension=0)
     np.testing.assert_array_equal(as_array(smallest), -negated.numpy().T)
     np.testing.assert_array_equal(smallest_indices.numpy(), negated_indices.numpy().T)
+    lowest, lowest_indices = gt.nn.approx_min_k(SCORES, 2)
+    np.testing.assert_array_equal(as_array(lowest), -tf.nn.approx_max_k(-SCORES, 2)[0].numpy())
+    np.testing.assert_array_equal(lowest_indices.numpy(),
+                                  tf.nn.approx_max_k(-SCORES, 2)[1].numpy())
     assert_gradient_matches(lambda x: tf.nn.approx_max_k(x, 3)[0],
                             lambda x: gt.nn.approx_max_k(x, 3)[0], (SCORES,), {}, rtol=1e-6,
                             atol=1e-6)

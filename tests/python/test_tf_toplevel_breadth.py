@@ -321,6 +321,89 @@ def test_assert_raises_with_tensorflows_summary():
     assert str(ours.value.message).endswith(summary)
 
 
+# ---- TensorArray, bitcast, space-to-batch paddings, conv backprops, approx_top_k ----
+
+def test_tensor_array_as_tensorflow_runs_it_eagerly():
+    rows = RNG.normal(size=(3, 2)).astype(np.float32)
+    results = []
+    for module in (tf, gt):
+        x = module.constant(rows)
+        with module.GradientTape() as tape:
+            tape.watch(x)
+            ta = module.TensorArray(module.float32, size=4)
+            for i in range(3):
+                ta = ta.write(i, module.square(x[i]) * float(i + 1))
+            stacked = ta.stack()  # row 3 was never written: zeros
+            loss = module.reduce_sum(stacked * stacked)
+        grown = module.TensorArray(module.float32, size=0, dynamic_size=True)
+        grown = grown.write(0, [1.0, 2.0]).write(2, [5.0, 6.0])
+        unstacked = module.TensorArray(module.float32, size=3).unstack(rows)
+        pieces = module.TensorArray(module.float32, size=2).split(np.float32([1, 2, 3]), [1, 2])
+        results.append([as_array(stacked), as_array(tape.gradient(loss, x)),
+                        int(ta.size()), as_array(grown.stack()), as_array(unstacked.read(1)),
+                        as_array(unstacked.gather([2, 0])), as_array(pieces.concat())])
+        with pytest.raises(module.errors.OutOfRangeError, match="not resizeable"):
+            module.TensorArray(module.float32, size=2).write(5, 1.0)
+        with pytest.raises(ValueError, match="Incompatible shape"):
+            module.TensorArray(module.float32, size=2).write(0, [1.0, 2.0]).write(1, [1.0])
+        with pytest.raises(module.errors.InvalidArgumentError, match="dtype"):
+            module.TensorArray(module.float32, size=1).write(0, module.constant(np.int32(1)))
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("values, target", [
+    (np.float32([1.0, -2.5, 0.0]), "int32"),
+    (np.float32([[1.0, 3.0]]), "uint8"),
+    (np.uint8([[1, 2, 3, 4], [255, 0, 0, 128]]), "int32"),
+    (np.int32([[7, -1]]), "int64"),
+    (np.float16([1.5, -2.0]), "bfloat16"),
+])
+def test_bitcast(values, target):
+    ours, theirs = gt.bitcast(values, target), tf.bitcast(values, target)
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype.name == theirs.dtype.name
+    np.testing.assert_array_equal(np.asarray(ours.numpy()).view(np.uint8),
+                                  np.asarray(theirs.numpy()).view(np.uint8))
+
+
+def test_required_space_to_batch_paddings():
+    for args in (([5, 7], [2, 3]), ([5, 7], [2, 3], [[1, 0], [0, 2]]), ([4], [4], [[2, 2]])):
+        for ours, theirs in zip(gt.required_space_to_batch_paddings(*args),
+                                tf.required_space_to_batch_paddings(*args)):
+            assert ours.dtype.name == theirs.dtype.name == "int32"
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("strides, padding, dilations", [
+    ([1, 2, 2, 1], "SAME", [1, 1, 1, 1]), ([1, 1, 1, 1], "VALID", [1, 2, 2, 1])])
+def test_conv2d_backprops_match_tensorflow(strides, padding, dilations):
+    x = RNG.normal(size=(2, 6, 5, 3)).astype(np.float32)
+    f = RNG.normal(size=(3, 2, 3, 4)).astype(np.float32)
+    out_shape = tf.nn.conv2d(x, f, strides, padding, dilations=dilations).shape
+    seed = RNG.normal(size=tuple(out_shape)).astype(np.float32)
+    # TF 2.21 registers no CPU kernel for the V2 ops: its tape gives the same two gradients.
+    x_tf, f_tf = tf.constant(x), tf.constant(f)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x_tf, f_tf])
+        out = tf.nn.conv2d(x_tf, f_tf, strides, padding, dilations=dilations)
+    their_input, their_filter = tape.gradient(out, [x_tf, f_tf], output_gradients=seed)
+    ours = gt.conv2d_backprop_input_v2(x, f, seed, strides, padding, dilations=dilations)
+    np.testing.assert_allclose(as_array(ours), their_input.numpy(), rtol=1e-4, atol=1e-5)
+    ours = gt.conv2d_backprop_filter_v2(x, f, seed, strides, padding, dilations=dilations)
+    np.testing.assert_allclose(as_array(ours), their_filter.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_approx_top_k():
+    scores = RNG.normal(size=(4, 9)).astype(np.float32)
+    values, indices = tf.approx_top_k(scores, 3)
+    ours, our_indices = gt.approx_top_k(scores, 3)
+    np.testing.assert_array_equal(as_array(ours), values.numpy())
+    np.testing.assert_array_equal(our_indices.numpy(), indices.numpy())
+    low, low_indices = gt.approx_top_k(scores, 2, is_max_k=False)
+    np.testing.assert_array_equal(as_array(low), -tf.approx_top_k(-scores, 2)[0].numpy())
+    np.testing.assert_array_equal(low_indices.numpy(), tf.approx_top_k(-scores, 2)[1].numpy())
+
+
 # ---- tf.nest ----
 
 Point = collections.namedtuple("Point", ["x", "y"])
