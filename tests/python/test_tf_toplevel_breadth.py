@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpuaccel as gt
-from tf_comparison import as_array, assert_forward_matches, assert_gradient_matches
+from tf_comparison import as_array, assert_case_matches, case_ids
 
 tf = pytest.importorskip("tensorflow")
 
@@ -55,12 +55,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("theirs, ours, args, kwargs, differentiable", CASES,
-                         ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
-def test_matches_tensorflow(theirs, ours, args, kwargs, differentiable):
-    assert_forward_matches(theirs, ours, args, kwargs, atol=1e-6)
-    if differentiable:
-        assert_gradient_matches(theirs, ours, args, kwargs, rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
+def test_matches_tensorflow(case):
+    assert_case_matches(case, atol=1e-6, rtol=1e-5)
 
 
 def test_scatter_gradient_reaches_the_updates():
