@@ -13,7 +13,7 @@ import numpy as np
 from . import _C, errors
 from ._array_ops import cast, concat, gather, reshape
 from ._convert import convert_to_tensor
-from ._tensor import Tensor
+from ._tensor import Tensor, tensor
 
 __all__ = ["strided_slice", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
            "tensor_scatter_nd_min", "tensor_scatter_nd_max", "tensor_scatter_nd_update",
@@ -32,7 +32,8 @@ def _picked(table, index):
     if index.size == 0:
         return _C.tensor_full(list(index.shape) + list(table.shape[1:]), 0.0,
                               table._dtype_name, table._device_name)
-    return gather(table, convert_to_tensor(np.ascontiguousarray(index, np.int64)), axis=0)
+    return gather(table, tensor(np.ascontiguousarray(index, np.int64),
+                                device=table._device_name), axis=0)
 
 
 # ---- strided_slice ----
@@ -85,7 +86,7 @@ def _indexed(x, items):
             out = _C.slice(out, [(0, n, 1) for n in out.shape[:axis]] +
                            [(start, max(stop, start), 1)])
         elif picks.size:
-            out = gather(out, convert_to_tensor(picks), axis=axis)
+            out = gather(out, tensor(picks, device=out._device_name), axis=axis)
         else:
             out = _C.slice(out, [(0, n, 1) for n in out.shape[:axis]] + [(0, 0, 1)])
         axis += 1
@@ -274,8 +275,9 @@ def _unique_parts(x, out_idx):
     order = np.argsort(first, kind="stable")  # TF keeps first-appearance order
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    idx = cast(convert_to_tensor(rank[inverse.reshape(-1)].astype(np.int64)), out_idx)
-    return _picked(x, first[order]), idx, cast(convert_to_tensor(counts[order]), out_idx)
+    idx = tensor(rank[inverse.reshape(-1)].astype(np.int64), device=x._device_name)
+    counts = tensor(counts[order], device=x._device_name)
+    return _picked(x, first[order]), cast(idx, out_idx), cast(counts, out_idx)
 
 
 def unique(x, out_idx="int32", name=None):

@@ -12,6 +12,7 @@ import numpy as np
 from . import _C
 from ._array_ops import pad
 from ._convert import as_tensors, convert_to_tensor
+from ._tensor import tensor
 from ._numpy_ops import flip
 from .image import _four, patch_slices, same_padding
 
@@ -87,5 +88,5 @@ def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC",  # 
     index = (y * w + xx) * c + np.arange(c)[None, None, None, :]
     if include_batch_in_index:
         index = index + np.arange(n)[:, None, None, None] * (h * w * c)
-    return values, convert_to_tensor(index.astype(np.dtype(str(getattr(output_dtype, "name",
-                                                                       output_dtype)))))
+    index_dtype = np.dtype(str(getattr(output_dtype, "name", output_dtype)))
+    return values, tensor(index.astype(index_dtype), device=x._device_name)

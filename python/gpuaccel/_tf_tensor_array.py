@@ -53,7 +53,9 @@ class TensorArray:
             raise errors.InvalidArgumentError(
                 "TensorArray has an unwritten entry and no fully known element_shape to give it "
                 "as zeros")
-        return _C.tensor_full(self._element_shape, 0.0, self._dtype.name, None)
+        written = next((t for t in self._items if t is not None), None)
+        return _C.tensor_full(self._element_shape, 0.0, self._dtype.name,
+                              None if written is None else written._device_name)
 
     def _filled(self, index):
         if self._items[index] is None:

@@ -16,6 +16,7 @@ from . import _unsupported
 from . import math as _math
 from ._convert import as_tensors, convert_to_tensor
 from ._creation import eye
+from ._tensor import tensor
 from ._tf_clipping import global_norm as _global_norm
 from .math import l2_normalize
 
@@ -200,13 +201,13 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
                                           "the specified d_lower, d_upper, and diagonal.")
     places = _diagonal_places(n, k, rows, cols)
     values = d if d.dtype.is_floating_point else _C.cast(d, "float32")
-    spread = matmul(values, _C.cast(convert_to_tensor(places), values._dtype_name))
+    spread = matmul(values, tensor(places, dtype=values._dtype_name, device=d._device_name))
     out = _C.reshape(spread, list(d.shape[:-1]) + [rows, cols])
     out = _C.cast(out, d._dtype_name) if out._dtype_name != d._dtype_name else out
     if padding_value != 0:
-        off = convert_to_tensor(places.sum(0).reshape(rows, cols) == 0)
-        out = _math._select(_C.cast(off, d._dtype_name), _C.scalar_like(float(padding_value), out),
-                            out)
+        off = tensor(places.sum(0).reshape(rows, cols) == 0, dtype=d._dtype_name,
+                     device=d._device_name)
+        out = _math._select(off, _C.scalar_like(float(padding_value), out), out)
     return out
 
 
@@ -228,8 +229,9 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa
             f"{list(x.shape[:-2]) + [length]}, got {list(d.shape)}")
     places = _diagonal_places(length, k, rows, cols)
     placed = diag(d, k=k, num_rows=rows, num_cols=cols)
-    on = convert_to_tensor(places.sum(0).reshape(rows, cols) > 0)
-    return _math._select(_C.cast(on, x._dtype_name), placed, x)
+    on = tensor(places.sum(0).reshape(rows, cols) > 0, dtype=x._dtype_name,
+                device=x._device_name)
+    return _math._select(on, placed, x)
 
 
 def tensor_diag(diagonal, name=None):

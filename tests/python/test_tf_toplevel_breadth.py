@@ -458,3 +458,36 @@ def test_print_writes_what_tensorflow_writes(make_args, kwargs, capfd):
     ours = io.StringIO()
     gt.print(*make_args(gt), output_stream=ours, **kwargs)
     assert ours.getvalue() == theirs
+
+
+# The ops above build index and mask tensors from NumPy on the host; with a GPU present they
+# must land on the data's device, not the default one (a CPU tensor under a GPU default).
+HOST_INDEX_PROBE = """
+import json
+import numpy as np
+import gpuaccel as tf
+with tf.device("/CPU:0"):
+    c = tf.constant(np.arange(12, dtype=np.float32).reshape(4, 3))
+    ints = tf.constant(np.int32([3, 1, 3]))
+g = tf.constant(np.ones((4, 3), np.float32))
+ta = tf.TensorArray(tf.float32, size=2).write(0, c[0])
+outs = {
+    "default": g, "scatter": tf.tensor_scatter_nd_add(c, [[1], [1]], c[:2]),
+    "update": tf.tensor_scatter_nd_update(c, [[0]], c[:1] * 2.0),
+    "strided": tf.strided_slice(c, [3], [0], [-2]), "unique": tf.unique(ints).idx,
+    "partition": tf.dynamic_partition(c, [0, 1, 0, 1], 2)[1],
+    "stitch": tf.dynamic_stitch([[0, 2], [1]], [c[:2], c[2:3]]),
+    "diag": tf.linalg.diag(c[0]), "set_diag": tf.linalg.set_diag(c, c[0]),
+    "band": tf.linalg.band_part(c, 0, 0), "tril": tf.keras.ops.tril(c),
+    "argmax": tf.nn.max_pool_with_argmax(tf.reshape(c, (1, 2, 6, 1)), 2, 2, "VALID")[1],
+    "tensor_array": ta.stack(),
+}
+print(json.dumps({k: str(v.device) for k, v in outs.items()}))
+"""
+
+
+def test_host_built_indices_follow_the_data_to_its_device():
+    from test_library_backend import run_with_fake
+    devices = run_with_fake(HOST_INDEX_PROBE)
+    assert devices.pop("default") == "cuda:0"
+    assert devices == {name: "cpu:0" for name in devices}
