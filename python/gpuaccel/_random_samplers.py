@@ -35,6 +35,13 @@ def _mixed(value):
     return value ^ (value >> 31)
 
 
+def no_op_seed(seed):
+    """Refuses a per-op ``seed=`` (gpuaccel's stateful draws come from the global stream)."""
+    if seed is not None:
+        raise ValueError("per-op seeds are not supported; call gpuaccel.random.set_seed(seed) "
+                         "or use the stateless_* functions")
+
+
 def seed_pair(seed):
     """A stateless seed (a shape-[2] integer tensor, array or list) as two Python ints, with
     TF's error for another shape."""

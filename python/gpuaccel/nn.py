@@ -16,6 +16,8 @@ from ._array_ops import (concat as _concat, pad as _pad, reshape as _reshape, sp
                          squeeze as _squeeze, transpose as _transpose, where as _where,
                          zeros_like as _zeros_like)
 from ._convert import as_tensors, convert_to_tensor
+from ._tf_candidate_sampling import (all_candidate_sampler, compute_accidental_hits,  # noqa
+                                     fixed_unigram_candidate_sampler, sampled_logits)
 from ._tf_ctc_labels import collapse_repeated, ctc_unique_labels  # noqa: F401
 from ._tf_nn_window_ops import dilation2d, erosion2d, max_pool_with_argmax  # noqa: F401
 from ._tf_space_batch import space_to_batch
@@ -46,7 +48,9 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "weighted_moments", "space_to_batch", "top_k", "local_response_normalization",
            "lrn", "conv1d_transpose", "conv_transpose", "batch_norm_with_global_normalization",
            "atrous_conv2d_transpose", "approx_max_k", "approx_min_k", "dilation2d", "erosion2d",
-           "max_pool_with_argmax", "collapse_repeated", "ctc_unique_labels"]
+           "max_pool_with_argmax", "collapse_repeated", "ctc_unique_labels",
+           "all_candidate_sampler", "compute_accidental_hits", "fixed_unigram_candidate_sampler",
+           "nce_loss", "sampled_softmax_loss"]
 
 
 def _int(value, name):
@@ -656,6 +660,30 @@ def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=
                  reduction_input_size_override=-1, aggregate_to_topk=True, name=None):  # noqa
     """``tf.approx_top_k``: approx_max_k, or approx_min_k when not ``is_max_k``."""
     return _approx_k(input, k, reduction_dimension, bool(is_max_k))
+
+
+def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true=1,
+             sampled_values=None, remove_accidental_hits=False, partition_strategy="mod",
+             name="nce_loss"):
+    """``tf.nn.nce_loss``: per example, the summed sigmoid cross-entropy of its true classes
+    (label 1/num_true) and the sampled ones (label 0), logits less their log expected
+    counts; the classes are drawn log-uniformly unless ``sampled_values`` gives them."""
+    logits, targets = sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes,
+                                     num_true, sampled_values, remove_accidental_hits)
+    losses = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
+    return _C.reduce("sum", losses, [1], False)
+
+
+def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true=1,
+                         sampled_values=None, remove_accidental_hits=True, seed=None,
+                         name="sampled_softmax_loss"):
+    """``tf.nn.sampled_softmax_loss``: per example, the softmax cross-entropy over its true
+    and sampled classes' logits (less their log expected counts)."""
+    if seed is not None:
+        raise ValueError("per-op seeds are not supported; call gpuaccel.random.set_seed(seed)")
+    logits, targets = sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes,
+                                     num_true, sampled_values, remove_accidental_hits)
+    return softmax_cross_entropy_with_logits(labels=targets, logits=logits)
 
 
 def max_pool(input, ksize, strides, padding, data_format=None, name=None):

@@ -7,6 +7,8 @@ import numpy as np
 from . import _C
 from . import _random_samplers as _samplers
 from . import _unsupported
+from ._tf_candidate_sampling import (all_candidate_sampler, fixed_unigram_candidate_sampler,
+                                     log_uniform_candidate_sampler, uniform_candidate_sampler)
 from ._random_generator import (Algorithm, Generator, create_rng_state, get_global_generator,
                                 set_global_generator)
 from ._random_samplers import (as_shape_tuple, check_shape_ends_with, full_range_integers,
@@ -19,7 +21,9 @@ __all__ = ["set_seed", "manual_seed", "normal", "uniform", "shuffle", "truncated
            "stateless_truncated_normal", "stateless_parameterized_truncated_normal",
            "stateless_categorical", "stateless_binomial", "stateless_gamma", "stateless_poisson",
            "fold_in", "split", "Algorithm", "Generator", "get_global_generator",
-           "set_global_generator", "create_rng_state"]
+           "set_global_generator", "create_rng_state", "all_candidate_sampler",
+           "fixed_unigram_candidate_sampler", "log_uniform_candidate_sampler",
+           "uniform_candidate_sampler"]
 
 manual_seed = set_seed
 
@@ -45,16 +49,10 @@ def _float_dtype(dtype, op):
     return dtype
 
 
-def _no_op_seed(seed):
-    if seed is not None:
-        raise ValueError("per-op seeds are not supported; call gpuaccel.random.set_seed(seed) "
-                         "or use the stateless_* functions")
-
-
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     """``tf.random.truncated_normal``: normal draws kept within two standard deviations of
     the mean."""
-    _no_op_seed(seed)
+    _samplers.no_op_seed(seed)
     return _samplers.truncated_normal(as_shape_tuple(shape), mean, stddev, -2.0, 2.0,
                                       _float_dtype(dtype, "truncated_normal"))
 
@@ -62,14 +60,14 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     """``tf.random.categorical``: (batch, num_samples) class indices drawn from
     softmax(logits) per row (int64 unless ``dtype`` says int32)."""
-    _no_op_seed(seed)
+    _samplers.no_op_seed(seed)
     return _samplers.categorical(logits, num_samples, dtype or "int64")
 
 
 def gamma(shape, alpha, beta=None, dtype=float32, seed=None, name=None):
     """``tf.random.gamma``: shape + broadcast(alpha, beta).shape Gamma(alpha, rate beta)
     draws."""
-    _no_op_seed(seed)
+    _samplers.no_op_seed(seed)
     full = as_shape_tuple(shape) + tuple(parameter_shape(alpha, beta))
     return _samplers.gamma(full, alpha, beta, _float_dtype(dtype, "gamma"))
 
@@ -77,7 +75,7 @@ def gamma(shape, alpha, beta=None, dtype=float32, seed=None, name=None):
 def poisson(shape, lam, dtype=float32, seed=None, name=None):
     """``tf.random.poisson``: shape + lam.shape Poisson(lam) draws (float32 by default, as
     TF)."""
-    _no_op_seed(seed)
+    _samplers.no_op_seed(seed)
     return _samplers.poisson(as_shape_tuple(shape) + tuple(parameter_shape(lam)), lam, dtype)
 
 
