@@ -109,10 +109,14 @@ SAMPLED = (np.int64([2, 5, 9, 3]), np.float32([[0.3, 0.6], [0.2, 0.5], [0.9, 0.4
 
 
 def test_candidate_samplers_follow_tensorflows_rules():
-    for module in (tf, gt):
-        module.random.set_seed(11)
-        ids, true_count, sampled_count = module.random.uniform_candidate_sampler(
-            TRUE_CLASSES, 2, 6, True, 10)
+    tf.random.set_seed(11)
+    gt.random.set_seed(11)
+    for uniform, log_uniform, fixed_unigram, every, module in (
+            (tf.random.uniform_candidate_sampler, tf.random.log_uniform_candidate_sampler,
+             tf.nn.fixed_unigram_candidate_sampler, tf.nn.all_candidate_sampler, tf),
+            (gt.random.uniform_candidate_sampler, gt.random.log_uniform_candidate_sampler,
+             gt.nn.fixed_unigram_candidate_sampler, gt.nn.all_candidate_sampler, gt)):
+        ids, true_count, sampled_count = uniform(TRUE_CLASSES, 2, 6, True, 10)
         assert ids.dtype.name == "int64" and len(set(ids.numpy().tolist())) == 6
         assert ids.numpy().min() >= 0 and ids.numpy().max() < 10
         # unique: every count is p * 6 when no draw was rejected, else 1 - (1 - p) ** tries
@@ -122,37 +126,36 @@ def test_candidate_samplers_follow_tensorflows_rules():
         assert np.allclose(count, 0.6) or (
             np.allclose(tries, np.round(tries[0, 0]), rtol=1e-4) and np.round(tries[0, 0]) > 6)
         np.testing.assert_allclose(sampled_count.numpy(), count[0, 0], rtol=1e-6)
-        ids, true_count, sampled_count = module.random.log_uniform_candidate_sampler(
-            TRUE_CLASSES, 2, N_DRAWS, False, 10)
+        ids, true_count, sampled_count = log_uniform(TRUE_CLASSES, 2, N_DRAWS, False, 10)
         p = np.log((np.arange(10) + 2.0) / (np.arange(10) + 1.0)) / np.log(11.0)
         np.testing.assert_allclose(true_count.numpy(), p[TRUE_CLASSES] * N_DRAWS, rtol=1e-5)
         np.testing.assert_allclose(sampled_count.numpy(), p[ids.numpy()] * N_DRAWS, rtol=1e-5)
         np.testing.assert_allclose(np.bincount(ids.numpy(), minlength=10) / N_DRAWS, p,
                                    atol=0.015)
-        ids, true_count, _ = module.random.fixed_unigram_candidate_sampler(
-            TRUE_CLASSES, 2, N_DRAWS, False, 8, unigrams=[1.0, 2, 3, 4, 5, 6], distortion=0.5,
-            num_reserved_ids=2)
+        ids, true_count, _ = fixed_unigram(TRUE_CLASSES, 2, N_DRAWS, False, 8,
+                                           unigrams=[1.0, 2, 3, 4, 5, 6], distortion=0.5,
+                                           num_reserved_ids=2)
         weights = np.r_[0, 0, np.sqrt([1.0, 2, 3, 4, 5, 6])]
         np.testing.assert_allclose(true_count.numpy(),
                                    weights[TRUE_CLASSES] / weights.sum() * N_DRAWS, rtol=1e-5)
         np.testing.assert_allclose(np.bincount(ids.numpy(), minlength=8) / N_DRAWS,
                                    weights / weights.sum(), atol=0.015)
-        everything = module.random.all_candidate_sampler(TRUE_CLASSES, 2, 8, True)
+        everything = every(TRUE_CLASSES, 2, 8, True)
         np.testing.assert_array_equal(everything[0].numpy(), np.arange(8))
         assert everything[1].numpy().tolist() == [[1.0, 1.0]] * 3
         with pytest.raises(module.errors.InvalidArgumentError, match="out of range"):
-            module.random.all_candidate_sampler(TRUE_CLASSES, 2, 5, True)
-        assert module.nn.all_candidate_sampler is module.random.all_candidate_sampler
+            every(TRUE_CLASSES, 2, 5, True)
         with pytest.raises(module.errors.InvalidArgumentError, match="range is too small"):
-            module.random.uniform_candidate_sampler(TRUE_CLASSES, 2, 30, True, 10)
+            uniform(TRUE_CLASSES, 2, 30, True, 10)
         with pytest.raises(module.errors.InvalidArgumentError, match="must be a matrix"):
-            module.random.uniform_candidate_sampler(np.int64([1, 2]), 2, 3, True, 10)
+            log_uniform(np.int64([1, 2]), 2, 3, True, 10)
     theirs = tf.nn.compute_accidental_hits(TRUE_CLASSES, SAMPLED[0], 2)
     ours = gt.nn.compute_accidental_hits(TRUE_CLASSES, SAMPLED[0], 2)
     for a, b in zip(ours, theirs):
         assert a.dtype.name == b.dtype.name
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert gt.nn.fixed_unigram_candidate_sampler is gt.random.fixed_unigram_candidate_sampler
+    assert gt.nn.all_candidate_sampler is gt.random.all_candidate_sampler
 
 
 N_DRAWS = 20000
@@ -161,20 +164,22 @@ CLASS_BIASES = RNG.normal(size=(10,)).astype(np.float32)
 EMBEDDED = RNG.normal(size=(3, 4)).astype(np.float32)
 
 
-@pytest.mark.parametrize("name, kwargs", [
-    ("nce_loss", {}), ("nce_loss", {"remove_accidental_hits": True}),
-    ("sampled_softmax_loss", {}), ("sampled_softmax_loss", {"remove_accidental_hits": False})])
-def test_sampled_losses_match_tensorflow(name, kwargs):
-    def loss(module):
-        fn = getattr(module.nn, name)
+@pytest.mark.parametrize("theirs, ours, kwargs", [
+    (tf.nn.nce_loss, gt.nn.nce_loss, {}),
+    (tf.nn.nce_loss, gt.nn.nce_loss, {"remove_accidental_hits": True}),
+    (tf.nn.sampled_softmax_loss, gt.nn.sampled_softmax_loss, {}),
+    (tf.nn.sampled_softmax_loss, gt.nn.sampled_softmax_loss, {"remove_accidental_hits": False}),
+], ids=["nce", "nce-accidental-hits", "sampled-softmax", "sampled-softmax-keep-hits"])
+def test_sampled_losses_match_tensorflow(theirs, ours, kwargs):
+    def loss(fn):
         # w * 1.0: TF's gradient of a gather is IndexedSlices; the product makes it dense
         return lambda w, x: fn(w * 1.0, CLASS_BIASES, TRUE_CLASSES, x, 4, 10, num_true=2,
                                sampled_values=SAMPLED, **kwargs)
-    assert_forward_matches(loss(tf), loss(gt), (CLASS_WEIGHTS, EMBEDDED), {}, atol=1e-5)
-    assert_gradient_matches(loss(tf), loss(gt), (CLASS_WEIGHTS, EMBEDDED), {}, rtol=1e-4,
-                            atol=1e-5)
-    assert_gradient_matches(lambda x: loss(tf)(CLASS_WEIGHTS, x),
-                            lambda x: loss(gt)(CLASS_WEIGHTS, x), (EMBEDDED,), {}, rtol=1e-4,
+    assert_forward_matches(loss(theirs), loss(ours), (CLASS_WEIGHTS, EMBEDDED), {}, atol=1e-5)
+    assert_gradient_matches(loss(theirs), loss(ours), (CLASS_WEIGHTS, EMBEDDED), {},
+                            rtol=1e-4, atol=1e-5)
+    assert_gradient_matches(lambda x: loss(theirs)(CLASS_WEIGHTS, x),
+                            lambda x: loss(ours)(CLASS_WEIGHTS, x), (EMBEDDED,), {}, rtol=1e-4,
                             atol=1e-5)
 
 
