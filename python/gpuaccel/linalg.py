@@ -23,7 +23,7 @@ from .math import l2_normalize
 __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matrix_transpose",
            "adjoint", "band_part", "diag", "diag_part", "set_diag", "tensor_diag",
            "tensor_diag_part", "trace", "eye", "normalize", "l2_normalize", "global_norm",
-           "cross"]
+           "cross", "tridiagonal_matmul"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -364,3 +364,45 @@ __getattr__ = _unsupported.module_getattr(__name__, "tf.linalg", {
     "svd": "np.linalg.svd on .numpy()",
     "eigh": "np.linalg.eigh on .numpy()",
 })
+
+
+def _shifted_rows(x, step):
+    """x (..., M, N) with row i holding row i + step (rows past an end are zeros)."""
+    m = x.shape[-2]
+    lead = [(0, n, 1) for n in x.shape[:-2]]
+    zeros = _C.tensor_full(list(x.shape[:-2]) + [abs(step), x.shape[-1]], 0.0, x._dtype_name,
+                           x._device_name)
+    if step > 0:
+        return _C.concat([_C.slice(x, lead + [(step, m, 1)]), zeros], x.ndim - 2)
+    return _C.concat([zeros, _C.slice(x, lead + [(0, m + step, 1)])], x.ndim - 2)
+
+
+def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None):
+    """``tf.linalg.tridiagonal_matmul``: the tridiagonal matrix times ``rhs`` (..., M, N),
+    row i = super[i] * rhs[i + 1] + main[i] * rhs[i] + sub[i] * rhs[i - 1]. The diagonals come
+    'compact' (..., 3, M), as a 'sequence' (super, main, sub) of (..., M), or as the full
+    'matrix'."""
+    x = convert_to_tensor(rhs)
+    if diagonals_format == "matrix":  # only the three diagonals count, as TF reads them
+        return matmul(band_part(diagonals, 1, 1), x)
+    if diagonals_format == "compact":
+        d = convert_to_tensor(diagonals)
+        if d.ndim < 2 or d.shape[-2] != 3:
+            raise ValueError(f"compact diagonals must have shape (..., 3, M), got "
+                             f"{list(d.shape)}")
+        parts = [_C.squeeze(_C.slice(d, [(0, n, 1) for n in d.shape[:-2]] + [(i, i + 1, 1)]),
+                            [d.ndim - 2]) for i in range(3)]
+    elif diagonals_format == "sequence":
+        parts = [convert_to_tensor(v) for v in diagonals]
+        if len(parts) != 3:
+            raise ValueError(f"sequence diagonals must be (superdiag, maindiag, subdiag), got "
+                             f"{len(parts)} tensors")
+    else:
+        raise ValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+    if x.ndim < 2 or any(p.shape[-1] != x.shape[-2] for p in parts):
+        raise ValueError(f"rhs must be (..., M, N) with M = the diagonals' length, got "
+                         f"{list(x.shape)}")
+    superdiag, maindiag, subdiag = (_C.expand_dims(p, -1) for p in parts)
+    out = _C.binary("mul", maindiag, x)
+    out = _C.binary("add", out, _C.binary("mul", superdiag, _shifted_rows(x, 1)))
+    return _C.binary("add", out, _C.binary("mul", subdiag, _shifted_rows(x, -1)))

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import gpuaccel as gt
-from tf_comparison import assert_case_matches, assert_gradient_matches, case_ids
+from tf_comparison import (assert_case_matches, assert_forward_matches, assert_gradient_matches,
+                           case_ids)
 
 tf = pytest.importorskip("tensorflow")
 
@@ -61,6 +62,12 @@ CASES = [
     (tf.linalg.l2_normalize, gt.linalg.l2_normalize, (BATCH,), {"axis": 1}, True),
     (tf.linalg.cross, gt.linalg.cross, (THREE, THREE_B), {}, True),
     (tf.linalg.eye, gt.linalg.eye, (2, 3), {"batch_shape": [2]}, False),
+    (tf.linalg.tridiagonal_matmul, gt.linalg.tridiagonal_matmul,
+     (RNG.normal(size=(2, 3, 4)).astype(np.float32), RNG.normal(size=(2, 4, 5)).astype(np.float32)),
+     {}, True),
+    (tf.linalg.tridiagonal_matmul, gt.linalg.tridiagonal_matmul,
+     (RNG.normal(size=(4, 4)).astype(np.float32), RNG.normal(size=(4, 2)).astype(np.float32)),
+     {"diagonals_format": "matrix"}, True),
 ]
 
 
@@ -85,6 +92,19 @@ def test_einsum_gradient_and_normalize_and_global_norm():
     assert_gradient_matches(lambda a: tf.linalg.global_norm([a, VEC]),
                             lambda a: gt.linalg.global_norm([a, VEC]), (M,), {}, rtol=1e-5,
                             atol=1e-6)
+
+
+def test_tridiagonal_matmul_sequence_form_and_rhs_gradient():
+    diagonals = [RNG.normal(size=(2, 4)).astype(np.float32) for _ in range(3)]
+    rhs = RNG.normal(size=(2, 4, 3)).astype(np.float32)
+    assert_forward_matches(
+        lambda r: tf.linalg.tridiagonal_matmul(diagonals, r, diagonals_format="sequence"),
+        lambda r: gt.linalg.tridiagonal_matmul(diagonals, r, diagonals_format="sequence"),
+        (rhs,), {}, atol=1e-5)
+    assert_gradient_matches(
+        lambda r: tf.linalg.tridiagonal_matmul(diagonals, r, diagonals_format="sequence"),
+        lambda r: gt.linalg.tridiagonal_matmul(diagonals, r, diagonals_format="sequence"),
+        (rhs,), {}, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("call, error", [
