@@ -86,6 +86,9 @@ from . import data
 from . import keras
 from . import distribute
 from .keras import mixed_precision
+# tf.losses, tf.metrics, tf.optimizers and tf.initializers are Keras's modules themselves in
+# TF 2.21 (tf.losses.MeanSquaredError is keras.losses.MeanSquaredError); so here.
+from .keras import initializers, losses, metrics, optimizers
 from .keras.initializers import (Constant as constant_initializer, Ones as ones_initializer,
                                  RandomNormal as random_normal_initializer,
                                  RandomUniform as random_uniform_initializer,
@@ -162,7 +165,8 @@ __all__ += [
     "is_symbolic_tensor", "name_scope", "no_op", "recompute_grad", "scan", "switch_case",
     "while_loop", "tuple", "nest", "Assert", "VariableAggregation", "VariableSynchronization",
     "get_logger", "bitcast", "conv2d_backprop_filter_v2", "conv2d_backprop_input_v2",
-    "TensorArray", "required_space_to_batch_paddings", "approx_top_k",
+    "TensorArray", "required_space_to_batch_paddings", "approx_top_k", "initializers", "losses",
+    "metrics", "optimizers",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

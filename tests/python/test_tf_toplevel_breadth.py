@@ -401,6 +401,28 @@ def test_approx_top_k():
     np.testing.assert_array_equal(low_indices.numpy(), tf.approx_top_k(-scores, 2)[1].numpy())
 
 
+def test_keras_modules_at_the_top_level():
+    """tf.losses/metrics/optimizers/initializers are Keras's modules in TF 2.21; gpuaccel's
+    are its Keras face's."""
+    assert gt.losses is gt.keras.losses and tf.losses.MeanSquaredError is \
+        __import__("keras").losses.MeanSquaredError
+    assert gt.metrics is gt.keras.metrics and gt.optimizers is gt.keras.optimizers
+    assert gt.initializers is gt.keras.initializers
+    y, p = RNG.random((4, 3)).astype(np.float32), RNG.random((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(float(gt.losses.MeanSquaredError()(y, p)),
+                               float(tf.losses.MeanSquaredError()(y, p)), rtol=1e-6)
+    ours, theirs = gt.metrics.MeanAbsoluteError(), tf.metrics.MeanAbsoluteError()
+    ours.update_state(y, p)
+    theirs.update_state(y, p)
+    np.testing.assert_allclose(float(ours.result()), float(theirs.result()), rtol=1e-6)
+    np.testing.assert_array_equal(gt.initializers.Constant(2.5)((2, 3)).numpy(),
+                                  tf.initializers.Constant(2.5)((2, 3)).numpy())
+    w_tf, w = tf.Variable([1.0, -2.0]), gt.Variable([1.0, -2.0])
+    tf.optimizers.SGD(0.1).apply_gradients([(tf.constant([0.5, 0.5]), w_tf)])
+    gt.optimizers.SGD(0.1).apply_gradients([(gt.constant([0.5, 0.5]), w)])
+    np.testing.assert_allclose(w.numpy(), w_tf.numpy(), rtol=1e-6)
+
+
 # ---- tf.nest ----
 
 Point = collections.namedtuple("Point", ["x", "y"])
