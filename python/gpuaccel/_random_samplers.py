@@ -80,7 +80,8 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, device=None):
     """``tf.random.normal(shape)``. A per-call ``seed`` is not supported (use set_seed)."""
     if seed is not None:
         raise ValueError("per-op seeds are not supported; call gpuaccel.random.set_seed(seed)")
-    t = _C.tensor_random("normal", _shape_arg(as_shape_tuple(shape)), _dtype_name(dtype), _device_name(device))
+    t = _C.tensor_random("normal", _shape_arg(as_shape_tuple(shape)), _dtype_name(dtype),
+                         _device_name(device))
     if stddev != 1.0:
         t = t * stddev
     if mean != 0.0:
@@ -97,7 +98,8 @@ def uniform(shape, minval=0.0, maxval=None, dtype=float32, seed=None, device=Non
     maxval = 1.0 if maxval is None else maxval
     if not maxval > minval:
         raise ValueError(f"maxval ({maxval}) must be greater than minval ({minval})")
-    t = _C.tensor_random("uniform", _shape_arg(as_shape_tuple(shape)), _dtype_name(dtype), _device_name(device))
+    t = _C.tensor_random("uniform", _shape_arg(as_shape_tuple(shape)), _dtype_name(dtype),
+                         _device_name(device))
     if (minval, maxval) != (0.0, 1.0):
         t = t * (maxval - minval) + minval
     return t

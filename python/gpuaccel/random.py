@@ -86,7 +86,8 @@ def _stateless(seed, draw, *args):
         return draw(*args)
 
 
-def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=float32, name=None, alg="auto_select"):
+def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=float32, name=None,
+                     alg="auto_select"):
     """``tf.random.stateless_normal``: the same ``seed`` pair gives the same draws."""
     return _stateless(seed, normal, shape, mean, stddev, _float_dtype(dtype, "stateless_normal"))
 

@@ -12,7 +12,8 @@ from gpuaccel import keras
     (gpuaccel, "float64", "float32"), (gpuaccel, "map_fn", "Python loop"),
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
-    (gpuaccel.random, "learned_unigram_candidate_sampler", None), (gpuaccel.linalg, "inv", "np.linalg"),
+    (gpuaccel.random, "learned_unigram_candidate_sampler", None),
+    (gpuaccel.linalg, "inv", "np.linalg"),
     (gpuaccel.image, "resize", None), (keras.utils, "Sequence", "from_generator"),
     (keras, "applications", "keras.layers"), (gpuaccel.data, "TFRecordDataset", "from_generator"),
     (keras.layers, "LSTM", "Dense"), (keras.layers, "SeparableConv2D", "Conv2D")])
