@@ -149,6 +149,15 @@ def test_candidate_samplers_follow_tensorflows_rules():
             uniform(TRUE_CLASSES, 2, 30, True, 10)
         with pytest.raises(module.errors.InvalidArgumentError, match="must be a matrix"):
             log_uniform(np.int64([1, 2]), 2, 3, True, 10)
+    # the tf.random spellings of the same samplers: the deterministic parts agree exactly
+    for ours, theirs in ((gt.random.all_candidate_sampler(TRUE_CLASSES, 2, 9, False),
+                          tf.random.all_candidate_sampler(TRUE_CLASSES, 2, 9, False)),
+                         (gt.random.fixed_unigram_candidate_sampler(
+                             TRUE_CLASSES, 2, 4, False, 8, unigrams=[3.0, 1, 4, 1, 5, 9, 2, 6]),
+                          tf.random.fixed_unigram_candidate_sampler(
+                             TRUE_CLASSES, 2, 4, False, 8, unigrams=[3.0, 1, 4, 1, 5, 9, 2, 6]))):
+        assert [t.dtype.name for t in ours] == [t.dtype.name for t in theirs]
+        np.testing.assert_allclose(ours[1].numpy(), theirs[1].numpy(), rtol=1e-6)
     theirs = tf.nn.compute_accidental_hits(TRUE_CLASSES, SAMPLED[0], 2)
     ours = gt.nn.compute_accidental_hits(TRUE_CLASSES, SAMPLED[0], 2)
     for a, b in zip(ours, theirs):
