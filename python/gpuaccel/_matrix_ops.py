@@ -1,0 +1,193 @@
+"""The matrix-structure helpers of ``tf.linalg``: transposes, bands, diagonals (``diag``,
+``diag_part``, ``set_diag``, ``tensor_diag``...), ``trace`` and ``tridiagonal_matmul``.
+
+Shared by ``linalg`` (which exports them) and ``_linear_operators`` (whose structured operators
+are built from them). Diagonals are placed and read through 0/1 placement matrices and gathers,
+so every result is differentiable.
+"""
+import numbers
+
+import numpy as np
+
+from . import _C, _numpy_ops, errors
+from . import math as _math
+from ._convert import convert_to_tensor
+from ._tensor import tensor
+
+__all__ = ["matrix_transpose", "adjoint", "band_part", "diag", "diag_part", "set_diag",
+           "tensor_diag", "tensor_diag_part", "trace", "tridiagonal_matmul"]
+
+
+def _matrix(x, what="a"):
+    x = convert_to_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"Argument `{what}` should be a (batch) matrix with rank >= 2.  "
+                         f"Received `{what}` = {x} with shape: {tuple(x.shape)}")
+    return x
+
+
+def matrix_transpose(a, name="matrix_transpose", conjugate=False):
+    """``tf.linalg.matrix_transpose``: the last two axes swapped."""
+    return _C.transpose(_matrix(a), -1, -2)
+
+
+def adjoint(matrix, name=None):
+    """``tf.linalg.adjoint``: the conjugate transpose, the transpose for real tensors."""
+    return matrix_transpose(matrix)
+
+
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 -- TF's name
+    """``tf.linalg.band_part``: the entries within ``num_lower`` diagonals below and
+    ``num_upper`` above the main one kept (a negative count keeps that whole triangle), the
+    rest 0."""
+    x = _matrix(input, "input")
+    rows, cols = x.shape[-2:]
+    lower, upper = int(num_lower), int(num_upper)
+    if lower > rows:
+        raise errors.InvalidArgumentError(f"num_lower must be negative or less or equal to "
+                                          f"number of rows ({rows}) got: {lower}")
+    if upper > cols:
+        raise errors.InvalidArgumentError(f"num_upper must be negative or less or equal to "
+                                          f"number of columns ({cols}) got: {upper}")
+    i, j = np.ogrid[:rows, :cols]
+    keep = ((lower < 0) | (i - j <= lower)) & ((upper < 0) | (j - i <= upper))
+    return _numpy_ops.kept_entries(x, keep)
+
+
+def _single_k(k):
+    if not isinstance(k, numbers.Integral):
+        raise NotImplementedError(f"k={k!r}: a band of diagonals is not supported yet; pass "
+                                  f"one diagonal offset (an int)")
+    return int(k)
+
+
+def _diagonal_places(length, k, rows, cols):
+    """(length, rows * cols) 0/1 float32: row t marks where entry t of diagonal k goes."""
+    places = np.zeros((length, rows * cols), np.float32)
+    t = np.arange(length)
+    r, c = (t, t + k) if k >= 0 else (t - k, t)
+    inside = (r < rows) & (c < cols)
+    places[t[inside], (r * cols + c)[inside]] = 1.0
+    return places
+
+
+def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
+         align="RIGHT_LEFT"):
+    """``tf.linalg.diag``: (..., n) -> (..., rows, cols) matrices with the vector on diagonal
+    ``k`` and ``padding_value`` elsewhere (rows and cols from TF's rule: n + |k| square unless
+    given)."""
+    d = convert_to_tensor(diagonal)
+    k = _single_k(k)
+    n = d.shape[-1]
+    min_rows, min_cols = n + max(-k, 0), n + max(k, 0)
+    rows, cols = int(num_rows), int(num_cols)
+    if rows == -1 and cols == -1:
+        rows = cols = max(min_rows, min_cols)
+    elif rows == -1:
+        rows = min_rows
+    elif cols == -1:
+        cols = min_cols
+    if rows != min_rows and cols != min_cols:
+        raise errors.InvalidArgumentError("The number of rows or columns is not consistent with "
+                                          "the specified d_lower, d_upper, and diagonal.")
+    places = _diagonal_places(n, k, rows, cols)
+    values = d if d.dtype.is_floating_point else _C.cast(d, "float32")
+    spread = _C.matmul(values, tensor(places, dtype=values._dtype_name, device=d._device_name))
+    out = _C.reshape(spread, list(d.shape[:-1]) + [rows, cols])
+    out = _C.cast(out, d._dtype_name) if out._dtype_name != d._dtype_name else out
+    if padding_value != 0:
+        off = tensor(places.sum(0).reshape(rows, cols) == 0, dtype=d._dtype_name,
+                     device=d._device_name)
+        out = _math._select(off, _C.scalar_like(float(padding_value), out), out)
+    return out
+
+
+def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
+    """``tf.linalg.diag_part``: diagonal ``k`` of the last two axes."""
+    return _numpy_ops.diagonal(_matrix(input, "input"), _single_k(k), -2, -1)
+
+
+def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002
+    """``tf.linalg.set_diag``: ``input`` with diagonal ``k`` replaced by ``diagonal``."""
+    x = _matrix(input, "input")
+    d = convert_to_tensor(diagonal)
+    k = _single_k(k)
+    rows, cols = x.shape[-2:]
+    length = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    if list(d.shape) != list(x.shape[:-2]) + [length]:
+        raise errors.InvalidArgumentError(
+            f"diagonal must have shape input.shape[:-2] + [{length}] = "
+            f"{list(x.shape[:-2]) + [length]}, got {list(d.shape)}")
+    places = _diagonal_places(length, k, rows, cols)
+    placed = diag(d, k=k, num_rows=rows, num_cols=cols)
+    on = tensor(places.sum(0).reshape(rows, cols) > 0, dtype=x._dtype_name,
+                device=x._device_name)
+    return _math._select(on, placed, x)
+
+
+def tensor_diag(diagonal, name=None):
+    """``tf.linalg.tensor_diag``: rank k -> rank 2k, out[i..., i...] = diagonal[i...]."""
+    d = convert_to_tensor(diagonal)
+    n = int(np.prod(d.shape, dtype=np.int64))
+    square = diag(_C.reshape(d, [n]))
+    return _C.reshape(square, list(d.shape) * 2)
+
+
+def tensor_diag_part(input, name=None):  # noqa: A002 -- TF's name
+    """``tf.linalg.tensor_diag_part``: rank 2k -> rank k, the inverse of tensor_diag."""
+    x = convert_to_tensor(input)
+    half = x.ndim // 2
+    if x.ndim % 2 or list(x.shape[:half]) != list(x.shape[half:]):
+        bad = next((i for i in range(half) if x.shape[i] != x.shape[half + i]), 0)
+        raise errors.InvalidArgumentError(
+            f"Invalid shape [{','.join(map(str, x.shape))}]: dimensions {bad} and {half + bad} "
+            f"do not match.")
+    n = int(np.prod(x.shape[:half], dtype=np.int64))
+    return _C.reshape(diag_part(_C.reshape(x, [n, n])), list(x.shape[:half]))
+
+
+def trace(x, name=None):
+    """``tf.linalg.trace``: the sum of the main diagonal of the last two axes."""
+    return _C.reduce("sum", diag_part(x), [-1], False)
+
+
+def _shifted_rows(x, step):
+    """x (..., M, N) with row i holding row i + step (rows past an end are zeros)."""
+    m = x.shape[-2]
+    lead = [(0, n, 1) for n in x.shape[:-2]]
+    zeros = _C.tensor_full(list(x.shape[:-2]) + [abs(step), x.shape[-1]], 0.0, x._dtype_name,
+                           x._device_name)
+    if step > 0:
+        return _C.concat([_C.slice(x, lead + [(step, m, 1)]), zeros], x.ndim - 2)
+    return _C.concat([zeros, _C.slice(x, lead + [(0, m + step, 1)])], x.ndim - 2)
+
+
+def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None):
+    """``tf.linalg.tridiagonal_matmul``: the tridiagonal matrix times ``rhs`` (..., M, N),
+    row i = super[i] * rhs[i + 1] + main[i] * rhs[i] + sub[i] * rhs[i - 1]. The diagonals come
+    'compact' (..., 3, M), as a 'sequence' (super, main, sub) of (..., M), or as the full
+    'matrix'."""
+    x = convert_to_tensor(rhs)
+    if diagonals_format == "matrix":  # only the three diagonals count, as TF reads them
+        return _C.matmul(band_part(diagonals, 1, 1), x)
+    if diagonals_format == "compact":
+        d = convert_to_tensor(diagonals)
+        if d.ndim < 2 or d.shape[-2] != 3:
+            raise ValueError(f"compact diagonals must have shape (..., 3, M), got "
+                             f"{list(d.shape)}")
+        parts = [_C.squeeze(_C.slice(d, [(0, n, 1) for n in d.shape[:-2]] + [(i, i + 1, 1)]),
+                            [d.ndim - 2]) for i in range(3)]
+    elif diagonals_format == "sequence":
+        parts = [convert_to_tensor(v) for v in diagonals]
+        if len(parts) != 3:
+            raise ValueError(f"sequence diagonals must be (superdiag, maindiag, subdiag), got "
+                             f"{len(parts)} tensors")
+    else:
+        raise ValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+    if x.ndim < 2 or any(p.shape[-1] != x.shape[-2] for p in parts):
+        raise ValueError(f"rhs must be (..., M, N) with M = the diagonals' length, got "
+                         f"{list(x.shape)}")
+    superdiag, maindiag, subdiag = (_C.expand_dims(p, -1) for p in parts)
+    out = _C.binary("mul", maindiag, x)
+    out = _C.binary("add", out, _C.binary("mul", superdiag, _shifted_rows(x, 1)))
+    return _C.binary("add", out, _C.binary("mul", subdiag, _shifted_rows(x, -1)))
