@@ -85,6 +85,8 @@ OUT_OF_SCOPE = [
     (r"^mps|mkldnn|^vulkan|^xpu|^hip|^ipu|^mtia|^fpga|^lazy$|^xla",
      "other accelerators and backends"),
     (r"^fft|^ifft|^rfft|^irfft|^hfft|^ihfft|stft|^istft", "Fourier transforms: not in the course"),
+    (r"^LinearOperatorCirculant", "circulant operators are defined by their Fourier spectrum: "
+                                  "Fourier transforms are not in the course"),
     (r"^jit$|^fx$|^onnx$|^package$|^_?C$|^compiler$|^export$|^backends$|^overrides$|"
      r"^hub$|^library$|^storage$|storage$|^TypedStorage|^UntypedStorage|^futures$|^monitor$|"
      r"^ao$|^autocast|^__config__$|^__future__$",

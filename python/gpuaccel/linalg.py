@@ -15,6 +15,14 @@ from . import _C, errors
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._creation import eye
+from ._linear_operators import (  # noqa: F401 -- tf.linalg's operator classes
+    LinearOperator, LinearOperatorAdjoint, LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular, LinearOperatorComposition, LinearOperatorDiag,
+    LinearOperatorFullMatrix, LinearOperatorHouseholder, LinearOperatorIdentity,
+    LinearOperatorInversion,
+    LinearOperatorKronecker, LinearOperatorLowerTriangular, LinearOperatorLowRankUpdate,
+    LinearOperatorPermutation, LinearOperatorScaledIdentity, LinearOperatorToeplitz,
+    LinearOperatorTridiag, LinearOperatorZeros)
 from ._matrix_ops import (adjoint, band_part, diag, diag_part, matrix_transpose, set_diag,  # noqa
                           tensor_diag, tensor_diag_part, trace, tridiagonal_matmul)
 from ._tf_clipping import global_norm as _global_norm
@@ -23,7 +31,13 @@ from .math import l2_normalize
 __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matrix_transpose",
            "adjoint", "band_part", "diag", "diag_part", "set_diag", "tensor_diag",
            "tensor_diag_part", "trace", "eye", "normalize", "l2_normalize", "global_norm",
-           "cross", "tridiagonal_matmul"]
+           "cross", "tridiagonal_matmul", "LinearOperator", "LinearOperatorAdjoint",
+           "LinearOperatorBlockDiag", "LinearOperatorBlockLowerTriangular",
+           "LinearOperatorComposition", "LinearOperatorDiag", "LinearOperatorFullMatrix",
+           "LinearOperatorHouseholder", "LinearOperatorIdentity", "LinearOperatorKronecker",
+           "LinearOperatorLowerTriangular", "LinearOperatorLowRankUpdate",
+           "LinearOperatorPermutation", "LinearOperatorScaledIdentity", "LinearOperatorToeplitz",
+           "LinearOperatorTridiag", "LinearOperatorZeros", "LinearOperatorInversion"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,

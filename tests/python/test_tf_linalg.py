@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import gpuaccel as gt
-from tf_comparison import (assert_case_matches, assert_forward_matches, assert_gradient_matches,
+from tf_comparison import (as_array, assert_case_matches, assert_forward_matches,
+                           assert_gradient_matches,
                            case_ids)
 
 tf = pytest.importorskip("tensorflow")
@@ -127,3 +128,130 @@ def test_bad_arguments_raise_tensorflows_errors(call, error):
         expected = getattr(module.errors, error) if isinstance(error, str) else error
         with pytest.raises(expected):
             call(module)
+
+
+# ---- tf.linalg.LinearOperator and its structured subclasses ----
+
+A2 = RNG.normal(size=(2, 2)).astype(np.float32)
+A3 = RNG.normal(size=(3, 3)).astype(np.float32)
+BATCH3 = RNG.normal(size=(2, 3, 3)).astype(np.float32)
+D3 = (RNG.random(3) + 0.5).astype(np.float32)
+D23 = (RNG.random((2, 3)) + 0.5).astype(np.float32)
+V3 = RNG.normal(size=(3,)).astype(np.float32)
+U31 = RNG.normal(size=(3, 1)).astype(np.float32)
+V23 = RNG.normal(size=(2, 3)).astype(np.float32)
+T33 = RNG.normal(size=(3, 3)).astype(np.float32)
+
+# (builder given tf.linalg or gpuaccel.linalg, whether gpuaccel computes its determinant and
+# solve: structure that needs no decomposition kernel)
+OPERATORS = [
+    (lambda linalg: linalg.LinearOperatorFullMatrix(A3), False),
+    (lambda linalg: linalg.LinearOperatorFullMatrix(BATCH3, is_square=True), False),
+    (lambda linalg: linalg.LinearOperatorDiag(D3), True),
+    (lambda linalg: linalg.LinearOperatorDiag(D23), True),
+    (lambda linalg: linalg.LinearOperatorIdentity(3), True),
+    (lambda linalg: linalg.LinearOperatorIdentity(3, batch_shape=[2]), True),
+    (lambda linalg: linalg.LinearOperatorScaledIdentity(3, 1.5), True),
+    (lambda linalg: linalg.LinearOperatorScaledIdentity(3, np.float32([2.0, -0.5])), True),
+    (lambda linalg: linalg.LinearOperatorZeros(3), False),
+    (lambda linalg: linalg.LinearOperatorZeros(2, num_columns=3, is_square=False,
+                                               is_self_adjoint=False), False),
+    (lambda linalg: linalg.LinearOperatorLowerTriangular(A3 + 3 * np.eye(3, dtype=np.float32)),
+     True),
+    (lambda linalg: linalg.LinearOperatorLowerTriangular(BATCH3 + 3 * np.eye(3,
+                                                                            dtype=np.float32)),
+     True),
+    (lambda linalg: linalg.LinearOperatorComposition(
+        [linalg.LinearOperatorDiag(D3), linalg.LinearOperatorLowerTriangular(A3 + 4 * np.eye(
+            3, dtype=np.float32))]), True),
+    (lambda linalg: linalg.LinearOperatorComposition(
+        [linalg.LinearOperatorFullMatrix(A3), linalg.LinearOperatorFullMatrix(A3.T.copy())]),
+     False),
+    (lambda linalg: linalg.LinearOperatorAdjoint(linalg.LinearOperatorFullMatrix(A3)), False),
+    (lambda linalg: linalg.LinearOperatorAdjoint(linalg.LinearOperatorDiag(D3)), True),
+    (lambda linalg: linalg.LinearOperatorBlockDiag(
+        [linalg.LinearOperatorDiag(D3[:1]), linalg.LinearOperatorFullMatrix(A2)]), False),
+    (lambda linalg: linalg.LinearOperatorBlockDiag(
+        [linalg.LinearOperatorDiag(D3[:2]), linalg.LinearOperatorIdentity(1)]), True),
+    (lambda linalg: linalg.LinearOperatorBlockLowerTriangular(
+        [[linalg.LinearOperatorDiag(D3[:1])],
+         [linalg.LinearOperatorFullMatrix(A2[:, :1].copy()),
+          linalg.LinearOperatorFullMatrix(A2)]]), False),
+    (lambda linalg: linalg.LinearOperatorBlockLowerTriangular(
+        [[linalg.LinearOperatorFullMatrix(A2)]]), False),
+    (lambda linalg: linalg.LinearOperatorKronecker(
+        [linalg.LinearOperatorDiag(D3[:2]), linalg.LinearOperatorFullMatrix(A2)]), False),
+    (lambda linalg: linalg.LinearOperatorKronecker(
+        [linalg.LinearOperatorFullMatrix(A2), linalg.LinearOperatorIdentity(2)]), False),
+    (lambda linalg: linalg.LinearOperatorPermutation([2, 0, 1]), True),
+    (lambda linalg: linalg.LinearOperatorPermutation([1, 0, 2]), True),
+    (lambda linalg: linalg.LinearOperatorHouseholder(V3), True),
+    (lambda linalg: linalg.LinearOperatorHouseholder(V23), True),
+    (lambda linalg: linalg.LinearOperatorToeplitz(col=V3, row=D3), False),
+    (lambda linalg: linalg.LinearOperatorToeplitz(col=D23, row=D23[::-1].copy()), False),
+    (lambda linalg: linalg.LinearOperatorTridiag(T33), False),
+    (lambda linalg: linalg.LinearOperatorTridiag([V3, D3, V3], diagonals_format="sequence"),
+     False),
+    (lambda linalg: linalg.LinearOperatorLowRankUpdate(linalg.LinearOperatorDiag(D3), U31),
+     False),
+    (lambda linalg: linalg.LinearOperatorLowRankUpdate(
+        linalg.LinearOperatorFullMatrix(A3), U31, diag_update=np.float32([2.0]),
+        v=V3[:, None].copy()), False),
+    (lambda linalg: linalg.LinearOperatorInversion(linalg.LinearOperatorDiag(D3)), True),
+    (lambda linalg: linalg.LinearOperatorInversion(linalg.LinearOperatorLowerTriangular(
+        A3 + 4 * np.eye(3, dtype=np.float32))), True),
+]
+
+
+@pytest.mark.parametrize("build, structured", OPERATORS,
+                         ids=[f"operator-{i}" for i in range(len(OPERATORS))])
+def test_linear_operators_match_tensorflow(build, structured):
+    theirs, ours = build(tf.linalg), build(gt.linalg)
+    assert isinstance(theirs, tf.linalg.LinearOperator)
+    assert isinstance(ours, gt.linalg.LinearOperator)
+    assert ours.shape == tuple(theirs.shape)
+    assert ours.batch_shape == tuple(theirs.batch_shape)
+    assert (ours.domain_dimension, ours.range_dimension) == (theirs.domain_dimension,
+                                                            theirs.range_dimension)
+    shape = tuple(theirs.shape)
+    rhs = RNG.normal(size=shape[:-2] + (shape[-1], 2)).astype(np.float32)
+    vec = RNG.normal(size=shape[:-2] + (shape[-1],)).astype(np.float32)
+    pairs = [(ours.to_dense(), theirs.to_dense()), (ours.matmul(rhs), theirs.matmul(rhs)),
+             (ours.matvec(vec), theirs.matvec(vec)), (ours.diag_part(), theirs.diag_part()),
+             (ours.trace(), theirs.trace()), (ours.adjoint().to_dense(),
+                                              theirs.adjoint().to_dense()),
+             (ours.add_to_tensor(np.ones(theirs.shape, np.float32)),
+              theirs.add_to_tensor(np.ones(theirs.shape, np.float32))),
+             (ours.matmul(rhs.swapaxes(-1, -2).copy(), adjoint_arg=True),
+              theirs.matmul(rhs.swapaxes(-1, -2).copy(), adjoint_arg=True))]
+    if structured:
+        pairs += [(ours.determinant(), theirs.determinant()),
+                  (ours.log_abs_determinant(), theirs.log_abs_determinant()),
+                  (ours.solve(rhs), theirs.solve(rhs)),
+                  (ours.solve(rhs, adjoint=True), theirs.solve(rhs, adjoint=True)),
+                  (ours.solvevec(vec), theirs.solvevec(vec))]
+    elif not isinstance(ours, gt.linalg.LinearOperatorZeros):
+        with pytest.raises(NotImplementedError, match="decomposition"):
+            ours.solve(rhs)
+    for a, b in pairs:
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(as_array(a), as_array(b), rtol=1e-4, atol=1e-5)
+
+
+def test_linear_operator_gradients_and_composition_by_matmul():
+    for theirs_build, ours_build in (
+            (lambda d: tf.linalg.LinearOperatorDiag(d), lambda d: gt.linalg.LinearOperatorDiag(d)),
+            (lambda c: tf.linalg.LinearOperatorToeplitz(c, D3),
+             lambda c: gt.linalg.LinearOperatorToeplitz(c, D3)),
+            (lambda v: tf.linalg.LinearOperatorHouseholder(v),
+             lambda v: gt.linalg.LinearOperatorHouseholder(v))):
+        rhs = RNG.normal(size=(3, 2)).astype(np.float32)
+        assert_gradient_matches(lambda p: theirs_build(p).matmul(rhs),
+                                lambda p: ours_build(p).matmul(rhs), (D3,), {}, rtol=1e-4,
+                                atol=1e-5)
+    composed = gt.linalg.LinearOperatorDiag(D3).matmul(gt.linalg.LinearOperatorFullMatrix(A3))
+    assert isinstance(composed, gt.linalg.LinearOperatorComposition)
+    np.testing.assert_allclose(as_array(composed.to_dense()),
+                               tf.linalg.LinearOperatorDiag(D3).matmul(
+                                   tf.linalg.LinearOperatorFullMatrix(A3)).to_dense().numpy(),
+                               rtol=1e-6)
