@@ -260,6 +260,15 @@ class LinearOperatorZeros(LinearOperator):
         return _product(diag_part(self._zeros))
 
 
+def _determinants_product(operators):
+    """det of a product, a block-diagonal or a block-triangular matrix: the factors' or
+    diagonal blocks' determinants multiplied."""
+    out = operators[0].determinant()
+    for op in operators[1:]:
+        out = _C.binary("mul", out, op.determinant())
+    return out
+
+
 def _solve_lower(lower, rhs):
     """x with lower @ x = rhs by forward substitution, one row at a time (differentiable)."""
     n = lower.shape[-1]
@@ -323,10 +332,7 @@ class LinearOperatorComposition(LinearOperator):
         return out
 
     def _determinant(self):
-        out = self.operators[0].determinant()
-        for op in self.operators[1:]:
-            out = _C.binary("mul", out, op.determinant())
-        return out
+        return _determinants_product(self.operators)
 
     def _solve(self, rhs, adjoint):
         # A B x = b: x = B^-1 (A^-1 b); for the adjoint B^T A^T x = b: x = A^-T (B^-T b)
@@ -388,10 +394,7 @@ class LinearOperatorBlockDiag(LinearOperator):
         return _blocks(rows)
 
     def _determinant(self):
-        out = self.operators[0].determinant()
-        for op in self.operators[1:]:
-            out = _C.binary("mul", out, op.determinant())
-        return out
+        return _determinants_product(self.operators)
 
     def _solve(self, rhs, adjoint):
         pieces, start = [], 0
@@ -421,10 +424,7 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         return _blocks(self.operators)
 
     def _determinant(self):
-        out = self.operators[0][0].determinant()
-        for row in self.operators[1:]:
-            out = _C.binary("mul", out, row[-1].determinant())
-        return out
+        return _determinants_product([row[-1] for row in self.operators])
 
 
 def _kron(a, b):
