@@ -110,6 +110,8 @@ OUT_OF_SCOPE = [
      "the gradient and variable-creator registries, TypeSpecs of composite tensors, "
      "AutoGraph's source conversion, serving batch functions, tf.test's TestCase): gpuaccel "
      "has no graphs, protos or op registry to plug into"),
+    (r"^ctc_greedy_decoder$|^ctc_beam_search_decoder$",
+     "sparse tensors: the CTC decoders return their decoded paths as SparseTensors"),
     (r"^edit_distance$", "sparse tensors: tf.edit_distance takes its hypotheses and truths as "
                          "SparseTensors, and gpuaccel's tensors are dense"),
     (r"^resource$|^variant$", "TensorFlow's handle dtypes: no eager tensor of them holds data"),
