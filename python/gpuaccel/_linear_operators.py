@@ -17,7 +17,7 @@ from . import math as _math
 from ._array_ops import concat, gather, reshape
 from ._convert import as_tensors, convert_to_tensor
 from ._creation import eye
-from ._matrix_ops import band_part, diag, diag_part, tridiagonal_matmul
+from ._matrix_ops import band_part, diag, diag_part, triangular_solve, tridiagonal_matmul
 from ._tensor import tensor
 
 __all__ = ["LinearOperator", "LinearOperatorFullMatrix", "LinearOperatorDiag",
@@ -269,27 +269,6 @@ def _determinants_product(operators):
     return out
 
 
-def _solve_lower(lower, rhs):
-    """x with lower @ x = rhs by forward substitution, one row at a time (differentiable)."""
-    n = lower.shape[-1]
-    lead = [(0, d, 1) for d in lower.shape[:-2]]
-    rows = []
-    for i in range(n):
-        row = _C.slice(lower, lead + [(i, i + 1, 1), (0, n, 1)])  # (..., 1, n)
-        b = _C.slice(rhs, [(0, d, 1) for d in rhs.shape[:-2]] + [(i, i + 1, 1)])
-        if rows:
-            known = concat(rows, -2)  # (..., i, k)
-            b = _C.binary("sub", b, _C.matmul(_C.slice(row, lead + [(0, 1, 1), (0, i, 1)]),
-                                              known))
-        pivot = _C.slice(row, lead + [(0, 1, 1), (i, i + 1, 1)])
-        rows.append(_C.binary("div", b, pivot))
-    return concat(rows, -2)
-
-
-def _reversed(x, axes):
-    return _numpy_ops.flip(x, axes)
-
-
 class LinearOperatorLowerTriangular(LinearOperator):
     """The lower triangle of ``tril`` (entries above the diagonal ignored)."""
 
@@ -307,11 +286,7 @@ class LinearOperatorLowerTriangular(LinearOperator):
         return _product(diag_part(self._tril))
 
     def _solve(self, rhs, adjoint):
-        if not adjoint:
-            return _solve_lower(self._tril, rhs)
-        # L^T is upper triangular: reversing its rows and columns makes it lower.
-        flipped = _reversed(_swap(self._tril), (-2, -1))
-        return _reversed(_solve_lower(flipped, _reversed(rhs, (-2,))), (-2,))
+        return triangular_solve(self._tril, rhs, lower=True, adjoint=adjoint)
 
 
 class LinearOperatorComposition(LinearOperator):
@@ -542,8 +517,8 @@ class LinearOperatorToeplitz(LinearOperator):
 
     def _dense(self):
         n = self._col.shape[-1]
-        tail = _reversed(_C.slice(self._row, [(0, d, 1) for d in self._row.shape[:-1]] +
-                                  [(1, n, 1)]), (-1,))
+        lead = [(0, d, 1) for d in self._row.shape[:-1]]
+        tail = _numpy_ops.flip(_C.slice(self._row, lead + [(1, n, 1)]), (-1,))
         values = concat([tail, self._col], -1)  # row[n-1..1], col[0..n-1]
         i, j = np.ogrid[:n, :n]
         index = tensor((n - 1 + i - j).reshape(-1).astype(np.int64),

@@ -1,5 +1,6 @@
 """The matrix-structure helpers of ``tf.linalg``: transposes, bands, diagonals (``diag``,
-``diag_part``, ``set_diag``, ``tensor_diag``...), ``trace`` and ``tridiagonal_matmul``.
+``diag_part``, ``set_diag``, ``tensor_diag``...), ``trace``, ``tridiagonal_matmul`` and
+``triangular_solve`` (substitution, row by row: no decomposition is needed).
 
 Shared by ``linalg`` (which exports them) and ``_linear_operators`` (whose structured operators
 are built from them). Diagonals are placed and read through 0/1 placement matrices and gathers,
@@ -11,11 +12,12 @@ import numpy as np
 
 from . import _C, _numpy_ops, errors
 from . import math as _math
+from ._array_ops import concat
 from ._convert import convert_to_tensor
 from ._tensor import tensor
 
 __all__ = ["matrix_transpose", "adjoint", "band_part", "diag", "diag_part", "set_diag",
-           "tensor_diag", "tensor_diag_part", "trace", "tridiagonal_matmul"]
+           "tensor_diag", "tensor_diag_part", "trace", "tridiagonal_matmul", "triangular_solve"]
 
 
 def _matrix(x, what="a"):
@@ -191,3 +193,38 @@ def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None):
     out = _C.binary("mul", maindiag, x)
     out = _C.binary("add", out, _C.binary("mul", superdiag, _shifted_rows(x, 1)))
     return _C.binary("add", out, _C.binary("mul", subdiag, _shifted_rows(x, -1)))
+
+
+def _solve_lower(lower, rhs):
+    """x with lower @ x = rhs by forward substitution, one row at a time (differentiable)."""
+    n = lower.shape[-1]
+    lead = [(0, d, 1) for d in lower.shape[:-2]]
+    rows = []
+    for i in range(n):
+        row = _C.slice(lower, lead + [(i, i + 1, 1), (0, n, 1)])  # (..., 1, n)
+        b = _C.slice(rhs, [(0, d, 1) for d in rhs.shape[:-2]] + [(i, i + 1, 1)])
+        if rows:
+            known = concat(rows, -2)  # (..., i, k)
+            b = _C.binary("sub", b, _C.matmul(_C.slice(row, lead + [(0, 1, 1), (0, i, 1)]),
+                                              known))
+        pivot = _C.slice(row, lead + [(0, 1, 1), (i, i + 1, 1)])
+        rows.append(_C.binary("div", b, pivot))
+    return concat(rows, -2)
+
+
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
+    """``tf.linalg.triangular_solve``: x with T @ x = rhs (adjoint(T) @ x with ``adjoint``),
+    T the lower (or upper) triangle of ``matrix``; the other triangle is ignored."""
+    a = _matrix(matrix, "matrix")
+    b = convert_to_tensor(rhs)
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1] or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"triangular_solve needs a square (..., M, M) matrix and (..., M, K) "
+                         f"rhs, got {list(a.shape)} and {list(b.shape)}")
+    triangle = band_part(a, -1, 0) if lower else band_part(a, 0, -1)
+    if adjoint:
+        triangle = _C.transpose(triangle, -1, -2)
+    if lower != adjoint:  # a lower triangle to solve
+        return _solve_lower(triangle, b)
+    # An upper triangle with its rows and columns reversed is lower.
+    flipped = _numpy_ops.flip(triangle, (-2, -1))
+    return _numpy_ops.flip(_solve_lower(flipped, _numpy_ops.flip(b, (-2,))), (-2,))

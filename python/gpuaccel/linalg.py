@@ -24,7 +24,8 @@ from ._linear_operators import (  # noqa: F401 -- tf.linalg's operator classes
     LinearOperatorPermutation, LinearOperatorScaledIdentity, LinearOperatorToeplitz,
     LinearOperatorTridiag, LinearOperatorZeros)
 from ._matrix_ops import (adjoint, band_part, diag, diag_part, matrix_transpose, set_diag,  # noqa
-                          tensor_diag, tensor_diag_part, trace, tridiagonal_matmul)
+                          tensor_diag, tensor_diag_part, trace, triangular_solve,
+                          tridiagonal_matmul)
 from ._tf_clipping import global_norm as _global_norm
 from .math import l2_normalize
 
@@ -37,7 +38,8 @@ __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matr
            "LinearOperatorHouseholder", "LinearOperatorIdentity", "LinearOperatorKronecker",
            "LinearOperatorLowerTriangular", "LinearOperatorLowRankUpdate",
            "LinearOperatorPermutation", "LinearOperatorScaledIdentity", "LinearOperatorToeplitz",
-           "LinearOperatorTridiag", "LinearOperatorZeros", "LinearOperatorInversion"]
+           "LinearOperatorTridiag", "LinearOperatorZeros", "LinearOperatorInversion",
+           "triangular_solve"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,

@@ -95,6 +95,21 @@ def test_einsum_gradient_and_normalize_and_global_norm():
                             atol=1e-6)
 
 
+@pytest.mark.parametrize("lower, adjoint", [(True, False), (False, False), (True, True),
+                                            (False, True)])
+def test_triangular_solve(lower, adjoint):
+    matrix = BATCH3 + 3 * np.eye(3, dtype=np.float32)  # both triangles well conditioned
+    rhs = RNG.normal(size=(2, 3, 2)).astype(np.float32)
+    kwargs = {"lower": lower, "adjoint": adjoint}
+    assert_forward_matches(tf.linalg.triangular_solve, gt.linalg.triangular_solve,
+                           (matrix, rhs), kwargs, atol=1e-5)
+    assert_gradient_matches(tf.linalg.triangular_solve, gt.linalg.triangular_solve,
+                            (matrix, rhs), kwargs, rtol=1e-4, atol=1e-5)
+    assert_gradient_matches(lambda b: tf.linalg.triangular_solve(matrix, b, **kwargs),
+                            lambda b: gt.linalg.triangular_solve(matrix, b, **kwargs),
+                            (rhs,), {}, rtol=1e-4, atol=1e-5)
+
+
 def test_tridiagonal_matmul_sequence_form_and_rhs_gradient():
     diagonals = [RNG.normal(size=(2, 4)).astype(np.float32) for _ in range(3)]
     rhs = RNG.normal(size=(2, 4, 3)).astype(np.float32)
