@@ -17,7 +17,8 @@ from ._convert import convert_to_tensor
 from ._tensor import tensor
 
 __all__ = ["matrix_transpose", "adjoint", "band_part", "diag", "diag_part", "set_diag",
-           "tensor_diag", "tensor_diag_part", "trace", "tridiagonal_matmul", "triangular_solve"]
+           "tensor_diag", "tensor_diag_part", "trace", "tridiagonal_matmul", "triangular_solve",
+           "tridiagonal_solve"]
 
 
 def _matrix(x, what="a"):
@@ -164,6 +165,25 @@ def _shifted_rows(x, step):
     return _C.concat([zeros, _C.slice(x, lead + [(0, m + step, 1)])], x.ndim - 2)
 
 
+def _three_diagonals(diagonals, diagonals_format):
+    """(superdiag, maindiag, subdiag), each (..., M), of 'compact' (..., 3, M) or 'sequence'
+    diagonals."""
+    if diagonals_format == "compact":
+        d = convert_to_tensor(diagonals)
+        if d.ndim < 2 or d.shape[-2] != 3:
+            raise ValueError(f"compact diagonals must have shape (..., 3, M), got "
+                             f"{list(d.shape)}")
+        return [_C.squeeze(_C.slice(d, [(0, n, 1) for n in d.shape[:-2]] + [(i, i + 1, 1)]),
+                           [d.ndim - 2]) for i in range(3)]
+    if diagonals_format == "sequence":
+        parts = [convert_to_tensor(v) for v in diagonals]
+        if len(parts) != 3:
+            raise ValueError(f"sequence diagonals must be (superdiag, maindiag, subdiag), got "
+                             f"{len(parts)} tensors")
+        return parts
+    raise ValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+
+
 def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None):
     """``tf.linalg.tridiagonal_matmul``: the tridiagonal matrix times ``rhs`` (..., M, N),
     row i = super[i] * rhs[i + 1] + main[i] * rhs[i] + sub[i] * rhs[i - 1]. The diagonals come
@@ -172,20 +192,7 @@ def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None):
     x = convert_to_tensor(rhs)
     if diagonals_format == "matrix":  # only the three diagonals count, as TF reads them
         return _C.matmul(band_part(diagonals, 1, 1), x)
-    if diagonals_format == "compact":
-        d = convert_to_tensor(diagonals)
-        if d.ndim < 2 or d.shape[-2] != 3:
-            raise ValueError(f"compact diagonals must have shape (..., 3, M), got "
-                             f"{list(d.shape)}")
-        parts = [_C.squeeze(_C.slice(d, [(0, n, 1) for n in d.shape[:-2]] + [(i, i + 1, 1)]),
-                            [d.ndim - 2]) for i in range(3)]
-    elif diagonals_format == "sequence":
-        parts = [convert_to_tensor(v) for v in diagonals]
-        if len(parts) != 3:
-            raise ValueError(f"sequence diagonals must be (superdiag, maindiag, subdiag), got "
-                             f"{len(parts)} tensors")
-    else:
-        raise ValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+    parts = _three_diagonals(diagonals, diagonals_format)
     if x.ndim < 2 or any(p.shape[-1] != x.shape[-2] for p in parts):
         raise ValueError(f"rhs must be (..., M, N) with M = the diagonals' length, got "
                          f"{list(x.shape)}")
@@ -228,3 +235,46 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     # An upper triangle with its rows and columns reversed is lower.
     flipped = _numpy_ops.flip(triangle, (-2, -1))
     return _numpy_ops.flip(_solve_lower(flipped, _numpy_ops.flip(b, (-2,))), (-2,))
+
+
+def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=False,
+                      conjugate_rhs=False, name=None, partial_pivoting=True,
+                      perturb_singular=False):
+    """``tf.linalg.tridiagonal_solve``: x with T @ x = rhs for the tridiagonal T, by the
+    Thomas algorithm (a forward sweep and a back substitution, row by row; no pivoting, which
+    a diagonally dominant or positive definite T does not need). ``transpose_rhs`` takes rhs
+    as (..., K, M); the result is (..., M, K) either way, as TF's."""
+    b = convert_to_tensor(rhs)
+    if transpose_rhs:
+        b = _C.transpose(b, -1, -2)
+    if diagonals_format == "matrix":
+        a = convert_to_tensor(diagonals)
+        parts = [_numpy_ops.diagonal(a, k, -2, -1) for k in (1, 0, -1)]
+        pad = _C.tensor_full(list(a.shape[:-2]) + [1], 0.0, a._dtype_name, a._device_name)
+        parts = [concat([parts[0], pad], -1), parts[1], concat([pad, parts[2]], -1)]
+    else:
+        parts = _three_diagonals(diagonals, diagonals_format)
+    m = b.shape[-2]
+    if any(p.shape[-1] != m for p in parts):
+        raise ValueError(f"rhs must have M = the diagonals' length rows, got {list(b.shape)}")
+
+    def entry(v, i):  # (..., 1, 1): entry i of a diagonal, to scale a row of rhs
+        return _C.expand_dims(_C.slice(v, [(0, n, 1) for n in v.shape[:-1]] + [(i, i + 1, 1)]),
+                              -1)
+
+    def row(i):
+        return _C.slice(b, [(0, n, 1) for n in b.shape[:-2]] + [(i, i + 1, 1)])
+
+    superdiag, maindiag, subdiag = parts
+    c_prime = [_C.binary("div", entry(superdiag, 0), entry(maindiag, 0))]
+    d_prime = [_C.binary("div", row(0), entry(maindiag, 0))]
+    for i in range(1, m):
+        a_i = entry(subdiag, i)
+        pivot = _C.binary("sub", entry(maindiag, i), _C.binary("mul", a_i, c_prime[-1]))
+        c_prime.append(_C.binary("div", entry(superdiag, i), pivot))
+        d_prime.append(_C.binary("div", _C.binary("sub", row(i), _C.binary(
+            "mul", a_i, d_prime[-1])), pivot))
+    x = [d_prime[-1]]
+    for i in range(m - 2, -1, -1):
+        x.append(_C.binary("sub", d_prime[i], _C.binary("mul", c_prime[i], x[-1])))
+    return concat(x[::-1], -2)  # (..., M, K), with transpose_rhs too (as TF)

@@ -25,7 +25,7 @@ from ._linear_operators import (  # noqa: F401 -- tf.linalg's operator classes
     LinearOperatorTridiag, LinearOperatorZeros)
 from ._matrix_ops import (adjoint, band_part, diag, diag_part, matrix_transpose, set_diag,  # noqa
                           tensor_diag, tensor_diag_part, trace, triangular_solve,
-                          tridiagonal_matmul)
+                          tridiagonal_matmul, tridiagonal_solve)
 from ._tf_clipping import global_norm as _global_norm
 from .math import l2_normalize
 
@@ -39,7 +39,7 @@ __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matr
            "LinearOperatorLowerTriangular", "LinearOperatorLowRankUpdate",
            "LinearOperatorPermutation", "LinearOperatorScaledIdentity", "LinearOperatorToeplitz",
            "LinearOperatorTridiag", "LinearOperatorZeros", "LinearOperatorInversion",
-           "triangular_solve"]
+           "triangular_solve", "tridiagonal_solve"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,

@@ -110,6 +110,47 @@ def test_triangular_solve(lower, adjoint):
                             (rhs,), {}, rtol=1e-4, atol=1e-5)
 
 
+DOMINANT = np.stack([RNG.normal(size=(2, 4)), RNG.normal(size=(2, 4)) + np.float32(6.0),
+                     RNG.normal(size=(2, 4))], axis=1).astype(np.float32)  # (2, 3, 4) compact
+
+
+def _dense_tridiagonal(compact):
+    superdiag, maindiag, subdiag = compact[..., 0, :], compact[..., 1, :], compact[..., 2, :]
+    n = compact.shape[-1]
+    out = np.zeros(compact.shape[:-2] + (n, n), np.float32)
+    for i in range(n):
+        out[..., i, i] = maindiag[..., i]
+        if i + 1 < n:
+            out[..., i, i + 1], out[..., i + 1, i] = superdiag[..., i], subdiag[..., i + 1]
+    return out
+
+
+@pytest.mark.parametrize("form", ["compact", "sequence", "matrix", "transposed"])
+def test_tridiagonal_solve(form):
+    rhs = RNG.normal(size=(2, 4, 3)).astype(np.float32)
+    if form == "transposed":
+        rhs = rhs.swapaxes(-1, -2).copy()
+    kwargs = {"diagonals_format": "compact" if form == "transposed" else form,
+              "transpose_rhs": form == "transposed"}
+
+    def solver(module):
+        def solve(d, b):
+            d = module.constant(d) if isinstance(d, np.ndarray) else d
+            if form == "sequence":
+                d = [d[:, 0], d[:, 1], d[:, 2]]
+            return module.linalg.tridiagonal_solve(d, module.constant(b) if isinstance(
+                b, np.ndarray) else b, **kwargs)
+        return solve
+
+    diagonals = _dense_tridiagonal(DOMINANT) if form == "matrix" else DOMINANT
+    theirs, ours = solver(tf), solver(gt)
+    assert_forward_matches(theirs, ours, (diagonals, rhs), {}, atol=1e-5)
+    assert_gradient_matches(lambda b: theirs(diagonals, b), lambda b: ours(diagonals, b),
+                            (rhs,), {}, rtol=1e-4, atol=1e-5)
+    if form != "matrix":  # TF's matrix form has no gradient for the matrix
+        assert_gradient_matches(theirs, ours, (diagonals, rhs), {}, rtol=1e-4, atol=1e-5)
+
+
 def test_tridiagonal_matmul_sequence_form_and_rhs_gradient():
     diagonals = [RNG.normal(size=(2, 4)).astype(np.float32) for _ in range(3)]
     rhs = RNG.normal(size=(2, 4, 3)).astype(np.float32)
