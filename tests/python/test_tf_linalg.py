@@ -176,9 +176,12 @@ def test_tridiagonal_matmul_sequence_form_and_rhs_gradient():
     (lambda m: m.linalg.norm(M, ord=-1), ValueError),
     (lambda m: m.linalg.norm(M, ord="fro"), ValueError),
     (lambda m: m.linalg.cross(M[:, :2], M[:, :2]), "FailedPreconditionError"),
+    (lambda m: m.linalg.tridiagonal_solve(m.ones((2, 3, 4)), m.ones((2, 3, 1))), ValueError),
+    (lambda m: m.linalg.tridiagonal_solve(m.ones((2, 3, 4)), m.ones((2, 4, 1)),
+                                          diagonals_format="bad"), ValueError),
 ], ids=["transpose-rank", "band-lower", "band-upper", "diag-size", "set_diag-shape",
         "tensor_diag_part-shape", "global_norm-list", "norm-ord", "norm-fro-vector",
-        "cross-size"])
+        "cross-size", "tridiagonal-rows", "tridiagonal-format"])
 def test_bad_arguments_raise_tensorflows_errors(call, error):
     for module in (tf, gt):
         expected = getattr(module.errors, error) if isinstance(error, str) else error
