@@ -18,7 +18,7 @@ from ._tensor import tensor
 
 __all__ = ["matrix_transpose", "adjoint", "band_part", "diag", "diag_part", "set_diag",
            "tensor_diag", "tensor_diag_part", "trace", "tridiagonal_matmul", "triangular_solve",
-           "tridiagonal_solve"]
+           "tridiagonal_solve", "banded_triangular_solve"]
 
 
 def _matrix(x, what="a"):
@@ -278,3 +278,29 @@ def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=
     for i in range(m - 2, -1, -1):
         x.append(_C.binary("sub", d_prime[i], _C.binary("mul", c_prime[i], x[-1])))
     return concat(x[::-1], -2)  # (..., M, K), with transpose_rhs too (as TF)
+
+
+def _banded_dense(bands, lower):
+    """The (..., M, M) triangular matrix of ``bands`` (..., K, M), stored as TF stores them:
+    lower: bands[i][j] at (j, j - i), the main diagonal first; upper: bands[K-1-d][j] at
+    (j, j + d), the main diagonal last. Placed by a 0/1 matrix product (differentiable)."""
+    k, m = bands.shape[-2:]
+    places = np.zeros((k * m, m * m), np.float32)
+    for band in range(k):
+        offset = -band if lower else k - 1 - band
+        for j in range(m):
+            column = j + offset
+            if 0 <= column < m:
+                places[band * m + j, j * m + column] = 1.0
+    flat = _C.reshape(bands, list(bands.shape[:-2]) + [k * m])
+    dense = _C.matmul(flat, tensor(places, dtype=bands._dtype_name, device=bands._device_name))
+    return _C.reshape(dense, list(bands.shape[:-2]) + [m, m])
+
+
+def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None):
+    """``tf.linalg.banded_triangular_solve``: triangular_solve of the banded triangular
+    matrix that ``bands`` (..., K, M) stores (TF's LEFT_RIGHT layout)."""
+    b = convert_to_tensor(bands)
+    if b.ndim < 2 or b.shape[-2] > b.shape[-1]:
+        raise ValueError(f"bands must be (..., K, M) with K <= M, got {list(b.shape)}")
+    return triangular_solve(_banded_dense(b, lower), rhs, lower=lower, adjoint=adjoint)

@@ -110,6 +110,18 @@ def test_triangular_solve(lower, adjoint):
                             (rhs,), {}, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("lower, adjoint", [(True, False), (False, True)])
+def test_banded_triangular_solve(lower, adjoint):
+    bands = (RNG.random((2, 2, 4)) + np.float32(0.5)).astype(np.float32)
+    rhs = RNG.normal(size=(2, 4, 3)).astype(np.float32)
+    kwargs = {"lower": lower, "adjoint": adjoint}
+    assert_forward_matches(tf.linalg.banded_triangular_solve, gt.linalg.banded_triangular_solve,
+                           (bands, rhs), kwargs, atol=1e-5)
+    assert_gradient_matches(tf.linalg.banded_triangular_solve,
+                            gt.linalg.banded_triangular_solve, (bands, rhs), kwargs, rtol=1e-4,
+                            atol=1e-5)
+
+
 DOMINANT = np.stack([RNG.normal(size=(2, 4)), RNG.normal(size=(2, 4)) + np.float32(6.0),
                      RNG.normal(size=(2, 4))], axis=1).astype(np.float32)  # (2, 3, 4) compact
 
