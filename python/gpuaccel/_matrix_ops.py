@@ -18,7 +18,8 @@ from ._tensor import tensor
 
 __all__ = ["matrix_transpose", "adjoint", "band_part", "diag", "diag_part", "set_diag",
            "tensor_diag", "tensor_diag_part", "trace", "tridiagonal_matmul", "triangular_solve",
-           "tridiagonal_solve", "banded_triangular_solve"]
+           "tridiagonal_solve", "banded_triangular_solve", "cholesky_solve", "lu_reconstruct",
+           "lu_solve", "lu_matrix_inverse"]
 
 
 def _matrix(x, what="a"):
@@ -304,3 +305,47 @@ def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None):
     if b.ndim < 2 or b.shape[-2] > b.shape[-1]:
         raise ValueError(f"bands must be (..., K, M) with K <= M, got {list(b.shape)}")
     return triangular_solve(_banded_dense(b, lower), rhs, lower=lower, adjoint=adjoint)
+
+
+# ---- solves from given factors: the decomposition is the caller's (tf.linalg.cholesky/lu),
+# the rest is triangular solves and products ----
+
+def cholesky_solve(chol, rhs, name=None):
+    """``tf.linalg.cholesky_solve``: x with (chol @ chol^T) x = rhs, for a lower-triangular
+    Cholesky factor ``chol``: two triangular solves."""
+    half = triangular_solve(chol, rhs, lower=True)
+    return triangular_solve(chol, half, lower=True, adjoint=True)
+
+
+def _lu_factors(lower_upper, perm):
+    """(unit lower L, upper U, permutation matrix P with P @ A = L @ U) of TF's packed LU."""
+    packed = _matrix(lower_upper, "lower_upper")
+    m = packed.shape[-1]
+    ones = _C.tensor_full(list(packed.shape[:-1]), 1.0, packed._dtype_name, packed._device_name)
+    lower = set_diag(band_part(packed, -1, 0), ones)
+    order = np.asarray(perm.numpy() if hasattr(perm, "numpy") else perm, np.int64)
+    permutation = tensor(np.eye(m, dtype=np.float32)[order], dtype=packed._dtype_name,
+                         device=packed._device_name)
+    return lower, band_part(packed, 0, -1), permutation
+
+
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    """``tf.linalg.lu_reconstruct``: the matrix A = P^T L U whose LU factors these are."""
+    lower, upper, permutation = _lu_factors(lower_upper, perm)
+    return _C.matmul(_C.transpose(permutation, -1, -2), _C.matmul(lower, upper))
+
+
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
+    """``tf.linalg.lu_solve``: x with A x = rhs from A's LU factors: L U x = P rhs."""
+    lower, upper, permutation = _lu_factors(lower_upper, perm)
+    permuted = _C.matmul(permutation, convert_to_tensor(rhs))
+    return triangular_solve(upper, triangular_solve(lower, permuted, lower=True), lower=False)
+
+
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
+    """``tf.linalg.lu_matrix_inverse``: A^-1 from A's LU factors (lu_solve of the identity)."""
+    packed = _matrix(lower_upper, "lower_upper")
+    identity = _C.broadcast_to(tensor(np.eye(packed.shape[-1], dtype=np.float32),
+                                      dtype=packed._dtype_name, device=packed._device_name),
+                               list(packed.shape))
+    return lu_solve(packed, perm, identity)

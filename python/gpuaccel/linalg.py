@@ -23,7 +23,8 @@ from ._linear_operators import (  # noqa: F401 -- tf.linalg's operator classes
     LinearOperatorKronecker, LinearOperatorLowerTriangular, LinearOperatorLowRankUpdate,
     LinearOperatorPermutation, LinearOperatorScaledIdentity, LinearOperatorToeplitz,
     LinearOperatorTridiag, LinearOperatorZeros)
-from ._matrix_ops import (adjoint, band_part, banded_triangular_solve, diag, diag_part, matrix_transpose, set_diag,  # noqa
+from ._matrix_ops import (adjoint, band_part, banded_triangular_solve, cholesky_solve,
+                          lu_matrix_inverse, lu_reconstruct, lu_solve, diag, diag_part, matrix_transpose, set_diag,  # noqa
                           tensor_diag, tensor_diag_part, trace, triangular_solve,
                           tridiagonal_matmul, tridiagonal_solve)
 from ._tf_clipping import global_norm as _global_norm
@@ -39,7 +40,8 @@ __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matr
            "LinearOperatorLowerTriangular", "LinearOperatorLowRankUpdate",
            "LinearOperatorPermutation", "LinearOperatorScaledIdentity", "LinearOperatorToeplitz",
            "LinearOperatorTridiag", "LinearOperatorZeros", "LinearOperatorInversion",
-           "triangular_solve", "tridiagonal_solve", "banded_triangular_solve"]
+           "triangular_solve", "tridiagonal_solve", "banded_triangular_solve", "cholesky_solve",
+           "lu_reconstruct", "lu_solve", "lu_matrix_inverse"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,

@@ -122,6 +122,29 @@ def test_banded_triangular_solve(lower, adjoint):
                             atol=1e-5)
 
 
+def test_solves_from_given_factors():
+    """The factors come from TF's own cholesky and lu (gpuaccel has no decomposition kernel);
+    what follows from them is compared."""
+    spd = (BATCH3 @ BATCH3.swapaxes(-1, -2) + 3 * np.eye(3)).astype(np.float32)
+    chol = tf.linalg.cholesky(spd).numpy()
+    rhs = RNG.normal(size=(2, 3, 2)).astype(np.float32)
+    assert_forward_matches(tf.linalg.cholesky_solve, gt.linalg.cholesky_solve, (chol, rhs), {},
+                           atol=1e-5)
+    assert_gradient_matches(tf.linalg.cholesky_solve, gt.linalg.cholesky_solve, (chol, rhs),
+                            {}, rtol=1e-4, atol=1e-5)
+    packed, perm = (t.numpy() for t in tf.linalg.lu(BATCH3))
+    for theirs, ours, args in (
+            (tf.linalg.lu_reconstruct, gt.linalg.lu_reconstruct, (packed, perm)),
+            (tf.linalg.lu_solve, gt.linalg.lu_solve, (packed, perm, rhs)),
+            (tf.linalg.lu_matrix_inverse, gt.linalg.lu_matrix_inverse, (packed, perm))):
+        assert_forward_matches(theirs, ours, args, {}, atol=1e-4)
+        assert_gradient_matches(theirs, ours, args, {}, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(gt.linalg.lu_reconstruct(packed, perm).numpy(), BATCH3,
+                               atol=1e-5)
+    np.testing.assert_allclose(gt.linalg.lu_solve(packed, perm, rhs).numpy(),
+                               np.linalg.solve(BATCH3, rhs), rtol=1e-3, atol=1e-4)
+
+
 DOMINANT = np.stack([RNG.normal(size=(2, 4)), RNG.normal(size=(2, 4)) + np.float32(6.0),
                      RNG.normal(size=(2, 4))], axis=1).astype(np.float32)  # (2, 3, 4) compact
 
