@@ -19,6 +19,7 @@ from ._convert import as_tensors, convert_to_tensor
 from ._tf_candidate_sampling import (all_candidate_sampler, compute_accidental_hits,  # noqa
                                      fixed_unigram_candidate_sampler, sampled_logits)
 from ._tf_ctc_labels import collapse_repeated, ctc_unique_labels  # noqa: F401
+from ._tf_isotonic import isotonic_regression  # noqa: F401
 from ._tf_nn_window_ops import dilation2d, erosion2d, max_pool_with_argmax  # noqa: F401
 from ._tf_space_batch import space_to_batch
 from ._tf_sort import top_k
@@ -50,7 +51,7 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "atrous_conv2d_transpose", "approx_max_k", "approx_min_k", "dilation2d", "erosion2d",
            "max_pool_with_argmax", "collapse_repeated", "ctc_unique_labels",
            "all_candidate_sampler", "compute_accidental_hits", "fixed_unigram_candidate_sampler",
-           "nce_loss", "sampled_softmax_loss"]
+           "nce_loss", "sampled_softmax_loss", "isotonic_regression"]
 
 
 def _int(value, name):

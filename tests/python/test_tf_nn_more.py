@@ -200,3 +200,16 @@ def test_sampled_losses_draw_their_own_classes():
                                              EMBEDDED, 5, 10, num_true=2)
         assert tuple(out.shape) == tuple(theirs.shape) == (3,)
         assert np.isfinite(out.numpy()).all() and (out.numpy() > 0).all()
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"decreasing": False}, {"axis": 0}])
+def test_isotonic_regression(kwargs):
+    x = RNG.normal(size=(4, 7)).astype(np.float32)
+    theirs, their_segments = tf.nn.isotonic_regression(x, **kwargs)
+    ours, our_segments = gt.nn.isotonic_regression(x, **kwargs)
+    np.testing.assert_allclose(as_array(ours), theirs.numpy(), rtol=1e-5, atol=1e-6)
+    assert our_segments.dtype.name == their_segments.dtype.name == "int32"
+    np.testing.assert_array_equal(our_segments.numpy(), their_segments.numpy())
+    assert_gradient_matches(lambda v: tf.nn.isotonic_regression(v, **kwargs)[0],
+                            lambda v: gt.nn.isotonic_regression(v, **kwargs)[0], (x,), {},
+                            rtol=1e-4, atol=1e-5)
