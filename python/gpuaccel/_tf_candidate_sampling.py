@@ -39,7 +39,7 @@ def _true_classes(true_classes, num_true):
     return table.astype(np.int64)
 
 
-def _draw(probabilities, count, unique, sample):
+def _draw(count, unique, sample):
     """``count`` ids from ``sample(n)`` (n ids drawn i.i.d.), distinct when ``unique``; and how
     many draws that took."""
     if not unique:
@@ -67,7 +67,7 @@ def _sampler(true_classes, num_true, num_sampled, unique, range_max, probability
     table = _true_classes(true_classes, num_true)
     if unique and num_sampled > range_max:
         raise errors.InvalidArgumentError("Sampler's range is too small.")
-    ids, tries = _draw(probability, int(num_sampled), bool(unique), sample)
+    ids, tries = _draw(int(num_sampled), bool(unique), sample)
     return CandidateSample(tensor(ids), tensor(_expected(probability(table), num_sampled, tries)),
                            tensor(_expected(probability(ids), num_sampled, tries)))
 
