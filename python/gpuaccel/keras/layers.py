@@ -44,6 +44,9 @@ from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
 from ._preprocessing_layers import CenterCrop
+from ._recurrent_layers import (
+    GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells,
+    TimeDistributed)
 
 _cpp_layers = _C.layers
 
@@ -577,15 +580,13 @@ __all__ += [
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
     "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
-    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "SimpleRNNCell", "LSTMCell", "GRUCell",
+    "RNN", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
     "SeparableConv2D": "Conv2D",
     "DepthwiseConv2D": "Conv2D",
-    "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
     "Resizing": "resizing images with NumPy/PIL before the model",
     "RandomFlip": "augmenting with NumPy in a Dataset.map",
     "RandomRotation": "augmenting with NumPy in a Dataset.map",

@@ -1,0 +1,99 @@
+"""Python layers whose call returns several tensors (an RNN with ``return_state``, Bidirectional
+with ``merge_mode=None``), run as one traced C++ layer.
+
+A traced C++ layer and a node of the model's layer graph have one output, so such a layer's
+traced call returns its outputs packed side by side in one (batch, n) tensor; calling the layer
+unpacks them again: eagerly with slicing and reshaping ops (recorded on the tape, so gradients
+reach each part), symbolically with one small part-picking layer per output, which the model
+runs as nodes after the packed one but does not list in ``model.layers``.
+"""
+import math
+
+from .. import _C
+from . import _symbolic
+from ._layer_base import Layer
+
+
+def pack(tensors):
+    """The tensors (each with the batch first) flattened per example and joined: (batch, n)."""
+    batch = tensors[0].shape[0]
+    return _C.concat([_C.reshape(t, [batch, -1]) for t in tensors], 1)
+
+
+def _part(packed, start, shape):
+    """The tensor of ``shape`` (batch first) that starts at column ``start`` of ``packed``."""
+    size = math.prod(shape[1:])
+    columns = _C.slice(packed, [(0, packed.shape[0], 1), (start, start + size, 1)])
+    return _C.reshape(columns, list(shape))
+
+
+def unpack(packed, shapes):
+    """The tensors ``pack`` joined, given their shapes without the batch."""
+    batch, start, parts = packed.shape[0], 0, []
+    for shape in shapes:
+        parts.append(_part(packed, start, (batch,) + tuple(shape)))
+        start += math.prod(shape)
+    return parts
+
+
+class OutputPart(Layer):
+    """One output of a multi-output layer in a functional model: columns of the packed
+    tensor, reshaped. Internal: models leave it out of ``layers``."""
+
+    _internal_part = True
+
+    def __init__(self, start, shape, **kwargs):
+        self.start, self.shape = int(start), tuple(shape)
+        super().__init__(**kwargs)
+
+    def call(self, packed):
+        return _part(packed, self.start, (packed.shape[0],) + self.shape)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0],) + self.shape
+
+
+class MultiOutputLayer(Layer):
+    """Base of Python layers that may return several tensors. Subclasses define
+    ``_call_outputs(inputs, training)`` (a tensor, or a list of tensors) and
+    ``_output_shapes(input_shapes)`` (Keras's compute_output_shape: one shape, or a list of
+    shapes when the layer returns a list)."""
+
+    def call(self, inputs, training=False):
+        outputs = self._call_outputs(inputs, training=training)
+        return pack(outputs) if isinstance(outputs, list) else outputs
+
+    def compute_output_shape(self, *shapes):
+        return self._output_shapes(shapes[0] if len(shapes) == 1 else list(shapes))
+
+    def __call__(self, *args, **kwargs):
+        inputs = self._call_inputs(*args, **{k: v for k, v in kwargs.items() if k != "training"})
+        shape_arg = [tuple(t.shape) for t in inputs]
+        shape_arg = shape_arg[0] if len(shape_arg) == 1 else shape_arg
+        if any(isinstance(t, _symbolic.KerasTensor) for t in inputs):
+            if not self.built:
+                self.build(shape_arg)
+            shapes = self._output_shapes(shape_arg)
+            if not _is_shape_list(shapes):
+                return super().__call__(*args, **kwargs)
+            return self._symbolic_parts(inputs, shapes)
+        result = super().__call__(*args, **kwargs)
+        shapes = self._output_shapes(shape_arg)
+        if not _is_shape_list(shapes):
+            return result
+        return unpack(result, [tuple(s[1:]) for s in shapes])
+
+    def _symbolic_parts(self, inputs, shapes):
+        width = sum(math.prod(s[1:]) for s in shapes)
+        packed = _symbolic.KerasTensor((shapes[0][0], width), self.compute_dtype, name=self.name)
+        packed.node = _symbolic.Node(self, inputs, packed)
+        parts, start = [], 0
+        for shape in shapes:
+            part = OutputPart(start, shape[1:], name=f"{self.name}_output_{len(parts)}")
+            parts.append(part(packed))
+            start += math.prod(shape[1:])
+        return parts
+
+
+def _is_shape_list(value):
+    return isinstance(value, list) and all(isinstance(s, (tuple, list)) for s in value)
