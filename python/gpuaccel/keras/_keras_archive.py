@@ -90,6 +90,9 @@ def _functional_config(model):
     entries, by_layer = [_input_entry(t) for t in model.inputs], {}
     for node in model._nodes:
         layer = node.layer
+        if getattr(layer, "_internal_part", False):  # output `index` of the layer before it
+            history[id(node.output)] = history[id(node.inputs[0])][:2] + [layer.index]
+            continue
         if id(layer) not in by_layer:
             entry = _layer_entry(layer)
             entry["name"], entry["inbound_nodes"] = layer.name, []
@@ -152,6 +155,11 @@ def _plain_value(key, value):
     return value
 
 
+# Config entries that hold serialized layers (Bidirectional, TimeDistributed, RNN,
+# StackedRNNCells).
+_NESTED_LAYER_ARGUMENTS = ("layer", "backward_layer", "cell", "cells")
+
+
 def _build_layer(entry, custom_objects=None):
     from . import layers as _layers
     name = entry.get("class_name")
@@ -172,7 +180,11 @@ def _build_layer(entry, custom_objects=None):
     accepted |= {"name", "dtype", "trainable"}
     kwargs = {}
     for key, value in entry.get("config", {}).items():
-        if key in accepted and key not in ("self", "kwargs"):
+        if key in _NESTED_LAYER_ARGUMENTS and value is not None:
+            # a wrapper's layer, an RNN's cell, StackedRNNCells's cells: built the same way
+            kwargs[key] = [_build_layer(v, custom_objects) for v in value] \
+                if isinstance(value, list) else _build_layer(value, custom_objects)
+        elif key in accepted and key not in ("self", "kwargs"):
             plain = _plain_value(key, value)
             if plain is not None:
                 kwargs[key] = plain
@@ -232,7 +244,9 @@ def _functional_from_config(body, custom_objects=None):
                 raise NotImplementedError(f"load_model: layer {name!r} takes inputs this reader "
                                           "cannot follow (shared layers or nested models)")
             args = [tensors[tuple(h)] for h in history]
-            tensors[(name, node_index, 0)] = layer(args[0] if len(args) == 1 else args)
+            outputs = layer(args[0] if len(args) == 1 else args)
+            for index, output in enumerate(outputs if isinstance(outputs, list) else [outputs]):
+                tensors[(name, node_index, index)] = output
     inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
     outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
     return Model(inputs[0] if len(inputs) == 1 else inputs,

@@ -7,7 +7,11 @@ the order of its variables (trainable first, then non-trainable, each in creatio
 Sequential or functional model's layers live under ``layers/<name>``, where ``<name>`` is the
 snake_case class name, suffixed ``_1``, ``_2``... for the second, third... layer of that class in
 ``model.layers`` order (never the layer's own ``name``, which is not reproducible); a subclassed
-model's layers live under the names of the attributes holding them. bfloat16 arrays carry
+model's layers live under the names of the attributes holding them. A layer whose weights belong
+to inner layers (an RNN's cell, Bidirectional's two RNNs, TimeDistributed's layer) has no
+variables of its own: each inner layer gets the group its attribute names (``lstm/cell``,
+``bidirectional/forward_layer/cell``, ``rnn/cell/cells/lstm_cell``), which the layer lists in
+``_saved_sublayers()``. bfloat16 arrays carry
 ``attrs["dtype"] = "bfloat16"``.
 The optimizer's state (``optimizer/vars``) is not written: a real Keras model warns that its
 optimizer was not restored and trains on, as with any weights-only file.
@@ -57,6 +61,22 @@ def layer_groups(model):
     return out
 
 
+def _leaf_groups(layer, path):
+    """(layer, group path) for ``layer`` at ``path``, or for each inner layer that holds the
+    weights of a layer that lists them (``_saved_sublayers``)."""
+    sublayers = getattr(layer, "_saved_sublayers", None)
+    if sublayers is None:
+        return [(layer, path)]
+    out = []
+    for name, sublayer in sublayers():
+        out += _leaf_groups(sublayer, f"{path}/{name}")
+    return out
+
+
+def _weight_groups(model):
+    return [leaf for layer, path in layer_groups(model) for leaf in _leaf_groups(layer, path)]
+
+
 def _name_key(name):
     return "~" + name if name.startswith("_") else name  # private names sort last
 
@@ -103,7 +123,7 @@ def _refuse_nested(layer):
 def write(h5_file, model):
     """Writes ``model``'s weights into an open, empty h5py File. As Keras 3.15 does, only objects
     that own variables get a group (older Keras wrote empty ones; readers accept both)."""
-    for layer, path in layer_groups(model):
+    for layer, path in _weight_groups(model):
         arrays = layer.get_weights()
         if not arrays:
             continue
@@ -131,7 +151,7 @@ def _stored_weight(group, index, where):
 def read(h5_file, model, source):
     """Reads weights from an open h5py File into ``model``, all checked before any is set."""
     updates = []
-    for layer, path in layer_groups(model):
+    for layer, path in _weight_groups(model):
         expected = layer.get_weights()
         node = h5_file[path] if path in h5_file else None
         group = node.get("vars") if isinstance(node, h5py.Group) else None

@@ -42,8 +42,8 @@ class OutputPart(Layer):
 
     _internal_part = True
 
-    def __init__(self, start, shape, **kwargs):
-        self.start, self.shape = int(start), tuple(shape)
+    def __init__(self, index, start, shape, **kwargs):
+        self.index, self.start, self.shape = int(index), int(start), tuple(shape)
         super().__init__(**kwargs)
 
     def call(self, packed):
@@ -87,9 +87,10 @@ class MultiOutputLayer(Layer):
         width = sum(math.prod(s[1:]) for s in shapes)
         packed = _symbolic.KerasTensor((shapes[0][0], width), self.compute_dtype, name=self.name)
         packed.node = _symbolic.Node(self, inputs, packed)
+        packed.part_shapes = [tuple(s) for s in shapes]  # what model.summary() shows
         parts, start = [], 0
         for shape in shapes:
-            part = OutputPart(start, shape[1:], name=f"{self.name}_output_{len(parts)}")
+            part = OutputPart(len(parts), start, shape[1:], name=f"{self.name}_output_{len(parts)}")
             parts.append(part(packed))
             start += math.prod(shape[1:])
         return parts

@@ -411,6 +411,16 @@ class StackedRNNCells(_WeightsOfInnerLayers, Layer):
         last = self.cells[-1]
         return getattr(last, "output_size", None) or _state_sizes(last)[0]
 
+    def _saved_sublayers(self):
+        """Keras's group names for a list's items: snake_case class names, numbered from the
+        second of a class."""
+        used, out = {}, []
+        for cell in self.cells:
+            name = _snake_case(type(cell).__name__)
+            used[name] = used.get(name, -1) + 1
+            out.append((f"cells/{name}" + (f"_{used[name]}" if used[name] else ""), cell))
+        return out
+
     def build(self, input_shape):
         shape = tuple(input_shape)
         for cell in self.cells:
@@ -486,21 +496,17 @@ def run_sequence(cell, sequence, initial_states, go_backwards, training):
     return _stack_steps(outputs), outputs[-1], states
 
 
-_CELLS = {"SimpleRNNCell": SimpleRNNCell, "LSTMCell": LSTMCell, "GRUCell": GRUCell,
-          "StackedRNNCells": StackedRNNCells}
-
-
 def _serialize(layer):
     return {"module": "keras.layers", "class_name": type(layer).__name__,
             "config": layer.get_config(), "registered_name": None}
 
 
 def _deserialize(config):
+    """A layer from its serialized form (as in Keras's configs and ours)."""
     if not isinstance(config, dict):
         return config  # already a layer
-    from . import layers
-    cls = _CELLS.get(config["class_name"]) or getattr(layers, config["class_name"])
-    return cls.from_config(config["config"])
+    from . import _keras_archive
+    return _keras_archive._build_layer(config)
 
 
 # ---- layers over sequences ---------------------------------------------------------------
@@ -538,6 +544,9 @@ class RNN(_WeightsOfInnerLayers, MultiOutputLayer):
     @property
     def state_size(self):
         return _state_sizes(self.cell)
+
+    def _saved_sublayers(self):
+        return [("cell", self.cell)]
 
     def _call_inputs(self, sequences, initial_state=None, mask=None):
         if mask is not None:
@@ -710,9 +719,12 @@ class Bidirectional(_WeightsOfInnerLayers, MultiOutputLayer):
         if merge_mode not in _MERGE_MODES:
             raise ValueError(f"Invalid merge mode. Received: {merge_mode}. Merge mode should "
                              "be one of {\"sum\", \"mul\", \"ave\", \"concat\", None}")
-        self.forward_layer = _copy_of_layer(layer, "forward_" + layer.name, None)
+        # Keras's names: a layer loaded from a Bidirectional config is already 'forward_...'
+        base_name = layer.name[len("forward_"):] if layer.name.startswith("forward_") \
+            else layer.name
+        self.forward_layer = _copy_of_layer(layer, "forward_" + base_name, None)
         if backward_layer is None:
-            self.backward_layer = _copy_of_layer(layer, "backward_" + layer.name,
+            self.backward_layer = _copy_of_layer(layer, "backward_" + base_name,
                                                  not layer.go_backwards)
         else:
             if not isinstance(backward_layer, RNN):
@@ -730,6 +742,9 @@ class Bidirectional(_WeightsOfInnerLayers, MultiOutputLayer):
         if weights is not None:
             raise NotImplementedError("Bidirectional(weights=...) is not supported: call "
                                       "set_weights after building")
+
+    def _saved_sublayers(self):
+        return [("forward_layer", self.forward_layer), ("backward_layer", self.backward_layer)]
 
     def _call_inputs(self, sequences, initial_state=None, mask=None):
         if mask is not None:
@@ -827,6 +842,9 @@ class TimeDistributed(_WeightsOfInnerLayers, Layer):
                              f"`keras.layers.Layer` instance. Received: {layer}")
         self.layer = layer
         super().__init__(**kwargs)
+
+    def _saved_sublayers(self):
+        return [("layer", self.layer)]
 
     def _check_shape(self, input_shape):
         if len(input_shape) < 3:

@@ -171,6 +171,8 @@ class Model(Trainer):
             return list(self._traced_layers)
         seen, out = set(), []
         for node in self._nodes:
+            if getattr(node.layer, "_internal_part", False):
+                continue  # one output of a multi-output layer (keras/_multi_output.py)
             if id(node.layer) not in seen:
                 seen.add(id(node.layer))
                 out.append(node.layer)
@@ -326,8 +328,9 @@ class Model(Trainer):
 
     def _summary_rows(self):
         rows = [(t.name, "InputLayer", t.shape, 0) for t in self.inputs]
-        rows += [(n.layer.name, type(n.layer).__name__, n.output.shape, n.layer.count_params())
-                 for n in self._nodes]
+        rows += [(n.layer.name, type(n.layer).__name__,
+                  getattr(n.output, "part_shapes", n.output.shape), n.layer.count_params())
+                 for n in self._nodes if not getattr(n.layer, "_internal_part", False)]
         return rows
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
