@@ -15,7 +15,7 @@ from gpuaccel import keras
     (gpuaccel.random, "truncated_normal", "clip_by_value"), (gpuaccel.linalg, "inv", "np.linalg"),
     (gpuaccel.image, "resize", None), (keras.utils, "Sequence", "from_generator"),
     (keras, "applications", "keras.layers"), (gpuaccel.data, "TFRecordDataset", "from_generator"),
-    (keras.layers, "LSTM", "Dense"), (keras.layers, "SeparableConv2D", "Conv2D")])
+    (keras.layers, "Normalization", "Rescaling"), (keras.layers, "SeparableConv2D", "Conv2D")])
 def test_missing_names_raise_attribute_error_with_advice(module, name, hint):
     with pytest.raises(AttributeError, match="is not supported by gpuaccel yet") as info:
         getattr(module, name)

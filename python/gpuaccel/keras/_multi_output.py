@@ -14,8 +14,26 @@ from . import _symbolic
 from ._layer_base import Layer
 
 
+def flatten(structure):
+    """The tensors (or shape tuples) of a nested list, in order."""
+    if not isinstance(structure, list):
+        return [structure]
+    return [leaf for item in structure for leaf in flatten(item)]
+
+
+def nest(leaves, structure):
+    """``leaves`` (in ``flatten`` order) arranged as ``structure``."""
+    leaves = iter(leaves)
+
+    def arrange(node):
+        return [arrange(item) for item in node] if isinstance(node, list) else next(leaves)
+    return arrange(structure)
+
+
 def pack(tensors):
-    """The tensors (each with the batch first) flattened per example and joined: (batch, n)."""
+    """The tensors of a nested list (each with the batch first) flattened per example and
+    joined: (batch, n)."""
+    tensors = flatten(tensors)
     batch = tensors[0].shape[0]
     return _C.concat([_C.reshape(t, [batch, -1]) for t in tensors], 1)
 
@@ -56,8 +74,8 @@ class OutputPart(Layer):
 class MultiOutputLayer(Layer):
     """Base of Python layers that may return several tensors. Subclasses define
     ``_call_outputs(inputs, training)`` (a tensor, or a list of tensors) and
-    ``_output_shapes(input_shapes)`` (Keras's compute_output_shape: one shape, or a list of
-    shapes when the layer returns a list)."""
+    ``_output_shapes(input_shapes)`` (Keras's compute_output_shape: one shape tuple, or a
+    list of them, nested as the outputs are, when the layer returns a list)."""
 
     def call(self, inputs, training=False):
         outputs = self._call_outputs(inputs, training=training)
@@ -74,16 +92,17 @@ class MultiOutputLayer(Layer):
             if not self.built:
                 self.build(shape_arg)
             shapes = self._output_shapes(shape_arg)
-            if not _is_shape_list(shapes):
+            if not isinstance(shapes, list):
                 return super().__call__(*args, **kwargs)
-            return self._symbolic_parts(inputs, shapes)
+            return nest(self._symbolic_parts(inputs, flatten(shapes)), shapes)
         result = super().__call__(*args, **kwargs)
         shapes = self._output_shapes(shape_arg)
-        if not _is_shape_list(shapes):
+        if not isinstance(shapes, list):
             return result
-        return unpack(result, [tuple(s[1:]) for s in shapes])
+        return nest(unpack(result, [tuple(s[1:]) for s in flatten(shapes)]), shapes)
 
     def _symbolic_parts(self, inputs, shapes):
+        """One KerasTensor per shape of the flat list ``shapes``."""
         width = sum(math.prod(s[1:]) for s in shapes)
         packed = _symbolic.KerasTensor((shapes[0][0], width), self.compute_dtype, name=self.name)
         packed.node = _symbolic.Node(self, inputs, packed)
@@ -95,6 +114,3 @@ class MultiOutputLayer(Layer):
             start += math.prod(shape[1:])
         return parts
 
-
-def _is_shape_list(value):
-    return isinstance(value, list) and all(isinstance(s, (tuple, list)) for s in value)

@@ -21,9 +21,9 @@ from .. import _C
 from .._tensor import Tensor
 from . import activations as _activations
 from . import initializers as _initializers
-from ._layer_base import Layer, _is_shape_list, _none_shape, _positive_int, _reject
+from ._layer_base import Layer, _is_shape_list, _none_shape, _reject
 from ._layer_variables import labelled
-from ._multi_output import MultiOutputLayer
+from ._multi_output import MultiOutputLayer, flatten, nest
 
 
 # ---- helpers -----------------------------------------------------------------------------
@@ -43,10 +43,17 @@ def _weight_initializer(value, arg):
 
 
 def _rate(value, arg):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
-        raise ValueError(f"Invalid value received for argument `{arg}`. Expected a float value "
-                         f"between 0 and 1. Received: {arg}={value!r}")
+    """A dropout rate, clipped into [0, 1] as Keras's cells do."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{arg}` must be a float between 0 and 1, received {arg}={value!r}")
     return float(min(1.0, max(0.0, value)))
+
+
+def _units(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"Received an invalid value for argument `units`, expected a positive "
+                         f"integer, got {value!r}.")
+    return int(value)
 
 
 def _columns(x, start, stop):
@@ -87,9 +94,15 @@ def _reverse_time(x):
 
 def _check_sequence_shape(layer, shape):
     if len(shape) != 3:
-        raise ValueError(f'Input 0 of layer "{layer.name}" is incompatible with the layer: '
+        raise ValueError(f"Input 0 of layer '{layer.name}' is incompatible with the layer: "
                          f"expected ndim=3, found ndim={len(shape)}. Full shape received: "
                          f"{_none_shape(shape)}")
+
+
+def _as_nested_list(value):
+    if isinstance(value, (list, tuple)):
+        return [_as_nested_list(v) for v in value]
+    return value
 
 
 def adopt_weights(owner, child, prefix):
@@ -132,7 +145,7 @@ class _Cell(Layer):
                 recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer,
                 kernel_constraint=kernel_constraint, recurrent_constraint=recurrent_constraint,
                 bias_constraint=bias_constraint)
-        self.units = _positive_int(units, "units", self)
+        self.units = _units(units)
         self.activation = _activations.get(activation)
         self.recurrent_activation = _activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
@@ -209,7 +222,7 @@ class _Cell(Layer):
         return outputs, states
 
     def get_initial_state(self, batch_size=None):
-        sizes = self.state_size if isinstance(self.state_size, list) else [self.state_size]
+        sizes = _state_sizes(self)
         return [_C.tensor_full([int(batch_size), s], 0.0, "float32", None) for s in sizes]
 
     def call(self, inputs, states, training=False):
@@ -401,10 +414,8 @@ class StackedRNNCells(_WeightsOfInnerLayers, Layer):
 
     @property
     def state_size(self):
-        sizes = []
-        for cell in self.cells:
-            sizes += cell.state_size if isinstance(cell.state_size, list) else [cell.state_size]
-        return sizes
+        """Each cell's state_size in turn (a list nests the states of a cell with several)."""
+        return [cell.state_size for cell in self.cells]
 
     @property
     def output_size(self):
@@ -442,13 +453,14 @@ class StackedRNNCells(_WeightsOfInnerLayers, Layer):
         return outputs, final
 
     def call(self, inputs, states, training=False):
-        new_states = []
+        """One step of every cell; ``states`` and the new states nested per cell."""
+        states, new_states = flatten(_as_nested_list(states)), []
         for cell in self.cells:
             count = len(_state_sizes(cell))
             inputs, cell_states = cell.call(inputs, states[:count], training=training)
             states = states[count:]
-            new_states += cell_states if isinstance(cell_states, list) else [cell_states]
-        return inputs, new_states
+            new_states += flatten(_as_nested_list(cell_states))
+        return inputs, nest(new_states, self.state_size)
 
     def get_config(self):
         config = super().get_config()
@@ -463,12 +475,21 @@ class StackedRNNCells(_WeightsOfInnerLayers, Layer):
 
 
 def _state_sizes(cell):
-    return list(cell.state_size) if isinstance(cell.state_size, (list, tuple)) \
-        else [cell.state_size]
+    """The sizes of ``cell``'s state tensors, flat (stacked cells nest them)."""
+    return flatten(list(cell.state_size) if isinstance(cell.state_size, (list, tuple))
+                   else [cell.state_size])
 
 
 def _output_size(cell):
     return getattr(cell, "output_size", None) or _state_sizes(cell)[0]
+
+
+def _state_structure(cell):
+    """Keras's RNN.state_size: one entry per state, or per stacked cell (a list where that
+    cell has several states)."""
+    size = cell.state_size
+    return [list(s) if isinstance(s, (list, tuple)) else s for s in size] \
+        if isinstance(size, (list, tuple)) else [size]
 
 
 def run_steps(cell, sequence, states, training):
@@ -543,7 +564,7 @@ class RNN(_WeightsOfInnerLayers, MultiOutputLayer):
 
     @property
     def state_size(self):
-        return _state_sizes(self.cell)
+        return _state_structure(self.cell)
 
     def _saved_sublayers(self):
         return [("cell", self.cell)]
@@ -554,12 +575,14 @@ class RNN(_WeightsOfInnerLayers, MultiOutputLayer):
                                       "Embedding(mask_zero=True)/Masking) are not supported yet")
         if isinstance(sequences, (list, tuple)):  # Keras 2's rnn([x, *initial_state])
             sequences, initial_state = sequences[0], list(sequences[1:]) or initial_state
+        _check_sequence_shape(self, tuple(np.shape(sequences) if not hasattr(sequences, "shape")
+                                          else sequences.shape))
         if initial_state is None:
             return [sequences]
-        states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
-            else [initial_state]
-        if len(states) != len(self.state_size):
-            raise ValueError(f"Layer {self.name} expects {len(self.state_size)} state(s) in "
+        states = flatten(_as_nested_list(initial_state))
+        expected = len(_state_sizes(self.cell))
+        if len(states) != expected:
+            raise ValueError(f"Layer {self.name} expects {expected} state(s) in "
                              f"`initial_state`, but it received {len(states)} initial "
                              f"state(s).")
         return [sequences] + states
@@ -580,7 +603,8 @@ class RNN(_WeightsOfInnerLayers, MultiOutputLayer):
         output = (batch, length, units) if self.return_sequences else (batch, units)
         if not self.return_state:
             return output
-        return [output] + [(batch, s) for s in self.state_size]
+        return [output] + [[(batch, n) for n in s] if isinstance(s, list) else (batch, s)
+                           for s in self.state_size]
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
         shapes = self._output_shapes(sequences_shape)
@@ -589,7 +613,7 @@ class RNN(_WeightsOfInnerLayers, MultiOutputLayer):
     def _initial_states(self, sequences):
         batch = sequences.shape[0]
         return [_C.tensor_full([batch, s], 0.0, sequences._dtype_name, sequences._device_name)
-                for s in self.state_size]
+                for s in _state_sizes(self.cell)]
 
     def _call_outputs(self, inputs, training=False):
         inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
@@ -600,7 +624,7 @@ class RNN(_WeightsOfInnerLayers, MultiOutputLayer):
         outputs, last, states = run_sequence(self.cell, sequences, states, self.go_backwards,
                                              training)
         output = outputs if self.return_sequences else last
-        return [output] + list(states) if self.return_state else output
+        return [output] + nest(states, self.state_size) if self.return_state else output
 
     def _layer_config(self):
         return {"return_sequences": self.return_sequences, "return_state": self.return_state,
@@ -653,6 +677,7 @@ class _CellLayer(RNN):
         for key in ("name", "trainable", "dtype"):
             cell_config.pop(key, None)
         config.update(cell_config)
+        config["activity_regularizer"] = None
         return config
 
     @classmethod
@@ -668,6 +693,11 @@ def _snake_case(name):
 class SimpleRNN(_CellLayer):
     """``keras.layers.SimpleRNN(units, activation='tanh', ...)``."""
     _cell_class = SimpleRNNCell
+
+    def get_config(self):
+        config = super().get_config()
+        del config["seed"]  # Keras's SimpleRNN config has none (its cell's has)
+        return config
 
     def __init__(self, units, activation="tanh", use_bias=True, **kwargs):
         super().__init__(units, activation=activation, use_bias=use_bias, **kwargs)
@@ -751,7 +781,7 @@ class Bidirectional(_WeightsOfInnerLayers, MultiOutputLayer):
             raise NotImplementedError("Bidirectional: masks are not supported yet")
         if initial_state is None:
             return [sequences]
-        states = list(initial_state)
+        states = flatten(_as_nested_list(initial_state))
         if len(states) % 2:
             raise ValueError("When passing `initial_state` to a Bidirectional RNN, the state "
                              "should be a list containing the states of the underlying RNNs. "

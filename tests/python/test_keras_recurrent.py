@@ -1,0 +1,322 @@
+"""Keras 3's recurrent layers in gpuaccel (python/gpuaccel/keras/_recurrent_layers.py) against
+real Keras with the same weights and inputs: forward values of SimpleRNN/LSTM/GRU and their
+options (return_sequences, return_state, go_backwards, initial_state, reset_after), RNN over
+cells and stacked cells, Bidirectional's merge modes and TimeDistributed(Dense); gradients with
+respect to the inputs and every weight (tf.GradientTape); the losses of a short `fit`; weights
+moving both ways through .weights.h5 files; the weight layout and initial values; dropout;
+argument and input errors. Each layer's call is traced once and replayed (python_calls == 1)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gpuaccel as ga
+from gpuaccel import keras as gk
+from gpuaccel.keras import layers as L
+
+keras = pytest.importorskip("keras")
+tf = pytest.importorskip("tensorflow")
+K = keras.layers
+
+
+def npy(t):
+    return t.detach().numpy()
+
+
+def normal(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def as_list(value):
+    """A layer's outputs as a flat list (stacked cells nest their states)."""
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in as_list(item)]
+    return [value]
+
+
+# (id, factory over a layers module, input shape); batch 2, 5 steps, 3 features.
+SHAPE = (2, 5, 3)
+CASES = [
+    ("SimpleRNN", lambda m: m.SimpleRNN(4), SHAPE),
+    ("SimpleRNN-relu-sequences", lambda m: m.SimpleRNN(3, activation="relu",
+                                                       return_sequences=True), SHAPE),
+    ("LSTM-sequences", lambda m: m.LSTM(4, return_sequences=True), SHAPE),
+    ("LSTM-state-backwards", lambda m: m.LSTM(3, return_state=True, go_backwards=True), SHAPE),
+    ("LSTM-no-bias", lambda m: m.LSTM(2, use_bias=False), SHAPE),
+    ("GRU-backwards-sequences", lambda m: m.GRU(4, return_sequences=True, go_backwards=True),
+     SHAPE),
+    ("GRU-reset-before", lambda m: m.GRU(3, reset_after=False, return_state=True), SHAPE),
+    ("RNN-LSTMCell", lambda m: m.RNN(m.LSTMCell(3), return_sequences=True), SHAPE),
+    ("RNN-stacked-cells", lambda m: m.RNN([m.SimpleRNNCell(3), m.GRUCell(2), m.LSTMCell(2)],
+                                          return_state=True), SHAPE),
+    ("Bidirectional-concat", lambda m: m.Bidirectional(m.LSTM(3, return_sequences=True)), SHAPE),
+    ("Bidirectional-sum", lambda m: m.Bidirectional(m.GRU(3), merge_mode="sum"), SHAPE),
+    ("Bidirectional-mul", lambda m: m.Bidirectional(m.SimpleRNN(2, return_sequences=True),
+                                                    merge_mode="mul"), SHAPE),
+    ("Bidirectional-ave-state", lambda m: m.Bidirectional(m.LSTM(2, return_state=True),
+                                                          merge_mode="ave"), SHAPE),
+    ("Bidirectional-None", lambda m: m.Bidirectional(m.GRU(2, return_sequences=True),
+                                                     merge_mode=None), SHAPE),
+    ("TimeDistributed-Dense", lambda m: m.TimeDistributed(m.Dense(2, activation="tanh")), SHAPE),
+]
+
+
+def plain(value):
+    """A nest of shapes with tuples and lists alike."""
+    return [plain(v) for v in value] if isinstance(value, list) or (
+        isinstance(value, tuple) and value and isinstance(value[0], (list, tuple))) else value
+
+
+def ids(cases):
+    return [c[0] for c in cases]
+
+
+def same_weights(ours, theirs, seed=3):
+    weights = [normal(tuple(w.shape), seed + i) * 0.5 for i, w in enumerate(theirs.weights)]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+
+
+def gradients_ours(layer, x, upstreams, **call):
+    tensor = ga.tensor(x)
+    with ga.GradientTape() as tape:
+        tape.watch(tensor)
+        outputs = as_list(layer(tensor, **call))
+        loss = sum(ga.reduce_sum(y * ga.tensor(u)) for y, u in zip(outputs, upstreams))
+    grads = tape.gradient(loss, [tensor] + list(layer.trainable_weights))
+    return [npy(y) for y in outputs], [npy(g) for g in grads]
+
+
+def gradients_keras(layer, x, upstreams, **call):
+    tensor = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(tensor)
+        outputs = as_list(layer(tensor, **call))
+        loss = sum(tf.reduce_sum(y * u) for y, u in zip(outputs, upstreams))
+    grads = tape.gradient(loss, [tensor] + list(layer.trainable_weights))
+    return [y.numpy() for y in outputs], [g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize("name,factory,shape", CASES, ids=ids(CASES))
+def test_forward_and_gradients_match_keras(name, factory, shape):
+    ours, theirs = factory(L), factory(K)
+    build_shape = (None,) + shape[1:]
+    ours.build(build_shape)
+    theirs.build(build_shape)
+    # Keras's layout: the same weights, in the same order, of the same shapes
+    assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
+    assert [w.path.split("/", 1)[1] for w in ours.weights] == \
+        [w.path.split("/", 1)[1] for w in theirs.weights] or name.startswith("Bidirectional")
+    same_weights(ours, theirs)
+    x = normal(shape, 0)
+    expected = [np.asarray(y) for y in as_list(theirs(x))]
+    upstreams = [normal(y.shape, 90 + i) for i, y in enumerate(expected)]
+    outputs, grads = gradients_ours(ours, x, upstreams)
+    outputs_ref, grads_ref = gradients_keras(theirs, x, upstreams)
+    assert [y.shape for y in outputs] == [y.shape for y in outputs_ref]
+    for y, y_ref in zip(outputs, outputs_ref):
+        np.testing.assert_allclose(y, y_ref, rtol=1e-5, atol=1e-6)
+    assert len(grads) == len(grads_ref)
+    for g, g_ref in zip(grads, grads_ref):
+        np.testing.assert_allclose(g, g_ref, rtol=1e-4, atol=1e-5)
+    # traced once, replayed since: the same values
+    again = as_list(ours(ga.tensor(x)))
+    for y, y_ref in zip(again, outputs_ref):
+        np.testing.assert_allclose(npy(y), y_ref, rtol=1e-5, atol=1e-6)
+    assert ours._cpp.python_calls == 1 and ours._cpp.eager_reason == ""
+    assert plain(ours.compute_output_shape(build_shape)) == \
+        plain(theirs.compute_output_shape(build_shape))
+    symbolic = ours(gk.Input(shape[1:]))
+    assert [t.shape for t in as_list(symbolic)] == \
+        [tuple(t.shape) for t in as_list(theirs(keras.Input(shape[1:])))]
+
+
+def test_initial_state_is_used_as_keras_does():
+    ours, theirs = L.LSTM(3, return_sequences=True), K.LSTM(3, return_sequences=True)
+    ours.build((None, 4, 2))
+    theirs.build((None, 4, 2))
+    same_weights(ours, theirs)
+    x, h, c = normal((2, 4, 2), 1), normal((2, 3), 2), normal((2, 3), 3)
+    upstream = normal((2, 4, 3), 4)
+    y, grads = gradients_ours(ours, x, [upstream], initial_state=[ga.tensor(h), ga.tensor(c)])
+    y_ref, grads_ref = gradients_keras(theirs, x, [upstream], initial_state=[h, c])
+    np.testing.assert_allclose(y[0], y_ref[0], rtol=1e-5, atol=1e-6)
+    for g, g_ref in zip(grads, grads_ref):
+        np.testing.assert_allclose(g, g_ref, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(y[0], npy(ours(x)))  # the states changed the result
+    with pytest.raises(ValueError, match="expects 2 state"):
+        ours(x, initial_state=[h])
+
+
+def test_cells_called_directly_return_output_and_states():
+    for make in (lambda m: m.LSTMCell(3), lambda m: m.GRUCell(3), lambda m: m.SimpleRNNCell(3)):
+        ours, theirs = make(L), make(K)
+        ours.build((None, 2))
+        theirs.build((None, 2))
+        same_weights(ours, theirs)
+        x = normal((4, 2), 5)
+        states = [normal((4, 3), 6 + i) for i in range(len(as_list(theirs.state_size)))]
+        y, new_states = ours(x, states)
+        y_ref, new_states_ref = theirs(x, states)
+        np.testing.assert_allclose(npy(y), y_ref, rtol=1e-5, atol=1e-6)
+        for s, s_ref in zip(new_states, new_states_ref):
+            np.testing.assert_allclose(npy(s), s_ref, rtol=1e-5, atol=1e-6)
+
+
+def test_initial_weights_follow_keras_defaults():
+    ga.random.set_seed(0)
+    lstm, gru = L.LSTM(4), L.GRU(3)
+    lstm.build((None, 5, 2))
+    gru.build((None, 5, 2))
+    kernel, recurrent, bias = lstm.get_weights()
+    # orthogonal recurrent kernel: (4, 16) rows orthonormal
+    np.testing.assert_allclose(recurrent @ recurrent.T, np.eye(4), atol=1e-5)
+    # unit_forget_bias: zeros, ones for the forget gate, zeros
+    np.testing.assert_array_equal(bias, np.r_[np.zeros(4), np.ones(4), np.zeros(8)])
+    limit = np.sqrt(6 / (2 + 16))  # glorot_uniform
+    assert np.abs(kernel).max() <= limit and np.abs(kernel).std() > limit / 4
+    assert [w.shape for w in gru.get_weights()] == [(2, 9), (3, 9), (2, 9)]
+    assert [w.name for w in lstm.weights] == ["kernel", "recurrent_kernel", "bias"]
+    assert L.GRU(3).get_config()["reset_after"] is True
+    no_forget = L.LSTM(2, unit_forget_bias=False, bias_initializer="ones")
+    no_forget.build((None, 3, 1))
+    np.testing.assert_array_equal(no_forget.get_weights()[2], np.ones(8))
+
+
+def test_config_matches_keras_and_round_trips():
+    for make in (lambda m: m.LSTM(3, return_sequences=True, dropout=0.25),
+                 lambda m: m.GRU(2, reset_after=False, go_backwards=True),
+                 lambda m: m.SimpleRNN(2, activation="relu")):
+        ours, theirs = make(L), make(K)
+        config, keras_config = ours.get_config(), theirs.get_config()
+        assert set(config) == set(keras_config)
+        for key in config:
+            if key not in ("name", "dtype") and not key.endswith("_initializer"):
+                assert config[key] == keras_config[key], key
+        rebuilt = type(ours).from_config(config)
+        assert rebuilt.get_config() == config
+
+
+def test_dropout_draws_one_fresh_mask_per_training_call():
+    layer = L.SimpleRNN(8, dropout=0.5, recurrent_dropout=0.5, return_sequences=True)
+    plain = L.SimpleRNN(8, return_sequences=True)
+    x = np.abs(normal((4, 6, 3), 7)) + 0.5
+    layer.build((None, 6, 3))
+    plain.build((None, 6, 3))
+    plain.set_weights(layer.get_weights())
+    np.testing.assert_allclose(npy(layer(x)), npy(plain(x)), rtol=1e-6)  # inference: no dropout
+    first, second = npy(layer(x, training=True)), npy(layer(x, training=True))
+    assert not np.allclose(first, second)  # a fresh mask on each replay
+    assert not np.allclose(first, npy(plain(x)))
+    assert layer._cpp.eager_reason == "" and layer._cpp.python_calls == 2  # one per signature
+
+
+def keras_predict(model, x):
+    return np.asarray(model(x))  # a plain call: Keras's predict compiles a function first
+
+
+def fit_losses(lib, model, x, y, loss):
+    model.compile(optimizer=lib.optimizers.SGD(0.1), loss=loss)
+    return model.fit(x, y, epochs=2, batch_size=8, shuffle=False, verbose=0).history["loss"]
+
+
+def test_text_classifier_fit_matches_keras_and_stays_traced():
+    tokens = np.random.default_rng(0).integers(1, 30, (24, 7))
+    labels = (tokens.sum(1) % 2).astype(np.float32).reshape(-1, 1)
+
+    def model(lib, layers):
+        return lib.Sequential([lib.Input((7,), dtype="int32"), layers.Embedding(30, 6),
+                               layers.Bidirectional(layers.GRU(4, return_sequences=True)),
+                               layers.LSTM(3), layers.Dense(1, activation="sigmoid")])
+
+    ours, theirs = model(gk, L), model(keras, K)
+    weights = [normal(w.shape, 10 + i) * 0.3 for i, w in enumerate(theirs.get_weights())]
+    ours.set_weights(weights)
+    theirs.set_weights(weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no per-step Python fallback
+        history = fit_losses(gk, ours, tokens, labels, "binary_crossentropy")
+    np.testing.assert_allclose(history, fit_losses(keras, theirs, tokens, labels,
+                                                   "binary_crossentropy"), rtol=2e-4)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    for layer in ours.layers[1:3]:
+        assert layer._cpp.eager_reason == "" and layer._cpp.python_calls <= 2
+
+
+def encoder_model(lib, layers):
+    """Functional, with return_state outputs feeding a merge and a TimeDistributed head."""
+    inputs = lib.Input((5, 3))
+    sequence, h, c = layers.LSTM(4, return_sequences=True, return_state=True)(inputs)
+    decoded = layers.SimpleRNN(4, return_sequences=True)(sequence, initial_state=[h])
+    joined = layers.Concatenate()([layers.TimeDistributed(layers.Dense(2))(decoded),
+                                   layers.RepeatVector(5)(c)])
+    return lib.Model(inputs, layers.Flatten()(joined))
+
+
+def test_functional_return_state_model_fits_and_saves_like_keras(tmp_path):
+    x, y = normal((16, 5, 3), 1), normal((16, 30), 2)
+    ours, theirs = encoder_model(gk, L), encoder_model(keras, K)
+    assert [type(layer).__name__ for layer in ours.layers] == \
+        [type(layer).__name__ for layer in theirs.layers[1:]]  # Keras lists the InputLayer
+    weights = [normal(w.shape, 30 + i) * 0.3 for i, w in enumerate(theirs.get_weights())]
+    ours.set_weights(weights)
+    theirs.set_weights(weights)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), keras_predict(theirs, x),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fit_losses(gk, ours, x, y, "mse"),
+                               fit_losses(keras, theirs, x, y, "mse"), rtol=2e-4)
+    # .weights.h5 both ways: Keras's groups (lstm/cell/vars, time_distributed/layer/vars)
+    ours.save_weights(tmp_path / "ours.weights.h5")
+    fresh = encoder_model(keras, K)
+    fresh.load_weights(tmp_path / "ours.weights.h5")
+    np.testing.assert_allclose(keras_predict(fresh, x), ours.predict(x, verbose=0),
+                               rtol=1e-5, atol=1e-6)
+    # .keras archives both ways
+    ours.save(tmp_path / "ours.keras")
+    loaded = keras.models.load_model(tmp_path / "ours.keras")
+    np.testing.assert_allclose(keras_predict(loaded, x), ours.predict(x, verbose=0),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_keras_weight_files_of_wrappers_and_stacked_cells_load():
+    def model(lib, layers):
+        return lib.Sequential([lib.Input((5, 3)),
+                               layers.Bidirectional(layers.GRU(2, return_sequences=True)),
+                               layers.TimeDistributed(layers.Dense(2)),
+                               layers.RNN([layers.LSTMCell(2), layers.SimpleRNNCell(3),
+                                           layers.LSTMCell(2)])])
+
+    theirs, ours = model(keras, K), model(gk, L)
+    theirs.set_weights([normal(w.shape, 50 + i) * 0.3 for i, w in enumerate(theirs.get_weights())])
+    x = normal((4, 5, 3), 8)
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        theirs.save_weights(f"{folder}/k.weights.h5")
+        ours.load_weights(f"{folder}/k.weights.h5")
+        np.testing.assert_allclose(ours.predict(x, verbose=0), keras_predict(theirs, x),
+                                   rtol=1e-5, atol=1e-6)
+        theirs.save(f"{folder}/k.keras")
+        loaded = gk.models.load_model(f"{folder}/k.keras")
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), keras_predict(theirs, x),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda: L.LSTM(3)(np.zeros((2, 3), np.float32)), ValueError,
+     r"incompatible with the layer: expected ndim=3, found ndim=2. Full shape received: \(2, 3\)"),
+    (lambda: L.GRU(3)(gk.Input((4,))), ValueError, r"expected ndim=3, found ndim=2"),
+    (lambda: L.TimeDistributed(L.Dense(2))(np.zeros((2, 3), np.float32)), ValueError,
+     r"`TimeDistributed` Layer should be passed an `input_shape` with at least 3 dimensions"),
+    (lambda: L.Bidirectional(L.Dense(2)), ValueError, r"keras.layers.RNN"),
+    (lambda: L.Bidirectional(L.LSTM(2), merge_mode="x"), ValueError, r"Invalid merge mode"),
+    (lambda: L.LSTM(0), ValueError, r"invalid value for argument `units`"),
+    (lambda: L.SimpleRNN(2, stateful=True), NotImplementedError, r"stateful=True"),
+    (lambda: L.LSTM(2)(np.zeros((2, 3, 4), np.float32), mask=np.ones((2, 3), bool)),
+     NotImplementedError, r"masks"),
+    (lambda: L.LSTM(2, kernel_regularizer="l2"), NotImplementedError, r"kernel_regularizer"),
+    (lambda: L.RNN(object()), ValueError, r"should have a `call` method"),
+])
+def test_bad_arguments_and_inputs_raise_keras_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
