@@ -523,11 +523,23 @@ def _serialize(layer):
 
 
 def _deserialize(config):
-    """A layer from its serialized form (as in Keras's configs and ours)."""
+    """A layer from its serialized form (``_serialize``'s; a Keras file's configs are turned
+    into layers by the .keras reader before they reach a constructor)."""
     if not isinstance(config, dict):
         return config  # already a layer
-    from . import _keras_archive
-    return _keras_archive._build_layer(config)
+    return _layer_class(config["class_name"]).from_config(config["config"])
+
+
+def _layer_class(name):
+    """The gpuaccel layer class called ``name``, found among Layer's subclasses (looking it up
+    in keras.layers would import that module back)."""
+    pending = [Layer]
+    while pending:
+        cls = pending.pop()
+        if cls.__name__ == name and cls.__module__.startswith("gpuaccel."):
+            return cls
+        pending += cls.__subclasses__()
+    raise ValueError(f"Unknown layer class {name!r} in a serialized layer config")
 
 
 # ---- layers over sequences ---------------------------------------------------------------
