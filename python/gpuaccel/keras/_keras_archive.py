@@ -155,11 +155,6 @@ def _plain_value(key, value):
     return value
 
 
-# Config entries that hold serialized layers (Bidirectional, TimeDistributed, RNN,
-# StackedRNNCells).
-_NESTED_LAYER_ARGUMENTS = ("layer", "backward_layer", "cell", "cells")
-
-
 def _build_layer(entry, custom_objects=None):
     from . import layers as _layers
     name = entry.get("class_name")
@@ -180,7 +175,7 @@ def _build_layer(entry, custom_objects=None):
     accepted |= {"name", "dtype", "trainable"}
     kwargs = {}
     for key, value in entry.get("config", {}).items():
-        if key in _NESTED_LAYER_ARGUMENTS and value is not None:
+        if key in getattr(cls, "_held_layers", {}) and value is not None:
             # a wrapper's layer, an RNN's cell, StackedRNNCells's cells: built the same way
             kwargs[key] = [_build_layer(v, custom_objects) for v in value] \
                 if isinstance(value, list) else _build_layer(value, custom_objects)

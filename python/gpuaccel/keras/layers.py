@@ -44,9 +44,8 @@ from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
 from ._preprocessing_layers import CenterCrop
-from ._recurrent_layers import (
-    GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells,
-    TimeDistributed)
+from ._recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
+from ._recurrent_layers import GRU, LSTM, RNN, Bidirectional, SimpleRNN, TimeDistributed
 
 _cpp_layers = _C.layers
 
