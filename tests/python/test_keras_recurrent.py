@@ -283,7 +283,8 @@ def test_functional_return_state_model_fits_and_saves_like_keras(tmp_path):
 def test_keras_weight_files_of_wrappers_and_stacked_cells_load():
     def model(lib, layers):
         return lib.Sequential([lib.Input((5, 3)),
-                               layers.Bidirectional(layers.GRU(2, return_sequences=True)),
+                               layers.Bidirectional(layers.GRU(2, return_sequences=True,
+                                                               reset_after=False)),
                                layers.TimeDistributed(layers.Dense(2)),
                                layers.RNN([layers.LSTMCell(2), layers.SimpleRNNCell(3),
                                            layers.LSTMCell(2)])])

@@ -169,7 +169,9 @@ def _build_layer(entry, custom_objects=None):
                                   "gpuaccel yet (see docs/compatibility.md); a Python layer "
                                   "class loads when passed in custom_objects={name: cls}")
     accepted = set()
-    for klass in cls.__mro__:
+    # SimpleRNN, LSTM and GRU take their cell's arguments too
+    cell_classes = getattr(getattr(cls, "_cell_class", None), "__mro__", ())
+    for klass in cls.__mro__ + cell_classes:
         if "__init__" in vars(klass):
             accepted |= set(inspect.signature(klass.__init__).parameters)
     accepted |= {"name", "dtype", "trainable"}

@@ -235,16 +235,8 @@ class SimpleRNNCell(_Cell):
     """``keras.layers.SimpleRNNCell(units, activation='tanh', ...)``:
     h = activation(x @ kernel + bias + h_prev @ recurrent_kernel)."""
 
-    def __init__(self, units, activation="tanh", use_bias=True,
-                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
-                 bias_initializer="zeros", kernel_regularizer=None, recurrent_regularizer=None,
-                 bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
-                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None, **kwargs):
-        super().__init__(units, activation, "sigmoid", use_bias, kernel_initializer,
-                         recurrent_initializer, bias_initializer, kernel_regularizer,
-                         recurrent_regularizer, bias_regularizer, kernel_constraint,
-                         recurrent_constraint, bias_constraint, dropout, recurrent_dropout,
-                         seed, **kwargs)
+    def __init__(self, units, activation="tanh", use_bias=True, **kwargs):
+        super().__init__(units, activation=activation, use_bias=use_bias, **kwargs)
 
     def _step(self, projected, states, recurrent_mask):
         h = self._recurrent_input(states[0], recurrent_mask)
@@ -258,19 +250,10 @@ class LSTMCell(_Cell):
 
     _gates = 4
 
-    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
-                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
-                 bias_initializer="zeros", unit_forget_bias=True, kernel_regularizer=None,
-                 recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
-                 recurrent_constraint=None, bias_constraint=None, dropout=0.0,
-                 recurrent_dropout=0.0, seed=None, **kwargs):
+    def __init__(self, units, unit_forget_bias=True, implementation=2, **kwargs):
+        # Keras's implementation 1 and 2 compute the same values
         self.unit_forget_bias = bool(unit_forget_bias)
-        kwargs.pop("implementation", None)  # Keras's 1/2 compute the same values
-        super().__init__(units, activation, recurrent_activation, use_bias, kernel_initializer,
-                         recurrent_initializer, bias_initializer, kernel_regularizer,
-                         recurrent_regularizer, bias_regularizer, kernel_constraint,
-                         recurrent_constraint, bias_constraint, dropout, recurrent_dropout,
-                         seed, **kwargs)
+        super().__init__(units, **kwargs)
 
     @property
     def state_size(self):
@@ -318,19 +301,10 @@ class GRUCell(_Cell):
 
     _gates = 3
 
-    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
-                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
-                 bias_initializer="zeros", kernel_regularizer=None, recurrent_regularizer=None,
-                 bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
-                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, reset_after=True,
-                 seed=None, **kwargs):
+    def __init__(self, units, reset_after=True, implementation=2, **kwargs):
+        # Keras's implementation 1 and 2 compute the same values
         self.reset_after = bool(reset_after)
-        kwargs.pop("implementation", None)  # Keras's 1/2 compute the same values
-        super().__init__(units, activation, recurrent_activation, use_bias, kernel_initializer,
-                         recurrent_initializer, bias_initializer, kernel_regularizer,
-                         recurrent_regularizer, bias_regularizer, kernel_constraint,
-                         recurrent_constraint, bias_constraint, dropout, recurrent_dropout,
-                         seed, **kwargs)
+        super().__init__(units, **kwargs)
 
     def _bias_shape(self):
         return (2, 3 * self.units) if self.reset_after else (3 * self.units,)

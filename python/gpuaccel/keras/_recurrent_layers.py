@@ -181,26 +181,25 @@ class SimpleRNN(_CellLayer):
         super().__init__(units, activation=activation, use_bias=use_bias, **kwargs)
 
 
-class LSTM(_CellLayer):
+class _GatedCellLayer(_CellLayer):
+    """LSTM and GRU: Keras's leading arguments."""
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 **kwargs):
+        super().__init__(units, activation=activation,
+                         recurrent_activation=recurrent_activation, use_bias=use_bias, **kwargs)
+
+
+class LSTM(_GatedCellLayer):
     """``keras.layers.LSTM(units, activation='tanh', recurrent_activation='sigmoid', ...,
     unit_forget_bias=True)``."""
     _cell_class = LSTMCell
 
-    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
-                 **kwargs):
-        super().__init__(units, activation=activation,
-                         recurrent_activation=recurrent_activation, use_bias=use_bias, **kwargs)
 
-
-class GRU(_CellLayer):
+class GRU(_GatedCellLayer):
     """``keras.layers.GRU(units, activation='tanh', recurrent_activation='sigmoid', ...,
     reset_after=True)``."""
     _cell_class = GRUCell
-
-    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
-                 **kwargs):
-        super().__init__(units, activation=activation,
-                         recurrent_activation=recurrent_activation, use_bias=use_bias, **kwargs)
 
 
 _MERGE_MODES = ("sum", "mul", "ave", "concat", None)
