@@ -90,6 +90,8 @@ def _functional_config(model):
     entries, by_layer = [_input_entry(t) for t in model.inputs], {}
     for node in model._nodes:
         layer = node.layer
+        if getattr(layer, "_is_timestep_mask", False):
+            continue  # a timestep mask: Keras carries it with the tensor, not as a layer
         if getattr(layer, "_internal_part", False):  # output `index` of the layer before it
             history[id(node.output)] = history[id(node.inputs[0])][:2] + [layer.index]
             continue
@@ -101,7 +103,8 @@ def _functional_config(model):
         entry = by_layer[id(layer)]
         args = [{"class_name": "__keras_tensor__",
                  "config": {"shape": list(t.shape), "dtype": str(t.dtype),
-                            "keras_history": history[id(t)]}} for t in node.inputs]
+                            "keras_history": history[id(t)]}} for t in node.inputs
+                if id(t) in history]  # not the timestep masks
         entry["inbound_nodes"].append({"args": [args] if isinstance(layer, _Merge) else args,
                                        "kwargs": {}})
         history[id(node.output)] = [layer.name, len(entry["inbound_nodes"]) - 1, 0]

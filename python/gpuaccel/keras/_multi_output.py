@@ -10,7 +10,7 @@ runs as nodes after the packed one but does not list in ``model.layers``.
 import math
 
 from .. import _C
-from . import _symbolic
+from . import _mask_flow, _symbolic
 from ._layer_base import Layer
 
 
@@ -112,5 +112,7 @@ class MultiOutputLayer(Layer):
             part = OutputPart(len(parts), start, shape[1:], name=f"{self.name}_output_{len(parts)}")
             parts.append(part(packed))
             start += math.prod(shape[1:])
+        parts[0]._keras_mask = _mask_flow.output_mask(  # a mask stays with the main output
+            self, getattr(inputs[0], "_keras_mask", None))
         return parts
 

@@ -177,17 +177,16 @@ class _Cell(Layer):
             inputs = _mul(inputs, input_mask if inputs.ndim == 2 else _C.expand_dims(input_mask, 1))
         return _C.linear(inputs, self.kernel, self._input_bias())
 
-    def run_steps(self, sequence, states, training):
+    def run_steps(self, sequence, states, training, step_mask=None, zero_output_for_mask=False):
         """The cell over ``sequence`` (batch, time, features), steps in that order: (the
-        per-step outputs, the final states)."""
-        batch, _, input_dim = sequence.shape
+        per-step outputs, the final states); ``step_mask`` as ``masked_loop``'s."""
+        batch, length, input_dim = sequence.shape
         input_mask, recurrent_mask = self._masks(batch, input_dim, sequence, training)
         projected = self._project(sequence, input_mask)  # every step's input part in one matmul
-        outputs = []
-        for t in range(sequence.shape[1]):
-            output, states = self._step(_C.select(projected, 1, t), states, recurrent_mask)
-            outputs.append(output)
-        return outputs, states
+        return masked_loop(
+            lambda t, step_states: self._step(_C.select(projected, 1, t), step_states,
+                                              recurrent_mask),
+            length, states, step_mask, zero_output_for_mask)
 
     def get_initial_state(self, batch_size=None):
         sizes = _state_sizes(self)
@@ -384,13 +383,14 @@ class StackedRNNCells(LayerOfLayers, Layer):
             adopt_weights(self, cell, cell.name)
             shape = (shape[0], _output_size(cell))
 
-    def run_steps(self, sequence, states, training):
+    def run_steps(self, sequence, states, training, step_mask=None, zero_output_for_mask=False):
         """The cells in turn over the whole sequence: stacking cells is stacking RNNs (no
         state flows down), so each lower cell's step outputs are the next one's sequence."""
         final = []
         for cell in self.cells:
             count = len(_state_sizes(cell))
-            outputs, cell_states = run_steps(cell, sequence, states[:count], training)
+            outputs, cell_states = run_steps(cell, sequence, states[:count], training, step_mask,
+                                             zero_output_for_mask)
             states = states[count:]
             final += cell_states
             sequence = _stack_steps(outputs)
@@ -425,26 +425,49 @@ def _state_structure(cell):
         if isinstance(size, (list, tuple)) else [size]
 
 
-def run_steps(cell, sequence, states, training):
+def masked_loop(step, length, states, step_mask, zero_output_for_mask):
+    """``step(t, states) -> (output, new states)`` for t = 0 .. length-1: (the outputs, the
+    final states). Where ``step_mask`` (batch, time, 1) holds 0 the states stay as they were
+    and the output is the previous step's (zeros with ``zero_output_for_mask``; zeros before
+    the first step), as Keras's rnn loop does; blending with a 0/1 mask is exact."""
+    outputs = []
+    for t in range(length):
+        output, new_states = step(t, states)
+        if step_mask is not None:
+            keep = _C.select(step_mask, 1, t)
+            output = _mul(keep, output)
+            if outputs and not zero_output_for_mask:
+                output = _add(output, _mul(_one_minus(keep), outputs[-1]))
+            new_states = [_add(_mul(keep, new), _mul(_one_minus(keep), old))
+                          for new, old in zip(new_states, states)]
+        outputs.append(output)
+        states = list(new_states)
+    return outputs, states
+
+
+def run_steps(cell, sequence, states, training, step_mask=None, zero_output_for_mask=False):
     """Any cell over ``sequence`` in time order: the built-in cells project every step's
     inputs in one matmul; another cell (Keras's interface: ``call(inputs, states)``) runs
     step by step."""
     if hasattr(cell, "run_steps"):
-        return cell.run_steps(sequence, states, training)
-    outputs = []
-    for t in range(sequence.shape[1]):
-        output, states = cell.call(_C.select(sequence, 1, t), states)
-        states = list(states) if isinstance(states, (list, tuple)) else [states]
-        outputs.append(output)
-    return outputs, states
+        return cell.run_steps(sequence, states, training, step_mask, zero_output_for_mask)
+
+    def step(t, step_states):
+        output, new_states = cell.call(_C.select(sequence, 1, t), step_states)
+        return output, list(new_states) if isinstance(new_states, (list, tuple)) else [new_states]
+    return masked_loop(step, sequence.shape[1], states, step_mask, zero_output_for_mask)
 
 
-def run_sequence(cell, sequence, initial_states, go_backwards, training):
+def run_sequence(cell, sequence, initial_states, go_backwards, training, step_mask=None,
+                 zero_output_for_mask=False):
     """The whole recurrence of one RNN layer (the piece a fused RNN op would replace):
     ``cell`` over ``sequence`` (batch, time, features), from ``initial_states``, last step
-    first when ``go_backwards``. Returns (outputs (batch, time, units) in processing order,
-    the last output, the final states)."""
+    first when ``go_backwards``; ``step_mask`` (batch, time, 1) of 1/0 skips steps as Keras's
+    masks do. Returns (outputs (batch, time, units) in processing order, the last output, the
+    final states)."""
     if go_backwards:
         sequence = reverse_time(sequence)
-    outputs, states = run_steps(cell, sequence, list(initial_states), training)
+        step_mask = None if step_mask is None else reverse_time(step_mask)
+    outputs, states = run_steps(cell, sequence, list(initial_states), training, step_mask,
+                                zero_output_for_mask)
     return _stack_steps(outputs), outputs[-1], states

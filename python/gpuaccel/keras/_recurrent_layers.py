@@ -10,12 +10,31 @@ outputs, packed into one traced tensor (_multi_output.py).
 import numpy as np
 
 from .. import _C
+from . import _mask_flow
 from ._layer_base import Layer, _is_shape_list, _none_shape, _reject, _snake_case
 from ._layers_of_layers import LayerOfLayers, adopt_weights
 from ._multi_output import MultiOutputLayer, flatten, nest
 from ._recurrent_cells import (GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells,
                                _as_nested_list, _output_size, _state_sizes, _state_structure,
                                reverse_time, run_sequence)
+
+
+def _with_step_mask(layer, inputs, sequences, mask):
+    """The call's inputs and, last, the timestep mask given as ``mask=`` or carried by the
+    sequences (Embedding(mask_zero=True), Masking) as a (batch, time, 1) 1/0 tensor. As in
+    Keras, a carried mask is used only when the sequences are the one tensor argument (not
+    with ``initial_state``)."""
+    if mask is None and len(inputs) == 1:
+        mask = getattr(sequences, "_keras_mask", None)
+    return inputs if mask is None else inputs + [_mask_flow.step_mask(mask, layer.name)]
+
+
+def _split_inputs(inputs):
+    """(sequences, initial states, step mask or None) of a traced call's inputs: the mask is
+    the one of rank 3 after the states (rank 2)."""
+    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    step_mask = inputs.pop() if len(inputs) > 1 and inputs[-1].ndim == 3 else None
+    return inputs[0], inputs[1:], step_mask
 
 
 def _check_sequence_shape(layer, shape):
@@ -66,22 +85,21 @@ class RNN(LayerOfLayers, MultiOutputLayer):
         return [("cell", self.cell)]
 
     def _call_inputs(self, sequences, initial_state=None, mask=None):
-        if mask is not None:
-            raise NotImplementedError(f"{type(self).__name__}: masks (mask=, or from "
-                                      "Embedding(mask_zero=True)/Masking) are not supported yet")
         if isinstance(sequences, (list, tuple)):  # Keras 2's rnn([x, *initial_state])
             sequences, initial_state = sequences[0], list(sequences[1:]) or initial_state
         _check_sequence_shape(self, tuple(np.shape(sequences) if not hasattr(sequences, "shape")
                                           else sequences.shape))
-        if initial_state is None:
-            return [sequences]
-        states = flatten(_as_nested_list(initial_state))
+        states = [] if initial_state is None else flatten(_as_nested_list(initial_state))
         expected = len(_state_sizes(self.cell))
-        if len(states) != expected:
+        if states and len(states) != expected:
             raise ValueError(f"Layer {self.name} expects {expected} state(s) in "
                              f"`initial_state`, but it received {len(states)} initial "
                              f"state(s).")
-        return [sequences] + states
+        return _with_step_mask(self, [sequences] + states, sequences, mask)
+
+    def _keeps_timestep_mask(self):
+        """Keras: the output keeps its input's mask when it is a sequence."""
+        return self.return_sequences
 
     def build(self, sequences_shape, initial_state_shape=None):
         if _is_shape_list(sequences_shape):
@@ -112,13 +130,12 @@ class RNN(LayerOfLayers, MultiOutputLayer):
                 for s in _state_sizes(self.cell)]
 
     def _call_outputs(self, inputs, training=False):
-        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-        sequences, states = inputs[0], inputs[1:]
+        sequences, states, step_mask = _split_inputs(inputs)
         _check_sequence_shape(self, sequences.shape)
         if not states:
             states = self._initial_states(sequences)
         outputs, last, states = run_sequence(self.cell, sequences, states, self.go_backwards,
-                                             training)
+                                             training, step_mask, self.zero_output_for_mask)
         output = outputs if self.return_sequences else last
         return [output] + nest(states, self.state_size) if self.return_state else output
 
@@ -143,13 +160,13 @@ class _CellLayer(RNN):
                                                         "input_shape", "input_dim",
                                                         "batch_input_shape", "batch_size")
                         if k in cell_kwargs}
-        cell_kwargs.pop("zero_output_for_mask", None)  # no masks yet: it changes nothing
+        zero_output_for_mask = cell_kwargs.pop("zero_output_for_mask", False)
         name = _snake_case(self._cell_class.__name__)
         cell = self._cell_class(units, name=name, dtype=layer_kwargs.get("dtype"),
                                 trainable=layer_kwargs.get("trainable", True), **cell_kwargs)
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                         zero_output_for_mask=False, **layer_kwargs)
+                         zero_output_for_mask=zero_output_for_mask, **layer_kwargs)
 
     def __getattr__(self, attribute):
         # Keras's layer.units, layer.activation, ... are the cell's
@@ -244,6 +261,8 @@ class Bidirectional(LayerOfLayers, MultiOutputLayer):
                     raise ValueError("Forward layer and backward layer should have the same "
                                      f"`{attribute}`.")
             self.backward_layer = backward_layer
+        for inner in (self.forward_layer, self.backward_layer):
+            inner.zero_output_for_mask = inner.return_sequences  # as Keras forces it
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
@@ -256,16 +275,17 @@ class Bidirectional(LayerOfLayers, MultiOutputLayer):
         return [("forward_layer", self.forward_layer), ("backward_layer", self.backward_layer)]
 
     def _call_inputs(self, sequences, initial_state=None, mask=None):
-        if mask is not None:
-            raise NotImplementedError("Bidirectional: masks are not supported yet")
-        if initial_state is None:
-            return [sequences]
-        states = flatten(_as_nested_list(initial_state))
+        _check_sequence_shape(self, tuple(np.shape(sequences) if not hasattr(sequences, "shape")
+                                          else sequences.shape))
+        states = [] if initial_state is None else flatten(_as_nested_list(initial_state))
         if len(states) % 2:
             raise ValueError("When passing `initial_state` to a Bidirectional RNN, the state "
                              "should be a list containing the states of the underlying RNNs. "
                              f"Received: initial_state={initial_state}")
-        return [sequences] + states
+        return _with_step_mask(self, [sequences] + states, sequences, mask)
+
+    def _keeps_timestep_mask(self):
+        return self.return_sequences
 
     def build(self, sequences_shape, initial_state_shape=None):
         if _is_shape_list(sequences_shape):
@@ -274,8 +294,7 @@ class Bidirectional(LayerOfLayers, MultiOutputLayer):
         for layer in (self.forward_layer, self.backward_layer):
             if not layer.built:
                 layer.build(sequences_shape)
-            for name, value, trainable in layer._cpp.weights:
-                self._cpp.add_weight_value(f"{layer.name}/{name}", value, bool(trainable))
+            adopt_weights(self, layer, layer.name)
 
     def _output_shapes(self, shapes):
         sequences_shape = shapes[0] if _is_shape_list(shapes) else shapes
@@ -299,11 +318,11 @@ class Bidirectional(LayerOfLayers, MultiOutputLayer):
         return tuple(shapes) if isinstance(shapes, list) else shapes
 
     def _call_outputs(self, inputs, training=False):
-        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-        sequences, states = inputs[0], inputs[1:]
+        sequences, states, step_mask = _split_inputs(inputs)
         half = len(states) // 2
-        forward_inputs = [sequences] + states[:half]
-        backward_inputs = [sequences] + states[half:]
+        masks = [] if step_mask is None else [step_mask]
+        forward_inputs = [sequences] + states[:half] + masks
+        backward_inputs = [sequences] + states[half:] + masks
         forward = self.forward_layer._call_outputs(forward_inputs, training)
         backward = self.backward_layer._call_outputs(backward_inputs, training)
         forward_states, backward_states = [], []

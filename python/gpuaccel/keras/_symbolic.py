@@ -10,6 +10,7 @@ import math
 
 from .._int_range import check_range
 from ..dtypes import as_dtype
+from . import _mask_flow
 
 _input_names = itertools.count()
 
@@ -110,4 +111,5 @@ def call_symbolic(layer, inputs):
         out_dtype = inputs[0].dtype
     output = KerasTensor(out_shape, out_dtype, name=layer.name)
     output.node = Node(layer, inputs, output)
+    output._keras_mask = _mask_flow.output_mask(layer, getattr(inputs[0], "_keras_mask", None))
     return output

@@ -43,6 +43,7 @@ from ._regularization_layers import (
 from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
+from ._masking import Masking, MaskSource
 from ._preprocessing_layers import CenterCrop
 from ._recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from ._recurrent_layers import GRU, LSTM, RNN, Bidirectional, SimpleRNN, TimeDistributed
@@ -451,9 +452,11 @@ class LayerNormalization(_LastAxisNormalization):
                 "gamma_initializer": self.gamma_initializer}
 
 
-class Embedding(Layer):
-    """``keras.layers.Embedding(input_dim, output_dim, embeddings_initializer='uniform')``:
-    integer ids -> rows of the (input_dim, output_dim) ``embeddings`` weight."""
+class Embedding(MaskSource, Layer):
+    """``keras.layers.Embedding(input_dim, output_dim, embeddings_initializer='uniform',
+    mask_zero=False)``: integer ids -> rows of the (input_dim, output_dim) ``embeddings``
+    weight; with ``mask_zero`` id 0 masks its time step for the recurrent layers after it
+    (_masking.py)."""
 
     _integer_inputs = True
 
@@ -461,8 +464,8 @@ class Embedding(Layer):
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  weights=None, lora_rank=None, input_length=None, **kwargs):
         _reject("Embedding", embeddings_regularizer=embeddings_regularizer,
-                embeddings_constraint=embeddings_constraint, mask_zero=mask_zero,
-                lora_rank=lora_rank)
+                embeddings_constraint=embeddings_constraint, lora_rank=lora_rank)
+        self.mask_zero = bool(mask_zero)
         for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
                 raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "
@@ -481,7 +484,11 @@ class Embedding(Layer):
 
     def _layer_config(self):
         return {"input_dim": self.input_dim, "output_dim": self.output_dim,
-                "embeddings_initializer": self.embeddings_initializer, "mask_zero": False}
+                "embeddings_initializer": self.embeddings_initializer,
+                "mask_zero": self.mask_zero}
+
+    def _masks_timesteps(self):
+        return self.mask_zero
 
 
 class MultiHeadAttention(Layer):
@@ -581,6 +588,7 @@ __all__ += [
     "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "SimpleRNNCell", "LSTMCell", "GRUCell",
     "RNN", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed",
+    "Masking",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import _keras_archive, _keras_h5, _model_classes, _nested_models, _summary, _weights_file
+from . import (_keras_archive, _keras_h5, _mask_flow, _model_classes, _nested_models, _summary,
+               _weights_file)
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -124,6 +125,7 @@ class Model(Trainer):
                                  f"keras.Input and layer calls); got {type(t).__name__}")
         if len(self.outputs) != 1:
             raise NotImplementedError("models with several outputs are not supported yet")
+        self._output_mask = getattr(self.outputs[0], "_keras_mask", None)  # see _trainer.py
         ids = {id(t): i for i, t in enumerate(self.inputs)}
         self._nodes = []
 
@@ -437,10 +439,23 @@ class Sequential(Model):
                 shape = tuple(layer.compute_output_shape(shape))
             output_shapes.append(shape)
         graph = _C.LayerGraph(1)
-        value = 0
-        for layer in self._layers:
-            value = _nested_models.add_to_graph(layer, graph, [value]) if isinstance(
-                layer, Model) else graph.add_node(layer._cpp, [value])
+        value, mask = 0, None  # mask: the graph value of the current timestep mask
+        for layer, input_shape in zip(self._layers,
+                                      [self._built_input_shape] + output_shapes[:-1]):
+            if isinstance(layer, Model):
+                _mask_flow.output_mask(layer, mask)  # refuses a mask
+                value = _nested_models.add_to_graph(layer, graph, [value])
+                continue
+            uses_mask = mask is not None and hasattr(layer, "_keeps_timestep_mask")
+            output = graph.add_node(layer._cpp, [value] + ([mask] if uses_mask else []))
+            mask = _mask_flow.output_mask(layer, mask)
+            if getattr(layer, "_masks_timesteps", lambda: False)():
+                mask_layer = layer._mask_layer()
+                if not mask_layer.built:
+                    mask_layer.build(input_shape)
+                mask = graph.add_node(mask_layer._cpp, [value])
+            value = output
+        self._output_mask = mask  # a loss over it is refused (_trainer.py)
         graph.set_outputs([value])
         self._output_shapes = output_shapes
         self._cpp_graph = graph
