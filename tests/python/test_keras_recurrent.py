@@ -221,30 +221,6 @@ def fit_losses(lib, model, x, y, loss):
     return model.fit(x, y, epochs=2, batch_size=8, shuffle=False, verbose=0).history["loss"]
 
 
-def test_text_classifier_fit_matches_keras_and_stays_traced():
-    tokens = np.random.default_rng(0).integers(1, 30, (24, 7))
-    labels = (tokens.sum(1) % 2).astype(np.float32).reshape(-1, 1)
-
-    def model(lib, layers):
-        return lib.Sequential([lib.Input((7,), dtype="int32"), layers.Embedding(30, 6),
-                               layers.Bidirectional(layers.GRU(4, return_sequences=True)),
-                               layers.LSTM(3), layers.Dense(1, activation="sigmoid")])
-
-    ours, theirs = model(gk, L), model(keras, K)
-    weights = [normal(w.shape, 10 + i) * 0.3 for i, w in enumerate(theirs.get_weights())]
-    ours.set_weights(weights)
-    theirs.set_weights(weights)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)  # no per-step Python fallback
-        history = fit_losses(gk, ours, tokens, labels, "binary_crossentropy")
-    np.testing.assert_allclose(history, fit_losses(keras, theirs, tokens, labels,
-                                                   "binary_crossentropy"), rtol=2e-4)
-    for a, b in zip(ours.get_weights(), theirs.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
-    for layer in ours.layers[1:3]:
-        assert layer._cpp.eager_reason == "" and layer._cpp.python_calls <= 2
-
-
 def encoder_model(lib, layers):
     """Functional, with return_state outputs feeding a merge and a TimeDistributed head."""
     inputs = lib.Input((5, 3))
@@ -314,11 +290,114 @@ def test_keras_weight_files_of_wrappers_and_stacked_cells_load():
     (lambda: L.Bidirectional(L.LSTM(2), merge_mode="x"), ValueError, r"Invalid merge mode"),
     (lambda: L.LSTM(0), ValueError, r"invalid value for argument `units`"),
     (lambda: L.SimpleRNN(2, stateful=True), NotImplementedError, r"stateful=True"),
-    (lambda: L.LSTM(2)(np.zeros((2, 3, 4), np.float32), mask=np.ones((2, 3), bool)),
-     NotImplementedError, r"masks"),
+    (lambda: L.LSTM(2)(np.zeros((2, 3, 4), np.float32), mask=np.ones((2, 3, 4), bool)),
+     ValueError, r"`mask` must be a \(batch, timesteps\) boolean tensor"),
     (lambda: L.LSTM(2, kernel_regularizer="l2"), NotImplementedError, r"kernel_regularizer"),
     (lambda: L.RNN(object()), ValueError, r"should have a `call` method"),
 ])
 def test_bad_arguments_and_inputs_raise_keras_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ---- timestep masks (Embedding(mask_zero=True), Masking) ----
+
+def padded_ids(seed=0):
+    """Token ids with trailing padding of varied length and one row with leading padding."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1, 30, (16, 7))
+    for row in range(16):
+        ids[row, rng.integers(2, 7):] = 0
+    ids[3, :2] = 0
+    return ids
+
+
+def masked_sequential(lib, layers):
+    return lib.Sequential([lib.Input((7,), dtype="int32"),
+                           layers.Embedding(30, 6, mask_zero=True), layers.Dropout(0.0),
+                           layers.Bidirectional(layers.GRU(4, return_sequences=True)),
+                           layers.LSTM(3, go_backwards=True),
+                           layers.Dense(1, activation="sigmoid")])
+
+
+def masked_functional(lib, layers):
+    """The mask reaches a return_state RNN, passes with its sequence output, and is not used
+    where initial_state is given (Keras fills `mask` only for a single tensor argument)."""
+    ids = lib.Input((7,), dtype="int32")
+    sequence, h = layers.SimpleRNN(4, return_sequences=True, return_state=True)(
+        layers.Embedding(30, 6, mask_zero=True)(ids))
+    masked = layers.GRU(4, return_sequences=True)(sequence)
+    unmasked = layers.GRU(4)(masked, initial_state=[h])
+    return lib.Model(ids, layers.Dense(1, activation="sigmoid")(unmasked))
+
+
+@pytest.mark.parametrize("make", [masked_sequential, masked_functional],
+                         ids=["Sequential", "functional"])
+def test_masked_models_predict_and_fit_like_keras(make, tmp_path):
+    """Text classifiers (Embedding -> recurrent layers -> Dense): the same predictions, fit
+    losses and weights as Keras, every layer's step traced (no per-step Python fallback)."""
+    ids = padded_ids()
+    labels = (ids.sum(1) % 2).astype(np.float32).reshape(-1, 1)
+    ours, theirs = make(gk, L), make(keras, K)
+    weights = [normal(w.shape, 60 + i) * 0.3 for i, w in enumerate(theirs.get_weights())]
+    ours.set_weights(weights)
+    theirs.set_weights(weights)
+    np.testing.assert_allclose(ours.predict(ids, verbose=0), keras_predict(theirs, ids),
+                               rtol=1e-5, atol=1e-6)
+    unmasked = ids.copy()
+    unmasked[unmasked == 0] = 1  # the same weights without padding give other values
+    assert not np.allclose(ours.predict(ids, verbose=0), ours.predict(unmasked, verbose=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # the Python-fallback warning
+        history = fit_losses(gk, ours, ids, labels, "binary_crossentropy")
+    np.testing.assert_allclose(history, fit_losses(keras, theirs, ids, labels,
+                                                   "binary_crossentropy"), rtol=2e-4)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    for layer in ours.layers:
+        if layer._is_python_layer():
+            assert layer._cpp.eager_reason == "" and layer._cpp.python_calls <= 3
+    assert [type(layer).__name__ for layer in ours.layers] == \
+        [type(layer).__name__ for layer in theirs.layers if type(layer).__name__ != "InputLayer"]
+    if make is masked_functional:  # Keras rebuilds the masks from our archive's config
+        ours.save(tmp_path / "masked.keras")
+        loaded = keras.models.load_model(tmp_path / "masked.keras")
+        np.testing.assert_allclose(keras_predict(loaded, ids), ours.predict(ids, verbose=0),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_eager_masks_and_the_masking_layer_match_keras():
+    embedding, lstm = L.Embedding(30, 6, mask_zero=True), L.LSTM(3, return_sequences=True)
+    keras_embedding, keras_lstm = K.Embedding(30, 6, mask_zero=True), \
+        K.LSTM(3, return_sequences=True)
+    for ours, theirs, shape in ((embedding, keras_embedding, (None, 7)),
+                                (lstm, keras_lstm, (None, 7, 6))):
+        ours.build(shape)
+        theirs.build(shape)
+        same_weights(ours, theirs)
+    ids = padded_ids(1)
+    np.testing.assert_allclose(npy(lstm(embedding(ids))), keras_lstm(keras_embedding(ids)),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(npy(embedding.compute_mask(ids)),
+                                  keras_embedding.compute_mask(ids))
+    mask = ids != 0  # an explicit mask= as Keras takes it
+    np.testing.assert_allclose(npy(lstm(npy(embedding(ids)), mask=mask)),
+                               keras_lstm(keras_embedding(ids).numpy(), mask=mask),
+                               rtol=1e-5, atol=1e-6)
+    x = np.repeat(normal((4, 7, 3), 2), 2, axis=-1)
+    x[0, 4:] = 0
+    x[2, :3] = 0
+    np.testing.assert_allclose(npy(lstm(L.Masking()(x))), keras_lstm(K.Masking()(x)),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_masks_that_would_be_dropped_are_refused():
+    with pytest.raises(NotImplementedError, match="GlobalAveragePooling1D.*receives a timestep"):
+        gk.Sequential([gk.Input((7,), dtype="int32"), L.Embedding(30, 6, mask_zero=True),
+                       L.GlobalAveragePooling1D()])
+    model = gk.Sequential([gk.Input((7,), dtype="int32"), L.Embedding(30, 6, mask_zero=True),
+                           L.LSTM(2, return_sequences=True)])
+    assert model.predict(padded_ids(), verbose=0).shape == (16, 7, 2)  # predict needs no loss
+    model.compile(loss="mse")
+    with pytest.raises(NotImplementedError, match="Keras would mask the loss"):
+        model.fit(padded_ids(), np.zeros((16, 7, 2), np.float32), verbose=0)
