@@ -45,7 +45,36 @@ def _check_sequence_shape(layer, shape):
 
 
 
-class RNN(LayerOfLayers, MultiOutputLayer):
+class _SequenceLayer(LayerOfLayers, MultiOutputLayer):
+    """What RNN and Bidirectional share: called as ``layer(sequences, initial_state=None,
+    mask=None)``, the sequences of rank 3; outputs listed as Keras's compute_output_shape
+    lists them; a sequence output keeps its input's timestep mask."""
+
+    def _call_inputs(self, sequences, initial_state=None, mask=None):
+        if isinstance(sequences, (list, tuple)):  # Keras 2's rnn([x, *initial_state])
+            sequences, initial_state = sequences[0], list(sequences[1:]) or initial_state
+        _check_sequence_shape(self, tuple(np.shape(sequences) if not hasattr(sequences, "shape")
+                                          else sequences.shape))
+        states = [] if initial_state is None else flatten(_as_nested_list(initial_state))
+        self._check_initial_state(states, initial_state)
+        return _with_step_mask(self, [sequences] + states, sequences, mask)
+
+    def _sequences_shape(self, shapes):
+        """The sequences' shape among the shapes build gets, checked."""
+        shape = shapes[0] if _is_shape_list(shapes) else shapes
+        _check_sequence_shape(self, shape)
+        return shape
+
+    def _keeps_timestep_mask(self):
+        """Keras: the output keeps its input's mask when it is a sequence."""
+        return self.return_sequences
+
+    def compute_output_shape(self, sequences_shape, initial_state_shape=None):
+        shapes = self._output_shapes(sequences_shape)
+        return tuple(shapes) if isinstance(shapes, list) else shapes
+
+
+class RNN(_SequenceLayer):
     """``keras.layers.RNN(cell, return_sequences=False, return_state=False,
     go_backwards=False, stateful=False, unroll=False, zero_output_for_mask=False)``; ``cell`` is
     a cell or a list of cells (stacked). Called as ``rnn(sequences, initial_state=None)``.
@@ -84,27 +113,15 @@ class RNN(LayerOfLayers, MultiOutputLayer):
     def _saved_sublayers(self):
         return [("cell", self.cell)]
 
-    def _call_inputs(self, sequences, initial_state=None, mask=None):
-        if isinstance(sequences, (list, tuple)):  # Keras 2's rnn([x, *initial_state])
-            sequences, initial_state = sequences[0], list(sequences[1:]) or initial_state
-        _check_sequence_shape(self, tuple(np.shape(sequences) if not hasattr(sequences, "shape")
-                                          else sequences.shape))
-        states = [] if initial_state is None else flatten(_as_nested_list(initial_state))
+    def _check_initial_state(self, states, initial_state):
         expected = len(_state_sizes(self.cell))
         if states and len(states) != expected:
             raise ValueError(f"Layer {self.name} expects {expected} state(s) in "
                              f"`initial_state`, but it received {len(states)} initial "
                              f"state(s).")
-        return _with_step_mask(self, [sequences] + states, sequences, mask)
-
-    def _keeps_timestep_mask(self):
-        """Keras: the output keeps its input's mask when it is a sequence."""
-        return self.return_sequences
 
     def build(self, sequences_shape, initial_state_shape=None):
-        if _is_shape_list(sequences_shape):
-            sequences_shape = sequences_shape[0]
-        _check_sequence_shape(self, sequences_shape)
+        sequences_shape = self._sequences_shape(sequences_shape)
         if not self.cell.built:
             self.cell.build((sequences_shape[0], sequences_shape[-1]))
         adopt_weights(self, self.cell, self.cell.name)
@@ -119,10 +136,6 @@ class RNN(LayerOfLayers, MultiOutputLayer):
             return output
         return [output] + [[(batch, n) for n in s] if isinstance(s, list) else (batch, s)
                            for s in self.state_size]
-
-    def compute_output_shape(self, sequences_shape, initial_state_shape=None):
-        shapes = self._output_shapes(sequences_shape)
-        return tuple(shapes) if isinstance(shapes, list) else shapes
 
     def _initial_states(self, sequences):
         batch = sequences.shape[0]
@@ -231,7 +244,7 @@ def _copy_of_layer(layer, name, go_backwards):
     return type(layer).from_config(config)
 
 
-class Bidirectional(LayerOfLayers, MultiOutputLayer):
+class Bidirectional(_SequenceLayer):
     """``keras.layers.Bidirectional(layer, merge_mode='concat', backward_layer=None)``: the
     RNN ``layer`` (copied as the forward layer) and its go_backwards twin over the same
     inputs, their outputs merged (the backward sequence turned back to time order)."""
@@ -274,23 +287,14 @@ class Bidirectional(LayerOfLayers, MultiOutputLayer):
     def _saved_sublayers(self):
         return [("forward_layer", self.forward_layer), ("backward_layer", self.backward_layer)]
 
-    def _call_inputs(self, sequences, initial_state=None, mask=None):
-        _check_sequence_shape(self, tuple(np.shape(sequences) if not hasattr(sequences, "shape")
-                                          else sequences.shape))
-        states = [] if initial_state is None else flatten(_as_nested_list(initial_state))
+    def _check_initial_state(self, states, initial_state):
         if len(states) % 2:
             raise ValueError("When passing `initial_state` to a Bidirectional RNN, the state "
                              "should be a list containing the states of the underlying RNNs. "
                              f"Received: initial_state={initial_state}")
-        return _with_step_mask(self, [sequences] + states, sequences, mask)
-
-    def _keeps_timestep_mask(self):
-        return self.return_sequences
 
     def build(self, sequences_shape, initial_state_shape=None):
-        if _is_shape_list(sequences_shape):
-            sequences_shape = sequences_shape[0]
-        _check_sequence_shape(self, sequences_shape)
+        sequences_shape = self._sequences_shape(sequences_shape)
         for layer in (self.forward_layer, self.backward_layer):
             if not layer.built:
                 layer.build(sequences_shape)
@@ -312,10 +316,6 @@ class Bidirectional(LayerOfLayers, MultiOutputLayer):
             outputs = [forward]
         outputs += states
         return outputs if len(outputs) > 1 else outputs[0]
-
-    def compute_output_shape(self, sequences_shape, initial_state_shape=None):
-        shapes = self._output_shapes(sequences_shape)
-        return tuple(shapes) if isinstance(shapes, list) else shapes
 
     def _call_outputs(self, inputs, training=False):
         sequences, states, step_mask = _split_inputs(inputs)
