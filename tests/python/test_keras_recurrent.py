@@ -148,17 +148,24 @@ def test_initial_state_is_used_as_keras_does():
 
 
 def test_cells_called_directly_return_output_and_states():
-    for make in (lambda m: m.LSTMCell(3), lambda m: m.GRUCell(3), lambda m: m.SimpleRNNCell(3)):
-        ours, theirs = make(L), make(K)
+    pairs = [(L.LSTMCell(3), K.LSTMCell(3)), (L.GRUCell(3), K.GRUCell(3)),
+             (L.SimpleRNNCell(3), K.SimpleRNNCell(3)),
+             (L.StackedRNNCells([L.SimpleRNNCell(3), L.LSTMCell(3)]),
+              K.StackedRNNCells([K.SimpleRNNCell(3), K.LSTMCell(3)]))]
+    for ours, theirs in pairs:
         ours.build((None, 2))
         theirs.build((None, 2))
         same_weights(ours, theirs)
         x = normal((4, 2), 5)
-        states = [normal((4, 3), 6 + i) for i in range(len(as_list(theirs.state_size)))]
+        sizes = theirs.state_size if isinstance(theirs.state_size, list) else [3]
+        states = [[normal((4, n), 6 + i) for n in size] if isinstance(size, list)
+                  else normal((4, size), 6 + i) for i, size in enumerate(sizes)]
+        assert as_list(ours.state_size) == as_list(theirs.state_size)
         y, new_states = ours(x, states)
         y_ref, new_states_ref = theirs(x, states)
         np.testing.assert_allclose(npy(y), y_ref, rtol=1e-5, atol=1e-6)
-        for s, s_ref in zip(new_states, new_states_ref):
+        assert len(as_list(new_states)) == len(as_list(new_states_ref))
+        for s, s_ref in zip(as_list(new_states), as_list(new_states_ref)):
             np.testing.assert_allclose(npy(s), s_ref, rtol=1e-5, atol=1e-6)
 
 

@@ -97,7 +97,29 @@ def _as_nested_list(value):
 
 
 
-class _Cell(Layer):
+class _StepCall:
+    """Mixin (before Layer in the bases): a cell called on its own, ``cell(inputs, states)``,
+    runs one step eagerly, as Keras's cells: (output, new states)."""
+
+    def __call__(self, inputs, states=None, training=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
+                            f"{sorted(kwargs)}")
+        if states is None:
+            raise ValueError(f"{type(self).__name__} must be called with `states` (state "
+                             f"sizes {self.state_size}): cell(inputs, states)")
+        inputs = self._to_tensor(inputs)
+
+        def tensors(value):
+            if isinstance(value, (list, tuple)):
+                return [tensors(item) for item in value]
+            return self._to_tensor(value)
+        if not self.built:
+            self.build((None, inputs.shape[-1]))
+        return self.call(inputs, tensors(states), training=bool(training))
+
+
+class _Cell(_StepCall, Layer):
     """What the built-in cells share: arguments, weights, dropout masks, the direct call
     ``cell(inputs, states)`` and ``run_steps`` (the cell over a whole sequence). Subclasses give
     ``_gates`` (how many units-wide blocks the kernel has), ``_bias_shape`` and ``_step``."""
@@ -201,20 +223,6 @@ class _Cell(Layer):
         output, new_states = self._step(self._project(inputs, input_mask), states,
                                         recurrent_mask)
         return output, (new_states[0] if single else new_states)
-
-    def __call__(self, inputs, states=None, training=None, **kwargs):
-        if kwargs:
-            raise TypeError(f"{type(self).__name__}.call() got unexpected keyword arguments "
-                            f"{sorted(kwargs)}")
-        inputs = self._to_tensor(inputs)
-        if states is None:
-            raise ValueError(f"{type(self).__name__} must be called with `states` (a list of "
-                             f"{self.state_size} tensors): cell(inputs, states)")
-        states = [self._to_tensor(s) for s in states] if isinstance(states, (list, tuple)) \
-            else self._to_tensor(states)
-        if not self.built:
-            self.build((None, inputs.shape[-1]))
-        return self.call(inputs, states, training=bool(training))
 
     def _recurrent_input(self, h, recurrent_mask):
         return h if recurrent_mask is None else _mul(h, recurrent_mask)
@@ -341,7 +349,7 @@ class GRUCell(_Cell):
         return config
 
 
-class StackedRNNCells(LayerOfLayers, Layer):
+class StackedRNNCells(_StepCall, LayerOfLayers, Layer):
     """``keras.layers.StackedRNNCells(cells)``: the cells one above the other; the states are
     each cell's states in turn."""
 
