@@ -385,6 +385,10 @@ def test_eager_masks_and_the_masking_layer_match_keras():
     ids = padded_ids(1)
     np.testing.assert_allclose(npy(lstm(embedding(ids))), keras_lstm(keras_embedding(ids)),
                                rtol=1e-5, atol=1e-6)
+    # the mask passes through Dropout (inference: identity) as in Keras's eager calls
+    np.testing.assert_allclose(npy(lstm(L.Dropout(0.5)(embedding(ids)))),
+                               keras_lstm(K.Dropout(0.5)(keras_embedding(ids))),
+                               rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(npy(embedding.compute_mask(ids)),
                                   keras_embedding.compute_mask(ids))
     mask = ids != 0  # an explicit mask= as Keras takes it

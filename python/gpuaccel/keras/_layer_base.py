@@ -15,7 +15,7 @@ from .. import _C
 from .._int_range import check_range
 from .._tensor import Tensor, no_grad, tape_active, tensor as _make_tensor
 from ..dtypes import as_dtype
-from . import _symbolic
+from . import _mask_flow, _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _python_layer
@@ -413,11 +413,17 @@ class Layer:
             shapes = [(None,) + tuple(t.shape[1:]) if len(t.shape) else () for t in tensors]
             self.build(shapes[0] if len(shapes) == 1 else shapes)
         if tape_active():
-            return self._cpp.call(tensors, bool(training))
-        # Outside a GradientTape, TF records nothing: the result is a plain value (.numpy()), as
-        # a Model's call gives.
-        with no_grad():
-            return self._cpp.call(tensors, bool(training))
+            output = self._cpp.call(tensors, bool(training))
+        else:
+            # Outside a GradientTape, TF records nothing: the result is a plain value
+            # (.numpy()), as a Model's call gives.
+            with no_grad():
+                output = self._cpp.call(tensors, bool(training))
+        mask = _mask_flow.output_mask(self, getattr(inputs[0], "_keras_mask", None)
+                                      if inputs else None)
+        if mask is not None:  # a timestep mask passed on, as Keras's eager calls do
+            output._keras_mask = mask
+        return output
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

@@ -5,9 +5,12 @@ it names layers by class rather than importing them.
 Keras attaches a mask to a layer's output and every layer that supports masking uses it or
 passes it on. The layers listed in ``_KEEPS_MASK`` compute each time step on its own and pass a
 mask on; a layer that uses masks says whether its output keeps one (``_keeps_timestep_mask``);
-a mask that reaches any other layer, or a model's output (where Keras would mask the loss), is
-refused rather than silently dropped.
+a user's layer whose ``call`` takes no ``mask`` drops it, as in Keras; a mask that reaches any
+other layer, or a model's output (where Keras would mask the loss), is refused rather than
+silently dropped.
 """
+import inspect
+
 import numpy as np
 
 from .. import _C
@@ -45,10 +48,19 @@ def output_mask(layer, mask):
         return mask if keeps() else None
     if type(layer).__name__ in _KEEPS_MASK:
         return mask
+    if not type(layer).__module__.startswith("gpuaccel.") and not _takes_mask(layer):
+        return None  # Keras gives a user layer without a `mask` argument none, and drops it
     raise NotImplementedError(
         f"layer '{layer.name}' ({type(layer).__name__}) receives a timestep mask "
         "(Embedding(mask_zero=True) or Masking upstream), which gpuaccel carries only into "
         f"recurrent layers and through {', '.join(_KEEPS_MASK)} yet")
+
+
+def _takes_mask(layer):
+    try:
+        return "mask" in inspect.signature(layer.call).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def refuse_output_mask(mask, model_name):

@@ -99,7 +99,9 @@ class MultiOutputLayer(Layer):
         shapes = self._output_shapes(shape_arg)
         if not isinstance(shapes, list):
             return result
-        return nest(unpack(result, [tuple(s[1:]) for s in flatten(shapes)]), shapes)
+        parts = unpack(result, [tuple(s[1:]) for s in flatten(shapes)])
+        parts[0]._keras_mask = getattr(result, "_keras_mask", None)  # with the main output
+        return nest(parts, shapes)
 
     def _symbolic_parts(self, inputs, shapes):
         """One KerasTensor per shape of the flat list ``shapes``."""
