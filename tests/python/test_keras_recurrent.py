@@ -366,10 +366,14 @@ def test_masked_models_predict_and_fit_like_keras(make, tmp_path):
             assert layer._cpp.eager_reason == "" and layer._cpp.python_calls <= 3
     assert [type(layer).__name__ for layer in ours.layers] == \
         [type(layer).__name__ for layer in theirs.layers if type(layer).__name__ != "InputLayer"]
-    if make is masked_functional:  # Keras rebuilds the masks from our archive's config
+    if make is masked_functional:  # .keras both ways: each side rebuilds its masks
         ours.save(tmp_path / "masked.keras")
         loaded = keras.models.load_model(tmp_path / "masked.keras")
         np.testing.assert_allclose(keras_predict(loaded, ids), ours.predict(ids, verbose=0),
+                                   rtol=1e-5, atol=1e-6)
+        theirs.save(tmp_path / "keras_masked.keras")  # holds Keras's NotEqual mask op
+        loaded = gk.models.load_model(tmp_path / "keras_masked.keras")
+        np.testing.assert_allclose(loaded.predict(ids, verbose=0), keras_predict(theirs, ids),
                                    rtol=1e-5, atol=1e-6)
 
 

@@ -227,6 +227,12 @@ def _history_names(value):
     return []
 
 
+def _tensors_of(value, tensors):
+    """The KerasTensors a serialized keyword argument names: a list for a list."""
+    found = [tensors[tuple(h)] for h in _history_names(value)]
+    return found if isinstance(value, list) else found[0]
+
+
 def _functional_from_config(body, custom_objects=None):
     """A functional model from Keras 3's config: each layer's ``inbound_nodes`` name the
     tensors (``keras_history``) its call takes."""
@@ -237,14 +243,24 @@ def _functional_from_config(body, custom_objects=None):
         if entry.get("class_name") == "InputLayer":
             tensors[(name, 0, 0)] = _input_from_config(entry.get("config", {}))
             continue
+        if entry.get("class_name") == "NotEqual" and entry.get("module") == "keras.src.ops.numpy":
+            # Keras's op computing an Embedding(mask_zero=True) mask, which the layers' `mask`
+            # arguments take; gpuaccel's layers carry that mask themselves (_masking.py)
+            continue
         layer = _build_layer(entry, custom_objects)
         for node_index, node in enumerate(entry.get("inbound_nodes", [])):
             history = _history_names(node.get("args", node))
-            if any(tuple(h) not in tensors for h in history):
+            # tensors passed by keyword (an RNN's initial_state); `mask` is Keras's mask op's
+            # output, which gpuaccel's layers carry themselves
+            keywords = {key: value for key, value in node.get("kwargs", {}).items()
+                        if key != "mask" and _history_names(value)}
+            needed = history + [h for value in keywords.values() for h in _history_names(value)]
+            if any(tuple(h) not in tensors for h in needed):
                 raise NotImplementedError(f"load_model: layer {name!r} takes inputs this reader "
                                           "cannot follow (shared layers or nested models)")
             args = [tensors[tuple(h)] for h in history]
-            outputs = layer(args[0] if len(args) == 1 else args)
+            keywords = {key: _tensors_of(value, tensors) for key, value in keywords.items()}
+            outputs = layer(args[0] if len(args) == 1 else args, **keywords)
             for index, output in enumerate(outputs if isinstance(outputs, list) else [outputs]):
                 tensors[(name, node_index, index)] = output
     inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
