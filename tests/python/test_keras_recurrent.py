@@ -223,6 +223,24 @@ def keras_predict(model, x):
     return np.asarray(model(x))  # a plain call: Keras's predict compiles a function first
 
 
+@pytest.mark.parametrize("make", [
+    lambda m: m.LSTM(3, return_sequences=True, dtype="mixed_float16"),
+    lambda m: m.Bidirectional(m.GRU(2), merge_mode="sum", dtype="mixed_bfloat16"),
+    lambda m: m.RNN([m.SimpleRNNCell(2), m.LSTMCell(2)], dtype="mixed_float16"),
+], ids=["LSTM-float16", "Bidirectional-bfloat16", "stacked-float16"])
+def test_mixed_precision_policies_give_keras_dtypes_and_values(make):
+    ours, theirs = make(L), make(K)
+    ours.build((None, 4, 3))
+    theirs.build((None, 4, 3))
+    same_weights(ours, theirs)
+    x = normal((2, 4, 3), 9)
+    got, expected = ours(x), theirs(x)
+    assert got._dtype_name == expected.dtype.name  # float32 masters, outputs in the policy's
+    assert {w._dtype_name for w in ours.weights} == {"float32"}
+    np.testing.assert_allclose(npy(got).astype(np.float32), np.asarray(expected, np.float32),
+                               rtol=1e-2, atol=1e-2)
+
+
 def fit_losses(lib, model, x, y, loss):
     model.compile(optimizer=lib.optimizers.SGD(0.1), loss=loss)
     return model.fit(x, y, epochs=2, batch_size=8, shuffle=False, verbose=0).history["loss"]

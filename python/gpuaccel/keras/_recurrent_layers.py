@@ -29,6 +29,10 @@ def _with_step_mask(layer, inputs, sequences, mask):
     return inputs if mask is None else inputs + [_mask_flow.step_mask(mask, layer.name)]
 
 
+def _cast_all(tensors, dtype):
+    return [t if t._dtype_name == dtype else _C.cast(t, dtype) for t in tensors]
+
+
 def _split_inputs(inputs):
     """(sequences, initial states, step mask or None) of a traced call's inputs: the mask is
     the one of rank 3 after the states (rank 2)."""
@@ -145,11 +149,15 @@ class RNN(_SequenceLayer):
     def _call_outputs(self, inputs, training=False):
         sequences, states, step_mask = _split_inputs(inputs)
         _check_sequence_shape(self, sequences.shape)
+        # as Keras: the cell computes in its policy's dtype, the outputs are in this layer's
+        sequences, *states = _cast_all([sequences] + states,
+                                       getattr(self.cell, "compute_dtype", self.compute_dtype))
         if not states:
             states = self._initial_states(sequences)
         outputs, last, states = run_sequence(self.cell, sequences, states, self.go_backwards,
                                              training, step_mask, self.zero_output_for_mask)
-        output = outputs if self.return_sequences else last
+        output, *states = _cast_all([outputs if self.return_sequences else last] + states,
+                                    self.compute_dtype)
         return [output] + nest(states, self.state_size) if self.return_state else output
 
     def _layer_config(self):
@@ -331,6 +339,7 @@ class Bidirectional(_SequenceLayer):
             backward, backward_states = backward[0], backward[1:]
         if self.return_sequences:
             backward = reverse_time(backward)
+        forward, backward = _cast_all([forward, backward], self.compute_dtype)  # as Keras
         if self.merge_mode == "concat":
             outputs = [_C.concat([forward, backward], -1)]
         elif self.merge_mode == "sum":
