@@ -31,7 +31,7 @@ def _weight_initializer(value, arg):
     if isinstance(value, str):
         try:
             return _C.layers.canonical_initializer(value)
-        except Exception:  # noqa: BLE001 - not a C++ name; keras.initializers may know it
+        except ValueError:  # not a C++ initializer's name; keras.initializers may know it
             pass
     initializer = _initializers.get(value)
     if initializer is None or not callable(initializer):
@@ -89,12 +89,11 @@ def reverse_time(x):
                       for t in reversed(range(x.shape[1]))], 1)
 
 
-
 def _as_nested_list(value):
+    """Nested lists and tuples as nested lists (the structure ``flatten`` walks)."""
     if isinstance(value, (list, tuple)):
         return [_as_nested_list(v) for v in value]
     return value
-
 
 
 class _StepCall:
@@ -114,6 +113,7 @@ class _StepCall:
             if isinstance(value, (list, tuple)):
                 return [tensors(item) for item in value]
             return self._to_tensor(value)
+
         if not self.built:
             self.build((None, inputs.shape[-1]))
         return self.call(inputs, tensors(states), training=bool(training))
@@ -370,8 +370,7 @@ class StackedRNNCells(_StepCall, LayerOfLayers, Layer):
 
     @property
     def output_size(self):
-        last = self.cells[-1]
-        return getattr(last, "output_size", None) or _state_sizes(last)[0]
+        return _output_size(self.cells[-1])
 
     def _saved_sublayers(self):
         """Keras's group names for a list's items: snake_case class names, numbered from the

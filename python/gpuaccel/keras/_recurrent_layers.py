@@ -131,9 +131,7 @@ class RNN(_SequenceLayer):
         adopt_weights(self, self.cell, self.cell.name)
 
     def _output_shapes(self, shapes):
-        sequences_shape = shapes[0] if _is_shape_list(shapes) else shapes
-        _check_sequence_shape(self, sequences_shape)
-        batch, length = sequences_shape[0], sequences_shape[1]
+        batch, length = self._sequences_shape(shapes)[:2]
         units = _output_size(self.cell)
         output = (batch, length, units) if self.return_sequences else (batch, units)
         if not self.return_state:
@@ -150,8 +148,9 @@ class RNN(_SequenceLayer):
         sequences, states, step_mask = _split_inputs(inputs)
         _check_sequence_shape(self, sequences.shape)
         # as Keras: the cell computes in its policy's dtype, the outputs are in this layer's
-        sequences, *states = _cast_all([sequences] + states,
-                                       getattr(self.cell, "compute_dtype", self.compute_dtype))
+        cell_dtype = getattr(self.cell, "compute_dtype", self.compute_dtype)
+        sequences, *states = _cast_all([sequences] + states, cell_dtype)
+        step_mask = None if step_mask is None else _cast_all([step_mask], cell_dtype)[0]
         if not states:
             states = self._initial_states(sequences)
         outputs, last, states = run_sequence(self.cell, sequences, states, self.go_backwards,
@@ -164,7 +163,6 @@ class RNN(_SequenceLayer):
         return {"return_sequences": self.return_sequences, "return_state": self.return_state,
                 "go_backwards": self.go_backwards, "stateful": self.stateful,
                 "unroll": self.unroll, "zero_output_for_mask": self.zero_output_for_mask}
-
 
 
 class _CellLayer(RNN):
@@ -309,7 +307,7 @@ class Bidirectional(_SequenceLayer):
             adopt_weights(self, layer, layer.name)
 
     def _output_shapes(self, shapes):
-        sequences_shape = shapes[0] if _is_shape_list(shapes) else shapes
+        sequences_shape = self._sequences_shape(shapes)
         forward = self.forward_layer._output_shapes(sequences_shape)
         backward = self.backward_layer._output_shapes(sequences_shape)
         states = []
