@@ -239,6 +239,9 @@ def test_mixed_precision_policies_give_keras_dtypes_and_values(make):
     assert {w._dtype_name for w in ours.weights} == {"float32"}
     np.testing.assert_allclose(npy(got).astype(np.float32), np.asarray(expected, np.float32),
                                rtol=1e-2, atol=1e-2)
+    mask = np.array([[True, True, True, False], [True, True, False, False]])
+    np.testing.assert_allclose(npy(ours(x, mask=mask)).astype(np.float32),
+                               np.asarray(theirs(x, mask=mask), np.float32), rtol=1e-2, atol=1e-2)
 
 
 def fit_losses(lib, model, x, y, loss):
