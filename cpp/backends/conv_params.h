@@ -11,6 +11,11 @@ struct Conv2dParams {
   int64_t stride_h = 1, stride_w = 1;
   int64_t dilation_h = 1, dilation_w = 1;  // Keras's dilation_rate (1 = dense)
   int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;  // frontend resolves 'same'
+  // Grouped convolution (Keras's Conv2D(groups=), torch's groups=): the C input channels and the
+  // F filters split into `groups` equal parts, filter part g reading only input part g. The
+  // kernel is then (KH, KW, C / groups, F), Keras's layout; groups == C is depthwise. The
+  // transposed convolution takes groups == 1 only (its frontend checks).
+  int64_t groups = 1;
 };
 
 enum class PoolKind { kMax, kAverage /* excludes padding from the divisor, as Keras */ };

@@ -141,18 +141,19 @@ void init_layers(py::module_& m) {
            py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
   py::class_<Conv1D, Layer, std::shared_ptr<Conv1D>>(lm, "Conv1D")
       .def(py::init<std::string, int64_t, int64_t, int64_t, const std::string&, int64_t,
-                    const std::string&, bool, const std::string&, const std::string&>(),
+                    const std::string&, bool, const std::string&, const std::string&, int64_t>(),
            py::arg("name"), py::arg("filters"), py::arg("kernel_size"), py::arg("stride") = 1,
            py::arg("padding") = "valid", py::arg("dilation") = 1, py::arg("activation") = "linear",
            py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",
-           py::arg("bias_initializer") = "zeros");
+           py::arg("bias_initializer") = "zeros", py::arg("groups") = 1);
   py::class_<Conv2D, Layer, std::shared_ptr<Conv2D>>(lm, "Conv2D")
       .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, const std::string&, int64_t,
-                    int64_t, const std::string&, bool, const std::string&, const std::string&>(),
+                    int64_t, const std::string&, bool, const std::string&, const std::string&, int64_t>(),
            py::arg("name"), py::arg("filters"), py::arg("kernel_h"), py::arg("kernel_w"), py::arg("stride_h") = 1,
            py::arg("stride_w") = 1, py::arg("padding") = "valid", py::arg("dilation_h") = 1,
            py::arg("dilation_w") = 1, py::arg("activation") = "linear", py::arg("use_bias") = true,
-           py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros");
+           py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros",
+           py::arg("groups") = 1);
   py::class_<Conv2DTranspose, Layer, std::shared_ptr<Conv2DTranspose>>(lm, "Conv2DTranspose")
       .def(py::init<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, const std::string&, int64_t,
                     int64_t, int64_t, int64_t, const std::string&, bool, const std::string&, const std::string&>(),

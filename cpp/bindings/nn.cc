@@ -20,15 +20,15 @@ Tensor or_undefined(const std::optional<Tensor>& t) { return t ? *t : Tensor(); 
 void init_nn(py::module_& m) {
   m.def("conv2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> bias, int64_t sh,
                      int64_t sw, const std::string& padding, int64_t dh, int64_t dw,
-                     const std::string& activation) {
+                     const std::string& activation, int64_t groups) {
     const Padding pad = parse_padding(padding, "Conv2D");
     const PostActivation act = parse_post_activation(activation, "Conv2D");
     return recorded_op({x, w, or_undefined(bias)}, [=](const std::vector<Tensor>& in) {
-      return conv2d(in[0], in[1], in[2], sh, sw, pad, dh, dw, act);
+      return conv2d(in[0], in[1], in[2], sh, sw, pad, dh, dw, act, groups);
     });
   }, py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("stride_h"), py::arg("stride_w"),
      py::arg("padding"), py::arg("dilation_h"), py::arg("dilation_w"),
-     py::arg("activation") = "linear");
+     py::arg("activation") = "linear", py::arg("groups") = 1);
   // Keras's and TF's transposed convolution: an output of (out_h, out_w), 'valid'/'same' padding
   // resolved as TF resolves the convolution of that output.
   m.def("conv2d_transpose", [](const Tensor& x, const Tensor& w, std::optional<Tensor> bias, int64_t out_h,

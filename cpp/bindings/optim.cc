@@ -11,8 +11,14 @@
 #include <vector>
 
 #include "bindings/bindings.h"
+#include "optim/adadelta.h"
+#include "optim/adagrad.h"
 #include "optim/adam.h"
+#include "optim/adamax.h"
+#include "optim/ftrl.h"
+#include "optim/lion.h"
 #include "optim/loss_scale_optimizer.h"
+#include "optim/nadam.h"
 #include "optim/optimizer.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"
@@ -49,6 +55,11 @@ optim::OptimizerOptions make_options(std::optional<double> weight_decay,
       py::arg("name") = ""
 
 using Opt = std::optional<double>;
+
+template <typename T>
+struct type_tag {
+  using type = T;
+};
 
 }  // namespace
 
@@ -135,6 +146,68 @@ void init_optim(py::module_& parent) {
       .def_property_readonly("momentum", &optim::RMSprop::momentum)
       .def_property_readonly("epsilon", &optim::RMSprop::epsilon)
       .def_property_readonly("centered", &optim::RMSprop::centered);
+
+  py::class_<optim::Adagrad, Optimizer, std::shared_ptr<optim::Adagrad>>(m, "Adagrad")
+      .def(py::init([](double lr, double initial, double eps, Opt wd, Opt cn, Opt cv, Opt gcn,
+                       std::string name) {
+             return std::make_shared<optim::Adagrad>(
+                 lr, initial, eps, make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("initial_accumulator_value") = 0.1,
+           py::arg("epsilon") = 1e-7, GA_OPTIMIZER_OPTION_ARGS);
+
+  // Adamax and Nadam take the same arguments as each other.
+  auto bind_beta_pair = [&](auto tag, const char* name) {
+    using T = typename decltype(tag)::type;
+    py::class_<T, Optimizer, std::shared_ptr<T>>(m, name).def(
+        py::init([](double lr, double b1, double b2, double eps, Opt wd, Opt cn, Opt cv, Opt gcn,
+                    std::string n) {
+          return std::make_shared<T>(lr, b1, b2, eps, make_options(wd, cn, cv, gcn, std::move(n)));
+        }),
+        py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.999,
+        py::arg("epsilon") = 1e-7, GA_OPTIMIZER_OPTION_ARGS);
+  };
+  bind_beta_pair(type_tag<optim::Adamax>{}, "Adamax");
+  bind_beta_pair(type_tag<optim::Nadam>{}, "Nadam");
+
+  py::class_<optim::Adadelta, Optimizer, std::shared_ptr<optim::Adadelta>>(m, "Adadelta")
+      .def(py::init([](double lr, double rho, double eps, Opt wd, Opt cn, Opt cv, Opt gcn,
+                       std::string name) {
+             return std::make_shared<optim::Adadelta>(
+                 lr, rho, eps, make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("rho") = 0.95, py::arg("epsilon") = 1e-7,
+           GA_OPTIMIZER_OPTION_ARGS);
+
+  py::class_<optim::Lion, Optimizer, std::shared_ptr<optim::Lion>>(m, "Lion")
+      .def(py::init([](double lr, double b1, double b2, Opt wd, Opt cn, Opt cv, Opt gcn,
+                       std::string name) {
+             return std::make_shared<optim::Lion>(lr, b1, b2,
+                                                  make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.99,
+           GA_OPTIMIZER_OPTION_ARGS);
+
+  py::class_<optim::Ftrl, Optimizer, std::shared_ptr<optim::Ftrl>>(m, "Ftrl")
+      .def(py::init([](double lr, double power, double initial, double l1, double l2,
+                       double l2_shrinkage, double beta, Opt wd, Opt cn, Opt cv, Opt gcn,
+                       std::string name) {
+             optim::FtrlSettings s;
+             s.learning_rate_power = power;
+             s.initial_accumulator_value = initial;
+             s.l1_regularization_strength = l1;
+             s.l2_regularization_strength = l2;
+             s.l2_shrinkage_regularization_strength = l2_shrinkage;
+             s.beta = beta;
+             return std::make_shared<optim::Ftrl>(lr, s,
+                                                  make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("learning_rate_power") = -0.5,
+           py::arg("initial_accumulator_value") = 0.1,
+           py::arg("l1_regularization_strength") = 0.0,
+           py::arg("l2_regularization_strength") = 0.0,
+           py::arg("l2_shrinkage_regularization_strength") = 0.0, py::arg("beta") = 0.0,
+           GA_OPTIMIZER_OPTION_ARGS);
 
   using optim::LossScaleOptimizer;
   py::class_<LossScaleOptimizer, Optimizer, std::shared_ptr<LossScaleOptimizer>>(

@@ -13,16 +13,40 @@
 //                       amsgrad: vhat = max(vhat, v), v := vhat
 //                       p -= m * alpha / (sqrt(v) + epsilon),
 //                       alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t), a float32 scalar the
-//                       optimizer keeps on the parameter's device (read through device_alpha)
+//                       optimizer keeps on the parameter's device (read through device_step_factor[0])
 //   RMSprop:            v = rho * v + (1 - rho) * g^2
 //                       centered: a = rho * a + (1 - rho) * g, d = v - a^2 + epsilon
 //                       else d = v + epsilon            (epsilon inside the sqrt, as Keras)
 //                       inc = lr * g / sqrt(d)
 //                       momentum > 0: m = momentum * m + inc, p -= m;  else p -= inc
-// Slots (float32, the parameter's shape, zero-initialized by the caller):
+//   Adagrad:            a += g^2;  p -= lr * g / sqrt(a + epsilon)
+//   Adamax:             m += (g - m) * (1 - beta_1);  u = max(beta_2 * u, |g|)
+//                       p -= m * alpha / (u + epsilon),  alpha = lr / (1 - beta_1^t) (device)
+//   Nadam:              m += (g - m) * (1 - beta_1);  v += (g^2 - v) * (1 - beta_2)
+//                       p -= lr * (c0 * m + c1 * g) / (sqrt(v * c2) + epsilon), with the
+//                       step factors c0 = u_{t+1} / (1 - prod_{s<=t+1} u_s),
+//                       c1 = (1 - u_t) / (1 - prod_{s<=t} u_s), c2 = 1 / (1 - beta_2^t),
+//                       u_s = beta_1 * (1 - 0.5 * 0.96^s) (device)
+//   Adadelta:           a = rho * a + (1 - rho) * g^2
+//                       d = -sqrt(b + epsilon) * g / sqrt(a + epsilon)
+//                       b = rho * b + (1 - rho) * d^2;  p += lr * d
+//   Lion:               p -= lr * sign(beta_1 * m + (1 - beta_1) * g)
+//                       m = beta_2 * m + (1 - beta_2) * g
+//   Ftrl:               h = g + 2 * l2_shrinkage * p;  n = a + g^2
+//                       z += h - (n^-lr_power - a^-lr_power) / lr * p;  a = n
+//                       p = (clip(z, -l1, l1) - z) / (n^-lr_power / lr + 2 * l2),
+//                       l2 = l2_regularization_strength + beta / (2 * lr)
+// Slots (float32, the parameter's shape, initialized by the caller: zeros except Adagrad's and
+// Ftrl's accumulator, which start at initial_accumulator_value):
 //   SGD      slot0 = momentum ("m")
 //   Adam     slot0 = first moment, slot1 = second moment, slot2 = max second moment (amsgrad)
 //   RMSprop  slot0 = velocity, slot1 = momentum, slot2 = average gradient (centered)
+//   Adagrad  slot0 = accumulator
+//   Adamax   slot0 = momentum, slot1 = norm (u)
+//   Nadam    slot0 = momentum, slot1 = velocity
+//   Adadelta slot0 = accumulated_grad (a), slot1 = accumulated_delta_var (b)
+//   Lion     slot0 = momentum
+//   Ftrl     slot0 = accumulator (a), slot1 = linear (z)
 // A slot a configuration does not use may be a null pointer / empty view.
 #pragma once
 
@@ -36,7 +60,20 @@
 
 namespace gpuaccel {
 
-enum class OptimizerKind : int32_t { kSgd = 0, kAdam = 1, kRmsprop = 2 };
+enum class OptimizerKind : int32_t {
+  kSgd = 0,
+  kAdam = 1,
+  kRmsprop = 2,
+  kAdagrad = 3,
+  kAdamax = 4,
+  kNadam = 5,
+  kAdadelta = 6,
+  kLion = 7,
+  kFtrl = 8,
+};
+
+// How many step-dependent factors an update may read (OptimizerUpdate::step_factor).
+constexpr int kOptimizerStepFactors = 3;
 
 // Flags of OptimizerUpdate::flags.
 constexpr int32_t kOptimizerNesterov = 1;   // SGD
@@ -53,15 +90,22 @@ struct OptimizerUpdate {
   int32_t flags = 0;
   float learning_rate = 0.0f;
   float momentum = 0.0f;          // SGD and RMSprop
-  float one_minus_beta_1 = 0.0f;  // Adam: 1 - beta_1
-  float one_minus_beta_2 = 0.0f;  // Adam: 1 - beta_2
-  float alpha = 0.0f;             // Adam: bias-corrected learning rate of this step, used when
-                                  // device_alpha is null
-  const float* device_alpha = nullptr;  // Adam: the step's alpha in memory on the parameter's
-                                        // device, advanced there each step, so an update
-                                        // replayed from a captured graph reads the current one
-  float rho = 0.0f;               // RMSprop
-  float one_minus_rho = 0.0f;     // RMSprop
+  float beta_1 = 0.0f;            // Lion
+  float beta_2 = 0.0f;            // Adamax, Lion
+  float one_minus_beta_1 = 0.0f;  // Adam, Adamax, Nadam, Lion: 1 - beta_1
+  float one_minus_beta_2 = 0.0f;  // Adam, Nadam, Lion: 1 - beta_2
+  // Factors that depend on the step (Adam's and Adamax's alpha; Nadam's c0, c1, c2: see the
+  // rules above), used where device_step_factor[k] is null.
+  float step_factor[kOptimizerStepFactors] = {0.0f, 0.0f, 0.0f};
+  // The same factors in memory on the parameter's device, advanced there each step, so an
+  // update replayed from a captured graph reads the current ones.
+  const float* device_step_factor[kOptimizerStepFactors] = {nullptr, nullptr, nullptr};
+  float rho = 0.0f;               // RMSprop, Adadelta
+  float one_minus_rho = 0.0f;     // RMSprop, Adadelta
+  float learning_rate_power = 0.0f;  // Ftrl
+  float l1 = 0.0f;                   // Ftrl: l1_regularization_strength
+  float l2 = 0.0f;                   // Ftrl: l2_regularization_strength + beta / (2 * lr)
+  float l2_shrinkage = 0.0f;         // Ftrl: l2_shrinkage_regularization_strength
   float epsilon = 0.0f;
   float weight_decay = 0.0f;      // decoupled weight decay; 0 = none
   float grad_scale = 1.0f;        // gradient multiplier: the loss-scale unscale (1 / scale);
@@ -84,6 +128,19 @@ GA_HOST_DEVICE GA_INLINE float sqrt(float x) {
 #else
   return std::sqrt(x);
 #endif
+}
+GA_HOST_DEVICE GA_INLINE float pow(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  return ::powf(x, y);
+#else
+  return std::pow(x, y);
+#endif
+}
+GA_HOST_DEVICE GA_INLINE float abs(float x) { return x < 0.0f ? -x : x; }
+// Keras's ops.sign: -1, 0 or 1, NaN for NaN.
+GA_HOST_DEVICE GA_INLINE float sign(float x) {
+  if (x != x) return x;
+  return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
 }
 // NaN-propagating like Keras's ops.maximum (tf.maximum).
 GA_HOST_DEVICE GA_INLINE float maximum(float a, float b) {
@@ -113,6 +170,11 @@ GA_HOST_DEVICE GA_INLINE float transform_gradient(const OptimizerUpdate& u, floa
 // Whether a LossScaleOptimizer decided on the device to skip this step (inf/NaN gradients).
 GA_HOST_DEVICE GA_INLINE bool update_skipped(const OptimizerUpdate& u) {
   return u.device_skip != nullptr && *u.device_skip != 0.0f;
+}
+
+// Step-dependent factor k of this update: from the device when it lives there.
+GA_HOST_DEVICE GA_INLINE float step_factor(const OptimizerUpdate& u, int k) {
+  return u.device_step_factor[k] != nullptr ? *u.device_step_factor[k] : u.step_factor[k];
 }
 
 // Decoupled weight decay, applied before the update (Keras's _apply_weight_decay).
@@ -158,8 +220,7 @@ struct AdamUpdateFunctor {
       v_next = optim_math::maximum(*vhat, v_next);
       *vhat = v_next;
     }
-    const float alpha = u.device_alpha != nullptr ? *u.device_alpha : u.alpha;
-    *p = w - (m_next * alpha) / (optim_math::sqrt(v_next) + u.epsilon);
+    *p = w - (m_next * step_factor(u, 0)) / (optim_math::sqrt(v_next) + u.epsilon);
   }
 };
 
@@ -193,6 +254,101 @@ struct RmspropUpdateFunctor {
   }
 };
 
+struct AdagradUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* accumulator, float*,
+                                           float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    const float w = decay_parameter(u, *p);
+    const float a_next = *accumulator + g * g;
+    *accumulator = a_next;
+    *p = w - (u.learning_rate * g) / optim_math::sqrt(a_next + u.epsilon);
+  }
+};
+
+struct AdamaxUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float* norm,
+                                           float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    const float w = decay_parameter(u, *p);
+    const float m_next = *m + (g - *m) * u.one_minus_beta_1;
+    const float norm_next = optim_math::maximum(u.beta_2 * *norm, optim_math::abs(g));
+    *m = m_next;
+    *norm = norm_next;
+    *p = w - (m_next * step_factor(u, 0)) / (norm_next + u.epsilon);
+  }
+};
+
+struct NadamUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float* v, float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    const float w = decay_parameter(u, *p);
+    const float m_next = *m + (g - *m) * u.one_minus_beta_1;
+    const float v_next = *v + (g * g - *v) * u.one_minus_beta_2;
+    *m = m_next;
+    *v = v_next;
+    const float m_hat = step_factor(u, 0) * m_next + step_factor(u, 1) * g;
+    const float v_hat = v_next * step_factor(u, 2);
+    *p = w - (m_hat * u.learning_rate) / (optim_math::sqrt(v_hat) + u.epsilon);
+  }
+};
+
+struct AdadeltaUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* accumulated_grad,
+                                           float* accumulated_delta, float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    const float w = decay_parameter(u, *p);
+    const float a_next = u.rho * *accumulated_grad + u.one_minus_rho * (g * g);
+    *accumulated_grad = a_next;
+    const float delta = -(optim_math::sqrt(*accumulated_delta + u.epsilon) * g) /
+                        optim_math::sqrt(a_next + u.epsilon);
+    *accumulated_delta = u.rho * *accumulated_delta + u.one_minus_rho * (delta * delta);
+    *p = w + u.learning_rate * delta;
+  }
+};
+
+struct LionUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float*, float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    const float w = decay_parameter(u, *p);
+    const float direction = optim_math::sign(*m * u.beta_1 + g * u.one_minus_beta_1);
+    *p = w - u.learning_rate * direction;
+    *m = *m * u.beta_2 + g * u.one_minus_beta_2;
+  }
+};
+
+struct FtrlUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* accumulator, float* linear,
+                                           float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    const float w = decay_parameter(u, *p);
+    const float shrunk = g + 2.0f * u.l2_shrinkage * w;
+    const float a = *accumulator;
+    const float a_next = a + g * g;
+    const float root_next = optim_math::pow(a_next, -u.learning_rate_power);
+    const float root = optim_math::pow(a, -u.learning_rate_power);
+    const float z = *linear + (shrunk - ((root_next - root) / u.learning_rate) * w);
+    *linear = z;
+    const float quadratic = root_next / u.learning_rate + 2.0f * u.l2;
+    float z_clipped = z;
+    if (z_clipped < -u.l1) z_clipped = -u.l1;
+    if (z_clipped > u.l1) z_clipped = u.l1;
+    *p = (z_clipped - z) / quadratic;
+    *accumulator = a_next;
+  }
+};
+
 // Calls f(functor) with the functor of u.kind; returns false for an unknown kind.
 template <typename F>
 GA_INLINE bool with_optimizer_functor(const OptimizerUpdate& u, F&& f) {
@@ -200,6 +356,12 @@ GA_INLINE bool with_optimizer_functor(const OptimizerUpdate& u, F&& f) {
     case OptimizerKind::kSgd: f(SgdUpdateFunctor{u}); return true;
     case OptimizerKind::kAdam: f(AdamUpdateFunctor{u}); return true;
     case OptimizerKind::kRmsprop: f(RmspropUpdateFunctor{u}); return true;
+    case OptimizerKind::kAdagrad: f(AdagradUpdateFunctor{u}); return true;
+    case OptimizerKind::kAdamax: f(AdamaxUpdateFunctor{u}); return true;
+    case OptimizerKind::kNadam: f(NadamUpdateFunctor{u}); return true;
+    case OptimizerKind::kAdadelta: f(AdadeltaUpdateFunctor{u}); return true;
+    case OptimizerKind::kLion: f(LionUpdateFunctor{u}); return true;
+    case OptimizerKind::kFtrl: f(FtrlUpdateFunctor{u}); return true;
   }
   return false;
 }

@@ -13,18 +13,42 @@ int64_t window_output_length(int64_t n, int64_t window, int64_t stride, int64_t 
   return span <= 0 ? 0 : (span + stride - 1) / stride;
 }
 
+std::string grouped_filters_error(int64_t groups, int64_t filters) {
+  if (groups <= 0) {
+    return "The number of groups must be a positive integer. Received: groups=" +
+           std::to_string(groups) + ".";
+  }
+  if (filters % groups != 0) {
+    return "The number of filters must be evenly divisible by the number of groups. Received: "
+           "groups=" + std::to_string(groups) + ", filters=" + std::to_string(filters) + ".";
+  }
+  return "";
+}
+
+std::string grouped_channels_error(int64_t groups, int64_t channels, const std::string& shape) {
+  if (channels % groups == 0) return "";
+  return "The number of input channels must be evenly divisible by the number of groups. "
+         "Received groups=" + std::to_string(groups) + ", but the input has " +
+         std::to_string(channels) + " channels (full input shape is " + shape + ").";
+}
+
 Conv2D::Conv2D(std::string name, int64_t filters, int64_t kernel_h, int64_t kernel_w,
                int64_t stride_h, int64_t stride_w, const std::string& padding,
                int64_t dilation_h, int64_t dilation_w, const std::string& activation,
                bool use_bias, const std::string& kernel_initializer,
-               const std::string& bias_initializer)
+               const std::string& bias_initializer, int64_t groups)
     : Conv2DBase(std::move(name), "Conv2D", filters, kernel_h, kernel_w, stride_h, stride_w,
-                 padding, dilation_h, dilation_w, use_bias) {
+                 padding, dilation_h, dilation_w, use_bias),
+      groups_(groups) {
+  const std::string groups_error = grouped_filters_error(groups, filters);
+  if (!groups_error.empty()) fail(groups_error);
   parse_activation_and_initializers(activation, kernel_initializer, bias_initializer);
 }
 
 void Conv2D::check(const Shape& shape) const {
   check_image(shape);
+  const std::string groups_error = grouped_channels_error(groups_, shape[3], shape_text(shape));
+  if (!groups_error.empty()) fail(groups_error);
   const int64_t oh = window_output_length(shape[1], kernel_h_, stride_h_, dilation_h_, padding_);
   const int64_t ow = window_output_length(shape[2], kernel_w_, stride_w_, dilation_w_, padding_);
   if (oh == 0 || ow == 0) {
@@ -43,7 +67,8 @@ Tensor Conv2D::call_on(const Tensor& x, bool training) {
   (void)training;
   const Tensor b = bias();
   return then_activation([&](PostActivation fused) {
-    return conv2d(x, kernel(), b, stride_h_, stride_w_, padding_, dilation_h_, dilation_w_, fused);
+    return conv2d(x, kernel(), b, stride_h_, stride_w_, padding_, dilation_h_, dilation_w_, fused,
+                  groups_);
   });
 }
 

@@ -102,13 +102,24 @@ Padding parse_padding(const std::string& text, const std::string& op) {
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stride_h,
               int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w,
-              PostActivation activation) {
+              PostActivation activation, int64_t groups) {
   const std::string op = "Conv2D";
-  check_conv_operands(op, x, w, bias, "(height, width, in_channels, filters)");
-  if (w.dim(2) != x.dim(3)) {
+  check_conv_operands(op, x, w, bias, "(height, width, in_channels / groups, filters)");
+  if (groups < 1) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "groups must be a positive integer, got " + std::to_string(groups));
+  }
+  if (w.dim(2) * groups != x.dim(3)) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 "input has " + std::to_string(x.dim(3)) + " channels but the kernel expects " +
-                    std::to_string(w.dim(2)) + " (kernel shape " + shape_to_string(w.shape()) + ")");
+                    std::to_string(w.dim(2) * groups) + " (kernel shape " +
+                    shape_to_string(w.shape()) + ", groups " + std::to_string(groups) +
+                    ": the kernel's in_channels axis times groups must equal the input's channels)");
+  }
+  if (w.dim(3) % groups != 0) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "the kernel's " + std::to_string(w.dim(3)) +
+                    " filters must be divisible by groups=" + std::to_string(groups));
   }
   if (bias.defined() && (bias.ndim() != 1 || bias.dim(0) != w.dim(3))) {
     throw_error(ErrorCode::kInvalidArgument, op, "bias must have shape (" + std::to_string(w.dim(3)) + ",)");
@@ -131,6 +142,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stri
   p.pad_bottom = rh.pad_after;
   p.pad_left = rw.pad_before;
   p.pad_right = rw.pad_after;
+  p.groups = groups;
 
   const Tensor xc = contiguous(x), wc = contiguous(w);
   const Tensor bc = bias.defined() ? contiguous(bias) : Tensor();

@@ -18,12 +18,14 @@ namespace gpuaccel {
 enum class Padding { kValid, kSame };
 Padding parse_padding(const std::string& text, const std::string& op);
 
-// activation(conv(x, w) + bias): x (N, H, W, C), w (KH, KW, C, F), bias (F,) or undefined.
-// The activation runs in the convolution's own pass where the backend can fuse it, and its
-// backward is computed from the output (one autograd node for the three).
+// activation(conv(x, w) + bias): x (N, H, W, C), w (KH, KW, C / groups, F), bias (F,) or
+// undefined. The activation runs in the convolution's own pass where the backend can fuse it,
+// and its backward is computed from the output (one autograd node for the three). groups > 1
+// is the grouped convolution (Conv2dParams::groups; groups == C with w (KH, KW, 1, C * M) is
+// the depthwise convolution of depth multiplier M).
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t stride_h,
               int64_t stride_w, Padding padding, int64_t dilation_h, int64_t dilation_w,
-              PostActivation activation = PostActivation::kNone);
+              PostActivation activation = PostActivation::kNone, int64_t groups = 1);
 
 // A transposed convolution's geometry: the spatial size of its output y, and the convolution of
 // y that gives its input's size (strides, dilations, explicit padding), which the kernels run

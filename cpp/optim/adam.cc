@@ -44,34 +44,14 @@ void Adam::fill_update(OptimizerUpdate& u, int64_t step, float lr) const {
 
 void Adam::advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr,
                                   const Tensor& skip) {
-  auto same = [&](const DeviceStep& s) {
-    return s.device.type == device.type && s.device.index == device.index;
-  };
-  auto it = std::find_if(device_steps_.begin(), device_steps_.end(), same);
-  if (it == device_steps_.end()) {
-    // From the host's count once (a new device, or after set_iterations); in place afterwards.
-    device_steps_.push_back({device, full({}, double(iterations), DType::kFloat32, device),
-                             zeros({}, DType::kFloat32, device)});
-    it = device_steps_.end() - 1;
-  }
-  const Tensor& t = it->t;
+  DeviceStepFactors::Entry& e = step_factors_.advance(device, iterations, skip);
+  const Tensor& t = e.t;
   const Tensor one = scalar_like(1.0, t);
-  // A step a LossScaleOptimizer skips on the device does not count (Keras's iterations).
-  copy_into(add(t, skip.defined() ? sub(one, skip) : one), t);
   const Tensor beta_1_power = binary(BinaryOp::kPow, scalar_like(beta_1_, t), t);
   const Tensor beta_2_power = binary(BinaryOp::kPow, scalar_like(beta_2_, t), t);
   const Tensor alpha = div(mul(scalar_like(double(lr), t), unary(UnaryOp::kSqrt, sub(one, beta_2_power))),
                            sub(one, beta_1_power));
-  copy_into(alpha, it->alpha);
-}
-
-void Adam::attach_device_scalars(OptimizerUpdate& u, const LogicalDevice& device) const {
-  for (const DeviceStep& s : device_steps_) {
-    if (s.device.type == device.type && s.device.index == device.index) {
-      u.device_alpha = static_cast<const float*>(s.alpha.data());
-      return;
-    }
-  }
+  copy_into(alpha, e.factors[0]);  // AdamUpdateFunctor's alpha
 }
 
 namespace {

@@ -26,20 +26,11 @@ class Adam : public Optimizer {
   void fill_update(OptimizerUpdate& u, int64_t step, float lr) const override;
   void advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr,
                               const Tensor& skip) override;
-  void attach_device_scalars(OptimizerUpdate& u, const LogicalDevice& device) const override;
-  void reset_device_scalars() override { device_steps_.clear(); }
+  std::array<int, 3> slot_groups() const override { return {0, 0, 1}; }
 
  private:
-  // One device's step counter t (float32, as Keras's local_step) and this step's alpha, both
-  // updated in place each step.
-  struct DeviceStep {
-    LogicalDevice device;
-    Tensor t;
-    Tensor alpha;
-  };
   double beta_1_, beta_2_, epsilon_;
   bool amsgrad_;
-  std::vector<DeviceStep> device_steps_;
 };
 
 class AdamW : public Adam {

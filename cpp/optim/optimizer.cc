@@ -134,12 +134,14 @@ Optimizer::State& Optimizer::state_for(const Tensor& param) {
   State& s = states_[param.impl()];
   const std::shared_ptr<TensorImpl> owner = s.param.lock();
   if (owner != param.impl_ptr()) {
-    // New variable (or a freed one's address reused): fresh zero slots.
+    // New variable (or a freed one's address reused): fresh slots at their initial values.
     s.param = param.impl_ptr();
     s.order = next_order_++;
     const std::array<const char*, 3> names = slot_names();
     for (int k = 0; k < 3; ++k) {
-      s.slots[k] = names[k] ? zeros(param.shape(), DType::kFloat32, param.device()) : Tensor();
+      s.slots[k] = names[k] ? full(param.shape(), slot_initial_value(k), DType::kFloat32,
+                                   param.device())
+                            : Tensor();
     }
   }
   return s;
@@ -327,11 +329,16 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::variables() const {
   }
   std::sort(live.begin(), live.end(), [](const State* a, const State* b) { return a->order < b->order; });
   const std::array<const char*, 3> names = slot_names();
-  // Keras lists each slot kind for all variables, then the next kind.
-  for (int j = 0; j < 3; ++j) {
-    if (!names[j]) continue;
+  const std::array<int, 3> groups = slot_groups();
+  // Keras lists the slots of one add_optimizer_variables call interleaved per variable, then
+  // the next call's.
+  for (int group = 0; group < 3; ++group) {
     for (size_t k = 0; k < live.size(); ++k) {
-      out.emplace_back(name_ + "/variable_" + std::to_string(k) + "_" + names[j], live[k]->slots[j]);
+      for (int j = 0; j < 3; ++j) {
+        if (!names[j] || groups[j] != group) continue;
+        out.emplace_back(name_ + "/variable_" + std::to_string(k) + "_" + names[j],
+                         live[k]->slots[j]);
+      }
     }
   }
   return out;

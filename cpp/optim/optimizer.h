@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/optimizer_functors.h"
+#include "optim/device_step_factors.h"
 #include "profiler/profiler.h"
 #include "tensor/tensor.h"
 
@@ -86,7 +87,7 @@ class Optimizer {
   // graph advanced the device-resident counters itself (train/trainer.cc).
   virtual void count_replayed_steps(int64_t steps);
   const char* name() const { return name_.c_str(); }
-  // Keras's class name: "SGD", "Adam", "AdamW", "RMSprop".
+  // Keras's class name: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", ...
   const char* type() const { return type_; }
   const OptimizerOptions& options() const { return options_; }
 
@@ -113,6 +114,12 @@ class Optimizer {
 
   // Keras's names of the (up to 3) slots this configuration uses; nullptr = slot unused.
   virtual std::array<const char*, 3> slot_names() const = 0;
+  // The value every element of a new slot k starts at (Keras's initializer for it).
+  virtual double slot_initial_value(int k) const { (void)k; return 0.0; }
+  // Which slots Keras creates with one add_optimizer_variables call: those sharing a group
+  // number are listed interleaved per variable in variables() (variable 0's momentum, its
+  // velocity, variable 1's momentum, ...), groups in ascending order. Default: a call per slot.
+  virtual std::array<int, 3> slot_groups() const { return {0, 1, 2}; }
   // Sets kind, flags and the optimizer's own hyperparameters of step `step` (1-based) with the
   // float32 learning rate `lr` (u.learning_rate is already set).
   virtual void fill_update(OptimizerUpdate& u, int64_t step, float lr) const = 0;
@@ -124,14 +131,17 @@ class Optimizer {
   // update its tensors in place. attach_device_scalars points an update at them.
   // reset_device_scalars drops them (set_iterations: they are rebuilt from the new count).
   // `skip`, when defined, is apply_gated_gradients's: the counters advance by 1 - skip.
+  // The defaults keep the factors in step_factors_ (optim/device_step_factors.h): a subclass
+  // advances it and writes its factors in advance_device_scalars.
   virtual void advance_device_scalars(const LogicalDevice& device, int64_t iterations, float lr,
                                       const Tensor& skip) {
     (void)device, (void)iterations, (void)lr, (void)skip;
   }
   virtual void attach_device_scalars(OptimizerUpdate& u, const LogicalDevice& device) const {
-    (void)u, (void)device;
+    step_factors_.attach(u, device);
   }
-  virtual void reset_device_scalars() {}
+  virtual void reset_device_scalars() { step_factors_.clear(); }
+  DeviceStepFactors step_factors_;
 
   // ValueError "`<arg>` must be ... Received: <arg>=<value>" helpers for the constructors.
   void require_range(const char* arg, double value, double low, double high,

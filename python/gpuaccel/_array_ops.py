@@ -297,7 +297,7 @@ def gather(params, indices=None, axis=None, batch_dims=0, name=None, validate_in
     ids = indices if isinstance(indices, Tensor) else convert_to_tensor(indices, dtype="int64")
     if ids._dtype_name not in ("int32", "int64"):
         raise TypeError(f"indices must be int32 or int64, got {ids._dtype_name}")
-    values = _check_indices(ids, x.shape[axis], f"indices[...] =")
+    values = _check_indices(ids, x.shape[axis], "indices[...] =")
     if (values < 0).any():
         raise errors.InvalidArgumentError("negative indices are not allowed in gather")
     if not _one_hot_exact(x):

@@ -160,11 +160,13 @@ def _padded_nhwc(x, padding, value=0.0):
 
 
 def _conv_operands(op, input, weight, bias, groups, in_axis):
-    """Input, weight and bias as tensors, after torch's checks: an (N, C, H, W) image, groups=1,
-    and C on the weight's axis ``in_axis`` (1 for conv2d's (out, in, kh, kw), 0 for
-    conv_transpose2d's (in, out, kh, kw))."""
+    """Input, weight and bias as tensors, after torch's checks: an (N, C, H, W) image, and C
+    on the weight's axis ``in_axis`` (1 for conv2d's (out, in / groups, kh, kw), where torch's
+    groups split C and out; 0 for conv_transpose2d's (in, out, kh, kw), groups=1 only)."""
     x, w = as_tensors(input, weight)
     _check_image(x, op)
+    if in_axis == 1 and groups != 1:
+        return _grouped_conv_operands(op, x, w, bias, groups)
     if groups != 1:
         raise ValueError(f"{op}(groups != 1) is not supported yet")
     if w.ndim != 4 or w.shape[in_axis] != x.shape[1]:
@@ -175,9 +177,25 @@ def _conv_operands(op, input, weight, bias, groups, in_axis):
     return x, w, None if bias is None else as_tensors(x, bias)[1]
 
 
+def _grouped_conv_operands(op, x, w, bias, groups):
+    """_conv_operands for a grouped conv2d, with torch's checks and words."""
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral):
+        raise TypeError(f"{op}(): argument 'groups' must be int, not {type(groups).__name__}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if w.ndim != 4 or w.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(w.shape)}] instead")
+    if w.shape[1] * groups != x.shape[1]:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected "
+                           f"input{list(x.shape)} to have {w.shape[1] * groups} channels, but "
+                           f"got {x.shape[1]} channels instead")
+    return x, w, None if bias is None else as_tensors(x, bias)[1]
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """``F.conv2d``: input (N, C, H, W), weight (F, C, kh, kw); ``padding`` an int, a pair,
-    'valid' or 'same'."""
+    """``F.conv2d``: input (N, C, H, W), weight (F, C / groups, kh, kw); ``padding`` an int, a
+    pair, 'valid' or 'same'."""
     x, w, bias = _conv_operands("conv2d", input, weight, bias, groups, in_axis=1)
     sh, sw = _pair(stride, "stride")
     dh, dw = _pair(dilation, "dilation")
@@ -186,9 +204,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         mode = padding.upper()
         if mode not in ("VALID", "SAME") or (mode == "SAME" and (sh, sw) != (1, 1)):
             raise ValueError(f"padding={padding!r}: use 'valid', or 'same' with stride 1")
-        out = _C.conv2d(_nhwc(x), kernel, bias, sh, sw, mode, dh, dw)
+        out = _C.conv2d(_nhwc(x), kernel, bias, sh, sw, mode, dh, dw, "linear", groups)
     else:
-        out = _C.conv2d(_padded_nhwc(x, padding), kernel, bias, sh, sw, "VALID", dh, dw)
+        out = _C.conv2d(_padded_nhwc(x, padding), kernel, bias, sh, sw, "VALID", dh, dw,
+                        "linear", groups)
     return _nchw(out)
 
 

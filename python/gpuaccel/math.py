@@ -919,6 +919,6 @@ __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {
         "lgamma", "digamma", "igamma",
         "igammac", "betainc", "zeta", "polygamma", "bessel_i0", "bessel_i0e", "bessel_i1",
         "bessel_i1e")},
-    **{name: f"a computation on .numpy() (there is no select kernel yet, so a NaN would "
-             f"spread into the result)" for name in ("multiply_no_nan",)},
+    "multiply_no_nan": "a computation on .numpy() (there is no select kernel yet, so a NaN "
+                       "would spread into the result)",
 })

@@ -12,7 +12,7 @@ from . import _C, errors  # noqa: F401
 from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
-from ._array_ops import (concat as _concat, pad as _pad, reshape as _reshape, split as _split,
+from ._array_ops import (concat as _concat, pad as _pad, reshape as _reshape,
                          squeeze as _squeeze, transpose as _transpose, where as _where,
                          zeros_like as _zeros_like)
 from ._convert import as_tensors, convert_to_tensor
@@ -86,13 +86,16 @@ def _padding(padding):
     return padding
 
 
-def conv2d(input, filters, strides=1, padding="VALID", dilations=1, bias=None):
-    """``tf.nn.conv2d``: input (N, H, W, C), filters (KH, KW, C, F)."""
+def conv2d(input, filters, strides=1, padding="VALID", dilations=1, bias=None, groups=1):
+    """``tf.nn.conv2d``: input (N, H, W, C), filters (KH, KW, C / groups, F). ``groups`` (not
+    TF's) is the grouped convolution: filters F / groups * g onwards read channels
+    C / groups * g onwards only."""
     sh, sw = _pair(strides, "strides")
     dh, dw = _pair(dilations, "dilations")
     input, filters = as_tensors(input, filters)
     bias = None if bias is None else as_tensors(input, bias)[1]
-    return _C.conv2d(input, filters, bias, sh, sw, _padding(padding), dh, dw)
+    return _C.conv2d(input, filters, bias, sh, sw, _padding(padding), dh, dw, "linear",
+                     _int(groups, "groups"))
 
 
 def _step_1d(value, name):
@@ -147,8 +150,8 @@ def atrous_conv2d(value, filters, rate, padding, name=None):
 def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None,
                      name=None):
     """``tf.nn.depthwise_conv2d``: input (N, H, W, C), filter (KH, KW, C, M); output channel
-    c * M + m is input channel c convolved with filter[:, :, c, m]. One conv2d per input
-    channel (there is no depthwise kernel): fine at course sizes, slow for wide layers."""
+    c * M + m is input channel c convolved with filter[:, :, c, m]: one grouped conv2d with
+    groups=C, whose (KH, KW, 1, C * M) kernel is the filter's own memory."""
     if data_format not in ("NHWC", None):
         raise ValueError(f"depthwise_conv2d supports data_format='NHWC' only, got "
                          f"{data_format!r}")
@@ -158,9 +161,9 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
                          f"multiplier) with the same C, got shapes {tuple(input.shape)} and "
                          f"{tuple(filter.shape)}")
     dilations = 1 if dilations is None else dilations
-    channels = input.shape[3]
-    per_channel = zip(_split(input, channels, axis=3), _split(filter, channels, axis=2))
-    return _concat([conv2d(x, f, strides, padding, dilations) for x, f in per_channel], 3)
+    kh, kw, channels, multiplier = filter.shape
+    grouped = _reshape(filter, [kh, kw, 1, channels * multiplier])
+    return conv2d(input, grouped, strides, padding, dilations, groups=channels)
 
 
 def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,

@@ -365,6 +365,55 @@ TEST_F(CudaOps, Conv2dForwardAndGradientsAgainstALoop) {
   EXPECT_NO_THROW(backend_->conv2d_forward(dx, dw, nullptr, q, y2));
 }
 
+// Grouped convolutions (cudnnSetConvolutionGroupCount, the filter descriptor's C one group's
+// channels): forward, backward data and backward weights against a loop in which filter f
+// reads only its group's channels. Two groups, and the depthwise case (groups == C, two
+// filters per channel) with asymmetric 'same' padding (the padded-input path); dy not constant,
+// so a filter that read another group's channels would show in every output.
+TEST_F(CudaOps, GroupedConv2dForwardAndGradientsAgainstALoop) {
+  struct Case {
+    int C, F, G, S;
+    Conv2dParams p;
+  };
+  const int H = 6, W = 5, K = 3;
+  for (const Case& c : {Case{4, 6, 2, 1, Conv2dParams{1, 1, 1, 1, 1, 1, 1, 1, 2}},
+                        Case{3, 6, 3, 2, Conv2dParams{2, 2, 1, 1, 0, 1, 0, 1, 3}}}) {
+    const int KC = c.C / c.G, OH = (H + c.p.pad_top + c.p.pad_bottom - K) / c.S + 1,
+              OW = (W + c.p.pad_left + c.p.pad_right - K) / c.S + 1;
+    const std::vector<float> x = ramp(H * W * c.C, -1.0f, 0.03125f),
+                             w = ramp(K * K * KC * c.F, 0.5f, -0.015625f),
+                             g = ramp(OH * OW * c.F, 0.25f, -0.0078125f);
+    std::vector<double> want_y(OH * OW * c.F, 0.0), want_gx(H * W * c.C, 0.0),
+        want_gw(K * K * KC * c.F, 0.0);
+    for (int oh = 0; oh < OH; ++oh)
+      for (int ow = 0; ow < OW; ++ow)
+        for (int kh = 0; kh < K; ++kh)
+          for (int kw = 0; kw < K; ++kw) {
+            const int ih = oh * c.S + kh - int(c.p.pad_top), iw = ow * c.S + kw - int(c.p.pad_left);
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+            for (int f = 0; f < c.F; ++f)
+              for (int kc = 0; kc < KC; ++kc) {
+                const int ch = f / (c.F / c.G) * KC + kc;
+                const int xi = (ih * W + iw) * c.C + ch, wi = ((kh * K + kw) * KC + kc) * c.F + f,
+                          yi = (oh * OW + ow) * c.F + f;
+                want_y[yi] += double(x[xi]) * w[wi];
+                want_gx[xi] += double(g[yi]) * w[wi];
+                want_gw[wi] += double(g[yi]) * x[xi];
+              }
+          }
+    const TensorView dx = upload({1, H, W, c.C}, x), dw = upload({K, K, KC, c.F}, w),
+                     dg = upload({1, OH, OW, c.F}, g);
+    const TensorView y = view({1, OH, OW, c.F}), gx = view({1, H, W, c.C}), gw = view({K, K, KC, c.F});
+    ASSERT_NO_THROW(backend_->conv2d_forward(dx, dw, nullptr, c.p, y)) << "groups " << c.G;
+    ASSERT_NO_THROW(backend_->conv2d_backward_data(dg, dw, c.p, gx)) << "groups " << c.G;
+    ASSERT_NO_THROW(backend_->conv2d_backward_weights(dx, dg, c.p, gw, nullptr)) << "groups " << c.G;
+    const auto as_float = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+    expect_near(download(y), as_float(want_y), 1e-5f);
+    expect_near(download(gx), as_float(want_gx), 1e-5f);
+    expect_near(download(gw), as_float(want_gw), 1e-5f);
+  }
+}
+
 // The transposed convolution (cuDNN's backward data, then the bias) against the definition: each
 // x pixel scattered through the (KH, KW, F, C) kernel. 'same' stride 2 onto an even output pads
 // asymmetrically (the padded path); 'valid' with output_padding 1 leaves a last row and column

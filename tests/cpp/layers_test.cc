@@ -14,6 +14,7 @@
 #include "nn/activation_layer.h"
 #include "nn/activations.h"
 #include "nn/batch_normalization.h"
+#include "nn/conv1d.h"
 #include "nn/conv2d.h"
 #include "nn/conv2d_transpose.h"
 #include "nn/dense.h"
@@ -269,6 +270,39 @@ TEST(LayersInitializers, StatisticsMatchFormulas) {
   const Stats o = stats_of(initialize("Ones", {10}, cpu(), "t"));
   EXPECT_EQ(o.min, 1);
   EXPECT_EQ(o.max, 1);
+}
+
+// Conv2D/Conv1D(groups=): Keras's kernel (k..., in / groups, filters), the grouped conv2d op
+// (each filter reads its group's channels only), and Keras's divisibility errors.
+TEST(LayersShapes, GroupedConvolutionKernelsAndErrors) {
+  Conv2D conv("g", 6, 3, 3, 1, 1, "same", 1, 1, "linear", false, "glorot_uniform", "zeros", 2);
+  conv.build({{-1, 5, 5, 4}});
+  EXPECT_EQ(conv.weights()[0].value.shape(), (Shape{3, 3, 2, 6}));
+  // An input whose second channel pair is zero leaves the second group's filters at zero.
+  std::vector<float> image(5 * 5 * 4, 0.0f);
+  for (size_t i = 0; i < image.size(); i += 4) image[i] = image[i + 1] = 1.0f;
+  const Tensor y = conv.call({make({1, 5, 5, 4}, image)}, false);
+  const std::vector<float> out = values(y);
+  ASSERT_EQ(out.size(), 5u * 5u * 6u);
+  double first = 0, second = 0;
+  for (size_t i = 0; i < out.size(); ++i) (i % 6 < 3 ? first : second) += std::fabs(out[i]);
+  EXPECT_GT(first, 0.0);
+  EXPECT_EQ(second, 0.0);
+  Conv1D conv1d("g1", 4, 2, 1, "valid", 1, "linear", true, "glorot_uniform", "zeros", 4);
+  conv1d.build({{-1, 6, 8}});
+  EXPECT_EQ(conv1d.weights()[0].value.shape(), (Shape{2, 2, 4}));
+
+  std::string msg = error_of([] { Conv2D("c", 5, 3, 3, 1, 1, "valid", 1, 1, "linear", true,
+                                         "glorot_uniform", "zeros", 2); });
+  EXPECT_TRUE(contains(msg, "The number of filters must be evenly divisible by the number of "
+                            "groups. Received: groups=2, filters=5.")) << msg;
+  msg = error_of([] { Conv1D("c", 4, 3, 1, "valid", 1, "linear", true, "glorot_uniform",
+                             "zeros", 0); });
+  EXPECT_TRUE(contains(msg, "The number of groups must be a positive integer. Received: groups=0.")) << msg;
+  Conv2D unbuilt("u", 6, 3, 3, 1, 1, "same", 1, 1, "linear", true, "glorot_uniform", "zeros", 2);
+  msg = error_of([&] { unbuilt.build({{-1, 5, 5, 3}}); });
+  EXPECT_TRUE(contains(msg, "The number of input channels must be evenly divisible by the number "
+                            "of groups. Received groups=2, but the input has 3 channels")) << msg;
 }
 
 TEST(LayersErrors, MessagesNameTheProblem) {

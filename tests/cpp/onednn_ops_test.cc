@@ -317,9 +317,13 @@ struct ConvShape {
   int64_t ow() const {
     return (w + p.pad_left + p.pad_right - (p.dilation_w * (kw - 1) + 1)) / p.stride_w + 1;
   }
+  int64_t kernel_c() const { return c / p.groups; }  // the kernel's in_channels axis
+  int64_t w_size() const { return kh * kw * kernel_c() * f; }
 };
 
-// Visits every (n, oh, ow, f, kh, kw, c) with its in-bounds input position.
+// Visits every (n, oh, ow, f, kh, kw, c) with its in-bounds input position. Grouped (p.groups
+// > 1): filter f reads only the input channels of its group, f / (F / G), which are the kernel's
+// kernel_c() channels from group * kernel_c() on.
 void conv_visit(const ConvShape& s,
                 const std::function<void(size_t xi, size_t wi, size_t yi)>& fn) {
   const int64_t oh = s.oh(), ow = s.ow();
@@ -331,12 +335,15 @@ void conv_visit(const ConvShape& s,
             const int64_t iy = y * s.p.stride_h - s.p.pad_top + i * s.p.dilation_h;
             const int64_t ix = x * s.p.stride_w - s.p.pad_left + j * s.p.dilation_w;
             if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-            for (int64_t c = 0; c < s.c; ++c)
-              for (int64_t f = 0; f < s.f; ++f) {
+            for (int64_t f = 0; f < s.f; ++f) {
+              const int64_t group = f / (s.f / s.p.groups);
+              for (int64_t kc = 0; kc < s.kernel_c(); ++kc) {
+                const int64_t c = group * s.kernel_c() + kc;
                 fn(static_cast<size_t>(((n * s.h + iy) * s.w + ix) * s.c + c),
-                   static_cast<size_t>(((i * s.kw + j) * s.c + c) * s.f + f),
+                   static_cast<size_t>(((i * s.kw + j) * s.kernel_c() + kc) * s.f + f),
                    static_cast<size_t>(((n * oh + y) * ow + x) * s.f + f));
               }
+            }
           }
 }
 
@@ -380,17 +387,17 @@ ConvRef conv_reference(const ConvShape& s, const std::vector<double>& x,
 void run_conv_case(DType t, const ConvShape& s, bool with_bias, uint32_t seed) {
   const int64_t oh = s.oh(), ow = s.ow();
   Buf x = random_buf(t, s.n * s.h * s.w * s.c, seed);
-  Buf w = random_buf(t, s.kh * s.kw * s.c * s.f, seed + 1);
+  Buf w = random_buf(t, s.w_size(), seed + 1);
   Buf bias = random_buf(t, s.f, seed + 2);
   Buf dy = random_buf(t, s.n * oh * ow * s.f, seed + 3);
   Buf y(t, dy.size()), dx(t, x.size()), dw(t, w.size()), db(t, s.f);
 
-  TensorView xv = view(x, {s.n, s.h, s.w, s.c}), wv = view(w, {s.kh, s.kw, s.c, s.f});
+  TensorView xv = view(x, {s.n, s.h, s.w, s.c}), wv = view(w, {s.kh, s.kw, s.kernel_c(), s.f});
   TensorView bv = view(bias, {s.f}), yv = view(y, {s.n, oh, ow, s.f});
   TensorView dyv = view(dy, {s.n, oh, ow, s.f}), dbv = view(db, {s.f});
   conv2d_forward(xv, wv, with_bias ? &bv : nullptr, s.p, yv);
   conv2d_backward_data(dyv, wv, s.p, view(dx, {s.n, s.h, s.w, s.c}));
-  conv2d_backward_weights(xv, dyv, s.p, view(dw, {s.kh, s.kw, s.c, s.f}),
+  conv2d_backward_weights(xv, dyv, s.p, view(dw, {s.kh, s.kw, s.kernel_c(), s.f}),
                           with_bias ? &dbv : nullptr);
 
   const std::vector<double> bias_values = bias.values();
@@ -408,17 +415,21 @@ ConvShape conv_shape(int64_t n, int64_t h, int64_t w, int64_t c, int64_t f, int6
   return s;
 }
 
-TEST(OneDnnConv, ReferenceGradientsMatchFiniteDifferences) {
-  // Validates the reference loops the other conv tests trust, in double.
-  ConvShape s = conv_shape(1, 5, 6, 2, 3, 3, 2);
+class OneDnnConvReference : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(OneDnnConvReference, GradientsMatchFiniteDifferences) {
+  // Validates the reference loops the other conv tests trust, in double, plain and grouped.
+  const int64_t groups = GetParam();
+  ConvShape s = conv_shape(1, 5, 6, 2 * groups, 3 * groups, 3, 2);
   s.p.stride_h = 2;
   s.p.dilation_w = 2;
   s.p.pad_top = 1;
   s.p.pad_right = 1;
+  s.p.groups = groups;
   std::mt19937 gen(3);
   std::uniform_real_distribution<double> dist(-1, 1);
   std::vector<double> x(static_cast<size_t>(s.n * s.h * s.w * s.c)),
-      w(static_cast<size_t>(s.kh * s.kw * s.c * s.f)),
+      w(static_cast<size_t>(s.w_size())),
       g(static_cast<size_t>(s.n * s.oh() * s.ow() * s.f));
   for (auto* v : {&x, &w, &g})
     for (double& e : *v) e = dist(gen);
@@ -444,6 +455,8 @@ TEST(OneDnnConv, ReferenceGradientsMatchFiniteDifferences) {
     EXPECT_NEAR((loss(x, wp) - loss(x, wm)) / (2 * h), r.dw[i], 1e-7) << "dw " << i;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(PlainAndGrouped, OneDnnConvReference, ::testing::Values(1, 2));
 
 TEST(OneDnnConv, ValidStride1) {
   for (DType t : kComputeTypes) run_conv_case(t, conv_shape(2, 7, 6, 3, 4, 3, 3), true, 20);
@@ -472,6 +485,38 @@ TEST(OneDnnConv, Dilation) {
     s.p.pad_top = s.p.pad_bottom = 2;
     s.p.pad_left = s.p.pad_right = 3;
     run_conv_case(t, s, true, 23);
+  }
+}
+
+// Conv2dParams::groups: the kernel's in_channels axis is C / groups (oneDNN's weights get a
+// groups dimension), forward and both backward passes against the grouped reference loop.
+TEST(OneDnnConv, GroupedConvolution) {
+  for (DType t : kComputeTypes) {
+    ConvShape s = conv_shape(2, 7, 6, 6, 4, 3, 3);  // 2 groups: 3 channels -> 2 filters each
+    s.p.groups = 2;
+    run_conv_case(t, s, true, 30);
+    ConvShape strided = conv_shape(1, 8, 9, 6, 9, 3, 2);  // 3 groups, 'same' with stride 2
+    strided.p.groups = 3;
+    strided.p.stride_h = strided.p.stride_w = 2;
+    strided.p.pad_top = strided.p.pad_bottom = 1;
+    strided.p.pad_right = 1;
+    run_conv_case(t, strided, false, 31);
+  }
+}
+
+// groups == C: the depthwise convolution (Keras's DepthwiseConv2D), with depth multiplier 1
+// and 3 (filters c * 3 + m read channel c), dilated.
+TEST(OneDnnConv, DepthwiseConvolution) {
+  for (DType t : kComputeTypes) {
+    ConvShape s = conv_shape(2, 6, 7, 5, 5, 3, 3);
+    s.p.groups = 5;
+    run_conv_case(t, s, true, 32);
+    ConvShape multiplied = conv_shape(1, 9, 8, 4, 12, 3, 3);
+    multiplied.p.groups = 4;
+    multiplied.p.dilation_h = multiplied.p.dilation_w = 2;
+    multiplied.p.pad_top = multiplied.p.pad_bottom = 2;
+    multiplied.p.pad_left = multiplied.p.pad_right = 2;
+    run_conv_case(t, multiplied, true, 33);
   }
 }
 

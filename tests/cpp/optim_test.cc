@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -23,7 +25,13 @@
 #include "kernels/half_conversions.h"
 #include "kernels/optimizer_functors.h"
 #include "ops/creation.h"
+#include "optim/adadelta.h"
+#include "optim/adagrad.h"
 #include "optim/adam.h"
+#include "optim/adamax.h"
+#include "optim/ftrl.h"
+#include "optim/lion.h"
+#include "optim/nadam.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"
 #include "counting_backend.h"
@@ -43,7 +51,17 @@ struct RefConfig {
   double rho = 0.9;
   bool centered = false;
   double weight_decay = 0.0;
+  double initial_accumulator = 0.0;  // Adagrad, Ftrl: slot 0's starting value
+  double lr_power = -0.5, l1 = 0.0, l2 = 0.0, l2_shrinkage = 0.0, ftrl_beta = 0.0;  // Ftrl
 };
+
+// Nadam's momentum schedule u_s = beta_1 * (1 - 0.5 * 0.96^s) and its product over s <= t.
+double nadam_u(const RefConfig& c, int64_t s) { return c.beta_1 * (1 - 0.5 * std::pow(0.96, double(s))); }
+double nadam_u_product(const RefConfig& c, int64_t t) {
+  double product = 1.0;
+  for (int64_t s = 1; s <= t; ++s) product *= nadam_u(c, s);
+  return product;
+}
 
 struct RefState {
   double p = 0.0, s[3] = {0.0, 0.0, 0.0};
@@ -91,6 +109,56 @@ void ref_step(const RefConfig& c, int64_t t, double g, RefState& st) {
       }
       break;
     }
+    case OptimizerKind::kAdagrad: {
+      double& a = st.s[0];
+      a += g * g;
+      p -= c.lr * g / std::sqrt(a + c.epsilon);
+      break;
+    }
+    case OptimizerKind::kAdamax: {
+      double &m = st.s[0], &u = st.s[1];
+      m = c.beta_1 * m + (1 - c.beta_1) * g;
+      u = std::max(c.beta_2 * u, std::abs(g));
+      p -= c.lr * m / ((1 - std::pow(c.beta_1, double(t))) * (u + c.epsilon));
+      break;
+    }
+    case OptimizerKind::kNadam: {
+      double &m = st.s[0], &v = st.s[1];
+      m = c.beta_1 * m + (1 - c.beta_1) * g;
+      v = c.beta_2 * v + (1 - c.beta_2) * g * g;
+      const double u_t = nadam_u(c, t), u_next = nadam_u(c, t + 1);
+      const double product = nadam_u_product(c, t);
+      const double m_hat = u_next * m / (1 - product * u_next) + (1 - u_t) * g / (1 - product);
+      const double v_hat = v / (1 - std::pow(c.beta_2, double(t)));
+      p -= c.lr * m_hat / (std::sqrt(v_hat) + c.epsilon);
+      break;
+    }
+    case OptimizerKind::kAdadelta: {
+      double &a = st.s[0], &b = st.s[1];
+      a = c.rho * a + (1 - c.rho) * g * g;
+      const double delta = -std::sqrt(b + c.epsilon) * g / std::sqrt(a + c.epsilon);
+      b = c.rho * b + (1 - c.rho) * delta * delta;
+      p += c.lr * delta;
+      break;
+    }
+    case OptimizerKind::kLion: {
+      double& m = st.s[0];
+      const double direction = c.beta_1 * m + (1 - c.beta_1) * g;
+      p -= c.lr * double((direction > 0) - (direction < 0));
+      m = c.beta_2 * m + (1 - c.beta_2) * g;
+      break;
+    }
+    case OptimizerKind::kFtrl: {
+      double &a = st.s[0], &z = st.s[1];
+      const double l2 = c.l2 + c.ftrl_beta / (2 * c.lr);
+      const double a_next = a + g * g;
+      z += g + 2 * c.l2_shrinkage * p -
+           (std::pow(a_next, -c.lr_power) - std::pow(a, -c.lr_power)) / c.lr * p;
+      a = a_next;
+      const double quadratic = std::pow(a_next, -c.lr_power) / c.lr + 2 * l2;
+      p = (std::clamp(z, -c.l1, c.l1) - z) / quadratic;
+      break;
+    }
   }
 }
 
@@ -110,7 +178,7 @@ OptimizerUpdate make_update(const RefConfig& c, int64_t t) {
     if (c.amsgrad) u.flags |= kOptimizerAmsgrad;
     u.one_minus_beta_1 = float(1 - c.beta_1);
     u.one_minus_beta_2 = float(1 - c.beta_2);
-    u.alpha = float(c.lr * std::sqrt(1 - std::pow(c.beta_2, double(t))) /
+    u.step_factor[0] = float(c.lr * std::sqrt(1 - std::pow(c.beta_2, double(t))) /
                     (1 - std::pow(c.beta_1, double(t))));
   }
   if (c.kind == OptimizerKind::kRmsprop) {
@@ -118,6 +186,40 @@ OptimizerUpdate make_update(const RefConfig& c, int64_t t) {
     if (c.centered) u.flags |= kOptimizerCentered;
     u.rho = float(c.rho);
     u.one_minus_rho = float(1 - c.rho);
+  }
+  switch (c.kind) {
+    case OptimizerKind::kAdamax:
+      u.one_minus_beta_1 = float(1 - c.beta_1);
+      u.beta_2 = float(c.beta_2);
+      u.step_factor[0] = float(c.lr / (1 - std::pow(c.beta_1, double(t))));
+      break;
+    case OptimizerKind::kNadam: {
+      u.one_minus_beta_1 = float(1 - c.beta_1);
+      u.one_minus_beta_2 = float(1 - c.beta_2);
+      const double product = nadam_u_product(c, t), u_next = nadam_u(c, t + 1);
+      u.step_factor[0] = float(u_next / (1 - product * u_next));
+      u.step_factor[1] = float((1 - nadam_u(c, t)) / (1 - product));
+      u.step_factor[2] = float(1 / (1 - std::pow(c.beta_2, double(t))));
+      break;
+    }
+    case OptimizerKind::kAdadelta:
+      u.rho = float(c.rho);
+      u.one_minus_rho = float(1 - c.rho);
+      break;
+    case OptimizerKind::kLion:
+      u.beta_1 = float(c.beta_1);
+      u.beta_2 = float(c.beta_2);
+      u.one_minus_beta_1 = 1.0f - float(c.beta_1);
+      u.one_minus_beta_2 = 1.0f - float(c.beta_2);
+      break;
+    case OptimizerKind::kFtrl:
+      u.learning_rate_power = float(c.lr_power);
+      u.l1 = float(c.l1);
+      u.l2 = float(c.l2 + c.ftrl_beta / (2 * c.lr));
+      u.l2_shrinkage = float(c.l2_shrinkage);
+      break;
+    default:
+      break;
   }
   return u;
 }
@@ -162,6 +264,53 @@ std::vector<RefConfig> all_configs() {
   r.momentum = 0.0;
   r.rho = 0.7;
   add(r);
+  RefConfig ada;
+  ada.kind = OptimizerKind::kAdagrad;
+  ada.lr = 0.05;
+  ada.initial_accumulator = 0.1;
+  add(ada);
+  ada.weight_decay = 0.01;
+  add(ada);
+  RefConfig amax;
+  amax.kind = OptimizerKind::kAdamax;
+  amax.lr = 0.01;
+  add(amax);
+  amax.beta_1 = 0.5;
+  amax.beta_2 = 0.8;
+  add(amax);
+  RefConfig nadam;
+  nadam.kind = OptimizerKind::kNadam;
+  nadam.lr = 0.01;
+  add(nadam);
+  nadam.beta_1 = 0.6;
+  nadam.beta_2 = 0.9;
+  add(nadam);
+  RefConfig delta;
+  delta.kind = OptimizerKind::kAdadelta;
+  delta.lr = 1.0;
+  add(delta);
+  delta.rho = 0.5;
+  delta.epsilon = 1e-3;
+  add(delta);
+  RefConfig lion;
+  lion.kind = OptimizerKind::kLion;
+  lion.lr = 0.01;
+  lion.beta_2 = 0.99;
+  add(lion);
+  lion.beta_1 = 0.5;
+  lion.weight_decay = 0.1;
+  add(lion);
+  RefConfig ftrl;
+  ftrl.kind = OptimizerKind::kFtrl;
+  ftrl.lr = 0.1;
+  ftrl.initial_accumulator = 0.1;
+  add(ftrl);
+  ftrl.l1 = 0.01;
+  ftrl.l2 = 0.02;
+  ftrl.l2_shrinkage = 0.03;
+  ftrl.ftrl_beta = 0.1;
+  ftrl.lr_power = -0.75;
+  add(ftrl);
   return out;
 }
 
@@ -175,15 +324,27 @@ TEST(OptimFunctors, MatchDoubleReferenceOverSteps) {
       ref.p = normal(rng);
       float p = float(ref.p);
       ref.p = p;
-      float s[3] = {0, 0, 0};
+      ref.s[0] = c.initial_accumulator;
+      float s[3] = {float(c.initial_accumulator), 0, 0};
+      double cancellation_budget = 0.0;  // see below
       for (int64_t t = 1; t <= 6; ++t) {
         const float g = float(normal(rng) * (e % 3 == 0 ? 1e-3 : 1.0));
+        const double p_before = ref.p;
         ref_step(c, t, g, ref);
         run_functor(make_update(c, t), g, p, s);
         const double tol = 2e-5 * std::max(1.0, std::abs(ref.p));
         ASSERT_NEAR(p, ref.p, tol) << "config " << config_index << " element " << e << " step " << t;
+        // Ftrl's linear slot adds p * (n^-power - a^-power) / lr, a difference of two float32
+        // roots of nearly equal accumulators: its error is a few ulps of those operands, not of
+        // the (small) result, and it stays in the slot from step to step.
+        if (c.kind == OptimizerKind::kFtrl) {
+          cancellation_budget += 8 * FLT_EPSILON *
+                                 (std::abs(p_before) * std::pow(ref.s[0], -c.lr_power) / c.lr +
+                                  std::abs(g));
+        }
         for (int k = 0; k < 3; ++k) {
-          ASSERT_NEAR(s[k], ref.s[k], 2e-5 * std::max(1e-3, std::abs(ref.s[k])))
+          ASSERT_NEAR(s[k], ref.s[k],
+                      2e-5 * std::max(1e-3, std::abs(ref.s[k])) + cancellation_budget)
               << "config " << config_index << " slot " << k << " step " << t;
         }
       }
@@ -687,6 +848,161 @@ TEST(OptimOptimizer, HyperparameterValidation) {
                [&] { optim::SGD(0.01, 0.0, false, zero); });
   optim::SGD ok(0.01);
   expect_error(ErrorCode::kValue, "`iterations` must be an integer >= 0", [&] { ok.set_iterations(-1); });
+}
+
+// Every optimizer of Keras's set through optim::Optimizer (slot creation and initial values,
+// the device step factors, skipped steps) against the double reference over 4 steps.
+TEST(OptimOptimizer, EveryKindMatchesReferenceThroughTheOptimizer) {
+  struct Case {
+    RefConfig c;
+    std::function<std::unique_ptr<optim::Optimizer>()> make_optimizer;
+  };
+  std::vector<Case> cases;
+  RefConfig c;
+  c.kind = OptimizerKind::kAdagrad;
+  c.lr = 0.05;
+  c.initial_accumulator = 0.25;
+  cases.push_back({c, [] { return std::make_unique<optim::Adagrad>(0.05, 0.25); }});
+  c = RefConfig();
+  c.kind = OptimizerKind::kAdamax;
+  c.lr = 0.02;
+  cases.push_back({c, [] { return std::make_unique<optim::Adamax>(0.02); }});
+  c.kind = OptimizerKind::kNadam;
+  cases.push_back({c, [] { return std::make_unique<optim::Nadam>(0.02); }});
+  c = RefConfig();
+  c.kind = OptimizerKind::kAdadelta;
+  c.lr = 1.0;
+  c.rho = 0.95;
+  cases.push_back({c, [] { return std::make_unique<optim::Adadelta>(1.0); }});
+  c = RefConfig();
+  c.kind = OptimizerKind::kLion;
+  c.lr = 0.01;
+  c.beta_2 = 0.99;
+  cases.push_back({c, [] { return std::make_unique<optim::Lion>(0.01); }});
+  c = RefConfig();
+  c.kind = OptimizerKind::kFtrl;
+  c.lr = 0.1;
+  c.initial_accumulator = 0.1;
+  c.l1 = 0.001;
+  c.ftrl_beta = 0.5;
+  cases.push_back({c, [] {
+    optim::FtrlSettings s;
+    s.l1_regularization_strength = 0.001;
+    s.beta = 0.5;
+    return std::make_unique<optim::Ftrl>(0.1, s);
+  }});
+  const std::vector<float> grads[4] = {{0.5f, -0.25f}, {0.1f, 0.3f}, {-0.2f, 0.05f}, {0.4f, -0.6f}};
+  for (const Case& k : cases) {
+    std::unique_ptr<optim::Optimizer> opt = k.make_optimizer();
+    Tensor w = make({1.0f, -2.0f}, {2});
+    std::vector<RefState> ref(2);
+    ref[0].p = 1.0;
+    ref[1].p = -2.0;
+    for (RefState& r : ref) r.s[0] = k.c.initial_accumulator;
+    for (int64_t t = 1; t <= 4; ++t) {
+      opt->apply_gradients({make(grads[t - 1], {2})}, {w});
+      for (int i = 0; i < 2; ++i) ref_step(k.c, t, grads[t - 1][i], ref[i]);
+      const std::vector<float> got = read(w);
+      for (int i = 0; i < 2; ++i) {
+        ASSERT_NEAR(got[i], ref[i].p, 2e-5 * std::max(1.0, std::abs(ref[i].p)))
+            << opt->type() << " step " << t << " element " << i;
+      }
+    }
+    const std::vector<std::string> kinds = opt->slot_kinds();
+    for (size_t j = 0; j < kinds.size(); ++j) {
+      const std::vector<float> slot = read(opt->slot(w, kinds[j]));
+      for (int i = 0; i < 2; ++i) {
+        EXPECT_NEAR(slot[i], ref[i].s[j], 2e-5 * std::max(1e-3, std::abs(ref[i].s[j])))
+            << opt->type() << " slot " << kinds[j];
+      }
+    }
+  }
+}
+
+TEST(OptimOptimizer, NadamRebuildsItsScheduleProductFromTheStepCount) {
+  // Nadam's u_product is a device scalar; after set_iterations it restarts from the count.
+  test::CountingBackend counting;
+  ScopedCpuBackendInterposer interpose(counting);
+  RefConfig c;
+  c.kind = OptimizerKind::kNadam;
+  c.lr = 0.01;
+  optim::Nadam nadam(0.01);
+  nadam.set_iterations(7);
+  Tensor w = make({1.0f}, {1});
+  nadam.apply_gradients({make({0.5f}, {1})}, {w});
+  nadam.apply_gradients({make({-0.3f}, {1})}, {w});
+  EXPECT_EQ(counting.copies_to_host, 0);
+  EXPECT_EQ(counting.synchronizes, 0);
+  RefState ref;
+  ref.p = 1.0;
+  ref_step(c, 8, 0.5, ref);
+  ref_step(c, 9, -0.3, ref);
+  EXPECT_NEAR(read(w)[0], ref.p, 1e-6);
+}
+
+TEST(OptimOptimizer, VariablesInterleaveTheSlotsKerasCreatesTogether) {
+  // Keras's add_optimizer_variables(vars, ["accumulator", "linear"]) lists variable 0's
+  // accumulator and linear, then variable 1's; Adam's velocity_hat comes from a second call.
+  optim::Ftrl ftrl(0.1);
+  Tensor a = make({1.0f}, {1}), b = make({2.0f, 3.0f}, {2});
+  ftrl.apply_gradients({make({0.5f}, {1}), make({0.1f, 0.2f}, {2})}, {a, b});
+  std::vector<std::string> names;
+  for (const auto& [name, value] : ftrl.variables()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"ftrl/iteration", "ftrl/learning_rate",
+                                             "ftrl/variable_0_accumulator", "ftrl/variable_0_linear",
+                                             "ftrl/variable_1_accumulator", "ftrl/variable_1_linear"}));
+  optim::Adam adam(0.1, 0.9, 0.999, 1e-7, /*amsgrad=*/true);
+  adam.apply_gradients({make({0.5f}, {1}), make({0.1f, 0.2f}, {2})}, {a, b});
+  names.clear();
+  for (const auto& [name, value] : adam.variables()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "adam/iteration", "adam/learning_rate", "adam/variable_0_momentum",
+                       "adam/variable_0_velocity", "adam/variable_1_momentum",
+                       "adam/variable_1_velocity", "adam/variable_0_velocity_hat",
+                       "adam/variable_1_velocity_hat"}));
+  // A restored accumulator replaces the initial value; an unrestored one starts there.
+  optim::Adagrad adagrad(0.1, 0.5);
+  adagrad.set_slot(a, "accumulator", make({2.0f}, {1}));
+  EXPECT_EQ(read(adagrad.slot(a, "accumulator"))[0], 2.0f);
+  adagrad.apply_gradients({make({1.0f}, {1})}, {a});
+  EXPECT_EQ(read(adagrad.slot(a, "accumulator"))[0], 3.0f);
+  adagrad.apply_gradients({make({0.0f, 0.0f}, {2})}, {b});
+  EXPECT_EQ(read(adagrad.slot(b, "accumulator")), (std::vector<float>{0.5f, 0.5f}));
+}
+
+TEST(OptimOptimizer, NewOptimizersValidateTheirArguments) {
+  expect_error(ErrorCode::kValue,
+               "Argument `beta_1` must be in the [0, 1] range. Otherwise, the optimizer "
+               "degenerates to SignSGD. Received: beta_1=0.0.",
+               [] { optim::Lion(0.001, 0.0); });
+  expect_error(ErrorCode::kValue, "`beta_2` must be a float between [0.0, 1.0]. Received: beta_2=1.5",
+               [] { optim::Lion(0.001, 0.9, 1.5); });
+  auto ftrl = [](auto set) {
+    optim::FtrlSettings s;
+    set(s);
+    optim::Ftrl(0.001, s);
+  };
+  expect_error(ErrorCode::kValue,
+               "`learning_rate_power` needs to be negative or zero. Received: learning_rate_power=0.5.",
+               [&] { ftrl([](optim::FtrlSettings& s) { s.learning_rate_power = 0.5; }); });
+  expect_error(ErrorCode::kValue,
+               "`initial_accumulator_value` needs to be positive or zero. Received: "
+               "initial_accumulator_value=-1.0.",
+               [&] { ftrl([](optim::FtrlSettings& s) { s.initial_accumulator_value = -1.0; }); });
+  expect_error(ErrorCode::kValue,
+               "`l2_shrinkage_regularization_strength` needs to be positive or zero. Received: "
+               "l2_shrinkage_regularization_strength=-0.1.",
+               [&] { ftrl([](optim::FtrlSettings& s) { s.l2_shrinkage_regularization_strength = -0.1; }); });
+  expect_error(ErrorCode::kValue,
+               "`initial_accumulator_value` must be a finite float >= 0. Received: "
+               "initial_accumulator_value=-0.1",
+               [] { optim::Adagrad(0.001, -0.1); });
+  expect_error(ErrorCode::kValue, "`beta_1` must be a float between [0.0, 1.0). Received: beta_1=1.0",
+               [] { optim::Nadam(0.001, 1.0); });
+  expect_error(ErrorCode::kValue, "`beta_2` must be a float between [0.0, 1.0]. Received: beta_2=2.0",
+               [] { optim::Adamax(0.001, 0.9, 2.0); });
+  expect_error(ErrorCode::kValue, "`rho` must be a float between [0.0, 1.0]. Received: rho=-0.5",
+               [] { optim::Adadelta(0.001, -0.5); });
 }
 
 }  // namespace

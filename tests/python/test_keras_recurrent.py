@@ -18,13 +18,7 @@ keras = pytest.importorskip("keras")
 tf = pytest.importorskip("tensorflow")
 K = keras.layers
 
-
-def npy(t):
-    return t.detach().numpy()
-
-
-def normal(shape, seed):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+from keras_layer_comparison import case_ids, normal, npy, same_random_weights  # noqa: E402
 
 
 def as_list(value):
@@ -67,16 +61,6 @@ def plain(value):
         isinstance(value, tuple) and value and isinstance(value[0], (list, tuple))) else value
 
 
-def ids(cases):
-    return [c[0] for c in cases]
-
-
-def same_weights(ours, theirs, seed=3):
-    weights = [normal(tuple(w.shape), seed + i) * 0.5 for i, w in enumerate(theirs.weights)]
-    theirs.set_weights(weights)
-    ours.set_weights(weights)
-
-
 def gradients_ours(layer, x, upstreams, **call):
     tensor = ga.tensor(x)
     with ga.GradientTape() as tape:
@@ -97,7 +81,7 @@ def gradients_keras(layer, x, upstreams, **call):
     return [y.numpy() for y in outputs], [g.numpy() for g in grads]
 
 
-@pytest.mark.parametrize("name,factory,shape", CASES, ids=ids(CASES))
+@pytest.mark.parametrize("name,factory,shape", CASES, ids=case_ids(CASES))
 def test_forward_and_gradients_match_keras(name, factory, shape):
     ours, theirs = factory(L), factory(K)
     build_shape = (None,) + shape[1:]
@@ -106,7 +90,7 @@ def test_forward_and_gradients_match_keras(name, factory, shape):
     # Keras's layout: the same weights, in the same order, of the same shapes
     assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
     assert [w.name for w in ours.weights] == [w.name for w in theirs.weights]
-    same_weights(ours, theirs)
+    same_random_weights(ours, theirs)
     x = normal(shape, 0)
     expected = [np.asarray(y) for y in as_list(theirs(x))]
     upstreams = [normal(y.shape, 90 + i) for i, y in enumerate(expected)]
@@ -134,7 +118,7 @@ def test_initial_state_is_used_as_keras_does():
     ours, theirs = L.LSTM(3, return_sequences=True), K.LSTM(3, return_sequences=True)
     ours.build((None, 4, 2))
     theirs.build((None, 4, 2))
-    same_weights(ours, theirs)
+    same_random_weights(ours, theirs)
     x, h, c = normal((2, 4, 2), 1), normal((2, 3), 2), normal((2, 3), 3)
     upstream = normal((2, 4, 3), 4)
     y, grads = gradients_ours(ours, x, [upstream], initial_state=[ga.tensor(h), ga.tensor(c)])
@@ -155,7 +139,7 @@ def test_cells_called_directly_return_output_and_states():
     for ours, theirs in pairs:
         ours.build((None, 2))
         theirs.build((None, 2))
-        same_weights(ours, theirs)
+        same_random_weights(ours, theirs)
         x = normal((4, 2), 5)
         sizes = theirs.state_size if isinstance(theirs.state_size, list) else [3]
         states = [[normal((4, n), 6 + i) for n in size] if isinstance(size, list)
@@ -232,7 +216,7 @@ def test_mixed_precision_policies_give_keras_dtypes_and_values(make):
     ours, theirs = make(L), make(K)
     ours.build((None, 4, 3))
     theirs.build((None, 4, 3))
-    same_weights(ours, theirs)
+    same_random_weights(ours, theirs)
     x = normal((2, 4, 3), 9)
     got, expected = ours(x), theirs(x)
     assert got._dtype_name == expected.dtype.name  # float32 masters, outputs in the policy's
@@ -282,6 +266,56 @@ def test_functional_return_state_model_fits_and_saves_like_keras(tmp_path):
     loaded = keras.models.load_model(tmp_path / "ours.keras")
     np.testing.assert_allclose(keras_predict(loaded, x), ours.predict(x, verbose=0),
                                rtol=1e-5, atol=1e-6)
+
+
+def stacked_states_model(lib, layers):
+    """Functional, with the nested states of stacked cells (one entry per cell) as outputs."""
+    inputs = lib.Input((5, 3))
+    output, *states = layers.RNN([layers.SimpleRNNCell(3), layers.LSTMCell(2)],
+                                 return_state=True)(inputs)
+    return lib.Model(inputs, layers.Concatenate()([output] + as_list(states))), states
+
+
+def structure(value):
+    """The nesting of a layer's outputs, each output as its shape after the batch."""
+    if isinstance(value, (list, tuple)):
+        return [structure(item) for item in value]
+    return tuple(value.shape[1:])
+
+
+def test_nested_states_of_stacked_cells_in_a_functional_model_match_keras(tmp_path):
+    (ours, our_states), (theirs, their_states) = (stacked_states_model(gk, L),
+                                                  stacked_states_model(keras, K))
+    assert structure(our_states) == structure(their_states)  # nested per cell, as Keras's
+    assert [type(layer).__name__ for layer in ours.layers] == \
+        [type(layer).__name__ for layer in theirs.layers[1:]]  # the unpacking nodes are hidden
+    weights = [normal(w.shape, 60 + i) * 0.3 for i, w in enumerate(theirs.get_weights())]
+    ours.set_weights(weights)
+    theirs.set_weights(weights)
+    x = normal((4, 5, 3), 9)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), keras_predict(theirs, x),
+                               rtol=1e-5, atol=1e-6)
+    ours.save(tmp_path / "ours.keras")  # each state named by its flat output index
+    loaded = keras.models.load_model(tmp_path / "ours.keras")
+    np.testing.assert_allclose(keras_predict(loaded, x), ours.predict(x, verbose=0),
+                               rtol=1e-5, atol=1e-6)
+    # eagerly, the same nesting
+    eager = L.RNN([L.SimpleRNNCell(3), L.LSTMCell(2)], return_state=True)(x)
+    assert structure(eager[1:]) == structure(their_states)
+
+
+def test_time_distributed_is_a_wrapper_and_bidirectional_is_not_as_in_keras():
+    for layers in (L, K):
+        assert isinstance(layers.TimeDistributed(layers.Dense(2)), layers.Wrapper)
+        assert not isinstance(layers.Bidirectional(layers.LSTM(2)), layers.Wrapper)
+    wrapped, theirs = (layers.TimeDistributed(layers.Dense(2, name="inner"), name="td")
+                       for layers in (L, K))
+    for layer in (wrapped, theirs):
+        layer.build((None, 5, 3))
+    assert [(w.name, w.path) for w in wrapped.weights] == \
+        [(w.name, w.path) for w in theirs.weights]  # the Wrapper's adopted weights
+    again = L.TimeDistributed.from_config(wrapped.get_config())
+    assert type(again.layer) is L.Dense and again.layer.units == 2
 
 
 def test_keras_weight_files_of_wrappers_and_stacked_cells_load():
@@ -406,7 +440,7 @@ def test_eager_masks_and_the_masking_layer_match_keras():
                                 (lstm, keras_lstm, (None, 7, 6))):
         ours.build(shape)
         theirs.build(shape)
-        same_weights(ours, theirs)
+        same_random_weights(ours, theirs)
     ids = padded_ids(1)
     np.testing.assert_allclose(npy(lstm(embedding(ids))), keras_lstm(keras_embedding(ids)),
                                rtol=1e-5, atol=1e-6)
@@ -437,3 +471,17 @@ def test_masks_that_would_be_dropped_are_refused():
     model.compile(loss="mse")
     with pytest.raises(NotImplementedError, match="Keras would mask the loss"):
         model.fit(padded_ids(), np.zeros((16, 7, 2), np.float32), verbose=0)
+
+
+def test_layers_without_masking_in_keras_drop_the_mask_with_keras_warning():
+    def model(lib, layers):
+        return lib.Sequential([lib.Input((7,), dtype="int32"),
+                               layers.Embedding(30, 6, mask_zero=True, name="embedding"),
+                               layers.Flatten(name="flatten"), layers.Dense(2)])
+
+    for lib, layers in ((keras, K), (gk, L)):
+        with pytest.warns(UserWarning, match="Layer 'flatten' .* does not support masking"):
+            built = model(lib, layers)
+            built(padded_ids()[:2])
+        built.compile(loss="mse")  # no mask reaches the output: the loss is not refused
+        built.fit(padded_ids(), np.zeros((16, 2), np.float32), epochs=1, verbose=0)

@@ -11,6 +11,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import gpuaccel
@@ -363,3 +364,54 @@ def test_loss_scaling_runs_on_the_gpu_without_host_reads_and_is_captured():
         assert gpu["nonfinite_checks"] == 24
     assert r["graphs"]["captures"] == 1 and r["graphs"]["reason"] == ""
     assert r["eager"]["captures"] == 0
+
+
+# Grouped convolutions through the library boundary: the groups travel in Conv2dParams to the
+# fake's launches (its KRSC kernel copy of a (KH, KW, C / groups, F) kernel included) and give
+# the CPU's numbers, forward and both gradients; a depthwise Keras fit trains as on the CPU.
+GROUPED_CONV_PROBE = FAKE_COUNTERS + r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+
+rng = np.random.default_rng(5)
+x = rng.normal(size=(2, 6, 5, 4)).astype('float32')
+kernels = {2: rng.normal(size=(3, 3, 2, 6)).astype('float32'),
+           4: rng.normal(size=(3, 3, 1, 8)).astype('float32')}
+
+def grouped(device, groups):
+    with ga.device(device):
+        tx, tw = ga.Variable(x), ga.Variable(kernels[groups])
+        with ga.GradientTape() as tape:
+            y = ga.nn.conv2d(tx, tw, strides=2, padding='SAME', groups=groups)
+            total = ga.reduce_sum(y * y)
+        gx, gw = tape.gradient(total, [tx, tw])
+    return [y.detach().numpy().tolist(), gx.numpy().tolist(), gw.numpy().tolist()]
+
+def fit(device):
+    ga.random.set_seed(4)
+    with ga.device(device):
+        model = keras.Sequential([keras.Input((6, 5, 4)),
+                                  keras.layers.DepthwiseConv2D(3, depth_multiplier=2),
+                                  keras.layers.Flatten(), keras.layers.Dense(1)])
+        model.compile(optimizer='sgd', loss='mse')
+        history = model.fit(x, np.ones((2, 1), 'float32'), epochs=2, batch_size=2, verbose=0)
+    return history.history['loss']
+
+layout_copies = fake_counters.kernel_layout_copies
+out = {'gpu': [grouped('/GPU:0', g) for g in (2, 4)],
+       'layout_copies': fake_counters.kernel_layout_copies - layout_copies,
+       'cpu': [grouped('/CPU:0', g) for g in (2, 4)],
+       'gpu_fit': fit('/GPU:0'), 'cpu_fit': fit('/CPU:0')}
+print(json.dumps(out))
+"""
+
+
+def test_grouped_convolutions_on_the_fake_gpu_match_the_cpu():
+    r = run_with_fake(GROUPED_CONV_PROBE)
+    assert r["layout_copies"] >= 2  # the grouped kernels went through the library's KRSC copy
+    for gpu, cpu in zip(r["gpu"], r["cpu"]):
+        for got, want in zip(gpu, cpu):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(r["gpu_fit"], r["cpu_fit"], rtol=1e-5)

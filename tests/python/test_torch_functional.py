@@ -54,7 +54,7 @@ def test_conv2d_same_padding_and_errors():
                                conv2d_reference(x, w, None, 1, 1, 1), rtol=1e-4, atol=1e-5)
     with pytest.raises(RuntimeError, match="does not fit an input with 2 channels"):
         F.conv2d(x, rnd((3, 4, 3, 3)))
-    with pytest.raises(ValueError, match="groups"):
+    with pytest.raises(RuntimeError, match="expected weight to be divisible by 2 at dimension 0"):
         F.conv2d(x, w, groups=2)
     with pytest.raises(RuntimeError, match="4-D"):
         F.conv2d(rnd((2, 5, 5)), w)

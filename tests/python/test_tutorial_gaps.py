@@ -377,9 +377,14 @@ def test_model_called_in_a_functional_model_matches_keras():
     assert ours.count_params() == theirs.count_params()
 
 
-def test_nested_model_in_keras_files_is_refused_up_front(tmp_path):
+def test_nested_model_in_keras_archive_is_refused_up_front(tmp_path):
+    # .weights.h5 of nested models is Keras's layout (test_keras_nested_weights_h5.py); the
+    # .keras config of a model inside a model is not written yet, in Sequential or functional
+    # form (a functional model lists the inner layers one by one, yet Keras's files group them).
     inner, _ = _inner_pair(np.random.default_rng(14))
-    outer = keras.Sequential([inner, keras.layers.Softmax()])
-    with pytest.raises(NotImplementedError, match="contains a model used as a layer"):
-        outer.save_weights(str(tmp_path / "m.weights.h5"))
-    assert not (tmp_path / "m.weights.h5").exists()
+    inputs = keras.Input((4,))
+    for outer in (keras.Sequential([inner, keras.layers.Softmax()]),
+                  keras.Model(inputs, keras.layers.Softmax()(inner(inputs)))):
+        with pytest.raises(NotImplementedError, match="contains a model used as a layer"):
+            outer.save(str(tmp_path / "m.keras"))
+        assert not (tmp_path / "m.keras").exists()

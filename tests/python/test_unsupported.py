@@ -13,9 +13,9 @@ from gpuaccel import keras
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
     (gpuaccel.random, "truncated_normal", "clip_by_value"), (gpuaccel.linalg, "inv", "np.linalg"),
-    (gpuaccel.image, "resize", None), (keras.utils, "Sequence", "from_generator"),
+    (gpuaccel.image, "resize", None), (keras.utils, "load_img", "PIL.Image.open"),
     (keras, "applications", "keras.layers"), (gpuaccel.data, "TFRecordDataset", "from_generator"),
-    (keras.layers, "Normalization", "Rescaling"), (keras.layers, "SeparableConv2D", "Conv2D")])
+    (keras.layers, "ConvLSTM2D", "TimeDistributed(Conv2D)")])
 def test_missing_names_raise_attribute_error_with_advice(module, name, hint):
     with pytest.raises(AttributeError, match="is not supported by gpuaccel yet") as info:
         getattr(module, name)

@@ -1,6 +1,7 @@
 // cpu::conv2d_forward / _backward_data / _backward_weights (onednn_ops.h) on oneDNN's
 // convolution primitives. Activations stay NHWC (oneDNN's nhwc, which its JIT kernels read
-// directly); the Keras (KH, KW, C, F) kernel is oneDNN's hwio, and each primitive picks its own
+// directly); the Keras (KH, KW, C, F) kernel is oneDNN's hwio (grouped, Conv2dParams::groups: its
+// {G, F/G, C/G, KH, KW} view of the same memory), and each primitive picks its own
 // weights layout (format `any`), so the user's weights are reordered in (and weight gradients
 // reordered out) by a cached reorder: a few KB per layer, against a much slower kernel on plain
 // weights. The reordered weights are kept with the weights' storage (tensor/derived_copies.h),
@@ -36,7 +37,7 @@ memory::desc nhwc_desc(const TensorView& v) {
 
 void add_params(KeyBuilder& key, const Conv2dParams& p) {
   key.add(p.stride_h).add(p.stride_w).add(p.dilation_h).add(p.dilation_w);
-  key.add(p.pad_top).add(p.pad_bottom).add(p.pad_left).add(p.pad_right);
+  key.add(p.pad_top).add(p.pad_bottom).add(p.pad_left).add(p.pad_right).add(p.groups);
 }
 
 KeyBuilder forward_key(const char* op, const TensorView& x, const TensorView& w,
@@ -133,15 +134,20 @@ void* primitive_weights(const TensorView& w, const WeightsReorder& reorder,
 
 namespace {
 
-// w: (KH, KW, C, F) as oneDNN {F, C, KH, KW} in hwio.
-memory::desc hwio_desc(const TensorView& w) {
+// w: (KH, KW, C / groups, F) as oneDNN's weights: {F, C, KH, KW} in hwio, or, grouped,
+// {G, F / G, C / G, KH, KW} with the same memory (filter f = g * F / G + o, Keras's and
+// torch's grouping).
+memory::desc hwio_desc(const TensorView& w, int64_t groups) {
   const int64_t kh = w.shape[0], kw = w.shape[1], c = w.shape[2], f = w.shape[3];
-  return strided_desc({f, c, kh, kw}, w.dtype, {1, f, kw * c * f, c * f});
+  if (groups == 1) return strided_desc({f, c, kh, kw}, w.dtype, {1, f, kw * c * f, c * f});
+  return strided_desc({groups, f / groups, c, kh, kw}, w.dtype,
+                      {f / groups, 1, f, kw * c * f, c * f});
 }
 
-memory::desc any_weights_desc(const TensorView& w, DType dtype) {
-  return memory::desc({w.shape[3], w.shape[2], w.shape[0], w.shape[1]}, to_dnnl(dtype),
-                      memory::format_tag::any);
+memory::desc any_weights_desc(const TensorView& w, DType dtype, int64_t groups) {
+  const int64_t kh = w.shape[0], kw = w.shape[1], c = w.shape[2], f = w.shape[3];
+  if (groups == 1) return memory::desc({f, c, kh, kw}, to_dnnl(dtype), memory::format_tag::any);
+  return memory::desc({groups, f / groups, c, kh, kw}, to_dnnl(dtype), memory::format_tag::any);
 }
 
 // The forward primitive descriptor: cached primitives get default_attr(); the hints that
@@ -184,11 +190,11 @@ void forward_native(const TensorView& x, const TensorView& w, const TensorView* 
     const Geometry g(p);
     memory::desc b_md;
     if (bias != nullptr) b_md = dense_desc({bias->shape[0]}, bias->dtype);
-    entry->pd = forward_pd(nhwc_desc(x), any_weights_desc(w, w.dtype),
+    entry->pd = forward_pd(nhwc_desc(x), any_weights_desc(w, w.dtype, p.groups),
                            bias != nullptr ? &b_md : nullptr, nhwc_desc(y), g,
                            activation_attr(activation));
     entry->prim = make_primitive<dnnl::convolution_forward>(entry->pd);
-    entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
+    entry->weights.init(hwio_desc(w, p.groups), entry->pd.weights_desc(), true);
     return entry;
   });
   run_forward(*e, x, w, bias, y);
@@ -245,7 +251,7 @@ BackwardDataPd backward_data_pd(const TensorView& dy, const TensorView& w, const
                                 const TensorView& dx) {
   const Geometry g(p);
   const memory::desc dx_md = nhwc_desc(dx), dy_md = nhwc_desc(dy);
-  const memory::desc w_any = any_weights_desc(w, w.dtype);
+  const memory::desc w_any = any_weights_desc(w, w.dtype, p.groups);
   BackwardDataPd made;
   made.hint = forward_pd(dx_md, w_any, nullptr, dy_md, g);
   made.pd = dnnl::convolution_backward_data::primitive_desc(
@@ -276,7 +282,7 @@ BackwardDataChoice backward_data_choice(const std::string& setting, const Tensor
             Trial{c.pd, make_primitive<dnnl::convolution_backward_data>(c.pd),
                   AlignedBuffer(c.pd.weights_desc().get_size()), memory()});
         t->weights = make_memory(c.pd.weights_desc(), t->storage.data);
-        memory user_w = make_memory(hwio_desc(w), w.data);
+        memory user_w = make_memory(hwio_desc(w, p.groups), w.data);
         dnnl::reorder(user_w, t->weights).execute(stream(), user_w, t->weights);
         stream().wait();
         return [t, &dy, &dx] {
@@ -299,7 +305,7 @@ void backward_data_native(const TensorView& dy, const TensorView& w, const Conv2
     entry->pd = choice.pd;
     g_backward_data_choices.fetch_add(1, std::memory_order_relaxed);
     entry->prim = make_primitive<dnnl::convolution_backward_data>(entry->pd);
-    entry->weights.init(hwio_desc(w), entry->pd.weights_desc(), true);
+    entry->weights.init(hwio_desc(w, p.groups), entry->pd.weights_desc(), true);
     return entry;
   });
   std::shared_ptr<void> keep_weights;
@@ -350,11 +356,11 @@ BackwardWeightsPd backward_weights_pd(const TensorView& x, const TensorView& dy,
                                       const TensorView* dbias) {
   const Geometry g(p);
   const memory::desc x_md = nhwc_desc(x), dy_md = nhwc_desc(dy);
-  const memory::desc w_any = any_weights_desc(dw, dw.dtype);
+  const memory::desc w_any = any_weights_desc(dw, dw.dtype, p.groups);
   memory::desc b_md;
   if (dbias != nullptr) b_md = dense_desc({dbias->shape[0]}, dbias->dtype);
   BackwardWeightsPd made;
-  made.hint = forward_pd(x_md, any_weights_desc(dw, x.dtype), dbias != nullptr ? &b_md : nullptr,
+  made.hint = forward_pd(x_md, any_weights_desc(dw, x.dtype, p.groups), dbias != nullptr ? &b_md : nullptr,
                          dy_md, g);
   if (dbias != nullptr) {
     made.pd = dnnl::convolution_backward_weights::primitive_desc(
@@ -392,12 +398,12 @@ void run_backward_weights(const BackwardWeightsEntry& e, const TensorView& x,
 // The primitive (and dw reorder) of `choice`; call under its thread count.
 std::shared_ptr<BackwardWeightsEntry> backward_weights_entry(
     const ImplChoice<dnnl::convolution_backward_weights::primitive_desc>& choice,
-    const TensorView& dw) {
+    const TensorView& dw, int64_t groups) {
   auto entry = std::make_shared<BackwardWeightsEntry>();
   entry->pd = choice.pd;
   entry->threads = choice.threads;
   entry->prim = make_primitive<dnnl::convolution_backward_weights>(entry->pd);
-  entry->weights.init(hwio_desc(dw), entry->pd.diff_weights_desc(), false);
+  entry->weights.init(hwio_desc(dw, groups), entry->pd.diff_weights_desc(), false);
   return entry;
 }
 
@@ -412,14 +418,14 @@ void backward_weights_native(const TensorView& x, const TensorView& dy, const Co
             setting, /*one_thread_variants=*/true,
             [&] { return backward_weights_pd(x, dy, p, dw, dbias); },
             [&](const Choice& c) -> std::function<void()> {
-              std::shared_ptr<BackwardWeightsEntry> trial = backward_weights_entry(c, dw);
+              std::shared_ptr<BackwardWeightsEntry> trial = backward_weights_entry(c, dw, p.groups);
               return [trial, &x, &dy, &dw, dbias] {
                 run_backward_weights(*trial, x, dy, dw, dbias);
               };
             });
         g_backward_weights_choices.fetch_add(1, std::memory_order_relaxed);
         ScopedOmpThreads scope(choice.threads);
-        return backward_weights_entry(choice, dw);
+        return backward_weights_entry(choice, dw, p.groups);
       });
   run_backward_weights(*e, x, dy, dw, dbias);
 }

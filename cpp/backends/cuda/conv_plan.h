@@ -36,8 +36,8 @@ inline const char* conv_direction_name(ConvDirection d) {
 }
 
 // Everything a convolution plan depends on, as plain data. Shapes as the library is given them:
-// x (N, H, W, C) after any explicit padding, w (F, KH, KW, C), y (N, OH, OW, F); `params`
-// with the padding the library applies itself.
+// x (N, H, W, C) after any explicit padding, w (F, KH, KW, C / groups), y (N, OH, OW, F);
+// `params` with the padding the library applies itself.
 struct ConvPlanKey {
   int device = 0;
   DType dtype = DType::kFloat32;
@@ -57,7 +57,8 @@ struct ConvPlanKey {
            p.stride_w == q.stride_w && p.dilation_h == q.dilation_h &&
            p.dilation_w == q.dilation_w && p.pad_top == q.pad_top &&
            p.pad_bottom == q.pad_bottom && p.pad_left == q.pad_left &&
-           p.pad_right == q.pad_right && tensor_op_math == o.tensor_op_math;
+           p.pad_right == q.pad_right && p.groups == q.groups &&
+           tensor_op_math == o.tensor_op_math;
   }
 
   size_t hash() const {
@@ -71,7 +72,8 @@ struct ConvPlanKey {
       hash_combine(h, static_cast<uint64_t>(y[i]));
     }
     for (int64_t v : {params.stride_h, params.stride_w, params.dilation_h, params.dilation_w,
-                      params.pad_top, params.pad_bottom, params.pad_left, params.pad_right}) {
+                      params.pad_top, params.pad_bottom, params.pad_left, params.pad_right,
+                      params.groups}) {
       hash_combine(h, static_cast<uint64_t>(v));
     }
     hash_combine(h, tensor_op_math ? 1 : 0);

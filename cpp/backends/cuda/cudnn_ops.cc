@@ -172,12 +172,18 @@ TensorView zero_padded_input(int device, const TensorView& x, const Conv2dParams
 }
 
 // The key of a problem: x as given to cuDNN (padded when the padding is asymmetric, then cuDNN
-// pads nothing), the Keras kernel w (KH, KW, C, F) as cuDNN's (F, KH, KW, C), y.
+// pads nothing), the Keras kernel w (KH, KW, C / groups, F) as cuDNN's (F, KH, KW, C / groups), y.
 ConvPlanKey conv_key(int device, ConvDirection direction, const TensorView& x_in, const TensorView& w_hwio,
                      const TensorView& y, const Conv2dParams& p, bool padded_input, const char* op) {
   GA_CUDA_REQUIRE(x_in.ndim == 4 && y.ndim == 4 && x_in.is_contiguous() && y.is_contiguous(),
                   std::string(op) + ": expected contiguous NHWC tensors");
-  GA_CUDA_REQUIRE(w_hwio.ndim == 4, std::string(op) + ": the kernel must be (KH, KW, C, F)");
+  GA_CUDA_REQUIRE(w_hwio.ndim == 4, std::string(op) + ": the kernel must be (KH, KW, C / groups, F)");
+  GA_CUDA_REQUIRE(p.groups >= 1 && x_in.shape[3] == w_hwio.shape[2] * p.groups &&
+                      w_hwio.shape[3] % p.groups == 0,
+                  std::string(op) + ": with groups=" + std::to_string(p.groups) +
+                      " the kernel's input channels times groups must equal x's channels (" +
+                      std::to_string(x_in.shape[3]) + ") and groups must divide its filters (" +
+                      std::to_string(w_hwio.shape[3]) + ")");
   ConvPlanKey k;
   k.device = device;
   k.dtype = x_in.dtype;
@@ -272,6 +278,9 @@ class CudnnConvEngine final : public ConvEngine {
         to_int(p.stride_w, "stride"), to_int(p.dilation_h, "dilation"), to_int(p.dilation_w, "dilation"),
         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     GA_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv.get(), k.tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    // Grouped: the filter descriptor's C is the channels of one group (the kernel's third axis),
+    // x's C all of them; cuDNN splits both, and the F filters, into this many parts.
+    if (p.groups != 1) GA_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d->conv.get(), to_int(p.groups, "groups")));
     return d;
   }
 

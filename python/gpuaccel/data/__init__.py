@@ -4,16 +4,22 @@ import types as _types
 
 from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from . import _transformations  # noqa: F401 - registers cache, filter, zip... with Dataset
+from . import _windows, _sampling  # noqa: F401 - register window, rebatch, random... likewise
+from ._options import AutoShardPolicy, Options
 
 # tf.data.experimental.AUTOTUNE and friends (older course notebooks use these spellings).
 experimental = _types.SimpleNamespace(
     AUTOTUNE=AUTOTUNE,
     INFINITE_CARDINALITY=INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY=UNKNOWN_CARDINALITY,
+    AutoShardPolicy=AutoShardPolicy,
     cardinality=lambda dataset: dataset.cardinality(),
+    sample_from_datasets=Dataset.sample_from_datasets,
+    choose_from_datasets=Dataset.choose_from_datasets,
 )
 
-__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "Options", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
+           "experimental"]
 
 
 
@@ -22,6 +28,5 @@ def __getattr__(name):
     return _unsupported.module_getattr(__name__, "tf.data", {
         "TFRecordDataset": "Dataset.from_generator over records you parse in Python",
         "TextLineDataset": "Dataset.from_generator over the file's lines",
-        "Options": "the defaults (gpuaccel's pipeline has no options yet)",
         "Iterator": "iter(dataset)",
     })(name)

@@ -1,6 +1,7 @@
 """tf.data transformations beyond the fast row-index core of ``dataset.py``: ``cache``,
 ``unbatch``, ``filter``, ``zip``, ``from_generator``, ``padded_batch``, ``interleave``,
-``flat_map``, ``skip``, ``enumerate``, ``concatenate``, with TensorFlow's semantics.
+``flat_map``, ``skip``, ``enumerate``, ``concatenate``, ``take_while``, ``shard``, ``unique``,
+``ignore_errors``, ``scan`` and ``with_options``, with TensorFlow's semantics.
 
 ``cache`` keeps the fast path where it can: over a pipeline that is still row indices of a
 ``from_tensor_slices`` source it freezes the first epoch's indices (so ``shuffle().cache()``
@@ -13,33 +14,28 @@ import numpy as np
 
 from .._int_range import check_int
 from .._tensor import Tensor
+from .._tensor_spec import TensorSpec
+from . import _options
 from .dataset import (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _CountedDataset,
-                      _UnaryDataset, _as_tensor, _flatten, _pack, register_transformation)
+                      _PassThroughDataset, _UnaryDataset, _apply_fn, _as_element, _as_tensor, _flatten,
+                      _pack, _specs_map, dropping_errors, error_dropped,
+                      register_transformation)
 
 
-def _as_element(value):
-    structure, leaves = _flatten(value)
-    return _pack(structure, [_as_tensor(v) for v in leaves])
-
-
-def _truth(value):
+def _truth(value, transformation="filter"):
     if isinstance(value, Tensor):
         if value.numel() != 1:
-            raise ValueError(f"filter: the predicate must return a scalar boolean, got shape "
-                             f"{list(value.shape)}")
+            raise ValueError(f"{transformation}: the predicate must return a scalar boolean, got "
+                             f"shape {list(value.shape)}")
         return bool(value.item())
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise TypeError(f"filter: the predicate must return a boolean or a scalar bool tensor, got "
-                    f"{type(value).__name__}")
-
-
-def _apply(fn, element):
-    return fn(*element) if isinstance(element, tuple) else fn(element)
+    raise TypeError(f"{transformation}: the predicate must return a boolean or a scalar bool "
+                    f"tensor, got {type(value).__name__}")
 
 
 @register_transformation
-class CacheDataset(_UnaryDataset):
+class CacheDataset(_PassThroughDataset):
     def __init__(self, input_dataset, filename):
         super().__init__(input_dataset)
         if not isinstance(filename, str):
@@ -82,6 +78,10 @@ class UnbatchDataset(_UnaryDataset):
         return UNKNOWN_CARDINALITY if self._input._cardinality() >= 0 else \
             self._input._cardinality()
 
+    def _element_spec(self):
+        return _specs_map(self._input._element_spec(),
+                          lambda spec: TensorSpec(spec.shape[1:], spec.dtype))
+
     def _elements(self):
         for batch in self._input._elements():
             structure, leaves = _flatten(batch)
@@ -94,19 +94,162 @@ class UnbatchDataset(_UnaryDataset):
 
 
 @register_transformation
-class FilterDataset(_UnaryDataset):
+class FilterDataset(_PassThroughDataset):
+    _NAME = "filter"
+
     def __init__(self, input_dataset, predicate):
         super().__init__(input_dataset)
         if not callable(predicate):
-            raise TypeError(f"filter: predicate must be callable, got {type(predicate).__name__}")
+            raise TypeError(f"{self._NAME}: predicate must be callable, got "
+                            f"{type(predicate).__name__}")
         self._predicate = predicate
 
     def _cardinality(self):
         n = self._input._cardinality()
         return n if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
 
+    def _keeps(self, element):
+        """The predicate's verdict; None when it raised inside ``ignore_errors``."""
+        try:
+            return _truth(_apply_fn(self._predicate, element), self._NAME)
+        except Exception as error:  # noqa: BLE001 - dropped only where ignore_errors asks
+            if error_dropped(error):
+                return None
+            raise
+
     def _elements(self):
-        return (e for e in self._input._elements() if _truth(_apply(self._predicate, e)))
+        for element in self._input._elements():
+            if self._keeps(element):
+                yield element
+
+
+@register_transformation
+class TakeWhileDataset(FilterDataset):
+    _NAME = "take_while"
+
+    def _elements(self):
+        for element in self._input._elements():
+            verdict = self._keeps(element)
+            if verdict is False:
+                return
+            if verdict:
+                yield element
+
+
+@register_transformation
+class ShardDataset(_PassThroughDataset):
+    def __init__(self, input_dataset, num_shards, index):
+        super().__init__(input_dataset)
+        self._num_shards = check_int(num_shards, "shard: num_shards", 1)
+        self._index = check_int(index, "shard: index", 0)
+        if self._index >= self._num_shards:
+            raise ValueError(f"shard: index must be in [0, num_shards), got index={index} with "
+                             f"num_shards={num_shards}")
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        if n < 0:
+            return n
+        return max(0, -(-(n - self._index) // self._num_shards))
+
+    def _index_plan(self):
+        plan = self._input._index_plan()
+        if plan is None:
+            return None
+        source, indices_fn = plan
+        return source, lambda: indices_fn()[self._index::self._num_shards]
+
+    def _elements(self):
+        return itertools.islice(self._input._elements(), self._index, None, self._num_shards)
+
+
+@register_transformation
+class UniqueDataset(_PassThroughDataset):
+    def _cardinality(self):
+        n = self._input._cardinality()
+        return n if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
+
+    def _elements(self):
+        seen = set()
+        for element in self._input._elements():
+            if not isinstance(element, Tensor) or element.ndim != 0 or \
+                    element.dtype.is_floating_point:
+                raise TypeError("unique: the elements must be integer or boolean scalars, got "
+                                + (f"a {element.dtype.name} tensor of shape "
+                                   f"{list(element.shape)}" if isinstance(element, Tensor)
+                                   else f"a {type(element).__name__}"))
+            value = element.item()
+            if value not in seen:
+                seen.add(value)
+                yield element
+
+
+@register_transformation
+class IgnoreErrorsDataset(_PassThroughDataset):
+    """Pulls its input with ``dropping_errors`` on, so a ``map`` function or ``filter``
+    predicate that raises drops its element instead of ending the epoch."""
+
+    def __init__(self, input_dataset, log_warning):
+        super().__init__(input_dataset)
+        self._log_warning = bool(log_warning)
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        return n if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
+
+    def _elements(self):
+        it = self._input._elements()
+        while True:
+            with dropping_errors(self._log_warning):
+                element = next(it, _END)
+            if element is _END:
+                return
+            yield element
+
+
+_END = object()
+
+
+@register_transformation
+class ScanDataset(_UnaryDataset):
+    def __init__(self, input_dataset, initial_state, scan_func):
+        super().__init__(input_dataset)
+        if not callable(scan_func):
+            raise TypeError(f"scan: scan_func must be callable, got {type(scan_func).__name__}")
+        self._initial_state = _as_element(initial_state)
+        self._fn = scan_func
+
+    def _elements(self):
+        state = self._initial_state
+        structure = _flatten(state)[0]
+        for element in self._input._elements():
+            result = self._fn(state, element)
+            if not isinstance(result, tuple) or len(result) != 2:
+                raise TypeError("scan: scan_func must return a (new_state, output_element) pair, "
+                                f"got {type(result).__name__}")
+            state, output = _as_element(result[0]), _as_element(result[1])
+            if _flatten(state)[0] != structure:
+                raise TypeError(f"scan: the new state must have the initial state's structure "
+                                f"{structure!r}, got {_flatten(state)[0]!r}")
+            yield output
+
+
+@register_transformation
+class OptionsDataset(_PassThroughDataset):
+    def __init__(self, input_dataset, options):
+        super().__init__(input_dataset)
+        if not isinstance(options, _options.Options):
+            raise TypeError("with_options: options must be a gpuaccel.data.Options, got "
+                            f"{type(options).__name__}")
+        self._own_options = options
+
+    def _index_plan(self):
+        return self._input._index_plan()
+
+    def _elements(self):
+        return self._input._elements()
+
+    merged = staticmethod(_options.merged)
 
 
 @register_transformation
@@ -123,6 +266,9 @@ class ZipDataset(Dataset):
         if finite:
             return min(finite)
         return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else INFINITE_CARDINALITY
+
+    def _element_spec(self):
+        return _pack(self._structure, [d._element_spec() for d in self._datasets])
 
     def _elements(self):
         for parts in zip(*(d._elements() for d in self._datasets)):
@@ -141,6 +287,20 @@ class ConcatenateDataset(Dataset):
         if INFINITE_CARDINALITY in (a, b):
             return INFINITE_CARDINALITY
         return a + b if a >= 0 and b >= 0 else UNKNOWN_CARDINALITY
+
+    def _element_spec(self):
+        """The most specific spec both inputs' elements fit (a dimension they disagree on, or
+        both ranks when those differ, becomes unknown), as tf.data's."""
+        first, second = self._first._element_spec(), self._second._element_spec()
+        s1, leaves1 = _flatten(first)
+        s2, leaves2 = _flatten(second)
+        if s1 != s2 or any(a.dtype != b.dtype for a, b in zip(leaves1, leaves2)):
+            raise TypeError(f"concatenate: the datasets' elements differ in structure or dtype: "
+                            f"{first!r} and {second!r}")
+        return _pack(s1, [TensorSpec(None if a.shape is None or b.shape is None or
+                                     len(a.shape) != len(b.shape) else
+                                     [x if x == y else None for x, y in zip(a.shape, b.shape)],
+                                     a.dtype) for a, b in zip(leaves1, leaves2)])
 
     def _elements(self):
         return itertools.chain(self._first._elements(), self._second._elements())
@@ -173,6 +333,9 @@ class EnumerateDataset(_UnaryDataset):
     def __init__(self, input_dataset, start):
         super().__init__(input_dataset)
         self._start = check_int(start, "start", -(1 << 62))
+
+    def _element_spec(self):
+        return (TensorSpec((), "int64"), self._input._element_spec())
 
     def _elements(self):
         for i, element in enumerate(self._input._elements(), self._start):
@@ -216,6 +379,11 @@ class GeneratorDataset(Dataset):
     def _cardinality(self):
         return UNKNOWN_CARDINALITY
 
+    def _element_spec(self):
+        if self._signature is not None:
+            return self._signature
+        return _pack(_flatten(self._types)[0], self._specs())
+
     def _specs(self):
         if self._signature is not None:
             return _flatten(self._signature)[1]
@@ -249,6 +417,16 @@ class PaddedBatchDataset(_UnaryDataset):
         if n < 0:
             return n
         return n // self._batch_size if self._drop_remainder else -(-n // self._batch_size)
+
+    def _element_spec(self):
+        spec = self._input._element_spec()
+        structure, leaves = _flatten(spec)
+        targets = self._target_shapes(len(leaves))
+        size = self._batch_size if self._drop_remainder else None
+        return _pack(structure, [TensorSpec(
+            (size, *([None] * len(leaf.shape) if target is None else
+                     [None if d in (None, -1) else int(d) for d in target])), leaf.dtype)
+            for leaf, target in zip(leaves, targets)])
 
     def _target_shapes(self, count):
         if self._padded_shapes is None:
@@ -328,7 +506,7 @@ class InterleaveDataset(_UnaryDataset):
         return UNKNOWN_CARDINALITY
 
     def _open(self, element):
-        dataset = _apply(self._fn, element)
+        dataset = _apply_fn(self._fn, element)
         if not isinstance(dataset, Dataset):
             raise TypeError(f"interleave: map_func must return a Dataset, got "
                             f"{type(dataset).__name__}")

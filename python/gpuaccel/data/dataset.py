@@ -18,14 +18,16 @@ import contextlib
 import itertools
 import os
 import threading
+import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import _C
+from .. import _C, errors
 from .._int_range import check_int
 from .._tensor import Tensor, tensor as _to_tensor
+from .._tensor_spec import TensorSpec
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
 
@@ -71,6 +73,30 @@ def _batches_stay_on_host():
         _host_batches.on = previous
 
 
+# Set on a thread while an ignore_errors() pulls its input: a map function or filter predicate
+# that raises then drops its element (error_dropped) instead of ending the epoch.
+_ignoring_errors = threading.local()
+
+
+@contextlib.contextmanager
+def dropping_errors(log_warning=False):
+    previous = getattr(_ignoring_errors, "mode", None)
+    _ignoring_errors.mode = "log" if log_warning else "quiet"
+    try:
+        yield
+    finally:
+        _ignoring_errors.mode = previous
+
+
+def error_dropped(error):
+    """Whether ``error``, raised making one element, is dropped here (inside ignore_errors)."""
+    mode = getattr(_ignoring_errors, "mode", None)
+    if mode == "log":
+        warnings.warn(f"ignore_errors: dropped an element: {type(error).__name__}: {error}",
+                      stacklevel=3)
+    return mode is not None
+
+
 # Live prefetchers, closed before the interpreter shuts down so no thread waits for a GIL
 # that will never come back.
 _live_prefetchers = weakref.WeakSet()
@@ -113,6 +139,30 @@ def _pack(structure, leaves):
         return {k: build(v) for k, v in s.items()}
 
     return build(structure)
+
+
+_NOTHING = object()
+
+
+def _as_element(value):
+    """``value`` (a structure of arrays, numbers or Tensors) with every leaf a Tensor."""
+    structure, leaves = _flatten(value)
+    return _pack(structure, [_as_tensor(v) for v in leaves])
+
+
+def _spec_of(element):
+    """The TensorSpec structure of one element (exact shapes)."""
+    structure, leaves = _flatten(element)
+    if not all(isinstance(leaf, Tensor) for leaf in leaves):
+        raise TypeError("element_spec: only datasets of tensors have an element spec here, got "
+                        f"elements holding {sorted({type(l).__name__ for l in leaves})}")
+    return _pack(structure, [TensorSpec(leaf.shape, leaf.dtype) for leaf in leaves])
+
+
+def _specs_map(spec, fn):
+    """``spec``'s structure with ``fn(TensorSpec)`` at each leaf."""
+    structure, leaves = _flatten(spec)
+    return _pack(structure, [fn(leaf) for leaf in leaves])
 
 
 def _as_tensor(value):
@@ -259,6 +309,135 @@ class Dataset:
     def concatenate(self, dataset, name=None):
         return _TRANSFORMATIONS["ConcatenateDataset"](self, dataset)
 
+    def take_while(self, predicate, name=None):
+        """The elements before the first one for which ``predicate`` is false."""
+        return _TRANSFORMATIONS["TakeWhileDataset"](self, predicate)
+
+    def shard(self, num_shards, index, name=None):
+        """Every ``num_shards``-th element, starting at position ``index``."""
+        return _TRANSFORMATIONS["ShardDataset"](self, num_shards, index)
+
+    def unique(self, name=None):
+        """Each distinct scalar (integer or boolean) once, in order of first appearance."""
+        return _TRANSFORMATIONS["UniqueDataset"](self)
+
+    def ignore_errors(self, log_warning=False, name=None):
+        """Drops the elements whose ``map`` function or ``filter`` predicate raised."""
+        return _TRANSFORMATIONS["IgnoreErrorsDataset"](self, log_warning)
+
+    def scan(self, initial_state, scan_func, name=None):
+        """``scan_func(state, element) -> (new_state, output)``: yields each output, carrying the
+        state from element to element."""
+        return _TRANSFORMATIONS["ScanDataset"](self, initial_state, scan_func)
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of ``size`` elements (each a Dataset, or a structure of Datasets for
+        structured elements), starting every ``shift`` elements, taking every ``stride``-th."""
+        return _TRANSFORMATIONS["WindowDataset"](self, size, shift, stride, drop_remainder)
+
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None,
+                        name=None):
+        """Groups elements by ``key_func(element)`` (an int64 scalar) into windows of
+        ``window_size``; ``reduce_func(key, window_dataset)`` turns each into a dataset."""
+        return _TRANSFORMATIONS["GroupByWindowDataset"](self, key_func, reduce_func,
+                                                        window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries,
+                                  bucket_batch_sizes, padded_shapes=None, padding_values=None,
+                                  pad_to_bucket_boundary=False, no_padding=False,
+                                  drop_remainder=False, name=None):
+        """Padded batches of elements of similar length: bucket ``i`` holds lengths in
+        ``[bucket_boundaries[i-1], bucket_boundaries[i])`` and batches ``bucket_batch_sizes[i]``."""
+        return _TRANSFORMATIONS["GroupByWindowDataset"].by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes,
+            padding_values, pad_to_bucket_boundary, no_padding, drop_remainder)
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        """The same rows in batches of ``batch_size`` (an int, or a list of sizes used in
+        turn)."""
+        return _TRANSFORMATIONS["RebatchDataset"](self, batch_size, drop_remainder)
+
+    def apply(self, transformation_func):
+        """``transformation_func(self)``, which must return a Dataset."""
+        result = transformation_func(self)
+        if not isinstance(result, Dataset):
+            raise TypeError("apply: transformation_func must return a Dataset, got "
+                            f"{type(result).__name__}")
+        return result
+
+    def with_options(self, options, name=None):
+        """The same elements, carrying ``options`` (a ``gpuaccel.data.Options``) merged over
+        this dataset's own; the pipeline keeps its behaviour (options are recorded)."""
+        return _TRANSFORMATIONS["OptionsDataset"](self, options)
+
+    def options(self):
+        """The ``gpuaccel.data.Options`` set on this pipeline with ``with_options``."""
+        node, found = self, []
+        while node is not None:
+            if hasattr(node, "_own_options"):
+                found.append(node._own_options)
+            node = getattr(node, "_input", None)
+        return _TRANSFORMATIONS["OptionsDataset"].merged(reversed(found))
+
+    # ---- sources (beyond slices and ranges) ----
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=None, name=None):
+        """``start, start + step, ...`` forever (int64 unless ``dtype``)."""
+        return _TRANSFORMATIONS["CounterDataset"](start, step, dtype)
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None):
+        """Uniform int64 values in [0, 2**32) forever; the same sequence for the same seed."""
+        return _TRANSFORMATIONS["RandomDataset"](seed, rerandomize_each_iteration)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        """Each element from a dataset drawn at random with ``weights`` (uniform by default)."""
+        return _TRANSFORMATIONS["SampleDataset"](datasets, weights, seed, stop_on_empty_dataset,
+                                                 rerandomize_each_iteration)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        """Each element from ``datasets[c]`` for the next ``c`` of ``choice_dataset`` (int64
+        scalars)."""
+        return _TRANSFORMATIONS["ChooseDataset"](datasets, choice_dataset, stop_on_empty_dataset)
+
+    # ---- reductions ----
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """``reduce_func(state, element)`` over every element, from ``initial_state``; returns
+        the final state (Tensors)."""
+        if not callable(reduce_func):
+            raise TypeError(f"reduce: reduce_func must be callable, got "
+                            f"{type(reduce_func).__name__}")
+        state = _as_element(initial_state)
+        structure = _flatten(state)[0]
+        for element in self._elements():
+            state = _as_element(reduce_func(state, element))
+            if _flatten(state)[0] != structure:
+                raise TypeError(f"reduce: reduce_func must return a state of the initial state's "
+                                f"structure {structure!r}, got {_flatten(state)[0]!r}")
+        return state
+
+    def get_single_element(self, name=None):
+        """The dataset's only element; InvalidArgumentError when it has none or more."""
+        it = self._elements()
+        first = next(it, _NOTHING)
+        if first is _NOTHING:
+            raise errors.InvalidArgumentError("Dataset was empty.", "DatasetToSingleElement")
+        if next(it, _NOTHING) is not _NOTHING:
+            raise errors.InvalidArgumentError("Dataset had more than one element.",
+                                              "DatasetToSingleElement")
+        return first
+
+    @property
+    def element_spec(self):
+        """The structure of ``gpuaccel.TensorSpec``s of one element (None for a dimension that
+        varies, such as a batch that may be short)."""
+        return self._element_spec()
+
     # ---- inspection and iteration ----
 
     def cardinality(self):
@@ -300,6 +479,15 @@ class Dataset:
         indices_fn() returns the next epoch's row indices; None otherwise."""
         return None
 
+    def _element_spec(self):
+        """The specs of the first element. Subclasses that know their shapes without running
+        the pipeline (slices, range, batch, pass-through transformations) override this."""
+        first = next(self._elements(), _NOTHING)
+        if first is _NOTHING:
+            raise ValueError(f"element_spec: {type(self).__name__} produced no element to read "
+                             "the spec from")
+        return _spec_of(first)
+
 
 class _SlicesDataset(Dataset):
     def __init__(self, tensors):
@@ -318,6 +506,12 @@ class _SlicesDataset(Dataset):
 
     def _cardinality(self):
         return self._length
+
+    def _element_spec(self):
+        # the dtypes a gathered row really has (float64 arrays are served as float32)
+        rows = _C.gather_rows(self._components, np.zeros(min(self._length, 1), np.int64))
+        return _pack(self._structure, [TensorSpec(tuple(c.shape[1:]), r.dtype)
+                                       for c, r in zip(self._components, rows)])
 
     def _index_plan(self):
         n = self._length
@@ -373,6 +567,9 @@ class _RangeDataset(Dataset):
     def _cardinality(self):
         return self._length
 
+    def _element_spec(self):
+        return TensorSpec((), "int64")
+
     def _index_plan(self):
         n = self._length
         if n > self._PLANNED_RANGE:
@@ -413,6 +610,14 @@ class _UnaryDataset(Dataset):
         return self._input._cardinality()
 
 
+class _PassThroughDataset(_UnaryDataset):
+    """A transformation whose elements are some of its input's, unchanged (shuffle, take,
+    filter...): its element spec is its input's."""
+
+    def _element_spec(self):
+        return self._input._element_spec()
+
+
 def _shuffle_indices(indices, buffer_size, rng):
     """The order a shuffle buffer of ``buffer_size`` produces (as tf.data's): fill the buffer,
     then repeatedly emit a random slot and refill it with the next input."""
@@ -430,7 +635,7 @@ def _shuffle_indices(indices, buffer_size, rng):
     return out
 
 
-class _ShuffleDataset(_UnaryDataset):
+class _ShuffleDataset(_PassThroughDataset):
     def __init__(self, input_dataset, buffer_size, seed, reshuffle_each_iteration):
         super().__init__(input_dataset)
         if buffer_size == AUTOTUNE:
@@ -475,7 +680,7 @@ class _ShuffleDataset(_UnaryDataset):
             yield buffer[k]
 
 
-class _CountedDataset(_UnaryDataset):
+class _CountedDataset(_PassThroughDataset):
     """``take(count)`` and ``skip(count)``: the elements before or from position ``count``
     (a negative count means every element)."""
 
@@ -508,7 +713,7 @@ class _TakeDataset(_CountedDataset):
         return itertools.islice(self._input._elements(), self._count)
 
 
-class _RepeatDataset(_UnaryDataset):
+class _RepeatDataset(_PassThroughDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
         self._count = -1 if count is None else check_int(count, "count", -1)
@@ -548,6 +753,11 @@ class _BatchDataset(_UnaryDataset):
         b = self._batch_size
         return n // b if self._drop_remainder else -(-n // b)
 
+    def _element_spec(self):
+        size = self._batch_size if self._drop_remainder else None
+        return _specs_map(self._input._element_spec(),
+                          lambda spec: TensorSpec((size, *spec.shape), spec.dtype))
+
     def _elements(self):
         plan = self._input._index_plan()
         if plan is not None:
@@ -580,13 +790,14 @@ class _BatchDataset(_UnaryDataset):
                                     for i, col in enumerate(columns)])
 
 
+def _apply_fn(fn, element):
+    """``fn`` called on an element as tf.data calls user functions: a tuple is spread over the
+    arguments."""
+    return fn(*element) if isinstance(element, tuple) else fn(element)
+
+
 def _call(fn, element):
-    if isinstance(element, tuple):
-        out = fn(*element)
-    else:
-        out = fn(element)
-    structure, leaves = _flatten(out)
-    return _pack(structure, [_as_tensor(v) for v in leaves])
+    return _as_element(_apply_fn(fn, element))
 
 
 class _MapDataset(_UnaryDataset):
@@ -604,8 +815,29 @@ class _MapDataset(_UnaryDataset):
 
     def _elements(self):
         if self._workers == 1:
-            return (_call(self._fn, e) for e in self._input._elements())
+            return self._serial()
         return self._parallel()
+
+    def _serial(self):
+        for element in self._input._elements():
+            try:
+                out = _call(self._fn, element)
+            except Exception as error:  # noqa: BLE001 - dropped only inside ignore_errors
+                if error_dropped(error):
+                    continue
+                raise
+            yield out
+
+    @staticmethod
+    def _results(futures):
+        """The results of the finished futures at the front of ``futures``, in order, skipping
+        those whose call raised inside ignore_errors."""
+        while futures:
+            try:
+                yield futures.popleft().result()
+            except Exception as error:  # noqa: BLE001 - dropped only inside ignore_errors
+                if not error_dropped(error):
+                    raise
 
     def _parallel(self):
         """Ordered output, up to 2 x workers calls in flight (they overlap where fn releases
@@ -616,16 +848,15 @@ class _MapDataset(_UnaryDataset):
             for element in self._input._elements():
                 pending.append(pool.submit(_call, self._fn, element))
                 if len(pending) >= 2 * self._workers:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
+                    yield from self._results(collections.deque([pending.popleft()]))
+            yield from self._results(pending)
         finally:
             for f in pending:
                 f.cancel()
             pool.shutdown(wait=False)
 
 
-class _PrefetchDataset(_UnaryDataset):
+class _PrefetchDataset(_PassThroughDataset):
     def __init__(self, input_dataset, buffer_size):
         super().__init__(input_dataset)
         if buffer_size == AUTOTUNE:

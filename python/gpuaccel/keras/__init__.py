@@ -19,13 +19,15 @@ from . import datasets
 from . import models
 from . import mixed_precision
 from . import ops
+from . import saving
 from . import utils
 from ._symbolic import Input, KerasTensor
+from ._input_spec import InputSpec
 from .models import Model, Sequential
 
 __all__ = ["activations", "initializers", "regularizers", "constraints", "layers", "losses",
            "metrics", "optimizers", "callbacks", "datasets", "models", "mixed_precision", "ops",
-           "utils", "Input", "KerasTensor", "Model", "Sequential"]
+           "saving", "utils", "Input", "InputSpec", "KerasTensor", "Model", "Sequential"]
 
 
 def __getattr__(name):
@@ -34,5 +36,4 @@ def __getattr__(name):
         "applications": "building the network with keras.layers (no pretrained models)",
         "preprocessing": "NumPy preprocessing in a Dataset.map",
         "backend": "the top-level gpuaccel functions",
-        "saving": "model.save / keras.models.load_model",
     })(name)

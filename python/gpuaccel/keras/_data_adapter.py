@@ -1,6 +1,7 @@
 """What ``fit``/``evaluate``/``predict`` accept as data, turned into batches of gpuaccel
 tensors: NumPy arrays (or lists of them, or gpuaccel tensors) sliced into shuffled batches per
-epoch, or a ``gpuaccel.data.Dataset`` of ``(x, y)`` batches iterated as it is.
+epoch, a ``gpuaccel.data.Dataset`` of ``(x, y)`` batches iterated as it is, or a
+``keras.utils.PyDataset`` whose batches are read by index.
 
 Arrays are converted once, up front, to the dtypes the model computes in (float32 for floating
 or image-like integer inputs, int64 for sparse labels), so a batch is a row gather and nothing
@@ -13,6 +14,7 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor, from_numpy
 from ..data.dataset import _batches_stay_on_host
+from ._py_dataset import PyDataset
 
 
 def _is_dataset(value):
@@ -52,7 +54,7 @@ def _input_array(value, keep_integers, what):
     return shareable_array(array)
 
 
-def _label_array(value):
+def label_array(value):
     array = _to_array(value, "y")
     if array.dtype.kind in "iub":
         array = array.astype(np.int64)
@@ -61,6 +63,11 @@ def _label_array(value):
             raise ValueError(f"y has dtype {array.dtype}, which is not numeric")
         array = array.astype(np.float32)
     return shareable_array(array)
+
+
+class SeveralLabels(list):
+    """The labels of a model with several outputs: one array (or per batch, one tensor) per
+    output, in the model's output order (keras/_multi_output.py)."""
 
 
 def _is_nested_numbers(value):
@@ -74,12 +81,16 @@ def _is_nested_numbers(value):
 class ArrayData:
     """In-memory inputs and labels, batched by row gathers.
 
-    ``x`` is a list of arrays (one per model input); ``y`` an array or None."""
+    ``x`` is a list of arrays (one per model input); ``y`` an array, a ``SeveralLabels`` of
+    arrays (a model with several outputs) or None."""
 
     def __init__(self, x, y, batch_size, keep_integer_inputs):
         xs = list(x) if isinstance(x, (list, tuple)) and not _is_nested_numbers(x) else [x]
         self.x = [_input_array(v, keep_integer_inputs, "x") for v in xs]
-        self.y = None if y is None else _label_array(y)
+        if isinstance(y, SeveralLabels):
+            self.y = SeveralLabels(label_array(v) for v in y)
+        else:
+            self.y = None if y is None else label_array(y)
         self.num_samples = len(self.x[0]) if self.x[0].ndim else 0
         for i, array in enumerate(self.x):
             if array.ndim == 0:
@@ -88,16 +99,29 @@ class ArrayData:
                 raise ValueError(f"Data cardinality is ambiguous: input 0 has {self.num_samples} "
                                  f"samples but input {i} has {len(array)}. Make sure all arrays "
                                  "contain the same number of samples.")
-        if self.y is not None and len(self.y) != self.num_samples:
-            raise ValueError(f"Data cardinality is ambiguous: x sizes: {self.num_samples}, "
-                             f"y sizes: {len(self.y)}. Make sure all arrays contain the same "
-                             "number of samples.")
+        for labels in self._label_arrays():
+            if len(labels) != self.num_samples:
+                raise ValueError(f"Data cardinality is ambiguous: x sizes: {self.num_samples}, "
+                                 f"y sizes: {len(labels)}. Make sure all arrays contain the "
+                                 "same number of samples.")
         if batch_size is None:
             batch_size = 32  # Keras's default
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
                 or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.batch_size = int(batch_size)
+
+    def _label_arrays(self):
+        if self.y is None:
+            return []
+        return list(self.y) if isinstance(self.y, SeveralLabels) else [self.y]
+
+    def _with_labels(self, arrays):
+        """The labels of ``arrays`` (label arrays sliced as ``_label_arrays`` lists them) in
+        the structure ``y`` has."""
+        if self.y is None:
+            return None
+        return SeveralLabels(arrays) if isinstance(self.y, SeveralLabels) else arrays[0]
 
     @property
     def steps(self):
@@ -116,11 +140,11 @@ class ArrayData:
                              f"for validation out of {self.num_samples}")
         val = ArrayData.__new__(ArrayData)
         val.x = [a[cut:] for a in self.x]
-        val.y = self.y[cut:]
+        val.y = self._with_labels([a[cut:] for a in self._label_arrays()])
         val.num_samples = self.num_samples - cut
         val.batch_size = self.batch_size
         self.x = [a[:cut] for a in self.x]
-        self.y = self.y[:cut]
+        self.y = self._with_labels([a[:cut] for a in self._label_arrays()])
         self.num_samples = cut
         return val
 
@@ -130,7 +154,7 @@ class ArrayData:
         shuffling. ``start_step`` skips that many batches (a resumed epoch): the order is
         drawn from ``rng`` all the same, so the remaining batches are the ones a full epoch
         would have had."""
-        arrays = self.x + ([] if self.y is None else [self.y])
+        arrays = self.x + self._label_arrays()
         order = rng.permutation(self.num_samples).astype(np.int64) if shuffle else None
         for start in range(start_step * self.batch_size, self.num_samples, self.batch_size):
             stop = min(start + self.batch_size, self.num_samples)
@@ -138,7 +162,7 @@ class ArrayData:
                 parts = [from_numpy(a[start:stop]) for a in arrays]
             else:
                 parts = _C.gather_rows(arrays, order[start:stop])
-            yield (parts[:len(self.x)], None if self.y is None else parts[-1])
+            yield (parts[:len(self.x)], self._with_labels(list(parts[len(self.x):])))
 
 
 def _as_tensor(value, keep_integers):
@@ -147,6 +171,25 @@ def _as_tensor(value, keep_integers):
             return value.to("float32")
         return value
     return from_numpy(_input_array(value, keep_integers, "x"))
+
+
+def _weight_tensor(value):
+    """A batch's sample weights as float32 (N,), as fit(sample_weight=...) takes them."""
+    array = _to_array(value, "sample_weight")
+    if array.dtype.kind not in "fiub":
+        raise TypeError(f"sample_weight must hold numbers, got dtype {array.dtype}")
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise ValueError(f"sample_weight must have one value per example, shape (batch,); a "
+                         f"Dataset element gave shape {array.shape}")
+    return from_numpy(shareable_array(array.astype(np.float32)))
+
+
+def _label_tensor(value):
+    if not isinstance(value, Tensor):
+        return from_numpy(label_array(value))
+    return value.to("int64") if value.dtype.name in ("uint8", "int32", "bool") else value
 
 
 def _host_elements(dataset):
@@ -165,8 +208,24 @@ def _host_elements(dataset):
 _END = object()
 
 
+class InputsWithWeights(list):
+    """A Dataset batch's inputs whose sample weights came with them: the element's third
+    component ``(x, y, sample_weight)``, or weights made from ``y`` by ``fit(class_weight=)``."""
+
+    def __init__(self, inputs, sample_weight):
+        super().__init__(inputs)
+        self.sample_weight = sample_weight
+
+
 class DatasetData:
-    """A ``gpuaccel.data.Dataset`` yielding ``(x, y)`` (or ``x`` alone for predict) batches."""
+    """A ``gpuaccel.data.Dataset`` yielding ``(x, y)`` or ``(x, y, sample_weight)`` (or ``x``
+    alone for predict) batches. ``weights_from_labels``, when set, makes each batch's sample
+    weights from its labels (``fit(class_weight=...)``)."""
+
+    weights_from_labels = None
+    # A model with several outputs: a list/tuple or dict ``y`` is one label per output (else a
+    # tuple of numbers is one label array, as before)
+    labels_per_output = False
 
     def __init__(self, dataset, keep_integer_inputs, steps=None):
         self.dataset = dataset
@@ -183,14 +242,11 @@ class DatasetData:
         return self.known_steps
 
     def _convert(self, element, with_labels):
+        weights = None
         if isinstance(element, tuple) and len(element) in (2, 3):
             x, y = element[0], element[1]
             if len(element) == 3 and element[2] is not None:
-                # fit(sample_weight=...) refuses them too: ignoring them would train on
-                # other weights than the ones asked for
-                raise NotImplementedError("sample weights (the third component of a Dataset's "
-                                          "(x, y, sample_weight) elements) are not supported "
-                                          "yet; yield (x, y) pairs")
+                weights = element[2]
         elif with_labels:
             raise ValueError("a Dataset passed to fit/evaluate must yield (x, y) tuples; got "
                              f"elements of type {type(element).__name__}")
@@ -198,17 +254,26 @@ class DatasetData:
             x, y = (element[0] if isinstance(element, tuple) else element), None
         xs = list(x) if isinstance(x, (list, tuple)) else [x]
         xs = [_as_tensor(v, self.keep_integers) for v in xs]
-        if y is not None and not isinstance(y, Tensor):
-            y = from_numpy(_label_array(y))
-        elif y is not None and y.dtype.name in ("uint8", "int32", "bool"):
-            y = y.to("int64")
-        return xs, y
+        if self.weights_from_labels is not None and y is not None:
+            if weights is not None:
+                raise ValueError("You cannot pass both `class_weight` and `sample_weight` at "
+                                 "the same time: the Dataset yields (x, y, sample_weight) "
+                                 "elements; fold the class weights into them")
+            weights = self.weights_from_labels(y)
+        if weights is not None and with_labels:
+            xs = InputsWithWeights(xs, _weight_tensor(weights))
+        if self.labels_per_output and isinstance(y, dict):  # ordered by the model's names
+            return xs, {name: _label_tensor(v) for name, v in y.items()}
+        if self.labels_per_output and isinstance(y, (list, tuple)):
+            return xs, SeveralLabels(_label_tensor(v) for v in y)
+        return xs, None if y is None else _label_tensor(y)
 
-    def batches(self, with_labels=True, start_step=0):
+    def batches(self, with_labels=True, start_step=0, shuffle=False, rng=None):
         """One epoch: the whole dataset, or ``steps`` batches drawn from an iterator that
         carries over between epochs (Keras's steps_per_epoch on a repeated dataset).
         ``start_step`` drops that many batches first (a resumed epoch); they are still drawn
-        from the dataset, which has no way to skip."""
+        from the dataset, which has no way to skip. ``shuffle`` is ignored, as Keras ignores
+        it for a dataset (shuffle the dataset itself)."""
         if self.steps_limit is None:
             for index, element in enumerate(_host_elements(self.dataset)):
                 if index >= start_step:
@@ -227,18 +292,54 @@ class DatasetData:
                 yield self._convert(element, with_labels)
 
 
-def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit"):
-    """ArrayData or DatasetData for a fit/evaluate/predict call."""
+class PyDatasetData(DatasetData):
+    """A ``keras.utils.PyDataset``: its batches by index, in a new order each epoch with
+    ``shuffle`` (as Keras), with the dataset's ``on_epoch_begin/end`` around each pass. An
+    endless one, or one read ``steps`` batches at a time, is read in order as a Dataset is."""
+
+    def __init__(self, py_dataset, keep_integer_inputs, steps=None):
+        self.dataset = py_dataset
+        self.keep_integers = keep_integer_inputs
+        self.known_steps = py_dataset.num_batches
+        self.steps_limit = steps
+        self._iterator = None
+
+    def batches(self, with_labels=True, start_step=0, shuffle=False, rng=None):
+        count = self.known_steps
+        if self.steps_limit is not None or count is None:
+            yield from super().batches(with_labels, start_step)
+            return
+        order = rng.permutation(count) if shuffle and rng is not None else range(count)
+        self.dataset.on_epoch_begin()
+        for position, index in enumerate(order):
+            if position >= start_step:
+                yield self._convert(self.dataset[int(index)], with_labels)
+        self.dataset.on_epoch_end()
+
+
+def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
+          labels_per_output=False):
+    """ArrayData or DatasetData for a fit/evaluate/predict call; ``labels_per_output``: the
+    model has several outputs (a Dataset's ``y`` is then one label per output)."""
     if x is None:
         raise ValueError(f"{what}() needs x (input data); got None")
     if isinstance(x, collections.abc.Iterator):  # NumPy would make an object array of it
         raise TypeError(f"{what}() takes NumPy arrays, tensors or a gpuaccel.data.Dataset; got "
                         f"a Python {type(x).__name__}: wrap it with gpuaccel.data.Dataset."
                         "from_generator(lambda: ..., output_signature=...)")
+    if isinstance(x, PyDataset):
+        if y is not None:
+            raise ValueError("`y` argument is not supported when using a PyDataset as input; "
+                             "its batches must be (x, y) pairs")
+        data = PyDatasetData(x, keep_integer_inputs, steps)
+        data.labels_per_output = labels_per_output
+        return data
     if _is_dataset(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a dataset as input; the "
                              "dataset must yield (x, y) pairs")
-        return DatasetData(x, keep_integer_inputs, steps)
+        data = DatasetData(x, keep_integer_inputs, steps)
+        data.labels_per_output = labels_per_output
+        return data
     data = ArrayData(x, y, batch_size, keep_integer_inputs)
     return data

@@ -22,7 +22,7 @@ import numpy as np
 from .. import version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
-from . import _keras_h5, _model_classes
+from . import _keras_h5, _layer_outputs, _model_classes, _object_registration
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -49,7 +49,8 @@ def _layer_entry(layer):
             f"JSON ({error}); save the weights with save_weights() and rebuild the model in "
             "code") from None
     return {"module": cls.__module__ if custom else "keras.layers", "class_name": class_name,
-            "config": serialized, "registered_name": cls.__name__ if custom else None}
+            "config": serialized,
+            "registered_name": _object_registration.get_registered_name(cls) if custom else None}
 
 
 def _builtin_layers():
@@ -92,7 +93,7 @@ def _functional_config(model):
         layer = node.layer
         if getattr(layer, "_is_timestep_mask", False):
             continue  # a timestep mask: Keras carries it with the tensor, not as a layer
-        if getattr(layer, "_internal_part", False):  # output `index` of the layer before it
+        if _layer_outputs.is_output_part(layer):  # output i of a call: (name, call, i)
             history[id(node.output)] = history[id(node.inputs[0])][:2] + [layer.index]
             continue
         if id(layer) not in by_layer:
@@ -105,8 +106,11 @@ def _functional_config(model):
                  "config": {"shape": list(t.shape), "dtype": str(t.dtype),
                             "keras_history": history[id(t)]}} for t in node.inputs
                 if id(t) in history]  # not the timestep masks
-        entry["inbound_nodes"].append({"args": [args] if isinstance(layer, _Merge) else args,
-                                       "kwargs": {}})
+        if hasattr(layer, "_keras_node_arguments"):  # a layer whose inputs carry call options
+            args, kwargs = layer._keras_node_arguments(args)
+        else:
+            args, kwargs = ([args] if isinstance(layer, _Merge) else args), {}
+        entry["inbound_nodes"].append({"args": args, "kwargs": kwargs})
         history[id(node.output)] = [layer.name, len(entry["inbound_nodes"]) - 1, 0]
     ends = [[history[id(t)] for t in model.inputs], [history[id(t)] for t in model.outputs]]
     ins, outs = [e[0] if len(e) == 1 else e for e in ends]
@@ -161,8 +165,8 @@ def _plain_value(key, value):
 def _build_layer(entry, custom_objects=None):
     from . import layers as _layers
     name = entry.get("class_name")
-    custom = (custom_objects or {}).get(name) or (custom_objects or {}).get(
-        entry.get("registered_name"))
+    custom = _object_registration.find_custom_class((entry.get("registered_name"), name),
+                                                    custom_objects)
     if custom is not None:
         # A Python layer: Keras rebuilds custom classes with their own from_config.
         return custom.from_config(dict(entry.get("config", {})))
@@ -170,7 +174,9 @@ def _build_layer(entry, custom_objects=None):
     if not isinstance(cls, type) or not issubclass(cls, _layers.Layer):
         raise NotImplementedError(f"load_model: the layer class {name!r} is not supported by "
                                   "gpuaccel yet (see docs/compatibility.md); a Python layer "
-                                  "class loads when passed in custom_objects={name: cls}")
+                                  "class loads when registered with "
+                                  "@keras.saving.register_keras_serializable() or passed in "
+                                  "custom_objects={name: cls}")
     accepted = set()
     # SimpleRNN, LSTM and GRU take their cell's arguments too
     cell_classes = getattr(getattr(cls, "_cell_class", None), "__mro__", ())
@@ -259,10 +265,13 @@ def _functional_from_config(body, custom_objects=None):
                 raise NotImplementedError(f"load_model: layer {name!r} takes inputs this reader "
                                           "cannot follow (shared layers or nested models)")
             args = [tensors[tuple(h)] for h in history]
-            keywords = {key: _tensors_of(value, tensors) for key, value in keywords.items()}
-            outputs = layer(args[0] if len(args) == 1 else args, **keywords)
-            for index, output in enumerate(outputs if isinstance(outputs, list) else [outputs]):
-                tensors[(name, node_index, index)] = output
+            if hasattr(layer, "_call_keras_node"):
+                result = layer._call_keras_node(args, node.get("kwargs", {}))
+            else:
+                keywords = {key: _tensors_of(value, tensors) for key, value in keywords.items()}
+                result = layer(args[0] if len(args) == 1 else args, **keywords)
+            for index, tensor in enumerate(_layer_outputs.output_leaves(result)):
+                tensors[(name, node_index, index)] = tensor
     inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
     outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
     return Model(inputs[0] if len(inputs) == 1 else inputs,

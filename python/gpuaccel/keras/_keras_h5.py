@@ -7,12 +7,14 @@ the order of its variables (trainable first, then non-trainable, each in creatio
 Sequential or functional model's layers live under ``layers/<name>``, where ``<name>`` is the
 snake_case class name, suffixed ``_1``, ``_2``... for the second, third... layer of that class in
 ``model.layers`` order (never the layer's own ``name``, which is not reproducible); a subclassed
-model's layers live under the names of the attributes holding them. A layer whose weights belong
-to inner layers (an RNN's cell, Bidirectional's two RNNs, TimeDistributed's layer) has no
-variables of its own: each inner layer gets the group its attribute names (``lstm/cell``,
-``bidirectional/forward_layer/cell``, ``rnn/cell/cells/lstm_cell``), which the layer lists in
-``_saved_sublayers()``. bfloat16 arrays carry
-``attrs["dtype"] = "bfloat16"``.
+model's layers live under the names of the attributes holding them. A model used as a layer
+is named like a layer (``sequential``, ``functional`` for a functional ``keras.Model``, counted
+with the other layers of its class) and holds its own layers' groups under
+``<its group>/layers/``. A layer whose weights belong to inner layers (an RNN's cell,
+Bidirectional's two RNNs, TimeDistributed's layer) has no variables of its own: each inner
+layer gets the group its attribute names (``lstm/cell``, ``bidirectional/forward_layer/cell``,
+``rnn/cell/cells/lstm_cell``), which the layer lists in ``_saved_sublayers()``. bfloat16 arrays
+carry ``attrs["dtype"] = "bfloat16"``.
 The optimizer's state (``optimizer/vars``) is not written: a real Keras model warns that its
 optimizer was not restored and trains on, as with any weights-only file.
 """
@@ -43,21 +45,41 @@ def _snake_case(name):
     return snake(name)
 
 
-def layer_groups(model):
-    """(layer, group path) for each layer of ``model`` in Keras's naming."""
+def _keras_class_name(layer):
+    """The class name Keras's files are named by: a functional ``keras.Model`` is Keras's
+    ``Functional``."""
+    from ._model_classes import model_class
+    if type(layer) is model_class():
+        return "Functional"
+    return type(layer).__name__
+
+
+def layer_groups(model, prefix=""):
+    """(layer, group path) for each layer of ``model`` in Keras's naming; a model used as a
+    layer is a group of its own (``layers/sequential``, ``layers/functional``...) holding its
+    layers' groups under ``<group>/layers/...``."""
+    from ._nested_models import is_model, keras_layers
     if getattr(model, "_is_subclassed", lambda: False)():
-        return _attribute_groups(model)
+        out = []
+        for layer, path in _attribute_groups(model):
+            out.extend(layer_groups(layer, prefix + path + "/") if is_model(layer)
+                       else [(layer, prefix + path)])
+        return out
     used = {}
     out = []
-    for layer in model.layers:
+    for layer in keras_layers(model):
         _refuse_nested(layer)
-        name = _snake_case(type(layer).__name__)
+        name = _snake_case(_keras_class_name(layer))
         if name in used:
             used[name] += 1
             name = f"{name}_{used[name]}"
         else:
             used[name] = 0
-        out.append((layer, f"{_LAYERS}/{name}"))
+        path = f"{prefix}{_LAYERS}/{name}"
+        if is_model(layer):
+            out.extend(layer_groups(layer, path + "/"))
+        else:
+            out.append((layer, path))
     return out
 
 
@@ -114,10 +136,17 @@ def _attribute_groups(model):
 
 
 def _refuse_nested(layer):
-    if type(layer).__name__ == "MultiHeadAttention":
-        raise NotImplementedError("MultiHeadAttention keeps its weights in nested sub-layers in "
-                                  "Keras's files, which gpuaccel's .weights.h5 writer does not "
-                                  "lay out yet; use a .npz path for save_weights")
+    # Python layers that hold sub-layers in Keras (GroupQueryAttention, Wrapper subclasses)
+    # say so with `_keras_nests_weights`.
+    # A layer that names its inner layers' groups (`_saved_sublayers`) is written in them.
+    if hasattr(layer, "_saved_sublayers"):
+        return
+    if type(layer).__name__ == "MultiHeadAttention" or getattr(layer, "_keras_nests_weights",
+                                                               False):
+        raise NotImplementedError(f"{type(layer).__name__} keeps its weights in nested "
+                                  "sub-layers in Keras's files, which gpuaccel's .weights.h5 "
+                                  "writer does not lay out yet; use a .npz path for "
+                                  "save_weights")
 
 
 def write(h5_file, model):

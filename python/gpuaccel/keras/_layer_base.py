@@ -18,7 +18,9 @@ from ..dtypes import as_dtype
 from . import _mask_flow, _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
+from . import _layer_outputs
 from . import _python_layer
+from ._input_spec import assert_input_compatibility
 from ._symbolic import KerasTensor
 
 _cpp_layers = _C.layers
@@ -102,6 +104,56 @@ def _int_tuple(value, n, arg, allow_zero=False):
     return values
 
 
+def _dropout_rate(dropout):
+    """An attention layer's ``dropout`` argument, checked as Keras's MultiHeadAttention does."""
+    if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
+        raise ValueError(f"Invalid value received for argument `dropout`. Expected a float "
+                         f"value in [0, 1). Received: dropout={dropout!r}")
+    return float(dropout)
+
+
+def _conv_arguments(kind, rank, filters, kernel_size, strides, padding, data_format,
+                    dilation_rate, groups=1):
+    """Keras's checks of a convolution's arguments (``kind`` names the layer): (filters,
+    kernel_size, strides, padding, data_format, dilation_rate), the tuples of ``rank`` ints.
+    ``groups`` is checked in Keras's words; the input channels' divisibility by it is checked
+    at build (C++)."""
+    if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
+        raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
+                         f"value. Received filters={filters!r}.")
+    filters = check_range(int(filters), "filters", 1)
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0:
+        raise ValueError("The number of groups must be a positive integer. "
+                         f"Received: groups={groups!r}.")
+    if filters % groups:
+        raise ValueError("The number of filters must be evenly divisible by the number of "
+                         f"groups. Received: groups={groups}, filters={filters}.")
+    kernel_size = _int_tuple(kernel_size, rank, "kernel_size")
+    strides = _int_tuple(strides, rank, "strides")
+    dilation_rate = _int_tuple(dilation_rate, rank, "dilation_rate")
+    padding, data_format = _padding(padding), _data_format(data_format)
+    if max(strides) > 1 and max(dilation_rate) > 1:
+        raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
+                         f"Received: strides={strides} and dilation_rate={dilation_rate}")
+    return filters, kernel_size, strides, padding, data_format, dilation_rate
+
+
+def _output_padding(output_padding, strides, rank):
+    """A transposed convolution's ``output_padding`` (None or ``rank`` ints), each strictly
+    below its stride as Keras requires."""
+    if output_padding is None:
+        return None
+    output_padding = _int_tuple(output_padding, rank, "output_padding", allow_zero=True)
+    strides = _int_tuple(strides, rank, "strides")
+    for i, (extra, stride) in enumerate(zip(output_padding, strides)):
+        if extra >= stride:
+            raise ValueError(
+                "`output_padding` must be strictly less than `strides` for all dimensions. At "
+                f"dimension {i}, `output_padding` is {extra} but `strides` is {stride}. "
+                f"Received: output_padding={output_padding}, strides={strides}")
+    return output_padding
+
+
 def _padding(value):
     if not isinstance(value, str) or value.lower() not in ("valid", "same"):
         raise ValueError("The `padding` argument must be one of 'valid', 'same'. "
@@ -176,6 +228,9 @@ class Layer:
     # compute dtype). (Not _symbolic's `_keeps_input_dtype`, which means the *output* keeps an
     # integer input dtype.)
     _integer_inputs = False
+    # Keras's declaration of the inputs a layer accepts (an InputSpec or a list of them),
+    # checked on every call; a layer sets it in __init__ or build.
+    input_spec = None
 
     def __init__(self, name=None, dtype=None, trainable=True, **kwargs):
         unknown = {k: v for k, v in kwargs.items() if k not in _BASE_KWARGS}
@@ -404,11 +459,21 @@ class Layer:
             array = array.astype(np.float32)
         return _make_tensor(array)
 
+    # ``training`` when a call gives none and no enclosing call() does (Keras's augmentation
+    # layers default to True).
+    _default_training = False
+
     def __call__(self, *args, training=None, **kwargs):
+        if training is None:
+            training = _python_layer.outer_training()
+            if training is None:
+                training = self._default_training
         inputs = self._call_inputs(*args, **kwargs)
         if any(isinstance(t, KerasTensor) for t in inputs):
+            assert_input_compatibility(self.input_spec, inputs, self.name)
             return _symbolic.call_symbolic(self, inputs)
         tensors = [self._to_tensor(x) for x in inputs]
+        assert_input_compatibility(self.input_spec, tensors, self.name)
         if not self.built:
             shapes = [(None,) + tuple(t.shape[1:]) if len(t.shape) else () for t in tensors]
             self.build(shapes[0] if len(shapes) == 1 else shapes)
@@ -421,8 +486,10 @@ class Layer:
                 output = self._cpp.call(tensors, bool(training))
         mask = _mask_flow.output_mask(self, getattr(inputs[0], "_keras_mask", None)
                                       if inputs else None)
+        if self._is_python_layer():  # a tuple where call returned several tensors
+            output = _layer_outputs.unpack_call(self, tensors, output)
         if mask is not None:  # a timestep mask passed on, as Keras's eager calls do
-            output._keras_mask = mask
+            _layer_outputs.main_output(output)._keras_mask = mask
         return output
 
     def __repr__(self):

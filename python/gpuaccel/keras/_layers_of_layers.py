@@ -8,45 +8,35 @@ the outer C++ layer too: ``adopt_weights`` registers the same tensors there. A K
 file keeps them in the inner layers' own groups (``lstm/cell/vars``), which
 ``_saved_sublayers`` names for the .weights.h5 reader and writer (_keras_h5.py).
 """
-from ._layer_base import Layer
+from ._layer_serialization import deserialize, serialize
 from ._layer_variables import labelled
 
 
-def adopt_weights(owner, child, prefix):
-    """Registers ``child``'s weights (the same tensors) on ``owner``'s C++ layer as
-    ``prefix/name``, so ``owner``'s traced step trains them."""
-    for name, value, trainable in child._cpp.weights:
-        owner._cpp.add_weight_value(f"{prefix}/{name}", value, bool(trainable))
+def adopt_weights(owner, child, weights=None):
+    """Registers ``child``'s weights (the same tensors), or the (name, tensor, trainable)
+    triples ``weights`` of them, on ``owner``'s C++ layer as ``child.name/name``, so
+    ``owner``'s traced step trains them (where ``child`` is trainable)."""
+    for name, value, trainable in child._cpp.weights if weights is None else weights:
+        owner._cpp.add_weight_value(f"{child.name}/{name}", value,
+                                    bool(trainable and child.trainable))
 
 
-def serialize_layer(layer):
-    """A layer as Keras serializes one inside another's config."""
-    if isinstance(layer, list):
-        return [serialize_layer(item) for item in layer]
-    return {"module": "keras.layers", "class_name": type(layer).__name__,
-            "config": layer.get_config(), "registered_name": None}
+def _serialize_held(value):
+    """A held layer (or list of layers) as Keras serializes one inside another's config."""
+    if isinstance(value, list):
+        return [_serialize_held(item) for item in value]
+    return serialize(value)
 
 
-def deserialize_layer(config):
-    """A layer (or a list of them) from ``serialize_layer``'s form; layers pass through. (A
-    Keras file's configs become layers in the .keras reader before they reach a constructor.)"""
-    if isinstance(config, list):
-        return [deserialize_layer(item) for item in config]
-    if not isinstance(config, dict):
-        return config
-    return _layer_class(config["class_name"]).from_config(config["config"])
-
-
-def _layer_class(name):
-    """The gpuaccel layer class called ``name``, found among Layer's subclasses (looking it up
-    in keras.layers would import that module back)."""
-    pending = [Layer]
-    while pending:
-        cls = pending.pop()
-        if cls.__name__ == name and cls.__module__.startswith("gpuaccel."):
-            return cls
-        pending += cls.__subclasses__()
-    raise ValueError(f"Unknown layer class {name!r} in a serialized layer config")
+def _deserialize_held(value, custom_objects=None):
+    """A layer (or a list of them) from ``_serialize_held``'s form; layers pass through (a
+    Keras file's configs become layers in the .keras reader before they reach a
+    constructor)."""
+    if isinstance(value, list):
+        return [_deserialize_held(item, custom_objects) for item in value]
+    if not isinstance(value, dict):
+        return value
+    return deserialize(value, custom_objects=custom_objects)
 
 
 class LayerOfLayers:
@@ -70,13 +60,13 @@ class LayerOfLayers:
     def get_config(self):
         config = super().get_config()
         for key, attribute in self._held_layers.items():
-            config[key] = serialize_layer(getattr(self, attribute))
+            config[key] = _serialize_held(getattr(self, attribute))
         return config
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config, custom_objects=None):
         config = dict(config)
         for key in cls._held_layers:
             if config.get(key) is not None:
-                config[key] = deserialize_layer(config[key])
+                config[key] = _deserialize_held(config[key], custom_objects)
         return super().from_config(config)

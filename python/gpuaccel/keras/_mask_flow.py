@@ -4,12 +4,14 @@ it names layers by class rather than importing them.
 
 Keras attaches a mask to a layer's output and every layer that supports masking uses it or
 passes it on. The layers listed in ``_KEEPS_MASK`` compute each time step on its own and pass a
-mask on; a layer that uses masks says whether its output keeps one (``_keeps_timestep_mask``);
-a user's layer whose ``call`` takes no ``mask`` drops it, as in Keras; a mask that reaches any
-other layer, or a model's output (where Keras would mask the loss), is refused rather than
-silently dropped.
+mask on; those in ``_DROPS_MASK`` do not support masking in Keras, which drops the mask there
+with a warning, as gpuaccel does; a layer that uses masks says whether its output keeps one
+(``_keeps_timestep_mask``); a user's layer whose ``call`` takes no ``mask`` drops it, as in
+Keras; a mask that reaches any other layer (one that would use it in Keras), or a model's
+output (where Keras would mask the loss), is refused rather than silently dropped.
 """
 import inspect
+import warnings
 
 import numpy as np
 
@@ -18,8 +20,22 @@ from .._tensor import Tensor, tensor as _make_tensor
 
 _KEEPS_MASK = ("Dropout", "SpatialDropout1D", "GaussianNoise", "GaussianDropout", "Activation",
                "ReLU", "LeakyReLU", "ELU", "PReLU", "Softmax", "Dense", "LayerNormalization",
-               "UnitNormalization", "RMSNormalization", "Identity", "TimeDistributed",
-               "Masking")
+               "UnitNormalization", "Identity", "TimeDistributed", "Masking")
+
+# Keras's layers that do not support masking (``supports_masking`` False): Keras drops the mask
+# there with a warning, and so does gpuaccel.
+_DROPS_MASK = frozenset((
+    "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda", "Embedding", "EinsumDense",
+    "RMSNormalization", "SpectralNormalization", "ReversibleEmbedding",
+    "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
+    "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
+    "Cropping1D", "Cropping2D", "Cropping3D", "UpSampling1D", "UpSampling2D", "UpSampling3D",
+    "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D",
+    "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D",
+    "AveragePooling3D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
+    "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+    "CenterCrop", "Resizing", "IntegerLookup", "RandomCrop", "RandomFlip", "RandomGrayscale",
+    "RandomInvert", "Solarization", "AutoContrast"))
 
 
 def step_mask(mask, what):
@@ -48,6 +64,12 @@ def output_mask(layer, mask):
         return mask if keeps() else None
     if type(layer).__name__ in _KEEPS_MASK:
         return mask
+    if type(layer).__name__ in _DROPS_MASK:
+        warnings.warn(f"Layer '{layer.name}' (of type {type(layer).__name__}) was passed an "
+                      "input with a mask attached to it. However, this layer does not support "
+                      "masking and will therefore destroy the mask information. Downstream "
+                      "layers will not see the mask.", stacklevel=3)
+        return None
     if not type(layer).__module__.startswith("gpuaccel.") and not _takes_mask(layer):
         return None  # Keras gives a user layer without a `mask` argument none, and drops it
     raise NotImplementedError(

@@ -1,6 +1,6 @@
-"""Keras's timestep masks (``Embedding(mask_zero=True)``, ``Masking``) as far as gpuaccel
-carries them: from their source, through layers that leave the time steps as they are, into the
-recurrent layers, which skip the masked steps.
+"""Keras's timestep masks (``Embedding(mask_zero=True)``, ``Masking`` in _masking_layer.py) as
+far as gpuaccel carries them: from their source, through layers that leave the time steps as
+they are, into the recurrent layers, which skip the masked steps.
 
 Keras attaches a mask to a layer's output and every layer that supports masking uses or passes
 it on; a layer graph node here has one output, so the mask is a value of its own: a hidden
@@ -9,8 +9,6 @@ it on; a layer graph node here has one output, so the mask is a value of its own
 as one more input (its ``_call_inputs`` appends the ``_keras_mask`` it finds on its input).
 How masks flow from layer to layer is _mask_flow.py's.
 """
-import numbers
-
 from .. import _C
 from .._tensor import Tensor
 from ._layer_base import Layer
@@ -21,8 +19,7 @@ class TimestepMask(Layer):
     ids other than 0 (``Embedding(mask_zero=True)``), or steps with any feature other than
     ``mask_value`` (``Masking``)."""
 
-    _internal_part = True  # models leave it out of `layers`, summaries and configs
-    _is_timestep_mask = True
+    _is_timestep_mask = True  # models leave it out of `layers`, summaries and configs
 
     def __init__(self, mask_value=None, **kwargs):
         self.mask_value = mask_value  # None: integer ids, 0 masked
@@ -75,22 +72,3 @@ class MaskSource:
                 output._keras_mask = self._mask_layer().call(self._to_tensor(source))
         return output
 
-
-class Masking(MaskSource, Layer):
-    """``keras.layers.Masking(mask_value=0.0)``: time steps whose features all equal
-    ``mask_value`` are zeroed and masked for the layers after it."""
-
-    def __init__(self, mask_value=0.0, **kwargs):
-        if isinstance(mask_value, bool) or not isinstance(mask_value, numbers.Real):
-            raise TypeError(f"Masking: `mask_value` must be a number, received {mask_value!r}")
-        self.mask_value = self._mask_value = float(mask_value)
-        super().__init__(**kwargs)
-
-    def call(self, inputs):
-        return _C.binary("mul", inputs, self._mask_layer().call(inputs))
-
-    def compute_output_shape(self, input_shape):
-        return tuple(input_shape)
-
-    def _layer_config(self):
-        return {"mask_value": self.mask_value}

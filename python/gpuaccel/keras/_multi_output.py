@@ -1,120 +1,250 @@
-"""Python layers whose call returns several tensors (an RNN with ``return_state``, Bidirectional
-with ``merge_mode=None``), run as one traced C++ layer.
+"""compile/fit/evaluate of a model with several outputs (``keras.Model(inputs, [a, b])`` or
+``{'a': a, 'b': b}``): Keras 3's CompileLoss and CompileMetrics rules, and the training step
+that applies them.
 
-A traced C++ layer and a node of the model's layer graph have one output, so such a layer's
-traced call returns its outputs packed side by side in one (batch, n) tensor; calling the layer
-unpacks them again: eagerly with slicing and reshaping ops (recorded on the tape, so gradients
-reach each part), symbolically with one small part-picking layer per output, which the model
-runs as nodes after the packed one but does not list in ``model.layers``.
-"""
-import math
+The C++ step (``_C.Trainer``) takes one label tensor and one loss, so a model with several
+outputs steps in Python instead, on the same C++ graph: one forward under a GradientTape, the
+per-output losses (gpuaccel's differentiable losses), their weighted sum plus the layers' added
+losses, the gradients, and the optimizer's update; the loss trackers and the metrics then update
+on that forward's predictions. Every batch reads its losses on the host (the trackers are host
+means), which a one-output model's C++ step avoids.
 
-from .. import _C
-from . import _mask_flow, _symbolic
-from ._layer_base import Layer
-
-
-def flatten(structure):
-    """The tensors (or shape tuples) of a nested list, in order."""
-    if not isinstance(structure, list):
-        return [structure]
-    return [leaf for item in structure for leaf in flatten(item)]
-
-
-def nest(leaves, structure):
-    """``leaves`` (in ``flatten`` order) arranged as ``structure``."""
-    leaves = iter(leaves)
-
-    def arrange(node):
-        return [arrange(item) for item in node] if isinstance(node, list) else next(leaves)
-    return arrange(structure)
+Keras's rules kept here: ``loss`` is one loss for every output, a list with one entry per output
+or a dict by output name (``None`` for an output without a loss); ``loss_weights`` likewise (a
+float for all); ``metrics`` a list with one entry (a metric or a list) per output or a dict by
+output name. The logs are ``loss`` (the weighted total, with the added losses), ``<name>_loss``
+per output (unweighted, only when several outputs have a loss) and ``<name>_<metric>``; the
+names are the dict's keys for a dict of outputs, else the output layers' names."""
+from .._tensor import GradientTape, Tensor, from_numpy, no_grad
+from . import losses as losses_module
+from . import metrics as metrics_module
+from ._data_adapter import SeveralLabels, label_array
+from ._host_metrics import log_value
 
 
-def pack(tensors):
-    """The tensors of a nested list (each with the batch first) flattened per example and
-    joined: (batch, n)."""
-    tensors = flatten(tensors)
-    batch = tensors[0].shape[0]
-    return _C.concat([_C.reshape(t, [batch, -1]) for t in tensors], 1)
+def output_names(model):
+    """The names Keras gives the outputs in compile() arguments, labels and logs."""
+    return list(model._output_keys) if model._output_keys is not None else list(model.output_names)
 
 
-def _part(packed, start, shape):
-    """The tensor of ``shape`` (batch first) that starts at column ``start`` of ``packed``."""
-    size = math.prod(shape[1:])
-    columns = _C.slice(packed, [(0, packed.shape[0], 1), (start, start + size, 1)])
-    return _C.reshape(columns, list(shape))
+def _per_output(value, names, argument):
+    """``value`` given per output (a list with one entry per output, or a dict by output name)
+    as a list in output order (``None`` where a dict leaves an output out)."""
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(names), key=str)
+        if unknown:
+            raise ValueError(f"Expected keys {names} in {argument} dict, but found "
+                             f"{argument}.keys()={list(value)} ({unknown} name no output)")
+        return [value.get(name) for name in names]
+    if len(value) != len(names):
+        raise ValueError(f"`{argument}` must have one entry per output ({len(names)}: {names}); "
+                         f"got {len(value)} entries: {value!r}")
+    return list(value)
 
 
-def unpack(packed, shapes):
-    """The tensors ``pack`` joined, given their shapes without the batch."""
-    batch, start, parts = packed.shape[0], 0, []
-    for shape in shapes:
-        parts.append(_part(packed, start, (batch,) + tuple(shape)))
-        start += math.prod(shape)
-    return parts
+def _loss_weights(loss_weights, nested_loss, names):
+    if loss_weights is None:
+        return [None] * len(names)
+    if isinstance(loss_weights, (int, float)) and not isinstance(loss_weights, bool):
+        return [float(loss_weights)] * len(names)
+    if not isinstance(loss_weights, (list, tuple, dict)):
+        raise ValueError("Expected `loss_weights` argument to be a float (single output case) "
+                         "or a list, tuple, or dict (multiple output case). Received instead: "
+                         f"loss_weights={loss_weights} of type {type(loss_weights)}")
+    if not nested_loss:  # Keras pairs the weights with the losses: one loss, one weight
+        raise ValueError(f"`loss_weights` must match the number of losses, got 1 losses and "
+                         f"{len(loss_weights)} weights.")
+    weights = _per_output(loss_weights, names, "loss_weights")
+    missing = [name for name, w in zip(names, weights) if w is None]
+    if isinstance(loss_weights, dict) and missing:
+        raise ValueError(f"loss_weights has no weight for the outputs {missing}; give one per "
+                         f"output: {names}")
+    return [float(w) for w in weights]
 
 
-class OutputPart(Layer):
-    """One output of a multi-output layer in a functional model: columns of the packed
-    tensor, reshaped. Internal: models leave it out of ``layers``."""
+def _metric_lists(metrics, names, argument):
+    """One list of metric identifiers per output (empty where an output has none)."""
+    if not metrics:
+        return [[] for _ in names]
+    if isinstance(metrics, (list, tuple)) and len(metrics) != len(names):
+        raise ValueError(f"Invalid `{argument}`. `{argument}` should contain metrics objects "
+                         f"and either be a dict or a list matching the output names of the "
+                         f"functional model {names} (one entry per output). Received: "
+                         f"{argument}={metrics!r}")
+    if not isinstance(metrics, (list, tuple, dict)):
+        raise ValueError(f"Expected `{argument}` argument to be a list, tuple, or dict. "
+                         f"Received instead: {argument}={metrics!r} of type {type(metrics)}")
+    out = []
+    for entry in _per_output(metrics, names, argument):
+        out.append([] if entry is None else list(entry) if isinstance(entry, (list, tuple))
+                   else [entry])
+    return out
 
-    _internal_part = True
 
-    def __init__(self, index, start, shape, **kwargs):
-        self.index, self.start, self.shape = int(index), int(start), tuple(shape)
-        super().__init__(**kwargs)
+class CompiledOutputs:
+    """What compile() made of its arguments for a model with several outputs."""
 
-    def call(self, packed):
-        return _part(packed, self.start, (packed.shape[0],) + self.shape)
+    def __init__(self, model, loss, loss_weights, metrics, weighted_metrics):
+        self.names = output_names(model)
+        nested = isinstance(loss, (list, tuple, dict))
+        given = _per_output(loss, self.names, "loss") if nested else [loss] * len(self.names)
+        if all(entry is None for entry in given):
+            raise ValueError("compile() got no loss for any output; pass loss= (one loss, a "
+                             f"list or a dict by output name: {self.names})")
+        self.losses = [None if entry is None else losses_module.get(entry) for entry in given]
+        for each in self.losses:
+            losses_module.check_fit_reduction(each)
+        self.loss_weights = _loss_weights(loss_weights, nested, self.names)
+        with_loss = [i for i, each in enumerate(self.losses) if each is not None]
+        # Keras tracks each output's (unweighted) loss only when there are several.
+        self.loss_trackers = {i: metrics_module.Mean(name=f"{self.names[i]}_loss")
+                              for i in with_loss} if len(with_loss) > 1 else {}
+        self.metrics = []  # (log name, metric, output index, weighted)
+        taken = {"loss"} | {tracker.name for tracker in self.loss_trackers.values()}
+        for weighted, argument, given_metrics in ((False, "metrics", metrics),
+                                                  (True, "weighted_metrics", weighted_metrics)):
+            for i, identifiers in enumerate(_metric_lists(given_metrics, self.names, argument)):
+                for identifier in identifiers:
+                    metric = metrics_module.get(identifier, self.losses[i])
+                    self.metrics.append((self._log_name(metric.name, i, weighted, taken),
+                                         metric, i, weighted))
 
-    def compute_output_shape(self, input_shape):
-        return (input_shape[0],) + self.shape
+    def _log_name(self, name, output, weighted, taken):
+        """Keras's CompileMetrics.result names: ``<output>_<metric>``; a repeated name gets
+        ``_1``, ``_2``..., or for a weighted metric ``<output>_weighted_<metric>`` first."""
+        prefix = f"{self.names[output]}_"
+        candidate = prefix + name
+        if candidate in taken and weighted:
+            candidate = f"{prefix}weighted_{name}"
+        if candidate in taken:
+            base, index = candidate, 1
+            while f"{base}_{index}" in taken:
+                index += 1
+            candidate = f"{base}_{index}"
+        taken.add(candidate)
+        return candidate
+
+    @property
+    def metric_objects(self):
+        return list(self.loss_trackers.values()) + [metric for _, metric, _, _ in self.metrics]
+
+    @property
+    def metric_names(self):
+        return ([tracker.name for tracker in self.loss_trackers.values()]
+                + [name for name, _, _, _ in self.metrics])
+
+    def flatten_labels(self, y):
+        """The labels of each output in output order, from a list/tuple (one entry per output)
+        or a dict by output name, as fit/evaluate take them."""
+        if isinstance(y, dict):
+            missing = [name for name in self.names if name not in y]
+            if missing or len(y) != len(self.names):
+                raise ValueError(f"y is a dict with keys {list(y)}, but the model's outputs are "
+                                 f"{self.names}: give one entry per output name")
+            return [y[name] for name in self.names]
+        if isinstance(y, (list, tuple)) and len(y) == len(self.names):
+            return list(y)
+        raise ValueError(f"The model has {len(self.names)} outputs {self.names}: y must be a "
+                         f"list of {len(self.names)} label arrays or a dict keyed by those "
+                         f"names; got {_describe(y)}")
+
+    def total_loss(self, ys, y_preds, sample_weight):
+        """(the weighted sum of the outputs' losses, each output's unweighted loss or None)."""
+        total, values = None, []
+        for loss, weight, y, y_pred in zip(self.losses, self.loss_weights, ys, y_preds):
+            if loss is None:
+                values.append(None)
+                continue
+            value = loss(y, y_pred, sample_weight)
+            values.append(value)
+            weighted = value if weight is None else value * weight
+            total = weighted if total is None else total + weighted
+        return total, values
+
+    def update_metrics(self, ys, y_preds, loss_values, sample_weight, batch):
+        for i, tracker in self.loss_trackers.items():
+            tracker.update_state(loss_values[i].detach(), sample_weight=batch)
+        for _, metric, i, weighted in self.metrics:
+            metric.update_state(ys[i], y_preds[i], sample_weight if weighted else None)
 
 
-class MultiOutputLayer(Layer):
-    """Base of Python layers that may return several tensors. Subclasses define
-    ``_call_outputs(inputs, training)`` (a tensor, or a list of tensors) and
-    ``_output_shapes(input_shapes)`` (Keras's compute_output_shape: one shape tuple, or a
-    list of them, nested as the outputs are, when the layer returns a list)."""
+def _describe(y):
+    if isinstance(y, (list, tuple)):
+        return f"a {type(y).__name__} of {len(y)}"
+    return type(y).__name__ + (f" of shape {tuple(y.shape)}" if hasattr(y, "shape") else "")
 
-    def call(self, inputs, training=False):
-        outputs = self._call_outputs(inputs, training=training)
-        return pack(outputs) if isinstance(outputs, list) else outputs
 
-    def compute_output_shape(self, *shapes):
-        return self._output_shapes(shapes[0] if len(shapes) == 1 else list(shapes))
+def labels_for_arrays(compiled, y):
+    """fit/evaluate's in-memory ``y`` for a model with several outputs: one label array per
+    output, batched together with the inputs."""
+    return None if y is None else SeveralLabels(compiled.flatten_labels(y))
 
-    def __call__(self, *args, **kwargs):
-        inputs = self._call_inputs(*args, **{k: v for k, v in kwargs.items() if k != "training"})
-        shape_arg = [tuple(t.shape) for t in inputs]
-        shape_arg = shape_arg[0] if len(shape_arg) == 1 else shape_arg
-        if any(isinstance(t, _symbolic.KerasTensor) for t in inputs):
-            if not self.built:
-                self.build(shape_arg)
-            shapes = self._output_shapes(shape_arg)
-            if not isinstance(shapes, list):
-                return super().__call__(*args, **kwargs)
-            return nest(self._symbolic_parts(inputs, flatten(shapes)), shapes)
-        result = super().__call__(*args, **kwargs)
-        shapes = self._output_shapes(shape_arg)
-        if not isinstance(shapes, list):
-            return result
-        parts = unpack(result, [tuple(s[1:]) for s in flatten(shapes)])
-        parts[0]._keras_mask = getattr(result, "_keras_mask", None)  # with the main output
-        return nest(parts, shapes)
 
-    def _symbolic_parts(self, inputs, shapes):
-        """One KerasTensor per shape of the flat list ``shapes``."""
-        width = sum(math.prod(s[1:]) for s in shapes)
-        packed = _symbolic.KerasTensor((shapes[0][0], width), self.compute_dtype, name=self.name)
-        packed.node = _symbolic.Node(self, inputs, packed)
-        packed.part_shapes = [tuple(s) for s in shapes]  # what model.summary() shows
-        parts, start = [], 0
-        for shape in shapes:
-            part = OutputPart(len(parts), start, shape[1:], name=f"{self.name}_output_{len(parts)}")
-            parts.append(part(packed))
-            start += math.prod(shape[1:])
-        parts[0]._keras_mask = _mask_flow.output_mask(  # a mask stays with the main output
-            self, getattr(inputs[0], "_keras_mask", None))
-        return parts
+def _as_label_tensor(value):
+    return value if isinstance(value, Tensor) else from_numpy(label_array(value))
 
+
+class MultiOutputTrainer:
+    """The training and test steps of a model with several outputs; answers the calls fit's
+    loop makes on ``_C.Trainer`` (``train_step``, ``test_step``, ``reset_metrics``,
+    ``results``)."""
+
+    def __init__(self, model, compiled):
+        self.model = model
+        self.compiled = compiled
+        self.host_reads = 0
+
+    def _placed(self, tensors):
+        weights = self.model.weights
+        if not weights:
+            return tensors
+        device = weights[0].device
+        return [t if t.device == device else t.to(device) for t in tensors]
+
+    def _losses(self, xs, y, sample_weight, training):
+        ys = self._placed([_as_label_tensor(v) for v in self.compiled.flatten_labels(y)])
+        weights = None if sample_weight is None else self._placed([sample_weight])[0]
+        y_preds = list(self.model._graph().forward(self._placed(list(xs)), training))
+        total, values = self.compiled.total_loss(ys, y_preds, weights)
+        for added in self.model.losses:
+            total = total + added
+        return total, values, ys, y_preds, weights
+
+    def train_step(self, xs, y, sample_weight=None):
+        model = self.model
+        variables = model.trainable_variables
+        # a LossScaleOptimizer (mixed_float16) takes the gradients of the scaled loss, as in
+        # Keras's train step, and unscales them itself
+        scale_loss = getattr(model.optimizer, "scale_loss", None)
+        with GradientTape() as tape:
+            total, values, ys, y_preds, weights = self._losses(xs, y, sample_weight, True)
+            target = total if scale_loss is None else scale_loss(total)
+        model.optimizer.apply(tape.gradient(target, variables), variables)
+        self._update(total, values, ys, y_preds, weights)
+        return total
+
+    def test_step(self, xs, y, sample_weight=None):
+        with no_grad():
+            total, values, ys, y_preds, weights = self._losses(xs, y, sample_weight, False)
+        self._update(total, values, ys, y_preds, weights)
+        return total
+
+    def _update(self, total, values, ys, y_preds, sample_weight):
+        batch = int(y_preds[0].shape[0])
+        with no_grad():
+            self.model._loss_tracker.update_state(total.detach(), sample_weight=batch)
+            self.compiled.update_metrics(ys, [p.detach() for p in y_preds], values,
+                                         sample_weight, batch)
+        self.host_reads += 1
+
+    def reset_metrics(self):
+        self.model._loss_tracker.reset_state()
+        for metric in self.compiled.metric_objects:
+            metric.reset_state()
+
+    def results(self):
+        pairs = [("loss", self.model._loss_tracker.result())]
+        pairs += [(tracker.name, tracker.result())
+                  for tracker in self.compiled.loss_trackers.values()]
+        pairs += [(name, metric.result()) for name, metric, _, _ in self.compiled.metrics]
+        return [(name, log_value(value)) for name, value in pairs]

@@ -7,7 +7,7 @@ the outer model trains the inner one, and an assign to the inner model's weights
 outer one). Sequential keeps the model as one entry of ``layers``, as Keras; a functional model
 records the inner model's layer calls, so its ``layers`` lists the inner layers.
 """
-from . import _model_classes, _symbolic
+from . import _layer_outputs, _model_classes, _symbolic
 
 
 def is_model(layer):
@@ -59,8 +59,15 @@ def add_to_graph(model, graph, input_ids):
 
 def call_symbolic(model, inputs):
     """``model(keras_tensor)`` in a functional model: the model's layer calls, replayed on
-    ``inputs``; returns the KerasTensor of its output."""
+    ``inputs``; returns the KerasTensor of its output (a list or dict of them for a model with
+    several outputs). The nodes it records remember ``model`` (``keras_layers``)."""
     xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    outputs = _replay(model, xs)
+    _mark_recorded_by(model, outputs, xs)
+    return outputs
+
+
+def _replay(model, xs):
     _ensure_built(model, xs[0].shape)
     if _is_chain(model):
         x = xs[0]
@@ -72,18 +79,55 @@ def call_symbolic(model, inputs):
         raise ValueError(f"Model '{model.name}' expects {len(model.inputs)} input(s), but it "
                          f"received {len(xs)} input tensors.")
     mapped = {id(t): x for t, x in zip(model.inputs, xs)}
+    if any(_layer_outputs.is_output_part(node.layer) for node in model._nodes):
+        raise NotImplementedError(f"model '{model.name}' has a Python layer with several "
+                                  "outputs, and calling such a model in another functional "
+                                  "model is not supported yet; use it in a Sequential, or "
+                                  "build one functional model")
     for node in model._nodes:
         mapped[id(node.output)] = _symbolic.call_symbolic(
             node.layer, [mapped[id(t)] for t in node.inputs])
-    return mapped[id(model.outputs[0])]
+        mapped[id(node.output)].node.models = node.models  # the models inside this one
+    return model._pack_outputs([mapped[id(t)] for t in model.outputs])
 
 
-def refuse_keras_file(model, filepath):
-    """Keras's file layouts of nested models (.weights.h5, .keras) are not written or read yet:
-    refused up front rather than failing halfway through the file."""
-    if any(is_model(layer) for layer in model.layers):
+def _mark_recorded_by(model, outputs, inputs):
+    """Prepends ``model`` to the ``models`` of every node recorded between ``inputs`` and
+    ``outputs`` (the nodes its call just inlined)."""
+    stop = {id(t) for t in inputs}
+    seen = set()
+    pending = list(outputs.values()) if isinstance(outputs, dict) else (
+        list(outputs) if isinstance(outputs, list) else [outputs])
+    while pending:
+        tensor = pending.pop()
+        if id(tensor) in stop or tensor.node is None or id(tensor.node) in seen:
+            continue
+        seen.add(id(tensor.node))
+        tensor.node.models = (model,) + tensor.node.models
+        pending.extend(tensor.node.inputs)
+
+
+def keras_layers(model):
+    """``model.layers`` as Keras lists them: a model called in a functional model is one entry
+    (here its layers are inlined into the outer graph, and ``layers`` lists them one by one)."""
+    if _is_chain(model) or not hasattr(model, "_nodes") or not model._nodes:
+        return model.layers
+    seen, out = set(), []
+    for node in model._nodes:
+        entry = node.models[0] if node.models else node.layer
+        if _layer_outputs.is_output_part(entry):
+            continue
+        if id(entry) not in seen:
+            seen.add(id(entry))
+            out.append(entry)
+    return out
+
+
+def refuse_keras_archive(model, filepath):
+    """The .keras config of a model that contains a model is not written yet (its weights,
+    in .weights.h5 files, are): refused up front rather than failing halfway through."""
+    if any(is_model(layer) for layer in keras_layers(model)):
         raise NotImplementedError(
-            f"saving or loading {filepath!r}: model '{model.name}' contains a model used as a "
-            "layer, whose .weights.h5/.keras layout gpuaccel does not write or read yet; use "
-            "gpuaccel's checkpoint (a path such as 'model.weights.npz'), or save the inner "
-            "model on its own")
+            f"saving {filepath!r}: model '{model.name}' contains a model used as a layer, "
+            "whose .keras config gpuaccel does not write yet; save its weights with "
+            "save_weights('model.weights.h5') (Keras's layout) and rebuild the model in code")

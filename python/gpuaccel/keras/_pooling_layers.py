@@ -1,7 +1,8 @@
 """Keras's pooling layers that have no C++ layer (GlobalMaxPooling2D, the 3-D global poolings,
-the 1-D poolings, adaptive pooling in 1-D and 2-D), written
+the 1-D and 3-D poolings, adaptive pooling in 1-D, 2-D and 3-D), written
 in Python from gpuaccel's ops: reductions over the spatial axes, and 1-D windows as 2-D pooling
-on a (batch, length, 1, channels) view. Traced once per input signature into the C++ step
+on a (batch, length, 1, channels) view, 3-D windows as 2-D pooling of the planes, then of the
+depth. Traced once per input signature into the C++ step
 (_python_layer.py)."""
 from .. import _C
 from ._layer_base import Layer, _data_format, _int_tuple, _padding
@@ -61,17 +62,29 @@ GlobalAvgPool1D = GlobalAveragePooling1D
 GlobalMaxPool1D = GlobalMaxPooling1D
 
 
-class _Pooling1D(Layer):
-    """1-D windows over (batch, steps, channels): the 2-D pooling op on a (batch, steps, 1,
-    channels) view, which has the same windows and the same 'same' padding rule."""
+class _WindowPooling(Layer):
+    """Keras's pooling arguments for windows over ``_rank`` spatial axes; ``_is_max`` picks
+    the maximum or the average."""
+    _rank = None
     _is_max = None
 
     def __init__(self, pool_size, strides, padding, data_format, **kwargs):
-        self.pool_size = _int_tuple(pool_size, 1, "pool_size")
-        self.strides = self.pool_size if strides is None else _int_tuple(strides, 1, "strides")
+        self.pool_size = _int_tuple(pool_size, self._rank, "pool_size")
+        self.strides = self.pool_size if strides is None else _int_tuple(strides, self._rank,
+                                                                         "strides")
         self.padding = _padding(padding)
         self.data_format = _data_format(data_format)
         super().__init__(**kwargs)
+
+    def _layer_config(self):
+        return {"pool_size": self.pool_size, "padding": self.padding, "strides": self.strides,
+                "data_format": self.data_format}
+
+
+class _Pooling1D(_WindowPooling):
+    """1-D windows over (batch, steps, channels): the 2-D pooling op on a (batch, steps, 1,
+    channels) view, which has the same windows and the same 'same' padding rule."""
+    _rank = 1
 
     def call(self, inputs):
         if inputs.ndim != 3:
@@ -81,10 +94,6 @@ class _Pooling1D(Layer):
         pooled = _C.pool2d(_C.reshape(inputs, [n, steps, 1, channels]), self._is_max,
                            self.pool_size[0], 1, self.strides[0], 1, self.padding.upper())
         return _C.reshape(pooled, [n, pooled.shape[1], channels])
-
-    def _layer_config(self):
-        return {"pool_size": self.pool_size, "padding": self.padding, "strides": self.strides,
-                "data_format": self.data_format}
 
 
 class MaxPooling1D(_Pooling1D):
@@ -167,3 +176,61 @@ class AdaptiveMaxPooling2D(_AdaptivePooling):
     """``keras.layers.AdaptiveMaxPooling2D(output_size)`` on (batch, height, width,
     channels)."""
     _rank, _reduction = 2, "max"
+
+
+class AdaptiveAveragePooling3D(_AdaptivePooling):
+    """``keras.layers.AdaptiveAveragePooling3D(output_size)`` on (batch, depth, height, width,
+    channels)."""
+    _rank, _reduction = 3, "mean"
+
+
+class AdaptiveMaxPooling3D(_AdaptivePooling):
+    """``keras.layers.AdaptiveMaxPooling3D(output_size)`` on (batch, depth, height, width,
+    channels)."""
+    _rank, _reduction = 3, "max"
+
+
+class _Pooling3D(_WindowPooling):
+    """3-D windows over (batch, depth, height, width, channels) from the 2-D pooling op: the
+    (height, width) windows of every depth slice first, then the depth windows as 2-D windows
+    of height 1 over a (batch, depth, height * width, channels) view. A maximum over a box is
+    the maximum over its depth of the plane maxima; an average (over the in-volume elements
+    only, Keras's 'same' rule) is likewise the average of the plane averages, because the
+    in-volume part of a window is a box too. Each axis gets Keras's 'same' padding rule on its
+    own, as TensorFlow pads."""
+    _rank = 3
+
+    def call(self, inputs):
+        if inputs.ndim != 5:
+            raise ValueError(f"{type(self).__name__} expects 5-D (batch, depth, height, width, "
+                             f"channels) inputs, received shape {tuple(inputs.shape)}")
+        n, depth, height, width, channels = inputs.shape
+        (pool_d, pool_h, pool_w), (stride_d, stride_h, stride_w) = self.pool_size, self.strides
+        padding = self.padding.upper()
+        planes = _C.pool2d(_C.reshape(inputs, [n * depth, height, width, channels]),
+                           self._is_max, pool_h, pool_w, stride_h, stride_w, padding)
+        out_h, out_w = planes.shape[1], planes.shape[2]
+        pooled = _C.pool2d(_C.reshape(planes, [n, depth, out_h * out_w, channels]), self._is_max,
+                           pool_d, 1, stride_d, 1, padding)
+        return _C.reshape(pooled, [n, pooled.shape[1], out_h, out_w, channels])
+
+
+class MaxPooling3D(_Pooling3D):
+    """``keras.layers.MaxPooling3D(pool_size=(2, 2, 2), strides=None, padding='valid')``."""
+    _is_max = True
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
+                 **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
+
+class AveragePooling3D(_Pooling3D):
+    """``keras.layers.AveragePooling3D(pool_size, strides=None, padding='valid')``."""
+    _is_max = False
+
+    def __init__(self, pool_size, strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
+
+MaxPool3D = MaxPooling3D
+AvgPool3D = AveragePooling3D

@@ -10,6 +10,7 @@ Python on every call instead, and a warning says why, once per layer.
 import functools
 import inspect
 import numbers
+import threading
 import warnings
 import weakref
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, no_grad, recording_for_step, tensor as _make_tensor
+from . import _layer_outputs
 
 
 def defines_python_call(layer_class, base_call):
@@ -55,9 +57,31 @@ def _run_model_call(ref, inputs, training):
         raise RuntimeError("the Python model behind this C++ layer was deleted")
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(model.call, "training") else {}
-    with recording_for_step():
+    with recording_for_step(), _TrainingScope(training):
         output = _as_tensor(model.call(x, **kwargs), f"{type(model).__name__}.call() return value")
     return [output] + list(model.losses)
+
+
+_running_call = threading.local()
+
+
+def outer_training():
+    """The ``training`` of the Python ``call()`` running on this thread, or None outside one:
+    as in Keras, a layer that call() calls without ``training`` inherits it (a Dropout or a
+    RandomFlip inside a subclassed model is active in ``fit`` and not in ``predict``)."""
+    return getattr(_running_call, "training", None)
+
+
+class _TrainingScope:
+    def __init__(self, training):
+        self.training = bool(training)
+
+    def __enter__(self):
+        self.saved = outer_training()
+        _running_call.training = self.training
+
+    def __exit__(self, *exc):
+        _running_call.training = self.saved
 
 
 def _warn(ref, reason):
@@ -118,8 +142,10 @@ def _run_call(ref, inputs, training):
     layer._pending_losses = []
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(layer.call, "training") else {}
-    with _AutocastWeights(layer), recording_for_step():
+    with _AutocastWeights(layer), recording_for_step(), _TrainingScope(training):
         output = layer.call(x, **kwargs)
+    if isinstance(output, (list, tuple)):  # several outputs: one packed tensor
+        output = _layer_outputs.pack(layer, list(inputs), output)
     if not isinstance(output, Tensor):
         output = _as_tensor(output, f"{type(layer).__name__}.call() return value")
     for weight, regularizer in layer.__dict__.get("_weight_regularizers", ()):
@@ -133,8 +159,7 @@ def _as_tensor(value, what):
         return value
     if isinstance(value, (list, tuple, dict)):
         raise NotImplementedError(f"{what}: a Python layer's call() must return one tensor "
-                                  f"(layers with several outputs are not supported yet); got "
-                                  f"{type(value).__name__}")
+                                  f"or a tuple/list of tensors; got {type(value).__name__}")
     array = np.asarray(value)
     if array.dtype.kind not in "fiub":
         raise TypeError(f"{what} must be a tensor, got {type(value).__name__}")
@@ -272,15 +297,26 @@ def compute_output_shape(layer, input_shape):
         with no_grad():
             x = zeros[0] if len(zeros) == 1 else zeros
             kwargs = {"training": False} if _takes(layer.call, "training") else {}
-            output = _as_tensor(layer.call(x, **kwargs), f"{type(layer).__name__}.call()")
+            output = layer.call(x, **kwargs)
     finally:
         layer._pending_losses = saved
     batch = shapes[0][0] if len(shapes[0]) else None
+    batch_dim = None if batch is None or (isinstance(batch, int) and batch < 0) else batch
+    what = f"{type(layer).__name__}.call()"
+    if isinstance(output, (list, tuple)):  # several outputs (keras/_layer_outputs.py)
+        several = _layer_outputs.SeveralShapes(
+            _shape_with_batch(_as_tensor(t, what), batch_dim) for t in output)
+        several.as_list = isinstance(output, list)
+        return several
+    return _shape_with_batch(_as_tensor(output, what), batch_dim)
+
+
+def _shape_with_batch(output, batch_dim):
+    """``output``'s shape with its first dimension the symbolic batch (None stays None)."""
     dims = tuple(output.shape)
     if not dims:
         return ()
-    batch_dim = None if batch is None or (isinstance(batch, int) and batch < 0) else dims[0]
-    return (batch_dim,) + tuple(int(d) for d in dims[1:])
+    return (dims[0] if batch_dim is not None else None,) + tuple(int(d) for d in dims[1:])
 
 
 def wrap_build(build):

@@ -22,7 +22,7 @@ from . import activations as _activations
 from . import initializers as _initializers
 from ._layer_base import Layer, _reject, _snake_case
 from ._layers_of_layers import LayerOfLayers, adopt_weights
-from ._multi_output import flatten, nest
+from ._layer_outputs import nest_as, output_leaves
 
 
 def _weight_initializer(value, arg):
@@ -87,13 +87,6 @@ def reverse_time(x):
     """x[:, ::-1] of a (batch, time, ...) tensor."""
     return _C.concat([_C.expand_dims(_C.select(x, 1, t), 1)
                       for t in reversed(range(x.shape[1]))], 1)
-
-
-def _as_nested_list(value):
-    """Nested lists and tuples as nested lists (the structure ``flatten`` walks)."""
-    if isinstance(value, (list, tuple)):
-        return [_as_nested_list(v) for v in value]
-    return value
 
 
 class _StepCall:
@@ -387,7 +380,7 @@ class StackedRNNCells(_StepCall, LayerOfLayers, Layer):
         for cell in self.cells:
             if not cell.built:
                 cell.build(shape)
-            adopt_weights(self, cell, cell.name)
+            adopt_weights(self, cell)
             shape = (shape[0], _output_size(cell))
 
     def run_steps(self, sequence, states, training, step_mask=None, zero_output_for_mask=False):
@@ -405,19 +398,18 @@ class StackedRNNCells(_StepCall, LayerOfLayers, Layer):
 
     def call(self, inputs, states, training=False):
         """One step of every cell; ``states`` and the new states nested per cell."""
-        states, new_states = flatten(_as_nested_list(states)), []
+        states, new_states = output_leaves(states), []
         for cell in self.cells:
             count = len(_state_sizes(cell))
             inputs, cell_states = cell.call(inputs, states[:count], training=training)
             states = states[count:]
-            new_states += flatten(_as_nested_list(cell_states))
-        return inputs, nest(new_states, self.state_size)
+            new_states += output_leaves(cell_states)
+        return inputs, nest_as(new_states, self.state_size)
 
 
 def _state_sizes(cell):
     """The sizes of ``cell``'s state tensors, flat (stacked cells nest them)."""
-    return flatten(list(cell.state_size) if isinstance(cell.state_size, (list, tuple))
-                   else [cell.state_size])
+    return output_leaves(cell.state_size)
 
 
 def _output_size(cell):

@@ -5,18 +5,18 @@ Python layer (_python_layer.py).
 A layer holding a cell (or a wrapper holding a layer) registers the inner weights on its own C++
 layer (_layers_of_layers.py), so get_weights/set_weights list them in Keras's order and files
 keep them in Keras's groups. ``return_state`` and ``Bidirectional(merge_mode=None)`` give several
-outputs, packed into one traced tensor (_multi_output.py).
+outputs, packed into one traced tensor (_layer_outputs.py).
 """
 import numpy as np
 
 from .. import _C
 from . import _mask_flow
 from ._layer_base import Layer, _is_shape_list, _none_shape, _reject, _snake_case
+from ._layer_outputs import nest_as, output_leaves, several_shapes
 from ._layers_of_layers import LayerOfLayers, adopt_weights
-from ._multi_output import MultiOutputLayer, flatten, nest
-from ._recurrent_cells import (GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells,
-                               _as_nested_list, _output_size, _state_sizes, _state_structure,
-                               reverse_time, run_sequence)
+from ._recurrent_cells import (GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells, _output_size,
+                               _state_sizes, _state_structure, reverse_time, run_sequence)
+from ._wrapper import Wrapper
 
 
 def _with_step_mask(layer, inputs, sequences, mask):
@@ -49,7 +49,7 @@ def _check_sequence_shape(layer, shape):
 
 
 
-class _SequenceLayer(LayerOfLayers, MultiOutputLayer):
+class _SequenceLayer(LayerOfLayers, Layer):
     """What RNN and Bidirectional share: called as ``layer(sequences, initial_state=None,
     mask=None)``, the sequences of rank 3; outputs listed as Keras's compute_output_shape
     lists them; a sequence output keeps its input's timestep mask."""
@@ -59,7 +59,7 @@ class _SequenceLayer(LayerOfLayers, MultiOutputLayer):
             sequences, initial_state = sequences[0], list(sequences[1:]) or initial_state
         _check_sequence_shape(self, tuple(np.shape(sequences) if not hasattr(sequences, "shape")
                                           else sequences.shape))
-        states = [] if initial_state is None else flatten(_as_nested_list(initial_state))
+        states = [] if initial_state is None else output_leaves(initial_state)
         self._check_initial_state(states, initial_state)
         return _with_step_mask(self, [sequences] + states, sequences, mask)
 
@@ -75,7 +75,7 @@ class _SequenceLayer(LayerOfLayers, MultiOutputLayer):
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
         shapes = self._output_shapes(sequences_shape)
-        return tuple(shapes) if isinstance(shapes, list) else shapes
+        return several_shapes(shapes) if isinstance(shapes, list) else shapes
 
 
 class RNN(_SequenceLayer):
@@ -128,7 +128,7 @@ class RNN(_SequenceLayer):
         sequences_shape = self._sequences_shape(sequences_shape)
         if not self.cell.built:
             self.cell.build((sequences_shape[0], sequences_shape[-1]))
-        adopt_weights(self, self.cell, self.cell.name)
+        adopt_weights(self, self.cell)
 
     def _output_shapes(self, shapes):
         batch, length = self._sequences_shape(shapes)[:2]
@@ -144,7 +144,7 @@ class RNN(_SequenceLayer):
         return [_C.tensor_full([batch, s], 0.0, sequences._dtype_name, sequences._device_name)
                 for s in _state_sizes(self.cell)]
 
-    def _call_outputs(self, inputs, training=False):
+    def call(self, inputs, training=False):
         sequences, states, step_mask = _split_inputs(inputs)
         _check_sequence_shape(self, sequences.shape)
         # as Keras: the cell computes in its policy's dtype, the outputs are in this layer's
@@ -157,7 +157,7 @@ class RNN(_SequenceLayer):
                                              training, step_mask, self.zero_output_for_mask)
         output, *states = _cast_all([outputs if self.return_sequences else last] + states,
                                     self.compute_dtype)
-        return [output] + nest(states, self.state_size) if self.return_state else output
+        return [output] + nest_as(states, self.state_size) if self.return_state else output
 
     def _layer_config(self):
         return {"return_sequences": self.return_sequences, "return_state": self.return_state,
@@ -304,7 +304,7 @@ class Bidirectional(_SequenceLayer):
         for layer in (self.forward_layer, self.backward_layer):
             if not layer.built:
                 layer.build(sequences_shape)
-            adopt_weights(self, layer, layer.name)
+            adopt_weights(self, layer)
 
     def _output_shapes(self, shapes):
         sequences_shape = self._sequences_shape(shapes)
@@ -323,14 +323,14 @@ class Bidirectional(_SequenceLayer):
         outputs += states
         return outputs if len(outputs) > 1 else outputs[0]
 
-    def _call_outputs(self, inputs, training=False):
+    def call(self, inputs, training=False):
         sequences, states, step_mask = _split_inputs(inputs)
         half = len(states) // 2
         masks = [] if step_mask is None else [step_mask]
         forward_inputs = [sequences] + states[:half] + masks
         backward_inputs = [sequences] + states[half:] + masks
-        forward = self.forward_layer._call_outputs(forward_inputs, training)
-        backward = self.backward_layer._call_outputs(backward_inputs, training)
+        forward = self.forward_layer.call(forward_inputs, training)
+        backward = self.backward_layer.call(backward_inputs, training)
         forward_states, backward_states = [], []
         if self.return_state:
             forward, forward_states = forward[0], forward[1:]
@@ -358,18 +358,15 @@ class Bidirectional(_SequenceLayer):
         return config
 
 
-class TimeDistributed(LayerOfLayers, Layer):
+class TimeDistributed(Wrapper):
     """``keras.layers.TimeDistributed(layer)``: ``layer`` on every time step of (batch,
     time, ...) inputs, as one call on (batch*time, ...)."""
-
-    _held_layers = {"layer": "layer"}
 
     def __init__(self, layer, **kwargs):
         if not isinstance(layer, Layer):
             raise ValueError("Please initialize `TimeDistributed` layer with a "
                              f"`keras.layers.Layer` instance. Received: {layer}")
-        self.layer = layer
-        super().__init__(**kwargs)
+        super().__init__(layer, **kwargs)
 
     def _saved_sublayers(self):
         return [("layer", self.layer)]
@@ -383,7 +380,7 @@ class TimeDistributed(LayerOfLayers, Layer):
         self._check_shape(input_shape)
         if not self.layer.built:
             self.layer.build((None,) + tuple(input_shape[2:]))
-        adopt_weights(self, self.layer, self.layer.name)
+        self._adopt_weights(self.layer._cpp.weights)
 
     def compute_output_shape(self, input_shape):
         self._check_shape(input_shape)

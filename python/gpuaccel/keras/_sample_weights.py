@@ -8,6 +8,8 @@ weighs only ``weighted_metrics``), and the weighted loss is ``sum(loss * w) / n`
 import numpy as np
 
 from .._tensor import Tensor
+from ._data_adapter import DatasetData, InputsWithWeights, SeveralLabels, _is_dataset
+from ._py_dataset import PyDataset
 
 
 def _is_array(value):
@@ -21,10 +23,15 @@ def with_weights(x, y, sample_weight, class_weight):
     if sample_weight is not None and class_weight is not None:
         raise ValueError("You cannot pass both `class_weight` and `sample_weight` at the same "
                          "time; fold the class weights into the sample weights")
+    if (_is_dataset(x) or isinstance(x, PyDataset)) and sample_weight is None:
+        return x, False  # the Dataset's batches get their weights (dataset_class_weights)
     if y is None or not (_is_array(x) or isinstance(x, (list, tuple))):
-        raise ValueError("sample_weight and class_weight need x and y as arrays; a Dataset "
-                         "carries its weights as a third element, which is not supported yet")
-    labels = np.asarray(y.numpy() if isinstance(y, Tensor) else y)
+        raise ValueError("sample_weight needs x and y as arrays; a Dataset carries its sample "
+                         "weights as the third component of its (x, y, sample_weight) "
+                         "elements")
+    # a model with several outputs: y is one array per output (their rows are the examples)
+    first = y[0] if isinstance(y, SeveralLabels) else y
+    labels = np.asarray(first.numpy() if isinstance(first, Tensor) else first)
     if class_weight is not None:
         weights = class_weights_to_sample_weights(labels, class_weight)
     else:
@@ -60,8 +67,25 @@ def class_weights_to_sample_weights(labels, class_weight):
     return np.array([table[int(c)] for c in classes], np.float32)
 
 
+def dataset_class_weights(data, class_weight):
+    """``fit(class_weight=...)`` on a Dataset: each batch's weights made from its labels."""
+    if class_weight is None or not isinstance(data, DatasetData):
+        return
+    if not isinstance(class_weight, dict):  # checked before the first batch
+        class_weights_to_sample_weights(np.zeros(0, np.int64), class_weight)
+
+    def weights_of(labels):
+        array = labels.numpy() if isinstance(labels, Tensor) else np.asarray(labels)
+        return class_weights_to_sample_weights(array, class_weight)
+
+    data.weights_from_labels = weights_of
+
+
 def split_batch(xs, weighted):
-    """(inputs, sample weights or None) of one batch."""
+    """(inputs, sample weights or None) of one batch: the weights are the last input column
+    of in-memory data, or came with a Dataset's batch."""
+    if isinstance(xs, InputsWithWeights):
+        return list(xs), xs.sample_weight
     if not weighted:
         return xs, None
     return list(xs[:-1]), xs[-1]

@@ -13,7 +13,7 @@ from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import _host_metrics, _mask_flow, _python_step, _sample_weights
+from . import _host_metrics, _mask_flow, _multi_output, _python_step, _sample_weights
 from ._data_adapter import adapt
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -65,6 +65,7 @@ class Trainer:
         self.loss = None
         self.compiled_metrics = []
         self._weighted_metrics = []
+        self._compiled_outputs = None  # a model with several outputs: _multi_output's
         self.stop_training = False
         self.history = None
         self._cpp_trainer = None
@@ -84,9 +85,16 @@ class Trainer:
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                 weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
                 jit_compile="auto", auto_scale_loss=True):
-        if loss_weights is not None:
-            raise NotImplementedError("loss_weights is not supported yet (models here have one "
-                                      "output)")
+        several = self._has_several_outputs()
+        if self._is_subclassed() and (several or isinstance(loss, (list, tuple, dict))):
+            # Keras names a subclassed model's outputs by their losses and metrics, not by
+            # layers; that naming is not reproduced yet
+            raise NotImplementedError("compile(): a subclassed keras.Model with several outputs "
+                                      "is not supported yet; build it as a functional "
+                                      "keras.Model(inputs, [outputs...])")
+        if loss_weights is not None and not several:
+            raise NotImplementedError("loss_weights is not supported yet for a model with one "
+                                      "output (scale the loss instead)")
         self._capture_mode = _jit_compile_mode(jit_compile)
         self._distribute_strategy = distribute_fit.strategy_at_compile(self)
         self._replicated_fit = None
@@ -98,12 +106,22 @@ class Trainer:
             # optimizer's loss_scale, the optimizer unscales in its fused update).
             self.optimizer = optimizers_module.LossScaleOptimizer(
                 self.optimizer, name="loss_scale_optimizer")
-        self.loss = None if loss is None else losses_module.get(loss)
-        losses_module.check_fit_reduction(self.loss)
-        self.compiled_metrics = [metrics_module.get(m, self.loss) for m in _flatten_metrics(metrics)]
-        self._weighted_metrics = _host_metrics.compile_weighted(
-            _flatten_metrics(weighted_metrics, "weighted_metrics"), self.loss,
-            [m.name for m in self.compiled_metrics])
+        self._compiled_outputs = None
+        if several and loss is not None:
+            # Keras keeps what was passed as model.loss; the per-output losses are resolved
+            # here (keras/_multi_output.py)
+            self._compiled_outputs = _multi_output.CompiledOutputs(
+                self, loss, loss_weights, metrics, weighted_metrics)
+            self.loss = loss
+            self.compiled_metrics, self._weighted_metrics = [], []
+        else:
+            self.loss = None if loss is None else losses_module.get(loss)
+            losses_module.check_fit_reduction(self.loss)
+            self.compiled_metrics = [metrics_module.get(m, self.loss)
+                                     for m in _flatten_metrics(metrics)]
+            self._weighted_metrics = _host_metrics.compile_weighted(
+                _flatten_metrics(weighted_metrics, "weighted_metrics"), self.loss,
+                [m.name for m in self.compiled_metrics])
         names = [m.name for m in self.compiled_metrics + self._weighted_metrics]
         if len(set(names)) != len(names) or "loss" in names:
             raise ValueError(f"metric names must be unique and not 'loss'; got {names}")
@@ -118,8 +136,9 @@ class Trainer:
         """The loss tracker, then the compiled and weighted metrics (an overridden train_step
         updates them)."""
         tracker = getattr(self, "_loss_tracker", None)
+        outputs = self._compiled_outputs
         return ([tracker] if tracker is not None else []) + list(self.compiled_metrics) + \
-            list(self._weighted_metrics)
+            list(self._weighted_metrics) + ([] if outputs is None else outputs.metric_objects)
 
     def reset_metrics(self):
         for metric in self.metrics:
@@ -129,14 +148,33 @@ class Trainer:
         """The compiled loss of (y, y_pred) plus the losses the layers added (Keras 3)."""
         if self.loss is None:
             raise ValueError("compute_loss() needs a loss: pass loss= to compile()")
-        total = self.loss(y, y_pred, sample_weight)
+        outputs = self._compiled_outputs
+        if outputs is not None:
+            total, _ = outputs.total_loss(outputs.flatten_labels(y), outputs.flatten_labels(y_pred),
+                                          sample_weight)
+        else:
+            total = self.loss(y, y_pred, sample_weight)
         for added in getattr(self, "losses", []):
             total = total + added
         return total
 
     @property
     def metrics_names(self):
+        outputs = self._compiled_outputs
+        if outputs is not None:
+            return ["loss"] + outputs.metric_names
         return ["loss"] + [m.name for m in self.compiled_metrics + self._weighted_metrics]
+
+    def _labels(self, y, sample_weight=None):
+        """fit/evaluate's ``y``: for a model with several outputs, one array per output in the
+        model's order (from a list or a dict by output name)."""
+        outputs = self._compiled_outputs
+        if outputs is None:
+            return y
+        if isinstance(sample_weight, (list, tuple, dict)):
+            raise NotImplementedError("sample_weight per output (a list or dict of arrays) is "
+                                      "not supported yet; one array weighs every output's loss")
+        return _multi_output.labels_for_arrays(outputs, y)
 
     def _trainer_for(self, what, needs_loss=True):
         if not self.compiled:
@@ -149,6 +187,8 @@ class Trainer:
             raise ValueError(f"{what}() needs an optimizer, but the model was compiled with "
                              "optimizer=None; pass one to compile(), e.g. "
                              "compile(optimizer='adam', ...)")
+        if self._cpp_trainer is None and self._compiled_outputs is not None:
+            self._cpp_trainer = _multi_output.MultiOutputTrainer(self, self._compiled_outputs)
         if self._cpp_trainer is None:
             self._cpp_trainer = _C.Trainer(
                 self._graph(), self.loss._cpp,
@@ -191,6 +231,9 @@ class Trainer:
             return _python_step.PythonStepTrainer(self, trainer)
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
+            if self._compiled_outputs is not None:
+                raise NotImplementedError("models with several outputs under a distribution "
+                                          "strategy with several replicas are not supported yet")
             if self._has_host_metrics():
                 raise NotImplementedError("Python metrics (keras.metrics.Metric subclasses) and "
                                           "weighted_metrics under a distribution strategy with "
@@ -214,6 +257,10 @@ class Trainer:
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
+        if class_weight is not None and self._has_several_outputs():
+            raise ValueError("`class_weight` is only supported for Models with a single "
+                             "output.")  # Keras's words
+        y = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
         verbose = _resolve_verbose(verbose)
         if isinstance(x, distribute_strategy.DistributedDataset):
@@ -230,7 +277,9 @@ class Trainer:
                 and validation_freq >= 1)):  # 0 was a ZeroDivisionError (in Keras 3 too)
             raise ValueError(f"validation_freq must be a positive integer (validate every that "
                              f"many epochs) or a list of epochs, got {validation_freq!r}")
-        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit")
+        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit",
+                     self._compiled_outputs is not None)
+        _sample_weights.dataset_class_weights(data, class_weight)
         if hasattr(data, "y") and data.y is None:
             raise ValueError("fit() needs labels: pass y= (or a Dataset of (x, y) pairs)")
         val_data = None
@@ -248,9 +297,10 @@ class Trainer:
 
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         trainer = self._fit_trainer()
-        if weighted and not isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer)):
-            raise NotImplementedError("sample_weight/class_weight under a distribution strategy "
-                                      "are not supported yet")
+        weighs = isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer,
+                                      _multi_output.MultiOutputTrainer))
+        if weighted and not weighs:
+            raise NotImplementedError(_WEIGHTS_UNDER_STRATEGY)
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
             min(steps_per_epoch, data.steps)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
@@ -283,8 +333,7 @@ class Trainer:
             callback_list.on_epoch_begin(epoch)
             step = first_step = skip
             samples = 0
-            batches = iter(data.batches(shuffle=bool(shuffle), rng=rng, start_step=skip)
-                           if hasattr(data, "split") else data.batches(start_step=skip))
+            batches = iter(data.batches(shuffle=bool(shuffle), rng=rng, start_step=skip))
             skip = 0
             while steps_per_epoch is None or step < steps_per_epoch:
                 # The step marker spans fetching the batch and the step, so a profile shows
@@ -296,6 +345,8 @@ class Trainer:
                     break
                 xs, yb = batch
                 xs, weights = _sample_weights.split_batch(xs, weighted)
+                if weights is not None and not weighs:
+                    raise NotImplementedError(_WEIGHTS_UNDER_STRATEGY)
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
                 if apply_schedule is not None:
@@ -342,22 +393,25 @@ class Trainer:
     def _validation_adapter(self, validation_data, batch_size, steps):
         from ._data_adapter import _is_dataset
         if _is_dataset(validation_data):
-            return adapt(validation_data, None, None, self._keeps_integer_inputs(), steps)
+            return adapt(validation_data, None, None, self._keeps_integer_inputs(), steps,
+                         labels_per_output=self._compiled_outputs is not None)
         if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
             raise ValueError("validation_data must be a tuple (x_val, y_val) or a Dataset; got "
                              f"{type(validation_data).__name__}")
         if len(validation_data) == 3:
             raise NotImplementedError("validation sample weights are not supported yet")
-        return adapt(validation_data[0], validation_data[1], batch_size,
+        return adapt(validation_data[0], self._labels(validation_data[1]), batch_size,
                      self._keeps_integer_inputs(), steps, "fit")
 
     # ---- evaluate ----
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
+        y = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
-        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate")
+        data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate",
+                     self._compiled_outputs is not None)
         if hasattr(data, "y") and data.y is None:
             raise ValueError("evaluate() needs labels: pass y= (or a Dataset of (x, y) pairs)")
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
@@ -421,20 +475,23 @@ class Trainer:
             if batch_hooks:
                 callback_list.on_predict_batch_begin(step)
             # a copy (._numpy()): .numpy() would view an output buffer a later step may reuse
-            outputs.append(predictor.predict_step(xs)[0]._numpy())
+            outputs.append([value._numpy() for value in predictor.predict_step(xs)])
             if batch_hooks:
-                callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
+                callback_list.on_predict_batch_end(
+                    step, {"outputs": self._pack_outputs(outputs[-1])})
         callback_list.on_predict_end()
         if not outputs:
             raise ValueError("predict() got no data: the input is empty")
-        return np.concatenate(outputs, axis=0)
+        return self._pack_outputs([np.concatenate(per_output, axis=0)
+                                   for per_output in zip(*outputs)])
 
     # ---- single batches ----
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         if sample_weight is not None or class_weight is not None:
             raise NotImplementedError("sample_weight and class_weight are not supported yet")
-        data = adapt(x, y, 1 << 62, self._keeps_integer_inputs())
+        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs(),
+                     labels_per_output=self._compiled_outputs is not None)
         self._ensure_built_for(data)
         trainer = self._with_host_metrics(self._trainer_for("train_on_batch"))
         trainer.reset_metrics()
@@ -451,7 +508,8 @@ class Trainer:
         return self._single_batch_logs(trainer, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        data = adapt(x, y, 1 << 62, self._keeps_integer_inputs())
+        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs(),
+                     labels_per_output=self._compiled_outputs is not None)
         self._ensure_built_for(data)
         trainer = self._with_host_metrics(self._trainer_for("test_on_batch"))
         trainer.reset_metrics()
@@ -470,7 +528,8 @@ class Trainer:
         if batch is None:  # StopIteration must not escape (a caller's generator would end)
             raise ValueError("predict_on_batch() got no data: the input has 0 samples (or the "
                              "Dataset yielded no batch)")
-        return self._predictor().predict_step(batch[0])[0]._numpy()
+        return self._pack_outputs([value._numpy()
+                                   for value in self._predictor().predict_step(batch[0])])
 
     def _single_batch_logs(self, trainer, return_dict):
         logs = self._results(trainer)
@@ -478,6 +537,10 @@ class Trainer:
             return logs
         values = list(logs.values())
         return values[0] if len(values) == 1 else values
+
+
+_WEIGHTS_UNDER_STRATEGY = ("sample_weight/class_weight (and a Dataset's sample weights) under a "
+                           "distribution strategy with several replicas are not supported yet")
 
 
 def _rows(xs):

@@ -21,9 +21,10 @@ from .. import _unsupported
 from .._int_range import check_range
 from . import _layer_extras
 from ._activation_layers import ELU, Activation, LeakyReLU, PReLU, ReLU, Softmax
-from ._layer_base import (Layer, _activation, _cpp_shape, _data_format, _initializer, _int_tuple,
-                          _is_shape_list, _last_axis_only, _none_shape, _padding, _positive_int,
-                          _reject)
+from ._layer_base import (Layer, _activation, _conv_arguments, _cpp_shape, _data_format,
+                          _dropout_rate, _initializer, _int_tuple, _is_shape_list,
+                          _last_axis_only, _none_shape, _output_padding, _padding,
+                          _positive_int, _reject)
 from ._merging_layers import (
     Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average,
     concatenate, dot, maximum, minimum, multiply, subtract)
@@ -37,14 +38,33 @@ from ._pooling_layers import (
     AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAveragePooling3D, GlobalAvgPool1D,
     GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D, GlobalMaxPooling1D,
     GlobalMaxPooling2D, GlobalMaxPooling3D, MaxPool1D, MaxPooling1D, AdaptiveAveragePooling1D,
-    AdaptiveAveragePooling2D, AdaptiveMaxPooling1D, AdaptiveMaxPooling2D)
+    AdaptiveAveragePooling2D, AdaptiveMaxPooling1D, AdaptiveMaxPooling2D,
+    AdaptiveAveragePooling3D, AdaptiveMaxPooling3D, AveragePooling3D, AvgPool3D, MaxPool3D,
+    MaxPooling3D)
 from ._regularization_layers import (
-    ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D)
+    ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
+    SpatialDropout2D, SpatialDropout3D)
 from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
-from ._masking import Masking, MaskSource
-from ._preprocessing_layers import CenterCrop
+from ._attention_layers import AdditiveAttention, Attention, GroupQueryAttention
+from ._einsum_dense import EinsumDense
+from ._convolution_layers import Conv1DTranspose, Convolution1DTranspose
+from ._masking_layer import Masking
+from ._input_spec import InputSpec
+from ._wrapper import Wrapper
+from ._spectral_normalization import SpectralNormalization
+from ._reversible_embedding import ReversibleEmbedding
+from ._layer_serialization import deserialize, serialize
+from ._preprocessing_layers import CenterCrop, Resizing
+from ._augmentation_layers import (
+    AutoContrast, Pipeline, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
+    RandomGrayscale, RandomInvert, Solarization)
+from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, RandomZoom
+from ._numeric_preprocessing_layers import (
+    CategoryEncoding, Discretization, IntegerLookup, Normalization)
+from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
+from ._masking import MaskSource
 from ._recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from ._recurrent_layers import GRU, LSTM, RNN, Bidirectional, SimpleRNN, TimeDistributed
 
@@ -118,22 +138,11 @@ class _Conv(_KernelLayer):
                  activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
                  bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
                  **kwargs):
-        kind = type(self).__name__
-        if groups != 1:
-            raise NotImplementedError(f"{kind}: grouped convolutions are not supported yet; "
-                                      f"received groups={groups!r}")
-        if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
-            raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
-                             f"value. Received filters={filters!r}.")
-        self.filters = check_range(int(filters), "filters", 1)
-        self.kernel_size = _int_tuple(kernel_size, self._rank, "kernel_size")
-        self.strides = _int_tuple(strides, self._rank, "strides")
-        self.dilation_rate = _int_tuple(dilation_rate, self._rank, "dilation_rate")
-        self.padding = _padding(padding)
-        self.data_format = _data_format(data_format)
-        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
-            raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
-                             f"Received: strides={self.strides} and dilation_rate={self.dilation_rate}")
+        (self.filters, self.kernel_size, self.strides, self.padding, self.data_format,
+         self.dilation_rate) = _conv_arguments(type(self).__name__, self._rank, filters,
+                                               kernel_size, strides, padding, data_format,
+                                               dilation_rate, groups)
+        self.groups = int(groups)
         self._init_kernel_layer(activation, use_bias, kernel_initializer, bias_initializer,
                                 kernel_regularizer, bias_regularizer, activity_regularizer,
                                 kernel_constraint, bias_constraint, **kwargs)
@@ -141,14 +150,15 @@ class _Conv(_KernelLayer):
     def _layer_config(self):
         return {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "activation": self.activation,
+                "dilation_rate": self.dilation_rate, "groups": self.groups,
+                "activation": self.activation,
                 "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer, **self._extras.config()}
 
 
 class Conv2D(_Conv):
-    """``keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...)`` on
-    channels-last images; kernel (kh, kw, in, filters)."""
+    """``keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...,
+    groups=1)`` on channels-last images; kernel (kh, kw, in / groups, filters)."""
     _rank = 2
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
@@ -165,7 +175,7 @@ class Conv2D(_Conv):
         return _layer_extras.make_cpp(self, _cpp_layers.Conv2D(
             self.name, self.filters, *self.kernel_size, *self.strides, self.padding,
             *self.dilation_rate, self._extras.cpp_activation(self.activation), self.use_bias,
-            self.kernel_initializer, self.bias_initializer))
+            self.kernel_initializer, self.bias_initializer, self.groups))
 
 
 class Conv2DTranspose(_Conv):
@@ -179,17 +189,7 @@ class Conv2DTranspose(_Conv):
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
-        self.output_padding = (None if output_padding is None else
-                               _int_tuple(output_padding, 2, "output_padding", allow_zero=True))
-        if self.output_padding is not None:
-            stride_pair = _int_tuple(strides, 2, "strides")
-            for i, (op, s) in enumerate(zip(self.output_padding, stride_pair)):
-                if op >= s:
-                    raise ValueError(
-                        "`output_padding` must be strictly less than `strides` for all "
-                        f"dimensions. At dimension {i}, `output_padding` is {op} but `strides` "
-                        f"is {s}. Received: output_padding={self.output_padding}, "
-                        f"strides={stride_pair}")
+        self.output_padding = _output_padding(output_padding, strides, 2)
         super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate, 1,
                          activation, use_bias, kernel_initializer, bias_initializer,
                          kernel_regularizer, bias_regularizer, activity_regularizer,
@@ -198,6 +198,7 @@ class Conv2DTranspose(_Conv):
     def _layer_config(self):
         config = super()._layer_config()
         config["output_padding"] = self.output_padding
+        del config["groups"]  # Keras's Conv2DTranspose has none
         return config
 
     def _make_cpp(self):
@@ -209,8 +210,8 @@ class Conv2DTranspose(_Conv):
 
 
 class Conv1D(_Conv):
-    """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ...)`` on
-    (batch, steps, channels); kernel (k, in, filters) as in Keras."""
+    """``keras.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ..., groups=1)``
+    on (batch, steps, channels); kernel (k, in / groups, filters) as in Keras."""
     _rank = 1
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
@@ -230,7 +231,7 @@ class Conv1D(_Conv):
         return _layer_extras.make_cpp(self, _cpp_layers.Conv1D(
             self.name, self.filters, self.kernel_size[0], self.strides[0], self.padding,
             self.dilation_rate[0], self._extras.cpp_activation(self.activation), self.use_bias,
-            self.kernel_initializer, self.bias_initializer))
+            self.kernel_initializer, self.bias_initializer, self.groups))
 
 
 class _Pooling2D(Layer):
@@ -508,10 +509,7 @@ class MultiHeadAttention(Layer):
         self.num_heads = _positive_int(num_heads, "num_heads", self)
         self.key_dim = _positive_int(key_dim, "key_dim", self)
         self.value_dim = self.key_dim if value_dim is None else _positive_int(value_dim, "value_dim", self)
-        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
-            raise ValueError(f"Invalid value received for argument `dropout`. Expected a float "
-                             f"value in [0, 1). Received: dropout={dropout!r}")
-        self.dropout = float(dropout)
+        self.dropout = _dropout_rate(dropout)
         self.use_bias = bool(use_bias)
         if output_shape is None:
             self._output_dim = 0
@@ -573,6 +571,8 @@ class MultiHeadAttention(Layer):
 Convolution1D = Conv1D
 Convolution2D = Conv2D
 Convolution2DTranspose = Conv2DTranspose
+SeparableConvolution1D = SeparableConv1D
+SeparableConvolution2D = SeparableConv2D
 
 __all__ += [
     "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose",
@@ -586,16 +586,22 @@ __all__ += [
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
     "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
-    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "SimpleRNNCell", "LSTMCell", "GRUCell",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "Attention", "AdditiveAttention",
+    "GroupQueryAttention", "EinsumDense", "Conv1DTranspose",
+    "Convolution1DTranspose", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D",
+    "AdaptiveAveragePooling3D", "AdaptiveMaxPooling3D", "Masking", "InputSpec", "Wrapper",
+    "SpectralNormalization", "ReversibleEmbedding", "serialize", "deserialize",
+    "Resizing", "Normalization", "Discretization", "CategoryEncoding", "IntegerLookup",
+    "GaussianNoise", "GaussianDropout", "AlphaDropout", "RandomFlip", "RandomCrop",
+    "RandomContrast", "RandomBrightness", "RandomGrayscale", "RandomInvert", "Solarization",
+    "AutoContrast", "Pipeline", "RandomRotation", "RandomTranslation", "RandomZoom",
+    "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
+    "SeparableConvolution1D", "SeparableConvolution2D", "SimpleRNNCell", "LSTMCell", "GRUCell",
     "RNN", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed",
-    "Masking",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
-    "SeparableConv2D": "Conv2D",
-    "DepthwiseConv2D": "Conv2D",
-    "Resizing": "resizing images with NumPy/PIL before the model",
-    "RandomFlip": "augmenting with NumPy in a Dataset.map",
-    "RandomRotation": "augmenting with NumPy in a Dataset.map",
-    "Normalization": "Rescaling, or normalising the data with NumPy",
+    "ConvLSTM1D": "TimeDistributed(Conv1D) followed by LSTM",
+    "ConvLSTM2D": "TimeDistributed(Conv2D) followed by LSTM",
+    "ConvLSTM3D": "TimeDistributed(Conv3D) followed by LSTM",
 })

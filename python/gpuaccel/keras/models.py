@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import (_keras_archive, _keras_h5, _mask_flow, _model_classes, _nested_models, _summary,
-               _weights_file)
+from . import (_keras_archive, _keras_h5, _layer_outputs, _mask_flow, _model_classes,
+               _nested_models, _python_layer, _summary, _weights_file)
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -73,7 +73,7 @@ class Model(Trainer):
                 outputs = self.call(single)
         except (TypeError, ValueError, NotImplementedError):
             outputs = None  # a tensor op met a KerasTensor
-        if not isinstance(outputs, KerasTensor):
+        if not _is_output_structure(outputs):
             self._init_traced_call(shapes)
             return
         self._init_functional(single, outputs)
@@ -118,14 +118,31 @@ class Model(Trainer):
     def _init_functional(self, inputs, outputs):
         self._single_input = isinstance(inputs, KerasTensor)
         self.inputs = [inputs] if self._single_input else list(inputs)
-        self.outputs = [outputs] if isinstance(outputs, KerasTensor) else list(outputs)
+        # Several outputs: a list (tuple) or a dict, flattened as Keras flattens them (a dict
+        # by sorted keys); predict and __call__ return the same structure.
+        self._output_keys = sorted(outputs) if isinstance(outputs, dict) else None
+        self._output_dict_order = list(outputs) if isinstance(outputs, dict) else None
+        self._outputs_as_tuple = isinstance(outputs, tuple)
+        if isinstance(outputs, KerasTensor):
+            self.outputs = [outputs]
+        elif isinstance(outputs, dict):
+            self.outputs = [outputs[key] for key in self._output_keys]
+        else:
+            self.outputs = list(outputs)
         for t in self.inputs + self.outputs:
             if not isinstance(t, KerasTensor):
                 raise ValueError("Model inputs and outputs must be KerasTensors (from "
                                  f"keras.Input and layer calls); got {type(t).__name__}")
-        if len(self.outputs) != 1:
-            raise NotImplementedError("models with several outputs are not supported yet")
-        self._output_mask = getattr(self.outputs[0], "_keras_mask", None)  # see _trainer.py
+        self._single_output = isinstance(outputs, KerasTensor) or (
+            not isinstance(outputs, dict) and len(self.outputs) == 1)
+        if not self.outputs:
+            raise ValueError("Model(inputs, outputs) needs at least one output")
+        # Keras: the names of the layers that produce the outputs (they name the logs).
+        self.output_names = [t.node.layer.name if t.node is not None else t.name
+                             for t in self.outputs]
+        # the first output carrying a timestep mask: a loss over it is refused (_trainer.py)
+        self._output_mask = next((t._keras_mask for t in self.outputs
+                                  if getattr(t, "_keras_mask", None) is not None), None)
         ids = {id(t): i for i, t in enumerate(self.inputs)}
         self._nodes = []
 
@@ -173,9 +190,9 @@ class Model(Trainer):
             return list(self._traced_layers)
         seen, out = set(), []
         for node in self._nodes:
-            if getattr(node.layer, "_internal_part", False):
-                continue  # one output of a multi-output layer (keras/_multi_output.py)
-            if id(node.layer) not in seen:
+            if getattr(node.layer, "_is_timestep_mask", False):
+                continue  # a hidden node: a timestep mask (keras/_masking.py)
+            if id(node.layer) not in seen and not _layer_outputs.is_output_part(node.layer):
                 seen.add(id(node.layer))
                 out.append(node.layer)
         return out
@@ -199,6 +216,8 @@ class Model(Trainer):
     # ---- calling ----
 
     def __call__(self, inputs, training=None, mask=None):
+        if training is None:  # a model called inside a Python call() inherits its training
+            training = _python_layer.outer_training()
         if is_symbolic(inputs):
             return _nested_models.call_symbolic(self, inputs)
         xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
@@ -220,10 +239,24 @@ class Model(Trainer):
         if not self.built:
             self._build_from_shapes([(None,) + tuple(t.shape[1:]) for t in tensors])
         if tape_active():
-            return self._graph().forward(tensors, bool(training))[0]
+            return self._pack_outputs(self._graph().forward(tensors, bool(training)))
         # Outside a GradientTape, TF records nothing: the result is a plain value (.numpy()).
         with no_grad():
-            return self._graph().forward(tensors, bool(training))[0]
+            return self._pack_outputs(self._graph().forward(tensors, bool(training)))
+
+    def _has_several_outputs(self):
+        return not getattr(self, "_single_output", True)
+
+    def _pack_outputs(self, values):
+        """The graph's output values in the structure the model was built with: the value of
+        a one-output model, else a list, or a dict for Model(inputs, {name: output})."""
+        values = list(values)
+        if not self._has_several_outputs():
+            return values[0]
+        if self._output_keys is not None:  # Keras returns the dict in the order it was given
+            by_key = dict(zip(self._output_keys, values))
+            return {key: by_key[key] for key in self._output_dict_order}
+        return tuple(values) if self._outputs_as_tuple else values
 
     def _build_from_shapes(self, shapes):
         if self._cpp_graph is None and self._is_subclassed():
@@ -302,14 +335,11 @@ class Model(Trainer):
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
         if os.fspath(filepath).endswith(".weights.h5"):
-            _nested_models.refuse_keras_file(self, filepath)
             return _keras_h5.save_weights(self, filepath)
         _weights_file.save(filepath, self._weight_paths(), self.get_weights())
 
     def load_weights(self, filepath, skip_mismatch=False):
         import os
-        if os.fspath(filepath).endswith((".weights.h5", ".keras")):
-            _nested_models.refuse_keras_file(self, filepath)
         if os.fspath(filepath).endswith(".weights.h5"):
             return _keras_h5.load_weights(self, filepath)
         if os.fspath(filepath).endswith(".keras"):
@@ -323,16 +353,21 @@ class Model(Trainer):
         import os
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
-        _nested_models.refuse_keras_file(self, filepath)
+        _nested_models.refuse_keras_archive(self, filepath)
         _keras_archive.save_model(self, filepath)
 
     # ---- description ----
 
     def _summary_rows(self):
         rows = [(t.name, "InputLayer", t.shape, 0) for t in self.inputs]
-        rows += [(n.layer.name, type(n.layer).__name__,
-                  getattr(n.output, "part_shapes", n.output.shape), n.layer.count_params())
-                 for n in self._nodes if not getattr(n.layer, "_internal_part", False)]
+        several = {}  # a layer with several outputs: their shapes, not the packed one's
+        for n in self._nodes:
+            if _layer_outputs.is_output_part(n.layer):
+                several.setdefault(id(n.inputs[0]), []).append(n.output.shape)
+        rows += [(n.layer.name, type(n.layer).__name__, several.get(id(n.output), n.output.shape),
+                  n.layer.count_params())
+                 for n in self._nodes if not _layer_outputs.is_output_part(n.layer)
+                 and not getattr(n.layer, "_is_timestep_mask", False)]
         return rows
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
@@ -359,6 +394,15 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 def from_keras(keras_model):
     """The same model with the same weights, built from a live (real) Keras model."""
     return _keras_archive.from_keras(keras_model)
+
+
+def _is_output_structure(outputs):
+    """Whether a traced ``call`` returned KerasTensors: one, a list or tuple, or a dict."""
+    if isinstance(outputs, KerasTensor):
+        return True
+    values = list(outputs.values()) if isinstance(outputs, dict) else outputs
+    return isinstance(values, (list, tuple)) and bool(values) and all(
+        isinstance(v, KerasTensor) for v in values)
 
 
 def _is_float_dtype(dtype):
@@ -436,7 +480,13 @@ class Sequential(Model):
             else:
                 if not layer.built:
                     layer.build(shape)
-                shape = tuple(layer.compute_output_shape(shape))
+                shape = layer.compute_output_shape(shape)
+                if isinstance(shape, _layer_outputs.SeveralShapes):
+                    raise NotImplementedError(
+                        f"layer '{layer.name}' returns {len(shape)} tensors, and a layer with "
+                        "several outputs in a Sequential model is not supported yet; build "
+                        "the model with the functional API, keras.Model(inputs, outputs)")
+                shape = tuple(shape)
             output_shapes.append(shape)
         graph = _C.LayerGraph(1)
         value, mask = 0, None  # mask: the graph value of the current timestep mask

@@ -1,5 +1,5 @@
-"""``gpuaccel.keras.optimizers``: Keras 3's optimizers (SGD, Adam, AdamW, RMSprop) over the fused
-C++ optimizers of ``cpp/optim``.
+"""``gpuaccel.keras.optimizers``: Keras 3's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad,
+Adamax, Nadam, Adadelta, Lion, Ftrl) over the fused C++ optimizers of ``cpp/optim``.
 
 Each class parses Keras's arguments and holds the C++ optimizer as ``_cpp``; the C++ training
 loop steps ``_cpp`` directly, and ``apply_gradients`` does the same from a custom loop::
@@ -35,8 +35,9 @@ sys.modules[__name__ + ".schedules"] = schedules
 
 _cpp = _C.optim
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "LossScaleOptimizer", "get",
-           "serialize", "deserialize", "schedules"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
+           "Adadelta", "Lion", "Ftrl", "LossScaleOptimizer", "get", "serialize", "deserialize",
+           "schedules"]
 
 # Keras's auto_name: "adam", then "adam_1", "adam_2", ... per process.
 _name_counts = {}
@@ -120,7 +121,9 @@ class Optimizer:
         if kwargs:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
         if type(self) is Optimizer:
-            raise TypeError("Optimizer is the base class; use SGD, Adam, AdamW or RMSprop")
+            raise TypeError("Optimizer is the base class (its update rule runs in C++); use one of "
+                            "SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam, Adadelta, Lion "
+                            "or Ftrl")
         for arg, value, default in (("use_ema", use_ema, False),
                                     ("ema_overwrite_frequency", ema_overwrite_frequency, None),
                                     ("loss_scale_factor", loss_scale_factor, None),
@@ -426,6 +429,92 @@ class RMSprop(Optimizer):
         return {"rho": rho, "momentum": momentum, "epsilon": eps, "centered": centered}
 
 
+class _KerasRuleOptimizer(Optimizer):
+    """An optimizer whose own hyperparameters are floats named in ``_HYPER`` (Keras's argument
+    names, in Keras's get_config order): they become read-only attributes, keyword arguments of
+    the C++ class of the same name, and get_config entries."""
+
+    _HYPER = ()
+
+    def __init__(self, learning_rate, hyper, **kwargs):
+        self._hyper = {name: _as_float(hyper[name], name) for name in self._HYPER}
+        super().__init__(learning_rate, **kwargs)
+
+    def _make_cpp(self, learning_rate, options):
+        return getattr(_cpp, type(self).__name__)(learning_rate, **self._hyper,
+                                                  **_options(options))
+
+    def __getattr__(self, name):
+        hyper = self.__dict__.get("_hyper", {})
+        if name in hyper:
+            return hyper[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _own_config(self):
+        return dict(self._hyper)
+
+
+class Adagrad(_KerasRuleOptimizer):
+    """Per-element rates that shrink with the sum of squared gradients, Keras's
+    ``keras.optimizers.Adagrad`` (the accumulator starts at ``initial_accumulator_value``)."""
+
+    _HYPER = ("initial_accumulator_value", "epsilon")
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-07,
+                 **kwargs):
+        super().__init__(learning_rate, locals(), **kwargs)
+
+
+class Adamax(_KerasRuleOptimizer):
+    """Adam with an infinity-norm second moment, Keras's ``keras.optimizers.Adamax``."""
+
+    _HYPER = ("beta_1", "beta_2", "epsilon")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07, **kwargs):
+        super().__init__(learning_rate, locals(), **kwargs)
+
+
+class Nadam(_KerasRuleOptimizer):
+    """Adam with Nesterov momentum, Keras's ``keras.optimizers.Nadam``."""
+
+    _HYPER = ("beta_1", "beta_2", "epsilon")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07, **kwargs):
+        super().__init__(learning_rate, locals(), **kwargs)
+
+
+class Adadelta(_KerasRuleOptimizer):
+    """Steps scaled by running RMS values of updates and gradients, Keras's
+    ``keras.optimizers.Adadelta``."""
+
+    _HYPER = ("rho", "epsilon")
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-07, **kwargs):
+        super().__init__(learning_rate, locals(), **kwargs)
+
+
+class Lion(_KerasRuleOptimizer):
+    """Sign of interpolated momentum, Keras's ``keras.optimizers.Lion``."""
+
+    _HYPER = ("beta_1", "beta_2")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.99, **kwargs):
+        super().__init__(learning_rate, locals(), **kwargs)
+
+
+class Ftrl(_KerasRuleOptimizer):
+    """Follow The Regularized Leader, Keras's ``keras.optimizers.Ftrl``."""
+
+    _HYPER = ("learning_rate_power", "initial_accumulator_value", "l1_regularization_strength",
+              "l2_regularization_strength", "l2_shrinkage_regularization_strength", "beta")
+
+    def __init__(self, learning_rate=0.001, learning_rate_power=-0.5,
+                 initial_accumulator_value=0.1, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, l2_shrinkage_regularization_strength=0.0,
+                 beta=0.0, **kwargs):
+        super().__init__(learning_rate, locals(), **kwargs)
+
+
 class LossScaleOptimizer(Optimizer):
     """Dynamic loss scaling around another optimizer, Keras 3's
     ``keras.optimizers.LossScaleOptimizer`` (also ``keras.mixed_precision.LossScaleOptimizer``).
@@ -597,7 +686,8 @@ class LossScaleOptimizer(Optimizer):
 
 
 # Keras's lookup names (case-insensitive, as Keras's deserialize is for built-in optimizers).
-_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
+            "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "lion": Lion, "ftrl": Ftrl}
 
 
 def serialize(optimizer):
@@ -619,7 +709,7 @@ def deserialize(config):
 
 
 def get(identifier):
-    """An optimizer from a name ('sgd', 'adam', 'adamw', 'rmsprop', any case), a config dict or
+    """An optimizer from a name ('sgd', 'adam', 'adagrad', 'ftrl', ... any case), a config dict or
     an Optimizer instance (returned unchanged); None gives None, as Keras."""
     if identifier is None:
         return None
@@ -632,3 +722,25 @@ def get(identifier):
         if cls is not None:
             return cls()
     raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
+
+
+# Keras 3 optimizers gpuaccel does not have, each with what to use instead.
+_NOT_HERE = {
+    "Lamb": "AdamW (Lamb scales each step by a per-variable trust ratio, the norms of the "
+            "variable and of its update, which one fused element pass cannot see)",
+    "Adafactor": "Adam or AdamW (Adafactor factors the second moment into row and column "
+                 "means of each variable, which one fused element pass cannot compute)",
+    "Muon": "AdamW (Muon orthogonalizes each matrix update with Newton-Schulz matrix products)",
+    "ScheduleFreeAdamW": "AdamW with a keras.optimizers.schedules learning-rate schedule",
+    "MultiOptimizer": "a custom loop calling each optimizer's apply_gradients on its own "
+                      "variables",
+    "OptimizerMap": "a custom loop calling each optimizer's apply_gradients on its own "
+                    "variables",
+    "legacy": "the Keras 3 optimizers of keras.optimizers (Keras 3 has no legacy optimizers "
+              "either)",
+}
+
+
+def __getattr__(name):
+    from .. import _unsupported
+    return _unsupported.module_getattr(__name__, "keras.optimizers", _NOT_HERE)(name)

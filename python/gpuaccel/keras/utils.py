@@ -1,5 +1,11 @@
 """``keras.utils``: ``to_categorical``, ``set_random_seed``, ``normalize`` and ``plot_model``
-(the last only where pydot and graphviz are installed, as in Keras).
+(the last only where pydot and graphviz are installed, as in Keras); ``Progbar``;
+``PyDataset``/``Sequence`` (_py_dataset.py); ``pad_sequences``,
+``timeseries_dataset_from_array``, ``split_dataset`` and ``pack/unpack_x_y_sample_weight``
+(_data_preparation.py); ``img_to_array``; Keras's registry of user classes for saving
+(``register_keras_serializable``, ``get_custom_objects``, ``custom_object_scope``...,
+_object_registration.py, also in ``keras.saving``). The other image helpers need PIL, which gpuaccel does
+not depend on, and ``get_file`` would download: both are refused with advice.
 
 ``set_random_seed`` seeds every generator a training run draws from, as Keras 3's does:
 Python's ``random``, NumPy's global generator and gpuaccel's (weight initializers, dropout,
@@ -14,8 +20,20 @@ from .. import _unsupported, errors
 from .. import random as _random
 from .._int_range import check_int
 from .._tensor import Tensor
+from ._data_preparation import (pack_x_y_sample_weight, pad_sequences, split_dataset,
+                                timeseries_dataset_from_array, unpack_x_y_sample_weight)
+from ._progbar import Progbar
+from ._py_dataset import PyDataset, Sequence
 
-__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model"]
+from ._object_registration import (CustomObjectScope, custom_object_scope, get_custom_objects,
+                                   get_registered_name, get_registered_object,
+                                   register_keras_serializable)
+
+__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "Progbar",
+           "PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
+           "split_dataset", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
+           "img_to_array", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
+           "get_registered_name", "get_registered_object", "register_keras_serializable"]
 
 
 def to_categorical(x, num_classes=None):
@@ -68,6 +86,25 @@ def normalize(x, axis=-1, order=2):
     return array / np.where(norm == 0, 1, norm)
 
 
+def img_to_array(img, data_format=None, dtype=None):
+    """An image (a PIL image, or any array-like of ``(height, width[, channels])``) as a 3-D
+    float32 (or ``dtype``) NumPy array, channels last unless ``data_format='channels_first'``;
+    a 2-D image gains a channel axis, as in Keras."""
+    data_format = "channels_last" if data_format is None else data_format
+    if data_format not in ("channels_first", "channels_last"):
+        raise ValueError(f"Unknown data_format: {data_format}")
+    array = np.asarray(img.numpy() if isinstance(img, Tensor) else img,
+                       dtype="float32" if dtype is None else dtype)
+    if array.ndim == 2:
+        array = array[None] if data_format == "channels_first" else array[..., None]
+    elif array.ndim == 3:
+        if data_format == "channels_first":
+            array = array.transpose(2, 0, 1)
+    else:
+        raise ValueError(f"Unsupported image shape: {array.shape}")
+    return array
+
+
 def plot_model(model, to_file="model.png", **kwargs):
     """A diagram of a Sequential/functional model's layers, drawn with pydot + graphviz."""
     try:
@@ -91,7 +128,10 @@ def plot_model(model, to_file="model.png", **kwargs):
 __getattr__ = _unsupported.module_getattr(__name__, "keras.utils", {
     "image_dataset_from_directory": "gpuaccel.data.Dataset.from_tensor_slices over arrays you "
                                     "load with PIL",
-    "Sequence": "gpuaccel.data.Dataset.from_generator",
-    "PyDataset": "gpuaccel.data.Dataset.from_generator",
-    "get_file": "downloading with urllib and reading the file",
+    "get_file": "downloading with urllib and reading the file (gpuaccel never downloads)",
+    "load_img": "PIL.Image.open(path) and keras.utils.img_to_array (gpuaccel does not depend "
+                "on PIL)",
+    "save_img": "PIL.Image.fromarray(array).save(path) (gpuaccel does not depend on PIL)",
+    "array_to_img": "PIL.Image.fromarray(array.astype('uint8')) (gpuaccel does not depend on "
+                    "PIL)",
 })

@@ -1,0 +1,175 @@
+"""A Python layer whose ``call`` returns several tensors (a tuple or list), as Keras allows.
+
+Why: a node of the C++ layer graph has one output, and the C++ traced layer returns one tensor.
+So the traced call packs its outputs into one (batch, n) tensor (each output flattened after
+the batch dimension, then concatenated: recorded ops, so gradients flow back), and the
+functional graph takes each output back out with an ``OutputPart`` node after the layer's node
+(a slice and a reshape, traced too). Called eagerly, the layer unpacks the same way and returns
+the tuple. The outputs must share a dtype and the batch dimension; in a functional model their
+sizes after the batch must be known. Outputs may nest (a list of lists of tensors, as an RNN
+over stacked cells returns its states): they are packed in order and come back nested alike."""
+import functools
+
+import numpy as np
+
+from .. import _C
+from .._tensor import Tensor
+
+
+class SeveralShapes(list):
+    """``compute_output_shape`` of a layer with several outputs: one shape (a tuple) per
+    output, or a list of them where outputs nest; ``as_list`` when ``call`` returned a list
+    (else a tuple), the structure a symbolic call returns too."""
+
+    as_list = False
+
+
+def several_shapes(shapes):
+    """``shapes`` (a list of shape tuples, nested as the outputs of a ``call`` that returns a
+    list) as ``compute_output_shape`` gives them for several outputs."""
+    several = SeveralShapes(shapes)
+    several.as_list = True
+    return several
+
+
+def shape_leaves(shapes):
+    """The shape tuples of a (nested) list of them, in order."""
+    return [leaf for item in shapes
+            for leaf in ([item] if isinstance(item, tuple) else shape_leaves(item))]
+
+
+def _structure(outputs):
+    """``outputs`` with each tensor replaced by None: lists and tuples kept as they nest."""
+    if not isinstance(outputs, (list, tuple)):
+        return None
+    items = [_structure(item) for item in outputs]
+    return items if isinstance(outputs, list) else tuple(items)
+
+
+def _arrange(leaves, structure):
+    """``leaves`` (in order) nested as ``structure`` (from ``_structure``)."""
+    leaves = iter(leaves)
+
+    def arrange(node):
+        if node is None:
+            return next(leaves)
+        items = [arrange(item) for item in node]
+        return items if isinstance(node, list) else tuple(items)
+    return arrange(structure)
+
+
+def output_leaves(structure):
+    """The tensors of a (nested) list or tuple of outputs, in order."""
+    if not isinstance(structure, (list, tuple)):
+        return [structure]
+    return [leaf for item in structure for leaf in output_leaves(item)]
+
+
+def nest_as(leaves, structure):
+    """``leaves`` (in order) nested as the lists and tuples of ``structure`` nest its items."""
+    return _arrange(leaves, _structure(structure))
+
+
+def arrange_like(shapes, outputs):
+    """``outputs`` (one per shape of ``shape_leaves(shapes)``) nested as ``shapes`` are."""
+    def structure(node):
+        return None if isinstance(node, tuple) else [structure(item) for item in node]
+    arranged = _arrange(outputs, structure(shapes))
+    return arranged if shapes.as_list else tuple(arranged)
+
+
+def main_output(outputs):
+    """The first tensor of a (nested) structure of outputs: the one a timestep mask stays on."""
+    return output_leaves(outputs)[0]
+
+
+def _flat_size(dims):
+    return int(np.prod([int(d) for d in dims], dtype=np.int64))
+
+
+def _signature(inputs):
+    return tuple((tuple(t.shape[1:]), t._dtype_name) for t in inputs)
+
+
+def pack(layer, inputs, outputs):
+    """The one tensor the C++ layer returns for ``outputs`` (what ``call`` returned on
+    ``inputs``); remembers their shapes after the batch, per input signature, for unpacking."""
+    what = f"{type(layer).__name__}.call()"
+    structure, outputs = _structure(outputs), output_leaves(outputs)
+    if not outputs or not all(isinstance(t, Tensor) for t in outputs):
+        wrong = next((t for t in outputs if not isinstance(t, Tensor)), outputs)
+        raise TypeError(f"{what} returned a {type(wrong).__name__} among its outputs: each of "
+                        "several outputs must be a tensor")
+    dtypes = {t._dtype_name for t in outputs}
+    batches = {int(t.shape[0]) if len(t.shape) else None for t in outputs}
+    if len(dtypes) != 1 or len(batches) != 1 or None in batches:
+        raise NotImplementedError(
+            f"{what} returned {len(outputs)} tensors of dtypes {sorted(dtypes)} and shapes "
+            f"{[tuple(t.shape) for t in outputs]}: several outputs of a Python layer must share "
+            "a dtype and the batch (first) dimension")
+    layer.__dict__.setdefault("_several_output_dims", {})[_signature(inputs)] = (
+        [tuple(int(d) for d in t.shape[1:]) for t in outputs], structure)
+    batch = batches.pop()
+    flat = [_C.reshape(t, [batch, _flat_size(t.shape[1:])]) for t in outputs]
+    return flat[0] if len(flat) == 1 else _C.concat(flat, 1)
+
+
+def unpack_call(layer, inputs, packed):
+    """What an eager call of ``layer`` on ``inputs`` returns: ``packed`` itself for a layer with
+    one output, else the tuple (or list) of outputs packed into it."""
+    known = layer.__dict__.get("_several_output_dims", {}).get(_signature(inputs))
+    if known is None:
+        return packed
+    dims, structure = known
+    parts, start = [], 0
+    for shape in dims:
+        stop = start + _flat_size(shape)
+        parts.append(_part(start, stop, shape, [packed], False)[0])
+        start = stop
+    return _arrange(parts, structure)
+
+
+def _part(start, stop, shape, inputs, training):
+    return [inputs[0][:, start:stop].reshape((-1,) + tuple(shape))]
+
+
+class OutputPart:
+    """Output ``index`` of a layer with several outputs, taken from its packed tensor: columns
+    ``[start, stop)`` reshaped to ``shape`` after the batch. A node of the functional graph but
+    not one of the model's ``layers`` (Keras has no such layer); it has no weights."""
+
+    weights = trainable_weights = non_trainable_weights = ()
+
+    def __init__(self, index, start, stop, shape, name):
+        self.index = index
+        self.name = name
+        self.shape = tuple(shape)
+        self.size = int(stop) - int(start)
+        self._cpp = _C.layers.TracedLayer(name, "OutputPart", _C.layers.TracedFunction(
+            functools.partial(_part, int(start), int(stop), self.shape), _never_warns))
+        self._cpp.build([])
+
+    def count_params(self):
+        return 0
+
+
+def _never_warns(reason):  # a slice and a reshape always replay
+    raise AssertionError(f"an OutputPart could not be traced: {reason}")
+
+
+def is_output_part(layer):
+    return isinstance(layer, OutputPart)
+
+
+def output_parts(layer, shapes):
+    """One ``OutputPart`` per output shape (batch included) of ``layer``."""
+    parts, start = [], 0
+    for index, shape in enumerate(shapes):
+        if any(d is None for d in shape[1:]):
+            raise NotImplementedError(
+                f"layer '{layer.name}' returns several outputs, one of shape {tuple(shape)}: "
+                "each output's dimensions after the batch must be known in a functional model")
+        stop = start + _flat_size(shape[1:])
+        parts.append(OutputPart(index, start, stop, shape[1:], f"{layer.name}_output_{index}"))
+        start = stop
+    return parts

@@ -1,0 +1,235 @@
+"""Models with several outputs (a list or a dict of outputs, several inputs) compile, fit,
+evaluate and predict as real Keras 3 does with the same weights and data: per-output losses,
+loss weights and metrics, the logged names, the total loss, predict's structure; and sample
+weights that come inside a Dataset, or from class_weight on a Dataset."""
+import numpy as np
+import pytest
+
+import gpuaccel as ga
+from gpuaccel import keras as gk
+
+keras = pytest.importorskip("keras")
+tf = pytest.importorskip("tensorflow")
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(16, 4)).astype("float32")
+X2 = RNG.normal(size=(16, 2)).astype("float32")
+YA = RNG.integers(0, 3, size=(16,))
+YB = RNG.normal(size=(16, 1)).astype("float32")
+SW = RNG.uniform(0.5, 2.0, size=(16,)).astype("float32")
+
+
+def two_head_model(lib, outputs_as_dict=False):
+    """Two inputs, a shared hidden layer, a softmax head 'a' and a regression head 'b' (a dict
+    of outputs keyed 'zb'/'a', in that order, when ``outputs_as_dict``)."""
+    inp = lib.Input((4,), name="x")
+    inp2 = lib.Input((2,), name="x2")
+    h = lib.layers.Dense(5, activation="relu", name="h")(
+        lib.layers.Concatenate(name="cat")([inp, inp2]))
+    a = lib.layers.Dense(3, activation="softmax", name="a")(h)
+    b = lib.layers.Dense(1, name="b")(h)
+    return lib.Model([inp, inp2], {"zb": b, "a": a} if outputs_as_dict else [a, b])
+
+
+def twin_models(outputs_as_dict=False):
+    """The Keras model and ours with the same weights."""
+    theirs, ours = two_head_model(keras, outputs_as_dict), two_head_model(gk, outputs_as_dict)
+    for layer in theirs.layers:
+        if layer.weights:
+            ours.get_layer(layer.name).set_weights(layer.get_weights())
+    return theirs, ours
+
+
+def assert_logs_close(ours, theirs):
+    assert sorted(ours) == sorted(theirs)
+    for name in theirs:
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=2e-5, atol=1e-6, err_msg=name)
+
+
+def test_list_outputs_fit_evaluate_predict_match_keras():
+    theirs, ours = twin_models()
+    results = []
+    for lib, model in ((keras, theirs), (gk, ours)):
+        model.compile(lib.optimizers.SGD(0.1),
+                      loss=["sparse_categorical_crossentropy", "mse"], loss_weights=[0.5, 2.0],
+                      metrics=["accuracy", ["mae", "mse"]])
+        history = model.fit([X, X2], [YA, YB], epochs=2, batch_size=8, shuffle=False, verbose=0)
+        results.append((history.history, model.evaluate([X, X2], [YA, YB], verbose=0),
+                        model.predict([X, X2], verbose=0), model.get_weights()))
+    (k_hist, k_eval, k_pred, k_weights), (g_hist, g_eval, g_pred, g_weights) = results
+    assert sorted(g_hist) == ["a_accuracy", "a_loss", "b_loss", "b_mae", "b_mse", "loss"]
+    assert_logs_close(g_hist, k_hist)
+    # evaluate's list: the total, each output's loss, then the metrics (Keras's order)
+    assert ours.metrics_names == ["loss", "a_loss", "b_loss", "a_accuracy", "b_mae", "b_mse"]
+    np.testing.assert_allclose(g_eval, k_eval, rtol=2e-5)
+    assert isinstance(g_pred, list) and [p.shape for p in g_pred] == [(16, 3), (16, 1)]
+    for g, k in zip(g_pred + g_weights, k_pred + k_weights):
+        np.testing.assert_allclose(g, k, rtol=1e-4, atol=1e-6)
+
+
+def test_dict_outputs_with_sample_weight_and_validation_match_keras():
+    theirs, ours = twin_models(outputs_as_dict=True)
+    labels = {"a": YA, "zb": YB}
+    results = []
+    for lib, model, dataset in ((keras, theirs, tf.data.Dataset), (gk, ours, ga.data.Dataset)):
+        model.compile(lib.optimizers.SGD(0.1),
+                      loss={"a": "sparse_categorical_crossentropy", "zb": "mse"},
+                      loss_weights={"a": 0.5, "zb": 2.0}, metrics={"a": "accuracy"},
+                      weighted_metrics={"zb": ["mae"]})
+        history = model.fit([X, X2], labels, sample_weight=SW, epochs=2, batch_size=8,
+                            shuffle=False, verbose=0, validation_data=([X, X2], labels))
+        batches = dataset.from_tensor_slices(((X, X2), labels)).batch(8)
+        results.append((history.history, model.evaluate(batches, verbose=0, return_dict=True),
+                        model.predict([X, X2], verbose=0)))
+    (k_hist, k_eval, k_pred), (g_hist, g_eval, g_pred) = results
+    assert "zb_loss" in g_hist and "val_zb_mae" in g_hist  # the dict's keys name the logs
+    assert_logs_close(g_hist, k_hist)
+    assert_logs_close(g_eval, k_eval)
+    assert list(g_pred) == list(k_pred) == ["zb", "a"]  # the dict as given
+    for key in k_pred:
+        np.testing.assert_allclose(g_pred[key], k_pred[key], rtol=1e-4, atol=1e-6)
+    called = ours([X[:2], X2[:2]])
+    assert list(called) == ["zb", "a"] and called["a"].shape == (2, 3)
+
+
+def test_one_loss_for_every_output_and_an_output_without_loss_match_keras():
+    y_onehot = np.eye(3, dtype="float32")[YA]
+    theirs, ours = twin_models()
+    for loss, labels in (("mse", [y_onehot, YB]), ([None, "mae"], [y_onehot, YB])):
+        logs = []
+        for lib, model in ((keras, theirs), (gk, ours)):
+            model.compile(lib.optimizers.SGD(0.05), loss=loss)
+            history = model.fit([X, X2], labels, epochs=1, batch_size=16, verbose=0)
+            logs.append(history.history)
+        assert_logs_close(logs[1], logs[0])
+    assert sorted(logs[1]) == ["loss"]  # one output has a loss: no per-output tracker
+
+
+def test_several_outputs_refuse_what_keras_refuses():
+    model = two_head_model(gk)
+    model.compile("sgd", loss="mse")
+    with pytest.raises(ValueError, match="`class_weight` is only supported for Models with a "
+                                         "single output"):
+        model.fit([X, X2], [YB, YB], class_weight={0: 1.0}, verbose=0)
+    with pytest.raises(ValueError, match=r"y must be a list of 2 label arrays or a dict keyed "
+                                         r"by those names"):
+        model.fit([X, X2], YB, verbose=0)
+    with pytest.raises(NotImplementedError, match="sample_weight per output"):
+        model.fit([X, X2], [YB, YB], sample_weight=[SW, SW], verbose=0)
+    with pytest.raises(ValueError, match=r"Invalid `metrics`.*one entry per output"):
+        model.compile("sgd", loss="mse", metrics=["mae"])
+    with pytest.raises(ValueError, match="`loss_weights` must match the number of losses, got 1 "
+                                         "losses and 2 weights"):
+        model.compile("sgd", loss="mse", loss_weights=[1.0, 2.0])
+    with pytest.raises(ValueError, match=r"Expected keys \['a', 'b'\] in loss dict"):
+        model.compile("sgd", loss={"a": "mse", "c": "mse"})
+
+    class TwoHeads(gk.Model):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = gk.layers.Dense(2), gk.layers.Dense(1)
+
+        def call(self, x):
+            return self.a(x), self.b(x)
+
+    with pytest.raises(NotImplementedError, match="subclassed keras.Model with several outputs"):
+        TwoHeads().compile("sgd", loss=["mse", "mse"])
+
+
+def test_dataset_sample_weights_and_class_weight_match_keras():
+    x, y = X, YA
+    theirs = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="softmax")])
+    ours = gk.Sequential([gk.Input((4,)), gk.layers.Dense(3, activation="softmax")])
+    ours.set_weights(theirs.get_weights())
+    logs = []
+    for lib, model, dataset in ((keras, theirs, tf.data.Dataset), (gk, ours, ga.data.Dataset)):
+        model.compile(lib.optimizers.SGD(0.1), "sparse_categorical_crossentropy",
+                      metrics=["accuracy"], weighted_metrics=["accuracy"])
+        weighted = model.fit(dataset.from_tensor_slices((x, y, SW)).batch(8), epochs=2,
+                             verbose=0).history
+        by_class = model.fit(dataset.from_tensor_slices((x, y)).batch(8), epochs=1, verbose=0,
+                             class_weight={0: 0.5, 1: 2.0, 2: 1.0}).history
+        evaluated = model.evaluate(dataset.from_tensor_slices((x, y, SW)).batch(8), verbose=0,
+                                   return_dict=True)
+        logs.append((weighted, by_class, evaluated))
+    for g, k in zip(logs[1], logs[0]):
+        assert_logs_close(g, k)
+    # the weights did weigh: the weighted accuracy differs from the plain one
+    assert logs[1][2]["weighted_accuracy"] != pytest.approx(logs[1][2]["accuracy"])
+
+
+def split_layer_class(lib, ops):
+    """A Python layer whose call returns two tensors of different shapes."""
+
+    class Split(lib.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+
+        def call(self, x):
+            return ops.tanh(x * self.w), ops.reshape(x * 2.0, (-1, 2, 2))
+
+    return Split
+
+
+def split_model(lib, ops):
+    inputs = lib.Input((4,))
+    a, b = split_layer_class(lib, ops)(name="split")(inputs)
+    return lib.Model(inputs, [lib.layers.Dense(1, name="d1")(a),
+                              lib.layers.Dense(2, name="d2")(lib.layers.Flatten(name="f")(b))])
+
+
+def test_python_layer_with_several_outputs_trains_saves_and_loads_as_keras(tmp_path):
+    theirs, ours = split_model(keras, keras.ops), split_model(gk, gk.ops)
+    for layer in theirs.layers:
+        if layer.weights:
+            weights = [np.asarray(w) * 0.7 + 0.1 for w in layer.get_weights()]
+            layer.set_weights(weights)
+            ours.get_layer(layer.name).set_weights(weights)
+    assert [layer.name for layer in ours.layers] == ["split", "d1", "f", "d2"]
+    y1, y2 = YB, RNG.normal(size=(16, 2)).astype("float32")
+    results = []
+    for lib, model in ((keras, theirs), (gk, ours)):
+        model.compile(lib.optimizers.SGD(0.1), loss=["mse", "mse"])
+        history = model.fit(X, [y1, y2], epochs=2, batch_size=8, shuffle=False, verbose=0)
+        # the Split layer's weight is reached by both outputs' gradients
+        results.append((history.history, model.get_layer("split").get_weights()[0]))
+    assert_logs_close(results[1][0], results[0][0])
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+    first, second = split_layer_class(gk, gk.ops)()(X[:2])  # eagerly: the tuple
+    assert first.shape == (2, 4) and second.shape == (2, 2, 2)
+    path = str(tmp_path / "split.keras")
+    ours.save(path)
+    expected = ours.predict(X, verbose=0)
+    loaded = keras.models.load_model(path, custom_objects={
+        "Split": split_layer_class(keras, keras.ops)})
+    for got, want in zip(loaded.predict(X, verbose=0), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    again = gk.models.load_model(path, custom_objects={"Split": split_layer_class(gk, gk.ops)})
+    np.testing.assert_allclose(again.predict(X, verbose=0)[1], expected[1], rtol=1e-6)
+
+
+def test_python_layer_with_several_outputs_in_a_sequential_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match="several outputs in a Sequential model"):
+        gk.Sequential([gk.Input((4,)), split_layer_class(gk, gk.ops)()])
+
+
+def test_several_outputs_under_mixed_float16_train_as_keras():
+    # compile wraps the optimizer in a LossScaleOptimizer: the step must take the gradients of
+    # the scaled loss (unscaled ones, divided by the scale, barely train)
+    y = RNG.normal(size=(16, 2)).astype("float32")
+    logs = []
+    for lib in (keras, gk):
+        lib.mixed_precision.set_global_policy("mixed_float16")
+        try:
+            inputs = lib.Input((4,))
+            hidden = lib.layers.Dense(8, activation="relu", kernel_initializer="ones")(inputs)
+            model = lib.Model(inputs, [
+                lib.layers.Dense(2, kernel_initializer="ones", name="ma")(hidden),
+                lib.layers.Dense(1, kernel_initializer="ones", name="mb")(hidden)])
+            model.compile(lib.optimizers.SGD(0.01), loss=["mse", "mse"])
+            history = model.fit(X, [y, YB], epochs=20, batch_size=16, verbose=0).history
+        finally:
+            lib.mixed_precision.set_global_policy("float32")
+        logs.append({name: values[-1] for name, values in history.items()})
+    for name in logs[0]:
+        np.testing.assert_allclose(logs[1][name], logs[0][name], rtol=5e-3, err_msg=name)
