@@ -85,6 +85,8 @@ OUT_OF_SCOPE = [
     (r"^mps|mkldnn|^vulkan|^xpu|^hip|^ipu|^mtia|^fpga|^lazy$|^xla",
      "other accelerators and backends"),
     (r"^fft|^ifft|^rfft|^irfft|^hfft|^ihfft|stft|^istft", "Fourier transforms: not in the course"),
+    (r"^LinearOperatorCirculant", "circulant operators are defined by their Fourier spectrum: "
+                                  "Fourier transforms are not in the course"),
     (r"^jit$|^fx$|^onnx$|^package$|^_?C$|^compiler$|^export$|^backends$|^overrides$|"
      r"^hub$|^library$|^storage$|storage$|^TypedStorage|^UntypedStorage|^futures$|^monitor$|"
      r"^ao$|^autocast|^__config__$|^__future__$",
@@ -96,6 +98,26 @@ OUT_OF_SCOPE = [
      r"^AggregationMethod$|^Module$|^OptionalSpec$|^TypeSpec$|^UnconnectedGradients$|"
      r"^DeviceSpec$|^Operation$|^IndexedSlices|^register_tensor_conversion_function$",
      "TensorFlow graph-mode and tooling APIs: gpuaccel runs eagerly"),
+    (r"^gradients$|^hessians$|^parallel_stack$",
+     "graph-only TensorFlow ops: TF itself raises for them in eager mode (tf.gradients and "
+     "tf.hessians say to use tf.GradientTape; tf.parallel_stack is 'not compatible with eager "
+     "execution')"),
+    (r"^import_graph_def$|^load_op_library$|^load_library$|^RegisterGradient$|^no_gradient$|"
+     r"^make_ndarray$|^make_tensor_proto$|^type_spec_from_value$|^NoneTensorSpec$|"
+     r"^TensorArraySpec$|^variable_creator_scope$|^CriticalSection$|^autograph$|"
+     r"^guarantee_const$|^nondifferentiable_batch_function$|^test$",
+     "TensorFlow graph and runtime machinery (GraphDefs, TensorProtos, custom-op libraries, "
+     "the gradient and variable-creator registries, TypeSpecs of composite tensors, "
+     "AutoGraph's source conversion, serving batch functions, tf.test's TestCase): gpuaccel "
+     "has no graphs, protos or op registry to plug into"),
+    (r"^ctc_greedy_decoder$|^ctc_beam_search_decoder$",
+     "sparse tensors: the CTC decoders return their decoded paths as SparseTensors"),
+    (r"^edit_distance$", "sparse tensors: tf.edit_distance takes its hypotheses and truths as "
+                         "SparseTensors, and gpuaccel's tensors are dense"),
+    (r"^resource$|^variant$", "TensorFlow's handle dtypes: no eager tensor of them holds data"),
+    (r"^security$", "tf.security.fuzzing: helpers for fuzzing TensorFlow's own kernels"),
+    (r"^check_pinned$", "a check of TF's pinned host-memory placement, which gpuaccel's "
+                        "tensors do not have"),
 ]
 
 # A comparison test uses the name on both sides (gpuaccel's call and the framework's), so a file

@@ -56,9 +56,25 @@ from .math import acos, asin, atan, atan2, cos, sin, tan
 from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
                             gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
                             reverse_sequence, searchsorted, shape_n, slice, unravel_index)
+from ._tf_array_ops import bitcast, saturate_cast
+from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
+from ._tf_tensor_array import TensorArray
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
+from ._tf_index_ops import (dynamic_partition, dynamic_stitch, strided_slice,
+                            tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,
+                            tensor_scatter_nd_sub, tensor_scatter_nd_update, unique,
+                            unique_with_counts)
+from ._tf_enums import VariableAggregation, VariableSynchronization
+from ._tf_asserts import (Assert, assert_equal, assert_greater, assert_less, assert_rank,
+                          broadcast_dynamic_shape, broadcast_static_shape, ensure_shape)
+from ._tf_control_flow import (case, cond, foldl, foldr, get_current_name_scope,
+                               grad_pass_through, group, inside_function, is_symbolic_tensor,
+                               name_scope, no_op, recompute_grad, scan, switch_case, while_loop)
+from ._tf_control_flow import tuple_ as tuple  # noqa: A004 - tf.tuple
+from . import nest
 from ._tf_sort import argsort, sort
-from ._tf_space_batch import batch_to_space, space_to_batch, space_to_batch_nd
+from ._tf_space_batch import (batch_to_space, required_space_to_batch_paddings, space_to_batch,
+                              space_to_batch_nd)
 from .linalg import bmm, einsum, matmul, mm, norm, tensordot
 from ._tensor_spec import TensorSpec
 from ._function import function, print_ as print  # noqa: A004 - tf.print
@@ -70,6 +86,9 @@ from . import data
 from . import keras
 from . import distribute
 from .keras import mixed_precision
+# tf.losses, tf.metrics, tf.optimizers and tf.initializers are Keras's modules themselves in
+# TF 2.21 (tf.losses.MeanSquaredError is keras.losses.MeanSquaredError); so here.
+from .keras import initializers, losses, metrics, optimizers
 from .keras.initializers import (Constant as constant_initializer, Ones as ones_initializer,
                                  RandomNormal as random_normal_initializer,
                                  RandomUniform as random_uniform_initializer,
@@ -95,6 +114,16 @@ manual_seed = random.set_seed  # torch.manual_seed
 range = arange  # noqa: A001 - tf.range(start, limit, delta)
 inference_mode = no_grad  # torch.inference_mode()
 realdiv = divide  # tf.realdiv: floats only in TF, where it is tf.divide
+
+
+approx_top_k = nn.approx_top_k
+
+
+def get_logger():
+    """``tf.get_logger``: a Python ``logging.Logger`` (named 'gpuaccel'; TF's is named
+    'tensorflow'), for code that sets its level or logs its own messages through it."""
+    import logging
+    return logging.getLogger("gpuaccel")
 # torch's dtype aliases (one DType object answers TF's, torch's and NumPy's questions).
 float = float32  # noqa: A001
 half = float16
@@ -127,7 +156,17 @@ __all__ += [
     "random_normal_initializer", "random_uniform_initializer", "batch_to_space",
     "space_to_batch", "space_to_batch_nd", "sort", "argsort", "acos", "asin", "atan", "atan2",
     "cos", "sin", "tan", "histogram_fixed_width", "histogram_fixed_width_bins",
-    "reverse_sequence", "searchsorted",
+    "reverse_sequence", "searchsorted", "saturate_cast", "dynamic_partition", "dynamic_stitch",
+    "strided_slice", "tensor_scatter_nd_add", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+    "tensor_scatter_nd_sub", "tensor_scatter_nd_update", "unique", "unique_with_counts",
+    "assert_equal", "assert_greater", "assert_less", "assert_rank", "broadcast_dynamic_shape",
+    "broadcast_static_shape", "ensure_shape", "case", "cond", "foldl", "foldr",
+    "get_current_name_scope", "grad_pass_through", "group", "inside_function",
+    "is_symbolic_tensor", "name_scope", "no_op", "recompute_grad", "scan", "switch_case",
+    "while_loop", "tuple", "nest", "Assert", "VariableAggregation", "VariableSynchronization",
+    "get_logger", "bitcast", "conv2d_backprop_filter_v2", "conv2d_backprop_input_v2",
+    "TensorArray", "required_space_to_batch_paddings", "approx_top_k", "initializers", "losses",
+    "metrics", "optimizers",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

@@ -13,6 +13,7 @@ from . import math as _math
 from ._array_ops import gather as _gather, gather_along as _gather_along, split as _split
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
+from ._tensor import tensor
 
 __all__ = ["flip", "roll", "tril", "triu", "tri", "diag", "diagonal", "trace", "moveaxis",
            "swapaxes", "repeat", "outer", "inner", "vdot", "ravel", "diff", "append", "hstack",
@@ -64,14 +65,19 @@ def roll(x, shift, axis=None):
     return x
 
 
+def kept_entries(x, mask):
+    """``x`` with the entries where the (broadcast) boolean array ``mask`` is False set to 0
+    (selected, not multiplied: an inf there would give NaN, 0 * inf)."""
+    mask = tensor(np.ascontiguousarray(mask), dtype=x._dtype_name, device=x._device_name)
+    return _math._select(mask, x, _C.scalar_like(0.0, x))
+
+
 def _triangle(x, k, keep):
     x = convert_to_tensor(x)
     if x.ndim < 2:
         raise ValueError(f"tril/triu need a tensor of rank >= 2, got shape {list(x.shape)}")
     rows, cols = x.shape[-2:]
-    mask = convert_to_tensor(keep(np.ones((rows, cols), bool), check_int(k, "k")))
-    # Entries outside the triangle become 0 (an inf there would give NaN: 0 * inf).
-    return _math._select(_C.cast(mask, x._dtype_name), x, _C.scalar_like(0.0, x))
+    return kept_entries(x, keep(np.ones((rows, cols), bool), check_int(k, "k")))
 
 
 def tril(x, k=0):

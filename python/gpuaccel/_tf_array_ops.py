@@ -16,6 +16,7 @@ from ._array_ops import (cast, clip_by_value, expand_dims, gather, gather_along,
                          one_hot, reshape, shape, stack)
 from ._convert import convert_to_tensor
 from ._tensor import arange
+from .dtypes import as_dtype
 from .keras import ops as _keras_ops
 
 
@@ -167,3 +168,39 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=0, name=None)
     order = (0, 1) if batch_axis < seq_axis else (1, 0)
     index = np.broadcast_to(np.transpose(index, order).reshape(shape), tuple(x.shape))
     return gather_along(x, seq_axis, convert_to_tensor(np.ascontiguousarray(index, np.int64)))
+
+
+def saturate_cast(value, dtype, name=None):
+    """``tf.saturate_cast``: cast with the values first clipped to what ``dtype`` holds (an
+    int32 300 becomes uint8 255, a float 3e9 int32's largest float32 below 2**31), never
+    wrapped around."""
+    x = convert_to_tensor(value)
+    target = as_dtype(dtype)
+    integers = ("int32", "int64", "uint8")
+    if x.dtype.name in integers and target.name in integers:
+        source, kept = np.iinfo(x.dtype.name), np.iinfo(target.name)
+        low, high = max(source.min, kept.min), min(source.max, kept.max)
+        if (low, high) != (source.min, source.max):
+            x = clip_by_value(x, int(low), int(high))
+        return cast(x, target)
+    return _keras_ops.saturate_cast(x, target)
+
+
+def bitcast(input, type, name=None):  # noqa: A002 -- TF's names
+    """``tf.bitcast``: the same bytes read as ``type``. A wider type takes the last axis's
+    entries together (that axis must have itemsize ratio entries), a narrower one adds a last
+    axis of them, as TF. Computed on the host; not differentiable (TF's is not either)."""
+    x = convert_to_tensor(input)
+    source, target = x.dtype.as_numpy_dtype, as_dtype(type).as_numpy_dtype
+    values = np.ascontiguousarray(x.detach().numpy())
+    ratio = np.dtype(target).itemsize / np.dtype(source).itemsize
+    if ratio > 1:
+        if not values.ndim or values.shape[-1] != ratio:
+            raise errors.InvalidArgumentError(
+                f"Cannot bitcast from {x.dtype.name} to {as_dtype(type).name}: the last "
+                f"dimension must be {int(ratio)}, got shape {list(values.shape)}")
+        out = values.view(target).reshape(values.shape[:-1])
+    else:
+        out = values.reshape(values.shape + (1,)).view(target) if ratio < 1 else \
+            values.view(target)
+    return convert_to_tensor(np.ascontiguousarray(out)).to(device=x._device_name)

@@ -78,3 +78,23 @@ def batch_to_space(input, block_shape, crops, name=None):  # noqa: A002
 def space_to_batch(input, block_shape, paddings, name=None):  # noqa: A002
     """``tf.space_to_batch`` (and ``tf.nn.space_to_batch``): space_to_batch_nd."""
     return space_to_batch_nd(input, block_shape, paddings)
+
+
+def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=None, name=None):
+    """``tf.required_space_to_batch_paddings``: (paddings, crops), int32 (M, 2): the
+    base paddings with the end of each axis padded up to a multiple of its block, and the
+    crops that undo that extra end padding."""
+    import numpy as np
+    shape = np.asarray(input_shape.numpy() if hasattr(input_shape, "numpy") else input_shape,
+                       np.int64).reshape(-1)
+    block = np.asarray(_block_shape(block_shape), np.int64)
+    if block.shape != shape.shape:
+        raise ValueError(f"block_shape {block.tolist()} needs one entry per input_shape entry "
+                         f"{shape.tolist()}")
+    base = np.zeros((shape.size, 2), np.int64) if base_paddings is None else \
+        np.asarray(_pairs(base_paddings, shape.size, "base_paddings"), np.int64)
+    full = shape + base[:, 0] + base[:, 1]
+    extra = (block - full % block) % block
+    paddings = np.stack([base[:, 0], base[:, 1] + extra], 1).astype(np.int32)
+    crops = np.stack([np.zeros_like(extra), extra], 1).astype(np.int32)
+    return convert_to_tensor(paddings), convert_to_tensor(crops)

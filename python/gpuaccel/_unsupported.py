@@ -20,7 +20,6 @@ SHARED_REFUSALS = {
     "topk": "math.top_k (TensorFlow's name)",
     "boolean_mask": "where(...) or indexing on .numpy()",
     "scatter_nd": "one_hot(...) products",
-    "tensor_scatter_nd_update": "one_hot(...) products",
     "map_fn": "a Python loop and stack (ops run eagerly)",
     "vectorized_map": "a Python loop and stack (ops run eagerly)",
     "py_function": "calling the Python function directly (ops run eagerly)",
@@ -36,6 +35,8 @@ SHARED_REFUSALS = {
     "summary": "keras.callbacks.TensorBoard",
     "train": "keras.callbacks.ModelCheckpoint / save_weights",
     "experimental": "the stable names listed in docs/compatibility.md",
+    "timestamp": "time.time() (TF's timestamp is float64 seconds, which gpuaccel has no dtype "
+                 "to hold)",
 }
 
 

@@ -37,6 +37,11 @@ class ResourceExhaustedError(OpError):
     error_code = 8
 
 
+class OutOfRangeError(OpError):
+    """An index past the end of a sequence (a TensorArray read or write, an iterator)."""
+    error_code = 11
+
+
 class UnimplementedError(OpError):
     """The operation is not implemented for these arguments or this device."""
     error_code = 12

@@ -1,15 +1,47 @@
-"""``tf.linalg`` names (``matmul`` with ``transpose_a/b``, ``einsum``, ``norm``) and PyTorch's
-``mm``/``bmm``; ``matmul`` and ``einsum`` are also exported at the top level, as in both.
+"""``tf.linalg`` names (``matmul`` with ``transpose_a/b``, ``einsum``, ``norm``, the diagonal and
+band helpers, ``cross``...) and PyTorch's ``mm``/``bmm``; ``matmul`` and ``einsum`` are also
+exported at the top level, as in both. Only what composes from existing ops is here: the
+decompositions (inv, det, solve, cholesky, qr, svd...) need kernels gpuaccel lacks.
 
 ``einsum`` is composed of permutes, broadcast multiplication and sums, so autograd
 differentiates it like any other op; it materialises the product over every letter, which suits
 the course's sizes (a large contraction is better written with ``matmul``).
 """
-from . import _C
+import numbers
+
+import numpy as np
+
+from . import _C, errors
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
+from ._creation import eye
+from ._linear_operators import (  # noqa: F401 -- tf.linalg's operator classes
+    LinearOperator, LinearOperatorAdjoint, LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular, LinearOperatorComposition, LinearOperatorDiag,
+    LinearOperatorFullMatrix, LinearOperatorHouseholder, LinearOperatorIdentity,
+    LinearOperatorInversion,
+    LinearOperatorKronecker, LinearOperatorLowerTriangular, LinearOperatorLowRankUpdate,
+    LinearOperatorPermutation, LinearOperatorScaledIdentity, LinearOperatorToeplitz,
+    LinearOperatorTridiag, LinearOperatorZeros)
+from ._matrix_ops import (adjoint, band_part, banded_triangular_solve, cholesky_solve,
+                          lu_matrix_inverse, lu_reconstruct, lu_solve, diag, diag_part, matrix_transpose, set_diag,  # noqa
+                          tensor_diag, tensor_diag_part, trace, triangular_solve,
+                          tridiagonal_matmul, tridiagonal_solve)
+from ._tf_clipping import global_norm as _global_norm
+from .math import l2_normalize
 
-__all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot"]
+__all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matrix_transpose",
+           "adjoint", "band_part", "diag", "diag_part", "set_diag", "tensor_diag",
+           "tensor_diag_part", "trace", "eye", "normalize", "l2_normalize", "global_norm",
+           "cross", "tridiagonal_matmul", "LinearOperator", "LinearOperatorAdjoint",
+           "LinearOperatorBlockDiag", "LinearOperatorBlockLowerTriangular",
+           "LinearOperatorComposition", "LinearOperatorDiag", "LinearOperatorFullMatrix",
+           "LinearOperatorHouseholder", "LinearOperatorIdentity", "LinearOperatorKronecker",
+           "LinearOperatorLowerTriangular", "LinearOperatorLowRankUpdate",
+           "LinearOperatorPermutation", "LinearOperatorScaledIdentity", "LinearOperatorToeplitz",
+           "LinearOperatorTridiag", "LinearOperatorZeros", "LinearOperatorInversion",
+           "triangular_solve", "tridiagonal_solve", "banded_triangular_solve", "cholesky_solve",
+           "lu_reconstruct", "lu_solve", "lu_matrix_inverse"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -41,23 +73,89 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
-def matvec(a, b, transpose_a=False, name=None):
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False,
+           name=None):
     """``tf.linalg.matvec``: matrix (..., n, m) times vector (..., m)."""
     a, b = as_tensors(a, b)
-    out = matmul(a, _C.expand_dims(b, -1), transpose_a=transpose_a)
+    out = matmul(a, _C.expand_dims(b, -1), transpose_a=transpose_a or adjoint_a)
     return _C.squeeze(out, [-1])
 
 
-def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):
-    """``tf.norm`` for the Euclidean (Frobenius) and 1 norms of the flattened tensor or over
-    ``axis``."""
-    x = convert_to_tensor(tensor)
-    axes = list(axis) if isinstance(axis, (list, tuple)) else axis
-    if ord in ("euclidean", "fro", 2):
-        return _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), axes, bool(keepdims)))
+def _vector_norm(x, ord, axes, keepdims):
+    magnitude = _C.unary("abs", x)
+    if ord in ("euclidean", 2):
+        return _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), axes, keepdims))
     if ord == 1:
-        return _C.reduce("sum", _C.unary("abs", x), axes, bool(keepdims))
-    raise ValueError(f"norm ord={ord!r} is not supported yet; use 'euclidean' or 1")
+        return _C.reduce("sum", magnitude, axes, keepdims)
+    if ord == np.inf:
+        return _C.reduce("max", magnitude, axes, keepdims)
+    p = _C.scalar_like(float(ord), magnitude)
+    total = _C.reduce("sum", _C.binary("pow", magnitude, p), axes, keepdims)
+    return _C.binary("pow", total, _C.scalar_like(1.0 / float(ord), total))
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    rows, cols = axes
+    if ord in ("euclidean", "fro"):
+        return _C.unary("sqrt", _C.reduce("sum", _C.unary("square", x), list(axes), keepdims))
+    if ord in (1, np.inf):  # the largest column sum (1) or row sum (inf) of |x|
+        inner, outer = (rows, cols) if ord == 1 else (cols, rows)
+        sums = _C.reduce("sum", _C.unary("abs", x), [inner], True)
+        out = _C.reduce("max", sums, [outer], True)
+        return out if keepdims else _C.squeeze(out, sorted([rows, cols]))
+    raise NotImplementedError(f"norm ord={ord!r} over two axes needs singular values (no SVD "
+                              f"kernel yet); use 'fro', 1 or np.inf")
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
+    """``tf.norm``: a vector norm (ord 'euclidean', any p > 0, np.inf) of the flattened
+    tensor or along one axis, or a matrix norm ('fro'/'euclidean', 1, np.inf) over two axes."""
+    x = convert_to_tensor(tensor)
+    keepdims = bool(keepdims)
+    axes = list(axis) if isinstance(axis, (list, tuple)) else axis
+    if isinstance(axes, list) and len(axes) == 2:
+        pair = [a % x.ndim for a in axes]
+        if pair[0] == pair[1]:
+            raise ValueError(f"'axis' must be a list of two different axes, got {axis}")
+        if not (ord in ("euclidean", "fro", 1, 2, np.inf)):
+            raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', "
+                             f"1, 2, inf], got {ord}")
+        return _matrix_norm(x, ord, pair, keepdims)
+    if isinstance(axes, list) and len(axes) != 1:
+        raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, "
+                         f"got {axis}")
+    if isinstance(ord, str) and ord != "euclidean" or \
+            not isinstance(ord, str) and not (isinstance(ord, numbers.Real) and ord > 0):
+        raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
+    return _vector_norm(x, ord, axes, keepdims)
+
+
+def normalize(tensor, ord="euclidean", axis=None, name=None):
+    """``tf.linalg.normalize``: (tensor / its norm, the norm kept as a size-1 axis)."""
+    x = convert_to_tensor(tensor)
+    size = norm(x, ord=ord, axis=axis, keepdims=True)
+    return _C.binary("div", x, size), size
+
+
+def global_norm(t_list, name=None):
+    """``tf.linalg.global_norm``: sqrt of the summed squares of every tensor in the list."""
+    if not isinstance(t_list, (list, tuple)):
+        raise TypeError(f"`t_list` should be a sequence of tensors. Received "
+                        f"{type(t_list)}.")
+    return _global_norm(t_list)
+
+
+def cross(a, b, name=None):
+    """``tf.linalg.cross``: the cross product of the 3-vectors on the last axis."""
+    a, b = as_tensors(a, b)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise errors.FailedPreconditionError("Cross-products are only defined for 3-element "
+                                             "vectors.")
+    u = [_C.slice(a, [(0, n, 1) for n in a.shape[:-1]] + [(i, i + 1, 1)]) for i in range(3)]
+    v = [_C.slice(b, [(0, n, 1) for n in b.shape[:-1]] + [(i, i + 1, 1)]) for i in range(3)]
+    parts = [_C.binary("sub", _C.binary("mul", u[(i + 1) % 3], v[(i + 2) % 3]),
+                       _C.binary("mul", u[(i + 2) % 3], v[(i + 1) % 3])) for i in range(3)]
+    return _C.concat(parts, a.ndim - 1)
 
 
 def tensordot(a, b, axes):

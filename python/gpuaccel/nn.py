@@ -16,6 +16,11 @@ from ._array_ops import (concat as _concat, pad as _pad, reshape as _reshape,
                          squeeze as _squeeze, transpose as _transpose, where as _where,
                          zeros_like as _zeros_like)
 from ._convert import as_tensors, convert_to_tensor
+from ._tf_candidate_sampling import (all_candidate_sampler, compute_accidental_hits,  # noqa
+                                     fixed_unigram_candidate_sampler, sampled_logits)
+from ._tf_ctc_labels import collapse_repeated, ctc_unique_labels  # noqa: F401
+from ._tf_isotonic import isotonic_regression  # noqa: F401
+from ._tf_nn_window_ops import dilation2d, erosion2d, max_pool_with_argmax  # noqa: F401
 from ._tf_space_batch import space_to_batch
 from ._tf_sort import top_k
 from ._int_range import check_int
@@ -42,7 +47,11 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "normalize_moments", "compute_average_loss", "scale_regularization_loss",
            "max_pool1d", "avg_pool1d", "pool", "convolution", "atrous_conv2d",
            "weighted_moments", "space_to_batch", "top_k", "local_response_normalization",
-           "lrn", "conv1d_transpose", "conv_transpose"]
+           "lrn", "conv1d_transpose", "conv_transpose", "batch_norm_with_global_normalization",
+           "atrous_conv2d_transpose", "approx_max_k", "approx_min_k", "dilation2d", "erosion2d",
+           "max_pool_with_argmax", "collapse_repeated", "ctc_unique_labels",
+           "all_candidate_sampler", "compute_accidental_hits", "fixed_unigram_candidate_sampler",
+           "nce_loss", "sampled_softmax_loss", "isotonic_regression"]
 
 
 def _int(value, name):
@@ -233,6 +242,15 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
                                _padding(padding), dh, dw)
 
 
+def atrous_conv2d_transpose(value, filters, output_shape, rate, padding, name=None):
+    """``tf.nn.atrous_conv2d_transpose``: conv2d_transpose with the filters dilated by
+    ``rate`` (stride 1)."""
+    rate = _int(rate, "rate")
+    if rate < 1:
+        raise ValueError(f"rate {rate} cannot be less than one")
+    return conv2d_transpose(value, filters, output_shape, 1, padding, dilations=rate)
+
+
 def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC",
                      dilations=None, name=None):
     """``tf.nn.conv1d_transpose``: input (N, W, C), filters (KW, F, C), output_shape
@@ -367,6 +385,14 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         inverse = _C.binary("mul", inverse, as_tensors(x, scale)[1])
     out = _C.binary("mul", _C.binary("sub", x, mean), inverse)
     return out if offset is None else _C.binary("add", out, as_tensors(x, offset)[1])
+
+
+def batch_norm_with_global_normalization(input, mean, variance, beta, gamma, variance_epsilon,
+                                        scale_after_normalization, name=None):  # noqa: A002
+    """``tf.nn.batch_norm_with_global_normalization``: batch_normalization with ``beta`` as the
+    offset and ``gamma`` as the scale only when ``scale_after_normalization``."""
+    return batch_normalization(input, mean, variance, beta,
+                               gamma if scale_after_normalization else None, variance_epsilon)
 
 
 def keras_batch_normalization(x, gamma, beta, moving_mean, moving_var, momentum=0.99,
@@ -605,6 +631,63 @@ def bias_add(value, bias, data_format=None, name=None):
     if data_format not in (None, "NHWC", "N...C"):
         raise ValueError(f"bias_add supports channels-last data only, got {data_format!r}")
     return _C.binary("add", *as_tensors(value, bias))
+
+
+def _approx_k(operand, k, reduction_dimension, largest):
+    """The exact top (or bottom) k along ``reduction_dimension``: an approximate top-k with
+    recall 1, which every recall_target allows."""
+    x = convert_to_tensor(operand)
+    axis = check_int(reduction_dimension, "reduction_dimension") % x.ndim
+    moved = _C.transpose(x, axis, x.ndim - 1) if axis != x.ndim - 1 else x
+    values, indices = top_k(moved if largest else _C.unary("neg", moved), k)
+    values = values if largest else _C.unary("neg", values)
+    if axis != x.ndim - 1:
+        values, indices = (_C.transpose(t, axis, x.ndim - 1) for t in (values, indices))
+    return values, indices
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """``tf.nn.approx_max_k``: (values, int32 indices) of the k largest entries along
+    ``reduction_dimension``, largest first (computed exactly)."""
+    return _approx_k(operand, k, reduction_dimension, True)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """``tf.nn.approx_min_k``: (values, int32 indices) of the k smallest entries, smallest
+    first (computed exactly)."""
+    return _approx_k(operand, k, reduction_dimension, False)
+
+
+def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=True,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):  # noqa
+    """``tf.approx_top_k``: approx_max_k, or approx_min_k when not ``is_max_k``."""
+    return _approx_k(input, k, reduction_dimension, bool(is_max_k))
+
+
+def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true=1,
+             sampled_values=None, remove_accidental_hits=False, partition_strategy="mod",
+             name="nce_loss"):
+    """``tf.nn.nce_loss``: per example, the summed sigmoid cross-entropy of its true classes
+    (label 1/num_true) and the sampled ones (label 0), logits less their log expected
+    counts; the classes are drawn log-uniformly unless ``sampled_values`` gives them."""
+    logits, targets = sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes,
+                                     num_true, sampled_values, remove_accidental_hits)
+    losses = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
+    return _C.reduce("sum", losses, [1], False)
+
+
+def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true=1,
+                         sampled_values=None, remove_accidental_hits=True, seed=None,
+                         name="sampled_softmax_loss"):
+    """``tf.nn.sampled_softmax_loss``: per example, the softmax cross-entropy over its true
+    and sampled classes' logits (less their log expected counts)."""
+    if seed is not None:
+        raise ValueError("per-op seeds are not supported; call gpuaccel.random.set_seed(seed)")
+    logits, targets = sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes,
+                                     num_true, sampled_values, remove_accidental_hits)
+    return softmax_cross_entropy_with_logits(labels=targets, logits=logits)
 
 
 def max_pool(input, ksize, strides, padding, data_format=None, name=None):

@@ -12,10 +12,11 @@ from gpuaccel import keras
     (gpuaccel, "float64", "float32"), (gpuaccel, "map_fn", "Python loop"),
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
-    (gpuaccel.random, "truncated_normal", "clip_by_value"), (gpuaccel.linalg, "inv", "np.linalg"),
+    (gpuaccel.random, "learned_unigram_candidate_sampler", None),
+    (gpuaccel.linalg, "inv", "np.linalg"),
     (gpuaccel.image, "resize", None), (keras.utils, "load_img", "PIL.Image.open"),
     (keras, "applications", "keras.layers"), (gpuaccel.data, "TFRecordDataset", "from_generator"),
-    (keras.layers, "ConvLSTM2D", "TimeDistributed(Conv2D)")])
+    (keras.layers, "ConvLSTM2D", "TimeDistributed(Conv2D)"), (keras.optimizers, "Lamb", "AdamW")])
 def test_missing_names_raise_attribute_error_with_advice(module, name, hint):
     with pytest.raises(AttributeError, match="is not supported by gpuaccel yet") as info:
         getattr(module, name)

@@ -47,3 +47,17 @@ def assert_gradient_matches(theirs_op, ours_op, args, kwargs, rtol, atol):
         out = ours_op(*args[:i], watched, *args[i + 1:], **kwargs)
         loss = gt.reduce_sum(out * gt.constant(cotangent))
     np.testing.assert_allclose(as_array(tape.gradient(loss, watched)), expected, rtol=rtol, atol=atol)
+
+
+def case_ids(cases):
+    """pytest ids for (theirs, ours, ...) case tuples: the framework op's name and the index."""
+    return [f"{case[0].__name__}-{i}" for i, case in enumerate(cases)]
+
+
+def assert_case_matches(case, atol, rtol):
+    """One (theirs, ours, args, kwargs, differentiable) case: the forward always, the gradient
+    where the op is differentiable."""
+    theirs, ours, args, kwargs, differentiable = case
+    assert_forward_matches(theirs, ours, args, kwargs, atol=atol)
+    if differentiable:
+        assert_gradient_matches(theirs, ours, args, kwargs, rtol=rtol, atol=atol)

@@ -19,7 +19,7 @@ import zipfile
 
 import numpy as np
 
-from .. import version as _version
+from .. import nest, version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
 from . import _keras_h5, _layer_outputs, _model_classes, _object_registration
@@ -270,7 +270,7 @@ def _functional_from_config(body, custom_objects=None):
             else:
                 keywords = {key: _tensors_of(value, tensors) for key, value in keywords.items()}
                 result = layer(args[0] if len(args) == 1 else args, **keywords)
-            for index, tensor in enumerate(_layer_outputs.output_leaves(result)):
+            for index, tensor in enumerate(nest.flatten(result)):
                 tensors[(name, node_index, index)] = tensor
     inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
     outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]

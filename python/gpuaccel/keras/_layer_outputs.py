@@ -7,12 +7,13 @@ functional graph takes each output back out with an ``OutputPart`` node after th
 (a slice and a reshape, traced too). Called eagerly, the layer unpacks the same way and returns
 the tuple. The outputs must share a dtype and the batch dimension; in a functional model their
 sizes after the batch must be known. Outputs may nest (a list of lists of tensors, as an RNN
-over stacked cells returns its states): they are packed in order and come back nested alike."""
+over stacked cells returns its states): they are packed in ``gpuaccel.nest.flatten`` order and
+come back nested alike."""
 import functools
 
 import numpy as np
 
-from .. import _C
+from .. import _C, nest
 from .._tensor import Tensor
 
 
@@ -38,49 +39,17 @@ def shape_leaves(shapes):
             for leaf in ([item] if isinstance(item, tuple) else shape_leaves(item))]
 
 
-def _structure(outputs):
-    """``outputs`` with each tensor replaced by None: lists and tuples kept as they nest."""
-    if not isinstance(outputs, (list, tuple)):
-        return None
-    items = [_structure(item) for item in outputs]
-    return items if isinstance(outputs, list) else tuple(items)
-
-
-def _arrange(leaves, structure):
-    """``leaves`` (in order) nested as ``structure`` (from ``_structure``)."""
-    leaves = iter(leaves)
-
-    def arrange(node):
-        if node is None:
-            return next(leaves)
-        items = [arrange(item) for item in node]
-        return items if isinstance(node, list) else tuple(items)
-    return arrange(structure)
-
-
-def output_leaves(structure):
-    """The tensors of a (nested) list or tuple of outputs, in order."""
-    if not isinstance(structure, (list, tuple)):
-        return [structure]
-    return [leaf for item in structure for leaf in output_leaves(item)]
-
-
-def nest_as(leaves, structure):
-    """``leaves`` (in order) nested as the lists and tuples of ``structure`` nest its items."""
-    return _arrange(leaves, _structure(structure))
-
-
 def arrange_like(shapes, outputs):
     """``outputs`` (one per shape of ``shape_leaves(shapes)``) nested as ``shapes`` are."""
-    def structure(node):
-        return None if isinstance(node, tuple) else [structure(item) for item in node]
-    arranged = _arrange(outputs, structure(shapes))
+    def skeleton(node):  # a shape tuple is one output
+        return None if isinstance(node, tuple) else [skeleton(item) for item in node]
+    arranged = nest.pack_sequence_as(skeleton(list(shapes)), outputs)
     return arranged if shapes.as_list else tuple(arranged)
 
 
 def main_output(outputs):
     """The first tensor of a (nested) structure of outputs: the one a timestep mask stays on."""
-    return output_leaves(outputs)[0]
+    return nest.flatten(outputs)[0]
 
 
 def _flat_size(dims):
@@ -95,7 +64,9 @@ def pack(layer, inputs, outputs):
     """The one tensor the C++ layer returns for ``outputs`` (what ``call`` returned on
     ``inputs``); remembers their shapes after the batch, per input signature, for unpacking."""
     what = f"{type(layer).__name__}.call()"
-    structure, outputs = _structure(outputs), output_leaves(outputs)
+    # the nesting without the tensors (tf.nest's rules), to unpack eager calls alike
+    structure = nest.map_structure(lambda _: None, outputs)
+    outputs = nest.flatten(outputs)
     if not outputs or not all(isinstance(t, Tensor) for t in outputs):
         wrong = next((t for t in outputs if not isinstance(t, Tensor)), outputs)
         raise TypeError(f"{what} returned a {type(wrong).__name__} among its outputs: each of "
@@ -126,7 +97,7 @@ def unpack_call(layer, inputs, packed):
         stop = start + _flat_size(shape)
         parts.append(_part(start, stop, shape, [packed], False)[0])
         start = stop
-    return _arrange(parts, structure)
+    return nest.pack_sequence_as(structure, parts)
 
 
 def _part(start, stop, shape, inputs, training):

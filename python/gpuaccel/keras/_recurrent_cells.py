@@ -16,13 +16,12 @@ import numbers
 
 import numpy as np
 
-from .. import _C
+from .. import _C, nest
 from .._tensor import Tensor
 from . import activations as _activations
 from . import initializers as _initializers
 from ._layer_base import Layer, _reject, _snake_case
 from ._layers_of_layers import LayerOfLayers, adopt_weights
-from ._layer_outputs import nest_as, output_leaves
 
 
 def _weight_initializer(value, arg):
@@ -398,18 +397,18 @@ class StackedRNNCells(_StepCall, LayerOfLayers, Layer):
 
     def call(self, inputs, states, training=False):
         """One step of every cell; ``states`` and the new states nested per cell."""
-        states, new_states = output_leaves(states), []
+        states, new_states = nest.flatten(states), []
         for cell in self.cells:
             count = len(_state_sizes(cell))
             inputs, cell_states = cell.call(inputs, states[:count], training=training)
             states = states[count:]
-            new_states += output_leaves(cell_states)
-        return inputs, nest_as(new_states, self.state_size)
+            new_states += nest.flatten(cell_states)
+        return inputs, nest.pack_sequence_as(self.state_size, new_states)
 
 
 def _state_sizes(cell):
     """The sizes of ``cell``'s state tensors, flat (stacked cells nest them)."""
-    return output_leaves(cell.state_size)
+    return nest.flatten(cell.state_size)
 
 
 def _output_size(cell):

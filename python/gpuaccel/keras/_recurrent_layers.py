@@ -9,10 +9,10 @@ outputs, packed into one traced tensor (_layer_outputs.py).
 """
 import numpy as np
 
-from .. import _C
+from .. import _C, nest
 from . import _mask_flow
 from ._layer_base import Layer, _is_shape_list, _none_shape, _reject, _snake_case
-from ._layer_outputs import nest_as, output_leaves, several_shapes
+from ._layer_outputs import several_shapes
 from ._layers_of_layers import LayerOfLayers, adopt_weights
 from ._recurrent_cells import (GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells, _output_size,
                                _state_sizes, _state_structure, reverse_time, run_sequence)
@@ -59,7 +59,7 @@ class _SequenceLayer(LayerOfLayers, Layer):
             sequences, initial_state = sequences[0], list(sequences[1:]) or initial_state
         _check_sequence_shape(self, tuple(np.shape(sequences) if not hasattr(sequences, "shape")
                                           else sequences.shape))
-        states = [] if initial_state is None else output_leaves(initial_state)
+        states = [] if initial_state is None else nest.flatten(initial_state)
         self._check_initial_state(states, initial_state)
         return _with_step_mask(self, [sequences] + states, sequences, mask)
 
@@ -157,7 +157,7 @@ class RNN(_SequenceLayer):
                                              training, step_mask, self.zero_output_for_mask)
         output, *states = _cast_all([outputs if self.return_sequences else last] + states,
                                     self.compute_dtype)
-        return [output] + nest_as(states, self.state_size) if self.return_state else output
+        return [output] + nest.pack_sequence_as(self.state_size, states) if self.return_state else output
 
     def _layer_config(self):
         return {"return_sequences": self.return_sequences, "return_state": self.return_state,

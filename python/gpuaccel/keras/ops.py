@@ -1083,11 +1083,7 @@ def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if a.shape[-1] != 3 or b.shape[-1] != 3:
         raise ValueError(f"cross needs 3-vectors on the last axis, got shapes "
                          f"{list(a.shape)} and {list(b.shape)}")
-    u = [take(a, [i], axis=a.ndim - 1) for i in range(3)]
-    v = [take(b, [i], axis=b.ndim - 1) for i in range(3)]
-    parts = [_math.subtract(_math.multiply(u[(i + 1) % 3], v[(i + 2) % 3]),
-                            _math.multiply(u[(i + 2) % 3], v[(i + 1) % 3])) for i in range(3)]
-    return concatenate(parts, axis=-1)
+    return _linalg.cross(a, b)
 
 
 def select(condlist, choicelist, default=0):
