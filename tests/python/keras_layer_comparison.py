@@ -1,5 +1,5 @@
 """What the Keras layer comparisons (test_keras_attention_layers.py,
-test_keras_layers_breadth.py) share: one layer of gpuaccel and its Keras twin with the same
+test_keras_layers_breadth.py, test_keras_layers_more.py, test_keras_recurrent.py) share: one layer of gpuaccel and its Keras twin with the same
 weights, and their outputs and gradients (inputs and trainable weights) on both tapes."""
 import numpy as np
 import tensorflow as tf
@@ -54,10 +54,21 @@ def built_pair(factory, shapes, call):
     call(ours, inputs)
     call(theirs, inputs)
     assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
-    weights = [normal(tuple(w.shape), 30 + i) * 0.5 for i, w in enumerate(theirs.weights)]
-    ours.set_weights(weights)
-    theirs.set_weights(weights)
+    same_random_weights(ours, theirs, seed=30)
     return ours, theirs, inputs
+
+
+def same_random_weights(ours, theirs, seed=3):
+    """Both layers get the same non-trivial weights (PReLU's alpha starts at zero), drawn in
+    the order and shapes of Keras's layer."""
+    weights = [normal(tuple(w.shape), seed + i) * 0.5 for i, w in enumerate(theirs.weights)]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+
+
+def case_ids(cases):
+    """pytest ids of (id, factory, ...) test cases."""
+    return [case[0] for case in cases]
 
 
 def assert_same(ours, theirs, call, inputs, **kwargs):

@@ -106,8 +106,9 @@ def test_reshape_rescaling_add_concatenate_match_keras():
         gk.layers.Concatenate(axis=1)([np.zeros((2, 3, 4)), np.zeros((2, 3, 5))])
     with pytest.raises(ValueError, match="total size"):
         gk.layers.Reshape((5,))(x)
-    with pytest.raises(AttributeError, match="keras.layers.LSTM is not supported by gpuaccel yet"):
-        gk.layers.LSTM
+    with pytest.raises(AttributeError,
+                       match="keras.layers.ConvLSTM2D is not supported by gpuaccel yet"):
+        gk.layers.ConvLSTM2D
 
 
 def test_symbolic_dtype_answers_keras2_and_numpy_questions():

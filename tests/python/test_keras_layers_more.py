@@ -16,13 +16,7 @@ keras = pytest.importorskip("keras")
 tf = pytest.importorskip("tensorflow")
 K = keras.layers
 
-
-def npy(t):
-    return t.detach().numpy()
-
-
-def normal(shape, seed):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+from keras_layer_comparison import case_ids, normal, npy, same_random_weights  # noqa: E402
 
 
 def scaled_square(x, k):
@@ -138,17 +132,6 @@ MERGING = [
 ]
 
 
-def ids(cases):
-    return [case[0] for case in cases]
-
-
-def randomize_weights(ours, theirs, seed=3):
-    """Both layers get the same non-trivial weights (PReLU's alpha starts at zero)."""
-    weights = [normal(tuple(w.shape), seed + i) * 0.5 for i, w in enumerate(theirs.weights)]
-    theirs.set_weights(weights)
-    ours.set_weights(weights)
-
-
 def forward_and_gradients_ours(layer, inputs, upstream):
     tensors = [ga.tensor(x) for x in inputs]
     with ga.GradientTape() as tape:
@@ -187,7 +170,7 @@ def check_layer(factory, shapes, seed=0):
     ours.build(build_shape)
     theirs.build(build_shape)
     assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
-    randomize_weights(ours, theirs)
+    same_random_weights(ours, theirs)
 
     expected = np.asarray(theirs(inputs[0] if len(inputs) == 1 else inputs))
     upstream = normal(expected.shape, 99)
@@ -210,7 +193,7 @@ def check_layer(factory, shapes, seed=0):
     return ours, theirs, inputs, y_ref
 
 
-@pytest.mark.parametrize("name,factory,shape", SINGLE_INPUT, ids=ids(SINGLE_INPUT))
+@pytest.mark.parametrize("name,factory,shape", SINGLE_INPUT, ids=case_ids(SINGLE_INPUT))
 def test_single_input_layer_matches_keras(name, factory, shape):
     ours, theirs, inputs, y_ref = check_layer(factory, [shape])
     symbolic = gk.Input(shape[1:])
@@ -218,7 +201,7 @@ def test_single_input_layer_matches_keras(name, factory, shape):
     check_config(ours, theirs, inputs, y_ref)
 
 
-@pytest.mark.parametrize("name,factory,shapes", MERGING, ids=ids(MERGING))
+@pytest.mark.parametrize("name,factory,shapes", MERGING, ids=case_ids(MERGING))
 def test_merging_layer_matches_keras(name, factory, shapes):
     ours, theirs, inputs, y_ref = check_layer(factory, shapes)
     symbolic = [gk.Input(s[1:]) for s in shapes]
@@ -259,7 +242,7 @@ def fit_history(lib, model, x, y):
     return model.fit(x, y, epochs=3, batch_size=4, shuffle=False, verbose=0).history["loss"]
 
 
-@pytest.mark.parametrize("name,factory,shape", FIT_CASES, ids=ids(FIT_CASES))
+@pytest.mark.parametrize("name,factory,shape", FIT_CASES, ids=case_ids(FIT_CASES))
 def test_fit_in_sequential_matches_keras(name, factory, shape):
     x = normal((12,) + shape[1:], 1)
     y = normal((12, 1), 2)
@@ -281,7 +264,7 @@ def test_fit_in_sequential_matches_keras(name, factory, shape):
     assert layer._cpp.python_calls <= 2  # training=True once; at most one more signature
 
 
-@pytest.mark.parametrize("name,factory,shapes", MERGING, ids=ids(MERGING))
+@pytest.mark.parametrize("name,factory,shapes", MERGING, ids=case_ids(MERGING))
 def test_fit_with_merging_layer_matches_keras(name, factory, shapes):
     xs = [normal((12,) + s[1:], 20 + i) for i, s in enumerate(shapes)]
     y = normal((12, 1), 3)
@@ -488,7 +471,7 @@ MIXED = [c for c in SINGLE_INPUT + MERGING if c[0] in (
     "GroupNormalization", "Multiply", "Dot", "Softmax-axis1", "Lambda")]
 
 
-@pytest.mark.parametrize("name,factory,shapes", MIXED, ids=ids(MIXED))
+@pytest.mark.parametrize("name,factory,shapes", MIXED, ids=case_ids(MIXED))
 def test_mixed_float16_policy_gives_keras_dtypes_and_values(name, factory, shapes):
     shapes = shapes if isinstance(shapes, list) else [shapes]
 
@@ -501,7 +484,7 @@ def test_mixed_float16_policy_gives_keras_dtypes_and_values(name, factory, shape
     inputs = [normal(s, 30 + i) for i, s in enumerate(shapes)]
     theirs(inputs[0] if len(inputs) == 1 else inputs)  # builds it
     ours.build((None,) + shapes[0][1:] if len(shapes) == 1 else [(None,) + s[1:] for s in shapes])
-    randomize_weights(ours, theirs)
+    same_random_weights(ours, theirs)
     expected = theirs(inputs[0] if len(inputs) == 1 else inputs)
     got = ours(inputs[0] if len(inputs) == 1 else inputs)
     assert expected.dtype.name == "float16" and got._dtype_name == "float16"

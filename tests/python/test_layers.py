@@ -390,8 +390,8 @@ def test_argument_errors():
         L.Dropout(1.5)
     with pytest.raises(ValueError, match="should be positive"):
         L.Embedding(0, 4)
-    with pytest.raises(NotImplementedError, match="mask_zero"):
-        L.Embedding(4, 4, mask_zero=True)
+    with pytest.raises(NotImplementedError, match="embeddings_regularizer"):
+        L.Embedding(4, 4, embeddings_regularizer="l2")
     with pytest.raises(NotImplementedError, match="last axis"):
         L.BatchNormalization(axis=1).build((None, 4, 5))
     L.BatchNormalization(axis=2).build((None, 4, 5))  # axis 2 is the last axis: fine

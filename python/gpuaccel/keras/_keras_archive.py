@@ -19,7 +19,7 @@ import zipfile
 
 import numpy as np
 
-from .. import version as _version
+from .. import nest, version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
 from . import _keras_h5, _layer_outputs, _model_classes, _object_registration
@@ -91,6 +91,8 @@ def _functional_config(model):
     entries, by_layer = [_input_entry(t) for t in model.inputs], {}
     for node in model._nodes:
         layer = node.layer
+        if getattr(layer, "_is_timestep_mask", False):
+            continue  # a timestep mask: Keras carries it with the tensor, not as a layer
         if _layer_outputs.is_output_part(layer):  # output i of a call: (name, call, i)
             history[id(node.output)] = history[id(node.inputs[0])][:2] + [layer.index]
             continue
@@ -102,7 +104,8 @@ def _functional_config(model):
         entry = by_layer[id(layer)]
         args = [{"class_name": "__keras_tensor__",
                  "config": {"shape": list(t.shape), "dtype": str(t.dtype),
-                            "keras_history": history[id(t)]}} for t in node.inputs]
+                            "keras_history": history[id(t)]}} for t in node.inputs
+                if id(t) in history]  # not the timestep masks
         if hasattr(layer, "_keras_node_arguments"):  # a layer whose inputs carry call options
             args, kwargs = layer._keras_node_arguments(args)
         else:
@@ -175,13 +178,19 @@ def _build_layer(entry, custom_objects=None):
                                   "@keras.saving.register_keras_serializable() or passed in "
                                   "custom_objects={name: cls}")
     accepted = set()
-    for klass in cls.__mro__:
+    # SimpleRNN, LSTM and GRU take their cell's arguments too
+    cell_classes = getattr(getattr(cls, "_cell_class", None), "__mro__", ())
+    for klass in cls.__mro__ + cell_classes:
         if "__init__" in vars(klass):
             accepted |= set(inspect.signature(klass.__init__).parameters)
     accepted |= {"name", "dtype", "trainable"}
     kwargs = {}
     for key, value in entry.get("config", {}).items():
-        if key in accepted and key not in ("self", "kwargs"):
+        if key in getattr(cls, "_held_layers", {}) and value is not None:
+            # a wrapper's layer, an RNN's cell, StackedRNNCells's cells: built the same way
+            kwargs[key] = [_build_layer(v, custom_objects) for v in value] \
+                if isinstance(value, list) else _build_layer(value, custom_objects)
+        elif key in accepted and key not in ("self", "kwargs"):
             plain = _plain_value(key, value)
             if plain is not None:
                 kwargs[key] = plain
@@ -224,6 +233,12 @@ def _history_names(value):
     return []
 
 
+def _tensors_of(value, tensors):
+    """The KerasTensors a serialized keyword argument names: a list for a list."""
+    found = [tensors[tuple(h)] for h in _history_names(value)]
+    return found if isinstance(value, list) else found[0]
+
+
 def _functional_from_config(body, custom_objects=None):
     """A functional model from Keras 3's config: each layer's ``inbound_nodes`` name the
     tensors (``keras_history``) its call takes."""
@@ -234,19 +249,28 @@ def _functional_from_config(body, custom_objects=None):
         if entry.get("class_name") == "InputLayer":
             tensors[(name, 0, 0)] = _input_from_config(entry.get("config", {}))
             continue
+        if entry.get("class_name") == "NotEqual" and entry.get("module") == "keras.src.ops.numpy":
+            # Keras's op computing an Embedding(mask_zero=True) mask, which the layers' `mask`
+            # arguments take; gpuaccel's layers carry that mask themselves (_masking.py)
+            continue
         layer = _build_layer(entry, custom_objects)
         for node_index, node in enumerate(entry.get("inbound_nodes", [])):
             history = _history_names(node.get("args", node))
-            if any(tuple(h) not in tensors for h in history):
+            # tensors passed by keyword (an RNN's initial_state); `mask` is Keras's mask op's
+            # output, which gpuaccel's layers carry themselves
+            keywords = {key: value for key, value in node.get("kwargs", {}).items()
+                        if key != "mask" and _history_names(value)}
+            needed = history + [h for value in keywords.values() for h in _history_names(value)]
+            if any(tuple(h) not in tensors for h in needed):
                 raise NotImplementedError(f"load_model: layer {name!r} takes inputs this reader "
                                           "cannot follow (shared layers or nested models)")
             args = [tensors[tuple(h)] for h in history]
             if hasattr(layer, "_call_keras_node"):
                 result = layer._call_keras_node(args, node.get("kwargs", {}))
             else:
-                result = layer(args[0] if len(args) == 1 else args)
-            for index, tensor in enumerate(result if isinstance(result, (list, tuple))
-                                           else [result]):
+                keywords = {key: _tensors_of(value, tensors) for key, value in keywords.items()}
+                result = layer(args[0] if len(args) == 1 else args, **keywords)
+            for index, tensor in enumerate(nest.flatten(result)):
                 tensors[(name, node_index, index)] = tensor
     inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
     outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]

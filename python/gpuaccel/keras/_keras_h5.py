@@ -10,7 +10,11 @@ snake_case class name, suffixed ``_1``, ``_2``... for the second, third... layer
 model's layers live under the names of the attributes holding them. A model used as a layer
 is named like a layer (``sequential``, ``functional`` for a functional ``keras.Model``, counted
 with the other layers of its class) and holds its own layers' groups under
-``<its group>/layers/``. bfloat16 arrays carry ``attrs["dtype"] = "bfloat16"``.
+``<its group>/layers/``. A layer whose weights belong to inner layers (an RNN's cell,
+Bidirectional's two RNNs, TimeDistributed's layer) has no variables of its own: each inner
+layer gets the group its attribute names (``lstm/cell``, ``bidirectional/forward_layer/cell``,
+``rnn/cell/cells/lstm_cell``), which the layer lists in ``_saved_sublayers()``. bfloat16 arrays
+carry ``attrs["dtype"] = "bfloat16"``.
 The optimizer's state (``optimizer/vars``) is not written: a real Keras model warns that its
 optimizer was not restored and trains on, as with any weights-only file.
 """
@@ -79,6 +83,22 @@ def layer_groups(model, prefix=""):
     return out
 
 
+def _leaf_groups(layer, path):
+    """(layer, group path) for ``layer`` at ``path``, or for each inner layer that holds the
+    weights of a layer that lists them (``_saved_sublayers``)."""
+    sublayers = getattr(layer, "_saved_sublayers", None)
+    if sublayers is None:
+        return [(layer, path)]
+    out = []
+    for name, sublayer in sublayers():
+        out += _leaf_groups(sublayer, f"{path}/{name}")
+    return out
+
+
+def _weight_groups(model):
+    return [leaf for layer, path in layer_groups(model) for leaf in _leaf_groups(layer, path)]
+
+
 def _name_key(name):
     return "~" + name if name.startswith("_") else name  # private names sort last
 
@@ -118,6 +138,9 @@ def _attribute_groups(model):
 def _refuse_nested(layer):
     # Python layers that hold sub-layers in Keras (GroupQueryAttention, Wrapper subclasses)
     # say so with `_keras_nests_weights`.
+    # A layer that names its inner layers' groups (`_saved_sublayers`) is written in them.
+    if hasattr(layer, "_saved_sublayers"):
+        return
     if type(layer).__name__ == "MultiHeadAttention" or getattr(layer, "_keras_nests_weights",
                                                                False):
         raise NotImplementedError(f"{type(layer).__name__} keeps its weights in nested "
@@ -129,7 +152,7 @@ def _refuse_nested(layer):
 def write(h5_file, model):
     """Writes ``model``'s weights into an open, empty h5py File. As Keras 3.15 does, only objects
     that own variables get a group (older Keras wrote empty ones; readers accept both)."""
-    for layer, path in layer_groups(model):
+    for layer, path in _weight_groups(model):
         arrays = layer.get_weights()
         if not arrays:
             continue
@@ -157,7 +180,7 @@ def _stored_weight(group, index, where):
 def read(h5_file, model, source):
     """Reads weights from an open h5py File into ``model``, all checked before any is set."""
     updates = []
-    for layer, path in layer_groups(model):
+    for layer, path in _weight_groups(model):
         expected = layer.get_weights()
         node = h5_file[path] if path in h5_file else None
         group = node.get("vars") if isinstance(node, h5py.Group) else None

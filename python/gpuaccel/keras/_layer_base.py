@@ -15,7 +15,7 @@ from .. import _C
 from .._int_range import check_range
 from .._tensor import Tensor, no_grad, tape_active, tensor as _make_tensor
 from ..dtypes import as_dtype
-from . import _symbolic
+from . import _mask_flow, _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _layer_outputs
@@ -484,8 +484,12 @@ class Layer:
             # (.numpy()), as a Model's call gives.
             with no_grad():
                 output = self._cpp.call(tensors, bool(training))
+        mask = _mask_flow.output_mask(self, getattr(inputs[0], "_keras_mask", None)
+                                      if inputs else None)
         if self._is_python_layer():  # a tuple where call returned several tensors
-            return _layer_outputs.unpack_call(self, tensors, output)
+            output = _layer_outputs.unpack_call(self, tensors, output)
+        if mask is not None:  # a timestep mask passed on, as Keras's eager calls do
+            _layer_outputs.main_output(output)._keras_mask = mask
         return output
 
     def __repr__(self):

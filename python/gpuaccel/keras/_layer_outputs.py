@@ -6,21 +6,50 @@ the batch dimension, then concatenated: recorded ops, so gradients flow back), a
 functional graph takes each output back out with an ``OutputPart`` node after the layer's node
 (a slice and a reshape, traced too). Called eagerly, the layer unpacks the same way and returns
 the tuple. The outputs must share a dtype and the batch dimension; in a functional model their
-sizes after the batch must be known."""
+sizes after the batch must be known. Outputs may nest (a list of lists of tensors, as an RNN
+over stacked cells returns its states): they are packed in ``gpuaccel.nest.flatten`` order and
+come back nested alike."""
 import functools
 
 import numpy as np
 
-from .. import _C
+from .. import _C, nest
 from .._tensor import Tensor
 
 
 class SeveralShapes(list):
-    """``compute_output_shape`` of a layer with several outputs: one shape per output;
-    ``as_list`` when ``call`` returned a list (else a tuple), the structure a symbolic call
-    returns too."""
+    """``compute_output_shape`` of a layer with several outputs: one shape (a tuple) per
+    output, or a list of them where outputs nest; ``as_list`` when ``call`` returned a list
+    (else a tuple), the structure a symbolic call returns too."""
 
     as_list = False
+
+
+def several_shapes(shapes):
+    """``shapes`` (a list of shape tuples, nested as the outputs of a ``call`` that returns a
+    list) as ``compute_output_shape`` gives them for several outputs."""
+    several = SeveralShapes(shapes)
+    several.as_list = True
+    return several
+
+
+def shape_leaves(shapes):
+    """The shape tuples of a (nested) list of them, in order."""
+    return [leaf for item in shapes
+            for leaf in ([item] if isinstance(item, tuple) else shape_leaves(item))]
+
+
+def arrange_like(shapes, outputs):
+    """``outputs`` (one per shape of ``shape_leaves(shapes)``) nested as ``shapes`` are."""
+    def skeleton(node):  # a shape tuple is one output
+        return None if isinstance(node, tuple) else [skeleton(item) for item in node]
+    arranged = nest.pack_sequence_as(skeleton(list(shapes)), outputs)
+    return arranged if shapes.as_list else tuple(arranged)
+
+
+def main_output(outputs):
+    """The first tensor of a (nested) structure of outputs: the one a timestep mask stays on."""
+    return nest.flatten(outputs)[0]
 
 
 def _flat_size(dims):
@@ -35,9 +64,13 @@ def pack(layer, inputs, outputs):
     """The one tensor the C++ layer returns for ``outputs`` (what ``call`` returned on
     ``inputs``); remembers their shapes after the batch, per input signature, for unpacking."""
     what = f"{type(layer).__name__}.call()"
+    # the nesting without the tensors (tf.nest's rules), to unpack eager calls alike
+    structure = nest.map_structure(lambda _: None, outputs)
+    outputs = nest.flatten(outputs)
     if not outputs or not all(isinstance(t, Tensor) for t in outputs):
-        raise TypeError(f"{what} returned a {type(outputs).__name__}: each of several outputs "
-                        "must be a tensor")
+        wrong = next((t for t in outputs if not isinstance(t, Tensor)), outputs)
+        raise TypeError(f"{what} returned a {type(wrong).__name__} among its outputs: each of "
+                        "several outputs must be a tensor")
     dtypes = {t._dtype_name for t in outputs}
     batches = {int(t.shape[0]) if len(t.shape) else None for t in outputs}
     if len(dtypes) != 1 or len(batches) != 1 or None in batches:
@@ -46,7 +79,7 @@ def pack(layer, inputs, outputs):
             f"{[tuple(t.shape) for t in outputs]}: several outputs of a Python layer must share "
             "a dtype and the batch (first) dimension")
     layer.__dict__.setdefault("_several_output_dims", {})[_signature(inputs)] = (
-        [tuple(int(d) for d in t.shape[1:]) for t in outputs], isinstance(outputs, list))
+        [tuple(int(d) for d in t.shape[1:]) for t in outputs], structure)
     batch = batches.pop()
     flat = [_C.reshape(t, [batch, _flat_size(t.shape[1:])]) for t in outputs]
     return flat[0] if len(flat) == 1 else _C.concat(flat, 1)
@@ -58,13 +91,13 @@ def unpack_call(layer, inputs, packed):
     known = layer.__dict__.get("_several_output_dims", {}).get(_signature(inputs))
     if known is None:
         return packed
-    dims, as_list = known
+    dims, structure = known
     parts, start = [], 0
     for shape in dims:
         stop = start + _flat_size(shape)
         parts.append(_part(start, stop, shape, [packed], False)[0])
         start = stop
-    return parts if as_list else tuple(parts)
+    return nest.pack_sequence_as(structure, parts)
 
 
 def _part(start, stop, shape, inputs, training):

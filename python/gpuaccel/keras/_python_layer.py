@@ -103,11 +103,15 @@ def _takes(function, argument):
 class _AutocastWeights:
     """Keras's autocast under a mixed-precision policy: while ``call`` runs, the attributes
     holding float32 weights hold them cast to the compute dtype (a recorded cast, so a replay
-    casts the updated master and gradients reach it); restored afterwards."""
+    casts the updated master and gradients reach it); restored afterwards. So do those of the
+    inner layers whose weights the call reads directly (an RNN's cell: the layer lists them in
+    ``_saved_sublayers``, _layers_of_layers.py)."""
 
     def __init__(self, layer):
         self.layer = layer
         self.saved = {}
+        self.inner = [_AutocastWeights(inner) for _, inner in
+                      getattr(layer, "_saved_sublayers", lambda: [])()]
 
     def __enter__(self):
         dtype = self.layer.compute_dtype
@@ -119,9 +123,13 @@ class _AutocastWeights:
             if isinstance(value, Tensor) and value.data_ptr() in masters:
                 self.saved[name] = value
                 object.__setattr__(self.layer, name, _C.cast(value, dtype))
+        for inner in self.inner:
+            inner.__enter__()
         return self
 
     def __exit__(self, *exc):
+        for inner in reversed(self.inner):
+            inner.__exit__(*exc)
         for name, value in self.saved.items():
             object.__setattr__(self.layer, name, value)
 

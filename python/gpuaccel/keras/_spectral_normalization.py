@@ -63,8 +63,11 @@ class SpectralNormalization(Wrapper):
         # Keras lists the wrapper's own variables (the kernel it tracks, then vector_u) before
         # the wrapped layer's others; the C++ layer lists trainable ones first.
         order = self.__dict__.get("_keras_order", ())
-        return sorted(super().weights, key=lambda w: order.index(w.name) if w.name in order
-                      else len(order))
+
+        def position(variable):  # by the name below this layer ('dense/kernel', 'vector_u')
+            name = variable.path[len(self.name) + 1:]
+            return order.index(name) if name in order else len(order)
+        return sorted(super().weights, key=position)
 
     def _normalized_weights(self):
         """Keras's normalized_weights: (new vector_u, kernel / sigma)."""

@@ -10,7 +10,7 @@ import math
 
 from .._int_range import check_range
 from ..dtypes import as_dtype
-from . import _layer_outputs
+from . import _layer_outputs, _mask_flow
 
 _input_names = itertools.count()
 
@@ -115,10 +115,14 @@ def call_symbolic(layer, inputs):
         out_dtype = inputs[0].dtype
     if hasattr(layer, "_symbolic_output_dtype"):  # layers whose output dtype is their own
         out_dtype = layer._symbolic_output_dtype(str(inputs[0].dtype)) or out_dtype
+    mask = _mask_flow.output_mask(layer, getattr(inputs[0], "_keras_mask", None))
     if isinstance(out_shape, _layer_outputs.SeveralShapes):
-        return _several_outputs(layer, inputs, out_shape, out_dtype)
+        outputs = _several_outputs(layer, inputs, out_shape, out_dtype)
+        _layer_outputs.main_output(outputs)._keras_mask = mask  # with the main output, as Keras
+        return outputs
     output = KerasTensor(out_shape, out_dtype, name=layer.name)
     output.node = Node(layer, inputs, output)
+    output._keras_mask = mask
     return output
 
 
@@ -126,12 +130,13 @@ def _several_outputs(layer, inputs, shapes, dtype):
     """The KerasTensors of a layer whose call returns several tensors: its node gives their
     packed tensor, and one OutputPart node per output takes each back out
     (keras/_layer_outputs.py)."""
-    parts = _layer_outputs.output_parts(layer, shapes)
+    flat_shapes = _layer_outputs.shape_leaves(shapes)
+    parts = _layer_outputs.output_parts(layer, flat_shapes)
     packed = KerasTensor((None, sum(part.size for part in parts)), dtype, name=layer.name)
     packed.node = Node(layer, inputs, packed)
     outputs = []
-    for part, shape in zip(parts, shapes):
+    for part, shape in zip(parts, flat_shapes):
         output = KerasTensor(shape, dtype, name=part.name)
         output.node = Node(part, [packed], output)
         outputs.append(output)
-    return outputs if shapes.as_list else tuple(outputs)
+    return _layer_outputs.arrange_like(shapes, outputs)

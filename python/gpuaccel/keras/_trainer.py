@@ -13,7 +13,7 @@ from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import _host_metrics, _multi_output, _python_step, _sample_weights
+from . import _host_metrics, _mask_flow, _multi_output, _python_step, _sample_weights
 from ._data_adapter import adapt
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -181,6 +181,8 @@ class Trainer:
             raise RuntimeError(f"You must call `compile()` before using the model ({what}).")
         if needs_loss and self.loss is None:
             raise ValueError(f"{what}() needs a loss: pass loss= to compile()")
+        if needs_loss:
+            _mask_flow.refuse_output_mask(getattr(self, "_output_mask", None), self.name)
         if what in ("fit", "train_on_batch") and self.optimizer is None:
             raise ValueError(f"{what}() needs an optimizer, but the model was compiled with "
                              "optimizer=None; pass one to compile(), e.g. "

@@ -1,17 +1,20 @@
 """Keras's ``Wrapper``: the base of layers that hold another layer and run it inside their own
 call (TimeDistributed, Bidirectional, SpectralNormalization). The wrapped layer's weights are
 registered in the wrapper's C++ layer as well (the same tensors), so the wrapper's weights,
-``set_weights`` and the training step see them, as Keras lists them under the wrapper."""
+``set_weights`` and the training step see them, as Keras lists them under the wrapper; the
+config holds the wrapped layer's (both as for any layer holding layers, _layers_of_layers.py)."""
 from ._layer_base import Layer
-from ._layer_serialization import deserialize, serialize
+from ._layers_of_layers import LayerOfLayers, adopt_weights
 
 
-class Wrapper(Layer):
+class Wrapper(LayerOfLayers, Layer):
     """``keras.layers.Wrapper(layer)``: subclasses define ``call``, which calls
     ``self.layer``."""
 
-    # Keras files keep the wrapped layer's weights in its own group (_keras_h5.py refuses).
+    # Keras files keep the wrapped layer's weights in its own group: _keras_h5.py refuses a
+    # wrapper unless it names that group (_saved_sublayers, as TimeDistributed does).
     _keras_nests_weights = True
+    _held_layers = {"layer": "layer"}
 
     def __init__(self, layer, **kwargs):
         if not isinstance(layer, Layer):
@@ -28,21 +31,8 @@ class Wrapper(Layer):
     def _adopt_weights(self, weights):
         """Registers (name, tensor, trainable) triples of the wrapped layer as the wrapper's,
         named as Keras's paths below the wrapper ('dense/kernel')."""
-        for name, value, trainable in weights:
-            self._cpp.add_weight_value(f"{self.layer.name}/{name}", value,
-                                       bool(trainable and self.layer.trainable))
+        adopt_weights(self, self.layer, weights)
 
     def call(self, inputs, *args, **kwargs):
         # Keras's Wrapper has no call of its own: a subclass supplies it.
         return Layer.call(self, inputs, *args, **kwargs)
-
-    def get_config(self):
-        config = super().get_config()
-        config["layer"] = serialize(self.layer)
-        return config
-
-    @classmethod
-    def from_config(cls, config, custom_objects=None):
-        config = dict(config)
-        layer = deserialize(config.pop("layer"), custom_objects=custom_objects)
-        return cls(layer, **config)

@@ -64,6 +64,9 @@ from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, R
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
 from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
+from ._masking import MaskSource
+from ._recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
+from ._recurrent_layers import GRU, LSTM, RNN, Bidirectional, SimpleRNN, TimeDistributed
 
 _cpp_layers = _C.layers
 
@@ -450,9 +453,11 @@ class LayerNormalization(_LastAxisNormalization):
                 "gamma_initializer": self.gamma_initializer}
 
 
-class Embedding(Layer):
-    """``keras.layers.Embedding(input_dim, output_dim, embeddings_initializer='uniform')``:
-    integer ids -> rows of the (input_dim, output_dim) ``embeddings`` weight."""
+class Embedding(MaskSource, Layer):
+    """``keras.layers.Embedding(input_dim, output_dim, embeddings_initializer='uniform',
+    mask_zero=False)``: integer ids -> rows of the (input_dim, output_dim) ``embeddings``
+    weight; with ``mask_zero`` id 0 masks its time step for the recurrent layers after it
+    (_masking.py)."""
 
     _integer_inputs = True
 
@@ -460,8 +465,8 @@ class Embedding(Layer):
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  weights=None, lora_rank=None, input_length=None, **kwargs):
         _reject("Embedding", embeddings_regularizer=embeddings_regularizer,
-                embeddings_constraint=embeddings_constraint, mask_zero=mask_zero,
-                lora_rank=lora_rank)
+                embeddings_constraint=embeddings_constraint, lora_rank=lora_rank)
+        self.mask_zero = bool(mask_zero)
         for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
                 raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "
@@ -480,7 +485,11 @@ class Embedding(Layer):
 
     def _layer_config(self):
         return {"input_dim": self.input_dim, "output_dim": self.output_dim,
-                "embeddings_initializer": self.embeddings_initializer, "mask_zero": False}
+                "embeddings_initializer": self.embeddings_initializer,
+                "mask_zero": self.mask_zero}
+
+    def _masks_timesteps(self):
+        return self.mask_zero
 
 
 class MultiHeadAttention(Layer):
@@ -587,11 +596,12 @@ __all__ += [
     "RandomContrast", "RandomBrightness", "RandomGrayscale", "RandomInvert", "Solarization",
     "AutoContrast", "Pipeline", "RandomRotation", "RandomTranslation", "RandomZoom",
     "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
-    "SeparableConvolution1D", "SeparableConvolution2D",
+    "SeparableConvolution1D", "SeparableConvolution2D", "SimpleRNNCell", "LSTMCell", "GRUCell",
+    "RNN", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
-    "LSTM": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "GRU": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
-    "SimpleRNN": "Dense layers or MultiHeadAttention (no recurrent layers yet)",
+    "ConvLSTM1D": "TimeDistributed(Conv1D) followed by LSTM",
+    "ConvLSTM2D": "TimeDistributed(Conv2D) followed by LSTM",
+    "ConvLSTM3D": "TimeDistributed(Conv3D) followed by LSTM",
 })

@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import (_keras_archive, _keras_h5, _layer_outputs, _model_classes, _nested_models,
-               _python_layer, _summary, _weights_file)
+from . import (_keras_archive, _keras_h5, _layer_outputs, _mask_flow, _model_classes,
+               _nested_models, _python_layer, _summary, _weights_file)
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -140,6 +140,9 @@ class Model(Trainer):
         # Keras: the names of the layers that produce the outputs (they name the logs).
         self.output_names = [t.node.layer.name if t.node is not None else t.name
                              for t in self.outputs]
+        # the first output carrying a timestep mask: a loss over it is refused (_trainer.py)
+        self._output_mask = next((t._keras_mask for t in self.outputs
+                                  if getattr(t, "_keras_mask", None) is not None), None)
         ids = {id(t): i for i, t in enumerate(self.inputs)}
         self._nodes = []
 
@@ -187,6 +190,8 @@ class Model(Trainer):
             return list(self._traced_layers)
         seen, out = set(), []
         for node in self._nodes:
+            if getattr(node.layer, "_is_timestep_mask", False):
+                continue  # a hidden node: a timestep mask (keras/_masking.py)
             if id(node.layer) not in seen and not _layer_outputs.is_output_part(node.layer):
                 seen.add(id(node.layer))
                 out.append(node.layer)
@@ -361,7 +366,8 @@ class Model(Trainer):
                 several.setdefault(id(n.inputs[0]), []).append(n.output.shape)
         rows += [(n.layer.name, type(n.layer).__name__, several.get(id(n.output), n.output.shape),
                   n.layer.count_params())
-                 for n in self._nodes if not _layer_outputs.is_output_part(n.layer)]
+                 for n in self._nodes if not _layer_outputs.is_output_part(n.layer)
+                 and not getattr(n.layer, "_is_timestep_mask", False)]
         return rows
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
@@ -483,10 +489,23 @@ class Sequential(Model):
                 shape = tuple(shape)
             output_shapes.append(shape)
         graph = _C.LayerGraph(1)
-        value = 0
-        for layer in self._layers:
-            value = _nested_models.add_to_graph(layer, graph, [value]) if isinstance(
-                layer, Model) else graph.add_node(layer._cpp, [value])
+        value, mask = 0, None  # mask: the graph value of the current timestep mask
+        for layer, input_shape in zip(self._layers,
+                                      [self._built_input_shape] + output_shapes[:-1]):
+            if isinstance(layer, Model):
+                _mask_flow.output_mask(layer, mask)  # refuses a mask
+                value = _nested_models.add_to_graph(layer, graph, [value])
+                continue
+            uses_mask = mask is not None and hasattr(layer, "_keeps_timestep_mask")
+            output = graph.add_node(layer._cpp, [value] + ([mask] if uses_mask else []))
+            mask = _mask_flow.output_mask(layer, mask)
+            if getattr(layer, "_masks_timesteps", lambda: False)():
+                mask_layer = layer._mask_layer()
+                if not mask_layer.built:
+                    mask_layer.build(input_shape)
+                mask = graph.add_node(mask_layer._cpp, [value])
+            value = output
+        self._output_mask = mask  # a loss over it is refused (_trainer.py)
         graph.set_outputs([value])
         self._output_shapes = output_shapes
         self._cpp_graph = graph
