@@ -271,7 +271,10 @@ def example_uses():
     data = json.loads(EXAMPLE_USES.read_text())
     counted = ", ".join(f"{repo} at `{(info['commit'] or 'a working folder')[:12]}` "
                         f"({info['files']} files)" for repo, info in data["repositories"].items())
-    return data["uses"], f"{counted}, counted on {data['generated']}"
+    missing = data.get("not_counted")
+    missing = f" Not counted (no snapshot was given to the counter): {', '.join(missing)}." \
+        if missing else ""
+    return data["uses"], f"{counted}, counted on {data['generated']}.{missing}"
 
 
 def most_used_not_implemented(table, uses):
@@ -318,7 +321,7 @@ def render():
         "**used in N examples**: in how many files of the official example code the name is "
         "used (keras-io's examples and guides, the TensorFlow tutorials and guides, PyTorch's "
         "tutorials; `tools/example_name_uses.py` says what counts as a use; methods called on a "
-        f"tensor or dataset instance are not counted). Counted: {counted}.",
+        f"tensor or dataset instance are not counted). Counted: {counted}",
         "",
         "| namespace | gpuaccel face | names | implemented | refused | out of scope | missing |",
         "|---|---|---|---|---|---|---|",

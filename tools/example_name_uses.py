@@ -197,8 +197,8 @@ def example_files(path, repo):
 
 
 def count(paths, names):
-    """{"repositories": {repo: {"commit", "files"}}, "uses": {namespace: {name: files}}} over
-    the repositories at ``paths``."""
+    """{"repositories": {repo: {"commit", "files"}}, "not_counted": [SOURCES' repositories not
+    given], "uses": {namespace: {name: files}}} over the repositories at ``paths``."""
     uses = {namespace: {} for namespace in names}
     repositories = {}
     for path in map(pathlib.Path, paths):
@@ -210,6 +210,7 @@ def count(paths, names):
                 uses[namespace][name] = uses[namespace].get(name, 0) + 1
         repositories[repo] = {"commit": commit, "files": scanned}
     return {"repositories": repositories,
+            "not_counted": [repo for repo in SOURCES if repo not in repositories],
             "uses": {ns: dict(sorted(found.items())) for ns, found in uses.items()}}
 
 
