@@ -41,12 +41,13 @@ from api_coverage import NAMESPACES, real_names  # noqa: E402
 
 OUTPUT = pathlib.Path(__file__).resolve().parent / "example_name_uses.json"
 
-# repository: (folders whose example files count, a folder that identifies the repository)
+# repository: the folders whose example files count (a tree holding all of them is that
+# repository)
 SOURCES = {
-    "keras-team/keras-io": (("examples", "guides"), "examples"),
-    "tensorflow/docs": (("site/en/tutorials", "site/en/guide"), "site/en/tutorials"),
-    "pytorch/tutorials": (("beginner_source", "intermediate_source", "advanced_source",
-                           "recipes_source"), "beginner_source"),
+    "keras-team/keras-io": ("examples", "guides"),
+    "tensorflow/docs": ("site/en/tutorials", "site/en/guide"),
+    "pytorch/tutorials": ("beginner_source", "intermediate_source", "advanced_source",
+                          "recipes_source"),
 }
 
 # Module paths that name the same namespaces as the left side of NAMESPACES (first match wins).
@@ -160,12 +161,13 @@ def _is_git_dir(path):
 def identify(path):
     """(repository name, commit id or None for a plain folder) of one path given."""
     git = _is_git_dir(path)
-    for repo, (_, marker) in SOURCES.items():
+    for repo, folders in SOURCES.items():
         if git:
-            found = subprocess.run(["git", f"--git-dir={path}", "cat-file", "-e",
-                                    f"HEAD:{marker}"], capture_output=True).returncode == 0
+            found = all(subprocess.run(["git", f"--git-dir={path}", "cat-file", "-e",
+                                        f"HEAD:{folder}"], capture_output=True).returncode == 0
+                        for folder in folders)
         else:
-            found = (path / marker).is_dir()
+            found = all((path / folder).is_dir() for folder in folders)
         if found:
             commit = None
             if git:
@@ -174,12 +176,12 @@ def identify(path):
             return repo, commit
     raise NotAnExampleRepository(
         f"{path} is none of {', '.join(SOURCES)}: expected a bare git directory or a folder "
-        f"holding one of {', '.join(m for _, m in SOURCES.values())}")
+        f"holding all the folders of one: {SOURCES}")
 
 
 def example_files(path, repo):
     """Yields (relative path, text) of the repository's .py and .ipynb example files."""
-    folders = SOURCES[repo][0]
+    folders = SOURCES[repo]
     suffixes = (".py", ".ipynb")
     if not _is_git_dir(path):
         for folder in folders:
