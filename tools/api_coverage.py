@@ -23,6 +23,10 @@ one status:
     python tools/api_coverage.py            # rewrite docs/api_coverage.md
     python tools/api_coverage.py --check    # exit 1 when the file differs (test_api_coverage.py)
 
+Each name also shows in how many official example files it is used, from the committed
+tools/example_name_uses.json (written by tools/example_name_uses.py), and the most used names
+that are not implemented head the file, so work goes to them first.
+
 gpuaccel must be importable (PYTHONPATH=build/dev/stage).
 """
 import argparse
@@ -36,6 +40,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "docs" / "api_coverage.md"
+EXAMPLE_USES = ROOT / "tools" / "example_name_uses.json"
 TESTS = ROOT / "tests" / "python"
 TORCH_PYTHON = os.environ.get("GPUACCEL_TORCH_PYTHON", "/usr/bin/python3")
 
@@ -119,6 +124,9 @@ OUT_OF_SCOPE = [
     (r"^check_pinned$", "a check of TF's pinned host-memory placement, which gpuaccel's "
                         "tensors do not have"),
 ]
+
+# A name used in more example files than this and not implemented is listed at the top.
+MOST_USED_ABOVE = 5
 
 # A comparison test uses the name on both sides (gpuaccel's call and the framework's), so a file
 # that names `.name` once (an aside, a docstring) does not count.
@@ -255,10 +263,42 @@ def status(face, namespace, name, framework, tests):
     return "missing", ""
 
 
+def example_uses():
+    """({namespace: {name: example files using it}}, the text saying what was counted) from
+    tools/example_name_uses.json; empty counts when the file is absent."""
+    if not EXAMPLE_USES.exists():
+        return {}, "no example counts (`tools/example_name_uses.json` is absent)"
+    data = json.loads(EXAMPLE_USES.read_text())
+    counted = ", ".join(f"{repo} at `{(info['commit'] or 'a working folder')[:12]}` "
+                        f"({info['files']} files)" for repo, info in data["repositories"].items())
+    missing = data.get("not_counted")
+    missing = f" Not counted (no snapshot was given to the counter): {', '.join(missing)}." \
+        if missing else ""
+    return data["uses"], f"{counted}, counted on {data['generated']}.{missing}"
+
+
+def most_used_not_implemented(table, uses):
+    """Markdown lines listing the names used in more than MOST_USED_ABOVE example files whose
+    status is missing or refused, most used first."""
+    rows = sorted(((uses.get(ns, {}).get(n, 0), ns, n, s, d) for ns, rows in table.items()
+                   for n, s, d in rows if s in ("missing", "refused")),
+                  key=lambda r: (-r[0], r[1], r[2]))
+    rows = [r for r in rows if r[0] > MOST_USED_ABOVE]
+    lines = ["", "## Most used names that are not implemented", "",
+             f"Names used in more than {MOST_USED_ABOVE} example files whose status is missing "
+             "or refused, most used first: implement from the top down.", ""]
+    if not rows:
+        return lines + ["None.", ""]
+    return lines + ["| name | namespace | used in N examples | status | detail |",
+                    "|---|---|---|---|---|"] + [
+        f"| `{n}` | `{ns}` | {count} | {s} | {d} |" for count, ns, n, s, d in rows]
+
+
 def render():
     names, versions = real_names()
     import gpuaccel  # noqa: F401 - after TensorFlow, so its log settings apply to both
     tests = comparison_tests()
+    uses, counted = example_uses()
     lines = [
         "# API coverage: gpuaccel against the real Keras, TensorFlow and PyTorch namespaces",
         "",
@@ -278,13 +318,20 @@ def render():
         "comparison test). The PyTorch rows are `import gpuaccel.torch as torch`'s face, the "
         "TensorFlow rows `import gpuaccel as tf`'s.",
         "",
+        "**used in N examples**: in how many files of the official example code the name is "
+        "used (keras-io's examples and guides, the TensorFlow tutorials and guides, PyTorch's "
+        "tutorials; `tools/example_name_uses.py` says what counts as a use; methods called on a "
+        f"tensor or dataset instance are not counted). Counted: {counted}",
+        "",
         "| namespace | gpuaccel face | names | implemented | refused | out of scope | missing |",
         "|---|---|---|---|---|---|---|",
     ]
-    sections = []
+    sections, table = [], {}
     for namespace, framework, face_path in NAMESPACES:
         face = _resolve(face_path)
         rows = [(n, *status(face, namespace, n, framework, tests)) for n in names[namespace]]
+        table[namespace] = rows
+        used = uses.get(namespace, {})
         counts = {s: sum(1 for r in rows if r[1] == s)
                   for s in ("implemented", "refused", "out of scope", "missing")}
         total = len(rows) or 1
@@ -293,9 +340,9 @@ def render():
         sections += ["", f"## `{namespace}`", ""]
         if face is None:
             sections += [f"gpuaccel has no `{face_path}` yet.", ""]
-        sections += ["| name | status | detail |", "|---|---|---|"]
-        sections += [f"| `{n}` | {s} | {d} |" for n, s, d in rows]
-    return "\n".join(lines + sections) + "\n"
+        sections += ["| name | status | used in N examples | detail |", "|---|---|---|---|"]
+        sections += [f"| `{n}` | {s} | {used.get(n, 0)} | {d} |" for n, s, d in rows]
+    return "\n".join(lines + most_used_not_implemented(table, uses) + sections) + "\n"
 
 
 def main():
