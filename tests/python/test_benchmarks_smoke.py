@@ -26,6 +26,8 @@ RUNS = [
     ("tiny_step.py", ["--steps", "20", "--repeats", "1"], "train_step alone"),
     ("python_layers.py", ["--steps", "2", "--repeats", "1", "--batch", "8"], "once per signature"),
     ("step_ops.py", ["--steps", "2", "--rounds", "1", "--threads", "1,2"], "conv2d_forward"),
+    ("depthwise_conv.py", ["--steps", "1", "--repeats", "1", "--batch", "4"],
+     "thread(s): gpuaccel"),
     ("layer_families.py", ["--steps", "1", "--repeats", "1", "--families", "core,attention"],
      "ms   ratio"),
 ]
