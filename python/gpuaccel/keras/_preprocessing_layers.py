@@ -6,7 +6,8 @@ _augmentation_layers.py.
 Resizing is separable: each output row is a fixed mix of input rows, and each output column of
 input columns, so a resize is two products with (out, in) interpolation matrices built on the
 host from the sizes alone (``gpuaccel._resize_matrices``: ``tf.image.resize``'s weights, and so
-Keras's on its TensorFlow backend; ``gpuaccel._image_resize`` applies them), and gradients flow through the products.
+Keras's on its TensorFlow backend; ``gpuaccel._image_resize`` applies them), and gradients
+flow through the products.
 """
 import numbers
 
