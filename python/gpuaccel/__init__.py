@@ -56,7 +56,8 @@ from .math import acos, asin, atan, atan2, cos, sin, tan
 from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequence_mask,  # noqa
                             gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
                             reverse_sequence, searchsorted, shape_n, slice, unravel_index)
-from ._tf_array_ops import bitcast, saturate_cast
+from ._array_ops import saturate_cast
+from ._tf_array_ops import bitcast
 from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from ._tf_tensor_array import TensorArray
 from ._tf_clipping import clip_by_global_norm, clip_by_norm

@@ -346,6 +346,27 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     return x
 
 
+def saturate_cast(value, dtype, name=None):
+    """``tf.saturate_cast``: cast with the values first clipped to what ``dtype`` holds (an
+    int32 300 becomes uint8 255, a float 3e9 int32's largest float32 below 2**31), never
+    wrapped around."""
+    x = convert_to_tensor(value)
+    target = _dtype_name(dtype)
+    integers = ("int32", "int64", "uint8")
+    if target in integers and x._dtype_name in integers:
+        source, kept = np.iinfo(x._dtype_name), np.iinfo(target)
+        low, high = max(source.min, kept.min), min(source.max, kept.max)
+        if (low, high) != (source.min, source.max):
+            x = clip_by_value(x, int(low), int(high))
+    elif target in integers and x.dtype.is_floating_point:
+        info = np.iinfo(target)
+        # The float32 nearest the bounds may lie outside them; step inside.
+        high = float(np.nextafter(np.float32(info.max), np.float32(0))) if info.max > 2 ** 24 \
+            else float(info.max)
+        x = clip_by_value(x, float(info.min), high)
+    return _C.cast(x, target)
+
+
 def clamp(input, min=None, max=None):  # noqa: A002 - torch's argument names
     """``torch.clamp(input, min=None, max=None)``."""
     if min is None and max is None:

@@ -170,22 +170,6 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=0, name=None)
     return gather_along(x, seq_axis, convert_to_tensor(np.ascontiguousarray(index, np.int64)))
 
 
-def saturate_cast(value, dtype, name=None):
-    """``tf.saturate_cast``: cast with the values first clipped to what ``dtype`` holds (an
-    int32 300 becomes uint8 255, a float 3e9 int32's largest float32 below 2**31), never
-    wrapped around."""
-    x = convert_to_tensor(value)
-    target = as_dtype(dtype)
-    integers = ("int32", "int64", "uint8")
-    if x.dtype.name in integers and target.name in integers:
-        source, kept = np.iinfo(x.dtype.name), np.iinfo(target.name)
-        low, high = max(source.min, kept.min), min(source.max, kept.max)
-        if (low, high) != (source.min, source.max):
-            x = clip_by_value(x, int(low), int(high))
-        return cast(x, target)
-    return _keras_ops.saturate_cast(x, target)
-
-
 def bitcast(input, type, name=None):  # noqa: A002 -- TF's names
     """``tf.bitcast``: the same bytes read as ``type``. A wider type takes the last axis's
     entries together (that axis must have itemsize ratio entries), a narrower one adds a last

@@ -1,4 +1,6 @@
-"""``tf.image`` names: ``extract_patches``, the im2col of the course's convolution slides.
+"""``tf.image`` names: ``extract_patches``, the im2col of the course's convolution slides, here;
+resizing, crops, flips and rotations from ``_image_resize``; dtype conversion and colour
+adjustments (and their random_* forms) from ``_image_adjust``.
 
 Patches are strided slices of the (padded) image stacked along a new axis, so the op runs on
 any device and autograd differentiates it (``torch.nn.functional.unfold`` shares it).
@@ -10,8 +12,20 @@ from . import _unsupported
 from ._int_range import INT32_MAX, check_range
 from ._array_ops import pad
 from ._convert import convert_to_tensor
+from ._image_adjust import (adjust_brightness, adjust_contrast, convert_image_dtype,
+                            grayscale_to_rgb, per_image_standardization, random_brightness,
+                            random_contrast, random_crop, random_flip_left_right,
+                            random_flip_up_down, rgb_to_grayscale)
+from ._image_resize import (ResizeMethod, central_crop, crop_to_bounding_box, flip_left_right,
+                            flip_up_down, pad_to_bounding_box, resize, resize_with_crop_or_pad,
+                            resize_with_pad, rot90, transpose)
 
-__all__ = ["extract_patches", "patch_slices"]
+__all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_with_pad",
+           "resize_with_crop_or_pad", "central_crop", "crop_to_bounding_box",
+           "pad_to_bounding_box", "flip_left_right", "flip_up_down", "transpose", "rot90",
+           "convert_image_dtype", "rgb_to_grayscale", "grayscale_to_rgb", "adjust_brightness",
+           "adjust_contrast", "per_image_standardization", "random_flip_left_right",
+           "random_flip_up_down", "random_crop", "random_brightness", "random_contrast"]
 
 
 def _four(value, name):
@@ -75,7 +89,8 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
     return _C.reshape(stacked, [n, oh, ow, -1])
 
 
+_DECODE_ADVICE = ("PIL.Image.open(io.BytesIO(contents)) and np.asarray on the host (gpuaccel "
+                  "does not depend on PIL)")
 __getattr__ = _unsupported.module_getattr(__name__, "tf.image", {
-    "resize": "keras.layers.Resizing is not there either; resize with PIL or np before the model",
-    "flip_left_right": "slicing on .numpy() (x[:, :, ::-1]) before building the tensor",
+    "decode_image": _DECODE_ADVICE, "decode_jpeg": _DECODE_ADVICE, "decode_png": _DECODE_ADVICE,
 })

@@ -21,10 +21,10 @@ from .._tensor import Tensor, tensor as _make_tensor
 from . import _random_draws
 from ._layer_base import Layer, _data_format
 from ._layer_serialization import deserialize, serialize
-from ._preprocessing_layers import (batched, center_crop_box, mix_rows_and_columns,
-                                    resize_images, window_size)
+from .._image_adjust import GRAYSCALE_WEIGHTS
+from .._image_resize import batched, mix_rows_and_columns, resize_images
+from ._preprocessing_layers import center_crop_box, window_size
 
-_GRAYSCALE_WEIGHTS = np.array([0.2989, 0.5870, 0.1140], np.float32)  # tf.image.rgb_to_grayscale
 
 
 def _as_float_tensor(value, like):
@@ -294,7 +294,7 @@ class RandomGrayscale(_ImageAugmentation):
         if images.shape[-1] != 3:
             raise ValueError("RandomGrayscale expects RGB images (3 channels); received images "
                              f"of shape {tuple(images.shape)}")
-        weights = _C.cast(_C.tensor_from_numpy(_GRAYSCALE_WEIGHTS, images._device_name, None,
+        weights = _C.cast(_C.tensor_from_numpy(GRAYSCALE_WEIGHTS, images._device_name, None,
                                                True), images._dtype_name)
         gray = _C.reduce("sum", _C.binary("mul", images, weights), [-1], True)
         return _blend(_as_float_tensor(transformation, images), _C.broadcast_to(

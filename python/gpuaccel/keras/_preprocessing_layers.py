@@ -5,8 +5,9 @@ _augmentation_layers.py.
 
 Resizing is separable: each output row is a fixed mix of input rows, and each output column of
 input columns, so a resize is two products with (out, in) interpolation matrices built on the
-host from the sizes alone (``_resize_matrices``: ``tf.image.resize``'s weights, and so Keras's
-on its TensorFlow backend), and gradients flow through the products.
+host from the sizes alone (``gpuaccel._resize_matrices``: ``tf.image.resize``'s weights, and so
+Keras's on its TensorFlow backend; ``gpuaccel._image_resize`` applies them), and gradients
+flow through the products.
 """
 import numbers
 
@@ -15,35 +16,9 @@ import numpy as np
 from .. import _C
 from .. import math as _math
 from ..dtypes import as_dtype
+from .._image_resize import batched, resize_images
+from .._resize_matrices import INTERPOLATIONS
 from ._layer_base import Layer, _data_format
-from ._resize_matrices import INTERPOLATIONS, resize_matrix
-
-def mix_rows_and_columns(images, rows, columns):
-    """out[b, i, j, c] = sum over (y, x) of rows[(b,) i, y] images[b, y, x, c] columns[(b,) x, j]:
-    channels-last ``images`` with each output row a mix of input rows and each output column a
-    mix of input columns. The matrices are shared, (out h, h) and (w, out w), or per image,
-    with a leading batch axis; resizing, cropping and flipping are all such products."""
-    batch, in_height, in_width, channels = images.shape
-    height = rows.shape[-2]
-    mixed = _C.matmul(rows, _C.reshape(_C.contiguous(images), [batch, in_height,
-                                                                in_width * channels]))
-    mixed = _C.permute(_C.reshape(mixed, [batch, height, in_width, channels]), [0, 1, 3, 2])
-    if columns.ndim == 3:
-        columns = _C.expand_dims(columns, 1)  # per image, shared by the output rows
-    out = _C.matmul(_C.contiguous(mixed), columns)                       # (b, height, c, width)
-    return _C.contiguous(_C.permute(out, [0, 1, 3, 2]))
-
-
-def resize_images(images, height, width, interpolation, antialias=False):
-    """Channels-last (batch, h, w, c) ``images`` resized to height x width."""
-    device, dtype = images._device_name, images._dtype_name
-
-    def constant(matrix):
-        return _C.cast(_C.tensor_from_numpy(matrix, device, None, True), dtype)
-
-    rows = constant(resize_matrix(images.shape[1], height, interpolation, antialias))
-    columns = constant(resize_matrix(images.shape[2], width, interpolation, antialias).T.copy())
-    return mix_rows_and_columns(images, rows, columns)
 
 
 def center_crop_box(in_height, in_width, height, width):
@@ -72,14 +47,6 @@ def window_size(layer_class, height, width):
             raise ValueError(f"{layer_class}: `{arg}` must be a positive integer, received "
                              f"{arg}={value!r}")
     return int(height), int(width)
-
-
-def batched(images):
-    """Rank-4 images (one rank-3 image gets a batch axis), and how to undo that on the result.
-    (gpuaccel's image layers are channels-last: ``_data_format`` refuses channels_first.)"""
-    if images.ndim == 4:
-        return images, lambda out: out
-    return _C.expand_dims(images, 0), lambda out: _C.squeeze(out, [0])
 
 
 class CenterCrop(Layer):

@@ -723,15 +723,7 @@ def logaddexp2(x1, x2):
 
 def saturate_cast(x, dtype):
     """cast, with values first clipped to what ``dtype`` holds (no integer wrap-around)."""
-    x = _tensor(x)
-    name = _float_dtype(dtype)
-    if x.dtype.is_floating_point and name in ("int32", "int64", "uint8"):
-        info = np.iinfo(name)
-        # The float32 nearest the bounds may lie outside them; step inside.
-        high = float(np.nextafter(np.float32(info.max), np.float32(0))) if info.max > 2 ** 24 \
-            else float(info.max)
-        x = clip(x, float(info.min), high)
-    return cast(x, name)
+    return _array_ops.saturate_cast(_tensor(x), _float_dtype(dtype))
 
 
 # ---- losses, normalizations and layers' maths, as Keras's TF backend computes them ----

@@ -4,8 +4,8 @@
 ``timeseries_dataset_from_array``, ``split_dataset`` and ``pack/unpack_x_y_sample_weight``
 (_data_preparation.py); ``img_to_array``; Keras's registry of user classes for saving
 (``register_keras_serializable``, ``get_custom_objects``, ``custom_object_scope``...,
-_object_registration.py, also in ``keras.saving``). The other image helpers need PIL, which gpuaccel does
-not depend on, and ``get_file`` would download: both are refused with advice.
+_object_registration.py, also in ``keras.saving``); ``get_file`` (_get_file.py). The other
+image helpers need PIL, which gpuaccel does not depend on: they are refused with advice.
 
 ``set_random_seed`` seeds every generator a training run draws from, as Keras 3's does:
 Python's ``random``, NumPy's global generator and gpuaccel's (weight initializers, dropout,
@@ -22,6 +22,7 @@ from .._int_range import check_int
 from .._tensor import Tensor
 from ._data_preparation import (pack_x_y_sample_weight, pad_sequences, split_dataset,
                                 timeseries_dataset_from_array, unpack_x_y_sample_weight)
+from ._get_file import get_file
 from ._progbar import Progbar
 from ._py_dataset import PyDataset, Sequence
 
@@ -29,7 +30,7 @@ from ._object_registration import (CustomObjectScope, custom_object_scope, get_c
                                    get_registered_name, get_registered_object,
                                    register_keras_serializable)
 
-__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "Progbar",
+__all__ = ["get_file", "to_categorical", "set_random_seed", "normalize", "plot_model", "Progbar",
            "PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
            "split_dataset", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
            "img_to_array", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
@@ -128,7 +129,6 @@ def plot_model(model, to_file="model.png", **kwargs):
 __getattr__ = _unsupported.module_getattr(__name__, "keras.utils", {
     "image_dataset_from_directory": "gpuaccel.data.Dataset.from_tensor_slices over arrays you "
                                     "load with PIL",
-    "get_file": "downloading with urllib and reading the file (gpuaccel never downloads)",
     "load_img": "PIL.Image.open(path) and keras.utils.img_to_array (gpuaccel does not depend "
                 "on PIL)",
     "save_img": "PIL.Image.fromarray(array).save(path) (gpuaccel does not depend on PIL)",

@@ -19,8 +19,8 @@ import numpy as np
 from ... import errors
 from ..._atomic_file import remove_quietly
 
-__all__ = ["DatasetNotFoundError", "DatasetFormatError", "read_idx", "keras_cache_dir",
-           "data_root", "download"]
+__all__ = ["DatasetNotFoundError", "DatasetFormatError", "read_idx", "keras_home",
+           "keras_cache_dir", "data_root", "download"]
 
 # Environment variable that names a folder of pre-downloaded datasets (a course's shared drive).
 DATA_ENV = "GPUACCEL_DATA"
@@ -60,11 +60,15 @@ def data_root():
     return os.path.expanduser(root) if root else None
 
 
+def keras_home():
+    """Keras's cache root: ``$KERAS_HOME`` or ``~/.keras``."""
+    home = os.environ.get("KERAS_HOME", "").strip()
+    return os.path.expanduser(home) if home else os.path.join(os.path.expanduser("~"), ".keras")
+
+
 def keras_cache_dir():
     """Keras's dataset cache: ``$KERAS_HOME/datasets`` or ``~/.keras/datasets``."""
-    home = os.environ.get("KERAS_HOME", "").strip()
-    base = os.path.expanduser(home) if home else os.path.join(os.path.expanduser("~"), ".keras")
-    return os.path.join(base, "datasets")
+    return os.path.join(keras_home(), "datasets")
 
 
 def downloads_allowed():
@@ -136,6 +140,10 @@ def download(url, dest, check):
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(dest) + ".", suffix=".part", dir=folder)
     try:
+        # mkstemp makes the file private (0600); a cache is shared, as the one urllib would
+        # have written (umask's 0644). (_atomic_file.atomic_open cannot serve here: ``check``
+        # needs the temporary file's path before the rename.)
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
             while True:
                 chunk = response.read(_DOWNLOAD_CHUNK)

@@ -1,0 +1,253 @@
+"""``tf.image``'s geometric names: resize (and ResizeMethod, resize_with_pad), the crops and pads
+of a bounding box, flips, transposes and rotations.
+
+Every resize method is two products with host-built interpolation matrices
+(``_resize_matrices``, TensorFlow's weights), which Keras's Resizing, CenterCrop and the
+augmentation layers share from here; crops are slices and flips are gathers, so autograd
+differentiates all of them. ``tf.image`` takes (height, width, channels) images or
+(batch, height, width, channels) batches, channels last.
+"""
+import numbers
+
+import numpy as np
+
+from . import _C, errors
+from ._array_ops import gather, pad, transpose as _transpose
+from ._convert import convert_to_tensor
+from ._numpy_ops import flip, rot90 as _rot90
+from ._resize_matrices import resize_matrix
+
+__all__ = ["ResizeMethod", "resize", "resize_with_pad", "resize_with_crop_or_pad",
+           "central_crop", "crop_to_bounding_box", "pad_to_bounding_box", "flip_left_right",
+           "flip_up_down", "transpose", "rot90", "batched", "mix_rows_and_columns",
+           "resize_images"]
+
+
+class ResizeMethod:
+    """``tf.image.ResizeMethod``: the method names ``resize`` takes."""
+    BILINEAR = "bilinear"
+    NEAREST_NEIGHBOR = "nearest"
+    BICUBIC = "bicubic"
+    AREA = "area"
+    LANCZOS3 = "lanczos3"
+    LANCZOS5 = "lanczos5"
+    GAUSSIAN = "gaussian"
+    MITCHELLCUBIC = "mitchellcubic"
+
+
+_KERNELS_NOT_WRITTEN = (ResizeMethod.GAUSSIAN, ResizeMethod.MITCHELLCUBIC)
+
+
+def mix_rows_and_columns(images, rows, columns):
+    """out[b, i, j, c] = sum over (y, x) of rows[(b,) i, y] images[b, y, x, c] columns[(b,) x, j]:
+    channels-last ``images`` with each output row a mix of input rows and each output column a
+    mix of input columns. The matrices are shared, (out h, h) and (w, out w), or per image,
+    with a leading batch axis; resizing, cropping and flipping are all such products."""
+    batch, in_height, in_width, channels = images.shape
+    height = rows.shape[-2]
+    mixed = _C.matmul(rows, _C.reshape(_C.contiguous(images), [batch, in_height,
+                                                                in_width * channels]))
+    mixed = _C.permute(_C.reshape(mixed, [batch, height, in_width, channels]), [0, 1, 3, 2])
+    if columns.ndim == 3:
+        columns = _C.expand_dims(columns, 1)  # per image, shared by the output rows
+    out = _C.matmul(_C.contiguous(mixed), columns)                       # (b, height, c, width)
+    return _C.contiguous(_C.permute(out, [0, 1, 3, 2]))
+
+
+def resize_images(images, height, width, interpolation, antialias=False):
+    """Channels-last (batch, h, w, c) ``images`` resized to height x width."""
+    device, dtype = images._device_name, images._dtype_name
+
+    def constant(matrix):
+        return _C.cast(_C.tensor_from_numpy(matrix, device, None, True), dtype)
+
+    rows = constant(resize_matrix(images.shape[1], height, interpolation, antialias))
+    columns = constant(resize_matrix(images.shape[2], width, interpolation, antialias).T.copy())
+    return mix_rows_and_columns(images, rows, columns)
+
+
+def batched(images):
+    """Rank-4 images (one rank-3 image gets a batch axis), and how to undo that on the result.
+    (gpuaccel's image layers are channels-last: ``_data_format`` refuses channels_first.)"""
+    if images.ndim == 4:
+        return images, lambda out: out
+    return _C.expand_dims(images, 0), lambda out: _C.squeeze(out, [0])
+
+
+def _images(image, arg="images"):
+    x = convert_to_tensor(image)
+    if x.ndim not in (3, 4):
+        raise ValueError(f"'{arg}' (shape {list(x.shape)}) must have either 3 or 4 dimensions.")
+    return x
+
+
+def _size(size):
+    values = np.asarray(size.numpy() if hasattr(size, "numpy") else size)
+    if values.shape != (2,):
+        raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, new_width")
+    if values.dtype.kind not in "iu":
+        raise ValueError("'size' must be a 1-D int32 Tensor")
+    return int(values[0]), int(values[1])
+
+
+def _float32_resize(images, height, width, method, antialias):
+    """TF's kernels: 'nearest' keeps the dtype, every other method gives float32."""
+    if height <= 0 or width <= 0:
+        raise errors.InvalidArgumentError(f"output dimensions must be positive, got "
+                                          f"[{height}, {width}]")
+    if method == ResizeMethod.NEAREST_NEIGHBOR:  # a gather: exact for integer images too
+        for axis, size in ((1, height), (2, width)):
+            sources = resize_matrix(images.shape[axis], size, method).argmax(axis=1)
+            images = gather(images, convert_to_tensor(sources.astype(np.int64)), axis=axis)
+        return images
+    if images._dtype_name != "float32":
+        images = _C.cast(images, "float32")
+    return resize_images(images, height, width, method, antialias)
+
+
+def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=False,
+           antialias=False, name=None):
+    """``tf.image.resize``: images (3-D or 4-D, channels last) resized to ``size`` =
+    (height, width), or to the largest size within it with the same aspect ratio."""
+    x = _images(images)
+    method = getattr(method, "value", method)
+    if method in _KERNELS_NOT_WRITTEN:
+        raise NotImplementedError(f"tf.image.resize(method={method!r}) is not supported yet; "
+                                  "use 'lanczos3', 'bicubic' or 'bilinear'")
+    if method not in ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5"):
+        raise ValueError(f"Resize method is not implemented: {method}")
+    height, width = _size(size)
+    x, restore = batched(x)
+    if preserve_aspect_ratio:
+        in_height, in_width = np.float32(x.shape[1]), np.float32(x.shape[2])
+        scale = min(np.float32(height) / in_height, np.float32(width) / in_width)
+        height = int(np.round(np.float32(scale * in_height)))
+        width = int(np.round(np.float32(scale * in_width)))
+    return restore(_float32_resize(x, height, width, method, bool(antialias)))
+
+
+def _positive_target(target_height, target_width):
+    for value, arg in ((target_height, "target_height"), (target_width, "target_width")):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{arg} must be an int, got {value!r}")
+        if value <= 0:
+            raise ValueError(f"{arg} must be > 0.")
+
+
+def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILINEAR,
+                    antialias=False):
+    """``tf.image.resize_with_pad``: resized to fit target_height x target_width keeping the
+    aspect ratio, then padded with zeros on both sides to exactly that size."""
+    x, restore = batched(_images(image, "image"))
+    _positive_target(target_height, target_width)
+    f_height, f_width = np.float32(x.shape[1]), np.float32(x.shape[2])
+    ratio = max(f_width / np.float32(target_width), f_height / np.float32(target_height))
+    resized_height, resized_width = f_height / ratio, f_width / ratio
+    pad_top = max(0, int(np.floor((np.float32(target_height) - resized_height) / 2)))
+    pad_left = max(0, int(np.floor((np.float32(target_width) - resized_width) / 2)))
+    resized = resize(x, [int(np.floor(resized_height)), int(np.floor(resized_width))],
+                     method=method, antialias=antialias)
+    return restore(pad_to_bounding_box(resized, pad_top, pad_left, target_height, target_width))
+
+
+def _hw(x):
+    return x.shape[x.ndim - 3], x.shape[x.ndim - 2]
+
+
+def _window(x, top, left, height, width):
+    ranges = [(0, d, 1) for d in x.shape]
+    ranges[x.ndim - 3] = (top, top + height, 1)
+    ranges[x.ndim - 2] = (left, left + width, 1)
+    return _C.slice(x, ranges)
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """``tf.image.crop_to_bounding_box``: the target_height x target_width window whose top
+    left corner is (offset_height, offset_width)."""
+    x = _images(image, "image")
+    height, width = _hw(x)
+    for ok, message in ((offset_width >= 0, "offset_width must be >= 0."),
+                        (offset_height >= 0, "offset_height must be >= 0."),
+                        (target_width > 0, "target_width must be > 0."),
+                        (target_height > 0, "target_height must be > 0."),
+                        (width >= target_width + offset_width, "width must be >= target + offset."),
+                        (height >= target_height + offset_height,
+                         "height must be >= target + offset.")):
+        if not ok:
+            raise ValueError(message)
+    return _window(x, int(offset_height), int(offset_width), int(target_height),
+                   int(target_width))
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """``tf.image.pad_to_bounding_box``: zeros around the image so it sits at (offset_height,
+    offset_width) of a target_height x target_width one."""
+    x = _images(image, "image")
+    height, width = _hw(x)
+    after_height = target_height - offset_height - height
+    after_width = target_width - offset_width - width
+    for ok, message in ((offset_height >= 0, "offset_height must be >= 0"),
+                        (offset_width >= 0, "offset_width must be >= 0"),
+                        (after_width >= 0, "width must be <= target - offset"),
+                        (after_height >= 0, "height must be <= target - offset")):
+        if not ok:
+            raise ValueError(message)
+    paddings = [[0, 0]] * x.ndim
+    paddings[x.ndim - 3] = [int(offset_height), int(after_height)]
+    paddings[x.ndim - 2] = [int(offset_width), int(after_width)]
+    return pad(x, paddings)
+
+
+def resize_with_crop_or_pad(image, target_height, target_width):
+    """``tf.image.resize_with_crop_or_pad``: centrally cropped where the image is larger than
+    the target and padded with zeros where it is smaller (TF's offsets: floor of half)."""
+    x = _images(image, "image")
+    _positive_target(target_height, target_width)
+    height, width = _hw(x)
+    cropped = crop_to_bounding_box(x, max((height - target_height) // 2, 0),
+                                   max((width - target_width) // 2, 0),
+                                   min(height, target_height), min(width, target_width))
+    return pad_to_bounding_box(cropped, max((target_height - height) // 2, 0),
+                               max((target_width - width) // 2, 0), target_height,
+                               target_width)
+
+
+def central_crop(image, central_fraction):
+    """``tf.image.central_crop``: the centred window holding ``central_fraction`` (in (0, 1])
+    of each side."""
+    x = convert_to_tensor(image)
+    if central_fraction <= 0.0 or central_fraction > 1.0:
+        raise ValueError("central_fraction must be within (0, 1]")
+    if central_fraction == 1.0:
+        return x
+    if x.ndim not in (3, 4):
+        raise ValueError("`image` should either be a Tensor with rank = 3 or rank = 4. Had "
+                         f"rank = {x.ndim}.")
+    height, width = _hw(x)
+    top = int((float(height) - float(height) * central_fraction) / 2)
+    left = int((float(width) - float(width) * central_fraction) / 2)
+    return _window(x, top, left, height - 2 * top, width - 2 * left)
+
+
+def flip_left_right(image):
+    """``tf.image.flip_left_right``: columns in reverse order."""
+    x = _images(image, "image")
+    return flip(x, x.ndim - 2)
+
+
+def flip_up_down(image):
+    """``tf.image.flip_up_down``: rows in reverse order."""
+    x = _images(image, "image")
+    return flip(x, x.ndim - 3)
+
+
+def transpose(image, name=None):
+    """``tf.image.transpose``: height and width swapped."""
+    x = _images(image, "image")
+    return _transpose(x, [1, 0, 2] if x.ndim == 3 else [0, 2, 1, 3])
+
+
+def rot90(image, k=1, name=None):
+    """``tf.image.rot90``: rotated counter-clockwise by 90 degrees ``k`` times."""
+    x = _images(image, "image")
+    return _rot90(x, k, (x.ndim - 3, x.ndim - 2))

@@ -1,0 +1,232 @@
+"""``tf.image``'s resizing, crops, flips, dtype conversion and colour adjustments against real
+TensorFlow on the same seeded images: values, dtypes, shapes, gradients and error types. The
+random_* names are checked by their rule (the output is one of the allowed results, and over
+seeded draws more than one occurs), not against TF's draws."""
+import numpy as np
+import pytest
+
+import gpuaccel as ga
+
+tf = pytest.importorskip("tensorflow")
+
+RNG = np.random.default_rng(7)
+IMAGES = RNG.uniform(0, 1, (2, 5, 7, 3)).astype(np.float32)
+ONE_IMAGE = IMAGES[0]
+UINT8_IMAGES = RNG.integers(0, 256, (2, 5, 7, 3)).astype(np.uint8)
+
+
+def assert_same(ours, theirs, rtol=1e-5, atol=1e-5):
+    theirs = theirs.numpy() if hasattr(theirs, "numpy") else np.asarray(theirs)
+    assert ours.dtype.name == theirs.dtype.name, (ours.dtype, theirs.dtype)
+    assert tuple(ours.shape) == theirs.shape
+    np.testing.assert_allclose(ours.numpy().astype(np.float64), theirs.astype(np.float64),
+                               rtol=rtol, atol=atol)
+
+
+def assert_same_gradient(our_fn, their_fn, x, seed=0):
+    """d sum(f(x) * W) / dx for a seeded W, gpuaccel's autograd against tf.GradientTape."""
+    ours_in = ga.tensor(x, requires_grad=True)
+    ours_out = our_fn(ours_in)
+    weights = np.random.default_rng(seed).uniform(-1, 1, tuple(ours_out.shape)).astype(np.float32)
+    (ours_out * ga.tensor(weights)).sum().backward()
+    theirs_in = tf.Variable(x)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(their_fn(theirs_in) * weights)
+    np.testing.assert_allclose(ours_in.grad.numpy(), tape.gradient(loss, theirs_in).numpy(),
+                               rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("method,antialias", [
+    ("bilinear", False), ("nearest", False), ("bicubic", False), ("area", False),
+    ("lanczos3", False), ("bilinear", True)])
+def test_resize_matches_tensorflow(method, antialias):
+    for size in ([3, 4], [8, 11]):
+        assert_same(ga.image.resize(IMAGES, size, method=method, antialias=antialias),
+                    tf.image.resize(IMAGES, size, method=method, antialias=antialias),
+                    atol=1e-4)
+    assert_same(ga.image.resize(ONE_IMAGE, [4, 9], method=method),
+                tf.image.resize(ONE_IMAGE, [4, 9], method=method), atol=1e-4)
+
+
+def test_resize_method_enum_dtypes_and_aspect_ratio():
+    for name in ("BILINEAR", "NEAREST_NEIGHBOR", "BICUBIC", "AREA", "LANCZOS3", "LANCZOS5",
+                 "GAUSSIAN", "MITCHELLCUBIC"):
+        assert getattr(ga.image.ResizeMethod, name) == getattr(tf.image.ResizeMethod, name)
+    # integer images: 'nearest' keeps the dtype, the other methods give float32
+    for method in (ga.image.ResizeMethod.NEAREST_NEIGHBOR, ga.image.ResizeMethod.BILINEAR):
+        assert_same(ga.image.resize(UINT8_IMAGES, [3, 9], method=method),
+                    tf.image.resize(UINT8_IMAGES, [3, 9], method=method), atol=1e-3)
+    for size in ([10, 20], [4, 3], [6, 6]):
+        assert_same(ga.image.resize(IMAGES, size, preserve_aspect_ratio=True),
+                    tf.image.resize(IMAGES, size, preserve_aspect_ratio=True), atol=1e-4)
+
+
+def test_resize_and_resize_with_pad_gradients_match_tensorflow():
+    assert_same_gradient(lambda t: ga.image.resize(t, [3, 10], method="bicubic"),
+                         lambda t: tf.image.resize(t, [3, 10], method="bicubic"), IMAGES)
+    assert_same_gradient(lambda t: ga.image.resize(t, [4, 4], antialias=True),
+                         lambda t: tf.image.resize(t, [4, 4], antialias=True), IMAGES, seed=1)
+    assert_same_gradient(lambda t: ga.image.resize_with_pad(t, 6, 6),
+                         lambda t: tf.image.resize_with_pad(t, 6, 6), IMAGES, seed=2)
+
+
+def test_resize_with_pad_matches_tensorflow():
+    for height, width, method in ((6, 6, "bilinear"), (9, 4, "nearest"), (5, 14, "area")):
+        assert_same(ga.image.resize_with_pad(IMAGES, height, width, method=method),
+                    tf.image.resize_with_pad(IMAGES, height, width, method=method), atol=1e-4)
+    assert_same(ga.image.resize_with_pad(ONE_IMAGE, 8, 8, antialias=True),
+                tf.image.resize_with_pad(ONE_IMAGE, 8, 8, antialias=True), atol=1e-4)
+
+
+def test_crops_and_pads_match_tensorflow():
+    for image in (IMAGES, ONE_IMAGE, UINT8_IMAGES):
+        for height, width in ((3, 9), (6, 4), (5, 7)):
+            assert_same(ga.image.resize_with_crop_or_pad(image, height, width),
+                        tf.image.resize_with_crop_or_pad(image, height, width))
+        for fraction in (0.5, 0.75, 1.0):
+            assert_same(ga.image.central_crop(image, fraction),
+                        tf.image.central_crop(image, fraction))
+        assert_same(ga.image.crop_to_bounding_box(image, 1, 2, 3, 4),
+                    tf.image.crop_to_bounding_box(image, 1, 2, 3, 4))
+        assert_same(ga.image.pad_to_bounding_box(image, 1, 2, 8, 10),
+                    tf.image.pad_to_bounding_box(image, 1, 2, 8, 10))
+    assert_same_gradient(lambda t: ga.image.resize_with_crop_or_pad(t, 3, 9),
+                         lambda t: tf.image.resize_with_crop_or_pad(t, 3, 9), IMAGES)
+
+
+@pytest.mark.parametrize("call", [
+    lambda image: image.crop_to_bounding_box(IMAGES, -1, 0, 2, 2),
+    lambda image: image.crop_to_bounding_box(IMAGES, 0, 0, 0, 2),
+    lambda image: image.crop_to_bounding_box(IMAGES, 3, 0, 3, 2),
+    lambda image: image.pad_to_bounding_box(IMAGES, 0, 1, 8, 7),
+    lambda image: image.pad_to_bounding_box(IMAGES, -1, 0, 8, 8),
+    lambda image: image.central_crop(IMAGES, 0.0),
+    lambda image: image.central_crop(IMAGES, 1.5),
+    lambda image: image.resize(IMAGES, [2, 3, 4]),
+    lambda image: image.resize(IMAGES[0, 0], [2, 3]),
+    lambda image: image.resize(IMAGES, [2, 3], method="cubic"),
+    lambda image: image.resize_with_pad(IMAGES, 0, 4),
+])
+def test_bad_arguments_raise_tensorflows_error_type(call):
+    with pytest.raises(ValueError):
+        call(tf.image)
+    with pytest.raises(ValueError, match="must|Resize method"):
+        call(ga.image)
+
+
+def test_flips_transpose_and_rot90_match_tensorflow():
+    for image in (IMAGES, ONE_IMAGE, UINT8_IMAGES):
+        assert_same(ga.image.flip_left_right(image), tf.image.flip_left_right(image))
+        assert_same(ga.image.flip_up_down(image), tf.image.flip_up_down(image))
+        assert_same(ga.image.transpose(image), tf.image.transpose(image))
+        for k in (0, 1, 2, 3, -1, 5):
+            assert_same(ga.image.rot90(image, k), tf.image.rot90(image, k))
+    assert_same_gradient(lambda t: ga.image.rot90(ga.image.flip_left_right(t), 3),
+                         lambda t: tf.image.rot90(tf.image.flip_left_right(t), 3), IMAGES)
+
+
+@pytest.mark.parametrize("source,target", [
+    ("uint8", "float32"), ("float32", "uint8"), ("uint8", "int32"), ("int32", "uint8"),
+    ("float32", "int32"), ("float32", "float16"), ("uint8", "uint8")])
+def test_convert_image_dtype_matches_tensorflow(source, target):
+    values = {"uint8": UINT8_IMAGES, "int32": UINT8_IMAGES.astype(np.int32) * 8_388_608,
+              "float32": RNG.uniform(-0.2, 1.2, (2, 5, 7, 3)).astype(np.float32)}[source]
+    for saturate in (False, True):
+        if source == "float32" and target in ("uint8", "int32") and not saturate:
+            values = np.clip(values, 0, 0.999)  # out of range casts wrap differently per CPU
+        assert_same(ga.image.convert_image_dtype(values, target, saturate=saturate),
+                    tf.image.convert_image_dtype(values, target, saturate=saturate), rtol=1e-3,
+                    atol=1e-3)
+
+
+def test_convert_image_dtype_between_floats_passes_the_gradient():
+    assert_same_gradient(lambda t: ga.image.convert_image_dtype(t, "float16") * 2.0,
+                         lambda t: tf.cast(tf.image.convert_image_dtype(t, "float16"),
+                                           "float32") * 2.0, IMAGES)
+
+
+def test_grayscale_conversions_match_tensorflow():
+    for image in (IMAGES, ONE_IMAGE, UINT8_IMAGES):
+        assert_same(ga.image.rgb_to_grayscale(image), tf.image.rgb_to_grayscale(image),
+                    atol=1e-5 if image.dtype == np.float32 else 1.0)
+    gray = IMAGES[..., :1]
+    assert_same(ga.image.grayscale_to_rgb(gray), tf.image.grayscale_to_rgb(tf.constant(gray)))
+    assert_same_gradient(lambda t: ga.image.grayscale_to_rgb(ga.image.rgb_to_grayscale(t)),
+                         lambda t: tf.image.grayscale_to_rgb(tf.image.rgb_to_grayscale(t)),
+                         IMAGES)
+    with pytest.raises(ValueError):
+        tf.image.grayscale_to_rgb(tf.constant(IMAGES))
+    with pytest.raises(ValueError, match="size 1"):
+        ga.image.grayscale_to_rgb(IMAGES)
+
+
+def test_brightness_contrast_and_standardization_match_tensorflow():
+    for image in (IMAGES, ONE_IMAGE, UINT8_IMAGES):
+        tolerance = 1e-5 if image.dtype == np.float32 else 1.0  # uint8: rounding of x.5
+        for delta in (0.3, -0.2):
+            assert_same(ga.image.adjust_brightness(image, delta),
+                        tf.image.adjust_brightness(image, delta), atol=tolerance)
+        for factor in (0.5, 1.7):
+            assert_same(ga.image.adjust_contrast(image, factor),
+                        tf.image.adjust_contrast(image, factor), atol=tolerance)
+        assert_same(ga.image.per_image_standardization(image),
+                    tf.image.per_image_standardization(image), atol=1e-4)
+    flat = np.full((4, 4, 1), 3.0, np.float32)  # stddev 0: divided by 1/sqrt(16) instead
+    assert_same(ga.image.per_image_standardization(flat),
+                tf.image.per_image_standardization(flat))
+    # (TF registers no gradient for adjust_contrast's kernel, so it stays out of this chain)
+    assert_same_gradient(
+        lambda t: ga.image.per_image_standardization(ga.image.adjust_brightness(t, 0.1)),
+        lambda t: tf.image.per_image_standardization(tf.image.adjust_brightness(t, 0.1)), IMAGES)
+
+
+def test_random_flips_pick_per_image_between_identity_and_flip():
+    ga.random.set_seed(3)
+    tf.random.set_seed(3)
+    for random_flips, flip in (
+            ((ga.image.random_flip_left_right, tf.image.random_flip_left_right),
+             tf.image.flip_left_right),
+            ((ga.image.random_flip_up_down, tf.image.random_flip_up_down), tf.image.flip_up_down)):
+        for random_flip in random_flips:  # the rule holds for TF's draws as for ours
+            seen = set()
+            for _ in range(8):
+                out = random_flip(IMAGES).numpy()
+                for i in range(len(IMAGES)):
+                    same = np.array_equal(out[i], IMAGES[i])
+                    assert same or np.array_equal(out[i], flip(IMAGES[i]).numpy())
+                    seen.add(same)
+            assert seen == {True, False}
+            assert tuple(random_flip(ONE_IMAGE).shape) == ONE_IMAGE.shape
+
+
+def test_random_crop_brightness_and_contrast_follow_their_rules():
+    ga.random.set_seed(4)
+    starts = set()
+    for _ in range(10):
+        out = ga.image.random_crop(IMAGES, [1, 3, 4, 3]).numpy()
+        windows = [(b, y, x) for b in range(2) for y in range(3) for x in range(4)
+                   if np.array_equal(IMAGES[b:b + 1, y:y + 3, x:x + 4], out)]
+        assert len(windows) == 1
+        starts.add(windows[0])
+    assert len(starts) > 3
+    with pytest.raises(ga.errors.InvalidArgumentError, match="value.shape >= size"):
+        ga.image.random_crop(IMAGES, [1, 6, 4, 3])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.image.random_crop(IMAGES, [1, 6, 4, 3])
+    deltas = set()
+    for _ in range(5):
+        delta = ga.image.random_brightness(IMAGES, 0.25).numpy() - IMAGES
+        assert np.ptp(delta) < 1e-6 and abs(delta.flat[0]) <= 0.25
+        deltas.add(round(float(delta.flat[0]), 5))
+    assert len(deltas) > 1
+    mean = IMAGES.mean(axis=(1, 2), keepdims=True)
+    for _ in range(3):
+        factor = (ga.image.random_contrast(IMAGES, 0.5, 1.5).numpy() - mean) / (IMAGES - mean)
+        assert np.ptp(factor) < 1e-3 and 0.5 <= factor.flat[0] < 1.5
+    for bad in (lambda image: image.random_brightness(IMAGES, -0.1),
+                lambda image: image.random_contrast(IMAGES, 0.5, 0.5),
+                lambda image: image.random_contrast(IMAGES, -0.5, 0.5)):
+        with pytest.raises(ValueError):
+            bad(tf.image)
+        with pytest.raises(ValueError):
+            bad(ga.image)
