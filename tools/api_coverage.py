@@ -119,6 +119,9 @@ OUT_OF_SCOPE = [
      "sparse tensors: the CTC decoders return their decoded paths as SparseTensors"),
     (r"^edit_distance$", "sparse tensors: tf.edit_distance takes its hypotheses and truths as "
                          "SparseTensors, and gpuaccel's tensors are dense"),
+    (r"^OrbaxCheckpoint$", "checkpoints in Orbax's format, written by the orbax-checkpoint "
+                           "package (a JAX-ecosystem library gpuaccel does not depend on); "
+                           "ModelCheckpoint and BackupAndRestore save gpuaccel's training"),
     (r"^resource$|^variant$", "TensorFlow's handle dtypes: no eager tensor of them holds data"),
     (r"^security$", "tf.security.fuzzing: helpers for fuzzing TensorFlow's own kernels"),
     (r"^check_pinned$", "a check of TF's pinned host-memory placement, which gpuaccel's "

@@ -1,10 +1,15 @@
-"""keras.callbacks LambdaCallback, ProgbarLogger and BackupAndRestore inside a real ``fit``,
+"""keras.callbacks LambdaCallback, ProgbarLogger, BackupAndRestore and RemoteMonitor inside a
+real ``fit``,
 against real Keras running the same model (same starting weights, data and hooks): the hooks
 fire in the same order with the same logs, the bar prints the same lines (keras.utils.Progbar
 too, driven by hand), and a fit interrupted and run again resumes at the same epoch with the
 same weights."""
+import http.server
+import json
 import os
 import re
+import threading
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -159,3 +164,65 @@ def test_backup_and_restore_resumes_where_keras_resumes(tmp_path):
     for framework in (gk, keras):
         with pytest.raises(ValueError, match="save_freq"):
             framework.callbacks.BackupAndRestore(str(tmp_path), save_freq="batch")
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Keeps each POST's path, content type and body on the server object."""
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.posts.append((self.path, self.headers["Content-Type"],
+                                  self.headers.get("X-Run"), body))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def recording_server():
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Recorder)
+    server.posts = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def decoded(post, as_json):
+    path, content_type, run, body = post
+    if as_json:
+        return path, content_type, run, json.loads(body)
+    form = urllib.parse.parse_qs(body.decode())
+    assert list(form) == ["logs"], form
+    return path, content_type, run, json.loads(form["logs"][0])
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_remote_monitor_posts_what_keras_posts(recording_server, as_json):
+    root = f"http://127.0.0.1:{recording_server.server_port}"
+    sent = {}
+    for framework in (gk, keras):
+        recording_server.posts.clear()
+        monitor = framework.callbacks.RemoteMonitor(root=root, path="/epoch/", field="logs",
+                                                     headers={"X-Run": "r1"},
+                                                     send_as_json=as_json)
+        make_model(framework).fit(X, Y, batch_size=4, epochs=2, validation_data=(X_VAL, Y_VAL),
+                                  shuffle=False, verbose=0, callbacks=[monitor])
+        sent[framework] = [decoded(p, as_json) for p in recording_server.posts]
+    ours, theirs = sent[gk], sent[keras]
+    assert len(ours) == len(theirs) == 2
+    for mine, reference in zip(ours, theirs):
+        assert mine[:3] == reference[:3]  # path, content type, the user's header
+        assert mine[3].keys() == reference[3].keys() and mine[3]["epoch"] == reference[3]["epoch"]
+        np.testing.assert_allclose([mine[3][k] for k in sorted(mine[3])],
+                                   [reference[3][k] for k in sorted(mine[3])], rtol=1e-5)
+
+
+def test_remote_monitor_warns_like_keras_when_nobody_listens():
+    for framework in (gk, keras):
+        monitor = framework.callbacks.RemoteMonitor(root="http://127.0.0.1:9")
+        with pytest.warns(UserWarning, match="Could not reach RemoteMonitor root server"):
+            monitor.on_epoch_end(0, {"loss": 1.0})

@@ -25,12 +25,13 @@ from ._progbar import Progbar
 from ._callback import Callback
 # Each is most of a subsystem, so it has a module of its own (subclassing _callback.Callback).
 from ._backup_and_restore import BackupAndRestore
+from ._remote_monitor import RemoteMonitor
 from ._tensorboard_callback import TensorBoard
 
 __all__ = [
     "Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping", "ModelCheckpoint",
     "LearningRateScheduler", "CSVLogger", "TerminateOnNaN", "ReduceLROnPlateau",
-    "LambdaCallback", "TensorBoard", "BackupAndRestore",
+    "LambdaCallback", "TensorBoard", "BackupAndRestore", "RemoteMonitor",
 ]
 
 
