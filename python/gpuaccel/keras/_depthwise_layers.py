@@ -5,19 +5,8 @@ for the pointwise part, so the layers need no C++ class of their own. The weight
 names and layouts: ``kernel`` (DepthwiseConv) or ``depthwise_kernel`` (SeparableConv) of shape
 (kernel_size..., in, depth_multiplier), ``pointwise_kernel`` (1..., in * depth_multiplier,
 filters), ``bias``. The 1-D layers run as the 2-D ones over a height-1 image, as Conv1D does."""
-import numbers
-
 from .. import _C
-from .._int_range import check_range
-from ._layer_base import Layer, _activation, _data_format, _int_tuple, _padding, _reject
-
-
-def _positive(value, arg):
-    """Keras's check of depth_multiplier and filters, and its words."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise ValueError(f"Invalid value for argument `{arg}`. Expected a strictly positive "
-                         f"value. Received {arg}={value!r}.")
-    return check_range(int(value), arg, 1)
+from ._layer_base import Layer, _activation, _reject, _strictly_positive, _window_arguments
 
 
 class _DepthwiseBase(Layer):
@@ -28,20 +17,19 @@ class _DepthwiseBase(Layer):
     _kernel_name = "kernel"  # Keras 3's DepthwiseConv names it so; SeparableConv "depthwise_kernel"
     _pointwise = False
 
-    def _init_window(self, kernel_size, strides, padding, depth_multiplier, data_format,
-                     dilation_rate, activation, use_bias, depthwise_initializer,
-                     bias_initializer, kwargs, **unsupported):
-        kind = type(self).__name__
-        _reject(kind, **unsupported)
-        self.depth_multiplier = _positive(depth_multiplier, "depth_multiplier")
-        self.kernel_size = _int_tuple(kernel_size, self._rank, "kernel_size")
-        self.strides = _int_tuple(strides, self._rank, "strides")
-        self.dilation_rate = _int_tuple(dilation_rate, self._rank, "dilation_rate")
-        self.padding = _padding(padding)
-        self.data_format = _data_format(data_format)
-        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
-            raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
-                             f"Received: strides={self.strides} and dilation_rate={self.dilation_rate}")
+    # Keras's signature of DepthwiseConv1D/2D (strides and dilation_rate 1 stand for (1, 1) too).
+    def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None, **kwargs):
+        _reject(type(self).__name__, depthwise_regularizer=depthwise_regularizer,
+                bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                depthwise_constraint=depthwise_constraint, bias_constraint=bias_constraint)
+        self.depth_multiplier = _strictly_positive(depth_multiplier, "depth_multiplier")
+        (self.kernel_size, self.strides, self.padding, self.data_format,
+         self.dilation_rate) = _window_arguments(self._rank, kernel_size, strides, padding,
+                                                 data_format, dilation_rate)
         self.activation = _activation(activation)
         self.use_bias = bool(use_bias)
         self.depthwise_initializer = depthwise_initializer
@@ -112,10 +100,22 @@ class _SeparableBase(_DepthwiseBase):
     _kernel_name = "depthwise_kernel"
     _pointwise = True
 
-    def _init_separable(self, filters, pointwise_initializer, **window):
-        self.filters = _positive(filters, "filters")
+    # Keras's signature of SeparableConv1D/2D.
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, pointwise_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, depthwise_constraint=None,
+                 pointwise_constraint=None, bias_constraint=None, **kwargs):
+        _reject(type(self).__name__, pointwise_regularizer=pointwise_regularizer,
+                pointwise_constraint=pointwise_constraint)
+        self.filters = _strictly_positive(filters, "filters")
         self.pointwise_initializer = pointwise_initializer
-        self._init_window(**window)
+        super().__init__(
+            kernel_size, strides, padding, depth_multiplier, data_format, dilation_rate,
+            activation, use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer,
+            bias_regularizer, activity_regularizer, depthwise_constraint, bias_constraint,
+            **kwargs)
 
     def _output_channels(self, channels):
         return self.filters
@@ -134,37 +134,11 @@ class DepthwiseConv2D(_DepthwiseBase):
     ``depth_multiplier`` filters kernel[:, :, c, :], giving channels c * M + m."""
     _rank = 2
 
-    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
-                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
-                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
-                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 depthwise_constraint=None, bias_constraint=None, **kwargs):
-        self._init_window(kernel_size, strides, padding, depth_multiplier, data_format,
-                          dilation_rate, activation, use_bias, depthwise_initializer,
-                          bias_initializer, kwargs, depthwise_regularizer=depthwise_regularizer,
-                          bias_regularizer=bias_regularizer,
-                          activity_regularizer=activity_regularizer,
-                          depthwise_constraint=depthwise_constraint,
-                          bias_constraint=bias_constraint)
-
 
 class DepthwiseConv1D(_DepthwiseBase):
     """``keras.layers.DepthwiseConv1D(kernel_size, strides=1, padding='valid',
     depth_multiplier=1, ...)`` on (batch, steps, channels); kernel (k, in, depth_multiplier)."""
     _rank = 1
-
-    def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1,
-                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
-                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
-                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 depthwise_constraint=None, bias_constraint=None, **kwargs):
-        self._init_window(kernel_size, strides, padding, depth_multiplier, data_format,
-                          dilation_rate, activation, use_bias, depthwise_initializer,
-                          bias_initializer, kwargs, depthwise_regularizer=depthwise_regularizer,
-                          bias_regularizer=bias_regularizer,
-                          activity_regularizer=activity_regularizer,
-                          depthwise_constraint=depthwise_constraint,
-                          bias_constraint=bias_constraint)
 
 
 class SeparableConv2D(_SeparableBase):
@@ -173,40 +147,8 @@ class SeparableConv2D(_SeparableBase):
     ``filters`` channels with the bias."""
     _rank = 2
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
-                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
-                 bias_initializer="zeros", depthwise_regularizer=None, pointwise_regularizer=None,
-                 bias_regularizer=None, activity_regularizer=None, depthwise_constraint=None,
-                 pointwise_constraint=None, bias_constraint=None, **kwargs):
-        self._init_separable(
-            filters, pointwise_initializer, kernel_size=kernel_size, strides=strides,
-            padding=padding, depth_multiplier=depth_multiplier, data_format=data_format,
-            dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
-            depthwise_initializer=depthwise_initializer, bias_initializer=bias_initializer,
-            kwargs=kwargs, depthwise_regularizer=depthwise_regularizer,
-            pointwise_regularizer=pointwise_regularizer, bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer, depthwise_constraint=depthwise_constraint,
-            pointwise_constraint=pointwise_constraint, bias_constraint=bias_constraint)
-
 
 class SeparableConv1D(_SeparableBase):
     """``keras.layers.SeparableConv1D(filters, kernel_size, strides=1, padding='valid', ...)``
     on (batch, steps, channels): DepthwiseConv1D, then a pointwise (1, in * M, filters) kernel."""
     _rank = 1
-
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
-                 dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True,
-                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
-                 bias_initializer="zeros", depthwise_regularizer=None, pointwise_regularizer=None,
-                 bias_regularizer=None, activity_regularizer=None, depthwise_constraint=None,
-                 pointwise_constraint=None, bias_constraint=None, **kwargs):
-        self._init_separable(
-            filters, pointwise_initializer, kernel_size=kernel_size, strides=strides,
-            padding=padding, depth_multiplier=depth_multiplier, data_format=data_format,
-            dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
-            depthwise_initializer=depthwise_initializer, bias_initializer=bias_initializer,
-            kwargs=kwargs, depthwise_regularizer=depthwise_regularizer,
-            pointwise_regularizer=pointwise_regularizer, bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer, depthwise_constraint=depthwise_constraint,
-            pointwise_constraint=pointwise_constraint, bias_constraint=bias_constraint)

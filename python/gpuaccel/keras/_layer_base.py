@@ -112,22 +112,17 @@ def _dropout_rate(dropout):
     return float(dropout)
 
 
-def _conv_arguments(kind, rank, filters, kernel_size, strides, padding, data_format,
-                    dilation_rate, groups=1):
-    """Keras's checks of a convolution's arguments (``kind`` names the layer): (filters,
-    kernel_size, strides, padding, data_format, dilation_rate), the tuples of ``rank`` ints.
-    ``groups`` is checked in Keras's words; the input channels' divisibility by it is checked
-    at build (C++)."""
-    if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
-        raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
-                         f"value. Received filters={filters!r}.")
-    filters = check_range(int(filters), "filters", 1)
-    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0:
-        raise ValueError("The number of groups must be a positive integer. "
-                         f"Received: groups={groups!r}.")
-    if filters % groups:
-        raise ValueError("The number of filters must be evenly divisible by the number of "
-                         f"groups. Received: groups={groups}, filters={filters}.")
+def _strictly_positive(value, arg):
+    """Keras's check of a convolution's ``filters`` (or ``depth_multiplier``), in its words."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"Invalid value for argument `{arg}`. Expected a strictly positive "
+                         f"value. Received {arg}={value!r}.")
+    return check_range(int(value), arg, 1)
+
+
+def _window_arguments(rank, kernel_size, strides, padding, data_format, dilation_rate):
+    """Keras's checks of a convolution window: (kernel_size, strides, padding, data_format,
+    dilation_rate), the tuples of ``rank`` ints."""
     kernel_size = _int_tuple(kernel_size, rank, "kernel_size")
     strides = _int_tuple(strides, rank, "strides")
     dilation_rate = _int_tuple(dilation_rate, rank, "dilation_rate")
@@ -135,7 +130,24 @@ def _conv_arguments(kind, rank, filters, kernel_size, strides, padding, data_for
     if max(strides) > 1 and max(dilation_rate) > 1:
         raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
                          f"Received: strides={strides} and dilation_rate={dilation_rate}")
-    return filters, kernel_size, strides, padding, data_format, dilation_rate
+    return kernel_size, strides, padding, data_format, dilation_rate
+
+
+def _conv_arguments(kind, rank, filters, kernel_size, strides, padding, data_format,
+                    dilation_rate, groups=1):
+    """Keras's checks of a convolution's arguments (``kind`` names the layer): (filters,
+    kernel_size, strides, padding, data_format, dilation_rate), the tuples of ``rank`` ints.
+    ``groups`` is checked in Keras's words; the input channels' divisibility by it is checked
+    at build (C++)."""
+    filters = _strictly_positive(filters, "filters")
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0:
+        raise ValueError("The number of groups must be a positive integer. "
+                         f"Received: groups={groups!r}.")
+    if filters % groups:
+        raise ValueError("The number of filters must be evenly divisible by the number of "
+                         f"groups. Received: groups={groups}, filters={filters}.")
+    return (filters, *_window_arguments(rank, kernel_size, strides, padding, data_format,
+                                        dilation_rate))
 
 
 def _output_padding(output_padding, strides, rank):

@@ -23,7 +23,9 @@ class KerasObjectRegistry:
     ``by_name``: Keras's names (class names and their aliases) -> class; ``unknown_hint``:
     text added in parentheses when ``deserialize`` meets an unknown class name, with
     ``{names}`` standing for the sorted accepted names; ``accepts_names``: whether
-    ``deserialize`` takes a bare name as ``get`` does.
+    ``deserialize`` takes a bare name as ``get`` does; ``resolve_name``: the family's own
+    name lookup for such a bare name where its ``get`` is not this one (losses and metrics,
+    whose names have aliases and depend on the compiled loss).
     """
 
     kind: str
@@ -32,6 +34,7 @@ class KerasObjectRegistry:
     by_name: dict
     unknown_hint: str = None
     accepts_names: bool = True
+    resolve_name: object = None
 
     def _not_interpreted(self, identifier, hint=None):
         message = f"Could not interpret {self.kind} identifier: {identifier}"
@@ -52,7 +55,7 @@ class KerasObjectRegistry:
         """An object from Keras's dict (``class_name`` and ``config``), or from a name where
         the family accepts one; ``custom_objects`` maps further class names to classes."""
         if self.accepts_names and isinstance(config, str):
-            return self.get(config)
+            return (self.resolve_name or self.get)(config)
         if not isinstance(config, dict) or "class_name" not in config:
             raise self._not_interpreted(config)
         name = config["class_name"]

@@ -410,7 +410,7 @@ def check_fit_reduction(loss):
 _REGISTRY = KerasObjectRegistry(
     "loss", "keras.losses", Loss, {cls.__name__: cls for cls in set(_BY_NAME.values())},
     unknown_hint="an unknown loss class; known: {names}; pass custom_objects for your own",
-    accepts_names=False)
+    resolve_name=lambda name: get(name))
 
 
 def serialize(loss):
@@ -420,8 +420,6 @@ def serialize(loss):
 
 def deserialize(config, custom_objects=None):
     """The loss ``serialize`` described (a dict), or the one a Keras name stands for."""
-    if isinstance(config, str):
-        return get(config)
     return _REGISTRY.deserialize(config, custom_objects)
 
 

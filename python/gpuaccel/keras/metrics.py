@@ -272,7 +272,7 @@ def get(identifier, loss=None):
 _REGISTRY = KerasObjectRegistry(
     "metric", "keras.metrics", Metric, _CLASSES,
     unknown_hint="an unknown metric class; known: {names}; pass custom_objects for your own",
-    accepts_names=False)
+    resolve_name=lambda name: get(name))
 
 
 def serialize(metric):
@@ -282,6 +282,4 @@ def serialize(metric):
 
 def deserialize(config, custom_objects=None):
     """The metric ``serialize`` described (a dict), or the one a Keras name stands for."""
-    if isinstance(config, str):
-        return get(config)
     return _REGISTRY.deserialize(config, custom_objects)
