@@ -6,6 +6,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "backends/cpu/channel_moments.h"
 #include "backends/cpu/onednn_context.h"
 #include "backends/cpu/onednn_ops.h"
 #include "core/errors.h"
@@ -115,10 +116,14 @@ void bn_forward_native(const TensorView& x, const TensorView& gamma, const Tenso
                        const TensorView& mean, const TensorView& var, double epsilon,
                        bool training, const TensorView& y) {
   const float eps = static_cast<float>(epsilon);
+  // Training: the batch statistics are ours (channel_moments.h says why), written into mean and
+  // var as oneDNN's forward_training would; the normalization with them is oneDNN's
+  // use_global_stats pass either way.
+  if (training) channel_moments(x, mean, var);
   KeyBuilder key("bn_fwd");
-  key.add(x).add(y).add(static_cast<double>(eps)).add(static_cast<int64_t>(training));
+  key.add(x).add(y).add(static_cast<double>(eps));
   auto e = cached_primitive<dnnl::batch_normalization_forward>(
-      key, [&] { return bn_forward_pd(bn_desc(x), eps, training, default_attr()); });
+      key, [&] { return bn_forward_pd(bn_desc(x), eps, false, default_attr()); });
   execute_forward(*e, x, gamma, beta, mean, var, y);
 }
 
