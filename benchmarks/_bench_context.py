@@ -95,7 +95,12 @@ def conv_floor_ms(binary, batch, dtype, filters=1, rounds=10, threads="2"):
 def run_workload(command, env, cwd="/tmp"):
     """Runs `command` (a fresh Python process: thread counts and device settings are fixed at
     start-up) and returns the JSON object it printed on its 'RESULT ' line, or
-    {'error': 'exit N: <the output's tail>'} when it printed none."""
+    {'error': 'exit N: <the output's tail>'} when it printed none. PYTHONPATH's entries are
+    made absolute first: the process runs in `cwd`, where a relative entry such as
+    build/release/stage would miss the build and import whatever gpuaccel is installed."""
+    if env.get("PYTHONPATH"):
+        env = dict(env, PYTHONPATH=os.pathsep.join(
+            os.path.abspath(entry) for entry in env["PYTHONPATH"].split(os.pathsep) if entry))
     proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):

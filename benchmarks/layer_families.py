@@ -28,6 +28,10 @@ FAMILIES = {
     "transposed convolution": ((8, 8, 8), False,
                                "x = L.Conv2DTranspose(8, 3, strides=2, padding='same')(x); "
                                "x = L.GlobalAveragePooling2D()(x)"),
+    "volume convolution": ((8, 12, 12, 4), False,
+                           "x = L.Conv3D(8, 3, padding='same', activation='relu')(x); "
+                           "x = L.Conv3DTranspose(4, 2, strides=2)(x); "
+                           "x = L.GlobalAveragePooling3D()(x)"),
     "depthwise and separable convolution": ((16, 16, 8), False,
                                             "x = L.DepthwiseConv2D(3, padding='same')(x); "
                                             "x = L.SeparableConv2D(16, 3)(x); "
@@ -111,6 +115,8 @@ def main():
     families = json.dumps({f: FAMILIES[f] for f in chosen})
     env = dict(os.environ, OMP_NUM_THREADS=args.threads, TF_CPP_MIN_LOG_LEVEL="2")
     print(cpu_line())
+    import gpuaccel
+    print(f"gpuaccel: {os.path.dirname(gpuaccel.__file__)}")
     print(f"before: {load_line()}")
     print(f"one train_on_batch (Adam, MSE), batch {args.batch}, best of {args.repeats} x "
           f"{args.steps} steps, {args.threads} thread(s); ratio = gpuaccel / Keras:")

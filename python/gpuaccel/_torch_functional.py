@@ -9,6 +9,7 @@ import numbers
 
 from . import _C
 from . import _array_ops
+from . import _conv3d
 from . import _unsupported
 from . import image as _image
 from . import math as _math
@@ -20,7 +21,8 @@ from ._int_range import check_int
 from ._tensor import Tensor, no_grad
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "softplus", "softmax",
-           "log_softmax", "dropout", "linear", "conv2d", "conv_transpose2d", "max_pool2d",
+           "log_softmax", "dropout", "linear", "conv2d", "conv_transpose2d", "conv3d",
+           "conv_transpose3d", "max_pool2d",
            "avg_pool2d", "unfold",
            "pad", "one_hot", "embedding", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "normalize",
@@ -230,6 +232,69 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     out = _C.conv2d_transpose_padded(_nhwc(x), kernel, bias, out_h, out_w, sh, sw, dh, dw,
                                      [ph, ph, pw, pw])
     return _nchw(out)
+
+
+def _triple(value, name):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return (int(value),) * 3
+    if isinstance(value, (list, tuple)) and len(value) == 3:
+        return tuple(check_int(v, name) for v in value)
+    raise ValueError(f"{name} must be an int or a triple of ints, got {value!r}")
+
+
+def _volume_operands(op, input, weight, bias, groups, in_axis):
+    """An (N, C, D, H, W) input and a 5-D weight with C on ``in_axis`` (1 for conv3d's
+    (out, in / groups, kd, kh, kw), 0 for conv_transpose3d's (in, out, kd, kh, kw)), after
+    torch's checks; the input as NDHWC."""
+    x, w = as_tensors(input, weight)
+    if x.ndim != 5 or w.ndim != 5:
+        raise RuntimeError(f"{op}: expected a 5-D (N, C, D, H, W) input and a 5-D weight, got "
+                           f"shapes {list(x.shape)} and {list(w.shape)}")
+    if in_axis == 0 and groups != 1:
+        raise ValueError(f"{op}(groups != 1) is not supported yet")
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0:
+        raise RuntimeError(f"{op}: groups must be a positive int, got {groups!r}")
+    if w.shape[in_axis] * (groups if in_axis == 1 else 1) != x.shape[1]:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected "
+                           f"input{list(x.shape)} to have {w.shape[in_axis] * groups} channels, "
+                           f"but got {x.shape[1]} channels instead")
+    bias = None if bias is None else as_tensors(x, bias)[1]
+    return _C.permute(x, [0, 2, 3, 4, 1]), w, bias
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``F.conv3d``: input (N, C, D, H, W), weight (F, C / groups, kd, kh, kw); ``padding`` an
+    int, a triple, 'valid' or 'same' (stride 1). Computed by gpuaccel/_conv3d.py."""
+    x, w, bias = _volume_operands("conv3d", input, weight, bias, groups, in_axis=1)
+    strides, dilations = _triple(stride, "stride"), _triple(dilation, "dilation")
+    kernel = _C.permute(w, [2, 3, 4, 1, 0])  # (kd, kh, kw, in / groups, out)
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode not in ("VALID", "SAME") or (mode == "SAME" and strides != (1, 1, 1)):
+            raise ValueError(f"padding={padding!r}: use 'valid', or 'same' with stride 1")
+        pads = _conv3d.padding_pairs(mode, x.shape[1:4], kernel.shape[:3], strides, dilations)
+    else:
+        pads = [(p, p) for p in _triple(padding, "padding")]
+    out = _conv3d.conv3d(x, kernel, bias, strides, pads, dilations, groups)
+    return _C.permute(out, [0, 4, 1, 2, 3])
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """``F.conv_transpose3d``: input (N, C, D, H, W), weight (C, F, kd, kh, kw); each output
+    size (D - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1."""
+    x, w, bias = _volume_operands("conv_transpose3d", input, weight, bias, groups, in_axis=0)
+    strides, dilations = _triple(stride, "stride"), _triple(dilation, "dilation")
+    pads, extras = _triple(padding, "padding"), _triple(output_padding, "output_padding")
+    if any(e >= s or e < 0 for e, s in zip(extras, strides)):
+        raise ValueError(f"conv_transpose3d: output_padding {extras} must be >= 0 and smaller "
+                         f"than the stride {strides}")
+    out = [(size - 1) * s - 2 * p + d * (k - 1) + e + 1 for size, s, p, d, k, e in
+           zip(x.shape[1:4], strides, pads, dilations, w.shape[2:], extras)]
+    kernel = _C.permute(w, [2, 3, 4, 1, 0])  # (kd, kh, kw, out, in): Keras's layout
+    y = _conv3d.conv3d_transpose(x, kernel, bias, out, strides, [(p, p) for p in pads],
+                                 dilations)
+    return _C.permute(y, [0, 4, 1, 2, 3])
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,

@@ -9,6 +9,7 @@ import numbers
 import sys
 
 from . import _C, errors  # noqa: F401
+from . import _conv3d
 from . import _torch_functional as functional
 from . import _unsupported
 from . import math as _math
@@ -51,7 +52,8 @@ __all__ = ["conv2d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "relu", "si
            "atrous_conv2d_transpose", "approx_max_k", "approx_min_k", "dilation2d", "erosion2d",
            "max_pool_with_argmax", "collapse_repeated", "ctc_unique_labels",
            "all_candidate_sampler", "compute_accidental_hits", "fixed_unigram_candidate_sampler",
-           "nce_loss", "sampled_softmax_loss", "isotonic_regression"]
+           "nce_loss", "sampled_softmax_loss", "isotonic_regression", "conv3d",
+           "conv3d_transpose"]
 
 
 def _int(value, name):
@@ -135,9 +137,68 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
     return _C.reshape(out, [out.shape[0], *out.shape[2:]])
 
 
+def _steps_3d(value, name):
+    """TF's 3-D strides or dilations: a list of 5 ints with 1 over the batch and channels."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"Expected list for '{name}' argument to 'conv3d' Op, not {value!r}.")
+    if len(value) != 5:
+        raise errors.InvalidArgumentError(
+            f"Length for attr '{name}' of {len(value)} must be at least minimum 5")
+    steps = [_int(v, name) for v in value]
+    if steps[0] != 1 or steps[4] != 1:
+        raise errors.UnimplementedError(
+            f"Current implementation does not yet support {name} in the batch and depth "
+            f"dimensions, got {steps}")
+    return steps[1:4]
+
+
+def _ndhwc(data_format, op):
+    if data_format not in ("NDHWC", None):
+        raise ValueError(f"{op} supports data_format='NDHWC' only, got {data_format!r}")
+
+
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):
+    """``tf.nn.conv3d``: input (N, D, H, W, C), filters (KD, KH, KW, C, F), strides and
+    dilations lists of 5 (1 over the batch and channels); see _conv3d for how it is computed."""
+    _ndhwc(data_format, "conv3d")
+    steps = _steps_3d(strides, "strides")
+    dilation = [1, 1, 1] if dilations is None else _steps_3d(dilations, "dilations")
+    input, filters = as_tensors(input, filters)
+    if input.ndim != 5 or filters.ndim != 5 or filters.shape[3] != input.shape[4]:
+        raise errors.InvalidArgumentError(
+            f"conv3d needs input (N, D, H, W, C) and filters (KD, KH, KW, C, F) with the same "
+            f"C (input and filter must have the same depth), got shapes {tuple(input.shape)} "
+            f"and {tuple(filters.shape)}")
+    pads = _conv3d.padding_pairs(_padding(padding), input.shape[1:4], filters.shape[:3], steps,
+                                 dilation)
+    return _conv3d.conv3d(input, filters, None, steps, pads, dilation)
+
+
+def conv3d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NDHWC",
+                     dilations=None, name=None):
+    """``tf.nn.conv3d_transpose``: input (N, D, H, W, C), filters (KD, KH, KW, F, C),
+    output_shape (N, OD, OH, OW, F); the gradient of ``conv3d`` of an output_shape tensor."""
+    _ndhwc(data_format, "conv3d_transpose")
+    steps = _steps_3d(strides, "strides")
+    dilation = [1, 1, 1] if dilations is None else _steps_3d(dilations, "dilations")
+    input, filters = as_tensors(input, filters)
+    shape = [_int(v, "output_shape") for v in
+             (output_shape.numpy().tolist() if isinstance(output_shape, Tensor) else output_shape)]
+    if (input.ndim != 5 or filters.ndim != 5 or len(shape) != 5 or shape[0] != input.shape[0]
+            or shape[4] != filters.shape[3] or filters.shape[4] != input.shape[4]):
+        raise ValueError(f"conv3d_transpose needs input (N, D, H, W, C), filters (KD, KH, KW, "
+                         f"F, C) with the input's C and an output_shape (N, OD, OH, OW, F) with "
+                         f"the input's N and the filters' F, got shapes {tuple(input.shape)}, "
+                         f"{tuple(filters.shape)} and {shape}")
+    pads = _conv3d.padding_pairs(_padding(padding), shape[1:4], filters.shape[:3], steps,
+                                 dilation)
+    return _conv3d.conv3d_transpose(input, filters, None, shape[1:4], steps, pads, dilation)
+
+
 def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None,
                 name=None):
-    """``tf.nn.convolution``: conv1d for (N, W, C) input, conv2d for (N, H, W, C)."""
+    """``tf.nn.convolution``: conv1d for (N, W, C) input, conv2d for (N, H, W, C), conv3d for
+    (N, D, H, W, C)."""
     rank = convert_to_tensor(input).ndim
     if rank == 3:
         return conv1d(input, filters, 1 if strides is None else strides, padding, data_format,
@@ -148,7 +209,20 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
                              f"{data_format!r}")
         return conv2d(input, filters, 1 if strides is None else strides, padding,
                       1 if dilations is None else dilations)
-    raise ValueError(f"convolution supports (N, W, C) and (N, H, W, C) input, got rank {rank}")
+    if rank == 5:
+        return conv3d(input, filters, [1, *([1] * 3 if strides is None else _triple(strides)), 1],
+                      padding, data_format or "NDHWC",
+                      None if dilations is None else [1, *_triple(dilations), 1])
+    raise ValueError(f"convolution supports (N, W, C), (N, H, W, C) and (N, D, H, W, C) input, "
+                     f"got rank {rank}")
+
+
+def _triple(value):
+    """tf.nn.convolution's 3-D strides or dilations: an int or 3 ints (or TF's 5)."""
+    if isinstance(value, numbers.Integral):
+        return [value] * 3
+    value = list(value)
+    return value[1:4] if len(value) == 5 else value
 
 
 def atrous_conv2d(value, filters, rate, padding, name=None):
@@ -275,7 +349,7 @@ def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data
 
 def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,
                    dilations=None, name=None):
-    """``tf.nn.conv_transpose``: conv1d_transpose or conv2d_transpose by the output's rank."""
+    """``tf.nn.conv_transpose``: conv1d/2d/3d_transpose by the output's rank."""
     rank = len(output_shape.numpy().tolist() if isinstance(output_shape, Tensor)
                else output_shape)
     if rank == 3:
@@ -284,8 +358,12 @@ def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_f
     if rank == 4:
         return conv2d_transpose(input, filters, output_shape, strides, padding,
                                 data_format or "NHWC", dilations)
-    raise ValueError(f"conv_transpose supports 1-D and 2-D outputs (rank 3 or 4), got an "
-                     f"output_shape of rank {rank}")
+    if rank == 5:
+        return conv3d_transpose(input, filters, output_shape, [1, *_triple(strides), 1],
+                                padding, data_format or "NDHWC",
+                                None if dilations is None else [1, *_triple(dilations), 1])
+    raise ValueError(f"conv_transpose supports 1-D, 2-D and 3-D outputs (rank 3, 4 or 5), got "
+                     f"an output_shape of rank {rank}")
 
 
 def max_pool2d(input, ksize, strides, padding="VALID"):

@@ -49,7 +49,8 @@ from ._normalization_layers import (
 from ._lambda_layer import Lambda
 from ._attention_layers import AdditiveAttention, Attention, GroupQueryAttention
 from ._einsum_dense import EinsumDense
-from ._convolution_layers import Conv1DTranspose, Convolution1DTranspose
+from ._convolution_layers import (Conv1DTranspose, Conv3D, Conv3DTranspose, Convolution1DTranspose,
+                                  Convolution3D, Convolution3DTranspose)
 from ._masking_layer import Masking
 from ._input_spec import InputSpec
 from ._wrapper import Wrapper
@@ -598,6 +599,7 @@ __all__ += [
     "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
     "SeparableConvolution1D", "SeparableConvolution2D", "SimpleRNNCell", "LSTMCell", "GRUCell",
     "RNN", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed",
+    "Conv3D", "Conv3DTranspose", "Convolution3D", "Convolution3DTranspose",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {

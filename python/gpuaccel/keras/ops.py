@@ -11,7 +11,8 @@ import numbers
 
 import numpy as np
 
-from .. import _C, _array_ops, _creation, _numpy_ops, linalg as _linalg, math as _math, nn as _nn
+from .. import _C, _array_ops, _conv3d, _creation, _numpy_ops, linalg as _linalg, math as _math
+from .. import nn as _nn
 from .._convert import as_tensors as _as_tensors, convert_to_tensor as _convert_to_tensor
 from .._tensor import Tensor, arange as _arange
 from . import activations as _activations
@@ -822,11 +823,65 @@ def _rank4(x, op):
     return x
 
 
+def _spatial(value, rank, name):
+    """An int or ``rank`` ints, as a list of ``rank`` ints."""
+    values = [value] * rank if isinstance(value, numbers.Integral) else list(value)
+    if len(values) != rank:
+        raise ValueError(f"{name} must be an int or {rank} ints for a {rank}-D convolution, got "
+                         f"{value!r}")
+    return [int(v) for v in values]
+
+
+def _conv_rank(x, op):
+    if x.ndim not in (3, 4, 5):
+        raise ValueError(f"keras.ops.{op} supports 1-D, 2-D and 3-D convolutions (inputs of "
+                         f"rank 3, 4 or 5, channels last); got shape {list(x.shape)}")
+    return x.ndim - 2
+
+
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
-    """2-D convolution, inputs (N, H, W, C), kernel (KH, KW, C, F)."""
+    """1-D, 2-D or 3-D convolution by the inputs' rank: inputs (N, spatial..., C), kernel
+    (spatial..., C / groups, F); the groups are C over the kernel's input channels, as in
+    Keras."""
     _channels_last(data_format, "conv")
-    return _nn.conv2d(_rank4(inputs, "conv"), kernel, strides=strides, padding=padding.upper(),
-                      dilations=dilation_rate)
+    x, kernel = _as_tensors(inputs, kernel)
+    rank = _conv_rank(x, "conv")
+    if kernel.ndim != rank + 2 or x.shape[-1] % kernel.shape[-2]:
+        raise ValueError(f"keras.ops.conv: kernel of shape {list(kernel.shape)} does not fit "
+                         f"inputs of shape {list(x.shape)} (expected (spatial..., in_channels "
+                         f"or a divisor of it, filters))")
+    groups = x.shape[-1] // kernel.shape[-2]
+    strides, dilations = (_spatial(strides, rank, "strides"),
+                          _spatial(dilation_rate, rank, "dilation_rate"))
+    if rank == 3:
+        pads = _conv3d.padding_pairs(padding.upper(), x.shape[1:4], kernel.shape[:3], strides,
+                                     dilations)
+        return _conv3d.conv3d(x, kernel, None, strides, pads, dilations, groups)
+    if rank == 1:
+        x, kernel = _C.expand_dims(x, 1), _C.expand_dims(kernel, 0)
+        strides, dilations = [1, *strides], [1, *dilations]
+    out = _nn.conv2d(x, kernel, strides=strides, padding=padding.upper(), dilations=dilations,
+                     groups=groups)
+    return _C.squeeze(out, [1]) if rank == 1 else out
+
+
+def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None,
+                   data_format=None, dilation_rate=1):
+    """1-D, 2-D or 3-D transposed convolution by the inputs' rank: inputs (N, spatial..., C),
+    kernel (spatial..., F, C); output sizes as Keras computes them."""
+    from ._convolution_layers import transposed_length
+    _channels_last(data_format, "conv_transpose")
+    x, kernel = _as_tensors(inputs, kernel)
+    rank = _conv_rank(x, "conv_transpose")
+    strides, dilations = (_spatial(strides, rank, "strides"),
+                          _spatial(dilation_rate, rank, "dilation_rate"))
+    extras = [None] * rank if output_padding is None else _spatial(output_padding, rank,
+                                                                   "output_padding")
+    sizes = [transposed_length(*axis) for axis in zip(
+        x.shape[1:-1], kernel.shape[:rank], strides, [padding.lower()] * rank, extras,
+        dilations)]
+    return _nn.conv_transpose(x, kernel, [x.shape[0], *sizes, kernel.shape[-2]], strides,
+                              padding.upper(), dilations=dilations)
 
 
 def _pool(inputs, pool_size, strides, padding, data_format, function, op):

@@ -51,7 +51,8 @@ from .._torch_functions import (COPY_FORMS, adjoint, argwhere, as_tensor, asarra
                                 trapezoid,
                                 trapz, tril_indices, triu_indices, var_mean, vsplit, vstack)
 from .._torch_functional import (adaptive_avg_pool1d, avg_pool1d, bilinear,
-                                 celu, celu_, channel_shuffle, conv1d, conv2d,
+                                 celu, celu_, channel_shuffle, conv1d, conv2d, conv3d,
+                                 conv_transpose2d, conv_transpose3d,
                                  cosine_similarity, group_norm, hardshrink, layer_norm,
                                  max_pool1d, max_pool2d, pairwise_distance, pixel_shuffle,
                                  pixel_unshuffle, prelu, relu_, selu, selu_, threshold,
