@@ -54,6 +54,9 @@ FAMILIES = {
                   "x = L.MultiHeadAttention(num_heads=2, key_dim=8)(x, x); "
                   "x = L.GlobalAveragePooling1D()(x)"),
     "recurrent": ((20, 16), False, "x = L.LSTM(32, return_sequences=True)(x); x = L.GRU(32)(x)"),
+    "convolutional recurrent": ((4, 8, 8, 2), False,
+                                "x = L.ConvLSTM2D(8, 3, padding='same')(x); "
+                                "x = L.GlobalAveragePooling2D()(x)"),
 }
 
 BODY = textwrap.dedent("""

@@ -53,8 +53,8 @@ def _units(value):
 
 
 def _columns(x, start, stop):
-    """x[:, start:stop] of a matrix."""
-    return _C.slice(x, [(0, x.shape[0], 1), (start, stop, 1)])
+    """x[..., start:stop]: one gate's block of the last axis."""
+    return _C.slice(x, [(0, n, 1) for n in x.shape[:-1]] + [(start, stop, 1)])
 
 
 def _add(a, b):
@@ -219,6 +219,10 @@ class _Cell(_StepCall, Layer):
     def _recurrent_input(self, h, recurrent_mask):
         return h if recurrent_mask is None else _mul(h, recurrent_mask)
 
+    def _recurrent_product(self, h):
+        """The previous output's contribution to the gates (a convolution in ConvLSTM)."""
+        return _C.matmul(h, self.recurrent_kernel)
+
     def _layer_config(self):
         return {"units": self.units, "activation": _activations.serialize(self.activation),
                 "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
@@ -277,8 +281,7 @@ class LSTMCell(_Cell):
     def _step(self, projected, states, recurrent_mask):
         h, c = states
         u = self.units
-        z = _add(projected, _C.matmul(self._recurrent_input(h, recurrent_mask),
-                                      self.recurrent_kernel))
+        z = _add(projected, self._recurrent_product(self._recurrent_input(h, recurrent_mask)))
         i = self.recurrent_activation(_columns(z, 0, u))
         f = self.recurrent_activation(_columns(z, u, 2 * u))
         g = self.activation(_columns(z, 2 * u, 3 * u))

@@ -35,17 +35,19 @@ def _cast_all(tensors, dtype):
 
 def _split_inputs(inputs):
     """(sequences, initial states, step mask or None) of a traced call's inputs: the mask is
-    the one of rank 3 after the states (rank 2)."""
+    the one of rank 3 after the states (rank 2); sequences of images (ConvLSTM) carry none."""
     inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-    step_mask = inputs.pop() if len(inputs) > 1 and inputs[-1].ndim == 3 else None
+    step_mask = (inputs.pop() if len(inputs) > 1 and inputs[0].ndim == 3 and inputs[-1].ndim == 3
+                 else None)
     return inputs[0], inputs[1:], step_mask
 
 
 def _check_sequence_shape(layer, shape):
-    if len(shape) != 3:
+    expected = getattr(layer, "_sequence_rank", 3)  # ConvLSTM's sequences are of images
+    if len(shape) != expected:
         raise ValueError(f"Input 0 of layer '{layer.name}' is incompatible with the layer: "
-                         f"expected ndim=3, found ndim={len(shape)}. Full shape received: "
-                         f"{_none_shape(shape)}")
+                         f"expected ndim={expected}, found ndim={len(shape)}. Full shape "
+                         f"received: {_none_shape(shape)}")
 
 
 

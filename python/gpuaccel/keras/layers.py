@@ -49,6 +49,7 @@ from ._normalization_layers import (
 from ._lambda_layer import Lambda
 from ._attention_layers import AdditiveAttention, Attention, GroupQueryAttention
 from ._einsum_dense import EinsumDense
+from ._conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from ._convolution_layers import (Conv1DTranspose, Conv3D, Conv3DTranspose, Convolution1DTranspose,
                                   Convolution3D, Convolution3DTranspose)
 from ._masking_layer import Masking
@@ -599,11 +600,8 @@ __all__ += [
     "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
     "SeparableConvolution1D", "SeparableConvolution2D", "SimpleRNNCell", "LSTMCell", "GRUCell",
     "RNN", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed",
-    "Conv3D", "Conv3DTranspose", "Convolution3D", "Convolution3DTranspose",
+    "Conv3D", "Conv3DTranspose", "Convolution3D", "Convolution3DTranspose", "ConvLSTM1D",
+    "ConvLSTM2D", "ConvLSTM3D",
 ]
 
-__getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {
-    "ConvLSTM1D": "TimeDistributed(Conv1D) followed by LSTM",
-    "ConvLSTM2D": "TimeDistributed(Conv2D) followed by LSTM",
-    "ConvLSTM3D": "TimeDistributed(Conv3D) followed by LSTM",
-})
+__getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {})
