@@ -11,7 +11,7 @@ need a GPU raise ``NoCudaGpuError`` with the reason (no driver, driver too old, 
 ``diagnose()`` prints the whole report. The device calls (current device, synchronize) are in
 ``_cuda_devices``, streams and events in ``_cuda_streams``; all are exported here.
 """
-import warnings
+import warnings as _warnings
 
 from . import _C
 from ._cuda_devices import (NoCudaGpuError, _device_index, _no_gpu, _physical_index,
@@ -199,7 +199,7 @@ def max_memory_reserved(device=None):
 
 
 def _renamed(old, new):
-    warnings.warn(f"torch.cuda.{old} has been renamed to torch.cuda.{new}", FutureWarning,
+    _warnings.warn(f"torch.cuda.{old} has been renamed to torch.cuda.{new}", FutureWarning,
                   stacklevel=3)
 
 
@@ -232,7 +232,7 @@ def reset_peak_memory_stats(device=None):
 
 
 def _reset_peaks_warning(name):
-    warnings.warn(f"torch.cuda.{name} now calls torch.cuda.reset_peak_memory_stats, which "
+    _warnings.warn(f"torch.cuda.{name} now calls torch.cuda.reset_peak_memory_stats, which "
                   "resets /all/ peak memory stats.", FutureWarning, stacklevel=3)
 
 

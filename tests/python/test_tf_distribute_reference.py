@@ -138,6 +138,7 @@ def _contexts(distribute, strategy):
 
 
 def test_context_queries_match_tensorflow():
+    assert ga.distribute.in_cross_replica_context() is tf.distribute.in_cross_replica_context()
     ours = _contexts(ga.distribute, ga.distribute.OneDeviceStrategy("/cpu:0"))
     theirs = _contexts(tf.distribute, tf.distribute.OneDeviceStrategy("/cpu:0"))
     assert ours == theirs

@@ -148,6 +148,7 @@ def test_seeding_the_gpu_generator_seeds_gpuaccels_one_generator():
     cuda.manual_seed(123)
     np.testing.assert_array_equal(torch.rand(4).numpy(), first)
     assert cuda.seed() is None
+    assert cuda.seed_all() is None
 
 
 # ---- simulated GPUs: report properties, run nothing ----
@@ -162,6 +163,7 @@ def two_t4s():
 
 @pytest.mark.usefixtures("two_t4s")
 def test_current_device_follows_set_device_and_device_blocks():
+    assert cuda.device_count() == 2
     assert cuda.current_device() == 0
     with cuda.device(1):
         assert cuda.current_device() == 1
@@ -177,6 +179,7 @@ def test_current_device_follows_set_device_and_device_blocks():
                                          r"are 0\.\.1"):
         cuda.set_device(2)
     config.set_visible_devices([config.list_physical_devices("GPU")[0]], "GPU")
+    assert cuda.device_count() == 1
     assert cuda.current_device() == 0  # GPU 1 is hidden now
     cuda.set_device(0)
     with cuda.device_of(torch.zeros(2, device="cpu")):  # a CPU tensor: nothing changes
@@ -191,6 +194,9 @@ def test_streams_and_their_blocks_nest_and_restore():
     side = cuda.Stream(priority=-1)
     other_gpu = cuda.Stream(device=1)
     assert (side.device_index, side.priority, str(side.device)) == (0, -1, "cuda:0")
+    with cuda.StreamContext(other_gpu):
+        assert cuda.current_stream(1) is other_gpu and cuda.current_device() == 1
+    assert cuda.current_stream(1) is cuda.default_stream(1)
     with cuda.stream(side) as entered:
         assert entered is side and cuda.current_stream() is side
         with cuda.stream(other_gpu):
@@ -264,7 +270,8 @@ import json
 import numpy as np
 import gpuaccel.torch as torch
 c = torch.cuda
-out = {'initialized_before': c.is_initialized()}
+out = {'initialized_before': c.is_initialized(), 'name1': c.get_device_properties(1).name,
+       'capability': list(c.get_device_capability())}
 before = c.memory_allocated()
 x = torch.tensor(np.arange(256 * 256, dtype=np.float32).reshape(256, 256) % 7, device='cuda')
 out['grew_by'] = c.memory_allocated() - before
@@ -276,6 +283,8 @@ start.record()
 y = x @ x
 end.record()
 out['syncs_by_two_records'] = fake_counters.synchronizes - syncs
+c.synchronize()
+out['syncs_by_synchronize'] = fake_counters.synchronizes - syncs - 2
 out['elapsed_ms'] = start.elapsed_time(end)
 side = c.Stream()
 with c.stream(side):
@@ -287,6 +296,12 @@ before_t = c.memory_allocated()
 t = torch.ones(1024, device='cuda')
 del t
 out['after_del'] = c.memory_allocated() - before_t
+c.reset_peak_memory_stats()
+out['peak_after_reset'] = c.max_memory_allocated() - c.memory_allocated()
+out['summary_has_allocated_row'] = 'Allocated memory' in c.memory_summary()
+reserved = c.memory_reserved()
+c.empty_cache()
+out['reserved_released'] = reserved - c.memory_reserved()
 gpu1_before = c.memory_allocated(1)
 with c.device(1):
     w = torch.zeros(1024, device='cuda:1')
@@ -312,6 +327,12 @@ def test_fake_gpu_counts_memory_and_times_with_events():
     assert r["elapsed_ms"] >= 0
     assert r["z_matches"]
     assert r["after_del"] == 0  # a freed tensor no longer counts
+    assert r["peak_after_reset"] == 0
+    assert r["summary_has_allocated_row"]
+    assert r["reserved_released"] >= 0
+    assert r["name1"] == "Fake GPU 1"
+    assert len(r["capability"]) == 2 and r["capability"][0] >= 1
+    assert r["syncs_by_synchronize"] == 1
     assert r["gpu1_grew_by"] == 1024 * 4  # memory_allocated() means the current device
     assert r["gpu1_name"] == "Fake GPU 1"
     assert r["oom"] == "ResourceExhaustedError"
