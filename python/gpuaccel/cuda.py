@@ -7,16 +7,31 @@ The answers come from the same registry as ``gpuaccel.config``, so GPUs hidden w
 as ``torch.cuda`` counts after ``CUDA_VISIBLE_DEVICES``. Nothing here starts the runtime.
 
 Without a usable GPU, ``is_available()`` is False, ``device_count()`` is 0 and the calls that
-need a GPU raise ``RuntimeError`` with the reason (no driver, driver too old, hidden, ...);
-``diagnose()`` prints the whole report.
+need a GPU raise ``NoCudaGpuError`` with the reason (no driver, driver too old, hidden, ...);
+``diagnose()`` prints the whole report. The device calls (current device, synchronize) are in
+``_cuda_devices``, streams and events in ``_cuda_streams``; all are exported here.
 """
+import warnings as _warnings
+
 from . import _C
+from ._cuda_devices import (NoCudaGpuError, _device_index, _no_gpu, _physical_index,
+                            _unavailable_reason, _visible_gpus, current_device, device,
+                            device_count, device_of, is_available, set_device, synchronize)
+from .errors import ResourceExhaustedError
 
 __all__ = [
-    "is_available", "device_count", "current_device", "get_device_name",
-    "get_device_properties", "get_device_capability", "is_bf16_supported", "synchronize",
-    "diagnose",
+    "is_available", "device_count", "current_device", "set_device", "device", "device_of",
+    "get_device_name", "get_device_properties", "get_device_capability", "is_bf16_supported",
+    "synchronize", "is_initialized", "init", "manual_seed", "manual_seed_all", "seed",
+    "seed_all", "initial_seed", "set_per_process_memory_fraction", "OutOfMemoryError",
+    "Event", "Stream", "StreamContext", "stream", "current_stream", "default_stream",
+    "NoCudaGpuError", "diagnose",
 ]
+
+
+# ``except torch.cuda.OutOfMemoryError`` catches gpuaccel's out-of-memory error (PyTorch's
+# class derives from RuntimeError; gpuaccel's, TensorFlow's ResourceExhaustedError, does not).
+OutOfMemoryError = ResourceExhaustedError
 
 
 class _CudaDeviceProperties:
@@ -54,75 +69,6 @@ class _CudaDeviceProperties:
                 f"memory_bandwidth={self.memory_bandwidth:.1f}GB/s)")
 
 
-def _visible_gpus():
-    """Physical indices of the visible GPUs, in order: position i is torch's device i."""
-    return [index for _type, index in _C.visible_devices("GPU")]
-
-
-def _unavailable_reason():
-    physical = _C.physical_devices("GPU")
-    if physical and not _visible_gpus():
-        return (f"all {len(physical)} GPU(s) are hidden by gpuaccel.config.set_visible_devices. "
-                "Fix: call gpuaccel.config.set_visible_devices(gpuaccel.config."
-                "list_physical_devices('GPU'), 'GPU') before the first op, or restart Python.")
-    return _C.gpu_unavailable_reason()
-
-
-def _no_gpu(what):
-    return RuntimeError(f"{what}: no CUDA GPU is available. {_unavailable_reason()} "
-                        "(gpuaccel.cuda.diagnose() shows the full report.)")
-
-
-def _device_index(device):
-    """torch's ways of naming a CUDA device -> the index among visible GPUs (None: current)."""
-    if device is None:
-        return current_device()
-    if isinstance(device, bool):
-        raise ValueError(f"Invalid device {device!r}: expected an int index or a name like 'cuda:0'")
-    if isinstance(device, int):
-        return device
-    name = device if isinstance(device, str) else getattr(device, "name", None)
-    if isinstance(name, str):
-        if name in ("cuda", "gpu", "GPU"):
-            return current_device()
-        kind, index = _C.parse_device_name(name)  # ValueError listing the accepted forms
-        if kind != "GPU":
-            raise ValueError(f"Expected a cuda device, but got: {name}")
-        return index
-    kind, index = getattr(device, "type", None), getattr(device, "index", None)
-    if kind == "cuda":  # a torch.device-like object
-        return current_device() if index is None else int(index)
-    raise ValueError(f"Invalid device {device!r}: expected an int index or a name like 'cuda:0'")
-
-
-def _physical_index(device, what):
-    index = _device_index(device)
-    visible = _visible_gpus()
-    if not visible:
-        raise _no_gpu(what)
-    if not 0 <= index < len(visible):
-        raise ValueError(f"{what}: invalid device index {index}; valid CUDA device indices are "
-                         f"0..{len(visible) - 1} ({len(visible)} visible GPU(s))")
-    return visible[index]
-
-
-def device_count():
-    """Number of visible GPUs (0 when there is no usable GPU)."""
-    return len(_visible_gpus())
-
-
-def is_available():
-    """True when at least one GPU is visible: ``dev = 'cuda' if is_available() else 'cpu'``."""
-    return device_count() > 0
-
-
-def current_device():
-    """Index of the current CUDA device (always 0: gpuaccel has no per-thread current device)."""
-    if not is_available():
-        raise _no_gpu("current_device")
-    return 0
-
-
 def get_device_properties(device=None):
     """Name, total_memory (bytes), compute capability, SM count, memory bus and bandwidth."""
     return _CudaDeviceProperties(_C.gpu_info(_physical_index(device, "get_device_properties")))
@@ -144,12 +90,72 @@ def is_bf16_supported():
     return is_available() and get_device_capability()[0] >= 8
 
 
-def synchronize(device=None):
-    """Waits until all work queued on the GPU has finished (as ``torch.cuda.synchronize``)."""
-    physical = _physical_index(device, "synchronize")
-    if _C.gpu_provider_kind() == "simulated":
-        return  # simulated GPUs run nothing, so there is nothing to wait for
-    _C.cuda_synchronize(physical)
+def is_initialized():
+    """True once gpuaccel's runtime has started with a usable GPU (torch: CUDA is initialized)."""
+    return is_available() and _C.is_initialized()
+
+
+def init():
+    """Starts the runtime now instead of at the first op; raises without a GPU (as torch)."""
+    if not is_available():
+        raise _no_gpu("init")
+    _C.ensure_initialized()
+
+
+# ---- random numbers ----
+# gpuaccel has one counter-based generator whose draws are the same on the CPU and every GPU,
+# so seeding "the CUDA generators" seeds that one generator (torch keeps one per device and
+# leaves the CPU's alone): the usual torch.manual_seed(s); torch.cuda.manual_seed_all(s) gives
+# the same run on any machine.
+
+def manual_seed(seed):
+    """Seeds the generator the GPUs draw from (gpuaccel's only one; see above)."""
+    from . import random
+    random.manual_seed(int(seed))
+
+
+def manual_seed_all(seed):
+    """The same as ``manual_seed``: every GPU draws from the one generator."""
+    manual_seed(seed)
+
+
+def seed():
+    """Seeds the generator from the operating system's entropy (returns None, as torch)."""
+    from ._torch_functions import seed as seed_from_entropy
+    seed_from_entropy()
+
+
+def seed_all():
+    seed()
+
+
+def initial_seed():
+    """The generator's seed; needs a GPU, as torch's does."""
+    if not is_available():
+        raise _no_gpu("initial_seed")
+    from ._torch_functions import initial_seed as generator_seed
+    return generator_seed()
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Caps the GPU's memory pool at ``fraction`` of its total memory (torch's checks: a float
+    in [0, 1]). gpuaccel sets the cap when the pool is created, so this must come before the
+    first op, as TensorFlow's memory_limit does; afterwards it raises RuntimeError."""
+    physical = _physical_index(device, "set_per_process_memory_fraction")
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    if _C.is_initialized():
+        raise RuntimeError(
+            "set_per_process_memory_fraction: the runtime has already started and the GPU's "
+            "pool was created with its limit; call it before the first op (or restart Python)")
+    from .config import LogicalDeviceConfiguration, PhysicalDevice, \
+        set_logical_device_configuration
+    total_mib = int(_C.gpu_info(physical)["total_memory"]) // 2**20
+    set_logical_device_configuration(
+        PhysicalDevice(f"/physical_device:GPU:{physical}", "GPU"),
+        [LogicalDeviceConfiguration(memory_limit=int(fraction * total_mib))])
 
 
 def diagnose(file=None):
@@ -192,6 +198,23 @@ def max_memory_reserved(device=None):
     return _memory_call("max_memory_reserved", device, 0)
 
 
+def _renamed(old, new):
+    _warnings.warn(f"torch.cuda.{old} has been renamed to torch.cuda.{new}", FutureWarning,
+                  stacklevel=3)
+
+
+def memory_cached(device=None):
+    """Deprecated name of ``memory_reserved`` (torch warns the same way)."""
+    _renamed("memory_cached", "memory_reserved")
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    """Deprecated name of ``max_memory_reserved``."""
+    _renamed("max_memory_cached", "max_memory_reserved")
+    return max_memory_reserved(device)
+
+
 def memory_stats(device=None):
     """PyTorch-style counters ('allocated_bytes.all.current', ...); ``{}`` without a GPU."""
     return _memory_call("memory_stats", device, {})
@@ -208,8 +231,34 @@ def reset_peak_memory_stats(device=None):
     _memory_call("reset_peak_memory_stats", device, None)
 
 
+def _reset_peaks_warning(name):
+    _warnings.warn(f"torch.cuda.{name} now calls torch.cuda.reset_peak_memory_stats, which "
+                  "resets /all/ peak memory stats.", FutureWarning, stacklevel=3)
+
+
+def reset_max_memory_allocated(device=None):
+    """Older name: resets every peak (torch warns that it does)."""
+    _reset_peaks_warning("reset_max_memory_allocated")
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None):
+    _reset_peaks_warning("reset_max_memory_cached")
+    reset_peak_memory_stats(device)
+
+
+def reset_accumulated_memory_stats(device=None):
+    """The cumulative counters (totals allocated and freed, OOMs) return to zero."""
+    _memory_call("reset_accumulated_memory_stats", device, None)
+
+
 def empty_cache():
     """Gives cached, unused pool regions back to the GPU (memory in use is never returned)."""
     from . import memory
     for index in range(device_count()):
         memory.empty_cache(f"cuda:{index}")
+
+
+# Streams and events (below the functions they call: current_device, synchronize).
+from ._cuda_streams import (Event, Stream, StreamContext, current_stream,  # noqa: E402
+                            default_stream, stream)

@@ -21,6 +21,7 @@ from ._devices import (
     physical_device_from_tuple,
 )
 from . import experimental
+from . import optimizer
 from . import threading
 
 __all__ = [
@@ -28,7 +29,9 @@ __all__ = [
     "list_physical_devices", "list_logical_devices", "get_visible_devices",
     "set_visible_devices", "set_logical_device_configuration",
     "get_logical_device_configuration", "set_soft_device_placement",
-    "get_soft_device_placement", "experimental", "threading",
+    "get_soft_device_placement", "run_functions_eagerly", "functions_run_eagerly",
+    "experimental_run_functions_eagerly", "experimental_functions_run_eagerly", "experimental",
+    "optimizer", "threading",
 ]
 
 
@@ -115,6 +118,27 @@ def set_soft_device_placement(enabled):
 
 def get_soft_device_placement():
     return _C.soft_device_placement()
+
+
+# tf.function always runs its Python function eagerly here (gpuaccel/_function.py), so this
+# setting is only recorded, for code that sets it and reads it back (TF's getter returns it).
+_run_functions_eagerly = False
+
+
+def run_functions_eagerly(run_eagerly):
+    """TensorFlow's switch to run ``tf.function`` bodies eagerly: they always are here."""
+    global _run_functions_eagerly
+    _run_functions_eagerly = bool(run_eagerly)
+
+
+def functions_run_eagerly():
+    """The value given to ``run_functions_eagerly`` (False until then), as TensorFlow answers."""
+    return _run_functions_eagerly
+
+
+# TensorFlow's older names of the two, still exported.
+experimental_run_functions_eagerly = run_functions_eagerly
+experimental_functions_run_eagerly = functions_run_eagerly
 
 
 # tf.config.experimental still carries the older spellings of these calls.

@@ -11,10 +11,11 @@ replicas and sums their gradients (docs/distribute.md)::
         model.compile(...)
     model.fit(x, y, batch_size=64)
 """
-from . import experimental
+from . import cluster_resolver, experimental
 from ._cross_device_ops import (CrossDeviceOps, HierarchicalCopyAllReduce, NcclAllReduce,
                                 ReductionToOneDevice)
 from ._idle_gpus import idle_gpus_message
+from ._input import InputContext, InputOptions, InputReplicationMode
 from ._mirrored import MirroredStrategy, OneDeviceStrategy
 from ._multi_worker import MultiWorkerMirroredStrategy
 from ._strategy import (DistributedDataset, ReplicaContext, Strategy, get_replica_context,
@@ -26,5 +27,6 @@ __all__ = [
     "ReduceOp", "PerReplica", "DistributedDataset", "ReplicaContext", "get_strategy",
     "has_strategy", "get_replica_context", "in_cross_replica_context", "experimental",
     "idle_gpus_message", "CrossDeviceOps", "NcclAllReduce", "HierarchicalCopyAllReduce",
-    "ReductionToOneDevice",
+    "ReductionToOneDevice", "cluster_resolver", "InputContext", "InputOptions",
+    "InputReplicationMode",
 ]

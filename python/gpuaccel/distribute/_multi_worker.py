@@ -14,6 +14,7 @@ import numpy as np
 from .. import _C
 from .. import config as _config
 from .._tensor import tensor as _tensor
+from .cluster_resolver import TFConfigClusterResolver
 from ._communication_options import CommunicationOptions
 from ._cpu_engine import create_cpu_collective
 from ._strategy import Strategy
@@ -24,10 +25,12 @@ class MultiWorkerMirroredStrategy(Strategy):
     replica per worker process, on its first GPU or its CPU."""
 
     def __init__(self, cluster_resolver=None, communication_options=None):
-        if cluster_resolver is not None:
-            raise NotImplementedError("cluster_resolver is not supported; describe the cluster "
-                                      "with the TF_CONFIG environment variable (or run under "
-                                      "mpirun)")
+        if cluster_resolver is not None and not _reads_tf_config(cluster_resolver):
+            raise NotImplementedError("only a TFConfigClusterResolver that reads TF_CONFIG as "
+                                      "it is (no task_type/task_id of its own) is supported; "
+                                      "describe the cluster with the TF_CONFIG environment "
+                                      "variable (or run under mpirun)")
+        self.cluster_resolver = cluster_resolver or TFConfigClusterResolver()
         if communication_options is not None and not isinstance(communication_options,
                                                                 CommunicationOptions):
             raise ValueError("communication_options must be a "
@@ -74,3 +77,10 @@ class MultiWorkerMirroredStrategy(Strategy):
         buffer = _tensor(np.asarray([seed], dtype=np.int64), device=self.worker_devices[0])
         self._collective.broadcast([buffer], 0)
         return int(buffer.numpy()[0])
+
+
+def _reads_tf_config(resolver):
+    """Whether ``resolver`` says what TF_CONFIG says, which is what the collectives join."""
+    plain = TFConfigClusterResolver()
+    return isinstance(resolver, TFConfigClusterResolver) and \
+        (resolver.task_type, resolver.task_id) == (plain.task_type, plain.task_id)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._placement import device as _device
 from .._tensor import tensor as _tensor
+from ._input import InputContext, InputOptions, InputReplicationMode
 from ._values import PerReplica, ReduceOp, as_reduce_op, split_batch, to_numpy
 
 _scopes = threading.local()
@@ -135,8 +136,22 @@ class Strategy:
         return DistributedDataset(dataset, self)
 
     def distribute_datasets_from_function(self, dataset_fn, options=None):
-        raise NotImplementedError("distribute_datasets_from_function is not supported; use "
-                                  "experimental_distribute_dataset(dataset)")
+        """Calls ``dataset_fn(InputContext)`` once for this worker's input pipeline; the
+        dataset it returns yields per-replica batches (size it with
+        ``context.get_per_replica_batch_size``), and each step takes one batch per replica of
+        this process, consecutive batches to consecutive replicas."""
+        if options is not None and not isinstance(options, InputOptions):
+            raise TypeError(f"options must be a tf.distribute.InputOptions, got {options!r}")
+        if options is not None and \
+                options.experimental_replication_mode is InputReplicationMode.PER_REPLICA:
+            raise NotImplementedError("InputReplicationMode.PER_REPLICA is not supported: "
+                                      "gpuaccel runs one input pipeline per worker (PER_WORKER)")
+        context = InputContext(num_input_pipelines=self._num_workers,
+                               input_pipeline_id=getattr(self, "worker_index", 0),
+                               num_replicas_in_sync=self.num_replicas_in_sync)
+        return DatasetsFromFunction(dataset_fn(context), self)
+
+    experimental_distribute_datasets_from_function = distribute_datasets_from_function
 
     def __repr__(self):
         return (f"<gpuaccel.distribute.{type(self).__name__} replicas="
@@ -175,6 +190,49 @@ class DistributedDataset:
     def unwrap(self):
         """The dataset of global batches (what ``fit`` trains on)."""
         return self._dataset
+
+
+class DatasetsFromFunction(DistributedDataset):
+    """``distribute_datasets_from_function``'s result: its dataset's elements are already
+    per-replica batches, so a step takes as many consecutive elements as this process has
+    replicas. When the dataset runs out mid-step, the replicas left without a batch get an
+    empty one (no rows), as TensorFlow's do."""
+
+    def __iter__(self):
+        replicas = len(self._strategy.worker_devices)
+        if replicas == 1:
+            yield from self._dataset
+            return
+        group = []
+        for element in self._dataset:
+            group.append(element)
+            if len(group) == replicas:
+                yield _per_replica(group)
+                group = []
+        if group:
+            empty = _first_rows(group[-1], 0)
+            yield _per_replica(group + [empty] * (replicas - len(group)))
+
+    def unwrap(self):
+        replicas = len(self._strategy.worker_devices)
+        if replicas != 1:
+            raise NotImplementedError(
+                "fit on a distribute_datasets_from_function dataset needs one replica per "
+                f"process (this strategy has {replicas}); pass fit the global batches, or "
+                "experimental_distribute_dataset(dataset)")
+        return self._dataset
+
+
+def _per_replica(elements):
+    if isinstance(elements[0], tuple):
+        return tuple(PerReplica([e[i] for e in elements]) for i in range(len(elements[0])))
+    return PerReplica(elements)
+
+
+def _first_rows(element, rows):
+    if isinstance(element, tuple):
+        return tuple(part[:rows] for part in element)
+    return element[:rows]
 
 
 def _replica_contexts():
@@ -217,7 +275,9 @@ def has_strategy():
 
 
 def in_cross_replica_context():
-    return not _replica_contexts()
+    """True in a strategy's scope outside ``strategy.run``; outside every scope the default
+    replica context is current, so False there (as in TensorFlow)."""
+    return has_strategy() and not _replica_contexts()
 
 
 def get_replica_context():

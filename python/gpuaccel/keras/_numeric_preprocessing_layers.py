@@ -207,10 +207,10 @@ class Normalization(Layer):
             count = total
         if self.input_mean is not None:
             return  # Keras ignores adapt() when mean and variance were given
-        _C.copy_into(_C.tensor_from_numpy(np.asarray(mean, np.float32).reshape(
-            self._statistics_shape), "cpu", None, True), self.adapt_mean)
-        _C.copy_into(_C.tensor_from_numpy(np.asarray(variance, np.float32).reshape(
-            self._statistics_shape), "cpu", None, True), self.adapt_variance)
+        # on the statistics' own device (a GPU's, when there is one): Assign needs both there
+        for statistic, value in ((self.adapt_mean, mean), (self.adapt_variance, variance)):
+            _C.copy_into(_C.tensor_from_numpy(np.asarray(value, np.float32).reshape(
+                self._statistics_shape), statistic._device_name, None, True), statistic)
 
     def call(self, inputs):
         if self.input_mean is None:
