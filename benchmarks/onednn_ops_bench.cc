@@ -24,11 +24,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -447,6 +449,69 @@ void bench_tiny(dnnl::engine& eng, dnnl::stream& strm, int calls) {
               ours * 1e6, peer * 1e6, (ours - peer) * 1e6);
 }
 
+// BatchNormalization's training forward pass as a training step runs it: other work between
+// calls, so the OpenMP workers have gone to sleep (GOMP_SPINCOUNT as gpuaccel sets it) when
+// the call comes. Ours (cpu::batch_norm_forward: our per-channel statistics, then oneDNN's
+// use_global_stats pass) against oneDNN's forward_training primitive, alternating call by
+// call; each call's time is kept and the median and mean printed, since the stall this
+// guards against (docs/benchmarks.md) comes and goes rather than slowing every call.
+void bench_batch_norm(dnnl::engine& eng, dnnl::stream& strm, int64_t rows, int64_t c,
+                      int calls) {
+  std::vector<float> x = random_f32(static_cast<size_t>(rows * c), 11), y(x.size()),
+                     y_raw(x.size()), gamma(c, 1.f), beta(c, 0.f), mean(c), var(c),
+                     mean_raw(c), var_raw(c), other(4096);
+  const TensorView xv = make_view(x.data(), DType::kFloat32, {rows, c});
+  const TensorView yv = make_view(y.data(), DType::kFloat32, {rows, c});
+  const auto vec = [](float* p, int64_t n) { return make_view(p, DType::kFloat32, {n}); };
+  const memory::desc md({rows, c, 1, 1}, memory::data_type::f32, memory::dims{c, 1, c, c});
+  const memory::desc vd({c}, memory::data_type::f32, memory::format_tag::a);
+  dnnl::batch_normalization_forward::primitive_desc pd(
+      eng, dnnl::prop_kind::forward_training, md, md, 1e-3f,
+      dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift);
+  dnnl::batch_normalization_forward raw(pd);
+  const auto between_calls = [&] {
+#pragma omp parallel for
+    for (int i = 0; i < 4096; ++i) other[static_cast<size_t>(i)] += 1.f;
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+  };
+  std::vector<double> ours_ms, raw_ms;
+  for (int i = 0; i < calls; ++i) {
+    between_calls();
+    ours_ms.push_back(1e3 * seconds([&] {
+      gpuaccel::cpu::batch_norm_forward(xv, vec(gamma.data(), c), vec(beta.data(), c),
+                                        vec(mean.data(), c), vec(var.data(), c), 1e-3, true, yv);
+    }));
+    between_calls();
+    raw_ms.push_back(1e3 * seconds([&] {
+      raw.execute(strm, {{DNNL_ARG_SRC, memory(md, eng, x.data())},
+                         {DNNL_ARG_DST, memory(md, eng, y_raw.data())},
+                         {DNNL_ARG_SCALE, memory(vd, eng, gamma.data())},
+                         {DNNL_ARG_SHIFT, memory(vd, eng, beta.data())},
+                         {DNNL_ARG_MEAN, memory(pd.mean_desc(), eng, mean_raw.data())},
+                         {DNNL_ARG_VARIANCE, memory(pd.variance_desc(), eng, var_raw.data())}});
+      strm.wait();
+    }));
+  }
+  const auto describe = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    double total = 0;
+    for (double v : t) total += v;
+    char text[160];
+    std::snprintf(text, sizeof text, "median %.3f mean %.3f max %.3f ms", t[t.size() / 2],
+                  total / static_cast<double>(t.size()), t.back());
+    return std::string(text);
+  };
+  double largest_difference = 0;
+  for (int64_t j = 0; j < c; ++j)
+    largest_difference = std::max<double>(largest_difference, std::fabs(var[j] - var_raw[j]));
+  std::printf("batch norm training forward (%lld x %lld, %d calls, workers asleep between "
+              "calls):\n  ours: %s\n  raw oneDNN forward_training (%s): %s\n  largest variance "
+              "difference %.2e\n",
+              static_cast<long long>(rows), static_cast<long long>(c), calls,
+              describe(ours_ms).c_str(), pd.impl_info_str(), describe(raw_ms).c_str(),
+              largest_difference);
+}
+
 }  // namespace
 
 // `--cnn-floor BATCH f32|bf16 FILTERS ROUNDS`: only the course CNN's convolutions, ending with
@@ -468,6 +533,13 @@ int cnn_floor(int argc, char** argv, dnnl::engine& eng, dnnl::stream& strm) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--batch-norm") {  // ROWS CHANNELS CALLS
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream strm(eng);
+    bench_batch_norm(eng, strm, argc > 2 ? std::atoll(argv[2]) : 8192,
+                     argc > 3 ? std::atoll(argv[3]) : 8, argc > 4 ? std::atoi(argv[4]) : 200);
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "--cnn-floor") {
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::stream strm(eng);
