@@ -10,22 +10,13 @@
 #include "backends/cpu/channel_moments.h"
 #include "backends/cpu/cpu_threads.h"
 #include "kernels/half_conversions.h"
+#include "test_helpers.h"
 
 namespace gpuaccel::cpu {
 namespace {
 
-TensorView view_of(void* data, DType dtype, std::vector<int64_t> shape) {
-  TensorView v;
-  v.data = data;
-  v.dtype = dtype;
-  v.ndim = static_cast<int>(shape.size());
-  int64_t stride = 1;
-  for (int d = v.ndim - 1; d >= 0; --d) {
-    v.shape[d] = shape[d];
-    v.strides[d] = stride;
-    stride *= shape[d];
-  }
-  return v;
+TensorView view_of(void* data, DType dtype, const std::vector<int64_t>& shape) {
+  return test::contiguous_view(data, shape, dtype);
 }
 
 // Two-pass reference in double: mean, then the mean squared deviation (biased).

@@ -27,7 +27,7 @@ class _PythonConvolution(Layer):
     """What the Python convolution layers share: Keras's arguments and their checks, the kernel
     and bias weights (Keras's names and layouts), the bias and activation after the op, the
     config. Subclasses set ``_rank``, say whether they are ``_transposed`` and implement
-    ``_convolve`` and ``compute_output_shape``."""
+    ``_convolve`` (and ``compute_output_shape`` where not transposed)."""
     _rank = None
     _transposed = False
 
@@ -78,7 +78,8 @@ class _PythonConvolution(Layer):
             x = _C.binary("add", x, self.bias)
         return x if self.activation == "linear" else activations.get(self.activation)(x)
 
-    def _transposed_output_shape(self, input_shape):
+    def compute_output_shape(self, input_shape):
+        """A transposed convolution's (Keras's sizes); Conv3D gives its own."""
         extra = self.output_padding or (None,) * self._rank
         return (input_shape[0], *(
             transposed_length(length, *axis) for length, axis in zip(
@@ -116,9 +117,6 @@ class Conv1DTranspose(_PythonConvolution):
                          kernel_regularizer, bias_regularizer, activity_regularizer,
                          kernel_constraint, bias_constraint, output_padding=output_padding,
                          **kwargs)
-
-    def compute_output_shape(self, input_shape):
-        return self._transposed_output_shape(input_shape)
 
     def _convolve(self, inputs):
         shape = self.compute_output_shape(tuple(inputs.shape))
@@ -176,9 +174,6 @@ class Conv3DTranspose(_PythonConvolution):
                          kernel_regularizer, bias_regularizer, activity_regularizer,
                          kernel_constraint, bias_constraint, output_padding=output_padding,
                          **kwargs)
-
-    def compute_output_shape(self, input_shape):
-        return self._transposed_output_shape(input_shape)
 
     def _convolve(self, inputs):
         out = self.compute_output_shape(tuple(inputs.shape))[1:4]
