@@ -92,6 +92,67 @@ def test_dict_outputs_with_sample_weight_and_validation_match_keras():
     assert list(called) == ["zb", "a"] and called["a"].shape == (2, 3)
 
 
+SW2 = RNG.uniform(0.0, 3.0, size=(16,)).astype("float32")
+
+
+def test_per_output_sample_weights_match_keras():
+    """A list or dict of arrays (one per output, Keras's structure of y) weighs each output's
+    loss and weighted metrics with its own array: in fit (shuffled with the data), evaluate,
+    train_on_batch, test_on_batch, and a Dataset's (x, y, sample_weight) elements."""
+    theirs, ours = twin_models(outputs_as_dict=True)
+    labels = {"a": YA, "zb": YB}
+    results = []
+    for lib, model, dataset in ((keras, theirs, tf.data.Dataset), (gk, ours, ga.data.Dataset)):
+        model.compile(lib.optimizers.SGD(0.1),
+                      loss={"a": "sparse_categorical_crossentropy", "zb": "mse"},
+                      loss_weights={"a": 0.5, "zb": 2.0}, metrics={"a": "accuracy"},
+                      weighted_metrics={"a": ["accuracy"], "zb": ["mae"]})
+        history = model.fit([X, X2], labels, sample_weight={"a": SW, "zb": SW2}, epochs=2,
+                            batch_size=8, shuffle=False, verbose=0).history
+        elements = dataset.from_tensor_slices(((X, X2), labels, {"a": SW2, "zb": SW})).batch(8)
+        from_dataset = model.fit(elements, epochs=1, verbose=0).history
+        evaluated = model.evaluate([X, X2], labels, sample_weight={"a": SW2, "zb": SW},
+                                   batch_size=8, verbose=0, return_dict=True)
+        trained = model.train_on_batch([X, X2], labels, sample_weight={"a": SW, "zb": SW2},
+                                       return_dict=True)
+        tested = model.test_on_batch([X, X2], labels, sample_weight={"a": SW2, "zb": SW},
+                                     return_dict=True)
+        results.append((history, from_dataset, evaluated, trained, tested, model.get_weights()))
+    for g, k in zip(results[1][:5], results[0][:5]):
+        assert_logs_close(g, k)
+    for g, k in zip(results[1][5], results[0][5]):
+        np.testing.assert_allclose(g, k, rtol=1e-4, atol=1e-6)
+    # the arrays did weigh each output apart: the weighted accuracy differs from the plain one
+    assert results[1][2]["a_weighted_accuracy"] != pytest.approx(results[1][2]["a_accuracy"])
+
+
+def test_list_sample_weights_with_an_unweighted_output_and_single_output_batches_match_keras():
+    theirs, ours = twin_models()
+    results = []
+    for lib, model in ((keras, theirs), (gk, ours)):
+        model.compile(lib.optimizers.SGD(0.1), loss=["sparse_categorical_crossentropy", "mse"],
+                      weighted_metrics=[["accuracy"], ["mae"]])
+        results.append(model.fit([X, X2], [YA, YB], sample_weight=[None, SW2], batch_size=8,
+                                 epochs=1, shuffle=False, verbose=0).history)
+    assert_logs_close(results[1], results[0])
+    theirs = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="softmax")])
+    ours = gk.Sequential([gk.Input((4,)), gk.layers.Dense(3, activation="softmax")])
+    ours.set_weights(theirs.get_weights())
+    results = []
+    for lib, model in ((keras, theirs), (gk, ours)):
+        model.compile(lib.optimizers.SGD(0.1), "sparse_categorical_crossentropy",
+                      weighted_metrics=["accuracy"])
+        by_sample = model.train_on_batch(X, YA, sample_weight=SW, return_dict=True)
+        by_class = model.train_on_batch(X, YA, class_weight={0: 0.5, 1: 2.0, 2: 1.0},
+                                        return_dict=True)
+        tested = model.test_on_batch(X, YA, sample_weight=SW2, return_dict=True)
+        results.append((by_sample, by_class, tested, model.get_weights()))
+    for g, k in zip(results[1][:3], results[0][:3]):
+        assert_logs_close(g, k)
+    for g, k in zip(results[1][3], results[0][3]):
+        np.testing.assert_allclose(g, k, rtol=1e-4, atol=1e-6)
+
+
 def test_one_loss_for_every_output_and_an_output_without_loss_match_keras():
     y_onehot = np.eye(3, dtype="float32")[YA]
     theirs, ours = twin_models()
@@ -114,8 +175,13 @@ def test_several_outputs_refuse_what_keras_refuses():
     with pytest.raises(ValueError, match=r"y must be a list of 2 label arrays or a dict keyed "
                                          r"by those names"):
         model.fit([X, X2], YB, verbose=0)
-    with pytest.raises(NotImplementedError, match="sample_weight per output"):
-        model.fit([X, X2], [YB, YB], sample_weight=[SW, SW], verbose=0)
+    with pytest.raises(ValueError, match="one `sample_weight` array per output in `y`"):
+        model.fit([X, X2], [YB, YB], sample_weight={"a": SW, "b": SW}, verbose=0)
+    with pytest.raises(ValueError, match=r"one value per example, shape \(16,\)"):
+        model.fit([X, X2], [YB, YB], sample_weight=[SW, SW[:4]], verbose=0)
+    with pytest.raises(ValueError, match="`class_weight` is only supported for Models with a "
+                                         "single output"):
+        model.train_on_batch([X, X2], [YB, YB], class_weight={0: 1.0})
     with pytest.raises(ValueError, match=r"Invalid `metrics`.*one entry per output"):
         model.compile("sgd", loss="mse", metrics=["mae"])
     with pytest.raises(ValueError, match="`loss_weights` must match the number of losses, got 1 "

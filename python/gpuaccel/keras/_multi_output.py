@@ -148,10 +148,37 @@ class CompiledOutputs:
                          f"list of {len(self.names)} label arrays or a dict keyed by those "
                          f"names; got {_describe(y)}")
 
-    def total_loss(self, ys, y_preds, sample_weight):
-        """(the weighted sum of the outputs' losses, each output's unweighted loss or None)."""
+    def sample_weights_like_labels(self, y, sample_weight):
+        """fit/evaluate/train_on_batch's ``sample_weight`` given per output, in output order:
+        as in Keras it has the structure of ``y`` (a list/tuple with one entry per output, or
+        a dict by output name; ``None`` for an unweighted output)."""
+        same_kind = isinstance(sample_weight, dict) == isinstance(y, dict)
+        if not same_kind or (not isinstance(y, dict) and len(sample_weight) != len(y)):
+            raise ValueError("You should provide one `sample_weight` array per output in `y`. "
+                             f"The two structures did not match:\n- y: {_describe(y)}\n"
+                             f"- sample_weight: {_describe(sample_weight)}")
+        return _per_output(sample_weight, self.names, "sample_weight")
+
+    def weights_per_output(self, sample_weight):
+        """One sample-weight tensor (or None) per output, in output order, from: None; one
+        (batch,) tensor weighing every output; a (batch, outputs) tensor (fit's in-memory
+        per-output weights, stacked so they shuffle together: _sample_weights.with_weights);
+        or a list or dict by output name (a Dataset's, or compute_loss's argument)."""
+        count = len(self.names)
+        if sample_weight is None:
+            return [None] * count
+        if isinstance(sample_weight, (list, tuple, dict)):
+            return _per_output(sample_weight, self.names, "sample_weight")
+        if sample_weight.ndim == 2 and int(sample_weight.shape[1]) == count:
+            return [sample_weight[:, i] for i in range(count)]
+        return [sample_weight] * count
+
+    def total_loss(self, ys, y_preds, sample_weights):
+        """(the weighted sum of the outputs' losses, each output's unweighted loss or None);
+        ``sample_weights``: one tensor or None per output."""
         total, values = None, []
-        for loss, weight, y, y_pred in zip(self.losses, self.loss_weights, ys, y_preds):
+        for loss, weight, y, y_pred, sample_weight in zip(self.losses, self.loss_weights, ys,
+                                                           y_preds, sample_weights):
             if loss is None:
                 values.append(None)
                 continue
@@ -161,14 +188,16 @@ class CompiledOutputs:
             total = weighted if total is None else total + weighted
         return total, values
 
-    def update_metrics(self, ys, y_preds, loss_values, sample_weight, batch):
+    def update_metrics(self, ys, y_preds, loss_values, sample_weights, batch):
         for i, tracker in self.loss_trackers.items():
             tracker.update_state(loss_values[i].detach(), sample_weight=batch)
         for _, metric, i, weighted in self.metrics:
-            metric.update_state(ys[i], y_preds[i], sample_weight if weighted else None)
+            metric.update_state(ys[i], y_preds[i], sample_weights[i] if weighted else None)
 
 
 def _describe(y):
+    if isinstance(y, dict):
+        return f"a dict with keys {list(y)}"
     if isinstance(y, (list, tuple)):
         return f"a {type(y).__name__} of {len(y)}"
     return type(y).__name__ + (f" of shape {tuple(y.shape)}" if hasattr(y, "shape") else "")
@@ -203,7 +232,8 @@ class MultiOutputTrainer:
 
     def _losses(self, xs, y, sample_weight, training):
         ys = self._placed([_as_label_tensor(v) for v in self.compiled.flatten_labels(y)])
-        weights = None if sample_weight is None else self._placed([sample_weight])[0]
+        weights = [None if w is None else self._placed([w])[0]
+                   for w in self.compiled.weights_per_output(sample_weight)]
         y_preds = list(self.model._graph().forward(self._placed(list(xs)), training))
         total, values = self.compiled.total_loss(ys, y_preds, weights)
         for added in self.model.losses:

@@ -151,7 +151,7 @@ class Trainer:
         outputs = self._compiled_outputs
         if outputs is not None:
             total, _ = outputs.total_loss(outputs.flatten_labels(y), outputs.flatten_labels(y_pred),
-                                          sample_weight)
+                                          outputs.weights_per_output(sample_weight))
         else:
             total = self.loss(y, y_pred, sample_weight)
         for added in getattr(self, "losses", []):
@@ -166,15 +166,16 @@ class Trainer:
         return ["loss"] + [m.name for m in self.compiled_metrics + self._weighted_metrics]
 
     def _labels(self, y, sample_weight=None):
-        """fit/evaluate's ``y``: for a model with several outputs, one array per output in the
-        model's order (from a list or a dict by output name)."""
+        """(fit/evaluate's ``y``, ``sample_weight``): for a model with several outputs, one
+        label array per output in the model's order (from a list or a dict by output name),
+        and per-output weights (the structure of ``y``) likewise."""
         outputs = self._compiled_outputs
         if outputs is None:
-            return y
+            return y, sample_weight
         if isinstance(sample_weight, (list, tuple, dict)):
-            raise NotImplementedError("sample_weight per output (a list or dict of arrays) is "
-                                      "not supported yet; one array weighs every output's loss")
-        return _multi_output.labels_for_arrays(outputs, y)
+            sample_weight = _sample_weights.SeveralWeights(
+                outputs.sample_weights_like_labels(y, sample_weight))
+        return _multi_output.labels_for_arrays(outputs, y), sample_weight
 
     def _trainer_for(self, what, needs_loss=True):
         if not self.compiled:
@@ -260,7 +261,7 @@ class Trainer:
         if class_weight is not None and self._has_several_outputs():
             raise ValueError("`class_weight` is only supported for Models with a single "
                              "output.")  # Keras's words
-        y = self._labels(y, sample_weight)
+        y, sample_weight = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
         verbose = _resolve_verbose(verbose)
         if isinstance(x, distribute_strategy.DistributedDataset):
@@ -400,14 +401,14 @@ class Trainer:
                              f"{type(validation_data).__name__}")
         if len(validation_data) == 3:
             raise NotImplementedError("validation sample weights are not supported yet")
-        return adapt(validation_data[0], self._labels(validation_data[1]), batch_size,
+        return adapt(validation_data[0], self._labels(validation_data[1])[0], batch_size,
                      self._keeps_integer_inputs(), steps, "fit")
 
     # ---- evaluate ----
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
-        y = self._labels(y, sample_weight)
+        y, sample_weight = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate",
@@ -487,12 +488,21 @@ class Trainer:
 
     # ---- single batches ----
 
-    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
-        if sample_weight is not None or class_weight is not None:
-            raise NotImplementedError("sample_weight and class_weight are not supported yet")
-        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs(),
+    def _one_batch_data(self, x, y, sample_weight, class_weight):
+        """(the data of train_on_batch/test_on_batch as one batch, whether its last input
+        column is sample weights): the weights as fit takes them."""
+        if class_weight is not None and self._has_several_outputs():
+            raise ValueError("`class_weight` is only supported for Models with a single "
+                             "output.")  # Keras's words
+        y, sample_weight = self._labels(y, sample_weight)
+        x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
+        data = adapt(x, y, 1 << 62, self._keeps_integer_inputs(),
                      labels_per_output=self._compiled_outputs is not None)
-        self._ensure_built_for(data)
+        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
+        return data, weighted
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        data, weighted = self._one_batch_data(x, y, sample_weight, class_weight)
         trainer = self._with_host_metrics(self._trainer_for("train_on_batch"))
         trainer.reset_metrics()
         batches = [batch for batch in data.batches() if _rows(batch[0])]
@@ -500,22 +510,22 @@ class Trainer:
         apply_schedule = self.optimizer._schedule_hook()
         apply_constraints = constraints_module.after_step_hook(self)
         for xs, yb in batches:
+            xs, weights = _sample_weights.split_batch(xs, weighted)
             if apply_schedule is not None:
                 apply_schedule()
-            trainer.train_step(xs, yb)
+            trainer.train_step(xs, yb, *([] if weights is None else [weights]))
             if apply_constraints is not None:
                 apply_constraints()
         return self._single_batch_logs(trainer, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs(),
-                     labels_per_output=self._compiled_outputs is not None)
-        self._ensure_built_for(data)
+        data, weighted = self._one_batch_data(x, y, sample_weight, None)
         trainer = self._with_host_metrics(self._trainer_for("test_on_batch"))
         trainer.reset_metrics()
         ran = samples = 0
         for xs, yb in data.batches():
-            trainer.test_step(xs, yb)
+            xs, weights = _sample_weights.split_batch(xs, weighted)
+            trainer.test_step(xs, yb, *([] if weights is None else [weights]))
             ran, samples = ran + 1, samples + _rows(xs)
         _check_some_samples("test_on_batch()", ran, samples)
         return self._single_batch_logs(trainer, return_dict)
