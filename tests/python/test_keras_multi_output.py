@@ -190,16 +190,98 @@ def test_several_outputs_refuse_what_keras_refuses():
     with pytest.raises(ValueError, match=r"Expected keys \['a', 'b'\] in loss dict"):
         model.compile("sgd", loss={"a": "mse", "c": "mse"})
 
-    class TwoHeads(gk.Model):
-        def __init__(self):
-            super().__init__()
-            self.a, self.b = gk.layers.Dense(2), gk.layers.Dense(1)
+    # a subclassed model whose call returns a tuple has no output names to key a dict by
+    unnamed = subclassed_two_heads(gk)()
+    unnamed.compile("sgd", loss={"a": "mse", "b": "mse"})
+    with pytest.raises(ValueError, match="outputs of this subclassed model have no names"):
+        unnamed.fit(X, [YB, YB], verbose=0)
+
+
+def affine_layer_class(lib):
+    """A Python layer x @ kernel + bias whose weights start from given arrays, so a subclassed
+    model compiled before it is built starts from the same weights in Keras and here."""
+
+    class Affine(lib.layers.Layer):
+        def __init__(self, kernel, **kwargs):
+            super().__init__(**kwargs)
+            self.start = kernel
+
+        def build(self, input_shape):
+            self.kernel = self.add_weight(shape=self.start.shape, name="kernel",
+                                          initializer=lambda shape, dtype=None: self.start)
+            self.bias = self.add_weight(shape=self.start.shape[1:], name="bias",
+                                        initializer="zeros")
 
         def call(self, x):
-            return self.a(x), self.b(x)
+            return lib.ops.matmul(x, self.kernel) + self.bias
 
-    with pytest.raises(NotImplementedError, match="subclassed keras.Model with several outputs"):
-        TwoHeads().compile("sgd", loss=["mse", "mse"])
+    return Affine
+
+
+def subclassed_two_heads(lib, as_dict=False, raw_ops=False):
+    """A keras.Model subclass returning (softmax head, regression head), or a dict 'q'/'p' of
+    them; ``raw_ops``: its call also scales with a tensor op (traced as one layer here)."""
+    affine = affine_layer_class(lib)
+    start = np.random.default_rng(3)
+
+    class TwoHeads(lib.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = affine(start.normal(size=(4, 5)).astype("float32") * 0.5)
+            self.a = affine(start.normal(size=(5, 3)).astype("float32") * 0.5)
+            self.b = affine(start.normal(size=(5, 1)).astype("float32") * 0.5)
+
+        def call(self, x):
+            h = lib.layers.ReLU()(self.hidden(x)) if not raw_ops else \
+                lib.ops.relu(self.hidden(x)) * 2.0
+            a, b = lib.layers.Softmax()(self.a(h)), self.b(h)
+            return {"q": b, "p": a} if as_dict else (a, b)
+
+    return TwoHeads
+
+
+def test_subclassed_model_with_several_outputs_compiles_fits_and_predicts_as_keras():
+    """Compiled before it is built (fit builds it), its outputs unnamed: Keras names the
+    per-output losses by the loss (``mse_loss``) and the metrics without a prefix; a dict of
+    outputs (a call with tensor ops, traced as one layer) is named by its keys."""
+    y = [YA, YB]
+    results = []
+    for lib in (keras, gk):
+        model = subclassed_two_heads(lib)()
+        model.compile(lib.optimizers.SGD(0.1), loss=["sparse_categorical_crossentropy", "mse"],
+                      loss_weights=[0.5, 2.0], metrics=["accuracy", ["mae", "accuracy"]],
+                      weighted_metrics=[[], ["mae"]])
+        history = model.fit(X, y, sample_weight=[SW, SW2], epochs=2, batch_size=8,
+                            shuffle=False, verbose=0).history
+        results.append((history, model.evaluate(X, y, verbose=0), model.predict(X, verbose=0),
+                        model.get_weights()))
+    (k_hist, k_eval, k_pred, k_weights), (g_hist, g_eval, g_pred, g_weights) = results
+    assert sorted(g_hist) == ["accuracy", "accuracy_1", "loss", "mae", "mse_loss",
+                              "sparse_categorical_crossentropy_loss", "weighted_mae"]
+    assert_logs_close(g_hist, k_hist)
+    np.testing.assert_allclose(g_eval, k_eval, rtol=2e-5, atol=1e-6)  # Keras's list order
+    assert isinstance(g_pred, tuple) and len(g_pred) == 2
+    for g, k in zip(list(g_pred) + g_weights, list(k_pred) + k_weights):
+        np.testing.assert_allclose(g, k, rtol=1e-4, atol=1e-6)
+
+    labels = {"p": YA, "q": YB}
+    results = []
+    for lib in (keras, gk):
+        model = subclassed_two_heads(lib, as_dict=True, raw_ops=True)()
+        model(X[:2])
+        model.compile(lib.optimizers.SGD(0.01), loss={"p": "sparse_categorical_crossentropy",
+                                                     "q": "mse"},
+                      loss_weights={"p": 0.5, "q": 2.0}, metrics={"p": "accuracy", "q": ["mae"]})
+        history = model.fit(X, labels, epochs=2, batch_size=8, shuffle=False, verbose=0).history
+        results.append((history, model.evaluate(X, labels, verbose=0),
+                        model.predict(X, verbose=0)))
+    (k_hist, k_eval, k_pred), (g_hist, g_eval, g_pred) = results
+    assert sorted(g_hist) == ["loss", "p_accuracy", "p_loss", "q_loss", "q_mae"]
+    assert_logs_close(g_hist, k_hist)
+    np.testing.assert_allclose(g_eval, k_eval, rtol=2e-5, atol=1e-6)
+    assert list(g_pred) == list(k_pred) == ["q", "p"]
+    for key in k_pred:
+        np.testing.assert_allclose(g_pred[key], k_pred[key], rtol=1e-4, atol=1e-6)
 
 
 def test_dataset_sample_weights_and_class_weight_match_keras():

@@ -23,13 +23,24 @@ from ._host_metrics import log_value
 
 
 def output_names(model):
-    """The names Keras gives the outputs in compile() arguments, labels and logs."""
-    return list(model._output_keys) if model._output_keys is not None else list(model.output_names)
+    """The names Keras gives the outputs in compile() arguments, labels and logs: a dict's
+    keys, else the output layers' names; a subclassed model whose ``call`` returns a list or
+    tuple has none (None each)."""
+    if model._output_keys is not None:
+        return list(model._output_keys)
+    if model._is_subclassed():
+        return [None] * len(model.output_names)
+    return list(model.output_names)
 
 
 def _per_output(value, names, argument):
     """``value`` given per output (a list with one entry per output, or a dict by output name)
     as a list in output order (``None`` where a dict leaves an output out)."""
+    if isinstance(value, dict) and None in names:
+        raise ValueError(f"`{argument}` is a dict ({list(value)}), but the outputs of this "
+                         f"subclassed model have no names: its call returns a list/tuple of "
+                         f"{len(names)}; give `{argument}` as a list with one entry per output "
+                         "(or return a dict from call)")
     if isinstance(value, dict):
         unknown = sorted(set(value) - set(names), key=str)
         if unknown:
@@ -97,7 +108,7 @@ class CompiledOutputs:
         self.loss_weights = _loss_weights(loss_weights, nested, self.names)
         with_loss = [i for i, each in enumerate(self.losses) if each is not None]
         # Keras tracks each output's (unweighted) loss only when there are several.
-        self.loss_trackers = {i: metrics_module.Mean(name=f"{self.names[i]}_loss")
+        self.loss_trackers = {i: metrics_module.Mean(name=self._tracker_name(i, given[i]))
                               for i in with_loss} if len(with_loss) > 1 else {}
         self.metrics = []  # (log name, metric, output index, weighted)
         taken = {"loss"} | {tracker.name for tracker in self.loss_trackers.values()}
@@ -109,10 +120,20 @@ class CompiledOutputs:
                     self.metrics.append((self._log_name(metric.name, i, weighted, taken),
                                          metric, i, weighted))
 
+    def _tracker_name(self, output, identifier):
+        """Keras's name of an output's loss tracker: ``<output>_loss``, or for an output
+        without a name ``<loss>_loss`` (the identifier a string gave, else the loss's name;
+        two outputs with the same loss then share the name, as in Keras)."""
+        name = self.names[output]
+        if name is None:
+            name = identifier if isinstance(identifier, str) else self.losses[output].name
+        return f"{name}_loss"
+
     def _log_name(self, name, output, weighted, taken):
-        """Keras's CompileMetrics.result names: ``<output>_<metric>``; a repeated name gets
-        ``_1``, ``_2``..., or for a weighted metric ``<output>_weighted_<metric>`` first."""
-        prefix = f"{self.names[output]}_"
+        """Keras's CompileMetrics.result names: ``<output>_<metric>`` (``<metric>`` for an
+        output without a name); a repeated name gets ``_1``, ``_2``..., or for a weighted
+        metric ``<output>_weighted_<metric>`` first."""
+        prefix = "" if self.names[output] is None else f"{self.names[output]}_"
         candidate = prefix + name
         if candidate in taken and weighted:
             candidate = f"{prefix}weighted_{name}"
@@ -133,9 +154,20 @@ class CompiledOutputs:
         return ([tracker.name for tracker in self.loss_trackers.values()]
                 + [name for name, _, _, _ in self.metrics])
 
+    def logs_as_list(self, logs):
+        """evaluate's and train_on_batch's list, in Keras's order (its Trainer's
+        _flatten_metrics_in_order): ``loss``, the logs named as the compiled metrics are (a
+        metric of an output without a name), the outputs' losses, then the rest by name."""
+        names = (["loss"] + [metric.name for _, metric, _, _ in self.metrics]
+                 + [tracker.name for tracker in self.loss_trackers.values()])
+        return ([logs[name] for name in names if name in logs]
+                + [logs[name] for name in sorted(logs) if name not in names])
+
     def flatten_labels(self, y):
         """The labels of each output in output order, from a list/tuple (one entry per output)
         or a dict by output name, as fit/evaluate take them."""
+        if isinstance(y, dict) and None in self.names:
+            _per_output(y, self.names, "y")  # raises: these outputs have no names
         if isinstance(y, dict):
             missing = [name for name in self.names if name not in y]
             if missing or len(y) != len(self.names):

@@ -85,16 +85,12 @@ class Trainer:
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                 weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
                 jit_compile="auto", auto_scale_loss=True):
-        several = self._has_several_outputs()
-        if self._is_subclassed() and (several or isinstance(loss, (list, tuple, dict))):
-            # Keras names a subclassed model's outputs by their losses and metrics, not by
-            # layers; that naming is not reproduced yet
-            raise NotImplementedError("compile(): a subclassed keras.Model with several outputs "
-                                      "is not supported yet; build it as a functional "
-                                      "keras.Model(inputs, [outputs...])")
-        if loss_weights is not None and not several:
-            raise NotImplementedError("loss_weights is not supported yet for a model with one "
-                                      "output (scale the loss instead)")
+        # A subclassed model is built by its first call: until then its outputs (and so what
+        # loss/metrics mean) are unknown, and compile's arguments are resolved once it is
+        # built (_resolve_compile_after_build).
+        self._compile_arguments = None
+        if self._is_subclassed() and not self.built:
+            self._compile_arguments = (loss, loss_weights, metrics, weighted_metrics)
         self._capture_mode = _jit_compile_mode(jit_compile)
         self._distribute_strategy = distribute_fit.strategy_at_compile(self)
         self._replicated_fit = None
@@ -106,6 +102,26 @@ class Trainer:
             # optimizer's loss_scale, the optimizer unscales in its fused update).
             self.optimizer = optimizers_module.LossScaleOptimizer(
                 self.optimizer, name="loss_scale_optimizer")
+        self._loss_tracker = metrics_module.Mean(name="loss")
+        if self._compile_arguments is None:
+            self._resolve_losses_and_metrics(loss, loss_weights, metrics, weighted_metrics)
+        else:
+            try:  # as for one output, so a custom loop may use compute_loss before fit
+                self._resolve_losses_and_metrics(loss, loss_weights, metrics, weighted_metrics)
+            except (ValueError, TypeError, NotImplementedError):
+                # arguments given per output (lists, dicts, loss_weights): once built
+                self.loss, self._compiled_outputs = loss, None
+                self.compiled_metrics, self._weighted_metrics = [], []
+        self.compiled = True
+        self._cpp_trainer = None  # rebuilt on first use (the model may not be built yet)
+
+    def _resolve_losses_and_metrics(self, loss, loss_weights, metrics, weighted_metrics):
+        """compile's loss and metrics arguments for the model's outputs: per output for
+        several (keras/_multi_output.py), else the C++ step's loss and metrics."""
+        several = self._has_several_outputs()
+        if loss_weights is not None and not several:
+            raise NotImplementedError("loss_weights is not supported yet for a model with one "
+                                      "output (scale the loss instead)")
         self._compiled_outputs = None
         if several and loss is not None:
             # Keras keeps what was passed as model.loss; the per-output losses are resolved
@@ -125,9 +141,23 @@ class Trainer:
         names = [m.name for m in self.compiled_metrics + self._weighted_metrics]
         if len(set(names)) != len(names) or "loss" in names:
             raise ValueError(f"metric names must be unique and not 'loss'; got {names}")
-        self._loss_tracker = metrics_module.Mean(name="loss")
-        self.compiled = True
-        self._cpp_trainer = None  # rebuilt on first use (the model may not be built yet)
+
+    def _resolve_compile_after_build(self, x):
+        """A subclassed model compiled before it was built: builds it from in-memory ``x``
+        (a Dataset's model must be built first, as before) and resolves compile's arguments
+        for the outputs its ``call`` returned, once."""
+        arguments = getattr(self, "_compile_arguments", None)
+        if arguments is None:
+            return
+        if not self.built and x is not None:
+            xs = list(x) if isinstance(x, (list, tuple)) else [x]
+            if xs and all(hasattr(v, "shape") and len(v.shape) for v in xs):
+                self._build_from_shapes([(None,) + tuple(v.shape[1:]) for v in xs])
+        if not self.built:
+            return
+        self._compile_arguments = None
+        self._resolve_losses_and_metrics(*arguments)
+        self._cpp_trainer = None
 
     # ---- what an overridden train_step/test_step uses (Keras 3's Trainer API) ----
 
@@ -180,6 +210,7 @@ class Trainer:
     def _trainer_for(self, what, needs_loss=True):
         if not self.compiled:
             raise RuntimeError(f"You must call `compile()` before using the model ({what}).")
+        self._resolve_compile_after_build(None)  # a subclassed model built since compile
         if needs_loss and self.loss is None:
             raise ValueError(f"{what}() needs a loss: pass loss= to compile()")
         if needs_loss:
@@ -258,6 +289,7 @@ class Trainer:
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
+        self._resolve_compile_after_build(x)
         if class_weight is not None and self._has_several_outputs():
             raise ValueError("`class_weight` is only supported for Models with a single "
                              "output.")  # Keras's words
@@ -408,6 +440,7 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
+        self._resolve_compile_after_build(x)
         y, sample_weight = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
@@ -419,8 +452,8 @@ class Trainer:
         logs = self._evaluate_data(data, callbacks, verbose, steps, weighted=weighted)
         if return_dict:
             return logs
-        values = [logs[name] for name in self.metrics_names if name in logs]
-        return values[0] if len(values) == 1 else values
+        return self._logs_as_list(logs, [logs[name] for name in self.metrics_names
+                                         if name in logs])
 
     def _evaluate_data(self, data, callbacks, verbose, steps=None, what="evaluate()",
                        weighted=False, apply_weights=True):
@@ -491,6 +524,7 @@ class Trainer:
     def _one_batch_data(self, x, y, sample_weight, class_weight):
         """(the data of train_on_batch/test_on_batch as one batch, whether its last input
         column is sample weights): the weights as fit takes them."""
+        self._resolve_compile_after_build(x)
         if class_weight is not None and self._has_several_outputs():
             raise ValueError("`class_weight` is only supported for Models with a single "
                              "output.")  # Keras's words
@@ -545,7 +579,13 @@ class Trainer:
         logs = self._results(trainer)
         if return_dict:
             return logs
-        values = list(logs.values())
+        return self._logs_as_list(logs, list(logs.values()))
+
+    def _logs_as_list(self, logs, values):
+        """What evaluate/train_on_batch return without return_dict: a float for one value, else
+        ``values`` (for several outputs, Keras's order of the logs)."""
+        if self._compiled_outputs is not None:
+            values = self._compiled_outputs.logs_as_list(logs)
         return values[0] if len(values) == 1 else values
 
 
