@@ -250,9 +250,11 @@ class MultiOutputTrainer:
     loop makes on ``_C.Trainer`` (``train_step``, ``test_step``, ``reset_metrics``,
     ``results``)."""
 
-    def __init__(self, model, compiled):
+    def __init__(self, model, compiled, loss_tracker=None):
         self.model = model
         self.compiled = compiled
+        # a replica's copy of the model (keras/_replicated_step.py) updates the model's tracker
+        self.loss_tracker = model._loss_tracker if loss_tracker is None else loss_tracker
         self.host_reads = 0
 
     def _placed(self, tensors):
@@ -294,18 +296,18 @@ class MultiOutputTrainer:
     def _update(self, total, values, ys, y_preds, sample_weight):
         batch = int(y_preds[0].shape[0])
         with no_grad():
-            self.model._loss_tracker.update_state(total.detach(), sample_weight=batch)
+            self.loss_tracker.update_state(total.detach(), sample_weight=batch)
             self.compiled.update_metrics(ys, [p.detach() for p in y_preds], values,
                                          sample_weight, batch)
         self.host_reads += 1
 
     def reset_metrics(self):
-        self.model._loss_tracker.reset_state()
+        self.loss_tracker.reset_state()
         for metric in self.compiled.metric_objects:
             metric.reset_state()
 
     def results(self):
-        pairs = [("loss", self.model._loss_tracker.result())]
+        pairs = [("loss", self.loss_tracker.result())]
         pairs += [(tracker.name, tracker.result())
                   for tracker in self.compiled.loss_trackers.values()]
         pairs += [(name, metric.result()) for name, metric, _, _ in self.compiled.metrics]

@@ -97,6 +97,23 @@ def dataset_class_weights(data, class_weight):
     data.weights_from_labels = weights_of
 
 
+def batches_weighed(data):
+    """Whether a Dataset's batches will carry sample weights, known before the first: made
+    from labels by ``fit(class_weight=...)``, or a ``gpuaccel.data.Dataset`` whose elements
+    are ``(x, y, sample_weight)`` (its element_spec says so)."""
+    if not isinstance(data, DatasetData):
+        return False
+    if data.weights_from_labels is not None:
+        return True
+    if isinstance(data.dataset, PyDataset) or not hasattr(type(data.dataset), "element_spec"):
+        return False
+    try:
+        spec = data.dataset.element_spec
+    except (ValueError, TypeError):  # no element, or not tensors: the first batch will say
+        return False
+    return isinstance(spec, tuple) and len(spec) == 3
+
+
 def split_batch(xs, weighted):
     """(inputs, sample weights or None) of one batch: the weights are the last input column
     of in-memory data, or came with a Dataset's batch."""

@@ -13,7 +13,8 @@ from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import _host_metrics, _mask_flow, _multi_output, _python_step, _sample_weights
+from . import (_host_metrics, _mask_flow, _multi_output, _python_step, _replicated_step,
+               _sample_weights)
 from ._data_adapter import adapt
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -93,7 +94,7 @@ class Trainer:
             self._compile_arguments = (loss, loss_weights, metrics, weighted_metrics)
         self._capture_mode = _jit_compile_mode(jit_compile)
         self._distribute_strategy = distribute_fit.strategy_at_compile(self)
-        self._replicated_fit = None
+        self._replicated_fit = self._replicated_python_step = None
         self.optimizer = optimizers_module.get(optimizer)
         if (auto_scale_loss and self.optimizer is not None
                 and _global_policy_name() == "mixed_float16"
@@ -253,23 +254,21 @@ class Trainer:
         return {prefix + name: _host_metrics.log_value(value)
                 for name, value in trainer.results()}
 
-    def _fit_trainer(self):
+    def _fit_trainer(self, data, weighted):
         """What fit steps: the C++ Trainer, or under a strategy with several replicas the
-        replicated step (the same calls), or the model's own Python train_step. With no
-        strategy and several GPUs visible, says once that they sit idle."""
+        replicated step (the same calls; stepped from Python for several outputs, sample
+        weights (``weighted``: in-memory ones; or the Dataset's) and Python or weighted
+        metrics), or the model's own Python train_step. With no strategy and several GPUs
+        visible, says once that they sit idle."""
         trainer = self._trainer_for("fit")
         if _python_step.overrides(self, "train_step"):
             _python_step.warn_once(self, "train_step")
             return _python_step.PythonStepTrainer(self, trainer)
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
-            if self._compiled_outputs is not None:
-                raise NotImplementedError("models with several outputs under a distribution "
-                                          "strategy with several replicas are not supported yet")
-            if self._has_host_metrics():
-                raise NotImplementedError("Python metrics (keras.metrics.Metric subclasses) and "
-                                          "weighted_metrics under a distribution strategy with "
-                                          "several replicas are not supported yet")
+            if (self._compiled_outputs is not None or self._has_host_metrics() or weighted
+                    or _sample_weights.batches_weighed(data)):
+                return _replicated_step.replicated_python_step(self, strategy)
             replicated = distribute_fit.replicated_fit(self, strategy)
             replicated.start()
             return replicated
@@ -329,9 +328,10 @@ class Trainer:
                 val_data.batch_size = int(validation_batch_size)
 
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
-        trainer = self._fit_trainer()
+        trainer = self._fit_trainer(data, weighted)
         weighs = isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer,
-                                      _multi_output.MultiOutputTrainer))
+                                      _multi_output.MultiOutputTrainer,
+                                      _replicated_step.ReplicatedPythonStep))
         if weighted and not weighs:
             raise NotImplementedError(_WEIGHTS_UNDER_STRATEGY)
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
