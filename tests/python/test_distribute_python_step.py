@@ -97,3 +97,15 @@ def test_weights_a_python_dataset_brings_mid_fit_are_still_refused_under_two_rep
     with pytest.raises(NotImplementedError, match="under a distribution strategy with several "
                                                   "replicas are not supported yet"):
         model.fit(Weighted(), verbose=0)
+
+
+def test_several_outputs_across_worker_processes_are_still_refused():
+    """One replica here of two in sync: the other is another worker process, which this step
+    does not reach (a stand-in strategy, as a real one needs two processes)."""
+    from types import SimpleNamespace
+    model = two_head_model(gk)
+    model.compile("sgd", loss=["sparse_categorical_crossentropy", "mse"])
+    model._distribute_strategy = SimpleNamespace(num_replicas_in_sync=2,
+                                                 worker_devices=("/device:CPU:0",))
+    with pytest.raises(NotImplementedError, match="across worker processes"):
+        model.fit([X, X2], [YA, YB], verbose=0)

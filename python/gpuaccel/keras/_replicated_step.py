@@ -63,6 +63,12 @@ class ReplicatedPythonStep:
 
     def __init__(self, model, strategy):
         devices = list(strategy.worker_devices)
+        if len(devices) != strategy.num_replicas_in_sync:
+            raise NotImplementedError(
+                "models with several outputs, sample weights, and Python or weighted metrics "
+                "train under the replicas of one process (MirroredStrategy); across worker "
+                "processes (MultiWorkerMirroredStrategy with several workers) they are not "
+                "supported yet")
         self.model, self.strategy, self.optimizer = model, strategy, model.optimizer
         self.replicas = [model] + [distribute_fit._clone_model(model, device)
                                    for device in devices[1:]]
@@ -71,9 +77,6 @@ class ReplicatedPythonStep:
         self._host_step = MultiOutputTrainer(model, model._compiled_outputs) \
             if model._compiled_outputs is not None else None
         self.host_reads = 0
-
-    def start(self):
-        """Called as each fit starts (weights set since reach the replicas at each step)."""
 
     def _copy_weights_to_replicas(self):
         with no_grad():
