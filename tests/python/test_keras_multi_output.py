@@ -153,6 +153,24 @@ def test_list_sample_weights_with_an_unweighted_output_and_single_output_batches
         np.testing.assert_allclose(g, k, rtol=1e-4, atol=1e-6)
 
 
+def test_loss_sums_stay_on_the_device_until_the_logs_are_read():
+    """Without compiled metrics a step of several outputs reads nothing on the host: the loss
+    trackers' sums are read once per epoch, at its logs (one read per step before)."""
+    model = two_head_model(gk)
+    model.compile(gk.optimizers.SGD(0.1), loss=["sparse_categorical_crossentropy", "mse"])
+    history = model.fit([X, X2], [YA, YB], epochs=3, batch_size=4, shuffle=False,
+                        verbose=0).history
+    assert model._cpp_trainer.host_reads == 3  # 4 steps per epoch
+    logs = model.evaluate([X, X2], [YA, YB], batch_size=4, verbose=0, return_dict=True)
+    assert model._cpp_trainer.host_reads == 4
+    # the device sums give the means the host trackers gave: the batch-size weighted mean
+    losses = [model.test_on_batch([X[i:i + 4], X2[i:i + 4]], [YA[i:i + 4], YB[i:i + 4]],
+                                  return_dict=True) for i in range(0, 16, 4)]
+    for name in ("loss", "a_loss", "b_loss"):
+        assert logs[name] == pytest.approx(np.mean([each[name] for each in losses]), rel=1e-5)
+    assert len(history["loss"]) == 3
+
+
 def test_one_loss_for_every_output_and_an_output_without_loss_match_keras():
     y_onehot = np.eye(3, dtype="float32")[YA]
     theirs, ours = twin_models()

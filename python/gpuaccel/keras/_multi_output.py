@@ -6,8 +6,9 @@ The C++ step (``_C.Trainer``) takes one label tensor and one loss, so a model wi
 outputs steps in Python instead, on the same C++ graph: one forward under a GradientTape, the
 per-output losses (gpuaccel's differentiable losses), their weighted sum plus the layers' added
 losses, the gradients, and the optimizer's update; the loss trackers and the metrics then update
-on that forward's predictions. Every batch reads its losses on the host (the trackers are host
-means), which a one-output model's C++ step avoids.
+on that forward's predictions. The loss trackers' sums stay on the device until the logs are
+read (``DeviceMeans``), as a one-output model's C++ step keeps its loss; the compiled metrics
+update on the host each batch.
 
 Keras's rules kept here: ``loss`` is one loss for every output, a list with one entry per output
 or a dict by output name (``None`` for an output without a loss); ``loss_weights`` likewise (a
@@ -220,9 +221,7 @@ class CompiledOutputs:
             total = weighted if total is None else total + weighted
         return total, values
 
-    def update_metrics(self, ys, y_preds, loss_values, sample_weights, batch):
-        for i, tracker in self.loss_trackers.items():
-            tracker.update_state(loss_values[i].detach(), sample_weight=batch)
+    def update_metrics(self, ys, y_preds, sample_weights):
         for _, metric, i, weighted in self.metrics:
             metric.update_state(ys[i], y_preds[i], sample_weights[i] if weighted else None)
 
@@ -245,16 +244,46 @@ def _as_label_tensor(value):
     return value if isinstance(value, Tensor) else from_numpy(label_array(value))
 
 
+class DeviceMeans:
+    """The loss trackers' running means with their sums kept on the device between reads:
+    each step adds ``loss * rows`` there (an op, no host read) and the trackers take the sums
+    when the logs are read (``flush``: at a batch callback, the epoch's end, evaluate's end),
+    as the C++ step keeps its loss on the device."""
+
+    def __init__(self):
+        self._pending = {}  # id(tracker) -> (tracker, device sum of loss * rows, rows)
+
+    def add(self, tracker, value, rows):
+        weighted = value * float(rows)
+        entry = self._pending.get(id(tracker))
+        if entry is not None:
+            weighted, rows = entry[1] + weighted, entry[2] + rows
+        self._pending[id(tracker)] = (tracker, weighted, rows)
+
+    def flush(self):
+        """Adds the pending sums to the trackers (one host read each); whether any was."""
+        pending = bool(self._pending)
+        for tracker, total, rows in self._pending.values():
+            tracker.update_state(float(total.numpy()) / rows, sample_weight=rows)
+        self._pending.clear()
+        return pending
+
+    def clear(self):
+        self._pending.clear()
+
+
 class MultiOutputTrainer:
     """The training and test steps of a model with several outputs; answers the calls fit's
     loop makes on ``_C.Trainer`` (``train_step``, ``test_step``, ``reset_metrics``,
     ``results``)."""
 
-    def __init__(self, model, compiled, loss_tracker=None):
+    def __init__(self, model, compiled, loss_tracker=None, means=None):
         self.model = model
         self.compiled = compiled
         # a replica's copy of the model (keras/_replicated_step.py) updates the model's tracker
+        # and shares the model's pending sums
         self.loss_tracker = model._loss_tracker if loss_tracker is None else loss_tracker
+        self.means = DeviceMeans() if means is None else means
         self.host_reads = 0
 
     def _placed(self, tensors):
@@ -296,17 +325,22 @@ class MultiOutputTrainer:
     def _update(self, total, values, ys, y_preds, sample_weight):
         batch = int(y_preds[0].shape[0])
         with no_grad():
-            self.loss_tracker.update_state(total.detach(), sample_weight=batch)
-            self.compiled.update_metrics(ys, [p.detach() for p in y_preds], values,
-                                         sample_weight, batch)
-        self.host_reads += 1
+            self.means.add(self.loss_tracker, total.detach(), batch)
+            for i, tracker in self.compiled.loss_trackers.items():
+                self.means.add(tracker, values[i].detach(), batch)
+            if self.compiled.metrics:  # these update on the host (keras/_host_metrics.py)
+                self.compiled.update_metrics(ys, [p.detach() for p in y_preds], sample_weight)
+                self.host_reads += 1
 
     def reset_metrics(self):
+        self.means.clear()
         self.loss_tracker.reset_state()
         for metric in self.compiled.metric_objects:
             metric.reset_state()
 
     def results(self):
+        if self.means.flush():
+            self.host_reads += 1
         pairs = [("loss", self.loss_tracker.result())]
         pairs += [(tracker.name, tracker.result())
                   for tracker in self.compiled.loss_trackers.values()]

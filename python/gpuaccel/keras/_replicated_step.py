@@ -16,14 +16,14 @@ from .._tensor import GradientTape, no_grad
 from ..distribute import _fit as distribute_fit
 from ..distribute._values import split_batch
 from ._host_metrics import log_value
-from ._multi_output import MultiOutputTrainer
+from ._multi_output import DeviceMeans, MultiOutputTrainer
 
 
 class _OneOutputPart:
     """A replica's loss and metric updates for a model with one output."""
 
-    def __init__(self, replica, model):
-        self.replica, self.model = replica, model
+    def __init__(self, replica, model, means):
+        self.replica, self.model, self.means = replica, model, means
 
     def losses(self, xs, y, sample_weight):
         y_pred = self.replica._graph().forward(xs, True)[0]
@@ -35,7 +35,7 @@ class _OneOutputPart:
     def update(self, total, state):
         y, y_pred, sample_weight = state
         model, y_pred = self.model, y_pred.detach()
-        model._loss_tracker.update_state(total.detach(), sample_weight=int(y_pred.shape[0]))
+        self.means.add(model._loss_tracker, total.detach(), int(y_pred.shape[0]))
         for metric in model.compiled_metrics:
             metric.update_state(y, y_pred)
         for metric in model._weighted_metrics:
@@ -46,8 +46,9 @@ class _SeveralOutputsPart:
     """A replica's loss and metric updates for a model with several outputs (the model's
     compiled outputs and trackers, the replica's forward)."""
 
-    def __init__(self, replica, model):
-        self.step = MultiOutputTrainer(replica, model._compiled_outputs, model._loss_tracker)
+    def __init__(self, replica, model, means):
+        self.step = MultiOutputTrainer(replica, model._compiled_outputs, model._loss_tracker,
+                                       means)
 
     def losses(self, xs, y, sample_weight):
         total, *state = self.step._losses(xs, y, sample_weight, True)
@@ -73,10 +74,10 @@ class ReplicatedPythonStep:
         self.replicas = [model] + [distribute_fit._clone_model(model, device)
                                    for device in devices[1:]]
         part = _SeveralOutputsPart if model._compiled_outputs is not None else _OneOutputPart
-        self.parts = [part(replica, model) for replica in self.replicas]
-        self._host_step = MultiOutputTrainer(model, model._compiled_outputs) \
+        self.means = DeviceMeans()  # the replicas' loss sums, read with the logs
+        self.parts = [part(replica, model, self.means) for replica in self.replicas]
+        self._host_step = MultiOutputTrainer(model, model._compiled_outputs, means=self.means) \
             if model._compiled_outputs is not None else None
-        self.host_reads = 0
 
     def _copy_weights_to_replicas(self):
         with no_grad():
@@ -112,15 +113,16 @@ class ReplicatedPythonStep:
         with no_grad():  # the metrics' state lives with replica 0's (as its weights do)
             for part, total, state in done:
                 part.update(_placed(total, model), _placed(state, model))
-        self.host_reads += 1
 
     def reset_metrics(self):
+        self.means.clear()
         for metric in self.model.metrics:
             metric.reset_state()
 
     def results(self):
         if self._host_step is not None:
             return self._host_step.results()
+        self.means.flush()
         return [(metric.name, log_value(metric.result())) for metric in self.model.metrics]
 
 
