@@ -97,7 +97,7 @@ SW2 = RNG.uniform(0.0, 3.0, size=(16,)).astype("float32")
 
 def test_per_output_sample_weights_match_keras():
     """A list or dict of arrays (one per output, Keras's structure of y) weighs each output's
-    loss and weighted metrics with its own array: in fit (shuffled with the data), evaluate,
+    loss and weighted metrics with its own array: in fit (and its validation_split), evaluate,
     train_on_batch, test_on_batch, and a Dataset's (x, y, sample_weight) elements."""
     theirs, ours = twin_models(outputs_as_dict=True)
     labels = {"a": YA, "zb": YB}
@@ -108,7 +108,8 @@ def test_per_output_sample_weights_match_keras():
                       loss_weights={"a": 0.5, "zb": 2.0}, metrics={"a": "accuracy"},
                       weighted_metrics={"a": ["accuracy"], "zb": ["mae"]})
         history = model.fit([X, X2], labels, sample_weight={"a": SW, "zb": SW2}, epochs=2,
-                            batch_size=8, shuffle=False, verbose=0).history
+                            batch_size=4, shuffle=False, verbose=0,
+                            validation_split=0.25).history
         elements = dataset.from_tensor_slices(((X, X2), labels, {"a": SW2, "zb": SW})).batch(8)
         from_dataset = model.fit(elements, epochs=1, verbose=0).history
         evaluated = model.evaluate([X, X2], labels, sample_weight={"a": SW2, "zb": SW},
