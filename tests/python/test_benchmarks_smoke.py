@@ -24,6 +24,7 @@ RUNS = [
     ("gpu_train.py", ["--steps", "2", "--cpu-steps", "2", "--calls", "2"], "CPU epoch"),
     ("distribute.py", ["--steps", "2", "--repeats", "1"], "MultiWorker, 2 processes x 1 thread, overlapped"),
     ("tiny_step.py", ["--steps", "20", "--repeats", "1"], "train_step alone"),
+    ("multi_output_step.py", ["--steps", "2", "--repeats", "1"], "host read per step (before)"),
     ("python_layers.py", ["--steps", "2", "--repeats", "1", "--batch", "8"], "once per signature"),
     ("step_ops.py", ["--steps", "2", "--rounds", "1", "--threads", "1,2"], "conv2d_forward"),
     ("depthwise_conv.py", ["--steps", "1", "--repeats", "1", "--batch", "4"],

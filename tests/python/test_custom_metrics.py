@@ -314,16 +314,3 @@ def test_single_batch_calls_report_python_metrics_as_keras():
         model.train_on_batch(x, y)
     assert_logs_close(ours.test_on_batch(x, y, return_dict=True),
                       theirs.test_on_batch(x, y, return_dict=True))
-
-
-def test_python_and_weighted_metrics_refused_under_several_replicas():
-    """fit's check runs before any replica is made: a stand-in strategy with two replicas
-    reaches it (a real one needs logical devices that outlive the test)."""
-    from types import SimpleNamespace
-    x, y, _ = binary_data()
-    for metrics, weighted in (([guide_metrics(gk, ours_ops())[0]()], None), (None, ["mse"])):
-        model = gk.Sequential([gk.Input((4,)), gk.layers.Dense(1)])
-        model.compile("sgd", "mse", metrics=metrics, weighted_metrics=weighted)
-        model._distribute_strategy = SimpleNamespace(num_replicas_in_sync=2)
-        with pytest.raises(NotImplementedError, match="several replicas are not supported"):
-            model.fit(x, y, verbose=0)

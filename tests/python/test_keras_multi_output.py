@@ -92,6 +92,86 @@ def test_dict_outputs_with_sample_weight_and_validation_match_keras():
     assert list(called) == ["zb", "a"] and called["a"].shape == (2, 3)
 
 
+SW2 = RNG.uniform(0.0, 3.0, size=(16,)).astype("float32")
+
+
+def test_per_output_sample_weights_match_keras():
+    """A list or dict of arrays (one per output, Keras's structure of y) weighs each output's
+    loss and weighted metrics with its own array: in fit (and its validation_split), evaluate,
+    train_on_batch, test_on_batch, and a Dataset's (x, y, sample_weight) elements."""
+    theirs, ours = twin_models(outputs_as_dict=True)
+    labels = {"a": YA, "zb": YB}
+    results = []
+    for lib, model, dataset in ((keras, theirs, tf.data.Dataset), (gk, ours, ga.data.Dataset)):
+        model.compile(lib.optimizers.SGD(0.1),
+                      loss={"a": "sparse_categorical_crossentropy", "zb": "mse"},
+                      loss_weights={"a": 0.5, "zb": 2.0}, metrics={"a": "accuracy"},
+                      weighted_metrics={"a": ["accuracy"], "zb": ["mae"]})
+        history = model.fit([X, X2], labels, sample_weight={"a": SW, "zb": SW2}, epochs=2,
+                            batch_size=4, shuffle=False, verbose=0,
+                            validation_split=0.25).history
+        elements = dataset.from_tensor_slices(((X, X2), labels, {"a": SW2, "zb": SW})).batch(8)
+        from_dataset = model.fit(elements, epochs=1, verbose=0).history
+        evaluated = model.evaluate([X, X2], labels, sample_weight={"a": SW2, "zb": SW},
+                                   batch_size=8, verbose=0, return_dict=True)
+        trained = model.train_on_batch([X, X2], labels, sample_weight={"a": SW, "zb": SW2},
+                                       return_dict=True)
+        tested = model.test_on_batch([X, X2], labels, sample_weight={"a": SW2, "zb": SW},
+                                     return_dict=True)
+        results.append((history, from_dataset, evaluated, trained, tested, model.get_weights()))
+    for g, k in zip(results[1][:5], results[0][:5]):
+        assert_logs_close(g, k)
+    for g, k in zip(results[1][5], results[0][5]):
+        np.testing.assert_allclose(g, k, rtol=1e-4, atol=1e-6)
+    # the arrays did weigh each output apart: the weighted accuracy differs from the plain one
+    assert results[1][2]["a_weighted_accuracy"] != pytest.approx(results[1][2]["a_accuracy"])
+
+
+def test_list_sample_weights_with_an_unweighted_output_and_single_output_batches_match_keras():
+    theirs, ours = twin_models()
+    results = []
+    for lib, model in ((keras, theirs), (gk, ours)):
+        model.compile(lib.optimizers.SGD(0.1), loss=["sparse_categorical_crossentropy", "mse"],
+                      weighted_metrics=[["accuracy"], ["mae"]])
+        results.append(model.fit([X, X2], [YA, YB], sample_weight=[None, SW2], batch_size=8,
+                                 epochs=1, shuffle=False, verbose=0).history)
+    assert_logs_close(results[1], results[0])
+    theirs = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="softmax")])
+    ours = gk.Sequential([gk.Input((4,)), gk.layers.Dense(3, activation="softmax")])
+    ours.set_weights(theirs.get_weights())
+    results = []
+    for lib, model in ((keras, theirs), (gk, ours)):
+        model.compile(lib.optimizers.SGD(0.1), "sparse_categorical_crossentropy",
+                      weighted_metrics=["accuracy"])
+        by_sample = model.train_on_batch(X, YA, sample_weight=SW, return_dict=True)
+        by_class = model.train_on_batch(X, YA, class_weight={0: 0.5, 1: 2.0, 2: 1.0},
+                                        return_dict=True)
+        tested = model.test_on_batch(X, YA, sample_weight=SW2, return_dict=True)
+        results.append((by_sample, by_class, tested, model.get_weights()))
+    for g, k in zip(results[1][:3], results[0][:3]):
+        assert_logs_close(g, k)
+    for g, k in zip(results[1][3], results[0][3]):
+        np.testing.assert_allclose(g, k, rtol=1e-4, atol=1e-6)
+
+
+def test_loss_sums_stay_on_the_device_until_the_logs_are_read():
+    """Without compiled metrics a step of several outputs reads nothing on the host: the loss
+    trackers' sums are read once per epoch, at its logs (one read per step before)."""
+    model = two_head_model(gk)
+    model.compile(gk.optimizers.SGD(0.1), loss=["sparse_categorical_crossentropy", "mse"])
+    history = model.fit([X, X2], [YA, YB], epochs=3, batch_size=4, shuffle=False,
+                        verbose=0).history
+    assert model._cpp_trainer.host_reads == 3  # 4 steps per epoch
+    logs = model.evaluate([X, X2], [YA, YB], batch_size=4, verbose=0, return_dict=True)
+    assert model._cpp_trainer.host_reads == 4
+    # the device sums give the means the host trackers gave: the batch-size weighted mean
+    losses = [model.test_on_batch([X[i:i + 4], X2[i:i + 4]], [YA[i:i + 4], YB[i:i + 4]],
+                                  return_dict=True) for i in range(0, 16, 4)]
+    for name in ("loss", "a_loss", "b_loss"):
+        assert logs[name] == pytest.approx(np.mean([each[name] for each in losses]), rel=1e-5)
+    assert len(history["loss"]) == 3
+
+
 def test_one_loss_for_every_output_and_an_output_without_loss_match_keras():
     y_onehot = np.eye(3, dtype="float32")[YA]
     theirs, ours = twin_models()
@@ -114,8 +194,13 @@ def test_several_outputs_refuse_what_keras_refuses():
     with pytest.raises(ValueError, match=r"y must be a list of 2 label arrays or a dict keyed "
                                          r"by those names"):
         model.fit([X, X2], YB, verbose=0)
-    with pytest.raises(NotImplementedError, match="sample_weight per output"):
-        model.fit([X, X2], [YB, YB], sample_weight=[SW, SW], verbose=0)
+    with pytest.raises(ValueError, match="one `sample_weight` array per output in `y`"):
+        model.fit([X, X2], [YB, YB], sample_weight={"a": SW, "b": SW}, verbose=0)
+    with pytest.raises(ValueError, match=r"one value per example, shape \(16,\)"):
+        model.fit([X, X2], [YB, YB], sample_weight=[SW, SW[:4]], verbose=0)
+    with pytest.raises(ValueError, match="`class_weight` is only supported for Models with a "
+                                         "single output"):
+        model.train_on_batch([X, X2], [YB, YB], class_weight={0: 1.0})
     with pytest.raises(ValueError, match=r"Invalid `metrics`.*one entry per output"):
         model.compile("sgd", loss="mse", metrics=["mae"])
     with pytest.raises(ValueError, match="`loss_weights` must match the number of losses, got 1 "
@@ -124,16 +209,98 @@ def test_several_outputs_refuse_what_keras_refuses():
     with pytest.raises(ValueError, match=r"Expected keys \['a', 'b'\] in loss dict"):
         model.compile("sgd", loss={"a": "mse", "c": "mse"})
 
-    class TwoHeads(gk.Model):
-        def __init__(self):
-            super().__init__()
-            self.a, self.b = gk.layers.Dense(2), gk.layers.Dense(1)
+    # a subclassed model whose call returns a tuple has no output names to key a dict by
+    unnamed = subclassed_two_heads(gk)()
+    unnamed.compile("sgd", loss={"a": "mse", "b": "mse"})
+    with pytest.raises(ValueError, match="outputs of this subclassed model have no names"):
+        unnamed.fit(X, [YB, YB], verbose=0)
+
+
+def affine_layer_class(lib):
+    """A Python layer x @ kernel + bias whose weights start from given arrays, so a subclassed
+    model compiled before it is built starts from the same weights in Keras and here."""
+
+    class Affine(lib.layers.Layer):
+        def __init__(self, kernel, **kwargs):
+            super().__init__(**kwargs)
+            self.start = kernel
+
+        def build(self, input_shape):
+            self.kernel = self.add_weight(shape=self.start.shape, name="kernel",
+                                          initializer=lambda shape, dtype=None: self.start)
+            self.bias = self.add_weight(shape=self.start.shape[1:], name="bias",
+                                        initializer="zeros")
 
         def call(self, x):
-            return self.a(x), self.b(x)
+            return lib.ops.matmul(x, self.kernel) + self.bias
 
-    with pytest.raises(NotImplementedError, match="subclassed keras.Model with several outputs"):
-        TwoHeads().compile("sgd", loss=["mse", "mse"])
+    return Affine
+
+
+def subclassed_two_heads(lib, as_dict=False, raw_ops=False):
+    """A keras.Model subclass returning (softmax head, regression head), or a dict 'q'/'p' of
+    them; ``raw_ops``: its call also scales with a tensor op (traced as one layer here)."""
+    affine = affine_layer_class(lib)
+    start = np.random.default_rng(3)
+
+    class TwoHeads(lib.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = affine(start.normal(size=(4, 5)).astype("float32") * 0.5)
+            self.a = affine(start.normal(size=(5, 3)).astype("float32") * 0.5)
+            self.b = affine(start.normal(size=(5, 1)).astype("float32") * 0.5)
+
+        def call(self, x):
+            h = lib.layers.ReLU()(self.hidden(x)) if not raw_ops else \
+                lib.ops.relu(self.hidden(x)) * 2.0
+            a, b = lib.layers.Softmax()(self.a(h)), self.b(h)
+            return {"q": b, "p": a} if as_dict else (a, b)
+
+    return TwoHeads
+
+
+def test_subclassed_model_with_several_outputs_compiles_fits_and_predicts_as_keras():
+    """Compiled before it is built (fit builds it), its outputs unnamed: Keras names the
+    per-output losses by the loss (``mse_loss``) and the metrics without a prefix; a dict of
+    outputs (a call with tensor ops, traced as one layer) is named by its keys."""
+    y = [YA, YB]
+    results = []
+    for lib in (keras, gk):
+        model = subclassed_two_heads(lib)()
+        model.compile(lib.optimizers.SGD(0.1), loss=["sparse_categorical_crossentropy", "mse"],
+                      loss_weights=[0.5, 2.0], metrics=["accuracy", ["mae", "accuracy"]],
+                      weighted_metrics=[[], ["mae"]])
+        history = model.fit(X, y, sample_weight=[SW, SW2], epochs=2, batch_size=8,
+                            shuffle=False, verbose=0).history
+        results.append((history, model.evaluate(X, y, verbose=0), model.predict(X, verbose=0),
+                        model.get_weights()))
+    (k_hist, k_eval, k_pred, k_weights), (g_hist, g_eval, g_pred, g_weights) = results
+    assert sorted(g_hist) == ["accuracy", "accuracy_1", "loss", "mae", "mse_loss",
+                              "sparse_categorical_crossentropy_loss", "weighted_mae"]
+    assert_logs_close(g_hist, k_hist)
+    np.testing.assert_allclose(g_eval, k_eval, rtol=2e-5, atol=1e-6)  # Keras's list order
+    assert isinstance(g_pred, tuple) and len(g_pred) == 2
+    for g, k in zip(list(g_pred) + g_weights, list(k_pred) + k_weights):
+        np.testing.assert_allclose(g, k, rtol=1e-4, atol=1e-6)
+
+    labels = {"p": YA, "q": YB}
+    results = []
+    for lib in (keras, gk):
+        model = subclassed_two_heads(lib, as_dict=True, raw_ops=True)()
+        model(X[:2])
+        model.compile(lib.optimizers.SGD(0.01), loss={"p": "sparse_categorical_crossentropy",
+                                                     "q": "mse"},
+                      loss_weights={"p": 0.5, "q": 2.0}, metrics={"p": "accuracy", "q": ["mae"]})
+        history = model.fit(X, labels, epochs=2, batch_size=8, shuffle=False, verbose=0).history
+        results.append((history, model.evaluate(X, labels, verbose=0),
+                        model.predict(X, verbose=0)))
+    (k_hist, k_eval, k_pred), (g_hist, g_eval, g_pred) = results
+    assert sorted(g_hist) == ["loss", "p_accuracy", "p_loss", "q_loss", "q_mae"]
+    assert_logs_close(g_hist, k_hist)
+    np.testing.assert_allclose(g_eval, k_eval, rtol=2e-5, atol=1e-6)
+    assert list(g_pred) == list(k_pred) == ["q", "p"]
+    for key in k_pred:
+        np.testing.assert_allclose(g_pred[key], k_pred[key], rtol=1e-4, atol=1e-6)
 
 
 def test_dataset_sample_weights_and_class_weight_match_keras():

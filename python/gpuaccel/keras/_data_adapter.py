@@ -261,12 +261,21 @@ class DatasetData:
                                  "elements; fold the class weights into them")
             weights = self.weights_from_labels(y)
         if weights is not None and with_labels:
-            xs = InputsWithWeights(xs, _weight_tensor(weights))
+            xs = InputsWithWeights(xs, self._weight_tensors(weights))
         if self.labels_per_output and isinstance(y, dict):  # ordered by the model's names
             return xs, {name: _label_tensor(v) for name, v in y.items()}
         if self.labels_per_output and isinstance(y, (list, tuple)):
             return xs, SeveralLabels(_label_tensor(v) for v in y)
         return xs, None if y is None else _label_tensor(y)
+
+    def _weight_tensors(self, weights):
+        """A batch's sample weights: one tensor, or for a model with several outputs a list or
+        dict of them (one per output, as the element's labels are structured)."""
+        if self.labels_per_output and isinstance(weights, dict):
+            return {name: _weight_tensor(value) for name, value in weights.items()}
+        if self.labels_per_output and isinstance(weights, (list, tuple)):
+            return [_weight_tensor(value) for value in weights]
+        return _weight_tensor(weights)
 
     def batches(self, with_labels=True, start_step=0, shuffle=False, rng=None):
         """One epoch: the whole dataset, or ``steps`` batches drawn from an iterator that

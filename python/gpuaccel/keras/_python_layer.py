@@ -58,7 +58,10 @@ def _run_model_call(ref, inputs, training):
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(model.call, "training") else {}
     with recording_for_step(), _TrainingScope(training):
-        output = _as_tensor(model.call(x, **kwargs), f"{type(model).__name__}.call() return value")
+        output = model.call(x, **kwargs)
+    if isinstance(output, (list, tuple, dict)):  # several outputs: one packed tensor
+        output = _layer_outputs.pack(model, list(inputs), output)
+    output = _as_tensor(output, f"{type(model).__name__}.call() return value")
     return [output] + list(model.losses)
 
 

@@ -34,19 +34,35 @@ def with_weights(x, y, sample_weight, class_weight):
     labels = np.asarray(first.numpy() if isinstance(first, Tensor) else first)
     if class_weight is not None:
         weights = class_weights_to_sample_weights(labels, class_weight)
+    elif isinstance(sample_weight, SeveralWeights):
+        # one column per output, so the outputs' weights are shuffled and batched together
+        # (MultiOutputTrainer splits the columns); an output given None weighs 1
+        weights = np.stack([np.ones(len(labels), np.float32) if w is None
+                            else _example_weights(w, len(labels)) for w in sample_weight], 1)
     else:
-        weights = np.asarray(sample_weight.numpy() if isinstance(sample_weight, Tensor)
-                             else sample_weight)
-        if weights.dtype.kind not in "fiub":
-            raise TypeError(f"sample_weight must hold numbers, got dtype {weights.dtype}")
-        if weights.ndim == 2 and weights.shape[1] == 1:
-            weights = weights[:, 0]
-        if weights.ndim != 1 or len(weights) != len(labels):
-            raise ValueError(f"sample_weight must have one value per example, shape "
-                             f"({len(labels)},); got shape {weights.shape}")
+        weights = _example_weights(sample_weight, len(labels))
     weights = np.ascontiguousarray(weights, dtype=np.float32)
     inputs = list(x) if isinstance(x, (list, tuple)) and all(_is_array(v) for v in x) else [x]
     return inputs + [weights], True
+
+
+class SeveralWeights(list):
+    """``sample_weight`` given per output of a model with several outputs (a list, or a dict
+    by output name, made a list in the model's output order)."""
+
+
+def _example_weights(sample_weight, count):
+    """One output's sample weights as a (count,) array (a (count, 1) one is accepted)."""
+    weights = np.asarray(sample_weight.numpy() if isinstance(sample_weight, Tensor)
+                         else sample_weight)
+    if weights.dtype.kind not in "fiub":
+        raise TypeError(f"sample_weight must hold numbers, got dtype {weights.dtype}")
+    if weights.ndim == 2 and weights.shape[1] == 1:
+        weights = weights[:, 0]
+    if weights.ndim != 1 or len(weights) != count:
+        raise ValueError(f"sample_weight must have one value per example, shape "
+                         f"({count},); got shape {weights.shape}")
+    return weights
 
 
 def class_weights_to_sample_weights(labels, class_weight):
@@ -79,6 +95,23 @@ def dataset_class_weights(data, class_weight):
         return class_weights_to_sample_weights(array, class_weight)
 
     data.weights_from_labels = weights_of
+
+
+def batches_weighed(data):
+    """Whether a Dataset's batches will carry sample weights, known before the first: made
+    from labels by ``fit(class_weight=...)``, or a ``gpuaccel.data.Dataset`` whose elements
+    are ``(x, y, sample_weight)`` (its element_spec says so)."""
+    if not isinstance(data, DatasetData):
+        return False
+    if data.weights_from_labels is not None:
+        return True
+    if isinstance(data.dataset, PyDataset) or not hasattr(type(data.dataset), "element_spec"):
+        return False
+    try:
+        spec = data.dataset.element_spec
+    except (ValueError, TypeError):  # no element, or not tensors: the first batch will say
+        return False
+    return isinstance(spec, tuple) and len(spec) == 3
 
 
 def split_batch(xs, weighted):

@@ -13,7 +13,8 @@ from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import _host_metrics, _mask_flow, _multi_output, _python_step, _sample_weights
+from . import (_host_metrics, _mask_flow, _multi_output, _python_step, _replicated_step,
+               _sample_weights)
 from ._data_adapter import adapt
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -85,19 +86,15 @@ class Trainer:
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                 weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
                 jit_compile="auto", auto_scale_loss=True):
-        several = self._has_several_outputs()
-        if self._is_subclassed() and (several or isinstance(loss, (list, tuple, dict))):
-            # Keras names a subclassed model's outputs by their losses and metrics, not by
-            # layers; that naming is not reproduced yet
-            raise NotImplementedError("compile(): a subclassed keras.Model with several outputs "
-                                      "is not supported yet; build it as a functional "
-                                      "keras.Model(inputs, [outputs...])")
-        if loss_weights is not None and not several:
-            raise NotImplementedError("loss_weights is not supported yet for a model with one "
-                                      "output (scale the loss instead)")
+        # A subclassed model is built by its first call: until then its outputs (and so what
+        # loss/metrics mean) are unknown, and compile's arguments are resolved once it is
+        # built (_resolve_compile_after_build).
+        self._compile_arguments = None
+        if self._is_subclassed() and not self.built:
+            self._compile_arguments = (loss, loss_weights, metrics, weighted_metrics)
         self._capture_mode = _jit_compile_mode(jit_compile)
         self._distribute_strategy = distribute_fit.strategy_at_compile(self)
-        self._replicated_fit = None
+        self._replicated_fit = self._replicated_python_step = None
         self.optimizer = optimizers_module.get(optimizer)
         if (auto_scale_loss and self.optimizer is not None
                 and _global_policy_name() == "mixed_float16"
@@ -106,6 +103,26 @@ class Trainer:
             # optimizer's loss_scale, the optimizer unscales in its fused update).
             self.optimizer = optimizers_module.LossScaleOptimizer(
                 self.optimizer, name="loss_scale_optimizer")
+        self._loss_tracker = metrics_module.Mean(name="loss")
+        if self._compile_arguments is None:
+            self._resolve_losses_and_metrics(loss, loss_weights, metrics, weighted_metrics)
+        else:
+            try:  # as for one output, so a custom loop may use compute_loss before fit
+                self._resolve_losses_and_metrics(loss, loss_weights, metrics, weighted_metrics)
+            except (ValueError, TypeError, NotImplementedError):
+                # arguments given per output (lists, dicts, loss_weights): once built
+                self.loss, self._compiled_outputs = loss, None
+                self.compiled_metrics, self._weighted_metrics = [], []
+        self.compiled = True
+        self._cpp_trainer = None  # rebuilt on first use (the model may not be built yet)
+
+    def _resolve_losses_and_metrics(self, loss, loss_weights, metrics, weighted_metrics):
+        """compile's loss and metrics arguments for the model's outputs: per output for
+        several (keras/_multi_output.py), else the C++ step's loss and metrics."""
+        several = self._has_several_outputs()
+        if loss_weights is not None and not several:
+            raise NotImplementedError("loss_weights is not supported yet for a model with one "
+                                      "output (scale the loss instead)")
         self._compiled_outputs = None
         if several and loss is not None:
             # Keras keeps what was passed as model.loss; the per-output losses are resolved
@@ -125,9 +142,23 @@ class Trainer:
         names = [m.name for m in self.compiled_metrics + self._weighted_metrics]
         if len(set(names)) != len(names) or "loss" in names:
             raise ValueError(f"metric names must be unique and not 'loss'; got {names}")
-        self._loss_tracker = metrics_module.Mean(name="loss")
-        self.compiled = True
-        self._cpp_trainer = None  # rebuilt on first use (the model may not be built yet)
+
+    def _resolve_compile_after_build(self, x):
+        """A subclassed model compiled before it was built: builds it from in-memory ``x``
+        (a Dataset's model must be built first, as before) and resolves compile's arguments
+        for the outputs its ``call`` returned, once."""
+        arguments = getattr(self, "_compile_arguments", None)
+        if arguments is None:
+            return
+        if not self.built and x is not None:
+            xs = list(x) if isinstance(x, (list, tuple)) else [x]
+            if xs and all(hasattr(v, "shape") and len(v.shape) for v in xs):
+                self._build_from_shapes([(None,) + tuple(v.shape[1:]) for v in xs])
+        if not self.built:
+            return
+        self._compile_arguments = None
+        self._resolve_losses_and_metrics(*arguments)
+        self._cpp_trainer = None
 
     # ---- what an overridden train_step/test_step uses (Keras 3's Trainer API) ----
 
@@ -151,7 +182,7 @@ class Trainer:
         outputs = self._compiled_outputs
         if outputs is not None:
             total, _ = outputs.total_loss(outputs.flatten_labels(y), outputs.flatten_labels(y_pred),
-                                          sample_weight)
+                                          outputs.weights_per_output(sample_weight))
         else:
             total = self.loss(y, y_pred, sample_weight)
         for added in getattr(self, "losses", []):
@@ -166,19 +197,21 @@ class Trainer:
         return ["loss"] + [m.name for m in self.compiled_metrics + self._weighted_metrics]
 
     def _labels(self, y, sample_weight=None):
-        """fit/evaluate's ``y``: for a model with several outputs, one array per output in the
-        model's order (from a list or a dict by output name)."""
+        """(fit/evaluate's ``y``, ``sample_weight``): for a model with several outputs, one
+        label array per output in the model's order (from a list or a dict by output name),
+        and per-output weights (the structure of ``y``) likewise."""
         outputs = self._compiled_outputs
         if outputs is None:
-            return y
+            return y, sample_weight
         if isinstance(sample_weight, (list, tuple, dict)):
-            raise NotImplementedError("sample_weight per output (a list or dict of arrays) is "
-                                      "not supported yet; one array weighs every output's loss")
-        return _multi_output.labels_for_arrays(outputs, y)
+            sample_weight = _sample_weights.SeveralWeights(
+                outputs.sample_weights_like_labels(y, sample_weight))
+        return _multi_output.labels_for_arrays(outputs, y), sample_weight
 
     def _trainer_for(self, what, needs_loss=True):
         if not self.compiled:
             raise RuntimeError(f"You must call `compile()` before using the model ({what}).")
+        self._resolve_compile_after_build(None)  # a subclassed model built since compile
         if needs_loss and self.loss is None:
             raise ValueError(f"{what}() needs a loss: pass loss= to compile()")
         if needs_loss:
@@ -221,23 +254,21 @@ class Trainer:
         return {prefix + name: _host_metrics.log_value(value)
                 for name, value in trainer.results()}
 
-    def _fit_trainer(self):
+    def _fit_trainer(self, data, weighted):
         """What fit steps: the C++ Trainer, or under a strategy with several replicas the
-        replicated step (the same calls), or the model's own Python train_step. With no
-        strategy and several GPUs visible, says once that they sit idle."""
+        replicated step (the same calls; stepped from Python for several outputs, sample
+        weights (``weighted``: in-memory ones; or the Dataset's) and Python or weighted
+        metrics), or the model's own Python train_step. With no strategy and several GPUs
+        visible, says once that they sit idle."""
         trainer = self._trainer_for("fit")
         if _python_step.overrides(self, "train_step"):
             _python_step.warn_once(self, "train_step")
             return _python_step.PythonStepTrainer(self, trainer)
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
-            if self._compiled_outputs is not None:
-                raise NotImplementedError("models with several outputs under a distribution "
-                                          "strategy with several replicas are not supported yet")
-            if self._has_host_metrics():
-                raise NotImplementedError("Python metrics (keras.metrics.Metric subclasses) and "
-                                          "weighted_metrics under a distribution strategy with "
-                                          "several replicas are not supported yet")
+            if (self._compiled_outputs is not None or self._has_host_metrics() or weighted
+                    or _sample_weights.batches_weighed(data)):
+                return _replicated_step.replicated_python_step(self, strategy)
             replicated = distribute_fit.replicated_fit(self, strategy)
             replicated.start()
             return replicated
@@ -257,10 +288,11 @@ class Trainer:
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
+        self._resolve_compile_after_build(x)
         if class_weight is not None and self._has_several_outputs():
             raise ValueError("`class_weight` is only supported for Models with a single "
                              "output.")  # Keras's words
-        y = self._labels(y, sample_weight)
+        y, sample_weight = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
         verbose = _resolve_verbose(verbose)
         if isinstance(x, distribute_strategy.DistributedDataset):
@@ -296,9 +328,10 @@ class Trainer:
                 val_data.batch_size = int(validation_batch_size)
 
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
-        trainer = self._fit_trainer()
+        trainer = self._fit_trainer(data, weighted)
         weighs = isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer,
-                                      _multi_output.MultiOutputTrainer))
+                                      _multi_output.MultiOutputTrainer,
+                                      _replicated_step.ReplicatedPythonStep))
         if weighted and not weighs:
             raise NotImplementedError(_WEIGHTS_UNDER_STRATEGY)
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
@@ -400,14 +433,15 @@ class Trainer:
                              f"{type(validation_data).__name__}")
         if len(validation_data) == 3:
             raise NotImplementedError("validation sample weights are not supported yet")
-        return adapt(validation_data[0], self._labels(validation_data[1]), batch_size,
+        return adapt(validation_data[0], self._labels(validation_data[1])[0], batch_size,
                      self._keeps_integer_inputs(), steps, "fit")
 
     # ---- evaluate ----
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
-        y = self._labels(y, sample_weight)
+        self._resolve_compile_after_build(x)
+        y, sample_weight = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate",
@@ -418,8 +452,8 @@ class Trainer:
         logs = self._evaluate_data(data, callbacks, verbose, steps, weighted=weighted)
         if return_dict:
             return logs
-        values = [logs[name] for name in self.metrics_names if name in logs]
-        return values[0] if len(values) == 1 else values
+        return self._logs_as_list(logs, [logs[name] for name in self.metrics_names
+                                         if name in logs])
 
     def _evaluate_data(self, data, callbacks, verbose, steps=None, what="evaluate()",
                        weighted=False, apply_weights=True):
@@ -487,12 +521,22 @@ class Trainer:
 
     # ---- single batches ----
 
-    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
-        if sample_weight is not None or class_weight is not None:
-            raise NotImplementedError("sample_weight and class_weight are not supported yet")
-        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs(),
+    def _one_batch_data(self, x, y, sample_weight, class_weight):
+        """(the data of train_on_batch/test_on_batch as one batch, whether its last input
+        column is sample weights): the weights as fit takes them."""
+        self._resolve_compile_after_build(x)
+        if class_weight is not None and self._has_several_outputs():
+            raise ValueError("`class_weight` is only supported for Models with a single "
+                             "output.")  # Keras's words
+        y, sample_weight = self._labels(y, sample_weight)
+        x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
+        data = adapt(x, y, 1 << 62, self._keeps_integer_inputs(),
                      labels_per_output=self._compiled_outputs is not None)
-        self._ensure_built_for(data)
+        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
+        return data, weighted
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        data, weighted = self._one_batch_data(x, y, sample_weight, class_weight)
         trainer = self._with_host_metrics(self._trainer_for("train_on_batch"))
         trainer.reset_metrics()
         batches = [batch for batch in data.batches() if _rows(batch[0])]
@@ -500,22 +544,22 @@ class Trainer:
         apply_schedule = self.optimizer._schedule_hook()
         apply_constraints = constraints_module.after_step_hook(self)
         for xs, yb in batches:
+            xs, weights = _sample_weights.split_batch(xs, weighted)
             if apply_schedule is not None:
                 apply_schedule()
-            trainer.train_step(xs, yb)
+            trainer.train_step(xs, yb, *([] if weights is None else [weights]))
             if apply_constraints is not None:
                 apply_constraints()
         return self._single_batch_logs(trainer, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        data = adapt(x, self._labels(y), 1 << 62, self._keeps_integer_inputs(),
-                     labels_per_output=self._compiled_outputs is not None)
-        self._ensure_built_for(data)
+        data, weighted = self._one_batch_data(x, y, sample_weight, None)
         trainer = self._with_host_metrics(self._trainer_for("test_on_batch"))
         trainer.reset_metrics()
         ran = samples = 0
         for xs, yb in data.batches():
-            trainer.test_step(xs, yb)
+            xs, weights = _sample_weights.split_batch(xs, weighted)
+            trainer.test_step(xs, yb, *([] if weights is None else [weights]))
             ran, samples = ran + 1, samples + _rows(xs)
         _check_some_samples("test_on_batch()", ran, samples)
         return self._single_batch_logs(trainer, return_dict)
@@ -535,7 +579,13 @@ class Trainer:
         logs = self._results(trainer)
         if return_dict:
             return logs
-        values = list(logs.values())
+        return self._logs_as_list(logs, list(logs.values()))
+
+    def _logs_as_list(self, logs, values):
+        """What evaluate/train_on_batch return without return_dict: a float for one value, else
+        ``values`` (for several outputs, Keras's order of the logs)."""
+        if self._compiled_outputs is not None:
+            values = self._compiled_outputs.logs_as_list(logs)
         return values[0] if len(values) == 1 else values
 
 

@@ -89,17 +89,39 @@ class Model(Trainer):
         with no_grad():
             x = zeros[0] if len(zeros) == 1 else zeros
             try:
-                self.call(x, training=False)
+                returned = self.call(x, training=False)
             except TypeError as error:
                 if "training" not in str(error):
                     raise
-                self.call(x)
+                returned = self.call(x)
         self._traced_layers = self._tracked_layers()
         cpp = self._call_layer_cpp = _python_layer.make_model_call_layer(self, self._traced_layers)
         graph = _C.LayerGraph(len(shapes))
-        graph.set_outputs([graph.add_node(cpp, list(range(len(shapes))))])
+        node = graph.add_node(cpp, list(range(len(shapes))))
+        graph.set_outputs(self._traced_outputs(graph, node, returned))
         self._nodes = []
         self._cpp_graph = graph
+
+    def _traced_outputs(self, graph, node, returned):
+        """The graph's outputs for a traced ``call`` that returned ``returned`` (on zeros): its
+        node, or for a list/tuple/dict of tensors (which the call packs into one, as a Python
+        layer's several outputs: keras/_layer_outputs.py) one OutputPart node per output, and
+        the structure predict and __call__ give back."""
+        if not isinstance(returned, (list, tuple, dict)):
+            return [node]
+        self._output_keys = sorted(returned) if isinstance(returned, dict) else None
+        self._output_dict_order = list(returned) if isinstance(returned, dict) else None
+        self._outputs_as_tuple = isinstance(returned, tuple)
+        flat = [returned[key] for key in self._output_keys] if self._output_keys else returned
+        if not all(isinstance(t, Tensor) for t in flat):
+            raise NotImplementedError(f"{type(self).__name__}.call() returned a nested "
+                                      "structure: several outputs must be a flat list, tuple "
+                                      "or dict of tensors")
+        self._single_output = len(flat) == 1 and self._output_keys is None
+        parts = self._output_parts = _layer_outputs.output_parts(
+            self, [tuple(t.shape) for t in flat])
+        self.output_names = [part.name for part in parts]
+        return [graph.add_node(part._cpp, [node]) for part in parts]
 
     def _tracked_layers(self):
         """The layers this model's attributes hold (lists too), in assignment order, as Keras
