@@ -7,7 +7,7 @@ the outer model trains the inner one, and an assign to the inner model's weights
 outer one). Sequential keeps the model as one entry of ``layers``, as Keras; a functional model
 records the inner model's layer calls, so its ``layers`` lists the inner layers.
 """
-from . import _layer_outputs, _model_classes, _symbolic
+from . import _layer_outputs, _model_classes, _python_layer, _symbolic
 
 
 def is_model(layer):
@@ -21,18 +21,26 @@ def _is_chain(model):
 def _ensure_built(model, shape):
     if not model.built:
         model._build_from_shapes([tuple(shape)])
-    if getattr(model, "_call_layer_cpp", None) is not None:
-        # A subclassed model whose call() uses tensor ops is one traced C++ layer with no layer
-        # calls to inline (keras/_python_layer.py); its output shape is known only per trace.
-        raise NotImplementedError(
-            f"model '{model.name}' is a subclassed model traced as one layer (its call() uses "
-            "tensor ops), which cannot be used as a layer of another model yet; wrap its "
-            "computation in a keras.layers.Layer subclass instead")
+
+
+def traced_as_one_layer(model):
+    """Whether ``model`` is a subclassed model whose ``call`` uses tensor ops: one traced C++
+    layer (keras/_python_layer.py) with no layer calls to inline, so the outer graph gets
+    that layer as one node and a functional model lists the model as one of its layers."""
+    return getattr(model, "_call_layer_cpp", None) is not None
+
+
+def graph_layer(layer):
+    """The C++ layer a functional graph node of ``layer`` runs (a model traced as one layer
+    runs its traced call)."""
+    return layer._call_layer_cpp if traced_as_one_layer(layer) else layer._cpp
 
 
 def output_shape(model, input_shape):
     """The inner model's output shape (batch included) for inputs of ``input_shape``."""
     _ensure_built(model, input_shape)
+    if traced_as_one_layer(model):  # known per trace: its call run once on zeros
+        return tuple(_python_layer.compute_output_shape(model, tuple(input_shape)))
     if _is_chain(model):
         shape = tuple(input_shape)
         for layer in model.layers:
@@ -45,6 +53,8 @@ def output_shape(model, input_shape):
 def add_to_graph(model, graph, input_ids):
     """Adds the model's layers to the outer ``_C.LayerGraph`` after the values ``input_ids``;
     returns the value id of the model's output."""
+    if traced_as_one_layer(model):
+        return graph.add_node(model._call_layer_cpp, list(input_ids))
     if _is_chain(model):
         value = input_ids[0]
         for layer in model.layers:
@@ -53,7 +63,8 @@ def add_to_graph(model, graph, input_ids):
         return value
     ids = {id(t): i for t, i in zip(model.inputs, input_ids)}
     for node in model._nodes:
-        ids[id(node.output)] = graph.add_node(node.layer._cpp, [ids[id(t)] for t in node.inputs])
+        ids[id(node.output)] = graph.add_node(graph_layer(node.layer),
+                                              [ids[id(t)] for t in node.inputs])
     return ids[id(model.outputs[0])]
 
 
@@ -62,6 +73,12 @@ def call_symbolic(model, inputs):
     ``inputs``; returns the KerasTensor of its output (a list or dict of them for a model with
     several outputs). The nodes it records remember ``model`` (``keras_layers``)."""
     xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    _ensure_built(model, xs[0].shape)
+    if traced_as_one_layer(model):  # one node, the model itself (Keras lists it so too)
+        output = _symbolic.KerasTensor(output_shape(model, xs[0].shape), xs[0].dtype,
+                                       name=model.name)
+        output.node = _symbolic.Node(model, xs, output)
+        return output
     outputs = _replay(model, xs)
     _mark_recorded_by(model, outputs, xs)
     return outputs

@@ -43,11 +43,24 @@ def make_model_call_layer(model, layers):
     ref = weakref.ref(model)
     cpp = _C.layers.TracedLayer(model.name, type(model).__name__, _C.layers.TracedFunction(
         functools.partial(_run_model_call, ref), functools.partial(_warn, ref)))
-    for layer in layers:
-        for name, value, trainable in layer._cpp.weights:
-            cpp.add_weight_value(f"{layer.name}/{name}", value, bool(trainable and layer.trainable))
+    for name, value, trainable in _held_weights(layers):
+        cpp.add_weight_value(name, value, trainable)
     cpp.build([])
     return cpp
+
+
+def _held_weights(layers, prefix=""):
+    """(path, tensor, trainable) of every weight of ``layers``; a model among them (one the
+    call uses as a layer) contributes its own layers' weights under its name."""
+    out = []
+    for layer in layers:
+        if not hasattr(layer, "_cpp"):  # a model
+            out += [(path, value, trainable and layer.trainable) for path, value, trainable
+                    in _held_weights(layer.layers, f"{prefix}{layer.name}/")]
+            continue
+        out += [(f"{prefix}{layer.name}/{name}", value, bool(trainable and layer.trainable))
+                for name, value, trainable in layer._cpp.weights]
+    return out
 
 
 def _run_model_call(ref, inputs, training):

@@ -108,7 +108,7 @@ class Model(Trainer):
         seen, out = set(), []
         for value in vars(self).values():
             for item in (value if isinstance(value, (list, tuple)) else [value]):
-                if isinstance(item, Layer) and id(item) not in seen:
+                if isinstance(item, (Layer, Model)) and id(item) not in seen:
                     seen.add(id(item))
                     out.append(item)
         return out
@@ -161,7 +161,7 @@ class Model(Trainer):
             visit(out)
         graph = _C.LayerGraph(len(self.inputs))
         for node in self._nodes:
-            graph.add_node(node.layer._cpp, [ids[id(t)] for t in node.inputs])
+            graph.add_node(_nested_models.graph_layer(node.layer), [ids[id(t)] for t in node.inputs])
         graph.set_outputs([ids[id(t)] for t in self.outputs])
         self._cpp_graph = graph
 
@@ -239,10 +239,17 @@ class Model(Trainer):
         if not self.built:
             self._build_from_shapes([(None,) + tuple(t.shape[1:]) for t in tensors])
         if tape_active():
-            return self._pack_outputs(self._graph().forward(tensors, bool(training)))
+            return self._pack_outputs(self._forward(tensors, bool(training)))
         # Outside a GradientTape, TF records nothing: the result is a plain value (.numpy()).
         with no_grad():
-            return self._pack_outputs(self._graph().forward(tensors, bool(training)))
+            return self._pack_outputs(self._forward(tensors, bool(training)))
+
+    def _forward(self, tensors, training):
+        if _nested_models.traced_as_one_layer(self):
+            # its one C++ layer, called as a layer is: inside another model's traced call()
+            # that is one recorded op (a graph's forward is not recorded)
+            return [self._call_layer_cpp.call(tensors, training)]
+        return self._graph().forward(tensors, training)
 
     def _has_several_outputs(self):
         return not getattr(self, "_single_output", True)
