@@ -31,7 +31,12 @@ _WEIGHTS = "model.weights.h5"
 _FORMAT_KERAS_VERSION = "3.0.0"
 
 
-def _layer_entry(layer):
+def _layer_entry(layer, input_shape=None):
+    """A layer's entry in a model's config; ``input_shape`` (a model's, where it is a layer)
+    becomes Keras's ``build_config``."""
+    model_types = (_model_classes.model_class(),)
+    if isinstance(layer, model_types) and not layer._is_subclassed():
+        return _model_config(layer)  # a Sequential or functional model used as a layer
     config = dict(layer.get_config())
     cls = type(layer)
     # A Python layer is named as Keras names a custom class (its module, its class name as the
@@ -48,9 +53,12 @@ def _layer_entry(layer):
             f"save: the config of layer '{layer.name}' ({cls.__name__}) cannot be written to "
             f"JSON ({error}); save the weights with save_weights() and rebuild the model in "
             "code") from None
-    return {"module": cls.__module__ if custom else "keras.layers", "class_name": class_name,
-            "config": serialized,
-            "registered_name": _object_registration.get_registered_name(cls) if custom else None}
+    entry = {"module": cls.__module__ if custom else "keras.layers", "class_name": class_name,
+             "config": serialized,
+             "registered_name": _object_registration.get_registered_name(cls) if custom else None}
+    if isinstance(layer, model_types):  # Keras builds a subclassed model from this
+        entry["build_config"] = {"input_shape": list(input_shape)}
+    return entry
 
 
 def _builtin_layers():
@@ -71,7 +79,9 @@ def _sequential_config(model):
     return {"module": "keras", "class_name": "Sequential",
             "config": {"name": model.name, "trainable": bool(model.trainable),
                        "dtype": "float32",
-                       "layers": [input_entry] + [_layer_entry(l) for l in model.layers],
+                       "layers": [input_entry] + [
+                           _layer_entry(layer, shape) for layer, shape in zip(
+                               model.layers, [model.input_shape] + model._output_shapes[:-1])],
                        "build_input_shape": input_entry["config"]["batch_shape"]},
             "registered_name": None}
 
@@ -89,29 +99,41 @@ def _functional_config(model):
     for tensor in model.inputs:
         history[id(tensor)] = [tensor.name, 0, 0]
     entries, by_layer = [_input_entry(t) for t in model.inputs], {}
+    # a model called in this one is inlined as nodes whose model_call is that call: Keras
+    # records the call as one node of the model, written where its last node is
+    last_node_of = {id(node.model_call): node for node in model._nodes if node.model_call}
     for node in model._nodes:
-        layer = node.layer
+        call = node.model_call
+        if call is not None:
+            if last_node_of[id(call)] is not node:
+                continue
+            layer, inputs, outputs = call.model, call.inputs, call.outputs
+        else:
+            layer, inputs, outputs = node.layer, node.inputs, [node.output]
         if getattr(layer, "_is_timestep_mask", False):
             continue  # a timestep mask: Keras carries it with the tensor, not as a layer
         if _layer_outputs.is_output_part(layer):  # output i of a call: (name, call, i)
             history[id(node.output)] = history[id(node.inputs[0])][:2] + [layer.index]
             continue
         if id(layer) not in by_layer:
-            entry = _layer_entry(layer)
+            entry = _layer_entry(layer, inputs[0].shape)
             entry["name"], entry["inbound_nodes"] = layer.name, []
             by_layer[id(layer)] = entry
             entries.append(entry)
         entry = by_layer[id(layer)]
         args = [{"class_name": "__keras_tensor__",
                  "config": {"shape": list(t.shape), "dtype": str(t.dtype),
-                            "keras_history": history[id(t)]}} for t in node.inputs
+                            "keras_history": history[id(t)]}} for t in inputs
                 if id(t) in history]  # not the timestep masks
         if hasattr(layer, "_keras_node_arguments"):  # a layer whose inputs carry call options
             args, kwargs = layer._keras_node_arguments(args)
-        else:
-            args, kwargs = ([args] if isinstance(layer, _Merge) else args), {}
+        else:  # a list input is one argument (merge layers, a model of several inputs)
+            one_list = isinstance(layer, _Merge) or (
+                isinstance(layer, _model_classes.model_class()) and len(args) > 1)
+            args, kwargs = ([args] if one_list else args), {}
         entry["inbound_nodes"].append({"args": args, "kwargs": kwargs})
-        history[id(node.output)] = [layer.name, len(entry["inbound_nodes"]) - 1, 0]
+        for index, output in enumerate(outputs):
+            history[id(output)] = [layer.name, len(entry["inbound_nodes"]) - 1, index]
     ends = [[history[id(t)] for t in model.inputs], [history[id(t)] for t in model.outputs]]
     ins, outs = [e[0] if len(e) == 1 else e for e in ends]
     return {"module": "keras.src.models.functional", "class_name": "Functional",
@@ -121,6 +143,7 @@ def _functional_config(model):
 
 
 def _model_config(model):
+    """``model``'s serialized form in a .keras config (Sequential or functional)."""
     Sequential = _model_classes.sequential_class()
     if not model.built:
         raise ValueError("The model has not been built yet; call it on data or give it an "
@@ -168,8 +191,11 @@ def _build_layer(entry, custom_objects=None):
     custom = _object_registration.find_custom_class((entry.get("registered_name"), name),
                                                     custom_objects)
     if custom is not None:
-        # A Python layer: Keras rebuilds custom classes with their own from_config.
+        # A Python layer or model: Keras rebuilds custom classes with their own from_config
+        # (a subclassed model builds when it is called).
         return custom.from_config(dict(entry.get("config", {})))
+    if name in ("Sequential", "Functional"):  # a model used as a layer
+        return model_from_config(entry, custom_objects)
     cls = getattr(_layers, name, None)
     if not isinstance(cls, type) or not issubclass(cls, _layers.Layer):
         raise NotImplementedError(f"load_model: the layer class {name!r} is not supported by "

@@ -80,8 +80,23 @@ def call_symbolic(model, inputs):
         output.node = _symbolic.Node(model, xs, output)
         return output
     outputs = _replay(model, xs)
-    _mark_recorded_by(model, outputs, xs)
+    _mark_recorded_by(ModelCall(model, xs, outputs), outputs, xs)
     return outputs
+
+
+class ModelCall:
+    """One call of ``model`` in a functional model, inlined as the nodes between ``inputs`` and
+    ``outputs`` (a flat list); Keras's config records it as one node of the model."""
+
+    def __init__(self, model, inputs, outputs):
+        self.model = model
+        self.inputs = list(inputs)
+        self.outputs = _flat(outputs)
+
+
+def _flat(outputs):
+    return list(outputs.values()) if isinstance(outputs, dict) else (
+        list(outputs) if isinstance(outputs, (list, tuple)) else [outputs])
 
 
 def _replay(model, xs):
@@ -108,19 +123,19 @@ def _replay(model, xs):
     return model._pack_outputs([mapped[id(t)] for t in model.outputs])
 
 
-def _mark_recorded_by(model, outputs, inputs):
-    """Prepends ``model`` to the ``models`` of every node recorded between ``inputs`` and
-    ``outputs`` (the nodes its call just inlined)."""
+def _mark_recorded_by(call, outputs, inputs):
+    """Prepends ``call.model`` to the ``models`` of every node recorded between ``inputs`` and
+    ``outputs`` (the nodes its call just inlined), and makes ``call`` their outermost call."""
     stop = {id(t) for t in inputs}
     seen = set()
-    pending = list(outputs.values()) if isinstance(outputs, dict) else (
-        list(outputs) if isinstance(outputs, list) else [outputs])
+    pending = _flat(outputs)
     while pending:
         tensor = pending.pop()
         if id(tensor) in stop or tensor.node is None or id(tensor.node) in seen:
             continue
         seen.add(id(tensor.node))
-        tensor.node.models = (model,) + tensor.node.models
+        tensor.node.models = (call.model,) + tensor.node.models
+        tensor.node.model_call = call
         pending.extend(tensor.node.inputs)
 
 
@@ -139,12 +154,3 @@ def keras_layers(model):
             out.append(entry)
     return out
 
-
-def refuse_keras_archive(model, filepath):
-    """The .keras config of a model that contains a model is not written yet (its weights,
-    in .weights.h5 files, are): refused up front rather than failing halfway through."""
-    if any(is_model(layer) for layer in keras_layers(model)):
-        raise NotImplementedError(
-            f"saving {filepath!r}: model '{model.name}' contains a model used as a layer, "
-            "whose .keras config gpuaccel does not write yet; save its weights with "
-            "save_weights('model.weights.h5') (Keras's layout) and rebuild the model in code")

@@ -26,6 +26,9 @@ class Node:
         # functional model is inlined node by node, and Keras's files still group its layers
         # under it (_nested_models.keras_layers).
         self.models = ()
+        # The outermost of those calls (_nested_models.ModelCall): its inputs and outputs are
+        # what a .keras config records of it (_keras_archive._functional_config).
+        self.model_call = None
 
 
 class DTypeName(str):

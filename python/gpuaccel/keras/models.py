@@ -32,7 +32,15 @@ def _with_batch(shape):
 class Model(Trainer):
     """``keras.Model(inputs, outputs, name=None)``: the functional API."""
 
+    def __new__(cls, *args, **kwargs):
+        model = super().__new__(cls)
+        if not cls.__module__.startswith("gpuaccel."):
+            # Keras 3 records a subclass's constructor arguments: get_config returns them
+            model._auto_config = _python_layer.constructor_arguments(cls, args, kwargs)
+        return model
+
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
+        kwargs.pop("dtype", None)  # Keras's Layer argument (in a subclass's get_config)
         if kwargs:
             raise TypeError(f"Model() got unexpected keyword arguments {sorted(kwargs)}")
         self._init_trainer()
@@ -47,6 +55,30 @@ class Model(Trainer):
                                  "with keras.Input and layer calls; or subclass keras.Model "
                                  "and define call()")
             self._init_functional(inputs, outputs)
+
+    def get_config(self):
+        """A subclassed model's config, as Keras 3's: name, trainable, dtype and the
+        constructor arguments (a Sequential's or functional model's is its .keras config)."""
+        if not self._is_subclassed():
+            return _keras_archive._model_config(self)["config"]
+        config = {"name": self.name, "trainable": self.trainable, "dtype": "float32"}
+        if type(self).get_config is Model.get_config and "_auto_config" in vars(self):
+            config.update(_python_layer.auto_config(self))
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        if not issubclass(cls, Sequential) and cls.call is Model.call:
+            return _keras_archive.model_from_config(
+                {"class_name": "Functional", "config": config}, custom_objects)
+        if cls is Sequential:
+            return _keras_archive.model_from_config(
+                {"class_name": "Sequential", "config": config}, custom_objects)
+        try:
+            return cls(**config)
+        except Exception as error:  # Keras 3's type and words, naming the failing class
+            raise TypeError(f"Error when deserializing class '{cls.__name__}' using "
+                            f"config={config}.\n\nException encountered: {error}") from error
 
     def _is_subclassed(self):
         """A ``class M(keras.Model)`` with its own ``call`` (TF's expert quickstart style)."""
@@ -360,7 +392,6 @@ class Model(Trainer):
         import os
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
-        _nested_models.refuse_keras_archive(self, filepath)
         _keras_archive.save_model(self, filepath)
 
     # ---- description ----
