@@ -22,7 +22,7 @@ import numpy as np
 from .. import nest, version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
-from . import _keras_h5, _layer_outputs, _model_classes, _object_registration
+from . import _keras_h5, _layer_outputs, _model_classes, _nested_models, _object_registration
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -99,16 +99,11 @@ def _functional_config(model):
     for tensor in model.inputs:
         history[id(tensor)] = [tensor.name, 0, 0]
     entries, by_layer = [_input_entry(t) for t in model.inputs], {}
-    # a model called in this one is inlined as nodes whose model_call is that call: Keras
-    # records the call as one node of the model, written where its last node is
-    last_node_of = {id(node.model_call): node for node in model._nodes if node.model_call}
-    for node in model._nodes:
-        call = node.model_call
-        if call is not None:
-            if last_node_of[id(call)] is not node:
-                continue
-            layer, inputs, outputs = call.model, call.inputs, call.outputs
+    for unit in _config_units(model):
+        if isinstance(unit, _nested_models.ModelCall):
+            layer, inputs, outputs = unit.model, unit.inputs, unit.outputs
         else:
+            node = unit
             layer, inputs, outputs = node.layer, node.inputs, [node.output]
         if getattr(layer, "_is_timestep_mask", False):
             continue  # a timestep mask: Keras carries it with the tensor, not as a layer
@@ -134,12 +129,47 @@ def _functional_config(model):
         entry["inbound_nodes"].append({"args": args, "kwargs": kwargs})
         for index, output in enumerate(outputs):
             history[id(output)] = [layer.name, len(entry["inbound_nodes"]) - 1, index]
-    ends = [[history[id(t)] for t in model.inputs], [history[id(t)] for t in model.outputs]]
+    ends = [[_end_history(history[id(t)], by_layer) for t in ts]
+            for ts in (model.inputs, model.outputs)]
     ins, outs = [e[0] if len(e) == 1 else e for e in ends]
     return {"module": "keras.src.models.functional", "class_name": "Functional",
             "config": {"name": model.name, "trainable": bool(model.trainable), "layers": entries,
                        "input_layers": ins, "output_layers": outs},
             "registered_name": "Functional"}
+
+
+def _end_history(history, entries):
+    """A model input's or output's ``keras_history`` in ``input_layers``/``output_layers``:
+    there Keras counts a functional model's calls from 1 (its node 0 is the one linking its
+    own inputs to its outputs); ``inbound_nodes`` count them from 0."""
+    name, node, index = history
+    shifted = any(e["name"] == name and e["class_name"] == "Functional" for e in entries.values())
+    return [name, node + 1 if shifted else node, index]
+
+
+def _config_units(model):
+    """``model._nodes`` in the order a config lists them, a model called in this one (inlined
+    as the nodes whose ``model_call`` is that call) as one unit, its ``ModelCall``, which Keras
+    records as one node of the model: each unit after the units it takes inputs from."""
+    producer, units = {}, {}
+    for node in model._nodes:
+        unit = node.model_call or node
+        units.setdefault(id(unit), unit)
+        producer[id(node.output)] = unit
+    placed, order = set(), []
+
+    def place(unit):
+        if id(unit) in placed:
+            return
+        placed.add(id(unit))
+        for tensor in unit.inputs:
+            if id(tensor) in producer:
+                place(producer[id(tensor)])
+        order.append(unit)
+
+    for unit in units.values():
+        place(unit)
+    return order
 
 
 def _model_config(model):
@@ -298,8 +328,12 @@ def _functional_from_config(body, custom_objects=None):
                 result = layer(args[0] if len(args) == 1 else args, **keywords)
             for index, tensor in enumerate(nest.flatten(result)):
                 tensors[(name, node_index, index)] = tensor
-    inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
-    outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
+    # a functional model's calls count from 1 there (_end_history)
+    functional = {entry.get("name") for entry in body.get("layers", [])
+                  if entry.get("class_name") == "Functional"}
+    inputs, outputs = [[tensors[(name, node - (name in functional), index)]
+                        for name, node, index in _history_names(body[key])]
+                       for key in ("input_layers", "output_layers")]
     return Model(inputs[0] if len(inputs) == 1 else inputs,
                  outputs[0] if len(outputs) == 1 else outputs, name=body.get("name"))
 

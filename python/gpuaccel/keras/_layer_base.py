@@ -29,6 +29,7 @@ _cpp_layers = _C.layers
 _BUILT_IN_LAYERS_MODULE = __package__ + ".layers"
 
 _BASE_KWARGS = ("input_shape", "input_dim", "batch_input_shape", "batch_size")
+_KERAS_DEFAULTS = {("autocast", True), ("activity_regularizer", None)}
 _uids = collections.defaultdict(int)
 
 
@@ -245,6 +246,9 @@ class Layer:
     input_spec = None
 
     def __init__(self, name=None, dtype=None, trainable=True, **kwargs):
+        # Keras 3's Layer arguments that its configs of Python layers carry, at the values
+        # gpuaccel's layers have (other values stay unrecognized)
+        kwargs = {k: v for k, v in kwargs.items() if (k, v) not in _KERAS_DEFAULTS}
         unknown = {k: v for k, v in kwargs.items() if k not in _BASE_KWARGS}
         if unknown:
             raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {unknown}")

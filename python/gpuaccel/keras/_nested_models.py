@@ -7,6 +7,7 @@ the outer model trains the inner one, and an assign to the inner model's weights
 outer one). Sequential keeps the model as one entry of ``layers``, as Keras; a functional model
 records the inner model's layer calls, so its ``layers`` lists the inner layers.
 """
+from .. import nest
 from . import _layer_outputs, _model_classes, _python_layer, _symbolic
 
 
@@ -111,15 +112,17 @@ def _replay(model, xs):
         raise ValueError(f"Model '{model.name}' expects {len(model.inputs)} input(s), but it "
                          f"received {len(xs)} input tensors.")
     mapped = {id(t): x for t, x in zip(model.inputs, xs)}
-    if any(_layer_outputs.is_output_part(node.layer) for node in model._nodes):
-        raise NotImplementedError(f"model '{model.name}' has a Python layer with several "
-                                  "outputs, and calling such a model in another functional "
-                                  "model is not supported yet; use it in a Sequential, or "
-                                  "build one functional model")
     for node in model._nodes:
-        mapped[id(node.output)] = _symbolic.call_symbolic(
-            node.layer, [mapped[id(t)] for t in node.inputs])
-        mapped[id(node.output)].node.models = node.models  # the models inside this one
+        if _layer_outputs.is_output_part(node.layer):  # the new call recorded its parts
+            mapped[id(node.output)] = mapped[id(node.inputs[0])][node.layer.index]
+            continue
+        output = _symbolic.call_symbolic(node.layer, [mapped[id(t)] for t in node.inputs])
+        if not isinstance(output, _symbolic.KerasTensor):  # a layer with several outputs
+            output = nest.flatten(output)
+            output[0].node.inputs[0].node.models = node.models  # its packed node
+        else:
+            output.node.models = node.models  # the models inside this one
+        mapped[id(node.output)] = output
     return model._pack_outputs([mapped[id(t)] for t in model.outputs])
 
 

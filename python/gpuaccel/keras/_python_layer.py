@@ -317,9 +317,10 @@ def compute_output_shape(layer, input_shape):
     batch_dim = None if batch is None or (isinstance(batch, int) and batch < 0) else batch
     what = f"{type(layer).__name__}.call()"
     if isinstance(output, (list, tuple)):  # several outputs (keras/_layer_outputs.py)
-        several = _layer_outputs.SeveralShapes(
-            _shape_with_batch(_as_tensor(t, what), batch_dim) for t in output)
+        tensors = [_as_tensor(t, what) for t in output]
+        several = _layer_outputs.SeveralShapes(_shape_with_batch(t, batch_dim) for t in tensors)
         several.as_list = isinstance(output, list)
+        several.dtypes = [t._dtype_name for t in tensors]
         return several
     return _shape_with_batch(_as_tensor(output, what), batch_dim)
 

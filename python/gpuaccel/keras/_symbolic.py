@@ -134,12 +134,15 @@ def _several_outputs(layer, inputs, shapes, dtype):
     packed tensor, and one OutputPart node per output takes each back out
     (keras/_layer_outputs.py)."""
     flat_shapes = _layer_outputs.shape_leaves(shapes)
-    parts = _layer_outputs.output_parts(layer, flat_shapes)
-    packed = KerasTensor((None, sum(part.size for part in parts)), dtype, name=layer.name)
+    dtypes = getattr(shapes, "dtypes", None)  # a Python layer's, where they may differ
+    parts = _layer_outputs.output_parts(layer, flat_shapes, dtypes)
+    dtypes = dtypes or [dtype] * len(flat_shapes)
+    packed = KerasTensor((None, sum(part.size for part in parts)),
+                         _layer_outputs.carrier_dtype(dtypes), name=layer.name)
     packed.node = Node(layer, inputs, packed)
     outputs = []
-    for part, shape in zip(parts, flat_shapes):
-        output = KerasTensor(shape, dtype, name=part.name)
+    for part, shape, part_dtype in zip(parts, flat_shapes, dtypes):
+        output = KerasTensor(shape, part_dtype, name=part.name)
         output.node = Node(part, [packed], output)
         outputs.append(output)
     return _layer_outputs.arrange_like(shapes, outputs)

@@ -520,10 +520,13 @@ class Sequential(Model):
                     layer.build(shape)
                 shape = layer.compute_output_shape(shape)
                 if isinstance(shape, _layer_outputs.SeveralShapes):
-                    raise NotImplementedError(
-                        f"layer '{layer.name}' returns {len(shape)} tensors, and a layer with "
-                        "several outputs in a Sequential model is not supported yet; build "
-                        "the model with the functional API, keras.Model(inputs, outputs)")
+                    if layer is not self._layers[-1]:
+                        raise NotImplementedError(
+                            f"layer '{layer.name}' returns {len(shape)} tensors, which a "
+                            "Sequential model allows only from its last layer; build the "
+                            "model with the functional API, keras.Model(inputs, outputs)")
+                    output_shapes.append(shape)  # the model's outputs (_several_outputs)
+                    continue
                 shape = tuple(shape)
             output_shapes.append(shape)
         graph = _C.LayerGraph(1)
@@ -544,9 +547,25 @@ class Sequential(Model):
                 mask = graph.add_node(mask_layer._cpp, [value])
             value = output
         self._output_mask = mask  # a loss over it is refused (_trainer.py)
-        graph.set_outputs([value])
+        graph.set_outputs(self._several_outputs(graph, value, output_shapes[-1]))
         self._output_shapes = output_shapes
         self._cpp_graph = graph
+
+    def _several_outputs(self, graph, value, shape):
+        """The graph's output ids: ``value``, or where the last layer returns several tensors
+        (Keras allows it there) one ``OutputPart`` node per output, which predict and
+        ``model(x)`` return as that layer's call does, and ``compile`` takes per output."""
+        several = isinstance(shape, _layer_outputs.SeveralShapes)
+        self._single_output = not several
+        self._output_keys = self._output_dict_order = None
+        if not several:
+            return [value]
+        leaves = _layer_outputs.shape_leaves(shape)
+        parts = _layer_outputs.output_parts(self._layers[-1], leaves,
+                                            getattr(shape, "dtypes", None))
+        self._outputs_as_tuple = not shape.as_list
+        self.output_names = [part.name for part in parts]
+        return [graph.add_node(part._cpp, [value]) for part in parts]
 
     def _ensure_built_for(self, data):
         if self._cpp_graph is None:
