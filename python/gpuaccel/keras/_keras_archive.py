@@ -22,7 +22,8 @@ import numpy as np
 from .. import nest, version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
-from . import _keras_h5, _layer_outputs, _model_classes, _nested_models, _object_registration
+from . import (_call_arguments, _keras_h5, _layer_outputs, _model_classes, _nested_models,
+               _object_registration)
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -120,7 +121,9 @@ def _functional_config(model):
                  "config": {"shape": list(t.shape), "dtype": str(t.dtype),
                             "keras_history": history[id(t)]}} for t in inputs
                 if id(t) in history]  # not the timestep masks
-        if hasattr(layer, "_keras_node_arguments"):  # a layer whose inputs carry call options
+        if getattr(unit, "call_arguments", None) is not None:  # a Python layer's extra ones
+            args, kwargs = _call_arguments.keras_node_arguments(unit, args)
+        elif hasattr(layer, "_keras_node_arguments"):  # a layer whose inputs carry call options
             args, kwargs = layer._keras_node_arguments(args)
         else:  # a list input is one argument (merge layers, a model of several inputs)
             one_list = isinstance(layer, _Merge) or (
@@ -323,6 +326,10 @@ def _functional_from_config(body, custom_objects=None):
             args = [tensors[tuple(h)] for h in history]
             if hasattr(layer, "_call_keras_node"):
                 result = layer._call_keras_node(args, node.get("kwargs", {}))
+            elif _call_arguments.takes_keras_node_arguments(layer, node):
+                result = layer(*[_tensors_of(a, tensors) for a in node.get("args", [])],
+                               **_call_arguments.keras_node_keywords(node, tensors, _tensors_of,
+                                                                      _history_names))
             else:
                 keywords = {key: _tensors_of(value, tensors) for key, value in keywords.items()}
                 result = layer(args[0] if len(args) == 1 else args, **keywords)

@@ -31,10 +31,12 @@ def traced_as_one_layer(model):
     return getattr(model, "_call_layer_cpp", None) is not None
 
 
-def graph_layer(layer):
-    """The C++ layer a functional graph node of ``layer`` runs (a model traced as one layer
-    runs its traced call)."""
-    return layer._call_layer_cpp if traced_as_one_layer(layer) else layer._cpp
+def graph_layer(node):
+    """The C++ layer a functional graph ``node`` runs (a model traced as one layer runs its
+    traced call; a call with extra arguments, its variant)."""
+    if node.call_layer is not None:
+        return node.call_layer
+    return node.layer._call_layer_cpp if traced_as_one_layer(node.layer) else node.layer._cpp
 
 
 def output_shape(model, input_shape):
@@ -64,7 +66,7 @@ def add_to_graph(model, graph, input_ids):
         return value
     ids = {id(t): i for t, i in zip(model.inputs, input_ids)}
     for node in model._nodes:
-        ids[id(node.output)] = graph.add_node(graph_layer(node.layer),
+        ids[id(node.output)] = graph.add_node(graph_layer(node),
                                               [ids[id(t)] for t in node.inputs])
     return ids[id(model.outputs[0])]
 
@@ -116,7 +118,8 @@ def _replay(model, xs):
         if _layer_outputs.is_output_part(node.layer):  # the new call recorded its parts
             mapped[id(node.output)] = mapped[id(node.inputs[0])][node.layer.index]
             continue
-        output = _symbolic.call_symbolic(node.layer, [mapped[id(t)] for t in node.inputs])
+        output = _symbolic.call_symbolic(node.layer, [mapped[id(t)] for t in node.inputs],
+                                         node.call_arguments)
         if not isinstance(output, _symbolic.KerasTensor):  # a layer with several outputs
             output = nest.flatten(output)
             output[0].node.inputs[0].node.models = node.models  # its packed node

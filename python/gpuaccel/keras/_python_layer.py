@@ -147,14 +147,19 @@ class _AutocastWeights:
             object.__setattr__(self.layer, name, value)
 
 
-def _run_call(ref, inputs, training):
-    """The C++ layer's callback: [output, *added losses] of ``call`` on these inputs."""
+def _run_call(ref, inputs, training, arguments=None):
+    """The C++ layer's callback: [output, *added losses] of ``call`` on these inputs; a
+    variant for extra call arguments (keras/_call_arguments.py) gets them after the layer's
+    own inputs."""
     layer = ref()
     if layer is None:
         raise RuntimeError("the Python layer behind this C++ layer was deleted")
     layer._pending_losses = []
-    x = inputs[0] if len(inputs) == 1 else list(inputs)
+    count = len(inputs) if arguments is None else arguments.input_count
+    x = inputs[0] if count == 1 else list(inputs[:count])
     kwargs = {"training": bool(training)} if _takes(layer.call, "training") else {}
+    if arguments is not None:
+        kwargs.update(arguments.keywords(inputs[count:]))
     with _AutocastWeights(layer), recording_for_step(), _TrainingScope(training):
         output = layer.call(x, **kwargs)
     if isinstance(output, (list, tuple)):  # several outputs: one packed tensor
@@ -165,6 +170,10 @@ def _run_call(ref, inputs, training):
         add_loss(layer, regularizer(weight))
     losses, layer._pending_losses = layer._pending_losses, []
     return [output] + losses
+
+
+# the callbacks a call-argument variant's C++ layer runs (keras/_call_arguments.py)
+run_call, warn_once = _run_call, _warn
 
 
 def _as_tensor(value, what):
@@ -296,21 +305,27 @@ def auto_config(layer):
     return dict(arguments)
 
 
-def compute_output_shape(layer, input_shape):
+def _zeros(shape, dtype=np.float32):
+    return _make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in shape), dtype))
+
+
+def compute_output_shape(layer, input_shape, arguments=None):
     """A Python layer's output shape when it does not say: ``call`` run once on zeros (batch 1,
     undefined dimensions 1) outside any tape, as Keras's compute_output_spec runs it
-    symbolically."""
+    symbolically; with ``arguments`` (keras/_call_arguments.py), zeros of its tensors' shapes
+    and its values."""
     multiple = isinstance(input_shape, list) and input_shape and isinstance(input_shape[0], (tuple, list))
     shapes = input_shape if multiple else [input_shape]
-    zeros = [_make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in s),
-                                   np.float32)) for s in shapes]
+    zeros = [_zeros(s) for s in shapes]
+    extra = {} if arguments is None else arguments.keywords(
+        [_zeros(t.shape, str(t.dtype)) for t in arguments.tensors])
     saved = getattr(layer, "_pending_losses", None)
     layer._pending_losses = []
     try:
         with no_grad():
             x = zeros[0] if len(zeros) == 1 else zeros
             kwargs = {"training": False} if _takes(layer.call, "training") else {}
-            output = layer.call(x, **kwargs)
+            output = layer.call(x, **kwargs, **extra)
     finally:
         layer._pending_losses = saved
     batch = shapes[0][0] if len(shapes[0]) else None

@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import (_keras_archive, _keras_h5, _layer_outputs, _mask_flow, _model_classes,
-               _nested_models, _python_layer, _summary, _weights_file)
+from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask_flow,
+               _model_classes, _nested_models, _python_layer, _summary, _weights_file)
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -192,8 +192,9 @@ class Model(Trainer):
         for out in self.outputs:
             visit(out)
         graph = _C.LayerGraph(len(self.inputs))
+        _call_arguments.check_one_variant_per_layer(self._nodes, _nested_models.graph_layer)
         for node in self._nodes:
-            graph.add_node(_nested_models.graph_layer(node.layer), [ids[id(t)] for t in node.inputs])
+            graph.add_node(_nested_models.graph_layer(node), [ids[id(t)] for t in node.inputs])
         graph.set_outputs([ids[id(t)] for t in self.outputs])
         self._cpp_graph = graph
 
