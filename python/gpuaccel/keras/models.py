@@ -40,7 +40,7 @@ class Model(Trainer):
         return model
 
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
-        kwargs.pop("dtype", None)  # Keras's Layer argument (in a subclass's get_config)
+        _check_model_dtype(kwargs.pop("dtype", None))  # in Keras's configs of subclasses
         if kwargs:
             raise TypeError(f"Model() got unexpected keyword arguments {sorted(kwargs)}")
         self._init_trainer()
@@ -433,6 +433,15 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 def from_keras(keras_model):
     """The same model with the same weights, built from a live (real) Keras model."""
     return _keras_archive.from_keras(keras_model)
+
+
+def _check_model_dtype(dtype):
+    """A model's ``dtype`` argument: float32 (a name or Keras's serialized DTypePolicy), the
+    only one a model-wide policy here takes (mixed precision is set globally)."""
+    name = dtype.get("config", {}).get("name") if isinstance(dtype, dict) else dtype
+    if name not in (None, "float32"):
+        raise NotImplementedError(f"keras.Model(dtype={name!r}) is not supported; set a global "
+                                  "policy with keras.mixed_precision.set_global_policy")
 
 
 def _is_output_structure(outputs):
