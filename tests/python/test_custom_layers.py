@@ -472,13 +472,3 @@ def test_python_layer_with_two_inputs_in_a_functional_model():
     model.fit([a, b], np.zeros((6, 1), np.float32), epochs=2, batch_size=3, verbose=0)
     gate = model.layers[0]
     assert gate._cpp.python_calls == gate._cpp.traced_signatures == 2  # predict, fit
-
-
-def test_a_model_traced_as_one_layer_is_refused_as_a_layer_of_another_model():
-    """Nesting inlines the inner model's layer calls; one traced as a single layer has none, so
-    it is refused with the advice to write a Layer subclass (not an AttributeError halfway)."""
-    inner = subclassed_model(gk, gt.nn.relu)
-    x, _ = data(4)
-    inner(x[:1])
-    with pytest.raises(NotImplementedError, match="cannot be used as a layer of another model"):
-        gk.Sequential([gk.Input((x.shape[1],)), inner, gk.layers.Softmax()])

@@ -375,11 +375,6 @@ def test_python_layer_with_several_outputs_trains_saves_and_loads_as_keras(tmp_p
     np.testing.assert_allclose(again.predict(X, verbose=0)[1], expected[1], rtol=1e-6)
 
 
-def test_python_layer_with_several_outputs_in_a_sequential_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="several outputs in a Sequential model"):
-        gk.Sequential([gk.Input((4,)), split_layer_class(gk, gk.ops)()])
-
-
 def test_several_outputs_under_mixed_float16_train_as_keras():
     # compile wraps the optimizer in a LossScaleOptimizer: the step must take the gradients of
     # the scaled loss (unscaled ones, divided by the scale, barely train)

@@ -390,13 +390,13 @@ def test_argument_errors():
         L.Dropout(1.5)
     with pytest.raises(ValueError, match="should be positive"):
         L.Embedding(0, 4)
-    with pytest.raises(NotImplementedError, match="embeddings_regularizer"):
-        L.Embedding(4, 4, embeddings_regularizer="l2")
+    with pytest.raises(ValueError, match="Could not interpret regularizer identifier: nope"):
+        L.Embedding(4, 4, embeddings_regularizer="nope")  # Keras's words
     with pytest.raises(NotImplementedError, match="last axis"):
         L.BatchNormalization(axis=1).build((None, 4, 5))
     L.BatchNormalization(axis=2).build((None, 4, 5))  # axis 2 is the last axis: fine
-    with pytest.raises(NotImplementedError, match="regularizer"):
-        L.BatchNormalization(gamma_regularizer="l2")  # (Dense and Conv take theirs)
+    with pytest.raises(ValueError, match="Could not interpret constraint identifier: nope"):
+        L.BatchNormalization(gamma_constraint="nope")
     with pytest.raises(NotImplementedError, match="attention_mask"):
         L.MultiHeadAttention(1, 2)(np.zeros((1, 2, 3)), np.zeros((1, 2, 3)),
                                    attention_mask=np.ones((1, 2, 2), bool))

@@ -375,16 +375,3 @@ def test_model_called_in_a_functional_model_matches_keras():
     np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0),
                                rtol=1e-5, atol=1e-6)
     assert ours.count_params() == theirs.count_params()
-
-
-def test_nested_model_in_keras_archive_is_refused_up_front(tmp_path):
-    # .weights.h5 of nested models is Keras's layout (test_keras_nested_weights_h5.py); the
-    # .keras config of a model inside a model is not written yet, in Sequential or functional
-    # form (a functional model lists the inner layers one by one, yet Keras's files group them).
-    inner, _ = _inner_pair(np.random.default_rng(14))
-    inputs = keras.Input((4,))
-    for outer in (keras.Sequential([inner, keras.layers.Softmax()]),
-                  keras.Model(inputs, keras.layers.Softmax()(inner(inputs)))):
-        with pytest.raises(NotImplementedError, match="contains a model used as a layer"):
-            outer.save(str(tmp_path / "m.keras"))
-        assert not (tmp_path / "m.keras").exists()

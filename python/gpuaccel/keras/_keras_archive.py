@@ -22,7 +22,8 @@ import numpy as np
 from .. import nest, version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
-from . import _keras_h5, _layer_outputs, _model_classes, _object_registration
+from . import (_call_arguments, _keras_h5, _layer_outputs, _model_classes, _nested_models,
+               _object_registration)
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -31,7 +32,12 @@ _WEIGHTS = "model.weights.h5"
 _FORMAT_KERAS_VERSION = "3.0.0"
 
 
-def _layer_entry(layer):
+def _layer_entry(layer, input_shape=None):
+    """A layer's entry in a model's config; ``input_shape`` (a model's, where it is a layer)
+    becomes Keras's ``build_config``."""
+    model_types = (_model_classes.model_class(),)
+    if isinstance(layer, model_types) and not layer._is_subclassed():
+        return _model_config(layer)  # a Sequential or functional model used as a layer
     config = dict(layer.get_config())
     cls = type(layer)
     # A Python layer is named as Keras names a custom class (its module, its class name as the
@@ -48,9 +54,12 @@ def _layer_entry(layer):
             f"save: the config of layer '{layer.name}' ({cls.__name__}) cannot be written to "
             f"JSON ({error}); save the weights with save_weights() and rebuild the model in "
             "code") from None
-    return {"module": cls.__module__ if custom else "keras.layers", "class_name": class_name,
-            "config": serialized,
-            "registered_name": _object_registration.get_registered_name(cls) if custom else None}
+    entry = {"module": cls.__module__ if custom else "keras.layers", "class_name": class_name,
+             "config": serialized,
+             "registered_name": _object_registration.get_registered_name(cls) if custom else None}
+    if isinstance(layer, model_types):  # Keras builds a subclassed model from this
+        entry["build_config"] = {"input_shape": list(input_shape)}
+    return entry
 
 
 def _builtin_layers():
@@ -71,7 +80,9 @@ def _sequential_config(model):
     return {"module": "keras", "class_name": "Sequential",
             "config": {"name": model.name, "trainable": bool(model.trainable),
                        "dtype": "float32",
-                       "layers": [input_entry] + [_layer_entry(l) for l in model.layers],
+                       "layers": [input_entry] + [
+                           _layer_entry(layer, shape) for layer, shape in zip(
+                               model.layers, [model.input_shape] + model._output_shapes[:-1])],
                        "build_input_shape": input_entry["config"]["batch_shape"]},
             "registered_name": None}
 
@@ -89,30 +100,40 @@ def _functional_config(model):
     for tensor in model.inputs:
         history[id(tensor)] = [tensor.name, 0, 0]
     entries, by_layer = [_input_entry(t) for t in model.inputs], {}
-    for node in model._nodes:
-        layer = node.layer
+    for unit in _config_units(model):
+        if isinstance(unit, _nested_models.ModelCall):
+            layer, inputs, outputs = unit.model, unit.inputs, unit.outputs
+        else:
+            node = unit
+            layer, inputs, outputs = node.layer, node.inputs, [node.output]
         if getattr(layer, "_is_timestep_mask", False):
             continue  # a timestep mask: Keras carries it with the tensor, not as a layer
         if _layer_outputs.is_output_part(layer):  # output i of a call: (name, call, i)
             history[id(node.output)] = history[id(node.inputs[0])][:2] + [layer.index]
             continue
         if id(layer) not in by_layer:
-            entry = _layer_entry(layer)
+            entry = _layer_entry(layer, inputs[0].shape)
             entry["name"], entry["inbound_nodes"] = layer.name, []
             by_layer[id(layer)] = entry
             entries.append(entry)
         entry = by_layer[id(layer)]
         args = [{"class_name": "__keras_tensor__",
                  "config": {"shape": list(t.shape), "dtype": str(t.dtype),
-                            "keras_history": history[id(t)]}} for t in node.inputs
+                            "keras_history": history[id(t)]}} for t in inputs
                 if id(t) in history]  # not the timestep masks
-        if hasattr(layer, "_keras_node_arguments"):  # a layer whose inputs carry call options
+        if getattr(unit, "call_arguments", None) is not None:  # a Python layer's extra ones
+            args, kwargs = _call_arguments.keras_node_arguments(unit, args)
+        elif hasattr(layer, "_keras_node_arguments"):  # a layer whose inputs carry call options
             args, kwargs = layer._keras_node_arguments(args)
-        else:
-            args, kwargs = ([args] if isinstance(layer, _Merge) else args), {}
+        else:  # a list input is one argument (merge layers, a model of several inputs)
+            one_list = isinstance(layer, _Merge) or (
+                isinstance(layer, _model_classes.model_class()) and len(args) > 1)
+            args, kwargs = ([args] if one_list else args), {}
         entry["inbound_nodes"].append({"args": args, "kwargs": kwargs})
-        history[id(node.output)] = [layer.name, len(entry["inbound_nodes"]) - 1, 0]
-    ends = [[history[id(t)] for t in model.inputs], [history[id(t)] for t in model.outputs]]
+        for index, output in enumerate(outputs):
+            history[id(output)] = [layer.name, len(entry["inbound_nodes"]) - 1, index]
+    ends = [[_end_history(history[id(t)], by_layer) for t in ts]
+            for ts in (model.inputs, model.outputs)]
     ins, outs = [e[0] if len(e) == 1 else e for e in ends]
     return {"module": "keras.src.models.functional", "class_name": "Functional",
             "config": {"name": model.name, "trainable": bool(model.trainable), "layers": entries,
@@ -120,7 +141,42 @@ def _functional_config(model):
             "registered_name": "Functional"}
 
 
+def _end_history(history, entries):
+    """A model input's or output's ``keras_history`` in ``input_layers``/``output_layers``:
+    there Keras counts a functional model's calls from 1 (its node 0 is the one linking its
+    own inputs to its outputs); ``inbound_nodes`` count them from 0."""
+    name, node, index = history
+    shifted = any(e["name"] == name and e["class_name"] == "Functional" for e in entries.values())
+    return [name, node + 1 if shifted else node, index]
+
+
+def _config_units(model):
+    """``model._nodes`` in the order a config lists them, a model called in this one (inlined
+    as the nodes whose ``model_call`` is that call) as one unit, its ``ModelCall``, which Keras
+    records as one node of the model: each unit after the units it takes inputs from."""
+    producer, units = {}, {}
+    for node in model._nodes:
+        unit = node.model_call or node
+        units.setdefault(id(unit), unit)
+        producer[id(node.output)] = unit
+    placed, order = set(), []
+
+    def place(unit):
+        if id(unit) in placed:
+            return
+        placed.add(id(unit))
+        for tensor in unit.inputs:
+            if id(tensor) in producer:
+                place(producer[id(tensor)])
+        order.append(unit)
+
+    for unit in units.values():
+        place(unit)
+    return order
+
+
 def _model_config(model):
+    """``model``'s serialized form in a .keras config (Sequential or functional)."""
     Sequential = _model_classes.sequential_class()
     if not model.built:
         raise ValueError("The model has not been built yet; call it on data or give it an "
@@ -168,8 +224,11 @@ def _build_layer(entry, custom_objects=None):
     custom = _object_registration.find_custom_class((entry.get("registered_name"), name),
                                                     custom_objects)
     if custom is not None:
-        # A Python layer: Keras rebuilds custom classes with their own from_config.
+        # A Python layer or model: Keras rebuilds custom classes with their own from_config
+        # (a subclassed model builds when it is called).
         return custom.from_config(dict(entry.get("config", {})))
+    if name in ("Sequential", "Functional"):  # a model used as a layer
+        return model_from_config(entry, custom_objects)
     cls = getattr(_layers, name, None)
     if not isinstance(cls, type) or not issubclass(cls, _layers.Layer):
         raise NotImplementedError(f"load_model: the layer class {name!r} is not supported by "
@@ -267,13 +326,21 @@ def _functional_from_config(body, custom_objects=None):
             args = [tensors[tuple(h)] for h in history]
             if hasattr(layer, "_call_keras_node"):
                 result = layer._call_keras_node(args, node.get("kwargs", {}))
+            elif _call_arguments.takes_keras_node_arguments(layer, node):
+                result = layer(*[_tensors_of(a, tensors) for a in node.get("args", [])],
+                               **_call_arguments.keras_node_keywords(node, tensors, _tensors_of,
+                                                                      _history_names))
             else:
                 keywords = {key: _tensors_of(value, tensors) for key, value in keywords.items()}
                 result = layer(args[0] if len(args) == 1 else args, **keywords)
             for index, tensor in enumerate(nest.flatten(result)):
                 tensors[(name, node_index, index)] = tensor
-    inputs = [tensors[tuple(h)] for h in _history_names(body["input_layers"])]
-    outputs = [tensors[tuple(h)] for h in _history_names(body["output_layers"])]
+    # a functional model's calls count from 1 there (_end_history)
+    functional = {entry.get("name") for entry in body.get("layers", [])
+                  if entry.get("class_name") == "Functional"}
+    inputs, outputs = [[tensors[(name, node - (name in functional), index)]
+                        for name, node, index in _history_names(body[key])]
+                       for key in ("input_layers", "output_layers")]
     return Model(inputs[0] if len(inputs) == 1 else inputs,
                  outputs[0] if len(outputs) == 1 else outputs, name=body.get("name"))
 

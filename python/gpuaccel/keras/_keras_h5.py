@@ -108,8 +108,12 @@ def _attribute_groups(model):
     last): a layer held by an attribute is saved under that attribute's name; the ``layers``
     property, met at its own place in that order, saves every layer not yet seen under
     ``layers/<snake_case class>[_n]`` (the counter also counts layers already seen)."""
+    from ._model_classes import model_class
     from .layers import Layer
+    Layer = (Layer, model_class())  # a model held by an attribute is saved there as a layer
     for name, value in vars(model).items():
+        if name == "_traced_layers":  # gpuaccel's own list of the layers the call traced
+            continue
         if isinstance(value, (list, tuple, dict)) and any(
                 isinstance(v, Layer) for v in (value.values() if isinstance(value, dict) else value)):
             raise NotImplementedError(f"{type(model).__name__}.{name} holds layers in a "

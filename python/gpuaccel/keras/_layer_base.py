@@ -15,7 +15,7 @@ from .. import _C
 from .._int_range import check_range
 from .._tensor import Tensor, no_grad, tape_active, tensor as _make_tensor
 from ..dtypes import as_dtype
-from . import _mask_flow, _symbolic
+from . import _call_arguments, _mask_flow, _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _layer_outputs
@@ -29,6 +29,7 @@ _cpp_layers = _C.layers
 _BUILT_IN_LAYERS_MODULE = __package__ + ".layers"
 
 _BASE_KWARGS = ("input_shape", "input_dim", "batch_input_shape", "batch_size")
+_KERAS_DEFAULTS = {("autocast", True), ("activity_regularizer", None)}
 _uids = collections.defaultdict(int)
 
 
@@ -245,6 +246,9 @@ class Layer:
     input_spec = None
 
     def __init__(self, name=None, dtype=None, trainable=True, **kwargs):
+        # Keras 3's Layer arguments that its configs of Python layers carry, at the values
+        # gpuaccel's layers have (other values stay unrecognized)
+        kwargs = {k: v for k, v in kwargs.items() if (k, v) not in _KERAS_DEFAULTS}
         unknown = {k: v for k, v in kwargs.items() if k not in _BASE_KWARGS}
         if unknown:
             raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {unknown}")
@@ -295,6 +299,20 @@ class Layer:
     def call(self, inputs, *args, **kwargs):
         raise NotImplementedError(f"Layer {type(self).__name__} does not have a `call()` method "
                                   "implemented.")
+
+    def _takes_call_arguments(self):
+        """Whether calls may pass arguments beyond the inputs (_call_arguments.py): a Python
+        layer that does not read its call arguments itself (``_call_inputs``)."""
+        return self._is_python_layer() and type(self)._call_inputs is Layer._call_inputs
+
+    def _call_variant(self, arguments):
+        """The C++ layer running ``call`` with these extra arguments (_call_arguments.py)."""
+        return _call_arguments.variant(self, arguments, _python_layer.run_call,
+                                       _python_layer.warn_once)
+
+    def _output_shape_with(self, input_shape, arguments):
+        """``call``'s output shape for inputs of ``input_shape`` and these extra arguments."""
+        return _python_layer.compute_output_shape(self, input_shape, arguments)
 
     # ---- Python layers' API (Keras's Layer) ----
     def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, **kwargs):
@@ -356,6 +374,7 @@ class Layer:
     @trainable.setter
     def trainable(self, value):
         self._cpp.trainable = bool(value)
+        _call_arguments.set_variants_trainable(self, value)
 
     @property
     def weights(self):
@@ -480,22 +499,28 @@ class Layer:
             training = _python_layer.outer_training()
             if training is None:
                 training = self._default_training
+        arguments = None  # a Python layer's call arguments beyond inputs/training/mask
+        if _call_arguments.takes_extra_arguments(self, args, kwargs):
+            args, kwargs, arguments = _call_arguments.split(self, args, kwargs)
         inputs = self._call_inputs(*args, **kwargs)
-        if any(isinstance(t, KerasTensor) for t in inputs):
+        extra = arguments.tensors if arguments is not None else []
+        if any(isinstance(t, KerasTensor) for t in inputs + extra):
             assert_input_compatibility(self.input_spec, inputs, self.name)
-            return _symbolic.call_symbolic(self, inputs)
+            return _symbolic.call_symbolic(self, inputs + extra, arguments)
         tensors = [self._to_tensor(x) for x in inputs]
         assert_input_compatibility(self.input_spec, tensors, self.name)
         if not self.built:
             shapes = [(None,) + tuple(t.shape[1:]) if len(t.shape) else () for t in tensors]
             self.build(shapes[0] if len(shapes) == 1 else shapes)
+        tensors += [_call_arguments.as_tensor(x) for x in extra]
+        cpp = self._cpp if arguments is None else self._call_variant(arguments)
         if tape_active():
-            output = self._cpp.call(tensors, bool(training))
+            output = cpp.call(tensors, bool(training))
         else:
             # Outside a GradientTape, TF records nothing: the result is a plain value
             # (.numpy()), as a Model's call gives.
             with no_grad():
-                output = self._cpp.call(tensors, bool(training))
+                output = cpp.call(tensors, bool(training))
         mask = _mask_flow.output_mask(self, getattr(inputs[0], "_keras_mask", None)
                                       if inputs else None)
         if self._is_python_layer():  # a tuple where call returned several tensors

@@ -1,6 +1,8 @@
 """Keras's per-layer extras on the built-in C++ layers (Dense, Conv1D, Conv2D, Conv2DTranspose):
 ``kernel_regularizer``, ``bias_regularizer``, ``activity_regularizer``, ``kernel_constraint``,
-``bias_constraint`` and an ``activation`` the C++ layer does not have.
+``bias_constraint`` and an ``activation`` the C++ layer does not have; and the weight
+regularizers and constraints of BatchNormalization, LayerNormalization (``gamma_*``,
+``beta_*``) and Embedding (``embeddings_*``), ``Extras.of_weights``.
 
 Why a wrapper: the C++ layers compute their op and a C++ activation, nothing else. A layer that
 asks for more keeps its C++ layer (``layer._inner``, built with a linear activation when the
@@ -31,6 +33,18 @@ class Extras:
         self.constraints = {"kernel": constraints_module.get(kernel_constraint),
                             "bias": constraints_module.get(bias_constraint)}
 
+    @classmethod
+    def of_weights(cls, **arguments):
+        """The extras of a layer that has only weight regularizers and constraints, given as
+        Keras names them (``gamma_regularizer=``, ``embeddings_constraint=``...)."""
+        extras = cls(None, (None,))
+        extras.regularizers = {name[:-len("_regularizer")]: regularizers_module.get(value)
+                               for name, value in arguments.items()
+                               if name.endswith("_regularizer")}
+        extras.constraints = {name[:-len("_constraint")]: constraints_module.get(value)
+                              for name, value in arguments.items() if name.endswith("_constraint")}
+        return extras
+
     def any(self):
         return (self.python_activation is not None or self.activity_regularizer is not None
                 or any(self.regularizers.values()) or any(self.constraints.values()))
@@ -43,14 +57,10 @@ class Extras:
         """Keras's config entries for these arguments (serialized dicts, or None)."""
         def maybe(serialize, value):
             return None if value is None else serialize(value)
-        config = {"kernel_regularizer": maybe(regularizers_module.serialize,
-                                              self.regularizers["kernel"]),
-                  "bias_regularizer": maybe(regularizers_module.serialize,
-                                            self.regularizers["bias"]),
-                  "kernel_constraint": maybe(constraints_module.serialize,
-                                             self.constraints["kernel"]),
-                  "bias_constraint": maybe(constraints_module.serialize,
-                                           self.constraints["bias"])}
+        config = {f"{name}_regularizer": maybe(regularizers_module.serialize, value)
+                  for name, value in self.regularizers.items()}
+        config.update({f"{name}_constraint": maybe(constraints_module.serialize, value)
+                       for name, value in self.constraints.items()})
         if self.activity_regularizer is not None:  # Keras's base config has it only when set
             config["activity_regularizer"] = regularizers_module.serialize(
                 self.activity_regularizer)

@@ -5,8 +5,11 @@ So the traced call packs its outputs into one (batch, n) tensor (each output fla
 the batch dimension, then concatenated: recorded ops, so gradients flow back), and the
 functional graph takes each output back out with an ``OutputPart`` node after the layer's node
 (a slice and a reshape, traced too). Called eagerly, the layer unpacks the same way and returns
-the tuple. The outputs must share a dtype and the batch dimension; in a functional model their
-sizes after the batch must be known. Outputs may nest (a list of lists of tensors, as an RNN
+the tuple. The outputs must share the batch dimension; in a functional model their sizes after
+the batch must be known. Outputs of different dtypes travel cast to one carrier dtype (float32
+where any is floating, else int64: exact for every float16/bfloat16/float32 and integer value,
+except integers beyond 2**24 in magnitude beside a floating output) and are cast back after
+unpacking. Outputs may nest (a list of lists of tensors, as an RNN
 over stacked cells returns its states): they are packed in ``gpuaccel.nest.flatten`` order and
 come back nested alike."""
 import functools
@@ -71,18 +74,30 @@ def pack(layer, inputs, outputs):
         wrong = next((t for t in outputs if not isinstance(t, Tensor)), outputs)
         raise TypeError(f"{what} returned a {type(wrong).__name__} among its outputs: each of "
                         "several outputs must be a tensor")
-    dtypes = {t._dtype_name for t in outputs}
+    dtypes = [t._dtype_name for t in outputs]
     batches = {int(t.shape[0]) if len(t.shape) else None for t in outputs}
-    if len(dtypes) != 1 or len(batches) != 1 or None in batches:
+    if len(batches) != 1 or None in batches:
         raise NotImplementedError(
-            f"{what} returned {len(outputs)} tensors of dtypes {sorted(dtypes)} and shapes "
+            f"{what} returned {len(outputs)} tensors of shapes "
             f"{[tuple(t.shape) for t in outputs]}: several outputs of a Python layer must share "
-            "a dtype and the batch (first) dimension")
+            "the batch (first) dimension")
     layer.__dict__.setdefault("_several_output_dims", {})[_signature(inputs)] = (
-        [tuple(int(d) for d in t.shape[1:]) for t in outputs], structure)
-    batch = batches.pop()
-    flat = [_C.reshape(t, [batch, _flat_size(t.shape[1:])]) for t in outputs]
+        [tuple(int(d) for d in t.shape[1:]) for t in outputs], structure, dtypes)
+    batch, carrier = batches.pop(), carrier_dtype(dtypes)
+    flat = [_C.reshape(_cast(t, carrier), [batch, _flat_size(t.shape[1:])]) for t in outputs]
     return flat[0] if len(flat) == 1 else _C.concat(flat, 1)
+
+
+def carrier_dtype(dtypes):
+    """The one dtype outputs of ``dtypes`` are packed in (see the module's docstring)."""
+    kinds = set(dtypes)
+    if len(kinds) == 1:
+        return dtypes[0]
+    return "float32" if any(d.startswith(("float", "bfloat")) for d in kinds) else "int64"
+
+
+def _cast(tensor, dtype):
+    return tensor if dtype is None or tensor._dtype_name == dtype else _C.cast(tensor, dtype)
 
 
 def unpack_call(layer, inputs, packed):
@@ -91,17 +106,17 @@ def unpack_call(layer, inputs, packed):
     known = layer.__dict__.get("_several_output_dims", {}).get(_signature(inputs))
     if known is None:
         return packed
-    dims, structure = known
+    dims, structure, dtypes = known
     parts, start = [], 0
-    for shape in dims:
+    for shape, dtype in zip(dims, dtypes):
         stop = start + _flat_size(shape)
-        parts.append(_part(start, stop, shape, [packed], False)[0])
+        parts.append(_part(start, stop, shape, dtype, [packed], False)[0])
         start = stop
     return nest.pack_sequence_as(structure, parts)
 
 
-def _part(start, stop, shape, inputs, training):
-    return [inputs[0][:, start:stop].reshape((-1,) + tuple(shape))]
+def _part(start, stop, shape, dtype, inputs, training):
+    return [_cast(inputs[0][:, start:stop].reshape((-1,) + tuple(shape)), dtype)]
 
 
 class OutputPart:
@@ -111,13 +126,13 @@ class OutputPart:
 
     weights = trainable_weights = non_trainable_weights = ()
 
-    def __init__(self, index, start, stop, shape, name):
+    def __init__(self, index, start, stop, shape, name, dtype=None):
         self.index = index
         self.name = name
         self.shape = tuple(shape)
         self.size = int(stop) - int(start)
         self._cpp = _C.layers.TracedLayer(name, "OutputPart", _C.layers.TracedFunction(
-            functools.partial(_part, int(start), int(stop), self.shape), _never_warns))
+            functools.partial(_part, int(start), int(stop), self.shape, dtype), _never_warns))
         self._cpp.build([])
 
     def count_params(self):
@@ -132,15 +147,17 @@ def is_output_part(layer):
     return isinstance(layer, OutputPart)
 
 
-def output_parts(layer, shapes):
-    """One ``OutputPart`` per output shape (batch included) of ``layer``."""
+def output_parts(layer, shapes, dtypes=None):
+    """One ``OutputPart`` per output shape (batch included) of ``layer``; ``dtypes`` (one per
+    output, where they differ) are the dtypes the parts cast back to."""
     parts, start = [], 0
-    for index, shape in enumerate(shapes):
+    for index, (shape, dtype) in enumerate(zip(shapes, dtypes or [None] * len(shapes))):
         if any(d is None for d in shape[1:]):
             raise NotImplementedError(
                 f"layer '{layer.name}' returns several outputs, one of shape {tuple(shape)}: "
                 "each output's dimensions after the batch must be known in a functional model")
         stop = start + _flat_size(shape[1:])
-        parts.append(OutputPart(index, start, stop, shape[1:], f"{layer.name}_output_{index}"))
+        parts.append(OutputPart(index, start, stop, shape[1:], f"{layer.name}_output_{index}",
+                                dtype))
         start = stop
     return parts

@@ -7,7 +7,8 @@ the outer model trains the inner one, and an assign to the inner model's weights
 outer one). Sequential keeps the model as one entry of ``layers``, as Keras; a functional model
 records the inner model's layer calls, so its ``layers`` lists the inner layers.
 """
-from . import _layer_outputs, _model_classes, _symbolic
+from .. import nest
+from . import _layer_outputs, _model_classes, _python_layer, _symbolic
 
 
 def is_model(layer):
@@ -21,18 +22,28 @@ def _is_chain(model):
 def _ensure_built(model, shape):
     if not model.built:
         model._build_from_shapes([tuple(shape)])
-    if getattr(model, "_call_layer_cpp", None) is not None:
-        # A subclassed model whose call() uses tensor ops is one traced C++ layer with no layer
-        # calls to inline (keras/_python_layer.py); its output shape is known only per trace.
-        raise NotImplementedError(
-            f"model '{model.name}' is a subclassed model traced as one layer (its call() uses "
-            "tensor ops), which cannot be used as a layer of another model yet; wrap its "
-            "computation in a keras.layers.Layer subclass instead")
+
+
+def traced_as_one_layer(model):
+    """Whether ``model`` is a subclassed model whose ``call`` uses tensor ops: one traced C++
+    layer (keras/_python_layer.py) with no layer calls to inline, so the outer graph gets
+    that layer as one node and a functional model lists the model as one of its layers."""
+    return getattr(model, "_call_layer_cpp", None) is not None
+
+
+def graph_layer(node):
+    """The C++ layer a functional graph ``node`` runs (a model traced as one layer runs its
+    traced call; a call with extra arguments, its variant)."""
+    if node.call_layer is not None:
+        return node.call_layer
+    return node.layer._call_layer_cpp if traced_as_one_layer(node.layer) else node.layer._cpp
 
 
 def output_shape(model, input_shape):
     """The inner model's output shape (batch included) for inputs of ``input_shape``."""
     _ensure_built(model, input_shape)
+    if traced_as_one_layer(model):  # known per trace: its call run once on zeros
+        return tuple(_python_layer.compute_output_shape(model, tuple(input_shape)))
     if _is_chain(model):
         shape = tuple(input_shape)
         for layer in model.layers:
@@ -45,6 +56,8 @@ def output_shape(model, input_shape):
 def add_to_graph(model, graph, input_ids):
     """Adds the model's layers to the outer ``_C.LayerGraph`` after the values ``input_ids``;
     returns the value id of the model's output."""
+    if traced_as_one_layer(model):
+        return graph.add_node(model._call_layer_cpp, list(input_ids))
     if _is_chain(model):
         value = input_ids[0]
         for layer in model.layers:
@@ -53,7 +66,8 @@ def add_to_graph(model, graph, input_ids):
         return value
     ids = {id(t): i for t, i in zip(model.inputs, input_ids)}
     for node in model._nodes:
-        ids[id(node.output)] = graph.add_node(node.layer._cpp, [ids[id(t)] for t in node.inputs])
+        ids[id(node.output)] = graph.add_node(graph_layer(node),
+                                              [ids[id(t)] for t in node.inputs])
     return ids[id(model.outputs[0])]
 
 
@@ -62,9 +76,30 @@ def call_symbolic(model, inputs):
     ``inputs``; returns the KerasTensor of its output (a list or dict of them for a model with
     several outputs). The nodes it records remember ``model`` (``keras_layers``)."""
     xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    _ensure_built(model, xs[0].shape)
+    if traced_as_one_layer(model):  # one node, the model itself (Keras lists it so too)
+        output = _symbolic.KerasTensor(output_shape(model, xs[0].shape), xs[0].dtype,
+                                       name=model.name)
+        output.node = _symbolic.Node(model, xs, output)
+        return output
     outputs = _replay(model, xs)
-    _mark_recorded_by(model, outputs, xs)
+    _mark_recorded_by(ModelCall(model, xs, outputs), outputs, xs)
     return outputs
+
+
+class ModelCall:
+    """One call of ``model`` in a functional model, inlined as the nodes between ``inputs`` and
+    ``outputs`` (a flat list); Keras's config records it as one node of the model."""
+
+    def __init__(self, model, inputs, outputs):
+        self.model = model
+        self.inputs = list(inputs)
+        self.outputs = _flat(outputs)
+
+
+def _flat(outputs):
+    return list(outputs.values()) if isinstance(outputs, dict) else (
+        list(outputs) if isinstance(outputs, (list, tuple)) else [outputs])
 
 
 def _replay(model, xs):
@@ -79,31 +114,34 @@ def _replay(model, xs):
         raise ValueError(f"Model '{model.name}' expects {len(model.inputs)} input(s), but it "
                          f"received {len(xs)} input tensors.")
     mapped = {id(t): x for t, x in zip(model.inputs, xs)}
-    if any(_layer_outputs.is_output_part(node.layer) for node in model._nodes):
-        raise NotImplementedError(f"model '{model.name}' has a Python layer with several "
-                                  "outputs, and calling such a model in another functional "
-                                  "model is not supported yet; use it in a Sequential, or "
-                                  "build one functional model")
     for node in model._nodes:
-        mapped[id(node.output)] = _symbolic.call_symbolic(
-            node.layer, [mapped[id(t)] for t in node.inputs])
-        mapped[id(node.output)].node.models = node.models  # the models inside this one
+        if _layer_outputs.is_output_part(node.layer):  # the new call recorded its parts
+            mapped[id(node.output)] = mapped[id(node.inputs[0])][node.layer.index]
+            continue
+        output = _symbolic.call_symbolic(node.layer, [mapped[id(t)] for t in node.inputs],
+                                         node.call_arguments)
+        if not isinstance(output, _symbolic.KerasTensor):  # a layer with several outputs
+            output = nest.flatten(output)
+            output[0].node.inputs[0].node.models = node.models  # its packed node
+        else:
+            output.node.models = node.models  # the models inside this one
+        mapped[id(node.output)] = output
     return model._pack_outputs([mapped[id(t)] for t in model.outputs])
 
 
-def _mark_recorded_by(model, outputs, inputs):
-    """Prepends ``model`` to the ``models`` of every node recorded between ``inputs`` and
-    ``outputs`` (the nodes its call just inlined)."""
+def _mark_recorded_by(call, outputs, inputs):
+    """Prepends ``call.model`` to the ``models`` of every node recorded between ``inputs`` and
+    ``outputs`` (the nodes its call just inlined), and makes ``call`` their outermost call."""
     stop = {id(t) for t in inputs}
     seen = set()
-    pending = list(outputs.values()) if isinstance(outputs, dict) else (
-        list(outputs) if isinstance(outputs, list) else [outputs])
+    pending = _flat(outputs)
     while pending:
         tensor = pending.pop()
         if id(tensor) in stop or tensor.node is None or id(tensor.node) in seen:
             continue
         seen.add(id(tensor.node))
-        tensor.node.models = (model,) + tensor.node.models
+        tensor.node.models = (call.model,) + tensor.node.models
+        tensor.node.model_call = call
         pending.extend(tensor.node.inputs)
 
 
@@ -122,12 +160,3 @@ def keras_layers(model):
             out.append(entry)
     return out
 
-
-def refuse_keras_archive(model, filepath):
-    """The .keras config of a model that contains a model is not written yet (its weights,
-    in .weights.h5 files, are): refused up front rather than failing halfway through."""
-    if any(is_model(layer) for layer in keras_layers(model)):
-        raise NotImplementedError(
-            f"saving {filepath!r}: model '{model.name}' contains a model used as a layer, "
-            "whose .keras config gpuaccel does not write yet; save its weights with "
-            "save_weights('model.weights.h5') (Keras's layout) and rebuild the model in code")

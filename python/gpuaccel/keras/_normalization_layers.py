@@ -6,7 +6,8 @@ only."""
 import numbers
 
 from .. import _C
-from ._layer_base import Layer, _reject
+from . import _layer_extras
+from ._layer_base import Layer
 
 
 def _last_axis(layer_name, axis):
@@ -41,9 +42,10 @@ class GroupNormalization(Layer):
     def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
                  gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
-        _reject("GroupNormalization", beta_regularizer=beta_regularizer,
-                gamma_regularizer=gamma_regularizer, beta_constraint=beta_constraint,
-                gamma_constraint=gamma_constraint)
+        # a Python layer: add_weight takes them (the Extras only resolve and serialize them)
+        self._extras = _layer_extras.Extras.of_weights(
+            beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
+            beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
         if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
             raise ValueError(f"GroupNormalization: `groups` must be a positive integer, "
                              f"received groups={groups!r}")
@@ -67,10 +69,13 @@ class GroupNormalization(Layer):
                              f"of channels ({channels}).")
         if self.scale:
             self.gamma = self.add_weight(shape=(channels,), initializer=self.gamma_initializer,
+                                         regularizer=self._extras.regularizers["gamma"],
+                                         constraint=self._extras.constraints["gamma"],
                                          name="gamma")
         if self.center:
             self.beta = self.add_weight(shape=(channels,), initializer=self.beta_initializer,
-                                        name="beta")
+                                        regularizer=self._extras.regularizers["beta"],
+                                        constraint=self._extras.constraints["beta"], name="beta")
 
     def call(self, inputs):
         shape = list(inputs.shape)
@@ -91,8 +96,7 @@ class GroupNormalization(Layer):
         return {"groups": self.groups, "axis": self.axis, "epsilon": self.epsilon,
                 "center": self.center, "scale": self.scale,
                 "beta_initializer": self.beta_initializer,
-                "gamma_initializer": self.gamma_initializer, "beta_regularizer": None,
-                "gamma_regularizer": None, "beta_constraint": None, "gamma_constraint": None}
+                "gamma_initializer": self.gamma_initializer, **self._extras.config()}
 
 
 class RMSNormalization(Layer):

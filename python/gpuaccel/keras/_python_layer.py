@@ -43,11 +43,24 @@ def make_model_call_layer(model, layers):
     ref = weakref.ref(model)
     cpp = _C.layers.TracedLayer(model.name, type(model).__name__, _C.layers.TracedFunction(
         functools.partial(_run_model_call, ref), functools.partial(_warn, ref)))
-    for layer in layers:
-        for name, value, trainable in layer._cpp.weights:
-            cpp.add_weight_value(f"{layer.name}/{name}", value, bool(trainable and layer.trainable))
+    for name, value, trainable in _held_weights(layers):
+        cpp.add_weight_value(name, value, trainable)
     cpp.build([])
     return cpp
+
+
+def _held_weights(layers, prefix=""):
+    """(path, tensor, trainable) of every weight of ``layers``; a model among them (one the
+    call uses as a layer) contributes its own layers' weights under its name."""
+    out = []
+    for layer in layers:
+        if not hasattr(layer, "_cpp"):  # a model
+            out += [(path, value, trainable and layer.trainable) for path, value, trainable
+                    in _held_weights(layer.layers, f"{prefix}{layer.name}/")]
+            continue
+        out += [(f"{prefix}{layer.name}/{name}", value, bool(trainable and layer.trainable))
+                for name, value, trainable in layer._cpp.weights]
+    return out
 
 
 def _run_model_call(ref, inputs, training):
@@ -137,14 +150,19 @@ class _AutocastWeights:
             object.__setattr__(self.layer, name, value)
 
 
-def _run_call(ref, inputs, training):
-    """The C++ layer's callback: [output, *added losses] of ``call`` on these inputs."""
+def _run_call(ref, inputs, training, arguments=None):
+    """The C++ layer's callback: [output, *added losses] of ``call`` on these inputs; a
+    variant for extra call arguments (keras/_call_arguments.py) gets them after the layer's
+    own inputs."""
     layer = ref()
     if layer is None:
         raise RuntimeError("the Python layer behind this C++ layer was deleted")
     layer._pending_losses = []
-    x = inputs[0] if len(inputs) == 1 else list(inputs)
+    count = len(inputs) if arguments is None else arguments.input_count
+    x = inputs[0] if count == 1 else list(inputs[:count])
     kwargs = {"training": bool(training)} if _takes(layer.call, "training") else {}
+    if arguments is not None:
+        kwargs.update(arguments.keywords(inputs[count:]))
     with _AutocastWeights(layer), recording_for_step(), _TrainingScope(training):
         output = layer.call(x, **kwargs)
     if isinstance(output, (list, tuple)):  # several outputs: one packed tensor
@@ -155,6 +173,10 @@ def _run_call(ref, inputs, training):
         add_loss(layer, regularizer(weight))
     losses, layer._pending_losses = layer._pending_losses, []
     return [output] + losses
+
+
+# the callbacks a call-argument variant's C++ layer runs (keras/_call_arguments.py)
+run_call, warn_once = _run_call, _warn
 
 
 def _as_tensor(value, what):
@@ -286,30 +308,37 @@ def auto_config(layer):
     return dict(arguments)
 
 
-def compute_output_shape(layer, input_shape):
+def _zeros(shape, dtype=np.float32):
+    return _make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in shape), dtype))
+
+
+def compute_output_shape(layer, input_shape, arguments=None):
     """A Python layer's output shape when it does not say: ``call`` run once on zeros (batch 1,
     undefined dimensions 1) outside any tape, as Keras's compute_output_spec runs it
-    symbolically."""
+    symbolically; with ``arguments`` (keras/_call_arguments.py), zeros of its tensors' shapes
+    and its values."""
     multiple = isinstance(input_shape, list) and input_shape and isinstance(input_shape[0], (tuple, list))
     shapes = input_shape if multiple else [input_shape]
-    zeros = [_make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in s),
-                                   np.float32)) for s in shapes]
+    zeros = [_zeros(s) for s in shapes]
+    extra = {} if arguments is None else arguments.keywords(
+        [_zeros(t.shape, str(t.dtype)) for t in arguments.tensors])
     saved = getattr(layer, "_pending_losses", None)
     layer._pending_losses = []
     try:
         with no_grad():
             x = zeros[0] if len(zeros) == 1 else zeros
             kwargs = {"training": False} if _takes(layer.call, "training") else {}
-            output = layer.call(x, **kwargs)
+            output = layer.call(x, **kwargs, **extra)
     finally:
         layer._pending_losses = saved
     batch = shapes[0][0] if len(shapes[0]) else None
     batch_dim = None if batch is None or (isinstance(batch, int) and batch < 0) else batch
     what = f"{type(layer).__name__}.call()"
     if isinstance(output, (list, tuple)):  # several outputs (keras/_layer_outputs.py)
-        several = _layer_outputs.SeveralShapes(
-            _shape_with_batch(_as_tensor(t, what), batch_dim) for t in output)
+        tensors = [_as_tensor(t, what) for t in output]
+        several = _layer_outputs.SeveralShapes(_shape_with_batch(t, batch_dim) for t in tensors)
         several.as_list = isinstance(output, list)
+        several.dtypes = [t._dtype_name for t in tensors]
         return several
     return _shape_with_batch(_as_tensor(output, what), batch_dim)
 

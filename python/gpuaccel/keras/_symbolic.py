@@ -26,6 +26,13 @@ class Node:
         # functional model is inlined node by node, and Keras's files still group its layers
         # under it (_nested_models.keras_layers).
         self.models = ()
+        # The outermost of those calls (_nested_models.ModelCall): its inputs and outputs are
+        # what a .keras config records of it (_keras_archive._functional_config).
+        self.model_call = None
+        # A Python layer called with extra arguments (keras/_call_arguments.py): they, and the
+        # C++ layer variant that runs the call with them (else the layer's own).
+        self.call_arguments = None
+        self.call_layer = None
 
 
 class DTypeName(str):
@@ -97,19 +104,24 @@ def is_symbolic(value):
     return False
 
 
-def call_symbolic(layer, inputs):
+def call_symbolic(layer, inputs, arguments=None):
     """``layer(inputs)`` on KerasTensors: builds the layer for their shapes and returns the
-    KerasTensor it would produce. ``inputs`` is the layer's list of inputs."""
+    KerasTensor it would produce. ``inputs`` is the layer's list of inputs, followed by the
+    tensors of its extra call ``arguments`` where it has some (keras/_call_arguments.py)."""
     inputs = list(inputs)
     if not all(isinstance(t, KerasTensor) for t in inputs):
         raise TypeError(f"layer '{layer.name}' was called on a mix of symbolic (keras.Input) and "
                         "concrete tensors; in the functional API every input must come from "
                         "keras.Input or another layer's output")
-    shapes = [t.shape for t in inputs]
+    if arguments is not None:
+        arguments = arguments.with_tensors(inputs[arguments.input_count:])
+    shapes = [t.shape for t in inputs[:len(inputs) if arguments is None
+                                       else arguments.input_count]]
     shape_arg = shapes[0] if len(shapes) == 1 else shapes
     if not layer.built:
         layer.build(shape_arg)
-    out_shape = layer.compute_output_shape(shape_arg)
+    out_shape = layer.compute_output_shape(shape_arg) if arguments is None else \
+        layer._output_shape_with(shape_arg, arguments)
     out_dtype = getattr(layer, "compute_dtype", None) or inputs[0].dtype
     if not as_dtype(inputs[0].dtype).is_floating and getattr(layer, "_keeps_input_dtype", False):
         out_dtype = inputs[0].dtype
@@ -119,11 +131,20 @@ def call_symbolic(layer, inputs):
     if isinstance(out_shape, _layer_outputs.SeveralShapes):
         outputs = _several_outputs(layer, inputs, out_shape, out_dtype)
         _layer_outputs.main_output(outputs)._keras_mask = mask  # with the main output, as Keras
+        if arguments is not None:
+            _with_arguments(_layer_outputs.main_output(outputs).node.inputs[0].node, arguments)
         return outputs
     output = KerasTensor(out_shape, out_dtype, name=layer.name)
     output.node = Node(layer, inputs, output)
+    if arguments is not None:
+        _with_arguments(output.node, arguments)
     output._keras_mask = mask
     return output
+
+
+def _with_arguments(node, arguments):
+    node.call_arguments = arguments
+    node.call_layer = node.layer._call_variant(arguments)
 
 
 def _several_outputs(layer, inputs, shapes, dtype):
@@ -131,12 +152,15 @@ def _several_outputs(layer, inputs, shapes, dtype):
     packed tensor, and one OutputPart node per output takes each back out
     (keras/_layer_outputs.py)."""
     flat_shapes = _layer_outputs.shape_leaves(shapes)
-    parts = _layer_outputs.output_parts(layer, flat_shapes)
-    packed = KerasTensor((None, sum(part.size for part in parts)), dtype, name=layer.name)
+    dtypes = getattr(shapes, "dtypes", None)  # a Python layer's, where they may differ
+    parts = _layer_outputs.output_parts(layer, flat_shapes, dtypes)
+    dtypes = dtypes or [dtype] * len(flat_shapes)
+    packed = KerasTensor((None, sum(part.size for part in parts)),
+                         _layer_outputs.carrier_dtype(dtypes), name=layer.name)
     packed.node = Node(layer, inputs, packed)
     outputs = []
-    for part, shape in zip(parts, flat_shapes):
-        output = KerasTensor(shape, dtype, name=part.name)
+    for part, shape, part_dtype in zip(parts, flat_shapes, dtypes):
+        output = KerasTensor(shape, part_dtype, name=part.name)
         output.node = Node(part, [packed], output)
         outputs.append(output)
     return _layer_outputs.arrange_like(shapes, outputs)

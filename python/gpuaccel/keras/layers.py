@@ -381,11 +381,17 @@ class _LastAxisNormalization(Layer):
 
     def build(self, input_shape):
         self._check_axis(input_shape)
-        super().build(input_shape)
+        _build_with_extras(self, input_shape)
 
     def compute_output_shape(self, input_shape):
         self._check_axis(input_shape)
         return super().compute_output_shape(input_shape)
+
+    # gamma/beta regularizers and constraints: a traced layer around the C++ one (_layer_extras)
+    call = _layer_extras.call
+
+
+_build_with_extras = _layer_extras.build_method(Layer.build)
 
 
 class BatchNormalization(_LastAxisNormalization):
@@ -397,9 +403,9 @@ class BatchNormalization(_LastAxisNormalization):
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
                  gamma_constraint=None, synchronized=False, **kwargs):
-        _reject("BatchNormalization", beta_regularizer=beta_regularizer,
-                gamma_regularizer=gamma_regularizer, beta_constraint=beta_constraint,
-                gamma_constraint=gamma_constraint)
+        self._extras = _layer_extras.Extras.of_weights(
+            gamma_regularizer=gamma_regularizer, beta_regularizer=beta_regularizer,
+            gamma_constraint=gamma_constraint, beta_constraint=beta_constraint)
         self.axis = _last_axis_only("BatchNormalization", axis)
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
@@ -414,10 +420,10 @@ class BatchNormalization(_LastAxisNormalization):
         super().__init__(**kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.BatchNormalization(
+        return _layer_extras.make_cpp(self, _cpp_layers.BatchNormalization(
             self.name, -1, self.momentum, self.epsilon, self.center, self.scale,
             self.beta_initializer, self.gamma_initializer, self.moving_mean_initializer,
-            self.moving_variance_initializer)
+            self.moving_variance_initializer))
 
     def _layer_config(self):
         return {"axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
@@ -425,7 +431,8 @@ class BatchNormalization(_LastAxisNormalization):
                 "beta_initializer": self.beta_initializer,
                 "gamma_initializer": self.gamma_initializer,
                 "moving_mean_initializer": self.moving_mean_initializer,
-                "moving_variance_initializer": self.moving_variance_initializer}
+                "moving_variance_initializer": self.moving_variance_initializer,
+                **self._extras.config()}
 
 
 class LayerNormalization(_LastAxisNormalization):
@@ -434,9 +441,10 @@ class LayerNormalization(_LastAxisNormalization):
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
                  gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
-        _reject("LayerNormalization", rms_scaling=rms_scaling, beta_regularizer=beta_regularizer,
-                gamma_regularizer=gamma_regularizer, beta_constraint=beta_constraint,
-                gamma_constraint=gamma_constraint)
+        _reject("LayerNormalization", rms_scaling=rms_scaling)
+        self._extras = _layer_extras.Extras.of_weights(
+            gamma_regularizer=gamma_regularizer, beta_regularizer=beta_regularizer,
+            gamma_constraint=gamma_constraint, beta_constraint=beta_constraint)
         self.axis = _last_axis_only("LayerNormalization", axis)
         self.epsilon = float(epsilon)
         self.center = bool(center)
@@ -446,13 +454,14 @@ class LayerNormalization(_LastAxisNormalization):
         super().__init__(**kwargs)
 
     def _make_cpp(self):
-        return _cpp_layers.LayerNormalization(self.name, -1, self.epsilon, self.center, self.scale,
-                                              self.beta_initializer, self.gamma_initializer)
+        return _layer_extras.make_cpp(self, _cpp_layers.LayerNormalization(
+            self.name, -1, self.epsilon, self.center, self.scale, self.beta_initializer,
+            self.gamma_initializer))
 
     def _layer_config(self):
         return {"axis": self.axis, "epsilon": self.epsilon, "center": self.center,
                 "scale": self.scale, "beta_initializer": self.beta_initializer,
-                "gamma_initializer": self.gamma_initializer}
+                "gamma_initializer": self.gamma_initializer, **self._extras.config()}
 
 
 class Embedding(MaskSource, Layer):
@@ -466,8 +475,10 @@ class Embedding(MaskSource, Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  weights=None, lora_rank=None, input_length=None, **kwargs):
-        _reject("Embedding", embeddings_regularizer=embeddings_regularizer,
-                embeddings_constraint=embeddings_constraint, lora_rank=lora_rank)
+        _reject("Embedding", lora_rank=lora_rank)
+        self._extras = _layer_extras.Extras.of_weights(
+            embeddings_regularizer=embeddings_regularizer,
+            embeddings_constraint=embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
@@ -482,13 +493,17 @@ class Embedding(MaskSource, Layer):
             self.set_weights(weights)
 
     def _make_cpp(self):
-        return _cpp_layers.Embedding(self.name, self.input_dim, self.output_dim,
-                                     self.embeddings_initializer)
+        return _layer_extras.make_cpp(self, _cpp_layers.Embedding(
+            self.name, self.input_dim, self.output_dim, self.embeddings_initializer))
+
+    # embeddings regularizer and constraint: a traced layer around the C++ one (_layer_extras)
+    build = _layer_extras.build_method(Layer.build)
+    call = _layer_extras.call
 
     def _layer_config(self):
         return {"input_dim": self.input_dim, "output_dim": self.output_dim,
                 "embeddings_initializer": self.embeddings_initializer,
-                "mask_zero": self.mask_zero}
+                "mask_zero": self.mask_zero, **self._extras.config()}
 
     def _masks_timesteps(self):
         return self.mask_zero

@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
-from . import (_keras_archive, _keras_h5, _layer_outputs, _mask_flow, _model_classes,
-               _nested_models, _python_layer, _summary, _weights_file)
+from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask_flow,
+               _model_classes, _nested_models, _python_layer, _summary, _weights_file)
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -32,7 +32,15 @@ def _with_batch(shape):
 class Model(Trainer):
     """``keras.Model(inputs, outputs, name=None)``: the functional API."""
 
+    def __new__(cls, *args, **kwargs):
+        model = super().__new__(cls)
+        if not cls.__module__.startswith("gpuaccel."):
+            # Keras 3 records a subclass's constructor arguments: get_config returns them
+            model._auto_config = _python_layer.constructor_arguments(cls, args, kwargs)
+        return model
+
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
+        _check_model_dtype(kwargs.pop("dtype", None))  # in Keras's configs of subclasses
         if kwargs:
             raise TypeError(f"Model() got unexpected keyword arguments {sorted(kwargs)}")
         self._init_trainer()
@@ -47,6 +55,30 @@ class Model(Trainer):
                                  "with keras.Input and layer calls; or subclass keras.Model "
                                  "and define call()")
             self._init_functional(inputs, outputs)
+
+    def get_config(self):
+        """A subclassed model's config, as Keras 3's: name, trainable, dtype and the
+        constructor arguments (a Sequential's or functional model's is its .keras config)."""
+        if not self._is_subclassed():
+            return _keras_archive._model_config(self)["config"]
+        config = {"name": self.name, "trainable": self.trainable, "dtype": "float32"}
+        if type(self).get_config is Model.get_config and "_auto_config" in vars(self):
+            config.update(_python_layer.auto_config(self))
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        if not issubclass(cls, Sequential) and cls.call is Model.call:
+            return _keras_archive.model_from_config(
+                {"class_name": "Functional", "config": config}, custom_objects)
+        if cls is Sequential:
+            return _keras_archive.model_from_config(
+                {"class_name": "Sequential", "config": config}, custom_objects)
+        try:
+            return cls(**config)
+        except Exception as error:  # Keras 3's type and words, naming the failing class
+            raise TypeError(f"Error when deserializing class '{cls.__name__}' using "
+                            f"config={config}.\n\nException encountered: {error}") from error
 
     def _is_subclassed(self):
         """A ``class M(keras.Model)`` with its own ``call`` (TF's expert quickstart style)."""
@@ -130,7 +162,7 @@ class Model(Trainer):
         seen, out = set(), []
         for value in vars(self).values():
             for item in (value if isinstance(value, (list, tuple)) else [value]):
-                if isinstance(item, Layer) and id(item) not in seen:
+                if isinstance(item, (Layer, Model)) and id(item) not in seen:
                     seen.add(id(item))
                     out.append(item)
         return out
@@ -182,8 +214,9 @@ class Model(Trainer):
         for out in self.outputs:
             visit(out)
         graph = _C.LayerGraph(len(self.inputs))
+        _call_arguments.check_one_variant_per_layer(self._nodes, _nested_models.graph_layer)
         for node in self._nodes:
-            graph.add_node(node.layer._cpp, [ids[id(t)] for t in node.inputs])
+            graph.add_node(_nested_models.graph_layer(node), [ids[id(t)] for t in node.inputs])
         graph.set_outputs([ids[id(t)] for t in self.outputs])
         self._cpp_graph = graph
 
@@ -261,10 +294,17 @@ class Model(Trainer):
         if not self.built:
             self._build_from_shapes([(None,) + tuple(t.shape[1:]) for t in tensors])
         if tape_active():
-            return self._pack_outputs(self._graph().forward(tensors, bool(training)))
+            return self._pack_outputs(self._forward(tensors, bool(training)))
         # Outside a GradientTape, TF records nothing: the result is a plain value (.numpy()).
         with no_grad():
-            return self._pack_outputs(self._graph().forward(tensors, bool(training)))
+            return self._pack_outputs(self._forward(tensors, bool(training)))
+
+    def _forward(self, tensors, training):
+        if _nested_models.traced_as_one_layer(self):
+            # its one C++ layer, called as a layer is: inside another model's traced call()
+            # that is one recorded op (a graph's forward is not recorded)
+            return [self._call_layer_cpp.call(tensors, training)]
+        return self._graph().forward(tensors, training)
 
     def _has_several_outputs(self):
         return not getattr(self, "_single_output", True)
@@ -375,7 +415,6 @@ class Model(Trainer):
         import os
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
-        _nested_models.refuse_keras_archive(self, filepath)
         _keras_archive.save_model(self, filepath)
 
     # ---- description ----
@@ -416,6 +455,15 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 def from_keras(keras_model):
     """The same model with the same weights, built from a live (real) Keras model."""
     return _keras_archive.from_keras(keras_model)
+
+
+def _check_model_dtype(dtype):
+    """A model's ``dtype`` argument: float32 (a name or Keras's serialized DTypePolicy), the
+    only one a model-wide policy here takes (mixed precision is set globally)."""
+    name = dtype.get("config", {}).get("name") if isinstance(dtype, dict) else dtype
+    if name not in (None, "float32"):
+        raise NotImplementedError(f"keras.Model(dtype={name!r}) is not supported; set a global "
+                                  "policy with keras.mixed_precision.set_global_policy")
 
 
 def _is_output_structure(outputs):
@@ -504,10 +552,13 @@ class Sequential(Model):
                     layer.build(shape)
                 shape = layer.compute_output_shape(shape)
                 if isinstance(shape, _layer_outputs.SeveralShapes):
-                    raise NotImplementedError(
-                        f"layer '{layer.name}' returns {len(shape)} tensors, and a layer with "
-                        "several outputs in a Sequential model is not supported yet; build "
-                        "the model with the functional API, keras.Model(inputs, outputs)")
+                    if layer is not self._layers[-1]:
+                        raise NotImplementedError(
+                            f"layer '{layer.name}' returns {len(shape)} tensors, which a "
+                            "Sequential model allows only from its last layer; build the "
+                            "model with the functional API, keras.Model(inputs, outputs)")
+                    output_shapes.append(shape)  # the model's outputs (_several_outputs)
+                    continue
                 shape = tuple(shape)
             output_shapes.append(shape)
         graph = _C.LayerGraph(1)
@@ -528,9 +579,25 @@ class Sequential(Model):
                 mask = graph.add_node(mask_layer._cpp, [value])
             value = output
         self._output_mask = mask  # a loss over it is refused (_trainer.py)
-        graph.set_outputs([value])
+        graph.set_outputs(self._several_outputs(graph, value, output_shapes[-1]))
         self._output_shapes = output_shapes
         self._cpp_graph = graph
+
+    def _several_outputs(self, graph, value, shape):
+        """The graph's output ids: ``value``, or where the last layer returns several tensors
+        (Keras allows it there) one ``OutputPart`` node per output, which predict and
+        ``model(x)`` return as that layer's call does, and ``compile`` takes per output."""
+        several = isinstance(shape, _layer_outputs.SeveralShapes)
+        self._single_output = not several
+        self._output_keys = self._output_dict_order = None
+        if not several:
+            return [value]
+        leaves = _layer_outputs.shape_leaves(shape)
+        parts = _layer_outputs.output_parts(self._layers[-1], leaves,
+                                            getattr(shape, "dtypes", None))
+        self._outputs_as_tuple = not shape.as_list
+        self.output_names = [part.name for part in parts]
+        return [graph.add_node(part._cpp, [value]) for part in parts]
 
     def _ensure_built_for(self, data):
         if self._cpp_graph is None:
