@@ -303,6 +303,17 @@ def test_subclassed_model_with_several_outputs_compiles_fits_and_predicts_as_ker
         np.testing.assert_allclose(g_pred[key], k_pred[key], rtol=1e-4, atol=1e-6)
 
 
+def test_a_traced_several_output_model_inside_another_model_is_refused():
+    """Called on its own it gives its outputs (above); inside another model it would give one
+    packed tensor, so it is refused by name rather than silently wrong."""
+    inner = subclassed_two_heads(gk, raw_ops=True)()
+    got = inner(X[:2])
+    assert isinstance(got, tuple) and [tuple(t.shape) for t in got] == [(2, 3), (2, 1)]
+    with pytest.raises(NotImplementedError, match="several outputs.*inside another model"):
+        inputs = gk.Input((4,))
+        gk.Model(inputs, inner(inputs))
+
+
 def test_dataset_sample_weights_and_class_weight_match_keras():
     x, y = X, YA
     theirs = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="softmax")])

@@ -31,6 +31,14 @@ def traced_as_one_layer(model):
     return getattr(model, "_call_layer_cpp", None) is not None
 
 
+def _refuse_several_traced_outputs(model):
+    if traced_as_one_layer(model) and model._has_several_outputs():
+        raise NotImplementedError(
+            f"{type(model).__name__} returns several outputs from a call() of tensor ops; such "
+            "a model cannot be used inside another model yet (use it on its own, or build it "
+            "from layers)")
+
+
 def graph_layer(node):
     """The C++ layer a functional graph ``node`` runs (a model traced as one layer runs its
     traced call; a call with extra arguments, its variant)."""
@@ -56,6 +64,7 @@ def output_shape(model, input_shape):
 def add_to_graph(model, graph, input_ids):
     """Adds the model's layers to the outer ``_C.LayerGraph`` after the values ``input_ids``;
     returns the value id of the model's output."""
+    _refuse_several_traced_outputs(model)
     if traced_as_one_layer(model):
         return graph.add_node(model._call_layer_cpp, list(input_ids))
     if _is_chain(model):
@@ -77,6 +86,7 @@ def call_symbolic(model, inputs):
     several outputs). The nodes it records remember ``model`` (``keras_layers``)."""
     xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     _ensure_built(model, xs[0].shape)
+    _refuse_several_traced_outputs(model)
     if traced_as_one_layer(model):  # one node, the model itself (Keras lists it so too)
         output = _symbolic.KerasTensor(output_shape(model, xs[0].shape), xs[0].dtype,
                                        name=model.name)

@@ -303,7 +303,11 @@ class Model(Trainer):
         if _nested_models.traced_as_one_layer(self):
             # its one C++ layer, called as a layer is: inside another model's traced call()
             # that is one recorded op (a graph's forward is not recorded)
-            return [self._call_layer_cpp.call(tensors, training)]
+            packed = self._call_layer_cpp.call(tensors, training)
+            if not self._has_several_outputs():
+                return [packed]
+            # several outputs travel packed in one tensor; its OutputPart layers unpack it
+            return [part._cpp.call([packed], training) for part in self._output_parts]
         return self._graph().forward(tensors, training)
 
     def _has_several_outputs(self):
