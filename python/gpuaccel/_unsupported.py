@@ -26,7 +26,7 @@ SHARED_REFUSALS = {
     "numpy_function": "calling the Python function directly (ops run eagerly)",
     "distributions": "nothing yet (no probability distributions)",
     "autograd": "tensor.backward() / GradientTape (torch.autograd is not there yet)",
-    "optim": "keras.optimizers (torch.optim is not there yet)",
+    "optim": "keras.optimizers (torch.optim is gpuaccel.torch.optim)",
     "save": "model.save(...) / save_weights (torch.save is not there yet)",
     "load": "keras.models.load_model (torch.load is not there yet)",
     "compile": "plain eager code (torch.compile is not there yet)",
