@@ -84,12 +84,7 @@ ERRORS = [
     "torch.optim.AdamW([w], weight_decay=-0.1)",
     "torch.optim.RMSprop([w], alpha=-0.5)",
 ]
-for index, expression in enumerate(ERRORS):
-    try:
-        eval(expression)
-        out[f"error_{index}"] = "no error"
-    except Exception as error:
-        out[f"error_{index}"] = type(error).__name__ + ": " + str(error)
+record_errors(ERRORS, globals())
 """
 
 
@@ -100,11 +95,8 @@ def runs():
             "y": rng.normal(size=(8, 2)).astype(np.float32),
             "w0": rng.normal(size=(3, 2)).astype(np.float32),
             "b0": rng.normal(size=(2,)).astype(np.float32)}
-    reference = torch_reference.run(SCRIPT, **data)
-    assert "error" not in reference, reference
-    ours = {"torch": torch, "np": np, "out": {}, **data}
-    exec(SCRIPT, ours)  # noqa: S102 - the same script the reference ran
-    return ours["out"], reference, data
+    ours, reference = torch_reference.run_script_both(SCRIPT, torch, **data)
+    return ours, reference, data
 
 
 def test_parameters_after_each_optimizers_steps_match_torch(runs):
@@ -128,8 +120,4 @@ def test_zero_grad_and_printed_form_match_torch(runs):
 
 def test_bad_arguments_raise_torchs_errors(runs):
     ours, reference, _ = runs
-    errors = sorted(key for key in reference if key.startswith("error_"))
-    assert len(errors) == 16
-    for key in errors:
-        assert reference[key] != "no error", key
-        assert ours[key] == reference[key], key
+    torch_reference.assert_same_errors(ours, reference, 16)
