@@ -1,8 +1,12 @@
 """keras.utils against real Keras on the same inputs: pad_sequences, timeseries_dataset_from_array,
-split_dataset, pack/unpack_x_y_sample_weight, normalize, img_to_array, and PyDataset subclasses
+split_dataset, pack/unpack_x_y_sample_weight, normalize, img_to_array, load_img/array_to_img/
+save_img (the same PIL images and files), and PyDataset subclasses
 in fit/evaluate/predict (same batches, hooks, losses and weights). Seeded shuffles are compared
 by their rule (same multiset, reproducible), not Keras's order."""
+import contextlib
+import io
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -145,10 +149,110 @@ def test_normalize_and_img_to_array_match_keras():
             utils.img_to_array(np.zeros(3))
 
 
-def test_image_files_are_refused_with_advice():
-    with pytest.raises(AttributeError, match="PIL.Image.open"):
-        gk.utils.load_img("picture.png")
-    assert callable(keras.utils.load_img)
+@pytest.fixture(scope="module")
+def image_files(tmp_path_factory):
+    """A 7x10 RGB PNG and JPEG, an RGBA PNG and a grayscale PNG of seeded pixels."""
+    from PIL import Image
+    folder = tmp_path_factory.mktemp("images")
+    rgb = RNG.integers(0, 256, size=(7, 10, 3)).astype(np.uint8)
+    files = {"rgb.png": Image.fromarray(rgb, "RGB"), "rgb.jpg": Image.fromarray(rgb, "RGB"),
+             "rgba.png": Image.fromarray(RNG.integers(0, 256, size=(7, 10, 4)).astype(
+                 np.uint8), "RGBA"),
+             "gray.png": Image.fromarray(rgb[..., 0], "L")}
+    for name, image in files.items():
+        image.save(folder / name)
+    return folder
+
+
+def _same_image(ours, theirs):
+    assert (ours.mode, ours.size) == (theirs.mode, theirs.size)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("rgb.png", {}), ("rgb.jpg", {}), ("rgba.png", {}), ("gray.png", {}),
+    ("rgb.png", {"color_mode": "grayscale"}), ("gray.png", {"color_mode": "rgba"}),
+    ("rgba.png", {"color_mode": "rgb", "target_size": (4, 6)}),
+    ("rgb.jpg", {"target_size": (5, 3), "interpolation": "bilinear"}),
+    ("rgb.png", {"target_size": (9, 4), "interpolation": "bicubic", "keep_aspect_ratio": True}),
+    ("rgb.png", {"target_size": (3, 8), "interpolation": "lanczos", "keep_aspect_ratio": True}),
+    ("rgb.png", {"target_size": (7, 10), "interpolation": "no such filter"})])
+def test_load_img_gives_kerass_pil_image(image_files, name, kwargs):
+    _same_image(gk.utils.load_img(str(image_files / name), **kwargs),
+                keras.utils.load_img(str(image_files / name), **kwargs))
+    data = (image_files / name).read_bytes()
+    _same_image(gk.utils.load_img(io.BytesIO(data), **kwargs),
+                keras.utils.load_img(io.BytesIO(data), **kwargs))
+    _same_image(gk.utils.load_img(image_files / name, **kwargs),
+                keras.utils.load_img(image_files / name, **kwargs))
+
+
+def _error(call, *args, **kwargs):
+    try:
+        call(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - the error itself is compared
+        return type(error).__name__, str(error)
+    return None
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((3,), {}), (("rgb.png",), {"color_mode": "cmyk"}),
+    (("rgb.png",), {"target_size": (4, 4), "interpolation": "no such filter"})])
+def test_load_img_errors_are_kerass(image_files, args, kwargs):
+    args = tuple(str(image_files / a) if isinstance(a, str) else a for a in args)
+    theirs = _error(keras.utils.load_img, *args, **kwargs)
+    assert theirs is not None
+    assert _error(gk.utils.load_img, *args, **kwargs) == theirs
+
+
+ARRAYS = {"float_rgb": RNG.normal(size=(4, 5, 3)).astype(np.float32),
+          "rgba": RNG.integers(0, 256, size=(4, 5, 4)).astype(np.float32),
+          "one_channel": RNG.integers(0, 256, size=(4, 5, 1)).astype(np.float32),
+          "wide_range": RNG.integers(0, 1000, size=(4, 5, 1)).astype(np.float32),
+          "constant": np.full((3, 2, 3), 7.0, np.float32),
+          "channels_first": RNG.normal(size=(3, 4, 5)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("float_rgb", {}), ("rgba", {"scale": False}), ("one_channel", {"scale": False}),
+    ("wide_range", {"scale": False}), ("constant", {}), ("float_rgb", {"dtype": "float16"}),
+    ("channels_first", {"data_format": "channels_first"})])
+def test_array_to_img_gives_kerass_pil_image(name, kwargs):
+    _same_image(gk.utils.array_to_img(ARRAYS[name], **kwargs),
+                keras.utils.array_to_img(ARRAYS[name], **kwargs))
+
+
+@pytest.mark.parametrize("array,kwargs", [
+    (np.zeros((4, 5)), {}), (np.zeros((4, 5, 2)), {}), (np.zeros((4, 5, 3)),
+                                                         {"data_format": "channels_middle"})])
+def test_array_to_img_errors_are_kerass(array, kwargs):
+    theirs = _error(keras.utils.array_to_img, array, **kwargs)
+    assert theirs is not None
+    assert _error(gk.utils.array_to_img, array, **kwargs) == theirs
+
+
+@pytest.mark.parametrize("file_name,kwargs", [
+    ("a.png", {}), ("a.jpg", {}), ("a.JPG", {"quality": 50}), ("a.bin", {"file_format": "png"})])
+def test_save_img_writes_kerass_file(tmp_path, file_name, kwargs):
+    from PIL import Image
+    jpeg = file_name.lower().endswith("jpg")  # RGBA to JPEG: written as RGB, with a warning
+    array = ARRAYS["rgba"] if jpeg else ARRAYS["float_rgb"]
+    for library, folder in ((gk, "ours"), (keras, "theirs")):
+        (tmp_path / folder).mkdir()
+        with pytest.warns(UserWarning, match="RGBA") if jpeg else contextlib.nullcontext():
+            library.utils.save_img(tmp_path / folder / file_name, array, **kwargs)
+    assert (tmp_path / "ours" / file_name).read_bytes() == \
+        (tmp_path / "theirs" / file_name).read_bytes()
+    assert Image.open(tmp_path / "ours" / file_name).size == (5, 4)
+
+
+def test_image_files_without_pil_name_the_package_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "PIL", None)  # `from PIL import Image` now fails
+    for call, args in ((gk.utils.load_img, ("picture.png",)),
+                       (gk.utils.array_to_img, (np.zeros((2, 2, 3)),)),
+                       (gk.utils.save_img, ("picture.png", np.zeros((2, 2, 3))))):
+        with pytest.raises(ImportError, match="pip install pillow"):
+            call(*args)
 
 
 def batches_class(base):

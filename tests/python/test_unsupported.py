@@ -14,7 +14,7 @@ from gpuaccel import keras
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
     (gpuaccel.random, "learned_unigram_candidate_sampler", None),
     (gpuaccel.linalg, "inv", "np.linalg"),
-    (gpuaccel.image, "decode_image", "PIL.Image.open"), (keras.utils, "load_img", "PIL.Image.open"),
+    (gpuaccel.image, "decode_image", "PIL.Image.open"),
     (keras, "applications", "keras.layers"), (gpuaccel.data, "TFRecordDataset", "from_generator"),
     (keras.layers, "ConvLSTM2D", "TimeDistributed(Conv2D)"), (keras.optimizers, "Lamb", "AdamW")])
 def test_missing_names_raise_attribute_error_with_advice(module, name, hint):
