@@ -15,6 +15,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 
 from gpuaccel import keras as gk  # noqa: E402
+from tf_comparison import raised  # noqa: E402
 
 RNG = np.random.default_rng(32)
 SERIES = RNG.normal(size=(20, 2)).astype(np.float32)
@@ -187,22 +188,14 @@ def test_load_img_gives_kerass_pil_image(image_files, name, kwargs):
                 keras.utils.load_img(image_files / name, **kwargs))
 
 
-def _error(call, *args, **kwargs):
-    try:
-        call(*args, **kwargs)
-    except Exception as error:  # noqa: BLE001 - the error itself is compared
-        return type(error).__name__, str(error)
-    return None
-
-
 @pytest.mark.parametrize("args,kwargs", [
     ((3,), {}), (("rgb.png",), {"color_mode": "cmyk"}),
     (("rgb.png",), {"target_size": (4, 4), "interpolation": "no such filter"})])
 def test_load_img_errors_are_kerass(image_files, args, kwargs):
     args = tuple(str(image_files / a) if isinstance(a, str) else a for a in args)
-    theirs = _error(keras.utils.load_img, *args, **kwargs)
+    theirs = raised(keras.utils.load_img, *args, **kwargs)
     assert theirs is not None
-    assert _error(gk.utils.load_img, *args, **kwargs) == theirs
+    assert raised(gk.utils.load_img, *args, **kwargs) == theirs
 
 
 ARRAYS = {"float_rgb": RNG.normal(size=(4, 5, 3)).astype(np.float32),
@@ -226,9 +219,9 @@ def test_array_to_img_gives_kerass_pil_image(name, kwargs):
     (np.zeros((4, 5)), {}), (np.zeros((4, 5, 2)), {}), (np.zeros((4, 5, 3)),
                                                          {"data_format": "channels_middle"})])
 def test_array_to_img_errors_are_kerass(array, kwargs):
-    theirs = _error(keras.utils.array_to_img, array, **kwargs)
+    theirs = raised(keras.utils.array_to_img, array, **kwargs)
     assert theirs is not None
-    assert _error(gk.utils.array_to_img, array, **kwargs) == theirs
+    assert raised(gk.utils.array_to_img, array, **kwargs) == theirs
 
 
 @pytest.mark.parametrize("file_name,kwargs", [

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor
+from ._layer_base import standardize_data_format
 
 _INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "hamming", "box", "lanczos")
 _COLOR_MODES = {"grayscale": "L", "rgb": "RGB", "rgba": "RGBA"}
@@ -29,18 +30,10 @@ def _pil_image(caller):
     return Image
 
 
-def _data_format(data_format):
-    data_format = "channels_last" if data_format is None else str(data_format).lower()
-    if data_format not in ("channels_first", "channels_last"):
-        raise ValueError("The `data_format` argument must be one of {'channels_first', "
-                         f"'channels_last'}}. Received: data_format={data_format}")
-    return data_format
-
-
 def array_to_img(x, data_format=None, scale=True, dtype=None):
     """A PIL image of a 3-D array: RGBA, RGB or (one channel) L, or I when a channel exceeds
     255; ``scale`` first stretches the values to [0, 255]."""
-    data_format = _data_format(data_format)
+    data_format = standardize_data_format(data_format)
     image = _pil_image("array_to_img")
     x = np.asarray(x.numpy() if isinstance(x, Tensor) else x,
                    dtype="float32" if dtype is None else dtype)
