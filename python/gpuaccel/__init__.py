@@ -70,7 +70,8 @@ from ._tf_asserts import (Assert, assert_equal, assert_greater, assert_less, ass
                           broadcast_dynamic_shape, broadcast_static_shape, ensure_shape)
 from ._tf_control_flow import (case, cond, foldl, foldr, get_current_name_scope,
                                grad_pass_through, group, inside_function, is_symbolic_tensor,
-                               name_scope, no_op, recompute_grad, scan, switch_case, while_loop)
+                               map_fn, name_scope, no_op, recompute_grad, scan, switch_case,
+                               vectorized_map, while_loop)
 from ._tf_control_flow import tuple_ as tuple  # noqa: A004 - tf.tuple
 from . import nest
 from ._tf_sort import argsort, sort

@@ -20,8 +20,6 @@ SHARED_REFUSALS = {
     "topk": "math.top_k (TensorFlow's name)",
     "boolean_mask": "where(...) or indexing on .numpy()",
     "scatter_nd": "one_hot(...) products",
-    "map_fn": "a Python loop and stack (ops run eagerly)",
-    "vectorized_map": "a Python loop and stack (ops run eagerly)",
     "py_function": "calling the Python function directly (ops run eagerly)",
     "numpy_function": "calling the Python function directly (ops run eagerly)",
     "distributions": "nothing yet (no probability distributions)",

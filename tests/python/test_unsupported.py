@@ -9,7 +9,7 @@ from gpuaccel import keras
 
 
 @pytest.mark.parametrize("module,name,hint", [
-    (gpuaccel, "float64", "float32"), (gpuaccel, "map_fn", "Python loop"),
+    (gpuaccel, "float64", "float32"), (gpuaccel, "py_function", "calling the Python function"),
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
     (gpuaccel.random, "learned_unigram_candidate_sampler", None),
