@@ -239,6 +239,92 @@ def test_save_img_writes_kerass_file(tmp_path, file_name, kwargs):
     assert Image.open(tmp_path / "ours" / file_name).size == (5, 4)
 
 
+@pytest.fixture(scope="module")
+def class_folders(tmp_path_factory):
+    """Two class folders of seeded PNGs of several sizes (one grayscale, one in a nested
+    folder), plus files and folders Keras skips (a .txt, a hidden folder)."""
+    from PIL import Image
+    root = tmp_path_factory.mktemp("classes")
+    sizes = {"cats/a.png": (7, 9), "cats/b.png": (6, 6), "cats/c.png": (9, 5),
+             "dogs/d.png": (8, 10), "dogs/inner/e.png": (5, 7), "dogs/f.png": (6, 8)}
+    for name, (height, width) in sizes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        pixels = RNG.integers(0, 256, size=(height, width, 3)).astype(np.uint8)
+        image = Image.fromarray(pixels[..., 0], "L") if name == "dogs/f.png" else \
+            Image.fromarray(pixels, "RGB")
+        image.save(root / name)
+    (root / "cats" / "notes.txt").write_text("not an image")
+    (root / ".cache").mkdir()
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(root / ".cache" / "x.png")
+    return root
+
+
+def _batches(dataset):
+    return [tuple(np.asarray(part) for part in batch) if isinstance(batch, tuple)
+            else (np.asarray(batch),) for batch in dataset]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"image_size": (5, 6), "batch_size": 4},
+    {"image_size": (4, 4), "label_mode": "categorical", "crop_to_aspect_ratio": True,
+     "interpolation": "nearest", "batch_size": None},
+    {"image_size": (6, 4), "label_mode": "binary", "pad_to_aspect_ratio": True,
+     "interpolation": "bicubic"},
+    {"image_size": 3, "labels": None, "color_mode": "rgba", "data_format": "channels_first"},
+    {"image_size": (3, 5), "class_names": ["dogs", "cats"], "interpolation": "area"},
+])  # (not color_mode='grayscale' of colour files: PIL's and TF's grey weights differ)
+def test_image_dataset_from_directory_matches_keras(class_folders, capsys, kwargs):
+    kwargs = {"shuffle": False, **kwargs}
+    ours = gk.utils.image_dataset_from_directory(str(class_folders), **kwargs)
+    our_output = capsys.readouterr().out
+    theirs = keras.utils.image_dataset_from_directory(str(class_folders), **kwargs)
+    assert our_output == capsys.readouterr().out
+    assert ours.class_names == theirs.class_names
+    assert ours.file_paths == theirs.file_paths
+    our_batches, their_batches = _batches(ours), _batches(theirs)
+    assert len(our_batches) == len(their_batches)
+    for our_batch, their_batch in zip(our_batches, their_batches):
+        for mine, expected in zip(our_batch, their_batch):
+            assert mine.dtype == expected.dtype and mine.shape == expected.shape
+            np.testing.assert_allclose(mine, expected, rtol=1e-5, atol=1e-3)
+
+
+def test_image_dataset_split_and_shuffle_follow_kerass_seeded_order(class_folders, capsys):
+    kwargs = {"image_size": (4, 4), "seed": 3, "validation_split": 0.34, "subset": "both",
+              "batch_size": 2}
+    ours = gk.utils.image_dataset_from_directory(str(class_folders), **kwargs)
+    our_output = capsys.readouterr().out
+    theirs = keras.utils.image_dataset_from_directory(str(class_folders), **kwargs)
+    assert our_output == capsys.readouterr().out
+    assert "Using 4 files for training." in our_output
+    for our_part, their_part in zip(ours, theirs):
+        assert our_part.file_paths == their_part.file_paths
+    # validation is not shuffled: the same batches; training: the same images in some order
+    for mine, expected in zip(_batches(ours[1]), _batches(theirs[1])):
+        np.testing.assert_allclose(mine[0], expected[0], atol=1e-3)
+        np.testing.assert_array_equal(mine[1], expected[1])
+    our_train = np.concatenate([b[0] for b in _batches(ours[0])])
+    their_train = np.concatenate([b[0] for b in _batches(theirs[0])])
+    order = np.argsort(our_train.reshape(len(our_train), -1).sum(1))
+    their_order = np.argsort(their_train.reshape(len(their_train), -1).sum(1))
+    np.testing.assert_allclose(our_train[order], their_train[their_order], atol=1e-3)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"labels": "folders"}, {"labels": [0, 1], "class_names": ["a"]}, {"label_mode": "sparse"},
+    {"color_mode": "cmyk"}, {"image_size": (1, 2, 3)}, {"interpolation": "cubic"},
+    {"validation_split": 1.5, "subset": "training", "seed": 1},
+    {"validation_split": 0.2}, {"validation_split": 0.2, "subset": "testing", "seed": 1},
+    {"validation_split": 0.2, "subset": "training"}, {"class_names": ["cats", "birds"]},
+    {"labels": [0, 1, 0]}, {"labels": None, "class_names": ["cats"]},
+    {"label_mode": "binary", "class_names": ["cats"]},
+])
+def test_image_dataset_from_directory_errors_are_kerass(class_folders, capsys, kwargs):
+    theirs = raised(keras.utils.image_dataset_from_directory, str(class_folders), **kwargs)
+    assert theirs is not None
+    assert raised(gk.utils.image_dataset_from_directory, str(class_folders), **kwargs) == theirs
+
+
 def test_image_files_without_pil_name_the_package_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)  # `from PIL import Image` now fails
     for call, args in ((gk.utils.load_img, ("picture.png",)),

@@ -3,7 +3,8 @@
 ``PyDataset``/``Sequence`` (_py_dataset.py); ``pad_sequences``,
 ``timeseries_dataset_from_array``, ``split_dataset`` and ``pack/unpack_x_y_sample_weight``
 (_data_preparation.py); ``img_to_array``; ``load_img``, ``array_to_img`` and ``save_img``
-(_pil_images.py: PIL is imported only when they are called, as in Keras); Keras's registry of
+(_pil_images.py: PIL is imported only when they are called, as in Keras) and
+``image_dataset_from_directory`` (_image_dataset.py); Keras's registry of
 user classes for saving (``register_keras_serializable``, ``get_custom_objects``,
 ``custom_object_scope``..., _object_registration.py, also in ``keras.saving``); ``get_file``
 (_get_file.py).
@@ -24,6 +25,7 @@ from .._tensor import Tensor
 from ._data_preparation import (pack_x_y_sample_weight, pad_sequences, split_dataset,
                                 timeseries_dataset_from_array, unpack_x_y_sample_weight)
 from ._get_file import get_file
+from ._image_dataset import image_dataset_from_directory
 from ._pil_images import array_to_img, load_img, save_img
 from ._progbar import Progbar
 from ._py_dataset import PyDataset, Sequence
@@ -35,7 +37,8 @@ from ._object_registration import (CustomObjectScope, custom_object_scope, get_c
 __all__ = ["get_file", "to_categorical", "set_random_seed", "normalize", "plot_model", "Progbar",
            "PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
            "split_dataset", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
-           "img_to_array", "load_img", "array_to_img", "save_img", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
+           "img_to_array", "load_img", "array_to_img", "save_img",
+           "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
            "get_registered_name", "get_registered_object", "register_keras_serializable"]
 
 
@@ -129,6 +132,4 @@ def plot_model(model, to_file="model.png", **kwargs):
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.utils", {
-    "image_dataset_from_directory": "gpuaccel.data.Dataset.from_tensor_slices over arrays you "
-                                    "load with PIL",
 })
