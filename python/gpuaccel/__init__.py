@@ -60,6 +60,7 @@ from ._array_ops import saturate_cast
 from ._tf_array_ops import bitcast
 from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from ._tf_tensor_array import TensorArray
+from ._tensor_shape import TensorShape
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
 from ._tf_index_ops import (dynamic_partition, dynamic_stitch, strided_slice,
                             tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,

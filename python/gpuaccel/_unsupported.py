@@ -16,7 +16,6 @@ SHARED_REFUSALS = {
     "int16": "int32",
     "complex64": "two float32 tensors (no complex dtypes)",
     "string": "Python strings (no string tensors)",
-    "TensorShape": "tuple(t.shape)",
     "topk": "math.top_k (TensorFlow's name)",
     "boolean_mask": "where(...) or indexing on .numpy()",
     "scatter_nd": "one_hot(...) products",
