@@ -325,6 +325,47 @@ def test_image_dataset_from_directory_errors_are_kerass(class_folders, capsys, k
     assert raised(gk.utils.image_dataset_from_directory, str(class_folders), **kwargs) == theirs
 
 
+def _functional_graph(k):
+    """Two named inputs merged, a Dense, then the first input again: (output, first input)."""
+    first, second = k.Input((3,), name="first"), k.Input((3,), name="second")
+    merged = k.layers.Dense(2)(k.layers.Add()([second, first]))
+    return k.layers.Concatenate()([merged, first]), first
+
+
+def test_get_source_inputs_and_is_keras_tensor_match_keras():
+    for k in (gk, keras):
+        output, first = _functional_graph(k)
+        assert [t.name for t in k.utils.get_source_inputs(output)] == ["second", "first"]
+        assert k.utils.get_source_inputs(first) == [first]
+        assert k.utils.is_keras_tensor(output) and k.utils.is_keras_tensor(first)
+        assert not k.utils.is_keras_tensor(np.zeros(3))
+        assert not k.utils.is_keras_tensor(k.ops.convert_to_tensor(np.zeros(3)))
+    array = np.zeros(2)
+    assert gk.utils.get_source_inputs(array) is array and \
+        keras.utils.get_source_inputs(array) is array
+
+
+@pytest.mark.parametrize("dtype", [None, "float32", "int8", "bfloat16", "string", int, float,
+                                   bool, "int", np.float16, np.dtype("uint8"), "float64",
+                                   "complex64", "float", "int33", 3.5])
+def test_standardize_dtype_matches_keras(dtype):
+    ours = raised(gk.utils.standardize_dtype, dtype) or gk.utils.standardize_dtype(dtype)
+    assert ours == (raised(keras.utils.standardize_dtype, dtype)
+                    or keras.utils.standardize_dtype(dtype))
+
+
+def test_clear_session_restarts_the_automatic_names_as_kerass():
+    for k in (gk, keras):
+        k.utils.clear_session()
+        before = [k.layers.Dense(1).name, k.layers.Dense(1).name, k.Input((2,)).name,
+                  k.Input((2,)).name, k.optimizers.Adam().name, k.optimizers.Adam().name]
+        k.utils.clear_session(free_memory=False)
+        after = [k.layers.Dense(1).name, k.Input((2,)).name, k.optimizers.Adam().name]
+        # (a Keras Input's tensor is named 'keras_tensor...', gpuaccel's after its layer)
+        assert before[:2] + before[4:] == ["dense", "dense_1", "adam", "adam_1"]
+        assert before[2] != before[3] and after == ["dense", before[2], "adam"]
+
+
 def test_image_files_without_pil_name_the_package_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)  # `from PIL import Image` now fails
     for call, args in ((gk.utils.load_img, ("picture.png",)),
