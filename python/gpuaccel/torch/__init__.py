@@ -12,7 +12,7 @@ import sys as _sys
 
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from . import nn, optim, utils
+from . import nn, optim, testing, utils
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
                           ones_like, reshape, squeeze, stack, tile, unbind, unsqueeze,
                           zeros_like)
@@ -89,7 +89,6 @@ del _name
 
 # Modules as `import gpuaccel.torch.cuda` / `.nn.functional` spell them.
 _sys.modules[__name__ + ".cuda"] = cuda
-_sys.modules[__name__ + ".optim"] = optim
 _sys.modules[__name__ + ".random"] = random
 _sys.modules[__name__ + ".version"] = version
 
