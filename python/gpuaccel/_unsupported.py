@@ -22,7 +22,7 @@ SHARED_REFUSALS = {
     "py_function": "calling the Python function directly (ops run eagerly)",
     "numpy_function": "calling the Python function directly (ops run eagerly)",
     "distributions": "nothing yet (no probability distributions)",
-    "autograd": "tensor.backward() / GradientTape (torch.autograd is not there yet)",
+    "autograd": "GradientTape (torch.autograd is gpuaccel.torch.autograd)",
     "optim": "keras.optimizers (torch.optim is gpuaccel.torch.optim)",
     "save": "model.save(...) / save_weights (torch.save is not there yet)",
     "load": "keras.models.load_model (torch.load is not there yet)",
