@@ -5,8 +5,9 @@
 (_data_preparation.py); ``img_to_array``; ``load_img``, ``array_to_img`` and ``save_img``
 (_pil_images.py: PIL is imported only when they are called, as in Keras) and
 ``image_dataset_from_directory`` (_image_dataset.py); ``clear_session``, ``is_keras_tensor``,
-``get_source_inputs``, ``standardize_dtype`` (_global_state.py); Keras's registry of
-user classes for saving (``register_keras_serializable``, ``get_custom_objects``,
+``get_source_inputs``, ``standardize_dtype`` (_global_state.py);
+``serialize_keras_object``/``deserialize_keras_object`` (_object_serialization.py); Keras's
+registry of user classes for saving (``register_keras_serializable``, ``get_custom_objects``,
 ``custom_object_scope``..., _object_registration.py, also in ``keras.saving``); ``get_file``
 (_get_file.py).
 
@@ -28,6 +29,7 @@ from ._data_preparation import (pack_x_y_sample_weight, pad_sequences, split_dat
 from ._get_file import get_file
 from ._global_state import clear_session, get_source_inputs, is_keras_tensor, standardize_dtype
 from ._image_dataset import image_dataset_from_directory
+from ._object_serialization import deserialize_keras_object, serialize_keras_object
 from ._pil_images import array_to_img, load_img, save_img
 from ._progbar import Progbar
 from ._py_dataset import PyDataset, Sequence
@@ -41,7 +43,8 @@ __all__ = ["get_file", "to_categorical", "set_random_seed", "normalize", "plot_m
            "split_dataset", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
            "img_to_array", "load_img", "array_to_img", "save_img",
            "image_dataset_from_directory", "clear_session", "get_source_inputs",
-           "is_keras_tensor", "standardize_dtype", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
+           "is_keras_tensor", "standardize_dtype", "serialize_keras_object",
+           "deserialize_keras_object", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
            "get_registered_name", "get_registered_object", "register_keras_serializable"]
 
 
