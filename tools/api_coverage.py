@@ -266,14 +266,23 @@ def status(face, namespace, name, framework, tests):
     return "missing", ""
 
 
+def _counted_repository(repo, info):
+    """Which snapshot of one example repository was counted, e.g. keras-team/keras-io at
+    `ac7f64cb542c` of 2024-01-11, read from its copy chicham/keras-io (223 files)."""
+    at = f"`{info['commit'][:12]}`" if info["commit"] else "a working folder"
+    date = f" of {info['date']}" if info.get("date") else ""
+    copy = f", read from its copy {info['read_from']}" if info.get("read_from") else ""
+    return f"{repo} at {at}{date}{copy} ({info['files']} files)"
+
+
 def example_uses():
     """({namespace: {name: example files using it}}, the text saying what was counted) from
     tools/example_name_uses.json; empty counts when the file is absent."""
     if not EXAMPLE_USES.exists():
         return {}, "no example counts (`tools/example_name_uses.json` is absent)"
     data = json.loads(EXAMPLE_USES.read_text())
-    counted = ", ".join(f"{repo} at `{(info['commit'] or 'a working folder')[:12]}` "
-                        f"({info['files']} files)" for repo, info in data["repositories"].items())
+    counted = ", ".join(_counted_repository(repo, info)
+                        for repo, info in data["repositories"].items())
     missing = data.get("not_counted")
     missing = f" Not counted (no snapshot was given to the counter): {', '.join(missing)}." \
         if missing else ""

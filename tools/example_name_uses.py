@@ -8,11 +8,16 @@ tutorials and guides and PyTorch's tutorials tells the next engineer which names
 first. The JSON is committed, so tools/api_coverage.py (and CI) need no download: only counts
 (facts) are kept, nothing of the examples themselves.
 
-    python3 tools/example_name_uses.py REPO [REPO ...]
+    python3 tools/example_name_uses.py REPO [REPO ...] [--read-from OFFICIAL=COPY ...]
 
 Each REPO is a bare git directory (its HEAD is read, as `fetch` leaves them under /work/.mirror)
 or a plain folder (a checkout); which of the three repositories it is follows from its tree
-(SOURCES). What counts as a use of ``name`` in ``namespace``, in one file's code (the .py file,
+(SOURCES). Where the official repository is too big to fetch, a copy of it can be counted
+instead (a fork whose HEAD is an upstream commit, or a translation whose code cells are
+upstream's): ``--read-from keras-team/keras-io=chicham/keras-io`` records in the JSON which
+repository the files were read from, next to the commit and its date. Only the files SOURCES
+names count: keras-io's and PyTorch's ``.py`` files (keras-io's ``ipynb/`` and ``md/`` folders
+are generated from them), the TensorFlow docs' notebooks and ``.py`` files. What counts as a use of ``name`` in ``namespace``, in one file's code (the .py file,
 or an .ipynb's code cells, IPython's ``!``/``%`` lines dropped):
 
 - an attribute chain whose head is an imported module alias and that resolves to
@@ -48,6 +53,13 @@ SOURCES = {
     "tensorflow/docs": ("site/en/tutorials", "site/en/guide"),
     "pytorch/tutorials": ("beginner_source", "intermediate_source", "advanced_source",
                           "recipes_source"),
+}
+# repository: the file endings that are example code there; keras-io's notebooks are generated
+# copies of its .py files, so counting both would count each example twice
+EXAMPLE_SUFFIXES = {
+    "keras-team/keras-io": (".py",),
+    "tensorflow/docs": (".py", ".ipynb"),
+    "pytorch/tutorials": (".py",),
 }
 
 # Module paths that name the same namespaces as the left side of NAMESPACES (first match wins).
@@ -182,7 +194,7 @@ def identify(path):
 def example_files(path, repo):
     """Yields (relative path, text) of the repository's .py and .ipynb example files."""
     folders = SOURCES[repo]
-    suffixes = (".py", ".ipynb")
+    suffixes = EXAMPLE_SUFFIXES[repo]
     if not _is_git_dir(path):
         for folder in folders:
             for file in sorted((path / folder).rglob("*")):
@@ -198,9 +210,31 @@ def example_files(path, repo):
             yield relative, shown.stdout.decode(errors="replace")
 
 
-def count(paths, names):
-    """{"repositories": {repo: {"commit", "files"}}, "not_counted": [SOURCES' repositories not
-    given], "uses": {namespace: {name: files}}} over the repositories at ``paths``."""
+def _commit_date(path, commit):
+    """The committer date (YYYY-MM-DD) of a commit of the git directory at ``path``, or None."""
+    if commit is None:
+        return None
+    return subprocess.run(["git", f"--git-dir={path}", "show", "-s", "--format=%cs", commit],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def parse_read_from(pairs):
+    """{official repository: the copy read instead} from ``OFFICIAL=OWNER/NAME`` strings."""
+    read_from = {}
+    for pair in pairs:
+        official, _, copy = pair.partition("=")
+        if official not in SOURCES or copy.count("/") != 1:
+            raise ValueError(f"--read-from takes OFFICIAL=OWNER/NAME with OFFICIAL one of "
+                             f"{', '.join(SOURCES)}, got {pair!r}")
+        read_from[official] = copy
+    return read_from
+
+
+def count(paths, names, read_from=None):
+    """{"repositories": {repo: {"commit", "date", "files"[, "read_from"]}}, "not_counted":
+    [SOURCES' repositories not given], "uses": {namespace: {name: files}}} over the
+    repositories at ``paths``; ``read_from`` is {official repository: the copy at its path}."""
+    read_from = read_from or {}
     uses = {namespace: {} for namespace in names}
     repositories = {}
     for path in map(pathlib.Path, paths):
@@ -210,7 +244,10 @@ def count(paths, names):
             scanned += 1
             for namespace, name in names_used(relative, text, names):
                 uses[namespace][name] = uses[namespace].get(name, 0) + 1
-        repositories[repo] = {"commit": commit, "files": scanned}
+        repositories[repo] = {"commit": commit, "date": _commit_date(path, commit),
+                              "files": scanned}
+        if repo in read_from:
+            repositories[repo]["read_from"] = read_from[repo]
     return {"repositories": repositories,
             "not_counted": [repo for repo in SOURCES if repo not in repositories],
             "uses": {ns: dict(sorted(found.items())) for ns, found in uses.items()}}
@@ -220,11 +257,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("repos", nargs="+", help="bare git directories or folders of "
                                                  + ", ".join(SOURCES))
+    parser.add_argument("--read-from", action="append", default=[], metavar="OFFICIAL=COPY",
+                        help="the repository given for OFFICIAL is the copy OWNER/NAME "
+                             "(a fork or translation), recorded in the output")
     parser.add_argument("--output", default=str(OUTPUT))
     args = parser.parse_args()
+    try:
+        read_from = parse_read_from(args.read_from)
+    except ValueError as error:
+        parser.error(str(error))
     names = {namespace: set(found) for namespace, found in real_names()[0].items()
              if namespace in {n for n, _, _ in NAMESPACES}}
-    result = count(args.repos, names)
+    result = count(args.repos, names, read_from)
     result = {"generated": datetime.date.today().isoformat(),
               "counted": "example files using the name, see tools/example_name_uses.py",
               **result}

@@ -60,6 +60,7 @@ from ._array_ops import saturate_cast
 from ._tf_array_ops import bitcast
 from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from ._tf_tensor_array import TensorArray
+from ._tensor_shape import TensorShape
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
 from ._tf_index_ops import (dynamic_partition, dynamic_stitch, strided_slice,
                             tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,
@@ -70,7 +71,8 @@ from ._tf_asserts import (Assert, assert_equal, assert_greater, assert_less, ass
                           broadcast_dynamic_shape, broadcast_static_shape, ensure_shape)
 from ._tf_control_flow import (case, cond, foldl, foldr, get_current_name_scope,
                                grad_pass_through, group, inside_function, is_symbolic_tensor,
-                               name_scope, no_op, recompute_grad, scan, switch_case, while_loop)
+                               map_fn, name_scope, no_op, recompute_grad, scan, switch_case,
+                               vectorized_map, while_loop)
 from ._tf_control_flow import tuple_ as tuple  # noqa: A004 - tf.tuple
 from . import nest
 from ._tf_sort import argsort, sort

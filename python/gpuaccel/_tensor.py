@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _C, _promotion
 from ._int_range import check_int, check_range
+from ._tensor_shape import TensorShape
 from .dtypes import as_dtype, float32
 from ._placement import device as _device_class
 
@@ -40,7 +41,7 @@ def _device_name(device):
 def _shape_arg(shape):
     """``zeros(2, 3)`` / ``zeros((2, 3))`` / ``normal([2, 3])`` as a list of ints (the core
     checks signs and sizes; only what cannot reach it as an int64 is refused here)."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, TensorShape)):
         shape = tuple(shape[0])
     out = []
     for d in shape:

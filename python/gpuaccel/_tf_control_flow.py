@@ -1,5 +1,5 @@
 """TensorFlow's control flow (``tf.cond``, ``tf.case``, ``tf.switch_case``, ``tf.while_loop``,
-``tf.foldl``/``foldr``, ``tf.scan``) and its graph bookkeeping (``tf.group``, ``tf.no_op``,
+``tf.foldl``/``foldr``, ``tf.scan``, ``tf.map_fn``/``tf.vectorized_map``) and its graph bookkeeping (``tf.group``, ``tf.no_op``,
 ``tf.tuple``, ``tf.name_scope``), as TensorFlow runs them eagerly.
 
 In eager mode TF reads the predicate or index on the host and runs the chosen Python function,
@@ -10,12 +10,16 @@ Keras spellings (cond, switch, while_loop, scan) with Keras's argument conventio
 """
 import threading
 
+import numpy as np
+
 from . import _C, errors, nest
 from ._array_ops import identity, stack
 from ._convert import convert_to_tensor
 from ._tensor import Tensor
+from .dtypes import as_dtype
 
-__all__ = ["cond", "case", "switch_case", "while_loop", "foldl", "foldr", "scan", "no_op",
+__all__ = ["cond", "case", "switch_case", "while_loop", "foldl", "foldr", "scan", "map_fn",
+           "vectorized_map", "no_op",
            "group", "tuple_", "name_scope", "get_current_name_scope", "grad_pass_through",
            "recompute_grad", "is_symbolic_tensor", "inside_function"]
 
@@ -227,6 +231,66 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
     template = outputs[0]
     columns = zip(*(nest.flatten(_converted(out)) for out in outputs))
     return nest.pack_sequence_as(template, [stack(list(column), 0) for column in columns])
+
+
+def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
+           infer_shape=True, name=None, fn_output_signature=None):
+    """``tf.map_fn``: ``fn`` applied to each slice of ``elems``' first axis (a structure's
+    leaves sliced together), the results stacked. The results have ``elems``' structure and
+    dtypes unless ``fn_output_signature`` (or the older ``dtype``) says otherwise, and every
+    slice's result has the first one's shapes, with TF's eager errors."""
+    signature = fn_output_signature if fn_output_signature is not None else dtype
+    return _map_slices("tf.map_fn", fn, elems, signature, signature is None)
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """``tf.vectorized_map``: the results of ``fn`` on each slice of ``elems``, stacked. TF
+    vectorizes ``fn``; run eagerly it is ``map_fn`` whose results keep ``fn``'s own structure
+    and dtypes (what TF's vectorized ``fn`` gives)."""
+    return _map_slices("tf.vectorized_map", fn, elems, None, False)
+
+
+def _map_slices(caller, fn, elems, signature, like_elems):
+    """The stacked results of ``fn`` on each slice of ``elems``: shaped and typed like ``elems``
+    (``like_elems``), like ``signature``, or (both unset) like the first result."""
+    if not callable(fn):
+        raise TypeError(f"{caller}: fn must be callable, got {fn!r}")
+    leaves = [_as_tensor(leaf) for leaf in nest.flatten(elems)]
+    if any(leaf.ndim == 0 for leaf in leaves):
+        raise ValueError("Elements in elems must be 1+ dimensional Tensors, not scalars")
+    count = leaves[0].shape[0]
+    for leaf in leaves[1:]:
+        if leaf.shape[0] != count:
+            raise ValueError(f"Dimensions {count} and {leaf.shape[0]} are not compatible")
+    template, dtypes = None, None
+    if like_elems:
+        template, dtypes = elems, [leaf._dtype_name for leaf in leaves]
+    elif signature is not None:
+        template = signature
+        dtypes = [as_dtype(getattr(spec, "dtype", spec)).name for spec in nest.flatten(signature)]
+    columns = None
+    for i in range(count):
+        result = fn(nest.pack_sequence_as(elems, [leaf[i] for leaf in leaves]))
+        values = [_as_tensor(value) for value in nest.flatten(result)]
+        if template is None:  # vectorized_map: the first result sets structure and dtypes
+            template, dtypes = result, [value._dtype_name for value in values]
+        nest.assert_same_structure(template, result)
+        columns = columns or [[] for _ in values]
+        for column, expected, value in zip(columns, dtypes, values):
+            if value._dtype_name != expected:
+                raise errors.InvalidArgumentError(
+                    f"TensorArray dtype is {expected} but Op is trying to write dtype "
+                    f"{value._dtype_name}", caller)
+            if column and tuple(value.shape) != tuple(column[0].shape):
+                raise ValueError(f"Incompatible shape for value ({tuple(value.shape)}), "
+                                 f"expected ({tuple(column[0].shape)})")
+            column.append(value)
+    if columns is None:  # no slices: TF gives empty 1-D tensors of the expected dtypes
+        if template is None:
+            template, dtypes = elems, [leaf._dtype_name for leaf in leaves]
+        empty = convert_to_tensor(np.zeros(0, np.float32))
+        return nest.pack_sequence_as(template, [_C.cast(empty, d) for d in dtypes])
+    return nest.pack_sequence_as(template, [stack(column, 0) for column in columns])
 
 
 def no_op(name=None):

@@ -16,6 +16,7 @@ from ._image_adjust import (adjust_brightness, adjust_contrast, convert_image_dt
                             grayscale_to_rgb, per_image_standardization, random_brightness,
                             random_contrast, random_crop, random_flip_left_right,
                             random_flip_up_down, rgb_to_grayscale)
+from ._image_quality import psnr, ssim
 from ._image_resize import (ResizeMethod, central_crop, crop_to_bounding_box, flip_left_right,
                             flip_up_down, pad_to_bounding_box, resize, resize_with_crop_or_pad,
                             resize_with_pad, rot90, transpose)
@@ -25,7 +26,8 @@ __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_
            "pad_to_bounding_box", "flip_left_right", "flip_up_down", "transpose", "rot90",
            "convert_image_dtype", "rgb_to_grayscale", "grayscale_to_rgb", "adjust_brightness",
            "adjust_contrast", "per_image_standardization", "random_flip_left_right",
-           "random_flip_up_down", "random_crop", "random_brightness", "random_contrast"]
+           "random_flip_up_down", "random_crop", "random_brightness", "random_contrast", "psnr",
+           "ssim"]
 
 
 def _four(value, name):

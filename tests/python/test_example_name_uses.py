@@ -53,15 +53,34 @@ NO_IMPORT_PY = "model = layers.Dense(1)\nz = torch.cat([a, b])\n"
 
 
 def _write_tree(root):
-    (root / "examples" / "vision").mkdir(parents=True)
+    """A keras-io tree: three .py examples count; the notebook generated from one does not."""
+    (root / "examples" / "vision" / "ipynb").mkdir(parents=True)
     (root / "guides").mkdir()
     (root / "examples" / "vision" / "aliases.py").write_text(ALIASES_PY)
-    (root / "guides" / "notebook.ipynb").write_text(json.dumps(NOTEBOOK))
-    (root / "examples" / "from_import.py").write_text(FROM_IMPORT_PY)
+    (root / "examples" / "vision" / "ipynb" / "aliases.ipynb").write_text(json.dumps(NOTEBOOK))
+    (root / "guides" / "from_import.py").write_text(FROM_IMPORT_PY)
     (root / "examples" / "no_import.py").write_text(NO_IMPORT_PY)
     (root / "scripts").mkdir()  # outside examples/ and guides/: never read
     (root / "scripts" / "tool.py").write_text(ALIASES_PY)
     return root
+
+
+def _write_tensorflow_docs_tree(root):
+    """A tensorflow/docs tree: its notebooks are the examples."""
+    (root / "site" / "en" / "tutorials").mkdir(parents=True)
+    (root / "site" / "en" / "guide").mkdir()
+    (root / "site" / "en" / "guide" / "notebook.ipynb").write_text(json.dumps(NOTEBOOK))
+    return root
+
+
+def _commit_all(tree):
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "examples", "--date=2024-01-11T12:00:00"], check=True,
+                   env={"GIT_COMMITTER_DATE": "2024-01-11T12:00:00", "PATH": "/usr/bin:/bin"})
+    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def _expected_uses():
@@ -72,25 +91,33 @@ def _expected_uses():
 
 
 def test_counts_files_per_name_with_aliases_resolved_in_a_folder(tmp_path):
-    tree = _write_tree(tmp_path / "keras-io")
-    result = example_name_uses.count([tree], NAMES)
-    assert result["repositories"] == {"keras-team/keras-io": {"commit": None, "files": 4}}
-    assert result["not_counted"] == ["tensorflow/docs", "pytorch/tutorials"]
+    keras_io = _write_tree(tmp_path / "keras-io")
+    docs = _write_tensorflow_docs_tree(tmp_path / "docs")
+    result = example_name_uses.count([keras_io, docs], NAMES)
+    assert result["repositories"] == {
+        "keras-team/keras-io": {"commit": None, "date": None, "files": 3},
+        "tensorflow/docs": {"commit": None, "date": None, "files": 1}}
+    assert result["not_counted"] == ["pytorch/tutorials"]
     assert result["uses"] == _expected_uses()
 
 
-def test_reads_the_head_of_a_git_directory(tmp_path):
+def test_reads_the_head_of_a_git_directory_and_records_its_copy(tmp_path):
     tree = _write_tree(tmp_path / "checkout")
-    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git[:3], "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "examples"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
+    commit = _commit_all(tree)
     (tree / "examples" / "uncommitted.py").write_text("import torch\ntorch.cat([])\n")
-    result = example_name_uses.count([tree / ".git"], NAMES)
-    assert result["repositories"] == {"keras-team/keras-io": {"commit": commit, "files": 4}}
+    docs = _write_tensorflow_docs_tree(tmp_path / "docs")
+    read_from = example_name_uses.parse_read_from(["keras-team/keras-io=someone/keras-io"])
+    result = example_name_uses.count([tree / ".git", docs], NAMES, read_from)
+    assert result["repositories"]["keras-team/keras-io"] == {
+        "commit": commit, "date": "2024-01-11", "files": 3, "read_from": "someone/keras-io"}
     assert result["uses"] == _expected_uses()
+
+
+@pytest.mark.parametrize("pair", ["keras-team/keras-io", "keras/keras-io=someone/keras-io",
+                                  "pytorch/tutorials=tutorials-kr"])
+def test_a_read_from_pair_of_the_wrong_form_is_refused(pair):
+    with pytest.raises(ValueError, match="OFFICIAL=OWNER/NAME"):
+        example_name_uses.parse_read_from([pair])
 
 
 def test_a_folder_of_no_known_repository_is_refused(tmp_path):

@@ -56,7 +56,13 @@ LAYER_CASES = [
 @pytest.mark.parametrize("name,kwargs,shape", LAYER_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(LAYER_CASES)])
 def test_layer_matches_keras_forward_and_gradients(name, kwargs, shape):
-    ours, theirs = getattr(L, name)(**kwargs), getattr(keras.layers, name)(**kwargs)
+    assert_layer_matches_keras(getattr(L, name)(**kwargs), getattr(keras.layers, name)(**kwargs),
+                               shape)
+
+
+def assert_layer_matches_keras(ours, theirs, shape):
+    """The same weight names and shapes, output shape, outputs, and gradients of the input and
+    the weights from the same seeded weights and input (test_keras_conv3d.py uses it too)."""
     for layer in (ours, theirs):
         layer.build((None,) + shape[1:])
     assert [tuple(w.shape) for w in ours.get_weights()] == \

@@ -1,8 +1,12 @@
 """keras.utils against real Keras on the same inputs: pad_sequences, timeseries_dataset_from_array,
-split_dataset, pack/unpack_x_y_sample_weight, normalize, img_to_array, and PyDataset subclasses
+split_dataset, pack/unpack_x_y_sample_weight, normalize, img_to_array, load_img/array_to_img/
+save_img (the same PIL images and files), and PyDataset subclasses
 in fit/evaluate/predict (same batches, hooks, losses and weights). Seeded shuffles are compared
 by their rule (same multiset, reproducible), not Keras's order."""
+import contextlib
+import io
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +15,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 
 from gpuaccel import keras as gk  # noqa: E402
+from tf_comparison import raised  # noqa: E402
 
 RNG = np.random.default_rng(32)
 SERIES = RNG.normal(size=(20, 2)).astype(np.float32)
@@ -145,10 +150,287 @@ def test_normalize_and_img_to_array_match_keras():
             utils.img_to_array(np.zeros(3))
 
 
-def test_image_files_are_refused_with_advice():
-    with pytest.raises(AttributeError, match="PIL.Image.open"):
-        gk.utils.load_img("picture.png")
-    assert callable(keras.utils.load_img)
+@pytest.fixture(scope="module")
+def image_files(tmp_path_factory):
+    """A 7x10 RGB PNG and JPEG, an RGBA PNG and a grayscale PNG of seeded pixels."""
+    from PIL import Image
+    folder = tmp_path_factory.mktemp("images")
+    rgb = RNG.integers(0, 256, size=(7, 10, 3)).astype(np.uint8)
+    files = {"rgb.png": Image.fromarray(rgb, "RGB"), "rgb.jpg": Image.fromarray(rgb, "RGB"),
+             "rgba.png": Image.fromarray(RNG.integers(0, 256, size=(7, 10, 4)).astype(
+                 np.uint8), "RGBA"),
+             "gray.png": Image.fromarray(rgb[..., 0], "L")}
+    for name, image in files.items():
+        image.save(folder / name)
+    return folder
+
+
+def _same_image(ours, theirs):
+    assert (ours.mode, ours.size) == (theirs.mode, theirs.size)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("rgb.png", {}), ("rgb.jpg", {}), ("rgba.png", {}), ("gray.png", {}),
+    ("rgb.png", {"color_mode": "grayscale"}), ("gray.png", {"color_mode": "rgba"}),
+    ("rgba.png", {"color_mode": "rgb", "target_size": (4, 6)}),
+    ("rgb.jpg", {"target_size": (5, 3), "interpolation": "bilinear"}),
+    ("rgb.png", {"target_size": (9, 4), "interpolation": "bicubic", "keep_aspect_ratio": True}),
+    ("rgb.png", {"target_size": (3, 8), "interpolation": "lanczos", "keep_aspect_ratio": True}),
+    ("rgb.png", {"target_size": (7, 10), "interpolation": "no such filter"})])
+def test_load_img_gives_kerass_pil_image(image_files, name, kwargs):
+    _same_image(gk.utils.load_img(str(image_files / name), **kwargs),
+                keras.utils.load_img(str(image_files / name), **kwargs))
+    data = (image_files / name).read_bytes()
+    _same_image(gk.utils.load_img(io.BytesIO(data), **kwargs),
+                keras.utils.load_img(io.BytesIO(data), **kwargs))
+    _same_image(gk.utils.load_img(image_files / name, **kwargs),
+                keras.utils.load_img(image_files / name, **kwargs))
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((3,), {}), (("rgb.png",), {"color_mode": "cmyk"}),
+    (("rgb.png",), {"target_size": (4, 4), "interpolation": "no such filter"})])
+def test_load_img_errors_are_kerass(image_files, args, kwargs):
+    args = tuple(str(image_files / a) if isinstance(a, str) else a for a in args)
+    theirs = raised(keras.utils.load_img, *args, **kwargs)
+    assert theirs is not None
+    assert raised(gk.utils.load_img, *args, **kwargs) == theirs
+
+
+ARRAYS = {"float_rgb": RNG.normal(size=(4, 5, 3)).astype(np.float32),
+          "rgba": RNG.integers(0, 256, size=(4, 5, 4)).astype(np.float32),
+          "one_channel": RNG.integers(0, 256, size=(4, 5, 1)).astype(np.float32),
+          "wide_range": RNG.integers(0, 1000, size=(4, 5, 1)).astype(np.float32),
+          "constant": np.full((3, 2, 3), 7.0, np.float32),
+          "channels_first": RNG.normal(size=(3, 4, 5)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("float_rgb", {}), ("rgba", {"scale": False}), ("one_channel", {"scale": False}),
+    ("wide_range", {"scale": False}), ("constant", {}), ("float_rgb", {"dtype": "float16"}),
+    ("channels_first", {"data_format": "channels_first"})])
+def test_array_to_img_gives_kerass_pil_image(name, kwargs):
+    _same_image(gk.utils.array_to_img(ARRAYS[name], **kwargs),
+                keras.utils.array_to_img(ARRAYS[name], **kwargs))
+
+
+@pytest.mark.parametrize("array,kwargs", [
+    (np.zeros((4, 5)), {}), (np.zeros((4, 5, 2)), {}), (np.zeros((4, 5, 3)),
+                                                         {"data_format": "channels_middle"})])
+def test_array_to_img_errors_are_kerass(array, kwargs):
+    theirs = raised(keras.utils.array_to_img, array, **kwargs)
+    assert theirs is not None
+    assert raised(gk.utils.array_to_img, array, **kwargs) == theirs
+
+
+@pytest.mark.parametrize("file_name,kwargs", [
+    ("a.png", {}), ("a.jpg", {}), ("a.JPG", {"quality": 50}), ("a.bin", {"file_format": "png"})])
+def test_save_img_writes_kerass_file(tmp_path, file_name, kwargs):
+    from PIL import Image
+    jpeg = file_name.lower().endswith("jpg")  # RGBA to JPEG: written as RGB, with a warning
+    array = ARRAYS["rgba"] if jpeg else ARRAYS["float_rgb"]
+    for library, folder in ((gk, "ours"), (keras, "theirs")):
+        (tmp_path / folder).mkdir()
+        with pytest.warns(UserWarning, match="RGBA") if jpeg else contextlib.nullcontext():
+            library.utils.save_img(tmp_path / folder / file_name, array, **kwargs)
+    assert (tmp_path / "ours" / file_name).read_bytes() == \
+        (tmp_path / "theirs" / file_name).read_bytes()
+    assert Image.open(tmp_path / "ours" / file_name).size == (5, 4)
+
+
+@pytest.fixture(scope="module")
+def class_folders(tmp_path_factory):
+    """Two class folders of seeded PNGs of several sizes (one grayscale, one in a nested
+    folder), plus files and folders Keras skips (a .txt, a hidden folder)."""
+    from PIL import Image
+    root = tmp_path_factory.mktemp("classes")
+    sizes = {"cats/a.png": (7, 9), "cats/b.png": (6, 6), "cats/c.png": (9, 5),
+             "dogs/d.png": (8, 10), "dogs/inner/e.png": (5, 7), "dogs/f.png": (6, 8)}
+    for name, (height, width) in sizes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        pixels = RNG.integers(0, 256, size=(height, width, 3)).astype(np.uint8)
+        image = Image.fromarray(pixels[..., 0], "L") if name == "dogs/f.png" else \
+            Image.fromarray(pixels, "RGB")
+        image.save(root / name)
+    (root / "cats" / "notes.txt").write_text("not an image")
+    (root / ".cache").mkdir()
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(root / ".cache" / "x.png")
+    return root
+
+
+def _batches(dataset):
+    return [tuple(np.asarray(part) for part in batch) if isinstance(batch, tuple)
+            else (np.asarray(batch),) for batch in dataset]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"image_size": (5, 6), "batch_size": 4},
+    {"image_size": (4, 4), "label_mode": "categorical", "crop_to_aspect_ratio": True,
+     "interpolation": "nearest", "batch_size": None},
+    {"image_size": (6, 4), "label_mode": "binary", "pad_to_aspect_ratio": True,
+     "interpolation": "bicubic"},
+    {"image_size": 3, "labels": None, "color_mode": "rgba", "data_format": "channels_first"},
+    {"image_size": (3, 5), "class_names": ["dogs", "cats"], "interpolation": "area"},
+])  # (not color_mode='grayscale' of colour files: PIL's and TF's grey weights differ)
+def test_image_dataset_from_directory_matches_keras(class_folders, capsys, kwargs):
+    kwargs = {"shuffle": False, **kwargs}
+    ours = gk.utils.image_dataset_from_directory(str(class_folders), **kwargs)
+    our_output = capsys.readouterr().out
+    theirs = keras.utils.image_dataset_from_directory(str(class_folders), **kwargs)
+    assert our_output == capsys.readouterr().out
+    assert ours.class_names == theirs.class_names
+    assert ours.file_paths == theirs.file_paths
+    our_batches, their_batches = _batches(ours), _batches(theirs)
+    assert len(our_batches) == len(their_batches)
+    for our_batch, their_batch in zip(our_batches, their_batches):
+        for mine, expected in zip(our_batch, their_batch):
+            assert mine.dtype == expected.dtype and mine.shape == expected.shape
+            np.testing.assert_allclose(mine, expected, rtol=1e-5, atol=1e-3)
+
+
+def test_image_dataset_split_and_shuffle_follow_kerass_seeded_order(class_folders, capsys):
+    kwargs = {"image_size": (4, 4), "seed": 3, "validation_split": 0.34, "subset": "both",
+              "batch_size": 2}
+    ours = gk.utils.image_dataset_from_directory(str(class_folders), **kwargs)
+    our_output = capsys.readouterr().out
+    theirs = keras.utils.image_dataset_from_directory(str(class_folders), **kwargs)
+    assert our_output == capsys.readouterr().out
+    assert "Using 4 files for training." in our_output
+    for our_part, their_part in zip(ours, theirs):
+        assert our_part.file_paths == their_part.file_paths
+    # validation is not shuffled: the same batches; training: the same images in some order
+    for mine, expected in zip(_batches(ours[1]), _batches(theirs[1])):
+        np.testing.assert_allclose(mine[0], expected[0], atol=1e-3)
+        np.testing.assert_array_equal(mine[1], expected[1])
+    our_train = np.concatenate([b[0] for b in _batches(ours[0])])
+    their_train = np.concatenate([b[0] for b in _batches(theirs[0])])
+    order = np.argsort(our_train.reshape(len(our_train), -1).sum(1))
+    their_order = np.argsort(their_train.reshape(len(their_train), -1).sum(1))
+    np.testing.assert_allclose(our_train[order], their_train[their_order], atol=1e-3)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"labels": "folders"}, {"labels": [0, 1], "class_names": ["a"]}, {"label_mode": "sparse"},
+    {"color_mode": "cmyk"}, {"image_size": (1, 2, 3)}, {"interpolation": "cubic"},
+    {"validation_split": 1.5, "subset": "training", "seed": 1},
+    {"validation_split": 0.2}, {"validation_split": 0.2, "subset": "testing", "seed": 1},
+    {"validation_split": 0.2, "subset": "training"}, {"class_names": ["cats", "birds"]},
+    {"labels": [0, 1, 0]}, {"labels": None, "class_names": ["cats"]},
+    {"label_mode": "binary", "class_names": ["cats"]},
+])
+def test_image_dataset_from_directory_errors_are_kerass(class_folders, capsys, kwargs):
+    theirs = raised(keras.utils.image_dataset_from_directory, str(class_folders), **kwargs)
+    assert theirs is not None
+    assert raised(gk.utils.image_dataset_from_directory, str(class_folders), **kwargs) == theirs
+
+
+def _functional_graph(k):
+    """Two named inputs merged, a Dense, then the first input again: (output, first input)."""
+    first, second = k.Input((3,), name="first"), k.Input((3,), name="second")
+    merged = k.layers.Dense(2)(k.layers.Add()([second, first]))
+    return k.layers.Concatenate()([merged, first]), first
+
+
+def test_get_source_inputs_and_is_keras_tensor_match_keras():
+    for k in (gk, keras):
+        output, first = _functional_graph(k)
+        assert [t.name for t in k.utils.get_source_inputs(output)] == ["second", "first"]
+        assert k.utils.get_source_inputs(first) == [first]
+        assert k.utils.is_keras_tensor(output) and k.utils.is_keras_tensor(first)
+        assert not k.utils.is_keras_tensor(np.zeros(3))
+        assert not k.utils.is_keras_tensor(k.ops.convert_to_tensor(np.zeros(3)))
+    array = np.zeros(2)
+    assert gk.utils.get_source_inputs(array) is array and \
+        keras.utils.get_source_inputs(array) is array
+
+
+@pytest.mark.parametrize("dtype", [None, "float32", "int8", "bfloat16", "string", int, float,
+                                   bool, "int", np.float16, np.dtype("uint8"), "float64",
+                                   "complex64", "float", "int33", 3.5])
+def test_standardize_dtype_matches_keras(dtype):
+    ours = raised(gk.utils.standardize_dtype, dtype) or gk.utils.standardize_dtype(dtype)
+    assert ours == (raised(keras.utils.standardize_dtype, dtype)
+                    or keras.utils.standardize_dtype(dtype))
+
+
+def test_clear_session_restarts_the_automatic_names_as_kerass():
+    for k in (gk, keras):
+        k.utils.clear_session()
+        before = [k.layers.Dense(1).name, k.layers.Dense(1).name, k.Input((2,)).name,
+                  k.Input((2,)).name, k.optimizers.Adam().name, k.optimizers.Adam().name]
+        k.utils.clear_session(free_memory=False)
+        after = [k.layers.Dense(1).name, k.Input((2,)).name, k.optimizers.Adam().name]
+        # (a Keras Input's tensor is named 'keras_tensor...', gpuaccel's after its layer)
+        assert before[:2] + before[4:] == ["dense", "dense_1", "adam", "adam_1"]
+        assert before[2] != before[3] and after == ["dense", before[2], "adam"]
+
+
+def _keras_objects(k):
+    """One object of each family, with arguments both frameworks configure alike."""
+    return [k.activations.relu, k.losses.MeanSquaredError(), k.optimizers.Adam(0.01),
+            k.initializers.GlorotUniform(seed=1), k.regularizers.L2(0.1), k.constraints.NonNeg(),
+            k.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5), "relu", 3, None,
+            [1, k.regularizers.L1(0.2)], (1, 2.5), {"a": k.constraints.UnitNorm(axis=0)}]
+
+
+def test_serialize_keras_object_writes_kerass_configs():
+    for ours, theirs in zip(_keras_objects(gk), _keras_objects(keras)):
+        assert gk.utils.serialize_keras_object(ours) == \
+            keras.saving.serialize_keras_object(theirs)
+    assert gk.saving.serialize_keras_object is gk.utils.serialize_keras_object
+
+
+def test_deserialize_keras_object_reads_kerass_configs():
+    for theirs in _keras_objects(keras) + [keras.metrics.AUC(name="auc"),
+                                           keras.layers.Dropout(0.3, name="drop")]:
+        config = keras.saving.serialize_keras_object(theirs)
+        ours = gk.saving.deserialize_keras_object(config)
+        if hasattr(theirs, "get_config"):
+            assert type(ours).__name__ == type(theirs).__name__
+            expected, got = theirs.get_config(), ours.get_config()
+            shared = [k for k in expected if k in got and not isinstance(expected[k], dict)]
+            assert (shared or not expected) and \
+                {k: got[k] for k in shared} == {k: expected[k] for k in shared}
+        elif callable(theirs):
+            assert ours is gk.activations.relu
+        else:
+            assert gk.utils.serialize_keras_object(ours) == config
+    # and back: Keras reads what gpuaccel writes
+    for ours in _keras_objects(gk)[1:7]:
+        again = keras.saving.deserialize_keras_object(gk.utils.serialize_keras_object(ours))
+        assert again.get_config() == ours.get_config()
+
+
+def test_deserialize_keras_object_finds_custom_classes_and_refuses_unknown_ones():
+    class Scale(gk.layers.Layer):
+        def __init__(self, factor=2.0, **kwargs):
+            super().__init__(**kwargs)
+            self.factor = factor
+
+        def call(self, inputs):
+            return inputs * self.factor
+
+        def get_config(self):
+            return {**super().get_config(), "factor": self.factor}
+
+    config = {"module": "my_package", "class_name": "Scale", "config": {"factor": 3.0},
+              "registered_name": "Scale"}
+    layer = gk.utils.deserialize_keras_object(config, custom_objects={"Scale": Scale})
+    assert isinstance(layer, Scale) and layer.factor == 3.0
+    with pytest.raises(TypeError, match="Could not locate class 'Scale'"):
+        gk.utils.deserialize_keras_object(config)
+    with pytest.raises(TypeError, match="Could not locate class 'Scale'"):
+        keras.saving.deserialize_keras_object(config)
+
+
+def test_image_files_without_pil_name_the_package_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "PIL", None)  # `from PIL import Image` now fails
+    for call, args in ((gk.utils.load_img, ("picture.png",)),
+                       (gk.utils.array_to_img, (np.zeros((2, 2, 3)),)),
+                       (gk.utils.save_img, ("picture.png", np.zeros((2, 2, 3))))):
+        with pytest.raises(ImportError, match="pip install pillow"):
+            call(*args)
 
 
 def batches_class(base):

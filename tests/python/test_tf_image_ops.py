@@ -1,4 +1,4 @@
-"""``tf.image``'s resizing, crops, flips, dtype conversion and colour adjustments against real
+"""``tf.image``'s resizing, crops, flips, dtype conversion, colour adjustments and psnr/ssim against real
 TensorFlow on the same seeded images: values, dtypes, shapes, gradients and error types. The
 random_* names are checked by their rule (the output is one of the allowed results, and over
 seeded draws more than one occurs), not against TF's draws."""
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import gpuaccel as ga
+from tf_comparison import raised
 
 tf = pytest.importorskip("tensorflow")
 
@@ -230,3 +231,51 @@ def test_random_crop_brightness_and_contrast_follow_their_rules():
             bad(tf.image)
         with pytest.raises(ValueError):
             bad(ga.image)
+
+
+# ---- image quality: psnr and ssim ----
+
+BIG = RNG.uniform(0, 1, (2, 12, 13, 3)).astype(np.float32)
+BIG_NOISY = np.clip(BIG + RNG.normal(0, 0.1, BIG.shape), 0, 1).astype(np.float32)
+BIG_UINT8 = (BIG * 255).astype(np.uint8)
+BIG_NOISY_UINT8 = (BIG_NOISY * 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("a,b,max_val", [(IMAGES, IMAGES[::-1], 1.0), (ONE_IMAGE, IMAGES, 1.0),
+                                         (UINT8_IMAGES, UINT8_IMAGES[::-1], 255),
+                                         (BIG, BIG_NOISY, 2.0)])
+def test_psnr_matches_tensorflow(a, b, max_val):
+    assert_same(ga.image.psnr(a, b, max_val), tf.image.psnr(a, b, max_val), rtol=1e-5)
+
+
+@pytest.mark.parametrize("a,b,kwargs", [
+    (BIG, BIG_NOISY, {"max_val": 1.0}),
+    (BIG_UINT8, BIG_NOISY_UINT8, {"max_val": 255}),
+    (BIG[:1], BIG_NOISY, {"max_val": 1.0, "filter_size": 5, "filter_sigma": 0.8, "k2": 0.05}),
+    (BIG, BIG_NOISY, {"max_val": 1.0, "filter_size": 7, "return_index_map": True}),
+])
+def test_ssim_matches_tensorflow(a, b, kwargs):
+    assert_same(ga.image.ssim(a, b, **kwargs), tf.image.ssim(a, b, **kwargs), rtol=1e-4,
+                atol=1e-5)
+
+
+def test_psnr_and_ssim_gradients_match_tensorflow():
+    assert_same_gradient(lambda x: ga.image.psnr(x, BIG_NOISY, 1.0),
+                         lambda x: tf.image.psnr(x, BIG_NOISY, 1.0), BIG)
+    assert_same_gradient(lambda x: ga.image.ssim(x, BIG_NOISY, 1.0, filter_size=5),
+                         lambda x: tf.image.ssim(x, BIG_NOISY, 1.0, filter_size=5), BIG)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.image.psnr(IMAGES[0, 0], IMAGES[0, 0], 1.0),
+    lambda m: m.image.psnr(IMAGES, IMAGES[:, :4], 1.0),
+    lambda m: m.image.ssim(IMAGES[:1].repeat(3, 0), IMAGES, 1.0, filter_size=3),
+    lambda m: m.image.ssim(IMAGES, IMAGES, 1.0),
+])
+def test_psnr_and_ssim_bad_shapes_raise_tensorflows_errors(call):
+    theirs = raised(call, tf)
+    assert theirs is not None
+    ours = raised(call, ga)
+    assert ours[0] == theirs[0]
+    if theirs[0] == "ValueError":
+        assert ours == theirs

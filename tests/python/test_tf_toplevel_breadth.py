@@ -241,10 +241,22 @@ def _both(fn):
     lambda m, x: m.recompute_grad(lambda v: m.sin(v) * v)(x),
     lambda m, x: m.grad_pass_through(lambda v: m.clip_by_value(v, -0.5, 0.5))(x) * x,
     lambda m, x: m.recompute_grad(lambda v, w: m.tanh(v) * w)(x, m.exp(x)),
+    lambda m, x: m.map_fn(lambda row: row * row + 1.0, x),
+    lambda m, x: m.map_fn(lambda row: m.reduce_sum(row * row), x),
+    lambda m, x: m.map_fn(lambda pair: pair[0] * pair[1], (x, m.exp(x)),
+                          fn_output_signature=m.float32),
+    lambda m, x: m.map_fn(lambda row: (row, m.reduce_max(row)), x,
+                          fn_output_signature=(m.float32, m.float32))[1],
+    lambda m, x: m.map_fn(lambda d: d["a"] + d["b"], {"a": x, "b": m.sigmoid(x)},
+                          fn_output_signature=m.TensorSpec((3,), m.float32)),
+    lambda m, x: m.vectorized_map(lambda row: m.tanh(row) * 2.0, x),
+    lambda m, x: m.vectorized_map(lambda row: (m.reduce_sum(row), row * 3.0), x)[1],
 ], ids=["cond-true", "cond-false", "case", "switch_case", "switch_case-default", "while_loop",
         "while_loop-max-iterations", "foldl", "foldl-nested-initializer", "foldr",
         "foldr-initializer", "scan", "scan-reverse", "scan-nested", "grad_pass_through",
-        "recompute_grad", "grad_pass_through-clip", "recompute_grad-two-arguments"])
+        "recompute_grad", "grad_pass_through-clip", "recompute_grad-two-arguments",
+        "map_fn", "map_fn-reduces", "map_fn-nested-elems", "map_fn-nested-output",
+        "map_fn-dict-spec", "vectorized_map", "vectorized_map-nested-output"])
 def test_control_flow_values_and_gradients(fn):
     (theirs, their_grad), (ours, our_grad) = _both(fn)
     assert ours.shape == theirs.shape
@@ -267,6 +279,43 @@ def test_control_flow_argument_errors():
                         default=lambda: 0, exclusive=True)
         with pytest.raises(ValueError):
             module.while_loop(lambda i: i < 2, lambda i: (i + 1, i), [module.constant(0)])
+
+
+def test_map_fn_output_dtypes_and_empty_elems_as_tensorflow():
+    for module in (tf, gt):
+        x = module.constant(A)
+        ints = module.map_fn(lambda row: module.cast(row * 10.0, module.int32), x,
+                             fn_output_signature=module.int32)
+        np.testing.assert_array_equal(as_array(ints), (A * 10).astype(np.int32))
+        assert ints.dtype.name == "int32"
+        empty = module.map_fn(lambda row: row * 2.0, module.zeros((0, 3)))
+        assert tuple(empty.shape) == (0,) and empty.dtype.name == "float32"
+
+
+def _map_fn_error(module, call):
+    try:
+        call(module, module.constant(A))
+    except Exception as error:  # noqa: BLE001 - the error is what is compared
+        return type(error).__name__, str(error).split("\n")[0].strip()
+    return None
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.map_fn(lambda row: (row, row), x),
+    lambda m, x: m.map_fn(lambda row: m.cast(row, m.int32), x),
+    lambda m, x: m.map_fn(lambda row: row, x, fn_output_signature=m.int32),
+    lambda m, x: m.map_fn(lambda row: row, m.constant(3.0)),
+    lambda m, x: m.map_fn(lambda pair: pair[0], (x, x[:2])),
+    lambda m, x: m.map_fn(lambda row: row[:1 + int(float(row[0]) > 0.0)], x),
+], ids=["structure", "dtype", "signature-dtype", "scalar", "lengths", "shapes"])
+def test_map_fn_errors_are_tensorflows(call):
+    theirs = _map_fn_error(tf, call)
+    assert theirs is not None
+    ours = _map_fn_error(gt, call)
+    if theirs[1].startswith("The two structures"):  # TF's text goes on to print the values
+        assert ours[0] == theirs[0] and "don't have the same nested structure" in ours[1]
+    else:
+        assert ours == theirs
 
 
 def test_while_loop_structure_and_grouping_helpers():

@@ -61,3 +61,13 @@ def assert_case_matches(case, atol, rtol):
     assert_forward_matches(theirs, ours, args, kwargs, atol=atol)
     if differentiable:
         assert_gradient_matches(theirs, ours, args, kwargs, rtol=rtol, atol=atol)
+
+
+def raised(call, *args, **kwargs):
+    """(error type name, message) of what ``call(*args, **kwargs)`` raises, or None: compares a
+    gpuaccel error with the framework's."""
+    try:
+        call(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+        return type(error).__name__, str(error)
+    return None

@@ -221,3 +221,40 @@ def comparison_tests(all_cases):
     def test_matches_pytorch(case, torch_results):
         check_case(case, torch_results[case.id])
     return torch_results, test_matches_pytorch
+
+
+# ---- one script, both torches ------------------------------------------------------------------
+# For stateful APIs (optimizers, data loaders) a test writes one script that runs unchanged with
+# the real torch and with gpuaccel's face as ``torch`` and compares what each put in ``out``.
+
+_SCRIPT_HELPERS = r"""
+def record_errors(expressions, scope):
+    for index, expression in enumerate(expressions):
+        try:
+            eval(expression, scope)
+            out[f"error_{index}"] = "no error"
+        except Exception as error:
+            out[f"error_{index}"] = type(error).__name__ + ": " + str(error)
+"""
+
+
+def run_script_both(script, face, **inputs):
+    """(gpuaccel's ``out``, PyTorch's ``out``) of ``script`` run with ``face`` (gpuaccel.torch)
+    and with PyTorch as ``torch``, ``np`` and ``inputs`` in scope. The script may call
+    ``record_errors([expression, ...], globals())``: ``out["error_<i>"]`` is then "no error" or
+    "TypeName: message" for each expression."""
+    reference = run(_SCRIPT_HELPERS + script, **inputs)
+    assert "error" not in reference, reference
+    ours = {"torch": face, "np": np, "out": {}, **inputs}
+    exec(_SCRIPT_HELPERS + script, ours)  # noqa: S102 - the same script the reference ran
+    return ours["out"], reference
+
+
+def assert_same_errors(ours, reference, count):
+    """Each of the ``count`` expressions given to ``record_errors`` raised in PyTorch, and
+    gpuaccel raised the same type with the same message."""
+    errors = sorted(key for key in reference if key.startswith("error_"))
+    assert len(errors) == count
+    for key in errors:
+        assert reference[key] != "no error", key
+        assert ours[key] == reference[key], key

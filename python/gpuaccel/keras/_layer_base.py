@@ -174,6 +174,17 @@ def _padding(value):
     return value.lower()
 
 
+def standardize_data_format(value):
+    """Keras's ``backend.standardize_data_format``: None is channels_last; either name, in any
+    case, is itself; anything else a ValueError. (For the ops that take channels_first by
+    transposing; gpuaccel's layers take ``_data_format``'s channels_last only.)"""
+    value = "channels_last" if value is None else str(value).lower()
+    if value not in ("channels_first", "channels_last"):
+        raise ValueError("The `data_format` argument must be one of {'channels_first', "
+                         f"'channels_last'}}. Received: data_format={value}")
+    return value
+
+
 def _data_format(value):
     if value is None or value == "channels_last":
         return "channels_last"

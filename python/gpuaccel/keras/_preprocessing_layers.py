@@ -40,6 +40,16 @@ def crop_to_aspect_ratio(images, height, width):
                              (left, left + crop_width, 1), (0, images.shape[3], 1)])
 
 
+def round_into(resized, integer_dtype):
+    """Float ``resized`` images back in an integer dtype, as Keras: rounded, then saturated to
+    the dtype's range."""
+    limits = np.iinfo(np.dtype(integer_dtype))
+    rounded = _math.round(resized)
+    clipped = _C.binary("minimum", _C.binary("maximum", rounded, _C.scalar_like(
+        float(limits.min), rounded)), _C.scalar_like(float(limits.max), rounded))
+    return _C.cast(clipped, integer_dtype)
+
+
 def window_size(layer_class, height, width):
     """An image layer's (height, width) output size: two positive integers."""
     for value, arg in ((height, "height"), (width, "width")):
@@ -121,13 +131,7 @@ class Resizing(Layer):
             images = crop_to_aspect_ratio(images, self.height, self.width)
         resized = restore(resize_images(images, self.height, self.width, self.interpolation,
                                         self.antialias))
-        if integer_dtype is None:
-            return resized
-        limits = np.iinfo(np.dtype(integer_dtype))  # Keras's round and saturating cast
-        rounded = _math.round(resized)
-        clipped = _C.binary("minimum", _C.binary("maximum", rounded, _C.scalar_like(
-            float(limits.min), rounded)), _C.scalar_like(float(limits.max), rounded))
-        return _C.cast(clipped, integer_dtype)
+        return resized if integer_dtype is None else round_into(resized, integer_dtype)
 
     def compute_output_shape(self, input_shape):
         shape = list(input_shape)

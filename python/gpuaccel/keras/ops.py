@@ -17,6 +17,7 @@ from .._convert import as_tensors as _as_tensors, convert_to_tensor as _convert_
 from .._tensor import Tensor, arange as _arange
 from . import activations as _activations
 from ._pooling_layers import adaptive_pool as _adaptive_pool
+from . import _ops_image as image  # keras.ops.image: resize, rgb_to_grayscale, extract_patches
 
 
 

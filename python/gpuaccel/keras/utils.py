@@ -2,10 +2,14 @@
 (the last only where pydot and graphviz are installed, as in Keras); ``Progbar``;
 ``PyDataset``/``Sequence`` (_py_dataset.py); ``pad_sequences``,
 ``timeseries_dataset_from_array``, ``split_dataset`` and ``pack/unpack_x_y_sample_weight``
-(_data_preparation.py); ``img_to_array``; Keras's registry of user classes for saving
-(``register_keras_serializable``, ``get_custom_objects``, ``custom_object_scope``...,
-_object_registration.py, also in ``keras.saving``); ``get_file`` (_get_file.py). The other
-image helpers need PIL, which gpuaccel does not depend on: they are refused with advice.
+(_data_preparation.py); ``img_to_array``; ``load_img``, ``array_to_img`` and ``save_img``
+(_pil_images.py: PIL is imported only when they are called, as in Keras) and
+``image_dataset_from_directory`` (_image_dataset.py); ``clear_session``, ``is_keras_tensor``,
+``get_source_inputs``, ``standardize_dtype`` (_global_state.py);
+``serialize_keras_object``/``deserialize_keras_object`` (_object_serialization.py); Keras's
+registry of user classes for saving (``register_keras_serializable``, ``get_custom_objects``,
+``custom_object_scope``..., _object_registration.py, also in ``keras.saving``); ``get_file``
+(_get_file.py).
 
 ``set_random_seed`` seeds every generator a training run draws from, as Keras 3's does:
 Python's ``random``, NumPy's global generator and gpuaccel's (weight initializers, dropout,
@@ -23,6 +27,10 @@ from .._tensor import Tensor
 from ._data_preparation import (pack_x_y_sample_weight, pad_sequences, split_dataset,
                                 timeseries_dataset_from_array, unpack_x_y_sample_weight)
 from ._get_file import get_file
+from ._global_state import clear_session, get_source_inputs, is_keras_tensor, standardize_dtype
+from ._image_dataset import image_dataset_from_directory
+from ._object_serialization import deserialize_keras_object, serialize_keras_object
+from ._pil_images import array_to_img, load_img, save_img
 from ._progbar import Progbar
 from ._py_dataset import PyDataset, Sequence
 
@@ -33,7 +41,10 @@ from ._object_registration import (CustomObjectScope, custom_object_scope, get_c
 __all__ = ["get_file", "to_categorical", "set_random_seed", "normalize", "plot_model", "Progbar",
            "PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
            "split_dataset", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
-           "img_to_array", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
+           "img_to_array", "load_img", "array_to_img", "save_img",
+           "image_dataset_from_directory", "clear_session", "get_source_inputs",
+           "is_keras_tensor", "standardize_dtype", "serialize_keras_object",
+           "deserialize_keras_object", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
            "get_registered_name", "get_registered_object", "register_keras_serializable"]
 
 
@@ -127,11 +138,4 @@ def plot_model(model, to_file="model.png", **kwargs):
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.utils", {
-    "image_dataset_from_directory": "gpuaccel.data.Dataset.from_tensor_slices over arrays you "
-                                    "load with PIL",
-    "load_img": "PIL.Image.open(path) and keras.utils.img_to_array (gpuaccel does not depend "
-                "on PIL)",
-    "save_img": "PIL.Image.fromarray(array).save(path) (gpuaccel does not depend on PIL)",
-    "array_to_img": "PIL.Image.fromarray(array.astype('uint8')) (gpuaccel does not depend on "
-                    "PIL)",
 })
