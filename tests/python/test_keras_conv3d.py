@@ -1,4 +1,4 @@
-"""keras.layers.Conv3D (a sum of conv2d ops over the kernel's depth) against Keras's with the
+"""keras.layers.Conv3D (gpuaccel/_conv3d.py: a sum of conv2d ops over the kernel's depth) against Keras's with the
 same weights and inputs: outputs and the gradients of input and weights for padding, strides,
 dilation, groups and activation; a short fit; a .keras archive both load; Keras's errors."""
 import numpy as np

@@ -66,7 +66,6 @@ from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, R
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
 from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
-from ._conv3d_layer import Conv3D
 from ._masking import MaskSource
 from ._recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from ._recurrent_layers import GRU, LSTM, RNN, Bidirectional, SimpleRNN, TimeDistributed
@@ -591,7 +590,6 @@ Convolution2D = Conv2D
 Convolution2DTranspose = Conv2DTranspose
 SeparableConvolution1D = SeparableConv1D
 SeparableConvolution2D = SeparableConv2D
-Convolution3D = Conv3D
 
 __all__ += [
     "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose",
@@ -615,7 +613,7 @@ __all__ += [
     "RandomContrast", "RandomBrightness", "RandomGrayscale", "RandomInvert", "Solarization",
     "AutoContrast", "Pipeline", "RandomRotation", "RandomTranslation", "RandomZoom",
     "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
-    "SeparableConvolution1D", "SeparableConvolution2D", "Conv3D", "Convolution3D",
+    "SeparableConvolution1D", "SeparableConvolution2D",
     "SimpleRNNCell", "LSTMCell", "GRUCell",
     "RNN", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed",
     "Conv3D", "Conv3DTranspose", "Convolution3D", "Convolution3DTranspose", "ConvLSTM1D",
