@@ -18,7 +18,6 @@ from . import _C
 from . import _array_ops
 from . import _torch_functional as _F
 from . import _torch_functions
-from . import _torch_trig
 from . import _torch_sort
 from . import _torch_special
 from . import _torch_ops
@@ -47,31 +46,6 @@ def _exp_of(x):
 
 def _log_of(x):
     return _C.unary("log", x)
-
-
-def _sinh(self):
-    x = _float_of(self)
-    return (_exp_of(x) - _exp_of(-x)) * 0.5
-
-
-def _cosh(self):
-    x = _float_of(self)
-    return (_exp_of(x) + _exp_of(-x)) * 0.5
-
-
-def _asinh(self):
-    x = _float_of(self)
-    return _log_of(x + _C.unary("sqrt", x * x + 1.0))
-
-
-def _acosh(self):
-    x = _float_of(self)
-    return _log_of(x + _C.unary("sqrt", x * x - 1.0))
-
-
-def _atanh(self):
-    x = _float_of(self)
-    return (_math.log1p(x) - _math.log1p(-x)) * 0.5
 
 
 def _trunc(self):
@@ -536,8 +510,9 @@ def _comparison_in_place(name):
 
 
 _METHODS = {
-    "sinh": _sinh, "cosh": _cosh, "asinh": _asinh, "acosh": _acosh, "atanh": _atanh,
-    "arcsinh": _asinh, "arccosh": _acosh, "arctanh": _atanh,
+    "sinh": _math.sinh, "cosh": _math.cosh, "asinh": _math.asinh, "acosh": _math.acosh,
+    "atanh": _math.atanh, "arcsinh": _math.asinh, "arccosh": _math.acosh,
+    "arctanh": _math.atanh,
     "trunc": _trunc, "fix": _trunc, "floor": _floor, "ceil": _ceil, "round": _round,
     "frac": _frac, "fmod": _fmod, "remainder": _remainder, "floor_divide": _floor_divide,
     "div": _div, "divide": _div, "true_divide": lambda self, other: _div(self, other),
@@ -856,11 +831,21 @@ FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | {"copysign", "heaviside", "ldexp",
                                                "index_copy", "scatter_add", "scatter", "renorm",
                                                "logcumsumexp"})
 
-_TRIG = {"sin": _torch_trig.sin, "cos": _torch_trig.cos, "tan": _torch_trig.tan,
-         "asin": _torch_trig.asin, "acos": _torch_trig.acos, "atan": _torch_trig.atan,
-         "arcsin": _torch_trig.asin, "arccos": _torch_trig.acos, "arctan": _torch_trig.atan,
-         "atan2": _torch_trig.atan2, "arctan2": _torch_trig.atan2, "sinc": _torch_trig.sinc,
-         "erf": _torch_trig.erf, "erfc": _torch_trig.erfc}
+
+
+def _sinc(input):
+    """sin(πx) / (πx), and 1 at 0 (where selects it, so 0/0 never shows)."""
+    x = _math._float(input)
+    zero = _C.binary("equal", x, _scalar(0.0, x))
+    px = _C.where(zero, _scalar(1.0, x), x) * math.pi
+    return _C.where(zero, _scalar(1.0, x), _math.sin(px) / px)
+
+
+_TRIG = {"sin": _math.sin, "cos": _math.cos, "tan": _math.tan,
+         "asin": _math.asin, "acos": _math.acos, "atan": _math.atan,
+         "arcsin": _math.asin, "arccos": _math.acos, "arctan": _math.atan,
+         "atan2": _math.atan2, "arctan2": _math.atan2, "sinc": _sinc,
+         "erf": _math.erf, "erfc": _math.erfc}
 _METHODS.update(_TRIG)
 _IN_PLACE += list(_TRIG)
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_TRIG) | {name + "_" for name in _TRIG})
