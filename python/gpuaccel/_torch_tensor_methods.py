@@ -833,18 +833,10 @@ FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | {"copysign", "heaviside", "ldexp",
 
 
 
-def _sinc(input):
-    """sin(πx) / (πx), and 1 at 0 (where selects it, so 0/0 never shows)."""
-    x = _math._float(input)
-    zero = _C.binary("equal", x, _scalar(0.0, x))
-    px = _C.where(zero, _scalar(1.0, x), x) * math.pi
-    return _C.where(zero, _scalar(1.0, x), _math.sin(px) / px)
-
-
 _TRIG = {"sin": _math.sin, "cos": _math.cos, "tan": _math.tan,
          "asin": _math.asin, "acos": _math.acos, "atan": _math.atan,
          "arcsin": _math.asin, "arccos": _math.acos, "arctan": _math.atan,
-         "atan2": _math.atan2, "arctan2": _math.atan2, "sinc": _sinc,
+         "atan2": _math.atan2, "arctan2": _math.atan2, "sinc": _math._sinc,
          "erf": _math.erf, "erfc": _math.erfc}
 _METHODS.update(_TRIG)
 _IN_PLACE += list(_TRIG)

@@ -359,6 +359,15 @@ atanh = _unary("atanh", "``tf.math.atanh(x)``: ±inf at ±1, NaN beyond.", _floa
 erf = _unary("erf", "``tf.math.erf(x)``.", _float)
 
 
+def _sinc(x):
+    """sin(πx) / (πx), and 1 at 0 (where selects it, so 0/0 never shows): torch.sinc and
+    keras.ops.sinc (tf.math has no sinc)."""
+    x = _float(x)
+    zero = _C.binary("equal", x, _c(0.0, x))
+    px = _C.binary("mul", _C.where(zero, _c(1.0, x), x), _c(np.pi, x))
+    return _C.where(zero, _c(1.0, x), _C.binary("div", sin(px), px))
+
+
 def atan2(y, x, name=None):
     """``tf.math.atan2(y, x)``: the angle of the point (x, y), in [-π, π] (integers promote
     to float32)."""

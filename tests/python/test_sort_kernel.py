@@ -93,7 +93,15 @@ KERAS = ["ops.sort(x)", "ops.sort(x, axis=0)", "ops.sort(x, axis=None)", "ops.ar
          "ops.quantile(x, 0.3, axis=1, method='higher')",
          "ops.quantile(x, 0.3, axis=1, method='midpoint')",
          "ops.quantile(x, 0.625, axis=1, method='nearest')",
-         "ops.percentile(x, 75, axis=1, keepdims=True)", "ops.percentile(x, [10, 90])"]
+         "ops.percentile(x, 75, axis=1, keepdims=True)", "ops.percentile(x, [10, 90])",
+         "ops.nanmedian(x)", "ops.nanmedian(x, axis=1)", "ops.nanmedian(x, axis=0, keepdims=True)",
+         "ops.nanquantile(x, 0.3, axis=1)", "ops.nanquantile(x, [0.1, 0.5, 1.0], axis=0)",
+         "ops.nanquantile(x, 0.3, axis=1, method='lower')",
+         "ops.nanquantile(x, 0.3, axis=1, method='higher')",
+         "ops.nanquantile(x, 0.3, axis=1, method='midpoint')",
+         "ops.nanquantile(x, 0.625, axis=1, method='nearest')",
+         "ops.nanpercentile(x, 75, axis=1, keepdims=True)", "ops.nanpercentile(x, [10, 90])",
+         "ops.sinc(x)", "ops.sinc(x * 0)"]
 
 
 @pytest.mark.parametrize("expression", KERAS)

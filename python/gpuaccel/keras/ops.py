@@ -301,6 +301,7 @@ sin, cos, tan = (_floated(n, getattr(_math, n)) for n in ("sin", "cos", "tan"))
 arcsin, arccos, arctan = (_floated(n, f) for n, f in (
     ("arcsin", _math.asin), ("arccos", _math.acos), ("arctan", _math.atan)))
 arctan2 = _two_operands("arctan2", "atan2")
+sinc = _floated("sinc", _math._sinc)
 sinh, cosh = _floated("sinh", _math.sinh), _floated("cosh", _math.cosh)
 arcsinh, arccosh, arctanh = (_floated(n, f) for n, f in (
     ("arcsinh", _math.asinh), ("arccosh", _math.acosh), ("arctanh", _math.atanh)))
@@ -1404,6 +1405,34 @@ def _quantile_of_sorted(rows, q, method):
 
 def quantile(x, q, axis=None, method="linear", keepdims=False):
     """NumPy's quantiles (q in [0, 1], a number or a list: its axis comes first)."""
+    return _quantiles(x, q, axis, method, keepdims, _quantile_of_sorted)
+
+
+def _nan_quantile_of_sorted(rows, q, method):
+    """NumPy's nanquantile ``q`` of each sorted row: the row's NaNs are last, so its first
+    ``count`` entries are its numbers and the position is q (count - 1), one per row, read with
+    take_along_last_axis (no gradient). NaN for a row of NaNs only."""
+    count = _valid_count(rows, -1, True)
+    position = maximum(multiply(subtract(count, 1.0), q), 0.0)
+    low, high = _math.floor(position), _math.ceil(position)
+
+    def at(place):
+        return _C.take_along_last_axis(rows, cast(place, "int64"))[..., 0]
+    below, above = at(low), at(high)
+    if method == "lower":
+        return below
+    if method == "higher":
+        return above
+    if method == "midpoint":
+        return multiply(add(below, above), 0.5)
+    if method == "nearest":
+        return at(_math.round(position))  # half to even, as NumPy
+    return add(below, multiply(subtract(above, below), subtract(position, low)[..., 0]))
+
+
+def _quantiles(x, q, axis, method, keepdims, of_sorted):
+    """Quantiles ``q`` (in [0, 1]; a list gives a leading axis) of x along ``axis``, each row's
+    from ``of_sorted(sorted rows, q, method)``."""
     if method not in _QUANTILE_METHODS:
         raise ValueError(f"Invalid value for argument `method`: {method!r}; expected one of "
                          f"{_QUANTILE_METHODS}")
@@ -1413,11 +1442,25 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
     rows, keep_shape = _sorted_rows(_float(x), axis)
     outs = []
     for value in qs.reshape(-1).tolist():
-        out = _quantile_of_sorted(rows, value, method)
+        out = of_sorted(rows, value, method)
         outs.append(reshape(out, keep_shape) if keepdims else out)
     if qs.ndim == 0:
         return outs[0]
     return reshape(stack(outs), list(qs.shape) + list(outs[0].shape))
+
+
+def nanquantile(x, q, axis=None, method="linear", keepdims=False):
+    """NumPy's nanquantile: the quantiles of each row's non-NaN entries."""
+    return _quantiles(x, q, axis, method, keepdims, _nan_quantile_of_sorted)
+
+
+def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
+    qs = np.asarray(q.numpy() if hasattr(q, "numpy") else q, np.float64)
+    return nanquantile(x, qs / 100.0, axis, method, keepdims)
+
+
+def nanmedian(x, axis=None, keepdims=False):
+    return nanquantile(x, 0.5, axis, "linear", keepdims)
 
 
 def percentile(x, q, axis=None, method="linear", keepdims=False):
@@ -1433,11 +1476,8 @@ def median(x, axis=None, keepdims=False):
 # Names that need a kernel gpuaccel lacks, with what to do meanwhile.
 _ON_THE_HOST = "a computation on keras.ops.convert_to_numpy(x) with NumPy"
 _NEEDS_A_KERNEL = {
-    "sinc": f"{_ON_THE_HOST} (or sin(pi x) / (pi x) with where for x == 0)",
     **{name: f"{_ON_THE_HOST} (np.{name}); sort/argsort give a full order"
        for name in ("argpartition", "unique")},
-    **{name: f"{_ON_THE_HOST} (the quantile of each row's non-NaN entries needs a per-row "
-             f"position)" for name in ("nanmedian", "nanquantile", "nanpercentile")},
     **{name: f"{_ON_THE_HOST} (there is no bitwise kernel yet)" for name in (
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
         "bitwise_left_shift", "bitwise_right_shift", "left_shift", "right_shift")},
