@@ -473,9 +473,9 @@ def truncatemod(x, y, name=None):
 def divide_no_nan(x, y, name=None):
     """x / y, and 0 where y is 0 (even for x = 0 or inf)."""
     a, b = as_tensors(x, y)
-    zero = _mask(_C.binary("equal", b, _c(0.0, b)), b)
-    quotient = _C.binary("div", a, _C.binary("add", b, zero))  # y = 1 where y was 0
-    return _C.binary("mul", quotient, _C.binary("sub", _c(1.0, zero), zero))
+    zero = _C.binary("equal", b, _c(0.0, b))
+    quotient = _C.binary("div", a, _C.where(zero, _c(1.0, b), b))  # y = 1 where y was 0
+    return _C.where(zero, _c(0.0, quotient), quotient)
 
 
 def reciprocal_no_nan(x, name=None):

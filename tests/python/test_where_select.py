@@ -70,6 +70,19 @@ def test_multiply_no_nan_is_zero_where_y_is_zero():
     np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), [0.0, 4.0])
 
 
+def test_divide_no_nan_is_zero_where_y_is_zero_even_for_inf_and_nan():
+    """TF's divide_no_nan: 0 where y is 0 whatever x is (the arithmetic blend gave inf * 0)."""
+    x = np.array([INF, NAN, 1.0, 0.0, -INF], np.float32)
+    y = np.array([0.0, 0.0, 0.0, 2.0, 4.0], np.float32)
+    np.testing.assert_array_equal(tf.math.divide_no_nan(x, y).numpy(), [0.0, 0.0, 0.0, 0.0, -INF])
+    v = tf.Variable(x)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.math.divide_no_nan(v, y))
+    np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), [0.0, 0.0, 0.0, 0.5, 0.25])
+    np.testing.assert_array_equal(tf.math.reciprocal_no_nan(np.array([0.0, 4.0], np.float32))
+                                  .numpy(), [0.0, 0.25])
+
+
 ROWS = np.array([[NAN, NAN, NAN], [1.0, NAN, 3.0], [INF, -2.0, NAN], [0.5, -1.0, 2.0]],
                 np.float32)
 # Each expression runs with keras.ops as ``ops`` and with gpuaccel's face as ``ops``.
