@@ -746,7 +746,8 @@ def _index_fill(self, dim, index, value):
     rows = _C.reduce("max", _index_one_hot(index, self.shape[d], self), [0], False)  # (n,)
     mask = _C.reshape(rows, [self.shape[d]] + [1] * (self.ndim - 1 - d))
     fill = _scalar(float(value), self) if not isinstance(value, Tensor) else value
-    return self * (1.0 - mask) + mask * fill if self._dtype_name in _FLOATING else _C.cast(
+    # Selected, not blended: an inf in a filled row would give inf * 0 = NaN.
+    return _C.where(mask, fill, self) if self._dtype_name in _FLOATING else _C.cast(
         _index_fill(_C.cast(self, "float32"), dim, index, value), self._dtype_name)
 
 
@@ -768,7 +769,7 @@ def _index_copy(self, dim, index, source):
     d = check_int(dim, "dim") % max(self.ndim, 1)
     rows = _C.reduce("max", _index_one_hot(index, self.shape[d], self), [0], False)
     mask = _C.reshape(rows, [self.shape[d]] + [1] * (self.ndim - 1 - d))
-    return _index_add(self * (1.0 - mask), dim, index, source)
+    return _index_add(_C.where(mask, _scalar(0.0, self), self), dim, index, source)
 
 
 def _scatter_add(self, dim, index, src):

@@ -83,6 +83,15 @@ def test_divide_no_nan_is_zero_where_y_is_zero_even_for_inf_and_nan():
                                   .numpy(), [0.0, 0.25])
 
 
+def test_index_fill_and_index_copy_replace_rows_holding_inf():
+    x = torch.tensor([[INF, 1.0], [2.0, NAN], [3.0, 4.0]])
+    np.testing.assert_array_equal(x.index_fill(0, torch.tensor([0, 1]), -1.0).numpy(),
+                                  [[-1.0, -1.0], [-1.0, -1.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(
+        x.index_copy(0, torch.tensor([1, 0]), torch.tensor([[5.0, 6.0], [7.0, 8.0]])).numpy(),
+        [[7.0, 8.0], [5.0, 6.0], [3.0, 4.0]])
+
+
 ROWS = np.array([[NAN, NAN, NAN], [1.0, NAN, 3.0], [INF, -2.0, NAN], [0.5, -1.0, 2.0]],
                 np.float32)
 # Each expression runs with keras.ops as ``ops`` and with gpuaccel's face as ``ops``.
