@@ -7,11 +7,13 @@ namespace gpuaccel {
 enum class UnaryOp {
   kNeg, kExp, kLog, kSqrt, kRsqrt, kAbs, kSquare, kReciprocal,
   kRelu, kSigmoid, kTanh, kGelu,  // gelu: Keras's default approximate=False (erf form)
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kErf,
 };
 
 enum class BinaryOp {
   kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum,
   kEqual, kGreater, kLess,  // comparisons write 1/0 in the output dtype (or bool)
+  kAtan2,                   // atan2(a, b): the angle of the point (b, a); floating only
 };
 
 // An activation a backend may fuse into the op that produces its input (a oneDNN eltwise

@@ -22,6 +22,18 @@ inline const char* op_name(UnaryOp op) {
     case UnaryOp::kSigmoid: return "sigmoid";
     case UnaryOp::kTanh: return "tanh";
     case UnaryOp::kGelu: return "gelu";
+    case UnaryOp::kSin: return "sin";
+    case UnaryOp::kCos: return "cos";
+    case UnaryOp::kTan: return "tan";
+    case UnaryOp::kAsin: return "asin";
+    case UnaryOp::kAcos: return "acos";
+    case UnaryOp::kAtan: return "atan";
+    case UnaryOp::kSinh: return "sinh";
+    case UnaryOp::kCosh: return "cosh";
+    case UnaryOp::kAsinh: return "asinh";
+    case UnaryOp::kAcosh: return "acosh";
+    case UnaryOp::kAtanh: return "atanh";
+    case UnaryOp::kErf: return "erf";
   }
   return "unary";
 }
@@ -40,6 +52,18 @@ inline const char* backward_op_name(UnaryOp op) {
     case UnaryOp::kSigmoid: return "sigmoid_backward";
     case UnaryOp::kTanh: return "tanh_backward";
     case UnaryOp::kGelu: return "gelu_backward";
+    case UnaryOp::kSin: return "sin_backward";
+    case UnaryOp::kCos: return "cos_backward";
+    case UnaryOp::kTan: return "tan_backward";
+    case UnaryOp::kAsin: return "asin_backward";
+    case UnaryOp::kAcos: return "acos_backward";
+    case UnaryOp::kAtan: return "atan_backward";
+    case UnaryOp::kSinh: return "sinh_backward";
+    case UnaryOp::kCosh: return "cosh_backward";
+    case UnaryOp::kAsinh: return "asinh_backward";
+    case UnaryOp::kAcosh: return "acosh_backward";
+    case UnaryOp::kAtanh: return "atanh_backward";
+    case UnaryOp::kErf: return "erf_backward";
   }
   return "unary_backward";
 }
@@ -56,6 +80,7 @@ inline const char* op_name(BinaryOp op) {
     case BinaryOp::kEqual: return "equal";
     case BinaryOp::kGreater: return "greater";
     case BinaryOp::kLess: return "less";
+    case BinaryOp::kAtan2: return "atan2";
   }
   return "binary";
 }

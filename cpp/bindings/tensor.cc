@@ -20,6 +20,7 @@
 #include "ops/post_activation.h"
 #include "ops/reduce.h"
 #include "ops/shape_ops.h"
+#include "ops/sort.h"
 #include "ops/type_promotion.h"
 
 namespace py = pybind11;
@@ -34,7 +35,11 @@ UnaryOp parse_unary(const std::string& name) {
       {"sqrt", UnaryOp::kSqrt},     {"rsqrt", UnaryOp::kRsqrt},     {"abs", UnaryOp::kAbs},
       {"square", UnaryOp::kSquare}, {"reciprocal", UnaryOp::kReciprocal},
       {"relu", UnaryOp::kRelu},     {"sigmoid", UnaryOp::kSigmoid}, {"tanh", UnaryOp::kTanh},
-      {"gelu", UnaryOp::kGelu}};
+      {"gelu", UnaryOp::kGelu},     {"sin", UnaryOp::kSin},         {"cos", UnaryOp::kCos},
+      {"tan", UnaryOp::kTan},       {"asin", UnaryOp::kAsin},       {"acos", UnaryOp::kAcos},
+      {"atan", UnaryOp::kAtan},     {"sinh", UnaryOp::kSinh},       {"cosh", UnaryOp::kCosh},
+      {"asinh", UnaryOp::kAsinh},   {"acosh", UnaryOp::kAcosh},     {"atanh", UnaryOp::kAtanh},
+      {"erf", UnaryOp::kErf}};
   for (const auto& [n, op] : kOps) {
     if (name == n) return op;
   }
@@ -45,7 +50,7 @@ constexpr std::pair<const char*, BinaryOp> kBinaryOps[] = {
     {"add", BinaryOp::kAdd},         {"sub", BinaryOp::kSub},         {"mul", BinaryOp::kMul},
     {"div", BinaryOp::kDiv},         {"pow", BinaryOp::kPow},         {"maximum", BinaryOp::kMaximum},
     {"minimum", BinaryOp::kMinimum}, {"equal", BinaryOp::kEqual},     {"greater", BinaryOp::kGreater},
-    {"less", BinaryOp::kLess}};
+    {"less", BinaryOp::kLess},       {"atan2", BinaryOp::kAtan2}};
 
 bool is_binary_name(const std::string& name) {
   for (const auto& [n, op] : kBinaryOps) {
@@ -306,6 +311,28 @@ void init_tensor(py::module_& m) {
     const BinaryOp kind = parse_binary(op);
     return recorded_op({a, b}, [kind](const std::vector<Tensor>& in) { return binary(kind, in[0], in[1]); });
   }, py::arg("op"), py::arg("x"), py::arg("y"));
+  m.def("where", [](const Tensor& condition, const Tensor& x, const Tensor& y) {
+    return recorded_op({condition, x, y}, [](const std::vector<Tensor>& in) {
+      return where(in[0], in[1], in[2]);
+    });
+  }, py::arg("condition"), py::arg("x"), py::arg("y"),
+     "x where condition holds, else y (broadcast; only the chosen operand is read).");
+  m.def("sort", [](const Tensor& x, int64_t axis, bool descending) {
+    const SortResult r = sort(x, axis, descending);
+    if (nn::OpTraceRecorder::active()) {
+      nn::OpTraceRecorder::record({x}, {r.values, r.indices}, [axis, descending](const std::vector<Tensor>& in) {
+        const SortResult again = sort(in[0], axis, descending);
+        return std::vector<Tensor>{again.values, again.indices};
+      });
+    }
+    return py::make_tuple(r.values, r.indices);
+  }, py::arg("x"), py::arg("axis") = -1, py::arg("descending") = false,
+     "(values, int64 indices) of a stable sort along axis; NaN last ascending, first descending.");
+  m.def("take_along_last_axis", [](const Tensor& x, const Tensor& indices) {
+    return recorded_op({x, indices}, [](const std::vector<Tensor>& in) {
+      return take_along_last_axis(in[0], in[1]);
+    });
+  }, py::arg("x"), py::arg("indices"));
   m.def("reduce", [](const std::string& op, const Tensor& x, py::object axis, bool keepdims) {
     const ReduceOp kind = parse_reduce(op);
     if (kind == ReduceOp::kArgMax || kind == ReduceOp::kArgMin) {

@@ -38,6 +38,14 @@ struct PowFunctor {
   GA_HOST_DEVICE GA_INLINE T operator()(T a, T b) const { return math::pow(a, b); }
 };
 
+// Floating only: the angle of the point (b, a) in [-pi, pi], C's atan2 (NumPy's arctan2, TF's
+// atan2(y, x), torch.atan2(input, other) with a = y, b = x). Its gradients are composed by the
+// frontend (ops/elementwise.cc).
+struct Atan2Functor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T a, T b) const { return math::atan2(a, b); }
+};
+
 // NaN-propagating like np.maximum / tf.maximum / torch.maximum (not fmax).
 struct MaximumFunctor {
   template <typename T>

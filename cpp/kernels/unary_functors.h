@@ -45,7 +45,17 @@ GA_DEFINE_MATH1(erf)
 GA_DEFINE_MATH1(fabs)
 GA_DEFINE_MATH1(sin)
 GA_DEFINE_MATH1(cos)
+GA_DEFINE_MATH1(tan)
+GA_DEFINE_MATH1(asin)
+GA_DEFINE_MATH1(acos)
+GA_DEFINE_MATH1(atan)
+GA_DEFINE_MATH1(sinh)
+GA_DEFINE_MATH1(cosh)
+GA_DEFINE_MATH1(asinh)
+GA_DEFINE_MATH1(acosh)
+GA_DEFINE_MATH1(atanh)
 GA_DEFINE_MATH2(pow)
+GA_DEFINE_MATH2(atan2)
 
 #undef GA_DEFINE_MATH1
 #undef GA_DEFINE_MATH2
@@ -170,6 +180,106 @@ struct GeluFunctor {
     const T cdf = T(0.5) * (T(1) + math::erf(x * T(kSqrtHalf)));
     const T pdf = T(kInvSqrt2Pi) * math::exp(T(-0.5) * x * x);
     return dy * (cdf + x * pdf);
+  }
+};
+
+// ---- trigonometric and hyperbolic functions, and erf ----
+// The forward is the C library's (CUDA's device library on the GPU): correctly reduced at any
+// |x|, NaN outside the domain (asin/acos beyond [-1, 1], acosh below 1, atanh beyond [-1, 1]),
+// as NumPy, TensorFlow and PyTorch give. The gradients are TensorFlow's formulas (the same as
+// PyTorch's): inf at the domain's edges (asin/acos at +-1, acosh at 1, atanh at +-1).
+
+struct SinFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::sin(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const { return dy * math::cos(x); }
+};
+
+struct CosFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::cos(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const { return -dy * math::sin(x); }
+};
+
+struct TanFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::tan(x); }
+  // d tan(x) = 1 + tan(x)^2.
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T /*x*/, T y, T dy) const { return dy * (T(1) + y * y); }
+};
+
+struct AsinFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::asin(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const {
+    return dy / math::sqrt(T(1) - x * x);
+  }
+};
+
+struct AcosFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::acos(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const {
+    return -dy / math::sqrt(T(1) - x * x);
+  }
+};
+
+struct AtanFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::atan(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const { return dy / (T(1) + x * x); }
+};
+
+struct SinhFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::sinh(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const { return dy * math::cosh(x); }
+};
+
+struct CoshFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::cosh(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const { return dy * math::sinh(x); }
+};
+
+struct AsinhFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::asinh(x); }
+  // 1 / sqrt(x^2 + 1) = 1 / cosh(asinh(x)): cosh(y) does not overflow where x^2 would.
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T /*x*/, T y, T dy) const { return dy / math::cosh(y); }
+};
+
+struct AcoshFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::acosh(x); }
+  // 1 / sqrt(x^2 - 1) = 1 / sinh(acosh(x)).
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T /*x*/, T y, T dy) const { return dy / math::sinh(y); }
+};
+
+struct AtanhFunctor {
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::atanh(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const { return dy / (T(1) - x * x); }
+};
+
+struct ErfFunctor {
+  static constexpr double kTwoOverSqrtPi = 1.12837916709551257390;  // 2 / sqrt(pi)
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T operator()(T x) const { return math::erf(x); }
+  template <typename T>
+  GA_HOST_DEVICE GA_INLINE T backward(T x, T /*y*/, T dy) const {
+    return dy * T(kTwoOverSqrtPi) * math::exp(-x * x);
   }
 };
 

@@ -24,6 +24,18 @@ const char* unary_op_name(UnaryOp op) {
     case UnaryOp::kSigmoid: return "Sigmoid";
     case UnaryOp::kTanh: return "Tanh";
     case UnaryOp::kGelu: return "Gelu";
+    case UnaryOp::kSin: return "Sin";
+    case UnaryOp::kCos: return "Cos";
+    case UnaryOp::kTan: return "Tan";
+    case UnaryOp::kAsin: return "Asin";
+    case UnaryOp::kAcos: return "Acos";
+    case UnaryOp::kAtan: return "Atan";
+    case UnaryOp::kSinh: return "Sinh";
+    case UnaryOp::kCosh: return "Cosh";
+    case UnaryOp::kAsinh: return "Asinh";
+    case UnaryOp::kAcosh: return "Acosh";
+    case UnaryOp::kAtanh: return "Atanh";
+    case UnaryOp::kErf: return "Erf";
   }
   return "Unary";
 }
@@ -40,6 +52,7 @@ const char* binary_op_name(BinaryOp op) {
     case BinaryOp::kEqual: return "Equal";
     case BinaryOp::kGreater: return "Greater";
     case BinaryOp::kLess: return "Less";
+    case BinaryOp::kAtan2: return "Atan2";
   }
   return "Binary";
 }
@@ -135,10 +148,46 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
         dx = mul(dz, sub(one, y_wins));
         break;
       }
+      case BinaryOp::kAtan2: {
+        // atan2(x, y) is the angle of (y, x): d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2)
+        // (NaN at the origin, as TF and PyTorch).
+        const Tensor scale = div(dz, add(mul(x, x), mul(y, y)));
+        dx = mul(scale, y);
+        dy = neg(mul(scale, x));
+        break;
+      }
       default:
         break;
     }
     return std::vector<Tensor>{sum_to_shape(dx, x.shape()), sum_to_shape(dy, y.shape())};
+  });
+  return out;
+}
+
+Tensor where(const Tensor& condition, const Tensor& a_in, const Tensor& b_in) {
+  const char* name = "SelectV2";
+  check_defined(name, condition, "condition");
+  check_defined(name, a_in, "x");
+  check_defined(name, b_in, "y");
+  common_device(name, {condition, a_in, b_in});
+  const DType dtype = result_type(a_in, b_in);
+  const Tensor cond = condition.dtype() == DType::kBool ? condition : cast(detach(condition), DType::kBool);
+  const Tensor a = cast(a_in, dtype);
+  const Tensor b = cast(b_in, dtype);
+  const Shape shape =
+      broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), name), b.shape(), name);
+  Tensor out = Tensor::empty(shape, dtype, a.device(), name);
+  if (out.numel() > 0) {
+    backend_for_op(name, a.device())
+        .where(broadcast_view(cond, shape), broadcast_view(a, shape), broadcast_view(b, shape),
+               out.view());
+  }
+  if (!is_floating(dtype) || !grad_mode_enabled() || !(needs_grad(a) || needs_grad(b))) return out;
+  record(name, {a, b}, {out}, [cond, a_shape = a.shape(), b_shape = b.shape()](
+                                  const std::vector<Tensor>& g) {
+    const Tensor zero = scalar_like(0.0, g[0]);
+    return std::vector<Tensor>{sum_to_shape(where(cond, g[0], zero), a_shape),
+                               sum_to_shape(where(cond, zero, g[0]), b_shape)};
   });
   return out;
 }

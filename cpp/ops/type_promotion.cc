@@ -118,7 +118,8 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, const LogicalDevice& devi
 }
 
 DType compute_dtype(BinaryOp op, DType result) {
-  return op == BinaryOp::kDiv && !is_floating(result) ? DType::kFloat32 : result;
+  const bool float_only = op == BinaryOp::kDiv || op == BinaryOp::kAtan2;
+  return float_only && !is_floating(result) ? DType::kFloat32 : result;
 }
 
 Tensor scalar_operand(const Scalar& value, const Tensor& like, BinaryOp kind, std::string_view op) {

@@ -321,9 +321,10 @@ def cast(x, dtype, name=None):
 
 def where(condition, x=None, y=None, name=None):
     """``tf.where(condition, x, y)`` / ``torch.where(condition, input, other)``: x where the
-    condition holds, else y (broadcast). With only ``condition``: the coordinates of its true
-    entries (int64, one row each, as tf.where). Both branches are computed: a NaN or inf in
-    the branch not taken still shows through (gpuaccel has no select kernel yet)."""
+    condition holds, else y (broadcast), by the select kernel: only the chosen operand is read,
+    so an inf or NaN in the branch not taken shows neither in the result nor in the gradients.
+    With only ``condition``: the coordinates of its true entries (int64, one row each, as
+    tf.where)."""
     cond = convert_to_tensor(condition)
     if x is None and y is None:
         coords = np.argwhere(cond.numpy().astype(bool)).astype(np.int64)
@@ -331,9 +332,7 @@ def where(condition, x=None, y=None, name=None):
     if x is None or y is None:
         raise ValueError("x and y must both be given or both be None")
     x, y = as_tensors(x, y)
-    mask = _C.cast(cond, x._dtype_name)
-    return _C.binary("add", _C.binary("mul", mask, x),
-                     _C.binary("mul", _C.binary("sub", _C.scalar_like(1.0, mask), mask), y))
+    return _C.where(cond, x, y)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

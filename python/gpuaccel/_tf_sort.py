@@ -1,14 +1,14 @@
 """``tf.sort``, ``tf.argsort`` and ``tf.math.top_k`` / ``tf.nn.top_k``: TensorFlow's spellings
-of the all-pairs ranking in ``_torch_sort`` (there is no sort kernel; see that module for the
-cost and the size bound). TensorFlow sorts along ``axis`` with a ``direction`` string, returns
-int32 indices, and takes top_k along the last axis only.
+of the sort kernel (``_C.sort``, stable). TensorFlow sorts along ``axis`` with a ``direction``
+string, returns int32 indices, and takes top_k along the last axis only. With NaN, TF's own
+order is not a total order (its sort negates and takes top_k); ours puts NaN last ascending and
+first descending, as NumPy and PyTorch.
 """
 import collections
 
 from . import _C, errors
 from ._convert import convert_to_tensor
 from ._int_range import check_int
-from ._torch_sort import sort as _torch_sort
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
@@ -30,13 +30,13 @@ def _axis(values, axis):
 def sort(values, axis=-1, direction="ASCENDING", name=None):
     """``tf.sort``: ``values`` sorted along ``axis`` (equal entries keep their order)."""
     x = convert_to_tensor(values)
-    return _torch_sort(x, _axis(x, axis), _descending(direction)).values
+    return _C.sort(x, _axis(x, axis), _descending(direction))[0]
 
 
 def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     """``tf.argsort``: the int32 indices that sort ``values`` along ``axis`` (always stable)."""
     x = convert_to_tensor(values)
-    return _C.cast(_torch_sort(x, _axis(x, axis), _descending(direction)).indices, "int32")
+    return _C.cast(_C.sort(x, _axis(x, axis), _descending(direction))[1], "int32")
 
 
 def top_k(input, k=1, sorted=True, index_type="int32", name=None):  # noqa: A002 -- TF's names
@@ -49,5 +49,5 @@ def top_k(input, k=1, sorted=True, index_type="int32", name=None):  # noqa: A002
     if not 0 <= k <= x.shape[-1]:
         raise errors.InvalidArgumentError(
             f"top_k needs 0 <= k <= the last dimension ({x.shape[-1]}), got k={k}")
-    ranked = _torch_sort(x, -1, True)
-    return TopKV2(ranked.values[..., :k], _C.cast(ranked.indices[..., :k], str(index_type)))
+    values, indices = _C.sort(x, -1, True)
+    return TopKV2(values[..., :k], _C.cast(indices[..., :k], str(index_type)))

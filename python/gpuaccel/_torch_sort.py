@@ -1,9 +1,6 @@
-"""sort, argsort, msort, topk, kthvalue, median and quantile for the PyTorch face, composed
-because gpuaccel has no sort kernel: each entry's rank along the dimension is counted by
-comparing it with every other entry (stable: equal entries keep their order), and the sorted
-values are a one-hot matrix product of the ranks, so gradients flow back to the entries as
-torch's do. That is n² work and memory per row: the size is bounded (MAX_PAIRS) and a bigger
-input is refused with the NumPy route to use instead.
+"""sort, argsort, msort, topk, kthvalue, median and quantile for the PyTorch face, on the sort
+kernel (``_C.sort``: stable, NaN last ascending and first descending, as torch.sort). The
+sorted values are differentiable: their gradient goes back to each entry's position.
 """
 import collections
 
@@ -13,8 +10,6 @@ from . import _C
 from ._convert import convert_to_tensor
 from ._array_ops import stack
 from ._int_range import check_int
-
-MAX_PAIRS = 1 << 26  # entries × length of the sorted dimension (256 MB of float32 pairs)
 
 _Sorted = collections.namedtuple("sort", ["values", "indices"])
 _TopK = collections.namedtuple("topk", ["values", "indices"])
@@ -28,34 +23,18 @@ def _last(x, d):
 
 def _ranked(x, d, descending):
     """(values, indices) of x sorted along d, with d moved last."""
-    n = x.shape[d]
-    if x.numel() * n > MAX_PAIRS:
-        raise RuntimeError(f"sort: gpuaccel sorts by comparing all pairs and {x.numel()} "
-                           f"entries x {n} exceed its bound ({MAX_PAIRS}); sort on the host "
-                           f"(np.sort / np.argsort on t.numpy()) until a sort kernel exists")
-    moved = _last(x, d)
-    keys = _C.detach(moved)
-    if keys._dtype_name not in ("float32", "int32", "int64"):
-        keys = _C.cast(keys, "float32")
-    mine = _C.expand_dims(keys, keys.ndim)  # (..., n, 1): entry i
-    others = _C.expand_dims(keys, keys.ndim - 1)  # (..., 1, n): entry j
-    ahead = _C.binary("greater", mine, others) if not descending else _C.binary(
-        "less", mine, others)
-    earlier = convert_to_tensor(np.tril(np.ones((n, n), np.int32), -1)).to(
-        device=x._device_name)  # [i, j] = 1 for j < i
-    ties_before = _C.cast(_C.binary("equal", mine, others), "int32") * earlier
-    rank = _C.reduce("sum", _C.cast(ahead, "int32") + ties_before, [keys.ndim], False)
-    work = moved if moved._dtype_name in ("float32", "float16", "bfloat16") else _C.cast(
-        moved, "float32")
-    placement = _C.one_hot(rank, n, work._dtype_name)  # (..., i, r)
-    values = _C.reduce("sum", placement * _C.expand_dims(work, work.ndim), [work.ndim - 1],
-                       False)
-    positions = convert_to_tensor(np.arange(n, dtype=np.float32)).to(device=x._device_name)
-    indices = _C.reduce("sum", _C.cast(placement, "float32") * _C.expand_dims(
-        positions, 1), [work.ndim - 1], False)
-    if values._dtype_name != moved._dtype_name:
-        values = _C.cast(values, moved._dtype_name)
-    return values, _C.cast(indices, "int64")
+    values, indices = _C.sort(x, d, descending)
+    return _last(values, d), _last(indices, d)
+
+
+def _nan_wins(values, indices, row_last, row_last_index):
+    """torch's median/quantile of a row holding NaN is NaN: sorted ascending, a row holds NaN
+    when its last entry (``row_last``, at ``row_last_index``) is NaN."""
+    if values._dtype_name not in ("float32", "float16", "bfloat16"):
+        return values, indices
+    no_nan = _C.binary("equal", row_last, row_last)
+    return _C.where(no_nan, values, row_last), (
+        None if indices is None else _C.where(no_nan, indices, row_last_index))
 
 
 def sort(input, dim=-1, descending=False, stable=False):
@@ -92,21 +71,32 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if not 1 <= k <= x.shape[d]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} of "
                            f"size {x.shape[d]}: k={k}")
+    return _KthValue(*_pick(x, d, k - 1, keepdim, nan_wins=False))
+
+
+def _pick(x, d, position, keepdim, nan_wins):
+    """The entry at ``position`` of x sorted along d, and its index; with ``nan_wins``, NaN
+    (and the index of a NaN) in rows that hold one."""
     values, indices = _ranked(x, d, False)
-    v, i = values[..., k - 1], indices[..., k - 1]
+    v, i = values[..., position], indices[..., position]
+    if nan_wins:
+        v, i = _nan_wins(v, i, values[..., -1], indices[..., -1])
     if keepdim:
         v, i = _C.expand_dims(v, d), _C.expand_dims(i, d)
-    return _KthValue(v, i)
+    return v, i
 
 
 def median(input, dim=None, keepdim=False):
-    """The lower median (torch's: the smaller middle entry of an even count)."""
+    """The lower median (torch's: the smaller middle entry of an even count); NaN where the
+    row holds a NaN."""
     x = convert_to_tensor(input)
     if dim is None:
         flat = _C.reshape(x, [-1])
-        return kthvalue(flat, (flat.shape[0] + 1) // 2).values
+        if flat.shape[0] == 0:
+            return _C.tensor_full([], float("nan"), x._dtype_name, x._device_name)
+        return _pick(flat, 0, (flat.shape[0] - 1) // 2, False, nan_wins=True)[0]
     d = check_int(dim, "dim") % x.ndim
-    return _Median(*kthvalue(x, (x.shape[d] + 1) // 2, d, keepdim))
+    return _Median(*_pick(x, d, (x.shape[d] - 1) // 2, keepdim, nan_wins=True))
 
 
 def quantile(input, q, dim=None, keepdim=False, interpolation="linear"):
@@ -129,6 +119,7 @@ def quantile(input, q, dim=None, keepdim=False, interpolation="linear"):
         pos = p * (n - 1)
         lo, hi = int(np.floor(pos)), int(np.ceil(pos))
         v = values[..., lo] + (values[..., hi] - values[..., lo]) * float(pos - lo)
+        v = _nan_wins(v, None, values[..., -1], None)[0]
         if keepdim:
             v = _C.expand_dims(v, d) if dim is not None else _C.reshape(
                 v, [1] * convert_to_tensor(input).ndim)

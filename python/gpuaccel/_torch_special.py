@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from . import _C
-from . import _torch_trig
+from . import math as _math
 from ._convert import convert_to_tensor
 
 _SHIFT = 8
@@ -44,7 +44,7 @@ def lgamma(input):
     arg, positive = _positive_part(x)
     value = _lgamma_positive(arg)
     # lgamma(x) = log(π / |sin(πx)|) - lgamma(1 - x) for x <= 0
-    reflected = math.log(math.pi) - _C.unary("log", _C.unary("abs", _torch_trig.sin(
+    reflected = math.log(math.pi) - _C.unary("log", _C.unary("abs", _math.sin(
         x * math.pi * (1.0 - positive) + positive * 0.5))) - value
     return value * positive + reflected * (1.0 - positive)
 
@@ -66,7 +66,7 @@ def digamma(input):
     value = _digamma_positive(arg)
     # digamma(x) = digamma(1 - x) - π / tan(πx) for x <= 0
     angle = x * math.pi * (1.0 - positive) + positive * 0.5
-    reflected = value - math.pi / _torch_trig.tan(angle)
+    reflected = value - math.pi / _math.tan(angle)
     return value * positive + reflected * (1.0 - positive)
 
 

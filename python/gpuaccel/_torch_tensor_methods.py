@@ -18,7 +18,6 @@ from . import _C
 from . import _array_ops
 from . import _torch_functional as _F
 from . import _torch_functions
-from . import _torch_trig
 from . import _torch_sort
 from . import _torch_special
 from . import _torch_ops
@@ -47,31 +46,6 @@ def _exp_of(x):
 
 def _log_of(x):
     return _C.unary("log", x)
-
-
-def _sinh(self):
-    x = _float_of(self)
-    return (_exp_of(x) - _exp_of(-x)) * 0.5
-
-
-def _cosh(self):
-    x = _float_of(self)
-    return (_exp_of(x) + _exp_of(-x)) * 0.5
-
-
-def _asinh(self):
-    x = _float_of(self)
-    return _log_of(x + _C.unary("sqrt", x * x + 1.0))
-
-
-def _acosh(self):
-    x = _float_of(self)
-    return _log_of(x + _C.unary("sqrt", x * x - 1.0))
-
-
-def _atanh(self):
-    x = _float_of(self)
-    return (_math.log1p(x) - _math.log1p(-x)) * 0.5
 
 
 def _trunc(self):
@@ -536,8 +510,9 @@ def _comparison_in_place(name):
 
 
 _METHODS = {
-    "sinh": _sinh, "cosh": _cosh, "asinh": _asinh, "acosh": _acosh, "atanh": _atanh,
-    "arcsinh": _asinh, "arccosh": _acosh, "arctanh": _atanh,
+    "sinh": _math.sinh, "cosh": _math.cosh, "asinh": _math.asinh, "acosh": _math.acosh,
+    "atanh": _math.atanh, "arcsinh": _math.asinh, "arccosh": _math.acosh,
+    "arctanh": _math.atanh,
     "trunc": _trunc, "fix": _trunc, "floor": _floor, "ceil": _ceil, "round": _round,
     "frac": _frac, "fmod": _fmod, "remainder": _remainder, "floor_divide": _floor_divide,
     "div": _div, "divide": _div, "true_divide": lambda self, other: _div(self, other),
@@ -771,7 +746,8 @@ def _index_fill(self, dim, index, value):
     rows = _C.reduce("max", _index_one_hot(index, self.shape[d], self), [0], False)  # (n,)
     mask = _C.reshape(rows, [self.shape[d]] + [1] * (self.ndim - 1 - d))
     fill = _scalar(float(value), self) if not isinstance(value, Tensor) else value
-    return self * (1.0 - mask) + mask * fill if self._dtype_name in _FLOATING else _C.cast(
+    # Selected, not blended: an inf in a filled row would give inf * 0 = NaN.
+    return _C.where(mask, fill, self) if self._dtype_name in _FLOATING else _C.cast(
         _index_fill(_C.cast(self, "float32"), dim, index, value), self._dtype_name)
 
 
@@ -793,7 +769,7 @@ def _index_copy(self, dim, index, source):
     d = check_int(dim, "dim") % max(self.ndim, 1)
     rows = _C.reduce("max", _index_one_hot(index, self.shape[d], self), [0], False)
     mask = _C.reshape(rows, [self.shape[d]] + [1] * (self.ndim - 1 - d))
-    return _index_add(self * (1.0 - mask), dim, index, source)
+    return _index_add(_C.where(mask, _scalar(0.0, self), self), dim, index, source)
 
 
 def _scatter_add(self, dim, index, src):
@@ -856,11 +832,13 @@ FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | {"copysign", "heaviside", "ldexp",
                                                "index_copy", "scatter_add", "scatter", "renorm",
                                                "logcumsumexp"})
 
-_TRIG = {"sin": _torch_trig.sin, "cos": _torch_trig.cos, "tan": _torch_trig.tan,
-         "asin": _torch_trig.asin, "acos": _torch_trig.acos, "atan": _torch_trig.atan,
-         "arcsin": _torch_trig.asin, "arccos": _torch_trig.acos, "arctan": _torch_trig.atan,
-         "atan2": _torch_trig.atan2, "arctan2": _torch_trig.atan2, "sinc": _torch_trig.sinc,
-         "erf": _torch_trig.erf, "erfc": _torch_trig.erfc}
+
+
+_TRIG = {"sin": _math.sin, "cos": _math.cos, "tan": _math.tan,
+         "asin": _math.asin, "acos": _math.acos, "atan": _math.atan,
+         "arcsin": _math.asin, "arccos": _math.acos, "arctan": _math.atan,
+         "atan2": _math.atan2, "arctan2": _math.atan2, "sinc": _math._sinc,
+         "erf": _math.erf, "erfc": _math.erfc}
 _METHODS.update(_TRIG)
 _IN_PLACE += list(_TRIG)
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_TRIG) | {name + "_" for name in _TRIG})

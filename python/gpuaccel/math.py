@@ -15,7 +15,6 @@ from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import _dtype_name
 from ._tf_sort import top_k
-from . import _torch_trig as _trig
 
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_std",
@@ -36,7 +35,7 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "zero_fraction", "accumulate_n", "is_non_decreasing", "is_strictly_increasing",
            "polyval", "in_top_k", "confusion_matrix", "bincount", "invert_permutation",
            "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
-           "segment_sum", "segment_mean", "logaddexp", "unsorted_segment_max",
+           "segment_sum", "segment_mean", "logaddexp", "multiply_no_nan", "unsorted_segment_max",
            "unsorted_segment_min", "segment_max", "segment_min", "erfinv", "ndtri"]
 
 
@@ -134,9 +133,10 @@ argmax = _tf_arg_extreme("argmax")
 argmin = _tf_arg_extreme("argmin")
 
 
-def _unary(op, doc):
+def _unary(op, doc, convert=convert_to_tensor):
+    """The element-wise kernel ``op`` (cpp/kernels/unary_functors.h) on ``convert(x)``."""
     def fn(x, name=None):
-        return _C.unary(op, convert_to_tensor(x))
+        return _C.unary(op, convert(x))
     fn.__name__ = op
     fn.__doc__ = doc
     return fn
@@ -329,53 +329,50 @@ def _mask(x, like):
 
 
 def _select(mask, a, b):
-    """tf.where(mask, a, b) for a 0/1 ``mask``: both branches must be finite where not taken."""
-    return _C.binary("add", _C.binary("mul", mask, a),
-                     _C.binary("mul", _C.binary("sub", _c(1.0, mask), mask), b))
+    """tf.where(mask, a, b) for a 0/1 ``mask`` (the select kernel: the branch not taken never
+    shows)."""
+    return _C.where(mask, a, b)
 
 
-def sinh(x, name=None):
+def multiply_no_nan(x, y, name=None):
+    """``tf.math.multiply_no_nan``: x * y, and 0 where y is 0 even if x is inf or NaN."""
+    a, b = as_tensors(x, y)
+    zero = _C.binary("equal", b, _c(0.0, b))
+    product = _C.binary("mul", a, b)
+    return _C.where(zero, _c(0.0, product), product)
+
+
+# The trigonometric and hyperbolic functions and erf: kernels (the C library's functions,
+# exact at any |x|, NaN outside the domain as TF), differentiated by their kernels' gradients.
+# Integers and bools become float32, as TF's and torch's float-only functions take them.
+sin = _unary("sin", "``tf.math.sin(x)``.", _float)
+cos = _unary("cos", "``tf.math.cos(x)``.", _float)
+tan = _unary("tan", "``tf.math.tan(x)``.", _float)
+asin = _unary("asin", "``tf.math.asin(x)``: NaN outside [-1, 1].", _float)
+acos = _unary("acos", "``tf.math.acos(x)``: NaN outside [-1, 1].", _float)
+atan = _unary("atan", "``tf.math.atan(x)``.", _float)
+sinh = _unary("sinh", "``tf.math.sinh(x)``.", _float)
+cosh = _unary("cosh", "``tf.math.cosh(x)``.", _float)
+asinh = _unary("asinh", "``tf.math.asinh(x)``.", _float)
+acosh = _unary("acosh", "``tf.math.acosh(x)``: NaN below 1.", _float)
+atanh = _unary("atanh", "``tf.math.atanh(x)``: ±inf at ±1, NaN beyond.", _float)
+erf = _unary("erf", "``tf.math.erf(x)``.", _float)
+
+
+def _sinc(x):
+    """sin(πx) / (πx), and 1 at 0 (where selects it, so 0/0 never shows): torch.sinc and
+    keras.ops.sinc (tf.math has no sinc)."""
     x = _float(x)
-    return _C.binary("mul", _C.binary("sub", _C.unary("exp", x), _C.unary("exp", _C.unary(
-        "neg", x))), _c(0.5, x))
+    zero = _C.binary("equal", x, _c(0.0, x))
+    px = _C.binary("mul", _C.where(zero, _c(1.0, x), x), _c(np.pi, x))
+    return _C.where(zero, _c(1.0, x), _C.binary("div", sin(px), px))
 
 
-def cosh(x, name=None):
-    x = _float(x)
-    return _C.binary("mul", _C.binary("add", _C.unary("exp", x), _C.unary("exp", _C.unary(
-        "neg", x))), _c(0.5, x))
-
-
-def _odd_parts(x):
-    """(s, s x) with s = -1 below zero and 1 elsewhere (no gradient): an odd function f is
-    s f(s x), which differentiates to f'(|x|) everywhere, 0 included (abs's gradient at 0
-    is 0)."""
-    s = _C.binary("sub", _c(1.0, x), _C.binary("mul", _mask(_C.binary("less", x, _c(0.0, x)),
-                                                              x), _c(2.0, x)))
-    return s, _C.binary("mul", s, x)
-
-
-def asinh(x, name=None):
-    """sign(x) log(|x| + sqrt(x² + 1)), written on |x| so large negative x do not cancel."""
-    x = _float(x)
-    s, magnitude = _odd_parts(x)
-    root = _C.unary("sqrt", _C.binary("add", _C.unary("square", magnitude), _c(1.0, x)))
-    return _C.binary("mul", s, _C.unary("log", _C.binary("add", magnitude, root)))
-
-
-def acosh(x, name=None):
-    """log(x + sqrt(x² - 1)); NaN below 1, as TF."""
-    x = _float(x)
-    root = _C.unary("sqrt", _C.binary("sub", _C.unary("square", x), _c(1.0, x)))
-    return _C.unary("log", _C.binary("add", x, root))
-
-
-def atanh(x, name=None):
-    """0.5 log((1 + x) / (1 - x))."""
-    x = _float(x)
-    return _C.binary("mul", _C.unary("log", _C.binary("div", _C.binary("add", _c(1.0, x), x),
-                                                      _C.binary("sub", _c(1.0, x), x))),
-                     _c(0.5, x))
+def atan2(y, x, name=None):
+    """``tf.math.atan2(y, x)``: the angle of the point (x, y), in [-π, π] (integers promote
+    to float32)."""
+    a, b = as_tensors(y, x)
+    return _C.binary("atan2", a, b)
 
 
 # Floats at least this large in magnitude are already integers (the mantissa has no fraction
@@ -476,9 +473,9 @@ def truncatemod(x, y, name=None):
 def divide_no_nan(x, y, name=None):
     """x / y, and 0 where y is 0 (even for x = 0 or inf)."""
     a, b = as_tensors(x, y)
-    zero = _mask(_C.binary("equal", b, _c(0.0, b)), b)
-    quotient = _C.binary("div", a, _C.binary("add", b, zero))  # y = 1 where y was 0
-    return _C.binary("mul", quotient, _C.binary("sub", _c(1.0, zero), zero))
+    zero = _C.binary("equal", b, _c(0.0, b))
+    quotient = _C.binary("div", a, _C.where(zero, _c(1.0, b), b))  # y = 1 where y was 0
+    return _C.where(zero, _c(0.0, quotient), quotient)
 
 
 def reciprocal_no_nan(x, name=None):
@@ -535,29 +532,8 @@ def log_softmax(logits, axis=None, name=None):
                       True)
 
 
-# Abramowitz & Stegun 7.1.26: erf(|x|) = 1 - t p(t) exp(-x²), t = 1 / (1 + 0.3275911 |x|),
-# absolute error below 1.5e-7 (under float32's resolution near 1). No erf kernel exists yet.
-_ERF_P = 0.3275911
-_ERF_COEFFICIENTS = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
-
-
-def _erfc_of_magnitude(magnitude):
-    t = _C.unary("reciprocal", _C.binary("add", _c(1.0, magnitude),
-                                         _C.binary("mul", magnitude, _c(_ERF_P, magnitude))))
-    poly = _c(_ERF_COEFFICIENTS[0], t)
-    for coefficient in _ERF_COEFFICIENTS[1:]:
-        poly = _C.binary("add", _C.binary("mul", poly, t), _c(coefficient, t))
-    return _C.binary("mul", _C.binary("mul", t, poly),
-                     _C.unary("exp", _C.unary("neg", _C.unary("square", magnitude))))
-
-
-def erf(x, name=None):
-    x = _float(x)
-    s, magnitude = _odd_parts(x)
-    return _C.binary("mul", s, _C.binary("sub", _c(1.0, x), _erfc_of_magnitude(magnitude)))
-
-
 def erfc(x, name=None):
+    """1 - erf(x) (no erfc kernel: absolute float32 accuracy, 0 past x ~ 4)."""
     x = _float(x)
     return _C.binary("sub", _c(1.0, x), erf(x))
 
@@ -883,42 +859,9 @@ def ndtri(x, name=None):
                                               _c(1.0, x))), _c(np.sqrt(2.0), x))
 
 
-# The trigonometric functions: the PyTorch face's compositions (range reduction and a series, see
-# _torch_trig for their accuracy) under TF's argument names.
-def sin(x, name=None):
-    return _trig.sin(x)
-
-
-def cos(x, name=None):
-    return _trig.cos(x)
-
-
-def tan(x, name=None):
-    return _trig.tan(x)
-
-
-def asin(x, name=None):
-    return _trig.asin(x)
-
-
-def acos(x, name=None):
-    return _trig.acos(x)
-
-
-def atan(x, name=None):
-    return _trig.atan(x)
-
-
-def atan2(y, x, name=None):
-    """The angle of the point (x, y), in [-π, π]."""
-    return _trig.atan2(y, x)
-
-
 __getattr__ = _unsupported.module_getattr(__name__, "tf.math", {
     **{name: f"a computation on .numpy() (there is no {name} kernel yet)" for name in (
         "lgamma", "digamma", "igamma",
         "igammac", "betainc", "zeta", "polygamma", "bessel_i0", "bessel_i0e", "bessel_i1",
         "bessel_i1e")},
-    "multiply_no_nan": "a computation on .numpy() (there is no select kernel yet, so a NaN "
-                       "would spread into the result)",
 })

@@ -960,6 +960,107 @@ TEST_F(CudaOps, ReductionsSplitAcrossBlocksAreExactAndKeepTheFirstIndex) {
   EXPECT_EQ(download(cols), want);
 }
 
+// The trigonometric, hyperbolic and erf kernels and atan2: the device's math library against the
+// host functor (the CPU's), large arguments and out-of-domain NaNs included.
+TEST_F(CudaOps, TrigonometricUnaryAndAtan2MatchTheHostFunctors) {
+  const std::vector<float> x = {-3.0e7f, -123.5f, -1.5f, -1.0f, -0.5f, 0.0f,
+                                0.25f,   0.999f,  1.0f,  1.5f,  7.0f,  1.0e4f};
+  const int64_t n = static_cast<int64_t>(x.size());
+  const TensorView dx = upload({n}, x);
+  auto check = [&](UnaryOp op, auto functor) {
+    SCOPED_TRACE(static_cast<int>(op));
+    const TensorView y = view({n});
+    ASSERT_NO_THROW(backend_->unary(op, dx, y));
+    const std::vector<float> got = download(y);
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = functor(x[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[i])) << i;
+      } else if (std::isinf(want)) {
+        EXPECT_EQ(got[i], want) << i;
+      } else {
+        EXPECT_NEAR(got[i], want, 4e-6f * std::max(1.0f, std::fabs(want))) << i;
+      }
+    }
+  };
+  check(UnaryOp::kSin, kernels::SinFunctor{});
+  check(UnaryOp::kCos, kernels::CosFunctor{});
+  check(UnaryOp::kTan, kernels::TanFunctor{});
+  check(UnaryOp::kAsin, kernels::AsinFunctor{});
+  check(UnaryOp::kAcos, kernels::AcosFunctor{});
+  check(UnaryOp::kAtan, kernels::AtanFunctor{});
+  check(UnaryOp::kAsinh, kernels::AsinhFunctor{});
+  check(UnaryOp::kAcosh, kernels::AcoshFunctor{});
+  check(UnaryOp::kAtanh, kernels::AtanhFunctor{});
+  check(UnaryOp::kErf, kernels::ErfFunctor{});
+  const TensorView small = upload({5}, {-2.0f, -0.5f, 0.0f, 1.0f, 3.0f});
+  const TensorView ys = view({5});
+  ASSERT_NO_THROW(backend_->unary(UnaryOp::kSinh, small, ys));
+  expect_near(download(ys), {std::sinh(-2.0f), std::sinh(-0.5f), 0.0f, std::sinh(1.0f), std::sinh(3.0f)},
+              4e-6f);
+  ASSERT_NO_THROW(backend_->unary(UnaryOp::kCosh, small, ys));
+  expect_near(download(ys), {std::cosh(-2.0f), std::cosh(-0.5f), 1.0f, std::cosh(1.0f), std::cosh(3.0f)},
+              4e-6f);
+  const TensorView dy = upload({5}, {1, 1, 1, 1, 1});
+  const TensorView grad = view({5});
+  ASSERT_NO_THROW(backend_->unary(UnaryOp::kSin, small, ys));
+  ASSERT_NO_THROW(backend_->unary_backward(UnaryOp::kSin, small, ys, dy, grad));
+  expect_near(download(grad), {std::cos(-2.0f), std::cos(-0.5f), 1.0f, std::cos(1.0f), std::cos(3.0f)},
+              4e-6f);
+  const TensorView a = upload({4}, {1.0f, 1.0f, -1.0f, 0.0f});
+  const TensorView b = upload({4}, {1.0f, -1.0f, -1.0f, -1.0f});
+  const TensorView angle = view({4});
+  ASSERT_NO_THROW(backend_->binary(BinaryOp::kAtan2, a, b, angle));
+  expect_near(download(angle), {std::atan2(1.0f, 1.0f), std::atan2(1.0f, -1.0f),
+                                std::atan2(-1.0f, -1.0f), std::atan2(0.0f, -1.0f)}, 1e-6f);
+}
+
+// where reads only the chosen operand: b's inf and NaN never reach the rows where cond holds.
+TEST_F(CudaOps, WhereSelectsWithBroadcastOperands) {
+  std::vector<unsigned char> cond_host = {1, 0, 1};
+  TensorView cond = view({3}, DType::kBool);
+  ASSERT_NO_THROW(backend_->copy_from_host(cond_host.data(), cond));
+  TensorView cond_rows = cond;  // (3,) as (3, 1) broadcast to (3, 4)
+  cond_rows.ndim = 2;
+  cond_rows.shape[0] = 3; cond_rows.strides[0] = 1;
+  cond_rows.shape[1] = 4; cond_rows.strides[1] = 0;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const TensorView a = upload({3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  const TensorView b = upload({3, 4}, {inf, nan, -inf, nan, -1, -2, -3, -4, nan, inf, nan, inf});
+  const TensorView out = view({3, 4});
+  ASSERT_NO_THROW(backend_->where(cond_rows, a, b, out));
+  const std::vector<float> got = download(out);
+  const std::vector<float> want = {1, 2, 3, 4, -1, -2, -3, -4, 9, 10, 11, 12};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << i;
+}
+
+// The per-row merge sort: stable, NaN last ascending and first descending, -0 tied with +0,
+// and take_along_last_axis by the positions it returns.
+TEST_F(CudaOps, SortRowsStablyBothWaysAndTakeAlongTheLastAxis) {
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {3, nan, 1, -inf, 2, 1, -0.0f, 0.0f,   // row 0
+                                5, 5, inf, -1, nan, 0, 2, 5};         // row 1
+  const TensorView dx = upload({2, 8}, x);
+  const TensorView values = view({2, 8});
+  const TensorView indices = view({2, 8}, DType::kInt64);
+  const int64_t bytes = backend_->sort_workspace_bytes(dx);
+  void* workspace = device_alloc(static_cast<size_t>(bytes));
+  ASSERT_NO_THROW(backend_->sort(dx, false, values, indices, workspace));
+  EXPECT_EQ(download(indices), (std::vector<float>{3, 6, 7, 2, 5, 4, 0, 1, 3, 5, 6, 0, 1, 7, 2, 4}));
+  ASSERT_NO_THROW(backend_->sort(dx, true, values, indices, workspace));
+  EXPECT_EQ(download(indices), (std::vector<float>{1, 0, 4, 2, 5, 6, 7, 3, 4, 2, 0, 1, 7, 6, 5, 3}));
+  const std::vector<float> sorted = download(values);
+  EXPECT_TRUE(std::isnan(sorted[0]));
+  EXPECT_EQ(sorted[1], 3.0f);
+  EXPECT_EQ(sorted[7], -inf);
+  const TensorView picks = view({2, 3}, DType::kInt64);
+  std::vector<int64_t> picks_host = {7, 0, 0, 2, 2, 6};
+  ASSERT_NO_THROW(backend_->copy_from_host(picks_host.data(), picks));
+  const TensorView taken = view({2, 3});
+  ASSERT_NO_THROW(backend_->take_along_last_axis(dx, picks, taken));
+  EXPECT_EQ(download(taken), (std::vector<float>{0, 3, 3, inf, inf, 2}));
+}
+
 #endif  // GPUACCEL_TEST_CUDA_BACKEND
 
 }  // namespace

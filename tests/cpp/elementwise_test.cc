@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/elementwise.h"
@@ -145,11 +146,27 @@ void with_threads(int n, Fn fn) {
 const UnaryOp kAllUnary[] = {UnaryOp::kNeg,    UnaryOp::kExp,        UnaryOp::kLog,
                              UnaryOp::kSqrt,   UnaryOp::kRsqrt,      UnaryOp::kAbs,
                              UnaryOp::kSquare, UnaryOp::kReciprocal, UnaryOp::kRelu,
-                             UnaryOp::kSigmoid, UnaryOp::kTanh,      UnaryOp::kGelu};
+                             UnaryOp::kSigmoid, UnaryOp::kTanh,      UnaryOp::kGelu,
+                             UnaryOp::kSin,     UnaryOp::kCos,       UnaryOp::kTan,
+                             UnaryOp::kAsin,    UnaryOp::kAcos,      UnaryOp::kAtan,
+                             UnaryOp::kSinh,    UnaryOp::kCosh,      UnaryOp::kAsinh,
+                             UnaryOp::kAcosh,   UnaryOp::kAtanh,     UnaryOp::kErf};
 
-bool positive_domain(UnaryOp op) {
-  return op == UnaryOp::kLog || op == UnaryOp::kSqrt || op == UnaryOp::kRsqrt ||
-         op == UnaryOp::kReciprocal;
+// The random inputs' range for `op`: inside its domain, away from poles (tan) and the domain's
+// edges, where a finite difference is not a derivative.
+std::pair<double, double> input_range(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kLog:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kRsqrt:
+    case UnaryOp::kReciprocal: return {0.05, 4.0};
+    case UnaryOp::kTan: return {-1.4, 1.4};
+    case UnaryOp::kAsin:
+    case UnaryOp::kAcos:
+    case UnaryOp::kAtanh: return {-0.95, 0.95};
+    case UnaryOp::kAcosh: return {1.05, 4.0};
+    default: return {-4.0, 4.0};
+  }
 }
 
 // Independent double references (forward and derivative).
@@ -167,6 +184,18 @@ double ref_unary(UnaryOp op, double x) {
     case UnaryOp::kSigmoid: return 1 / (1 + std::exp(-x));
     case UnaryOp::kTanh: return std::tanh(x);
     case UnaryOp::kGelu: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    case UnaryOp::kSin: return std::sin(x);
+    case UnaryOp::kCos: return std::cos(x);
+    case UnaryOp::kTan: return std::tan(x);
+    case UnaryOp::kAsin: return std::asin(x);
+    case UnaryOp::kAcos: return std::acos(x);
+    case UnaryOp::kAtan: return std::atan(x);
+    case UnaryOp::kSinh: return std::sinh(x);
+    case UnaryOp::kCosh: return std::cosh(x);
+    case UnaryOp::kAsinh: return std::asinh(x);
+    case UnaryOp::kAcosh: return std::acosh(x);
+    case UnaryOp::kAtanh: return std::atanh(x);
+    case UnaryOp::kErf: return std::erf(x);
   }
   return 0;
 }
@@ -184,7 +213,8 @@ TEST_P(ElementwiseUnary, EveryOpFloat32ContiguousAndTransposed) {
   for (UnaryOp op : kAllUnary) {
     SCOPED_TRACE(static_cast<int>(op));
     TestTensor x = make_tensor(DType::kFloat32, {shape[1], shape[0]});
-    randomize(x, positive_domain(op) ? 0.05 : -4.0, 4.0, 1);
+    const auto [low, high] = input_range(op);
+    randomize(x, low, high, 1);
     const TensorView xt = permute(x.view, {1, 0});  // `shape`, transposed strides
     TestTensor xc = make_tensor(DType::kFloat32, shape);
     copy(xt, xc.view);  // the same values, contiguous
@@ -255,7 +285,7 @@ TEST(ElementwiseUnaryDtypes, IntegersForNegAbsSquare) {
 const BinaryOp kAllBinary[] = {BinaryOp::kAdd,     BinaryOp::kSub,     BinaryOp::kMul,
                                BinaryOp::kDiv,     BinaryOp::kPow,     BinaryOp::kMaximum,
                                BinaryOp::kMinimum, BinaryOp::kEqual,   BinaryOp::kGreater,
-                               BinaryOp::kLess};
+                               BinaryOp::kLess,    BinaryOp::kAtan2};
 
 double ref_binary(BinaryOp op, double a, double b) {
   switch (op) {
@@ -269,6 +299,7 @@ double ref_binary(BinaryOp op, double a, double b) {
     case BinaryOp::kEqual: return a == b;
     case BinaryOp::kGreater: return a > b;
     case BinaryOp::kLess: return a < b;
+    case BinaryOp::kAtan2: return std::atan2(a, b);
   }
   return 0;
 }
@@ -313,6 +344,38 @@ TEST_P(ElementwiseBinary, BroadcastAndPermutedFloat32) {
   }
 }
 
+// where: a bool condition broadcast along rows, a broadcast row, b permuted and full of inf and
+// NaN; out takes exactly the chosen operand (the other's inf/NaN never shows), every dtype.
+TEST(ElementwiseWhere, PicksTheChosenOperandOnlyInEveryDtype) {
+  const Shape out_shape = {70, 33};
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32,
+                   DType::kInt64, DType::kUInt8, DType::kBool}) {
+    SCOPED_TRACE(dtype_name(dt));
+    TestTensor cond = make_tensor(DType::kBool, {70, 1});
+    for (int64_t i = 0; i < 70; ++i) set(cond.view, i, (i * 7) % 3 == 0 ? 1.0 : 0.0);
+    TestTensor a = make_tensor(dt, {33});
+    randomize(a, 0, 100, 11);
+    TestTensor b = make_tensor(dt, {33, 70});
+    randomize(b, 0, 100, 12);
+    if (is_floating(dt)) {
+      for (int64_t i = 0; i < 33 * 70; i += 3) set(b.view, i, std::numeric_limits<double>::infinity());
+      for (int64_t i = 1; i < 33 * 70; i += 3) set(b.view, i, std::nan(""));
+    }
+    const TensorView cv = broadcast_to(cond.view, out_shape);
+    const TensorView av = broadcast_to(a.view, out_shape);
+    const TensorView bv = permute(b.view, {1, 0});
+    TestTensor out = make_tensor(dt, out_shape);
+    where(cv, av, bv, out.view);
+    int bad = 0;
+    for_each_index(out_shape, [&](const Shape& idx) {
+      const double want = get(cv, idx) != 0 ? get(av, idx) : get(bv, idx);
+      const double got = get(out.view, idx);
+      if (!(got == want || (std::isnan(got) && std::isnan(want)))) ++bad;
+    });
+    EXPECT_EQ(bad, 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, ElementwiseBinary, ::testing::Values(int64_t{2}, int64_t{60}));
 
 TEST(ElementwiseBinaryDtypes, IntegersHalfAndScalars) {
@@ -333,6 +396,7 @@ TEST(ElementwiseBinaryDtypes, IntegersHalfAndScalars) {
     }
     TestTensor out = make_tensor(dt, {6, 10});
     EXPECT_THROW(binary(BinaryOp::kDiv, a.view, bv, out.view), Error);
+    EXPECT_THROW(binary(BinaryOp::kAtan2, a.view, bv, out.view), Error);
   }
   // float16: computed in float, rounded once.
   TestTensor a = make_tensor(DType::kFloat16, {1000});

@@ -33,10 +33,28 @@ double ref_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double ref_tanh(double x) { return std::tanh(x); }
 double ref_gelu(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
 
+double ref_sin(double x) { return std::sin(x); }
+double ref_cos(double x) { return std::cos(x); }
+double ref_tan(double x) { return std::tan(x); }
+double ref_asin(double x) { return std::asin(x); }
+double ref_acos(double x) { return std::acos(x); }
+double ref_atan(double x) { return std::atan(x); }
+double ref_sinh(double x) { return std::sinh(x); }
+double ref_cosh(double x) { return std::cosh(x); }
+double ref_asinh(double x) { return std::asinh(x); }
+double ref_acosh(double x) { return std::acosh(x); }
+double ref_atanh(double x) { return std::atanh(x); }
+double ref_erf(double x) { return std::erf(x); }
+
 // Inputs in each op's domain, avoiding kinks (0 for abs/relu) for finite differences.
 const std::vector<double> kAnyInputs = {-7.5, -3.0, -1.25, -0.6, -0.01, 0.02, 0.3, 0.9,
                                         1.0,  2.5,  4.0,   8.25};
 const std::vector<double> kPositiveInputs = {0.01, 0.125, 0.5, 0.9, 1.0, 1.7, 3.0, 10.0, 123.0};
+const std::vector<double> kUnitInputs = {-0.97, -0.6, -0.25, -0.01, 0.02, 0.3, 0.75, 0.96};
+const std::vector<double> kBelowPoleInputs = {-1.5, -1.0, -0.4, -0.01, 0.02, 0.5, 1.2, 1.5};
+const std::vector<double> kAboveOneInputs = {1.01, 1.2, 2.0, 3.5, 10.0, 123.0};
+const std::vector<double> kModerateInputs = {-6.0, -3.0, -1.25, -0.6, -0.01, 0.02, 0.3, 0.9,
+                                             1.0,  2.5,  4.0,   8.25};
 
 template <typename Op>
 void check_op(const char* name, Op op, double (*ref)(double), const std::vector<double>& inputs) {
@@ -74,6 +92,44 @@ TEST(KernelsUnary, EveryOpForwardAndGradient) {
   check_op("sigmoid", SigmoidFunctor{}, ref_sigmoid, kAnyInputs);
   check_op("tanh", TanhFunctor{}, ref_tanh, kAnyInputs);
   check_op("gelu", GeluFunctor{}, ref_gelu, kAnyInputs);
+  check_op("sin", SinFunctor{}, ref_sin, kAnyInputs);
+  check_op("cos", CosFunctor{}, ref_cos, kAnyInputs);
+  check_op("tan", TanFunctor{}, ref_tan, kBelowPoleInputs);
+  check_op("asin", AsinFunctor{}, ref_asin, kUnitInputs);
+  check_op("acos", AcosFunctor{}, ref_acos, kUnitInputs);
+  check_op("atan", AtanFunctor{}, ref_atan, kAnyInputs);
+  check_op("sinh", SinhFunctor{}, ref_sinh, kModerateInputs);
+  check_op("cosh", CoshFunctor{}, ref_cosh, kModerateInputs);
+  check_op("asinh", AsinhFunctor{}, ref_asinh, kAnyInputs);
+  check_op("acosh", AcoshFunctor{}, ref_acosh, kAboveOneInputs);
+  check_op("atanh", AtanhFunctor{}, ref_atanh, kUnitInputs);
+  check_op("erf", ErfFunctor{}, ref_erf, kAnyInputs);
+}
+
+TEST(KernelsUnary, TrigonometricDomainsAndLargeArguments) {
+  // Outside the domain: NaN (NumPy, TF and PyTorch agree).
+  EXPECT_TRUE(std::isnan(AsinFunctor{}(1.5f)));
+  EXPECT_TRUE(std::isnan(AcosFunctor{}(-1.0001)));
+  EXPECT_TRUE(std::isnan(AcoshFunctor{}(0.5f)));
+  EXPECT_TRUE(std::isnan(AtanhFunctor{}(2.0f)));
+  // At the edges: exact values, infinite gradients.
+  EXPECT_EQ(AsinFunctor{}(1.0), std::asin(1.0));
+  EXPECT_EQ(AcosFunctor{}(1.0f), 0.0f);
+  EXPECT_EQ(AcoshFunctor{}(1.0f), 0.0f);
+  EXPECT_TRUE(std::isinf(AtanhFunctor{}(1.0f)));
+  EXPECT_TRUE(std::isinf(AsinFunctor{}.backward(1.0f, AsinFunctor{}(1.0f), 1.0f)));
+  EXPECT_TRUE(std::isinf(AcoshFunctor{}.backward(1.0f, 0.0f, 1.0f)));
+  EXPECT_TRUE(std::isinf(AtanhFunctor{}.backward(-1.0f, AtanhFunctor{}(-1.0f), 1.0f)));
+  // Large arguments are reduced exactly (a polynomial after x - 2 pi round(x / 2 pi) is not).
+  for (double x : {1.0e4, 123456.789, 3.0e7, 1.0e22}) {
+    const float xf = static_cast<float>(x);
+    EXPECT_NEAR(SinFunctor{}(xf), std::sin(static_cast<double>(xf)), 2e-7);
+    EXPECT_NEAR(CosFunctor{}(xf), std::cos(static_cast<double>(xf)), 2e-7);
+  }
+  // asinh's gradient stays finite and right where x^2 overflows float.
+  EXPECT_NEAR(AsinhFunctor{}.backward(1e30f, AsinhFunctor{}(1e30f), 1.0f), 1.0 / double(1e30f),
+              1e-5 / double(1e30f));
+  EXPECT_EQ(ErfFunctor{}(-40.0f), -1.0f);
 }
 
 TEST(KernelsUnary, EdgeCases) {
@@ -119,6 +175,13 @@ TEST(KernelsBinary, Values) {
   EXPECT_TRUE(GreaterFunctor{}(3.0f, 2.0f));
   EXPECT_FALSE(GreaterFunctor{}(2.0f, 2.0f));
   EXPECT_TRUE(LessFunctor{}(int64_t{-1}, int64_t{0}));
+  // atan2(a, b): the angle of (b, a), every quadrant and the signed zeros.
+  EXPECT_DOUBLE_EQ(Atan2Functor{}(1.0, -1.0), 3 * std::atan(1.0));
+  EXPECT_DOUBLE_EQ(Atan2Functor{}(-1.0, -1.0), -3 * std::atan(1.0));
+  EXPECT_EQ(Atan2Functor{}(0.0f, -1.0f), static_cast<float>(M_PI));
+  EXPECT_EQ(Atan2Functor{}(-0.0f, -1.0f), -static_cast<float>(M_PI));
+  EXPECT_EQ(Atan2Functor{}(2.0f, 0.0f), static_cast<float>(M_PI / 2));
+  EXPECT_TRUE(std::isnan(Atan2Functor{}(nan, 1.0f)));
 }
 
 // Known-answer vectors for Philox-4x32-10 published with the paper's reference implementation.

@@ -415,3 +415,36 @@ def test_grouped_convolutions_on_the_fake_gpu_match_the_cpu():
         for got, want in zip(gpu, cpu):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(r["gpu_fit"], r["cpu_fit"], rtol=1e-5)
+
+
+SELECT_SORT_TRIG_PROBE = r"""
+import json
+import numpy as np
+import gpuaccel as ga
+
+x = np.array([[3.0, np.nan, 1.0, -np.inf, 1.0], [0.5, -0.0, 0.0, 2.0, -3.0]], np.float32)
+
+def run(device):
+    with ga.device(device):
+        v = ga.Variable(np.nan_to_num(x, nan=7.0, neginf=-7.0))
+        with ga.GradientTape() as tape:
+            sorted_values = ga.sort(v, axis=1, direction='DESCENDING')
+            loss = ga.reduce_sum(sorted_values * np.arange(10, dtype='float32').reshape(2, 5))
+        grad = tape.gradient(loss, v)
+        picked = ga.where(x > 0, x, ga.math.sin(x))
+        return {'device': str(picked.device), 'argsort': ga.argsort(x, axis=1).numpy().tolist(),
+                'grad': grad.numpy().tolist(),
+                'picked': np.nan_to_num(picked.numpy(), nan=99.0).tolist(),
+                'atan2': ga.math.atan2(x[1], x[0]).numpy().tolist()}
+
+print(json.dumps({'gpu': run('/GPU:0'), 'cpu': run('/CPU:0')}))
+"""
+
+
+def test_select_sort_and_trig_on_the_fake_gpu_match_the_cpu():
+    """The library path of the new ops (the sort's workspace comes from the GPU pool)."""
+    r = run_with_fake(SELECT_SORT_TRIG_PROBE)
+    assert r["gpu"]["device"] == "cuda:0" and r["cpu"]["device"] == "cpu:0"
+    assert r["gpu"]["argsort"] == [[3, 2, 4, 0, 1], [4, 1, 2, 0, 3]]
+    assert {k: v for k, v in r["gpu"].items() if k != "device"} == {
+        k: v for k, v in r["cpu"].items() if k != "device"}

@@ -296,6 +296,18 @@ void dispatch_unary(UnaryOp op, F&& f) {
     case UnaryOp::kSigmoid: f(SigmoidFunctor{}); return;
     case UnaryOp::kTanh: f(TanhFunctor{}); return;
     case UnaryOp::kGelu: f(GeluFunctor{}); return;
+    case UnaryOp::kSin: f(SinFunctor{}); return;
+    case UnaryOp::kCos: f(CosFunctor{}); return;
+    case UnaryOp::kTan: f(TanFunctor{}); return;
+    case UnaryOp::kAsin: f(AsinFunctor{}); return;
+    case UnaryOp::kAcos: f(AcosFunctor{}); return;
+    case UnaryOp::kAtan: f(AtanFunctor{}); return;
+    case UnaryOp::kSinh: f(SinhFunctor{}); return;
+    case UnaryOp::kCosh: f(CoshFunctor{}); return;
+    case UnaryOp::kAsinh: f(AsinhFunctor{}); return;
+    case UnaryOp::kAcosh: f(AcoshFunctor{}); return;
+    case UnaryOp::kAtanh: f(AtanhFunctor{}); return;
+    case UnaryOp::kErf: f(ErfFunctor{}); return;
   }
   throw_error(ErrorCode::kInternal, "unary", "unknown UnaryOp");
 }
@@ -444,6 +456,7 @@ void dispatch_binary(BinaryOp op, F&& f) {
     case BinaryOp::kEqual: f(EqualFunctor{}); return;
     case BinaryOp::kGreater: f(GreaterFunctor{}); return;
     case BinaryOp::kLess: f(LessFunctor{}); return;
+    case BinaryOp::kAtan2: f(Atan2Functor{}); return;
   }
   throw_error(ErrorCode::kInternal, "binary", "unknown BinaryOp");
 }
@@ -830,8 +843,9 @@ void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorV
     using S = typename decltype(tag)::type;
     dispatch_binary(op, [&](auto f) {
       using F = decltype(f);
-      constexpr bool kDivOrPow =
-          std::is_same_v<F, kernels::DivFunctor> || std::is_same_v<F, kernels::PowFunctor>;
+      constexpr bool kDivOrPow = std::is_same_v<F, kernels::DivFunctor> ||
+                                 std::is_same_v<F, kernels::PowFunctor> ||
+                                 std::is_same_v<F, kernels::Atan2Functor>;
       constexpr bool kArithmetic = kDivOrPow || std::is_same_v<F, kernels::AddFunctor> ||
                                    std::is_same_v<F, kernels::SubFunctor> ||
                                    std::is_same_v<F, kernels::MulFunctor>;
@@ -847,6 +861,20 @@ void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorV
           binary_typed<S, S>(f, a, b, out);
         }
       }
+    });
+  });
+}
+
+void where(const TensorView& cond, const TensorView& a, const TensorView& b, const TensorView& out) {
+  dispatch_storage(out.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const bool* cp = static_cast<const bool*>(cond.data);
+    const S* ap = static_cast<const S*>(a.data);
+    const S* bp = static_cast<const S*>(b.data);
+    S* op = static_cast<S*>(out.data);
+    const TensorView* views[4] = {&out, &cond, &a, &b};
+    for_each_element<4>(views, [=](int64_t, const int64_t (&o)[4]) {
+      op[o[0]] = cp[o[1]] ? ap[o[2]] : bp[o[3]];
     });
   });
 }

@@ -26,6 +26,10 @@ void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const 
 // comparisons, whose out may be bool.
 void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out);
 
+// out = cond ? a : b: cond bool, a, b and out of one dtype (any), all of out's shape (broadcast
+// views with stride 0); the value not chosen is never read into out, so its inf/NaN stays out.
+void where(const TensorView& cond, const TensorView& a, const TensorView& b, const TensorView& out);
+
 // dst = src converted to dst's dtype (any dtype to any dtype; float -> int truncates toward
 // zero like NumPy's astype; -> bool is != 0). Any strides on both sides: this is also how
 // contiguous() and strided assignment work.

@@ -45,6 +45,7 @@ void with_binary_functor(BinaryOp op, G&& g) {
     case BinaryOp::kEqual: return g(EqualFunctor{});
     case BinaryOp::kGreater: return g(GreaterFunctor{});
     case BinaryOp::kLess: return g(LessFunctor{});
+    case BinaryOp::kAtan2: return g(Atan2Functor{});
   }
   throw BackendError(CudaStatus::kInvalidArgument,
                      "binary: unknown op " + std::to_string(static_cast<int>(op)));
@@ -54,10 +55,11 @@ template <typename F>
 constexpr bool kComparison = std::is_same_v<F, kernels::EqualFunctor> ||
                              std::is_same_v<F, kernels::GreaterFunctor> ||
                              std::is_same_v<F, kernels::LessFunctor>;
-// Div and pow are float-only (integer division semantics are not NumPy's true_divide).
+// Div, pow and atan2 are float-only (integer division semantics are not NumPy's true_divide).
 template <typename F>
 constexpr bool kIntegerBinary = !std::is_same_v<F, kernels::DivFunctor> &&
-                                !std::is_same_v<F, kernels::PowFunctor>;
+                                !std::is_same_v<F, kernels::PowFunctor> &&
+                                !std::is_same_v<F, kernels::Atan2Functor>;
 
 }  // namespace
 

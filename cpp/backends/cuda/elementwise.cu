@@ -56,6 +56,18 @@ void with_unary_functor(UnaryOp op, G&& g) {
     case UnaryOp::kSigmoid: return g(SigmoidFunctor{});
     case UnaryOp::kTanh: return g(TanhFunctor{});
     case UnaryOp::kGelu: return g(GeluFunctor{});
+    case UnaryOp::kSin: return g(SinFunctor{});
+    case UnaryOp::kCos: return g(CosFunctor{});
+    case UnaryOp::kTan: return g(TanFunctor{});
+    case UnaryOp::kAsin: return g(AsinFunctor{});
+    case UnaryOp::kAcos: return g(AcosFunctor{});
+    case UnaryOp::kAtan: return g(AtanFunctor{});
+    case UnaryOp::kSinh: return g(SinhFunctor{});
+    case UnaryOp::kCosh: return g(CoshFunctor{});
+    case UnaryOp::kAsinh: return g(AsinhFunctor{});
+    case UnaryOp::kAcosh: return g(AcoshFunctor{});
+    case UnaryOp::kAtanh: return g(AtanhFunctor{});
+    case UnaryOp::kErf: return g(ErfFunctor{});
   }
   throw BackendError(CudaStatus::kInvalidArgument,
                      "unary: unknown op " + std::to_string(static_cast<int>(op)));

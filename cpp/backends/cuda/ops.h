@@ -29,6 +29,15 @@ void dropout(int device, const TensorView& x, double rate, uint64_t seed, uint64
              const TensorView& y, const TensorView& mask);
 void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, const TensorView& out);
 
+// where.cu, sort.cu: selection and ordering (backends/backend_ops.def).
+void where(int device, const TensorView& cond, const TensorView& a, const TensorView& b,
+           const TensorView& out);
+int64_t sort_workspace_bytes(const TensorView& x);
+void sort(int device, const TensorView& x, bool descending, const TensorView& values,
+          const TensorView& indices, void* workspace);
+void take_along_last_axis(int device, const TensorView& x, const TensorView& indices,
+                          const TensorView& out);
+
 // matmul.cc: cuBLASLt.
 void matmul(int device, const TensorView& a, const TensorView& b, const TensorView* bias,
             const TensorView& out);

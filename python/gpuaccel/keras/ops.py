@@ -299,6 +299,11 @@ fabs = _floated("fabs", _math.abs)
 sign = _same_dtype("sign", _math.sign)
 trunc = _same_dtype("trunc", _math.trunc)
 floor, ceil = _floated("floor", _math.floor), _floated("ceil", _math.ceil)
+sin, cos, tan = (_floated(n, getattr(_math, n)) for n in ("sin", "cos", "tan"))
+arcsin, arccos, arctan = (_floated(n, f) for n, f in (
+    ("arcsin", _math.asin), ("arccos", _math.acos), ("arctan", _math.atan)))
+arctan2 = _two_operands("arctan2", "atan2")
+sinc = _floated("sinc", _math._sinc)
 sinh, cosh = _floated("sinh", _math.sinh), _floated("cosh", _math.cosh)
 arcsinh, arccosh, arctanh = (_floated(n, f) for n, f in (
     ("arcsinh", _math.asinh), ("arccosh", _math.acosh), ("arctanh", _math.atanh)))
@@ -1252,19 +1257,283 @@ def associative_scan(f, elems, reverse=False, axis=0):
     return _math._scan(x, _math._axis_index(axis, x.ndim), f, None, False, reverse)
 
 
+# ---- NaN-ignoring reductions and replacements: the NaN entries are replaced by the select
+# kernel (where), so they never spread into the result or its gradient ----
+
+# The largest finite value of each floating dtype (nan_to_num's default for ±inf).
+_LARGEST_FINITE = {"float32": 3.4028234663852886e38, "float16": 65504.0,
+                   "bfloat16": 3.3895313892515355e38}
+
+
+def _is_floating(x):
+    return x.dtype.is_floating_point
+
+
+def _nan_replaced(x, value):
+    """x with its NaN entries replaced by ``value`` (integers have none)."""
+    if not _is_floating(x):
+        return x
+    return _array_ops.where(_math.is_nan(x), _C.scalar_like(value, x), x)
+
+
+def _valid_count(x, axis, keepdims):
+    """The number of non-NaN entries reduced, in x's dtype."""
+    return sum(cast(logical_not(_math.is_nan(x)), x._dtype_name), axis, keepdims)
+
+
+def _nan_where_all_nan(x, result, axis, keepdims, fill=float("nan")):
+    """``fill`` where every entry reduced was NaN (NumPy's and Keras's nanmax/nanmin/nanarg*)."""
+    empty = _math.equal(_valid_count(x, axis, keepdims), 0.0)
+    return _array_ops.where(empty, _C.scalar_like(fill, result), result)
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (the dtype's largest and
+    smallest finite values by default)."""
+    x = _tensor(x)
+    if not _is_floating(x):
+        return x
+    largest = _LARGEST_FINITE[x._dtype_name]
+    out = _nan_replaced(x, nan)
+    for value, infinity in ((largest if posinf is None else posinf, float("inf")),
+                            (-largest if neginf is None else neginf, float("-inf"))):
+        out = _array_ops.where(_math.equal(x, _C.scalar_like(infinity, x)),
+                               _C.scalar_like(value, x), out)
+    return out
+
+
+def _nan_skipping(keras_name, pick):
+    """fmax/fmin: the other operand where one is NaN (NaN only where both are)."""
+    def op(x1, x2):
+        a, b = _as_tensors(x1, x2)
+        best = pick(a, b)
+        if not _is_floating(best):
+            return best
+        return _array_ops.where(_math.is_nan(a), b, _array_ops.where(_math.is_nan(b), a, best))
+    op.__name__ = op.__qualname__ = keras_name
+    op.__doc__ = f"``keras.ops.{keras_name}``: NaN only where both operands are NaN."
+    return op
+
+
+fmax = _nan_skipping("fmax", _math.maximum)
+fmin = _nan_skipping("fmin", _math.minimum)
+
+
+def nansum(x, axis=None, keepdims=False):
+    return sum(_nan_replaced(_tensor(x), 0.0), axis, keepdims)
+
+
+def nanprod(x, axis=None, keepdims=False):
+    return prod(_nan_replaced(_tensor(x), 1.0), axis, keepdims)
+
+
+def nanmean(x, axis=None, keepdims=False):
+    """The mean of the non-NaN entries; NaN where there are none (0 / 0)."""
+    x = _tensor(x)
+    if not _is_floating(x):
+        return mean(x, axis, keepdims)
+    return _math.divide(nansum(x, axis, keepdims), _valid_count(x, axis, keepdims))
+
+
+def _nan_extreme(reduction, fill):
+    """nanmax/nanmin: the reduction with NaN entries as ``fill`` (its identity), NaN where all
+    were NaN."""
+    def op(x, axis=None, keepdims=False):
+        x = _tensor(x)
+        if not _is_floating(x):
+            return reduction(x, axis, keepdims)
+        return _nan_where_all_nan(x, reduction(_nan_replaced(x, fill), axis, keepdims), axis,
+                                  keepdims)
+    op.__name__ = op.__qualname__ = "nan" + reduction.__name__
+    op.__doc__ = f"``keras.ops.nan{reduction.__name__}``: NaN where every entry is NaN."
+    return op
+
+
+nanmax = _nan_extreme(max, float("-inf"))
+nanmin = _nan_extreme(min, float("inf"))
+
+
+def nanvar(x, axis=None, keepdims=False):
+    """The variance of the non-NaN entries (ddof 0); NaN where there are none."""
+    x = _float(x)
+    deviation = subtract(x, nanmean(x, axis, True))
+    # Only NaN entries are dropped: inf - inf stays NaN, as in NumPy and Keras.
+    squared = _array_ops.where(_math.is_nan(x), _C.scalar_like(0.0, x), square(deviation))
+    return _math.divide(sum(squared, axis, keepdims), _valid_count(x, axis, keepdims))
+
+
+def nanstd(x, axis=None, keepdims=False):
+    return sqrt(nanvar(x, axis, keepdims))
+
+
+def _nan_arg_reduction(function, fill):
+    def op(x, axis=None, keepdims=False):
+        x = _tensor(x)
+        if not _is_floating(x):
+            return function(x, axis, keepdims)
+        index = function(_nan_replaced(x, fill), axis, keepdims)
+        if axis is None:
+            x = reshape(x, (-1,))
+            if keepdims:
+                x = reshape(x, (1,) * len(index.shape) + (-1,))
+            count = _valid_count(x, -1, False)
+        else:
+            count = _valid_count(x, axis, keepdims)
+        # Keras gives -1 where every entry is NaN.
+        return _array_ops.where(_math.equal(count, 0.0), _C.scalar_like(-1, index), index)
+    op.__name__ = op.__qualname__ = "nan" + function.__name__
+    op.__doc__ = f"``keras.ops.nan{function.__name__}``: -1 where every entry is NaN."
+    return op
+
+
+nanargmax = _nan_arg_reduction(argmax, float("-inf"))
+nanargmin = _nan_arg_reduction(argmin, float("inf"))
+
+
+def nancumsum(x, axis=None, dtype=None):
+    """Keras's: the cumulative sum of nan_to_num(x) (NaN as 0, ±inf as the largest finite)."""
+    return cumsum(nan_to_num(x, 0.0), axis, dtype)
+
+
+def nancumprod(x, axis=None, dtype=None):
+    return cumprod(nan_to_num(x, 1.0), axis, dtype)
+
+
+# ---- sorting and what is built on it (the sort kernel: stable, NaN last) ----
+
+def _flat_if_none(x, axis):
+    x = _tensor(x)
+    return (reshape(x, (-1,)), -1) if axis is None else (x, axis)
+
+
+def sort(x, axis=-1):
+    x, axis = _flat_if_none(x, axis)
+    return _C.sort(x, axis, False)[0]
+
+
+def argsort(x, axis=-1):
+    """int32 indices (Keras's TensorFlow backend), stable."""
+    x, axis = _flat_if_none(x, axis)
+    return cast(_C.sort(x, axis, False)[1], "int32")
+
+
+def top_k(x, k, sorted=True):  # noqa: A002 -- Keras's name
+    return _math.top_k(_tensor(x), k, sorted=sorted)
+
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _sorted_rows(x, axis):
+    """x (floating) sorted along ``axis`` (None: all axes; a tuple: those axes together),
+    the sorted axis last, and the shape keepdims gives."""
+    ndim = len(x.shape)
+    axes = list(builtins.range(ndim)) if axis is None else [
+        a % ndim for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
+    kept = [a for a in builtins.range(ndim) if a not in axes]
+    moved = _C.permute(x, kept + axes) if kept + axes != list(builtins.range(ndim)) else x
+    rows = reshape(moved, [x.shape[a] for a in kept] + [-1])
+    keep_shape = [1 if a in axes else x.shape[a] for a in builtins.range(ndim)]
+    return _C.sort(rows, -1, False)[0], keep_shape
+
+
+def _quantile_of_sorted(rows, q, method):
+    """NumPy's quantile ``q`` of each sorted row (NaN where the row holds NaN)."""
+    n = rows.shape[-1]
+    position = q * (n - 1)
+    low, high = int(np.floor(position)), int(np.ceil(position))
+    below, above = rows[..., low], rows[..., high]
+    fraction = position - low
+    if method == "lower":
+        value = below
+    elif method == "higher":
+        value = above
+    elif method == "midpoint":
+        value = multiply(add(below, above), 0.5) if low != high else below
+    elif method == "nearest":
+        # NumPy rounds half to even positions.
+        value = rows[..., int(np.around(position))]
+    else:  # linear, even at a whole position: an infinite entry gives NaN there, as NumPy
+        value = add(below, multiply(subtract(above, below), fraction))
+    last = rows[..., n - 1]
+    return _array_ops.where(_math.equal(last, last), value, last)
+
+
+def quantile(x, q, axis=None, method="linear", keepdims=False):
+    """NumPy's quantiles (q in [0, 1], a number or a list: its axis comes first)."""
+    return _quantiles(x, q, axis, method, keepdims, _quantile_of_sorted)
+
+
+def _nan_quantile_of_sorted(rows, q, method):
+    """NumPy's nanquantile ``q`` of each sorted row: the row's NaNs are last, so its first
+    ``count`` entries are its numbers and the position is q (count - 1), one per row, read with
+    take_along_last_axis (no gradient). NaN for a row of NaNs only."""
+    count = _valid_count(rows, -1, True)
+    position = maximum(multiply(subtract(count, 1.0), q), 0.0)
+    low, high = _math.floor(position), _math.ceil(position)
+
+    def at(place):
+        return _C.take_along_last_axis(rows, cast(place, "int64"))[..., 0]
+    below, above = at(low), at(high)
+    if method == "lower":
+        return below
+    if method == "higher":
+        return above
+    if method == "midpoint":
+        return multiply(add(below, above), 0.5)
+    if method == "nearest":
+        return at(_math.round(position))  # half to even, as NumPy
+    return add(below, multiply(subtract(above, below), subtract(position, low)[..., 0]))
+
+
+def _quantiles(x, q, axis, method, keepdims, of_sorted):
+    """Quantiles ``q`` (in [0, 1]; a list gives a leading axis) of x along ``axis``, each row's
+    from ``of_sorted(sorted rows, q, method)``."""
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(f"Invalid value for argument `method`: {method!r}; expected one of "
+                         f"{_QUANTILE_METHODS}")
+    qs = np.asarray(q.numpy() if hasattr(q, "numpy") else q, np.float64)
+    if (qs < 0).any() or (qs > 1).any():
+        raise ValueError(f"Quantiles must be in the range [0, 1], got {qs.tolist()}")
+    rows, keep_shape = _sorted_rows(_float(x), axis)
+    outs = []
+    for value in qs.reshape(-1).tolist():
+        out = of_sorted(rows, value, method)
+        outs.append(reshape(out, keep_shape) if keepdims else out)
+    if qs.ndim == 0:
+        return outs[0]
+    return reshape(stack(outs), list(qs.shape) + list(outs[0].shape))
+
+
+def nanquantile(x, q, axis=None, method="linear", keepdims=False):
+    """NumPy's nanquantile: the quantiles of each row's non-NaN entries."""
+    return _quantiles(x, q, axis, method, keepdims, _nan_quantile_of_sorted)
+
+
+def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
+    qs = np.asarray(q.numpy() if hasattr(q, "numpy") else q, np.float64)
+    return nanquantile(x, qs / 100.0, axis, method, keepdims)
+
+
+def nanmedian(x, axis=None, keepdims=False):
+    return nanquantile(x, 0.5, axis, "linear", keepdims)
+
+
+def percentile(x, q, axis=None, method="linear", keepdims=False):
+    qs = np.asarray(q.numpy() if hasattr(q, "numpy") else q, np.float64)
+    return quantile(x, qs / 100.0, axis, method, keepdims)
+
+
+def median(x, axis=None, keepdims=False):
+    """The mean of the two middle entries of an even count (NumPy's); NaN with a NaN."""
+    return quantile(x, 0.5, axis, "linear", keepdims)
+
+
 # Names that need a kernel gpuaccel lacks, with what to do meanwhile.
 _ON_THE_HOST = "a computation on keras.ops.convert_to_numpy(x) with NumPy"
 _NEEDS_A_KERNEL = {
-    **{name: f"{_ON_THE_HOST} (there is no trigonometric kernel yet)" for name in (
-        "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinc")},
-    **{name: f"{_ON_THE_HOST} (there is no sort kernel yet); argmax/max for the largest entry"
-       for name in ("sort", "argsort", "argpartition", "top_k", "unique", "median", "quantile",
-                    "percentile")},
-    **{name: f"{_ON_THE_HOST} (there is no select kernel yet, so a NaN would spread into the "
-             f"result)" for name in (
-        "nan_to_num", "fmax", "fmin", "nansum", "nanmean", "nanmax", "nanmin", "nanprod",
-        "nanstd", "nanvar", "nanargmax", "nanargmin", "nancumsum", "nancumprod", "nanmedian",
-        "nanquantile", "nanpercentile")},
+    **{name: f"{_ON_THE_HOST} (np.{name}); sort/argsort give a full order"
+       for name in ("argpartition", "unique")},
     **{name: f"{_ON_THE_HOST} (there is no bitwise kernel yet)" for name in (
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
         "bitwise_left_shift", "bitwise_right_shift", "left_shift", "right_shift")},
