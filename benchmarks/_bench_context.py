@@ -95,7 +95,13 @@ def conv_floor_ms(binary, batch, dtype, filters=1, rounds=10, threads="2"):
 def run_workload(command, env, cwd="/tmp"):
     """Runs `command` (a fresh Python process: thread counts and device settings are fixed at
     start-up) and returns the JSON object it printed on its 'RESULT ' line, or
-    {'error': 'exit N: <the output's tail>'} when it printed none."""
+    {'error': 'exit N: <the output's tail>'} when it printed none. Relative PYTHONPATH entries
+    are made absolute first: the child runs in `cwd`, where `build/dev/stage` would not resolve
+    and an installed gpuaccel would be measured instead."""
+    env = dict(env)
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) if p else p
+                                            for p in env["PYTHONPATH"].split(os.pathsep))
     proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):

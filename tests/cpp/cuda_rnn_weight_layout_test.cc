@@ -63,50 +63,56 @@ TEST(CudaRnnWeightLayout, GateOrderIsCudnnsOwn) {
   EXPECT_EQ(cudnn_linear_layer(RnnCell::kTanh, 0, true), 1);
 }
 
+// Keras's weights of distinct values (3 inputs, 2 units) copied into a zeroed weight space.
+struct Filled {
+  int64_t input = 3, units = 2, gates, width;
+  Space s;
+  std::vector<float> kernel, recurrent, bias, space;
+  explicit Filled(RnnCell cell)
+      : gates(rnn_gates(cell)), width(rnn_gates(cell) * 2), s(space_for(cell, 3, 2)) {
+    kernel = counting(input * width, 100);
+    recurrent = counting(units * width, 200);
+    bias = counting((cell == RnnCell::kGru ? 2 : 1) * width, 300);
+    space.assign(static_cast<size_t>(s.size), 0.0f);
+    run_all(keras_to_cudnn_copies(cell, input, units, s.matrix, s.bias), kernel, recurrent, bias,
+            space);
+  }
+};
+
 class CudaRnnWeightCopies : public ::testing::TestWithParam<RnnCell> {};
 
 TEST_P(CudaRnnWeightCopies, EachKerasBlockLandsTransposedAtItsCudnnLayer) {
   const RnnCell cell = GetParam();
-  const int64_t input = 3, units = 2, gates = rnn_gates(cell), width = gates * units;
-  const Space s = space_for(cell, input, units);
-  std::vector<float> kernel = counting(input * width, 100), recurrent = counting(units * width, 200);
-  std::vector<float> bias = counting((cell == RnnCell::kGru ? 2 : 1) * width, 300);
-  std::vector<float> space(static_cast<size_t>(s.size), 0.0f);
-  run_all(keras_to_cudnn_copies(cell, input, units, s.matrix, s.bias), kernel, recurrent, bias,
-          space);
-  for (int q = 0; q < gates; ++q) {
+  const Filled f(cell);
+  const int64_t input = f.input, units = f.units, width = f.width;
+  for (int q = 0; q < f.gates; ++q) {
     const int in_id = cudnn_linear_layer(cell, q, false), rec_id = cudnn_linear_layer(cell, q, true);
     for (int64_t j = 0; j < units; ++j) {
       for (int64_t i = 0; i < input; ++i) {  // W[j][i] = Keras kernel[i][q*units + j]
-        EXPECT_EQ(space[s.matrix[in_id] + j * input + i], kernel[i * width + q * units + j]);
+        EXPECT_EQ(f.space[f.s.matrix[in_id] + j * input + i], f.kernel[i * width + q * units + j]);
       }
       for (int64_t i = 0; i < units; ++i) {
-        EXPECT_EQ(space[s.matrix[rec_id] + j * units + i], recurrent[i * width + q * units + j]);
+        EXPECT_EQ(f.space[f.s.matrix[rec_id] + j * units + i],
+                  f.recurrent[i * width + q * units + j]);
       }
-      EXPECT_EQ(space[s.bias[in_id] + j], bias[q * units + j]);
+      EXPECT_EQ(f.space[f.s.bias[in_id] + j], f.bias[q * units + j]);
       // the GRU's recurrent row; the other cells' recurrent bias stays zero
-      EXPECT_EQ(space[s.bias[rec_id] + j],
-                cell == RnnCell::kGru ? bias[width + q * units + j] : 0.0f);
+      EXPECT_EQ(f.space[f.s.bias[rec_id] + j],
+                cell == RnnCell::kGru ? f.bias[width + q * units + j] : 0.0f);
     }
   }
 }
 
 TEST_P(CudaRnnWeightCopies, GradientsComeBackToTheBlocksTheyCameFrom) {
   const RnnCell cell = GetParam();
-  const int64_t input = 3, units = 2, gates = rnn_gates(cell), width = gates * units;
-  const Space s = space_for(cell, input, units);
-  std::vector<float> kernel = counting(input * width, 1), recurrent = counting(units * width, 50);
-  std::vector<float> bias = counting((cell == RnnCell::kGru ? 2 : 1) * width, 90);
-  std::vector<float> space(static_cast<size_t>(s.size), 0.0f);
-  run_all(keras_to_cudnn_copies(cell, input, units, s.matrix, s.bias), kernel, recurrent, bias,
-          space);
-  std::vector<float> dkernel(kernel.size(), -1), drecurrent(recurrent.size(), -1),
-      dbias(bias.size(), -1);
-  run_all(cudnn_to_keras_copies(cell, input, units, s.matrix, s.bias), dkernel, drecurrent, dbias,
-          space);
-  EXPECT_EQ(dkernel, kernel);
-  EXPECT_EQ(drecurrent, recurrent);
-  EXPECT_EQ(dbias, bias);  // every entry written: the LSTM's from the input biases
+  Filled f(cell);
+  std::vector<float> dkernel(f.kernel.size(), -1), drecurrent(f.recurrent.size(), -1),
+      dbias(f.bias.size(), -1);
+  run_all(cudnn_to_keras_copies(cell, f.input, f.units, f.s.matrix, f.s.bias), dkernel,
+          drecurrent, dbias, f.space);
+  EXPECT_EQ(dkernel, f.kernel);
+  EXPECT_EQ(drecurrent, f.recurrent);
+  EXPECT_EQ(dbias, f.bias);  // every entry written: the LSTM's from the input biases
 }
 
 TEST(CudaRnnWeightLayout, OneUnitIsStillATransposeAndNotAVectorCopy) {
