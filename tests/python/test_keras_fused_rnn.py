@@ -3,8 +3,9 @@ cuDNN's on a GPU) behind Keras's LSTM, GRU and SimpleRNN: which configurations t
 cuDNN-eligible ones) and which keep the unrolled trace; forward values and gradients against
 real Keras with the same weights for return_sequences, return_state, go_backwards,
 initial_state and Bidirectional on the fused path; a few fit steps; the fused and unrolled paths
-agreeing. (test_keras_recurrent.py compares the layers more broadly; many of its cases now run
-fused too.) The GPU case is marked ``gpu``."""
+agreeing; a fit through the fake CUDA library. (test_keras_recurrent.py compares the layers more
+broadly, many of its cases now fused too; test_fused_rnn_op.py holds the op's own and GPU
+tests, free of TensorFlow, which the GPU machine lacks.)"""
 import numpy as np
 import pytest
 
@@ -179,17 +180,6 @@ def test_recurrent_dropout_outside_training_and_input_dropout_run_fused(fused_ca
     assert fused_calls == ["lstm", "gru"]
 
 
-def test_bad_fused_arguments_raise_typed_errors():
-    x = ga.tensor(normal((2, 3, 2), 1))
-    h = ga.tensor(np.zeros((2, 4), np.float32))
-    kernel = ga.tensor(normal((2, 12), 2))
-    recurrent = ga.tensor(normal((4, 12), 3))
-    with pytest.raises(ValueError, match=r"bias of the fused gru must be float32 of shape \(2, 12\)"):
-        _C.fused_rnn("gru", x, h, None, kernel, recurrent, ga.tensor(np.zeros(12, np.float32)))
-    with pytest.raises(ValueError, match="cell must be 'lstm', 'gru' or 'simple_rnn'"):
-        _C.fused_rnn("peephole", x, h, None, kernel, recurrent, ga.tensor(np.zeros(12, np.float32)))
-
-
 FAKE_GPU_FIT = r"""
 import json
 import numpy as np
@@ -234,29 +224,3 @@ def test_fused_layers_fit_through_the_cuda_library_boundary_as_on_the_cpu():
     np.testing.assert_allclose(r["gpu_loss"], r["cpu_loss"], rtol=1e-6)
     for got, want in zip(r["gpu_weights"], r["cpu_weights"]):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("cell", ["lstm", "gru", "simple_rnn"])
-def test_cudnn_fused_rnn_matches_the_cpu_op(cell):
-    gates = {"lstm": 4, "gru": 3, "simple_rnn": 1}[cell]
-    units, features = 8, 5
-    arrays = [normal((4, 7, features), 1), normal((4, units), 2) * 0.5,
-              normal((4, units), 3) * 0.5 if cell == "lstm" else None,
-              normal((features, gates * units), 4) * 0.4, normal((units, gates * units), 5) * 0.4,
-              normal((2, gates * units) if cell == "gru" else (gates * units,), 6) * 0.3]
-    results = {}
-    for device in ("/CPU:0", "/GPU:0"):
-        with ga.device(device):
-            tensors = [None if a is None else ga.tensor(a) for a in arrays]
-            sources = [t for t in tensors if t is not None]
-            with ga.GradientTape() as tape:
-                for t in sources:
-                    tape.watch(t)
-                outputs = _C.fused_rnn(cell, *tensors)
-                loss = sum(ga.reduce_sum(o * ga.tensor(normal(tuple(o.shape), 10 + i)))
-                           for i, o in enumerate(outputs))
-            grads = tape.gradient(loss, sources)
-            results[device] = [npy(o) for o in outputs] + [npy(g) for g in grads]
-    for a, b in zip(results["/CPU:0"], results["/GPU:0"]):
-        np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-4)
