@@ -221,6 +221,6 @@ def test_fused_layers_fit_through_the_cuda_library_boundary_as_on_the_cpu():
     from test_library_backend import run_with_fake
     r = run_with_fake(FAKE_GPU_FIT)
     assert r["calls"] == ["lstm", "gru", "lstm", "gru"]  # one trace per model
-    np.testing.assert_allclose(r["gpu_loss"], r["cpu_loss"], rtol=1e-6)
+    np.testing.assert_allclose(r["gpu_loss"], r["cpu_loss"], rtol=1e-5)
     for got, want in zip(r["gpu_weights"], r["cpu_weights"]):
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
