@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/onednn_ops.h"
 #include "ops/autograd.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -255,6 +256,25 @@ TEST_P(FusedRnn, OutputsWithoutGradientCountAsZero) {
 INSTANTIATE_TEST_SUITE_P(Cells, FusedRnn,
                          ::testing::Values(RnnCell::kLstm, RnnCell::kGru, RnnCell::kTanh),
                          cell_test_name);
+
+// A training step that repeats its shapes makes no oneDNN primitive after the first: the RNN
+// primitives and their weight reorders are cached per shape.
+TEST_P(FusedRnn, ARepeatedStepCreatesNoPrimitive) {
+  const RnnCell cell = GetParam();
+  const Dims d;
+  const Inputs in = random_inputs(cell, d, 9);
+  auto step = [&] {
+    GradModeGuard on(true);
+    const OpTensors t = tensors_of(cell, d, in, true);
+    const Tensor loss = reduce(ReduceOp::kSum, run_op(cell, t)[0], {}, false);
+    compute_gradients({loss}, {Tensor()}, {t.inputs[0], t.inputs[3]});
+  };
+  step();
+  const int64_t created = cpu::onednn_primitives_created();
+  step();
+  step();
+  EXPECT_EQ(cpu::onednn_primitives_created(), created);
+}
 
 TEST(FusedRnnArguments, AWrongBiasShapeNamesTheExpectedOne) {
   const Dims d;
