@@ -4,6 +4,7 @@ weight), once on the fused op (`_C.fused_rnn`: oneDNN's RNN primitives on the CP
 `unroll=True` (the per-step trace), same weights, same process, alternating.
 
     PYTHONPATH=build/dev/stage python benchmarks/fused_rnn.py [--threads 1] [--repeats 5]
+                                                              [--quick: the two small shapes]
 
 Prints the CPU's instruction sets and the load average (a shared machine moves these numbers);
 the ratio is unrolled / fused. Set the thread count before gpuaccel starts: it runs each
@@ -63,13 +64,15 @@ def main():
     parser.add_argument("--threads", default="1")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="only the two small shapes")
     args = parser.parse_args()
+    shapes = SHAPES[:2] if args.quick else SHAPES
     env = dict(os.environ, OMP_NUM_THREADS=args.threads)
     print(cpu_line())
     print(f"before: {load_line()}")
     print(f"one layer's forward + backward (GradientTape), best of {args.repeats} x {args.steps}, "
           f"{args.threads} thread(s); ratio = unrolled / fused:")
-    result = run_workload([sys.executable, "-c", BODY, json.dumps(SHAPES), str(args.repeats),
+    result = run_workload([sys.executable, "-c", BODY, json.dumps(shapes), str(args.repeats),
                            str(args.steps)], env)
     if isinstance(result, dict) and "error" in result:
         print(f"  failed: {result['error']}")
