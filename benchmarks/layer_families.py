@@ -54,6 +54,11 @@ FAMILIES = {
                   "x = L.MultiHeadAttention(num_heads=2, key_dim=8)(x, x); "
                   "x = L.GlobalAveragePooling1D()(x)"),
     "recurrent": ((20, 16), False, "x = L.LSTM(32, return_sequences=True)(x); x = L.GRU(32)(x)"),
+    # The same layers with their time loop unrolled (gpuaccel: the per-step trace the fused RNN
+    # op replaces; Keras: its static unroll), so one invocation compares the two paths.
+    "recurrent unrolled": ((20, 16), False,
+                           "x = L.LSTM(32, return_sequences=True, unroll=True)(x); "
+                           "x = L.GRU(32, unroll=True)(x)"),
     "convolutional recurrent": ((4, 8, 8, 2), False,
                                 "x = L.ConvLSTM2D(8, 3, padding='same')(x); "
                                 "x = L.GlobalAveragePooling2D()(x)"),

@@ -11,6 +11,7 @@
 
 #include "backends/conv_params.h"
 #include "backends/op_kinds.h"
+#include "backends/rnn_params.h"
 #include "core/device_registry.h"
 #include "kernels/optimizer_functors.h"  // OptimizerUpdate (plain data)
 #include "tensor/tensor_view.h"

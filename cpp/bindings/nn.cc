@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "ops/nn.h"
 #include "ops/post_activation.h"
+#include "ops/rnn.h"
 
 namespace py = pybind11;
 
@@ -15,6 +16,14 @@ namespace gpuaccel::bindings {
 
 namespace {
 Tensor or_undefined(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
+
+RnnCell parse_rnn_cell(const std::string& name) {
+  if (name == "lstm") return RnnCell::kLstm;
+  if (name == "gru") return RnnCell::kGru;
+  if (name == "simple_rnn") return RnnCell::kTanh;
+  throw_error(ErrorCode::kValue, "CudnnRNN",
+              "cell must be 'lstm', 'gru' or 'simple_rnn', got '" + name + "'");
+}
 }  // namespace
 
 void init_nn(py::module_& m) {
@@ -89,6 +98,19 @@ void init_nn(py::module_& m) {
       return layer_norm(in[0], in[1], in[2], epsilon);
     });
   });
+  // Keras's LSTM/GRU/SimpleRNN over a whole sequence in one op (ops/rnn.h): [y, h_last] and,
+  // for 'lstm', c_last.
+  m.def("fused_rnn", [](const std::string& cell, const Tensor& x, const Tensor& h0,
+                        std::optional<Tensor> c0, const Tensor& kernel,
+                        const Tensor& recurrent_kernel, const Tensor& bias) {
+    const RnnCell kind = parse_rnn_cell(cell);
+    return recorded_multi_output_op(
+        {x, h0, or_undefined(c0), kernel, recurrent_kernel, bias},
+        [kind](const std::vector<Tensor>& in) {
+          return fused_rnn(kind, in[0], in[1], in[2], in[3], in[4], in[5]);
+        });
+  }, py::arg("cell"), py::arg("x"), py::arg("h0"), py::arg("c0"), py::arg("kernel"),
+     py::arg("recurrent_kernel"), py::arg("bias"));
   m.def("embedding", [](const Tensor& ids, const Tensor& table) {
     return recorded_op({ids, table}, [](const std::vector<Tensor>& in) { return embedding(in[0], in[1]); });
   });

@@ -25,4 +25,12 @@ Tensor recorded_op(std::vector<Tensor> inputs, Op op) {
   return out;
 }
 
+// The same for an op of several outputs: `op(inputs)` returns them all.
+template <class Op>
+std::vector<Tensor> recorded_multi_output_op(std::vector<Tensor> inputs, Op op) {
+  std::vector<Tensor> outs = op(inputs);
+  if (nn::OpTraceRecorder::active()) nn::OpTraceRecorder::record(inputs, outs, op);
+  return outs;
+}
+
 }  // namespace gpuaccel::bindings

@@ -31,6 +31,7 @@ RUNS = [
      "thread(s): gpuaccel"),
     ("layer_families.py", ["--steps", "1", "--repeats", "1", "--families", "core,attention"],
      "ms   ratio"),
+    ("fused_rnn.py", ["--quick", "--steps", "1", "--repeats", "1"], "ms   unrolled"),
 ]
 
 

@@ -128,7 +128,9 @@ def test_the_gtest_filter_covers_every_gpu_suite():
     plan = subprocess.run(["bash", str(DEVICE_CHECK), "--print-plan"], capture_output=True,
                           text=True, check=True).stdout
     gtest_filter = re.search(r"^gtest filter: (\S+)", plan, re.M).group(1)
-    in_filter = {pattern.split(".")[0] for pattern in gtest_filter.split("-")[0].split(":")}
+    # a parameterized suite is named with its instantiation's prefix: */Suite.*
+    in_filter = {pattern.split(".")[0].split("/")[-1]
+                 for pattern in gtest_filter.split("-")[0].split(":")}
     cpp = REPO / "tests" / "cpp"
     sources = "\n".join(p.read_text() for p in [*cpp.glob("*_test.cc"), cpp / "cuda_test_device.h"])
     # Fixtures whose SetUp skips without a CUDA device, the fixtures built on them, the suites
@@ -136,7 +138,7 @@ def test_the_gtest_filter_covers_every_gpu_suite():
     fixtures = set(re.findall(r"class (\w+) : public [\w:]+ \{\n(?:.*\n){0,8}?.*GTEST_SKIP\(\) << \"no CUDA device",
                               sources))
     fixtures |= set(re.findall(r"class (\w+) : public (?:%s)\b" % "|".join(fixtures), sources))
-    gpu_suites = set(re.findall(r"TEST_F\((\w+),", sources)) & fixtures
+    gpu_suites = set(re.findall(r"TEST_[FP]\((\w+),", sources)) & fixtures
     gpu_suites |= set(re.findall(r"TEST\((\w+), \w+\) \{\n(?:.*\n){0,6}?.*GTEST_SKIP\(\) << \"needs a CUDA GPU",
                                  sources))
     assert {"CudaOps", "OptimCuda", "CudaLibraryOnGpu", "NcclOnGpu", "ProfilerGpu",

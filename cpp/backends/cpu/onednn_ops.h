@@ -12,6 +12,7 @@
 
 #include "backends/conv_params.h"
 #include "backends/op_kinds.h"
+#include "backends/rnn_params.h"
 #include "tensor/tensor_view.h"
 
 namespace gpuaccel::cpu {
@@ -119,6 +120,23 @@ void layer_norm_forward(const TensorView& x, const TensorView& gamma, const Tens
 void layer_norm_backward(const TensorView& x, const TensorView& dy, const TensorView& gamma,
                          const TensorView& mean, const TensorView& var, double epsilon,
                          const TensorView& dx, const TensorView& dgamma, const TensorView& dbeta);
+
+// The fused recurrent layer (Backend::rnn_forward/rnn_backward, backends/rnn_params.h) on
+// oneDNN's vanilla_rnn (tanh), lstm and lbr_gru primitives; float32.
+int64_t rnn_workspace_bytes(const RnnParams& p, const TensorView& x,
+                            const TensorView& recurrent_kernel);
+void rnn_forward(const RnnParams& p, const TensorView& x, const TensorView& h0,
+                 const TensorView& c0, const TensorView& kernel,
+                 const TensorView& recurrent_kernel, const TensorView& bias, const TensorView& y,
+                 const TensorView& h_last, const TensorView& c_last, void* workspace);
+void rnn_backward(const RnnParams& p, const TensorView& x, const TensorView& h0,
+                  const TensorView& c0, const TensorView& kernel,
+                  const TensorView& recurrent_kernel, const TensorView& bias,
+                  const TensorView& y, const TensorView& h_last, const TensorView& c_last,
+                  const void* workspace, const TensorView& dy, const TensorView& dh_last,
+                  const TensorView& dc_last, const TensorView& dx, const TensorView& dh0,
+                  const TensorView& dc0, const TensorView& dkernel,
+                  const TensorView& drecurrent_kernel, const TensorView& dbias);
 
 // Reorders of convolution weights into a primitive's layout run so far (tests check that
 // weights kept in that layout are not reordered again until they change).

@@ -97,16 +97,19 @@ class CudaBackend final : public Backend {
 
   // Every kernel of the op list runs the cuda:: function of its name on this device, under the
   // list's name (error texts, the profiler's device plane); the composed ops keep Backend's
-  // composition. A query is arithmetic: no device work, no launch bracket.
+  // composition. A query does no device work (no launch bracket); it gets the device for the
+  // libraries that answer per device (cuDNN's RNN sizes).
 #define GPUACCEL_BACKEND_KERNEL(NAME, PARAMS, ARGS, TRACE) \
   void NAME PARAMS override {                                \
     run(#NAME, [&] { cuda::NAME(device_, GPUACCEL_UNPARENTHESIZE ARGS); }); \
   }
-#define GPUACCEL_BACKEND_QUERY(TYPE, NAME, PARAMS, ARGS)                             \
-  TYPE NAME PARAMS override {                                                        \
-    TYPE answer{};                                                                   \
-    run_library_op(services_, #NAME, LaunchKind::kNone, 0, [&] { answer = cuda::NAME ARGS; }); \
-    return answer;                                                                   \
+#define GPUACCEL_BACKEND_QUERY(TYPE, NAME, PARAMS, ARGS)                         \
+  TYPE NAME PARAMS override {                                                    \
+    TYPE answer{};                                                               \
+    run_library_op(services_, #NAME, LaunchKind::kNone, 0, [&] {                 \
+      answer = cuda::NAME(device_, GPUACCEL_UNPARENTHESIZE ARGS);                \
+    });                                                                          \
+    return answer;                                                               \
   }
 #define GPUACCEL_BACKEND_COMPOSED(NAME, PARAMS, ARGS, TRACE)
 #include "backends/backend_ops.def"

@@ -27,6 +27,7 @@
 #include "backends/cuda/batch_norm_route.h"
 #include "backends/cuda/context.h"
 #include "backends/cuda/conv_candidates.h"
+#include "backends/cuda/cudnn_descriptor.h"
 #include "backends/cuda/library_handle.h"
 #include "backends/cuda/ops.h"
 
@@ -74,12 +75,6 @@ cudnnDataType_t cudnn_type(DType dtype, const char* op) {
                      std::string(op) + ": unsupported dtype " + dtype_name(dtype));
 }
 
-// A cuDNN descriptor, created on construction (cuDNN's create functions take nothing but the
-// handle to write).
-template <class Handle, auto Create, auto Destroy>
-struct CudnnDescriptor : LibraryHandle<Handle, Destroy> {
-  CudnnDescriptor() { GA_CUDNN_CHECK(Create(this->out())); }
-};
 using TensorDesc = CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
                                    cudnnDestroyTensorDescriptor>;
 using FilterDesc = CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
@@ -750,7 +745,7 @@ bool pool_settled_before_cudnn(int device, DType dtype, DType other_dtype, const
 }
 }  // namespace
 
-int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p, const TensorView& y) {
+int64_t pool2d_workspace_bytes(int, const TensorView& x, const Pool2dParams& p, const TensorView& y) {
   return static_cast<int64_t>(workspace_x_bytes(x, p) + bytes_of(y));
 }
 
@@ -1002,7 +997,9 @@ void conv2d_transpose_forward(int, const TensorView&, const TensorView&, const T
 }
 void conv2d_backward_weights(int, const TensorView&, const TensorView&, const Conv2dParams&,
                              const TensorView&, const TensorView*) { no_cudnn("conv2d_backward_weights"); }
-int64_t pool2d_workspace_bytes(const TensorView&, const Pool2dParams&, const TensorView&) { return 0; }
+int64_t pool2d_workspace_bytes(int, const TensorView&, const Pool2dParams&, const TensorView&) {
+  return 0;
+}
 void pool2d_forward(int, const TensorView&, const Pool2dParams&, const TensorView&, void*) {
   no_cudnn("pool2d_forward");
 }

@@ -9,6 +9,8 @@
 
 #include "backends/op_kinds.h"
 #include "backends/conv_params.h"
+#include "backends/cuda/rnn_weight_layout.h"
+#include "backends/rnn_params.h"
 #include "kernels/optimizer_functors.h"
 #include "tensor/tensor_view.h"
 
@@ -59,7 +61,7 @@ void conv2d_backward_weights(int device, const TensorView& x, const TensorView& 
 // Keras's Conv2DTranspose: conv2d_backward_data(x, w, p, y), then the bias (F,) added.
 void conv2d_transpose_forward(int device, const TensorView& x, const TensorView& w,
                               const TensorView* bias, const Conv2dParams& p, const TensorView& y);
-int64_t pool2d_workspace_bytes(const TensorView& x, const Pool2dParams& p,
+int64_t pool2d_workspace_bytes(int device, const TensorView& x, const Pool2dParams& p,
                                const TensorView& y);
 void pool2d_forward(int device, const TensorView& x, const Pool2dParams& p,
                     const TensorView& y, void* workspace);
@@ -91,6 +93,25 @@ void avg_pool2d_forward_direct(int device, const TensorView& x, const Pool2dPara
                                const TensorView& y);
 void avg_pool2d_backward_direct(int device, const TensorView& dy, const Pool2dParams& p,
                                 const TensorView& dx);
+
+// cudnn_rnn.cc: cuDNN's RNN (cudnnRNNForward, cudnnRNNBackwardData_v8,
+// cudnnRNNBackwardWeights_v8), the weights converted from Keras's layouts (rnn_weight_layout.h).
+int64_t rnn_workspace_bytes(int device, const RnnParams& p, const TensorView& x,
+                            const TensorView& recurrent_kernel);
+void rnn_forward(int device, const RnnParams& p, const TensorView& x, const TensorView& h0,
+                 const TensorView& c0, const TensorView& kernel,
+                 const TensorView& recurrent_kernel, const TensorView& bias, const TensorView& y,
+                 const TensorView& h_last, const TensorView& c_last, void* workspace);
+void rnn_backward(int device, const RnnParams& p, const TensorView& x, const TensorView& h0,
+                  const TensorView& c0, const TensorView& kernel,
+                  const TensorView& recurrent_kernel, const TensorView& bias,
+                  const TensorView& y, const TensorView& h_last, const TensorView& c_last,
+                  const void* workspace, const TensorView& dy, const TensorView& dh_last,
+                  const TensorView& dc_last, const TensorView& dx, const TensorView& dh0,
+                  const TensorView& dc0, const TensorView& dkernel,
+                  const TensorView& drecurrent_kernel, const TensorView& dbias);
+// rnn_weights.cu: one RnnBlockCopy (rnn_weight_layout.h) from src to dst on the device's stream.
+void run_rnn_block_copy(int device, const RnnBlockCopy& copy, const float* src, float* dst);
 
 // nonfinite_check.cu: the loss-scale finite check, one launch over all `tensors` (Backend::any_nonfinite).
 void any_nonfinite(int device, const std::vector<TensorView>& tensors, const TensorView& flag);

@@ -2,10 +2,11 @@
 StackedRNNCells) and ``run_sequence``, the whole recurrence of one RNN layer, written from
 gpuaccel's ops (the layers over them are in _recurrent_layers.py).
 
-There is no recurrent op in the backends yet: a layer's call is traced once per input signature
-into the C++ step (_python_layer.py) with the time loop below unrolled (the sequence length is
-part of the signature). ``run_sequence`` is the one function a fused backend op (oneDNN's or
-cuDNN's RNN primitive) would replace. Each built-in cell projects the inputs of every step in
+A layer's call is traced once per input signature into the C++ step (_python_layer.py).
+``run_sequence`` runs the whole recurrence: as one fused op (``_C.fused_rnn``: oneDNN's RNN
+primitives on the CPU, cuDNN's on a GPU; ops/rnn.h) when the cell is in Keras's cuDNN-eligible
+configuration (``fused_cell_kind``), else as a time loop unrolled into the trace (the sequence
+length is part of the signature), where each built-in cell projects the inputs of every step in
 one matmul and runs only the recurrent part step by step.
 
 Weights are laid out as Keras 3's: kernel (input_dim, k*units), recurrent_kernel
@@ -459,16 +460,62 @@ def run_steps(cell, sequence, states, training, step_mask=None, zero_output_for_
     return masked_loop(step, sequence.shape[1], states, step_mask, zero_output_for_mask)
 
 
+def fused_cell_kind(cell, sequence, training, step_mask, unroll):
+    """The fused op's cell name ('lstm', 'gru', 'simple_rnn') when ``cell`` over ``sequence``
+    computes what the fused op computes, else None (the unrolled trace). As Keras's choice of
+    cuDNN: a built-in LSTMCell/GRUCell/SimpleRNNCell with activation tanh, recurrent_activation
+    sigmoid, a bias, GRU reset_after=True, no recurrent dropout while training, unroll=False and
+    no mask; and float32 (mixed precision's float16/bfloat16 cells stay unrolled). Input dropout
+    is applied to the sequence before the op, as Keras does before cuDNN."""
+    kinds = {LSTMCell: "lstm", GRUCell: "gru", SimpleRNNCell: "simple_rnn"}
+    kind = kinds.get(type(cell))
+    if kind is None or unroll or step_mask is not None or not cell.use_bias:
+        return None
+    if sequence._dtype_name != "float32" or sequence.shape[1] == 0 or sequence.shape[0] == 0:
+        return None
+    if training and 0.0 < cell.recurrent_dropout < 1.0:
+        return None
+    if _activation_name(cell.activation) != "tanh":
+        return None
+    if kind != "simple_rnn" and _activation_name(cell.recurrent_activation) != "sigmoid":
+        return None
+    if kind == "gru" and not cell.reset_after:
+        return None
+    return kind
+
+
+def _activation_name(activation):
+    try:
+        return _activations.serialize(activation)
+    except ValueError:  # a user's function: never the fused op's
+        return None
+
+
+def _run_fused(kind, cell, sequence, states, training):
+    """The fused op over ``sequence``: (outputs (batch, time, units), the last output, the final
+    states)."""
+    input_mask, _ = cell._masks(sequence.shape[0], sequence.shape[-1], sequence, training)
+    if input_mask is not None:
+        sequence = _mul(sequence, _C.expand_dims(input_mask, 1))
+    cell_state = states[1] if kind == "lstm" else None
+    outputs, h, *c = _C.fused_rnn(kind, sequence, states[0], cell_state, cell.kernel,
+                                  cell.recurrent_kernel, cell.bias)
+    return outputs, h, [h] + c
+
+
 def run_sequence(cell, sequence, initial_states, go_backwards, training, step_mask=None,
-                 zero_output_for_mask=False):
-    """The whole recurrence of one RNN layer (the piece a fused RNN op would replace):
-    ``cell`` over ``sequence`` (batch, time, features), from ``initial_states``, last step
-    first when ``go_backwards``; ``step_mask`` (batch, time, 1) of 1/0 skips steps as Keras's
-    masks do. Returns (outputs (batch, time, units) in processing order, the last output, the
-    final states)."""
+                 zero_output_for_mask=False, unroll=False):
+    """The whole recurrence of one RNN layer: ``cell`` over ``sequence`` (batch, time,
+    features), from ``initial_states``, last step first when ``go_backwards``; ``step_mask``
+    (batch, time, 1) of 1/0 skips steps as Keras's masks do. Returns (outputs (batch, time,
+    units) in processing order, the last output, the final states). One fused op where
+    ``fused_cell_kind`` allows it, else the unrolled time loop."""
     if go_backwards:
         sequence = reverse_time(sequence)
         step_mask = None if step_mask is None else reverse_time(step_mask)
+    kind = fused_cell_kind(cell, sequence, training, step_mask, unroll)
+    if kind is not None:
+        return _run_fused(kind, cell, sequence, list(initial_states), training)
     outputs, states = run_steps(cell, sequence, list(initial_states), training, step_mask,
                                 zero_output_for_mask)
     return _stack_steps(outputs), outputs[-1], states

@@ -84,7 +84,9 @@ class RNN(_SequenceLayer):
     """``keras.layers.RNN(cell, return_sequences=False, return_state=False,
     go_backwards=False, stateful=False, unroll=False, zero_output_for_mask=False)``; ``cell`` is
     a cell or a list of cells (stacked). Called as ``rnn(sequences, initial_state=None)``.
-    The time loop is always unrolled into the traced step, so ``unroll`` changes nothing."""
+    The time loop is unrolled into the traced step unless the fused op runs it
+    (_recurrent_cells.fused_cell_kind); ``unroll=True`` keeps it unrolled, with the same
+    values."""
 
     _held_layers = {"cell": "cell"}
 
@@ -156,7 +158,8 @@ class RNN(_SequenceLayer):
         if not states:
             states = self._initial_states(sequences)
         outputs, last, states = run_sequence(self.cell, sequences, states, self.go_backwards,
-                                             training, step_mask, self.zero_output_for_mask)
+                                             training, step_mask, self.zero_output_for_mask,
+                                             self.unroll)
         output, *states = _cast_all([outputs if self.return_sequences else last] + states,
                                     self.compute_dtype)
         return [output] + nest.pack_sequence_as(self.state_size, states) if self.return_state else output
