@@ -1,5 +1,6 @@
 """``gpuaccel.keras.optimizers``: Keras 3's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad,
-Adamax, Nadam, Adadelta, Lion, Ftrl) over the fused C++ optimizers of ``cpp/optim``.
+Adamax, Nadam, Adadelta, Lion, Ftrl, Lamb, Adafactor) over the fused C++ optimizers of
+``cpp/optim``.
 
 Each class parses Keras's arguments and holds the C++ optimizer as ``_cpp``; the C++ training
 loop steps ``_cpp`` directly, and ``apply_gradients`` does the same from a custom loop::
@@ -16,8 +17,9 @@ on the variable's device. ``learning_rate`` may be a number, a
 step, in ``fit`` and in ``apply``) or a callable taking no argument (called before each step),
 as in Keras. Differences from Keras, all deliberate: ``learning_rate`` reads as a Python float
 (Keras returns a variable or tensor; ``float(opt.learning_rate)`` works with both);
-``iterations`` reads as an int; EMA, loss-scale factors and gradient accumulation are not there
-yet and say so. ``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
+``iterations`` reads as an int; loss-scale factors and gradient accumulation are not there
+yet and say so. ``use_ema`` keeps Keras's moving average of the variables, updated in C++ after
+each step (``keras.callbacks.SwapEMAWeights`` swaps it in for evaluation). ``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
 """
 import numbers
 import re
@@ -36,8 +38,8 @@ sys.modules[__name__ + ".schedules"] = schedules
 _cpp = _C.optim
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
-           "Adadelta", "Lion", "Ftrl", "LossScaleOptimizer", "get", "serialize", "deserialize",
-           "schedules"]
+           "Adadelta", "Lion", "Ftrl", "Lamb", "Adafactor", "LossScaleOptimizer", "get",
+           "serialize", "deserialize", "schedules"]
 
 # Keras's auto_name: "adam", then "adam_1", "adam_2", ... per process.
 _name_counts = {}
@@ -124,18 +126,18 @@ class Optimizer:
             raise TypeError("Optimizer is the base class (its update rule runs in C++); use one of "
                             "SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam, Adadelta, Lion "
                             "or Ftrl")
-        for arg, value, default in (("use_ema", use_ema, False),
-                                    ("ema_overwrite_frequency", ema_overwrite_frequency, None),
-                                    ("loss_scale_factor", loss_scale_factor, None),
+        for arg, value, default in (("loss_scale_factor", loss_scale_factor, None),
                                     ("gradient_accumulation_steps", gradient_accumulation_steps,
                                      None)):
             if value != default and value is not None and value is not False:
                 raise NotImplementedError(
                     f"`{arg}` is not supported by gpuaccel optimizers yet. Received: "
                     f"{arg}={value!r}")
-        self.ema_momentum = ema_momentum
-        self.use_ema = False
-        self.ema_overwrite_frequency = None
+        if use_ema and ema_overwrite_frequency and (
+                not isinstance(ema_overwrite_frequency, numbers.Integral)
+                or ema_overwrite_frequency < 1):
+            raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. "
+                             f"Received: ema_overwrite_frequency={ema_overwrite_frequency}")
         self.loss_scale_factor = None
         self.gradient_accumulation_steps = None
         options = dict(weight_decay=_optional_float(weight_decay, "weight_decay"),
@@ -146,6 +148,13 @@ class Optimizer:
         rate = _learning_rate(learning_rate)
         self._rate_function = None if isinstance(rate, float) else rate
         self._cpp = self._make_cpp(0.0 if self._rate_function else rate, options)
+        # Keras's EMA of the variables (checked as Keras does, only when use_ema is on).
+        self._cpp.set_moving_average(bool(use_ema), _as_float(ema_momentum, "ema_momentum"),
+                                     int(ema_overwrite_frequency) if use_ema and
+                                     ema_overwrite_frequency else None)
+        self.use_ema = bool(use_ema)
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
         self._apply_rate_function()
         self.built = False
 
@@ -271,6 +280,12 @@ class Optimizer:
     def _apply_converted(self, grads, variables):
         self._apply_rate_function()
         self._cpp.apply_gradients(grads, variables)
+
+    def finalize_variable_values(self, var_list):
+        """With ``use_ema``, overwrites each variable with its moving average (what ``fit`` does
+        after its last epoch); else nothing."""
+        self._cpp.finalize_variable_values(
+            [_unwrap_variable(v, i) for i, v in enumerate(var_list)])
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Keeps the variables in ``var_list`` out of weight decay (``var_names`` needs variable
@@ -515,6 +530,39 @@ class Ftrl(_KerasRuleOptimizer):
         super().__init__(learning_rate, locals(), **kwargs)
 
 
+class Lamb(_KerasRuleOptimizer):
+    """Adam's direction scaled per variable by the trust ratio ``||w|| / ||direction||``,
+    Keras's ``keras.optimizers.Lamb`` (a two-pass C++ step: the norms are reduced on the
+    variable's device between the moment update and the move)."""
+
+    _HYPER = ("beta_1", "beta_2", "epsilon")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07, **kwargs):
+        super().__init__(learning_rate, locals(), **kwargs)
+
+
+class Adafactor(_KerasRuleOptimizer):
+    """Factored second moments (row and column means for rank >= 2 variables) and steps
+    relative to the variable's RMS, Keras's ``keras.optimizers.Adafactor``. Its slots per
+    variable, as Keras's: ``r`` and ``c`` (scalar placeholders for rank < 2) and ``velocity``.
+    Under a ``LossScaleOptimizer`` whose scale lives on a GPU it raises UnimplementedError: its
+    factored moments cannot skip a step on the device."""
+
+    _HYPER = ("beta_2_decay", "epsilon_1", "epsilon_2", "clip_threshold")
+
+    def __init__(self, learning_rate=0.001, beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3,
+                 clip_threshold=1.0, relative_step=True, **kwargs):
+        self.relative_step = relative_step
+        super().__init__(learning_rate, locals(), **kwargs)
+
+    def _make_cpp(self, learning_rate, options):
+        return _cpp.Adafactor(learning_rate, **self._hyper,
+                              relative_step=bool(self.relative_step), **_options(options))
+
+    def _own_config(self):
+        return {**self._hyper, "relative_step": self.relative_step}
+
+
 class LossScaleOptimizer(Optimizer):
     """Dynamic loss scaling around another optimizer, Keras 3's
     ``keras.optimizers.LossScaleOptimizer`` (also ``keras.mixed_precision.LossScaleOptimizer``).
@@ -687,7 +735,8 @@ class LossScaleOptimizer(Optimizer):
 
 # Keras's lookup names (case-insensitive, as Keras's deserialize is for built-in optimizers).
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
-            "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "lion": Lion, "ftrl": Ftrl}
+            "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "lion": Lion, "ftrl": Ftrl,
+            "lamb": Lamb, "adafactor": Adafactor}
 
 
 def serialize(optimizer):
@@ -726,10 +775,6 @@ def get(identifier):
 
 # Keras 3 optimizers gpuaccel does not have, each with what to use instead.
 _NOT_HERE = {
-    "Lamb": "AdamW (Lamb scales each step by a per-variable trust ratio, the norms of the "
-            "variable and of its update, which one fused element pass cannot see)",
-    "Adafactor": "Adam or AdamW (Adafactor factors the second moment into row and column "
-                 "means of each variable, which one fused element pass cannot compute)",
     "Muon": "AdamW (Muon orthogonalizes each matrix update with Newton-Schulz matrix products)",
     "ScheduleFreeAdamW": "AdamW with a keras.optimizers.schedules learning-rate schedule",
     "MultiOptimizer": "a custom loop calling each optimizer's apply_gradients on its own "
