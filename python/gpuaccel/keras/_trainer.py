@@ -387,6 +387,9 @@ class Trainer:
                 break
             if self.stop_training:
                 break
+        if epochs > 0:
+            # Keras: with use_ema, the trained variables become their moving averages.
+            self.optimizer.finalize_variable_values(self.trainable_weights)
         callback_list.on_train_end(logs)
         return self.history
 

@@ -19,7 +19,8 @@ as in Keras. Differences from Keras, all deliberate: ``learning_rate`` reads as 
 (Keras returns a variable or tensor; ``float(opt.learning_rate)`` works with both);
 ``iterations`` reads as an int; loss-scale factors and gradient accumulation are not there
 yet and say so. ``use_ema`` keeps Keras's moving average of the variables, updated in C++ after
-each step (``keras.callbacks.SwapEMAWeights`` swaps it in for evaluation). ``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
+each step (``keras.callbacks.SwapEMAWeights`` swaps it in for evaluation).
+``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
 """
 import numbers
 import re
