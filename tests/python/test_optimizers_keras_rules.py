@@ -199,13 +199,29 @@ def test_optimizer_base_class_surface_matches_keras():
         gopt.Optimizer(learning_rate=0.1)
 
 
-@pytest.mark.parametrize("name", ["Muon", "ScheduleFreeAdamW",
-                                  "MultiOptimizer", "OptimizerMap", "legacy"])
+@pytest.mark.parametrize("name", ["Muon", "ScheduleFreeAdamW", "MultiOptimizer", "OptimizerMap"])
 def test_missing_keras_optimizers_are_refused_with_an_alternative(name):
     assert hasattr(keras.optimizers, name)
     with pytest.raises(AttributeError, match=f"keras.optimizers.{name} is not supported by "
                                              "gpuaccel yet; use .+ instead"):
         getattr(gopt, name)
+
+
+def test_legacy_names_exist_and_raise_keras_3s_import_error():
+    from gpuaccel.keras.optimizers.legacy import Adam as OurLegacyAdam
+    from keras.optimizers.legacy import Adam as TheirLegacyAdam
+    names = ["Adagrad", "Adam", "Ftrl", "Optimizer", "RMSprop", "SGD"]
+    assert [n for n in names if hasattr(keras.optimizers.legacy, n)] == names
+    assert [n for n in names if hasattr(gopt.legacy, n)] == names
+    messages = []
+    for cls in (OurLegacyAdam, TheirLegacyAdam, gopt.legacy.SGD, keras.optimizers.legacy.SGD,
+                gopt.legacy.Optimizer, keras.optimizers.legacy.Optimizer):
+        with pytest.raises(ImportError) as caught:
+            cls(learning_rate=0.1)
+        messages.append(str(caught.value))
+    assert len(set(messages)) == 1
+    assert messages[0].startswith("`keras.optimizers.legacy` is not supported in Keras 3.")
+    assert "TF_USE_LEGACY_KERAS=True" in messages[0]
 
 
 class _InterruptAt(gk.callbacks.Callback):

@@ -31,16 +31,19 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, tensor as _to_tensor
+from . import optimizers_legacy as legacy
 from . import optimizers_schedules as schedules
 
-# `from gpuaccel.keras.optimizers.schedules import ExponentialDecay` finds the module.
+# `from gpuaccel.keras.optimizers.schedules import ExponentialDecay` finds the module (and
+# `from ....optimizers.legacy import Adam` Keras 3's legacy names).
 sys.modules[__name__ + ".schedules"] = schedules
+sys.modules[__name__ + ".legacy"] = legacy
 
 _cpp = _C.optim
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
            "Adadelta", "Lion", "Ftrl", "Lamb", "Adafactor", "LossScaleOptimizer", "get",
-           "serialize", "deserialize", "schedules"]
+           "serialize", "deserialize", "schedules", "legacy"]
 
 # Keras's auto_name: "adam", then "adam_1", "adam_2", ... per process.
 _name_counts = {}
@@ -782,8 +785,6 @@ _NOT_HERE = {
                       "variables",
     "OptimizerMap": "a custom loop calling each optimizer's apply_gradients on its own "
                     "variables",
-    "legacy": "the Keras 3 optimizers of keras.optimizers (Keras 3 has no legacy optimizers "
-              "either)",
 }
 
 
