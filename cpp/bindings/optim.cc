@@ -20,9 +20,11 @@
 #include "optim/lamb.h"
 #include "optim/lion.h"
 #include "optim/loss_scale_optimizer.h"
+#include "optim/multi_optimizer.h"
 #include "optim/nadam.h"
 #include "optim/optimizer.h"
 #include "optim/rmsprop.h"
+#include "optim/schedule_free_adamw.h"
 #include "optim/sgd.h"
 
 namespace py = pybind11;
@@ -267,6 +269,26 @@ void init_optim(py::module_& parent) {
            py::arg("epsilon_1") = 1e-30, py::arg("epsilon_2") = 1e-3,
            py::arg("clip_threshold") = 1.0, py::arg("relative_step") = true,
            GA_OPTIMIZER_OPTION_ARGS);
+
+  py::class_<optim::ScheduleFreeAdamW, Optimizer, std::shared_ptr<optim::ScheduleFreeAdamW>>(
+      m, "ScheduleFreeAdamW")
+      .def(py::init([](double lr, double b1, double b2, double eps, double warmup, Opt wd,
+                       Opt cn, Opt cv, Opt gcn, std::string name) {
+             return std::make_shared<optim::ScheduleFreeAdamW>(
+                 lr, b1, b2, eps, warmup, make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.0025, py::arg("beta_1") = 0.9,
+           py::arg("beta_2") = 0.999, py::arg("epsilon") = 1e-8, py::arg("warmup_steps") = 0,
+           GA_OPTIMIZER_OPTION_ARGS);
+
+  py::class_<optim::MultiOptimizer, Optimizer, std::shared_ptr<optim::MultiOptimizer>>(
+      m, "MultiOptimizer")
+      .def(py::init([](std::vector<std::shared_ptr<Optimizer>> inner, std::string name) {
+             return std::make_shared<optim::MultiOptimizer>(std::move(inner), std::move(name));
+           }),
+           py::arg("inner"), py::arg("name") = "")
+      .def("assign", &optim::MultiOptimizer::assign, py::arg("params"), py::arg("inner_index"))
+      .def_property_readonly("inner", &optim::MultiOptimizer::inner);
 
   using optim::LossScaleOptimizer;
   py::class_<LossScaleOptimizer, Optimizer, std::shared_ptr<LossScaleOptimizer>>(

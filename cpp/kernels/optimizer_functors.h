@@ -36,6 +36,13 @@
 //                       z += h - (n^-lr_power - a^-lr_power) / lr * p;  a = n
 //                       p = (clip(z, -l1, l1) - z) / (n^-lr_power / lr + 2 * l2),
 //                       l2 = l2_regularization_strength + beta / (2 * lr)
+//   ScheduleFreeAdamW: v += (g^2 - v) * (1 - beta_2);  m -= (lr_t * g) / (sqrt(v / c1) + epsilon)
+//                       x = (p - (1 - beta_1) * m) / beta_1   (m after its update: what Keras's
+//                       TensorFlow backend reads for its "momentum_old", a read of the variable
+//                       after assign_sub)
+//                       x = (1 - w) * x + w * m;  p = (1 - beta_1) * m + beta_1 * x
+//                       with lr_t = lr * min(t / warmup_steps, 1) (lr without warmup),
+//                       c1 = 1 - beta_2^t, w = 1 / t (device step factors 0, 1, 2)
 // Two-pass kinds (a per-variable reduction sits between the passes, optim/optimizer.h):
 //   pass kSlots: weight decay written to p, then the element-wise slot updates; the optimizer
 //   then reduces (norms, row/column means) into per-variable scalars on the device; pass
@@ -64,6 +71,7 @@
 //   Lion     slot0 = momentum
 //   Ftrl     slot0 = accumulator (a), slot1 = linear (z)
 //   Lamb     slot0 = momentum, slot1 = velocity
+//   ScheduleFreeAdamW slot0 = momentum (starts at the parameter's value), slot1 = velocity
 //   Adafactor slot2 = velocity (slot0 and slot1, the row and column moments r and c, are not of
 //            the parameter's shape: the element pass never sees them)
 // A slot a configuration does not use may be a null pointer / empty view.
@@ -91,6 +99,7 @@ enum class OptimizerKind : int32_t {
   kFtrl = 8,
   kLamb = 9,
   kAdafactor = 10,
+  kScheduleFreeAdamW = 11,
 };
 
 // Which part of a two-pass kind's step a call runs (kWhole for every one-pass kind).
@@ -386,6 +395,24 @@ struct FtrlUpdateFunctor {
   }
 };
 
+struct ScheduleFreeAdamWUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float* v, float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    const float y = decay_parameter(u, *p);
+    const float v_next = *v + (g * g - *v) * u.one_minus_beta_2;
+    *v = v_next;
+    const float denominator = optim_math::sqrt(v_next / step_factor(u, 1)) + u.epsilon;
+    const float m_next = *m - (step_factor(u, 0) * g) / denominator;
+    *m = m_next;
+    const float weight = step_factor(u, 2);
+    const float x = (y - u.one_minus_beta_1 * m_next) / u.beta_1;
+    const float x_next = (1.0f - weight) * x + weight * m_next;
+    *p = u.one_minus_beta_1 * m_next + u.beta_1 * x_next;
+  }
+};
+
 struct LambUpdateFunctor {
   OptimizerUpdate u;
   GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float* v, float*) const {
@@ -443,6 +470,7 @@ GA_INLINE bool with_optimizer_functor(const OptimizerUpdate& u, F&& f) {
     case OptimizerKind::kFtrl: f(FtrlUpdateFunctor{u}); return true;
     case OptimizerKind::kLamb: f(LambUpdateFunctor{u}); return true;
     case OptimizerKind::kAdafactor: f(AdafactorUpdateFunctor{u}); return true;
+    case OptimizerKind::kScheduleFreeAdamW: f(ScheduleFreeAdamWUpdateFunctor{u}); return true;
   }
   return false;
 }

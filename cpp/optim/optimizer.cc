@@ -161,9 +161,14 @@ Optimizer::State& Optimizer::state_for(const Tensor& param) {
     s.order = next_order_++;
     const std::array<const char*, 3> names = slot_names();
     for (int k = 0; k < 3; ++k) {
-      s.slots[k] = names[k] ? full(slot_shape(k, param.shape()), slot_initial_value(k),
-                                   DType::kFloat32, param.device())
-                            : Tensor();
+      if (names[k] == nullptr) {
+        s.slots[k] = Tensor();
+      } else if (slot_copies_variable(k)) {
+        s.slots[k] = clone(param);
+      } else {
+        s.slots[k] = full(slot_shape(k, param.shape()), slot_initial_value(k), DType::kFloat32,
+                          param.device());
+      }
     }
     for (Tensor& f : s.factors) {
       f = two_pass() ? zeros({}, DType::kFloat32, param.device()) : Tensor();

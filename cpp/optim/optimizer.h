@@ -71,8 +71,9 @@ class Optimizer {
   // device and the fused update reads them there, so the step waits for nothing. The host's
   // iterations count the step either way; device-resident counters (Adam's t) advance by
   // 1 - skip.
-  void apply_gated_gradients(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
-                             const Tensor& factor, const Tensor& skip);
+  virtual void apply_gated_gradients(const std::vector<Tensor>& grads,
+                                     const std::vector<Tensor>& params,
+                                     const Tensor& factor, const Tensor& skip);
   // The factor the training loop multiplies the loss by before backpropagating: 1 for plain
   // optimizers, the current dynamic scale for a LossScaleOptimizer (loss_scale_optimizer.h).
   virtual double loss_scale() const { return 1.0; }
@@ -141,6 +142,8 @@ class Optimizer {
   virtual std::array<const char*, 3> slot_names() const = 0;
   // The value every element of a new slot k starts at (Keras's initializer for it).
   virtual double slot_initial_value(int k) const { (void)k; return 0.0; }
+  // Whether slot k starts as a copy of the variable instead (ScheduleFreeAdamW's momentum).
+  virtual bool slot_copies_variable(int k) const { (void)k; return false; }
   // The shape of slot k for a variable of shape `param` (default: the variable's). Only slots
   // of the variable's shape reach the element pass; others (Adafactor's row and column
   // moments) are the optimizer's to update in reduce_between_passes.

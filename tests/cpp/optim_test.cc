@@ -36,6 +36,7 @@
 #include "optim/lion.h"
 #include "optim/nadam.h"
 #include "optim/rmsprop.h"
+#include "optim/schedule_free_adamw.h"
 #include "optim/sgd.h"
 #include "counting_backend.h"
 #include "test_helpers.h"
@@ -1041,8 +1042,9 @@ TEST(OptimOptimizer, TwoPassSlotsAndMovingAverage) {
 }
 
 #ifdef GPUACCEL_TEST_CUDA_BACKEND
-// Lamb and Adafactor (both passes, the device reductions between them, the factored moments)
-// and the moving average on a GPU give the CPU's variables.
+// Lamb and Adafactor (both passes, the device reductions between them, the factored moments),
+// ScheduleFreeAdamW (its device step factors, the momentum copied from the variable) and the
+// moving average on a GPU give the CPU's variables.
 TEST_F(CudaDeviceTest, OptimTwoPassOptimizersMatchTheCpu) {
   const LogicalDevice gpu = DeviceRegistry::instance().logical_devices(DeviceType::kGPU)[0];
   std::mt19937 rng(5);
@@ -1053,7 +1055,7 @@ TEST_F(CudaDeviceTest, OptimTwoPassOptimizersMatchTheCpu) {
     return make(v, shape);
   };
   const std::vector<Shape> shapes = {{64, 33}, {33}, {3, 40, 7}};
-  for (int which = 0; which < 2; ++which) {
+  for (int which = 0; which < 3; ++which) {
     optim::OptimizerOptions options;
     options.use_ema = true;
     options.weight_decay = 0.01;
@@ -1061,9 +1063,12 @@ TEST_F(CudaDeviceTest, OptimTwoPassOptimizersMatchTheCpu) {
     if (which == 0) {
       on_cpu = std::make_unique<optim::Lamb>(0.01, 0.9, 0.999, 1e-7, options);
       on_gpu = std::make_unique<optim::Lamb>(0.01, 0.9, 0.999, 1e-7, options);
-    } else {
+    } else if (which == 1) {
       on_cpu = std::make_unique<optim::Adafactor>(0.5, optim::AdafactorSettings{}, options);
       on_gpu = std::make_unique<optim::Adafactor>(0.5, optim::AdafactorSettings{}, options);
+    } else {
+      on_cpu = std::make_unique<optim::ScheduleFreeAdamW>(0.05, 0.9, 0.999, 1e-8, 2.0, options);
+      on_gpu = std::make_unique<optim::ScheduleFreeAdamW>(0.05, 0.9, 0.999, 1e-8, 2.0, options);
     }
     std::vector<Tensor> cpu_vars, gpu_vars;
     for (const Shape& s : shapes) {

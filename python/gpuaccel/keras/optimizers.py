@@ -1,6 +1,6 @@
 """``gpuaccel.keras.optimizers``: Keras 3's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad,
-Adamax, Nadam, Adadelta, Lion, Ftrl, Lamb, Adafactor) over the fused C++ optimizers of
-``cpp/optim``.
+Adamax, Nadam, Adadelta, Lion, Ftrl, Lamb, Adafactor, ScheduleFreeAdamW) over the fused C++
+optimizers of ``cpp/optim``.
 
 Each class parses Keras's arguments and holds the C++ optimizer as ``_cpp``; the C++ training
 loop steps ``_cpp`` directly, and ``apply_gradients`` does the same from a custom loop::
@@ -22,6 +22,7 @@ yet and say so. ``use_ema`` keeps Keras's moving average of the variables, updat
 each step (``keras.callbacks.SwapEMAWeights`` swaps it in for evaluation).
 ``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
 """
+import collections.abc
 import numbers
 import re
 import sys
@@ -42,7 +43,8 @@ sys.modules[__name__ + ".legacy"] = legacy
 _cpp = _C.optim
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
-           "Adadelta", "Lion", "Ftrl", "Lamb", "Adafactor", "LossScaleOptimizer", "get",
+           "Adadelta", "Lion", "Ftrl", "Lamb", "Adafactor", "ScheduleFreeAdamW",
+           "LossScaleOptimizer", "MultiOptimizer", "OptimizerMap", "get",
            "serialize", "deserialize", "schedules", "legacy"]
 
 # Keras's auto_name: "adam", then "adam_1", "adam_2", ... per process.
@@ -567,6 +569,29 @@ class Adafactor(_KerasRuleOptimizer):
         return {**self._hyper, "relative_step": self.relative_step}
 
 
+class ScheduleFreeAdamW(_KerasRuleOptimizer):
+    """Schedule-free AdamW (an Adam-stepped momentum sequence, the variable kept at an
+    interpolation with its running average; linear warmup over ``warmup_steps``), Keras's
+    ``keras.optimizers.ScheduleFreeAdamW``. The momentum slot starts at the variable's value.
+    As in Keras, nothing changes at evaluation time. The update matches Keras 3.15 on its
+    TensorFlow backend, whose ``momentum_old`` reads the momentum after its update."""
+
+    _HYPER = ("beta_1", "beta_2", "epsilon")
+
+    def __init__(self, learning_rate=0.0025, beta_1=0.9, beta_2=0.999, epsilon=1e-8,
+                 warmup_steps=0, **kwargs):
+        self._warmup = _as_float(warmup_steps, "warmup_steps")  # Keras casts it to float32
+        self.warmup_steps = warmup_steps
+        super().__init__(learning_rate, locals(), **kwargs)
+
+    def _make_cpp(self, learning_rate, options):
+        return _cpp.ScheduleFreeAdamW(learning_rate, **self._hyper,
+                                      warmup_steps=self._warmup, **_options(options))
+
+    def _own_config(self):
+        return {**self._hyper, "warmup_steps": self.warmup_steps}
+
+
 class LossScaleOptimizer(Optimizer):
     """Dynamic loss scaling around another optimizer, Keras 3's
     ``keras.optimizers.LossScaleOptimizer`` (also ``keras.mixed_precision.LossScaleOptimizer``).
@@ -737,10 +762,183 @@ class LossScaleOptimizer(Optimizer):
                 f"step_counter={self.step_counter}>")
 
 
+class OptimizerMap(collections.abc.MutableMapping):
+    """Keras's ``OptimizerMap(default_optimizer, optimizer_map=None)``: variable paths (exact, or
+    regular expressions matched with ``re.fullmatch``) to optimizers, the default for the rest.
+    Calling it with a variable looks up ``variable.path``."""
+
+    def __init__(self, default_optimizer, optimizer_map=None):
+        if not isinstance(default_optimizer, Optimizer):
+            raise TypeError("default_optimizer must be a Keras Optimizer instance. "
+                            f"Received: {default_optimizer}")
+        if optimizer_map is not None and not isinstance(optimizer_map, dict):
+            raise TypeError(f"optimizer_map must be a dictionary. Received: {optimizer_map}")
+        self._default_optimizer = default_optimizer
+        self._optimizer_map = optimizer_map or dict()
+
+    @property
+    def default_optimizer(self):
+        return self._default_optimizer
+
+    def __getitem__(self, key):
+        if key in self._optimizer_map:
+            return self._optimizer_map[key]
+        matching = [p for p in self._optimizer_map if re.fullmatch(p, key)]
+        if len(matching) > 1:
+            raise ValueError(f"Multiple optimizers assigned to variable {key}.")
+        return self._optimizer_map[matching[0]] if matching else self._default_optimizer
+
+    def __setitem__(self, key, optimizer):
+        if key in self._optimizer_map:
+            raise ValueError(f"'{key}' already exists in the OptimizerMap with value "
+                             f"{self._optimizer_map[key]}. Please make sure to not use "
+                             "duplicated keys.")
+        if not isinstance(key, str):
+            raise ValueError(f"key must be a string. Received: {key}")
+        if not isinstance(optimizer, Optimizer):
+            raise ValueError("optimizer must be a Keras Optimizer instance. "
+                             f"Received: {optimizer}")
+        if isinstance(optimizer, LossScaleOptimizer):
+            raise ValueError("optimizer cannot be LossScaleOptimizer.")
+        if isinstance(optimizer, MultiOptimizer):
+            raise ValueError("optimizer cannot be MultiOptimizer.")
+        self._optimizer_map[key] = optimizer
+
+    def __delitem__(self, key):
+        del self._optimizer_map[key]
+
+    def __len__(self):
+        return len(self._optimizer_map)
+
+    def __iter__(self):
+        return iter(self._optimizer_map)
+
+    def __call__(self, variable):
+        return self[variable.path]
+
+
+class MultiOptimizer(Optimizer):
+    """Keras's ``MultiOptimizer(optimizer_map, loss_scale_factor=None, name=None)``: each
+    variable is updated by the optimizer an ``OptimizerMap`` (by the variable's path) or a
+    callable ``selector(variable) -> optimizer`` gives it, decided when the optimizer is built
+    (``fit``/``train_on_batch`` build it on the model's trainable weights). The C++ step splits
+    the gradients and runs each inner optimizer's fused step on its share; the inner optimizers
+    keep their own rates, slots and iterations (``optimizers``). ``learning_rate`` raises, as
+    Keras's does. A captured CUDA-graph step is not used with it."""
+
+    def __init__(self, optimizer_map, loss_scale_factor=None, name=None):
+        if loss_scale_factor is not None:
+            raise NotImplementedError("`loss_scale_factor` is not supported by gpuaccel "
+                                      f"optimizers yet. Received: loss_scale_factor="
+                                      f"{loss_scale_factor!r}")
+        self._optimizer_map = optimizer_map
+        self._inner_optimizers = []
+        for opt in (list(optimizer_map.values()) if hasattr(optimizer_map, "values") else []) + \
+                [getattr(optimizer_map, "default_optimizer", None)]:
+            if opt is not None and opt not in self._inner_optimizers:
+                self._inner_optimizers.append(opt)
+        self._name = name if name is not None else _auto_name("MultiOptimizer")
+        self.use_ema, self.ema_momentum, self.ema_overwrite_frequency = False, 0.99, None
+        self.loss_scale_factor = None
+        self.gradient_accumulation_steps = None
+        self._cpp = None
+        self.built = False
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def optimizers(self):
+        return self._inner_optimizers
+
+    @property
+    def learning_rate(self):
+        raise AttributeError("Learning rate cannot be accessed on a MultiOptimizer. Access the "
+                             "learning rate on the individual sub-optimizers instead.")
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        raise AttributeError("Learning rate cannot be set on a MultiOptimizer. Set the learning "
+                             "rate on the individual sub-optimizers instead.")
+
+    lr = learning_rate
+
+    @property
+    def iterations(self):
+        return 0 if self._cpp is None else self._cpp.iterations
+
+    @property
+    def variables(self):
+        return [] if self._cpp is None else [t for _, t in self._cpp.variables()]
+
+    def _variable_names(self):
+        return [] if self._cpp is None else [n for n, _ in self._cpp.variables()]
+
+    def build(self, var_list):
+        if self.built:
+            return
+        variables = [_unwrap_variable(v, i) for i, v in enumerate(var_list)]
+        owners = []
+        for original, var in zip(var_list, variables):
+            opt = self._optimizer_map(original)
+            if not isinstance(opt, Optimizer):
+                raise ValueError(f"Optimizer for variable {original} is not an Optimizer "
+                                 "instance.")
+            if isinstance(opt, LossScaleOptimizer):
+                raise ValueError("LossScaleOptimizer cannot be used inside an MultiOptimizer.")
+            if isinstance(opt, MultiOptimizer):
+                raise ValueError("MultiOptimizer cannot be used inside an MultiOptimizer.")
+            if opt not in self._inner_optimizers:
+                self._inner_optimizers.append(opt)
+            owners.append(self._inner_optimizers.index(opt))
+        self._cpp = _cpp.MultiOptimizer([o._cpp for o in self._inner_optimizers], self._name)
+        for k in range(len(self._inner_optimizers)):
+            self._cpp.assign([v for v, o in zip(variables, owners) if o == k], k)
+        self.built = True
+
+    def _schedule_hook(self):
+        hooks = [h for h in (o._schedule_hook() for o in self._inner_optimizers) if h]
+        if not hooks:
+            return None
+        return lambda: [h() for h in hooks] and None
+
+    def _apply_rate_function(self):
+        for o in self._inner_optimizers:
+            o._apply_rate_function()
+
+    def apply(self, grads, trainable_variables=None):
+        grads = list(grads)
+        if not grads:
+            return
+        if trainable_variables is None:
+            raise ValueError("When passing `grads` without `variables`, the optimizer must "
+                             "already be built on a list of variables; gpuaccel optimizers need "
+                             "the variables: call optimizer.apply(grads, trainable_variables).")
+        self.build(list(trainable_variables))
+        super().apply(grads, trainable_variables)
+
+    def _apply_converted(self, grads, variables):
+        self._apply_rate_function()
+        self._cpp.apply_gradients(grads, variables)
+
+    def finalize_variable_values(self, var_list):
+        if self._cpp is not None:
+            super().finalize_variable_values(var_list)
+
+    def get_config(self):
+        raise NotImplementedError("MultiOptimizer.get_config: serializing the optimizer map is "
+                                  "not supported yet")
+
+    def __repr__(self):
+        return (f"<gpuaccel.keras.optimizers.MultiOptimizer name={self.name!r} "
+                f"optimizers={len(self._inner_optimizers)}>")
+
+
 # Keras's lookup names (case-insensitive, as Keras's deserialize is for built-in optimizers).
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
             "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "lion": Lion, "ftrl": Ftrl,
-            "lamb": Lamb, "adafactor": Adafactor}
+            "lamb": Lamb, "adafactor": Adafactor, "schedulefreeadamw": ScheduleFreeAdamW}
 
 
 def serialize(optimizer):
@@ -780,11 +978,6 @@ def get(identifier):
 # Keras 3 optimizers gpuaccel does not have, each with what to use instead.
 _NOT_HERE = {
     "Muon": "AdamW (Muon orthogonalizes each matrix update with Newton-Schulz matrix products)",
-    "ScheduleFreeAdamW": "AdamW with a keras.optimizers.schedules learning-rate schedule",
-    "MultiOptimizer": "a custom loop calling each optimizer's apply_gradients on its own "
-                      "variables",
-    "OptimizerMap": "a custom loop calling each optimizer's apply_gradients on its own "
-                    "variables",
 }
 
 
