@@ -12,6 +12,10 @@ import gpuaccel
 from gpuaccel import keras as gk
 from gpuaccel.keras import optimizers as gopt
 
+# (MultiOptimizer, OptimizerMap) of each library; the rest of an optimizer library is `opts`.
+CLASSES = {keras.optimizers: (keras.optimizers.MultiOptimizer, keras.optimizers.OptimizerMap),
+           gopt: (gopt.MultiOptimizer, gopt.OptimizerMap)}
+
 
 def _model(lib, seed=5):
     model = lib.Sequential([lib.Input((3,)), lib.layers.Dense(4, activation="tanh"),
@@ -24,9 +28,10 @@ def _model(lib, seed=5):
 
 def _multi(opts, selector):
     sgd, adam = opts.SGD(learning_rate=0.1, momentum=0.5), opts.Adam(learning_rate=0.05)
+    multi_cls, map_cls = CLASSES[opts]
     if selector:
-        return opts.MultiOptimizer(lambda v: adam if v.path.endswith("bias") else sgd), sgd, adam
-    return opts.MultiOptimizer(opts.OptimizerMap(sgd, {".*bias": adam})), sgd, adam
+        return multi_cls(lambda v: adam if v.path.endswith("bias") else sgd), sgd, adam
+    return multi_cls(map_cls(sgd, {".*bias": adam})), sgd, adam
 
 
 @pytest.mark.parametrize("selector", [False, True], ids=["map", "callable"])
@@ -56,7 +61,7 @@ def test_apply_gradients_routes_each_variable():
     results = {}
     for name, opts in (("keras", keras.optimizers), ("gpuaccel", gopt)):
         sgd, adam = opts.SGD(learning_rate=0.1), opts.Adam(learning_rate=0.1)
-        multi = opts.MultiOptimizer(lambda v: sgd if len(v.shape) == 2 else adam)
+        multi = CLASSES[opts][0](lambda v: sgd if len(v.shape) == 2 else adam)
         make = keras.Variable if name == "keras" else gpuaccel.tensor
         variables = [make(v.copy()) for v in init]
         for step in range(3):
@@ -79,7 +84,7 @@ def test_apply_gradients_routes_each_variable():
 def test_optimizer_map_lookup_and_errors_match_keras():
     for opts in (keras.optimizers, gopt):
         default, adam, sgd = opts.RMSprop(), opts.Adam(), opts.SGD()
-        m = opts.OptimizerMap(default_optimizer=default)
+        m = CLASSES[opts][1](default_optimizer=default)
         m["encoder/layer_0/dense"] = adam
         m["encoder/.*"] = sgd
         m["decoder"] = adam
@@ -97,4 +102,4 @@ def test_optimizer_map_lookup_and_errors_match_keras():
         with pytest.raises(ValueError, match="optimizer cannot be LossScaleOptimizer"):
             m["other"] = opts.LossScaleOptimizer(opts.SGD())
         with pytest.raises(TypeError, match="default_optimizer must be a Keras Optimizer"):
-            opts.OptimizerMap(default_optimizer="sgd")
+            CLASSES[opts][1](default_optimizer="sgd")

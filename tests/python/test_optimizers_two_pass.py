@@ -102,9 +102,11 @@ def test_fit_matches_keras(cls):
         np.testing.assert_allclose(ours, theirs, rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("cls", ["Lamb", "Adafactor"])
-def test_config_round_trip_and_get_match_keras(cls):
-    ours_cls, their_cls = getattr(gopt, cls), getattr(keras.optimizers, cls)
+@pytest.mark.parametrize("ours_cls,their_cls",
+                         [(gopt.Lamb, keras.optimizers.Lamb),
+                          (gopt.Adafactor, keras.optimizers.Adafactor)], ids=["Lamb", "Adafactor"])
+def test_config_round_trip_and_get_match_keras(ours_cls, their_cls):
+    cls = their_cls.__name__
     ours, theirs = ours_cls().get_config(), their_cls().get_config()
     ours.pop("name")
     theirs.pop("name")
