@@ -130,8 +130,8 @@ class Optimizer:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
         if type(self) is Optimizer:
             raise TypeError("Optimizer is the base class (its update rule runs in C++); use one of "
-                            "SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam, Adadelta, Lion "
-                            "or Ftrl")
+                            "SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam, Adadelta, Lion, "
+                            "Ftrl, Lamb, Adafactor or ScheduleFreeAdamW")
         for arg, value, default in (("loss_scale_factor", loss_scale_factor, None),
                                     ("gradient_accumulation_steps", gradient_accumulation_steps,
                                      None)):
