@@ -12,15 +12,19 @@
 
 #include "bindings/bindings.h"
 #include "optim/adadelta.h"
+#include "optim/adafactor.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/adamax.h"
 #include "optim/ftrl.h"
+#include "optim/lamb.h"
 #include "optim/lion.h"
 #include "optim/loss_scale_optimizer.h"
+#include "optim/multi_optimizer.h"
 #include "optim/nadam.h"
 #include "optim/optimizer.h"
 #include "optim/rmsprop.h"
+#include "optim/schedule_free_adamw.h"
 #include "optim/sgd.h"
 
 namespace py = pybind11;
@@ -95,7 +99,37 @@ void init_optim(py::module_& parent) {
       .def("exclude_from_weight_decay", &Optimizer::exclude_from_weight_decay)
       .def_property_readonly("slot_kinds", &Optimizer::slot_kinds)
       .def("set_slot", &Optimizer::set_slot, py::arg("param"), py::arg("slot_name"),
-           py::arg("value"));
+           py::arg("value"))
+      .def("set_moving_average", &Optimizer::set_moving_average, py::arg("use_ema"),
+           py::arg("ema_momentum"), py::arg("ema_overwrite_frequency"))
+      .def(
+          "finalize_variable_values",
+          [](Optimizer& self, const std::vector<Tensor>& params) {
+            py::gil_scoped_release release;
+            self.finalize_variable_values(params);
+          },
+          py::arg("params"))
+      .def(
+          "swap_variables_with_averages",
+          [](Optimizer& self, const std::vector<Tensor>& params) {
+            py::gil_scoped_release release;
+            self.swap_variables_with_averages(params);
+          },
+          py::arg("params"))
+      .def(
+          "copy_variables_into_averages",
+          [](Optimizer& self, const std::vector<Tensor>& params) {
+            py::gil_scoped_release release;
+            self.copy_variables_into_averages(params);
+          },
+          py::arg("params"))
+      .def("average",
+           [](const Optimizer& o, const Tensor& p) -> std::optional<Tensor> {
+             Tensor t = o.average(p);
+             if (!t.defined()) return std::nullopt;
+             return t;
+           })
+      .def_property_readonly("capture_blocker", &Optimizer::capture_blocker);
 
   py::class_<optim::SGD, Optimizer, std::shared_ptr<optim::SGD>>(m, "SGD")
       .def(py::init([](double lr, double momentum, bool nesterov, Opt wd, Opt cn, Opt cv, Opt gcn,
@@ -208,6 +242,53 @@ void init_optim(py::module_& parent) {
            py::arg("l2_regularization_strength") = 0.0,
            py::arg("l2_shrinkage_regularization_strength") = 0.0, py::arg("beta") = 0.0,
            GA_OPTIMIZER_OPTION_ARGS);
+
+  py::class_<optim::Lamb, Optimizer, std::shared_ptr<optim::Lamb>>(m, "Lamb")
+      .def(py::init([](double lr, double b1, double b2, double eps, Opt wd, Opt cn, Opt cv,
+                       Opt gcn, std::string name) {
+             return std::make_shared<optim::Lamb>(lr, b1, b2, eps,
+                                                  make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.999,
+           py::arg("epsilon") = 1e-7, GA_OPTIMIZER_OPTION_ARGS);
+
+  py::class_<optim::Adafactor, Optimizer, std::shared_ptr<optim::Adafactor>>(m, "Adafactor")
+      .def(py::init([](double lr, double beta_2_decay, double epsilon_1, double epsilon_2,
+                       double clip_threshold, bool relative_step, Opt wd, Opt cn, Opt cv,
+                       Opt gcn, std::string name) {
+             optim::AdafactorSettings s;
+             s.beta_2_decay = beta_2_decay;
+             s.epsilon_1 = epsilon_1;
+             s.epsilon_2 = epsilon_2;
+             s.clip_threshold = clip_threshold;
+             s.relative_step = relative_step;
+             return std::make_shared<optim::Adafactor>(
+                 lr, s, make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.001, py::arg("beta_2_decay") = -0.8,
+           py::arg("epsilon_1") = 1e-30, py::arg("epsilon_2") = 1e-3,
+           py::arg("clip_threshold") = 1.0, py::arg("relative_step") = true,
+           GA_OPTIMIZER_OPTION_ARGS);
+
+  py::class_<optim::ScheduleFreeAdamW, Optimizer, std::shared_ptr<optim::ScheduleFreeAdamW>>(
+      m, "ScheduleFreeAdamW")
+      .def(py::init([](double lr, double b1, double b2, double eps, double warmup, Opt wd,
+                       Opt cn, Opt cv, Opt gcn, std::string name) {
+             return std::make_shared<optim::ScheduleFreeAdamW>(
+                 lr, b1, b2, eps, warmup, make_options(wd, cn, cv, gcn, std::move(name)));
+           }),
+           py::arg("learning_rate") = 0.0025, py::arg("beta_1") = 0.9,
+           py::arg("beta_2") = 0.999, py::arg("epsilon") = 1e-8, py::arg("warmup_steps") = 0,
+           GA_OPTIMIZER_OPTION_ARGS);
+
+  py::class_<optim::MultiOptimizer, Optimizer, std::shared_ptr<optim::MultiOptimizer>>(
+      m, "MultiOptimizer")
+      .def(py::init([](std::vector<std::shared_ptr<Optimizer>> inner, std::string name) {
+             return std::make_shared<optim::MultiOptimizer>(std::move(inner), std::move(name));
+           }),
+           py::arg("inner"), py::arg("name") = "")
+      .def("assign", &optim::MultiOptimizer::assign, py::arg("params"), py::arg("inner_index"))
+      .def_property_readonly("inner", &optim::MultiOptimizer::inner);
 
   using optim::LossScaleOptimizer;
   py::class_<LossScaleOptimizer, Optimizer, std::shared_ptr<LossScaleOptimizer>>(

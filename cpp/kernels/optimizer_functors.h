@@ -36,6 +36,29 @@
 //                       z += h - (n^-lr_power - a^-lr_power) / lr * p;  a = n
 //                       p = (clip(z, -l1, l1) - z) / (n^-lr_power / lr + 2 * l2),
 //                       l2 = l2_regularization_strength + beta / (2 * lr)
+//   ScheduleFreeAdamW: v += (g^2 - v) * (1 - beta_2);  m -= (lr_t * g) / (sqrt(v / c1) + epsilon)
+//                       x = (p - (1 - beta_1) * m) / beta_1   (m after its update: what Keras's
+//                       TensorFlow backend reads for its "momentum_old", a read of the variable
+//                       after assign_sub)
+//                       x = (1 - w) * x + w * m;  p = (1 - beta_1) * m + beta_1 * x
+//                       with lr_t = lr * min(t / warmup_steps, 1) (lr without warmup),
+//                       c1 = 1 - beta_2^t, w = 1 / t (device step factors 0, 1, 2)
+// Two-pass kinds (a per-variable reduction sits between the passes, optim/optimizer.h):
+//   pass kSlots: weight decay written to p, then the element-wise slot updates; the optimizer
+//   then reduces (norms, row/column means) into per-variable scalars on the device; pass
+//   kParameter reads them (device_variable_factor) and moves p.
+//   Lamb:    kSlots: m += (g - m) * (1 - beta_1);  v += (g^2 - v) * (1 - beta_2)
+//            kParameter: r = (m / c0) / (sqrt(v / c1) + epsilon), c0 = 1 - beta_1^t,
+//                        c1 = 1 - beta_2^t (device);  ratio = ||w|| / ||r|| when both norms
+//                        are > 0, else 1 (norms: device_variable_factor 0 and 1);
+//                        p -= (ratio * lr) * r
+//   Adafactor: kSlots: unfactored (rank < 2): v = b * v + (1 - b) * (g^2 + epsilon_1),
+//                      b = 1 - t^beta_2_decay, 1 - b (device step factors 0, 1); factored
+//                      (kOptimizerFactored): v = (r / mean(r)) x c was written by the
+//                      optimizer's ops from its row/column moments r, c
+//            kParameter: p -= alpha * (g / sqrt(v)) / d, alpha = max(epsilon_2, rms(w)) *
+//                        min(lr, 1 / sqrt(t)), d = max(1, rms(g / sqrt(v)) / clip_threshold)
+//                        (device_variable_factor 0 and 1)
 // Slots (float32, the parameter's shape, initialized by the caller: zeros except Adagrad's and
 // Ftrl's accumulator, which start at initial_accumulator_value):
 //   SGD      slot0 = momentum ("m")
@@ -47,6 +70,10 @@
 //   Adadelta slot0 = accumulated_grad (a), slot1 = accumulated_delta_var (b)
 //   Lion     slot0 = momentum
 //   Ftrl     slot0 = accumulator (a), slot1 = linear (z)
+//   Lamb     slot0 = momentum, slot1 = velocity
+//   ScheduleFreeAdamW slot0 = momentum (starts at the parameter's value), slot1 = velocity
+//   Adafactor slot2 = velocity (slot0 and slot1, the row and column moments r and c, are not of
+//            the parameter's shape: the element pass never sees them)
 // A slot a configuration does not use may be a null pointer / empty view.
 #pragma once
 
@@ -70,7 +97,20 @@ enum class OptimizerKind : int32_t {
   kAdadelta = 6,
   kLion = 7,
   kFtrl = 8,
+  kLamb = 9,
+  kAdafactor = 10,
+  kScheduleFreeAdamW = 11,
 };
+
+// Which part of a two-pass kind's step a call runs (kWhole for every one-pass kind).
+enum class OptimizerPass : int32_t {
+  kWhole = 0,
+  kSlots = 1,      // weight decay and the element-wise slot updates
+  kParameter = 2,  // the parameter's move, after the optimizer's per-variable reductions
+};
+
+// How many per-variable scalars a two-pass update may read (device_variable_factor).
+constexpr int kOptimizerVariableFactors = 2;
 
 // How many step-dependent factors an update may read (OptimizerUpdate::step_factor).
 constexpr int kOptimizerStepFactors = 3;
@@ -81,12 +121,14 @@ constexpr int32_t kOptimizerAmsgrad = 2;    // Adam
 constexpr int32_t kOptimizerCentered = 4;   // RMSprop
 constexpr int32_t kOptimizerMomentum = 8;   // SGD, RMSprop: a momentum slot is used
 constexpr int32_t kOptimizerClipValue = 16; // g = clamp(g, -clip_value, clip_value)
+constexpr int32_t kOptimizerFactored = 32;  // Adafactor: v comes from the row/column moments
 
 // One step's hyperparameters for one parameter, rounded to float on the host from the double
 // values the optimizer keeps. Plain data: the CUDA backend library reads it as it is
 // (Backend::optimizer_update) and copies it into a kernel's arguments.
 struct OptimizerUpdate {
   OptimizerKind kind = OptimizerKind::kSgd;
+  OptimizerPass pass = OptimizerPass::kWhole;
   int32_t flags = 0;
   float learning_rate = 0.0f;
   float momentum = 0.0f;          // SGD and RMSprop
@@ -100,6 +142,9 @@ struct OptimizerUpdate {
   // The same factors in memory on the parameter's device, advanced there each step, so an
   // update replayed from a captured graph reads the current ones.
   const float* device_step_factor[kOptimizerStepFactors] = {nullptr, nullptr, nullptr};
+  // Per-variable scalars on the parameter's device, written by the optimizer's reductions
+  // between the passes of a two-pass kind (Lamb's norms, Adafactor's alpha and divisor).
+  const float* device_variable_factor[kOptimizerVariableFactors] = {nullptr, nullptr};
   float rho = 0.0f;               // RMSprop, Adadelta
   float one_minus_rho = 0.0f;     // RMSprop, Adadelta
   float learning_rate_power = 0.0f;  // Ftrl
@@ -107,6 +152,7 @@ struct OptimizerUpdate {
   float l2 = 0.0f;                   // Ftrl: l2_regularization_strength + beta / (2 * lr)
   float l2_shrinkage = 0.0f;         // Ftrl: l2_shrinkage_regularization_strength
   float epsilon = 0.0f;
+  float epsilon_1 = 0.0f;         // Adafactor: added to g^2
   float weight_decay = 0.0f;      // decoupled weight decay; 0 = none
   float grad_scale = 1.0f;        // gradient multiplier: the loss-scale unscale (1 / scale);
                                   // 1 = none; used when device_grad_scale is null
@@ -349,6 +395,66 @@ struct FtrlUpdateFunctor {
   }
 };
 
+struct ScheduleFreeAdamWUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float* v, float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    const float y = decay_parameter(u, *p);
+    const float v_next = *v + (g * g - *v) * u.one_minus_beta_2;
+    *v = v_next;
+    const float denominator = optim_math::sqrt(v_next / step_factor(u, 1)) + u.epsilon;
+    const float m_next = *m - (step_factor(u, 0) * g) / denominator;
+    *m = m_next;
+    const float weight = step_factor(u, 2);
+    const float x = (y - u.one_minus_beta_1 * m_next) / u.beta_1;
+    const float x_next = (1.0f - weight) * x + weight * m_next;
+    *p = u.one_minus_beta_1 * m_next + u.beta_1 * x_next;
+  }
+};
+
+struct LambUpdateFunctor {
+  OptimizerUpdate u;
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float* m, float* v, float*) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    if (u.pass == OptimizerPass::kSlots) {
+      *p = decay_parameter(u, *p);
+      *m = *m + (g - *m) * u.one_minus_beta_1;
+      *v = *v + (g * g - *v) * u.one_minus_beta_2;
+      return;
+    }
+    const float w_norm = *u.device_variable_factor[0];
+    const float update_norm = *u.device_variable_factor[1];
+    // Keras's where(w_norm > 0, where(update_norm > 0, w_norm / update_norm, 1), 1).
+    const float ratio = (w_norm > 0.0f && update_norm > 0.0f) ? w_norm / update_norm : 1.0f;
+    *p = *p - (ratio * u.learning_rate) * lamb_direction(u, *m, *v);
+  }
+  // The Adam-like step direction before the trust ratio (also what the norm reduces).
+  GA_HOST_DEVICE GA_INLINE static float lamb_direction(const OptimizerUpdate& u, float m,
+                                                       float v) {
+    return (m / step_factor(u, 0)) / (optim_math::sqrt(v / step_factor(u, 1)) + u.epsilon);
+  }
+};
+
+struct AdafactorUpdateFunctor {
+  OptimizerUpdate u;
+  // Only slot2 (the velocity) is element-wise; the row/column moments never reach this pass.
+  GA_HOST_DEVICE GA_INLINE void operator()(float g, float* p, float*, float*, float* v) const {
+    if (update_skipped(u)) return;
+    g = transform_gradient(u, g);
+    if (u.pass == OptimizerPass::kSlots) {
+      *p = decay_parameter(u, *p);
+      if (!(u.flags & kOptimizerFactored)) {
+        *v = step_factor(u, 0) * *v + step_factor(u, 1) * (g * g + u.epsilon_1);
+      }
+      return;
+    }
+    const float unit = g / optim_math::sqrt(*v);
+    *p = *p - *u.device_variable_factor[0] * (unit / *u.device_variable_factor[1]);
+  }
+};
+
 // Calls f(functor) with the functor of u.kind; returns false for an unknown kind.
 template <typename F>
 GA_INLINE bool with_optimizer_functor(const OptimizerUpdate& u, F&& f) {
@@ -362,6 +468,9 @@ GA_INLINE bool with_optimizer_functor(const OptimizerUpdate& u, F&& f) {
     case OptimizerKind::kAdadelta: f(AdadeltaUpdateFunctor{u}); return true;
     case OptimizerKind::kLion: f(LionUpdateFunctor{u}); return true;
     case OptimizerKind::kFtrl: f(FtrlUpdateFunctor{u}); return true;
+    case OptimizerKind::kLamb: f(LambUpdateFunctor{u}); return true;
+    case OptimizerKind::kAdafactor: f(AdafactorUpdateFunctor{u}); return true;
+    case OptimizerKind::kScheduleFreeAdamW: f(ScheduleFreeAdamWUpdateFunctor{u}); return true;
   }
   return false;
 }

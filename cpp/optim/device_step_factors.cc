@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/errors.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/shape_ops.h"
@@ -28,6 +29,14 @@ DeviceStepFactors::Entry& DeviceStepFactors::advance(const LogicalDevice& device
   const Tensor one = scalar_like(1.0, it->t);
   copy_into(add(it->t, skip.defined() ? sub(one, skip) : one), it->t);
   return *it;
+}
+
+const DeviceStepFactors::Entry& DeviceStepFactors::entry(const LogicalDevice& device) const {
+  for (const Entry& e : entries_) {
+    if (same_device(e.device, device)) return e;
+  }
+  throw_error(ErrorCode::kInternal, "optimizer",
+              "no step factors on " + device.name() + " yet (advance them first)");
 }
 
 void DeviceStepFactors::attach(OptimizerUpdate& u, const LogicalDevice& device) const {

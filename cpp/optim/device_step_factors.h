@@ -32,6 +32,8 @@ class DeviceStepFactors {
                  double initial_state = 0.0);
   // Points u.device_step_factor at `device`'s factors (nothing when the device has none).
   void attach(OptimizerUpdate& u, const LogicalDevice& device) const;
+  // `device`'s entry (advance() must have run for it: else InternalError).
+  const Entry& entry(const LogicalDevice& device) const;
   void clear() { entries_.clear(); }
 
  private:

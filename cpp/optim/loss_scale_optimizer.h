@@ -73,6 +73,21 @@ class LossScaleOptimizer final : public Optimizer {
     return inner_->slot(param, slot_name);
   }
   std::vector<std::string> slot_kinds() const override { return inner_->slot_kinds(); }
+  void finalize_variable_values(const std::vector<Tensor>& params) override {
+    inner_->finalize_variable_values(params);
+  }
+  Tensor average(const Tensor& param) const override { return inner_->average(param); }
+  void swap_variables_with_averages(const std::vector<Tensor>& params) override {
+    inner_->swap_variables_with_averages(params);
+  }
+  void copy_variables_into_averages(const std::vector<Tensor>& params) override {
+    inner_->copy_variables_into_averages(params);
+  }
+  void set_moving_average(bool use_ema, double ema_momentum,
+                          std::optional<int64_t> ema_overwrite_frequency) override {
+    inner_->set_moving_average(use_ema, ema_momentum, ema_overwrite_frequency);
+  }
+  std::string capture_blocker() const override { return inner_->capture_blocker(); }
   void set_slot(const Tensor& param, const std::string& slot_name, const Tensor& value) override {
     inner_->set_slot(param, slot_name, value);
   }

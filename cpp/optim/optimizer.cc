@@ -62,6 +62,7 @@ Optimizer::Optimizer(const char* type, double learning_rate, OptimizerOptions op
                                  ", clipvalue=" + text(options_.clipvalue) +
                                  ", global_clipnorm=" + text(options_.global_clipnorm));
   }
+  set_moving_average(options_.use_ema, options_.ema_momentum, options_.ema_overwrite_frequency);
   for (auto [arg, value] : {std::pair{"clipnorm", options_.clipnorm},
                             std::pair{"clipvalue", options_.clipvalue},
                             std::pair{"global_clipnorm", options_.global_clipnorm}}) {
@@ -91,6 +92,26 @@ void Optimizer::require_non_negative(const char* arg, double value) const {
   }
 }
 
+void Optimizer::set_moving_average(bool use_ema, double ema_momentum,
+                                   std::optional<int64_t> ema_overwrite_frequency) {
+  if (use_ema) {
+    // Keras checks these only when use_ema is on, with these texts.
+    if (ema_momentum > 1.0 || ema_momentum < 0.0 || !(ema_momentum == ema_momentum)) {
+      throw_value_error("", "`ema_momentum` must be in the range [0, 1]. Received: "
+                            "ema_momentum=" + python_float(ema_momentum));
+    }
+    if (ema_overwrite_frequency && *ema_overwrite_frequency < 1) {
+      throw_value_error("", "`ema_overwrite_frequency` must be an integer >= 1 or None. "
+                            "Received: ema_overwrite_frequency=" +
+                                std::to_string(*ema_overwrite_frequency));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  options_.use_ema = use_ema;
+  options_.ema_momentum = ema_momentum;
+  options_.ema_overwrite_frequency = ema_overwrite_frequency;
+}
+
 double Optimizer::learning_rate() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return learning_rate_;
@@ -115,6 +136,7 @@ void Optimizer::set_iterations(int64_t iterations) {
   std::lock_guard<std::mutex> lock(mutex_);
   iterations_ = iterations;
   reset_device_scalars();
+  ema_steps_.clear();
 }
 
 void Optimizer::count_replayed_steps(int64_t steps) {
@@ -139,10 +161,19 @@ Optimizer::State& Optimizer::state_for(const Tensor& param) {
     s.order = next_order_++;
     const std::array<const char*, 3> names = slot_names();
     for (int k = 0; k < 3; ++k) {
-      s.slots[k] = names[k] ? full(param.shape(), slot_initial_value(k), DType::kFloat32,
-                                   param.device())
-                            : Tensor();
+      if (names[k] == nullptr) {
+        s.slots[k] = Tensor();
+      } else if (slot_copies_variable(k)) {
+        s.slots[k] = clone(param);
+      } else {
+        s.slots[k] = full(slot_shape(k, param.shape()), slot_initial_value(k), DType::kFloat32,
+                          param.device());
+      }
     }
+    for (Tensor& f : s.factors) {
+      f = two_pass() ? zeros({}, DType::kFloat32, param.device()) : Tensor();
+    }
+    s.average = Tensor();  // use_ema: created on the first step (update_moving_averages)
   }
   return s;
 }
@@ -226,6 +257,12 @@ void Optimizer::apply_step(const std::vector<Tensor>& grads, const std::vector<T
   // Keras's exact text (no "[op]" prefix), as course code may match on it.
   if (active.empty()) throw_value_error("", "No gradients provided for any variable.");
 
+  if (gate != nullptr && !honours_device_skip()) {
+    throw_error(ErrorCode::kUnimplemented, op,
+                op + " updates some slots with ops that cannot skip a step on the device; a "
+                     "LossScaleOptimizer around it needs the host's finite check (train on the "
+                     "CPU, or use float32 without loss scaling)");
+  }
   GradModeGuard no_grad(false);
   std::lock_guard<std::mutex> lock(mutex_);
   prune_freed_variables();
@@ -287,6 +324,7 @@ void Optimizer::apply_step(const std::vector<Tensor>& grads, const std::vector<T
     OptimizerUpdate u;
     u.learning_rate = lr;
     fill_update(u, step, lr);
+    fill_variable_update(u, p);
     attach_device_scalars(u, p.device());
     if (options_.weight_decay && no_weight_decay_.count(p.impl()) == 0) {
       u.weight_decay = static_cast<float>(*options_.weight_decay);
@@ -304,17 +342,157 @@ void Optimizer::apply_step(const std::vector<Tensor>& grads, const std::vector<T
       u.flags |= kOptimizerClipValue;
       u.clip_value = static_cast<float>(*options_.clipvalue);
     }
-    const TensorView empty;
+    // Slots not of the variable's shape are never element-wise (slot_shape).
     TensorView slot_views[3];
-    for (int j = 0; j < 3; ++j) slot_views[j] = s.slots[j].defined() ? s.slots[j].view() : empty;
-    backend_for_op(op, p.device())
-        .optimizer_update(u, p.view(), g.view(), slot_views[0], slot_views[1], slot_views[2]);
+    for (int j = 0; j < 3; ++j) {
+      if (s.slots[j].defined() && s.slots[j].shape() == p.shape()) slot_views[j] = s.slots[j].view();
+    }
+    if (two_pass()) {
+      run_two_passes(u, p, g, s, gate, slot_views);
+    } else {
+      backend_for_op(op, p.device())
+          .optimizer_update(u, p.view(), g.view(), slot_views[0], slot_views[1], slot_views[2]);
+    }
     p.bump_version();  // the layout and low-precision copies of the old weights are stale
     for (const Tensor& slot : s.slots) {
       if (slot.defined()) slot.bump_version();
     }
   }
+  if (options_.use_ema) update_moving_averages(params, gate);
   iterations_ = step;
+}
+
+void Optimizer::run_two_passes(OptimizerUpdate u, const Tensor& param, const Tensor& grad,
+                               State& s, const Gate* gate, const TensorView (&slot_views)[3]) {
+  Backend& backend = backend_for_op(type_, param.device());
+  u.pass = OptimizerPass::kSlots;
+  backend.optimizer_update(u, param.view(), grad.view(), slot_views[0], slot_views[1],
+                           slot_views[2]);
+  // The gradient as the element passes see it (transform_gradient), for the reductions.
+  Tensor g = grad.dtype() == DType::kFloat32 ? grad : cast(grad, DType::kFloat32);
+  if (u.device_grad_scale != nullptr) {
+    g = mul(g, s.grad_scale.defined() ? s.grad_scale : gate->factor);
+  } else if (u.grad_scale != 1.0f) {
+    g = mul(g, scalar_like(double(u.grad_scale), g));
+  }
+  if (u.flags & kOptimizerClipValue) {
+    // maximum/minimum propagate NaN, as tf.clip_by_value passes it through.
+    g = binary(BinaryOp::kMinimum, binary(BinaryOp::kMaximum, g, scalar_like(-u.clip_value, g)),
+               scalar_like(u.clip_value, g));
+  }
+  const Tensor no_skip;
+  VariableReduction r{param, g, s.slots, s.factors, gate != nullptr ? gate->skip : no_skip};
+  reduce_between_passes(r);
+  for (int k = 0; k < kOptimizerVariableFactors; ++k) {
+    u.device_variable_factor[k] = static_cast<const float*>(s.factors[k].data());
+  }
+  u.pass = OptimizerPass::kParameter;
+  TensorView fresh_views[3];  // reduce_between_passes may have written a slot: same storage
+  for (int j = 0; j < 3; ++j) fresh_views[j] = slot_views[j].data ? s.slots[j].view() : TensorView();
+  backend.optimizer_update(u, param.view(), grad.view(), fresh_views[0], fresh_views[1],
+                           fresh_views[2]);
+}
+
+void Optimizer::update_moving_averages(const std::vector<Tensor>& params, const Gate* gate) {
+  // Keras updates the averages of every variable the optimizer steps (gradient or not), with
+  // m = (iterations != 0) * ema_momentum, iterations counted before this step. The count is
+  // a device scalar here (a step a LossScaleOptimizer skips on the device leaves the averages
+  // as they were, as Keras's skipped step never reaches them).
+  std::vector<LogicalDevice> devices;
+  for (const Tensor& p : params) {
+    const LogicalDevice& d = p.device();
+    if (std::none_of(devices.begin(), devices.end(),
+                     [&](const LogicalDevice& e) { return same_device(d, e); })) {
+      devices.push_back(d);
+      DeviceStepFactors::Entry& e = ema_steps_.advance(
+          d, iterations_, gate != nullptr ? gate->skip : Tensor());
+      // t is the count after this step; the count before it is t - 1 (+ skip): 0 only on the
+      // first step. m = min(count, 1) * ema_momentum; a skipped step keeps m = 1.
+      const Tensor one = scalar_like(1.0, e.t);
+      Tensor before = sub(e.t, one);
+      if (gate != nullptr) before = add(before, gate->skip);
+      Tensor m = mul(binary(BinaryOp::kMinimum, before, one),
+                     scalar_like(options_.ema_momentum, e.t));
+      if (gate != nullptr) m = add(m, mul(gate->skip, sub(one, m)));
+      copy_into(m, e.factors[0]);
+    }
+  }
+  const bool overwrite = options_.ema_overwrite_frequency &&
+                         (iterations_ + 1) % *options_.ema_overwrite_frequency == 0;
+  for (const Tensor& p : params) {
+    State& s = state_for(p);
+    // Keras's "average" slot starts at zeros; the first step's momentum is 0.
+    if (!s.average.defined()) s.average = zeros(p.shape(), DType::kFloat32, p.device());
+    const Tensor& m = ema_steps_.entry(p.device()).factors[0];
+    // Keras: momentum * average + (1 - momentum) * variable.
+    copy_into(add(mul(m, s.average), mul(sub(scalar_like(1.0, m), m), p)), s.average);
+    s.average.bump_version();
+    if (overwrite) {
+      copy_into(s.average, p);
+      p.bump_version();
+    }
+  }
+}
+
+const Tensor* Optimizer::average_of(const Tensor& param) const {
+  if (!param.defined()) return nullptr;
+  const auto it = states_.find(param.impl());
+  if (it == states_.end() || it->second.param.lock() != param.impl_ptr() ||
+      !it->second.average.defined()) {
+    return nullptr;
+  }
+  return &it->second.average;
+}
+
+void Optimizer::finalize_variable_values(const std::vector<Tensor>& params) {
+  if (!options_.use_ema) return;
+  GradModeGuard no_grad(false);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Tensor& p : params) {
+    if (const Tensor* average = average_of(p)) {
+      copy_into(*average, p);
+      p.bump_version();
+    }
+  }
+}
+
+void Optimizer::swap_variables_with_averages(const std::vector<Tensor>& params) {
+  GradModeGuard no_grad(false);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Tensor& p : params) {
+    if (const Tensor* average = average_of(p)) {
+      const Tensor value = clone(p);
+      copy_into(*average, p);
+      copy_into(value, *average);
+      p.bump_version();
+      average->bump_version();
+    }
+  }
+}
+
+void Optimizer::copy_variables_into_averages(const std::vector<Tensor>& params) {
+  GradModeGuard no_grad(false);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Tensor& p : params) {
+    if (const Tensor* average = average_of(p)) {
+      copy_into(p, *average);
+      average->bump_version();
+    }
+  }
+}
+
+Tensor Optimizer::average(const Tensor& param) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Tensor* average = average_of(param);
+  return average != nullptr ? *average : Tensor();
+}
+
+std::string Optimizer::capture_blocker() const {
+  if (options_.use_ema && options_.ema_overwrite_frequency) {
+    return "use_ema with ema_overwrite_frequency decides on the host's step count when to "
+           "overwrite the variables with their averages";
+  }
+  return {};
 }
 
 std::vector<std::pair<std::string, Tensor>> Optimizer::variables() const {
@@ -328,6 +506,12 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::variables() const {
     if (!s.param.expired()) live.push_back(&s);
   }
   std::sort(live.begin(), live.end(), [](const State* a, const State* b) { return a->order < b->order; });
+  // Keras's base build adds the EMA averages (one call for every variable) before the
+  // optimizer's own slots.
+  for (size_t k = 0; k < live.size(); ++k) {
+    if (!live[k]->average.defined()) continue;
+    out.emplace_back(name_ + "/variable_" + std::to_string(k) + "_average", live[k]->average);
+  }
   const std::array<const char*, 3> names = slot_names();
   const std::array<int, 3> groups = slot_groups();
   // Keras lists the slots of one add_optimizer_variables call interleaved per variable, then
@@ -377,9 +561,10 @@ void Optimizer::set_slot(const Tensor& param, const std::string& slot_name, cons
     throw_value_error(op, "this " + op + " keeps no slot named '" + slot_name + "' (its slots: " +
                               (known.empty() ? std::string("none") : known) + ")");
   }
-  if (value.dtype() != DType::kFloat32 || value.shape() != param.shape()) {
-    throw_value_error(op, "slot '" + slot_name + "' must be float32 of the variable's shape " +
-                              shape_to_string(param.shape()) + ", got " +
+  const Shape shape = slot_shape(index, param.shape());
+  if (value.dtype() != DType::kFloat32 || value.shape() != shape) {
+    throw_value_error(op, "slot '" + slot_name + "' must be float32 of shape " +
+                              shape_to_string(shape) + ", got " +
                               std::string(dtype_name(value.dtype())) + " " +
                               shape_to_string(value.shape()));
   }

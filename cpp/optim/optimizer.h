@@ -34,6 +34,13 @@ struct OptimizerOptions {
   std::optional<double> clipnorm;         // each gradient's L2 norm clipped to this, > 0
   std::optional<double> clipvalue;        // each gradient element clipped to [-v, v], > 0
   std::optional<double> global_clipnorm;  // all gradients scaled so their joint norm <= this
+  // Keras's use_ema: after each step, average = m * average + (1 - m) * variable for every
+  // variable of the call, m = 0 on the optimizer's first step and ema_momentum after; with
+  // ema_overwrite_frequency N, the variables are overwritten by their averages after every
+  // step whose count is a multiple of N (finalize_variable_values does it on demand).
+  bool use_ema = false;
+  double ema_momentum = 0.99;                     // in [0, 1]
+  std::optional<int64_t> ema_overwrite_frequency;  // >= 1
   std::string name;                       // empty: the snake_case class name ("adam")
 };
 
@@ -64,8 +71,9 @@ class Optimizer {
   // device and the fused update reads them there, so the step waits for nothing. The host's
   // iterations count the step either way; device-resident counters (Adam's t) advance by
   // 1 - skip.
-  void apply_gated_gradients(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
-                             const Tensor& factor, const Tensor& skip);
+  virtual void apply_gated_gradients(const std::vector<Tensor>& grads,
+                                     const std::vector<Tensor>& params,
+                                     const Tensor& factor, const Tensor& skip);
   // The factor the training loop multiplies the loss by before backpropagating: 1 for plain
   // optimizers, the current dynamic scale for a LossScaleOptimizer (loss_scale_optimizer.h).
   virtual double loss_scale() const { return 1.0; }
@@ -109,6 +117,24 @@ class Optimizer {
   // ValueError for a slot this configuration does not use, a wrong dtype or shape.
   virtual void set_slot(const Tensor& param, const std::string& slot_name, const Tensor& value);
 
+  // Sets use_ema, ema_momentum and ema_overwrite_frequency (OptimizerOptions), with Keras's
+  // ValueErrors when use_ema is on and the others are out of range.
+  virtual void set_moving_average(bool use_ema, double ema_momentum,
+                                  std::optional<int64_t> ema_overwrite_frequency);
+  // Keras's finalize_variable_values: with use_ema, copies each variable's moving average into
+  // it (variables never updated keep their values); without, nothing.
+  virtual void finalize_variable_values(const std::vector<Tensor>& params);
+  // keras.callbacks.SwapEMAWeights: exchanges each variable's value with its moving average
+  // (variables without one are left alone); copy_variables_into_averages sets the averages to
+  // the variables' values (the callback's last-epoch finalization).
+  virtual void swap_variables_with_averages(const std::vector<Tensor>& params);
+  virtual void copy_variables_into_averages(const std::vector<Tensor>& params);
+  // The moving average of a variable (use_ema), or undefined before its first update.
+  virtual Tensor average(const Tensor& param) const;
+  // Why a training step with this optimizer must not be captured into a device graph (a
+  // decision made on the host each step), or empty (train/step_capture_blockers.h).
+  virtual std::string capture_blocker() const;
+
  protected:
   Optimizer(const char* type, double learning_rate, OptimizerOptions options);
 
@@ -116,6 +142,38 @@ class Optimizer {
   virtual std::array<const char*, 3> slot_names() const = 0;
   // The value every element of a new slot k starts at (Keras's initializer for it).
   virtual double slot_initial_value(int k) const { (void)k; return 0.0; }
+  // Whether slot k starts as a copy of the variable instead (ScheduleFreeAdamW's momentum).
+  virtual bool slot_copies_variable(int k) const { (void)k; return false; }
+  // The shape of slot k for a variable of shape `param` (default: the variable's). Only slots
+  // of the variable's shape reach the element pass; others (Adafactor's row and column
+  // moments) are the optimizer's to update in reduce_between_passes.
+  virtual Shape slot_shape(int k, const Shape& param) const { (void)k; return param; }
+
+  // Two-pass optimizers (Lamb, Adafactor) need per-variable reductions (a norm, row/column
+  // means) that one element pass cannot compute. Their step per variable is: the element pass
+  // with OptimizerPass::kSlots (weight decay, element-wise slot updates), then
+  // reduce_between_passes (ops on the device, no host read: reductions into the variable's
+  // `factors`, and any slot the element pass cannot update), then the element pass with
+  // OptimizerPass::kParameter, which reads the factors through
+  // OptimizerUpdate::device_variable_factor.
+  virtual bool two_pass() const { return false; }
+  struct VariableReduction {
+    const Tensor& param;     // after the kSlots pass (weight decay applied)
+    const Tensor& gradient;  // as the update sees it: scaled and clipped, float32
+    std::array<Tensor, 3>& slots;
+    std::array<Tensor, kOptimizerVariableFactors>& factors;  // float32 scalars, write in place
+    const Tensor& skip;  // apply_gated_gradients's skip flag, or undefined
+  };
+  virtual void reduce_between_passes(VariableReduction& r) const { (void)r; }
+  // False when reduce_between_passes writes a slot it cannot leave unchanged on a step a
+  // LossScaleOptimizer skips on the device (Adafactor's factored moments): such a step is
+  // refused with a typed error rather than corrupting the slots.
+  virtual bool honours_device_skip() const { return true; }
+  // The step factors of `device` after this step's advance_device_scalars (two-pass
+  // optimizers read them in reduce_between_passes).
+  const DeviceStepFactors::Entry& step_factors_on(const LogicalDevice& device) const {
+    return step_factors_.entry(device);
+  }
   // Which slots Keras creates with one add_optimizer_variables call: those sharing a group
   // number are listed interleaved per variable in variables() (variable 0's momentum, its
   // velocity, variable 1's momentum, ...), groups in ascending order. Default: a call per slot.
@@ -123,6 +181,10 @@ class Optimizer {
   // Sets kind, flags and the optimizer's own hyperparameters of step `step` (1-based) with the
   // float32 learning rate `lr` (u.learning_rate is already set).
   virtual void fill_update(OptimizerUpdate& u, int64_t step, float lr) const = 0;
+  // What of the update depends on the variable itself (Adafactor factors rank >= 2 ones).
+  virtual void fill_variable_update(OptimizerUpdate& u, const Tensor& param) const {
+    (void)u, (void)param;
+  }
 
   // Per-step values a subclass keeps in device memory (Adam's step counter and alpha), so the
   // fused update reads them there and a captured step replays right. advance_device_scalars is
@@ -152,6 +214,8 @@ class Optimizer {
   struct State {
     std::weak_ptr<TensorImpl> param;  // to notice a freed variable whose address was reused
     std::array<Tensor, 3> slots;
+    std::array<Tensor, kOptimizerVariableFactors> factors;  // two-pass optimizers' reductions
+    Tensor average;     // use_ema: the moving average of the variable
     Tensor grad_scale;  // clipnorm / global_clipnorm: this step's gradient multiplier, on the
                         // variable's device (created once, written in place each step)
     int64_t order = 0;
@@ -164,6 +228,14 @@ class Optimizer {
   void apply_step(const std::vector<Tensor>& grads, const std::vector<Tensor>& params,
                   double multiplier, const Gate* gate);
   State& state_for(const Tensor& param);
+  // The two passes and the reduction of a two-pass optimizer on one variable.
+  void run_two_passes(OptimizerUpdate u, const Tensor& param, const Tensor& grad, State& s,
+                      const Gate* gate, const TensorView (&slot_views)[3]);
+  // use_ema: the moving averages after a step, and the overwrite every N steps.
+  void update_moving_averages(const std::vector<Tensor>& params, const Gate* gate);
+  // The average of `param` (mutex_ held), or nullptr when it has none.
+  const Tensor* average_of(const Tensor& param) const;
+  DeviceStepFactors ema_steps_;  // use_ema: the device's step count, for m = 0 on step 1
   void prune_freed_variables();  // with mutex_ held
 
   const char* type_;

@@ -13,6 +13,8 @@ std::string step_capture_blocker(const nn::LayerGraph& graph, const optim::Optim
   if (type == "LossScaleOptimizer" && device.type == DeviceType::kCPU) {
     return "LossScaleOptimizer checks the gradients for inf/NaN on the host every step";
   }
+  std::string own = optimizer.capture_blocker();
+  if (!own.empty()) return own;
   for (const nn::LayerPtr& layer : graph.layers()) {
     const char* layer_type = layer->type();
     if (std::strcmp(layer_type, "Dropout") == 0 || std::strcmp(layer_type, "MultiHeadAttention") == 0) {

@@ -25,14 +25,18 @@
 #include "kernels/half_conversions.h"
 #include "kernels/optimizer_functors.h"
 #include "ops/creation.h"
+#include "ops/shape_ops.h"
 #include "optim/adadelta.h"
+#include "optim/adafactor.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/adamax.h"
 #include "optim/ftrl.h"
+#include "optim/lamb.h"
 #include "optim/lion.h"
 #include "optim/nadam.h"
 #include "optim/rmsprop.h"
+#include "optim/schedule_free_adamw.h"
 #include "optim/sgd.h"
 #include "counting_backend.h"
 #include "test_helpers.h"
@@ -672,7 +676,7 @@ TEST(OptimOptimizer, SavedSlotsRestoredIntoAFreshOptimizerContinueIdentically) {
   expect_error(ErrorCode::kValue, "keeps no slot named 'average_gradient' (its slots: "
                "'momentum', 'velocity', 'velocity_hat')",
                [&] { restored.set_slot(w2, "average_gradient", make({0, 0, 0}, {3})); });
-  expect_error(ErrorCode::kValue, "float32 of the variable's shape",
+  expect_error(ErrorCode::kValue, "must be float32 of shape",
                [&] { restored.set_slot(w2, "momentum", make({0, 0}, {2})); });
   optim::SGD plain(0.1);
   EXPECT_TRUE(plain.slot_kinds().empty());
@@ -1004,6 +1008,97 @@ TEST(OptimOptimizer, NewOptimizersValidateTheirArguments) {
   expect_error(ErrorCode::kValue, "`rho` must be a float between [0.0, 1.0]. Received: rho=-0.5",
                [] { optim::Adadelta(0.001, -0.5); });
 }
+
+// The two-pass optimizers and the moving average on the CPU: a zero-sized reduction is not
+// special (Lamb's zero-norm ratio is 1), Adafactor's r and c have Keras's shapes, and the average
+// after the first step is the variable itself (Keras's momentum 0 on step 1), then
+// m * average + (1 - m) * variable.
+TEST(OptimOptimizer, TwoPassSlotsAndMovingAverage) {
+  optim::OptimizerOptions ema;
+  ema.use_ema = true;
+  ema.ema_momentum = 0.5;
+  optim::Adafactor adafactor(0.01, {}, ema);
+  Tensor w = make({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor b = make({0.5f}, {1});
+  adafactor.apply_gradients({make({1, -1, 2, 0, 1, 1}, {2, 3}), make({0.25f}, {1})}, {w, b});
+  EXPECT_EQ(adafactor.slot(w, "r").shape(), (Shape{2}));
+  EXPECT_EQ(adafactor.slot(w, "c").shape(), (Shape{3}));
+  EXPECT_EQ(adafactor.slot(b, "r").shape(), (Shape{}));
+  EXPECT_EQ(read(adafactor.average(w)), read(w));
+  const std::vector<float> after_first = read(w);
+  adafactor.apply_gradients({make({1, 1, 1, 1, 1, 1}, {2, 3}), make({1.0f}, {1})}, {w, b});
+  const std::vector<float> average = read(adafactor.average(w)), now = read(w);
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(average[i], 0.5f * after_first[i] + 0.5f * now[i]);
+  adafactor.finalize_variable_values({w});
+  EXPECT_EQ(read(w), average);
+
+  optim::Lamb lamb(0.1);
+  Tensor zero = make({0, 0}, {2});
+  lamb.apply_gradients({make({1, -1}, {2})}, {zero});
+  // ratio 1 (||w|| = 0): Adam's first step of size lr in the gradient's sign.
+  const std::vector<float> moved = read(zero);
+  EXPECT_NEAR(moved[0], -0.1f, 1e-5f);
+  EXPECT_NEAR(moved[1], 0.1f, 1e-5f);
+}
+
+#ifdef GPUACCEL_TEST_CUDA_BACKEND
+// Lamb and Adafactor (both passes, the device reductions between them, the factored moments),
+// ScheduleFreeAdamW (its device step factors, the momentum copied from the variable) and the
+// moving average on a GPU give the CPU's variables.
+TEST_F(CudaDeviceTest, OptimTwoPassOptimizersMatchTheCpu) {
+  const LogicalDevice gpu = DeviceRegistry::instance().logical_devices(DeviceType::kGPU)[0];
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto random = [&](const Shape& shape) {
+    std::vector<float> v(size_t(shape_numel(shape)));
+    for (float& x : v) x = normal(rng);
+    return make(v, shape);
+  };
+  const std::vector<Shape> shapes = {{64, 33}, {33}, {3, 40, 7}};
+  for (int which = 0; which < 3; ++which) {
+    optim::OptimizerOptions options;
+    options.use_ema = true;
+    options.weight_decay = 0.01;
+    std::unique_ptr<optim::Optimizer> on_cpu, on_gpu;
+    if (which == 0) {
+      on_cpu = std::make_unique<optim::Lamb>(0.01, 0.9, 0.999, 1e-7, options);
+      on_gpu = std::make_unique<optim::Lamb>(0.01, 0.9, 0.999, 1e-7, options);
+    } else if (which == 1) {
+      on_cpu = std::make_unique<optim::Adafactor>(0.5, optim::AdafactorSettings{}, options);
+      on_gpu = std::make_unique<optim::Adafactor>(0.5, optim::AdafactorSettings{}, options);
+    } else {
+      on_cpu = std::make_unique<optim::ScheduleFreeAdamW>(0.05, 0.9, 0.999, 1e-8, 2.0, options);
+      on_gpu = std::make_unique<optim::ScheduleFreeAdamW>(0.05, 0.9, 0.999, 1e-8, 2.0, options);
+    }
+    std::vector<Tensor> cpu_vars, gpu_vars;
+    for (const Shape& s : shapes) {
+      cpu_vars.push_back(random(s));
+      gpu_vars.push_back(to_device(cpu_vars.back(), gpu));
+    }
+    for (int step = 0; step < 3; ++step) {
+      std::vector<Tensor> cpu_grads, gpu_grads;
+      for (const Shape& s : shapes) {
+        cpu_grads.push_back(random(s));
+        gpu_grads.push_back(to_device(cpu_grads.back(), gpu));
+      }
+      on_cpu->apply_gradients(cpu_grads, cpu_vars);
+      on_gpu->apply_gradients(gpu_grads, gpu_vars);
+    }
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      const std::vector<float> want = read(cpu_vars[k]);
+      const std::vector<float> got = read(to_device(gpu_vars[k], LogicalDevice{}));
+      const std::vector<float> want_avg = read(on_cpu->average(cpu_vars[k]));
+      const std::vector<float> got_avg =
+          read(to_device(on_gpu->average(gpu_vars[k]), LogicalDevice{}));
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-5f * std::max(1.0f, std::abs(want[i])))
+            << on_cpu->type() << " variable " << k << " element " << i;
+        ASSERT_NEAR(got_avg[i], want_avg[i], 1e-5f * std::max(1.0f, std::abs(want_avg[i])));
+      }
+    }
+  }
+}
+#endif  // GPUACCEL_TEST_CUDA_BACKEND
 
 }  // namespace
 }  // namespace gpuaccel

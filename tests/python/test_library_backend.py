@@ -264,6 +264,16 @@ if which == 'graphs':
            'sgd_off': fit(False, optimizer='sgd')}
 elif which == 'dropout':
     out = {'dropout': fit('auto', dropout=True)}
+elif which == 'two_pass':
+    # Lamb and Adafactor (device reductions between two element passes) and
+    # ScheduleFreeAdamW, with use_ema (averages from a device step count).
+    out = {}
+    for name in ('Lamb', 'Adafactor', 'ScheduleFreeAdamW'):
+        for mode, jit in (('on', 'auto'), ('off', False)):
+            opt = getattr(keras.optimizers, name)(learning_rate=0.01, use_ema=True)
+            out[name + '_' + mode] = fit(jit, optimizer=opt)
+    out['overwrite'] = fit('auto', optimizer=keras.optimizers.SGD(use_ema=True,
+                                                                 ema_overwrite_frequency=2))
 else:
     out = {'refused': fit(True)}
 import gc
@@ -291,6 +301,44 @@ def test_fit_on_the_gpu_captures_each_shape_once_then_replays_with_the_same_numb
         # jit_compile=False never captures.
         assert r[off]["captures"] == r[off]["launches"] == r[off]["trainer_captures"] == 0
     assert r["destroyed"] == 4
+
+
+def test_two_pass_optimizers_and_moving_averages_are_captured_and_replay_exactly():
+    r = run_with_fake(GRAPH_PROBE, args=["two_pass"])
+    for name in ("Lamb", "Adafactor", "ScheduleFreeAdamW"):
+        on, off = r[name + "_on"], r[name + "_off"]
+        assert on["captures"] == 2 and on["launches"] == 13 and on["reason"] == "", (name, on)
+        assert on["loss"] == off["loss"] and on["weights"] == off["weights"], name
+        assert on["iterations"] == off["iterations"] == 15
+    # The overwrite every N steps is decided on the host: such steps run eagerly, and say so.
+    assert r["overwrite"]["captures"] == 0
+    assert r["overwrite"]["reason"].startswith("use_ema with ema_overwrite_frequency")
+
+
+ADAFACTOR_UNDER_DEVICE_LOSS_SCALE_PROBE = r"""
+import json
+import numpy as np
+import gpuaccel as ga
+from gpuaccel import keras
+with ga.device('/GPU:0'):
+    w = ga.convert_to_tensor(np.ones((2, 3), np.float32))
+    opt = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adafactor())
+    try:
+        opt.apply_gradients([(ga.convert_to_tensor(np.ones((2, 3), np.float32)), w)])
+        out = {'error': None}
+    except Exception as e:
+        out = {'error': type(e).__name__, 'message': str(e),
+               'unchanged': bool((w.numpy() == 1).all())}
+print(json.dumps(out))
+"""
+
+
+def test_adafactor_under_a_device_loss_scale_is_refused_before_any_change():
+    # Its factored moments are written by ops that cannot skip a step the device decided to
+    # skip: a typed error, and the variable is untouched.
+    r = run_with_fake(ADAFACTOR_UNDER_DEVICE_LOSS_SCALE_PROBE)
+    assert r["error"] == "UnimplementedError"
+    assert "cannot skip a step on the device" in r["message"] and r["unchanged"]
 
 
 def test_a_step_that_cannot_be_captured_runs_eagerly_and_says_why():

@@ -241,8 +241,8 @@ def test_hyperparameter_errors():
         gopt.SGD(clipnorm=1.0, clipvalue=0.5)
     with pytest.raises(ValueError, match="Argument `learning_rate` should be float"):
         gopt.SGD(learning_rate="fast")
-    with pytest.raises(NotImplementedError, match="use_ema"):
-        gopt.Adam(use_ema=True)
+    with pytest.raises(NotImplementedError, match="loss_scale_factor"):
+        gopt.Adam(loss_scale_factor=2.0)
     opt = gopt.SGD()
     with pytest.raises(ValueError, match=r"`learning_rate` must be a finite float >= 0"):
         opt.learning_rate = -1.0

@@ -220,6 +220,9 @@ class Trainer:
             raise ValueError(f"{what}() needs an optimizer, but the model was compiled with "
                              "optimizer=None; pass one to compile(), e.g. "
                              "compile(optimizer='adam', ...)")
+        if what in ("fit", "train_on_batch") and \
+                isinstance(self.optimizer, optimizers_module.MultiOptimizer):
+            self.optimizer.build(self.trainable_weights)  # assigns each weight an optimizer
         if self._cpp_trainer is None and self._compiled_outputs is not None:
             self._cpp_trainer = _multi_output.MultiOutputTrainer(self, self._compiled_outputs)
         if self._cpp_trainer is None:
@@ -420,6 +423,9 @@ class Trainer:
                 break
             if self.stop_training:
                 break
+        if epochs > 0:
+            # Keras: with use_ema, the trained variables become their moving averages.
+            self.optimizer.finalize_variable_values(self.trainable_weights)
         callback_list.on_train_end(logs)
         return self.history
 

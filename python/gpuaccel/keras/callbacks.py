@@ -26,12 +26,13 @@ from ._callback import Callback
 # Each is most of a subsystem, so it has a module of its own (subclassing _callback.Callback).
 from ._backup_and_restore import BackupAndRestore
 from ._remote_monitor import RemoteMonitor
+from ._swap_ema_weights import SwapEMAWeights
 from ._tensorboard_callback import TensorBoard
 
 __all__ = [
     "Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping", "ModelCheckpoint",
     "LearningRateScheduler", "CSVLogger", "TerminateOnNaN", "ReduceLROnPlateau",
-    "LambdaCallback", "TensorBoard", "BackupAndRestore", "RemoteMonitor",
+    "LambdaCallback", "TensorBoard", "BackupAndRestore", "RemoteMonitor", "SwapEMAWeights",
 ]
 
 

@@ -1,5 +1,6 @@
 """``gpuaccel.keras.optimizers``: Keras 3's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad,
-Adamax, Nadam, Adadelta, Lion, Ftrl) over the fused C++ optimizers of ``cpp/optim``.
+Adamax, Nadam, Adadelta, Lion, Ftrl, Lamb, Adafactor, ScheduleFreeAdamW) over the fused C++
+optimizers of ``cpp/optim``.
 
 Each class parses Keras's arguments and holds the C++ optimizer as ``_cpp``; the C++ training
 loop steps ``_cpp`` directly, and ``apply_gradients`` does the same from a custom loop::
@@ -16,9 +17,12 @@ on the variable's device. ``learning_rate`` may be a number, a
 step, in ``fit`` and in ``apply``) or a callable taking no argument (called before each step),
 as in Keras. Differences from Keras, all deliberate: ``learning_rate`` reads as a Python float
 (Keras returns a variable or tensor; ``float(opt.learning_rate)`` works with both);
-``iterations`` reads as an int; EMA, loss-scale factors and gradient accumulation are not there
-yet and say so. ``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
+``iterations`` reads as an int; loss-scale factors and gradient accumulation are not there
+yet and say so. ``use_ema`` keeps Keras's moving average of the variables, updated in C++ after
+each step (``keras.callbacks.SwapEMAWeights`` swaps it in for evaluation).
+``LossScaleOptimizer`` wraps any of them with Keras 3's dynamic loss scaling.
 """
+import collections.abc
 import numbers
 import re
 import sys
@@ -28,16 +32,20 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, tensor as _to_tensor
+from . import optimizers_legacy as legacy
 from . import optimizers_schedules as schedules
 
-# `from gpuaccel.keras.optimizers.schedules import ExponentialDecay` finds the module.
+# `from gpuaccel.keras.optimizers.schedules import ExponentialDecay` finds the module (and
+# `from ....optimizers.legacy import Adam` Keras 3's legacy names).
 sys.modules[__name__ + ".schedules"] = schedules
+sys.modules[__name__ + ".legacy"] = legacy
 
 _cpp = _C.optim
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
-           "Adadelta", "Lion", "Ftrl", "LossScaleOptimizer", "get", "serialize", "deserialize",
-           "schedules"]
+           "Adadelta", "Lion", "Ftrl", "Lamb", "Adafactor", "ScheduleFreeAdamW",
+           "LossScaleOptimizer", "MultiOptimizer", "OptimizerMap", "get",
+           "serialize", "deserialize", "schedules", "legacy"]
 
 # Keras's auto_name: "adam", then "adam_1", "adam_2", ... per process.
 _name_counts = {}
@@ -122,20 +130,20 @@ class Optimizer:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
         if type(self) is Optimizer:
             raise TypeError("Optimizer is the base class (its update rule runs in C++); use one of "
-                            "SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam, Adadelta, Lion "
-                            "or Ftrl")
-        for arg, value, default in (("use_ema", use_ema, False),
-                                    ("ema_overwrite_frequency", ema_overwrite_frequency, None),
-                                    ("loss_scale_factor", loss_scale_factor, None),
+                            "SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam, Adadelta, Lion, "
+                            "Ftrl, Lamb, Adafactor or ScheduleFreeAdamW")
+        for arg, value, default in (("loss_scale_factor", loss_scale_factor, None),
                                     ("gradient_accumulation_steps", gradient_accumulation_steps,
                                      None)):
             if value != default and value is not None and value is not False:
                 raise NotImplementedError(
                     f"`{arg}` is not supported by gpuaccel optimizers yet. Received: "
                     f"{arg}={value!r}")
-        self.ema_momentum = ema_momentum
-        self.use_ema = False
-        self.ema_overwrite_frequency = None
+        if use_ema and ema_overwrite_frequency and (
+                not isinstance(ema_overwrite_frequency, numbers.Integral)
+                or ema_overwrite_frequency < 1):
+            raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. "
+                             f"Received: ema_overwrite_frequency={ema_overwrite_frequency}")
         self.loss_scale_factor = None
         self.gradient_accumulation_steps = None
         options = dict(weight_decay=_optional_float(weight_decay, "weight_decay"),
@@ -146,6 +154,13 @@ class Optimizer:
         rate = _learning_rate(learning_rate)
         self._rate_function = None if isinstance(rate, float) else rate
         self._cpp = self._make_cpp(0.0 if self._rate_function else rate, options)
+        # Keras's EMA of the variables (checked as Keras does, only when use_ema is on).
+        self._cpp.set_moving_average(bool(use_ema), _as_float(ema_momentum, "ema_momentum"),
+                                     int(ema_overwrite_frequency) if use_ema and
+                                     ema_overwrite_frequency else None)
+        self.use_ema = bool(use_ema)
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
         self._apply_rate_function()
         self.built = False
 
@@ -271,6 +286,12 @@ class Optimizer:
     def _apply_converted(self, grads, variables):
         self._apply_rate_function()
         self._cpp.apply_gradients(grads, variables)
+
+    def finalize_variable_values(self, var_list):
+        """With ``use_ema``, overwrites each variable with its moving average (what ``fit`` does
+        after its last epoch); else nothing."""
+        self._cpp.finalize_variable_values(
+            [_unwrap_variable(v, i) for i, v in enumerate(var_list)])
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Keeps the variables in ``var_list`` out of weight decay (``var_names`` needs variable
@@ -515,6 +536,62 @@ class Ftrl(_KerasRuleOptimizer):
         super().__init__(learning_rate, locals(), **kwargs)
 
 
+class Lamb(_KerasRuleOptimizer):
+    """Adam's direction scaled per variable by the trust ratio ``||w|| / ||direction||``,
+    Keras's ``keras.optimizers.Lamb`` (a two-pass C++ step: the norms are reduced on the
+    variable's device between the moment update and the move)."""
+
+    _HYPER = ("beta_1", "beta_2", "epsilon")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-07, **kwargs):
+        super().__init__(learning_rate, locals(), **kwargs)
+
+
+class Adafactor(_KerasRuleOptimizer):
+    """Factored second moments (row and column means for rank >= 2 variables) and steps
+    relative to the variable's RMS, Keras's ``keras.optimizers.Adafactor``. Its slots per
+    variable, as Keras's: ``r`` and ``c`` (scalar placeholders for rank < 2) and ``velocity``.
+    Under a ``LossScaleOptimizer`` whose scale lives on a GPU it raises UnimplementedError: its
+    factored moments cannot skip a step on the device."""
+
+    _HYPER = ("beta_2_decay", "epsilon_1", "epsilon_2", "clip_threshold")
+
+    def __init__(self, learning_rate=0.001, beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3,
+                 clip_threshold=1.0, relative_step=True, **kwargs):
+        self.relative_step = relative_step
+        super().__init__(learning_rate, locals(), **kwargs)
+
+    def _make_cpp(self, learning_rate, options):
+        return _cpp.Adafactor(learning_rate, **self._hyper,
+                              relative_step=bool(self.relative_step), **_options(options))
+
+    def _own_config(self):
+        return {**self._hyper, "relative_step": self.relative_step}
+
+
+class ScheduleFreeAdamW(_KerasRuleOptimizer):
+    """Schedule-free AdamW (an Adam-stepped momentum sequence, the variable kept at an
+    interpolation with its running average; linear warmup over ``warmup_steps``), Keras's
+    ``keras.optimizers.ScheduleFreeAdamW``. The momentum slot starts at the variable's value.
+    As in Keras, nothing changes at evaluation time. The update matches Keras 3.15 on its
+    TensorFlow backend, whose ``momentum_old`` reads the momentum after its update."""
+
+    _HYPER = ("beta_1", "beta_2", "epsilon")
+
+    def __init__(self, learning_rate=0.0025, beta_1=0.9, beta_2=0.999, epsilon=1e-8,
+                 warmup_steps=0, **kwargs):
+        self._warmup = _as_float(warmup_steps, "warmup_steps")  # Keras casts it to float32
+        self.warmup_steps = warmup_steps
+        super().__init__(learning_rate, locals(), **kwargs)
+
+    def _make_cpp(self, learning_rate, options):
+        return _cpp.ScheduleFreeAdamW(learning_rate, **self._hyper,
+                                      warmup_steps=self._warmup, **_options(options))
+
+    def _own_config(self):
+        return {**self._hyper, "warmup_steps": self.warmup_steps}
+
+
 class LossScaleOptimizer(Optimizer):
     """Dynamic loss scaling around another optimizer, Keras 3's
     ``keras.optimizers.LossScaleOptimizer`` (also ``keras.mixed_precision.LossScaleOptimizer``).
@@ -685,9 +762,183 @@ class LossScaleOptimizer(Optimizer):
                 f"step_counter={self.step_counter}>")
 
 
+class OptimizerMap(collections.abc.MutableMapping):
+    """Keras's ``OptimizerMap(default_optimizer, optimizer_map=None)``: variable paths (exact, or
+    regular expressions matched with ``re.fullmatch``) to optimizers, the default for the rest.
+    Calling it with a variable looks up ``variable.path``."""
+
+    def __init__(self, default_optimizer, optimizer_map=None):
+        if not isinstance(default_optimizer, Optimizer):
+            raise TypeError("default_optimizer must be a Keras Optimizer instance. "
+                            f"Received: {default_optimizer}")
+        if optimizer_map is not None and not isinstance(optimizer_map, dict):
+            raise TypeError(f"optimizer_map must be a dictionary. Received: {optimizer_map}")
+        self._default_optimizer = default_optimizer
+        self._optimizer_map = optimizer_map or dict()
+
+    @property
+    def default_optimizer(self):
+        return self._default_optimizer
+
+    def __getitem__(self, key):
+        if key in self._optimizer_map:
+            return self._optimizer_map[key]
+        matching = [p for p in self._optimizer_map if re.fullmatch(p, key)]
+        if len(matching) > 1:
+            raise ValueError(f"Multiple optimizers assigned to variable {key}.")
+        return self._optimizer_map[matching[0]] if matching else self._default_optimizer
+
+    def __setitem__(self, key, optimizer):
+        if key in self._optimizer_map:
+            raise ValueError(f"'{key}' already exists in the OptimizerMap with value "
+                             f"{self._optimizer_map[key]}. Please make sure to not use "
+                             "duplicated keys.")
+        if not isinstance(key, str):
+            raise ValueError(f"key must be a string. Received: {key}")
+        if not isinstance(optimizer, Optimizer):
+            raise ValueError("optimizer must be a Keras Optimizer instance. "
+                             f"Received: {optimizer}")
+        if isinstance(optimizer, LossScaleOptimizer):
+            raise ValueError("optimizer cannot be LossScaleOptimizer.")
+        if isinstance(optimizer, MultiOptimizer):
+            raise ValueError("optimizer cannot be MultiOptimizer.")
+        self._optimizer_map[key] = optimizer
+
+    def __delitem__(self, key):
+        del self._optimizer_map[key]
+
+    def __len__(self):
+        return len(self._optimizer_map)
+
+    def __iter__(self):
+        return iter(self._optimizer_map)
+
+    def __call__(self, variable):
+        return self[variable.path]
+
+
+class MultiOptimizer(Optimizer):
+    """Keras's ``MultiOptimizer(optimizer_map, loss_scale_factor=None, name=None)``: each
+    variable is updated by the optimizer an ``OptimizerMap`` (by the variable's path) or a
+    callable ``selector(variable) -> optimizer`` gives it, decided when the optimizer is built
+    (``fit``/``train_on_batch`` build it on the model's trainable weights). The C++ step splits
+    the gradients and runs each inner optimizer's fused step on its share; the inner optimizers
+    keep their own rates, slots and iterations (``optimizers``). ``learning_rate`` raises, as
+    Keras's does. A captured CUDA-graph step is not used with it."""
+
+    def __init__(self, optimizer_map, loss_scale_factor=None, name=None):
+        if loss_scale_factor is not None:
+            raise NotImplementedError("`loss_scale_factor` is not supported by gpuaccel "
+                                      f"optimizers yet. Received: loss_scale_factor="
+                                      f"{loss_scale_factor!r}")
+        self._optimizer_map = optimizer_map
+        self._inner_optimizers = []
+        for opt in (list(optimizer_map.values()) if hasattr(optimizer_map, "values") else []) + \
+                [getattr(optimizer_map, "default_optimizer", None)]:
+            if opt is not None and opt not in self._inner_optimizers:
+                self._inner_optimizers.append(opt)
+        self._name = name if name is not None else _auto_name("MultiOptimizer")
+        self.use_ema, self.ema_momentum, self.ema_overwrite_frequency = False, 0.99, None
+        self.loss_scale_factor = None
+        self.gradient_accumulation_steps = None
+        self._cpp = None
+        self.built = False
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def optimizers(self):
+        return self._inner_optimizers
+
+    @property
+    def learning_rate(self):
+        raise AttributeError("Learning rate cannot be accessed on a MultiOptimizer. Access the "
+                             "learning rate on the individual sub-optimizers instead.")
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        raise AttributeError("Learning rate cannot be set on a MultiOptimizer. Set the learning "
+                             "rate on the individual sub-optimizers instead.")
+
+    lr = learning_rate
+
+    @property
+    def iterations(self):
+        return 0 if self._cpp is None else self._cpp.iterations
+
+    @property
+    def variables(self):
+        return [] if self._cpp is None else [t for _, t in self._cpp.variables()]
+
+    def _variable_names(self):
+        return [] if self._cpp is None else [n for n, _ in self._cpp.variables()]
+
+    def build(self, var_list):
+        if self.built:
+            return
+        variables = [_unwrap_variable(v, i) for i, v in enumerate(var_list)]
+        owners = []
+        for original, var in zip(var_list, variables):
+            opt = self._optimizer_map(original)
+            if not isinstance(opt, Optimizer):
+                raise ValueError(f"Optimizer for variable {original} is not an Optimizer "
+                                 "instance.")
+            if isinstance(opt, LossScaleOptimizer):
+                raise ValueError("LossScaleOptimizer cannot be used inside an MultiOptimizer.")
+            if isinstance(opt, MultiOptimizer):
+                raise ValueError("MultiOptimizer cannot be used inside an MultiOptimizer.")
+            if opt not in self._inner_optimizers:
+                self._inner_optimizers.append(opt)
+            owners.append(self._inner_optimizers.index(opt))
+        self._cpp = _cpp.MultiOptimizer([o._cpp for o in self._inner_optimizers], self._name)
+        for k in range(len(self._inner_optimizers)):
+            self._cpp.assign([v for v, o in zip(variables, owners) if o == k], k)
+        self.built = True
+
+    def _schedule_hook(self):
+        hooks = [h for h in (o._schedule_hook() for o in self._inner_optimizers) if h]
+        if not hooks:
+            return None
+        return lambda: [h() for h in hooks] and None
+
+    def _apply_rate_function(self):
+        for o in self._inner_optimizers:
+            o._apply_rate_function()
+
+    def apply(self, grads, trainable_variables=None):
+        grads = list(grads)
+        if not grads:
+            return
+        if trainable_variables is None:
+            raise ValueError("When passing `grads` without `variables`, the optimizer must "
+                             "already be built on a list of variables; gpuaccel optimizers need "
+                             "the variables: call optimizer.apply(grads, trainable_variables).")
+        self.build(list(trainable_variables))
+        super().apply(grads, trainable_variables)
+
+    def _apply_converted(self, grads, variables):
+        self._apply_rate_function()
+        self._cpp.apply_gradients(grads, variables)
+
+    def finalize_variable_values(self, var_list):
+        if self._cpp is not None:
+            super().finalize_variable_values(var_list)
+
+    def get_config(self):
+        raise NotImplementedError("MultiOptimizer.get_config: serializing the optimizer map is "
+                                  "not supported yet")
+
+    def __repr__(self):
+        return (f"<gpuaccel.keras.optimizers.MultiOptimizer name={self.name!r} "
+                f"optimizers={len(self._inner_optimizers)}>")
+
+
 # Keras's lookup names (case-insensitive, as Keras's deserialize is for built-in optimizers).
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
-            "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "lion": Lion, "ftrl": Ftrl}
+            "adamax": Adamax, "nadam": Nadam, "adadelta": Adadelta, "lion": Lion, "ftrl": Ftrl,
+            "lamb": Lamb, "adafactor": Adafactor, "schedulefreeadamw": ScheduleFreeAdamW}
 
 
 def serialize(optimizer):
@@ -726,18 +977,7 @@ def get(identifier):
 
 # Keras 3 optimizers gpuaccel does not have, each with what to use instead.
 _NOT_HERE = {
-    "Lamb": "AdamW (Lamb scales each step by a per-variable trust ratio, the norms of the "
-            "variable and of its update, which one fused element pass cannot see)",
-    "Adafactor": "Adam or AdamW (Adafactor factors the second moment into row and column "
-                 "means of each variable, which one fused element pass cannot compute)",
     "Muon": "AdamW (Muon orthogonalizes each matrix update with Newton-Schulz matrix products)",
-    "ScheduleFreeAdamW": "AdamW with a keras.optimizers.schedules learning-rate schedule",
-    "MultiOptimizer": "a custom loop calling each optimizer's apply_gradients on its own "
-                      "variables",
-    "OptimizerMap": "a custom loop calling each optimizer's apply_gradients on its own "
-                    "variables",
-    "legacy": "the Keras 3 optimizers of keras.optimizers (Keras 3 has no legacy optimizers "
-              "either)",
 }
 
 
