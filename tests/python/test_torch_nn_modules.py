@@ -136,3 +136,17 @@ def test_module_registration_modes_and_errors():
         net.missing
     with pytest.raises(AttributeError, match="torch.nn.Transformer is not supported"):
         nn.Transformer
+
+
+def test_deepcopy_of_state_dict_and_parameters_is_independent():
+    import copy
+    net = _Net()
+    saved = copy.deepcopy(net.state_dict())
+    twin = copy.deepcopy(net.scale)
+    assert isinstance(twin, nn.Parameter) and twin.requires_grad
+    with torch.no_grad():
+        net.scale.add_(1.0)
+    np.testing.assert_array_equal(saved["scale"].numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(twin.detach().numpy(), [1.0, 1.0])
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(net.scale * 2)

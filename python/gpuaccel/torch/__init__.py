@@ -12,7 +12,7 @@ import sys as _sys
 
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from . import nn
+from . import nn, optim
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
                           ones_like, reshape, squeeze, stack, tile, unbind, unsqueeze,
                           zeros_like)

@@ -1,0 +1,130 @@
+"""torch.optim of the PyTorch face against PyTorch 1.13 (one torch_reference subprocess for the
+module): each optimizer configuration takes the same five steps on the same parameters and loss
+and must give PyTorch's losses and final parameters; plus state_dict round trips, StepLR,
+zero_grad and the argument errors."""
+import copy
+
+import numpy as np
+import pytest
+
+import torch_reference
+
+import gpuaccel.torch as torch
+
+_RNG = np.random.default_rng(11)
+W0 = _RNG.standard_normal((3, 4)).astype(np.float32)
+B0 = _RNG.standard_normal(3).astype(np.float32)
+X = _RNG.standard_normal((6, 4)).astype(np.float32)
+
+# The same text builds the optimizer on both sides ("params" is [w, b]).
+CONFIGS = [
+    "torch.optim.SGD(params, lr=0.1)",
+    "torch.optim.SGD(params, lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01)",
+    "torch.optim.SGD(params, lr=0.05, momentum=0.8, nesterov=True, maximize=True)",
+    "torch.optim.SGD([{'params': [params[0]]}, {'params': [params[1]], 'lr': 0.5}], lr=0.1)",
+    "torch.optim.Adam(params, lr=0.1)",
+    "torch.optim.Adam(params, lr=0.05, betas=(0.8, 0.9), eps=1e-3, weight_decay=0.1, "
+    "amsgrad=True)",
+    "torch.optim.AdamW(params, lr=0.1)",
+    "torch.optim.AdamW(params, lr=0.05, weight_decay=0.3, amsgrad=True)",
+]
+STEPS = 5
+
+# The loss's gradient changes from step to step (the squares) and is not the same per element.
+_TRAINING = """
+def train(torch, config, w0, b0, x, scheduled=False):
+    w = torch.tensor(w0, requires_grad=True)
+    b = torch.tensor(b0, requires_grad=True)
+    params = [w, b]
+    opt = eval(config)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5) if scheduled else None
+    losses = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        y = torch.matmul(torch.tensor(x), w.transpose(0, 1)) + b
+        loss = (y * y * torch.tensor(np.linspace(0.5, 1.5, 3, dtype=np.float32))).mean()
+        loss.backward()
+        opt.step()
+        if sched is not None:
+            sched.step()
+        losses.append(loss.item())
+    return losses, w.detach().numpy(), b.detach().numpy(), opt
+"""
+exec(_TRAINING)
+
+_REFERENCE = f"STEPS = {STEPS}\n" + _TRAINING + f"""
+for k, config in enumerate({CONFIGS!r}):
+    losses, w, b, _ = train(torch, config, w0, b0, x)
+    out[f"{{k}}_losses"], out[f"{{k}}_w"], out[f"{{k}}_b"] = np.array(losses), w, b
+losses, w, b, opt = train(torch, {CONFIGS[1]!r}, w0, b0, x, scheduled=True)
+out["sched_w"], out["sched_lr"] = w, opt.param_groups[0]["lr"]
+"""
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return torch_reference.run(_REFERENCE, w0=W0, b0=B0, x=X)
+
+
+@pytest.mark.parametrize("index", range(len(CONFIGS)), ids=CONFIGS)
+def test_optimizer_steps_match_pytorch(index, reference):
+    losses, w, b, _ = train(torch, CONFIGS[index], W0, B0, X)
+    np.testing.assert_allclose(losses, reference[f"{index}_losses"], rtol=1e-5)
+    np.testing.assert_allclose(w, reference[f"{index}_w"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b, reference[f"{index}_b"], rtol=1e-5, atol=1e-6)
+
+
+def test_step_lr_matches_pytorch(reference):
+    _, w, _, opt = train(torch, CONFIGS[1], W0, B0, X, scheduled=True)
+    assert opt.param_groups[0]["lr"] == pytest.approx(reference["sched_lr"])
+    np.testing.assert_allclose(w, reference["sched_w"], rtol=1e-5, atol=1e-6)
+
+
+def _steps(opt, w, count):
+    for _ in range(count):
+        opt.zero_grad()
+        ((torch.tensor(X) @ w.transpose(0, 1)) ** 2).mean().backward()
+        opt.step()
+
+
+@pytest.mark.parametrize("config", ["SGD(params, lr=0.1, momentum=0.9)",
+                                    "Adam(params, lr=0.1, amsgrad=True)"])
+def test_state_dict_round_trip_continues_the_same_run(config):
+    w = torch.tensor(W0, requires_grad=True)
+    params = [w]
+    opt = eval("torch.optim." + config)
+    _steps(opt, w, 2)
+    # PyTorch's state_dict holds the live state tensors: a checkpoint in memory is a deepcopy.
+    saved_state, saved_w = copy.deepcopy(opt.state_dict()), w.detach().clone()
+    _steps(opt, w, 2)
+    resumed = torch.tensor(saved_w.numpy(), requires_grad=True)
+    params = [resumed]
+    other = eval("torch.optim." + config.replace("0.1", "0.7"))
+    other.load_state_dict(saved_state)
+    assert other.param_groups[0]["lr"] == 0.1
+    _steps(other, resumed, 2)
+    np.testing.assert_array_equal(resumed.detach().numpy(), w.detach().numpy())
+
+
+def test_zero_grad_and_argument_errors():
+    w = torch.tensor(W0, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    (w * w).sum().backward()
+    opt.zero_grad()  # 1.13's default: zeros, not None
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros_like(W0))
+    opt.zero_grad(set_to_none=True)
+    assert w.grad is None
+    opt.step()  # no gradient: the parameter stays
+    np.testing.assert_array_equal(w.detach().numpy(), W0)
+    with pytest.raises(ValueError, match="empty parameter list"):
+        torch.optim.Adam([])
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        torch.optim.SGD([w], lr=-1.0)
+    with pytest.raises(ValueError, match="required optimization parameter lr"):
+        torch.optim.SGD([w])
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 1"):
+        torch.optim.Adam([w], betas=(0.9, 1.0))
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        torch.optim.SGD([{"params": [w]}, {"params": [w]}], lr=0.1)
+    with pytest.raises(TypeError, match="iterable of Tensors"):
+        torch.optim.SGD(w, lr=0.1)
