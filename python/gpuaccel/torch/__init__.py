@@ -12,7 +12,7 @@ import sys as _sys
 
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from . import nn, optim
+from . import nn, optim, utils
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
                           ones_like, reshape, squeeze, stack, tile, unbind, unsqueeze,
                           zeros_like)
@@ -135,6 +135,5 @@ _REFUSALS = {
     "normal": "torch.randn(*size) * std + mean",
     "fill": "torch.full_like(input, value) (torch.fill's meaning; tf.fill is gpuaccel.fill)",
     "linalg": "torch.matmul / torch.einsum / torch.norm (gpuaccel.linalg is tf.linalg)",
-    "utils": "gpuaccel.data.Dataset (torch.utils.data is not there yet)",
 }
 _REFUSE = _unsupported.module_getattr(__name__, "torch", _REFUSALS)
