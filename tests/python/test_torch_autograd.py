@@ -24,7 +24,9 @@ def compute(torch, x0, w0, v0):
     torch.autograd.backward([y.sum(), (y * 2).mean()])
     return gx.numpy(), gw.numpy(), gv.numpy(), x.grad.numpy(), w.grad.numpy()
 """
-exec(_COMPUTATION)
+_SCOPE = {}
+exec(_COMPUTATION, _SCOPE)
+compute = _SCOPE["compute"]
 
 
 @pytest.fixture(scope="module")

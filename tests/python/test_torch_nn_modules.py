@@ -34,7 +34,8 @@ model.train()
 model[5].p = 0.0  # dropout is random: compare the training path with p=0
 y = model(torch.from_numpy(x))
 out["train_y"] = y.detach().numpy()
-loss = nn.CrossEntropyLoss()(y, torch.from_numpy(labels)) + nn.MSELoss()(y, torch.from_numpy(target))
+loss = (nn.CrossEntropyLoss()(y, torch.from_numpy(labels))
+        + nn.MSELoss()(y, torch.from_numpy(target)))
 out["loss"] = loss.item()
 loss.backward()
 for k, p in model.named_parameters():

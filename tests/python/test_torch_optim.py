@@ -50,7 +50,9 @@ def train(torch, config, w0, b0, x, scheduled=False):
         losses.append(loss.item())
     return losses, w.detach().numpy(), b.detach().numpy(), opt
 """
-exec(_TRAINING)
+_SCOPE = {"np": np, "STEPS": STEPS}
+exec(_TRAINING, _SCOPE)
+train = _SCOPE["train"]
 
 _REFERENCE = f"STEPS = {STEPS}\n" + _TRAINING + f"""
 for k, config in enumerate({CONFIGS!r}):
@@ -91,15 +93,14 @@ def _steps(opt, w, count):
                                     "Adam(params, lr=0.1, amsgrad=True)"])
 def test_state_dict_round_trip_continues_the_same_run(config):
     w = torch.tensor(W0, requires_grad=True)
-    params = [w]
-    opt = eval("torch.optim." + config)
+    opt = eval("torch.optim." + config, {"torch": torch, "params": [w]})
     _steps(opt, w, 2)
     # PyTorch's state_dict holds the live state tensors: a checkpoint in memory is a deepcopy.
     saved_state, saved_w = copy.deepcopy(opt.state_dict()), w.detach().clone()
     _steps(opt, w, 2)
     resumed = torch.tensor(saved_w.numpy(), requires_grad=True)
-    params = [resumed]
-    other = eval("torch.optim." + config.replace("0.1", "0.7"))
+    other = eval("torch.optim." + config.replace("0.1", "0.7"),
+                 {"torch": torch, "params": [resumed]})
     other.load_state_dict(saved_state)
     assert other.param_groups[0]["lr"] == 0.1
     _steps(other, resumed, 2)

@@ -76,11 +76,13 @@ def quickstart(torch, images, classes, folder, initial=None):
     final = {k: v.numpy() for k, v in model.state_dict().items()}
     return start, losses, metrics, same, final
 '''
-exec(QUICKSTART)
+_SCOPE = {"np": np}
+exec(QUICKSTART, _SCOPE)
+quickstart = _SCOPE["quickstart"]
 
 
 def test_quickstart_matches_pytorch(tmp_path):
-    reference = torch_reference.run(QUICKSTART + f"""
+    reference = torch_reference.run(QUICKSTART + """
 import tempfile
 torch.manual_seed(0)
 with tempfile.TemporaryDirectory() as folder:

@@ -32,7 +32,8 @@ def _checkpoint():
     return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": 3,
             "name": "mlp", "scalar": torch.tensor(2.5), "empty": torch.zeros(0, 3),
             "half": torch.tensor([1.5, -2.0], dtype=torch.float16),
-            "flags": torch.tensor([True, False]), "bytes": torch.tensor([7, 255], dtype=torch.uint8),
+            "flags": torch.tensor([True, False]),
+            "bytes": torch.tensor([7, 255], dtype=torch.uint8),
             "int32": torch.tensor([-4, 9], dtype=torch.int32), "param": model[0].weight,
             "pair": (torch.tensor([1, 2]), [0.5, "x"])}
 
