@@ -21,6 +21,10 @@ TARGET = _RNG.standard_normal((4, 4)).astype(np.float32)
 _MODEL = """nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.ReLU(),
     nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(0.5), nn.Linear(12, 4), nn.Tanh())"""
 
+_SECOND_MODEL = """nn.Sequential(nn.Conv2d(2, 4, 3, stride=2, padding=1, bias=False),
+    nn.BatchNorm2d(4, momentum=None), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(16, 3),
+    nn.LogSoftmax(dim=1))"""
+
 _REFERENCE = f"""
 import torch.nn as nn
 torch.manual_seed(0)
@@ -42,12 +46,28 @@ for k, p in model.named_parameters():
     out["grad_" + k] = p.grad.numpy()
 for k, v in model.state_dict().items():
     out["after_" + k] = v.numpy()
+
+# The second model: strided 'same'-free convolution without bias, the cumulative-average
+# BatchNorm (momentum=None) over two training passes, LeakyReLU, LogSoftmax and NLLLoss.
+second = {_SECOND_MODEL}
+for k, v in second.state_dict().items():
+    out["second_init_" + k] = v.numpy().copy()
+for _ in range(2):
+    y = second(torch.from_numpy(x))
+loss = nn.NLLLoss()(y, torch.from_numpy(labels % 3))
+loss.backward()
+out["second_y"], out["second_loss"] = y.detach().numpy(), loss.item()
+out["second_grad"] = second[0].weight.grad.numpy()
+for k, v in second.state_dict().items():
+    out["second_after_" + k] = v.numpy()
 """
 
 
 @pytest.fixture(scope="module")
 def reference():
-    return torch_reference.run(_REFERENCE, x=X, labels=LABELS, target=TARGET)
+    result = torch_reference.run(_REFERENCE, x=X, labels=LABELS, target=TARGET)
+    assert "error" not in result, result
+    return result
 
 
 def _model_with_reference_weights(reference):
@@ -80,6 +100,24 @@ def test_training_loss_gradients_and_running_stats_match_pytorch(reference):
                                    atol=1e-5, err_msg=name)
     for key, value in model.state_dict().items():
         np.testing.assert_allclose(value.numpy(), reference["after_" + key], rtol=1e-5,
+                                   atol=1e-6, err_msg=key)
+
+
+def test_strided_conv_cumulative_batchnorm_and_nll_loss_match_pytorch(reference):
+    model = eval(_SECOND_MODEL)
+    keys = [k[len("second_init_"):] for k in reference if k.startswith("second_init_")]
+    assert list(model.state_dict()) == keys
+    model.load_state_dict({k: torch.tensor(reference["second_init_" + k]) for k in keys})
+    for _ in range(2):
+        y = model(torch.tensor(X))
+    loss = nn.NLLLoss()(y, torch.tensor(LABELS % 3))
+    loss.backward()
+    np.testing.assert_allclose(y.detach().numpy(), reference["second_y"], rtol=1e-5, atol=1e-5)
+    assert loss.item() == pytest.approx(reference["second_loss"], rel=1e-5)
+    np.testing.assert_allclose(model[0].weight.grad.numpy(), reference["second_grad"],
+                               rtol=1e-4, atol=1e-5)
+    for key, value in model.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), reference["second_after_" + key], rtol=1e-5,
                                    atol=1e-6, err_msg=key)
 
 
