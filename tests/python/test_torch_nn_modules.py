@@ -2,6 +2,7 @@
 for the module): the same small CNN, with PyTorch's initial weights copied over, gives the same
 state_dict keys, outputs in train and eval mode, loss, parameter gradients and BatchNorm running
 statistics; plus the default initialisation by rule and the Module bookkeeping."""
+import copy
 import math
 
 import numpy as np
@@ -156,6 +157,12 @@ def test_module_registration_modes_and_errors():
     assert [n for n, _ in net.named_children()] == ["body"]
     assert net.eval() is net and not net.body[0].training
     assert net.train().body[1].training
+    weight = net.body[0].weight
+    assert net.to("cpu") is net and net.float().body[0].weight is weight  # nothing moved
+    halved = copy.deepcopy(net).to(torch.float16)
+    assert halved.body[0].weight.dtype == torch.float16
+    assert isinstance(halved.body[0].weight, nn.Parameter)
+    assert halved.calls.dtype == torch.float16 and weight.dtype == torch.float32
     out = net(torch.ones(4, 3))
     assert tuple(out.shape) == (4, 2)
     out.sum().backward()
@@ -178,7 +185,6 @@ def test_module_registration_modes_and_errors():
 
 
 def test_deepcopy_of_state_dict_and_parameters_is_independent():
-    import copy
     net = _Net()
     saved = copy.deepcopy(net.state_dict())
     twin = copy.deepcopy(net.scale)

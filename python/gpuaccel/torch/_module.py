@@ -252,18 +252,24 @@ class Module:
     # ---- devices and dtypes ----
 
     def _convert(self, convert):
-        """Replaces every parameter and buffer with ``convert(tensor)`` (a new Parameter where
-        the tensor moved; the same object where nothing changed)."""
+        """Replaces every parameter and buffer with ``convert(tensor)``: a new Parameter where
+        the device or dtype changed (an optimizer made before then holds the old ones, as
+        gpuaccel cannot swap a tensor's memory for another device's), the same object where
+        nothing changed, so ``model.to("cpu")`` on the CPU keeps the optimizer's parameters."""
+        def changed(old, new):
+            return (old._device_name, old._dtype_name) != (new._device_name, new._dtype_name)
         for module in self.modules():
             for name, param in module._parameters.items():
                 if param is None:
                     continue
                 moved = convert(param)
-                if moved is not param:
+                if changed(param, moved):
                     module._parameters[name] = Parameter(moved, param.requires_grad)
             for name, buffer in module._buffers.items():
                 if buffer is not None:
-                    module._buffers[name] = convert(buffer)
+                    moved = convert(buffer)
+                    if changed(buffer, moved):
+                        module._buffers[name] = moved
         return self
 
     def to(self, *args, **kwargs):
