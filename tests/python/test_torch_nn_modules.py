@@ -26,6 +26,14 @@ _SECOND_MODEL = """nn.Sequential(nn.Conv2d(2, 4, 3, stride=2, padding=1, bias=Fa
     nn.BatchNorm2d(4, momentum=None), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(16, 3),
     nn.LogSoftmax(dim=1))"""
 
+TOKENS = _RNG.integers(0, 10, size=(4, 5)).astype(np.int64)
+# (model text, its input): one training pass, the loss sum(y * weights) with fixed weights.
+MORE_MODELS = [
+    ("nn.Sequential(nn.AvgPool2d(2, stride=1), nn.AdaptiveAvgPool2d((2, 2)), nn.Flatten(), "
+     "nn.BatchNorm1d(8), nn.Linear(8, 3), nn.LayerNorm(3))", "x"),
+    ("nn.Sequential(nn.Embedding(10, 3), nn.LayerNorm([5, 3]), nn.GELU(), nn.SiLU())", "tokens"),
+]
+
 _REFERENCE = f"""
 import torch.nn as nn
 torch.manual_seed(0)
@@ -61,12 +69,25 @@ out["second_y"], out["second_loss"] = y.detach().numpy(), loss.item()
 out["second_grad"] = second[0].weight.grad.numpy()
 for k, v in second.state_dict().items():
     out["second_after_" + k] = v.numpy()
+
+for m, (text, input_name) in enumerate({MORE_MODELS!r}):
+    model = eval(text)
+    out[f"more{{m}}_keys"] = list(model.state_dict())
+    for k, v in model.state_dict().items():
+        out[f"more{{m}}_init_" + k] = v.numpy().copy()
+    y = model(torch.from_numpy(globals()[input_name]))
+    (y * torch.cos(torch.arange(y.numel(), dtype=torch.float32)).reshape(y.shape)).sum().backward()
+    out[f"more{{m}}_y"] = y.detach().numpy()
+    for k, p in model.named_parameters():
+        out[f"more{{m}}_grad_" + k] = p.grad.numpy()
+    for k, v in model.state_dict().items():
+        out[f"more{{m}}_after_" + k] = v.numpy()
 """
 
 
 @pytest.fixture(scope="module")
 def reference():
-    result = torch_reference.run(_REFERENCE, x=X, labels=LABELS, target=TARGET)
+    result = torch_reference.run(_REFERENCE, x=X, labels=LABELS, target=TARGET, tokens=TOKENS)
     assert "error" not in result, result
     return result
 
@@ -122,6 +143,26 @@ def test_strided_conv_cumulative_batchnorm_and_nll_loss_match_pytorch(reference)
                                    atol=1e-6, err_msg=key)
 
 
+@pytest.mark.parametrize("m", range(len(MORE_MODELS)), ids=[t for t, _ in MORE_MODELS])
+def test_pooling_batchnorm1d_layernorm_embedding_match_pytorch(m, reference):
+    text, input_name = MORE_MODELS[m]
+    model = eval(text)
+    keys = reference[f"more{m}_keys"]
+    assert list(model.state_dict()) == keys
+    model.load_state_dict({k: torch.tensor(reference[f"more{m}_init_" + k]) for k in keys})
+    y = model(torch.tensor({"x": X, "tokens": TOKENS}[input_name]))
+    weights = np.cos(np.arange(int(np.prod(y.shape)), dtype=np.float32)).reshape(tuple(y.shape))
+    (y * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), reference[f"more{m}_y"], rtol=1e-5,
+                               atol=1e-5)
+    for key, param in model.named_parameters():
+        np.testing.assert_allclose(param.grad.numpy(), reference[f"more{m}_grad_" + key],
+                                   rtol=1e-4, atol=1e-5, err_msg=key)
+    for key, value in model.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), reference[f"more{m}_after_" + key],
+                                   rtol=1e-5, atol=1e-6, err_msg=key)
+
+
 def test_default_initialisation_follows_pytorchs_rule():
     torch.manual_seed(3)
     layer = nn.Linear(400, 300)
@@ -132,6 +173,8 @@ def test_default_initialisation_follows_pytorchs_rule():
         assert abs(values.std() - bound / math.sqrt(3)) < 0.1 * bound / math.sqrt(3)
     conv = nn.Conv2d(4, 8, 3)  # fan_in 4 * 3 * 3
     assert np.abs(conv.weight.detach().numpy()).max() <= 1 / 6
+    embedding = nn.Embedding(1000, 20).weight.detach().numpy()  # N(0, 1)
+    assert abs(embedding.mean()) < 0.02 and abs(embedding.std() - 1) < 0.02
     torch.manual_seed(3)
     again = nn.Linear(400, 300)
     np.testing.assert_array_equal(again.weight.detach().numpy(), layer.weight.detach().numpy())
@@ -180,6 +223,12 @@ def test_module_registration_modes_and_errors():
         net.scale = 3
     with pytest.raises(AttributeError, match="'_Net' object has no attribute 'missing'"):
         net.missing
+    layers = nn.ModuleDict({"first": nn.Linear(2, 2)})
+    layers["second"] = nn.ReLU()
+    assert list(layers) == ["first", "second"] and "second" in layers
+    assert list(layers.state_dict()) == ["first.weight", "first.bias"]
+    with pytest.raises(ValueError, match="expected 4D input \\(got 2D input\\)"):
+        nn.BatchNorm2d(3)(torch.zeros(2, 3))
     with pytest.raises(AttributeError, match="torch.nn.Transformer is not supported"):
         nn.Transformer
 

@@ -1,6 +1,6 @@
-"""torch.nn's containers: Sequential (calls its modules in order) and ModuleList (holds
-modules so their parameters register); children are named "0", "1", ... as in PyTorch, which
-gives the state_dict keys ("0.weight")."""
+"""torch.nn's containers: Sequential (calls its modules in order), ModuleList and ModuleDict
+(hold modules so their parameters register); list children are named "0", "1", ... as in
+PyTorch, which gives the state_dict keys ("0.weight")."""
 import collections
 
 from ._module import Module
@@ -63,3 +63,41 @@ class Sequential(ModuleList):
         for module in self._modules.values():
             input = module(input)
         return input
+
+
+class ModuleDict(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        self.update(modules or {})
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        pairs = modules.items() if isinstance(modules, (dict, ModuleDict)) else modules
+        for key, module in pairs:
+            self[key] = module

@@ -5,8 +5,7 @@ import math
 
 from .. import _torch_functional as F
 from .._array_ops import flatten as _flatten
-from .._creation import empty, ones, zeros
-from .._tensor import tensor
+from .._creation import empty
 from . import init
 from ._module import Module, Parameter
 
@@ -92,69 +91,81 @@ class Conv2d(Module):
                 f"stride={self.stride}")
 
 
-class MaxPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        if return_indices:
-            raise ValueError("MaxPool2d(return_indices=True) is not supported; use "
-                             "return_indices=False")
-        self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
-        self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
+class _Pool2d(Module):
+    """A 2-D pooling window: its size, stride (the size by default) and padding."""
 
-    def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode)
+    def __init__(self, kernel_size, stride, padding):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
+        self.padding = padding
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class BatchNorm2d(Module):
-    """Batch statistics in training (moving the running ones by ``momentum``), the running
-    statistics in eval; ``momentum=None`` is the cumulative average, as in PyTorch."""
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dtype = dtype or "float32"
-        if affine:
-            self.weight = Parameter(ones(self.num_features, dtype=dtype, device=device))
-            self.bias = Parameter(zeros(self.num_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(self.num_features, dtype=dtype,
-                                                       device=device))
-            self.register_buffer("running_var", ones(self.num_features, dtype=dtype,
-                                                     device=device))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype="int64",
-                                                               device=device))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+class MaxPool2d(_Pool2d):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__(kernel_size, stride, padding)
+        if return_indices:
+            raise ValueError("MaxPool2d(return_indices=True) is not supported; use "
+                             "return_indices=False")
+        self.dilation, self.ceil_mode = dilation, ceil_mode
 
     def forward(self, input):
-        if input.ndim != 4:
-            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
-        momentum = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                momentum = 1.0 / float(self.num_batches_tracked.item())
-        use_batch_stats = self.training or self.running_mean is None
-        return F.batch_norm(input, self.running_mean if not self.training or
-                            self.track_running_stats else None,
-                            self.running_var if not self.training or
-                            self.track_running_stats else None,
-                            self.weight, self.bias, use_batch_stats, momentum, self.eps)
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode)
+
+
+class AvgPool2d(_Pool2d):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__(kernel_size, stride, padding)
+        if divisor_override is not None:
+            raise ValueError("AvgPool2d(divisor_override=...) is not supported; leave it None")
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
 
     def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+        return f"output_size={self.output_size}"
+
+
+class Embedding(Module):
+    """A lookup table (num_embeddings, embedding_dim), initialised N(0, 1) as in PyTorch."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 device=None, dtype=None):
+        super().__init__()
+        if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse:
+            raise ValueError("Embedding supports padding_idx=None, max_norm=None, "
+                             "scale_grad_by_freq=False and sparse=False only")
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.padding_idx = None
+        if _weight is None:
+            self.weight = Parameter(empty(self.num_embeddings, self.embedding_dim,
+                                          dtype=dtype or "float32", device=device))
+            init.normal_(self.weight)
+        else:
+            self.weight = Parameter(_weight)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}"
 
 
 class Flatten(Module):

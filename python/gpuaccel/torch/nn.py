@@ -10,19 +10,22 @@ from .. import _torch_functional as functional
 from .. import _unsupported
 from ..nn import TORCH_NN_MODULE_REFUSALS
 from . import init
-from ._containers import ModuleList, Sequential
-from ._layers import (ELU, GELU, BatchNorm2d, Conv2d, Dropout, Flatten, Identity, LeakyReLU,
-                      Linear, LogSoftmax, MaxPool2d, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
-                      Softplus, Tanh)
+from ._containers import ModuleDict, ModuleList, Sequential
+from ._layers import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, Conv2d, Dropout, Embedding,
+                      Flatten, Identity, LeakyReLU, Linear, LogSoftmax, MaxPool2d, ReLU, ReLU6,
+                      Sigmoid, SiLU, Softmax, Softplus, Tanh)
 from ._losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from ._module import Module, Parameter
+from ._normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 
 # `import gpuaccel.torch.nn.functional as F` finds the module without nn being a package.
 _sys.modules[__name__ + ".functional"] = functional
 _sys.modules[__name__ + ".init"] = init
 
-__all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList", "Identity",
-           "Linear", "Conv2d", "MaxPool2d", "BatchNorm2d", "Flatten", "Dropout", "ReLU",
+__all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList",
+           "ModuleDict", "Identity", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d",
+           "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
+           "Flatten", "Dropout", "ReLU",
            "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softplus", "Softmax",
            "LogSoftmax", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
            "BCEWithLogitsLoss"]
