@@ -31,7 +31,7 @@ compute = _SCOPE["compute"]
 
 @pytest.fixture(scope="module")
 def reference():
-    result = torch_reference.run(_COMPUTATION + """
+    result = torch_reference.run_once(_COMPUTATION + """
 for k, value in enumerate(compute(torch, x0, w0, v0)):
     out[str(k)] = value
 """, x0=X, w0=W, v0=V)

@@ -65,7 +65,9 @@ out["sched_w"], out["sched_lr"] = w, opt.param_groups[0]["lr"]
 
 @pytest.fixture(scope="module")
 def reference():
-    return torch_reference.run(_REFERENCE, w0=W0, b0=B0, x=X)
+    result = torch_reference.run_once(_REFERENCE, w0=W0, b0=B0, x=X)
+    assert "error" not in result, result
+    return result
 
 
 @pytest.mark.parametrize("index", range(len(CONFIGS)), ids=CONFIGS)

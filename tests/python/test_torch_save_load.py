@@ -38,9 +38,17 @@ def _checkpoint():
             "pair": (torch.tensor([1, 2]), [0.5, "x"])}
 
 
+_EXCHANGED = []  # made once per session (see torch_reference.run_once)
+
+
 @pytest.fixture(scope="module")
 def exchange(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("exchange")
+    if not _EXCHANGED:
+        _EXCHANGED.append(_exchange(tmp_path_factory.mktemp("exchange")))
+    return _EXCHANGED[0]
+
+
+def _exchange(folder):
     ours = folder / "ours.pth"
     torch.save(_checkpoint(), ours)
     theirs = folder / "theirs.pth"
