@@ -50,16 +50,32 @@ def train(torch, config, w0, b0, x, scheduled=False):
         losses.append(loss.item())
     return losses, w.detach().numpy(), b.detach().numpy(), opt
 """
+# Gradient clipping between backward() and step(): (function, its arguments after params).
+CLIPS = [("clip_grad_norm_", (0.5,)), ("clip_grad_norm_", (0.3, float("inf"))),
+         ("clip_grad_norm_", (100.0,)), ("clip_grad_norm_", (0.4, 1.0)),
+         ("clip_grad_value_", (0.05,))]
+_TRAINING += """
+def clipped(torch, clip, args, w0, b0, x):
+    w = torch.tensor(w0, requires_grad=True)
+    b = torch.tensor(b0, requires_grad=True)
+    y = torch.matmul(torch.tensor(x), w.transpose(0, 1)) + b
+    (y * y).mean().backward()
+    norm = getattr(torch.nn.utils, clip)([w, b], *args)
+    return (None if norm is None else norm.item()), (w.grad.numpy(), b.grad.numpy())
+"""
 _SCOPE = {"np": np, "STEPS": STEPS}
 exec(_TRAINING, _SCOPE)
-train = _SCOPE["train"]
+train, clipped = _SCOPE["train"], _SCOPE["clipped"]
 
-_REFERENCE = f"STEPS = {STEPS}\n" + _TRAINING + f"""
+_REFERENCE = f"STEPS = {STEPS}\ninf = float('inf')\nCLIPS = {CLIPS!r}\n" + _TRAINING + f"""
 for k, config in enumerate({CONFIGS!r}):
     losses, w, b, _ = train(torch, config, w0, b0, x)
     out[f"{{k}}_losses"], out[f"{{k}}_w"], out[f"{{k}}_b"] = np.array(losses), w, b
 losses, w, b, opt = train(torch, {CONFIGS[1]!r}, w0, b0, x, scheduled=True)
 out["sched_w"], out["sched_lr"] = w, opt.param_groups[0]["lr"]
+for k, (clip, arg) in enumerate(CLIPS):
+    norm, grads = clipped(torch, clip, arg, w0, b0, x)
+    out[f"clip{{k}}_norm"], out[f"clip{{k}}_w"], out[f"clip{{k}}_b"] = norm, grads[0], grads[1]
 """
 
 
@@ -82,6 +98,18 @@ def test_step_lr_matches_pytorch(reference):
     _, w, _, opt = train(torch, CONFIGS[1], W0, B0, X, scheduled=True)
     assert opt.param_groups[0]["lr"] == pytest.approx(reference["sched_lr"])
     np.testing.assert_allclose(w, reference["sched_w"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("index", range(len(CLIPS)), ids=[f"{c}{a}" for c, a in CLIPS])
+def test_gradient_clipping_matches_pytorch(index, reference):
+    clip, args = CLIPS[index]
+    norm, (w_grad, b_grad) = clipped(torch, clip, args, W0, B0, X)
+    if reference[f"clip{index}_norm"] is None:
+        assert norm is None
+    else:
+        assert norm == pytest.approx(reference[f"clip{index}_norm"], rel=1e-5)
+    np.testing.assert_allclose(w_grad, reference[f"clip{index}_w"], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(b_grad, reference[f"clip{index}_b"], rtol=1e-5, atol=1e-7)
 
 
 def _steps(opt, w, count):
