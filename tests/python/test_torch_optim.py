@@ -63,16 +63,36 @@ def clipped(torch, clip, args, w0, b0, x):
     norm = getattr(torch.nn.utils, clip)([w, b], *args)
     return (None if norm is None else norm.item()), (w.grad.numpy(), b.grad.numpy())
 """
+# Learning-rate schedules: the rates of 12 epochs (two groups, so per-group state shows).
+SCHEDULES = ["StepLR(opt, step_size=3, gamma=0.5)", "MultiStepLR(opt, [2, 5, 5, 9], 0.3)",
+             "ExponentialLR(opt, 0.8)", "LambdaLR(opt, lambda epoch: 0.9 ** epoch + 0.01)",
+             "CosineAnnealingLR(opt, T_max=5, eta_min=0.01)"]
+_TRAINING += """
+def rates(torch, text):
+    w = torch.zeros(2, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    sched = eval("torch.optim.lr_scheduler." + text, {"torch": torch, "opt": opt})
+    seen = []
+    for _ in range(12):
+        opt.step()
+        sched.step()
+        seen.append([group["lr"] for group in opt.param_groups])
+    return seen
+"""
 _SCOPE = {"np": np, "STEPS": STEPS}
 exec(_TRAINING, _SCOPE)
-train, clipped = _SCOPE["train"], _SCOPE["clipped"]
+train, clipped, rates = _SCOPE["train"], _SCOPE["clipped"], _SCOPE["rates"]
 
-_REFERENCE = f"STEPS = {STEPS}\ninf = float('inf')\nCLIPS = {CLIPS!r}\n" + _TRAINING + f"""
+_REFERENCE = (f"STEPS = {STEPS}\ninf = float('inf')\nCLIPS = {CLIPS!r}\n"
+              f"SCHEDULES = {SCHEDULES!r}\n") + _TRAINING + f"""
 for k, config in enumerate({CONFIGS!r}):
     losses, w, b, _ = train(torch, config, w0, b0, x)
     out[f"{{k}}_losses"], out[f"{{k}}_w"], out[f"{{k}}_b"] = np.array(losses), w, b
 losses, w, b, opt = train(torch, {CONFIGS[1]!r}, w0, b0, x, scheduled=True)
 out["sched_w"], out["sched_lr"] = w, opt.param_groups[0]["lr"]
+for k, text in enumerate(SCHEDULES):
+    out[f"schedule{{k}}"] = rates(torch, text)
 for k, (clip, arg) in enumerate(CLIPS):
     norm, grads = clipped(torch, clip, arg, w0, b0, x)
     out[f"clip{{k}}_norm"], out[f"clip{{k}}_w"], out[f"clip{{k}}_b"] = norm, grads[0], grads[1]
@@ -98,6 +118,12 @@ def test_step_lr_matches_pytorch(reference):
     _, w, _, opt = train(torch, CONFIGS[1], W0, B0, X, scheduled=True)
     assert opt.param_groups[0]["lr"] == pytest.approx(reference["sched_lr"])
     np.testing.assert_allclose(w, reference["sched_w"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("index", range(len(SCHEDULES)), ids=SCHEDULES)
+def test_learning_rate_schedules_match_pytorch(index, reference):
+    np.testing.assert_allclose(rates(torch, SCHEDULES[index]), reference[f"schedule{index}"],
+                               rtol=1e-12)
 
 
 @pytest.mark.parametrize("index", range(len(CLIPS)), ids=[f"{c}{a}" for c, a in CLIPS])
