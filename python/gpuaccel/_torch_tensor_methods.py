@@ -648,6 +648,7 @@ def install():
     Tensor.mH = Tensor.mT  # no complex dtypes: the conjugate transpose is the transpose
     Tensor.H = property(lambda self: _C.transpose(self, 0, 1) if self.ndim == 2 else _t_error(self))
     Tensor.is_inference = lambda self: False
+    Tensor.__deepcopy__ = _deepcopy
     Tensor.__mod__ = _remainder  # torch's %: the remainder with the divisor's sign
     Tensor.__rmod__ = lambda self, other: _remainder(_operand_like(other, self), self)
     Tensor.__floordiv__ = _floor_divide
@@ -657,6 +658,25 @@ def install():
     Tensor.__invert__ = lambda self: _bool_operator(lambda a, b: _math.logical_not(a), "~")(
         self, self)
     Tensor.__rfloordiv__ = lambda self, other: _floor_divide(_operand_like(other, self), self)
+
+
+def _deepcopy(self, memo):
+    """``copy.deepcopy`` of a leaf tensor (``copy.deepcopy(model.state_dict())`` keeps a
+    checkpoint in memory): a copy with the same requires_grad and marks (a Parameter stays one),
+    as PyTorch; a tensor inside a graph refuses, as PyTorch does."""
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                           "the deepcopy protocol at the moment")
+    if id(self) in memo:
+        return memo[id(self)]
+    copied = _C.clone(_C.detach(self))
+    for mark in ("_is_parameter", "_is_variable"):
+        if getattr(self, mark, False):
+            setattr(copied, mark, True)
+    if self.requires_grad:
+        copied.requires_grad_(True)
+    memo[id(self)] = copied
+    return copied
 
 
 def _bool_operator(fn, symbol):

@@ -776,16 +776,19 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
     return avg_pool2d(input, ksize, strides, padding)
 
 
-# torch.nn's modules, refused in both faces' ``nn`` (``gpuaccel.torch.nn`` takes this table too).
+# torch.nn's modules, refused in the TensorFlow face's ``nn`` with the Keras equivalent (the
+# PyTorch face's ``gpuaccel.torch.nn`` has most of them; it refuses the rest with this table).
+_IN_TORCH_FACE = " (PyTorch's is gpuaccel.torch.nn.{name})"
 TORCH_NN_MODULE_REFUSALS = {
-    "Module": "keras.layers.Layer / keras.Model (torch.nn modules are not there yet)",
-    "Linear": "keras.layers.Dense (torch.nn modules are not there yet)",
-    "Conv2d": "keras.layers.Conv2D (torch.nn modules are not there yet)",
+    "Module": "keras.layers.Layer / keras.Model" + _IN_TORCH_FACE.format(name="Module"),
+    "Linear": "keras.layers.Dense" + _IN_TORCH_FACE.format(name="Linear"),
+    "Conv2d": "keras.layers.Conv2D" + _IN_TORCH_FACE.format(name="Conv2d"),
     "ConvTranspose2d": "keras.layers.Conv2DTranspose or gpuaccel.torch.nn.functional."
-                       "conv_transpose2d (torch.nn modules are not there yet)",
-    "CrossEntropyLoss": "gpuaccel.nn.functional.cross_entropy",
-    "MSELoss": "gpuaccel.nn.functional.mse_loss",
-    "Sequential": "keras.Sequential (torch.nn modules are not there yet)",
+                       "conv_transpose2d (nn.ConvTranspose2d is not there yet)",
+    "CrossEntropyLoss": "gpuaccel.nn.functional.cross_entropy" +
+                        _IN_TORCH_FACE.format(name="CrossEntropyLoss"),
+    "MSELoss": "gpuaccel.nn.functional.mse_loss" + _IN_TORCH_FACE.format(name="MSELoss"),
+    "Sequential": "keras.Sequential" + _IN_TORCH_FACE.format(name="Sequential"),
 }
 
 __getattr__ = _unsupported.module_getattr(__name__, "nn", {

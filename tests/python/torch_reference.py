@@ -61,6 +61,19 @@ def run(snippet, **inputs):
         return out
 
 
+_RUNS = {}
+
+
+def run_once(snippet, **inputs):
+    """``run(snippet, **inputs)``, computed once per snippet text for the whole session: a
+    module-scoped fixture may be made again many times in the suite's shuffled order (see
+    comparison_tests), and each run starts torch again. The snippet's text must determine its
+    inputs (module constants)."""
+    if snippet not in _RUNS:
+        _RUNS[snippet] = run(snippet, **inputs)
+    return _RUNS[snippet]
+
+
 # ---- case tables: many gpuaccel-vs-PyTorch comparisons for one subprocess ----------------------
 # A test module lists Case(...)s, runs them all through one PyTorch child (run_cases, in a
 # module-scoped fixture: starting torch costs a second or two per run) and checks each one in its

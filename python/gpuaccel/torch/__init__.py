@@ -13,6 +13,7 @@ import sys as _sys
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
 from . import autograd, nn, optim, testing, utils
+from ._serialization import load, save
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
                           ones_like, reshape, squeeze, stack, tile, unbind, unsqueeze,
                           zeros_like)
@@ -92,6 +93,7 @@ del _name
 _sys.modules[__name__ + ".cuda"] = cuda
 _sys.modules[__name__ + ".random"] = random
 _sys.modules[__name__ + ".version"] = version
+_sys.modules[__name__ + ".nn.init"] = nn.init
 
 concat = cat  # torch.concat is torch.cat
 # torch.eq and friends: element-wise, bool tensors (torch.equal is the one-bool comparison).

@@ -1,0 +1,8 @@
+"""``torch.optim`` of the PyTorch face: Optimizer, SGD, Adam, AdamW and lr_scheduler.StepLR,
+with PyTorch 1.13's update formulas, composed from gpuaccel's tensor ops."""
+from . import lr_scheduler
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
