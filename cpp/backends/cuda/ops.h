@@ -34,7 +34,7 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
 // where.cu, sort.cu: selection and ordering (backends/backend_ops.def).
 void where(int device, const TensorView& cond, const TensorView& a, const TensorView& b,
            const TensorView& out);
-int64_t sort_workspace_bytes(const TensorView& x);
+int64_t sort_workspace_bytes(int device, const TensorView& x);
 void sort(int device, const TensorView& x, bool descending, const TensorView& values,
           const TensorView& indices, void* workspace);
 void take_along_last_axis(int device, const TensorView& x, const TensorView& indices,

@@ -60,7 +60,7 @@ __global__ void take_along_last_axis_kernel(const S* x, const int64_t* indices, 
 }  // namespace
 
 // Two key arrays of x's size, then the scratch positions.
-int64_t sort_workspace_bytes(const TensorView& x) {
+int64_t sort_workspace_bytes(int /*device*/, const TensorView& x) {
   const int64_t n = x.numel();
   return align_up(2 * n * key_bytes(x.dtype)) + n * static_cast<int64_t>(sizeof(int64_t));
 }
