@@ -1,6 +1,7 @@
 """``tf.image`` names: ``extract_patches``, the im2col of the course's convolution slides, here;
 resizing, crops, flips and rotations from ``_image_resize``; dtype conversion and colour
-adjustments (and their random_* forms) from ``_image_adjust``.
+adjustments (and their random_* and stateless_random_* forms) from ``_image_adjust``; colour
+spaces (HSV, YIQ, YUV) from ``_image_color_spaces``.
 
 Patches are strided slices of the (padded) image stacked along a new axis, so the op runs on
 any device and autograd differentiates it (``torch.nn.functional.unfold`` shares it).
@@ -12,10 +13,17 @@ from . import _unsupported
 from ._int_range import INT32_MAX, check_range
 from ._array_ops import pad
 from ._convert import convert_to_tensor
-from ._image_adjust import (adjust_brightness, adjust_contrast, convert_image_dtype,
-                            grayscale_to_rgb, per_image_standardization, random_brightness,
-                            random_contrast, random_crop, random_flip_left_right,
-                            random_flip_up_down, rgb_to_grayscale)
+from ._image_adjust import (adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue,
+                            adjust_saturation, convert_image_dtype, grayscale_to_rgb,
+                            per_image_standardization, random_brightness, random_contrast,
+                            random_crop, random_flip_left_right, random_flip_up_down,
+                            random_hue, random_saturation, rgb_to_grayscale,
+                            stateless_random_brightness, stateless_random_contrast,
+                            stateless_random_crop, stateless_random_flip_left_right,
+                            stateless_random_flip_up_down, stateless_random_hue,
+                            stateless_random_saturation)
+from ._image_color_spaces import (hsv_to_rgb, rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb,
+                                  yuv_to_rgb)
 from ._image_resize import (ResizeMethod, central_crop, crop_to_bounding_box, flip_left_right,
                             flip_up_down, pad_to_bounding_box, resize, resize_with_crop_or_pad,
                             resize_with_pad, rot90, transpose)
@@ -25,7 +33,12 @@ __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_
            "pad_to_bounding_box", "flip_left_right", "flip_up_down", "transpose", "rot90",
            "convert_image_dtype", "rgb_to_grayscale", "grayscale_to_rgb", "adjust_brightness",
            "adjust_contrast", "per_image_standardization", "random_flip_left_right",
-           "random_flip_up_down", "random_crop", "random_brightness", "random_contrast"]
+           "random_flip_up_down", "random_crop", "random_brightness", "random_contrast",
+           "adjust_hue", "adjust_saturation", "adjust_gamma", "random_hue", "random_saturation",
+           "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
+           "stateless_random_flip_left_right", "stateless_random_flip_up_down",
+           "stateless_random_hue", "stateless_random_saturation", "rgb_to_hsv", "hsv_to_rgb",
+           "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv", "yuv_to_rgb"]
 
 
 def _four(value, name):

@@ -63,6 +63,9 @@ from ._augmentation_layers import (
     AutoContrast, Pipeline, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
     RandomGrayscale, RandomInvert, Solarization)
 from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, RandomZoom
+from ._color_augmentation_layers import (
+    Equalization, RandomColorDegeneration, RandomColorJitter, RandomHue, RandomPosterization,
+    RandomSaturation, RandomSharpness)
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
 from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
@@ -605,3 +608,6 @@ __all__ += [
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {})
+
+__all__ += ["RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
+            "RandomPosterization", "RandomSharpness", "Equalization"]
