@@ -1,5 +1,6 @@
-"""Keras 3's colour augmentation layers (RandomHue, RandomSaturation, RandomColorDegeneration,
-RandomColorJitter, RandomPosterization, RandomSharpness, Equalization) against real Keras:
+"""Keras 3's colour and filter augmentation layers (RandomHue, RandomSaturation,
+RandomColorDegeneration, RandomColorJitter, RandomPosterization, RandomSharpness,
+RandomGaussianBlur, Equalization) against real Keras:
 the same transformation handed to both ``transform_images``, whole calls where the draws are
 fixed (Equalization; RandomColorJitter with one-point factor ranges), the rules of our draws
 with a seeded generator, errors, configs and gradients."""
@@ -48,6 +49,12 @@ FIXED = [
         [0, 3, 5, 7], np.uint8)}, IMAGES),
     (lambda layers: layers.RandomPosterization(8, value_range=(0, 1)),
      {"shift_factor": np.array([1, 2, 4, 6], np.uint8)}, IMAGES / 255),
+    (lambda layers: layers.RandomGaussianBlur(), {"should_apply_blur": np.array(
+        [True, False, True, True]), "blur_factor": np.array([0.7, 1.3], np.float32)}, IMAGES),
+    (lambda layers: layers.RandomGaussianBlur(0.5, kernel_size=5, sigma=(0.2, 0.9),
+                                              value_range=(0, 1)),
+     {"should_apply_blur": np.array([True, True, False, True]),
+      "blur_factor": np.array([0.9, 0.4], np.float32)}, IMAGES / 255),
     (lambda layers: layers.Equalization(), None,
      np.concatenate([IMAGES[..., :2], np.full_like(IMAGES[..., :1], 7.0)], -1)),  # one bin
     (lambda layers: layers.Equalization(value_range=(0, 1), bins=16), None, IMAGES / 255),
@@ -57,7 +64,7 @@ FIXED = [
 
 @pytest.mark.parametrize("make,transformation,images", FIXED, ids=[
     "hue", "hue_unit", "saturation", "degeneration", "sharpness", "posterization",
-    "posterization_unit", "equalization_one_bin", "equalization_16_bins",
+    "posterization_unit", "blur", "blur_5x5", "equalization_one_bin", "equalization_16_bins",
     "equalization_integers"])
 def test_colour_transforms_match_keras(make, transformation, images):
     atol = 1e-3 if images.max() > 1 else 1e-5
@@ -88,6 +95,7 @@ RANDOM = [
     lambda layers: layers.RandomColorDegeneration(0.5),
     lambda layers: layers.RandomSharpness(0.5), lambda layers: layers.RandomPosterization(6),
     lambda layers: layers.RandomColorJitter(brightness_factor=0.2, hue_factor=0.2),
+    lambda layers: layers.RandomGaussianBlur(),
 ]
 
 
@@ -111,6 +119,10 @@ def test_draws_follow_keras_distributions():
     assert set(np.unique(shifts).tolist()) == {3.0, 4.0, 5.0, 6.0}  # 8 - bits, bits in [2, 6)
     fixed = npy(L.RandomPosterization((4, 4)).get_random_transformation(many)["shift_factor"])
     assert set(fixed.tolist()) == {4.0}
+    blur = L.RandomGaussianBlur((0.2, 0.4), sigma=(0.5, 0.8)).get_random_transformation(many)
+    assert 0.2 < np.mean(npy(blur["should_apply_blur"])) < 0.4  # probability 0.3 on average
+    sigmas = npy(blur["blur_factor"])
+    assert sigmas.shape == (2,) and np.all((sigmas >= 0.5) & (sigmas <= 0.8 + 1e-5))
     sharpness = npy(L.RandomSharpness((0.1, 0.3)).get_random_transformation(many)["factor"])
     assert sharpness.min() >= 0.1 and sharpness.max() <= 0.3
     assert abs(sharpness.mean() - 0.2) < 0.01
@@ -135,6 +147,9 @@ def test_errors_match_keras():
     same_error(lambda layers: layers.RandomPosterization(9))
     same_error(lambda layers: layers.RandomSharpness("a"))
     same_error(lambda layers: layers.RandomColorDegeneration(0.5, value_range=(0, 1, 2)))
+    same_error(lambda layers: layers.RandomGaussianBlur(kernel_size=4))
+    same_error(lambda layers: layers.RandomGaussianBlur(kernel_size=(3, 5, 7)))
+    same_error(lambda layers: layers.RandomGaussianBlur(sigma=2.0))
     with pytest.raises(ValueError, match="value_range"):  # (Keras's own message is missing)
         L.Equalization(value_range=3)
 
@@ -145,6 +160,7 @@ CONFIGURED = [
     lambda layers: layers.RandomColorDegeneration((0.1, 0.2)),
     lambda layers: layers.RandomPosterization(5, value_range=(1, 0)),
     lambda layers: layers.Equalization(bins=64),
+    lambda layers: layers.RandomGaussianBlur(0.3, kernel_size=(3, 5), sigma=(0.1, 0.2)),
     lambda layers: layers.RandomColorJitter(brightness_factor=0.1, saturation_factor=0.3),
 ]
 
@@ -173,7 +189,10 @@ def test_gradients_match_tensorflow():
             (lambda layers: layers.RandomColorDegeneration(0.5, value_range=(0, 1)),
              {"factor": FACTORS.reshape(4, 1, 1, 1)}),
             (lambda layers: layers.RandomSharpness(0.5, value_range=(-1, 2)),
-             {"factor": np.array([0.0, 0.2, 0.5, 0.9], np.float32)})):
+             {"factor": np.array([0.0, 0.2, 0.5, 0.9], np.float32)}),
+            (lambda layers: layers.RandomGaussianBlur(value_range=(-1, 2)),
+             {"should_apply_blur": np.array([True, False, True, True]),
+              "blur_factor": np.array([0.7, 1.3], np.float32)})):
         x_tf = tf.Variable(x)
         with tf.GradientTape() as tape:
             loss = tf.reduce_sum(make(K).transform_images(

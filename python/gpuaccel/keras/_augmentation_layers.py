@@ -62,10 +62,11 @@ def _value_range(value_range):
     return sorted(value_range)
 
 
-def _factor_pair(factor, bounds):
+def _factor_pair(factor, bounds, name="factor"):
     """Keras's base ``_set_factor``: a number f is (max(-f, lower bound), f), a pair is sorted;
-    both must lie within ``bounds``."""
-    message = ("The `factor` argument should be a number (or a list of two numbers) in the "
+    both must lie within ``bounds``. (Keras names the argument in its message; the value
+    always follows 'factor=' there.)"""
+    message = (f"The `{name}` argument should be a number (or a list of two numbers) in the "
                f"range [{bounds[0]}, {bounds[1]}]. Received: factor={factor}")
     if isinstance(factor, (tuple, list)):
         if len(factor) != 2 or factor[0] > bounds[1] or factor[1] < bounds[0]:

@@ -1,5 +1,6 @@
-"""Keras 3's colour augmentation layers (RandomHue, RandomSaturation, RandomColorDegeneration,
-RandomColorJitter, RandomPosterization, RandomSharpness, Equalization), built as the layers of
+"""Keras 3's colour and filter augmentation layers (RandomHue, RandomSaturation,
+RandomColorDegeneration, RandomColorJitter, RandomPosterization, RandomSharpness,
+RandomGaussianBlur, Equalization): per-pixel value changes, built as the layers of
 ``_augmentation_layers``: a ``get_random_transformation`` of tensors drawn from
 ``_random_draws`` (drawn afresh on each replay of the trace) and a deterministic
 ``transform_images``, so Keras's layer can be handed the same transformation. The colour-space
@@ -148,6 +149,78 @@ class RandomSharpness(_ColorAugmentation):
             "mul", _per_image(transformation["factor"], images, 3), _C.scalar_like(2.0, images)))
         return _clip(_C.binary("add", images, _C.binary("mul", weight, _C.binary(
             "sub", smoothed, images))), *self.value_range)
+
+
+class RandomGaussianBlur(_ColorAugmentation):
+    """``keras.layers.RandomGaussianBlur(factor=1.0, kernel_size=3, sigma=1.0,
+    value_range=(0, 255))``: each image, with a probability drawn in [lower, upper] of
+    ``factor``, blurred by a Gaussian kernel ('same' zero padding) whose (x, y) sigmas are two
+    draws in the ``sigma`` range shared by the batch; clipped to ``value_range``."""
+    _FACTOR_BOUNDS = (0, 1)
+
+    def __init__(self, factor=1.0, kernel_size=3, sigma=1.0, value_range=(0, 255),
+                 data_format=None, seed=None, **kwargs):
+        super().__init__(factor, (0, 255), data_format, seed, **kwargs)
+        self.kernel_size = self._kernel_size(kernel_size)
+        self.sigma = _factor_pair(sigma, self._FACTOR_BOUNDS, "sigma")
+        self.value_range = value_range
+
+    @staticmethod
+    def _kernel_size(size):
+        message = f"kernel_size must be an odd number. Received: kernel_size={size}"
+        if isinstance(size, (tuple, list)):
+            if len(size) != 2:
+                raise ValueError("The `kernel_size` argument should be a number (or a list of "
+                                 f"two numbers) Received: kernel_size={size}")
+            if size[0] % 2 == 0 or size[1] % 2 == 0:
+                raise ValueError(message)
+            return tuple(size)
+        if isinstance(size, (int, float)) and not isinstance(size, bool):
+            if size % 2 == 0:
+                raise ValueError(message)
+            return (size, size)
+        raise ValueError(message)
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        if not training:
+            return None
+        images = self._images(data)
+        batch = [images.shape[0]]
+        probability = self._uniform_factors(images)
+        threshold = _random_draws.uniform(batch, images)
+        sigmas = _random_draws.uniform([2], images, self.sigma[0], self.sigma[1])
+        return {"should_apply_blur": _C.binary("less", threshold, probability),
+                "blur_factor": _C.binary("add", sigmas, _C.scalar_like(1e-6, sigmas))}
+
+    def _kernel(self, sigmas, images):
+        """Keras's gaussian_blur kernel: outer(y's 1-D kernel, x's), laid out as
+        (kernel_size[0], kernel_size[1]) per channel."""
+        def one_axis(size, sigma):  # exp(-x^2 / (2 sigma^2)), normalised
+            offsets = _constant(np.arange(size) - (size - 1) / 2.0, images)
+            scaled = _C.binary("div", offsets, sigma)
+            weights = _C.unary("exp", _C.binary("mul", _C.binary("mul", scaled, scaled),
+                                                _C.scalar_like(-0.5, scaled)))
+            return _C.binary("div", weights, _C.reduce("sum", weights, [0], True))
+
+        sigmas = _as_float_tensor(sigmas, images)
+        along_x = one_axis(self.kernel_size[0], _C.select(sigmas, 0, 0))
+        along_y = one_axis(self.kernel_size[1], _C.select(sigmas, 0, 1))
+        outer = _C.binary("mul", _C.expand_dims(along_y, 1), _C.expand_dims(along_x, 0))
+        kernel = _C.reshape(_C.contiguous(outer), [*self.kernel_size, 1, 1])
+        return _C.contiguous(_C.broadcast_to(kernel, [*self.kernel_size, images.shape[3], 1]))
+
+    def transform_images(self, images, transformation=None, training=True):
+        images = self._images(images)
+        if not training or transformation is None:
+            return images
+        blurred = _nn.depthwise_conv2d(images, self._kernel(transformation["blur_factor"],
+                                                            images), 1, "SAME")
+        apply = _per_image(transformation["should_apply_blur"], images, 3)
+        return _clip(_blend(apply, blurred, images), *self.value_range)
+
+    def _layer_config(self):
+        return {**super()._layer_config(), "kernel_size": self.kernel_size,
+                "sigma": self.sigma}
 
 
 class RandomPosterization(_ColorAugmentation):

@@ -64,8 +64,9 @@ from ._augmentation_layers import (
     RandomGrayscale, RandomInvert, Solarization)
 from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, RandomZoom
 from ._color_augmentation_layers import (
-    Equalization, RandomColorDegeneration, RandomColorJitter, RandomHue, RandomPosterization,
-    RandomSaturation, RandomSharpness)
+    Equalization, RandomColorDegeneration, RandomColorJitter, RandomGaussianBlur, RandomHue,
+    RandomPosterization, RandomSaturation, RandomSharpness)
+from ._region_augmentation_layers import MixUp, RandomErasing
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
 from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
@@ -610,4 +611,5 @@ __all__ += [
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {})
 
 __all__ += ["RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
-            "RandomPosterization", "RandomSharpness", "Equalization"]
+            "RandomPosterization", "RandomSharpness", "Equalization", "RandomGaussianBlur",
+            "RandomErasing", "MixUp"]

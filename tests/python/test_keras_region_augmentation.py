@@ -1,0 +1,133 @@
+"""Keras 3's RandomErasing and MixUp against real Keras: Keras's own draws handed to both
+``transform_images`` (and MixUp's ``transform_labels``), the dict form {"images", "labels"},
+the rules of our draws with a seeded generator (MixUp's Beta weight by its moments, its
+permutation by being one), errors, configs and gradients."""
+import numpy as np
+import pytest
+
+import gpuaccel as ga
+from gpuaccel.keras import layers as L
+
+keras = pytest.importorskip("keras")
+tf = pytest.importorskip("tensorflow")
+K = keras.layers
+from test_keras_preprocessing_layers import (  # noqa: E402 -- after the importorskips
+    test_augmentations_are_identity_at_inference_and_reproducible_and_fresh_per_replay as
+    check_augmentation_rules)
+
+RNG = np.random.default_rng(4)
+IMAGES = (RNG.uniform(size=(4, 7, 9, 3)) * 255).astype(np.float32)
+LABELS = np.eye(4, dtype=np.float32)[[2, 0, 3, 1]]
+
+
+def npy(t):
+    return np.asarray(t.detach().numpy() if hasattr(t, "detach") else t)
+
+
+def keras_draws(layer):
+    tf.random.set_seed(1)
+    return {k: npy(v) for k, v in layer.get_random_transformation(
+        tf.constant(IMAGES)).items()}
+
+
+@pytest.mark.parametrize("make", [
+    lambda layers: layers.RandomErasing(),
+    lambda layers: layers.RandomErasing(0.7, scale=(0.1, 0.5), fill_value=(10, 200, 300)),
+    lambda layers: layers.RandomErasing(fill_value=42.0, value_range=(0, 100)),
+    lambda layers: layers.MixUp(0.4),
+])
+def test_transforms_of_keras_draws_match_keras(make):
+    transformation = keras_draws(make(K))
+    theirs = make(K).transform_images(tf.constant(IMAGES), {
+        k: tf.constant(v) for k, v in transformation.items()})
+    ours = make(L).transform_images(IMAGES, transformation)
+    np.testing.assert_allclose(npy(ours), npy(theirs), rtol=1e-5, atol=1e-3)
+    if isinstance(make(L), L.MixUp):
+        theirs = make(K).transform_labels(tf.constant(LABELS), {
+            k: tf.constant(v) for k, v in transformation.items()})
+        np.testing.assert_allclose(npy(make(L).transform_labels(LABELS, transformation)),
+                                   npy(theirs), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda layers: layers.RandomErasing(),
+                                  lambda layers: layers.MixUp()])
+def test_augmentation_rules(make):
+    check_augmentation_rules(make)
+
+
+def test_erasing_boxes_and_mixup_draws_follow_keras_distributions():
+    ga.random.set_seed(12)
+    many = np.zeros((300, 10, 20, 1), np.float32)
+    drawn = L.RandomErasing((0.2, 0.6), scale=(0.04, 0.25), fill_value=1.0) \
+        .get_random_transformation(many)
+    masks = npy(drawn["batch_masks"])[..., 0] > 0.5
+    rows, columns = masks.any(axis=2).sum(axis=1), masks.any(axis=1).sum(axis=1)
+    assert np.all(masks.sum(axis=(1, 2)) == rows * columns)  # one box each
+    assert np.all((columns >= np.floor(0.2 * 20)) & (columns <= np.ceil(0.5 * 20) + 1))
+    assert np.all((rows >= np.floor(0.2 * 10)) & (rows <= np.ceil(0.5 * 10) + 1))
+    assert 0.3 < npy(drawn["apply_erasing"]).mean() < 0.5  # probability 0.4 on average
+    np.testing.assert_array_equal(npy(drawn["fill_value"]), 1.0)
+    for alpha in (0.2, 1.5):
+        mixup = L.MixUp(alpha)
+        weights = np.concatenate([npy(mixup.get_random_transformation(many)["mix_weight"])
+                                  for _ in range(4)])
+        assert np.all((weights >= 0) & (weights <= 1))
+        assert abs(weights.mean() - 0.5) < 0.04
+        assert abs(weights.var() - 1 / (4 * (2 * alpha + 1))) < 0.02  # Beta(a, a)'s variance
+        for _ in range(3):
+            order = npy(mixup.get_random_transformation(IMAGES)["permutation_order"])
+            assert sorted(order.tolist()) == [0, 1, 2, 3]
+    orders = {tuple(npy(L.MixUp().get_random_transformation(IMAGES)["permutation_order"]))
+              for _ in range(12)}
+    assert len(orders) > 3
+
+
+def test_mixup_takes_keras_dict_form_and_mixes_labels_with_the_same_draw():
+    ga.random.set_seed(3)
+    out = L.MixUp(1.0)({"images": IMAGES, "labels": LABELS})
+    assert set(out) == {"images", "labels"}
+    images, labels = npy(out["images"]), npy(out["labels"])
+    np.testing.assert_allclose(labels.sum(axis=1), 1.0, rtol=1e-5)
+    for i in range(4):  # image i = w x_i + (1 - w) x_j, label i = w y_i + (1 - w) y_j
+        weight = labels[i, np.argmax(LABELS[i])] if labels[i].max() < 1 else 1.0
+        partner = [j for j in range(4) if labels[i, np.argmax(LABELS[j])] > 0 and j != i]
+        expected = IMAGES[i] if not partner else \
+            weight * IMAGES[i] + (1 - weight) * IMAGES[partner[0]]
+        np.testing.assert_allclose(images[i], expected, rtol=1e-4, atol=1e-2)
+    batches = ga.data.Dataset.from_tensor_slices((IMAGES, LABELS)).batch(2).map(
+        lambda x, y: L.MixUp()({"images": x, "labels": y}))
+    assert [npy(b["labels"]).shape for b in batches] == [(2, 4), (2, 4)]
+    theirs = K.MixUp()({"images": IMAGES, "labels": LABELS})
+    assert set(theirs) == set(out)
+
+
+def test_errors_configs_and_gradients_match_keras():
+    for make in (lambda layers: layers.RandomErasing(scale=(1.5, 2.0)),
+                 lambda layers: layers.RandomErasing(factor=1.5)):
+        with pytest.raises(ValueError) as theirs:
+            make(K)
+        with pytest.raises(ValueError) as ours:
+            make(L)
+        assert str(ours.value) == str(theirs.value)
+    with pytest.raises(ValueError, match="fill_value"):
+        L.RandomErasing(fill_value="red")(IMAGES)
+    for make in (lambda layers: layers.RandomErasing(0.5, scale=(0.1, 0.2), fill_value=3.0),
+                 lambda layers: layers.MixUp(0.7, seed=2)):
+        ours = {k: v for k, v in make(L).get_config().items() if k not in ("name", "dtype")}
+        theirs = {k: v for k, v in make(K).get_config().items() if k not in ("name", "dtype")}
+        assert {k: list(v) if isinstance(v, tuple) else v for k, v in ours.items()} == \
+            {k: list(v) if isinstance(v, tuple) else v for k, v in theirs.items()}
+        assert type(make(K)).from_config(make(L).get_config()).get_config()["seed"] == \
+            theirs["seed"]
+    transformation = keras_draws(K.MixUp())
+    weights = RNG.normal(size=IMAGES.shape).astype(np.float32)
+    x_tf = tf.Variable(IMAGES)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(K.MixUp().transform_images(x_tf, {
+            k: tf.constant(v) for k, v in transformation.items()}) * weights)
+    x = ga.tensor(IMAGES, requires_grad=True)
+    with ga.GradientTape() as g:
+        g.watch(x)
+        total = ga.reduce_sum(L.MixUp().transform_images(x, transformation) * ga.tensor(weights))
+    np.testing.assert_allclose(npy(g.gradient(total, x)), tape.gradient(loss, x_tf).numpy(),
+                               rtol=1e-5, atol=1e-5)
