@@ -230,3 +230,42 @@ def test_random_crop_brightness_and_contrast_follow_their_rules():
             bad(tf.image)
         with pytest.raises(ValueError):
             bad(ga.image)
+
+
+BOXES = np.array([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0], [-0.2, 0.3, 0.5, 1.3],
+                  [0.9, 0.7, 0.2, 0.1], [0.5, 0.5, 0.5, 0.5]], np.float32)  # out, flipped, point
+BOX_INDICES = np.array([0, 1, 1, 0, 1], np.int32)
+
+
+@pytest.mark.parametrize("method", ["bilinear", "nearest"])
+def test_crop_and_resize_matches_tensorflow(method):
+    for size in ([4, 5], [1, 3], [6, 1]):
+        for image in (IMAGES, UINT8_IMAGES):
+            assert_same(ga.image.crop_and_resize(image, BOXES, BOX_INDICES, size, method=method,
+                                                 extrapolation_value=-1.0),
+                        tf.image.crop_and_resize(image, BOXES, BOX_INDICES, size, method=method,
+                                                 extrapolation_value=-1.0))
+
+
+def test_crop_and_resize_gradients_reach_image_and_boxes_as_tensorflows():
+    inner = np.array([[0.1, 0.2, 0.8, 0.9], [0.05, 0.03, 0.97, 0.96]], np.float32)
+    weights = RNG.normal(size=(2, 4, 5, 3)).astype(np.float32)
+    image, boxes = ga.tensor(IMAGES, requires_grad=True), ga.tensor(inner, requires_grad=True)
+    (ga.image.crop_and_resize(image, boxes, [1, 0], [4, 5]) * ga.tensor(weights)).sum().backward()
+    image_tf, boxes_tf = tf.Variable(IMAGES), tf.Variable(inner)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.image.crop_and_resize(image_tf, boxes_tf, [1, 0], [4, 5]) *
+                             weights)
+    image_grad, boxes_grad = tape.gradient(loss, [image_tf, boxes_tf])
+    np.testing.assert_allclose(image.grad.numpy(), image_grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(boxes.grad.numpy(), boxes_grad.numpy(), rtol=1e-4, atol=1e-4)
+    for call in (lambda image: image.crop_and_resize(IMAGES, BOXES, BOX_INDICES[:2], [2, 2]),
+                 lambda image: image.crop_and_resize(IMAGES[0], BOXES, BOX_INDICES, [2, 2])):
+        with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+            call(tf.image)
+        with pytest.raises(ga.errors.InvalidArgumentError):
+            call(ga.image)
+    for image, error in ((tf.image, tf.errors.OutOfRangeError),
+                         (ga.image, ga.errors.OutOfRangeError)):
+        with pytest.raises(error, match="box_index"):
+            image.crop_and_resize(IMAGES, BOXES, BOX_INDICES + 1, [2, 2])

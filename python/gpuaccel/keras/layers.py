@@ -63,6 +63,7 @@ from ._augmentation_layers import (
     AutoContrast, Pipeline, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
     RandomGrayscale, RandomInvert, Solarization)
 from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, RandomZoom
+from ._geometric_augmentation_layers import RandomPerspective, RandomShear
 from ._color_augmentation_layers import (
     Equalization, RandomColorDegeneration, RandomColorJitter, RandomGaussianBlur, RandomHue,
     RandomPosterization, RandomSaturation, RandomSharpness)
@@ -612,4 +613,4 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {})
 
 __all__ += ["RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
             "RandomPosterization", "RandomSharpness", "Equalization", "RandomGaussianBlur",
-            "RandomErasing", "MixUp"]
+            "RandomErasing", "MixUp", "RandomShear", "RandomPerspective"]
