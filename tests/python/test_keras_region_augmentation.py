@@ -1,12 +1,13 @@
-"""Keras 3's RandomErasing and MixUp against real Keras: Keras's own draws handed to both
-``transform_images`` (and MixUp's ``transform_labels``), the dict form {"images", "labels"},
-the rules of our draws with a seeded generator (MixUp's Beta weight by its moments, its
-permutation by being one), errors, configs and gradients."""
+"""Keras 3's RandomErasing, MixUp and CutMix against real Keras: Keras's own draws handed to
+both ``transform_images`` (and ``transform_labels``), the dict form {"images", "labels"}, the
+rules of our draws with a seeded generator (the Beta quantiles against closed forms, MixUp's
+weights by their moments, permutations by being ones), errors, configs and gradients."""
 import numpy as np
 import pytest
 
 import gpuaccel as ga
 from gpuaccel.keras import layers as L
+from gpuaccel.keras._region_augmentation_layers import symmetric_beta_quantiles
 
 keras = pytest.importorskip("keras")
 tf = pytest.importorskip("tensorflow")
@@ -35,6 +36,7 @@ def keras_draws(layer):
     lambda layers: layers.RandomErasing(0.7, scale=(0.1, 0.5), fill_value=(10, 200, 300)),
     lambda layers: layers.RandomErasing(fill_value=42.0, value_range=(0, 100)),
     lambda layers: layers.MixUp(0.4),
+    lambda layers: layers.CutMix(0.8),
 ])
 def test_transforms_of_keras_draws_match_keras(make):
     transformation = keras_draws(make(K))
@@ -42,7 +44,7 @@ def test_transforms_of_keras_draws_match_keras(make):
         k: tf.constant(v) for k, v in transformation.items()})
     ours = make(L).transform_images(IMAGES, transformation)
     np.testing.assert_allclose(npy(ours), npy(theirs), rtol=1e-5, atol=1e-3)
-    if isinstance(make(L), L.MixUp):
+    if isinstance(make(L), (L.MixUp, L.CutMix)):
         theirs = make(K).transform_labels(tf.constant(LABELS), {
             k: tf.constant(v) for k, v in transformation.items()})
         np.testing.assert_allclose(npy(make(L).transform_labels(LABELS, transformation)),
@@ -50,9 +52,25 @@ def test_transforms_of_keras_draws_match_keras(make):
 
 
 @pytest.mark.parametrize("make", [lambda layers: layers.RandomErasing(),
-                                  lambda layers: layers.MixUp()])
+                                  lambda layers: layers.MixUp(),
+                                  lambda layers: layers.CutMix()])
 def test_augmentation_rules(make):
     check_augmentation_rules(make)
+
+
+def test_beta_quantiles_match_closed_forms():
+    uniforms = np.linspace(0.0005, 0.9995, 1000).astype(np.float32)
+    for alpha, quantile in ((1.0, lambda u: u),                          # uniform
+                            (0.5, lambda u: np.sin(np.pi * u / 2) ** 2),  # arcsine
+                            (2.0, None)):                                 # F = 3x^2 - 2x^3
+        ours = symmetric_beta_quantiles(ga.tensor(uniforms), ga.tensor(np.float32(alpha)))
+        ours = npy(ours).astype(np.float64)
+        if quantile is None:
+            np.testing.assert_allclose(3 * ours ** 2 - 2 * ours ** 3, uniforms, atol=2e-4)
+        else:
+            np.testing.assert_allclose(ours, quantile(uniforms.astype(np.float64)), atol=2e-4)
+    tiny = npy(symmetric_beta_quantiles(ga.tensor(uniforms), ga.tensor(np.float32(1e-6))))
+    assert np.all(np.isfinite(tiny)) and np.mean((tiny < 1e-3) | (tiny > 1 - 1e-3)) > 0.99
 
 
 def test_erasing_boxes_and_mixup_draws_follow_keras_distributions():
@@ -80,6 +98,12 @@ def test_erasing_boxes_and_mixup_draws_follow_keras_distributions():
     orders = {tuple(npy(L.MixUp().get_random_transformation(IMAGES)["permutation_order"]))
               for _ in range(12)}
     assert len(orders) > 3
+    cut = L.CutMix().get_random_transformation(many)
+    masks = npy(cut["batch_masks"])[..., 0] > 0.5
+    kept = 1 - masks.mean(axis=(1, 2))
+    # the label weight is the area kept by the (continuous) box: within a pixel row/column
+    assert np.all(np.abs(npy(cut["mix_weight"]) - kept) <= 1 / 10 + 1 / 20 + 1e-6)
+    assert L.CutMix().get_random_transformation(IMAGES[0]) is None  # single images: no mix
 
 
 def test_mixup_takes_keras_dict_form_and_mixes_labels_with_the_same_draw():
@@ -99,6 +123,16 @@ def test_mixup_takes_keras_dict_form_and_mixes_labels_with_the_same_draw():
     assert [npy(b["labels"]).shape for b in batches] == [(2, 4), (2, 4)]
     theirs = K.MixUp()({"images": IMAGES, "labels": LABELS})
     assert set(theirs) == set(out)
+    cut = L.CutMix()({"images": IMAGES, "labels": LABELS})
+    images, labels = npy(cut["images"]), npy(cut["labels"])
+    np.testing.assert_allclose(labels.sum(axis=1), 1.0, rtol=1e-5)
+    for i in range(4):  # every pixel comes from image i or from the one its label names
+        sources = [j for j in range(4) if labels[i, np.argmax(LABELS[j])] > 0]
+        assert i in sources or labels[i].max() < 1
+        from_any = np.zeros(images.shape[1:3], bool)
+        for j in sources + [i]:
+            from_any |= np.all(images[i] == IMAGES[j], axis=-1)
+        assert from_any.all()
 
 
 def test_errors_configs_and_gradients_match_keras():
@@ -112,7 +146,7 @@ def test_errors_configs_and_gradients_match_keras():
     with pytest.raises(ValueError, match="fill_value"):
         L.RandomErasing(fill_value="red")(IMAGES)
     for make in (lambda layers: layers.RandomErasing(0.5, scale=(0.1, 0.2), fill_value=3.0),
-                 lambda layers: layers.MixUp(0.7, seed=2)):
+                 lambda layers: layers.MixUp(0.7, seed=2), lambda layers: layers.CutMix(0.4)):
         ours = {k: v for k, v in make(L).get_config().items() if k not in ("name", "dtype")}
         theirs = {k: v for k, v in make(K).get_config().items() if k not in ("name", "dtype")}
         assert {k: list(v) if isinstance(v, tuple) else v for k, v in ours.items()} == \

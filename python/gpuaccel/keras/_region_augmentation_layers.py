@@ -1,13 +1,15 @@
 """Keras 3's augmentation layers that replace or mix whole regions of images: RandomErasing (a
-random box filled with noise or a value) and MixUp (each image and its label mixed with
-another's of the batch), built as the layers of ``_augmentation_layers`` (draws as tensors from
-``_random_draws``, a deterministic ``transform_images``, no host reads in the forward pass).
+random box filled with noise or a value), MixUp (each image and its label mixed with another's
+of the batch) and CutMix (a box of another image pasted in, the labels mixed by area), built as
+the layers of ``_augmentation_layers`` (draws as tensors from ``_random_draws``, a
+deterministic ``transform_images``, no host reads in the forward pass).
 
-Two draws need more than uniform numbers. MixUp's Beta(alpha, alpha) weight is the quantile
-of a uniform draw, read by linear interpolation from a table this layer computes on the host
-once (its alpha is fixed), since gpuaccel has no replayable Beta sampler. The permutation
-pairing images is the ranks of uniform draws (a (batch, batch) comparison, ties broken by
-position), so no sort is needed; it is applied as a one-hot (batch, batch) product.
+Two draws need more than uniform numbers. The Beta(alpha, alpha) weights of MixUp and CutMix
+are quantiles of uniform draws, computed in tensor ops by quadrature
+(``symmetric_beta_quantiles``), since gpuaccel has no replayable Beta sampler; CutMix's alpha
+is itself a draw. The permutation pairing images is the ranks of uniform draws (a
+(batch, batch) comparison, ties broken by position), so no sort is needed; it is applied as a
+one-hot (batch, batch) product.
 """
 import numbers
 
@@ -20,37 +22,59 @@ from ._augmentation_layers import (_ImageAugmentation, _as_float_tensor, _blend,
                                    _factor_pair)
 from .._image_resize import batched
 
-_QUANTILE_STEPS = 4096
+_QUADRATURE_STEPS = 512
 
 
-def symmetric_beta_quantiles(alpha, steps=_QUANTILE_STEPS):
-    """Q(k / steps), k = 0 .. steps, of Beta(alpha, alpha). The CDF on [0, 1/2] integrates,
-    after t = s^(1/alpha), the bounded (1 - s^(1/alpha))^(alpha - 1) over s in [0, t^alpha]
-    (trapezoids on a fine grid, normalised so that F(1/2) = 1/2); the upper half mirrors."""
-    s = np.linspace(0.0, 0.5 ** alpha, 200_001)
-    integrand = np.power(np.clip(1.0 - np.power(s, 1.0 / alpha), 0.0, 1.0), alpha - 1.0,
-                         where=s < 1.0, out=np.ones_like(s))
-    cdf = np.concatenate([[0.0], np.cumsum((integrand[1:] + integrand[:-1]) / 2 * np.diff(s))])
-    cdf *= 0.5 / cdf[-1]
-    x = np.power(s, 1.0 / alpha)
-    lower = np.interp(np.linspace(0.0, 0.5, steps // 2 + 1), cdf, x)
-    return np.concatenate([lower, 1.0 - lower[-2::-1]]).astype(np.float32)
+def symmetric_beta_quantiles(uniforms, alpha):
+    """Beta(alpha, alpha) quantiles of (n,) ``uniforms`` for a scalar tensor ``alpha``, all in
+    tensor ops (so a traced call replays them, with alpha itself a draw, as CutMix's).
 
+    On [0, 1/2] the CDF, after t = x^alpha, is the integral over s in [0, t] of the bounded
+    (1 - s^(1/alpha))^(alpha - 1): trapezoids on a grid of t (a product with a triangular
+    matrix), normalised so that F(1/2) = 1/2; a uniform u <= 1/2 is located on that grid by
+    counting, interpolated linearly, and mapped back by x = t^(1/alpha); u > 1/2 mirrors."""
+    steps = _QUADRATURE_STEPS
+    device = uniforms._device_name
+    inverse = _C.binary("div", _C.scalar_like(1.0, alpha), alpha)
+    top = _C.unary("exp", _C.binary("mul", alpha, _C.scalar_like(float(np.log(0.5)), alpha)))
+    grid = _C.binary("mul", _C.tensor_from_numpy(np.linspace(0.0, 1.0, steps + 1).astype(
+        np.float32), device, None, True), top)                                  # t_k
+    powered = _C.unary("exp", _C.binary("mul", _C.unary("log", grid), inverse))  # t^(1/alpha)
+    density = _C.unary("exp", _C.binary("mul", _C.binary("sub", alpha, _C.scalar_like(
+        1.0, alpha)), _C.unary("log", _C.binary("sub", _C.scalar_like(1.0, powered),
+                                                powered))))
+    trapezoids = _C.binary("mul", _C.binary("add", _C.slice(density, [(1, steps + 1, 1)]),
+                                            _C.slice(density, [(0, steps, 1)])),
+                           _C.scalar_like(0.5, density))
+    summed = _C.tensor_from_numpy(np.triu(np.ones((steps, steps), np.float32)), device, None,
+                                  True)
+    cdf = _C.reshape(_C.matmul(_C.reshape(trapezoids, [1, steps]), summed), [steps])
+    cdf = _C.binary("mul", cdf, _C.binary("div", _C.scalar_like(0.5, cdf),
+                                          _C.slice(cdf, [(steps - 1, steps, 1)])))
+    cdf = _C.concat([_C.tensor_full([1], 0.0, "float32", device), cdf], 0)        # F(t_k)
+    upper = _C.cast(_C.binary("greater", uniforms, _C.scalar_like(0.5, uniforms)), "float32")
+    lower_u = _blend(upper, _C.binary("sub", _C.scalar_like(1.0, uniforms), uniforms),
+                     uniforms)                                                   # <= 1/2
+    below = _C.cast(_C.binary("less", _C.expand_dims(cdf, 0), _C.expand_dims(lower_u, 1)),
+                    "float32")
+    interval = _C.binary("minimum", _C.binary("maximum", _C.binary(
+        "sub", _C.reduce("sum", below, [1], False), _C.scalar_like(1.0, lower_u)),
+        _C.scalar_like(0.0, lower_u)), _C.scalar_like(float(steps - 1), lower_u))
 
-def read_table(table, positions):
-    """Linear interpolation of the 1-D float32 ``table`` (a tensor) at float ``positions`` in
-    [0, len - 1]."""
-    top = table.shape[0] - 1
-    low = _C.binary("minimum", _C.cast(_C.cast(positions, "int64"), "float32"),
-                    _C.scalar_like(float(top - 1), positions))
-    fraction = _C.binary("sub", positions, low)
-    column = _C.reshape(table, [table.shape[0], 1])
+    def at(table, index):
+        return _C.reshape(_C.embedding(_C.cast(index, "int64"), _C.reshape(
+            table, [steps + 1, 1])), list(index.shape))
 
-    def at(index):
-        return _C.reshape(_C.embedding(_C.cast(index, "int64"), column), list(positions.shape))
-
-    below, above = at(low), at(_C.binary("add", low, _C.scalar_like(1.0, low)))
-    return _C.binary("add", below, _C.binary("mul", fraction, _C.binary("sub", above, below)))
+    next_interval = _C.binary("add", interval, _C.scalar_like(1.0, interval))
+    low_cdf, high_cdf = at(cdf, interval), at(cdf, next_interval)
+    width = _C.binary("maximum", _C.binary("sub", high_cdf, low_cdf),
+                      _C.scalar_like(1e-30, low_cdf))
+    fraction = _clip(_C.binary("div", _C.binary("sub", lower_u, low_cdf), width), 0.0, 1.0)
+    low_t = at(grid, interval)
+    t = _C.binary("add", low_t, _C.binary("mul", fraction, _C.binary(
+        "sub", at(grid, next_interval), low_t)))
+    x = _C.unary("exp", _C.binary("mul", _C.unary("log", t), inverse))
+    return _blend(upper, _C.binary("sub", _C.scalar_like(1.0, x), x), x)
 
 
 def random_permutation(size, like):
@@ -158,45 +182,21 @@ def box_masks(images, x0, x1, y0, y1):
     return _C.broadcast_to(_C.expand_dims(mask, 3), [batch, height, width, channels])
 
 
-class MixUp(_ImageAugmentation):
-    """``keras.layers.MixUp(alpha=0.2)``: each image (and, given {"images", "labels"}, its
-    label) mixed with the batch's image at a random permutation, with weight w ~ Beta(alpha,
-    alpha): w x + (1 - w) x[perm]."""
-
-    def __init__(self, alpha=0.2, data_format=None, seed=None, **kwargs):
-        self.alpha = alpha
-        self._quantiles = symmetric_beta_quantiles(float(alpha))
-        super().__init__(seed=seed, data_format=data_format, **kwargs)
-
-    def get_random_transformation(self, data, training=True, seed=None):
-        images = self._images(data["images"] if isinstance(data, dict) else data)
-        batch = images.shape[0] if images.ndim == 4 else 1
-        table = _C.tensor_from_numpy(self._quantiles, images._device_name, None, True)
-        positions = _C.binary("mul", _random_draws.uniform([batch], images),
-                              _C.scalar_like(float(self._quantiles.shape[0] - 1), images))
-        return {"mix_weight": read_table(table, positions),
-                "permutation_order": random_permutation(batch, images)}
-
-    def transform_images(self, images, transformation=None, training=True):
-        images = self._images(images)
-        if not training:
-            return images
-        weight = _C.reshape(_as_float_tensor(transformation["mix_weight"], images),
-                            [images.shape[0], 1, 1, 1])
-        return _blend(weight, images, take_rows(images, _order(transformation, images)))
+class _LabelMixing(_ImageAugmentation):
+    """What MixUp and CutMix share: labels mixed as w y + (1 - w) y[perm] with the images'
+    draw, and Keras's dict form {"images": ..., "labels": ...}, which runs eagerly, op by op
+    (the traced C++ call takes tensors, not dicts): the form of ``Dataset.map``. Plain image
+    tensors take the traced path."""
 
     def transform_labels(self, labels, transformation, training=True):
         labels = self._images(labels)
-        if not training:
+        if not training or transformation is None:
             return labels
         weight = _C.reshape(_as_float_tensor(transformation["mix_weight"], labels),
                             [labels.shape[0], 1])
         return _blend(weight, labels, take_rows(labels, _order(transformation, labels)))
 
     def __call__(self, inputs, training=None, **kwargs):
-        """Keras's dict form, {"images": ..., "labels": ...} (both mixed with one draw), runs
-        eagerly, op by op (the traced C++ call takes tensors, not dicts): the form of
-        ``Dataset.map``. Plain image tensors take the traced path."""
         if not isinstance(inputs, dict):
             return super().__call__(inputs, training=training, **kwargs)
         training = self._default_training if training is None else training
@@ -208,8 +208,72 @@ class MixUp(_ImageAugmentation):
             out["labels"] = self.transform_labels(inputs["labels"], transformation, training)
         return out
 
+
+class MixUp(_LabelMixing):
+    """``keras.layers.MixUp(alpha=0.2)``: each image (and, given {"images", "labels"}, its
+    label) mixed with the batch's image at a random permutation, with weight w ~ Beta(alpha,
+    alpha): w x + (1 - w) x[perm]."""
+
+    def __init__(self, alpha=0.2, data_format=None, seed=None, **kwargs):
+        self.alpha = alpha
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        images = self._images(data["images"] if isinstance(data, dict) else data)
+        batch = images.shape[0] if images.ndim == 4 else 1
+        alpha = _C.tensor_full([], float(self.alpha), "float32", images._device_name)
+        return {"mix_weight": symmetric_beta_quantiles(_random_draws.uniform([batch], images),
+                                                       alpha),
+                "permutation_order": random_permutation(batch, images)}
+
+    def transform_images(self, images, transformation=None, training=True):
+        images = self._images(images)
+        if not training:
+            return images
+        weight = _C.reshape(_as_float_tensor(transformation["mix_weight"], images),
+                            [images.shape[0], 1, 1, 1])
+        return _blend(weight, images, take_rows(images, _order(transformation, images)))
+
     def _layer_config(self):
         return {**super()._layer_config(), "alpha": self.alpha}
+
+
+class CutMix(_LabelMixing):
+    """``keras.layers.CutMix(factor=1.0)``: each image gets a box of the batch's image at a
+    random permutation pasted in; the box's sides are sqrt(1 - w) of the image's for
+    w ~ Beta(a, a), a drawn in [lower, upper] of ``factor`` once per call, and the labels mix
+    by the area kept. Single images pass unchanged, as in Keras."""
+
+    def __init__(self, factor=1.0, seed=None, data_format=None, **kwargs):
+        self.factor = _factor_pair(factor, (0, 1))
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        images = self._images(data["images"] if isinstance(data, dict) else data)
+        if not training or images.ndim == 3:
+            return None
+        batch, height, width = images.shape[0], images.shape[1], images.shape[2]
+        alpha = _C.binary("add", _C.reshape(_random_draws.uniform(
+            [1], images, self.factor[0], self.factor[1]), []), _C.scalar_like(1e-6, images))
+        weight = symmetric_beta_quantiles(_random_draws.uniform([batch], images), alpha)
+        ratio = _C.unary("sqrt", _C.binary("sub", _C.scalar_like(1.0, weight), weight))
+        x0, x1 = box_bounds(ratio, width, images)
+        y0, y1 = box_bounds(ratio, height, images)
+        area = _C.binary("mul", _C.binary("sub", x1, x0), _C.binary("sub", y1, y0))
+        return {"permutation_order": random_permutation(batch, images),
+                "batch_masks": box_masks(images, x0, x1, y0, y1),
+                "mix_weight": _C.binary("sub", _C.scalar_like(1.0, area), _C.binary(
+                    "mul", area, _C.scalar_like(1.0 / (width * height), area)))}
+
+    def transform_images(self, images, transformation=None, training=True):
+        images = self._images(images)
+        if not training or transformation is None:
+            return images
+        masks = _as_float_tensor(transformation["batch_masks"], images)
+        return _blend(masks, take_rows(images, _order(transformation, images)), images)
+
+    def _layer_config(self):
+        return {**super()._layer_config(), "factor": self.factor}
 
 
 def _order(transformation, like):

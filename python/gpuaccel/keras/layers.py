@@ -67,7 +67,7 @@ from ._geometric_augmentation_layers import RandomPerspective, RandomShear
 from ._color_augmentation_layers import (
     Equalization, RandomColorDegeneration, RandomColorJitter, RandomGaussianBlur, RandomHue,
     RandomPosterization, RandomSaturation, RandomSharpness)
-from ._region_augmentation_layers import MixUp, RandomErasing
+from ._region_augmentation_layers import CutMix, MixUp, RandomErasing
 from ._rand_augment import RandAugment
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
@@ -614,4 +614,5 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {})
 
 __all__ += ["RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
             "RandomPosterization", "RandomSharpness", "Equalization", "RandomGaussianBlur",
-            "RandomErasing", "MixUp", "RandomShear", "RandomPerspective", "RandAugment"]
+            "RandomErasing", "MixUp", "RandomShear", "RandomPerspective", "RandAugment",
+            "CutMix"]
