@@ -28,9 +28,13 @@ def assert_same(ours, theirs, atol=1e-5):
 
 
 def test_colour_space_conversions_match_tensorflow():
-    for name in ("rgb_to_hsv", "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv", "yuv_to_rgb"):
+    for ours, theirs in ((ga.image.rgb_to_hsv, tf.image.rgb_to_hsv),
+                         (ga.image.rgb_to_yiq, tf.image.rgb_to_yiq),
+                         (ga.image.yiq_to_rgb, tf.image.yiq_to_rgb),
+                         (ga.image.rgb_to_yuv, tf.image.rgb_to_yuv),
+                         (ga.image.yuv_to_rgb, tf.image.yuv_to_rgb)):
         for image in (IMAGES, ONE_IMAGE):
-            assert_same(getattr(ga.image, name)(image), getattr(tf.image, name)(image))
+            assert_same(ours(image), theirs(image))
     hsv = tf.image.rgb_to_hsv(IMAGES).numpy()
     assert_same(ga.image.hsv_to_rgb(hsv), tf.image.hsv_to_rgb(hsv))
     hsv[..., 0] = RNG.uniform(-0.5, 1.5, hsv.shape[:-1])  # hues outside [0, 1): TF's fallback
@@ -131,22 +135,27 @@ def test_random_hue_and_saturation_follow_their_rules():
 
 def test_stateless_random_names_follow_the_rules_and_depend_on_the_seed_alone():
     seeds = [(1, 2), (1, 3), (7, 2), (123, 456)]
-    for name, args in (("stateless_random_hue", (0.3,)), ("stateless_random_saturation",
-                                                         (0.2, 0.9)),
-                       ("stateless_random_brightness", (0.2,)),
-                       ("stateless_random_contrast", (0.4, 1.6)),
-                       ("stateless_random_flip_left_right", ()),
-                       ("stateless_random_flip_up_down", ())):
-        ours = getattr(ga.image, name)
+    for ours, theirs, args in (
+            (ga.image.stateless_random_hue, tf.image.stateless_random_hue, (0.3,)),
+            (ga.image.stateless_random_saturation, tf.image.stateless_random_saturation,
+             (0.2, 0.9)),
+            (ga.image.stateless_random_brightness, tf.image.stateless_random_brightness,
+             (0.2,)),
+            (ga.image.stateless_random_contrast, tf.image.stateless_random_contrast,
+             (0.4, 1.6)),
+            (ga.image.stateless_random_flip_left_right,
+             tf.image.stateless_random_flip_left_right, ()),
+            (ga.image.stateless_random_flip_up_down, tf.image.stateless_random_flip_up_down,
+             ())):
         outputs = [ours(IMAGES, *args, seed=seed).numpy() for seed in seeds]
         ga.random.set_seed(0)
         again = ours(IMAGES, *args, seed=seeds[0]).numpy()
         ga.image.random_brightness(IMAGES, 0.3)  # the global stream moves; the pair's does not
         np.testing.assert_array_equal(ours(IMAGES, *args, seed=seeds[0]).numpy(), again)
         np.testing.assert_array_equal(outputs[0], again)
-        assert len({o.tobytes() for o in outputs}) > 1, name
-        theirs = np.asarray(getattr(tf.image, name)(IMAGES, *args, seed=seeds[0]))
-        assert theirs.shape == outputs[0].shape and theirs.dtype == outputs[0].dtype
+        assert len({o.tobytes() for o in outputs}) > 1, ours.__name__
+        reference = np.asarray(theirs(IMAGES, *args, seed=seeds[0]))
+        assert reference.shape == outputs[0].shape and reference.dtype == outputs[0].dtype
     for seed in seeds:
         turn = hue_turn(IMAGES, ga.image.stateless_random_hue(IMAGES, 0.3, seed=seed))
         np.testing.assert_allclose(ga.image.stateless_random_hue(IMAGES, 0.3, seed=seed).numpy(),
@@ -158,11 +167,11 @@ def test_stateless_random_names_follow_the_rules_and_depend_on_the_seed_alone():
         assert np.ptp(delta) < 1e-6 and abs(delta.flat[0]) <= 0.2
     windows = set()
     for seed in seeds:
-        for image in (ga.image, tf.image):
-            out = np.asarray(image.stateless_random_crop(IMAGES, [1, 3, 4, 3], seed=seed))
+        for crop in (ga.image.stateless_random_crop, tf.image.stateless_random_crop):
+            out = np.asarray(crop(IMAGES, [1, 3, 4, 3], seed=seed))
             found = [(b, y, x) for b in range(2) for y in range(3) for x in range(4)
                      if np.array_equal(IMAGES[b:b + 1, y:y + 3, x:x + 4], out)]
             assert len(found) == 1
-            if image is ga.image:
+            if crop is ga.image.stateless_random_crop:
                 windows.add(found[0])
     assert len(windows) > 1
