@@ -269,3 +269,31 @@ def test_crop_and_resize_gradients_reach_image_and_boxes_as_tensorflows():
                          (ga.image, ga.errors.OutOfRangeError)):
         with pytest.raises(error, match="box_index"):
             image.crop_and_resize(IMAGES, BOXES, BOX_INDICES + 1, [2, 2])
+
+
+@pytest.mark.parametrize("depth", [1, 3, 4])
+def test_draw_bounding_boxes_matches_tensorflow(depth):
+    images = RNG.uniform(size=(2, 9, 11, depth)).astype(np.float32)
+    for seed in range(6):  # boxes partly outside, inverted, and overlapping
+        boxes = np.random.default_rng(seed).uniform(-0.3, 1.3, (2, 4, 4)).astype(np.float32)
+        for colors in (None, RNG.uniform(size=(3, 4)).astype(np.float32)):
+            assert_same(ga.image.draw_bounding_boxes(images, boxes, colors),
+                        tf.image.draw_bounding_boxes(images, boxes, colors), atol=0)
+
+
+def test_draw_bounding_boxes_gradient_and_errors():
+    boxes = np.array([[[0.1, 0.2, 0.6, 0.7]], [[0.0, 0.0, 1.0, 1.0]]], np.float32)
+    # TF registers no gradient for the kernel: the reference is d/dx of x where no line is
+    # (TF's own lines, drawn in white on black, mark where)
+    lines = tf.image.draw_bounding_boxes(np.zeros_like(IMAGES), boxes, [[1.0, 1.0, 1.0, 1.0]])
+    weights = RNG.normal(size=IMAGES.shape).astype(np.float32)
+    x = ga.tensor(IMAGES, requires_grad=True)
+    (ga.image.draw_bounding_boxes(x, boxes, None) * ga.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), weights * (1 - lines.numpy()))
+    for call in (lambda image: image.draw_bounding_boxes(IMAGES[0], boxes, None),
+                 lambda image: image.draw_bounding_boxes(IMAGES, boxes[:1], None),
+                 lambda image: image.draw_bounding_boxes(IMAGES[..., :2], boxes, None)):
+        with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+            call(tf.image)
+        with pytest.raises(ga.errors.InvalidArgumentError):
+            call(ga.image)
