@@ -1,5 +1,5 @@
 """``tf.image``'s geometric names: resize (and ResizeMethod, resize_with_pad), the crops and pads
-of a bounding box, crop_and_resize, flips, transposes and rotations.
+of a bounding box, crop_and_resize and extract_glimpse, flips, transposes and rotations.
 
 Every resize method is two products with host-built interpolation matrices
 (``_resize_matrices``, TensorFlow's weights), which Keras's Resizing, CenterCrop and the
@@ -21,7 +21,7 @@ from ._resize_matrices import resize_matrix
 __all__ = ["ResizeMethod", "resize", "resize_with_pad", "resize_with_crop_or_pad",
            "central_crop", "crop_to_bounding_box", "pad_to_bounding_box", "flip_left_right",
            "flip_up_down", "transpose", "rot90", "batched", "mix_rows_and_columns",
-           "resize_images", "crop_and_resize"]
+           "resize_images", "crop_and_resize", "extract_glimpse"]
 
 
 class ResizeMethod:
@@ -346,3 +346,73 @@ def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear",
     return _C.binary("add", _C.binary("mul", valid, out), _C.binary(
         "mul", _C.binary("sub", _C.scalar_like(1.0, valid), valid),
         _C.scalar_like(float(extrapolation_value), valid)))
+
+
+def _glimpse_start(offset, length, size, centered, normalized):
+    """TF's ExtractGlimpseV2 top-left pixel along one axis: the offset scaled to pixels where
+    ``normalized``, moved to the centre where ``centered`` (and, both set, back by half the
+    glimpse), cast toward zero."""
+    value = np.float32(offset)
+    if normalized:
+        value = value * np.float32(length)
+        if centered:
+            value = value / np.float32(2) + np.float32(length / 2) - np.float32(size / 2)
+    elif centered:
+        value = value + np.float32(length / 2)
+    return int(value)
+
+
+def extract_glimpse(input, size, offsets, centered=True, normalized=True, noise="uniform",
+                    name=None):
+    """``tf.image.extract_glimpse``: a size[0] x size[1] window per image at ``offsets``
+    ((y, x) per image), pixels outside the image filled with ``noise``: 'uniform' (between
+    the image's minimum and maximum), 'gaussian' (the image's mean and standard deviation,
+    drawn from gpuaccel's generator, so not TF's numbers) or 'zero'. The offsets are read on
+    the host; the window is a gather, so gradients reach the image."""
+    x = convert_to_tensor(input)
+    if x.ndim != 4:
+        raise errors.InvalidArgumentError(f"input must be a 4-D tensor, got shape "
+                                          f"{list(x.shape)}")
+    height, width = _size(size)
+    if height <= 0 or width <= 0:
+        raise errors.InvalidArgumentError(f"size must be positive, got [{height}, {width}]")
+    if noise not in ("uniform", "gaussian", "zero"):
+        raise errors.InvalidArgumentError(f"noise must be 'uniform', 'gaussian' or 'zero', got "
+                                          f"{noise!r}")
+    batch, in_height, in_width, depth = x.shape
+    where = np.asarray(offsets.numpy() if hasattr(offsets, "numpy") else offsets, np.float32)
+    if where.shape != (batch, 2):
+        raise errors.InvalidArgumentError(f"offsets must be [batch ({batch}), 2], got shape "
+                                          f"{list(where.shape)}")
+    rows = np.zeros((batch, height, width), np.int64)  # flat pixel indices, clamped inside
+    inside = np.zeros((batch, height, width, 1), np.float32)
+    for image, (y, x_offset) in enumerate(where):
+        top = _glimpse_start(y, in_height, height, centered, normalized)
+        left = _glimpse_start(x_offset, in_width, width, centered, normalized)
+        row = np.arange(top, top + height)[:, None]
+        column = np.arange(left, left + width)[None, :]
+        hit = (row >= 0) & (row < in_height) & (column >= 0) & (column < in_width)
+        inside[image, ..., 0] = hit
+        flat = image * in_height * in_width + np.clip(row, 0, in_height - 1) * in_width + \
+            np.clip(column, 0, in_width - 1)
+        rows[image] = flat
+    table = _C.reshape(_C.contiguous(x), [batch * in_height * in_width, depth])
+    window = _C.embedding(_C.tensor_from_numpy(rows, x._device_name, None, True), table)
+    mask = _C.cast(_C.tensor_from_numpy(inside, x._device_name, None, True), x._dtype_name)
+    if noise == "zero":
+        return _C.binary("mul", mask, window)
+    per_image = [1, 2, 3]
+    shape = [batch, height, width, depth]
+    if noise == "uniform":
+        low = _C.reduce("min", x, per_image, True)
+        span = _C.binary("sub", _C.reduce("max", x, per_image, True), low)
+        fill = _C.binary("add", low, _C.binary("mul", span, _C.cast(_C.tensor_random(
+            "uniform", shape, "float32", x._device_name), x._dtype_name)))
+    else:
+        mean = _C.reduce("mean", x, per_image, True)
+        spread = _C.unary("sqrt", _C.reduce("mean", _C.unary("square", _C.binary(
+            "sub", x, mean)), per_image, True))
+        fill = _C.binary("add", mean, _C.binary("mul", spread, _C.cast(_C.tensor_random(
+            "normal", shape, "float32", x._device_name), x._dtype_name)))
+    return _C.binary("add", _C.binary("mul", mask, window), _C.binary(
+        "mul", _C.binary("sub", _C.scalar_like(1.0, mask), mask), fill))

@@ -29,8 +29,9 @@ from ._image_color_spaces import (hsv_to_rgb, rgb_to_hsv, rgb_to_yiq, rgb_to_yuv
 from ._image_measures import (image_gradients, psnr, sobel_edges, ssim, ssim_multiscale,
                               total_variation)
 from ._image_resize import (ResizeMethod, central_crop, crop_and_resize, crop_to_bounding_box,
-                            flip_left_right, flip_up_down, pad_to_bounding_box, resize,
-                            resize_with_crop_or_pad, resize_with_pad, rot90, transpose)
+                            extract_glimpse, flip_left_right, flip_up_down,
+                            pad_to_bounding_box, resize, resize_with_crop_or_pad,
+                            resize_with_pad, rot90, transpose)
 
 __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_with_pad",
            "resize_with_crop_or_pad", "central_crop", "crop_to_bounding_box",
@@ -44,7 +45,7 @@ __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_
            "stateless_random_hue", "stateless_random_saturation", "rgb_to_hsv", "hsv_to_rgb",
            "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv", "yuv_to_rgb", "image_gradients",
            "sobel_edges", "total_variation", "psnr", "ssim", "ssim_multiscale",
-           "crop_and_resize", "draw_bounding_boxes"]
+           "crop_and_resize", "draw_bounding_boxes", "extract_glimpse"]
 
 
 def _four(value, name):

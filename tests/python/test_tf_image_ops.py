@@ -297,3 +297,37 @@ def test_draw_bounding_boxes_gradient_and_errors():
             call(tf.image)
         with pytest.raises(ga.errors.InvalidArgumentError):
             call(ga.image)
+
+
+def test_extract_glimpse_matches_tensorflow_and_fills_with_its_noise_rule():
+    rng = np.random.default_rng(9)
+    images = rng.uniform(2, 5, (2, 6, 8, 3)).astype(np.float32)
+    for case in range(40):  # every centred/normalised combination, windows partly outside
+        centered, normalized = bool(case % 2), bool(case // 2 % 2)
+        size = (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
+        offsets = (rng.uniform(-1.2, 1.2, (2, 2)) if normalized else
+                   rng.uniform(-4, 9, (2, 2))).astype(np.float32)
+        assert_same(ga.image.extract_glimpse(images, size, offsets, centered=centered,
+                                             normalized=normalized, noise="zero"),
+                    tf.image.extract_glimpse(images, size, offsets, centered=centered,
+                                             normalized=normalized, noise="zero"), atol=0)
+    ga.random.set_seed(1)
+    corner = [[-3.0, -3.0], [0.0, 0.0]]  # image 0's window is mostly outside
+    for glimpse in (ga.image.extract_glimpse, tf.image.extract_glimpse):
+        out = np.asarray(glimpse(images, (4, 4), corner, centered=False, normalized=False))
+        np.testing.assert_array_equal(out[0, 3, 3], images[0, 0, 0])
+        np.testing.assert_array_equal(out[1], images[1, :4, :4])
+        noise = out[0, :3].reshape(-1)
+        assert images[0].min() <= noise.min() and noise.max() <= images[0].max()
+        assert np.ptp(noise) > 0.5
+    weights = rng.normal(size=(2, 3, 4, 3)).astype(np.float32)
+    x = ga.tensor(images, requires_grad=True)
+    out = ga.image.extract_glimpse(x, (3, 4), corner, centered=False, normalized=False,
+                                   noise="zero")
+    (out * ga.tensor(weights)).sum().backward()  # linear in x: <x, grad> = <out, weights>
+    np.testing.assert_allclose(np.sum(images * x.grad.numpy()),
+                               np.sum(out.detach().numpy() * weights), rtol=1e-5)
+    for image in (ga.image, tf.image):
+        with pytest.raises((ga.errors.InvalidArgumentError, tf.errors.InvalidArgumentError,
+                            ValueError)):
+            image.extract_glimpse(images, (2, 2), corner, noise="pink")
