@@ -107,8 +107,8 @@ def test_reshape_rescaling_add_concatenate_match_keras():
     with pytest.raises(ValueError, match="total size"):
         gk.layers.Reshape((5,))(x)
     with pytest.raises(AttributeError,
-                       match="keras.layers.AugMix is not supported by gpuaccel yet"):
-        gk.layers.AugMix
+                       match="keras.layers.RandomElasticTransform is not supported by gpuaccel yet"):
+        gk.layers.RandomElasticTransform
 
 
 def test_symbolic_dtype_answers_keras2_and_numpy_questions():

@@ -7,7 +7,7 @@ import pytest
 
 import gpuaccel as ga
 from gpuaccel.keras import layers as L
-from gpuaccel.keras._region_augmentation_layers import symmetric_beta_quantiles
+from gpuaccel.keras._random_draws import symmetric_beta_quantiles
 
 keras = pytest.importorskip("keras")
 tf = pytest.importorskip("tensorflow")

@@ -5,9 +5,8 @@ the layers of ``_augmentation_layers`` (draws as tensors from ``_random_draws``,
 deterministic ``transform_images``, no host reads in the forward pass).
 
 Two draws need more than uniform numbers. The Beta(alpha, alpha) weights of MixUp and CutMix
-are quantiles of uniform draws, computed in tensor ops by quadrature
-(``symmetric_beta_quantiles``), since gpuaccel has no replayable Beta sampler; CutMix's alpha
-is itself a draw. The permutation pairing images is the ranks of uniform draws (a
+are quantiles of uniform draws (``_random_draws.symmetric_beta_quantiles``), since gpuaccel has
+no replayable Beta sampler; CutMix's alpha is itself a draw. The permutation pairing images is the ranks of uniform draws (a
 (batch, batch) comparison, ties broken by position), so no sort is needed; it is applied as a
 one-hot (batch, batch) product.
 """
@@ -20,62 +19,8 @@ from .._tensor import Tensor
 from . import _random_draws
 from ._augmentation_layers import (_ImageAugmentation, _as_float_tensor, _blend, _clip,
                                    _factor_pair)
+from ._random_draws import symmetric_beta_quantiles
 from .._image_resize import batched
-
-_QUADRATURE_STEPS = 512
-
-
-def symmetric_beta_quantiles(uniforms, alpha):
-    """Beta(alpha, alpha) quantiles of (n,) ``uniforms`` for a scalar tensor ``alpha``, all in
-    tensor ops (so a traced call replays them, with alpha itself a draw, as CutMix's).
-
-    On [0, 1/2] the CDF, after t = x^alpha, is the integral over s in [0, t] of the bounded
-    (1 - s^(1/alpha))^(alpha - 1): trapezoids on a grid of t (a product with a triangular
-    matrix), normalised so that F(1/2) = 1/2; a uniform u <= 1/2 is located on that grid by
-    counting, interpolated linearly, and mapped back by x = t^(1/alpha); u > 1/2 mirrors."""
-    steps = _QUADRATURE_STEPS
-    device = uniforms._device_name
-    inverse = _C.binary("div", _C.scalar_like(1.0, alpha), alpha)
-    top = _C.unary("exp", _C.binary("mul", alpha, _C.scalar_like(float(np.log(0.5)), alpha)))
-    grid = _C.binary("mul", _C.tensor_from_numpy(np.linspace(0.0, 1.0, steps + 1).astype(
-        np.float32), device, None, True), top)                                  # t_k
-    powered = _C.unary("exp", _C.binary("mul", _C.unary("log", grid), inverse))  # t^(1/alpha)
-    density = _C.unary("exp", _C.binary("mul", _C.binary("sub", alpha, _C.scalar_like(
-        1.0, alpha)), _C.unary("log", _C.binary("sub", _C.scalar_like(1.0, powered),
-                                                powered))))
-    trapezoids = _C.binary("mul", _C.binary("add", _C.slice(density, [(1, steps + 1, 1)]),
-                                            _C.slice(density, [(0, steps, 1)])),
-                           _C.scalar_like(0.5, density))
-    summed = _C.tensor_from_numpy(np.triu(np.ones((steps, steps), np.float32)), device, None,
-                                  True)
-    cdf = _C.reshape(_C.matmul(_C.reshape(trapezoids, [1, steps]), summed), [steps])
-    cdf = _C.binary("mul", cdf, _C.binary("div", _C.scalar_like(0.5, cdf),
-                                          _C.slice(cdf, [(steps - 1, steps, 1)])))
-    cdf = _C.concat([_C.tensor_full([1], 0.0, "float32", device), cdf], 0)        # F(t_k)
-    upper = _C.cast(_C.binary("greater", uniforms, _C.scalar_like(0.5, uniforms)), "float32")
-    lower_u = _blend(upper, _C.binary("sub", _C.scalar_like(1.0, uniforms), uniforms),
-                     uniforms)                                                   # <= 1/2
-    below = _C.cast(_C.binary("less", _C.expand_dims(cdf, 0), _C.expand_dims(lower_u, 1)),
-                    "float32")
-    interval = _C.binary("minimum", _C.binary("maximum", _C.binary(
-        "sub", _C.reduce("sum", below, [1], False), _C.scalar_like(1.0, lower_u)),
-        _C.scalar_like(0.0, lower_u)), _C.scalar_like(float(steps - 1), lower_u))
-
-    def at(table, index):
-        return _C.reshape(_C.embedding(_C.cast(index, "int64"), _C.reshape(
-            table, [steps + 1, 1])), list(index.shape))
-
-    next_interval = _C.binary("add", interval, _C.scalar_like(1.0, interval))
-    low_cdf, high_cdf = at(cdf, interval), at(cdf, next_interval)
-    width = _C.binary("maximum", _C.binary("sub", high_cdf, low_cdf),
-                      _C.scalar_like(1e-30, low_cdf))
-    fraction = _clip(_C.binary("div", _C.binary("sub", lower_u, low_cdf), width), 0.0, 1.0)
-    low_t = at(grid, interval)
-    t = _C.binary("add", low_t, _C.binary("mul", fraction, _C.binary(
-        "sub", at(grid, next_interval), low_t)))
-    x = _C.unary("exp", _C.binary("mul", _C.unary("log", t), inverse))
-    return _blend(upper, _C.binary("sub", _C.scalar_like(1.0, x), x), x)
-
 
 def random_permutation(size, like):
     """A uniformly random permutation of 0 .. size - 1 (float32), as the ranks of uniform draws

@@ -68,7 +68,7 @@ from ._color_augmentation_layers import (
     Equalization, RandomColorDegeneration, RandomColorJitter, RandomGaussianBlur, RandomHue,
     RandomPosterization, RandomSaturation, RandomSharpness)
 from ._region_augmentation_layers import CutMix, MixUp, RandomErasing
-from ._rand_augment import RandAugment
+from ._composite_augmentation_layers import AugMix, RandAugment
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
 from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
@@ -615,4 +615,4 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {})
 __all__ += ["RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
             "RandomPosterization", "RandomSharpness", "Equalization", "RandomGaussianBlur",
             "RandomErasing", "MixUp", "RandomShear", "RandomPerspective", "RandAugment",
-            "CutMix"]
+            "CutMix", "AugMix"]
