@@ -165,3 +165,33 @@ def test_errors_configs_and_gradients_match_keras():
         total = ga.reduce_sum(L.MixUp().transform_images(x, transformation) * ga.tensor(weights))
     np.testing.assert_allclose(npy(g.gradient(total, x)), tape.gradient(loss, x_tf).numpy(),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_max_num_bounding_boxes_and_the_dict_form_match_keras():
+    boxes = np.arange(2 * 5 * 4, dtype=np.float32).reshape(2, 5, 4)
+    labels = np.arange(10, dtype=np.int32).reshape(2, 5)
+    images = IMAGES[:2]
+    for max_number, fill_value in ((3, -1), (7, -2), (5, 0)):
+        def make(layers):
+            return layers.MaxNumBoundingBoxes(max_number, fill_value=fill_value,
+                                              bounding_box_format="xyxy")
+        inputs = {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}}
+        ours, theirs = make(L)(inputs), make(K)(inputs)
+        for key in ("boxes", "labels"):
+            got, expected = npy(ours["bounding_boxes"][key]), npy(theirs["bounding_boxes"][key])
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(npy(ours["images"]), images)
+        assert {k: v for k, v in make(L).get_config().items() if k not in ("name", "dtype")} \
+            == {k: v for k, v in make(K).get_config().items() if k not in ("name", "dtype")}
+    np.testing.assert_array_equal(npy(L.MaxNumBoundingBoxes(3)(images)), images)
+    for layers in (K, L):  # boxes without a format: Keras's error
+        with pytest.raises(ValueError, match="bounding box format"):
+            layers.MaxNumBoundingBoxes(3)({"images": images, "bounding_boxes": {
+                "boxes": boxes, "labels": labels}})
+    # any augmentation layer takes the dict form; only the label-mixing ones change labels
+    ga.random.set_seed(2)
+    out = L.RandomFlip("horizontal")({"images": images, "labels": LABELS[:2]})
+    np.testing.assert_array_equal(npy(out["labels"]), LABELS[:2])
+    for image, flipped in zip(images, npy(out["images"])):
+        assert np.array_equal(flipped, image) or np.array_equal(flipped, image[:, ::-1])

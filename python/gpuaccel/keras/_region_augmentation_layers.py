@@ -1,7 +1,7 @@
 """Keras 3's augmentation layers that replace or mix whole regions of images: RandomErasing (a
 random box filled with noise or a value), MixUp (each image and its label mixed with another's
-of the batch) and CutMix (a box of another image pasted in, the labels mixed by area), built as
-the layers of ``_augmentation_layers`` (draws as tensors from ``_random_draws``, a
+of the batch) and CutMix (a box of another image pasted in, the labels mixed by area), and
+MaxNumBoundingBoxes (boxes cut or padded to a fixed count), built as the layers of ``_augmentation_layers`` (draws as tensors from ``_random_draws``, a
 deterministic ``transform_images``, no host reads in the forward pass).
 
 Two draws need more than uniform numbers. The Beta(alpha, alpha) weights of MixUp and CutMix
@@ -15,12 +15,11 @@ import numbers
 import numpy as np
 
 from .. import _C
-from .._tensor import Tensor
+from .._tensor import Tensor, tensor as _make_tensor
 from . import _random_draws
 from ._augmentation_layers import (_ImageAugmentation, _as_float_tensor, _blend, _clip,
                                    _factor_pair)
 from ._random_draws import symmetric_beta_quantiles
-from .._image_resize import batched
 
 def random_permutation(size, like):
     """A uniformly random permutation of 0 .. size - 1 (float32), as the ranks of uniform draws
@@ -129,9 +128,7 @@ def box_masks(images, x0, x1, y0, y1):
 
 class _LabelMixing(_ImageAugmentation):
     """What MixUp and CutMix share: labels mixed as w y + (1 - w) y[perm] with the images'
-    draw, and Keras's dict form {"images": ..., "labels": ...}, which runs eagerly, op by op
-    (the traced C++ call takes tensors, not dicts): the form of ``Dataset.map``. Plain image
-    tensors take the traced path."""
+    draw (given in Keras's dict form {"images": ..., "labels": ...})."""
 
     def transform_labels(self, labels, transformation, training=True):
         labels = self._images(labels)
@@ -140,18 +137,6 @@ class _LabelMixing(_ImageAugmentation):
         weight = _C.reshape(_as_float_tensor(transformation["mix_weight"], labels),
                             [labels.shape[0], 1])
         return _blend(weight, labels, take_rows(labels, _order(transformation, labels)))
-
-    def __call__(self, inputs, training=None, **kwargs):
-        if not isinstance(inputs, dict):
-            return super().__call__(inputs, training=training, **kwargs)
-        training = self._default_training if training is None else training
-        images, restore = batched(self._images(inputs["images"]))
-        transformation = self.get_random_transformation(images, training=training)
-        out = dict(inputs)
-        out["images"] = restore(self.transform_images(images, transformation, training))
-        if "labels" in inputs:
-            out["labels"] = self.transform_labels(inputs["labels"], transformation, training)
-        return out
 
 
 class MixUp(_LabelMixing):
@@ -224,3 +209,41 @@ class CutMix(_LabelMixing):
 def _order(transformation, like):
     order = transformation["permutation_order"]
     return order if isinstance(order, Tensor) else _as_float_tensor(order, like)
+
+
+class MaxNumBoundingBoxes(_ImageAugmentation):
+    """``keras.layers.MaxNumBoundingBoxes(max_number, fill_value=-1, bounding_box_format=...)``:
+    in the dict form, the boxes (batch, n, 4) and their labels (batch, n) cut or padded with
+    ``fill_value`` to ``max_number`` per image; images and labels pass unchanged."""
+
+    def __init__(self, max_number, fill_value=-1, bounding_box_format=None, data_format=None,
+                 **kwargs):
+        self.max_number, self.fill_value = int(max_number), int(fill_value)
+        self.bounding_box_format = bounding_box_format
+        super().__init__(data_format=data_format, **kwargs)
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        return None
+
+    def transform_images(self, images, transformation=None, training=True):
+        return self._images(images)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation=None, training=True):
+        out = dict(bounding_boxes)
+        for key, tail in (("boxes", [4]), ("labels", [])):
+            values = bounding_boxes[key]  # labels keep their (integer) dtype, as in Keras
+            values = values if isinstance(values, Tensor) else _make_tensor(np.asarray(values))
+            batch, count = values.shape[0], values.shape[1]
+            kept = _C.slice(values, [(0, batch, 1), (0, min(count, self.max_number), 1)] +
+                            [(0, d, 1) for d in tail])
+            if count < self.max_number:
+                padding = _C.tensor_full([batch, self.max_number - count] + tail,
+                                         float(self.fill_value), values._dtype_name,
+                                         values._device_name)
+                kept = _C.concat([kept, padding], 1)
+            out[key] = kept
+        return out
+
+    def _layer_config(self):
+        return {"data_format": self.data_format, "bounding_box_format": self.bounding_box_format,
+                "max_number": self.max_number}

@@ -67,7 +67,7 @@ from ._geometric_augmentation_layers import RandomPerspective, RandomShear
 from ._color_augmentation_layers import (
     Equalization, RandomColorDegeneration, RandomColorJitter, RandomGaussianBlur, RandomHue,
     RandomPosterization, RandomSaturation, RandomSharpness)
-from ._region_augmentation_layers import CutMix, MixUp, RandomErasing
+from ._region_augmentation_layers import CutMix, MaxNumBoundingBoxes, MixUp, RandomErasing
 from ._composite_augmentation_layers import AugMix, RandAugment
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
@@ -615,4 +615,4 @@ __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {})
 __all__ += ["RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
             "RandomPosterization", "RandomSharpness", "Equalization", "RandomGaussianBlur",
             "RandomErasing", "MixUp", "RandomShear", "RandomPerspective", "RandAugment",
-            "CutMix", "AugMix"]
+            "CutMix", "AugMix", "MaxNumBoundingBoxes"]
