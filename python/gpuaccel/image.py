@@ -2,7 +2,8 @@
 resizing, crops, flips and rotations from ``_image_resize``; dtype conversion and colour
 adjustments (and their random_* and stateless_random_* forms) from ``_image_adjust``; colour
 spaces (HSV, YIQ, YUV) from ``_image_color_spaces``; gradients, total variation, PSNR and SSIM
-from ``_image_measures``; draw_bounding_boxes from ``_image_boxes``.
+from ``_image_measures``; draw_bounding_boxes from ``_image_boxes``;
+non-maximum suppression from ``_image_nms``.
 
 Patches are strided slices of the (padded) image stacked along a new axis, so the op runs on
 any device and autograd differentiates it (``torch.nn.functional.unfold`` shares it).
@@ -26,6 +27,8 @@ from ._image_adjust import (adjust_brightness, adjust_contrast, adjust_gamma, ad
 from ._image_boxes import draw_bounding_boxes
 from ._image_color_spaces import (hsv_to_rgb, rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb,
                                   yuv_to_rgb)
+from ._image_nms import (non_max_suppression, non_max_suppression_overlaps,
+                         non_max_suppression_with_scores)
 from ._image_measures import (image_gradients, psnr, sobel_edges, ssim, ssim_multiscale,
                               total_variation)
 from ._image_resize import (ResizeMethod, central_crop, crop_and_resize, crop_to_bounding_box,
@@ -45,7 +48,8 @@ __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_
            "stateless_random_hue", "stateless_random_saturation", "rgb_to_hsv", "hsv_to_rgb",
            "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv", "yuv_to_rgb", "image_gradients",
            "sobel_edges", "total_variation", "psnr", "ssim", "ssim_multiscale",
-           "crop_and_resize", "draw_bounding_boxes", "extract_glimpse"]
+           "crop_and_resize", "draw_bounding_boxes", "extract_glimpse", "non_max_suppression",
+           "non_max_suppression_with_scores", "non_max_suppression_overlaps"]
 
 
 def _four(value, name):

@@ -331,3 +331,34 @@ def test_extract_glimpse_matches_tensorflow_and_fills_with_its_noise_rule():
         with pytest.raises((ga.errors.InvalidArgumentError, tf.errors.InvalidArgumentError,
                             ValueError)):
             image.extract_glimpse(images, (2, 2), corner, noise="pink")
+
+
+def test_non_max_suppression_matches_tensorflow():
+    rng = np.random.default_rng(10)
+    for case in range(60):  # corner orders swapped, boxes of no area, tied scores
+        n = int(rng.integers(1, 25))
+        corners = rng.uniform(0, 1, (n, 2))
+        boxes = np.concatenate([corners, corners + rng.uniform(0.05, 0.5, (n, 2))], 1)
+        boxes = (boxes[:, [2, 3, 0, 1]] if case % 3 == 0 else boxes).astype(np.float32)
+        if case % 5 == 0:
+            boxes[0, 2] = boxes[0, 0]
+        scores = np.round(rng.uniform(0, 1, n), 1).astype(np.float32)
+        overlaps = rng.uniform(0, 1, (n, n)).astype(np.float32)
+        limit, threshold = int(rng.integers(0, 12)), float(rng.uniform(0, 1))
+        floor = float(rng.choice([-np.inf, 0.3]))
+        assert_same(ga.image.non_max_suppression(boxes, scores, limit, threshold, floor),
+                    tf.image.non_max_suppression(boxes, scores, limit, threshold, floor), atol=0)
+        assert_same(ga.image.non_max_suppression_overlaps(overlaps, scores, limit, threshold,
+                                                          floor),
+                    tf.image.non_max_suppression_overlaps(overlaps, scores, limit, threshold,
+                                                          floor), atol=0)
+        for ours, theirs in zip(
+                ga.image.non_max_suppression_with_scores(boxes, scores, limit, threshold, floor),
+                tf.image.non_max_suppression_with_scores(boxes, scores, limit, threshold, floor)):
+            assert_same(ours, theirs, atol=0)
+    with pytest.raises(NotImplementedError, match="soft_nms_sigma"):
+        ga.image.non_max_suppression_with_scores(BOXES[:, :4], BOXES[:, 0], 3, soft_nms_sigma=0.5)
+    for image in (ga.image, tf.image):
+        with pytest.raises((ga.errors.InvalidArgumentError, tf.errors.InvalidArgumentError,
+                            ValueError)):
+            image.non_max_suppression(BOXES, BOXES[:3, 0], 3)

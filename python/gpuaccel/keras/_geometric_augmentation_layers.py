@@ -1,5 +1,6 @@
 """Keras 3's geometric augmentation layers (RandomRotation, RandomTranslation, RandomZoom,
-RandomShear, RandomPerspective) and the projective sampling they share, written from gpuaccel's ops so a traced call replays them.
+RandomShear, RandomPerspective) and the projective sampling they share, written from
+gpuaccel's ops so a traced call replays them.
 
 Keras's TensorFlow backend samples with ``ImageProjectiveTransformV3``: output pixel (x, y)
 reads the input at ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k), k = c0 x + c1 y + 1, for

@@ -1,14 +1,15 @@
 """Keras 3's augmentation layers that replace or mix whole regions of images: RandomErasing (a
 random box filled with noise or a value), MixUp (each image and its label mixed with another's
 of the batch) and CutMix (a box of another image pasted in, the labels mixed by area), and
-MaxNumBoundingBoxes (boxes cut or padded to a fixed count), built as the layers of ``_augmentation_layers`` (draws as tensors from ``_random_draws``, a
-deterministic ``transform_images``, no host reads in the forward pass).
+MaxNumBoundingBoxes (boxes cut or padded to a fixed count), built as the layers of
+``_augmentation_layers`` (draws as tensors from ``_random_draws``, a deterministic
+``transform_images``, no host reads in the forward pass).
 
 Two draws need more than uniform numbers. The Beta(alpha, alpha) weights of MixUp and CutMix
 are quantiles of uniform draws (``_random_draws.symmetric_beta_quantiles``), since gpuaccel has
-no replayable Beta sampler; CutMix's alpha is itself a draw. The permutation pairing images is the ranks of uniform draws (a
-(batch, batch) comparison, ties broken by position), so no sort is needed; it is applied as a
-one-hot (batch, batch) product.
+no replayable Beta sampler; CutMix's alpha is itself a draw. The permutation pairing images is
+the ranks of uniform draws (a (batch, batch) comparison, ties broken by position), so no sort
+is needed; it is applied as a one-hot (batch, batch) product.
 """
 import numbers
 
