@@ -1,6 +1,9 @@
-"""``tf.image.draw_bounding_boxes``: box outlines painted onto images, as TF's
-DrawBoundingBoxesV2 kernel paints them (one-pixel lines at the truncated box edges, clipped to
-the image, colours cycling through ``colors`` or TF's table).
+"""``tf.image``'s bounding-box names: ``draw_bounding_boxes`` (box outlines painted onto
+images, as TF's DrawBoundingBoxesV2 kernel paints them: one-pixel lines at the truncated box
+edges, clipped to the image, colours cycling through ``colors`` or TF's table) and
+``sample_distorted_bounding_box`` and its stateless twin (a random crop window that covers
+part of a given box, TF's GenerateRandomCrop rule; the window is found on the host, as TF's
+CPU kernel finds it, from gpuaccel's draws).
 
 The boxes are read on the host (an eager tf.image call, as TF's kernel reads them on the CPU)
 and become a 0/1 mask and a colour image; the painting is a blend of tensors, so gradients
@@ -9,9 +12,11 @@ reach the images where no line covers them.
 import numpy as np
 
 from . import _C, errors
+from . import _random_samplers as _samplers
 from ._convert import convert_to_tensor
 
-__all__ = ["draw_bounding_boxes"]
+__all__ = ["draw_bounding_boxes", "sample_distorted_bounding_box",
+           "stateless_sample_distorted_bounding_box"]
 
 # TF's default colours (RGBA), box k taking row k mod 10; grayscale images draw in white.
 _DEFAULT_COLORS = np.array([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1],
@@ -81,3 +86,124 @@ def draw_bounding_boxes(images, boxes, colors, name=None):
     mask, paint = constant(mask), constant(paint)
     kept = _C.binary("mul", x, _C.binary("sub", _C.scalar_like(1.0, mask), mask))
     return _C.binary("add", kept, _C.binary("mul", mask, paint))
+
+
+def _random_crop_box(width, height, area_range, aspect_ratio, draws):
+    """TF's GenerateRandomCrop: a (x, y, w, h) window of the given aspect ratio whose area lies
+    in ``area_range`` (fractions of the image), or None; ``draws`` are two uniforms in [0, 1)
+    (the height within its range, then the offsets)."""
+    min_area = area_range[0] * width * height
+    max_area = area_range[1] * width * height
+    box_height = int(np.rint(np.sqrt(min_area / aspect_ratio)))
+    max_height = int(np.rint(np.sqrt(max_area / aspect_ratio)))
+    if int(np.rint(max_height * aspect_ratio)) > width:
+        max_height = int((width + 0.5 - 1e-7) / aspect_ratio)
+        if int(np.rint(max_height * aspect_ratio)) > width:
+            max_height -= 1
+    max_height = min(max_height, height)
+    box_height = min(box_height, max_height)
+    if box_height < max_height:
+        box_height += int(draws[0] * (max_height - box_height + 1))
+    box_width = int(np.rint(box_height * aspect_ratio))
+    if box_width * box_height < min_area:
+        box_height += 1
+        box_width = int(np.rint(box_height * aspect_ratio))
+    if box_width * box_height > max_area:
+        box_height -= 1
+        box_width = int(np.rint(box_height * aspect_ratio))
+    area = box_width * box_height
+    if area < min_area or area > max_area or box_width > width or box_height > height or \
+            box_width <= 0 or box_height <= 0:
+        return None
+    y = int(draws[1] * (height - box_height)) if box_height < height else 0
+    x = int(draws[2] * (width - box_width)) if box_width < width else 0
+    return x, y, box_width, box_height
+
+
+def _covers(window, boxes, width, height, min_object_covered):
+    """Whether the window holds at least ``min_object_covered`` of one box's area (pixel
+    boxes from the normalised ones, as TF truncates them)."""
+    x, y, w, h = window
+    for y_min, x_min, y_max, x_max in boxes:
+        left, top = int(x_min * width), int(y_min * height)
+        right, bottom = int(x_max * width), int(y_max * height)
+        area = (right - left) * (bottom - top)
+        if area <= 0:
+            continue
+        inner = max(0, min(right, x + w) - max(left, x)) * max(0, min(bottom, y + h) -
+                                                               max(top, y))
+        if inner / area >= min_object_covered:
+            return True
+    return False
+
+
+def _sample_distorted_bounding_box(image_size, bounding_boxes, draw, min_object_covered,
+                                   aspect_ratio_range, area_range, max_attempts,
+                                   use_image_if_no_bounding_boxes):
+    size = np.asarray(image_size.numpy() if hasattr(image_size, "numpy") else image_size)
+    if size.shape != (3,) or size.dtype.kind not in "iu":
+        raise errors.InvalidArgumentError(f"image_size must be 1-D with 3 integers (height, "
+                                          f"width, channels), got {size.tolist()}")
+    height, width = int(size[0]), int(size[1])
+    boxes = np.asarray(bounding_boxes.numpy() if hasattr(bounding_boxes, "numpy")
+                       else bounding_boxes, np.float32).reshape(-1, 4)
+    if not len(boxes):
+        if not use_image_if_no_bounding_boxes:
+            raise errors.InvalidArgumentError(
+                "No bounding boxes provided as input. One must enable "
+                "use_image_if_no_bounding_boxes if you wish to not provide any bounding boxes.")
+        boxes = np.array([[0.0, 0.0, 1.0, 1.0]], np.float32)
+    aspect_ratio_range = aspect_ratio_range or (0.75, 1.33)
+    area_range = area_range or (0.05, 1.0)
+    attempts = 100 if max_attempts is None else int(max_attempts)
+    if attempts <= 0:
+        raise errors.InvalidArgumentError(f"max_attempts must be positive, got {attempts}")
+    draws = draw([attempts, 4]).astype(np.float64)
+    window = None
+    for attempt in draws:
+        ratio = attempt[0] * (aspect_ratio_range[1] - aspect_ratio_range[0]) + \
+            aspect_ratio_range[0]
+        candidate = _random_crop_box(width, height, area_range, ratio, attempt[1:])
+        if candidate is not None and _covers(candidate, boxes, width, height,
+                                             min_object_covered):
+            window = candidate
+            break
+    x, y, w, h = window or (0, 0, width, height)
+    kind = size.dtype if hasattr(image_size, "dtype") else np.int32  # a list: TF's int32
+    begin = convert_to_tensor(np.array([y, x, 0], kind))
+    extent = convert_to_tensor(np.array([h, w, -1], kind))
+    box = np.array([[[y / height, x / width, (y + h) / height, (x + w) / width]]], np.float32)
+    return begin, extent, convert_to_tensor(box)
+
+
+def sample_distorted_bounding_box(image_size, bounding_boxes, seed=0, min_object_covered=0.1,
+                                  aspect_ratio_range=None, area_range=None, max_attempts=None,
+                                  use_image_if_no_bounding_boxes=None, name=None):
+    """``tf.image.sample_distorted_bounding_box``: (begin, size, box) of a random crop window
+    with an aspect ratio and area (fractions of the image) in the given ranges that covers at
+    least ``min_object_covered`` of one of ``bounding_boxes`` (the whole image after
+    ``max_attempts`` failures), TF's GenerateRandomCrop rule on gpuaccel's draws (so not TF's
+    numbers). A per-op ``seed`` other than 0 is refused, as everywhere in gpuaccel."""
+    _samplers.no_op_seed(seed or None)
+
+    def uniform_draws(shape):
+        return _samplers.uniform(shape, 0.0, 1.0).numpy()
+    return _sample_distorted_bounding_box(image_size, bounding_boxes, uniform_draws,
+                                          min_object_covered, aspect_ratio_range, area_range,
+                                          max_attempts, use_image_if_no_bounding_boxes)
+
+
+def stateless_sample_distorted_bounding_box(image_size, bounding_boxes, seed,
+                                            min_object_covered=0.1, aspect_ratio_range=None,
+                                            area_range=None, max_attempts=None,
+                                            use_image_if_no_bounding_boxes=None, name=None):
+    """``tf.image.stateless_sample_distorted_bounding_box``: the same, drawn from the stream
+    of the seed pair ``seed`` (the same pair gives the same window)."""
+    key = _samplers.key_of(seed)
+
+    def uniform_draws(shape):
+        with _samplers.keyed_stream(key):
+            return _samplers.uniform(shape, 0.0, 1.0).numpy()
+    return _sample_distorted_bounding_box(image_size, bounding_boxes, uniform_draws,
+                                          min_object_covered, aspect_ratio_range, area_range,
+                                          max_attempts, use_image_if_no_bounding_boxes)

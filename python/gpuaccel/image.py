@@ -24,7 +24,8 @@ from ._image_adjust import (adjust_brightness, adjust_contrast, adjust_gamma, ad
                             stateless_random_crop, stateless_random_flip_left_right,
                             stateless_random_flip_up_down, stateless_random_hue,
                             stateless_random_saturation)
-from ._image_boxes import draw_bounding_boxes
+from ._image_boxes import (draw_bounding_boxes, sample_distorted_bounding_box,
+                           stateless_sample_distorted_bounding_box)
 from ._image_color_spaces import (hsv_to_rgb, rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb,
                                   yuv_to_rgb)
 from ._image_nms import (non_max_suppression, non_max_suppression_overlaps,
@@ -49,7 +50,8 @@ __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_
            "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv", "yuv_to_rgb", "image_gradients",
            "sobel_edges", "total_variation", "psnr", "ssim", "ssim_multiscale",
            "crop_and_resize", "draw_bounding_boxes", "extract_glimpse", "non_max_suppression",
-           "non_max_suppression_with_scores", "non_max_suppression_overlaps"]
+           "non_max_suppression_with_scores", "non_max_suppression_overlaps",
+           "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box"]
 
 
 def _four(value, name):

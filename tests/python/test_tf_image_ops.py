@@ -362,3 +362,47 @@ def test_non_max_suppression_matches_tensorflow():
         with pytest.raises((ga.errors.InvalidArgumentError, tf.errors.InvalidArgumentError,
                             ValueError)):
             image.non_max_suppression(BOXES, BOXES[:3, 0], 3)
+
+
+def test_sample_distorted_bounding_box_follows_tensorflows_rule():
+    """Checked by rule on TF's draws and ours (the numbers cannot be TF's)."""
+    ga.random.set_seed(3)
+    tf.random.set_seed(3)
+    box = np.array([[[0.1, 0.2, 0.6, 0.7]]], np.float32)
+    height, width = 40, 60
+    for sample in (ga.image.sample_distorted_bounding_box, tf.image.sample_distorted_bounding_box):
+        windows = set()
+        for _ in range(12):
+            begin, size, boxes = (np.asarray(t) for t in sample(
+                [height, width, 3], box, min_object_covered=0.3, aspect_ratio_range=(0.5, 2.0),
+                area_range=(0.1, 0.8)))
+            (y, x, zero), (h, w, minus_one) = begin, size
+            assert (zero, minus_one) == (0, -1) and begin.dtype == np.int32
+            assert 0 <= y and y + h <= height and 0 <= x and x + w <= width
+            assert 0.1 * height * width <= h * w <= 0.8 * height * width
+            assert 0.5 - 1 / h <= w / h <= 2.0 + 1 / h
+            covered = max(0, min(42, x + w) - max(12, x)) * max(0, min(24, y + h) - max(4, y))
+            assert covered >= 0.3 * (42 - 12) * (24 - 4)  # the box in pixels: x 12..42, y 4..24
+            np.testing.assert_allclose(boxes, [[[y / height, x / width, (y + h) / height,
+                                                 (x + w) / width]]], rtol=1e-6)
+            windows.add((y, x, h, w))
+        assert len(windows) > 3
+    for sample in (ga.image.stateless_sample_distorted_bounding_box,
+                   tf.image.stateless_sample_distorted_bounding_box):
+        first = [np.asarray(t) for t in sample([height, width, 3], box, seed=(4, 5))]
+        again = [np.asarray(t) for t in sample([height, width, 3], box, seed=(4, 5))]
+        for a, b in zip(first, again):
+            np.testing.assert_array_equal(a, b)
+    # nothing can cover all of a box of the whole image within 10% of its area: the whole image
+    begin, size, _ = ga.image.sample_distorted_bounding_box(
+        [height, width, 3], [[[0.0, 0.0, 1.0, 1.0]]], min_object_covered=1.0,
+        area_range=(0.05, 0.1))
+    assert begin.numpy().tolist() == [0, 0, 0] and size.numpy().tolist() == [height, width, -1]
+    empty = np.zeros((1, 0, 4), np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No bounding boxes"):
+        tf.image.sample_distorted_bounding_box([height, width, 3], empty)
+    with pytest.raises(ga.errors.InvalidArgumentError, match="No bounding boxes"):
+        ga.image.sample_distorted_bounding_box([height, width, 3], empty)
+    whole = ga.image.sample_distorted_bounding_box([height, width, 3], empty, area_range=(1, 1),
+                                                   use_image_if_no_bounding_boxes=True)
+    assert whole[1].numpy().tolist() == [height, width, -1]
