@@ -1,5 +1,5 @@
 """``tf.image``'s geometric names: resize (and ResizeMethod, resize_with_pad), the crops and pads
-of a bounding box, flips, transposes and rotations.
+of a bounding box, crop_and_resize and extract_glimpse, flips, transposes and rotations.
 
 Every resize method is two products with host-built interpolation matrices
 (``_resize_matrices``, TensorFlow's weights), which Keras's Resizing, CenterCrop and the
@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from . import _C, errors
+from . import math as _math
 from ._array_ops import gather, pad, transpose as _transpose
 from ._convert import convert_to_tensor
 from ._numpy_ops import flip, rot90 as _rot90
@@ -20,7 +21,7 @@ from ._resize_matrices import resize_matrix
 __all__ = ["ResizeMethod", "resize", "resize_with_pad", "resize_with_crop_or_pad",
            "central_crop", "crop_to_bounding_box", "pad_to_bounding_box", "flip_left_right",
            "flip_up_down", "transpose", "rot90", "batched", "mix_rows_and_columns",
-           "resize_images"]
+           "resize_images", "crop_and_resize", "extract_glimpse"]
 
 
 class ResizeMethod:
@@ -251,3 +252,167 @@ def rot90(image, k=1, name=None):
     """``tf.image.rot90``: rotated counter-clockwise by 90 degrees ``k`` times."""
     x = _images(image, "image")
     return _rot90(x, k, (x.ndim - 3, x.ndim - 2))
+
+
+def _sample_points(starts, ends, length, count):
+    """TF's CropAndResize sample coordinates along one axis: (boxes, count) float32 positions
+    in pixels of a ``length`` axis, for box edges ``starts``/``ends`` (boxes, 1) in [0, 1]."""
+    span = float(length - 1)
+    if count == 1:  # the box's middle
+        return _C.binary("mul", _C.binary("mul", _C.binary("add", starts, ends),
+                                          _C.scalar_like(0.5, starts)),
+                         _C.scalar_like(span, starts))
+    scale = _C.binary("div", _C.binary("mul", _C.binary("sub", ends, starts), _C.scalar_like(
+        span, starts)), _C.scalar_like(float(count - 1), starts))
+    steps = _C.tensor_from_numpy(np.arange(count, dtype=np.float32)[None, :],
+                                 starts._device_name, None, True)
+    return _C.binary("add", _C.binary("mul", starts, _C.scalar_like(span, starts)),
+                     _C.binary("mul", steps, scale))
+
+
+def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear",
+                    extrapolation_value=0.0, name=None):
+    """``tf.image.crop_and_resize``: for each box (y1, x1, y2, x2, normalised) of image
+    box_indices[i], crop_size samples per axis spread from edge to edge, read bilinearly or
+    from the nearest pixel; samples outside the image give ``extrapolation_value``. Float32
+    (num_boxes, crop_height, crop_width, depth); the reads are gathers, so gradients reach
+    the image and, through the bilinear weights, the boxes."""
+    x = convert_to_tensor(image)
+    if x.ndim != 4:
+        raise errors.InvalidArgumentError(f"input image must be 4-D, got shape "
+                                          f"{list(x.shape)}")
+    boxes = convert_to_tensor(boxes)
+    indices = convert_to_tensor(box_indices)
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise errors.InvalidArgumentError(f"boxes must be 2-D [num_boxes, 4], got shape "
+                                          f"{list(boxes.shape)}")
+    if indices.ndim != 1 or indices.shape[0] != boxes.shape[0]:
+        raise errors.InvalidArgumentError(f"box_index has incompatible shape "
+                                          f"{list(indices.shape)} for {boxes.shape[0]} boxes")
+    crop_height, crop_width = _size(crop_size)
+    if crop_height <= 0 or crop_width <= 0:
+        raise errors.InvalidArgumentError("crop dimensions must be positive")
+    if method not in ("bilinear", "nearest"):
+        raise ValueError(f"method must be 'bilinear' or 'nearest', got {method!r}")
+    batch, height, width, depth = x.shape
+    picked = indices.numpy()
+    if picked.size and (picked.min() < 0 or picked.max() >= batch):
+        raise errors.OutOfRangeError(f"box_index has values outside [0, {batch})")
+    count = boxes.shape[0]
+    boxes = _C.cast(boxes, "float32") if boxes._dtype_name != "float32" else boxes
+    edge = [_C.slice(boxes, [(0, count, 1), (i, i + 1, 1)]) for i in range(4)]
+    rows = _sample_points(edge[0], edge[2], height, crop_height)       # (n, ch)
+    columns = _sample_points(edge[1], edge[3], width, crop_width)      # (n, cw)
+    table = _C.reshape(_C.contiguous(_C.cast(x, "float32")), [batch * height * width, depth])
+    base = _C.reshape(_C.cast(_C.binary("mul", _C.cast(indices, "float32"), _C.scalar_like(
+        float(height * width), boxes)), "float32"), [count, 1, 1])
+
+    def inside(points, length):
+        low = _C.cast(_C.binary("less", points, _C.scalar_like(0.0, points)), "float32")
+        high = _C.cast(_C.binary("greater", points, _C.scalar_like(float(length - 1), points)),
+                       "float32")
+        return _C.binary("sub", _C.scalar_like(1.0, low), _C.binary("maximum", low, high))
+
+    def read(row, column):  # integer-valued float (n, ch, 1) and (n, 1, cw), clamped inside
+        row = _C.binary("minimum", _C.binary("maximum", row, _C.scalar_like(0.0, row)),
+                        _C.scalar_like(float(height - 1), row))
+        column = _C.binary("minimum", _C.binary("maximum", column, _C.scalar_like(
+            0.0, column)), _C.scalar_like(float(width - 1), column))
+        flat = _C.binary("add", _C.binary("add", _C.binary("mul", row, _C.scalar_like(
+            float(width), row)), column), base)
+        return _C.embedding(_C.cast(flat, "int64"), table)              # (n, ch, cw, depth)
+
+    rows3, columns3 = _C.expand_dims(rows, 2), _C.expand_dims(columns, 1)
+    if method == "nearest":  # roundf: halves away from zero (coordinates here are >= 0)
+        def nearest(v):
+            return _math.floor(_C.binary("add", v, _C.scalar_like(0.5, v)))
+        out = read(nearest(rows3), nearest(columns3))
+    else:
+        top, left = _math.floor(rows3), _math.floor(columns3)
+        bottom, right = _math.ceil(rows3), _math.ceil(columns3)
+        y_lerp = _C.expand_dims(_C.binary("sub", rows3, top), 3)
+        x_lerp = _C.expand_dims(_C.binary("sub", columns3, left), 3)
+
+        def across(row):
+            left_value = read(row, left)
+            return _C.binary("add", left_value, _C.binary("mul", _C.binary(
+                "sub", read(row, right), left_value), x_lerp))
+        upper = across(top)
+        out = _C.binary("add", upper, _C.binary("mul", _C.binary("sub", across(bottom), upper),
+                                                y_lerp))
+    valid = _C.binary("mul", _C.expand_dims(inside(rows, height), 2),
+                      _C.expand_dims(inside(columns, width), 1))
+    valid = _C.expand_dims(valid, 3)
+    return _C.binary("add", _C.binary("mul", valid, out), _C.binary(
+        "mul", _C.binary("sub", _C.scalar_like(1.0, valid), valid),
+        _C.scalar_like(float(extrapolation_value), valid)))
+
+
+def _glimpse_start(offset, length, size, centered, normalized):
+    """TF's ExtractGlimpseV2 top-left pixel along one axis: the offset scaled to pixels where
+    ``normalized``, moved to the centre where ``centered`` (and, both set, back by half the
+    glimpse), cast toward zero."""
+    value = np.float32(offset)
+    if normalized:
+        value = value * np.float32(length)
+        if centered:
+            value = value / np.float32(2) + np.float32(length / 2) - np.float32(size / 2)
+    elif centered:
+        value = value + np.float32(length / 2)
+    return int(value)
+
+
+def extract_glimpse(input, size, offsets, centered=True, normalized=True, noise="uniform",
+                    name=None):
+    """``tf.image.extract_glimpse``: a size[0] x size[1] window per image at ``offsets``
+    ((y, x) per image), pixels outside the image filled with ``noise``: 'uniform' (between
+    the image's minimum and maximum), 'gaussian' (the image's mean and standard deviation,
+    drawn from gpuaccel's generator, so not TF's numbers) or 'zero'. The offsets are read on
+    the host; the window is a gather, so gradients reach the image."""
+    x = convert_to_tensor(input)
+    if x.ndim != 4:
+        raise errors.InvalidArgumentError(f"input must be a 4-D tensor, got shape "
+                                          f"{list(x.shape)}")
+    height, width = _size(size)
+    if height <= 0 or width <= 0:
+        raise errors.InvalidArgumentError(f"size must be positive, got [{height}, {width}]")
+    if noise not in ("uniform", "gaussian", "zero"):
+        raise errors.InvalidArgumentError(f"noise must be 'uniform', 'gaussian' or 'zero', got "
+                                          f"{noise!r}")
+    batch, in_height, in_width, depth = x.shape
+    where = np.asarray(offsets.numpy() if hasattr(offsets, "numpy") else offsets, np.float32)
+    if where.shape != (batch, 2):
+        raise errors.InvalidArgumentError(f"offsets must be [batch ({batch}), 2], got shape "
+                                          f"{list(where.shape)}")
+    rows = np.zeros((batch, height, width), np.int64)  # flat pixel indices, clamped inside
+    inside = np.zeros((batch, height, width, 1), np.float32)
+    for image, (y, x_offset) in enumerate(where):
+        top = _glimpse_start(y, in_height, height, centered, normalized)
+        left = _glimpse_start(x_offset, in_width, width, centered, normalized)
+        row = np.arange(top, top + height)[:, None]
+        column = np.arange(left, left + width)[None, :]
+        hit = (row >= 0) & (row < in_height) & (column >= 0) & (column < in_width)
+        inside[image, ..., 0] = hit
+        flat = image * in_height * in_width + np.clip(row, 0, in_height - 1) * in_width + \
+            np.clip(column, 0, in_width - 1)
+        rows[image] = flat
+    table = _C.reshape(_C.contiguous(x), [batch * in_height * in_width, depth])
+    window = _C.embedding(_C.tensor_from_numpy(rows, x._device_name, None, True), table)
+    mask = _C.cast(_C.tensor_from_numpy(inside, x._device_name, None, True), x._dtype_name)
+    if noise == "zero":
+        return _C.binary("mul", mask, window)
+    per_image = [1, 2, 3]
+    shape = [batch, height, width, depth]
+    if noise == "uniform":
+        low = _C.reduce("min", x, per_image, True)
+        span = _C.binary("sub", _C.reduce("max", x, per_image, True), low)
+        fill = _C.binary("add", low, _C.binary("mul", span, _C.cast(_C.tensor_random(
+            "uniform", shape, "float32", x._device_name), x._dtype_name)))
+    else:
+        mean = _C.reduce("mean", x, per_image, True)
+        spread = _C.unary("sqrt", _C.reduce("mean", _C.unary("square", _C.binary(
+            "sub", x, mean)), per_image, True))
+        fill = _C.binary("add", mean, _C.binary("mul", spread, _C.cast(_C.tensor_random(
+            "normal", shape, "float32", x._device_name), x._dtype_name)))
+    return _C.binary("add", _C.binary("mul", mask, window), _C.binary(
+        "mul", _C.binary("sub", _C.scalar_like(1.0, mask), mask), fill))

@@ -1,6 +1,9 @@
 """``tf.image`` names: ``extract_patches``, the im2col of the course's convolution slides, here;
 resizing, crops, flips and rotations from ``_image_resize``; dtype conversion and colour
-adjustments (and their random_* forms) from ``_image_adjust``.
+adjustments (and their random_* and stateless_random_* forms) from ``_image_adjust``; colour
+spaces (HSV, YIQ, YUV) from ``_image_color_spaces``; gradients, total variation, PSNR and SSIM
+from ``_image_measures``; draw_bounding_boxes from ``_image_boxes``;
+non-maximum suppression from ``_image_nms``.
 
 Patches are strided slices of the (padded) image stacked along a new axis, so the op runs on
 any device and autograd differentiates it (``torch.nn.functional.unfold`` shares it).
@@ -12,13 +15,26 @@ from . import _unsupported
 from ._int_range import INT32_MAX, check_range
 from ._array_ops import pad
 from ._convert import convert_to_tensor
-from ._image_adjust import (adjust_brightness, adjust_contrast, convert_image_dtype,
-                            grayscale_to_rgb, per_image_standardization, random_brightness,
-                            random_contrast, random_crop, random_flip_left_right,
-                            random_flip_up_down, rgb_to_grayscale)
-from ._image_quality import psnr, ssim
-from ._image_resize import (ResizeMethod, central_crop, crop_to_bounding_box, flip_left_right,
-                            flip_up_down, pad_to_bounding_box, resize, resize_with_crop_or_pad,
+from ._image_adjust import (adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue,
+                            adjust_saturation, convert_image_dtype, grayscale_to_rgb,
+                            per_image_standardization, random_brightness, random_contrast,
+                            random_crop, random_flip_left_right, random_flip_up_down,
+                            random_hue, random_saturation, rgb_to_grayscale,
+                            stateless_random_brightness, stateless_random_contrast,
+                            stateless_random_crop, stateless_random_flip_left_right,
+                            stateless_random_flip_up_down, stateless_random_hue,
+                            stateless_random_saturation)
+from ._image_boxes import (draw_bounding_boxes, sample_distorted_bounding_box,
+                           stateless_sample_distorted_bounding_box)
+from ._image_color_spaces import (hsv_to_rgb, rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb,
+                                  yuv_to_rgb)
+from ._image_nms import (non_max_suppression, non_max_suppression_overlaps,
+                         non_max_suppression_with_scores)
+from ._image_measures import (image_gradients, psnr, sobel_edges, ssim, ssim_multiscale,
+                              total_variation)
+from ._image_resize import (ResizeMethod, central_crop, crop_and_resize, crop_to_bounding_box,
+                            extract_glimpse, flip_left_right, flip_up_down,
+                            pad_to_bounding_box, resize, resize_with_crop_or_pad,
                             resize_with_pad, rot90, transpose)
 
 __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_with_pad",
@@ -26,8 +42,16 @@ __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_
            "pad_to_bounding_box", "flip_left_right", "flip_up_down", "transpose", "rot90",
            "convert_image_dtype", "rgb_to_grayscale", "grayscale_to_rgb", "adjust_brightness",
            "adjust_contrast", "per_image_standardization", "random_flip_left_right",
-           "random_flip_up_down", "random_crop", "random_brightness", "random_contrast", "psnr",
-           "ssim"]
+           "random_flip_up_down", "random_crop", "random_brightness", "random_contrast",
+           "adjust_hue", "adjust_saturation", "adjust_gamma", "random_hue", "random_saturation",
+           "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
+           "stateless_random_flip_left_right", "stateless_random_flip_up_down",
+           "stateless_random_hue", "stateless_random_saturation", "rgb_to_hsv", "hsv_to_rgb",
+           "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv", "yuv_to_rgb", "image_gradients",
+           "sobel_edges", "total_variation", "psnr", "ssim", "ssim_multiscale",
+           "crop_and_resize", "draw_bounding_boxes", "extract_glimpse", "non_max_suppression",
+           "non_max_suppression_with_scores", "non_max_suppression_overlaps",
+           "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box"]
 
 
 def _four(value, name):

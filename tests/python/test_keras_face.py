@@ -106,9 +106,9 @@ def test_reshape_rescaling_add_concatenate_match_keras():
         gk.layers.Concatenate(axis=1)([np.zeros((2, 3, 4)), np.zeros((2, 3, 5))])
     with pytest.raises(ValueError, match="total size"):
         gk.layers.Reshape((5,))(x)
-    with pytest.raises(AttributeError,
-                       match="keras.layers.RandAugment is not supported by gpuaccel yet"):
-        gk.layers.RandAugment
+    with pytest.raises(AttributeError, match="keras.layers.RandomElasticTransform is not "
+                                             "supported by gpuaccel yet"):
+        gk.layers.RandomElasticTransform
 
 
 def test_symbolic_dtype_answers_keras2_and_numpy_questions():

@@ -279,3 +279,179 @@ def test_psnr_and_ssim_bad_shapes_raise_tensorflows_errors(call):
     assert ours[0] == theirs[0]
     if theirs[0] == "ValueError":
         assert ours == theirs
+
+
+BOXES = np.array([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0], [-0.2, 0.3, 0.5, 1.3],
+                  [0.9, 0.7, 0.2, 0.1], [0.5, 0.5, 0.5, 0.5]], np.float32)  # out, flipped, point
+BOX_INDICES = np.array([0, 1, 1, 0, 1], np.int32)
+
+
+@pytest.mark.parametrize("method", ["bilinear", "nearest"])
+def test_crop_and_resize_matches_tensorflow(method):
+    for size in ([4, 5], [1, 3], [6, 1]):
+        for image in (IMAGES, UINT8_IMAGES):
+            assert_same(ga.image.crop_and_resize(image, BOXES, BOX_INDICES, size, method=method,
+                                                 extrapolation_value=-1.0),
+                        tf.image.crop_and_resize(image, BOXES, BOX_INDICES, size, method=method,
+                                                 extrapolation_value=-1.0))
+
+
+def test_crop_and_resize_gradients_reach_image_and_boxes_as_tensorflows():
+    inner = np.array([[0.1, 0.2, 0.8, 0.9], [0.05, 0.03, 0.97, 0.96]], np.float32)
+    weights = RNG.normal(size=(2, 4, 5, 3)).astype(np.float32)
+    image, boxes = ga.tensor(IMAGES, requires_grad=True), ga.tensor(inner, requires_grad=True)
+    (ga.image.crop_and_resize(image, boxes, [1, 0], [4, 5]) * ga.tensor(weights)).sum().backward()
+    image_tf, boxes_tf = tf.Variable(IMAGES), tf.Variable(inner)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.image.crop_and_resize(image_tf, boxes_tf, [1, 0], [4, 5]) *
+                             weights)
+    image_grad, boxes_grad = tape.gradient(loss, [image_tf, boxes_tf])
+    np.testing.assert_allclose(image.grad.numpy(), image_grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(boxes.grad.numpy(), boxes_grad.numpy(), rtol=1e-4, atol=1e-4)
+    for call in (lambda image: image.crop_and_resize(IMAGES, BOXES, BOX_INDICES[:2], [2, 2]),
+                 lambda image: image.crop_and_resize(IMAGES[0], BOXES, BOX_INDICES, [2, 2])):
+        with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+            call(tf.image)
+        with pytest.raises(ga.errors.InvalidArgumentError):
+            call(ga.image)
+    for image, error in ((tf.image, tf.errors.OutOfRangeError),
+                         (ga.image, ga.errors.OutOfRangeError)):
+        with pytest.raises(error, match="box_index"):
+            image.crop_and_resize(IMAGES, BOXES, BOX_INDICES + 1, [2, 2])
+
+
+@pytest.mark.parametrize("depth", [1, 3, 4])
+def test_draw_bounding_boxes_matches_tensorflow(depth):
+    images = RNG.uniform(size=(2, 9, 11, depth)).astype(np.float32)
+    for seed in range(6):  # boxes partly outside, inverted, and overlapping
+        boxes = np.random.default_rng(seed).uniform(-0.3, 1.3, (2, 4, 4)).astype(np.float32)
+        for colors in (None, RNG.uniform(size=(3, 4)).astype(np.float32)):
+            assert_same(ga.image.draw_bounding_boxes(images, boxes, colors),
+                        tf.image.draw_bounding_boxes(images, boxes, colors), atol=0)
+
+
+def test_draw_bounding_boxes_gradient_and_errors():
+    boxes = np.array([[[0.1, 0.2, 0.6, 0.7]], [[0.0, 0.0, 1.0, 1.0]]], np.float32)
+    # TF registers no gradient for the kernel: the reference is d/dx of x where no line is
+    # (TF's own lines, drawn in white on black, mark where)
+    lines = tf.image.draw_bounding_boxes(np.zeros_like(IMAGES), boxes, [[1.0, 1.0, 1.0, 1.0]])
+    weights = RNG.normal(size=IMAGES.shape).astype(np.float32)
+    x = ga.tensor(IMAGES, requires_grad=True)
+    (ga.image.draw_bounding_boxes(x, boxes, None) * ga.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), weights * (1 - lines.numpy()))
+    for call in (lambda image: image.draw_bounding_boxes(IMAGES[0], boxes, None),
+                 lambda image: image.draw_bounding_boxes(IMAGES, boxes[:1], None),
+                 lambda image: image.draw_bounding_boxes(IMAGES[..., :2], boxes, None)):
+        with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+            call(tf.image)
+        with pytest.raises(ga.errors.InvalidArgumentError):
+            call(ga.image)
+
+
+def test_extract_glimpse_matches_tensorflow_and_fills_with_its_noise_rule():
+    rng = np.random.default_rng(9)
+    images = rng.uniform(2, 5, (2, 6, 8, 3)).astype(np.float32)
+    for case in range(40):  # every centred/normalised combination, windows partly outside
+        centered, normalized = bool(case % 2), bool(case // 2 % 2)
+        size = (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
+        offsets = (rng.uniform(-1.2, 1.2, (2, 2)) if normalized else
+                   rng.uniform(-4, 9, (2, 2))).astype(np.float32)
+        assert_same(ga.image.extract_glimpse(images, size, offsets, centered=centered,
+                                             normalized=normalized, noise="zero"),
+                    tf.image.extract_glimpse(images, size, offsets, centered=centered,
+                                             normalized=normalized, noise="zero"), atol=0)
+    ga.random.set_seed(1)
+    corner = [[-3.0, -3.0], [0.0, 0.0]]  # image 0's window is mostly outside
+    for glimpse in (ga.image.extract_glimpse, tf.image.extract_glimpse):
+        out = np.asarray(glimpse(images, (4, 4), corner, centered=False, normalized=False))
+        np.testing.assert_array_equal(out[0, 3, 3], images[0, 0, 0])
+        np.testing.assert_array_equal(out[1], images[1, :4, :4])
+        noise = out[0, :3].reshape(-1)
+        assert images[0].min() <= noise.min() and noise.max() <= images[0].max()
+        assert np.ptp(noise) > 0.5
+    weights = rng.normal(size=(2, 3, 4, 3)).astype(np.float32)
+    x = ga.tensor(images, requires_grad=True)
+    out = ga.image.extract_glimpse(x, (3, 4), corner, centered=False, normalized=False,
+                                   noise="zero")
+    (out * ga.tensor(weights)).sum().backward()  # linear in x: <x, grad> = <out, weights>
+    np.testing.assert_allclose(np.sum(images * x.grad.numpy()),
+                               np.sum(out.detach().numpy() * weights), rtol=1e-5)
+    for image in (ga.image, tf.image):
+        with pytest.raises((ga.errors.InvalidArgumentError, tf.errors.InvalidArgumentError,
+                            ValueError)):
+            image.extract_glimpse(images, (2, 2), corner, noise="pink")
+
+
+def test_non_max_suppression_matches_tensorflow():
+    rng = np.random.default_rng(10)
+    for case in range(60):  # corner orders swapped, boxes of no area, tied scores
+        n = int(rng.integers(1, 25))
+        corners = rng.uniform(0, 1, (n, 2))
+        boxes = np.concatenate([corners, corners + rng.uniform(0.05, 0.5, (n, 2))], 1)
+        boxes = (boxes[:, [2, 3, 0, 1]] if case % 3 == 0 else boxes).astype(np.float32)
+        if case % 5 == 0:
+            boxes[0, 2] = boxes[0, 0]
+        scores = np.round(rng.uniform(0, 1, n), 1).astype(np.float32)
+        overlaps = rng.uniform(0, 1, (n, n)).astype(np.float32)
+        limit, threshold = int(rng.integers(0, 12)), float(rng.uniform(0, 1))
+        floor = float(rng.choice([-np.inf, 0.3]))
+        assert_same(ga.image.non_max_suppression(boxes, scores, limit, threshold, floor),
+                    tf.image.non_max_suppression(boxes, scores, limit, threshold, floor), atol=0)
+        assert_same(ga.image.non_max_suppression_overlaps(overlaps, scores, limit, threshold,
+                                                          floor),
+                    tf.image.non_max_suppression_overlaps(overlaps, scores, limit, threshold,
+                                                          floor), atol=0)
+        for ours, theirs in zip(
+                ga.image.non_max_suppression_with_scores(boxes, scores, limit, threshold, floor),
+                tf.image.non_max_suppression_with_scores(boxes, scores, limit, threshold, floor)):
+            assert_same(ours, theirs, atol=0)
+    with pytest.raises(NotImplementedError, match="soft_nms_sigma"):
+        ga.image.non_max_suppression_with_scores(BOXES[:, :4], BOXES[:, 0], 3, soft_nms_sigma=0.5)
+    for image in (ga.image, tf.image):
+        with pytest.raises((ga.errors.InvalidArgumentError, tf.errors.InvalidArgumentError,
+                            ValueError)):
+            image.non_max_suppression(BOXES, BOXES[:3, 0], 3)
+
+
+def test_sample_distorted_bounding_box_follows_tensorflows_rule():
+    """Checked by rule on TF's draws and ours (the numbers cannot be TF's)."""
+    ga.random.set_seed(3)
+    tf.random.set_seed(3)
+    box = np.array([[[0.1, 0.2, 0.6, 0.7]]], np.float32)
+    height, width = 40, 60
+    for sample in (ga.image.sample_distorted_bounding_box, tf.image.sample_distorted_bounding_box):
+        windows = set()
+        for _ in range(12):
+            begin, size, boxes = (np.asarray(t) for t in sample(
+                [height, width, 3], box, min_object_covered=0.3, aspect_ratio_range=(0.5, 2.0),
+                area_range=(0.1, 0.8)))
+            (y, x, zero), (h, w, minus_one) = begin, size
+            assert (zero, minus_one) == (0, -1) and begin.dtype == np.int32
+            assert 0 <= y and y + h <= height and 0 <= x and x + w <= width
+            assert 0.1 * height * width <= h * w <= 0.8 * height * width
+            assert 0.5 - 1 / h <= w / h <= 2.0 + 1 / h
+            covered = max(0, min(42, x + w) - max(12, x)) * max(0, min(24, y + h) - max(4, y))
+            assert covered >= 0.3 * (42 - 12) * (24 - 4)  # the box in pixels: x 12..42, y 4..24
+            np.testing.assert_allclose(boxes, [[[y / height, x / width, (y + h) / height,
+                                                 (x + w) / width]]], rtol=1e-6)
+            windows.add((y, x, h, w))
+        assert len(windows) > 3
+    for sample in (ga.image.stateless_sample_distorted_bounding_box,
+                   tf.image.stateless_sample_distorted_bounding_box):
+        first = [np.asarray(t) for t in sample([height, width, 3], box, seed=(4, 5))]
+        again = [np.asarray(t) for t in sample([height, width, 3], box, seed=(4, 5))]
+        for a, b in zip(first, again):
+            np.testing.assert_array_equal(a, b)
+    # nothing can cover all of a box of the whole image within 10% of its area: the whole image
+    begin, size, _ = ga.image.sample_distorted_bounding_box(
+        [height, width, 3], [[[0.0, 0.0, 1.0, 1.0]]], min_object_covered=1.0,
+        area_range=(0.05, 0.1))
+    assert begin.numpy().tolist() == [0, 0, 0] and size.numpy().tolist() == [height, width, -1]
+    empty = np.zeros((1, 0, 4), np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No bounding boxes"):
+        tf.image.sample_distorted_bounding_box([height, width, 3], empty)
+    with pytest.raises(ga.errors.InvalidArgumentError, match="No bounding boxes"):
+        ga.image.sample_distorted_bounding_box([height, width, 3], empty)
+    whole = ga.image.sample_distorted_bounding_box([height, width, 3], empty, area_range=(1, 1),
+                                                   use_image_if_no_bounding_boxes=True)
+    assert whole[1].numpy().tolist() == [height, width, -1]

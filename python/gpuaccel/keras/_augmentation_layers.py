@@ -1,6 +1,7 @@
 """Keras 3's image augmentation layers (RandomFlip, RandomCrop, RandomContrast, RandomBrightness,
 RandomGrayscale, RandomInvert, Solarization, AutoContrast) and Pipeline, written in Python from
-gpuaccel's ops and traced into the C++ step like any Python layer (_python_layer.py).
+gpuaccel's ops and traced into the C++ step like any Python layer (_python_layer.py); their base
+also takes Keras's dict form of inputs.
 
 Each layer, as Keras's, splits into ``get_random_transformation(images, training)`` (the random
 draws, as tensors, from ``_random_draws`` so that every replay of the trace draws again) and
@@ -62,10 +63,11 @@ def _value_range(value_range):
     return sorted(value_range)
 
 
-def _factor_pair(factor, bounds):
+def _factor_pair(factor, bounds, name="factor"):
     """Keras's base ``_set_factor``: a number f is (max(-f, lower bound), f), a pair is sorted;
-    both must lie within ``bounds``."""
-    message = ("The `factor` argument should be a number (or a list of two numbers) in the "
+    both must lie within ``bounds``. (Keras names the argument in its message; the value
+    always follows 'factor=' there.)"""
+    message = (f"The `{name}` argument should be a number (or a list of two numbers) in the "
                f"range [{bounds[0]}, {bounds[1]}]. Received: factor={factor}")
     if isinstance(factor, (tuple, list)):
         if len(factor) != 2 or factor[0] > bounds[1] or factor[1] < bounds[0]:
@@ -100,6 +102,35 @@ class _ImageAugmentation(Layer):
 
     def _images(self, images):
         return images if isinstance(images, Tensor) else self._to_tensor(images)
+
+    def transform_labels(self, labels, transformation, training=True):
+        return labels  # Keras's default: only the label-mixing layers change them
+
+    def __call__(self, inputs, training=None, **kwargs):
+        """Keras's dict form, {"images": ..., "labels": ..., "bounding_boxes": ...}, every
+        entry transformed with one draw, runs eagerly, op by op (the traced C++ call takes
+        tensors, not dicts): the form of ``Dataset.map``. Image tensors take the traced path."""
+        if not isinstance(inputs, dict):
+            return super().__call__(inputs, training=training, **kwargs)
+        training = self._default_training if training is None else training
+        images, restore = batched(self._images(inputs["images"]))
+        transformation = self.get_random_transformation(images, training=training)
+        out = dict(inputs)
+        out["images"] = restore(self.transform_images(images, transformation, training))
+        if "labels" in inputs:
+            out["labels"] = self.transform_labels(inputs["labels"], transformation, training)
+        if "bounding_boxes" in inputs:
+            if not getattr(self, "bounding_box_format", None):
+                raise ValueError(
+                    "You passed an input with a 'bounding_boxes' key, but you didn't specify a "
+                    "bounding box format. Pass a `bounding_box_format` argument to your "
+                    f"{type(self).__name__} layer, e.g. `bounding_box_format='xyxy'`.")
+            if not hasattr(self, "transform_bounding_boxes"):
+                raise NotImplementedError(f"{type(self).__name__} does not transform bounding "
+                                          "boxes yet; pass images and labels only")
+            out["bounding_boxes"] = self.transform_bounding_boxes(
+                inputs["bounding_boxes"], transformation, training)
+        return out
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -1,5 +1,6 @@
-"""Keras 3's geometric augmentation layers (RandomRotation, RandomTranslation, RandomZoom) and
-the projective sampling they share, written from gpuaccel's ops so a traced call replays them.
+"""Keras 3's geometric augmentation layers (RandomRotation, RandomTranslation, RandomZoom,
+RandomShear, RandomPerspective) and the projective sampling they share, written from
+gpuaccel's ops so a traced call replays them.
 
 Keras's TensorFlow backend samples with ``ImageProjectiveTransformV3``: output pixel (x, y)
 reads the input at ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k), k = c0 x + c1 y + 1, for
@@ -10,6 +11,7 @@ the nearest pixel. Here the coordinates are computed as tensors, the pixels read
 embedding op (a row gather from the (batch*h*w, c) image table) at the four neighbours,
 weighted as TensorFlow does; gradients reach the images through the gather.
 """
+import functools
 import math
 import numbers
 
@@ -318,3 +320,157 @@ class RandomZoom(_AffineAugmentation):
     def _layer_config(self):
         return {**super()._layer_config(), "height_factor": self.height_factor,
                 "width_factor": self.width_factor}
+
+
+class RandomShear(_AffineAugmentation):
+    """``keras.layers.RandomShear(x_factor=0.0, y_factor=0.0, interpolation='bilinear',
+    fill_mode='reflect')``: each image sheared by (x, y) amounts drawn in the factors' ranges,
+    both negated for half the images: input (x + sx y, sy x + y) read at output (x, y)."""
+    _MESSAGE = ("The `factor` argument should be a number (or a list of two numbers) in the "
+                "range [0, 1.0]. ")
+
+    def __init__(self, x_factor=0.0, y_factor=0.0, interpolation="bilinear",
+                 fill_mode="reflect", fill_value=0.0, data_format=None, seed=None, **kwargs):
+        self.x_factor = self._shear_range(x_factor, "x_factor")
+        self.y_factor = self._shear_range(y_factor, "y_factor")
+        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, **kwargs)
+
+    @classmethod
+    def _shear_range(cls, factor, name):
+        """Keras's _set_factor_with_name: each number in [0, 1]; a number f is (-f, f)."""
+        if isinstance(factor, (tuple, list)) and len(factor) != 2 or not isinstance(
+                factor, (tuple, list, int, float)) or isinstance(factor, bool):
+            raise ValueError(cls._MESSAGE + f"Received: {name}={factor}")
+        for value in factor if isinstance(factor, (tuple, list)) else (factor,):
+            if value > 1.0 or value < 0.0:
+                raise ValueError(cls._MESSAGE + f"Received: input_number={value}")
+        if isinstance(factor, (tuple, list)):
+            return tuple(sorted(factor))
+        return (-abs(factor), abs(factor))
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        if not training:
+            return None
+        images = self._images(data)
+        shape = [images.shape[0], 1]
+        backwards = _random_draws.bernoulli(shape, 0.5, images)  # draw > 0.5: negated
+        direction = _C.binary("sub", _const(1.0, backwards), _C.binary("mul", backwards,
+                                                                        _const(2.0, backwards)))
+        shear_y = _random_draws.uniform(shape, images, *self.y_factor)
+        shear_x = _random_draws.uniform(shape, images, *self.x_factor)
+        return {"shear_factor": _C.binary("mul", _C.concat([shear_x, shear_y], 1), direction),
+                "input_shape": tuple(images.shape)}
+
+    def _matrix(self, transformation, images):
+        shears = _as_float_tensor(transformation["shear_factor"], _C.tensor_full(
+            [], 0.0, "float32", images._device_name))
+        batch = shears.shape[0]
+        shear_x, shear_y = (_C.slice(shears, [(0, batch, 1), (i, i + 1, 1)]) for i in (0, 1))
+        return _rows_of([1.0, shear_x, 0.0, shear_y, 1.0, 0.0, 0.0, 0.0], images)
+
+    def _layer_config(self):
+        return {**super()._layer_config(), "x_factor": self.x_factor,
+                "y_factor": self.y_factor}
+
+
+def _quad_from_square(corners):
+    """Heckbert's projective map of the unit square onto the quadrilateral whose corners
+    (x, y) are the images' (0, 0), (1, 0), (1, 1), (0, 1): 3x3 entries (row-major) as (batch,)
+    tensors, taking (u, v, 1) to homogeneous (x, y, w)."""
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = corners
+    sub, add, mul = (functools.partial(_C.binary, op) for op in ("sub", "add", "mul"))
+    sum_x, sum_y = add(sub(x0, x1), sub(x2, x3)), add(sub(y0, y1), sub(y2, y3))
+    dx1, dx2, dy1, dy2 = sub(x1, x2), sub(x3, x2), sub(y1, y2), sub(y3, y2)
+    den = sub(mul(dx1, dy2), mul(dx2, dy1))
+    g = _C.binary("div", sub(mul(sum_x, dy2), mul(dx2, sum_y)), den)
+    h = _C.binary("div", sub(mul(dx1, sum_y), mul(sum_x, dy1)), den)
+    one = _const(1.0, x0)
+    return [add(sub(x1, x0), mul(g, x1)), add(sub(x3, x0), mul(h, x3)), x0,
+            add(sub(y1, y0), mul(g, y1)), add(sub(y3, y0), mul(h, y3)), y0,
+            g, h, _C.broadcast_to(one, list(x0.shape))]
+
+
+def _adjugate(m):
+    """The adjugate of 3x3 ``m`` (row-major list of tensors): a multiple of its inverse."""
+    def minor(r0, r1, c0, c1):
+        return _C.binary("sub", _C.binary("mul", m[3 * r0 + c0], m[3 * r1 + c1]),
+                         _C.binary("mul", m[3 * r0 + c1], m[3 * r1 + c0]))
+    return [minor(1, 2, 1, 2), minor(0, 2, 2, 1), minor(0, 1, 1, 2),
+            minor(1, 2, 2, 0), minor(0, 2, 0, 2), minor(0, 1, 2, 0),
+            minor(1, 2, 0, 1), minor(0, 2, 1, 0), minor(0, 1, 0, 1)]
+
+
+def _product(a, b):
+    return [functools.reduce(lambda s, t: _C.binary("add", s, t), [
+        _C.binary("mul", a[3 * r + k], b[3 * k + c]) for k in range(3)])
+        for r in range(3) for c in range(3)]
+
+
+def homography(start_points, end_points):
+    """Keras's compute_homography_matrix: the (batch, 8) projective transform taking each
+    end point to its start point (output -> input coordinates), for (batch, 4, 2) corner
+    lists ordered top-left, top-right, bottom-left, bottom-right. Here as square -> start
+    composed with the inverse of square -> end (closed forms, no linear solve)."""
+    def corners(points):
+        batch = points.shape[0]
+        pick = [0, 1, 3, 2]  # the square's corners go round: TL, TR, BR, BL
+
+        def coordinate(i, axis):
+            return _C.reshape(_C.contiguous(_C.slice(points, [(0, batch, 1), (i, i + 1, 1),
+                                                              (axis, axis + 1, 1)])),
+                              [batch, 1])
+        return [(coordinate(i, 0), coordinate(i, 1)) for i in pick]
+
+    matrix = _product(_quad_from_square(corners(start_points)),
+                      _adjugate(_quad_from_square(corners(end_points))))
+    return _C.concat([_C.binary("div", entry, matrix[8]) for entry in matrix[:8]], 1)
+
+
+class RandomPerspective(_ImageAugmentation):
+    """``keras.layers.RandomPerspective(factor=1.0, scale=1.0, interpolation='bilinear',
+    fill_value=0.0)``: each image, with a probability drawn in [lower, upper] of ``factor``,
+    warped so that its corners move by up to scale / 2 of their coordinates (constant fill)."""
+
+    def __init__(self, factor=1.0, scale=1.0, interpolation="bilinear", fill_value=0.0,
+                 seed=None, data_format=None, **kwargs):
+        self.factor = _factor_pair(factor, (0, 1))
+        if scale < 0.0 or scale > 1.0:
+            raise ValueError("The `scale` argument should be a number in the range [0,1]. "
+                             f"Received: scale={scale}")
+        _check_fill_and_interpolation("constant", interpolation)
+        self.scale, self.interpolation, self.fill_value = scale, interpolation, fill_value
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        if not training:
+            return None
+        images = self._images(data)
+        batch, height, width = images.shape[0], images.shape[1], images.shape[2]
+        probability = _random_draws.uniform([batch], images, *self.factor)
+        threshold = _random_draws.uniform([batch], images)
+        moves = _random_draws.uniform([batch, 4, 2], images, -0.5 * self.scale,
+                                      0.5 * self.scale)
+        start = _C.tensor_from_numpy(np.tile(np.array(
+            [[0.0, 0.0], [width - 1, 0.0], [0.0, height - 1], [width - 1, height - 1]],
+            np.float32), (batch, 1, 1)), images._device_name, None, True)
+        return {"apply_perspective": _C.binary("less", threshold, probability),
+                "start_points": start,
+                "end_points": _C.binary("add", start, _C.binary("mul", start, moves)),
+                "input_shape": tuple(images.shape)}
+
+    def transform_images(self, images, transformation, training=True):
+        images = self._images(images)
+        if not training or transformation is None:
+            return images
+        like = _C.tensor_full([], 0.0, "float32", images._device_name)
+        warped = affine_transform(images, homography(
+            _as_float_tensor(transformation["start_points"], like),
+            _as_float_tensor(transformation["end_points"], like)), self.interpolation,
+            "constant", self.fill_value)
+        apply = _C.reshape(_as_float_tensor(transformation["apply_perspective"], images),
+                           [images.shape[0], 1, 1, 1])
+        return _blend(apply, warped, images)
+
+    def _layer_config(self):
+        return {**super()._layer_config(), "factor": self.factor, "scale": self.scale,
+                "interpolation": self.interpolation, "fill_value": self.fill_value}

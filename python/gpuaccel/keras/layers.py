@@ -63,6 +63,12 @@ from ._augmentation_layers import (
     AutoContrast, Pipeline, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,
     RandomGrayscale, RandomInvert, Solarization)
 from ._geometric_augmentation_layers import RandomRotation, RandomTranslation, RandomZoom
+from ._geometric_augmentation_layers import RandomPerspective, RandomShear
+from ._color_augmentation_layers import (
+    Equalization, RandomColorDegeneration, RandomColorJitter, RandomGaussianBlur, RandomHue,
+    RandomPosterization, RandomSaturation, RandomSharpness)
+from ._region_augmentation_layers import CutMix, MaxNumBoundingBoxes, MixUp, RandomErasing
+from ._composite_augmentation_layers import AugMix, RandAugment
 from ._numeric_preprocessing_layers import (
     CategoryEncoding, Discretization, IntegerLookup, Normalization)
 from ._depthwise_layers import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
@@ -621,3 +627,8 @@ __all__ += [
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "keras.layers", {})
+
+__all__ += ["RandomHue", "RandomSaturation", "RandomColorDegeneration", "RandomColorJitter",
+            "RandomPosterization", "RandomSharpness", "Equalization", "RandomGaussianBlur",
+            "RandomErasing", "MixUp", "RandomShear", "RandomPerspective", "RandAugment",
+            "CutMix", "AugMix", "MaxNumBoundingBoxes"]
