@@ -6,6 +6,7 @@ import collections
 import copy
 
 from ..._tensor import Tensor, no_grad
+from ..._torch_functions import typename
 from ..._torch_ops import enable_grad
 
 
@@ -24,7 +25,7 @@ class Optimizer:
         self.param_groups = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got torch.Tensor")
+                            "Tensors or dicts, but got " + typename(params))
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -40,6 +41,8 @@ class Optimizer:
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
         for index, group in enumerate(self.param_groups):
+            if index:
+                lines.append("")  # PyTorch prints a blank line between groups
             lines.append(f"Parameter Group {index}")
             lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
         return "\n".join(lines) + "\n)"
@@ -48,11 +51,15 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param group must be a dict, got {type(param_group).__name__}")
         params = param_group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
         params = [params] if isinstance(params, Tensor) else list(params)
         for param in params:
             if not isinstance(param, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params "
-                                f"is {type(param).__name__}")
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + typename(param))
             if not param.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         group = {"params": params}

@@ -18,9 +18,13 @@ class DataLoader:
                              "disable multiprocessing.")
         self.dataset, self.num_workers, self.drop_last = dataset, num_workers, drop_last
         self._iterable = isinstance(dataset, IterableDataset)
-        if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
-            raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle, "
-                             "sampler and batch_sampler options")
+        if self._iterable:
+            for option, value, unset in (("shuffle", shuffle, not shuffle),
+                                         ("sampler", sampler, sampler is None),
+                                         ("batch_sampler", batch_sampler, batch_sampler is None)):
+                if not unset:
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                     f"{option} option, but got {option}={value}")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:

@@ -33,9 +33,7 @@ class TensorDataset(Dataset):
             raise ValueError("TensorDataset needs at least one tensor")
         sizes = {t.shape[0] if isinstance(t, Tensor) and t.ndim else None for t in tensors}
         if len(sizes) != 1 or None in sizes:
-            raise ValueError("Size mismatch between tensors: TensorDataset needs tensors with "
-                             f"the same first dimension, got shapes "
-                             f"{[tuple(getattr(t, 'shape', ())) for t in tensors]}")
+            raise AssertionError("Size mismatch between tensors")  # PyTorch's assert, words
         self.tensors = tensors
 
     def __getitem__(self, index):
@@ -62,10 +60,10 @@ class ConcatDataset(Dataset):
     def __init__(self, datasets):
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ValueError("datasets should not be an empty iterable")
+            raise AssertionError("datasets should not be an empty iterable")  # PyTorch asserts
         for dataset in self.datasets:
             if isinstance(dataset, IterableDataset):
-                raise ValueError("ConcatDataset does not support IterableDataset")
+                raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes, total = [], 0
         for dataset in self.datasets:
             total += len(dataset)
