@@ -291,12 +291,7 @@ class Trainer:
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
-        self._resolve_compile_after_build(x)
-        if class_weight is not None and self._has_several_outputs():
-            raise ValueError("`class_weight` is only supported for Models with a single "
-                             "output.")  # Keras's words
-        y, sample_weight = self._labels(y, sample_weight)
-        x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
+        x, y, weighted = self._weighted_inputs(x, y, sample_weight, class_weight)
         verbose = _resolve_verbose(verbose)
         if isinstance(x, distribute_strategy.DistributedDataset):
             x = x.unwrap()  # fit splits each global batch across the replicas itself
@@ -527,15 +522,21 @@ class Trainer:
 
     # ---- single batches ----
 
-    def _one_batch_data(self, x, y, sample_weight, class_weight):
-        """(the data of train_on_batch/test_on_batch as one batch, whether its last input
-        column is sample weights): the weights as fit takes them."""
+    def _weighted_inputs(self, x, y, sample_weight, class_weight):
+        """(x with the sample weights as its last column where there are any, y as the step
+        takes it, whether x carries weights): what fit and train_on_batch share."""
         self._resolve_compile_after_build(x)
         if class_weight is not None and self._has_several_outputs():
             raise ValueError("`class_weight` is only supported for Models with a single "
                              "output.")  # Keras's words
         y, sample_weight = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, class_weight)
+        return x, y, weighted
+
+    def _one_batch_data(self, x, y, sample_weight, class_weight):
+        """(the data of train_on_batch/test_on_batch as one batch, whether its last input
+        column is sample weights): the weights as fit takes them."""
+        x, y, weighted = self._weighted_inputs(x, y, sample_weight, class_weight)
         data = adapt(x, y, 1 << 62, self._keeps_integer_inputs(),
                      labels_per_output=self._compiled_outputs is not None)
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)

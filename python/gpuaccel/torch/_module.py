@@ -51,6 +51,17 @@ def _shape_text(shape):
     return f"torch.Size([{', '.join(str(d) for d in shape)}])"
 
 
+
+def zero_gradients(params, set_to_none):
+    """``zero_grad`` of Module and Optimizer: each gradient dropped, or zeroed in place."""
+    for param in params:
+        if param.grad is None:
+            continue
+        if set_to_none:
+            param.grad = None
+        else:
+            param.grad = param.grad.detach().zero_()
+
 class Module:
     """Base class of the layers and of user models: override ``forward``; calling the module
     calls it. Parameters, buffers and submodules register themselves by attribute assignment."""
@@ -235,13 +246,7 @@ class Module:
 
     def zero_grad(self, set_to_none=False):
         """PyTorch 1.13's default keeps the gradients as zeros (set_to_none=False)."""
-        for param in self.parameters():
-            if param.grad is None:
-                continue
-            if set_to_none:
-                param.grad = None
-            else:
-                param.grad = param.grad.detach().zero_()
+        zero_gradients(self.parameters(), set_to_none)
 
     def apply(self, fn):
         for module in self.children():

@@ -8,6 +8,7 @@ import copy
 from ..._tensor import Tensor, no_grad
 from ..._torch_functions import typename
 from ..._torch_ops import enable_grad
+from .._module import zero_gradients
 
 
 class _RequiredParameter:
@@ -76,14 +77,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=False):
         """PyTorch 1.13's default keeps the gradients, as zeros (set_to_none=False)."""
-        for group in self.param_groups:
-            for param in group["params"]:
-                if param.grad is None:
-                    continue
-                if set_to_none:
-                    param.grad = None
-                else:
-                    param.grad = param.grad.detach().zero_()
+        zero_gradients((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure=None):
         """Evaluates ``closure`` (with gradients on) if given, updates every parameter that
