@@ -103,6 +103,11 @@ class FunctionEvent(_TimeStrings):
 
     def __init__(self, id, name, thread, start_us, end_us, device_type=DeviceType.CPU,
                  device_index=0, kind=EventKind.OP):
+        # PyTorch names every step marker ProfilerStep* so the table sums them in one row;
+        # trace_name keeps the step's own number (the Chrome trace shows that one).
+        self.trace_name = name
+        if name.startswith("ProfilerStep#"):
+            name = "ProfilerStep*"
         self.id, self.name, self.key, self.thread = id, name, name, thread
         self.time_range = Interval(start_us, end_us)
         self.device_type, self.device_index, self.kind = device_type, device_index, kind
