@@ -157,7 +157,7 @@ def both():
 
 def as_pytorch_1_13_labels(steps):
     """PyTorch 1.13 labels the step that ``prof.step()`` opens with the previous step's number
-    (ProfilerStep#0 twice, then #1 for step 2...); PyTorch fixed it in 2.3 (pytorch/pytorch
+    (ProfilerStep#0 twice, then #1 for step 2...); PyTorch fixed it in 2024 (pytorch/pytorch
     issue 121126, pull 121127) and gpuaccel labels each step with its schedule number, as
     PyTorch does now."""
     return sorted({max(step - 1, 0) for step in steps})
