@@ -6,6 +6,7 @@ CPU time and the CUDA time of the kernels each launched), their per-name average
 table PyTorch prints (its column headers and time formats, gpuaccel's op names). Times are
 microseconds from the start of the trace, as in PyTorch.
 """
+import bisect
 import enum
 
 from ...profiler._events import EventKind
@@ -342,15 +343,19 @@ def _attach_memory(events, memory, origin):
     """Each allocation (bytes > 0) and free (< 0) counts for the innermost event on its thread
     that encloses it (self) and for every range around that one (total)."""
     by_thread = {}
-    for event in events:
+    for event in events:  # in start order per thread
         if event.device_type == DeviceType.CPU:
             by_thread.setdefault(event.thread, []).append(event)
+    starts = {thread: [e.time_range.start for e in row] for thread, row in by_thread.items()}
     for thread, time_ns, nbytes, device in memory:
         at_us = (time_ns - origin) * _US_PER_NS
-        inner = None
-        for event in by_thread.get(thread, ()):
-            if event.time_range.start <= at_us <= event.time_range.end:
-                inner = event  # events are in start order: the last enclosing is the innermost
+        last_started = bisect.bisect_right(starts.get(thread, []), at_us) - 1
+        if last_started < 0:
+            continue
+        # the innermost enclosing event is the last one started, or one of its enclosing ranges
+        inner = by_thread[thread][last_started]
+        while inner is not None and inner.time_range.end < at_us:
+            inner = inner.cpu_parent
         if inner is None:
             continue
         self_name, total_name = (("self_cpu_memory_usage", "cpu_memory_usage") if device < 0
