@@ -50,6 +50,12 @@ with warnings.catch_warnings():
             prof.step()
     out["ready_without_schedule"] = calls
     out["steps_without_schedule"] = step_names(prof)
+    with P.profile(activities=[P.ProfilerActivity.CPU],
+                   schedule=P.schedule(wait=0, warmup=3, active=1),
+                   on_trace_ready=lambda p: calls.append("ready")) as prof:
+        work()
+        prof.step()
+    out["stopped_in_warmup"] = [calls[1:], type(prof.events()).__name__]
 
 @P.record_function("decorated")
 def decorated():
@@ -191,6 +197,8 @@ def test_without_schedule_one_trace_at_the_end(both):
     ours, theirs = both
     assert ours["ready_without_schedule"] == theirs["ready_without_schedule"] == [True]
     assert ours["steps_without_schedule"] == theirs["steps_without_schedule"] == []
+    # stopped during warmup: no trace handed over, but an (empty) trace to read
+    assert ours["stopped_in_warmup"] == theirs["stopped_in_warmup"] == [[], "EventList"]
 
 
 def test_record_function_ranges_and_nesting(both):

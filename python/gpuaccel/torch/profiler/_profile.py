@@ -199,8 +199,11 @@ class profile:
             warnings.warn(f"Incorrect schedule: RECORD followed by {current.name}")
             self._stop_trace()
         elif previous == ProfilerAction.WARMUP and current in (ProfilerAction.NONE, None):
+            # PyTorch records an empty trace here (and hands it to no one)
             if current is not None:
                 warnings.warn("Incorrect schedule: WARMUP followed by NONE")
+            self._start_trace()
+            self._stop_trace()
         if current in recording and not self._recording:
             self._start_trace()
 
