@@ -20,7 +20,7 @@ import numpy as np
 from .._atomic_file import atomic_write_bytes
 from ._events import EventKind, EventTable
 
-__all__ = ["write_chrome_trace", "chrome_trace_events", "HOST_PID", "GPU_PID_BASE"]
+__all__ = ["write_chrome_trace", "chrome_trace_document", "chrome_trace_events", "HOST_PID", "GPU_PID_BASE"]
 
 HOST_PID = 1
 GPU_PID_BASE = 100
@@ -101,9 +101,19 @@ def chrome_trace_events(table: EventTable) -> list[dict[str, Any]]:
     return out + counters
 
 
-def write_chrome_trace(table: EventTable, path: str | os.PathLike) -> str:
-    """Write ``table`` as gzip'd Chrome Trace Event JSON to ``path`` (atomically)."""
-    doc = {
+def write_chrome_trace(table: EventTable, path: str | os.PathLike, compress: bool = True) -> str:
+    """Write ``table`` as Chrome Trace Event JSON to ``path`` (atomically), gzip'd unless
+    ``compress`` is false."""
+    data = json.dumps(chrome_trace_document(table), separators=(",", ":"),
+                      default=_json_default).encode("utf-8")
+    if compress:
+        data = gzip.compress(data, compresslevel=6, mtime=0)
+    return atomic_write_bytes(path, data)
+
+
+def chrome_trace_document(table: EventTable) -> dict[str, Any]:
+    """The trace in the Trace Event Format's JSON object form: ``traceEvents`` and metadata."""
+    return {
         "displayTimeUnit": "ns",
         "traceEvents": chrome_trace_events(table),
         "otherData": {
@@ -115,8 +125,6 @@ def write_chrome_trace(table: EventTable, path: str | os.PathLike) -> str:
             "session_stop_unix_ns": int(table.session_stop_unix_ns),
         },
     }
-    data = json.dumps(doc, separators=(",", ":"), default=_json_default).encode("utf-8")
-    return atomic_write_bytes(path, gzip.compress(data, compresslevel=6, mtime=0))
 
 
 def _json_default(obj: Any) -> Any:

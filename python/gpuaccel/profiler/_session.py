@@ -19,8 +19,8 @@ import threading
 from .. import _C
 from ._events import EventKind, EventTable
 
-__all__ = ["start", "stop", "is_active", "Profile", "Trace", "ProfilerOptions", "step_marker",
-           "input_wait"]
+__all__ = ["start", "stop", "stop_recording", "is_active", "Profile", "Trace", "ProfilerOptions",
+           "step_marker", "input_wait", "write_run"]
 
 _recorder = _C.profiler
 _lock = threading.Lock()
@@ -83,6 +83,16 @@ def stop(save=True):
     Returns None when nothing was saved (``save=False`` or an empty logdir). Raises
     RuntimeError when no session is active.
     """
+    table, logdir = stop_recording()
+    if not save or not logdir:
+        return None
+    return write_run(table, logdir)
+
+
+def stop_recording():
+    """Stops the active session and returns ``(EventTable, logdir)`` without writing anything:
+    for callers that present the events themselves (the PyTorch face's ``torch.profiler``).
+    Raises RuntimeError when no session is active."""
     global _logdir
     with _lock:
         if _logdir is None:
@@ -90,25 +100,27 @@ def stop(save=True):
                                "gpuaccel.profiler.start(logdir) first")
         (logdir, _options), _logdir = _logdir, None
         raw = _recorder.stop()
-    if not save or not logdir:
-        return None
-    return write_run(EventTable(raw), logdir)
+    return EventTable(raw), logdir
 
 
-def write_run(table, logdir):
-    """Writes ``table`` as a new run under ``<logdir>/plugins/profile``; returns the run dir."""
+def write_run(table, logdir, file_stem=None):
+    """Writes ``table`` as a new run under ``<logdir>/plugins/profile``; returns the run dir.
+    The files are named after the host unless ``file_stem`` names them."""
     from ._chrome_trace import write_chrome_trace
     from ._xspace import write_xspace
     run_dir = _new_run_dir(os.path.join(logdir, "plugins", "profile"))
-    host = _host_file_stem(table)
+    host = _file_stem(file_stem) if file_stem else _host_file_stem(table)
     write_xspace(table, os.path.join(run_dir, f"{host}.xplane.pb"))
     write_chrome_trace(table, os.path.join(run_dir, f"{host}.trace.json.gz"))
     return run_dir
 
 
 def _host_file_stem(table):
-    host = (table.host or {}).get("hostname") or socket.gethostname() or "localhost"
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in host)
+    return _file_stem((table.host or {}).get("hostname") or socket.gethostname() or "localhost")
+
+
+def _file_stem(name):
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(name))
 
 
 def _new_run_dir(profile_root):

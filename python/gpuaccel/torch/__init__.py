@@ -12,7 +12,8 @@ import sys as _sys
 
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from . import autograd, nn, optim, testing, utils
+from . import autograd, nn, optim, profiler, testing, utils
+from .profiler import _autograd_profiler
 from ._serialization import load, save
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
                           ones_like, reshape, squeeze, stack, tile, unbind, unsqueeze,
@@ -94,6 +95,9 @@ _sys.modules[__name__ + ".cuda"] = cuda
 _sys.modules[__name__ + ".random"] = random
 _sys.modules[__name__ + ".version"] = version
 _sys.modules[__name__ + ".nn.init"] = nn.init
+# torch.autograd.profiler, PyTorch's older spelling of the profiler (autograd is a module here)
+autograd.profiler = _autograd_profiler
+_sys.modules[__name__ + ".autograd.profiler"] = _autograd_profiler
 
 concat = cat  # torch.concat is torch.cat
 # torch.eq and friends: element-wise, bool tensors (torch.equal is the one-bool comparison).
