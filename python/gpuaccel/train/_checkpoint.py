@@ -67,7 +67,7 @@ class InitializationOnlyStatus(CheckpointLoadStatus):
     assert_nontrivial_match = assert_consumed
 
 
-class Checkpoint:
+class Checkpoint(_object_graph.CheckpointNode):
     """``tf.train.Checkpoint(model=..., optimizer=..., step=tf.Variable(1))``."""
 
     def __init__(self, root=None, **kwargs):

@@ -24,6 +24,14 @@ from .._tensor import Tensor, from_numpy
 _VALUE = ".ATTRIBUTES/VARIABLE_VALUE"
 
 
+class CheckpointNode:
+    """Base of ``tf.train.Checkpoint``: an object whose ``_children()`` (attribute name, object)
+    pairs are saved under its own attribute name."""
+
+    def _children(self):
+        raise NotImplementedError
+
+
 class Entry:
     """One saved value: ``key``, ``read()`` -> ndarray and ``write(ndarray)``. ``layer`` is the
     layer whose ``set_weights`` applies it (a layer's variables are written together)."""
@@ -61,8 +69,7 @@ def _layer_classes():
 def check_trackable(name, value):
     """Raises TensorFlow's ValueError for a keyword argument gpuaccel cannot checkpoint."""
     from ..keras.optimizers import Optimizer
-    from ._checkpoint import Checkpoint
-    if not isinstance(value, (Tensor, Optimizer, Checkpoint) + _layer_classes()):
+    if not isinstance(value, (Tensor, Optimizer, CheckpointNode) + _layer_classes()):
         raise _not_trackable(name, value)
 
 
@@ -140,11 +147,10 @@ def _optimizer_entries(prefix, optimizer, variables):
 def collect(checkpoint, prefix=""):
     """Every Entry reachable from ``checkpoint`` (a tf.train.Checkpoint), in a fixed order."""
     from ..keras.optimizers import Optimizer
-    from ._checkpoint import Checkpoint
     entries, variables, optimizers = [], [], []
     for name, value in checkpoint._children():
         key = f"{prefix}{name}"
-        if isinstance(value, Checkpoint):
+        if isinstance(value, CheckpointNode):
             entries.extend(collect(value, key + "/"))
         elif isinstance(value, Tensor):
             entries.append(_variable_entry(f"{key}/{_VALUE}", value))
