@@ -225,3 +225,37 @@ def test_other_tf_train_names_are_refused_with_a_reason():
         gt.train.GradientDescentOptimizer  # noqa: B018
     with pytest.raises(AttributeError, match="gpuaccel.distribute"):
         gt.train.ClusterSpec  # noqa: B018
+
+
+def test_hourly_keeping_and_step_interval_as_tensorflow(tmp_path, monkeypatch):
+    """keep_checkpoint_every_n_hours and checkpoint_interval on a fake clock (both frameworks
+    read time.time()): an hour passes per save."""
+    import time
+    clock = [1.0e9]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    results = {}
+    for name, api in (("tf", tf), ("gt", gt)):
+        clock[0] = 1.0e9
+        directory = str(tmp_path / name)
+        ckpt = api.train.Checkpoint(v=api.Variable([1.0]))
+        hourly = api.train.CheckpointManager(ckpt, directory, max_to_keep=1,
+                                             keep_checkpoint_every_n_hours=2)
+        for _ in range(6):
+            clock[0] += 3600.0
+            hourly.save()
+        step = api.Variable(0, dtype="int64", trainable=False)
+        every_3 = api.train.CheckpointManager(ckpt, os.path.join(directory, "steps"),
+                                              max_to_keep=None, step_counter=step,
+                                              checkpoint_interval=3)
+        saved = []
+        for _ in range(8):
+            saved.append(every_3.save() is not None)
+            step.assign_add(1)
+        with open(os.path.join(directory, "checkpoint"), encoding="utf-8") as f:
+            state = f.read()
+        results[name] = (sorted(os.listdir(directory)), state, saved)
+    assert results["gt"] == results["tf"]
+    assert results["gt"][2] == [True, False, False, True, False, False, True, False]
+    # every second hour's checkpoint stays, beside the newest one
+    assert [f for f in results["gt"][0] if f.endswith(".index")] == [
+        "ckpt-2.index", "ckpt-4.index", "ckpt-6.index"]
