@@ -102,12 +102,8 @@ def _layer_entries(prefix, layer, variables):
     return entries
 
 
-def _optimizer_parts(optimizer):
-    cpp = optimizer._cpp
-    return cpp, (cpp if hasattr(cpp, "set_dynamic_state") else None)
-
-
 def _optimizer_entries(prefix, optimizer, variables):
+    from ..keras._training_state import _optimizer_parts  # BackupAndRestore's reading of it
     cpp, loss_scale = _optimizer_parts(optimizer)
 
     def write_iterations(array):
