@@ -259,3 +259,21 @@ def test_hourly_keeping_and_step_interval_as_tensorflow(tmp_path, monkeypatch):
     # every second hour's checkpoint stays, beside the newest one
     assert [f for f in results["gt"][0] if f.endswith(".index")] == [
         "ckpt-2.index", "ckpt-4.index", "ckpt-6.index"]
+
+
+def test_loss_scale_optimizer_state_is_restored(tmp_path, initial_weights):
+    from gpuaccel.keras import mixed_precision
+    model = _gt_model(initial_weights)
+    optimizer = mixed_precision.LossScaleOptimizer(gt.keras.optimizers.SGD(0.1, momentum=0.9),
+                                                   dynamic_growth_steps=2)
+    for epoch in range(3):
+        _gt_step(model, optimizer, epoch)
+    path = gt.train.Checkpoint(model=model, optimizer=optimizer).write(str(tmp_path / "ls"))
+    fresh = mixed_precision.LossScaleOptimizer(gt.keras.optimizers.SGD(0.1, momentum=0.9),
+                                               initial_scale=8.0, dynamic_growth_steps=2)
+    gt.train.Checkpoint(model=model, optimizer=fresh).restore(path).assert_consumed()
+    assert (fresh._cpp.scale, fresh._cpp.step_counter, fresh.iterations) == \
+        (optimizer._cpp.scale, optimizer._cpp.step_counter, 3)
+    kernel = model.trainable_variables[0]
+    np.testing.assert_array_equal(np.asarray(fresh._cpp.slot(kernel, "momentum").numpy()),
+                                  np.asarray(optimizer._cpp.slot(kernel, "momentum").numpy()))

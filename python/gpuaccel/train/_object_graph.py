@@ -110,7 +110,9 @@ def _optimizer_entries(prefix, optimizer, variables):
         cpp.iterations = int(array)
 
     def write_rate(array):
-        if optimizer._rate_function is None:  # a schedule's rate follows `iterations`
+        # A schedule's rate follows `iterations` (a LossScaleOptimizer's is its inner one's).
+        inner = getattr(optimizer, "inner_optimizer", optimizer)
+        if getattr(inner, "_rate_function", None) is None:
             cpp.learning_rate = float(array)
 
     entries = [
