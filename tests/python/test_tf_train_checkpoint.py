@@ -17,21 +17,30 @@ X = RNG.randn(4, 8, 3).astype(np.float32)   # 4 epochs of one batch of 8 samples
 Y = RNG.randn(4, 8, 2).astype(np.float32)
 
 
-def _tf_model():
-    return tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(4, activation="tanh"),
-                                tf.keras.layers.Dense(2)])
+def _tf_model(weights=None):
+    """Built with ``weights``; None: no Input, so not built until its first call."""
+    inputs = [] if weights is None else [tf.keras.Input((3,))]
+    model = tf.keras.Sequential(inputs + [tf.keras.layers.Dense(4, activation="tanh"),
+                                          tf.keras.layers.Dense(2)])
+    if weights is not None:
+        model.set_weights(weights)
+    return model
 
 
 def _gt_model(weights):
-    model = gt.keras.Sequential([gt.keras.Input((3,)), gt.keras.layers.Dense(4, activation="tanh"),
-                                 gt.keras.layers.Dense(2)])
-    model.set_weights(weights)
+    inputs = [] if weights is None else [gt.keras.Input((3,))]
+    model = gt.keras.Sequential(inputs + [gt.keras.layers.Dense(4, activation="tanh"),
+                                          gt.keras.layers.Dense(2)])
+    if weights is not None:
+        model.set_weights(weights)
     return model
 
 
 @pytest.fixture(scope="module")
 def initial_weights():
-    return [np.asarray(w) for w in _tf_model().get_weights()]
+    model = _tf_model()
+    model.build((None, 3))
+    return [np.asarray(w) for w in model.get_weights()]
 
 
 def _tf_step(model, optimizer, epoch):
@@ -54,8 +63,9 @@ def _state_lines(directory):
         return [line for line in f.read().splitlines() if "timestamp" not in line]
 
 
-def _run_interrupted(api, new_model, step_fn, directory, initial):
-    """Epochs 0-1, saving each; then a fresh program restores the latest and runs epochs 2-3.
+def _run_interrupted(api, new_model, step_fn, directory, initial, restore_unbuilt):
+    """Epochs 0-1, saving each; then a fresh program restores the latest and runs epochs 2-3
+    (``restore_unbuilt``: into a model not built yet, which gets the values once built).
     Returns (final weights, step, save paths, checkpoints listed, iterations)."""
     model, optimizer = new_model(initial), api.keras.optimizers.Adam(0.05)
     ckpt = api.train.Checkpoint(model=model, optimizer=optimizer, step=api.Variable(1))
@@ -67,7 +77,7 @@ def _run_interrupted(api, new_model, step_fn, directory, initial):
         paths.append(manager.save())
     step_fn(model, optimizer, 2)  # lost: the program dies before saving it
     # a new program: other initial weights, a new optimizer, the same attribute names
-    model = new_model([w * 0.5 for w in initial])
+    model = new_model(None if restore_unbuilt else [w * 0.5 for w in initial])
     optimizer = api.keras.optimizers.Adam(0.05)
     ckpt = api.train.Checkpoint(model=model, optimizer=optimizer, step=api.Variable(1))
     manager = api.train.CheckpointManager(ckpt, directory, max_to_keep=2)
@@ -80,12 +90,14 @@ def _run_interrupted(api, new_model, step_fn, directory, initial):
             paths, manager.checkpoints, int(np.asarray(optimizer.iterations)))
 
 
-def test_interrupted_training_loop_resumes_as_tensorflow(tmp_path, initial_weights):
+@pytest.mark.parametrize("restore_unbuilt", [False, True])
+def test_interrupted_training_loop_resumes_as_tensorflow(tmp_path, initial_weights,
+                                                         restore_unbuilt):
     tf_dir, gt_dir = str(tmp_path / "tf"), str(tmp_path / "gt")
     tf_w, tf_step, tf_paths, tf_kept, tf_iters = _run_interrupted(
-        tf, lambda w: _set_tf(_tf_model(), w), _tf_step, tf_dir, initial_weights)
+        tf, _tf_model, _tf_step, tf_dir, initial_weights, restore_unbuilt)
     gt_w, gt_step, gt_paths, gt_kept, gt_iters = _run_interrupted(
-        gt, _gt_model, _gt_step, gt_dir, initial_weights)
+        gt, _gt_model, _gt_step, gt_dir, initial_weights, restore_unbuilt)
     assert gt_step == tf_step == 5 and gt_iters == tf_iters == 4
     for ours, theirs in zip(gt_w, tf_w):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
@@ -97,15 +109,9 @@ def test_interrupted_training_loop_resumes_as_tensorflow(tmp_path, initial_weigh
     assert _state_lines(gt_dir) == _state_lines(tf_dir)
 
 
-def _set_tf(model, weights):
-    model.set_weights(weights)
-    return model
-
-
 def test_save_write_and_restore_name_files_as_tensorflow(tmp_path, initial_weights):
     results = {}
-    for name, api, new_model in (("tf", tf, lambda w: _set_tf(_tf_model(), w)),
-                                 ("gt", gt, _gt_model)):
+    for name, api, new_model in (("tf", tf, _tf_model), ("gt", gt, _gt_model)):
         directory = tmp_path / name
         model = new_model(initial_weights)
         ckpt = api.train.Checkpoint(model=model, epoch=api.Variable(3.0))
@@ -209,12 +215,18 @@ def test_subclassed_model_restores_by_attribute_names(tmp_path):
     keys = [k for k, _ in gt.train.list_variables(path)]
     assert keys == ["net/encoder/vars/0", "net/encoder/vars/1", "net/head/vars/0",
                     "net/head/vars/1"]
-    fresh = Net()
+    built_later = Net()  # restored before its first call: the values wait for its variables
+    status = gt.train.Checkpoint(net=built_later).restore(path)
+    with pytest.raises(AssertionError, match="Unresolved object in checkpoint"):
+        status.assert_consumed()
+    np.testing.assert_array_equal(np.asarray(built_later(X[1])), np.asarray(net(X[1])))
+    built_first = Net()
+    built_first(X[0])
+    gt.train.Checkpoint(net=built_first).restore(path).assert_consumed()
+    np.testing.assert_array_equal(np.asarray(built_first(X[1])), np.asarray(net(X[1])))
+    layer = gt.keras.layers.Dense(2)
     with pytest.raises(ValueError, match="not built"):
-        gt.train.Checkpoint(net=fresh).restore(path)
-    fresh(X[0])
-    gt.train.Checkpoint(net=fresh).restore(path).assert_consumed()
-    np.testing.assert_array_equal(np.asarray(fresh(X[1])), np.asarray(net(X[1])))
+        gt.train.Checkpoint(layer=layer).restore(path)
 
 
 def test_other_tf_train_names_are_refused_with_a_reason():

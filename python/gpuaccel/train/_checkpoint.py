@@ -16,6 +16,35 @@ from ..errors import NotFoundError
 from . import _checkpoint_file, _checkpoint_state, _object_graph
 
 
+def _assign(entries, stored):
+    """Writes the values of ``stored`` ({key: ndarray}) into the entries with those keys, all
+    shapes checked first; returns the keys of the entries that had a value and got none."""
+    unmatched, layer_updates, writes = [], {}, []
+    for entry in entries:
+        if entry.key not in stored:
+            if entry.read() is not None:
+                unmatched.append(entry.key)
+            continue
+        array = stored[entry.key]
+        if tuple(array.shape) != tuple(entry.shape):
+            raise ValueError(f"Received incompatible tensor with shape {tuple(array.shape)} "
+                             "when attempting to restore variable with shape "
+                             f"{tuple(entry.shape)} and name {entry.key}.")
+        if entry.owner is not None:
+            layer, index = entry.owner
+            layer_updates.setdefault(id(layer), (layer, {}))[1][index] = array
+        else:
+            writes.append((entry, array))
+    for layer, arrays in layer_updates.values():
+        values = layer.get_weights()
+        for index, array in arrays.items():
+            values[index] = array
+        layer.set_weights(values)
+    for entry, array in writes:
+        entry.write(array)
+    return unmatched
+
+
 class CheckpointLoadStatus:
     """What ``Checkpoint.restore``/``read`` matched. Restoration already happened when this is
     returned (gpuaccel does not defer it); the assertions check how well it matched."""
@@ -113,7 +142,7 @@ class Checkpoint(_object_graph.CheckpointNode):
     def write(self, file_prefix, options=None):
         """Writes the checkpoint to ``file_prefix`` (no counter, no state file); returns it."""
         file_prefix = os.fspath(file_prefix)
-        entries = _object_graph.collect(self)
+        entries, _ = _object_graph.collect(self)  # an unbuilt model has nothing to save
         values = {}
         for entry in entries:
             array = entry.read()
@@ -139,32 +168,13 @@ class Checkpoint(_object_graph.CheckpointNode):
         if self._save_counter is None and any(
                 key.startswith("save_counter/") for key in stored):
             self.save_counter  # noqa: B018 - created so that it is restored
-        entries = _object_graph.collect(self)
-        unmatched = []
-        layer_updates = {}
-        writes = []
-        for entry in entries:
-            if entry.key not in stored:
-                if entry.read() is not None:
-                    unmatched.append(entry.key)
-                continue
-            array = stored[entry.key]
-            if tuple(array.shape) != tuple(entry.shape):
-                raise ValueError(f"Received incompatible tensor with shape {tuple(array.shape)} "
-                                 "when attempting to restore variable with shape "
-                                 f"{tuple(entry.shape)} and name {entry.key}.")
-            if entry.owner is not None:
-                layer, index = entry.owner
-                layer_updates.setdefault(id(layer), (layer, {}))[1][index] = array
-            else:
-                writes.append((entry, array))
-        for layer, arrays in layer_updates.values():
-            values = layer.get_weights()
-            for index, array in arrays.items():
-                values[index] = array
-            layer.set_weights(values)
-        for entry, array in writes:
-            entry.write(array)
+        entries, unbuilt = _object_graph.collect(self)
+        unmatched = _assign(entries, stored)
+        for key, model in unbuilt:
+            waiting = {k: v for k, v in stored.items() if k.startswith(key + "/")}
+            if waiting:  # restored when the model is built (keras.Model._run_after_build)
+                model.__dict__.setdefault("_after_build", []).append(
+                    lambda waiting=waiting: _assign(_object_graph.collect(self)[0], waiting))
         used = {entry.key for entry in entries}
         return CheckpointLoadStatus([k for k in stored if k not in used], unmatched)
 

@@ -85,9 +85,9 @@ def _layer_entries(prefix, layer, variables):
     """Entries of a model's or layer's weights; appends (key, weight tensor) to ``variables``."""
     if not layer.built:
         raise ValueError(f"{type(layer).__name__} '{layer.name}' (checkpointed as {prefix!r}) is "
-                         "not built, so it has no variables to save or restore into; gpuaccel does "
-                         "not defer restoration as TensorFlow does: build it first (call it on a "
-                         "batch, or model.build(input_shape))")
+                         "not built, so it has no variables to save or restore into; gpuaccel "
+                         "defers restoration only for models: build the layer first (call it on "
+                         "a batch, or layer.build(input_shape))")
     entries = []
     for group_layer, path in _layer_groups(layer):
         weights = group_layer.weights
@@ -143,13 +143,20 @@ def _optimizer_entries(prefix, optimizer, variables):
 
 
 def collect(checkpoint, prefix=""):
-    """Every Entry reachable from ``checkpoint`` (a tf.train.Checkpoint), in a fixed order."""
+    """(every Entry reachable from ``checkpoint`` (a tf.train.Checkpoint) in a fixed order,
+    [(key, model)] of the models not built yet, whose variables do not exist: TensorFlow saves
+    nothing for them and restores into them once they are built)."""
+    from ..keras._nested_models import is_model
     from ..keras.optimizers import Optimizer
-    entries, variables, optimizers = [], [], []
+    entries, variables, optimizers, unbuilt = [], [], [], []
     for name, value in checkpoint._children():
         key = f"{prefix}{name}"
         if isinstance(value, CheckpointNode):
-            entries.extend(collect(value, key + "/"))
+            inner, inner_unbuilt = collect(value, key + "/")
+            entries.extend(inner)
+            unbuilt.extend(inner_unbuilt)
+        elif is_model(value) and not value.built:
+            unbuilt.append((key, value))
         elif isinstance(value, Tensor):
             entries.append(_variable_entry(f"{key}/{_VALUE}", value))
             variables.append((f"{key}/{_VALUE}", value))
@@ -159,4 +166,4 @@ def collect(checkpoint, prefix=""):
             optimizers.append((key, value))
     for key, optimizer in optimizers:
         entries.extend(_optimizer_entries(key, optimizer, variables))
-    return entries
+    return entries, unbuilt
