@@ -47,7 +47,8 @@ def _assign(entries, stored):
 
 class CheckpointLoadStatus:
     """What ``Checkpoint.restore``/``read`` matched. Restoration already happened when this is
-    returned (gpuaccel does not defer it); the assertions check how well it matched."""
+    returned, except into models not built yet, which get their values when built; the assertions
+    check how well it matched."""
 
     def __init__(self, unused_keys, unmatched_keys):
         self._unused_keys = list(unused_keys)
