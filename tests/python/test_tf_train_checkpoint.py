@@ -17,23 +17,23 @@ X = RNG.randn(4, 8, 3).astype(np.float32)   # 4 epochs of one batch of 8 samples
 Y = RNG.randn(4, 8, 2).astype(np.float32)
 
 
+def _model(api, weights=None):
+    """A small Sequential of ``api`` (tf or gpuaccel), built with ``weights``; None: no Input,
+    so not built until its first call."""
+    inputs = [] if weights is None else [api.keras.Input((3,))]
+    model = api.keras.Sequential(inputs + [api.keras.layers.Dense(4, activation="tanh"),
+                                           api.keras.layers.Dense(2)])
+    if weights is not None:
+        model.set_weights(weights)
+    return model
+
+
 def _tf_model(weights=None):
-    """Built with ``weights``; None: no Input, so not built until its first call."""
-    inputs = [] if weights is None else [tf.keras.Input((3,))]
-    model = tf.keras.Sequential(inputs + [tf.keras.layers.Dense(4, activation="tanh"),
-                                          tf.keras.layers.Dense(2)])
-    if weights is not None:
-        model.set_weights(weights)
-    return model
+    return _model(tf, weights)
 
 
-def _gt_model(weights):
-    inputs = [] if weights is None else [gt.keras.Input((3,))]
-    model = gt.keras.Sequential(inputs + [gt.keras.layers.Dense(4, activation="tanh"),
-                                          gt.keras.layers.Dense(2)])
-    if weights is not None:
-        model.set_weights(weights)
-    return model
+def _gt_model(weights=None):
+    return _model(gt, weights)
 
 
 @pytest.fixture(scope="module")
