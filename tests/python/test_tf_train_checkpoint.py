@@ -289,3 +289,16 @@ def test_loss_scale_optimizer_state_is_restored(tmp_path, initial_weights):
     kernel = model.trainable_variables[0]
     np.testing.assert_array_equal(np.asarray(fresh._cpp.slot(kernel, "momentum").numpy()),
                                   np.asarray(optimizer._cpp.slot(kernel, "momentum").numpy()))
+
+
+def test_tensorflows_own_checkpoint_is_refused_by_name(tmp_path):
+    path = tf.train.Checkpoint(v=tf.Variable([1.0])).write(str(tmp_path / "tf_made"))
+    with pytest.raises(ValueError, match="not TensorFlow's tensor bundles"):
+        gt.train.Checkpoint(v=gt.Variable([0.0])).restore(path)
+    ours = gt.train.Checkpoint(v=gt.Variable([1.0])).write(str(tmp_path / "cut"))
+    with open(ours + ".data-00000-of-00001", "rb") as f:
+        data = f.read()
+    with open(ours + ".data-00000-of-00001", "wb") as f:
+        f.write(data[:-20])
+    with pytest.raises(gt.errors.DataLossError, match="truncated"):
+        gt.train.Checkpoint(v=gt.Variable([0.0])).restore(ours)

@@ -21,6 +21,7 @@ FORMAT = "gpuaccel-tf-checkpoint"
 VERSION = 1
 DATA_SUFFIX = ".data-00000-of-00001"
 INDEX_SUFFIX = ".index"
+_INDEX_START = b'{"format": "' + FORMAT.encode("ascii") + b'"'
 
 
 def write(prefix, values):
@@ -29,7 +30,7 @@ def write(prefix, values):
     buffer = io.BytesIO()
     np.savez(buffer, **{f"v{i:05d}": np.asarray(values[k]) for i, k in enumerate(keys)})
     write_with_checksum(prefix + DATA_SUFFIX, buffer.getvalue())
-    index = {"format": FORMAT, "version": VERSION,
+    index = {"format": FORMAT, "version": VERSION,  # first: _INDEX_START
              "variables": [[k, list(np.shape(values[k])), np.asarray(values[k]).dtype.name]
                            for k in keys]}
     write_with_checksum(prefix + INDEX_SUFFIX, json.dumps(index).encode("utf-8"))
@@ -46,6 +47,13 @@ def read_index(prefix):
     prefix = os.fspath(prefix)
     if not os.path.exists(prefix + INDEX_SUFFIX):
         raise _missing(prefix)
+    with open(prefix + INDEX_SUFFIX, "rb") as f:
+        head = f.read(len(_INDEX_START))
+    if head != _INDEX_START:  # a truncated index of ours still starts so: verify says "cut short"
+        raise ValueError(f"{prefix + INDEX_SUFFIX!r} is not a gpuaccel checkpoint index "
+                         "(gpuaccel reads only checkpoints it wrote, not TensorFlow's tensor "
+                         "bundles: load TensorFlow's weights with model.load_weights on a "
+                         ".weights.h5 file instead)")
     payload = verify(prefix + INDEX_SUFFIX, what="checkpoint index")
     try:
         index = json.loads(payload.decode("utf-8"))
