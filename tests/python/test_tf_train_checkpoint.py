@@ -211,10 +211,10 @@ def test_subclassed_model_restores_by_attribute_names(tmp_path):
 
     net = Net()
     net(X[0])
-    path = gt.train.Checkpoint(net=net).write(str(tmp_path / "net"))
+    path = gt.train.Checkpoint(net=net).save(str(tmp_path / "net"))
     keys = [k for k, _ in gt.train.list_variables(path)]
     assert keys == ["net/encoder/vars/0", "net/encoder/vars/1", "net/head/vars/0",
-                    "net/head/vars/1"]
+                    "net/head/vars/1", "save_counter/.ATTRIBUTES/VARIABLE_VALUE"]
     built_later = Net()  # restored before its first call: the values wait for its variables
     status = gt.train.Checkpoint(net=built_later).restore(path)
     with pytest.raises(AssertionError, match="Unresolved object in checkpoint"):
@@ -280,7 +280,7 @@ def test_loss_scale_optimizer_state_is_restored(tmp_path, initial_weights):
                                                    dynamic_growth_steps=2)
     for epoch in range(3):
         _gt_step(model, optimizer, epoch)
-    path = gt.train.Checkpoint(model=model, optimizer=optimizer).write(str(tmp_path / "ls"))
+    path = gt.train.Checkpoint(model=model, optimizer=optimizer).save(str(tmp_path / "ls"))
     fresh = mixed_precision.LossScaleOptimizer(gt.keras.optimizers.SGD(0.1, momentum=0.9),
                                                initial_scale=8.0, dynamic_growth_steps=2)
     gt.train.Checkpoint(model=model, optimizer=fresh).restore(path).assert_consumed()
@@ -302,3 +302,20 @@ def test_tensorflows_own_checkpoint_is_refused_by_name(tmp_path):
         f.write(data[:-20])
     with pytest.raises(gt.errors.DataLossError, match="truncated"):
         gt.train.Checkpoint(v=gt.Variable([0.0])).restore(ours)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int32"])
+def test_variable_dtypes_round_trip_as_tensorflow(tmp_path, dtype):
+    loaded = {}
+    for name, api in (("tf", tf), ("gt", gt)):
+        path = api.train.Checkpoint(v=api.Variable(np.array([1.5, -2.0]), dtype=dtype)).write(
+            str(tmp_path / name))
+        target = api.Variable(np.array([0.0, 0.0]), dtype=dtype)
+        status = api.train.Checkpoint(v=target).restore(path)
+        with pytest.raises(AssertionError, match="not bound to checkpointed values"):
+            status.assert_consumed()  # `write` saved no save_counter; restore made one
+        status.expect_partial()
+        stored = api.train.load_variable(path, "v/.ATTRIBUTES/VARIABLE_VALUE")
+        loaded[name] = (stored.dtype.name, stored.astype(np.float32).tolist(),
+                        np.asarray(target.numpy()).astype(np.float32).tolist())
+    assert loaded["gt"] == loaded["tf"]

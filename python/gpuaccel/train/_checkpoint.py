@@ -166,9 +166,9 @@ class Checkpoint(_object_graph.CheckpointNode):
         """Restores from ``save_path`` (a prefix ``save``/``write`` returned)."""
         save_path = os.fspath(save_path)
         stored = _checkpoint_file.read(save_path)
-        if self._save_counter is None and any(
-                key.startswith("save_counter/") for key in stored):
-            self.save_counter  # noqa: B018 - created so that it is restored
+        # As TensorFlow: restoring creates the counter, so restoring what `write` (which saves
+        # none unless `save` made one) wrote leaves it unmatched for assert_consumed.
+        self.save_counter  # noqa: B018
         entries, unbuilt = _object_graph.collect(self)
         unmatched = _assign(entries, stored)
         for key, model in unbuilt:

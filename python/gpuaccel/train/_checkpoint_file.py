@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from .._checksum import verify, write_with_checksum
+from ..dtypes import as_dtype
 from ..errors import NotFoundError
 
 FORMAT = "gpuaccel-tf-checkpoint"
@@ -28,13 +29,25 @@ def write(prefix, values):
     """Writes ``values`` ({key: ndarray}) as the checkpoint ``prefix``; returns ``prefix``."""
     keys = list(values)
     buffer = io.BytesIO()
-    np.savez(buffer, **{f"v{i:05d}": np.asarray(values[k]) for i, k in enumerate(keys)})
+    np.savez(buffer, **{f"v{i:05d}": _storable(np.asarray(values[k])) for i, k in enumerate(keys)})
     write_with_checksum(prefix + DATA_SUFFIX, buffer.getvalue())
     index = {"format": FORMAT, "version": VERSION,  # first: _INDEX_START
              "variables": [[k, list(np.shape(values[k])), np.asarray(values[k]).dtype.name]
                            for k in keys]}
     write_with_checksum(prefix + INDEX_SUFFIX, json.dumps(index).encode("utf-8"))
     return prefix
+
+
+def _storable(array):
+    """``array`` as .npz can hold it: bfloat16 (ml_dtypes, which NumPy's format does not know)
+    as its 16-bit patterns; the index keeps the dtype's name to view them back."""
+    return array.view(np.uint16) if array.dtype.name == "bfloat16" else array
+
+
+def _restored(array, dtype_name):
+    if dtype_name == "bfloat16":
+        return array.view(as_dtype("bfloat16").as_numpy_dtype)
+    return array
 
 
 def _missing(prefix):
@@ -76,7 +89,8 @@ def read(prefix):
         raise _missing(prefix)
     payload = verify(prefix + DATA_SUFFIX, what="checkpoint data")
     with np.load(io.BytesIO(payload), allow_pickle=False) as archive:
-        return {key: archive[f"v{i:05d}"] for i, (key, _, _) in enumerate(variables)}
+        return {key: _restored(archive[f"v{i:05d}"], dtype)
+                for i, (key, _, dtype) in enumerate(variables)}
 
 
 def remove(prefix):
