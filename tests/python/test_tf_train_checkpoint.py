@@ -229,6 +229,11 @@ def test_subclassed_model_restores_by_attribute_names(tmp_path):
         gt.train.Checkpoint(layer=layer).restore(path)
 
 
+def test_a_dataset_iterator_is_refused_with_a_reason():
+    with pytest.raises(ValueError, match="does not checkpoint where a dataset iterator is"):
+        gt.train.Checkpoint(iterator=iter(gt.data.Dataset.from_tensor_slices([1.0, 2.0])))
+
+
 def test_other_tf_train_names_are_refused_with_a_reason():
     assert hasattr(tf.train, "Example")
     with pytest.raises(AttributeError, match="string data"):

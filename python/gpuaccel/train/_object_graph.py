@@ -53,6 +53,11 @@ def _variable_entry(key, tensor):
 
 
 def _not_trackable(name, value):
+    if hasattr(value, "__next__"):  # TensorFlow's guide checkpoints `iterator=iter(dataset)`
+        return ValueError(f"`Checkpoint` got an iterator for {name}: gpuaccel does not "
+                          "checkpoint where a dataset iterator is; leave it out and skip the "
+                          "batches already done when resuming (or use "
+                          "keras.callbacks.BackupAndRestore with fit, which resumes mid-epoch)")
     return ValueError(f"`Checkpoint` was expecting {name} to be a trackable object (an object "
                       f"derived from `Trackable`), got {value!r}. gpuaccel checkpoints Keras "
                       "models and layers, optimizers, gpuaccel.Variable tensors and nested "
