@@ -563,9 +563,10 @@ class GradientTape:
 
 
 def Variable(initial_value, trainable=True, dtype=None, name=None):
-    """A tensor that gradient tapes watch automatically (``requires_grad`` when trainable)."""
+    """A tensor that gradient tapes watch automatically (``requires_grad`` when trainable and
+    floating point: TensorFlow's ``tf.Variable(1)``, an int32 counter, has no gradient)."""
     t = tensor(initial_value, dtype=dtype)
-    if trainable:
+    if trainable and t._dtype_name in ("float32", "float16", "bfloat16"):
         t.requires_grad = True
     t._is_variable = True
     return t

@@ -30,7 +30,10 @@ SHARED_REFUSALS = {
     "xla": "plain eager code (no XLA)",
     "saved_model": "model.save('x.keras')",
     "summary": "keras.callbacks.TensorBoard",
-    "train": "keras.callbacks.ModelCheckpoint / save_weights",
+    # gpuaccel.train exists (tf.train: Checkpoint, CheckpointManager, latest_checkpoint), so
+    # only the torch face answers with this; PyTorch has no torch.train.
+    "train": "gpuaccel.train (TensorFlow's tf.train: Checkpoint, CheckpointManager, "
+             "latest_checkpoint) or torch.save(model.state_dict(), path)",
     "experimental": "the stable names listed in docs/compatibility.md",
     "timestamp": "time.time() (TF's timestamp is float64 seconds, which gpuaccel has no dtype "
                  "to hold)",

@@ -328,6 +328,13 @@ class Model(Trainer):
         if self._cpp_graph is None and self._is_subclassed():
             self._trace_subclassed(shapes)
         self._graph()
+        self._run_after_build()
+
+    def _run_after_build(self):
+        """Runs what waited for this model's weights to exist: a tf.train.Checkpoint restored
+        before the model was built restores into it now (gpuaccel.train, as TensorFlow defers)."""
+        for callback in self.__dict__.pop("_after_build", []):
+            callback()
 
     def build(self, input_shape):
         """Builds a subclassed model for inputs of ``input_shape`` (batch dimension included)."""
@@ -586,6 +593,7 @@ class Sequential(Model):
         graph.set_outputs(self._several_outputs(graph, value, output_shapes[-1]))
         self._output_shapes = output_shapes
         self._cpp_graph = graph
+        self._run_after_build()
 
     def _several_outputs(self, graph, value, shape):
         """The graph's output ids: ``value``, or where the last layer returns several tensors
