@@ -83,20 +83,29 @@ def total_variation(images, name=None):
                        for axis in (first, first + 1)))
 
 
-def _float_pair(a, b, max_val, mismatch=ValueError):
+def _float_pair(a, b, max_val, eager_psnr=False):
     """TF's preparation: both images and max_val converted to float32 images (integer ones
-    scaled to [0, 1]) after the shapes are checked. Different image sizes raise ``mismatch``
-    (eager psnr meets them in its arithmetic first: an InvalidArgumentError)."""
+    scaled to [0, 1]) after the shapes are checked, with TF's words (shapes as tuples). Eager
+    ``psnr`` meets a rank below 3 or different image sizes in its arithmetic first, so those
+    are InvalidArgumentErrors there and ValueErrors in ssim."""
     a, b = convert_to_tensor(a), convert_to_tensor(b)
     for x in (a, b):
         if x.ndim < 3:
-            raise ValueError(f"Shape {list(x.shape)} must have rank at least 3")
+            if eager_psnr:
+                raise errors.InvalidArgumentError(
+                    f"Invalid reduction dimension (-3 for input with {x.ndim} dimension(s)")
+            raise ValueError(f"Shape {tuple(x.shape)} must have rank at least 3")
     if list(a.shape[-3:]) != list(b.shape[-3:]):
-        raise mismatch(f"Shapes {list(a.shape)} and {list(b.shape)} are incompatible")
+        if eager_psnr:
+            raise errors.InvalidArgumentError(
+                f"Incompatible shapes: [{','.join(map(str, a.shape))}] vs. "
+                f"[{','.join(map(str, b.shape))}]")
+        raise ValueError(f"Shapes {tuple(a.shape[-3:])} and {tuple(b.shape[-3:])} are "
+                         f"incompatible")
     for left, right in zip(reversed(a.shape[:-3]), reversed(b.shape[:-3])):
         if left != right and 1 not in (left, right):
-            raise ValueError(f"Two images are not compatible: {list(a.shape)} and "
-                             f"{list(b.shape)}")
+            raise ValueError(f"Two images are not compatible: {tuple(a.shape)} and "
+                             f"{tuple(b.shape)}")
     scale = 1.0
     if not a.dtype.is_floating_point:
         scale = float(np.iinfo(np.dtype(a.dtype.name)).max)
@@ -107,7 +116,7 @@ def _float_pair(a, b, max_val, mismatch=ValueError):
 def psnr(a, b, max_val, name=None):
     """``tf.image.psnr``: 20 log10(max_val) - 10 log10(mean squared difference), per image
     (the last three axes)."""
-    a, b, max_val = _float_pair(a, b, max_val, errors.InvalidArgumentError)
+    a, b, max_val = _float_pair(a, b, max_val, eager_psnr=True)
     mse = _math.reduce_mean(_math.squared_difference(a, b), axis=[-3, -2, -1])
     return _math.subtract(float(20 * np.log(np.float32(max_val)) / np.log(10.0)),
                           _math.multiply(_math.log(mse), float(np.float32(10 / np.log(10)))))

@@ -1045,7 +1045,7 @@ TEST(OptimOptimizer, TwoPassSlotsAndMovingAverage) {
 // Lamb and Adafactor (both passes, the device reductions between them, the factored moments),
 // ScheduleFreeAdamW (its device step factors, the momentum copied from the variable) and the
 // moving average on a GPU give the CPU's variables.
-TEST_F(CudaDeviceTest, OptimTwoPassOptimizersMatchTheCpu) {
+TEST_F(OptimCuda, TwoPassOptimizersMatchTheCpu) {
   const LogicalDevice gpu = DeviceRegistry::instance().logical_devices(DeviceType::kGPU)[0];
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
