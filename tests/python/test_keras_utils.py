@@ -367,9 +367,11 @@ def test_clear_session_restarts_the_automatic_names_as_kerass():
 
 
 def _keras_objects(k):
-    """One object of each family, with arguments both frameworks configure alike."""
-    return [k.activations.relu, k.losses.MeanSquaredError(), k.optimizers.Adam(0.01),
-            k.initializers.GlorotUniform(seed=1), k.regularizers.L2(0.1), k.constraints.NonNeg(),
+    """One object of each family, with arguments both frameworks configure alike (and a name
+    given where Keras would number it: the count depends on what the suite made before)."""
+    return [k.activations.relu, k.losses.MeanSquaredError(),
+            k.optimizers.Adam(0.01, name="adam"), k.initializers.GlorotUniform(seed=1),
+            k.regularizers.L2(0.1), k.constraints.NonNeg(),
             k.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5), "relu", 3, None,
             [1, k.regularizers.L1(0.2)], (1, 2.5), {"a": k.constraints.UnitNorm(axis=0)}]
 
