@@ -12,6 +12,7 @@ import gpuaccel
 from gpuaccel import keras as gk
 from gpuaccel.keras import optimizers as gopt
 from test_optimizers import _assert_close, _gradients, _initial, _run_gpuaccel, _run_keras
+from test_optimizers_keras_rules import _dense_model
 
 CASES = [
     ("Lamb", {}),
@@ -76,15 +77,6 @@ def test_optimizer_variables_match_keras(cls):
         # r, c, velocity per variable; a rank-1 variable keeps Keras's scalar placeholders.
         assert [n.rsplit("_", 1)[1] for n in our_names[2:5]] == ["r", "c", "velocity"]
         assert [tuple(v.shape) for v in ours.variables[5:7]] == [(), ()]
-
-
-def _dense_model(lib, seed=3):
-    model = lib.Sequential([lib.Input((4,)), lib.layers.Dense(5, activation="tanh"),
-                            lib.layers.Dense(1)])
-    rng = np.random.default_rng(seed)
-    model.set_weights([rng.normal(size=w.shape).astype(np.float32) * 0.5
-                       for w in model.get_weights()])
-    return model
 
 
 @pytest.mark.parametrize("cls", ["Lamb", "Adafactor"])
