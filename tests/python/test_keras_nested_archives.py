@@ -38,11 +38,16 @@ def subclassed_class(lib, relu):
 BLOCKS = {"keras": None, "gpuaccel": None}
 
 
-def block(lib):
+def block_class(lib):
+    """The library's Block, defined (and so registered) once per session whatever the test order."""
     key = "keras" if lib is keras else "gpuaccel"
     if BLOCKS[key] is None:
         BLOCKS[key] = subclassed_class(lib, keras.ops.relu if lib is keras else gt.nn.relu)
-    return BLOCKS[key](units=3)
+    return BLOCKS[key]
+
+
+def block(lib):
+    return block_class(lib)(units=3)
 
 
 def build(lib, kind):
@@ -92,6 +97,7 @@ def test_nested_model_archive_moves_both_ways_with_keras(kind, tmp_path):
 
 def test_a_loaded_nested_archive_trains_as_keras(tmp_path):
     path = str(tmp_path / "m.keras")
+    block_class(gk)  # our loader finds the class Keras's archive names by its registration
     theirs = build(keras, "subclassed_in_functional")
     theirs.save(path)
     ours, theirs = gk.models.load_model(path), keras.models.load_model(path)
