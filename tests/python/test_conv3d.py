@@ -106,22 +106,26 @@ def test_tf_nn_conv3d_errors_are_tensorflows():
 
 
 LAYER_CASES = [
-    ("Conv3D", dict(filters=4, kernel_size=3, padding="same", activation="relu"), (2, 5, 6, 4, 3)),
-    ("Conv3D", dict(filters=3, kernel_size=(2, 3, 2), strides=(2, 1, 2), use_bias=False),
-     (2, 6, 5, 6, 2)),
-    ("Convolution3D", dict(filters=2, kernel_size=2, dilation_rate=(2, 1, 1)), (1, 6, 4, 4, 2)),
-    ("Conv3DTranspose", dict(filters=3, kernel_size=3, strides=2, padding="same"),
-     (2, 3, 4, 3, 2)),
-    ("Conv3DTranspose", dict(filters=2, kernel_size=(2, 3, 3), strides=(2, 1, 2),
-                             output_padding=(1, 0, 1), activation="tanh"), (1, 3, 4, 3, 3)),
-    ("Convolution3DTranspose", dict(filters=2, kernel_size=2, padding="valid"), (2, 3, 3, 3, 2)),
+    ((L.Conv3D, keras.layers.Conv3D),
+     dict(filters=4, kernel_size=3, padding="same", activation="relu"), (2, 5, 6, 4, 3)),
+    ((L.Conv3D, keras.layers.Conv3D),
+     dict(filters=3, kernel_size=(2, 3, 2), strides=(2, 1, 2), use_bias=False), (2, 6, 5, 6, 2)),
+    ((L.Convolution3D, keras.layers.Convolution3D),
+     dict(filters=2, kernel_size=2, dilation_rate=(2, 1, 1)), (1, 6, 4, 4, 2)),
+    ((L.Conv3DTranspose, keras.layers.Conv3DTranspose),
+     dict(filters=3, kernel_size=3, strides=2, padding="same"), (2, 3, 4, 3, 2)),
+    ((L.Conv3DTranspose, keras.layers.Conv3DTranspose),
+     dict(filters=2, kernel_size=(2, 3, 3), strides=(2, 1, 2), output_padding=(1, 0, 1),
+          activation="tanh"), (1, 3, 4, 3, 3)),
+    ((L.Convolution3DTranspose, keras.layers.Convolution3DTranspose),
+     dict(filters=2, kernel_size=2, padding="valid"), (2, 3, 3, 3, 2)),
 ]
 
 
-@pytest.mark.parametrize("name,kwargs,shape", LAYER_CASES,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(LAYER_CASES)])
-def test_layer_matches_keras_forward_gradients_and_config(name, kwargs, shape):
-    ours, theirs = getattr(L, name)(**kwargs), getattr(keras.layers, name)(**kwargs)
+@pytest.mark.parametrize("classes,kwargs,shape", LAYER_CASES,
+                         ids=[f"{c[0][0].__name__}-{i}" for i, c in enumerate(LAYER_CASES)])
+def test_layer_matches_keras_forward_gradients_and_config(classes, kwargs, shape):
+    ours, theirs = classes[0](**kwargs), classes[1](**kwargs)
     for layer in (ours, theirs):
         layer.build((None,) + shape[1:])
     assert [(w.name, tuple(w.shape)) for w in ours.weights] == \

@@ -31,19 +31,22 @@ def same_weights(ours, theirs, seed=5):
 
 
 CASES = [
-    ("ConvLSTM2D", dict(filters=3, kernel_size=2), (2, 4, 5, 5, 2)),
-    ("ConvLSTM2D", dict(filters=2, kernel_size=3, padding="same", return_sequences=True,
-                        go_backwards=True, recurrent_activation="hard_sigmoid"), (2, 3, 4, 5, 2)),
-    ("ConvLSTM1D", dict(filters=2, kernel_size=3, strides=2, return_state=True,
-                        unit_forget_bias=False, use_bias=True), (2, 3, 7, 3)),
-    ("ConvLSTM3D", dict(filters=2, kernel_size=2, dilation_rate=(1, 2, 1)), (1, 3, 4, 5, 4, 2)),
+    ((L.ConvLSTM2D, keras.layers.ConvLSTM2D), dict(filters=3, kernel_size=2), (2, 4, 5, 5, 2)),
+    ((L.ConvLSTM2D, keras.layers.ConvLSTM2D),
+     dict(filters=2, kernel_size=3, padding="same", return_sequences=True, go_backwards=True,
+          recurrent_activation="hard_sigmoid"), (2, 3, 4, 5, 2)),
+    ((L.ConvLSTM1D, keras.layers.ConvLSTM1D),
+     dict(filters=2, kernel_size=3, strides=2, return_state=True, unit_forget_bias=False,
+          use_bias=True), (2, 3, 7, 3)),
+    ((L.ConvLSTM3D, keras.layers.ConvLSTM3D),
+     dict(filters=2, kernel_size=2, dilation_rate=(1, 2, 1)), (1, 3, 4, 5, 4, 2)),
 ]
 
 
-@pytest.mark.parametrize("name,kwargs,shape", CASES, ids=[f"{c[0]}-{i}" for i, c in
-                                                          enumerate(CASES)])
-def test_matches_keras_outputs_and_gradients(name, kwargs, shape):
-    ours, theirs = getattr(L, name)(**kwargs), getattr(keras.layers, name)(**kwargs)
+@pytest.mark.parametrize("classes,kwargs,shape", CASES,
+                         ids=[f"{c[0][0].__name__}-{i}" for i, c in enumerate(CASES)])
+def test_matches_keras_outputs_and_gradients(classes, kwargs, shape):
+    ours, theirs = classes[0](**kwargs), classes[1](**kwargs)
     x = normal(shape, 1)
     ours(x), theirs(x)
     assert [(w.name, tuple(w.shape)) for w in ours.weights] == \
