@@ -230,6 +230,11 @@ void init_tensor(py::module_& m) {
         out["cacheable"] = t.storage()->caches_derived_copies();
         return out;
       })
+      // torch.nn.Module.to()'s move in place (PyTorch's `param.data = moved`): this Python
+      // object now holds `source`'s tensor, so an optimizer made before the move still steps the
+      // parameter the module uses. The caller passes a detached tensor and restores
+      // requires_grad and grad.
+      .def("_rebind_", [](Tensor& self, const Tensor& source) { self = source; })
       .def("_shares_storage_with", [](const Tensor& a, const Tensor& b) {
         return a.storage() == b.storage();
       })

@@ -257,24 +257,28 @@ class Module:
     # ---- devices and dtypes ----
 
     def _convert(self, convert):
-        """Replaces every parameter and buffer with ``convert(tensor)``: a new Parameter where
-        the device or dtype changed (an optimizer made before then holds the old ones, as
-        gpuaccel cannot swap a tensor's memory for another device's), the same object where
-        nothing changed, so ``model.to("cpu")`` on the CPU keeps the optimizer's parameters."""
+        """Moves or casts every parameter and buffer with ``convert(tensor)``. Parameters stay
+        the same Python objects, as PyTorch's do (their data is replaced in place, their
+        gradient moved with them), so an optimizer made before ``model.to(device)`` still
+        updates the parameters the model uses; buffers are replaced."""
         def changed(old, new):
             return (old._device_name, old._dtype_name) != (new._device_name, new._dtype_name)
-        for module in self.modules():
-            for name, param in module._parameters.items():
-                if param is None:
-                    continue
-                moved = convert(param)
-                if changed(param, moved):
-                    module._parameters[name] = Parameter(moved, param.requires_grad)
-            for name, buffer in module._buffers.items():
-                if buffer is not None:
-                    moved = convert(buffer)
-                    if changed(buffer, moved):
-                        module._buffers[name] = moved
+        with no_grad():
+            for module in self.modules():
+                for param in module._parameters.values():
+                    if param is None:
+                        continue
+                    moved = convert(param.detach())
+                    if changed(param, moved):
+                        requires_grad, grad = param.requires_grad, param.grad
+                        param._rebind_(moved)
+                        param.requires_grad = requires_grad
+                        param.grad = None if grad is None else convert(grad)
+                for name, buffer in module._buffers.items():
+                    if buffer is not None:
+                        moved = convert(buffer)
+                        if changed(buffer, moved):
+                            module._buffers[name] = moved
         return self
 
     def to(self, *args, **kwargs):
