@@ -18,7 +18,14 @@ class device:
 
     __slots__ = ("_spec", "_name")
 
-    def __init__(self, name):
+    def __init__(self, name, index=None):
+        if index is not None:  # torch.device('cuda', 1)
+            if not isinstance(name, str) or ":" in name or not isinstance(index, int) \
+                    or isinstance(index, bool) or index < 0:
+                raise RuntimeError(f"device(type, index) takes a device type without an index "
+                                   f"('cuda', 'cpu') and a non-negative int index; got "
+                                   f"{name!r}, {index!r}")
+            name = f"{name}:{index}"
         if isinstance(name, device):
             self._spec, self._name = name._spec, name._name
             return

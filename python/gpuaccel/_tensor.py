@@ -246,6 +246,15 @@ def _setitem(self, index, value):
     _C.copy_into(_promotion.as_assigned_value(value, target), target)
 
 
+def _tensor_device(self):
+    """PyTorch's answer: the one CPU is ``device(type='cpu')`` (no index, so it equals
+    ``torch.device('cpu')``), a GPU ``device(type='cuda', index=0)``; a second logical CPU keeps
+    its index."""
+    if self._device_type.lower() == "cpu" and self._device_index == 0:
+        return _device_class("cpu")
+    return _device_class(self._device_name)
+
+
 def _numpy(self):
     """The tensor as a NumPy array. On the CPU it shares the tensor's memory (PyTorch's
     documented ``t.numpy()``: a change to one shows in the other; the array keeps the tensor
@@ -440,7 +449,7 @@ def _install():
     T.cpu = lambda self: _C.to_device(self, "cpu")
     T.cuda = lambda self, device=None: _C.to_device(self, "cuda" if device is None else f"cuda:{int(device)}")
     T.dtype = property(lambda self: as_dtype(self._dtype_name))
-    T.device = property(lambda self: _device_class(self._device_name))
+    T.device = property(_tensor_device)
     T.size = lambda self, dim=None: tuple(self.shape) if dim is None else self.shape[dim]
     T.dim = lambda self: self.ndim
     T.reshape = lambda self, *shape: _C.reshape(self, _shape_arg(shape))

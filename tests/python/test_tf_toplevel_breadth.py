@@ -561,4 +561,4 @@ def test_host_built_indices_follow_the_data_to_its_device():
     from test_library_backend import run_with_fake
     devices = run_with_fake(HOST_INDEX_PROBE)
     assert devices.pop("default") == "cuda:0"
-    assert devices == {name: "cpu:0" for name in devices}
+    assert devices == {name: "cpu" for name in devices}

@@ -38,7 +38,7 @@ print(json.dumps(out))
 
 def test_an_optimizer_made_before_moving_to_the_gpu_steps_the_moved_parameters():
     r = run_with_fake(MOVE_AFTER_OPTIMIZER)
-    assert r["start"] == ["cpu:0"] and r["same_objects"] and r["leaf"]
+    assert r["start"] == ["cpu"] and r["same_objects"] and r["leaf"]
     assert r["devices"] == ["cuda:0"] and r["grad_devices"] == ["cuda:0"]
     assert r["buffer_device"] == "cuda:0"
     assert r["grad_nonzero"] and r["stepped"]
