@@ -86,6 +86,9 @@ def layer_groups(model, prefix=""):
 def _leaf_groups(layer, path):
     """(layer, group path) for ``layer`` at ``path``, or for each inner layer that holds the
     weights of a layer that lists them (``_saved_sublayers``)."""
+    from . import _held_sublayers
+    if hasattr(layer, "_cpp") and _held_sublayers.holds_layers(layer):
+        return _held_sublayers.file_groups(layer, path)
     sublayers = getattr(layer, "_saved_sublayers", None)
     if sublayers is None:
         return [(layer, path)]

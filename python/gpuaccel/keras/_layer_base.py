@@ -15,7 +15,7 @@ from .. import _C
 from .._int_range import check_range
 from .._tensor import Tensor, no_grad, tape_active, tensor as _make_tensor
 from ..dtypes import as_dtype
-from . import _call_arguments, _mask_flow, _symbolic
+from . import _call_arguments, _held_sublayers, _mask_flow, _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _layer_outputs
@@ -389,7 +389,13 @@ class Layer:
 
     @property
     def weights(self):
+        if _held_sublayers.holds_layers(self):
+            return _held_sublayers.keras_weights(self, self._own_weights())
         return [_layer_variables.labelled(self, n, w, t) for n, w, t in self._cpp.weights]
+
+    def _own_weights(self):
+        return [_layer_variables.labelled(self, n, w, t)
+                for n, w, t in _held_sublayers.own_weight_entries(self)]
 
     def __getattr__(self, attribute):
         # Only for names normal lookup did not find: Keras's weight attributes (dense.kernel).
@@ -403,13 +409,16 @@ class Layer:
     def trainable_weights(self):
         if not self.trainable:
             return []
+        if _held_sublayers.holds_layers(self):  # a frozen held layer's are left out
+            return _held_sublayers.keras_trainable_weights(self, self._own_weights())
         return [w for w in self.weights if w.trainable]
 
     @property
     def non_trainable_weights(self):
         if not self.trainable:
             return self.weights
-        return [w for w in self.weights if not w.trainable]
+        trainable = self.trainable_weights
+        return [w for w in self.weights if all(w is not t for t in trainable)]
 
     @property
     def variables(self):
@@ -517,7 +526,9 @@ class Layer:
         extra = arguments.tensors if arguments is not None else []
         if any(isinstance(t, KerasTensor) for t in inputs + extra):
             assert_input_compatibility(self.input_spec, inputs, self.name)
-            return _symbolic.call_symbolic(self, inputs + extra, arguments)
+            output = _symbolic.call_symbolic(self, inputs + extra, arguments)
+            _held_sublayers.adopt(self)  # the held layers were built by that call
+            return output
         tensors = [self._to_tensor(x) for x in inputs]
         assert_input_compatibility(self.input_spec, tensors, self.name)
         if not self.built:
@@ -536,6 +547,7 @@ class Layer:
                                       if inputs else None)
         if self._is_python_layer():  # a tuple where call returned several tensors
             output = _layer_outputs.unpack_call(self, tensors, output)
+            _held_sublayers.adopt(self)  # the held layers were built by the first call
         if mask is not None:  # a timestep mask passed on, as Keras's eager calls do
             _layer_outputs.main_output(output)._keras_mask = mask
         return output

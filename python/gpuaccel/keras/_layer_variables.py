@@ -30,9 +30,28 @@ def _attributes_of(layer):
     return ()
 
 
+def _same_tensor(a, b):
+    # Same memory, shape, dtype and device: the same weight (a cached object keeps its memory
+    # alive, so a new weight cannot reuse the address).
+    return (a.data_ptr() == b.data_ptr() and tuple(a.shape) == tuple(b.shape)
+            and a._dtype_name == b._dtype_name and a._device_name == b._device_name)
+
+
 def labelled(layer, name, value, trainable):
     """The layer's weight tensor ``value`` as a Keras variable (Python attributes on the
-    tensor: a variable's ``.numpy()`` is allowed while it requires grad, as TF's)."""
+    tensor: a variable's ``.numpy()`` is allowed while it requires grad, as TF's).
+
+    Each access to a C++ layer's weight list makes new Python objects for the same tensors, so
+    the first object handed out for a weight (add_weight's return value for a Python layer) is
+    kept and handed out again while it is still that weight: as in Keras, ``layer.kernel is
+    layer.weights[0]``, ``layer.weights == [layer.w, layer.b]`` and ``v in
+    model.trainable_variables`` hold (a tensor's ``==`` is elementwise, so list equality and
+    ``in`` rely on identity), and attributes set on a variable stay on it."""
+    known = layer.__dict__.setdefault("_variable_objects", {})
+    if name in known and _same_tensor(known[name], value):
+        value = known[name]
+    else:
+        known[name] = value
     value.name = name
     value.path = f"{layer.name}/{name}"
     # The variable's own flag, as Keras reports it (layer.trainable=False leaves it True).

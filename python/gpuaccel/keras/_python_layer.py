@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor, no_grad, recording_for_step, tensor as _make_tensor
-from . import _layer_outputs
+from . import _held_sublayers, _layer_outputs, _layer_variables
 
 
 def defines_python_call(layer_class, base_call):
@@ -172,7 +172,10 @@ def _run_call(ref, inputs, training, arguments=None):
     for weight, regularizer in layer.__dict__.get("_weight_regularizers", ()):
         add_loss(layer, regularizer(weight))
     losses, layer._pending_losses = layer._pending_losses, []
-    return [output] + losses
+    # The layers it holds: their weights become this layer's (built by this call, the first
+    # time), their losses of this call join its own (Keras's layer.losses gathers them).
+    _held_sublayers.adopt(layer)
+    return [output] + losses + _held_sublayers.held_losses(layer)
 
 
 # the callbacks a call-argument variant's C++ layer runs (keras/_call_arguments.py)
@@ -262,6 +265,7 @@ def add_weight(layer, shape=None, initializer=None, dtype=None, trainable=True, 
         name = "variable" if count == 0 else f"variable_{count}"
     value = initial_value(initializer, shape, dtype, layer, name)
     layer._cpp.add_weight_value(name, value, bool(trainable))
+    value = _layer_variables.labelled(layer, name, value, bool(trainable))  # layer.weights' object
     if regularizer is not None:
         layer.__dict__.setdefault("_weight_regularizers", []).append((value, regularizer))
     if constraint is not None:
@@ -331,6 +335,7 @@ def compute_output_shape(layer, input_shape, arguments=None):
             output = layer.call(x, **kwargs, **extra)
     finally:
         layer._pending_losses = saved
+    _held_sublayers.adopt(layer)  # the call built the layers it holds
     batch = shapes[0][0] if len(shapes[0]) else None
     batch_dim = None if batch is None or (isinstance(batch, int) and batch < 0) else batch
     what = f"{type(layer).__name__}.call()"
