@@ -97,7 +97,7 @@ OUT_OF_SCOPE = [
      r"^ao$|^autocast|^__config__$|^__future__$",
      "framework internals and tooling outside a training loop"),
     (r"^Graph$|^GraphKeys$|^graph_util|^get_static_value$|^init_scope$|^control_dependencies$|"
-     r"^compat$|^saved_model$|^lite$|^tools$|^estimator$|^feature_column$|^queue$|^sets$|"
+     r"^compat$|^lite$|^tools$|^estimator$|^feature_column$|^queue$|^sets$|"
      r"^strings$|^summary$|^raw_ops$|^autodiff$|^audio$|^signal$|^mlir$|^tpu$|^dtensor$|"
      r"^experimental$|^version$|^sysconfig$|^io$|^types$|^__internal__$|^__operators__$|"
      r"^AggregationMethod$|^Module$|^OptionalSpec$|^TypeSpec$|^UnconnectedGradients$|"
