@@ -47,7 +47,6 @@ from ._regularization_layers import (
 from ._normalization_layers import (
     GroupNormalization, RMSNormalization, UnitNormalization)
 from ._lambda_layer import Lambda
-from ._tfsm_layer import TFSMLayer
 from ._attention_layers import AdditiveAttention, Attention, GroupQueryAttention
 from ._einsum_dense import EinsumDense
 from ._conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
@@ -609,7 +608,7 @@ __all__ += [
     "GlobalAveragePooling3D", "GlobalAvgPool3D", "GlobalMaxPooling3D", "GlobalMaxPool3D",
     "SpatialDropout3D", "add", "subtract", "multiply", "average", "maximum", "minimum",
     "concatenate", "dot", "GroupNormalization", "RMSNormalization", "UnitNormalization",
-    "Lambda", "TFSMLayer", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
+    "Lambda", "CenterCrop", "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "Attention", "AdditiveAttention",
     "GroupQueryAttention", "EinsumDense", "Conv1DTranspose",
     "Convolution1DTranspose", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D",
