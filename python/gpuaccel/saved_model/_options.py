@@ -1,9 +1,8 @@
 """``tf.saved_model.SaveOptions`` and ``LoadOptions``: they take TensorFlow's arguments, so pasted
-code runs, and refuse with a ValueError the settings gpuaccel cannot honour (TensorFlow function
-aliases, which name tf.functions gpuaccel does not make; TensorFlow's experimental image format;
-loading without the weights). The rest
-of SaveOptions goes to TensorFlow, which writes the SavedModel
-(keras/_saved_model_writer.py)."""
+code runs, and refuse with a ValueError the settings gpuaccel cannot honour (function aliases,
+which name tf.functions gpuaccel does not make; TensorFlow's experimental image format, whose
+graph file the writer does not read back; loading without the weights). The rest of
+SaveOptions goes to TensorFlow, which writes the SavedModel (keras/_saved_model_writer.py)."""
 
 
 class _Options:
