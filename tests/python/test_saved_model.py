@@ -242,6 +242,9 @@ def test_bad_arguments_get_typed_errors(mlp, tmp_path):
     with pytest.raises(ValueError, match=r"shape \(None, 4\)"):
         serving(inputs=np.zeros((1, 5), np.float32))
     assert not os.path.exists(tmp_path / "dict") and not os.path.exists(tmp_path / "sig")
+    for library in (keras, gk):  # Keras 3's load_model points to TFSMLayer, as ours does
+        with pytest.raises(ValueError, match="legacy SavedModel format.*TFSMLayer"):
+            library.models.load_model(ours_dir)
 
 
 def test_subclassed_model_is_refused_with_what_to_do(tmp_path):
