@@ -168,7 +168,7 @@ def test_tfsm_layer_both_ways(exported):
     np.testing.assert_allclose(np.asarray(in_keras(x)), expected, rtol=RTOL, atol=ATOL)
     layer = gk.layers.TFSMLayer(ours_dir, call_endpoint="serve")
     np.testing.assert_allclose(layer(x).numpy(), expected, rtol=1e-6, atol=1e-7)
-    assert len(layer.weights) == 4 and layer.trainable_weights == []  # inference only
+    assert len(layer.trainable_weights) == 4  # the inner Dense layers' kernels and biases
     head = gk.layers.Dense(1, kernel_initializer="ones")
     predicted = gk.Sequential([gk.Input((4,)), layer, head]).predict(x, verbose=0)
     np.testing.assert_allclose(predicted, expected.sum(axis=1, keepdims=True), rtol=RTOL,
@@ -179,6 +179,38 @@ def test_tfsm_layer_both_ways(exported):
         gk.layers.TFSMLayer(ours_dir, call_endpoint="predict")
     with pytest.raises(NotImplementedError, match="call_endpoint='serve'"):
         gk.layers.TFSMLayer(ours_dir, call_endpoint="serving_default")
+
+
+def by_shape(weights):
+    return sorted((np.asarray(w) for w in weights), key=lambda w: w.shape)
+
+
+def test_tfsm_layer_fine_tunes_as_keras(exported):
+    """One SGD step through a TFSMLayer changes its weights as Keras's TFSMLayer does."""
+    ours, x, ours_dir, _ = exported
+    y = np.random.default_rng(7).normal(size=(x.shape[0], 1)).astype(np.float32)
+    trained = {}
+    for lib in (gk, keras):
+        layer = lib.layers.TFSMLayer(ours_dir, call_endpoint="serve")
+        model = lib.Sequential([lib.Input((4,)), layer,
+                                lib.layers.Dense(1, kernel_initializer="ones")])
+        model.compile(optimizer=lib.optimizers.SGD(0.1), loss="mse")
+        model.fit(x, y, batch_size=len(x), epochs=1, shuffle=False, verbose=0)
+        trained[lib] = by_shape(layer.get_weights())
+    for theirs, mine, before in zip(trained[keras], trained[gk], by_shape(ours.get_weights())):
+        assert np.abs(mine - before).max() > 1e-4  # the step moved them
+        np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=ATOL)
+
+
+def test_tfsm_layer_over_a_nested_model_runs_for_inference(tmp_path):
+    inner = gk.Sequential([gk.Input((4,)), gk.layers.Dense(3)])
+    model = gk.Sequential([gk.Input((4,)), inner, gk.layers.Dense(2)])
+    model.export(str(tmp_path / "nested"), verbose=False)
+    layer = gk.layers.TFSMLayer(str(tmp_path / "nested"))
+    assert len(layer.weights) == 4 and layer.trainable_weights == []
+    x = np.random.default_rng(8).normal(size=(3, 4)).astype(np.float32)
+    np.testing.assert_allclose(layer(x).numpy(), model.predict(x, verbose=0), rtol=1e-6,
+                               atol=1e-7)
 
 
 def test_save_replaces_an_old_directory_and_a_failed_save_keeps_it(mlp, tmp_path, monkeypatch):
