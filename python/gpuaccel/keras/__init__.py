@@ -24,6 +24,12 @@ from . import utils
 from ._symbolic import Input, KerasTensor
 from ._input_spec import InputSpec
 from .models import Model, Sequential
+from ._tfsm_layer import TFSMLayer as _TFSMLayer
+
+# keras.layers.TFSMLayer loads with the .keras archive reader, which itself builds layers from
+# keras.layers by name; layers.py importing it would close a circle, so it joins the module here.
+layers.TFSMLayer = _TFSMLayer
+layers.__all__.append("TFSMLayer")
 
 __all__ = ["activations", "initializers", "regularizers", "constraints", "layers", "losses",
            "metrics", "optimizers", "callbacks", "datasets", "models", "mixed_precision", "ops",

@@ -23,7 +23,7 @@ from .. import nest, version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
 from . import (_call_arguments, _keras_h5, _layer_outputs, _model_classes, _nested_models,
-               _object_registration)
+               _object_registration, _saved_model_format)
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -362,6 +362,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """``keras.models.load_model('x.keras')`` for Sequential and functional models (compile
     state is not restored: compile the model again before ``fit``)."""
     filepath = os.fspath(filepath)
+    if _saved_model_format.contains_saved_model(filepath):  # Keras 3's words, then gpuaccel's
+        raise ValueError(f"File format not supported: filepath={filepath}. Note that the legacy "
+                         "SavedModel format is not supported by `load_model()` in Keras 3. In "
+                         "order to reload a TensorFlow SavedModel as an inference-only layer, "
+                         f"use `keras.layers.TFSMLayer({filepath}, call_endpoint='serve')`, or "
+                         "tf.saved_model.load(path) (gpuaccel loads the SavedModels it wrote)")
     if not filepath.endswith(".keras"):
         raise ValueError(f"Invalid filename: expected a `.keras` extension. Received: "
                          f"filepath={filepath}")

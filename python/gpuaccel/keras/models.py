@@ -11,7 +11,8 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor, from_numpy, no_grad, tape_active
 from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask_flow,
-               _model_classes, _nested_models, _python_layer, _summary, _weights_file)
+               _model_classes, _nested_models, _python_layer, _saved_model_writer, _summary,
+               _weights_file)
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -427,6 +428,14 @@ class Model(Trainer):
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath!r} exists and overwrite=False")
         _keras_archive.save_model(self, filepath)
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
+               **kwargs):
+        """Keras 3's ``model.export(path)``: a TensorFlow SavedModel for inference whose
+        ``serve`` endpoint runs the model (TF Serving, ``keras.layers.TFSMLayer``,
+        ``tf.saved_model.load``); TensorFlow writes it, so it must be installed."""
+        return _saved_model_writer.export(self, filepath, format=format, verbose=verbose,
+                                          input_signature=input_signature, **kwargs)
 
     # ---- description ----
 
