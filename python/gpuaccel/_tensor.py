@@ -411,13 +411,7 @@ def _format(self, format_spec):
 def _pickle_reduce(self):
     """How pickle (a multiprocessing Queue, ``mp.spawn``'s args) carries a tensor: its values,
     dtype, device, ``requires_grad`` and Python attributes (``nn.Parameter``'s mark). The copy is
-    a new leaf: a graph does not cross processes, as in PyTorch, whose pickled non-leaf tensors
-    are refused instead."""
-    if self._grad_fn_name:
-        raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, "
-                           "since autograd does not support crossing process boundaries.  If "
-                           "you just want to transfer the data, call detach() on the tensor "
-                           "before serializing (e.g., putting it on the queue).")
+    a new leaf, as PyTorch's pickled tensors are: a graph does not cross processes."""
     return (_unpickle_tensor, (_C.detach(self)._numpy().copy(), self._dtype_name,
                                self._device_name, bool(self.requires_grad), dict(vars(self))))
 

@@ -10,12 +10,12 @@ import multiprocessing
 import sys
 from multiprocessing import *  # noqa: F401,F403 - PyTorch re-exports the whole module
 
-from .spawn import (ProcessContext, ProcessException, ProcessExitedException,
-                    ProcessRaisedException, SpawnContext, spawn, start_processes)
+from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException,
+                    SpawnContext, spawn, start_processes)
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies",
-           "spawn", "start_processes", "ProcessContext", "SpawnContext", "ProcessException",
-           "ProcessRaisedException", "ProcessExitedException"] + list(multiprocessing.__all__)
+           "spawn", "start_processes", "ProcessContext", "SpawnContext", "ProcessRaisedException",
+           "ProcessExitedException"] + list(multiprocessing.__all__)
 
 _ALL_SHARING_STRATEGIES = ({"file_system"} if sys.platform in ("darwin", "win32")
                            else {"file_descriptor", "file_system"})
