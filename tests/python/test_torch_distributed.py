@@ -113,6 +113,10 @@ value = torch.tensor([1.0, -2.0])
 dist.all_reduce(value, op=dist.ReduceOp.PRODUCT)
 one_rank["product"] = value.tolist()
 one_rank["backend"] = dist.get_backend()
+DDP = torch.nn.parallel.DistributedDataParallel
+one_rank["ddp_keys"] = list(DDP(torch.nn.Linear(2, 1)).state_dict())
+frozen = torch.nn.Linear(2, 1).requires_grad_(False)
+one_rank["ddp_frozen"] = error_of(lambda: DDP(frozen))
 dist.destroy_process_group()
 out["one_rank"] = one_rank
 out["samplers"] = []
@@ -313,6 +317,13 @@ def test_one_rank_group_matches_pytorch(pytorch, monkeypatch, no_process_group):
     value = torch.tensor([1.0, -2.0])
     work = dist.all_reduce(value, op=dist.ReduceOp.PRODUCT, async_op=True)
     assert work.wait() and value.tolist() == theirs["product"]
+    DDP = torch.nn.parallel.DistributedDataParallel
+    assert list(DDP(torch.nn.Linear(2, 1)).state_dict()) == theirs["ddp_keys"]
+    with pytest.raises(RuntimeError) as caught:
+        DDP(torch.nn.Linear(2, 1).requires_grad_(False))
+    assert ["RuntimeError", str(caught.value)] == theirs["ddp_frozen"]
+    with pytest.raises(ValueError, match="device_ids and output_device arguments only work"):
+        DDP(torch.nn.Linear(2, 1), device_ids=[0])
     dist.destroy_process_group()
     assert not dist.is_initialized()
 

@@ -27,18 +27,17 @@ class DistributedDataParallel(Module):
         if not any(p.requires_grad for p in module.parameters()):
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
                                "have any parameter that requires a gradient.")
-        devices = sorted({p._device_name for p in module.parameters()})
+        devices = {p._device_name for p in module.parameters()}
         on_cpu = all(p._device_type == "CPU" for p in module.parameters())
         if on_cpu and (device_ids is not None or output_device is not None):
             raise ValueError(f"DistributedDataParallel device_ids and output_device arguments "
                              f"only work with single-device/multiple-device GPU modules or CPU "
                              f"modules, but got device_ids {device_ids}, output_device "
-                             f"{output_device}, and module parameters {set(devices)}.")
-        if dim != 0:
-            raise NotImplementedError(f"dim={dim}: DistributedDataParallel supports dim=0 "
-                                      f"(each process passes its own batch)")
-        self.module = module
-        self.device_ids = device_ids
+                             f"{output_device}, and module parameters {devices}.")
+        # dim (the batch axis PyTorch scatters along for a module spanning several devices)
+        # and the bucketing options change no result with one device per process: kept as given.
+        self.module, self.device_ids, self.output_device, self.dim = (module, device_ids,
+                                                                      output_device, dim)
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
         self.require_backward_grad_sync = True
