@@ -27,9 +27,9 @@ from gpuaccel.torch.utils.data.distributed import DistributedSampler
 TESTS_FOLDER = os.path.dirname(os.path.abspath(__file__))
 JOIN_SECONDS = 90
 # (dataset length, replicas, shuffle, seed, epoch, drop_last) for DistributedSampler
-SAMPLER_CASES = [(10, 3, True, 0, 0, False), (10, 3, True, 4, 2, True), (10, 3, False, 0, 0, False),
-                 (7, 4, True, 1, 1, False), (2, 5, True, 0, 0, False), (9, 3, True, 2 ** 33 + 1, 3, True),
-                 (1000, 2, True, 12345, 0, False)]
+SAMPLER_CASES = [(10, 3, True, 0, 0, False), (10, 3, True, 4, 2, True),
+                 (10, 3, False, 0, 0, False), (7, 4, True, 1, 1, False), (2, 5, True, 0, 0, False),
+                 (9, 3, True, 2 ** 33 + 1, 3, True), (1000, 2, True, 12345, 0, False)]
 
 
 def free_port():
@@ -289,6 +289,12 @@ def test_init_process_group_errors(pytorch, monkeypatch, no_process_group):
     assert ["ValueError", str(caught.value)] == pytorch["tcp_no_rank"]
     with pytest.raises(RuntimeError, match="timedelta"):
         dist.init_process_group("gloo", rank=0, world_size=1, timeout=30)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}?world_size=1",
+                            rank=0)  # the URL's query and the arguments combine
+    assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (0, 1, "gloo")
+    dist.destroy_process_group()
+    with pytest.raises(RuntimeError, match="has not been initialized"):
+        dist.destroy_process_group()
     monkeypatch.setattr(_process_group._cuda, "is_available", lambda: False)
     with pytest.raises(RuntimeError, match="doesn't have NCCL built in.*backend='gloo'"):
         dist.init_process_group("nccl", init_method="tcp://127.0.0.1:1", rank=0, world_size=1)

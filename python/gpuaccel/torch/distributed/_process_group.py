@@ -7,6 +7,7 @@ as arguments; in both, rank 0 serves the engine's key-value store on that port, 
 TCPStore does. Errors use PyTorch 1.13's types and messages."""
 import datetime
 import ipaddress
+import os
 import socket
 import urllib.parse
 import warnings
@@ -124,6 +125,18 @@ def _query_int(query, name):
     return None if not values else int(values[-1])
 
 
+def _rendezvous_error(scheme, message):
+    return ValueError(f"Error initializing torch.distributed using {scheme}:// rendezvous: "
+                      f"{message}")
+
+
+def _environment(name):
+    value = os.environ.get(name)
+    if not value:
+        raise _rendezvous_error("env", f"environment variable {name} expected, but not set")
+    return value
+
+
 def _rendezvous(init_method, rank, world_size):
     """(master host, master port, rank, world size) from an ``env://`` or ``tcp://`` URL, with
     ``rank``/``world_size`` (when not -1) taking precedence as in PyTorch's rendezvous."""
@@ -134,29 +147,16 @@ def _rendezvous(init_method, rank, world_size):
     rank = rank if rank != -1 else _query_int(query, "rank")
     world_size = world_size if world_size != -1 else _query_int(query, "world_size")
     if url.scheme == "env":
-        def error(message):
-            return ValueError("Error initializing torch.distributed using env:// rendezvous: "
-                              + message)
-
-        def variable(name):
-            import os
-            value = os.environ.get(name)
-            if not value:
-                raise error(f"environment variable {name} expected, but not set")
-            return value
-        rank = int(variable("RANK")) if rank is None else rank
-        world_size = int(variable("WORLD_SIZE")) if world_size is None else world_size
-        return variable("MASTER_ADDR"), int(variable("MASTER_PORT")), rank, world_size
+        rank = int(_environment("RANK")) if rank is None else rank
+        world_size = int(_environment("WORLD_SIZE")) if world_size is None else world_size
+        return _environment("MASTER_ADDR"), int(_environment("MASTER_PORT")), rank, world_size
     if url.scheme == "tcp":
-        def error(message):
-            return ValueError("Error initializing torch.distributed using tcp:// rendezvous: "
-                              + message)
         if not url.port:
-            raise error("port number missing")
+            raise _rendezvous_error("tcp", "port number missing")
         if rank is None:
-            raise error("rank parameter missing")
+            raise _rendezvous_error("tcp", "rank parameter missing")
         if world_size is None:
-            raise error("world size parameter missing")
+            raise _rendezvous_error("tcp", "world size parameter missing")
         return url.hostname, url.port, rank, world_size
     raise ValueError(f"init_method {init_method!r}: gpuaccel supports the 'env://' and "
                      f"'tcp://host:port' init methods (no {url.scheme or 'scheme'}://)")
@@ -171,20 +171,25 @@ def _binds_to_loopback(host):
         return False
 
 
-def _gloo_group(init_method, rank, world_size, timeout_seconds):
+def _cluster_spec(init_method, rank, world_size):
+    """The engines' description of this rank's job, from the init method."""
     host, port, rank, world_size = _rendezvous(init_method, rank, world_size)
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} and world_size {world_size}: expected world_size >= 1 "
                          f"and 0 <= rank < world_size")
-    collective = None
-    if world_size > 1:
-        spec = _C.collective.ClusterSpec()
-        spec.rank, spec.world_size = rank, world_size
-        spec.coordinator = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        spec.local_host = "127.0.0.1" if _binds_to_loopback(host) else ""
-        spec.source = f"torch.distributed.init_process_group (init_method={init_method!r})"
-        collective = _C.collective.create_gloo(spec, timeout_seconds)
-    return ProcessGroup(Backend.GLOO, rank, world_size, collective)
+    spec = _C.collective.ClusterSpec()
+    spec.rank, spec.world_size = rank, world_size
+    spec.coordinator = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    spec.local_host = "127.0.0.1" if _binds_to_loopback(host) else ""
+    spec.source = f"torch.distributed.init_process_group (init_method={init_method!r})"
+    return spec
+
+
+def _gloo_group(init_method, rank, world_size, timeout_seconds):
+    spec = _cluster_spec(init_method, rank, world_size)
+    collective = (_C.collective.create_gloo(spec, timeout_seconds) if spec.world_size > 1
+                  else None)
+    return ProcessGroup(Backend.GLOO, spec.rank, spec.world_size, collective)
 
 
 def _mpi_group(rank, world_size, timeout_seconds):
@@ -206,14 +211,10 @@ def _nccl_group(init_method, rank, world_size, timeout_seconds):
         raise RuntimeError("Distributed package doesn't have NCCL built in: backend 'nccl' "
                            "needs one GPU per rank and this process sees none; use "
                            "backend='gloo' for CPU tensors")
-    host, port, rank, world_size = _rendezvous(init_method, rank, world_size)
-    spec = _C.collective.ClusterSpec()
-    spec.rank, spec.world_size = rank, world_size
-    spec.coordinator = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    spec.source = f"torch.distributed.init_process_group (init_method={init_method!r})"
+    spec = _cluster_spec(init_method, rank, world_size)
     device = f"GPU:{_cuda.current_device()}"  # the tutorials' torch.cuda.set_device(rank)
     collective = _C.collective.create_nccl(device, spec, timeout_seconds)
-    return ProcessGroup(Backend.NCCL, rank, world_size, collective)
+    return ProcessGroup(Backend.NCCL, spec.rank, spec.world_size, collective)
 
 
 def init_process_group(backend, init_method=None, timeout=default_pg_timeout, world_size=-1,
