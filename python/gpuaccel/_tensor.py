@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from . import _C, _promotion
+from . import _C, _backward_callbacks, _promotion
 from ._int_range import check_int, check_range
 from ._tensor_shape import TensorShape
 from .dtypes import as_dtype, float32
@@ -392,6 +392,7 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
                                    "(backward(inputs=...) accumulates only into tensors that "
                                    "require grad)")
     _C.backward(self, gradient, bool(retain_graph), targets)
+    _backward_callbacks.run_queued()  # e.g. DistributedDataParallel's gradient all-reduce
 
 
 def _item(self):
@@ -416,6 +417,23 @@ def _format(self, format_spec):
     return str(self)
 
 
+def _pickle_reduce(self):
+    """How pickle (a multiprocessing Queue, ``mp.spawn``'s args) carries a tensor: its values,
+    dtype, device, ``requires_grad`` and Python attributes (``nn.Parameter``'s mark). The copy is
+    a new leaf, as PyTorch's pickled tensors are: a graph does not cross processes."""
+    return (_unpickle_tensor, (_C.detach(self)._numpy().copy(), self._dtype_name,
+                               self._device_name, bool(self.requires_grad), dict(vars(self))))
+
+
+def _unpickle_tensor(array, dtype_name, device_name, requires_grad, attributes):
+    out = _C.tensor_from_numpy(np.asarray(array, order="C"), device_name, dtype_name, True)
+    for name, value in attributes.items():
+        setattr(out, name, value)
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
 def _install():
     T = Tensor
     for op in ("add", "sub", "mul", "pow"):
@@ -438,6 +456,7 @@ def _install():
     T.__repr__ = _repr
     T.__str__ = _repr
     T.__format__ = _format
+    T.__reduce__ = _pickle_reduce
     T.__array__ = _array
     T.__float__ = lambda self: float(_item(self))
     T.__int__ = lambda self: int(_item(self))

@@ -12,7 +12,7 @@ import sys as _sys
 
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from . import autograd, nn, optim, profiler, testing, utils
+from . import autograd, distributed, multiprocessing, nn, optim, profiler, testing, utils
 from .profiler import _autograd_profiler
 from ._serialization import load, save
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,

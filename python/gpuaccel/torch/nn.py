@@ -1,6 +1,7 @@
 """``torch.nn`` of the PyTorch face: ``functional`` (``import gpuaccel.torch.nn.functional as F``,
 NCHW images and torch's argument names), ``init``, ``utils`` (gradient clipping), and the
-modules PyTorch's examples build models from (Module, Parameter, containers, layers, losses).
+modules PyTorch's examples build models from (Module, Parameter, containers, layers, losses);
+``parallel`` has DistributedDataParallel.
 ``gpuaccel.nn`` is TensorFlow's ``tf.nn`` (NHWC), so the PyTorch face needs its own; torch.nn
 modules not here are refused with what to use instead.
 """
@@ -10,6 +11,7 @@ from .. import _torch_functional as functional
 from .. import _unsupported
 from ..nn import TORCH_NN_MODULE_REFUSALS
 from . import init
+from . import nn_parallel as parallel
 from . import nn_utils as utils
 from ._containers import ModuleDict, ModuleList, Sequential
 from ._layers import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, Conv2d, Dropout, Embedding,
@@ -23,8 +25,9 @@ from ._normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 _sys.modules[__name__ + ".functional"] = functional
 _sys.modules[__name__ + ".init"] = init
 _sys.modules[__name__ + ".utils"] = utils
+_sys.modules[__name__ + ".parallel"] = parallel
 
-__all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "ModuleList",
+__all__ = ["functional", "init", "utils", "parallel", "Module", "Parameter", "Sequential", "ModuleList",
            "ModuleDict", "Identity", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d",
            "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
            "Flatten", "Dropout", "ReLU",
