@@ -278,13 +278,16 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """``to(device)``, ``to(dtype)`` or both; integer buffers keep their dtype."""
+        """``to(device)``, ``to(dtype)`` or both; integer buffers keep their dtype, and a
+        ``memory_format`` applies to the 4-d and 5-d tensors only (conv weights), as torch's."""
         def convert(t):
+            here = kwargs if t.ndim in (4, 5) else \
+                {k: v for k, v in kwargs.items() if k != "memory_format"}
             if t._dtype_name not in _FLOAT_NAMES:
-                dropped = {k: v for k, v in kwargs.items() if k != "dtype"}
+                dropped = {k: v for k, v in here.items() if k != "dtype"}
                 kept = [a for a in args if not _is_dtype(a)]
                 return t.to(*kept, **dropped) if (kept or dropped) else t
-            return t.to(*args, **kwargs)
+            return t.to(*args, **here)
         return self._convert(convert)
 
     def cuda(self, device=None):
