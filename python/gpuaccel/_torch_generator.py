@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from . import _C
-from ._random_samplers import _MASK64, keyed_stream
+from ._random_streams import _MASK64, keyed_stream
 
 __all__ = ["Generator", "default_generator", "drawing_from"]
 
@@ -97,8 +97,7 @@ class Generator:
 
     def seed(self):
         """Seeds from the operating system's entropy and returns the seed."""
-        self.manual_seed(_entropy_seed())
-        return self._seed
+        return self.manual_seed(_entropy_seed()).initial_seed()
 
     def initial_seed(self):
         return self._seed
@@ -118,7 +117,7 @@ class Generator:
             self._offset = reached()
 
     def __repr__(self):
-        return f"<torch.Generator device='{self.device}' initial_seed={self._seed}>"
+        return f"<torch.Generator device='{self.device}' initial_seed={self.initial_seed()}>"
 
 
 class _DefaultGenerator(Generator):

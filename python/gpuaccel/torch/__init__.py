@@ -13,6 +13,7 @@ import sys as _sys
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
 from . import autograd, backends, functional, nn, optim, profiler, testing, utils
+from . import _cuda_nvtx
 from ._global_switches import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
                                get_float32_matmul_precision, get_num_interop_threads,
                                get_num_threads, is_deterministic_algorithms_warn_only_enabled,
@@ -104,6 +105,8 @@ del _name
 _sys.modules[__name__ + ".cuda"] = cuda
 _sys.modules[__name__ + ".random"] = random
 _sys.modules[__name__ + ".version"] = version
+cuda.nvtx = _cuda_nvtx  # torch.cuda.nvtx: ranges of this face's profiler
+_sys.modules[__name__ + ".cuda.nvtx"] = _cuda_nvtx
 _sys.modules[__name__ + ".backends.cudnn"] = backends.cudnn
 _sys.modules[__name__ + ".backends.cuda"] = backends.cuda
 _sys.modules[__name__ + ".nn.init"] = nn.init

@@ -260,9 +260,11 @@ class Module:
         """Replaces every parameter and buffer with ``convert(tensor)``: a new Parameter where
         the device or dtype changed (an optimizer made before then holds the old ones, as
         gpuaccel cannot swap a tensor's memory for another device's), the same object where
-        nothing changed, so ``model.to("cpu")`` on the CPU keeps the optimizer's parameters."""
+        nothing changed, so ``model.to("cpu")`` on the CPU keeps the optimizer's parameters. A
+        new memory format (channels_last) is a change too: make the optimizer after it."""
         def changed(old, new):
-            return (old._device_name, old._dtype_name) != (new._device_name, new._dtype_name)
+            return (old._device_name, old._dtype_name, old._strides()) != \
+                (new._device_name, new._dtype_name, new._strides())
         for module in self.modules():
             for name, param in module._parameters.items():
                 if param is None:
