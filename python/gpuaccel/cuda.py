@@ -27,7 +27,7 @@ __all__ = [
     "seed_all", "initial_seed", "set_per_process_memory_fraction", "OutOfMemoryError",
     "Event", "Stream", "StreamContext", "stream", "current_stream", "default_stream",
     "NoCudaGpuError", "diagnose", "get_rng_state", "set_rng_state", "get_rng_state_all",
-    "set_rng_state_all", "memory",
+    "set_rng_state_all", "memory", "memory_stats_as_nested_dict", "set_stream",
 ]
 
 
@@ -249,6 +249,19 @@ def memory_stats(device=None):
     return _memory_call("memory_stats", device, {})
 
 
+def memory_stats_as_nested_dict(device=None):
+    """``memory_stats`` with its dotted keys as nested dicts (``d['allocated_bytes']['all']
+    ['current']``), as torch's."""
+    nested = {}
+    for key, value in memory_stats(device).items():
+        *path, last = key.split(".")
+        node = nested
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return nested
+
+
 def memory_summary(device=None, abbreviated=False):
     from . import memory
     if not is_available():
@@ -290,7 +303,7 @@ def empty_cache():
 
 # Streams and events (below the functions they call: current_device, synchronize).
 from ._cuda_streams import (Event, Stream, StreamContext, current_stream,  # noqa: E402
-                            default_stream, stream)
+                            default_stream, set_stream, stream)
 
 # torch.cuda.memory, the module PyTorch keeps the memory functions in: they are this module's.
 memory = _sys.modules[__name__]
