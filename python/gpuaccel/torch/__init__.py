@@ -13,7 +13,9 @@ import sys as _sys
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
 from . import autograd, backends, functional, nn, optim, profiler, testing, utils
-from . import _cuda_nvtx
+from . import _cuda_amp, _cuda_nvtx
+from .. import _torch_autocast
+from .._torch_autocast import autocast, is_autocast_enabled
 from ._global_switches import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
                                get_float32_matmul_precision, get_num_interop_threads,
                                get_num_threads, is_deterministic_algorithms_warn_only_enabled,
@@ -105,6 +107,8 @@ del _name
 _sys.modules[__name__ + ".cuda"] = cuda
 _sys.modules[__name__ + ".random"] = random
 _sys.modules[__name__ + ".version"] = version
+cuda.amp = _cuda_amp  # torch.cuda.amp: autocast and GradScaler
+_sys.modules[__name__ + ".cuda.amp"] = _cuda_amp
 cuda.nvtx = _cuda_nvtx  # torch.cuda.nvtx: ranges of this face's profiler
 _sys.modules[__name__ + ".cuda.nvtx"] = _cuda_nvtx
 _sys.modules[__name__ + ".backends.cudnn"] = backends.cudnn
@@ -114,6 +118,12 @@ _sys.modules[__name__ + ".nn.init"] = nn.init
 autograd.profiler = _autograd_profiler
 _sys.modules[__name__ + ".autograd.profiler"] = _autograd_profiler
 
+# Under torch.cuda.amp.autocast the face's matrix products compute in half precision, as
+# F.linear and the convolutions do (_torch_functional): torch.matmul/mm/bmm and the @ operator.
+matmul, mm, bmm = map(_torch_autocast.lower_precision, (matmul, mm, bmm))
+for _name in ("__matmul__", "__rmatmul__"):
+    setattr(Tensor, _name, _torch_autocast.lower_precision(getattr(Tensor, _name)))
+del _name
 concat = cat  # torch.concat is torch.cat
 # torch.eq and friends: element-wise, bool tensors (torch.equal is the one-bool comparison).
 eq, ne, gt, ge, lt, le = (_elementwise_equal, not_equal, greater, greater_equal, less,
