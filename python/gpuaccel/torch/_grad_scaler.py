@@ -11,6 +11,7 @@ and step() is optimizer.step().
 """
 import warnings
 
+from .. import _array_ops
 from .. import math as _math
 from .._cuda_devices import is_available
 from .._tensor import Tensor, no_grad
@@ -56,14 +57,16 @@ class GradScaler:
         if id(optimizer) in self._found_inf:
             raise RuntimeError("unscale_() has already been called on this optimizer since the "
                                "last update().")
-        inverse, finite = 1.0 / self._scale, True
+        inverse, checks = 1.0 / self._scale, []
         with no_grad():
             for group in optimizer.param_groups:
                 for param in group["params"]:
                     if param.grad is None:
                         continue
                     param.grad = param.grad * inverse
-                    finite = finite and bool(_math.reduce_all(_math.is_finite(param.grad)))
+                    checks.append(_math.reduce_all(_math.is_finite(param.grad)))
+            # one read of the device for the whole step, not one per gradient
+            finite = not checks or bool(_math.reduce_all(_array_ops.stack(checks)))
         self._found_inf[id(optimizer)] = not finite
 
     def step(self, optimizer, *args, **kwargs):
