@@ -375,6 +375,15 @@ nested = c.memory_stats_as_nested_dict()
 out['nested_current_matches'] = (nested['allocated_bytes']['all']['current'] ==
                                  c.memory_stats()['allocated_bytes.all.current'])
 out['memory_module'] = c.memory.memory_allocated() == c.memory_allocated()
+import warnings
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore', FutureWarning)  # torch's 'resets /all/ peak memory stats'
+    c.reset_max_memory_allocated()
+out['peak_is_current_after_reset_max'] = c.max_memory_allocated() == c.memory_allocated()
+c.reset_accumulated_memory_stats()
+out['total_allocated_after_reset'] = c.memory_stats()['allocated_bytes.all.allocated']
+out['summary_names_gpu1'] = 'GPU:1' in c.memory_summary(1)
+out['bf16_on_capability_8'] = c.is_bf16_supported() == (c.get_device_capability()[0] >= 8)
 print(json.dumps(out))
 """
 
@@ -400,6 +409,8 @@ def test_fake_gpu_counts_memory_and_times_with_events():
     assert r["oom"] == "ResourceExhaustedError"
     assert r["rng_state_repeats"] and r["rng_states"] == 2
     assert r["nested_current_matches"] and r["memory_module"]
+    assert r["peak_is_current_after_reset_max"] and r["total_allocated_after_reset"] == 0
+    assert r["summary_names_gpu1"] and r["bf16_on_capability_8"]
 
 
 # ---- a real GPU ----

@@ -120,6 +120,11 @@ for key, call in (('mode int', 'torch.use_deterministic_algorithms(1)'),
     except Exception as e:
         out['error ' + key] = type(e).__name__
 
+torch.set_num_threads(1)
+torch.set_num_interop_threads(2)
+out['threads after setting'] = [torch.get_num_threads(), torch.get_num_interop_threads()]
+out['memory_format instances'] = [isinstance(f, torch.memory_format) for f in
+                                  (torch.channels_last, torch.contiguous_format, torch.preserve_format)]
 precisions = [torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32]
 for p in ('high', 'medium', 'unknown', 'highest'):
     torch.set_float32_matmul_precision(p)
@@ -307,6 +312,9 @@ def test_memory_formats_match_pytorch(reference):
         memory_format=torch.channels_last)
     assert [repr(torch.channels_last), repr(torch.contiguous_format),
             repr(torch.preserve_format)] == reference["format reprs"]
+    assert [isinstance(f, torch.memory_format) for f in (
+        torch.channels_last, torch.contiguous_format, torch.preserve_format)] == \
+        reference["memory_format instances"]
     np.testing.assert_array_equal(y.numpy(), x.numpy())
     kind, message = reference["rank-2 channels_last"]
     with pytest.raises(RuntimeError, match=re.escape(message)):
@@ -348,10 +356,11 @@ def _error_name(call):
 @pytest.mark.usefixtures("fresh_runtime")
 def test_thread_counts_are_gpuaccels_with_pytorchs_checks(reference):
     torch.set_num_threads(1)
-    assert torch.get_num_threads() == 1 == gpuaccel.config.threading.\
-        get_intra_op_parallelism_threads()
     torch.set_num_interop_threads(2)
-    assert torch.get_num_interop_threads() == 2
+    assert [torch.get_num_threads(), torch.get_num_interop_threads()] == \
+        reference["threads after setting"]
+    assert gpuaccel.config.threading.get_intra_op_parallelism_threads() == 1
+    assert gpuaccel.config.threading.get_inter_op_parallelism_threads() == 2
     for key, bad in (("threads 0", 0), ("threads float", 1.5), ("threads bool", True)):
         assert _error_name(lambda: torch.set_num_threads(bad)) == reference["error " + key]
     torch.zeros(1).abs()  # the runtime starts: the counts are fixed from here on
