@@ -29,8 +29,12 @@ def get_printoptions():
 
 
 def _count(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"set_printoptions: {name} must be a number, got "
+    # threshold may be float('inf') (the 'full' profile's); the others are counts of characters
+    # or elements
+    allowed = (int, float) if name == "threshold" else (int,)
+    if isinstance(value, bool) or not isinstance(value, allowed) or value < 0:
+        kind = "a number" if name == "threshold" else "an int"
+        raise TypeError(f"set_printoptions: {name} must be {kind} >= 0, got "
                         f"{type(value).__name__} {value!r}")
     return value
 
@@ -40,19 +44,20 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     """``torch.set_printoptions``: ``profile`` ('default', 'short', 'full') first, then each
     option given. ``sci_mode`` is always set: True or False forces scientific notation on or
     off, None (the default) lets each tensor's values decide."""
+    updates = {}
     if profile is not None:
         if profile not in _PROFILES:
             raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, "
                              f"got {profile!r}")
-        _options.update(_PROFILES[profile])
+        updates.update(_PROFILES[profile])
     for name, value in (("precision", precision), ("threshold", threshold),
                         ("edgeitems", edgeitems), ("linewidth", linewidth)):
         if value is not None:
-            _options[name] = _count(value, name)
+            updates[name] = _count(value, name)
     if sci_mode is not None and not isinstance(sci_mode, bool):
         raise TypeError(f"set_printoptions: sci_mode must be True, False or None, got "
                         f"{sci_mode!r}")
-    _options["sci_mode"] = sci_mode
+    _options.update(updates, sci_mode=sci_mode)  # all checked first: a bad value changes none
 
 
 class _Formatter:

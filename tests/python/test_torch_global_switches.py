@@ -198,8 +198,10 @@ def test_printoptions_are_restored_and_checked():
     assert _tensor_print.get_printoptions() == before
     with pytest.raises(ValueError, match="profile must be one of"):
         torch.set_printoptions(profile="long")
-    with pytest.raises(TypeError, match="precision must be a number"):
+    with pytest.raises(TypeError, match="precision must be an int >= 0"):
         torch.set_printoptions(precision="3")
+    with pytest.raises(TypeError, match="linewidth must be an int >= 0, got float 8.5"):
+        torch.set_printoptions(linewidth=8.5)
     assert _tensor_print.get_printoptions() == before
 
 
