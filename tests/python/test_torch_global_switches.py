@@ -201,7 +201,7 @@ def test_printoptions_are_restored_and_checked():
     with pytest.raises(TypeError, match="precision must be an int >= 0"):
         torch.set_printoptions(precision="3")
     with pytest.raises(TypeError, match="linewidth must be an int >= 0, got float 8.5"):
-        torch.set_printoptions(linewidth=8.5)
+        torch.set_printoptions(precision=1, linewidth=8.5)  # the good precision is not kept
     assert _tensor_print.get_printoptions() == before
 
 
