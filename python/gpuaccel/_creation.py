@@ -13,6 +13,7 @@ from . import _tensor
 from ._convert import convert_to_tensor
 from ._int_range import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, check_int, check_range
 from ._tensor import _device_name, _dtype_name, _shape_arg
+from ._torch_generator import drawing_from
 from .dtypes import float32
 
 __all__ = ["zeros", "ones", "full", "empty", "rand", "randn", "randint", "eye", "linspace",
@@ -45,14 +46,18 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
     return _leaf(_tensor.full(shape, fill_value, dtype=dtype, device=device), requires_grad)
 
 
-def rand(*shape, dtype=float32, device=None, requires_grad=False):
-    """Uniform [0, 1) (``torch.rand``)."""
-    return _leaf(_tensor.rand(*shape, dtype=dtype or float32, device=device), requires_grad)
+def rand(*shape, dtype=float32, device=None, requires_grad=False, generator=None):
+    """Uniform [0, 1) (``torch.rand``), from ``generator`` when one is given."""
+    with drawing_from(generator, "rand"):
+        out = _tensor.rand(*shape, dtype=dtype or float32, device=device)
+    return _leaf(out, requires_grad)
 
 
-def randn(*shape, dtype=float32, device=None, requires_grad=False):
-    """Standard normal (``torch.randn``)."""
-    return _leaf(_tensor.randn(*shape, dtype=dtype or float32, device=device), requires_grad)
+def randn(*shape, dtype=float32, device=None, requires_grad=False, generator=None):
+    """Standard normal (``torch.randn``), from ``generator`` when one is given."""
+    with drawing_from(generator, "randn"):
+        out = _tensor.randn(*shape, dtype=dtype or float32, device=device)
+    return _leaf(out, requires_grad)
 
 
 # A float32 uniform carries 24 random bits: spans up to 2**24 are drawn from it on the device;
@@ -63,8 +68,14 @@ _INTEGER_RANGES = {"uint8": (0, 255), "int32": (INT32_MIN, INT32_MAX),
                    "int64": (INT64_MIN, INT64_MAX)}
 
 
-def randint(low, high=None, size=None, dtype="int64", device=None):
-    """``torch.randint(low=0, high, size)``: integers in [low, high), uniformly."""
+def randint(low, high=None, size=None, dtype="int64", device=None, generator=None):
+    """``torch.randint(low=0, high, size)``: integers in [low, high), uniformly (from
+    ``generator`` when one is given)."""
+    with drawing_from(generator, "randint"):
+        return _randint(low, high, size, dtype, device)
+
+
+def _randint(low, high, size, dtype, device):
     if size is None and isinstance(high, (tuple, list)):  # torch.randint(high, size)
         low, high, size = 0, low, high
     if high is None:

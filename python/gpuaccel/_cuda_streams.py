@@ -179,3 +179,15 @@ class StreamContext:
 def stream(stream):
     """``with torch.cuda.stream(s):`` (see StreamContext)."""
     return StreamContext(stream)
+
+
+def set_stream(stream):
+    """``torch.cuda.set_stream(s)``: ``s`` becomes its GPU's current stream until another is
+    set (a ``with stream(...)`` block that ends restores what was current at its start); None
+    does nothing, as in torch."""
+    if stream is None:
+        return
+    if not isinstance(stream, Stream):
+        raise TypeError(f"torch.cuda.set_stream expects a torch.cuda.Stream or None, "
+                        f"got {stream!r}")
+    _current_streams[stream.device_index] = stream

@@ -13,7 +13,6 @@ Truncated normals come by inversion of the normal CDF, gamma by Marsaglia and Ts
 Poisson and binomial by inversion of the CDF on the host (with a normal approximation for
 very large means, where TF's samplers also switch method).
 """
-import contextlib
 import math
 import statistics
 
@@ -21,10 +20,10 @@ import numpy as np
 
 from . import _C, errors
 from ._convert import convert_to_tensor
+from ._random_streams import _MASK64, keyed_stream  # noqa: F401 - re-exported
 from ._tensor import _device_name, _dtype_name, _shape_arg
 from .dtypes import as_dtype, float32
 
-_MASK64 = (1 << 64) - 1
 
 
 def _mixed(value):
@@ -58,18 +57,6 @@ def key_of(seed):
     """The 64-bit generator key of a stateless seed pair."""
     a, b = seed_pair(seed)
     return _mixed(_mixed(a & _MASK64) ^ (b & _MASK64))
-
-
-@contextlib.contextmanager
-def keyed_stream(key, offset=0):
-    """Draws inside come from the stream (key, offset); yields a callable giving the offset
-    reached. The global stream is restored afterwards."""
-    saved = (_C.random_seed(), _C.random_offset())
-    _C.set_random_state(int(key) & _MASK64, int(offset))
-    try:
-        yield _C.random_offset
-    finally:
-        _C.set_random_state(*saved)
 
 
 def as_shape_tuple(shape):

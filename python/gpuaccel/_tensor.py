@@ -10,7 +10,11 @@ import threading
 
 import numpy as np
 
+<<<<<<< HEAD
 from . import _C, _backward_callbacks, _promotion
+=======
+from . import _C, _promotion, _tensor_print, _torch_memory_format
+>>>>>>> dev/torchmisc
 from ._int_range import check_int, check_range
 from ._tensor_shape import TensorShape
 from .dtypes import as_dtype, float32
@@ -278,7 +282,7 @@ def _array(self, dtype=None, copy=None):
     return out.astype(dtype) if dtype is not None else out
 
 
-def _to(self, *args, dtype=None, device=None):
+def _to(self, *args, dtype=None, device=None, memory_format=None):
     for a in args:
         if isinstance(a, str) and _is_dtype_name(a):
             dtype = a
@@ -293,6 +297,8 @@ def _to(self, *args, dtype=None, device=None):
         out = _C.cast(out, _dtype_name(dtype))
     if device is not None:
         out = _C.to_device(out, _device_name(device))
+    if memory_format is not None:
+        out = _torch_memory_format.to_memory_format(out, memory_format, "to")
     return out
 
 
@@ -338,17 +344,26 @@ def _is_dtype_like(obj):
 
 
 def _repr(self):
-    # bfloat16 prints through float32: NumPy formats ml_dtypes' bfloat16 like an integer ("1").
-    plain = self if self._dtype_name != "bfloat16" else _C.cast(_C.detach(self), "float32")
-    values = np.array2string(plain._numpy(), separator=", ", prefix="tensor(")
-    extras = [f"dtype={self._dtype_name}"]
+    """PyTorch's layout of the values (_tensor_print, torch.set_printoptions); the suffix always
+    names the dtype, which PyTorch leaves out for its defaults, since TensorFlow-face code reads
+    the same repr and its float32/int32 defaults differ from torch's."""
+    # half precision prints through float32, as PyTorch's (NumPy formats ml_dtypes' bfloat16
+    # like an integer)
+    plain = self if self._dtype_name not in ("bfloat16", "float16") else \
+        _C.cast(_C.detach(self), "float32")
+    prefix = "tensor("
+    suffixes = []
+    if self.numel() == 0 and self.ndim != 1:
+        suffixes.append(f"size={tuple(self.shape)}")
+    suffixes.append(f"dtype={self._dtype_name}")
     if self._device_type != "CPU" or self._device_index != 0:
-        extras.append(f"device='{self._device_name}'")
+        suffixes.append(f"device='{self._device_name}'")
     if self._grad_fn_name:
-        extras.append(f"grad_fn=<{self._grad_fn_name}Backward>")
+        suffixes.append(f"grad_fn=<{self._grad_fn_name}Backward>")
     elif self.requires_grad:
-        extras.append("requires_grad=True")
-    return f"tensor({values}, {', '.join(extras)})"
+        suffixes.append("requires_grad=True")
+    return _tensor_print.add_suffixes(
+        prefix + _tensor_print.format_values(plain._numpy(), len(prefix)), suffixes, len(prefix))
 
 
 def _reduce(op):
@@ -478,7 +493,9 @@ def _install():
         dims[0], (list, tuple)) else list(dims))
     T.transpose = lambda self, dim0=-2, dim1=-1: _C.transpose(self, dim0, dim1)
     T.T = property(lambda self: _C.permute(self, list(range(self.ndim))[::-1]))
-    T.contiguous = lambda self: _C.contiguous(self)
+    T.contiguous = _torch_memory_format.contiguous
+    T.is_contiguous = _torch_memory_format.is_contiguous
+    T.stride = _torch_memory_format.stride
     T.unsqueeze = lambda self, dim: _C.expand_dims(self, check_int(dim, "dim"))
     T.squeeze = _squeeze
     for name in ("exp", "log", "sqrt", "rsqrt", "abs", "square", "reciprocal", "relu", "sigmoid",

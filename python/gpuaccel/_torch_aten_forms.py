@@ -11,6 +11,7 @@ from . import _C
 from . import _array_ops
 from . import _torch_functional as _F
 from ._convert import convert_to_tensor
+from ._torch_generator import drawing_from
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
@@ -140,8 +141,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     x = convert_to_tensor(input)
     if not training:
         return _F.leaky_relu(x, (lower + upper) / 2)
-    slope = _C.tensor_random("uniform", list(x.shape), x._dtype_name, x._device_name) * (
-        upper - lower) + lower
+    with drawing_from(generator, "rrelu"):
+        draws = _C.tensor_random("uniform", list(x.shape), x._dtype_name, x._device_name)
+    slope = draws * (upper - lower) + lower
     return _array_ops.where(x >= 0, x, x * slope)
 
 

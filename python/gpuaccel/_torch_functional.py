@@ -10,6 +10,7 @@ import numbers
 from . import _C
 from . import _array_ops
 from . import _conv3d
+from . import _torch_autocast as _autocast
 from . import _unsupported
 from . import image as _image
 from . import math as _math
@@ -1015,3 +1016,15 @@ __getattr__ = _unsupported.module_getattr(__name__, "torch.nn.functional", {
     "fold": "reshaping unfold's output (fold is not there yet)",
     "scaled_dot_product_attention": "gpuaccel.nn.scaled_dot_product_attention",
 })
+
+
+# torch.cuda.amp.autocast's lists (_torch_autocast): these compute in the block's half dtype on
+# GPU tensors, and these in float32.
+linear, conv1d, conv2d, conv3d, conv_transpose2d, conv_transpose3d, bilinear = map(
+    _autocast.lower_precision,
+    (linear, conv1d, conv2d, conv3d, conv_transpose2d, conv_transpose3d, bilinear))
+(softmax, log_softmax, cross_entropy, nll_loss, mse_loss, l1_loss, smooth_l1_loss,
+ binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, layer_norm, group_norm) = map(
+    _autocast.full_precision,
+    (softmax, log_softmax, cross_entropy, nll_loss, mse_loss, l1_loss, smooth_l1_loss,
+     binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, layer_norm, group_norm))

@@ -19,6 +19,7 @@ from . import linalg as _linalg
 from ._convert import convert_to_tensor
 from ._int_range import check_int
 from ._tensor import Tensor, _dtype_name, tensor
+from ._torch_generator import default_generator, drawing_from
 from .dtypes import as_dtype
 
 
@@ -554,9 +555,11 @@ kaiser_window = _window(lambda k, n, beta=12.0: np.i0(beta * np.sqrt(
     1 - (2 * k / (n - 1) - 1) ** 2)) / np.i0(beta), "kaiser_window")
 
 
-def randperm(n, *, dtype="int64", device=None, requires_grad=False):
-    """A random permutation of 0..n-1: the order of n uniform draws (seeded by manual_seed)."""
-    draws = _C.tensor_random("uniform", [check_int(n, "n")], "float32", "cpu")
+def randperm(n, *, generator=None, dtype="int64", device=None, requires_grad=False):
+    """A random permutation of 0..n-1: the order of n uniform draws (from ``generator``, else
+    the global stream that manual_seed seeds)."""
+    with drawing_from(generator, "randperm"):
+        draws = _C.tensor_random("uniform", [check_int(n, "n")], "float32", "cpu")
     order = np.argsort(draws._numpy(), kind="stable").astype(np.int64)
     return tensor(order, dtype=dtype, device=device)
 
@@ -566,22 +569,20 @@ def bernoulli(input, p=None, *, generator=None):
     probs = convert_to_tensor(input)
     if p is not None:
         probs = _C.scalar_like(float(p), probs) + probs * 0.0
-    draws = _C.tensor_random("uniform", list(probs.shape), probs._dtype_name, probs._device_name)
+    with drawing_from(generator, "bernoulli"):
+        draws = _C.tensor_random("uniform", list(probs.shape), probs._dtype_name,
+                                 probs._device_name)
     return _C.cast(draws < _C.detach(probs), probs._dtype_name)
 
 
 def initial_seed():
     """The seed of the default generator (the last manual_seed/seed)."""
-    return int(_C.random_seed())
+    return default_generator.initial_seed()
 
 
 def seed():
     """Seeds the default generator from the operating system's entropy and returns the seed."""
-    import os
-    value = int.from_bytes(os.urandom(7), "little")
-    from . import random as _random
-    _random.manual_seed(value)
-    return value
+    return default_generator.seed()
 
 
 # ---- dtype and mode queries ---------------------------------------------------------------------
@@ -652,10 +653,6 @@ def is_inference(input):
 
 
 def is_inference_mode_enabled():
-    return False
-
-
-def are_deterministic_algorithms_enabled():
     return False
 
 
@@ -895,13 +892,11 @@ TYPED_TENSORS = {name: _typed(name, dtype) for name, dtype in (
 
 def get_rng_state():
     """The default generator's state as a uint8 tensor (its seed and offset, 8 bytes each)."""
-    state = np.array([_C.random_seed(), _C.random_offset()], np.uint64).view(np.uint8)
-    return tensor(state, dtype="uint8")
+    return default_generator.get_state()
 
 
 def set_rng_state(new_state):
-    seed_and_offset = np.asarray(convert_to_tensor(new_state).numpy(), np.uint8).view(np.uint64)
-    _C.set_random_state(int(seed_and_offset[0]), int(seed_and_offset[1]))
+    default_generator.set_state(new_state)
 
 
 def is_distributed(input):

@@ -11,6 +11,7 @@ need a GPU raise ``NoCudaGpuError`` with the reason (no driver, driver too old, 
 ``diagnose()`` prints the whole report. The device calls (current device, synchronize) are in
 ``_cuda_devices``, streams and events in ``_cuda_streams``; all are exported here.
 """
+import sys as _sys
 import warnings as _warnings
 
 from . import _C
@@ -25,7 +26,8 @@ __all__ = [
     "synchronize", "is_initialized", "init", "manual_seed", "manual_seed_all", "seed",
     "seed_all", "initial_seed", "set_per_process_memory_fraction", "OutOfMemoryError",
     "Event", "Stream", "StreamContext", "stream", "current_stream", "default_stream",
-    "NoCudaGpuError", "diagnose",
+    "NoCudaGpuError", "diagnose", "get_rng_state", "set_rng_state", "get_rng_state_all",
+    "set_rng_state_all", "memory", "memory_stats_as_nested_dict", "set_stream",
 ]
 
 
@@ -137,6 +139,33 @@ def initial_seed():
     return generator_seed()
 
 
+def get_rng_state(device="cuda"):
+    """The state of the generator the GPUs draw from: gpuaccel's one generator's (as
+    ``torch.get_rng_state``); needs a GPU, as torch's does."""
+    _physical_index(device, "get_rng_state")
+    from ._torch_generator import default_generator
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Restores a state from ``get_rng_state`` (of either face: it is one generator)."""
+    from ._torch_generator import default_generator
+    if is_available():
+        _physical_index(device, "set_rng_state")
+    default_generator.set_state(new_state)
+
+
+def get_rng_state_all():
+    """One state per visible GPU (all the same: one generator); ``[]`` without a GPU."""
+    return [get_rng_state(index) for index in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    """Restores the states of ``get_rng_state_all`` (the last one wins: one generator)."""
+    for index, state in enumerate(new_states):
+        set_rng_state(state, index)
+
+
 def set_per_process_memory_fraction(fraction, device=None):
     """Caps the GPU's memory pool at ``fraction`` of its total memory (torch's checks: a float
     in [0, 1]). gpuaccel sets the cap when the pool is created, so this must come before the
@@ -220,6 +249,19 @@ def memory_stats(device=None):
     return _memory_call("memory_stats", device, {})
 
 
+def memory_stats_as_nested_dict(device=None):
+    """``memory_stats`` with its dotted keys as nested dicts (``d['allocated_bytes']['all']
+    ['current']``), as torch's."""
+    nested = {}
+    for key, value in memory_stats(device).items():
+        *path, last = key.split(".")
+        node = nested
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return nested
+
+
 def memory_summary(device=None, abbreviated=False):
     from . import memory
     if not is_available():
@@ -261,4 +303,8 @@ def empty_cache():
 
 # Streams and events (below the functions they call: current_device, synchronize).
 from ._cuda_streams import (Event, Stream, StreamContext, current_stream,  # noqa: E402
-                            default_stream, stream)
+                            default_stream, set_stream, stream)
+
+# torch.cuda.memory, the module PyTorch keeps the memory functions in: they are this module's.
+memory = _sys.modules[__name__]
+# nvtx (torch.cuda.nvtx) is attached by gpuaccel.torch, where its profiler ranges live.

@@ -45,6 +45,13 @@ NO_GPU_VALUES = {
     "with device(-1)": "with torch.cuda.device(-1):\n    r = 1",
     "with stream(None)": "with torch.cuda.stream(None):\n    r = 2",
     "with StreamContext(None)": "with torch.cuda.StreamContext(None):\n    r = 3",
+    "get_rng_state_all": "r = torch.cuda.get_rng_state_all()",
+    "set_rng_state": "r = torch.cuda.set_rng_state(torch.get_rng_state())",
+    "set_rng_state_all([])": "r = torch.cuda.set_rng_state_all([])",
+    "memory.memory_allocated": "r = torch.cuda.memory.memory_allocated()",
+    "memory.max_memory_reserved": "r = torch.cuda.memory.max_memory_reserved()",
+    "memory_stats_as_nested_dict": "r = torch.cuda.memory_stats_as_nested_dict()",
+    "set_stream(None)": "r = torch.cuda.set_stream(None)",
 }
 NO_GPU_ERRORS = {
     "current_device": "torch.cuda.current_device()",
@@ -57,6 +64,7 @@ NO_GPU_ERRORS = {
     "init": "torch.cuda.init()",
     "initial_seed": "torch.cuda.initial_seed()",
     "set_per_process_memory_fraction": "torch.cuda.set_per_process_memory_fraction(0.5)",
+    "get_rng_state": "torch.cuda.get_rng_state()",
     "with device(0)": "with torch.cuda.device(0):\n    pass",
     "device('cpu')": "torch.cuda.device('cpu')",
 }
@@ -223,6 +231,44 @@ def test_streams_and_their_blocks_nest_and_restore():
 
 
 @pytest.mark.usefixtures("two_t4s")
+def test_set_stream_makes_a_stream_current_until_another_is_set():
+    side, other_gpu = cuda.Stream(), cuda.Stream(device=1)
+    try:
+        cuda.set_stream(side)
+        assert cuda.current_stream() is side
+        with cuda.stream(cuda.default_stream()):
+            assert cuda.current_stream() is cuda.default_stream()
+        assert cuda.current_stream() is side  # the block restored what was current
+        cuda.set_stream(other_gpu)  # its GPU's current stream; the current device stays
+        assert cuda.current_stream(1) is other_gpu and cuda.current_device() == 0
+        with pytest.raises(TypeError, match="expects a torch.cuda.Stream or None"):
+            cuda.set_stream("cuda:0")
+    finally:
+        cuda.set_stream(cuda.default_stream(0))
+        cuda.set_stream(cuda.default_stream(1))
+
+
+def test_nvtx_ranges_are_profiler_ranges():
+    # PyTorch's CPU build raises ("NVTX functions not installed"); gpuaccel records them as
+    # torch.profiler user ranges on any machine.
+    with torch.profiler.profile() as prof:
+        assert cuda.nvtx.range_push("outer") == 0
+        assert cuda.nvtx.range_push("inner") == 1
+        torch.ones(3).abs()
+        assert cuda.nvtx.range_pop() == 1
+        cuda.nvtx.mark("marker")
+        assert cuda.nvtx.range_pop() == 0
+        assert cuda.nvtx.range_pop() == -1  # nothing open
+        with cuda.nvtx.range("step {}", 7):
+            torch.ones(2).neg()
+    names = [e.name for e in prof.events()]
+    for name in ("outer", "inner", "marker", "step 7"):
+        assert name in names
+    import gpuaccel.torch.cuda.nvtx as nvtx_module
+    assert nvtx_module is cuda.nvtx
+
+
+@pytest.mark.usefixtures("two_t4s")
 def test_events_time_between_records_with_pytorchs_errors():
     start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
     assert repr(start) == "<torch.cuda.Event uninitialized>"
@@ -319,6 +365,25 @@ try:
 except c.OutOfMemoryError as e:
     out['oom'] = type(e).__name__
 out['initialized_after'] = c.is_initialized()
+state = c.get_rng_state()
+drawn = torch.rand(3, device='cuda').numpy()
+c.set_rng_state(state)
+out['rng_state_repeats'] = bool((torch.rand(3, device='cuda').numpy() == drawn).all())
+out['rng_states'] = len(c.get_rng_state_all())
+c.set_rng_state_all(c.get_rng_state_all())
+nested = c.memory_stats_as_nested_dict()
+out['nested_current_matches'] = (nested['allocated_bytes']['all']['current'] ==
+                                 c.memory_stats()['allocated_bytes.all.current'])
+out['memory_module'] = c.memory.memory_allocated() == c.memory_allocated()
+import warnings
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore', FutureWarning)  # torch's 'resets /all/ peak memory stats'
+    c.reset_max_memory_allocated()
+out['peak_is_current_after_reset_max'] = c.max_memory_allocated() == c.memory_allocated()
+c.reset_accumulated_memory_stats()
+out['total_allocated_after_reset'] = c.memory_stats()['allocated_bytes.all.allocated']
+out['summary_names_gpu1'] = 'GPU:1' in c.memory_summary(1)
+out['bf16_on_capability_8'] = c.is_bf16_supported() == (c.get_device_capability()[0] >= 8)
 print(json.dumps(out))
 """
 
@@ -342,6 +407,10 @@ def test_fake_gpu_counts_memory_and_times_with_events():
     assert r["gpu1_grew_by"] == 1024 * 4  # memory_allocated() means the current device
     assert r["gpu1_name"] == "Fake GPU 1"
     assert r["oom"] == "ResourceExhaustedError"
+    assert r["rng_state_repeats"] and r["rng_states"] == 2
+    assert r["nested_current_matches"] and r["memory_module"]
+    assert r["peak_is_current_after_reset_max"] and r["total_allocated_after_reset"] == 0
+    assert r["summary_names_gpu1"] and r["bf16_on_capability_8"]
 
 
 # ---- a real GPU ----

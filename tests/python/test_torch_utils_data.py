@@ -153,7 +153,7 @@ def test_custom_datasets_subset_stream_and_errors():
         default_collate([[1, 2], [3]])
     with pytest.raises(TypeError, match="default_collate: batch must contain"):
         default_collate([object()])
-    with pytest.raises(TypeError, match="torch.manual_seed"):
+    with pytest.raises(TypeError, match="'generator' must be torch.Generator, not object"):
         DataLoader(_Squares(), shuffle=True, generator=object())
     with pytest.raises(AssertionError, match="Size mismatch between tensors"):  # PyTorch asserts
         TensorDataset(torch.zeros(3), torch.zeros(4))

@@ -138,6 +138,6 @@ def test_shuffled_epochs_hold_every_sample_once_and_repeat_after_manual_seed():
     assert sorted(splits[0].indices + splits[1].indices) == list(range(10))
 
 
-def test_a_generator_argument_is_refused_with_what_to_use():
-    with pytest.raises(TypeError, match="torch.manual_seed"):
+def test_a_generator_argument_that_is_not_a_generator_is_a_type_error():
+    with pytest.raises(TypeError, match="must be torch.Generator, not object"):
         torch.utils.data.DataLoader([1, 2], generator=object())

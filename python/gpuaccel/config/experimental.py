@@ -73,11 +73,17 @@ def enable_op_determinism():
         if getattr(_C, getter)() == "measure":
             getattr(_C, setter)("default")
             _measured_impls_switched_off.add(name)
+    warn_cudnn_not_restricted("enable_op_determinism")
+
+
+def warn_cudnn_not_restricted(who, stacklevel=2):
+    """The warning that a determinism request does not reach cuDNN's algorithm choice (only
+    where a GPU is visible: the CPU's ops are deterministic)."""
     if _C.physical_devices("GPU"):
         import warnings
-        warnings.warn("enable_op_determinism: gpuaccel does not yet restrict cuDNN to "
-                      "deterministic convolution algorithms; GPU results may differ between "
-                      "runs in the last bits", stacklevel=2)
+        warnings.warn(f"{who}: gpuaccel does not yet restrict cuDNN to deterministic "
+                      "convolution algorithms; GPU results may differ between runs in the last "
+                      "bits", stacklevel=stacklevel + 1)
 
 
 def disable_op_determinism():

@@ -12,7 +12,17 @@ import sys as _sys
 
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from . import autograd, distributed, multiprocessing, nn, optim, profiler, testing, utils
+from . import (autograd, backends, distributed, functional, multiprocessing, nn, optim, profiler,
+               testing, utils)
+from . import _cuda_amp, _cuda_nvtx
+from .. import _torch_autocast
+from .._torch_autocast import autocast, is_autocast_enabled
+from ._global_switches import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                               get_float32_matmul_precision, get_num_interop_threads,
+                               get_num_threads, is_deterministic_algorithms_warn_only_enabled,
+                               set_deterministic_debug_mode, set_float32_matmul_precision,
+                               set_num_interop_threads, set_num_threads,
+                               use_deterministic_algorithms)
 from .profiler import _autograd_profiler
 from ._serialization import load, save
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
@@ -21,6 +31,10 @@ from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, fl
 from .._creation import (empty, empty_like, eye, full, full_like, linspace, ones, rand, rand_like,
                          randint, randint_like, randn, randn_like, zeros)
 from .._placement import device
+from .._tensor_print import set_printoptions
+from .._torch_memory_format import (channels_last, channels_last_3d, contiguous_format,
+                                    memory_format, preserve_format)
+from .._torch_generator import Generator, default_generator
 from .._tensor import Tensor, arange, from_numpy, no_grad, tensor
 from .._torch_ops import (argmax, argmin, enable_grad, equal, gather, is_grad_enabled, is_tensor,
                           log_softmax, max, mean, min, norm, permute, range, set_grad_enabled,
@@ -62,7 +76,7 @@ from .._torch_functional import (adaptive_avg_pool1d, avg_pool1d, bilinear,
 
 from .._torch_functions import (TYPED_TENSORS, bucketize, get_rng_state, gradient,
                                 is_distributed, searchsorted, set_rng_state)
-from .._torch_functions import (Size, are_deterministic_algorithms_enabled, bartlett_window,
+from .._torch_functions import (Size, bartlett_window,
                                 bernoulli, blackman_window, can_cast, combinations,
                                 cumulative_trapezoid, finfo, hamming_window, hann_window, iinfo,
                                 initial_seed, is_inference, is_inference_mode_enabled, isin,
@@ -94,11 +108,23 @@ del _name
 _sys.modules[__name__ + ".cuda"] = cuda
 _sys.modules[__name__ + ".random"] = random
 _sys.modules[__name__ + ".version"] = version
+cuda.amp = _cuda_amp  # torch.cuda.amp: autocast and GradScaler
+_sys.modules[__name__ + ".cuda.amp"] = _cuda_amp
+cuda.nvtx = _cuda_nvtx  # torch.cuda.nvtx: ranges of this face's profiler
+_sys.modules[__name__ + ".cuda.nvtx"] = _cuda_nvtx
+_sys.modules[__name__ + ".backends.cudnn"] = backends.cudnn
+_sys.modules[__name__ + ".backends.cuda"] = backends.cuda
 _sys.modules[__name__ + ".nn.init"] = nn.init
 # torch.autograd.profiler, PyTorch's older spelling of the profiler (autograd is a module here)
 autograd.profiler = _autograd_profiler
 _sys.modules[__name__ + ".autograd.profiler"] = _autograd_profiler
 
+# Under torch.cuda.amp.autocast the face's matrix products compute in half precision, as
+# F.linear and the convolutions do (_torch_functional): torch.matmul/mm/bmm and the @ operator.
+matmul, mm, bmm = map(_torch_autocast.lower_precision, (matmul, mm, bmm))
+for _name in ("__matmul__", "__rmatmul__"):
+    setattr(Tensor, _name, _torch_autocast.lower_precision(getattr(Tensor, _name)))
+del _name
 concat = cat  # torch.concat is torch.cat
 # torch.eq and friends: element-wise, bool tensors (torch.equal is the one-bool comparison).
 eq, ne, gt, ge, lt, le = (_elementwise_equal, not_equal, greater, greater_equal, less,

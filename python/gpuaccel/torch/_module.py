@@ -259,10 +259,12 @@ class Module:
     def _convert(self, convert):
         """Moves or casts every parameter and buffer with ``convert(tensor)``. Parameters stay
         the same Python objects, as PyTorch's do (their data is replaced in place, their
-        gradient moved with them), so an optimizer made before ``model.to(device)`` still
-        updates the parameters the model uses; buffers are replaced."""
+        gradient moved with them), so an optimizer made before ``model.to(device)`` or
+        ``model.to(memory_format=torch.channels_last)`` still updates the parameters the model
+        uses; buffers are replaced."""
         def changed(old, new):
-            return (old._device_name, old._dtype_name) != (new._device_name, new._dtype_name)
+            return (old._device_name, old._dtype_name, old._strides()) != \
+                (new._device_name, new._dtype_name, new._strides())
         with no_grad():
             for module in self.modules():
                 for param in module._parameters.values():
@@ -282,13 +284,16 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """``to(device)``, ``to(dtype)`` or both; integer buffers keep their dtype."""
+        """``to(device)``, ``to(dtype)`` or both; integer buffers keep their dtype, and a
+        ``memory_format`` applies to the 4-d and 5-d tensors only (conv weights), as torch's."""
         def convert(t):
+            here = kwargs if t.ndim in (4, 5) else \
+                {k: v for k, v in kwargs.items() if k != "memory_format"}
             if t._dtype_name not in _FLOAT_NAMES:
-                dropped = {k: v for k, v in kwargs.items() if k != "dtype"}
+                dropped = {k: v for k, v in here.items() if k != "dtype"}
                 kept = [a for a in args if not _is_dtype(a)]
                 return t.to(*kept, **dropped) if (kept or dropped) else t
-            return t.to(*args, **kwargs)
+            return t.to(*args, **here)
         return self._convert(convert)
 
     def cuda(self, device=None):

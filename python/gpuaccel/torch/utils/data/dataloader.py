@@ -1,8 +1,8 @@
 """``torch.utils.data.DataLoader``: batches of a dataset, read in the calling process, in order
-or shuffled each pass (``shuffle=True``, from the global generator that ``torch.manual_seed``
-seeds), collated with ``default_collate`` unless a ``collate_fn`` is given."""
+or shuffled each pass (``shuffle=True``, from ``generator`` or else the global generator that
+``torch.manual_seed`` seeds), collated with ``default_collate`` unless a ``collate_fn`` is given."""
 from ._collate import default_collate, default_convert
-from ._generator import check_no_generator
+from ._generator import check_generator
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -12,7 +12,7 @@ class DataLoader:
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=2, persistent_workers=False, pin_memory_device=""):
-        check_no_generator(generator, "DataLoader")
+        self.generator = check_generator(generator, "DataLoader")
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
                              "disable multiprocessing.")
@@ -36,7 +36,8 @@ class DataLoader:
             raise ValueError("batch_size=None option disables auto-batching and is mutually "
                              "exclusive with drop_last")
         if sampler is None and not self._iterable:
-            sampler = RandomSampler(dataset) if shuffle else SequentialSampler(dataset)
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else \
+                SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None and not self._iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.batch_size, self.sampler, self.batch_sampler = batch_size, sampler, batch_sampler

@@ -5,7 +5,7 @@ import math
 import numbers
 
 from ...._tensor import Tensor
-from ._generator import check_no_generator, permutation
+from ._generator import check_generator, permutation
 
 
 class Dataset:
@@ -102,12 +102,12 @@ def _split_lengths(total, lengths):
 
 def random_split(dataset, lengths, generator=None):
     """Disjoint random Subsets of the given lengths (ints adding up to len(dataset), or
-    fractions adding up to 1)."""
-    check_no_generator(generator, "random_split")
+    fractions adding up to 1), in an order drawn from ``generator`` (else the global one)."""
+    check_generator(generator, "random_split")
     sizes = _split_lengths(len(dataset), list(lengths))
     if sum(sizes) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = permutation(sum(sizes))
+    order = permutation(sum(sizes), generator)
     subsets, start = [], 0
     for size in sizes:
         subsets.append(Subset(dataset, order[start:start + size]))

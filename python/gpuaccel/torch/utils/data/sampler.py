@@ -1,6 +1,6 @@
 """torch.utils.data's samplers: which indices a DataLoader reads, in which order, and how
 they are grouped into batches."""
-from ._generator import check_no_generator, permutation
+from ._generator import check_generator, permutation
 
 
 class Sampler:
@@ -23,18 +23,18 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """A new random order of the dataset each pass (without replacement), from the global
-    generator (torch.manual_seed)."""
+    """A new random order of the dataset each pass (without replacement), from ``generator``
+    or else the global generator (torch.manual_seed)."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
-        check_no_generator(generator, "RandomSampler")
+        self.generator = check_generator(generator, "RandomSampler")
         if replacement or num_samples is not None:
             raise ValueError("RandomSampler supports replacement=False and num_samples=None "
                              "only (one permutation of the dataset per pass)")
         self.data_source, self.replacement = data_source, replacement
 
     def __iter__(self):
-        return iter(permutation(len(self.data_source)))
+        return iter(permutation(len(self.data_source), self.generator))
 
     def __len__(self):
         return len(self.data_source)
@@ -42,11 +42,10 @@ class RandomSampler(Sampler):
 
 class SubsetRandomSampler(Sampler):
     def __init__(self, indices, generator=None):
-        check_no_generator(generator, "SubsetRandomSampler")
-        self.indices = indices
+        self.indices, self.generator = indices, check_generator(generator, "SubsetRandomSampler")
 
     def __iter__(self):
-        return iter([self.indices[i] for i in permutation(len(self.indices))])
+        return iter([self.indices[i] for i in permutation(len(self.indices), self.generator)])
 
     def __len__(self):
         return len(self.indices)
