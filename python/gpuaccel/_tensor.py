@@ -10,11 +10,7 @@ import threading
 
 import numpy as np
 
-<<<<<<< HEAD
-from . import _C, _backward_callbacks, _promotion
-=======
-from . import _C, _promotion, _tensor_print, _torch_memory_format
->>>>>>> dev/torchmisc
+from . import _C, _backward_callbacks, _promotion, _tensor_print, _torch_memory_format
 from ._int_range import check_int, check_range
 from ._tensor_shape import TensorShape
 from .dtypes import as_dtype, float32
