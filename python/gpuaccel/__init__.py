@@ -36,6 +36,7 @@ from . import math
 from . import linalg
 from . import image
 from . import io
+from . import audio
 from . import nn
 from ._convert import convert_to_tensor
 from ._creation import (empty, empty_like, eye, full, full_like, linspace, ones, rand, rand_like,
@@ -172,7 +173,7 @@ __all__ += [
     "while_loop", "tuple", "nest", "Assert", "VariableAggregation", "VariableSynchronization",
     "get_logger", "bitcast", "conv2d_backprop_filter_v2", "conv2d_backprop_input_v2",
     "TensorArray", "required_space_to_batch_paddings", "approx_top_k", "initializers", "losses",
-    "metrics", "optimizers", "io", "py_function", "numpy_function",
+    "metrics", "optimizers", "io", "audio", "py_function", "numpy_function",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)
