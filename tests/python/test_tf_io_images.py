@@ -277,6 +277,10 @@ def test_datasets_of_strings_batch_and_prefetch_like_tensorflow():
         rows = sorted((s, int(i)) for strings, ints in batches for s, i in zip(strings, ints))
         assert rows == sorted((s, int(i)) for s, i in theirs.as_numpy_iterator())
     assert list(ours.as_numpy_iterator())[1][0] == b"b/y.png"
+    contents = [b"ends in NUL\x00", "plain"]  # file contents keep every byte, as in TF
+    assert list(ga.data.Dataset.from_tensor_slices(contents).as_numpy_iterator()) == list(
+        tf.data.Dataset.from_tensor_slices(contents).as_numpy_iterator()) == [
+        b"ends in NUL\x00", b"plain"]
 
 
 def _tutorial_pipeline(framework, pattern):

@@ -203,9 +203,15 @@ def _slice_component(value, position):
             raise ValueError(f"from_tensor_slices: component {position} is a scalar; slicing "
                              "needs at least 1 dimension (the one that is split into elements)")
         return t
+    first = value
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if isinstance(first, (str, bytes)) and isinstance(value, (list, tuple)):
+        # paths or file contents: kept as bytes on the host, rows picked in Python (converted
+        # without np.asarray, whose fixed-width bytes would drop trailing NUL bytes)
+        return string_rows(value)
     array = np.asarray(value)
     if array.dtype.kind in ("S", "U", "O") and array.ndim > 0:
-        # paths or file contents: kept as bytes on the host, rows picked in Python
         return string_rows(array)
     if array.ndim > 0:
         array = np.ascontiguousarray(array)

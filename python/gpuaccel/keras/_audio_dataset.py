@@ -15,7 +15,7 @@ from .. import audio as _tf_audio
 from .. import io as _tf_io
 from ..data import AUTOTUNE, Dataset
 from ._image_dataset import (check_label_arguments, check_validation_split, index_directory,
-                             labels_for, split)
+                             labels_for, subset_datasets)
 
 ALLOWED_FORMATS = (".wav",)
 
@@ -96,15 +96,11 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
     if label_mode == "binary" and len(class_names) != 2:
         raise ValueError('When passing `label_mode="binary"`, there must be exactly 2 '
                          f"class_names. Received: class_names={class_names}")
-    subsets = ["training", "validation"] if subset == "both" else [subset]
-    datasets = []
-    for part in subsets:
-        part_paths, part_labels = split(paths, labels, validation_split, part)
-        if not part_paths:
-            kind = f"{part} " if subset == "both" else ""
-            raise ValueError(f"No {kind}audio files found in directory {directory}. "
-                             f"Allowed format(s): {ALLOWED_FORMATS}")
-        part_shuffle = shuffle and not (subset == "both" and part == "validation")
-        datasets.append(_dataset(part_paths, part_labels, label_mode, class_names, batch_size,
-                                 output_sequence_length, part_shuffle, buffer_size, seed))
-    return tuple(datasets) if subset == "both" else datasets[0]
+    datasets = subset_datasets(
+        paths, labels, validation_split, subset, shuffle,
+        lambda kind: f"No {kind}audio files found in directory {directory}. Allowed format(s): "
+                     f"{ALLOWED_FORMATS}",
+        lambda part_paths, part_labels, part_shuffle: _dataset(
+            part_paths, part_labels, label_mode, class_names, batch_size,
+            output_sequence_length, part_shuffle, buffer_size, seed))
+    return tuple(datasets) if subset == "both" else datasets  # Keras: a (train, val) tuple

@@ -143,7 +143,7 @@ def index_directory(directory, labels, class_names, shuffle, seed, follow_links,
     return paths, labels, class_names
 
 
-def split(paths, labels, validation_split, subset):
+def _split(paths, labels, validation_split, subset):
     """The training (head) or validation (tail) part, as Keras's
     get_training_or_validation_split."""
     if not validation_split:
@@ -237,15 +237,24 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                   "gpuaccel yet; use bilinear, bicubic, area or lanczos")
     loading = (color_mode, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio,
                standardize_data_format(data_format))
-    subsets = ["training", "validation"] if subset == "both" else [subset]
+    return subset_datasets(
+        paths, labels, validation_split, subset, shuffle,
+        lambda kind: f"No {kind}images found in directory {directory}. Allowed formats: "
+                     f"{ALLOWLIST_FORMATS}",
+        lambda part_paths, part_labels, part_shuffle: _dataset(
+            part_paths, part_labels, label_mode, class_names, batch_size, part_shuffle, seed,
+            loading))
+
+
+def subset_datasets(paths, labels, validation_split, subset, shuffle, no_files, make):
+    """Keras's subsets: the dataset ``make(paths, labels, shuffle)`` of the files of ``subset``
+    (the training head or the validation tail; a [training, validation] list for 'both', whose
+    validation part is not shuffled). ``no_files(kind)`` is the message for an empty part."""
     datasets = []
-    for part in subsets:
-        part_paths, part_labels = split(paths, labels, validation_split, part)
+    for part in ["training", "validation"] if subset == "both" else [subset]:
+        part_paths, part_labels = _split(paths, labels, validation_split, part)
         if not part_paths:
-            kind = f"{part} " if subset == "both" else ""
-            raise ValueError(f"No {kind}images found in directory {directory}. Allowed formats: "
-                             f"{ALLOWLIST_FORMATS}")
+            raise ValueError(no_files(f"{part} " if subset == "both" else ""))
         part_shuffle = shuffle and not (subset == "both" and part == "validation")
-        datasets.append(_dataset(part_paths, part_labels, label_mode, class_names, batch_size,
-                                 part_shuffle, seed, loading))
+        datasets.append(make(part_paths, part_labels, part_shuffle))
     return datasets if subset == "both" else datasets[0]
