@@ -102,7 +102,8 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):
                                        "numpy_function")
     out = []
     for index, (value, dtype) in enumerate(zip(values, dtypes)):
-        if isinstance(value, numbers.Number) or isinstance(value, Tensor):
+        if isinstance(value, (numbers.Number, Tensor)) or dtype.name == "bfloat16":
+            # (NumPy has no bfloat16: such a result converts as py_function's do)
             out.append(_as_result(value, dtype, index, "numpy_function"))
             continue
         array = np.asarray(value)

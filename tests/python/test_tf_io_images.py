@@ -70,6 +70,21 @@ def test_lossless_decoding_is_tensorflows_pixel_for_pixel(op, name, channels):
     np.testing.assert_array_equal(ours.numpy(), theirs)
 
 
+def test_tf_image_codecs_are_tf_io_codecs_as_in_tensorflow():
+    assert ga.image.decode_png is ga.io.decode_png and tf.image.decode_png is tf.io.decode_png
+    np.testing.assert_array_equal(ga.image.decode_png(FILES["gray_png"], channels=1).numpy(),
+                                  tf.image.decode_png(FILES["gray_png"], channels=1).numpy())
+    np.testing.assert_array_equal(ga.image.decode_bmp(FILES["bmp"], channels=3).numpy(),
+                                  tf.image.decode_bmp(FILES["bmp"], channels=3).numpy())
+    np.testing.assert_array_equal(ga.image.decode_gif(FILES["gif"]).numpy(),
+                                  tf.image.decode_gif(FILES["gif"]).numpy())
+    # encoders: the same pixels back through TF's decoders (the bytes may differ: zlib, libjpeg)
+    np.testing.assert_array_equal(tf.image.decode_png(ga.image.encode_png(RGB).numpy()).numpy(),
+                                  tf.image.decode_png(tf.image.encode_png(RGB)).numpy())
+    _jpeg_close(tf.io.decode_jpeg(ga.image.encode_jpeg(RGB, quality=80).numpy()).numpy(),
+                tf.io.decode_jpeg(tf.image.encode_jpeg(RGB, quality=80)).numpy())
+
+
 @pytest.mark.parametrize("name,channels", [("jpeg", 0), ("jpeg", 1), ("jpeg", 3),
                                            ("gray_jpeg", 0), ("gray_jpeg", 3)])
 def test_jpeg_decoding_is_tensorflows_accurate_dct_and_near_its_default(name, channels):
