@@ -265,9 +265,12 @@ def decode_image(contents, channels=None, dtype="uint8", name=None, expand_anima
     target = _check_uint8_dtype(dtype, "decode_image")
     pixels = _decode(contents, channels, "decode_image",
                      animations="expand" if expand_animations else "first")
-    if pixels.dtype == np.uint16 and target.is_floating_point:
-        # TF: the uint16 image converted by convert_image_dtype, float32(x) * float32(1/65535)
-        scaled = pixels.astype(np.float32) * np.float32(1.0 / 65535)
+    if target.is_floating_point and (pixels.dtype == np.uint16
+                                     or _format_of(_contents(contents, "decode_image")) == _PNG):
+        # TF's kernel decodes a PNG for a float result at 16 bits (an 8-bit sample x as 257 x)
+        # and scales by float32(1/65535), which rounds otherwise than 8-bit x * float32(1/255)
+        samples = pixels.astype(np.float32) * (257 if pixels.dtype == np.uint8 else 1)
+        scaled = samples * np.float32(1.0 / 65535)
         return convert_image_dtype(_to_tensor(scaled), target)
     image = _uint8_tensor(pixels)
     return image if target.name == "uint8" else convert_image_dtype(image, target)
