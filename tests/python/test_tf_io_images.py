@@ -296,6 +296,9 @@ def test_datasets_of_strings_batch_and_prefetch_like_tensorflow():
     assert list(ga.data.Dataset.from_tensor_slices(contents).as_numpy_iterator()) == list(
         tf.data.Dataset.from_tensor_slices(contents).as_numpy_iterator()) == [
         b"ends in NUL\x00", b"plain"]
+    padded = ga.data.Dataset.from_tensor_slices(contents[::-1]).padded_batch(2)  # short first
+    reference = tf.data.Dataset.from_tensor_slices(contents[::-1]).padded_batch(2)
+    assert [list(b.numpy()) for b in padded] == [list(b) for b in reference.as_numpy_iterator()]
 
 
 def _tutorial_pipeline(framework, pattern):
