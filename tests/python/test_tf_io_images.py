@@ -152,12 +152,12 @@ def test_encoders_round_trip_through_tensorflows_decoders():
 
 def test_is_jpeg_and_extract_jpeg_shape_match_tensorflow():
     for name in ("jpeg", "png", "gray_jpeg"):
-        assert bool(ga.io.is_jpeg(FILES[name]).numpy()) == bool(tf.io.is_jpeg(FILES[name]))
+        assert bool(ga.image.is_jpeg(FILES[name]).numpy()) == bool(tf.image.is_jpeg(FILES[name]))
     np.testing.assert_array_equal(ga.io.is_jpeg([FILES["jpeg"], FILES["png"]]).numpy(),
                                   tf.io.is_jpeg([FILES["jpeg"], FILES["png"]]).numpy())
     for name, output_type in (("jpeg", "int32"), ("gray_jpeg", "int64")):
         ours = ga.image.extract_jpeg_shape(FILES[name], output_type=output_type)
-        theirs = tf.io.extract_jpeg_shape(FILES[name], output_type=output_type)
+        theirs = tf.image.extract_jpeg_shape(FILES[name], output_type=output_type)
         assert ours.dtype.name == theirs.dtype.name
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     with pytest.raises(errors.InvalidArgumentError, match="Invalid JPEG data"):
