@@ -35,6 +35,8 @@ from . import random
 from . import math
 from . import linalg
 from . import image
+from . import io
+from . import audio
 from . import nn
 from ._convert import convert_to_tensor
 from ._creation import (empty, empty_like, eye, full, full_like, linspace, ones, rand, rand_like,
@@ -81,6 +83,7 @@ from ._tf_space_batch import (batch_to_space, required_space_to_batch_paddings, 
 from .linalg import bmm, einsum, matmul, mm, norm, tensordot
 from ._tensor_spec import TensorSpec
 from ._function import function, print_ as print  # noqa: A004 - tf.print
+from ._py_function import numpy_function, py_function
 from ._torch_ops import (enable_grad, executing_eagerly, is_grad_enabled, is_tensor,
                          log_softmax, max, mean, min, permute, set_grad_enabled, softmax, std,
                          stop_gradient, sum, var)
@@ -171,7 +174,7 @@ __all__ += [
     "while_loop", "tuple", "nest", "Assert", "VariableAggregation", "VariableSynchronization",
     "get_logger", "bitcast", "conv2d_backprop_filter_v2", "conv2d_backprop_input_v2",
     "TensorArray", "required_space_to_batch_paddings", "approx_top_k", "initializers", "losses",
-    "metrics", "optimizers",
+    "metrics", "optimizers", "io", "audio", "py_function", "numpy_function",
 ]
 
 __getattr__ = _unsupported.module_getattr(__name__, "gpuaccel", _unsupported.SHARED_REFUSALS)

@@ -19,8 +19,6 @@ SHARED_REFUSALS = {
     "topk": "math.top_k (TensorFlow's name)",
     "boolean_mask": "where(...) or indexing on .numpy()",
     "scatter_nd": "one_hot(...) products",
-    "py_function": "calling the Python function directly (ops run eagerly)",
-    "numpy_function": "calling the Python function directly (ops run eagerly)",
     "distributions": "nothing yet (no probability distributions)",
     "autograd": "tensor.backward() / GradientTape (PyTorch's is gpuaccel.torch.autograd)",
     "optim": "keras.optimizers (PyTorch's is gpuaccel.torch.optim)",

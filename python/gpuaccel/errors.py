@@ -27,6 +27,16 @@ class NotFoundError(OpError):
     error_code = 5
 
 
+class AlreadyExistsError(OpError):
+    """Something that was to be created (a file by ``gfile.copy``/``rename``) already exists."""
+    error_code = 6
+
+
+class PermissionDeniedError(OpError):
+    """The caller may not do this (write to a file opened for reading, a file the OS refuses)."""
+    error_code = 7
+
+
 class FailedPreconditionError(OpError):
     """The system is not in a state where the operation can run (e.g. no CUDA driver)."""
     error_code = 9
@@ -74,5 +84,5 @@ class InternalError(OpError):
 __all__ = [
     "OpError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "ResourceExhaustedError", "UnimplementedError", "InternalError", "DataLossError",
-    "UnavailableError",
+    "UnavailableError", "AlreadyExistsError", "PermissionDeniedError",
 ]

@@ -3,7 +3,8 @@ resizing, crops, flips and rotations from ``_image_resize``; dtype conversion an
 adjustments (and their random_* and stateless_random_* forms) from ``_image_adjust``; colour
 spaces (HSV, YIQ, YUV) from ``_image_color_spaces``; gradients, total variation, PSNR and SSIM
 from ``_image_measures``; draw_bounding_boxes from ``_image_boxes``;
-non-maximum suppression from ``_image_nms``.
+non-maximum suppression from ``_image_nms``; decoding and encoding JPEG, PNG, GIF and BMP
+files (through PIL) from ``_image_codecs``.
 
 Patches are strided slices of the (padded) image stacked along a new axis, so the op runs on
 any device and autograd differentiates it (``torch.nn.functional.unfold`` shares it).
@@ -24,6 +25,8 @@ from ._image_adjust import (adjust_brightness, adjust_contrast, adjust_gamma, ad
                             stateless_random_crop, stateless_random_flip_left_right,
                             stateless_random_flip_up_down, stateless_random_hue,
                             stateless_random_saturation)
+from ._image_codecs import (decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png,
+                             encode_jpeg, encode_png, extract_jpeg_shape, is_jpeg)
 from ._image_boxes import (draw_bounding_boxes, sample_distorted_bounding_box,
                            stateless_sample_distorted_bounding_box)
 from ._image_color_spaces import (hsv_to_rgb, rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb,
@@ -51,7 +54,9 @@ __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_
            "sobel_edges", "total_variation", "psnr", "ssim", "ssim_multiscale",
            "crop_and_resize", "draw_bounding_boxes", "extract_glimpse", "non_max_suppression",
            "non_max_suppression_with_scores", "non_max_suppression_overlaps",
-           "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box"]
+           "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box",
+           "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png", "encode_jpeg",
+           "encode_png", "extract_jpeg_shape", "is_jpeg"]
 
 
 def _four(value, name):
@@ -115,8 +120,7 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
     return _C.reshape(stacked, [n, oh, ow, -1])
 
 
-_DECODE_ADVICE = ("PIL.Image.open(io.BytesIO(contents)) and np.asarray on the host (gpuaccel "
-                  "does not depend on PIL)")
 __getattr__ = _unsupported.module_getattr(__name__, "tf.image", {
-    "decode_image": _DECODE_ADVICE, "decode_jpeg": _DECODE_ADVICE, "decode_png": _DECODE_ADVICE,
+    "decode_and_crop_jpeg": "tf.image.crop_to_bounding_box(tf.image.decode_jpeg(contents), ...)",
+    "decode_webp": "PIL.Image.open(io.BytesIO(contents)) and np.asarray on the host",
 })

@@ -30,8 +30,9 @@ TENSOR_DTYPE = {"float32": "float32", "float16": "float16", "float64": "float32"
                 "int8": None, "int16": None, "uint16": None, "uint32": None, "uint64": None,
                 "complex64": None, "object": None, "U1": None, "datetime64[D]": None}
 # ... and the dtype a Dataset batches it as (the integer widths tf.data would not lose).
+# Strings ("bytes") stay host strings, UTF-8 bytes as tf.data's string tensors give them.
 DATASET_DTYPE = dict(TENSOR_DTYPE, int8="int32", int16="int32", uint16="int32",
-                     uint32="int64", uint64="int64")
+                     uint32="int64", uint64="int64", U1="bytes")
 BYTE_ORDERS = ("=", "<", ">")
 LAYOUTS = ("C", "F", "reversed", "strided", "unaligned")
 
@@ -122,7 +123,10 @@ def check_array_conversions(spec):
         assert DATASET_DTYPE[dtype] is None or array.ndim == 0, f"refused: {error}"
         return "rejected"
     assert DATASET_DTYPE[dtype] is not None and array.ndim > 0
-    expected = _native(array, DATASET_DTYPE[dtype])
+    if DATASET_DTYPE[dtype] == "bytes":
+        expected = np.vectorize(str.encode, otypes=[object])(array)
+    else:
+        expected = _native(array, DATASET_DTYPE[dtype])
     got = np.concatenate(batches) if batches else expected[:0]
     assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
     np.testing.assert_array_equal(got, expected)

@@ -9,12 +9,12 @@ from gpuaccel import keras
 
 
 @pytest.mark.parametrize("module,name,hint", [
-    (gpuaccel, "float64", "float32"), (gpuaccel, "py_function", "calling the Python function"),
+    (gpuaccel, "float64", "float32"), (gpuaccel, "scatter_nd", "one_hot"),
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
     (gpuaccel.random, "learned_unigram_candidate_sampler", None),
     (gpuaccel.linalg, "inv", "np.linalg"),
-    (gpuaccel.image, "decode_image", "PIL.Image.open"),
+    (gpuaccel.image, "decode_webp", "PIL.Image.open"),
     (keras, "applications", "keras.layers"), (gpuaccel.data, "TFRecordDataset", "from_generator"),
     (keras.layers, "RandomElasticTransform", None), (keras.optimizers, "Muon", "AdamW")])
 def test_missing_names_raise_attribute_error_with_advice(module, name, hint):

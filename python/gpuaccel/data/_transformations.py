@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from .._host_strings import is_host_string
 from .._int_range import check_int
 from .._tensor import Tensor
 from .._tensor_spec import TensorSpec
@@ -462,7 +463,14 @@ class PaddedBatchDataset(_UnaryDataset):
 
     @staticmethod
     def _padded(column, target, value, position):
-        arrays = [np.asarray(c.numpy()) for c in column]
+        strings = all(is_host_string(c) for c in column)
+        if strings:
+            # object arrays (NumPy's fixed-width bytes would cut longer strings to the first's
+            # width); TF pads strings with b"" where numbers get 0
+            arrays = [np.asarray(c.numpy(), dtype=object) for c in column]
+            value = b"" if value is None or (isinstance(value, int) and value == 0) else value
+        else:
+            arrays = [np.asarray(c.numpy()) for c in column]
         ranks = {a.ndim for a in arrays}
         if len(ranks) != 1:
             raise ValueError(f"padded_batch: component {position} has elements of different "

@@ -25,7 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import _C, errors
+from .._host_strings import HostString, is_host_string, string_leaf, string_rows
 from .._int_range import check_int
+from ..io.gfile import matching_files as _matching_files
 from .._tensor import Tensor, tensor as _to_tensor
 from .._tensor_spec import TensorSpec
 
@@ -166,9 +168,19 @@ def _specs_map(spec, fn):
 
 
 def _as_tensor(value):
+    """A leaf of an element as the pipeline carries it: a Tensor, or a host string (gpuaccel
+    has no string tensors; paths and file contents stay Python bytes, see _host_strings)."""
     if isinstance(value, Tensor):
         return value
+    if is_host_string(value):
+        return string_leaf(value)
     return _to_tensor(value)
+
+
+def _numpy_leaf(leaf):
+    """What as_numpy_iterator yields for a leaf: a copy of a tensor's array, or the strings' bytes
+    (TF yields bytes for a string scalar, an object array of bytes for a string vector)."""
+    return leaf.numpy() if isinstance(leaf, HostString) or is_host_string(leaf) else leaf._numpy()
 
 
 def _with_leading_axis(tensors):
@@ -191,7 +203,16 @@ def _slice_component(value, position):
             raise ValueError(f"from_tensor_slices: component {position} is a scalar; slicing "
                              "needs at least 1 dimension (the one that is split into elements)")
         return t
+    first = value
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if isinstance(first, (str, bytes)) and isinstance(value, (list, tuple)):
+        # paths or file contents: kept as bytes on the host, rows picked in Python (converted
+        # without np.asarray, whose fixed-width bytes would drop trailing NUL bytes)
+        return string_rows(value)
     array = np.asarray(value)
+    if array.dtype.kind in ("S", "U", "O") and array.ndim > 0:
+        return string_rows(array)
     if array.ndim > 0:
         array = np.ascontiguousarray(array)
     if array.dtype.kind not in _SUPPORTED_KINDS and array.dtype.name != "bfloat16":
@@ -222,6 +243,21 @@ class Dataset:
         """Elements are the rows (slices along axis 0) of ``tensors``: an array or tensor, a
         tuple such as ``(x, y)``, or a dict of them. All components need the same length."""
         return _SlicesDataset(tensors)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        """The paths matching ``file_pattern`` (a glob pattern or a list of them) as string
+        elements (HostString bytes). As TF: shuffled unless ``shuffle=False`` (then sorted),
+        reshuffled each epoch, in a reproducible order for a given ``seed``; no match is an
+        InvalidArgumentError."""
+        files = _matching_files(file_pattern)
+        if not files:
+            raise errors.InvalidArgumentError(f"No files matched pattern: {file_pattern}",
+                                              "ListFiles")
+        dataset = _SlicesDataset([os.fsencode(f) for f in files])
+        if shuffle is None or shuffle:
+            dataset = dataset.shuffle(len(files), seed=seed)
+        return dataset
 
     @staticmethod
     def range(*args, dtype=None):
@@ -463,7 +499,7 @@ class Dataset:
             structure, leaves = _flatten(element)
             # copies (._numpy()): an array that viewed the dataset's rows would let writes to it
             # change later epochs
-            yield _pack(structure, [leaf._numpy() for leaf in leaves])
+            yield _pack(structure, [_numpy_leaf(leaf) for leaf in leaves])
 
     # ---- what subclasses provide ----
 
@@ -489,6 +525,10 @@ class Dataset:
         return _spec_of(first)
 
 
+def _is_string_component(component):
+    return isinstance(component, np.ndarray) and component.dtype == object
+
+
 class _SlicesDataset(Dataset):
     def __init__(self, tensors):
         structure, leaves = _flatten(tensors)
@@ -509,23 +549,33 @@ class _SlicesDataset(Dataset):
 
     def _element_spec(self):
         # the dtypes a gathered row really has (float64 arrays are served as float32)
-        rows = _C.gather_rows(self._components, np.zeros(min(self._length, 1), np.int64))
-        return _pack(self._structure, [TensorSpec(tuple(c.shape[1:]), r.dtype)
+        rows = self._gather_components(np.zeros(min(self._length, 1), np.int64))
+        return _pack(self._structure, [_spec_of(r) if isinstance(r, np.ndarray)
+                                       else TensorSpec(tuple(c.shape[1:]), r.dtype)
                                        for c, r in zip(self._components, rows)])
 
     def _index_plan(self):
         n = self._length
         return self, lambda: np.arange(n, dtype=np.int64)
 
+    def _gather_components(self, indices):
+        """The rows ``indices`` of every component: numeric ones copied by C++ into Tensors,
+        string ones (object arrays of bytes) picked by NumPy as HostStrings."""
+        numeric = [c for c in self._components if not _is_string_component(c)]
+        gathered = iter(_C.gather_rows(numeric, indices) if numeric else [])
+        return [string_leaf(c[indices]) if _is_string_component(c) else next(gathered)
+                for c in self._components]
+
     def _gather(self, indices):
-        return _pack(self._structure, _C.gather_rows(self._components, indices))
+        return _pack(self._structure, self._gather_components(indices))
 
     def _rows(self, indices):
         """Elements for row indices, gathered in chunks."""
         for start in range(0, len(indices), _ELEMENT_CHUNK):
-            chunk = _C.gather_rows(self._components, indices[start:start + _ELEMENT_CHUNK])
+            chunk = self._gather_components(indices[start:start + _ELEMENT_CHUNK])
             for j in range(int(chunk[0].shape[0])):
-                yield _pack(self._structure, [_C.select(c, 0, j) for c in chunk])
+                yield _pack(self._structure, [c[j] if isinstance(c, np.ndarray)
+                                              else _C.select(c, 0, j) for c in chunk])
 
     def _elements(self):
         return self._rows(np.arange(self._length, dtype=np.int64))
@@ -786,8 +836,16 @@ class _BatchDataset(_UnaryDataset):
                                      f"and {s!r}")
                 for column, leaf in zip(columns, leaves):
                     column.append(leaf)
-            yield _pack(structure, [_C.stack_tensors([_as_tensor(v) for v in col], i)
-                                    for i, col in enumerate(columns)])
+            yield _pack(structure, [_stacked_column(col, i) for i, col in enumerate(columns)])
+
+
+def _stacked_column(column, position):
+    """One component of a batch: the leaves stacked along a new axis 0 (strings as HostStrings,
+    the 1-D string array TF's batch of string scalars is)."""
+    leaves = [_as_tensor(v) for v in column]
+    if all(is_host_string(v) for v in leaves):
+        return string_leaf(leaves)
+    return _C.stack_tensors(leaves, position)
 
 
 def _apply_fn(fn, element):
@@ -870,11 +928,15 @@ class _PrefetchDataset(_PassThroughDataset):
         # caller finishes its own setup.
         structure = []  # set by the producer thread from the first element
         device = "/CPU:0" if getattr(_host_batches, "on", False) else None
-        prefetcher = _C.Prefetcher(self._flat(structure), self._buffer_size, device)
+        host_leaves = collections.deque()  # appended by the producer thread, popped here
+        prefetcher = _C.Prefetcher(self._flat(structure, host_leaves), self._buffer_size, device)
         _live_prefetchers.add(prefetcher)
-        return self._unpacked(prefetcher, structure)
+        return self._unpacked(prefetcher, structure, host_leaves)
 
-    def _flat(self, structure):
+    def _flat(self, structure, host_leaves):
+        """The producer: each element's tensors for the C++ prefetcher, which carries tensors
+        only; its string leaves go, in the same order, through ``host_leaves`` (a FIFO that the
+        consumer pops from as it takes the element's tensors)."""
         for element in self._input._elements():
             s, leaves = _flatten(element)
             if not structure:
@@ -882,12 +944,16 @@ class _PrefetchDataset(_PassThroughDataset):
             elif s != structure[0]:
                 raise ValueError(f"prefetch: elements have different structures: "
                                  f"{structure[0]!r} and {s!r}")
-            yield tuple(_as_tensor(v) for v in leaves)
+            leaves = [_as_tensor(v) for v in leaves]
+            host_leaves.append([v if is_host_string(v) else None for v in leaves])
+            yield tuple(v for v in leaves if isinstance(v, Tensor))
 
     @staticmethod
-    def _unpacked(prefetcher, structure):
+    def _unpacked(prefetcher, structure, host_leaves):
         try:
-            for leaves in prefetcher:
+            for tensors in prefetcher:
+                tensors = iter(tensors)
+                leaves = [next(tensors) if v is None else v for v in host_leaves.popleft()]
                 yield _pack(structure[0], leaves)
         finally:
             prefetcher.close()

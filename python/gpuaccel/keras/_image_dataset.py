@@ -27,16 +27,16 @@ _INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczo
 _CHANNELS = {"rgb": 3, "rgba": 4, "grayscale": 1}
 
 
-def _check_arguments(labels, label_mode, class_names, color_mode, image_size, interpolation,
-                     validation_split, subset, shuffle, seed):
-    """Keras's argument checks, in its order; returns (labels, label_mode, image_size)."""
+def check_label_arguments(labels, label_mode, class_names, what="image", samples="images"):
+    """Keras's checks of ``labels``/``label_mode``/``class_names`` (shared by the image and
+    audio loaders); returns (labels, label_mode), both None when either is None."""
     if labels not in ("inferred", None):
         if not isinstance(labels, (list, tuple)):
             raise ValueError(
                 "`labels` argument should be a list/tuple of integer labels, of the same size "
-                "as the number of image files in the target directory. If you wish to infer "
+                f"as the number of {what} files in the target directory. If you wish to infer "
                 "the labels from the subdirectory names in the target directory, pass "
-                '`labels="inferred"`. If you wish to get a dataset that only contains images '
+                f'`labels="inferred"`. If you wish to get a dataset that only contains {samples} '
                 f"(no labels), pass `labels=None`. Received: labels={labels}")
         if class_names:
             raise ValueError('You can only pass `class_names` if `labels="inferred"`. '
@@ -45,18 +45,12 @@ def _check_arguments(labels, label_mode, class_names, color_mode, image_size, in
         raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", '
                          f"or None. Received: label_mode={label_mode}")
     if labels is None or label_mode is None:
-        labels = label_mode = None
-    if color_mode not in _CHANNELS:
-        raise ValueError('`color_mode` must be one of {"rgb", "rgba", "grayscale"}. '
-                         f"Received: color_mode={color_mode}")
-    if isinstance(image_size, int):
-        image_size = (image_size, image_size)
-    elif not isinstance(image_size, (list, tuple)) or len(image_size) != 2:
-        raise ValueError("Invalid `image_size` value. Expected a tuple of 2 integers. "
-                         f"Received: image_size={image_size}")
-    if interpolation.lower() not in _INTERPOLATIONS:
-        raise ValueError(f"Argument `interpolation` should be one of {_INTERPOLATIONS}. "
-                         f"Received: interpolation={interpolation}")
+        return None, None
+    return labels, label_mode
+
+
+def check_validation_split(validation_split, subset, shuffle, seed):
+    """Keras's dataset_utils.check_validation_split_arg."""
     if validation_split and not 0 < validation_split < 1:
         raise ValueError(f"`validation_split` must be between 0 and 1, received: "
                          f"{validation_split}")
@@ -69,19 +63,39 @@ def _check_arguments(labels, label_mode, class_names, color_mode, image_size, in
         raise ValueError("If using `validation_split` and shuffling the data, you must provide "
                          "a `seed` argument, to make sure that there is no overlap between the "
                          "training and validation subset.")
+
+
+def _check_arguments(labels, label_mode, class_names, color_mode, image_size, interpolation,
+                     validation_split, subset, shuffle, seed):
+    """Keras's argument checks, in its order; returns (labels, label_mode, image_size)."""
+    labels, label_mode = check_label_arguments(labels, label_mode, class_names)
+    if color_mode not in _CHANNELS:
+        raise ValueError('`color_mode` must be one of {"rgb", "rgba", "grayscale"}. '
+                         f"Received: color_mode={color_mode}")
+    if isinstance(image_size, int):
+        image_size = (image_size, image_size)
+    elif not isinstance(image_size, (list, tuple)) or len(image_size) != 2:
+        raise ValueError("Invalid `image_size` value. Expected a tuple of 2 integers. "
+                         f"Received: image_size={image_size}")
+    if interpolation.lower() not in _INTERPOLATIONS:
+        raise ValueError(f"Argument `interpolation` should be one of {_INTERPOLATIONS}. "
+                         f"Received: interpolation={interpolation}")
+    check_validation_split(validation_split, subset, shuffle, seed)
     return labels, label_mode, tuple(image_size)
 
 
-def _files_under(folder, follow_links):
-    """Image files under ``folder``, relative to its parent, in Keras's (sorted walk) order."""
+def _files_under(folder, follow_links, formats):
+    """Files under ``folder`` ending in ``formats``, relative to its parent, in Keras's (sorted
+    walk) order."""
     walk = sorted(os.walk(folder, followlinks=follow_links), key=lambda entry: entry[0])
     base = os.path.basename(folder)
     return [os.path.join(base, os.path.relpath(os.path.join(root, name), folder))
             for root, _, names in walk for name in sorted(names)
-            if name.lower().endswith(ALLOWLIST_FORMATS)]
+            if name.lower().endswith(formats)]
 
 
-def index_directory(directory, labels, class_names, shuffle, seed, follow_links, verbose):
+def index_directory(directory, labels, class_names, shuffle, seed, follow_links, verbose,
+                    formats=ALLOWLIST_FORMATS):
     """(file paths, labels, class names) as Keras's dataset_utils.index_directory."""
     if labels == "inferred":
         folders = [name for name in sorted(os.listdir(directory))
@@ -103,7 +117,7 @@ def index_directory(directory, labels, class_names, shuffle, seed, follow_links,
                              "of labels).")
     names, inferred = [], []
     for index, folder in enumerate(folders):
-        found = _files_under(os.path.join(directory, folder), follow_links)
+        found = _files_under(os.path.join(directory, folder), follow_links, formats)
         names += found
         inferred += [index] * len(found)
     if labels == "inferred":
@@ -164,7 +178,9 @@ def _load_images(paths, color_mode, image_size, interpolation, crop_to_aspect_ra
     return stacked.transpose(0, 3, 1, 2) if data_format == "channels_first" else stacked
 
 
-def _labels_for(labels, label_mode, num_classes):
+def labels_for(labels, label_mode, num_classes):
+    """The labels as Keras's labels_to_dataset makes them: int32, (n, 1) float32 for binary,
+    one-hot float32 for categorical."""
     if label_mode == "binary":
         return np.asarray(labels, np.float32)[:, None]
     if label_mode == "categorical":
@@ -176,7 +192,7 @@ def _dataset(paths, labels, label_mode, class_names, batch_size, shuffle, seed, 
     images = _load_images(paths, *loading)
     if label_mode:
         dataset = Dataset.from_tensor_slices(
-            (images, _labels_for(labels, label_mode, len(class_names))))
+            (images, labels_for(labels, label_mode, len(class_names))))
     else:
         dataset = Dataset.from_tensor_slices(images)
     if shuffle:
@@ -221,15 +237,24 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                   "gpuaccel yet; use bilinear, bicubic, area or lanczos")
     loading = (color_mode, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio,
                standardize_data_format(data_format))
-    subsets = ["training", "validation"] if subset == "both" else [subset]
+    return subset_datasets(
+        paths, labels, validation_split, subset, shuffle,
+        lambda kind: f"No {kind}images found in directory {directory}. Allowed formats: "
+                     f"{ALLOWLIST_FORMATS}",
+        lambda part_paths, part_labels, part_shuffle: _dataset(
+            part_paths, part_labels, label_mode, class_names, batch_size, part_shuffle, seed,
+            loading))
+
+
+def subset_datasets(paths, labels, validation_split, subset, shuffle, no_files, make):
+    """Keras's subsets: the dataset ``make(paths, labels, shuffle)`` of the files of ``subset``
+    (the training head or the validation tail; a [training, validation] list for 'both', whose
+    validation part is not shuffled). ``no_files(kind)`` is the message for an empty part."""
     datasets = []
-    for part in subsets:
+    for part in ["training", "validation"] if subset == "both" else [subset]:
         part_paths, part_labels = _split(paths, labels, validation_split, part)
         if not part_paths:
-            kind = f"{part} " if subset == "both" else ""
-            raise ValueError(f"No {kind}images found in directory {directory}. Allowed formats: "
-                             f"{ALLOWLIST_FORMATS}")
+            raise ValueError(no_files(f"{part} " if subset == "both" else ""))
         part_shuffle = shuffle and not (subset == "both" and part == "validation")
-        datasets.append(_dataset(part_paths, part_labels, label_mode, class_names, batch_size,
-                                 part_shuffle, seed, loading))
+        datasets.append(make(part_paths, part_labels, part_shuffle))
     return datasets if subset == "both" else datasets[0]

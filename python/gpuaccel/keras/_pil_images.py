@@ -13,21 +13,12 @@ import warnings
 
 import numpy as np
 
+from .._pil import pil_image as _pil_image
 from .._tensor import Tensor
 from ._layer_base import standardize_data_format
 
 _INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "hamming", "box", "lanczos")
 _COLOR_MODES = {"grayscale": "L", "rgb": "RGB", "rgba": "RGBA"}
-
-
-def _pil_image(caller):
-    """PIL.Image, or an ImportError naming ``caller`` and how to install PIL."""
-    try:
-        from PIL import Image
-    except ImportError as error:
-        raise ImportError(f"Could not import PIL.Image. The use of `{caller}` requires PIL: "
-                          "pip install pillow") from error
-    return Image
 
 
 def array_to_img(x, data_format=None, scale=True, dtype=None):

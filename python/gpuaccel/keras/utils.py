@@ -4,7 +4,8 @@
 ``timeseries_dataset_from_array``, ``split_dataset`` and ``pack/unpack_x_y_sample_weight``
 (_data_preparation.py); ``img_to_array``; ``load_img``, ``array_to_img`` and ``save_img``
 (_pil_images.py: PIL is imported only when they are called, as in Keras) and
-``image_dataset_from_directory`` (_image_dataset.py); ``clear_session``, ``is_keras_tensor``,
+``image_dataset_from_directory`` (_image_dataset.py) and ``audio_dataset_from_directory``
+(_audio_dataset.py); ``clear_session``, ``is_keras_tensor``,
 ``get_source_inputs``, ``standardize_dtype`` (_global_state.py);
 ``serialize_keras_object``/``deserialize_keras_object`` (_object_serialization.py); Keras's
 registry of user classes for saving (``register_keras_serializable``, ``get_custom_objects``,
@@ -28,6 +29,7 @@ from ._data_preparation import (pack_x_y_sample_weight, pad_sequences, split_dat
                                 timeseries_dataset_from_array, unpack_x_y_sample_weight)
 from ._get_file import get_file
 from ._global_state import clear_session, get_source_inputs, is_keras_tensor, standardize_dtype
+from ._audio_dataset import audio_dataset_from_directory
 from ._image_dataset import image_dataset_from_directory
 from ._object_serialization import deserialize_keras_object, serialize_keras_object
 from ._pil_images import array_to_img, load_img, save_img
@@ -42,7 +44,8 @@ __all__ = ["get_file", "to_categorical", "set_random_seed", "normalize", "plot_m
            "PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
            "split_dataset", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
            "img_to_array", "load_img", "array_to_img", "save_img",
-           "image_dataset_from_directory", "clear_session", "get_source_inputs",
+           "image_dataset_from_directory", "audio_dataset_from_directory", "clear_session",
+           "get_source_inputs",
            "is_keras_tensor", "standardize_dtype", "serialize_keras_object",
            "deserialize_keras_object", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
            "get_registered_name", "get_registered_object", "register_keras_serializable"]
