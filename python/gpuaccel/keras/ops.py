@@ -14,6 +14,7 @@ import numpy as np
 from .. import _C, _array_ops, _conv3d, _creation, _numpy_ops, linalg as _linalg, math as _math
 from .. import nn as _nn
 from .._convert import as_tensors as _as_tensors, convert_to_tensor as _convert_to_tensor
+from .._python_function import custom_gradient  # noqa: F401 -- keras.ops.custom_gradient
 from .._tensor import Tensor, arange as _arange
 from . import activations as _activations
 from ._pooling_layers import adaptive_pool as _adaptive_pool
