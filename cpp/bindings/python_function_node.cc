@@ -15,6 +15,7 @@
 #include "bindings/bindings.h"
 #include "bindings/held_python_callable.h"
 #include "nn/op_trace.h"
+#include "ops/creation.h"
 #include "ops/autograd.h"
 
 namespace py = pybind11;
@@ -41,10 +42,25 @@ bool record_python_function(const std::string& name, const std::vector<Tensor>& 
   if (!grad_mode_enabled() || !any_needs_grad(inputs)) return false;
   auto held = std::make_shared<HeldPythonCallable>(std::move(backward));
   const size_t input_count = inputs.size();
+  // The engine leaves the gradient of an output that died unreached undefined; Python gets
+  // zeros of the output's shape instead (what the engine gives for a live unreached output).
+  struct OutputMeta {
+    Shape shape;
+    DType dtype;
+    LogicalDevice device;
+  };
+  std::vector<OutputMeta> output_meta;
+  for (const Tensor& out : outputs) output_meta.push_back({out.shape(), out.dtype(), out.device()});
   record(name, inputs, outputs,
-         [held, input_count, name](const std::vector<Tensor>& grad_outputs) {
+         [held, input_count, name, output_meta](const std::vector<Tensor>& grad_outputs) {
+           std::vector<Tensor> grads = grad_outputs;
+           for (size_t i = 0; i < grads.size(); ++i) {
+             if (!grads[i].defined()) {
+               grads[i] = zeros(output_meta[i].shape, output_meta[i].dtype, output_meta[i].device);
+             }
+           }
            py::gil_scoped_acquire gil;
-           py::object result = (*held)(grad_outputs);
+           py::object result = (*held)(grads);
            std::vector<Tensor> input_grads;
            for (py::handle g : result) {
              input_grads.push_back(g.is_none() ? Tensor() : g.cast<Tensor>());

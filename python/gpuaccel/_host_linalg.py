@@ -311,13 +311,16 @@ def eigvalsh(a, lower=True):
     return _record("linalg_eigvalsh", [a], [w], backward)[0]
 
 
-def matrix_rank(a, tolerance=None):
-    """The number of singular values above ``tolerance`` (default: max(m, n) * eps(float32) *
-    the largest singular value), as an int64 array per matrix (no gradient)."""
-    s = np.linalg.svd(_host(a), compute_uv=False)
-    if tolerance is None:
-        tolerance = (max(a.shape[-2], a.shape[-1]) * np.finfo(np.float32).eps
-                     * s.max(axis=-1, keepdims=True, initial=0.0))
-    else:
-        tolerance = np.expand_dims(np.asarray(tolerance, np.float64), -1)
-    return (s > tolerance).sum(axis=-1)
+def svdvals_array(a):
+    """The singular values as a float64 NumPy array (for ranks and tolerances: no gradient)."""
+    return np.linalg.svd(_host(a), compute_uv=False)
+
+
+def pinv(a, rcond):
+    """The pseudo-inverse V diag(1/s) U^T over the singular values above rcond * max(s),
+    composed of svd and gpuaccel ops (so differentiable where the kept s are distinct)."""
+    u, s, vh = svd(a)
+    cutoff = _C.binary("mul", _const(float(rcond), s), _C.reduce("max", s, [-1], True))
+    keep = _C.binary("greater", s, cutoff)
+    inverse = _C.where(keep, _C.unary("reciprocal", _C.where(keep, s, s * 0 + 1)), s * 0)
+    return mm(_C.binary("mul", mT(vh), _C.expand_dims(inverse, -2)), mT(u))

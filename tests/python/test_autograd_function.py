@@ -76,6 +76,17 @@ class SortedWithIndex(torch.autograd.Function):
         return None if grad_doubled is None else grad_doubled * 2
 
 
+class TwoOutputs(torch.autograd.Function):
+    """Used with its second output discarded: that output's gradient arrives as zeros."""
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, grad_first, grad_second):
+        return grad_first * 2 + grad_second * 3
+
+
 class WrongCount(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
@@ -145,6 +156,9 @@ def run_examples(x, w, b):
     out["doubled_requires_grad"] = doubled.requires_grad
     doubled.sum().backward()
     out["sorted_grad"] = xt.grad.numpy()
+    xt = leaf(x)
+    TwoOutputs.apply(xt)[0].sum().backward()
+    out["discarded_output_grad"] = xt.grad.numpy()
     xt = leaf(b)
     BroadcastGrad.apply(xt).sum().backward()
     out["broadcast_grad"] = xt.grad.numpy()
@@ -175,7 +189,8 @@ def both():
 
 @pytest.mark.parametrize("key", [
     "exp", "exp_grad", "linear", "linear_gx", "linear_gw", "linear_gb", "linear_nobias_gx",
-    "clip", "clip_grad", "sorted_grad", "broadcast_grad"])
+    "clip", "clip_grad", "sorted_grad", "broadcast_grad",
+    "discarded_output_grad"])
 def test_values_and_gradients_match_pytorch(both, key):
     ours, theirs = both
     np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, atol=1e-5)

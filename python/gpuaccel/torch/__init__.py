@@ -12,7 +12,9 @@ import sys as _sys
 
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from . import autograd, nn, optim, profiler, testing, utils
+from . import autograd, linalg, nn, optim, profiler, testing, utils
+from ._linalg_functions import (cholesky, det, inverse, logdet, pinverse, qr, slogdet,  # noqa
+                                svd)
 from .profiler import _autograd_profiler
 from ._serialization import load, save
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
@@ -140,6 +142,5 @@ _REFUSALS = {
     "unique": "np.unique on .numpy()",
     "normal": "torch.randn(*size) * std + mean",
     "fill": "torch.full_like(input, value) (torch.fill's meaning; tf.fill is gpuaccel.fill)",
-    "linalg": "torch.matmul / torch.einsum / torch.norm (gpuaccel.linalg is tf.linalg)",
 }
 _REFUSE = _unsupported.module_getattr(__name__, "torch", _REFUSALS)
