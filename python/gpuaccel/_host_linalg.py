@@ -81,7 +81,8 @@ def _square(a, array):
 
 
 def _out(array, like):
-    return tensor(np.ascontiguousarray(array).astype(np.float32), dtype=like.dtype,
+    # np.array keeps a 0-d result 0-d (np.ascontiguousarray would make it 1-d).
+    return tensor(np.array(array, dtype=np.float32, order="C"), dtype=like.dtype,
                   device=like.device)
 
 
