@@ -168,14 +168,31 @@ def det(a):
     return _record("linalg_det", [a], [d], backward)[0]
 
 
-def cholesky(a, upper=False):
-    """The lower factor L with a = L L^T (reads the lower triangle), or U = L^T."""
+def _cholesky_each(symmetric, failed_as_nan):
+    """np.linalg.cholesky per matrix; a failing one raises, or is all NaN with
+    ``failed_as_nan`` (TensorFlow's behaviour)."""
+    try:
+        return np.linalg.cholesky(symmetric)
+    except np.linalg.LinAlgError as e:
+        if not failed_as_nan:
+            raise LinalgFailure("not positive definite") from e
+    flat = symmetric.reshape((-1,) + symmetric.shape[-2:])
+    result = np.empty_like(flat)
+    for i, matrix in enumerate(flat):
+        try:
+            result[i] = np.linalg.cholesky(matrix)
+        except np.linalg.LinAlgError:
+            result[i] = np.nan
+    return result.reshape(symmetric.shape)
+
+
+def cholesky(a, upper=False, failed_as_nan=False):
+    """The lower factor L with a = L L^T (reads the lower triangle), or U = L^T. A matrix that
+    is not positive definite raises LinalgFailure, or gives NaNs with ``failed_as_nan``."""
     array = _host(a)
     _square(a, array)
-    try:
-        result = np.linalg.cholesky(np.tril(array) + np.swapaxes(np.tril(array, -1), -1, -2))
-    except np.linalg.LinAlgError as e:
-        raise LinalgFailure("not positive definite") from e
+    result = _cholesky_each(np.tril(array) + np.swapaxes(np.tril(array, -1), -1, -2),
+                            failed_as_nan)
     lower = _out(result, a)
     l_saved = _C.detach(lower)
 

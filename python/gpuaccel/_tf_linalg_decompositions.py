@@ -27,11 +27,7 @@ def _tf_errors(op):
         raise errors.InvalidArgumentError(f"{op}: Input matrix must be square, got {e} "
                                           "matrices", op) from None
     except host.LinalgFailure as e:
-        if str(e) == "singular":
-            raise errors.InvalidArgumentError(f"{op}: Input is not invertible.", op) from None
-        raise errors.InvalidArgumentError(
-            f"{op}: Cholesky decomposition was not successful. The input might not be valid.",
-            op) from None
+        raise errors.InvalidArgumentError(f"{op}: Input is not invertible.", op) from None
 
 
 def _matrices(x):
@@ -70,8 +66,10 @@ def slogdet(input, name=None):
 
 
 def cholesky(input, name=None):
+    """The lower Cholesky factor; a matrix that is not positive definite gives NaNs (TF logs
+    "Cholesky decomposition was not successful" and fills the output with NaNs)."""
     with _tf_errors("Cholesky"):
-        return host.cholesky(_matrices(input))
+        return host.cholesky(_matrices(input), failed_as_nan=True)
 
 
 def logdet(matrix, name=None):

@@ -68,8 +68,10 @@ def logdet(x):
 
 
 def lstsq(a, b, rcond=None):
-    """The least-squares solution pinv(a) @ b (b may be a vector)."""
+    """The least-squares solution pinv(a) @ b of one matrix a (b may be a vector)."""
     a, b = convert_to_tensor(a), convert_to_tensor(b)
+    if a.ndim != 2:
+        raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
     vector = b.ndim == 1
     if vector:
         b = _C.expand_dims(b, -1)
