@@ -248,4 +248,7 @@ def einsum(equation, *operands, **kwargs):
     return product
 
 
-__getattr__ = _unsupported.module_getattr(__name__, "tf.linalg", {})
+__getattr__ = _unsupported.module_getattr(__name__, "tf.linalg", {
+    **{name: "eigh / eigvalsh for symmetric matrices (no complex dtypes for a general "
+             "eigendecomposition)" for name in ("eig", "eigvals")},
+})
