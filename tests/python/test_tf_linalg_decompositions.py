@@ -74,6 +74,16 @@ CASES = [
     _case("tf.linalg.lstsq(t, c)", {"t": TALL, "c": TALL_RHS}, ("t", "c")),
     _case("tf.linalg.pinv(t)", {"t": TALL}, "t"),
     _case("tf.linalg.matrix_rank(r)", {"r": RANK_TWO}),
+    # single matrices and other variants
+    _case("tf.linalg.det(a[0])", {"a": SQUARE}, "a"),
+    _case("tf.linalg.slogdet(a[0])", {"a": SQUARE}, "a"),
+    _case("tf.linalg.logdet(s[0])", {"s": SPD}, "s"),
+    _case("[tf.abs(m) for m in tf.linalg.qr(a)]", {"a": SQUARE}, "a"),
+    _case("tf.linalg.eigh(s[0])[0]", {"s": SPD}, "s"),
+    _case("tf.linalg.eigvalsh(s[0])", {"s": SPD}, "s"),
+    _case("tf.linalg.lstsq(t, c, l2_regularizer=0.5)", {"t": TALL, "c": TALL_RHS}, ("t", "c")),
+    _case("tf.linalg.pinv(t[0])", {"t": TALL}, "t"),
+    _case("tf.linalg.matrix_rank(t)", {"t": TALL}),
     _case("ops.det(a)", {"a": SQUARE}, "a"),
     _case("ops.inv(a)", {"a": SQUARE}, "a"),
     _case("ops.solve(a, b)", {"a": SQUARE, "b": RHS}, ("a", "b")),
@@ -91,6 +101,16 @@ CASES = [
     _case("ops.lstsq(t[0], c[0, :, 0])", {"t": TALL, "c": TALL_RHS}, ("t", "c")),
     _case("ops.pinv(t)", {"t": TALL}, "t"),
     _case("ops.matrix_rank(r)", {"r": RANK_TWO}),
+    _case("ops.det(a[0])", {"a": SQUARE}, "a"),
+    _case("ops.inv(a[0])", {"a": SQUARE}, "a"),
+    _case("ops.solve(a[0], b[0, :, 0])", {"a": SQUARE, "b": RHS}, ("a", "b")),
+    _case("ops.solve_triangular(s, b)", {"s": SPD, "b": RHS}, ("s", "b")),
+    _case("[ops.abs(m) for m in ops.qr(a)]", {"a": SQUARE}, "a"),
+    _case("ops.eigh(s[0])[0]", {"s": SPD}, "s"),
+    _case("ops.slogdet(a[0])", {"a": SQUARE}, "a"),
+    _case("ops.logdet(s[0])", {"s": SPD}, "s"),
+    _case("ops.pinv(t[0])", {"t": TALL}, "t"),
+    _case("ops.matrix_rank(t[0])", {"t": TALL}),
 ]
 
 
