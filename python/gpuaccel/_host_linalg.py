@@ -342,3 +342,51 @@ def pinv(a, rcond):
     keep = _C.binary("greater", s, cutoff)
     inverse = _C.where(keep, _C.unary("reciprocal", _C.where(keep, s, s * 0 + 1)), s * 0)
     return mm(_C.binary("mul", mT(vh), _C.expand_dims(inverse, -2)), mT(u))
+
+
+# Pade(13) scaling and squaring (Higham, "The scaling and squaring method for the matrix
+# exponential revisited", 2005), in float64 on the host.
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def _expm_one(matrix):
+    b = _PADE13
+    norm = np.abs(matrix).sum(axis=0).max()
+    squarings = max(0, int(np.ceil(np.log2(norm / _THETA13)))) if norm > _THETA13 else 0
+    a = matrix / (2.0 ** squarings)
+    ident = np.eye(a.shape[0])
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
+             + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+        + b[0] * ident
+    result = np.linalg.solve(v - u, v + u)
+    for _ in range(squarings):
+        result = result @ result
+    return result
+
+
+def expm(a):
+    """The matrix exponential; its gradient is the upper-right block of
+    expm([[A^T, G], [0, A^T]]) (the Frechet derivative's adjoint), itself an expm."""
+    array = _host(a)
+    _square(a, array)
+    flat = array.reshape((-1,) + array.shape[-2:])
+    result = np.stack([_expm_one(m) for m in flat]).reshape(array.shape)
+    y = _out(result, a)
+    a_saved = _C.detach(a)
+    n = array.shape[-1]
+
+    def backward(grads):
+        at = mT(a_saved)
+        top = _C.concat([at, grads[0]], -1)
+        bottom = _C.concat([at * 0, at], -1)
+        block = expm(_C.concat([top, bottom], -2))
+        return [block[..., :n, n:]]
+
+    return _record("linalg_expm", [a], [y], backward)[0]

@@ -15,7 +15,7 @@ from ._convert import convert_to_tensor
 from ._tensor import tensor
 
 __all__ = ["solve", "svd", "det", "inv", "slogdet", "logdet", "cholesky", "qr", "eigh",
-           "eigvalsh", "lstsq", "pinv", "matrix_rank"]
+           "eigvalsh", "lstsq", "pinv", "matrix_rank", "expm"]
 
 
 @contextlib.contextmanager
@@ -150,3 +150,9 @@ def matrix_rank(a, tol=None, validate_args=False, name=None):
     else:
         tol = np.expand_dims(np.asarray(tol, np.float64), -1)
     return tensor((s > tol).sum(axis=-1).astype(np.int32), device=a.device)
+
+
+def expm(input, name=None):
+    """The matrix exponential (Pade scaling and squaring on the host)."""
+    with _tf_errors("MatrixExponential"):
+        return host.expm(_matrices(input))

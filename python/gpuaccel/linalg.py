@@ -29,8 +29,8 @@ from ._matrix_ops import (adjoint, band_part, banded_triangular_solve, cholesky_
                           tensor_diag, tensor_diag_part, trace, triangular_solve,
                           tridiagonal_matmul, tridiagonal_solve)
 from ._tf_clipping import global_norm as _global_norm
-from ._tf_linalg_decompositions import (cholesky, det, eigh, eigvalsh, inv, logdet, lstsq,  # noqa
-                                        matrix_rank, pinv, qr, slogdet, solve, svd)
+from ._tf_linalg_decompositions import (cholesky, det, eigh, eigvalsh, expm, inv, logdet,  # noqa
+                                        lstsq, matrix_rank, pinv, qr, slogdet, solve, svd)
 from .math import l2_normalize
 
 __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matrix_transpose",
@@ -46,7 +46,7 @@ __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matr
            "triangular_solve", "tridiagonal_solve", "banded_triangular_solve", "cholesky_solve",
            "lu_reconstruct", "lu_solve", "lu_matrix_inverse", "solve", "svd", "det", "inv",
            "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "lstsq", "pinv",
-           "matrix_rank"]
+           "matrix_rank", "expm"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,

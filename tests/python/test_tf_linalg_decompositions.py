@@ -74,6 +74,8 @@ CASES = [
     _case("tf.linalg.lstsq(t, c)", {"t": TALL, "c": TALL_RHS}, ("t", "c")),
     _case("tf.linalg.pinv(t)", {"t": TALL}, "t"),
     _case("tf.linalg.matrix_rank(r)", {"r": RANK_TWO}),
+    _case("tf.linalg.expm(a * 0.3)", {"a": SQUARE}, "a"),
+    _case("tf.linalg.expm(a[0] * 2)", {"a": SQUARE}, "a"),
     # single matrices and other variants
     _case("tf.linalg.det(a[0])", {"a": SQUARE}, "a"),
     _case("tf.linalg.slogdet(a[0])", {"a": SQUARE}, "a"),

@@ -77,6 +77,8 @@ CASES = [
     _case("torch.pinverse(t[0])", {"t": TALL}, "t"),
     _case("torch.inverse(a[0])", {"a": SQUARE}, "a"),
     _case("torch.logdet(a)", {"a": SQUARE}, "a"),
+    _case("torch.linalg.matrix_exp(a * 0.3)", {"a": SQUARE}, "a"),
+    _case("torch.matrix_exp(a[0] * 2)", {"a": SQUARE}, "a"),
     _case("torch.linalg.inv(z)", {"z": SINGULAR}, raises=RuntimeError),
     _case("torch.linalg.solve(z, z)", {"z": SINGULAR}, raises=RuntimeError),
     _case("torch.linalg.det(w)", {"w": WIDE}, raises=RuntimeError),

@@ -13,8 +13,8 @@ import sys as _sys
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
 from . import autograd, linalg, nn, optim, profiler, testing, utils
-from ._linalg_functions import (cholesky, det, inverse, logdet, pinverse, qr, slogdet,  # noqa
-                                svd)
+from ._linalg_functions import (cholesky, det, inverse, logdet, matrix_exp, pinverse, qr,  # noqa
+                                slogdet, svd)
 from .profiler import _autograd_profiler
 from ._serialization import load, save
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,

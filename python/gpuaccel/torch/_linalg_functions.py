@@ -12,7 +12,8 @@ from .. import _host_linalg as host
 from .._tensor import tensor
 from . import linalg
 
-__all__ = ["det", "inverse", "svd", "slogdet", "logdet", "cholesky", "qr", "pinverse"]
+__all__ = ["det", "inverse", "svd", "slogdet", "logdet", "cholesky", "qr", "pinverse",
+           "matrix_exp"]
 
 _svd = collections.namedtuple("svd", ["U", "S", "V"])
 _slogdet = collections.namedtuple("slogdet", ["sign", "logabsdet"])
@@ -62,3 +63,7 @@ def qr(input, some=True, *, out=None):
 
 def pinverse(input, rcond=1e-15):
     return host.pinv(linalg._matrices(input, "pinv"), rcond)
+
+
+def matrix_exp(A):
+    return linalg.matrix_exp(A)

@@ -19,7 +19,7 @@ from .._tensor import tensor
 
 __all__ = ["LinAlgError", "det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh",
            "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "lstsq", "vector_norm",
-           "matrix_norm", "norm"]
+           "matrix_norm", "norm", "matrix_exp"]
 
 
 class LinAlgError(RuntimeError):
@@ -161,6 +161,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     solution = host.mm(pinv(A), B)
     empty = tensor(np.zeros((0,), np.float32), device=A.device)
     return _lstsq(solution, empty, matrix_rank(A), empty)
+
+
+def matrix_exp(A):
+    """The matrix exponential (Pade scaling and squaring on the host)."""
+    with _torch_errors("matrix_exp"):
+        return host.expm(_matrices(A, "matrix_exp"))
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
