@@ -80,22 +80,26 @@ bool record_python_function(const std::string& name, const std::vector<Tensor>& 
 std::vector<Tensor> reachable_leaves(const std::vector<Tensor>& roots,
                                      const std::vector<Tensor>& excluded) {
   std::vector<Tensor> leaves;
+  // The excluded tensors end the walk: what made them is no concern of the function.
   std::unordered_set<const TensorImpl*> seen;
   for (const Tensor& t : excluded) seen.insert(t.impl());
   std::unordered_set<const Node*> visited;
   std::vector<const Node*> stack;
   for (const Tensor& root : roots) {
-    if (root.impl()->grad_fn) stack.push_back(root.impl()->grad_fn.get());
+    if (!seen.count(root.impl()) && root.impl()->grad_fn) {
+      stack.push_back(root.impl()->grad_fn.get());
+    }
   }
   while (!stack.empty()) {
     const Node* node = stack.back();
     stack.pop_back();
     if (!visited.insert(node).second) continue;
     for (const Tensor& input : node->inputs()) {
-      if (!input.defined()) continue;
+      if (!input.defined() || seen.count(input.impl())) continue;
       if (input.impl()->grad_fn) {
         stack.push_back(input.impl()->grad_fn.get());
-      } else if (input.impl()->requires_grad && seen.insert(input.impl()).second) {
+      } else if (input.impl()->requires_grad) {
+        seen.insert(input.impl());
         leaves.push_back(input);
       }
     }

@@ -135,3 +135,41 @@ def test_keras_ops_custom_gradient_upstream_form():
     theirs = _values_and_gradient(real_tf, make(real_tf.keras.ops), X, np.ones(3, np.float32))
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+
+
+def _halved_gradient_model(keras_module, ops):
+    """Dense -> a layer whose call() halves the gradient (identity forward) -> Dense."""
+    @ops.custom_gradient
+    def halve_gradient(x):
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            return upstream * 0.5
+
+        return x * 1.0, grad
+
+    class HalveGradient(keras_module.layers.Layer):
+        def call(self, inputs):
+            return halve_gradient(inputs)
+
+    return keras_module.Sequential([keras_module.Input((3,)), keras_module.layers.Dense(4),
+                                    HalveGradient(), keras_module.layers.Dense(1)])
+
+
+def test_fit_through_a_custom_gradient_layer_matches_keras():
+    """The C++ training step runs the backward pass with the GIL released: the node takes it
+    to call the Python gradient."""
+    import warnings
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(16, 3)).astype(np.float32)
+    y = rng.normal(size=(16, 1)).astype(np.float32)
+    ours = _halved_gradient_model(ga_keras, ga_keras.ops)
+    theirs = _halved_gradient_model(real_tf.keras, real_tf.keras.ops)
+    ours.set_weights(theirs.get_weights())
+    for model, keras_module in ((ours, ga_keras), (theirs, real_tf.keras)):
+        model.compile(optimizer=keras_module.optimizers.SGD(0.1), loss="mse")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    for mine, reference in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(mine, reference, rtol=1e-4, atol=1e-5)
