@@ -13,6 +13,7 @@ void init_profiler(pybind11::module_& m); // trace recorder, gpuaccel._C.profile
 void init_hardware(pybind11::module_& m); // CUDA backend, versions, CPU ISA, smi (hardware.cc)
 void init_self_check(pybind11::module_& m); // device self-check matmul (self_check.cc)
 void init_tensor(pybind11::module_& m);     // Tensor, op frontends, autograd (tensor.cc)
+void init_python_function(pybind11::module_& m);  // autograd node with a Python backward (python_function_node.cc)
 void init_nn(pybind11::module_& m);         // neural-network ops (nn.cc)
 void init_data(pybind11::module_& m);       // input pipeline: prefetcher, row gather (data.cc)
 void init_layers(pybind11::module_& m);     // Keras layers, gpuaccel._C.layers (layers.cc)

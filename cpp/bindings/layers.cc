@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
+#include "bindings/held_python_callable.h"
 #include "bindings/op_recording.h"
 #include "core/dtype.h"
 #include "nn/activation_layer.h"
@@ -35,29 +36,6 @@ namespace py = pybind11;
 namespace gpuaccel::bindings {
 
 namespace {
-
-// A Python callable kept by a C++ layer: called and released with the GIL held (the training
-// step calls it with the GIL released; the layer may die on any thread).
-class HeldPythonCallable {
- public:
-  explicit HeldPythonCallable(py::function fn) : fn_(std::move(fn)) {}
-  ~HeldPythonCallable() {
-    if (!Py_IsInitialized()) {
-      fn_.release();  // the interpreter is gone: nothing left to decrement
-      return;
-    }
-    py::gil_scoped_acquire gil;
-    fn_ = py::function();
-  }
-  template <class... Args>
-  py::object operator()(Args&&... args) const {
-    py::gil_scoped_acquire gil;
-    return fn_(std::forward<Args>(args)...);
-  }
-
- private:
-  py::function fn_;
-};
 
 std::shared_ptr<nn::TracedFunction> make_traced_function(py::function python_fn, py::function warn) {
   auto fn = std::make_shared<HeldPythonCallable>(std::move(python_fn));

@@ -12,6 +12,7 @@ PYBIND11_MODULE(_C, m) {
   init_hardware(m);
   init_self_check(m);
   init_tensor(m);
+  init_python_function(m);
   init_nn(m);
   init_data(m);
   init_optim(m);

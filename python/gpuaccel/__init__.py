@@ -39,6 +39,7 @@ from . import io
 from . import audio
 from . import nn
 from ._convert import convert_to_tensor
+from ._python_function import custom_gradient
 from ._creation import (empty, empty_like, eye, full, full_like, linspace, ones, rand, rand_like,
                         randint, randint_like, randn, randn_like, zeros)
 from ._array_ops import (broadcast_to, cast, cat, chunk, clamp, clip, clip_by_value, concat,
@@ -112,6 +113,7 @@ __all__ = [
     "DType", "as_dtype", "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool",
     "__version__", "Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand",
     "randn", "zeros_like", "ones_like", "matmul", "no_grad", "GradientTape", "Variable", "random",
+    "custom_gradient",
     "math", "nn", "bench", "constant", "manual_seed", "newaxis", "data", "keras",
     "distribute",
 ]

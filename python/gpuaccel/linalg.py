@@ -1,7 +1,8 @@
 """``tf.linalg`` names (``matmul`` with ``transpose_a/b``, ``einsum``, ``norm``, the diagonal and
 band helpers, ``cross``...) and PyTorch's ``mm``/``bmm``; ``matmul`` and ``einsum`` are also
-exported at the top level, as in both. Only what composes from existing ops is here: the
-decompositions (inv, det, solve, cholesky, qr, svd...) need kernels gpuaccel lacks.
+exported at the top level, as in both. The decompositions (solve, svd, det, inv, slogdet,
+logdet, cholesky, qr, eigh, eigvalsh, lstsq, pinv, matrix_rank) run in LAPACK on the host with
+gradients in gpuaccel ops (_tf_linalg_decompositions.py).
 
 ``einsum`` is composed of permutes, broadcast multiplication and sums, so autograd
 differentiates it like any other op; it materialises the product over every letter, which suits
@@ -28,6 +29,8 @@ from ._matrix_ops import (adjoint, band_part, banded_triangular_solve, cholesky_
                           tensor_diag, tensor_diag_part, trace, triangular_solve,
                           tridiagonal_matmul, tridiagonal_solve)
 from ._tf_clipping import global_norm as _global_norm
+from ._tf_linalg_decompositions import (cholesky, det, eigh, eigvalsh, expm, inv, logdet,  # noqa
+                                        lstsq, matrix_rank, pinv, qr, slogdet, solve, svd)
 from .math import l2_normalize
 
 __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matrix_transpose",
@@ -41,7 +44,9 @@ __all__ = ["matmul", "mm", "bmm", "einsum", "norm", "matvec", "tensordot", "matr
            "LinearOperatorPermutation", "LinearOperatorScaledIdentity", "LinearOperatorToeplitz",
            "LinearOperatorTridiag", "LinearOperatorZeros", "LinearOperatorInversion",
            "triangular_solve", "tridiagonal_solve", "banded_triangular_solve", "cholesky_solve",
-           "lu_reconstruct", "lu_solve", "lu_matrix_inverse"]
+           "lu_reconstruct", "lu_solve", "lu_matrix_inverse", "solve", "svd", "det", "inv",
+           "slogdet", "logdet", "cholesky", "qr", "eigh", "eigvalsh", "lstsq", "pinv",
+           "matrix_rank", "expm"]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -244,8 +249,6 @@ def einsum(equation, *operands, **kwargs):
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "tf.linalg", {
-    "inv": "np.linalg.inv on .numpy() (no inverse kernel yet)",
-    "det": "np.linalg.det on .numpy()",
-    "svd": "np.linalg.svd on .numpy()",
-    "eigh": "np.linalg.eigh on .numpy()",
+    **{name: "eigh / eigvalsh for symmetric matrices (no complex dtypes for a general "
+             "eigendecomposition)" for name in ("eig", "eigvals")},
 })

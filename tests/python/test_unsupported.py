@@ -13,7 +13,7 @@ from gpuaccel import keras
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
     (gpuaccel.random, "learned_unigram_candidate_sampler", None),
-    (gpuaccel.linalg, "inv", "np.linalg"),
+    (gpuaccel.linalg, "eig", "eigh"),
     (gpuaccel.image, "decode_webp", "PIL.Image.open"),
     (keras, "applications", "keras.layers"), (gpuaccel.data, "TFRecordDataset", "from_generator"),
     (keras.layers, "RandomElasticTransform", None), (keras.optimizers, "Muon", "AdamW")])

@@ -14,6 +14,9 @@ import numpy as np
 from .. import _C, _array_ops, _conv3d, _creation, _numpy_ops, linalg as _linalg, math as _math
 from .. import nn as _nn
 from .._convert import as_tensors as _as_tensors, convert_to_tensor as _convert_to_tensor
+from .._python_function import custom_gradient  # noqa: F401 -- keras.ops.custom_gradient
+from ._ops_linalg import (cholesky, det, eigh, inv, logdet, lstsq, matrix_rank, pinv, qr,  # noqa
+                          slogdet, solve, solve_triangular, svd)
 from .._tensor import Tensor, arange as _arange
 from . import activations as _activations
 from ._pooling_layers import adaptive_pool as _adaptive_pool
@@ -1538,9 +1541,7 @@ _NEEDS_A_KERNEL = {
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
         "bitwise_left_shift", "bitwise_right_shift", "left_shift", "right_shift")},
     **{name: "np.linalg on keras.ops.convert_to_numpy(x) (there is no linear-algebra kernel "
-             "yet)" for name in (
-        "inv", "det", "solve", "solve_triangular", "cholesky", "cholesky_inverse", "eig",
-        "eigh", "lstsq", "lu_factor", "qr", "svd", "slogdet", "logdet", "pinv", "matrix_rank")},
+             "yet)" for name in ("cholesky_inverse", "eig", "lu_factor")},
     "scatter": "one_hot and matmul (a sum of one-hot rows) for additive scatters",
     "scatter_update": "slice_update for a rectangular block",
 }

@@ -12,8 +12,8 @@ import sys as _sys
 
 from .. import _unsupported
 from .. import cuda, random, version  # torch.cuda; torch.random.manual_seed; torch.version.cuda
-from . import (autograd, backends, distributed, functional, multiprocessing, nn, optim, profiler,
-               testing, utils)
+from . import (autograd, backends, distributed, functional, linalg, multiprocessing, nn, optim,
+               profiler, testing, utils)
 from . import _cuda_amp, _cuda_nvtx
 from .. import _torch_autocast
 from .._torch_autocast import autocast, is_autocast_enabled
@@ -23,6 +23,8 @@ from ._global_switches import (are_deterministic_algorithms_enabled, get_determi
                                set_deterministic_debug_mode, set_float32_matmul_precision,
                                set_num_interop_threads, set_num_threads,
                                use_deterministic_algorithms)
+from ._linalg_functions import (cholesky, det, inverse, logdet, matrix_exp, pinverse, qr,  # noqa
+                                slogdet, svd)
 from .profiler import _autograd_profiler
 from ._serialization import load, save
 from .._array_ops import (broadcast_to, cat, chunk, clamp, clip, concatenate, flatten, numel,
@@ -166,6 +168,5 @@ _REFUSALS = {
     "unique": "np.unique on .numpy()",
     "normal": "torch.randn(*size) * std + mean",
     "fill": "torch.full_like(input, value) (torch.fill's meaning; tf.fill is gpuaccel.fill)",
-    "linalg": "torch.matmul / torch.einsum / torch.norm (gpuaccel.linalg is tf.linalg)",
 }
 _REFUSE = _unsupported.module_getattr(__name__, "torch", _REFUSALS)

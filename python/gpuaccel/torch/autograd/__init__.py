@@ -6,12 +6,16 @@ One difference: ``grad`` leaves the graph in place whether or not ``retain_graph
 Higher-order gradients (``create_graph=True``) are refused: the backward functions are not
 recorded.
 """
-from .. import _C
-from .. import _unsupported
-from .._tensor import Tensor, no_grad
-from .._torch_ops import enable_grad, set_grad_enabled
+from ... import _C
+from ... import _unsupported
+from ..._tensor import Tensor, no_grad
+from ..._torch_ops import enable_grad, set_grad_enabled
+from . import function
+from .function import Function, FunctionCtx
+from ._gradcheck import gradcheck
 
-__all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled", "Variable"]
+__all__ = ["Function", "FunctionCtx", "function", "gradcheck", "grad", "backward", "no_grad",
+           "enable_grad", "set_grad_enabled", "Variable"]
 
 
 def _tensor_list(value, name):
@@ -94,7 +98,5 @@ def Variable(data, requires_grad=False, volatile=False):
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "torch.autograd", {
-    "Function": "a composition of differentiable torch ops (custom backward functions cannot "
-                "be recorded yet)",
     "functional": "torch.autograd.grad in a loop (jacobian/hessian are not there yet)",
 })
