@@ -29,7 +29,6 @@ SHARED_REFUSALS = {
     "compile": "plain eager code (torch.compile is not there yet)",
     "xla": "plain eager code (no XLA)",
     "saved_model": "model.save('x.keras')",
-    "summary": "keras.callbacks.TensorBoard",
     # gpuaccel.train exists (tf.train: Checkpoint, CheckpointManager, latest_checkpoint), so
     # only the torch face answers with this; PyTorch has no torch.train.
     "train": "gpuaccel.train (TensorFlow's tf.train: Checkpoint, CheckpointManager, "
