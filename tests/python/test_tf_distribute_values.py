@@ -142,6 +142,47 @@ def test_distribute_classes_answer_as_tensorflow(tensorflow_answers):
     assert not ga.distribute.has_strategy()
 
 
+def _outcome(action):
+    try:
+        return ("value", action())
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return ("error", type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("which", ["one_device", "default"])
+def test_one_replica_classes_match_tensorflow_in_this_process(which):
+    """One replica needs no split CPU, so TensorFlow answers here. The default strategy's
+    dataset is the dataset itself and its devices are TF's RuntimeError, in both."""
+    def strategy(distribute):
+        return distribute.OneDeviceStrategy("/cpu:0") if which == "one_device" else \
+            distribute.get_strategy()
+    theirs_strategy, ours_strategy = strategy(tf.distribute), strategy(ga.distribute)
+    theirs_dataset = theirs_strategy.experimental_distribute_dataset(
+        tf.data.Dataset.range(4).batch(2))
+    ours_dataset = ours_strategy.experimental_distribute_dataset(
+        ga.data.Dataset.range(4).batch(2))
+    theirs = [isinstance(theirs_strategy, tf.distribute.Strategy),
+              isinstance(theirs_strategy.extended, tf.distribute.StrategyExtended),
+              isinstance(theirs_dataset, tf.distribute.DistributedDataset),
+              isinstance(iter(theirs_dataset), tf.distribute.DistributedIterator),
+              isinstance(tf.distribute.get_replica_context(), tf.distribute.ReplicaContext),
+              isinstance(theirs_strategy.run(lambda: tf.constant(1)),
+                         tf.distribute.DistributedValues),
+              _outcome(lambda: _device_suffixes(theirs_strategy.extended.worker_devices)),
+              _outcome(lambda: _device_suffixes(theirs_strategy.extended.parameter_devices))]
+    ours = [isinstance(ours_strategy, ga.distribute.Strategy),
+            isinstance(ours_strategy.extended, ga.distribute.StrategyExtended),
+            isinstance(ours_dataset, ga.distribute.DistributedDataset),
+            isinstance(iter(ours_dataset), ga.distribute.DistributedIterator),
+            isinstance(ga.distribute.get_replica_context(), ga.distribute.ReplicaContext),
+            isinstance(ours_strategy.run(lambda: ga.constant(1)),
+                       ga.distribute.DistributedValues),
+            _outcome(lambda: _device_suffixes(ours_strategy.extended.worker_devices)),
+            _outcome(lambda: _device_suffixes(ours_strategy.extended.parameter_devices))]
+    assert ours == theirs
+    assert theirs[2] is (which == "one_device")  # not vacuous: the two strategies differ
+
+
 @pytest.mark.parametrize("namespace, name", [
     ("distribute", "ParameterServerStrategy"), ("distribute", "Server"),
     ("distribute", "coordinator"), ("config", "experimental_connect_to_cluster"),

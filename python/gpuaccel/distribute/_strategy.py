@@ -302,6 +302,30 @@ class _DefaultStrategy(Strategy):
     def scope(self):
         yield self
 
+    @property
+    def extended(self):
+        if getattr(self, "_extended", None) is None:
+            self._extended = _DefaultExtended(self)
+        return self._extended
+
+    def experimental_distribute_dataset(self, dataset, options=None):
+        """The dataset itself, as TF's default strategy returns it."""
+        return dataset
+
+
+class _DefaultExtended(StrategyExtended):
+    """The default strategy's: TF answers its device questions with a RuntimeError."""
+
+    @property
+    def worker_devices(self):
+        raise RuntimeError("worker_devices() method unsupported by default "
+                           "tf.distribute.Strategy.")
+
+    @property
+    def parameter_devices(self):
+        raise RuntimeError("parameter_devices() method unsupported by default "
+                           "tf.distribute.Strategy.")
+
 
 _default = None
 
