@@ -94,6 +94,7 @@ from . import keras
 from . import distribute
 from . import train
 from . import saved_model
+from . import summary
 from .keras import mixed_precision
 # tf.losses, tf.metrics, tf.optimizers and tf.initializers are Keras's modules themselves in
 # TF 2.21 (tf.losses.MeanSquaredError is keras.losses.MeanSquaredError); so here.

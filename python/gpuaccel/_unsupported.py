@@ -26,7 +26,6 @@ SHARED_REFUSALS = {
     "load": "keras.models.load_model (PyTorch's is gpuaccel.torch.load)",
     "compile": "plain eager code (torch.compile is not there yet)",
     "xla": "plain eager code (no XLA)",
-    "summary": "keras.callbacks.TensorBoard",
     # gpuaccel.train exists (tf.train: Checkpoint, CheckpointManager, latest_checkpoint), so
     # only the torch face answers with this; PyTorch has no torch.train.
     "train": "gpuaccel.train (TensorFlow's tf.train: Checkpoint, CheckpointManager, "

@@ -11,7 +11,7 @@ Deliberate differences from TensorFlow (documented in docs/devices.md):
   is testable without a GPU;
 - hiding every CPU is refused when asked, not at start-up.
 """
-from .. import _C
+from .. import _C, _unsupported
 from ._devices import (
     LogicalDevice,
     LogicalDeviceConfiguration,
@@ -150,3 +150,13 @@ experimental.set_virtual_device_configuration = set_logical_device_configuration
 experimental.get_virtual_device_configuration = get_logical_device_configuration
 experimental.set_logical_device_configuration = set_logical_device_configuration
 experimental.get_logical_device_configuration = get_logical_device_configuration
+
+# Remote eager execution (ops of this program placed on other hosts' devices, TPU hosts
+# included) is not something gpuaccel does: each worker runs its own copy of the program.
+_REMOTE_EAGER = ("tf.distribute.MultiWorkerMirroredStrategy (one process per worker, each "
+                 "running the program, configured by TF_CONFIG; gpuaccel has no remote eager "
+                 "execution)")
+__getattr__ = _unsupported.module_getattr(__name__, "tf.config", {
+    "experimental_connect_to_cluster": _REMOTE_EAGER,
+    "experimental_connect_to_host": _REMOTE_EAGER,
+})

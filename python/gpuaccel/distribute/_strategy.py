@@ -2,6 +2,7 @@
 ``get_strategy``/``has_strategy`` (per thread, as TF's), ``run`` and ``reduce`` across the
 replicas of this process, and ``experimental_distribute_dataset``. The subclasses say which
 devices the replicas run on and how many workers take part."""
+import collections
 import contextlib
 import threading
 
@@ -9,7 +10,9 @@ import numpy as np
 
 from .._placement import device as _device
 from .._tensor import tensor as _tensor
+from ..errors import OutOfRangeError
 from ._input import InputContext, InputOptions, InputReplicationMode
+from ._strategy_extended import StrategyExtended
 from ._values import PerReplica, ReduceOp, as_reduce_op, split_batch, to_numpy
 
 _scopes = threading.local()
@@ -33,6 +36,14 @@ class ReplicaContext:
         return self.strategy.num_replicas_in_sync
 
 
+# ``tf.distribute.RunOptions``: TF's knobs for compiling ``run``'s function (dynamic batch sizes
+# on TPUs, XLA options). gpuaccel runs ``fn`` eagerly, so they are accepted and change nothing.
+RunOptions = collections.namedtuple(
+    "RunOptions", ["experimental_enable_dynamic_batch_size",
+                   "experimental_bucketizing_dynamic_shape", "experimental_xla_options"],
+    defaults=(True, False, None))
+
+
 class Strategy:
     """The base of every strategy. ``devices`` are this process's replica devices, one replica
     each; ``num_workers`` processes run the same program (MultiWorkerMirroredStrategy)."""
@@ -48,7 +59,10 @@ class Strategy:
 
     @property
     def extended(self):
-        return self
+        """This strategy's ``tf.distribute.StrategyExtended``."""
+        if getattr(self, "_extended", None) is None:
+            self._extended = StrategyExtended(self)
+        return self._extended
 
     @property
     def worker_devices(self):
@@ -78,10 +92,11 @@ class Strategy:
             stack.pop()
 
     # ---- running functions per replica ----
-    def run(self, fn, args=(), kwargs=None):
+    def run(self, fn, args=(), kwargs=None, options=None):
         """Calls ``fn`` once per replica of this process, on the replica's device, with each
         ``PerReplica`` argument replaced by that replica's value. Returns a ``PerReplica`` (or
-        the single value with one replica)."""
+        the single value with one replica). ``options`` (a ``RunOptions``) change nothing:
+        ``fn`` runs eagerly."""
         kwargs = kwargs or {}
         results = []
         replicas = len(self._devices)
@@ -176,6 +191,10 @@ class DistributedDataset:
         self._strategy = strategy
 
     def __iter__(self):
+        """A ``DistributedIterator`` over the per-replica splits."""
+        return DistributedIterator(self._elements())
+
+    def _elements(self):
         replicas = len(self._strategy.worker_devices)
         for element in self._dataset:
             if replicas == 1:
@@ -187,9 +206,38 @@ class DistributedDataset:
                 else:
                     yield PerReplica(parts)
 
+    def reduce(self, initial_state, reduce_func):
+        """``reduce_func(state, element)`` folded over the distributed elements, from
+        ``initial_state`` (TF's ``DistributedDataset.reduce``)."""
+        state = initial_state
+        for element in self:
+            state = reduce_func(state, element)
+        return state
+
     def unwrap(self):
         """The dataset of global batches (what ``fit`` trains on)."""
         return self._dataset
+
+
+class DistributedIterator:
+    """``tf.distribute.DistributedIterator``: ``iter(distributed_dataset)``. ``next()`` ends
+    with StopIteration, ``get_next()`` with TF's OutOfRangeError."""
+
+    def __init__(self, elements):
+        self._elements = elements
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._elements)
+
+    def get_next(self):
+        """The next distributed element; OutOfRangeError at the end, as TF's."""
+        try:
+            return next(self._elements)
+        except StopIteration:
+            raise OutOfRangeError("End of sequence") from None
 
 
 class DatasetsFromFunction(DistributedDataset):
@@ -198,7 +246,7 @@ class DatasetsFromFunction(DistributedDataset):
     replicas. When the dataset runs out mid-step, the replicas left without a batch get an
     empty one (no rows), as TensorFlow's do."""
 
-    def __iter__(self):
+    def _elements(self):
         replicas = len(self._strategy.worker_devices)
         if replicas == 1:
             yield from self._dataset
@@ -247,12 +295,36 @@ class _DefaultStrategy(Strategy):
     def __init__(self):
         super().__init__(["/device:CPU:0"])
 
-    def run(self, fn, args=(), kwargs=None):
+    def run(self, fn, args=(), kwargs=None, options=None):
         return fn(*args, **(kwargs or {}))
 
     @contextlib.contextmanager
     def scope(self):
         yield self
+
+    @property
+    def extended(self):
+        if getattr(self, "_extended", None) is None:
+            self._extended = _DefaultExtended(self)
+        return self._extended
+
+    def experimental_distribute_dataset(self, dataset, options=None):
+        """The dataset itself, as TF's default strategy returns it."""
+        return dataset
+
+
+class _DefaultExtended(StrategyExtended):
+    """The default strategy's: TF answers its device questions with a RuntimeError."""
+
+    @property
+    def worker_devices(self):
+        raise RuntimeError("worker_devices() method unsupported by default "
+                           "tf.distribute.Strategy.")
+
+    @property
+    def parameter_devices(self):
+        raise RuntimeError("parameter_devices() method unsupported by default "
+                           "tf.distribute.Strategy.")
 
 
 _default = None
@@ -267,6 +339,22 @@ def get_strategy():
     if _default is None:
         _default = _DefaultStrategy()
     return _default
+
+
+def experimental_set_strategy(strategy):
+    """``tf.distribute.experimental_set_strategy``: makes ``strategy`` current on this thread
+    as if its ``scope()`` stayed open (None closes it again). RuntimeError inside another
+    ``scope()``, as TF's."""
+    previous = getattr(_scopes, "set_scope", None)
+    if previous is not None:
+        _scopes.set_scope = None
+        previous.__exit__(None, None, None)
+    if has_strategy():
+        raise RuntimeError("Must not be called inside a `tf.distribute.Strategy` scope.")
+    if strategy is not None:
+        scope = strategy.scope()
+        scope.__enter__()
+        _scopes.set_scope = scope
 
 
 def has_strategy():

@@ -1,6 +1,6 @@
 """What ``strategy.run`` returns and distributed datasets yield: one value per replica
-(TensorFlow's ``PerReplica``), and ``ReduceOp``, the two ways ``strategy.reduce`` combines
-them."""
+(TensorFlow's ``PerReplica``, a ``DistributedValues``), and ``ReduceOp``, the two ways
+``strategy.reduce`` combines them."""
 import enum
 
 import numpy as np
@@ -21,7 +21,14 @@ def as_reduce_op(op):
     raise ValueError(f"{op!r} is not a valid ReduceOp")
 
 
-class PerReplica:
+class DistributedValues:
+    """``tf.distribute.DistributedValues``: the base class of values that hold one value per
+    replica (TF's public class has no methods of its own: read the values with
+    ``strategy.experimental_local_results``). gpuaccel's only kind is ``PerReplica``: variables
+    made in a strategy's scope stay plain Variables, which ``fit`` mirrors itself."""
+
+
+class PerReplica(DistributedValues):
     """One value per replica, in replica order (``.values``), as TF's ``PerReplica``."""
 
     def __init__(self, values):

@@ -16,6 +16,7 @@ import warnings
 import zipfile
 
 from .datasets import _files
+from ._io_utils import print_msg
 
 __all__ = ["get_file"]
 
@@ -107,12 +108,12 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
     download = force_download or not os.path.exists(target)
     if not download and file_hash is not None and not _matches(target, file_hash,
                                                                hash_algorithm):
-        print(f"A local file was found, but it seems to be incomplete or outdated because the "
-              f"{hash_algorithm} file hash does not match the original value of {file_hash} so "
-              "we will re-download the data.")
+        print_msg(f"A local file was found, but it seems to be incomplete or outdated because "
+                  f"the {hash_algorithm} file hash does not match the original value of "
+                  f"{file_hash} so we will re-download the data.")
         download = True
     if download:
-        print(f"Downloading data from {origin}")
+        print_msg(f"Downloading data from {origin}")
 
         def check(path):
             if file_hash is not None and not _matches(path, file_hash, hash_algorithm):

@@ -8,7 +8,7 @@ process or inspects a functional graph."""
 import gc
 import itertools
 
-from . import _layer_base, _symbolic, models, optimizers
+from . import _io_utils, _layer_base, _symbolic, models, optimizers
 
 # Keras's dtype names (backend.common.dtypes.ALLOWED_DTYPES): standardize_dtype accepts these
 # names, which gpuaccel tensors need not all be able to hold.
@@ -22,7 +22,9 @@ _PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float32", str: "string", "
 
 def clear_session(free_memory=True):
     """Resets the automatic names (the next Dense is 'dense' again, the next Input
-    'input_layer'), and with ``free_memory`` collects garbage."""
+    'input_layer') and interactive logging (on again), and with ``free_memory`` collects
+    garbage."""
+    _io_utils.reset()
     _layer_base._uids.clear()
     models._model_counters.clear()
     optimizers._name_counts.clear()

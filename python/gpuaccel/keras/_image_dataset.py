@@ -20,6 +20,7 @@ from ..data import Dataset
 from ._layer_base import standardize_data_format
 from ._ops_image import resize
 from ._pil_images import load_img
+from ._io_utils import print_msg
 
 ALLOWLIST_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 _INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian",
@@ -131,9 +132,9 @@ def index_directory(directory, labels, class_names, shuffle, seed, follow_links,
                              f"found {len(names)} files in directory {directory}.")
         class_names = [str(label) for label in sorted(set(labels))]
     if verbose and labels is None:
-        print(f"Found {len(names)} files.")
+        print_msg(f"Found {len(names)} files.")
     elif verbose:
-        print(f"Found {len(names)} files belonging to {len(class_names)} classes.")
+        print_msg(f"Found {len(names)} files belonging to {len(class_names)} classes.")
     paths = [os.path.join(directory, name) for name in names]
     if shuffle:
         np.random.RandomState(seed).shuffle(paths)
@@ -150,9 +151,9 @@ def _split(paths, labels, validation_split, subset):
         return paths, labels
     validation = int(validation_split * len(paths))
     if subset == "training":
-        print(f"Using {len(paths) - validation} files for training.")
+        print_msg(f"Using {len(paths) - validation} files for training.")
         return paths[:-validation], None if labels is None else labels[:-validation]
-    print(f"Using {validation} files for validation.")
+    print_msg(f"Using {validation} files for validation.")
     return paths[-validation:], None if labels is None else labels[-validation:]
 
 

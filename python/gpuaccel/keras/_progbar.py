@@ -24,6 +24,8 @@ import os
 import sys
 import time
 
+from ._io_utils import print_msg
+
 # The clock the bar reads; tests replace it to control elapsed times.
 _clock = time.perf_counter
 
@@ -46,16 +48,8 @@ def is_dynamic_display():
 
 
 def _write(text):
-    stream = sys.stdout
-    if stream is None:
-        return
-    try:
-        stream.write(text)
-    except UnicodeEncodeError:
-        # A stream that cannot encode the bar glyph (e.g. a latin-1 log file).
-        encoding = getattr(stream, "encoding", None) or "ascii"
-        stream.write(text.replace(_BAR_CHAR, "=").encode(encoding, "replace").decode(encoding))
-    stream.flush()
+    """``text`` to stdout, or to logging while interactive logging is off (_io_utils.py)."""
+    print_msg(text, line_break=False)
 
 
 def format_duration_per_unit(seconds, unit_name):

@@ -13,6 +13,7 @@ from .._tensor import Tensor, from_numpy, no_grad, tape_active
 from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask_flow,
                _model_classes, _nested_models, _python_layer, _saved_model_writer, _summary,
                _weights_file)
+from ._io_utils import print_msg
 from ._data_adapter import shareable_array
 from ._symbolic import KerasTensor, is_symbolic
 from ._trainer import Trainer
@@ -460,7 +461,7 @@ class Model(Trainer):
         total = sum(int(np.prod(w.shape)) for w in self.weights)
         text = _summary.format_summary(self.name, self._summary_rows(), trainable,
                                        total - trainable)
-        (print_fn or print)(text)
+        (print_fn or print_msg)(text)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

@@ -27,10 +27,13 @@ from .._int_range import check_int
 from .._tensor import Tensor
 from ._data_preparation import (pack_x_y_sample_weight, pad_sequences, split_dataset,
                                 timeseries_dataset_from_array, unpack_x_y_sample_weight)
+from ._config_object import Config
 from ._get_file import get_file
 from ._global_state import clear_session, get_source_inputs, is_keras_tensor, standardize_dtype
 from ._audio_dataset import audio_dataset_from_directory
 from ._image_dataset import image_dataset_from_directory
+from ._io_utils import (disable_interactive_logging, enable_interactive_logging,
+                        is_interactive_logging_enabled)
 from ._object_serialization import deserialize_keras_object, serialize_keras_object
 from ._pil_images import array_to_img, load_img, save_img
 from ._progbar import Progbar
@@ -48,7 +51,9 @@ __all__ = ["get_file", "to_categorical", "set_random_seed", "normalize", "plot_m
            "get_source_inputs",
            "is_keras_tensor", "standardize_dtype", "serialize_keras_object",
            "deserialize_keras_object", "CustomObjectScope", "custom_object_scope", "get_custom_objects",
-           "get_registered_name", "get_registered_object", "register_keras_serializable"]
+           "get_registered_name", "get_registered_object", "register_keras_serializable",
+           "Config", "model_to_dot", "disable_interactive_logging", "enable_interactive_logging",
+           "is_interactive_logging_enabled"]
 
 
 def to_categorical(x, num_classes=None):
@@ -120,14 +125,35 @@ def img_to_array(img, data_format=None, dtype=None):
     return array
 
 
-def plot_model(model, to_file="model.png", **kwargs):
-    """A diagram of a Sequential/functional model's layers, drawn with pydot + graphviz."""
+def _pydot(caller):
+    """pydot, or Keras's ImportError naming ``caller``."""
     try:
         import pydot
     except ImportError as error:
-        raise ImportError("You must install pydot (`pip install pydot`) for `plot_model` to "
+        raise ImportError(f"You must install pydot (`pip install pydot`) for {caller} to "
                           "work.") from error
-    graph = pydot.Dot(graph_type="digraph", rankdir=kwargs.get("rankdir", "TB"))
+    return pydot
+
+
+def _require_built(model):
+    if not model.built:
+        raise ValueError("This model has not yet been built. Build the model first by calling "
+                         "`build()` or by calling the model on a batch of data.")
+
+
+def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=True,
+                 rankdir="TB", expand_nested=False, dpi=200, subgraph=False,
+                 show_layer_activations=False, show_trainable=False, splines="ortho", **kwargs):
+    """A ``pydot.Dot`` of a built model's layers in order (one record node each, edges from each
+    layer to the next), as ``plot_model`` draws it. Needs pydot, as Keras's; the ``show_*``
+    options and ``expand_nested`` are accepted and draw nothing more."""
+    _require_built(model)
+    pydot = _pydot("model_to_dot")
+    if kwargs.pop("layer_range", None) is not None:
+        raise ValueError("Argument `layer_range` is no longer supported.")
+    if kwargs:
+        raise ValueError(f"Unrecognized keyword arguments: {kwargs}")
+    graph = pydot.Dot(graph_type="digraph", rankdir=rankdir)
     previous = None
     for layer in model.layers:
         label = f"{layer.name} ({type(layer).__name__})"
@@ -135,6 +161,14 @@ def plot_model(model, to_file="model.png", **kwargs):
         if previous is not None:
             graph.add_edge(pydot.Edge(previous, layer.name))
         previous = layer.name
+    return graph
+
+
+def plot_model(model, to_file="model.png", **kwargs):
+    """A diagram of a Sequential/functional model's layers, drawn with pydot + graphviz."""
+    _require_built(model)
+    _pydot("`plot_model`")
+    graph = model_to_dot(model, rankdir=kwargs.get("rankdir", "TB"))
     extension = to_file.rsplit(".", 1)[-1] if "." in to_file else "png"
     graph.write(to_file, format="raw" if extension == "dot" else extension)
     return to_file

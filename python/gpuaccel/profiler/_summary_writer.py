@@ -1,4 +1,6 @@
-"""TensorBoard event files (``events.out.tfevents.*``) for scalars and histograms, without TF.
+"""TensorBoard event files (``events.out.tfevents.*``) without TF: the one event-file writer of
+gpuaccel, used by ``keras.callbacks.TensorBoard`` (scalars, histograms) and by ``tf.summary``
+(any summary proto, through :meth:`SummaryWriter.add_summary`).
 
 TensorBoard's own package supplies the pieces: the ``Event``/``Summary`` protos, the
 summary builders of its scalar and histogram plugins (the same tensor-based, v2 layout Keras 3
@@ -39,9 +41,10 @@ def _tensorboard():
 
 
 class SummaryWriter:
-    """Writes one event file in ``logdir``; ``scalar``/``histogram`` then ``flush``/``close``."""
+    """Writes one event file in ``logdir``; ``scalar``/``histogram``/``add_summary`` then
+    ``flush``/``close``. ``filename_suffix`` ends the file's name, as in TF."""
 
-    def __init__(self, logdir):
+    def __init__(self, logdir, filename_suffix=".v2"):
         (self._event_pb2, self._summary_pb2, self._scalars, self._histograms,
          self._record_writer) = _tensorboard()
         self.logdir = os.fspath(logdir)
@@ -49,13 +52,14 @@ class SummaryWriter:
         # TF's naming: events.out.tfevents.<seconds>.<host>.<pid>.<counter>.v2
         self.path = os.path.join(
             self.logdir, f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}."
-                         f"{os.getpid()}.{next(_file_counter)}.v2")
+                         f"{os.getpid()}.{next(_file_counter)}{filename_suffix}")
         header = self._event_pb2.Event(wall_time=time.time(), file_version="brain.Event:2")
         self._records = [header.SerializeToString()]
         self._dirty = True
         self.closed = False
 
-    def _add(self, summary, step):
+    def add_summary(self, summary, step):
+        """Records a ``Summary`` proto (TensorBoard's ``summary_pb2.Summary``) at ``step``."""
         if self.closed:
             raise ValueError(f"this SummaryWriter ({self.path}) is closed")
         event = self._event_pb2.Event(wall_time=time.time(), step=int(step), summary=summary)
@@ -66,15 +70,16 @@ class SummaryWriter:
         """Records ``value`` (a number) under ``tag`` at ``step``."""
         value = float(np.asarray(value, dtype=np.float64).reshape(()))
         summary = self._scalars.scalar_pb(str(tag), value)
-        # Marked as a scalar series, as tf.summary marks it (TensorBoard's data provider then
-        # needs no plugin-specific guess).
+        # Marked as a scalar series, so TensorBoard's data provider needs no plugin-specific
+        # guess (TF 2.21's tf.summary.scalar leaves data_class unset and TensorBoard infers it
+        # from the "scalars" plugin; gpuaccel's tf.summary does the same).
         summary.value[0].metadata.data_class = self._summary_pb2.DATA_CLASS_SCALAR
-        self._add(summary, step)
+        self.add_summary(summary, step)
 
     def histogram(self, tag, values, step, buckets=30):
         """Records the distribution of ``values`` (any array) under ``tag`` at ``step``."""
         data = np.asarray(values, dtype=np.float64).ravel()
-        self._add(self._histograms.histogram_pb(str(tag), data, buckets=buckets), step)
+        self.add_summary(self._histograms.histogram_pb(str(tag), data, buckets=buckets), step)
 
     def flush(self):
         """Makes everything recorded so far visible on disk, atomically."""
