@@ -6,6 +6,7 @@ from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Datase
 from . import _transformations  # noqa: F401 - registers cache, filter, zip... with Dataset
 from . import _windows, _sampling  # noqa: F401 - register window, rebatch, random... likewise
 from ._options import AutoShardPolicy, Options
+from ._tfrecord_dataset import TFRecordDataset
 
 # tf.data.experimental.AUTOTUNE and friends (older course notebooks use these spellings).
 experimental = _types.SimpleNamespace(
@@ -18,15 +19,14 @@ experimental = _types.SimpleNamespace(
     choose_from_datasets=Dataset.choose_from_datasets,
 )
 
-__all__ = ["Dataset", "Options", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
-           "experimental"]
+__all__ = ["Dataset", "TFRecordDataset", "Options", "AUTOTUNE", "INFINITE_CARDINALITY",
+           "UNKNOWN_CARDINALITY", "experimental"]
 
 
 
 def __getattr__(name):
     from .. import _unsupported
     return _unsupported.module_getattr(__name__, "tf.data", {
-        "TFRecordDataset": "Dataset.from_generator over records you parse in Python",
         "TextLineDataset": "Dataset.from_generator over the file's lines",
         "Iterator": "iter(dataset)",
     })(name)

@@ -1,0 +1,93 @@
+"""``tf.data.TFRecordDataset``: the records of TFRecord files, one element per record.
+
+Why it exists: the tutorial pipeline ``TFRecordDataset(files).map(parse_fn).batch(n)`` reads
+``tf.train.Example`` records written by TensorFlow or by ``gpuaccel.io.TFRecordWriter``.
+gpuaccel has no string tensors, so each element is the record as Python ``bytes``; the map
+function turns it into tensors (``parse_single_example``, ``decode_raw``...). Files are read as
+the pipeline iterates (gpuaccel._tfrecord.read_records), never loaded whole.
+"""
+import os
+
+import numpy as np
+
+from .. import _tfrecord
+from .dataset import UNKNOWN_CARDINALITY, Dataset
+
+__all__ = ["TFRecordDataset"]
+
+
+def _file_name(value):
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return os.fsdecode(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "SUO":
+        return _file_name(value.item())
+    raise TypeError(f"The `filenames` argument must contain string elements (file paths). Got "
+                    f"`{type(value).__name__}` elements.")
+
+
+def _file_names(filenames):
+    """A fresh list of paths from a path, a list/array of paths or a Dataset of paths."""
+    if isinstance(filenames, (str, bytes, os.PathLike)):
+        return [_file_name(filenames)]
+    if isinstance(filenames, Dataset):
+        return [_file_name(f) for f in filenames]
+    if isinstance(filenames, (list, tuple, np.ndarray)):
+        return [_file_name(f) for f in np.asarray(filenames, dtype=object).reshape(-1)]
+    raise TypeError(f"The `filenames` argument must contain string elements (file paths). Got "
+                    f"`{type(filenames).__name__}`.")
+
+
+class TFRecordDataset(Dataset):
+    """``tf.data.TFRecordDataset(filenames, compression_type=None, buffer_size=None,
+    num_parallel_reads=None)``: the records (``bytes``) of ``filenames`` in order. With
+    ``num_parallel_reads=n`` the records of ``n`` files at a time are interleaved one by one, in
+    TF's deterministic order (files are read on the calling thread; ``buffer_size`` is accepted
+    and has no effect)."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None):
+        if not isinstance(filenames, Dataset):
+            _file_names(filenames)  # bad names fail here, as in TF, not at the first element
+        self._filenames = filenames
+        self._compression = _tfrecord.compression_type_string(compression_type)
+        if num_parallel_reads is not None and num_parallel_reads != -1 and (
+                not isinstance(num_parallel_reads, int) or num_parallel_reads < 1):
+            raise ValueError(f"num_parallel_reads must be a positive integer or AUTOTUNE (-1), "
+                             f"got {num_parallel_reads!r}")
+        self._parallel_reads = num_parallel_reads
+
+    def _cardinality(self):
+        return UNKNOWN_CARDINALITY
+
+    def _elements(self):
+        paths = _file_names(self._filenames)
+        cycle = self._parallel_reads
+        if cycle is None:
+            return (record for path in paths
+                    for record in _tfrecord.read_records(path, self._compression))
+        if cycle == -1:
+            cycle = max(1, os.cpu_count() or 1)
+        return self._interleaved(paths, cycle)
+
+    def _interleaved(self, paths, cycle_length):
+        """tf.data's interleave(cycle_length, block_length=1): one record from each open file
+        in turn; a file that ends is replaced, in its slot, by the next unopened file."""
+        pending = iter(paths)
+        slots = []
+        for path in pending:
+            slots.append(_tfrecord.read_records(path, self._compression))
+            if len(slots) == cycle_length:
+                break
+        while slots:
+            index = 0
+            while index < len(slots):
+                record = next(slots[index], None)
+                if record is None:
+                    replacement = next(pending, None)
+                    if replacement is None:
+                        del slots[index]
+                        continue
+                    slots[index] = _tfrecord.read_records(replacement, self._compression)
+                    continue
+                yield record
+                index += 1
