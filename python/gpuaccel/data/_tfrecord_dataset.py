@@ -70,24 +70,23 @@ class TFRecordDataset(Dataset):
         return self._interleaved(paths, cycle)
 
     def _interleaved(self, paths, cycle_length):
-        """tf.data's interleave(cycle_length, block_length=1): one record from each open file
-        in turn; a file that ends is replaced, in its slot, by the next unopened file."""
+        """tf.data's interleave(cycle_length, block_length=1): one record from each slot in
+        turn. A file that ends empties its slot (the turn passes on); an empty slot opens the
+        next file when its turn comes and reads from it at once."""
         pending = iter(paths)
-        slots = []
-        for path in pending:
-            slots.append(_tfrecord.read_records(path, self._compression))
-            if len(slots) == cycle_length:
-                break
-        while slots:
-            index = 0
-            while index < len(slots):
+        slots = [None] * cycle_length
+        more_files = True
+        index = 0
+        while more_files or any(slot is not None for slot in slots):
+            if slots[index] is None and more_files:
+                path = next(pending, None)
+                more_files = path is not None
+                if more_files:
+                    slots[index] = _tfrecord.read_records(path, self._compression)
+            if slots[index] is not None:
                 record = next(slots[index], None)
                 if record is None:
-                    replacement = next(pending, None)
-                    if replacement is None:
-                        del slots[index]
-                        continue
-                    slots[index] = _tfrecord.read_records(replacement, self._compression)
-                    continue
-                yield record
-                index += 1
+                    slots[index] = None
+                else:
+                    yield record
+            index = (index + 1) % cycle_length
