@@ -20,8 +20,9 @@ import numpy as np
 from . import errors
 from ._example_parsing import record_bytes
 from ._tensor import Tensor, tensor as _to_tensor
+from .dtypes import DType
 
-__all__ = ["decode_csv", "column_types"]
+__all__ = ["decode_csv", "column_types", "RowParser", "column_values"]
 
 _INT_LIMITS = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
 # What TF's number parsers accept: optional surrounding spaces, no digit separators, no hex.
@@ -32,8 +33,12 @@ _NUMPY_TYPES = {"int32": np.int32, "int64": np.int64, "float32": np.float32, "st
 _TF_NAMES = {"float32": "float", "int32": "int32", "int64": "int64", "string": "string"}
 
 
-def _default_entry(default, index):
+def _default_entry(default, index, dtype_means_required):
     """(dtype name, default value or None when the column is required) of one record_default."""
+    if dtype_means_required and (default is bytes or default is str):
+        return "string", None
+    if dtype_means_required and isinstance(default, DType):
+        return default.name, None
     if isinstance(default, Tensor):
         array, dtype_name = default.numpy(), default.dtype.name
     else:
@@ -71,12 +76,14 @@ def _is_python_ints(default):
     return all(isinstance(v, int) for v in values)
 
 
-def column_types(record_defaults):
-    """[(dtype name, default or None)] for ``record_defaults``."""
+def column_types(record_defaults, dtype_means_required=False):
+    """[(dtype name, default or None)] for ``record_defaults``; with ``dtype_means_required``
+    (CsvDataset) an entry may also be a dtype (``bytes``/``str`` for strings): a required
+    column of that type."""
     if not isinstance(record_defaults, (list, tuple)):
         raise TypeError("decode_csv: record_defaults must be a list with one entry per column, "
                         f"got {type(record_defaults).__name__}")
-    return [_default_entry(d, i) for i, d in enumerate(record_defaults)]
+    return [_default_entry(d, i, dtype_means_required) for i, d in enumerate(record_defaults)]
 
 
 def _split(record, delim, use_quote_delim):
@@ -124,17 +131,20 @@ def _split(record, delim, use_quote_delim):
             return fields
 
 
-def _convert(text, dtype_name, column, record):
+def _convert(text, dtype_name, column, label):
     if dtype_name == "string":
         return text
     pattern = _FLOAT if dtype_name == "float32" else _INTEGER
     if pattern.fullmatch(text):
-        value = float(text) if dtype_name == "float32" else int(text)
-        low_high = _INT_LIMITS.get(dtype_name)
-        if low_high is None or low_high[0] <= value <= low_high[1]:
+        if dtype_name == "float32":
+            with np.errstate(over="ignore"):  # beyond float32's range is inf, as in TF
+                return np.float32(float(text))
+        value = int(text)
+        low, high = _INT_LIMITS[dtype_name]
+        if low <= value <= high:
             return value
     raise errors.InvalidArgumentError(
-        f"Field {column} in record {record} is not a valid {_TF_NAMES[dtype_name]}: "
+        f"Field {column} in record{label} is not a valid {_TF_NAMES[dtype_name]}: "
         f"{text.decode('utf-8', 'replace')}", "DecodeCSV")
 
 
@@ -151,53 +161,74 @@ def _check_select_cols(select_cols, n_defaults):
     return cols
 
 
+class RowParser:
+    """Splits and converts CSV records as TF's DecodeCSV / CsvDataset do: ``parse(line, label)``
+    gives one Python value (int, float or bytes) per column; ``label`` names the record in
+    errors (" 0" -> "in record 0", "" -> "in record")."""
+
+    def __init__(self, types, field_delim=",", use_quote_delim=True, na_value="",
+                 select_cols=None, exclude_cols=None):
+        self.types = types
+        self._cols = _check_select_cols(select_cols, len(types))
+        self._excluded = set(int(c) for c in exclude_cols) if exclude_cols is not None else None
+        delim = record_bytes(field_delim, "field_delim")
+        if len(delim) != 1:
+            raise errors.InvalidArgumentError(
+                f"field_delim should be only 1 char, got {field_delim!r}", "DecodeCSV")
+        self._delim, self._quoted = delim, bool(use_quote_delim)
+        self._na = record_bytes(na_value, "na_value")
+
+    def _picked(self, fields, label):
+        if self._cols is not None:
+            if len(fields) <= self._cols[-1]:
+                raise errors.InvalidArgumentError(
+                    f"Expect {self._cols[-1] + 1} fields but have {len(fields)} in record{label}",
+                    "DecodeCSV")
+            return [fields[c] for c in self._cols]
+        if self._excluded is not None:
+            fields = [f for i, f in enumerate(fields) if i not in self._excluded]
+        if len(fields) != len(self.types):
+            raise errors.InvalidArgumentError(
+                f"Expect {len(self.types)} fields but have {len(fields)} in record{label}",
+                "DecodeCSV")
+        return fields
+
+    def parse(self, line, label):
+        values = []
+        fields = self._picked(_split(line, self._delim, self._quoted), label)
+        for j, (text, (dtype_name, default)) in enumerate(zip(fields, self.types)):
+            if text == b"" or text == self._na:
+                if default is None:
+                    raise errors.InvalidArgumentError(
+                        f"Field {j} is required but missing in record{label}!", "DecodeCSV")
+                values.append(default)
+            else:
+                values.append(_convert(text, dtype_name, j, label))
+        return values
+
+
+def column_values(values, dtype_name, shape):
+    """One column's values (Python numbers or bytes) as decode_csv returns them: a tensor of
+    ``shape``, or for strings bytes (shape ()) / a NumPy object array of bytes."""
+    if dtype_name == "string":
+        column = np.empty(len(values), dtype=object)
+        column[:] = values
+        column = column.reshape(shape)
+        return bytes(column.item()) if column.ndim == 0 else column
+    return _to_tensor(np.asarray(values, dtype=_NUMPY_TYPES[dtype_name]).reshape(shape))
+
+
 def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, na_value="",
                select_cols=None, name=None):
     """``tf.io.decode_csv``: a list with one value per column (``select_cols`` picks columns),
     each of ``records``' shape (a string, or a list/array of strings)."""
-    types = column_types(record_defaults)
-    cols = _check_select_cols(select_cols, len(types))
-    delim = record_bytes(field_delim, "decode_csv: field_delim")
-    if len(delim) != 1:
-        raise errors.InvalidArgumentError(
-            f"field_delim should be only 1 char, got {field_delim!r}", "DecodeCSV")
-    na = record_bytes(na_value, "decode_csv: na_value")
+    parser = RowParser(column_types(record_defaults), field_delim, use_quote_delim, na_value,
+                       select_cols)
     single = isinstance(records, (bytes, str)) or (isinstance(records, np.ndarray)
                                                    and records.ndim == 0)
     array = np.asarray(records if not single else [records], dtype=object)
     lines = [record_bytes(r, "decode_csv: records") for r in array.reshape(-1)]
-    columns = [[] for _ in types]
-    for r, line in enumerate(lines):
-        fields = _split(line, delim, use_quote_delim)
-        if cols is None:
-            if len(fields) != len(types):
-                raise errors.InvalidArgumentError(
-                    f"Expect {len(types)} fields but have {len(fields)} in record {r}",
-                    "DecodeCSV")
-            picked = fields
-        else:
-            if len(fields) <= cols[-1]:
-                raise errors.InvalidArgumentError(
-                    f"Expect {cols[-1] + 1} fields but have {len(fields)} in record {r}",
-                    "DecodeCSV")
-            picked = [fields[c] for c in cols]
-        for j, (text, (dtype_name, default)) in enumerate(zip(picked, types)):
-            if text == b"" or text == na:
-                if default is None:
-                    raise errors.InvalidArgumentError(
-                        f"Field {j} is required but missing in record {r}!", "DecodeCSV")
-                columns[j].append(default)
-            else:
-                columns[j].append(_convert(text, dtype_name, j, r))
+    rows = [parser.parse(line, f" {r}") for r, line in enumerate(lines)]
     shape = () if single else array.shape
-    out = []
-    for values, (dtype_name, _) in zip(columns, types):
-        if dtype_name == "string":
-            column = np.empty(len(values), dtype=object)
-            column[:] = values
-            column = column.reshape(shape)
-            out.append(bytes(column.item()) if single else column)
-        else:
-            out.append(_to_tensor(np.asarray(values, dtype=_NUMPY_TYPES[dtype_name])
-                                  .reshape(shape)))
-    return out
+    return [column_values([row[j] for row in rows], dtype_name, shape)
+            for j, (dtype_name, _) in enumerate(parser.types)]

@@ -27,7 +27,7 @@ import zlib
 from . import errors
 
 __all__ = ["TFRecordOptions", "TFRecordCompressionType", "TFRecordWriter", "tf_record_iterator",
-           "read_records", "compression_type_string", "masked_crc32c"]
+           "read_records", "read_decompressed", "compression_type_string", "masked_crc32c"]
 
 try:  # a C implementation when the package is there (it usually is, via google-cloud-storage)
     import google_crc32c as _google_crc32c
@@ -283,6 +283,22 @@ def read_records(path, compression_type=None):
                                            filename=path)
             yield data
             offset += _HEADER.size + length + _FOOTER.size
+
+
+def read_decompressed(path, compression_type=None):
+    """The whole content of a file that TF reads with ``compression_type`` (CsvDataset's text
+    files share TFRecord's GZIP/ZLIB handling)."""
+    path = _path(path, "a file name")
+    compression = compression_type_string(compression_type)
+    with _open(path) as file:
+        if not compression:
+            return file.read()
+        reader, chunks = _InflatingReader(file, compression, path), []
+        while True:
+            chunk = reader.read(_CHUNK)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
 
 
 def tf_record_iterator(path, options=None):

@@ -7,6 +7,7 @@ from . import _transformations  # noqa: F401 - registers cache, filter, zip... w
 from . import _windows, _sampling  # noqa: F401 - register window, rebatch, random... likewise
 from ._options import AutoShardPolicy, Options
 from ._tfrecord_dataset import TFRecordDataset
+from ._csv_dataset import CsvDataset, make_csv_dataset
 
 # tf.data.experimental.AUTOTUNE and friends (older course notebooks use these spellings).
 experimental = _types.SimpleNamespace(
@@ -17,6 +18,8 @@ experimental = _types.SimpleNamespace(
     cardinality=lambda dataset: dataset.cardinality(),
     sample_from_datasets=Dataset.sample_from_datasets,
     choose_from_datasets=Dataset.choose_from_datasets,
+    CsvDataset=CsvDataset,
+    make_csv_dataset=make_csv_dataset,
 )
 
 __all__ = ["Dataset", "TFRecordDataset", "Options", "AUTOTUNE", "INFINITE_CARDINALITY",

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _tfrecord
 from .dataset import UNKNOWN_CARDINALITY, Dataset
 
-__all__ = ["TFRecordDataset"]
+__all__ = ["TFRecordDataset", "file_names"]
 
 
 def _file_name(value):
@@ -25,7 +25,7 @@ def _file_name(value):
                     f"`{type(value).__name__}` elements.")
 
 
-def _file_names(filenames):
+def file_names(filenames):
     """A fresh list of paths from a path, a list/array of paths or a Dataset of paths."""
     if isinstance(filenames, (str, bytes, os.PathLike)):
         return [_file_name(filenames)]
@@ -47,7 +47,7 @@ class TFRecordDataset(Dataset):
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None, name=None):
         if not isinstance(filenames, Dataset):
-            _file_names(filenames)  # bad names fail here, as in TF, not at the first element
+            file_names(filenames)  # bad names fail here, as in TF, not at the first element
         self._filenames = filenames
         self._compression = _tfrecord.compression_type_string(compression_type)
         if num_parallel_reads is not None and num_parallel_reads != -1 and (
@@ -60,7 +60,7 @@ class TFRecordDataset(Dataset):
         return UNKNOWN_CARDINALITY
 
     def _elements(self):
-        paths = _file_names(self._filenames)
+        paths = file_names(self._filenames)
         cycle = self._parallel_reads
         if cycle is None:
             return (record for path in paths
