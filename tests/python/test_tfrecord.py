@@ -12,7 +12,7 @@ import pytest
 import gpuaccel as gt
 import tensorflow as tf  # the reference
 from gpuaccel import _io_records as gio  # gpuaccel.io's TFRecord names (re-exported there)
-from gpuaccel import errors as gt_errors
+from gpuaccel import _tfrecord, errors as gt_errors
 
 RNG = np.random.RandomState(3)
 IMAGES = RNG.randint(0, 256, size=(5, 4, 3, 2), dtype=np.uint8)
@@ -154,13 +154,25 @@ def test_damaged_files_raise_tensorflows_errors(tmp_path):
     assert issubclass(getattr(gt_errors, error_class), OSError)  # a damaged file is an OSError
 
 
-def test_a_plain_file_read_as_gzip_is_data_loss(tmp_path):
+def test_compressed_files_read_as_tensorflow_reads_them(tmp_path):
     path = str(tmp_path / "plain.tfrecord")
     with gio.TFRecordWriter(path) as w:
         w.write(b"x")
     assert _tf_error(path, "GZIP")[0] == "DataLossError"
     with pytest.raises(gt_errors.DataLossError, match="not a valid GZIP stream"):
         list(gt.data.TFRecordDataset(path, compression_type="GZIP"))
+    # a GZIP file without its trailer: TF reads the records that are whole, and so do we
+    cut = str(tmp_path / "cut.tfrecord.gz")
+    with open(cut, "wb") as f:
+        f.write(gzip.compress(b"".join(_tfrecord.frame(r) for r in RECORDS))[:-5])
+    assert list(gt.data.TFRecordDataset(cut, "GZIP")) == RECORDS == \
+        list(tf.data.TFRecordDataset(cut, "GZIP").as_numpy_iterator())
+
+
+def test_masked_crc_is_tensorboards_reference():
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+    for data in RECORDS + [bytes(RNG.randint(0, 256, 1000, dtype=np.uint8))]:
+        assert _tfrecord.masked_crc32c(data) == masked_crc32c(data)
 
 
 def test_dataset_interleaves_files_in_tensorflows_order(tmp_path):
