@@ -120,9 +120,10 @@ def parse_tensor(serialized, out_type, name=None):
             f"Could not parse `serialized` as TensorProto: {data[:32]!r}", "ParseTensor")
     wanted = "string" if _is_string_type(out_type) else as_dtype(out_type).name
     if proto.dtype != _DATA_TYPES[wanted]:
+        parsed = _DATA_TYPE_NAMES.get(proto.dtype, proto.dtype)
         raise errors.InvalidArgumentError(
-            f"Type mismatch between parsed tensor ({_DATA_TYPE_NAMES.get(proto.dtype, proto.dtype)})"
-            f" and dtype ({_TF_NAMES.get(wanted, wanted)})", "ParseTensor")
+            f"Type mismatch between parsed tensor ({parsed}) and dtype "
+            f"({_TF_NAMES.get(wanted, wanted)})", "ParseTensor")
     shape = tuple(int(d.size) for d in proto.tensor_shape.dim)
     count = int(np.prod(shape, dtype=np.int64))
     if wanted == "string":
