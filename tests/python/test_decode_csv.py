@@ -174,3 +174,27 @@ def test_make_csv_dataset_shuffle_is_seeded_and_complete(csv_file):
         return [int(v) for batch in batches for v in batch["a"].numpy()]
     assert epoch(4) == epoch(4)
     assert sorted(epoch(4)) == [-2, 1, 4, 7, 10]
+
+
+def test_text_line_dataset_and_the_decode_csv_pipeline_match_tensorflow(tmp_path, csv_file):
+    other = tmp_path / "other.csv"
+    other.write_bytes(b"x\r\ny\n\nlast")  # CRLF, an empty line, no final newline
+    files = [csv_file, str(other)]
+    for reads in (None, 2):
+        assert list(gt.data.TextLineDataset(files, num_parallel_reads=reads)) == list(
+            tf.data.TextLineDataset(files, num_parallel_reads=reads).as_numpy_iterator())
+
+    def pipeline(api, io):
+        def decode(line):
+            return tuple(io.decode_csv(line, [[0], [0.0], np.array([0], np.int64)],
+                                       select_cols=[0, 1, 2]))
+        return api.data.TextLineDataset(csv_file).skip(1).map(decode).batch(2)
+    ours = list(pipeline(gt, gio))
+    theirs = list(pipeline(tf, tf.io).as_numpy_iterator())
+    assert len(ours) == len(theirs) == 3
+    for got, want in zip(ours, theirs):
+        for got_column, want_column in zip(got, want):
+            assert got_column.dtype.name == want_column.dtype.name
+            np.testing.assert_array_equal(got_column.numpy(), want_column)
+    with pytest.raises(gt_errors.NotFoundError, match="No such file or directory"):
+        list(gt.data.TextLineDataset(str(tmp_path / "missing.csv")))

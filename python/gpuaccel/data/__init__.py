@@ -6,7 +6,7 @@ from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Datase
 from . import _transformations  # noqa: F401 - registers cache, filter, zip... with Dataset
 from . import _windows, _sampling  # noqa: F401 - register window, rebatch, random... likewise
 from ._options import AutoShardPolicy, Options
-from ._tfrecord_dataset import TFRecordDataset
+from ._file_datasets import TextLineDataset, TFRecordDataset
 from ._csv_dataset import CsvDataset, make_csv_dataset
 
 # tf.data.experimental.AUTOTUNE and friends (older course notebooks use these spellings).
@@ -22,14 +22,13 @@ experimental = _types.SimpleNamespace(
     make_csv_dataset=make_csv_dataset,
 )
 
-__all__ = ["Dataset", "TFRecordDataset", "Options", "AUTOTUNE", "INFINITE_CARDINALITY",
-           "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "TFRecordDataset", "TextLineDataset", "Options", "AUTOTUNE",
+           "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 
 
 def __getattr__(name):
     from .. import _unsupported
     return _unsupported.module_getattr(__name__, "tf.data", {
-        "TextLineDataset": "Dataset.from_generator over the file's lines",
         "Iterator": "iter(dataset)",
     })(name)

@@ -27,48 +27,30 @@ import numpy as np
 from .. import _tfrecord, errors
 from .._csv import RowParser, column_types, column_values
 from .._tensor import tensor as _to_tensor
-from ._tfrecord_dataset import file_names
-from .dataset import UNKNOWN_CARDINALITY, Dataset, _UnaryDataset
+from ._file_datasets import _FileDataset, text_lines
+from .dataset import UNKNOWN_CARDINALITY, _UnaryDataset
 
 __all__ = ["CsvDataset", "make_csv_dataset"]
 
 
-def _lines(path, compression_type):
-    """The records of a CSV file: its lines, without their "\\n" or "\\r\\n"."""
-    lines = _tfrecord.read_decompressed(path, compression_type).split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
-
-
-class _CsvRows(Dataset):
+class _CsvRows(_FileDataset):
     """The rows of CSV files as lists of Python values (int, float, bytes), one per column;
     with ``skip_bad_rows``, rows that do not parse are dropped (make_csv_dataset's
     ignore_errors)."""
 
     def __init__(self, filenames, parser, compression_type, header, skip_bad_rows=False):
-        if not isinstance(filenames, Dataset):
-            file_names(filenames)  # bad names fail here, as in TF
-        self._filenames = filenames
+        super().__init__(filenames, compression_type)
         self._parser = parser
-        self._compression = _tfrecord.compression_type_string(compression_type)
         self._header = bool(header)
         self._skip_bad_rows = skip_bad_rows
 
-    def _cardinality(self):
-        return UNKNOWN_CARDINALITY
-
-    def _rows(self):
-        for path in file_names(self._filenames):
-            for line in _lines(path, self._compression)[1 if self._header else 0:]:
-                try:
-                    yield self._parser.parse(line, "")
-                except errors.InvalidArgumentError:
-                    if not self._skip_bad_rows:
-                        raise
-
-    def _elements(self):
-        return self._rows()
+    def _read(self, path):
+        for line in text_lines(path, self._compression)[1 if self._header else 0:]:
+            try:
+                yield self._parser.parse(line, "")
+            except errors.InvalidArgumentError:
+                if not self._skip_bad_rows:
+                    raise
 
 
 class CsvDataset(_CsvRows):
@@ -88,7 +70,7 @@ class CsvDataset(_CsvRows):
 
     def _elements(self):
         types = [dtype_name for dtype_name, _ in self._parser.types]
-        for row in self._rows():
+        for row in super()._elements():
             yield tuple(value if dtype_name == "string" else
                         _to_tensor(np.asarray(value, dtype=dtype_name))
                         for value, dtype_name in zip(row, types))

@@ -1,10 +1,12 @@
-"""``tf.data.TFRecordDataset``: the records of TFRecord files, one element per record.
+"""``tf.data.TFRecordDataset`` and ``tf.data.TextLineDataset``: the records (or lines) of
+files, one element each, in TF's order.
 
-Why it exists: the tutorial pipeline ``TFRecordDataset(files).map(parse_fn).batch(n)`` reads
-``tf.train.Example`` records written by TensorFlow or by ``gpuaccel.io.TFRecordWriter``.
-gpuaccel has no string tensors, so each element is the record as Python ``bytes``; the map
-function turns it into tensors (``parse_single_example``, ``decode_raw``...). Files are read as
-the pipeline iterates (gpuaccel._tfrecord.read_records), never loaded whole.
+Why it exists: the tutorial pipelines ``TFRecordDataset(files).map(parse_fn).batch(n)`` and
+``TextLineDataset(csv_file).skip(1).map(decode_csv_line)`` read files written by TensorFlow or
+by gpuaccel. gpuaccel has no string tensors, so each element is Python ``bytes``; the map
+function turns it into tensors (``parse_single_example``, ``decode_raw``, ``decode_csv``...).
+TFRecord files are read as the pipeline iterates (gpuaccel._tfrecord.read_records); a text file
+is read whole when its turn comes.
 """
 import os
 
@@ -13,7 +15,7 @@ import numpy as np
 from .. import _tfrecord
 from .dataset import UNKNOWN_CARDINALITY, Dataset
 
-__all__ = ["TFRecordDataset", "file_names"]
+__all__ = ["TFRecordDataset", "TextLineDataset", "file_names", "text_lines"]
 
 
 def _file_name(value):
@@ -37,12 +39,19 @@ def file_names(filenames):
                     f"`{type(filenames).__name__}`.")
 
 
-class TFRecordDataset(Dataset):
-    """``tf.data.TFRecordDataset(filenames, compression_type=None, buffer_size=None,
-    num_parallel_reads=None)``: the records (``bytes``) of ``filenames`` in order. With
-    ``num_parallel_reads=n`` the records of ``n`` files at a time are interleaved one by one, in
-    TF's deterministic order (files are read on the calling thread; ``buffer_size`` is accepted
-    and has no effect)."""
+def text_lines(path, compression_type=None):
+    """The lines of a text file without their "\\n" or "\\r\\n" (TF's TextLineDataset lines;
+    CsvDataset's records)."""
+    lines = _tfrecord.read_decompressed(path, compression_type).split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+class _FileDataset(Dataset):
+    """The items of files (``_read(path)`` gives one file's), file after file, or interleaved
+    ``num_parallel_reads`` files at a time in TF's deterministic order (files are read on the
+    calling thread; ``buffer_size`` is accepted and has no effect)."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None, name=None):
@@ -56,6 +65,9 @@ class TFRecordDataset(Dataset):
                              f"got {num_parallel_reads!r}")
         self._parallel_reads = num_parallel_reads
 
+    def _read(self, path):
+        raise NotImplementedError
+
     def _cardinality(self):
         return UNKNOWN_CARDINALITY
 
@@ -63,14 +75,13 @@ class TFRecordDataset(Dataset):
         paths = file_names(self._filenames)
         cycle = self._parallel_reads
         if cycle is None:
-            return (record for path in paths
-                    for record in _tfrecord.read_records(path, self._compression))
+            return (item for path in paths for item in self._read(path))
         if cycle == -1:
             cycle = max(1, os.cpu_count() or 1)
         return self._interleaved(paths, cycle)
 
     def _interleaved(self, paths, cycle_length):
-        """tf.data's interleave(cycle_length, block_length=1): one record from each slot in
+        """tf.data's interleave(cycle_length, block_length=1): one item from each slot in
         turn. A file that ends empties its slot (the turn passes on); an empty slot opens the
         next file when its turn comes and reads from it at once."""
         pending = iter(paths)
@@ -82,11 +93,28 @@ class TFRecordDataset(Dataset):
                 path = next(pending, None)
                 more_files = path is not None
                 if more_files:
-                    slots[index] = _tfrecord.read_records(path, self._compression)
+                    slots[index] = iter(self._read(path))
             if slots[index] is not None:
-                record = next(slots[index], None)
-                if record is None:
+                item = next(slots[index], None)
+                if item is None:
                     slots[index] = None
                 else:
-                    yield record
+                    yield item
             index = (index + 1) % cycle_length
+
+
+class TFRecordDataset(_FileDataset):
+    """``tf.data.TFRecordDataset(filenames, compression_type=None, buffer_size=None,
+    num_parallel_reads=None)``: the records (``bytes``) of ``filenames``."""
+
+    def _read(self, path):
+        return _tfrecord.read_records(path, self._compression)
+
+
+class TextLineDataset(_FileDataset):
+    """``tf.data.TextLineDataset(filenames, compression_type=None, buffer_size=None,
+    num_parallel_reads=None)``: the lines (``bytes``, without "\\n" or "\\r\\n") of
+    ``filenames``."""
+
+    def _read(self, path):
+        return text_lines(path, self._compression)
