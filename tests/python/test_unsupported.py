@@ -15,7 +15,7 @@ from gpuaccel import keras
     (gpuaccel.random, "learned_unigram_candidate_sampler", None),
     (gpuaccel.linalg, "eig", "eigh"),
     (gpuaccel.image, "decode_webp", "PIL.Image.open"),
-    (keras, "applications", "keras.layers"), (gpuaccel.data, "TFRecordDataset", "from_generator"),
+    (keras, "applications", "keras.layers"), (gpuaccel.data, "Iterator", "iter(dataset)"),
     (keras.layers, "RandomElasticTransform", None), (keras.optimizers, "Muon", "AdamW")])
 def test_missing_names_raise_attribute_error_with_advice(module, name, hint):
     with pytest.raises(AttributeError, match="is not supported by gpuaccel yet") as info:

@@ -6,6 +6,8 @@ from .dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Datase
 from . import _transformations  # noqa: F401 - registers cache, filter, zip... with Dataset
 from . import _windows, _sampling  # noqa: F401 - register window, rebatch, random... likewise
 from ._options import AutoShardPolicy, Options
+from ._file_datasets import TextLineDataset, TFRecordDataset
+from ._csv_dataset import CsvDataset, make_csv_dataset
 
 # tf.data.experimental.AUTOTUNE and friends (older course notebooks use these spellings).
 experimental = _types.SimpleNamespace(
@@ -16,17 +18,17 @@ experimental = _types.SimpleNamespace(
     cardinality=lambda dataset: dataset.cardinality(),
     sample_from_datasets=Dataset.sample_from_datasets,
     choose_from_datasets=Dataset.choose_from_datasets,
+    CsvDataset=CsvDataset,
+    make_csv_dataset=make_csv_dataset,
 )
 
-__all__ = ["Dataset", "Options", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
-           "experimental"]
+__all__ = ["Dataset", "TFRecordDataset", "TextLineDataset", "Options", "AUTOTUNE",
+           "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 
 
 def __getattr__(name):
     from .. import _unsupported
     return _unsupported.module_getattr(__name__, "tf.data", {
-        "TFRecordDataset": "Dataset.from_generator over records you parse in Python",
-        "TextLineDataset": "Dataset.from_generator over the file's lines",
         "Iterator": "iter(dataset)",
     })(name)

@@ -1,5 +1,6 @@
 """``tf.train``: checkpoints for custom training loops (``Checkpoint``, ``CheckpointManager``,
-``latest_checkpoint``). The rest of TensorFlow's ``tf.train`` is refused with what to use
+``latest_checkpoint``) and the ``Example`` protos of TFRecord files (``Example``, ``Features``,
+``Feature``, ``BytesList``...). The rest of TensorFlow's ``tf.train`` is refused with what to use
 instead (docs/compatibility.md)."""
 import numpy as np
 
@@ -9,9 +10,13 @@ from . import _checkpoint_file
 from ._checkpoint import Checkpoint, CheckpointLoadStatus
 from ._checkpoint_manager import CheckpointManager
 from ._checkpoint_state import CheckpointState, get_checkpoint_state, latest_checkpoint
+from .._example_proto import (BytesList, Example, Feature, FeatureList, FeatureLists, Features,
+                              FloatList, Int64List, SequenceExample)
 
 __all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "CheckpointState",
-           "latest_checkpoint", "get_checkpoint_state", "list_variables", "load_variable"]
+           "latest_checkpoint", "get_checkpoint_state", "list_variables", "load_variable",
+           "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists",
+           "BytesList", "FloatList", "Int64List"]
 
 
 def _prefix_of(ckpt_dir_or_file):
@@ -42,17 +47,6 @@ def load_variable(ckpt_dir_or_file, name):
 
 
 _REFUSED = {
-    "Example": "NumPy arrays or gpuaccel.data.Dataset.from_tensor_slices (TFRecord protos hold "
-               "string data, which gpuaccel has no tensors for)",
-    "Features": "NumPy arrays (TFRecord protos hold string data, which gpuaccel has no tensors "
-                "for)",
-    "Feature": "NumPy arrays (TFRecord protos hold string data, which gpuaccel has no tensors for)",
-    "BytesList": "Python bytes (no string tensors)",
-    "FloatList": "NumPy float32 arrays",
-    "Int64List": "NumPy int64 arrays",
-    "SequenceExample": "NumPy arrays (no TFRecord protos)",
-    "FeatureList": "NumPy arrays (no TFRecord protos)",
-    "FeatureLists": "NumPy arrays (no TFRecord protos)",
     "GradientDescentOptimizer": "keras.optimizers.SGD (the TF1 optimizers are gone)",
     "MomentumOptimizer": "keras.optimizers.SGD(momentum=...) (the TF1 optimizers are gone)",
     "AdamOptimizer": "keras.optimizers.Adam (the TF1 optimizers are gone)",
