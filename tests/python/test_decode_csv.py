@@ -6,7 +6,7 @@ import pytest
 
 import gpuaccel as gt
 import tensorflow as tf  # the reference
-from gpuaccel import _io_records as gio  # gpuaccel.io's decode_csv (re-exported there)
+gio = gt.io
 from gpuaccel import errors as gt_errors
 
 

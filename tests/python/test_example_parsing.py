@@ -7,7 +7,7 @@ import pytest
 
 import gpuaccel as gt
 import tensorflow as tf  # the reference
-from gpuaccel import _io_records as gio  # gpuaccel.io's parsing names (re-exported there)
+gio = gt.io
 from gpuaccel import errors as gt_errors
 
 RNG = np.random.RandomState(5)

@@ -11,7 +11,7 @@ import pytest
 
 import gpuaccel as gt
 import tensorflow as tf  # the reference
-from gpuaccel import _io_records as gio  # gpuaccel.io's TFRecord names (re-exported there)
+gio = gt.io
 from gpuaccel import _tfrecord, errors as gt_errors
 
 RNG = np.random.RandomState(3)
@@ -233,3 +233,19 @@ def test_tutorial_pipeline_gives_tensorflows_batches(tmp_path):
     for got, want in zip(_tutorial_pipeline(tf, tf.io, ours_path).as_numpy_iterator(), expected):
         np.testing.assert_array_equal(got[0]["image"], want[0]["image"])
         np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_records_and_lines_answer_numpy_as_tensorflows_string_scalars(tmp_path):
+    """The tutorials print `raw_record.numpy()` and map `tf.train.Example.FromString` over it."""
+    path = str(tmp_path / "r.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for payload in (b"first\x00", b"", b"third"):
+            writer.write(payload)
+    text = tmp_path / "lines.txt"
+    text.write_bytes(b"alpha\nbeta\r\n\ngamma")
+    for ours, theirs in ((gt.data.TFRecordDataset(path), tf.data.TFRecordDataset(path)),
+                         (gt.data.TextLineDataset(str(text)), tf.data.TextLineDataset(str(text)))):
+        got = [record.numpy() for record in ours]
+        want = [record.numpy() for record in theirs]
+        assert got == want and all(type(g) is bytes for g in got)
+        assert all(record.shape == () for record in ours)

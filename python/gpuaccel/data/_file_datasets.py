@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from .. import _tfrecord
+from .._host_strings import HostString
 from .dataset import UNKNOWN_CARDINALITY, Dataset
 
 __all__ = ["TFRecordDataset", "TextLineDataset", "file_names", "text_lines"]
@@ -108,7 +109,9 @@ class TFRecordDataset(_FileDataset):
     num_parallel_reads=None)``: the records (``bytes``) of ``filenames``."""
 
     def _read(self, path):
-        return _tfrecord.read_records(path, self._compression)
+        # each record as the Datasets of strings carry it: a HostString, whose .numpy() is the
+        # plain bytes TF's scalar string tensor gives
+        return (HostString(record) for record in _tfrecord.read_records(path, self._compression))
 
 
 class TextLineDataset(_FileDataset):
@@ -117,4 +120,4 @@ class TextLineDataset(_FileDataset):
     ``filenames``."""
 
     def _read(self, path):
-        return text_lines(path, self._compression)
+        return (HostString(line) for line in text_lines(path, self._compression))

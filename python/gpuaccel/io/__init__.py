@@ -13,10 +13,17 @@ from .._image_codecs import (decode_bmp, decode_gif, decode_image, decode_jpeg, 
                              encode_jpeg, encode_png, extract_jpeg_shape, is_jpeg)
 from . import gfile
 from .gfile import matching_files as _matching_files
+# TFRecord files, tf.train.Example parsing, CSV and raw bytes (gpuaccel._io_records)
+from .._io_records import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature,  # noqa: F401
+                           SparseFeature, TFRecordCompressionType, TFRecordOptions,
+                           TFRecordWriter, VarLenFeature, decode_csv, decode_raw, parse_example,
+                           parse_single_example, parse_tensor, serialize_tensor,
+                           tf_record_iterator)
+from .._io_records import __all__ as _record_names
 
 __all__ = ["read_file", "write_file", "gfile", "matching_files", "decode_bmp", "decode_gif",
            "decode_image", "decode_jpeg", "decode_png", "encode_jpeg", "encode_png",
-           "extract_jpeg_shape", "is_jpeg"]
+           "extract_jpeg_shape", "is_jpeg"] + list(_record_names)
 
 
 def read_file(filename, name=None):

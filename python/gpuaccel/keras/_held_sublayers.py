@@ -10,34 +10,33 @@ a frozen held layer's, ``losses`` gather the held layers' too, and a ``.weights.
 the held layers' variables in groups named after the attributes (a list's items as
 ``attribute/<snake_case class>[_n]``), the layer's own under its own group.
 """
-def _snake_case(name):
-    from ._layer_base import _snake_case as snake  # (_layer_base imports this module)
-    return snake(name)
+from ._model_classes import model_class
+from ._snake_case import snake_case as _snake_case
 
 
-def _layer_types():
-    from ._model_classes import model_class
-    from .layers import Layer
-    return (Layer, model_class())
+def _is_layer(value):
+    # a gpuaccel layer (each has its C++ layer, `_cpp`; a class cannot be imported here, since
+    # the Layer base imports this module) or a model
+    return (not isinstance(value, type) and hasattr(value, "_cpp")
+            and hasattr(value, "_is_python_layer")) or isinstance(value, model_class())
 
 
 def held_layers(layer):
     """(attribute path, layer) of every layer ``layer``'s attributes hold, lists, tuples and
     dicts included, in assignment order (each layer once)."""
-    types = _layer_types()
     seen, out = {id(layer)}, []
     for name, value in vars(layer).items():
         if name.startswith("__") or name == "_variable_objects":
             continue
-        if isinstance(value, types):
+        if _is_layer(value):
             items = [(name, value)]
         elif isinstance(value, (list, tuple, dict)):
             values = list(value.values()) if isinstance(value, dict) else list(value)
-            if not any(isinstance(v, types) for v in values):
+            if not any(_is_layer(v) for v in values):
                 continue
             used, items = {}, []
             for item in values:
-                if isinstance(item, types):
+                if _is_layer(item):
                     key = _snake_case(type(item).__name__)
                     used[key] = used.get(key, -1) + 1
                     items.append((f"{name}/{key}" + (f"_{used[key]}" if used[key] else ""), item))
@@ -130,20 +129,3 @@ class OwnWeights:
         with no_grad():
             for (_, value, _), array in zip(own_weight_entries(self.layer), arrays):
                 value.assign(array)
-
-
-def file_groups(layer, path):
-    """(object with get/set_weights, group path) of ``layer``'s own variables and of its held
-    layers' (theirs nested alike), for the .weights.h5 reader and writer (_keras_h5.py), which
-    walks attributes as Keras does: in sorted order, private names last."""
-    from ._keras_h5 import _name_key, layer_groups
-    from ._nested_models import is_model
-    out = [(OwnWeights(layer), path)]
-    for name, held in sorted(held_layers(layer), key=lambda item: _name_key(item[0])):
-        if is_model(held):
-            out += layer_groups(held, f"{path}/{name}/")
-        elif holds_layers(held):
-            out += file_groups(held, f"{path}/{name}")
-        else:
-            out.append((held, f"{path}/{name}"))
-    return out

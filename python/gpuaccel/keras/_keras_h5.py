@@ -25,6 +25,8 @@ import numpy as np
 
 from .._checksum import verify, write_with_checksum
 from ..errors import DataLossError
+from . import _held_sublayers
+from ._snake_case import snake_case as _snake_case
 
 try:  # h5py is a dependency; imported lazily so `import gpuaccel` stays light if it is absent
     import h5py
@@ -39,10 +41,6 @@ def _require_h5py():
         raise ImportError("h5py must be installed to read or write .weights.h5 files "
                           "(pip install h5py)")
 
-
-def _snake_case(name):
-    from ._layer_base import _snake_case as snake
-    return snake(name)
 
 
 def _keras_class_name(layer):
@@ -86,15 +84,29 @@ def layer_groups(model, prefix=""):
 def _leaf_groups(layer, path):
     """(layer, group path) for ``layer`` at ``path``, or for each inner layer that holds the
     weights of a layer that lists them (``_saved_sublayers``)."""
-    from . import _held_sublayers
     if hasattr(layer, "_cpp") and _held_sublayers.holds_layers(layer):
-        return _held_sublayers.file_groups(layer, path)
+        return _held_layer_groups(layer, path)
     sublayers = getattr(layer, "_saved_sublayers", None)
     if sublayers is None:
         return [(layer, path)]
     out = []
     for name, sublayer in sublayers():
         out += _leaf_groups(sublayer, f"{path}/{name}")
+    return out
+
+
+def _held_layer_groups(layer, path):
+    """A Python layer holding layers (_held_sublayers.py): its own variables in its group, each
+    held layer's in a group named after the attribute, in the order Keras walks attributes
+    (sorted, private names last)."""
+    from ._nested_models import is_model
+    out = [(_held_sublayers.OwnWeights(layer), path)]
+    for name, held in sorted(_held_sublayers.held_layers(layer),
+                             key=lambda item: _name_key(item[0])):
+        if is_model(held):
+            out += layer_groups(held, f"{path}/{name}/")
+        else:
+            out += _leaf_groups(held, f"{path}/{name}")
     return out
 
 

@@ -21,6 +21,7 @@ from . import mixed_precision as _mixed_precision
 from . import _layer_outputs
 from . import _python_layer
 from ._input_spec import assert_input_compatibility
+from ._snake_case import snake_case as _snake_case
 from ._symbolic import KerasTensor
 
 _cpp_layers = _C.layers
@@ -33,9 +34,6 @@ _KERAS_DEFAULTS = {("autocast", True), ("activity_regularizer", None)}
 _uids = collections.defaultdict(int)
 
 
-def _snake_case(name):
-    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def _unique_name(prefix):
