@@ -103,7 +103,7 @@ from .keras.initializers import (Constant as constant_initializer, Ones as ones_
                                  RandomNormal as random_normal_initializer,
                                  RandomUniform as random_uniform_initializer,
                                  Zeros as zeros_initializer)
-from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, uint8
+from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, string, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 from . import _unsupported
 

@@ -18,6 +18,7 @@ import re
 import numpy as np
 
 from . import errors
+from ._host_strings import string_leaf
 from ._example_parsing import record_bytes
 from ._tensor import Tensor, tensor as _to_tensor
 from .dtypes import DType
@@ -214,7 +215,7 @@ def column_values(values, dtype_name, shape):
         column = np.empty(len(values), dtype=object)
         column[:] = values
         column = column.reshape(shape)
-        return bytes(column.item()) if column.ndim == 0 else column
+        return string_leaf(column)
     return _to_tensor(np.asarray(values, dtype=_NUMPY_TYPES[dtype_name]).reshape(shape))
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from . import errors
+from ._host_strings import string_leaf
 from ._example_proto import Example
 from ._tensor import tensor as _to_tensor
 
@@ -227,8 +228,8 @@ def _parse_one(example, specs, name):
 
 
 def _output(array):
-    if array.dtype == object:
-        return bytes(array.item()) if array.ndim == 0 else array
+    if array.dtype == object:  # strings: a HostString / HostStrings, as Datasets carry them
+        return string_leaf(array)
     return _to_tensor(array)
 
 

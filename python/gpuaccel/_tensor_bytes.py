@@ -15,6 +15,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from . import errors
+from ._host_strings import string_leaf
 from ._example_parsing import record_bytes
 from ._tensor import Tensor, tensor as _to_tensor
 from .dtypes import as_dtype
@@ -130,7 +131,7 @@ def parse_tensor(serialized, out_type, name=None):
         values = np.empty(len(proto.string_val), dtype=object)
         values[:] = [bytes(v) for v in proto.string_val]
         values = values.reshape(shape)
-        return bytes(values.item()) if values.ndim == 0 else values
+        return string_leaf(values)
     numpy_type = _numpy_type(wanted)
     if proto.tensor_content:
         values = np.frombuffer(proto.tensor_content, numpy_type.newbyteorder("<"))

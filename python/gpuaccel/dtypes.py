@@ -103,6 +103,33 @@ def _from_name(name):
     return _BY_NAME[_C.dtype_name(_C.parse_dtype(name))]
 
 
+class StringMarker:
+    """``tf.string``: TensorFlow's dtype of string tensors, which gpuaccel does not have (out of
+    scope). String data -- file paths, file contents, serialized records, CSV text -- travels as
+    Python ``bytes`` (``HostString``) through Datasets and the ``tf.io`` functions, and those take
+    this marker where TensorFlow takes ``tf.string`` (``FixedLenFeature([], tf.string)``,
+    ``decode_csv``'s defaults). Anything asking for a string tensor gets a ValueError saying
+    so."""
+
+    name = "string"
+    is_floating = is_integer = is_bool = is_complex = False
+
+    def __repr__(self):
+        return "tf.string"
+
+    def __reduce__(self):
+        return "string"  # the module attribute: one marker per process
+
+
+string = StringMarker()
+
+
+def _string_tensors_refused(what):
+    return ValueError(f"{what}: gpuaccel has no string tensors (tf.string); string data travels "
+                      "as Python bytes/str (gpuaccel.io.read_file's HostString, Datasets of "
+                      "paths): keep it on the host and convert what you compute with to numbers")
+
+
 def as_dtype(type_value):
     """Converts a dtype name ('float16', 'half', 'bf16', ...), a ``DType``, or a NumPy dtype or
     scalar type (``np.float16``, ``np.dtype('int32')``) to a gpuaccel ``DType``.
@@ -111,6 +138,8 @@ def as_dtype(type_value):
     """
     if isinstance(type_value, DType):
         return type_value
+    if isinstance(type_value, StringMarker) or type_value == "string":
+        raise _string_tensors_refused("as_dtype(tf.string)")
     if isinstance(type_value, str):
         return _from_name(type_value)  # the core's ValueError quotes the name and lists all
     if type_value is builtins.float:  # TF maps Python float to float32
