@@ -17,8 +17,6 @@ SHARED_REFUSALS = {
     "complex64": "two float32 tensors (no complex dtypes)",
     "string": "Python strings (no string tensors)",
     "topk": "math.top_k (TensorFlow's name)",
-    "boolean_mask": "where(...) or indexing on .numpy()",
-    "scatter_nd": "one_hot(...) products",
     "py_function": "calling the Python function directly (ops run eagerly)",
     "numpy_function": "calling the Python function directly (ops run eagerly)",
     "distributions": "nothing yet (no probability distributions)",

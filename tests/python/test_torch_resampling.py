@@ -1,0 +1,111 @@
+"""F.interpolate (and upsample, upsample_nearest, upsample_bilinear), F.affine_grid and
+F.grid_sample against PyTorch (torch_reference): values and the gradients of the input, the
+grid and theta, for each mode and align_corners setting, and the errors PyTorch raises."""
+import numpy as np
+import pytest
+
+import gpuaccel.torch as torch
+import gpuaccel.torch.nn.functional as F
+import torch_reference
+from torch_reference import Case
+
+rng = np.random.default_rng(7)
+X1 = rng.standard_normal((2, 3, 5)).astype(np.float32)
+X2 = rng.standard_normal((2, 2, 4, 5)).astype(np.float32)
+X3 = rng.standard_normal((1, 2, 3, 4, 3)).astype(np.float32)
+THETA = (np.array([[[0.9, -0.2, 0.1], [0.3, 1.1, -0.2]],
+                   [[1.2, 0.1, -0.3], [-0.1, 0.8, 0.25]]], np.float32))
+THETA3 = np.array([[[0.9, 0.1, 0.0, 0.1], [0.0, 1.1, -0.1, 0.0], [0.1, 0.0, 0.8, -0.2]]],
+                  np.float32)
+# Sample points inside, on the edges and outside [-1, 1], away from the integer pixel
+# positions where the bilinear weights' gradient jumps.
+GRID = rng.uniform(-1.25, 1.25, (2, 3, 4, 2)).astype(np.float32)
+GRID3 = rng.uniform(-1.2, 1.2, (1, 2, 3, 2, 3)).astype(np.float32)
+
+CASES = []
+for align in (False, True):
+    CASES += [
+        Case(f"linear_{align}", f"F.interpolate(x, scale_factor=2.5, mode='linear', "
+             f"align_corners={align})", None, {"x": X1}, grad=["x"]),
+        Case(f"bilinear_up_{align}", f"F.interpolate(x, size=(7, 9), mode='bilinear', "
+             f"align_corners={align})", None, {"x": X2}, grad=["x"]),
+        Case(f"bilinear_down_{align}", f"F.interpolate(x, size=(3, 2), mode='bilinear', "
+             f"align_corners={align})", None, {"x": X2}, grad=["x"]),
+        Case(f"bicubic_{align}", f"F.interpolate(x, scale_factor=(1.5, 2), mode='bicubic', "
+             f"align_corners={align})", None, {"x": X2}, grad=["x"], atol=1e-5),
+        Case(f"trilinear_{align}", f"F.interpolate(x, size=(4, 6, 2), mode='trilinear', "
+             f"align_corners={align})", None, {"x": X3}, grad=["x"]),
+        Case(f"affine_grid_{align}", f"F.affine_grid(t, (2, 3, 4, 5), align_corners={align})",
+             None, {"t": THETA}, grad=["t"]),
+        Case(f"affine_grid3d_{align}", f"F.affine_grid(t, (1, 2, 3, 4, 2), "
+             f"align_corners={align})", None, {"t": THETA3}, grad=["t"]),
+        Case(f"stn_{align}", f"F.grid_sample(x, F.affine_grid(t, (2, 2, 3, 4), "
+             f"align_corners={align}), align_corners={align})", None,
+             {"x": X2, "t": THETA}, grad=["x", "t"], atol=1e-5),
+    ]
+    for padding in ("zeros", "border"):
+        CASES += [
+            Case(f"sample_bilinear_{padding}_{align}", f"F.grid_sample(x, g, mode='bilinear', "
+                 f"padding_mode='{padding}', align_corners={align})", None,
+                 {"x": X2, "g": GRID}, grad=["x", "g"], atol=1e-5),
+            Case(f"sample_nearest_{padding}_{align}", f"F.grid_sample(x, g, mode='nearest', "
+                 f"padding_mode='{padding}', align_corners={align})", None,
+                 {"x": X2, "g": GRID}, grad=["x"]),
+            Case(f"sample3d_{padding}_{align}", f"F.grid_sample(x, g, padding_mode='{padding}', "
+                 f"align_corners={align})", None, {"x": X3, "g": GRID3}, grad=["x", "g"],
+                 atol=1e-5),
+        ]
+CASES += [
+    Case("nearest_1d", "F.interpolate(x, scale_factor=1.7)", None, {"x": X1}, grad=["x"]),
+    Case("nearest_2d_size", "F.interpolate(x, size=(7, 3), mode='nearest')", None, {"x": X2},
+         grad=["x"]),
+    Case("nearest_3d", "F.interpolate(x, scale_factor=2)", None, {"x": X3}),
+    Case("nearest_exact", "F.interpolate(x, size=(7, 3), mode='nearest-exact')", None,
+         {"x": X2}),
+    Case("area", "F.interpolate(x, size=(3, 2), mode='area')", None, {"x": X2}, grad=["x"]),
+    Case("upsample", "F.upsample(x, scale_factor=2, mode='bilinear', align_corners=False)", None,
+         {"x": X2}),
+    Case("upsample_nearest", "F.upsample_nearest(x, size=(8, 10))", None, {"x": X2}),
+    Case("upsample_bilinear", "F.upsample_bilinear(x, scale_factor=2)", None, {"x": X2},
+         grad=["x"]),
+    Case("err_both", "F.interpolate(x, size=4, scale_factor=2)", None, {"x": X1},
+         raises=ValueError),
+    Case("err_none", "F.interpolate(x)", None, {"x": X1}, raises=ValueError),
+    Case("err_align_nearest", "F.interpolate(x, scale_factor=2, align_corners=True)", None,
+         {"x": X1}, raises=ValueError),
+    Case("err_rank", "F.interpolate(x, scale_factor=2, mode='bilinear')", None, {"x": X1},
+         raises=NotImplementedError),
+    Case("err_theta", "F.affine_grid(t, (2, 3, 4))", None, {"t": THETA}, raises=ValueError),
+    Case("err_mode", "F.grid_sample(x, g, mode='cubic')", None, {"x": X2, "g": GRID},
+         raises=ValueError),
+]
+
+
+@pytest.fixture(scope="module")
+def torch_results():
+    return torch_reference.run_cases(CASES)
+
+
+@pytest.mark.filterwarnings("ignore:Default grid_sample and affine_grid")
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_matches_pytorch(case, torch_results):
+    torch_reference.check_case(case, torch_results[case.id])
+
+
+def test_errors_read_as_pytorchs():
+    x = torch.tensor(X1)
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(x, size=4, scale_factor=2)
+    with pytest.raises(NotImplementedError, match="Got 3D input, but bilinear mode needs 4D"):
+        F.interpolate(x, scale_factor=2, mode="bilinear")
+    with pytest.raises(ValueError, match="expected padding_mode to be 'zeros', 'border', or "
+                                         "'reflection', but got: 'wrap'"):
+        F.grid_sample(torch.tensor(X2), torch.tensor(GRID), padding_mode="wrap",
+                      align_corners=False)
+
+
+def test_align_corners_none_warns_as_pytorch_and_means_false():
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior"):
+        implicit = F.affine_grid(torch.tensor(THETA), (2, 3, 4, 5))
+    explicit = F.affine_grid(torch.tensor(THETA), (2, 3, 4, 5), align_corners=False)
+    np.testing.assert_array_equal(implicit.numpy(), explicit.numpy())
