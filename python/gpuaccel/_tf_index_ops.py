@@ -240,8 +240,8 @@ def boolean_mask(tensor, mask, axis=None, name=None):
                          f"incompatible")
     merged = list(x.shape[:axis]) + [int(m.size)] + list(x.shape[axis + m.ndim:])
     flat = reshape(x, merged)
-    return gather(flat, tensor(np.flatnonzero(m.reshape(-1)).astype(np.int64),
-                               device=x._device_name), axis=axis)
+    positions = np.ascontiguousarray(np.flatnonzero(m.reshape(-1)), np.int64)
+    return gather(flat, _C.tensor_from_numpy(positions, x._device_name, None, True), axis=axis)
 
 
 # ---- dynamic_partition / dynamic_stitch ----

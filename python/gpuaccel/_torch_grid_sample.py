@@ -54,10 +54,12 @@ def affine_grid(theta, size, align_corners=None):
     if spatial not in (2, 3):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
                                   f"affine transforms, respectively. Got size {size}.")
-    want = [size[0], spatial, spatial + 1]
-    if list(theta.shape) != want:
+    if theta.ndim != 3 or list(theta.shape[1:]) != [spatial, spatial + 1]:
         raise ValueError(f"Expected a batch of {spatial}D affine matrices of shape "
                          f"Nx{spatial}x{spatial + 1} for size {size}. Got {list(theta.shape)}.")
+    if theta.shape[0] != size[0]:
+        raise RuntimeError(f"affine_grid: theta holds {theta.shape[0]} matrices for a batch of "
+                           f"{size[0]} in size {size}")
     # Coordinates are (x, y[, z], 1) with x along the last axis (width).
     axes = [_normalised_positions(n, align_corners) for n in size[2:]]
     mesh = np.meshgrid(*axes, indexing="ij")                      # D, H, W order

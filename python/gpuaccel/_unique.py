@@ -48,6 +48,8 @@ def _lexicographic_order(rows):
     order = None
     for j in reversed(range(width)):
         column = _C.reshape(_C.slice(columns, [(j, j + 1, 1), (0, n, 1)]), [n])
+        if column._dtype_name == "bool":  # sorted as the 0/1 it holds
+            column = _C.cast(column, "int32")
         keys = column if order is None else take(column, order)
         _, step = _C.sort(keys, -1, False)
         order = step if order is None else take(order, step)

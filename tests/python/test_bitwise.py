@@ -57,7 +57,7 @@ _MISMATCH = ("cannot compute BitwiseAnd as input #1(zero-based) was expected to 
 ])
 def test_tf_bitwise_refuses_what_tensorflow_refuses(x, y, theirs, ours):
     with pytest.raises(tf_real.errors.InvalidArgumentError, match=re.escape(theirs)):
-        tf_real.bitwise.bitwise_and(x, y)
+        tf_real.bitwise.bitwise_and(tf_real.constant(x), tf_real.constant(y))
     with pytest.raises(errors.InvalidArgumentError, match=re.escape(ours)):
         tf.bitwise.bitwise_and(tf.constant(x), tf.constant(y))
 
@@ -66,7 +66,7 @@ def test_tf_bitwise_refuses_what_tensorflow_refuses(x, y, theirs, ours):
                                   "bitwise_left_shift", "bitwise_right_shift", "left_shift",
                                   "right_shift"])
 @pytest.mark.parametrize("x, y", [(I32, COUNTS32), (U8, COUNTS8), (I64, COUNTS64),
-                                  (I32, COUNTS32.astype(np.int64)), (U8, COUNTS32)],
+                                  (I32, COUNTS32.astype(np.int64)), (U8, COUNTS32[:6])],
                          ids=["int32", "uint8", "int64", "int32-int64", "uint8-int32"])
 def test_keras_ops_match_keras(name, x, y):
     want = keras.ops.convert_to_numpy(getattr(keras.ops, name)(x, y))
@@ -92,29 +92,29 @@ U8B = np.array([250, 6, 1, 0], np.uint8)
 SMALL_COUNTS = np.array([0, 1, 5, 31], np.int32)
 F32 = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 CASES = [
-    Case("and_i32_i64", "a & b", None, {"a": I32B, "b": I64B}),
-    Case("or_bool_u8", "a | b", None, {"a": B, "b": U8B}),
-    Case("xor_bool_bool", "a ^ b", None, {"a": B, "b": B[::-1].copy()}),
-    Case("and_u8_scalar", "a & 7", None, {"a": U8B}),
-    Case("rand_scalar", "12 & a", None, {"a": I32B}),
-    Case("or_bool_scalar", "a | 2", None, {"a": B}),
-    Case("invert_i32", "~a", None, {"a": I32B}),
-    Case("invert_u8", "~a", None, {"a": U8B}),
-    Case("invert_bool", "~a", None, {"a": B}),
-    Case("not_fn", "torch.bitwise_not(a)", None, {"a": U8B}),
-    Case("and_fn", "torch.bitwise_and(a, b)", None, {"a": I32B, "b": I64B}),
-    Case("xor_method", "a.bitwise_xor(b)", None, {"a": I32B, "b": I32B[::-1].copy()}),
+    Case("and_i32_i64", None, "a & b", {"a": I32B, "b": I64B}),
+    Case("or_bool_u8", None, "a | b", {"a": B, "b": U8B}),
+    Case("xor_bool_bool", None, "a ^ b", {"a": B, "b": B[::-1].copy()}),
+    Case("and_u8_scalar", None, "a & 7", {"a": U8B}),
+    Case("rand_scalar", None, "12 & a", {"a": I32B}),
+    Case("or_bool_scalar", None, "a | 2", {"a": B}),
+    Case("invert_i32", None, "~a", {"a": I32B}),
+    Case("invert_u8", None, "~a", {"a": U8B}),
+    Case("invert_bool", None, "~a", {"a": B}),
+    Case("not_fn", None, "torch.bitwise_not(a)", {"a": U8B}),
+    Case("and_fn", None, "torch.bitwise_and(a, b)", {"a": I32B, "b": I64B}),
+    Case("xor_method", None, "a.bitwise_xor(b)", {"a": I32B, "b": I32B[::-1].copy()}),
     # counts in [0, bits): PyTorch 1.13 leaves counts outside to the CPU (see test_kernel_...)
-    Case("lshift_i32", "a << b", None, {"a": I32B, "b": SMALL_COUNTS}),
-    Case("rshift_i32", "a >> b", None, {"a": I32B, "b": SMALL_COUNTS}),
-    Case("lshift_u8_i64", "a << b", None, {"a": U8B, "b": np.array([1, 2, 3, 0], np.int64)}),
-    Case("rshift_scalar", "a >> 1", None, {"a": I64B}),
-    Case("lshift_fn", "torch.bitwise_left_shift(a, 2)", None, {"a": I32B}),
-    Case("rshift_fn", "torch.bitwise_right_shift(a, b)", None, {"a": I32B, "b": SMALL_COUNTS}),
-    Case("and_float", "a & b", None, {"a": F32, "b": I32B}, raises=RuntimeError),
-    Case("invert_float", "~a", None, {"a": F32}, raises=TypeError),
-    Case("lshift_float", "a << 1", None, {"a": F32}, raises=RuntimeError),
-    Case("lshift_bool", "a << b", None, {"a": B, "b": B}, raises=RuntimeError),
+    Case("lshift_i32", None, "a << b", {"a": I32B, "b": SMALL_COUNTS}),
+    Case("rshift_i32", None, "a >> b", {"a": I32B, "b": SMALL_COUNTS}),
+    Case("lshift_u8_i64", None, "a << b", {"a": U8B, "b": np.array([1, 2, 3, 0], np.int64)}),
+    Case("rshift_scalar", None, "a >> 1", {"a": I64B}),
+    Case("lshift_fn", None, "torch.bitwise_left_shift(a, 2)", {"a": I32B}),
+    Case("rshift_fn", None, "torch.bitwise_right_shift(a, b)", {"a": I32B, "b": SMALL_COUNTS}),
+    Case("and_float", None, "a & b", {"a": F32, "b": I32B}, raises=RuntimeError),
+    Case("invert_float", None, "~a", {"a": F32}, raises=TypeError),
+    Case("lshift_float", None, "a << 1", {"a": F32}, raises=RuntimeError),
+    Case("lshift_bool", None, "a << b", {"a": B, "b": B}, raises=RuntimeError),
 ]
 
 

@@ -25,58 +25,62 @@ GRID3 = rng.uniform(-1.2, 1.2, (1, 2, 3, 2, 3)).astype(np.float32)
 CASES = []
 for align in (False, True):
     CASES += [
-        Case(f"linear_{align}", f"F.interpolate(x, scale_factor=2.5, mode='linear', "
-             f"align_corners={align})", None, {"x": X1}, grad=["x"]),
-        Case(f"bilinear_up_{align}", f"F.interpolate(x, size=(7, 9), mode='bilinear', "
-             f"align_corners={align})", None, {"x": X2}, grad=["x"]),
-        Case(f"bilinear_down_{align}", f"F.interpolate(x, size=(3, 2), mode='bilinear', "
-             f"align_corners={align})", None, {"x": X2}, grad=["x"]),
-        Case(f"bicubic_{align}", f"F.interpolate(x, scale_factor=(1.5, 2), mode='bicubic', "
-             f"align_corners={align})", None, {"x": X2}, grad=["x"], atol=1e-5),
-        Case(f"trilinear_{align}", f"F.interpolate(x, size=(4, 6, 2), mode='trilinear', "
-             f"align_corners={align})", None, {"x": X3}, grad=["x"]),
-        Case(f"affine_grid_{align}", f"F.affine_grid(t, (2, 3, 4, 5), align_corners={align})",
-             None, {"t": THETA}, grad=["t"]),
-        Case(f"affine_grid3d_{align}", f"F.affine_grid(t, (1, 2, 3, 4, 2), "
-             f"align_corners={align})", None, {"t": THETA3}, grad=["t"]),
-        Case(f"stn_{align}", f"F.grid_sample(x, F.affine_grid(t, (2, 2, 3, 4), "
-             f"align_corners={align}), align_corners={align})", None,
+        Case(f"linear_{align}", None, f"F.interpolate(x, scale_factor=2.5, mode='linear', "
+             f"align_corners={align})", {"x": X1}, grad=["x"]),
+        Case(f"bilinear_up_{align}", None, f"F.interpolate(x, size=(7, 9), mode='bilinear', "
+             f"align_corners={align})", {"x": X2}, grad=["x"]),
+        Case(f"bilinear_down_{align}", None, f"F.interpolate(x, size=(3, 2), mode='bilinear', "
+             f"align_corners={align})", {"x": X2}, grad=["x"]),
+        Case(f"bicubic_{align}", None, f"F.interpolate(x, scale_factor=(1.5, 2), mode='bicubic', "
+             f"align_corners={align})", {"x": X2}, grad=["x"], atol=1e-5),
+        Case(f"trilinear_{align}", None, f"F.interpolate(x, size=(4, 6, 2), mode='trilinear', "
+             f"align_corners={align})", {"x": X3}, grad=["x"]),
+        Case(f"affine_grid_{align}", None, f"F.affine_grid(t, (2, 3, 4, 5), align_corners={align})", {"t": THETA}, grad=["t"]),
+        Case(f"affine_grid3d_{align}", None, f"F.affine_grid(t, (1, 2, 3, 4, 2), "
+             f"align_corners={align})", {"t": THETA3}, grad=["t"]),
+        Case(f"stn_{align}", None, f"F.grid_sample(x, F.affine_grid(t, (2, 2, 3, 4), "
+             f"align_corners={align}), align_corners={align})",
              {"x": X2, "t": THETA}, grad=["x", "t"], atol=1e-5),
     ]
     for padding in ("zeros", "border"):
         CASES += [
-            Case(f"sample_bilinear_{padding}_{align}", f"F.grid_sample(x, g, mode='bilinear', "
-                 f"padding_mode='{padding}', align_corners={align})", None,
+            Case(f"sample_bilinear_{padding}_{align}", None, f"F.grid_sample(x, g, mode='bilinear', "
+                 f"padding_mode='{padding}', align_corners={align})",
                  {"x": X2, "g": GRID}, grad=["x", "g"], atol=1e-5),
-            Case(f"sample_nearest_{padding}_{align}", f"F.grid_sample(x, g, mode='nearest', "
-                 f"padding_mode='{padding}', align_corners={align})", None,
+            Case(f"sample_nearest_{padding}_{align}", None, f"F.grid_sample(x, g, mode='nearest', "
+                 f"padding_mode='{padding}', align_corners={align})",
                  {"x": X2, "g": GRID}, grad=["x"]),
-            Case(f"sample3d_{padding}_{align}", f"F.grid_sample(x, g, padding_mode='{padding}', "
-                 f"align_corners={align})", None, {"x": X3, "g": GRID3}, grad=["x", "g"],
+            Case(f"sample3d_{padding}_{align}", None, f"F.grid_sample(x, g, padding_mode='{padding}', "
+                 f"align_corners={align})", {"x": X3, "g": GRID3}, grad=["x", "g"],
                  atol=1e-5),
         ]
 CASES += [
-    Case("nearest_1d", "F.interpolate(x, scale_factor=1.7)", None, {"x": X1}, grad=["x"]),
-    Case("nearest_2d_size", "F.interpolate(x, size=(7, 3), mode='nearest')", None, {"x": X2},
+    Case("nearest_1d", None, "F.interpolate(x, scale_factor=1.7)", {"x": X1}, grad=["x"]),
+    Case("nearest_2d_size", None, "F.interpolate(x, size=(7, 3), mode='nearest')", {"x": X2},
          grad=["x"]),
-    Case("nearest_3d", "F.interpolate(x, scale_factor=2)", None, {"x": X3}),
-    Case("nearest_exact", "F.interpolate(x, size=(7, 3), mode='nearest-exact')", None,
+    Case("nearest_3d", None, "F.interpolate(x, scale_factor=2)", {"x": X3}),
+    Case("nearest_exact", None, "F.interpolate(x, size=(7, 3), mode='nearest-exact')",
          {"x": X2}),
-    Case("area", "F.interpolate(x, size=(3, 2), mode='area')", None, {"x": X2}, grad=["x"]),
-    Case("upsample", "F.upsample(x, scale_factor=2, mode='bilinear', align_corners=False)", None,
+    Case("area", None, "F.interpolate(x, size=(3, 2), mode='area')", {"x": X2}, grad=["x"]),
+    Case("upsample", None, "F.upsample(x, scale_factor=2, mode='bilinear', align_corners=False)",
          {"x": X2}),
-    Case("upsample_nearest", "F.upsample_nearest(x, size=(8, 10))", None, {"x": X2}),
-    Case("upsample_bilinear", "F.upsample_bilinear(x, scale_factor=2)", None, {"x": X2},
+    Case("upsample_nearest", None, "F.upsample_nearest(x, size=(8, 10))", {"x": X2}),
+    Case("upsample_bilinear", None, "F.upsample_bilinear(x, scale_factor=2)", {"x": X2},
          grad=["x"]),
-    Case("err_both", "F.interpolate(x, size=4, scale_factor=2)", None, {"x": X1},
+    Case("err_both", None, "F.interpolate(x, size=4, scale_factor=2)", {"x": X1},
          raises=ValueError),
-    Case("err_none", "F.interpolate(x)", None, {"x": X1}, raises=ValueError),
-    Case("err_align_nearest", "F.interpolate(x, scale_factor=2, align_corners=True)", None,
+    Case("err_none", None, "F.interpolate(x)", {"x": X1}, raises=ValueError),
+    Case("err_align_nearest", None, "F.interpolate(x, scale_factor=2, align_corners=True)",
          {"x": X1}, raises=ValueError),
-    Case("err_rank", "F.interpolate(x, scale_factor=2, mode='bilinear')", None, {"x": X1},
+    Case("err_rank", None, "F.interpolate(x, scale_factor=2, mode='bilinear')", {"x": X1},
          raises=NotImplementedError),
-    Case("err_theta", "F.affine_grid(t, (2, 3, 4))", None, {"t": THETA}, raises=ValueError),
-    Case("err_mode", "F.grid_sample(x, g, mode='cubic')", None, {"x": X2, "g": GRID},
+    Case("err_size", None, "F.affine_grid(t, (2, 3, 4))", {"t": THETA},
+         raises=NotImplementedError),
+    Case("err_theta", None, "F.affine_grid(t, (2, 3, 4, 5, 6))", {"t": THETA},
+         raises=ValueError),
+    Case("err_batch", None, "F.affine_grid(t, (3, 3, 4, 5))", {"t": THETA},
+         raises=RuntimeError),
+    Case("err_mode", None, "F.grid_sample(x, g, mode='cubic')", {"x": X2, "g": GRID},
          raises=ValueError),
 ]
 
