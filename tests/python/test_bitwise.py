@@ -62,23 +62,33 @@ def test_tf_bitwise_refuses_what_tensorflow_refuses(x, y, theirs, ours):
         tf.bitwise.bitwise_and(tf.constant(x), tf.constant(y))
 
 
-@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor",
-                                  "bitwise_left_shift", "bitwise_right_shift", "left_shift",
-                                  "right_shift"])
+KERAS_PAIRS = {
+    "bitwise_and": (keras.ops.bitwise_and, gops.bitwise_and),
+    "bitwise_or": (keras.ops.bitwise_or, gops.bitwise_or),
+    "bitwise_xor": (keras.ops.bitwise_xor, gops.bitwise_xor),
+    "bitwise_left_shift": (keras.ops.bitwise_left_shift, gops.bitwise_left_shift),
+    "bitwise_right_shift": (keras.ops.bitwise_right_shift, gops.bitwise_right_shift),
+    "left_shift": (keras.ops.left_shift, gops.left_shift),
+    "right_shift": (keras.ops.right_shift, gops.right_shift),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERAS_PAIRS))
 @pytest.mark.parametrize("x, y", [(I32, COUNTS32), (U8, COUNTS8), (I64, COUNTS64),
                                   (I32, COUNTS32.astype(np.int64)), (U8, COUNTS32[:6])],
                          ids=["int32", "uint8", "int64", "int32-int64", "uint8-int32"])
 def test_keras_ops_match_keras(name, x, y):
-    want = keras.ops.convert_to_numpy(getattr(keras.ops, name)(x, y))
-    got = getattr(gops, name)(x, y)
+    theirs, ours = KERAS_PAIRS[name]
+    want = keras.ops.convert_to_numpy(theirs(x, y))
+    got = ours(x, y)
     assert got._dtype_name == want.dtype.name
     np.testing.assert_array_equal(got.numpy(), want)
 
 
 def test_keras_invert_python_int_counts_and_float_refusal():
-    for name in ("bitwise_invert", "bitwise_not"):
-        np.testing.assert_array_equal(getattr(gops, name)(I32).numpy(),
-                                      keras.ops.convert_to_numpy(getattr(keras.ops, name)(I32)))
+    for theirs, ours in ((keras.ops.bitwise_invert, gops.bitwise_invert),
+                         (keras.ops.bitwise_not, gops.bitwise_not)):
+        np.testing.assert_array_equal(ours(I32).numpy(), keras.ops.convert_to_numpy(theirs(I32)))
     np.testing.assert_array_equal(gops.left_shift(U8, 2).numpy(),
                                   keras.ops.convert_to_numpy(keras.ops.left_shift(U8, 2)))
     with pytest.raises(errors.InvalidArgumentError, match="unsupported dtype float32"):
@@ -111,6 +121,28 @@ CASES = [
     Case("rshift_scalar", None, "a >> 1", {"a": I64B}),
     Case("lshift_fn", None, "torch.bitwise_left_shift(a, 2)", {"a": I32B}),
     Case("rshift_fn", None, "torch.bitwise_right_shift(a, b)", {"a": I32B, "b": SMALL_COUNTS}),
+    Case("or_fn", None, "torch.bitwise_or(a, b)", {"a": B, "b": I32B}),
+    Case("or_fn_scalar", None, "torch.bitwise_or(a, 8)", {"a": U8B}),
+    Case("xor_fn", None, "torch.bitwise_xor(a, b)", {"a": I64B, "b": I32B}),
+    Case("xor_fn_scalar", None, "torch.bitwise_xor(a, True)", {"a": B}),
+    Case("not_fn_bool", None, "torch.bitwise_not(a)", {"a": B}),
+    Case("lshift_fn_tensor", None, "torch.bitwise_left_shift(a, b)", {"a": I64B, "b": I64B}),
+    Case("rshift_fn_scalar", None, "torch.bitwise_right_shift(a, 1)", {"a": U8B}),
+    Case("and_method_scalar", None, "torch.bitwise_and(a, 5)", {"a": I32B}),
+    Case("and_in_place", None, "a.clone().bitwise_and_(b)", {"a": I64B, "b": I64B[::-1].copy()}),
+    Case("or_in_place", None, "a.clone().bitwise_or_(b)", {"a": I32B, "b": I32B[::-1].copy()}),
+    Case("xor_in_place", None, "a.clone().bitwise_xor_(b)", {"a": U8B, "b": U8B[::-1].copy()}),
+    Case("not_in_place", None, "a.clone().bitwise_not_()", {"a": I32B}),
+    Case("lshift_in_place", None, "a.clone().bitwise_left_shift_(b)",
+         {"a": I32B, "b": SMALL_COUNTS}),
+    Case("rshift_in_place", None, "a.clone().bitwise_right_shift_(b)",
+         {"a": I32B, "b": SMALL_COUNTS}),
+    Case("and_in_place_again", None, "a.clone().bitwise_and_(3)", {"a": I32B}),
+    Case("or_in_place_again", None, "a.clone().bitwise_or_(3)", {"a": I32B}),
+    Case("xor_in_place_again", None, "a.clone().bitwise_xor_(3)", {"a": I32B}),
+    Case("not_in_place_again", None, "a.clone().bitwise_not_()", {"a": U8B}),
+    Case("lshift_in_place_again", None, "a.clone().bitwise_left_shift_(1)", {"a": I32B}),
+    Case("rshift_in_place_again", None, "a.clone().bitwise_right_shift_(1)", {"a": I32B}),
     Case("and_float", None, "a & b", {"a": F32, "b": I32B}, raises=RuntimeError),
     Case("invert_float", None, "~a", {"a": F32}, raises=TypeError),
     Case("lshift_float", None, "a << 1", {"a": F32}, raises=RuntimeError),

@@ -11,7 +11,7 @@ from gpuaccel import keras
 @pytest.mark.parametrize("module,name,hint", [
     (gpuaccel, "float64", "float32"), (gpuaccel, "py_function", "calling the Python function"),
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
-    (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
+    (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "fold", "reshaping unfold"),
     (gpuaccel.random, "learned_unigram_candidate_sampler", None),
     (gpuaccel.linalg, "inv", "np.linalg"),
     (gpuaccel.image, "decode_image", "PIL.Image.open"),
