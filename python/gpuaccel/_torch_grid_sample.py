@@ -79,7 +79,8 @@ def _source_positions(coordinate, n, align_corners):
     """A normalised coordinate as a pixel position along an axis of n pixels."""
     one = _scalar(1.0, coordinate)
     if align_corners:
-        return _C.binary("mul", _C.binary("add", coordinate, one), _scalar((n - 1) / 2.0, coordinate))
+        half_span = _scalar((n - 1) / 2.0, coordinate)
+        return _C.binary("mul", _C.binary("add", coordinate, one), half_span)
     return _C.binary("div", _C.binary("sub", _C.binary("mul", _C.binary("add", coordinate, one),
                                                        _scalar(n, coordinate)), one),
                      _scalar(2.0, coordinate))
@@ -134,9 +135,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     for corner in itertools.product(*taps):
         index, weight, valid = None, None, None
         for (position, w), n in zip(corner, sizes):
-            inside = _C.cast(_C.binary("mul", _C.cast(_math.greater_equal(position, _scalar(0.0, position)), "float32"),
-                                       _C.cast(_C.binary("less", position, _scalar(n, position)), "float32")),
-                             x._dtype_name)
+            in_range = _math.logical_and(_math.greater_equal(position, _scalar(0.0, position)),
+                                         _C.binary("less", position, _scalar(n, position)))
+            inside = _C.cast(in_range, x._dtype_name)
             clamped = _C.binary("minimum", _C.binary("maximum", position, _scalar(0.0, position)),
                                 _scalar(n - 1, position))
             index = clamped if index is None else _C.binary(

@@ -25,7 +25,9 @@ _MODES = ("nearest", "nearest-exact", "area") + _INTERPOLATING
 def _source_scale(in_size, out_size, align_corners, scale_factor):
     if align_corners:
         return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    return 1.0 / scale_factor if scale_factor is not None and scale_factor > 0 else in_size / out_size
+    if scale_factor is not None and scale_factor > 0:
+        return 1.0 / scale_factor
+    return in_size / out_size
 
 
 def _cubic_weights(t, a=-0.75):

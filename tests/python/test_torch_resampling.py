@@ -17,8 +17,8 @@ THETA = (np.array([[[0.9, -0.2, 0.1], [0.3, 1.1, -0.2]],
                    [[1.2, 0.1, -0.3], [-0.1, 0.8, 0.25]]], np.float32))
 THETA3 = np.array([[[0.9, 0.1, 0.0, 0.1], [0.0, 1.1, -0.1, 0.0], [0.1, 0.0, 0.8, -0.2]]],
                   np.float32)
-# Sample points inside, on the edges and outside [-1, 1], away from the integer pixel
-# positions where the bilinear weights' gradient jumps.
+# Seeded sample points inside and outside [-1, 1] (none of them falls on a pixel centre, where
+# the bilinear weights' gradient jumps and the two frameworks could pick different sides).
 GRID = rng.uniform(-1.25, 1.25, (2, 3, 4, 2)).astype(np.float32)
 GRID3 = rng.uniform(-1.2, 1.2, (1, 2, 3, 2, 3)).astype(np.float32)
 
@@ -35,7 +35,8 @@ for align in (False, True):
              f"align_corners={align})", {"x": X2}, grad=["x"], atol=1e-5),
         Case(f"trilinear_{align}", None, f"F.interpolate(x, size=(4, 6, 2), mode='trilinear', "
              f"align_corners={align})", {"x": X3}, grad=["x"]),
-        Case(f"affine_grid_{align}", None, f"F.affine_grid(t, (2, 3, 4, 5), align_corners={align})", {"t": THETA}, grad=["t"]),
+        Case(f"affine_grid_{align}", None,
+             f"F.affine_grid(t, (2, 3, 4, 5), align_corners={align})", {"t": THETA}, grad=["t"]),
         Case(f"affine_grid3d_{align}", None, f"F.affine_grid(t, (1, 2, 3, 4, 2), "
              f"align_corners={align})", {"t": THETA3}, grad=["t"]),
         Case(f"stn_{align}", None, f"F.grid_sample(x, F.affine_grid(t, (2, 2, 3, 4), "
@@ -44,13 +45,15 @@ for align in (False, True):
     ]
     for padding in ("zeros", "border"):
         CASES += [
-            Case(f"sample_bilinear_{padding}_{align}", None, f"F.grid_sample(x, g, mode='bilinear', "
+            Case(f"sample_bilinear_{padding}_{align}", None,
+                 f"F.grid_sample(x, g, mode='bilinear', "
                  f"padding_mode='{padding}', align_corners={align})",
                  {"x": X2, "g": GRID}, grad=["x", "g"], atol=1e-5),
             Case(f"sample_nearest_{padding}_{align}", None, f"F.grid_sample(x, g, mode='nearest', "
                  f"padding_mode='{padding}', align_corners={align})",
                  {"x": X2, "g": GRID}, grad=["x"]),
-            Case(f"sample3d_{padding}_{align}", None, f"F.grid_sample(x, g, padding_mode='{padding}', "
+            Case(f"sample3d_{padding}_{align}", None,
+                 f"F.grid_sample(x, g, padding_mode='{padding}', "
                  f"align_corners={align})", {"x": X3, "g": GRID3}, grad=["x", "g"],
                  atol=1e-5),
         ]

@@ -1546,7 +1546,10 @@ def _shift(keras_name, op):
         from .. import bitwise as _tf_bitwise
         x = _tensor(x)
         # A Python int count takes x's dtype (Keras keeps it weak); a tensor promotes.
-        y = _C.scalar_operand(y, x, keras_name, True) if isinstance(y, numbers.Integral) else _tensor(y)
+        if isinstance(y, numbers.Integral):
+            y = _C.scalar_operand(y, x, keras_name, True)
+        else:
+            y = _tensor(y)
         common = _C.result_type(x, y)
         x, y = _C.cast(x, common), _C.cast(y, common)
         if y._dtype_name not in ("int32", "int64", "uint8"):
