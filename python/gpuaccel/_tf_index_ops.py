@@ -1,5 +1,6 @@
-"""TensorFlow's data-dependent indexing: ``tf.strided_slice``, ``tf.tensor_scatter_nd_*``,
-``tf.dynamic_partition``/``dynamic_stitch`` and ``tf.unique``.
+"""TensorFlow's data-dependent indexing: ``tf.strided_slice``, ``tf.tensor_scatter_nd_*`` and
+``tf.scatter_nd``, ``tf.boolean_mask``, ``tf.dynamic_partition``/``dynamic_stitch`` and
+``tf.unique`` (the last on the sort kernel, ``_unique``).
 
 Each reads its integer indices on the host (as gather_nd does), checks them with TF's errors,
 and turns them into one gather of the values (a slice where it is a plain range), so float
