@@ -16,6 +16,10 @@ enum class BinaryOp {
   kAtan2,                   // atan2(a, b): the angle of the point (b, a); floating only
 };
 
+// Bit-level ops on integer tensors (and/or/xor also on bool); shift counts outside [0, bits)
+// shift every bit out (kernels/bitwise_functors.h).
+enum class BitwiseOp { kAnd, kOr, kXor, kShiftLeft, kShiftRight };
+
 // An activation a backend may fuse into the op that produces its input (a oneDNN eltwise
 // post-op on the CPU): kNone leaves the output linear.
 enum class PostActivation { kNone, kRelu };

@@ -85,6 +85,17 @@ inline const char* op_name(BinaryOp op) {
   return "binary";
 }
 
+inline const char* op_name(BitwiseOp op) {
+  switch (op) {
+    case BitwiseOp::kAnd: return "bitwise_and";
+    case BitwiseOp::kOr: return "bitwise_or";
+    case BitwiseOp::kXor: return "bitwise_xor";
+    case BitwiseOp::kShiftLeft: return "left_shift";
+    case BitwiseOp::kShiftRight: return "right_shift";
+  }
+  return "bitwise";
+}
+
 inline const char* op_name(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum: return "reduce_sum";

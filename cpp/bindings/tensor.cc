@@ -14,6 +14,7 @@
 #include "core/device_scope.h"
 #include "core/errors.h"
 #include "ops/autograd.h"
+#include "ops/bitwise.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/linalg.h"
@@ -64,6 +65,16 @@ BinaryOp parse_binary(const std::string& name) {
     if (name == n) return op;
   }
   throw_value_error("binary", "unknown binary op '" + name + "'");
+}
+
+BitwiseOp parse_bitwise(const std::string& name) {
+  static const std::pair<const char*, BitwiseOp> kOps[] = {
+      {"and", BitwiseOp::kAnd}, {"or", BitwiseOp::kOr}, {"xor", BitwiseOp::kXor},
+      {"left_shift", BitwiseOp::kShiftLeft}, {"right_shift", BitwiseOp::kShiftRight}};
+  for (const auto& [n, op] : kOps) {
+    if (name == n) return op;
+  }
+  throw_value_error("bitwise", "unknown bitwise op '" + name + "'");
 }
 
 ReduceOp parse_reduce(const std::string& name) {
@@ -316,6 +327,15 @@ void init_tensor(py::module_& m) {
     const BinaryOp kind = parse_binary(op);
     return recorded_op({a, b}, [kind](const std::vector<Tensor>& in) { return binary(kind, in[0], in[1]); });
   }, py::arg("op"), py::arg("x"), py::arg("y"));
+  m.def("bitwise", [](const std::string& op, const Tensor& a, const Tensor& b) {
+    const BitwiseOp kind = parse_bitwise(op);
+    return recorded_op({a, b}, [kind](const std::vector<Tensor>& in) { return bitwise(kind, in[0], in[1]); });
+  }, py::arg("op"), py::arg("x"), py::arg("y"),
+     "op: 'and', 'or', 'xor', 'left_shift', 'right_shift' (PyTorch's promotion; counts outside "
+     "[0, bits) shift every bit out).");
+  m.def("bitwise_not", [](const Tensor& x) {
+    return recorded_op({x}, [](const std::vector<Tensor>& in) { return bitwise_not(in[0]); });
+  }, py::arg("x"));
   m.def("where", [](const Tensor& condition, const Tensor& x, const Tensor& y) {
     return recorded_op({condition, x, y}, [](const std::vector<Tensor>& in) {
       return where(in[0], in[1], in[2]);

@@ -37,6 +37,7 @@ from . import linalg
 from . import image
 from . import io
 from . import audio
+from . import bitwise
 from . import nn
 from ._convert import convert_to_tensor
 from ._python_function import custom_gradient
@@ -65,7 +66,8 @@ from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_
 from ._tf_tensor_array import TensorArray
 from ._tensor_shape import TensorShape
 from ._tf_clipping import clip_by_global_norm, clip_by_norm
-from ._tf_index_ops import (dynamic_partition, dynamic_stitch, strided_slice,
+from ._tf_index_ops import (boolean_mask, dynamic_partition, dynamic_stitch, scatter_nd,
+                            strided_slice,
                             tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,
                             tensor_scatter_nd_sub, tensor_scatter_nd_update, unique,
                             unique_with_counts)
@@ -115,7 +117,7 @@ __all__ = [
     "__version__", "Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand",
     "randn", "zeros_like", "ones_like", "matmul", "no_grad", "GradientTape", "Variable", "random",
     "custom_gradient",
-    "math", "nn", "bench", "constant", "manual_seed", "newaxis", "data", "keras",
+    "math", "nn", "bench", "constant", "manual_seed", "newaxis", "data", "keras", "bitwise",
     "distribute",
 ]
 
@@ -170,6 +172,7 @@ __all__ += [
     "reverse_sequence", "searchsorted", "saturate_cast", "dynamic_partition", "dynamic_stitch",
     "strided_slice", "tensor_scatter_nd_add", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
     "tensor_scatter_nd_sub", "tensor_scatter_nd_update", "unique", "unique_with_counts",
+    "scatter_nd", "boolean_mask",
     "assert_equal", "assert_greater", "assert_less", "assert_rank", "broadcast_dynamic_shape",
     "broadcast_static_shape", "ensure_shape", "case", "cond", "foldl", "foldr",
     "get_current_name_scope", "grad_pass_through", "group", "inside_function",

@@ -1,5 +1,6 @@
-"""TensorFlow's data-dependent indexing: ``tf.strided_slice``, ``tf.tensor_scatter_nd_*``,
-``tf.dynamic_partition``/``dynamic_stitch`` and ``tf.unique``.
+"""TensorFlow's data-dependent indexing: ``tf.strided_slice``, ``tf.tensor_scatter_nd_*`` and
+``tf.scatter_nd``, ``tf.boolean_mask``, ``tf.dynamic_partition``/``dynamic_stitch`` and
+``tf.unique`` (the last on the sort kernel, ``_unique``).
 
 Each reads its integer indices on the host (as gather_nd does), checks them with TF's errors,
 and turns them into one gather of the values (a slice where it is a plain range), so float
@@ -10,14 +11,15 @@ import collections
 
 import numpy as np
 
-from . import _C, errors
+from . import _C, _unique, errors
 from ._array_ops import cast, concat, gather, reshape
 from ._convert import convert_to_tensor
 from ._tensor import Tensor, tensor
 
 __all__ = ["strided_slice", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
            "tensor_scatter_nd_min", "tensor_scatter_nd_max", "tensor_scatter_nd_update",
-           "dynamic_partition", "dynamic_stitch", "unique", "unique_with_counts"]
+           "dynamic_partition", "dynamic_stitch", "unique", "unique_with_counts", "scatter_nd",
+           "boolean_mask"]
 
 
 def _host_ints(values, what):
@@ -209,6 +211,40 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     return _scatter(tensor, indices, updates, "TensorScatterUpdate", "update")
 
 
+def scatter_nd(indices, updates, shape, name=None):
+    """``tf.scatter_nd``: a zero tensor of ``shape`` (updates' dtype) with each update added at
+    its index (repeated indices add up); differentiable in the updates."""
+    u = convert_to_tensor(updates)
+    dims = [int(d) for d in np.asarray(shape.numpy() if isinstance(shape, Tensor) else shape)
+            .reshape(-1)]
+    if any(d < 0 for d in dims):
+        raise errors.InvalidArgumentError(f"shape must be non-negative, got {dims}")
+    zeros = _C.tensor_full(dims, 0.0, u._dtype_name, u._device_name)
+    return _scatter(zeros, indices, u, "ScatterNd", "sum")
+
+
+# ---- boolean_mask ----
+
+def boolean_mask(tensor, mask, axis=None, name=None):
+    """``tf.boolean_mask``: the entries (or slices) of ``tensor`` where the K-D ``mask`` holds,
+    its K dimensions (from ``axis``, default 0) flattened into one; differentiable (a gather)."""
+    x = convert_to_tensor(tensor)
+    m = np.asarray(mask.numpy() if isinstance(mask, Tensor) else mask)
+    if m.dtype != np.bool_:
+        raise TypeError(f"mask must be a bool tensor, got {m.dtype}")
+    if m.ndim == 0:
+        raise ValueError("mask cannot be scalar.")
+    axis = 0 if axis is None else int(axis) % max(x.ndim, 1)
+    covered = list(x.shape[axis:axis + m.ndim])
+    if covered != list(m.shape):
+        raise ValueError(f"Shapes {x.shape[axis:axis + m.ndim]} and {list(m.shape)} are "
+                         f"incompatible")
+    merged = list(x.shape[:axis]) + [int(m.size)] + list(x.shape[axis + m.ndim:])
+    flat = reshape(x, merged)
+    positions = np.ascontiguousarray(np.flatnonzero(m.reshape(-1)), np.int64)
+    return gather(flat, _C.tensor_from_numpy(positions, x._device_name, None, True), axis=axis)
+
+
 # ---- dynamic_partition / dynamic_stitch ----
 
 def dynamic_partition(data, partitions, num_partitions, name=None):
@@ -269,15 +305,8 @@ def _unique_parts(x, out_idx):
     x = convert_to_tensor(x)
     if x.ndim != 1:
         raise errors.InvalidArgumentError("unique expects a 1D vector.")
-    values = _C.detach(x).numpy()
-    _, first, inverse, counts = np.unique(values, return_index=True, return_inverse=True,
-                                          return_counts=True)
-    order = np.argsort(first, kind="stable")  # TF keeps first-appearance order
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    idx = tensor(rank[inverse.reshape(-1)].astype(np.int64), device=x._device_name)
-    counts = tensor(counts[order], device=x._device_name)
-    return _picked(x, first[order]), cast(idx, out_idx), cast(counts, out_idx)
+    g = _unique.unique(x, first_appearance=True)  # TF keeps first-appearance order
+    return g.values, cast(g.inverse, out_idx), cast(g.counts, out_idx)
 
 
 def unique(x, out_idx="int32", name=None):

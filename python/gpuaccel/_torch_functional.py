@@ -20,6 +20,9 @@ from ._array_ops import where as _where
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
 from ._tensor import Tensor, no_grad
+from ._torch_grid_sample import affine_grid, grid_sample  # noqa: F401 - F's names
+from ._torch_interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: F401
+                                 upsample_nearest)
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "softplus", "softmax",
            "log_softmax", "dropout", "linear", "conv2d", "conv_transpose2d", "conv3d",
@@ -38,7 +41,8 @@ __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "softplus", 
            "cosine_similarity", "pairwise_distance", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "triplet_margin_loss",
            "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss",
-           "multilabel_soft_margin_loss"]
+           "multilabel_soft_margin_loss", "interpolate", "upsample", "upsample_nearest",
+           "upsample_bilinear", "affine_grid", "grid_sample"]
 
 
 def _pair(value, name):
@@ -1012,7 +1016,6 @@ threshold_ = lambda input, threshold, value: globals()["threshold"](input, thres
 
 
 __getattr__ = _unsupported.module_getattr(__name__, "torch.nn.functional", {
-    "interpolate": "resizing the images with NumPy/PIL before building the tensor",
     "fold": "reshaping unfold's output (fold is not there yet)",
     "scaled_dot_product_attention": "gpuaccel.nn.scaled_dot_product_attention",
 })

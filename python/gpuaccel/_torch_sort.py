@@ -1,12 +1,12 @@
-"""sort, argsort, msort, topk, kthvalue, median and quantile for the PyTorch face, on the sort
-kernel (``_C.sort``: stable, NaN last ascending and first descending, as torch.sort). The
+"""sort, argsort, msort, topk, kthvalue, median, quantile, unique and unique_consecutive for
+the PyTorch face, on the sort kernel (``_C.sort``: stable, NaN last ascending and first descending, as torch.sort). The
 sorted values are differentiable: their gradient goes back to each entry's position.
 """
 import collections
 
 import numpy as np
 
-from . import _C
+from . import _C, _unique
 from ._convert import convert_to_tensor
 from ._array_ops import stack
 from ._int_range import check_int
@@ -127,3 +127,29 @@ def quantile(input, q, dim=None, keepdim=False, interpolation="linear"):
     if np.ndim(q.numpy() if hasattr(q, "numpy") else q) == 0:
         return outs[0]
     return stack(outs, 0)
+
+
+def _unique_result(groups, x, dim, return_inverse, return_counts):
+    inverse = groups.inverse if dim is not None else _C.reshape(groups.inverse, list(x.shape))
+    out = [groups.values] + [inverse] * bool(return_inverse) + [groups.counts] * bool(return_counts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _dim(x, dim):
+    return None if dim is None else check_int(dim, "dim") % max(x.ndim, 1)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """``torch.unique``: the distinct entries (or slices along ``dim``) in ascending order
+    (also for sorted=False: PyTorch's CPU answer), the inverse (int64, input's shape; along
+    ``dim``: one per slice) and the counts. Not differentiable, as in PyTorch."""
+    x = convert_to_tensor(input)
+    return _unique_result(_unique.unique(x, _dim(x, dim)), x, _dim(x, dim), return_inverse,
+                          return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """``torch.unique_consecutive``: one entry (slice) per run of equal neighbours."""
+    x = convert_to_tensor(input)
+    return _unique_result(_unique.unique_consecutive(x, _dim(x, dim)), x, _dim(x, dim),
+                          return_inverse, return_counts)

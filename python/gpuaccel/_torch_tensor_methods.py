@@ -19,6 +19,7 @@ from . import _array_ops
 from . import _torch_functional as _F
 from . import _torch_functions
 from . import _torch_sort
+from . import _torch_bitwise
 from . import _torch_special
 from . import _torch_ops
 from . import math as _math
@@ -652,11 +653,8 @@ def install():
     Tensor.__mod__ = _remainder  # torch's %: the remainder with the divisor's sign
     Tensor.__rmod__ = lambda self, other: _remainder(_operand_like(other, self), self)
     Tensor.__floordiv__ = _floor_divide
-    Tensor.__and__ = _bool_operator(_math.logical_and, "&")  # torch's & | ^ ~ on bool tensors
-    Tensor.__or__ = _bool_operator(_math.logical_or, "|")
-    Tensor.__xor__ = _bool_operator(_logical_xor, "^")
-    Tensor.__invert__ = lambda self: _bool_operator(lambda a, b: _math.logical_not(a), "~")(
-        self, self)
+    for name, fn in _torch_bitwise.OPERATORS.items():  # & | ^ ~ << >>
+        setattr(Tensor, name, fn)
     Tensor.__rfloordiv__ = lambda self, other: _floor_divide(_operand_like(other, self), self)
 
 
@@ -677,17 +675,6 @@ def _deepcopy(self, memo):
         copied.requires_grad_(True)
     memo[id(self)] = copied
     return copied
-
-
-def _bool_operator(fn, symbol):
-    def method(self, other):
-        other = _operand_like(other, self)
-        if self._dtype_name != "bool" or other._dtype_name != "bool":
-            raise TypeError(f"{symbol} on {self._dtype_name} and {other._dtype_name} tensors: "
-                            f"gpuaccel has it for bool tensors only (bitwise integer operations "
-                            f"need a kernel it does not have yet)")
-        return fn(self, other)
-    return method
 
 
 def _t_error(t):
@@ -864,7 +851,8 @@ _IN_PLACE += list(_TRIG)
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_TRIG) | {name + "_" for name in _TRIG})
 
 _SORTING = {name: getattr(_torch_sort, name) for name in (
-    "sort", "argsort", "msort", "topk", "kthvalue", "median", "quantile")}
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "quantile", "unique",
+    "unique_consecutive")}
 _METHODS.update(_SORTING)
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_SORTING))
 
@@ -873,3 +861,7 @@ _SPECIAL = {name: getattr(_torch_special, name) for name in (
 _METHODS.update(_SPECIAL)
 _IN_PLACE += ["lgamma", "digamma", "mvlgamma", "i0", "erfinv"]
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_SPECIAL) | {"i0_"})
+
+_METHODS.update(_torch_bitwise.METHODS)
+_IN_PLACE += list(_torch_bitwise.METHODS)
+FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_torch_bitwise.METHODS))

@@ -17,8 +17,6 @@ SHARED_REFUSALS = {
     "complex64": "two float32 tensors (no complex dtypes)",
     "string": "Python strings (no string tensors)",
     "topk": "math.top_k (TensorFlow's name)",
-    "boolean_mask": "where(...) or indexing on .numpy()",
-    "scatter_nd": "one_hot(...) products",
     "distributions": "nothing yet (no probability distributions)",
     "autograd": "tensor.backward() / GradientTape (PyTorch's is gpuaccel.torch.autograd)",
     "optim": "keras.optimizers (PyTorch's is gpuaccel.torch.optim)",

@@ -19,6 +19,7 @@
 #include "memory/memory_manager.h"
 #include "cuda_test_device.h"
 #include "test_helpers.h"
+#include "kernels/bitwise_functors.h"
 #include "kernels/half_conversions.h"
 #include "kernels/philox.h"
 #include "kernels/unary_functors.h"
@@ -1013,6 +1014,53 @@ TEST_F(CudaOps, TrigonometricUnaryAndAtan2MatchTheHostFunctors) {
   ASSERT_NO_THROW(backend_->binary(BinaryOp::kAtan2, a, b, angle));
   expect_near(download(angle), {std::atan2(1.0f, 1.0f), std::atan2(1.0f, -1.0f),
                                 std::atan2(-1.0f, -1.0f), std::atan2(0.0f, -1.0f)}, 1e-6f);
+}
+
+// The bitwise kernel runs the host's functors: int32 shifts at and past the width (shifted out,
+// where the hardware would mask or clamp the count), a broadcast uint8 operand, bool xor.
+TEST_F(CudaOps, BitwiseMatchesTheHostFunctors) {
+  const std::vector<int32_t> a = {5, -5, 1, -1, 7, 12};
+  const std::vector<int32_t> b = {-1, 32, 31, 33, 2, 10};
+  TensorView da = view({6}, DType::kInt32), db = view({6}, DType::kInt32);
+  TensorView out = view({6}, DType::kInt32);
+  ASSERT_NO_THROW(backend_->copy_from_host(a.data(), da));
+  ASSERT_NO_THROW(backend_->copy_from_host(b.data(), db));
+  for (BitwiseOp op : {BitwiseOp::kShiftLeft, BitwiseOp::kShiftRight, BitwiseOp::kAnd,
+                       BitwiseOp::kOr, BitwiseOp::kXor}) {
+    ASSERT_NO_THROW(backend_->bitwise(op, da, db, out));
+    ASSERT_NO_THROW(backend_->synchronize());
+    std::vector<int32_t> got(6);
+    ASSERT_NO_THROW(backend_->copy_to_host(out, got.data()));
+    for (size_t i = 0; i < a.size(); ++i) {
+      int32_t want = 0;
+      switch (op) {
+        case BitwiseOp::kShiftLeft: want = kernels::ShiftLeftFunctor{}(a[i], b[i]); break;
+        case BitwiseOp::kShiftRight: want = kernels::ShiftRightFunctor{}(a[i], b[i]); break;
+        case BitwiseOp::kAnd: want = a[i] & b[i]; break;
+        case BitwiseOp::kOr: want = a[i] | b[i]; break;
+        case BitwiseOp::kXor: want = a[i] ^ b[i]; break;
+      }
+      EXPECT_EQ(got[i], want) << static_cast<int>(op) << " element " << i;
+    }
+  }
+  const std::vector<uint8_t> u = {200, 3, 255};
+  const uint8_t count = 1;
+  TensorView du = view({3}, DType::kUInt8), dc = view({1}, DType::kUInt8);
+  TensorView uout = view({3}, DType::kUInt8);
+  ASSERT_NO_THROW(backend_->copy_from_host(u.data(), du));
+  ASSERT_NO_THROW(backend_->copy_from_host(&count, dc));
+  TensorView counts = dc;  // (1,) broadcast to (3,)
+  counts.shape[0] = 3;
+  counts.strides[0] = 0;
+  ASSERT_NO_THROW(backend_->bitwise(BitwiseOp::kShiftLeft, du, counts, uout));
+  EXPECT_EQ(download(uout), (std::vector<float>{144, 6, 254}));
+  const std::vector<unsigned char> flags = {1, 0, 1}, others = {1, 1, 0};
+  TensorView df = view({3}, DType::kBool), dg = view({3}, DType::kBool), bout = view({3}, DType::kBool);
+  ASSERT_NO_THROW(backend_->copy_from_host(flags.data(), df));
+  ASSERT_NO_THROW(backend_->copy_from_host(others.data(), dg));
+  ASSERT_NO_THROW(backend_->bitwise(BitwiseOp::kXor, df, dg, bout));
+  EXPECT_EQ(download(bout), (std::vector<float>{0, 1, 1}));
+  EXPECT_THROW(backend_->bitwise(BitwiseOp::kShiftLeft, df, dg, bout), std::exception);
 }
 
 // where reads only the chosen operand: b's inf and NaN never reach the rows where cond holds.

@@ -496,3 +496,37 @@ def test_select_sort_and_trig_on_the_fake_gpu_match_the_cpu():
     assert r["gpu"]["argsort"] == [[3, 2, 4, 0, 1], [4, 1, 2, 0, 3]]
     assert {k: v for k, v in r["gpu"].items() if k != "device"} == {
         k: v for k, v in r["cpu"].items() if k != "device"}
+
+
+BITWISE_UNIQUE_PROBE = r"""
+import json
+import numpy as np
+import gpuaccel as ga
+import gpuaccel.torch as torch
+
+a = np.array([5, -5, 1, 12, 7], np.int32)
+counts = np.array([-1, 32, 31, 2, 40], np.int32)
+
+def run(device):
+    with ga.device(device):
+        x, n = ga.constant(a), ga.constant(counts)
+        values, inverse, tally = torch.unique(ga.constant(np.array([3, 1, 3, 2, 1])),
+                                              return_inverse=True, return_counts=True)
+        return {'device': str(x.device), 'shifted': (x << n).numpy().tolist(),
+                'tf_shifted': ga.bitwise.left_shift(x, n).numpy().tolist(),
+                'mixed': ((x & 6) ^ ~x).numpy().tolist(),
+                'unique': [values.numpy().tolist(), inverse.numpy().tolist(),
+                           tally.numpy().tolist()]}
+
+print(json.dumps({'gpu': run('/GPU:0'), 'cpu': run('/CPU:0')}))
+"""
+
+
+def test_bitwise_and_unique_on_the_fake_gpu_match_the_cpu():
+    """The bitwise op crosses the library boundary (and unique's sorts and gathers run there)."""
+    r = run_with_fake(BITWISE_UNIQUE_PROBE)
+    assert r["gpu"]["device"] == "cuda:0" and r["cpu"]["device"] == "cpu:0"
+    assert r["gpu"]["shifted"] == [0, 0, -2147483648, 48, 0]
+    assert r["gpu"]["unique"] == [[1, 2, 3], [2, 0, 2, 1, 0], [2, 1, 2]]
+    assert {k: v for k, v in r["gpu"].items() if k != "device"} == {
+        k: v for k, v in r["cpu"].items() if k != "device"}

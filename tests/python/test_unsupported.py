@@ -11,7 +11,7 @@ from gpuaccel import keras
 @pytest.mark.parametrize("module,name,hint", [
     (gpuaccel, "float64", "float32"), (gpuaccel, "scatter_nd", "one_hot"),
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
-    (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "interpolate", "resizing"),
+    (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "fold", "reshaping unfold"),
     (gpuaccel.random, "learned_unigram_candidate_sampler", None),
     (gpuaccel.linalg, "eig", "eigh"),
     (gpuaccel.image, "decode_webp", "PIL.Image.open"),

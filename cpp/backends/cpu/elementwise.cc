@@ -17,9 +17,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/bitwise_dispatch.h"
 #include "backends/cpu/bf16_convert.h"
 #include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/elementwise.h"
+#include "backends/op_names.h"
 #include "core/errors.h"
 #include "kernels/binary_functors.h"
 #include "kernels/dropout_functor.h"
@@ -863,6 +865,26 @@ void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorV
       }
     });
   });
+}
+
+void bitwise(BitwiseOp op, const TensorView& a, const TensorView& b, const TensorView& out) {
+  const bool known = with_bitwise_functor(op, [&](auto f) {
+    using F = decltype(f);
+    const bool typed = with_bitwise_storage(op, a.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (kBitwiseDefined<F, T>) {
+        const T* ap = static_cast<const T*>(a.data);
+        const T* bp = static_cast<const T*>(b.data);
+        T* op_out = static_cast<T*>(out.data);
+        const TensorView* views[3] = {&out, &a, &b};
+        for_each_element<3>(views, [=](int64_t, const int64_t (&o)[3]) {
+          op_out[o[0]] = f(ap[o[1]], bp[o[2]]);
+        });
+      }
+    });
+    if (!typed) unsupported(op_name(op), a.dtype, "a bitwise op (int32, int64, uint8; bool for and/or/xor)");
+  });
+  if (!known) throw_error(ErrorCode::kInternal, "bitwise", "unknown BitwiseOp");
 }
 
 void where(const TensorView& cond, const TensorView& a, const TensorView& b, const TensorView& out) {

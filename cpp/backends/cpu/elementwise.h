@@ -26,6 +26,10 @@ void unary_backward(UnaryOp op, const TensorView& x, const TensorView& y, const 
 // comparisons, whose out may be bool.
 void binary(BinaryOp op, const TensorView& a, const TensorView& b, const TensorView& out);
 
+// out = a op b bit by bit, a and b already broadcast to out's shape, all three of one dtype:
+// int32, int64, uint8, and bool for and/or/xor (backends/backend_ops.def).
+void bitwise(BitwiseOp op, const TensorView& a, const TensorView& b, const TensorView& out);
+
 // out = cond ? a : b: cond bool, a, b and out of one dtype (any), all of out's shape (broadcast
 // views with stride 0); the value not chosen is never read into out, so its inf/NaN stays out.
 void where(const TensorView& cond, const TensorView& a, const TensorView& b, const TensorView& out);

@@ -31,6 +31,9 @@ void dropout(int device, const TensorView& x, double rate, uint64_t seed, uint64
              const TensorView& y, const TensorView& mask);
 void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, const TensorView& out);
 
+// bitwise.cu: and/or/xor/shifts (kernels/bitwise_functors.h).
+void bitwise(int device, BitwiseOp op, const TensorView& a, const TensorView& b,
+             const TensorView& out);
 // where.cu, sort.cu: selection and ordering (backends/backend_ops.def).
 void where(int device, const TensorView& cond, const TensorView& a, const TensorView& b,
            const TensorView& out);

@@ -1532,18 +1532,114 @@ def median(x, axis=None, keepdims=False):
     return quantile(x, 0.5, axis, "linear", keepdims)
 
 
+# ---- bitwise (Keras's TensorFlow backend: promoted by result_type, shift counts clamped to
+# [0, bits - 1] as tf.bitwise does; bool operands of and/or/xor/invert work, as with Keras's
+# NumPy and JAX backends, where the TensorFlow backend refuses them) ----
+
+def _bitwise(keras_name, op):
+    def fn(x, y):
+        return _C.bitwise(op, _tensor(x), _tensor(y))
+    fn.__name__ = fn.__qualname__ = keras_name
+    fn.__doc__ = f"``keras.ops.{keras_name}``: x {op} y bit by bit (integer or bool tensors)."
+    return fn
+
+
+def _shift(keras_name, op):
+    def fn(x, y):
+        from .. import bitwise as _tf_bitwise
+        x = _tensor(x)
+        # A Python int count takes x's dtype (Keras keeps it weak); a tensor promotes.
+        if isinstance(y, numbers.Integral):
+            y = _C.scalar_operand(y, x, keras_name, True)
+        else:
+            y = _tensor(y)
+        common = _C.result_type(x, y)
+        x, y = _C.cast(x, common), _C.cast(y, common)
+        if y._dtype_name not in ("int32", "int64", "uint8"):
+            return _C.bitwise(op, x, y)  # the kernel's frontend refuses it with the dtype named
+        return _C.bitwise(op, x, _tf_bitwise.clamped_shift_counts(y))
+    fn.__name__ = fn.__qualname__ = keras_name
+    fn.__doc__ = (f"``keras.ops.{keras_name}``: integer x shifted by y bits (counts clamped to "
+                  f"[0, bits - 1], as TensorFlow).")
+    return fn
+
+
+bitwise_and = _bitwise("bitwise_and", "and")
+bitwise_or = _bitwise("bitwise_or", "or")
+bitwise_xor = _bitwise("bitwise_xor", "xor")
+bitwise_left_shift = left_shift = _shift("bitwise_left_shift", "left_shift")
+bitwise_right_shift = right_shift = _shift("bitwise_right_shift", "right_shift")
+
+
+def bitwise_invert(x):
+    """``keras.ops.bitwise_invert`` (and ``bitwise_not``): every bit flipped."""
+    return _C.bitwise_not(_tensor(x))
+
+
+bitwise_not = bitwise_invert
+
+
+def unique(x, sorted=True, return_index=False, return_inverse=False,  # noqa: A002
+           return_counts=False, axis=None, size=None, fill_value=None):
+    """``keras.ops.unique`` as its TensorFlow backend answers: distinct entries (or slices
+    along ``axis``) ascending, or in order of first appearance with sorted=False; int32
+    index/inverse/counts; ``size`` truncates or pads (values with fill_value, indices with 1,
+    counts with 0)."""
+    from .. import _unique
+    x = _tensor(x)
+    if axis is not None:
+        axis = int(axis) % builtins.max(x.ndim, 1)
+    groups = _unique.unique(x, axis, first_appearance=not sorted)
+    y, first, counts = groups.values, groups.first, groups.counts
+    inverse = groups.inverse if axis is not None else _C.reshape(groups.inverse, list(x.shape))
+    if size is not None:
+        along = 0 if axis is None else axis
+        found = y.shape[along]
+        keep = builtins.min(found, int(size))
+        pad = int(size) - keep
+        y = _C.slice(y, [(0, keep if d == along else n, 1) for d, n in enumerate(y.shape)])
+        first, counts = (_C.slice(t, [(0, keep, 1)]) for t in (first, counts))
+        if pad:
+            shape = [pad if d == along else n for d, n in enumerate(y.shape)]
+            filler = _C.tensor_full(shape, 0.0 if fill_value is None else float(fill_value),
+                                    y._dtype_name, y._device_name)
+            y = _C.concat([y, filler], along)
+            first = _C.concat([first, _C.tensor_full([pad], 1.0, "int64", y._device_name)], 0)
+            counts = _C.concat([counts, _C.tensor_full([pad], 0.0, "int64", y._device_name)], 0)
+    results = [y] + [_C.cast(first, "int32")] * bool(return_index) + \
+        [_C.cast(inverse, "int32")] * bool(return_inverse) + \
+        [_C.cast(counts, "int32")] * bool(return_counts)
+    return tuple(results) if len(results) > 1 else results[0]
+
+
+def scatter(indices, values, shape):
+    """``keras.ops.scatter``: zeros of ``shape`` with ``values`` added at ``indices``
+    (``tf.scatter_nd``, as Keras's TensorFlow backend)."""
+    from .. import _tf_index_ops
+    return _tf_index_ops.scatter_nd(indices, values, shape)
+
+
+def scatter_update(inputs, indices, updates, reduction=None):
+    """``keras.ops.scatter_update``: ``inputs`` with ``updates`` written at ``indices``
+    (reduction None: replaced; 'add', 'max', 'min': combined with the entry there)."""
+    from .. import _tf_index_ops as ops
+    functions = {None: ops.tensor_scatter_nd_update, "add": ops.tensor_scatter_nd_add,
+                 "max": ops.tensor_scatter_nd_max, "min": ops.tensor_scatter_nd_min}
+    if reduction not in functions:
+        raise ValueError(f"Unsupported reduction: {reduction} (gpuaccel has None, 'add', 'max' "
+                         f"and 'min'; 'mul' is not there yet)")
+    x = _tensor(inputs)
+    u = updates if isinstance(updates, Tensor) else _convert_to_tensor(np.asarray(updates),
+                                                                       dtype=x._dtype_name)
+    return functions[reduction](x, indices, u)
+
+
 # Names that need a kernel gpuaccel lacks, with what to do meanwhile.
 _ON_THE_HOST = "a computation on keras.ops.convert_to_numpy(x) with NumPy"
 _NEEDS_A_KERNEL = {
-    **{name: f"{_ON_THE_HOST} (np.{name}); sort/argsort give a full order"
-       for name in ("argpartition", "unique")},
-    **{name: f"{_ON_THE_HOST} (there is no bitwise kernel yet)" for name in (
-        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
-        "bitwise_left_shift", "bitwise_right_shift", "left_shift", "right_shift")},
+    "argpartition": f"{_ON_THE_HOST} (np.argpartition); sort/argsort give a full order",
     **{name: "np.linalg on keras.ops.convert_to_numpy(x) (there is no linear-algebra kernel "
              "yet)" for name in ("cholesky_inverse", "eig", "lu_factor")},
-    "scatter": "one_hot and matmul (a sum of one-hot rows) for additive scatters",
-    "scatter_update": "slice_update for a rectangular block",
 }
 
 

@@ -165,7 +165,6 @@ def __getattr__(name):
 
 _REFUSALS = {
     **_unsupported.SHARED_REFUSALS,
-    "unique": "np.unique on .numpy()",
     "normal": "torch.randn(*size) * std + mean",
     "fill": "torch.full_like(input, value) (torch.fill's meaning; tf.fill is gpuaccel.fill)",
 }

@@ -16,7 +16,8 @@ from . import nn_utils as utils
 from ._containers import ModuleDict, ModuleList, Sequential
 from ._layers import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, Conv2d, Dropout, Embedding,
                       Flatten, Identity, LeakyReLU, Linear, LogSoftmax, MaxPool2d, ReLU, ReLU6,
-                      Sigmoid, SiLU, Softmax, Softplus, Tanh)
+                      Sigmoid, SiLU, Softmax, Softplus, Tanh, Upsample, UpsamplingBilinear2d,
+                      UpsamplingNearest2d)
 from ._losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from ._module import Module, Parameter
 from ._normalization import BatchNorm1d, BatchNorm2d, LayerNorm
@@ -33,7 +34,7 @@ __all__ = ["functional", "init", "utils", "parallel", "Module", "Parameter", "Se
            "Flatten", "Dropout", "ReLU",
            "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softplus", "Softmax",
            "LogSoftmax", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
-           "BCEWithLogitsLoss"]
+           "BCEWithLogitsLoss", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 _IMPLEMENTED_HERE = set(__all__)
 __getattr__ = _unsupported.module_getattr(__name__, "torch.nn", {
