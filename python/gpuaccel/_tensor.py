@@ -413,6 +413,17 @@ def _item(self):
     return self._numpy().reshape(()).item()
 
 
+def _index(self):
+    """``operator.index(t)``, so ``names[logits.argmax()]`` and ``range(t)`` take an integer
+    tensor: torch's rule (an integer or bool tensor of one element, of any shape; TF's
+    EagerTensor takes its integer scalars too), and torch's TypeError for anything else."""
+    integral = self._dtype_name == "bool" or np.issubdtype(np.dtype(self._dtype_name), np.integer)
+    if not integral or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index"
+                        f" (got dtype {self._dtype_name}, shape {tuple(self.shape)})")
+    return int(self._numpy().reshape(()).item())
+
+
 def _format(self, format_spec):
     """``f'{loss:0.2f}'``: a 0-d tensor formats as its Python scalar (TF's EagerTensor and
     torch.Tensor both do); any other tensor takes only the empty spec (its str), and a spec is
@@ -471,6 +482,7 @@ def _install():
     T.__array__ = _array
     T.__float__ = lambda self: float(_item(self))
     T.__int__ = lambda self: int(_item(self))
+    T.__index__ = _index
     T.__bool__ = lambda self: bool(_item(self))
     T.numpy = _numpy
     T.item = _item

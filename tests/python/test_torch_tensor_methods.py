@@ -328,3 +328,32 @@ def test_in_place_methods_return_their_tensor_and_refuse_graph_leaves():
 def test_bad_arguments_name_what_is_wrong(call, error):
     with pytest.raises((RuntimeError, ValueError, IndexError), match=error):
         call(torch.tensor(INPUTS["x"]))
+
+
+def test_integer_tensors_of_one_element_index_as_pytorchs():
+    """``names[logits.argmax()]``: a tensor with one integer (or bool) element is a Python index
+    (``operator.index``), any other is torch's TypeError."""
+    snippet = """
+import operator
+names = ['a', 'b', 'c', 'd']
+cases = [torch.tensor([0.5, 3.0, 1.0]).argmax(), torch.tensor([2]), torch.tensor([[3]], dtype=torch.int32),
+         torch.tensor(1, dtype=torch.uint8), torch.tensor(True), torch.tensor(2.0), torch.tensor([1, 2])]
+for k, t in enumerate(cases):
+    try:
+        out[str(k)] = [operator.index(t), names[t], list(range(t))]
+    except TypeError as e:
+        out[str(k)] = type(e).__name__
+"""
+    expected = torch_reference.run(snippet)
+    import operator
+    names = ["a", "b", "c", "d"]
+    cases = [torch.tensor([0.5, 3.0, 1.0]).argmax(), torch.tensor([2]),
+             torch.tensor([[3]], dtype=torch.int32), torch.tensor(1, dtype=torch.uint8),
+             torch.tensor(True), torch.tensor(2.0), torch.tensor([1, 2])]
+    for k, t in enumerate(cases):
+        expect = expected[str(k)]
+        if expect == "TypeError":
+            with pytest.raises(TypeError, match="only integer tensors of a single element"):
+                operator.index(t)
+        else:
+            assert [operator.index(t), names[t], list(range(t))] == expect, k
