@@ -374,11 +374,19 @@ def _reduce(op):
 
 
 def _squeeze(self, dim=None):
-    """Size-1 axes removed: all of them (dim=None), one, or a tuple (() removes none)."""
+    """Size-1 axes removed: all of them (dim=None), one, or a tuple (() removes none). As in
+    torch, a named axis whose size is not 1 stays (``rand(2, 2).squeeze(0)`` is a no-op), and an
+    axis outside the rank is an IndexError."""
     if dim is None:
         return _C.squeeze(self, [])
     dims = [check_int(d, "dim") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
-    return _C.squeeze(self, dims) if dims else _C.reshape(self, list(self.shape))
+    rank = max(self.ndim, 1)  # a 0-d tensor takes dim 0 and -1, as torch
+    for d in dims:
+        if not -rank <= d < rank:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-rank}, {rank - 1}], but got {d})")
+    ones = [d for d in dims if self.ndim and self.shape[d] == 1]
+    return _C.squeeze(self, ones) if ones else _C.reshape(self, list(self.shape))
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -141,7 +141,9 @@ EXPRESSIONS = [
     ("torch.swapdims(t3, 0, 1)", "t3"), ("t3.movedim(0, -1)", "t3"),
     ("torch.movedim(t3, (0, 1), (2, 0))", "t3"), ("t3.moveaxis(2, 0)", "t3"),
     ("torch.moveaxis(t3, -1, 1)", "t3"), ("x.t()", "x"), ("torch.t(x)", "x"), ("x.T", "x"),
-    ("x[None].squeeze()", "x"), ("torch.squeeze(x[:, None], 1)", "x"), ("x.unsqueeze(0)", "x"),
+    ("x[None].squeeze()", "x"), ("torch.squeeze(x[:, None], 1)", "x"),
+    ("x.squeeze(0)", "x"), ("torch.squeeze(x, 1)", "x"), ("torch.squeeze(ba[:, :1], dim=-2)", "ba"),
+    ("v[None].squeeze(-1)", "v"), ("x.unsqueeze(0)", "x"),
     ("torch.unsqueeze(x, -1)", "x"), ("v.expand(3, 4)", "v"), ("v.expand(2, 3, -1)", "v"),
     ("v.expand_as(x)", "v"), ("v.broadcast_to((3, 4))", "v"), ("torch.broadcast_to(v, (2, 4))", "v"),
     ("x.repeat(2, 1)", "x"), ("x.repeat(1, 2, 3)", "x"), ("x.tile((2,))", "x"),
@@ -324,6 +326,7 @@ def test_in_place_methods_return_their_tensor_and_refuse_graph_leaves():
     (lambda x: x.masked_fill(x, 1.0), "boolean masks"),
     (lambda x: x.trace() if x.ndim != 2 else x[0].trace(), "expected a matrix"),
     (lambda x: torch.movedim(x, (0, 1), 0), "same number of dims"),
+    (lambda x: x.squeeze(2), r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
 ])
 def test_bad_arguments_name_what_is_wrong(call, error):
     with pytest.raises((RuntimeError, ValueError, IndexError), match=error):
