@@ -360,3 +360,49 @@ for k, t in enumerate(cases):
                 operator.index(t)
         else:
             assert [operator.index(t), names[t], list(range(t))] == expect, k
+
+
+def test_reshaping_in_place_methods_change_the_tensor_itself_as_pytorchs():
+    """``batch.unsqueeze_(0)``, ``t_()``, ``transpose_``...: the same tensor object takes the new
+    shape over the same memory (a view taken before sees later writes); a leaf that requires
+    grad is refused while recording, and under no_grad stays a leaf that requires grad."""
+    snippet = """
+x = torch.tensor(x)
+before = x[0]
+shapes = [list(x.unsqueeze_(0).shape)]
+results = [x.squeeze_(0), x.t_(), x.transpose_(0, 1), x.swapdims_(0, 1), x.swapaxes_(1, 0),
+           x.unsqueeze_(-1), x.squeeze_()]
+shapes += [list(r.shape) for r in results]
+out['same object'] = all(r is x for r in results)
+x.mul_(2)
+out['view sees write'] = before.numpy()
+out['shapes'] = shapes
+out['values'] = x.numpy()
+leaf = torch.ones(2, 3, requires_grad=True)
+try:
+    leaf.unsqueeze_(0)
+except RuntimeError as e:
+    out['leaf error'] = type(e).__name__
+with torch.no_grad():
+    leaf.t_()
+out['leaf after'] = [list(leaf.shape), leaf.is_leaf, leaf.requires_grad]
+"""
+    expected = torch_reference.run(snippet, x=INPUTS["x"])
+    x = torch.tensor(INPUTS["x"])
+    before = x[0]
+    shapes = [list(x.unsqueeze_(0).shape)]
+    results = [x.squeeze_(0), x.t_(), x.transpose_(0, 1), x.swapdims_(0, 1), x.swapaxes_(1, 0),
+               x.unsqueeze_(-1), x.squeeze_()]
+    shapes += [list(r.shape) for r in results]
+    assert all(r is x for r in results) == expected["same object"]
+    x.mul_(2)
+    np.testing.assert_allclose(before.numpy(), expected["view sees write"], rtol=1e-6)
+    assert shapes == expected["shapes"]
+    np.testing.assert_allclose(x.numpy(), expected["values"], rtol=1e-6)
+    leaf = torch.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.unsqueeze_(0)
+    assert expected["leaf error"] == "RuntimeError"
+    with torch.no_grad():
+        leaf.t_()
+    assert [list(leaf.shape), leaf.is_leaf, leaf.requires_grad] == expected["leaf after"]
