@@ -375,17 +375,24 @@ def _reduce(op):
 
 def _squeeze(self, dim=None):
     """Size-1 axes removed: all of them (dim=None), one, or a tuple (() removes none). As in
-    torch, a named axis whose size is not 1 stays (``rand(2, 2).squeeze(0)`` is a no-op), and an
-    axis outside the rank is an IndexError."""
+    torch, a named axis whose size is not 1 stays (``rand(2, 2).squeeze(0)`` is a no-op), an
+    axis outside the rank is an IndexError and an axis named twice a ValueError; a 0-d tensor
+    has no axis to name (the core's error)."""
     if dim is None:
         return _C.squeeze(self, [])
     dims = [check_int(d, "dim") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
-    rank = max(self.ndim, 1)  # a 0-d tensor takes dim 0 and -1, as torch
+    if not dims:
+        return _C.reshape(self, list(self.shape))
+    if self.ndim == 0:
+        return _C.squeeze(self, dims)
     for d in dims:
-        if not -rank <= d < rank:
+        if not -self.ndim <= d < self.ndim:
             raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[{-rank}, {rank - 1}], but got {d})")
-    ones = [d for d in dims if self.ndim and self.shape[d] == 1]
+                             f"[{-self.ndim}, {self.ndim - 1}], but got {d})")
+    if len({d % self.ndim for d in dims}) != len(dims):
+        raise ValueError(f"squeeze: dim {dims} names an axis more than once (each axis may "
+                         f"appear once)")
+    ones = [d for d in dims if self.shape[d] == 1]
     return _C.squeeze(self, ones) if ones else _C.reshape(self, list(self.shape))
 
 
