@@ -191,7 +191,8 @@ def _normalize_index(index, ndim):
 
 
 def _getitem(self, index):
-    """Basic indexing (ints, slices with positive steps, None, ...) as views."""
+    """Basic indexing (ints or 0-d integer tensors, slices with positive steps, None, ...) as
+    views."""
     index = _normalize_index(index, self.ndim)
     result = self
     dim = 0
@@ -202,6 +203,8 @@ def _getitem(self, index):
         if item is None:
             new_axes.append(len(specs) - len(picks) + len(new_axes))
             continue
+        if isinstance(item, Tensor) and item.ndim == 0 and item._dtype_name != "bool":
+            item = _index(item)  # torch: a 0-d integer tensor indexes as its int
         if dim >= self.ndim:
             raise IndexError(f"too many indices for a tensor of dimension {self.ndim}")
         size = self.shape[dim]

@@ -406,3 +406,32 @@ out['leaf after'] = [list(leaf.shape), leaf.is_leaf, leaf.requires_grad]
     with torch.no_grad():
         leaf.t_()
     assert [list(leaf.shape), leaf.is_leaf, leaf.requires_grad] == expected["leaf after"]
+
+
+def test_zero_dim_integer_tensors_index_as_their_ints():
+    """``transitions[tags[i + 1], tags[i]]``: a 0-d integer tensor inside an index reads and
+    writes as its int (a bool or float one does not)."""
+    snippet = """
+grid = torch.arange(12.0).reshape(3, 4)
+tags = torch.tensor([2, 0, 3])
+for k, value in enumerate([grid[tags[0], tags[1]], grid[tags[1]], grid[:, tags[2]],
+                           grid[tags[0], -1]]):
+    out['read%d' % k] = value.numpy().copy()
+grid[tags[1], tags[2]] = -5.0
+out['written'] = grid.numpy()
+try:
+    grid[torch.tensor(1.0)]
+except Exception as e:
+    out['float'] = type(e).__name__
+"""
+    expected = torch_reference.run(snippet)
+    grid = torch.arange(12.0).reshape(3, 4)
+    tags = torch.tensor([2, 0, 3])
+    read = [grid[tags[0], tags[1]], grid[tags[1]], grid[:, tags[2]], grid[tags[0], -1]]
+    for k, ours in enumerate(read):
+        np.testing.assert_array_equal(ours.numpy(), expected[f"read{k}"])
+    grid[tags[1], tags[2]] = -5.0
+    np.testing.assert_array_equal(grid.numpy(), expected["written"])
+    assert expected["float"] == "IndexError"
+    with pytest.raises(TypeError, match="only integer tensors of a single element"):
+        grid[torch.tensor(1.0)]
