@@ -15,6 +15,7 @@ from ._int_range import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, check_int, c
 from ._tensor import _device_name, _dtype_name, _shape_arg
 from ._torch_generator import drawing_from
 from .dtypes import float32
+from .math import _into
 
 __all__ = ["zeros", "ones", "full", "empty", "rand", "randn", "randint", "eye", "linspace",
            "full_like", "rand_like", "randn_like", "empty_like", "randint_like"]
@@ -28,36 +29,40 @@ def _leaf(t, requires_grad):
     return t
 
 
-def zeros(*shape, dtype=float32, device=None, requires_grad=False, name=None):
-    """``torch.zeros(2, 3)`` / ``tf.zeros([2, 3])``."""
-    return _leaf(_tensor.zeros(*shape, dtype=dtype or float32, device=device), requires_grad)
+def zeros(*shape, dtype=float32, device=None, requires_grad=False, name=None, out=None):
+    """``torch.zeros(2, 3)`` / ``tf.zeros([2, 3])``; torch's ``out=`` (here and in the other
+    factories) writes the values into that tensor and returns it."""
+    return _into(_leaf(_tensor.zeros(*shape, dtype=dtype or float32, device=device),
+                       requires_grad), out)
 
 
-def ones(*shape, dtype=float32, device=None, requires_grad=False, name=None):
-    return _leaf(_tensor.ones(*shape, dtype=dtype or float32, device=device), requires_grad)
+def ones(*shape, dtype=float32, device=None, requires_grad=False, name=None, out=None):
+    return _into(_leaf(_tensor.ones(*shape, dtype=dtype or float32, device=device),
+                       requires_grad), out)
 
 
-def empty(*shape, dtype=float32, device=None, requires_grad=False):
+def empty(*shape, dtype=float32, device=None, requires_grad=False, out=None):
     """``torch.empty``: zeros here (reading uninitialised memory teaches nothing)."""
-    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad, out=out)
 
 
-def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
-    return _leaf(_tensor.full(shape, fill_value, dtype=dtype, device=device), requires_grad)
+def full(shape, fill_value, dtype=None, device=None, requires_grad=False, out=None):
+    return _into(_leaf(_tensor.full(shape, fill_value, dtype=dtype, device=device),
+                       requires_grad), out)
 
 
-def rand(*shape, dtype=float32, device=None, requires_grad=False, generator=None):
+def rand(*shape, dtype=float32, device=None, requires_grad=False, generator=None, out=None):
     """Uniform [0, 1) (``torch.rand``), from ``generator`` when one is given."""
     with drawing_from(generator, "rand"):
-        out = _tensor.rand(*shape, dtype=dtype or float32, device=device)
-    return _leaf(out, requires_grad)
+        values = _tensor.rand(*shape, dtype=dtype or float32, device=device)
+    return _into(_leaf(values, requires_grad), out)
 
 
-def randn(*shape, dtype=float32, device=None, requires_grad=False, generator=None):
+def randn(*shape, dtype=float32, device=None, requires_grad=False, generator=None, out=None):
     """Standard normal (``torch.randn``), from ``generator`` when one is given."""
     with drawing_from(generator, "randn"):
-        out = _tensor.randn(*shape, dtype=dtype or float32, device=device)
-    return _leaf(out, requires_grad)
+        values = _tensor.randn(*shape, dtype=dtype or float32, device=device)
+    return _into(_leaf(values, requires_grad), out)
 
 
 # A float32 uniform carries 24 random bits: spans up to 2**24 are drawn from it on the device;

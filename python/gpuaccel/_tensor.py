@@ -191,7 +191,8 @@ def _normalize_index(index, ndim):
 
 
 def _getitem(self, index):
-    """Basic indexing (ints, slices with positive steps, None, ...) as views."""
+    """Basic indexing (ints or 0-d integer tensors, slices with positive steps, None, ...) as
+    views."""
     index = _normalize_index(index, self.ndim)
     result = self
     dim = 0
@@ -202,6 +203,8 @@ def _getitem(self, index):
         if item is None:
             new_axes.append(len(specs) - len(picks) + len(new_axes))
             continue
+        if isinstance(item, Tensor) and item.ndim == 0 and item._dtype_name != "bool":
+            item = _index(item)  # torch: a 0-d integer tensor indexes as its int
         if dim >= self.ndim:
             raise IndexError(f"too many indices for a tensor of dimension {self.ndim}")
         size = self.shape[dim]
@@ -374,11 +377,26 @@ def _reduce(op):
 
 
 def _squeeze(self, dim=None):
-    """Size-1 axes removed: all of them (dim=None), one, or a tuple (() removes none)."""
+    """Size-1 axes removed: all of them (dim=None), one, or a tuple (() removes none). As in
+    torch, a named axis whose size is not 1 stays (``rand(2, 2).squeeze(0)`` is a no-op), an
+    axis outside the rank is an IndexError and an axis named twice a ValueError; a 0-d tensor
+    has no axis to name (the core's error)."""
     if dim is None:
         return _C.squeeze(self, [])
     dims = [check_int(d, "dim") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
-    return _C.squeeze(self, dims) if dims else _C.reshape(self, list(self.shape))
+    if not dims:
+        return _C.reshape(self, list(self.shape))
+    if self.ndim == 0:
+        return _C.squeeze(self, dims)
+    for d in dims:
+        if not -self.ndim <= d < self.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-self.ndim}, {self.ndim - 1}], but got {d})")
+    if len({d % self.ndim for d in dims}) != len(dims):
+        raise ValueError(f"squeeze: dim {dims} names an axis more than once (each axis may "
+                         f"appear once)")
+    ones = [d for d in dims if self.shape[d] == 1]
+    return _C.squeeze(self, ones) if ones else _C.reshape(self, list(self.shape))
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -411,6 +429,17 @@ def _item(self):
         raise ValueError(f"only one-element tensors can be converted to Python scalars, "
                          f"got shape {tuple(self.shape)}")
     return self._numpy().reshape(()).item()
+
+
+def _index(self):
+    """``operator.index(t)``, so ``names[logits.argmax()]`` and ``range(t)`` take an integer
+    tensor: torch's rule (an integer or bool tensor of one element, of any shape; TF's
+    EagerTensor takes its integer scalars too), and torch's TypeError for anything else."""
+    integral = self._dtype_name == "bool" or np.issubdtype(np.dtype(self._dtype_name), np.integer)
+    if not integral or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index"
+                        f" (got dtype {self._dtype_name}, shape {tuple(self.shape)})")
+    return int(self._numpy().reshape(()).item())
 
 
 def _format(self, format_spec):
@@ -471,6 +500,7 @@ def _install():
     T.__array__ = _array
     T.__float__ = lambda self: float(_item(self))
     T.__int__ = lambda self: int(_item(self))
+    T.__index__ = _index
     T.__bool__ = lambda self: bool(_item(self))
     T.numpy = _numpy
     T.item = _item

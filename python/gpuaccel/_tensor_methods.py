@@ -140,6 +140,23 @@ def _get_data(self):
     return _C.detach(self)
 
 
+def _reshaping_in_place(name):
+    """``t.unsqueeze_(0)``, ``t.t_()``...: ``t`` itself becomes the view ``t.name(...)`` (same
+    memory, new shape), as torch changes the tensor's metadata; the in-place rules above
+    apply, and a leaf keeps its ``requires_grad``."""
+    def method(self, *args, **kwargs):
+        _check_in_place(self, name + "_")
+        requires_grad = self.requires_grad
+        with _no_record():
+            view = _C.detach(getattr(self, name)(*args, **kwargs))
+        self._rebind_(view)
+        if requires_grad:
+            self.requires_grad_(True)
+        return self
+    method.__name__ = name + "_"
+    return method
+
+
 def _set_data(self, value):
     with _no_record():
         _write(self, value)
@@ -221,6 +238,8 @@ def install():
     T.pow_ = _in_place("pow")
     T.mm = lambda self, other: _C.matmul(self, other)
     T.zero_ = _zero
+    for name in ("unsqueeze", "squeeze", "t", "transpose", "swapaxes", "swapdims"):
+        setattr(T, f"{name}_", _reshaping_in_place(name))
     T.fill_ = _fill
     T.copy_ = _copy
     T.clamp = lambda self, min=None, max=None: _array_ops.clamp(self, min, max)  # noqa: A002

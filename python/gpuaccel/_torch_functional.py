@@ -4,6 +4,7 @@ the NHWC C++ ops; ``gpuaccel.nn`` itself keeps ``tf.nn``'s NHWC names.
 
 Losses take ``reduction='mean' | 'sum' | 'none'`` as torch does.
 """
+import functools
 import math
 import numbers
 
@@ -159,6 +160,24 @@ def _check_image(x, op):
         raise RuntimeError(f"{op}: expected a 4-D (N, C, H, W) input, got shape {list(x.shape)}")
 
 
+def _one_image_or_batch(name):
+    """torch's 2-D convolutions and poolings take one unbatched (C, H, W) image as well as an
+    (N, C, H, W) batch (a tutorial pools ``torch.rand(1, 6, 6)``): the decorated op runs on a
+    batch of one and the batch axis is dropped again; anything else gets torch's error."""
+    def decorate(op):
+        @functools.wraps(op)
+        def one_or_batch(input, *args, **kwargs):
+            x = convert_to_tensor(input)
+            if x.ndim == 4:
+                return op(x, *args, **kwargs)
+            if x.ndim != 3:
+                raise RuntimeError(f"{name}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) "
+                                   f"input, got shape {list(x.shape)}")
+            return _C.squeeze(op(_C.expand_dims(x, 0), *args, **kwargs), [0])
+        return one_or_batch
+    return decorate
+
+
 def _padded_nhwc(x, padding, value=0.0):
     ph, pw = _pair(padding, "padding")
     x = _nhwc(x)
@@ -200,6 +219,7 @@ def _grouped_conv_operands(op, x, w, bias, groups):
     return x, w, None if bias is None else as_tensors(x, bias)[1]
 
 
+@_one_image_or_batch("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``F.conv2d``: input (N, C, H, W), weight (F, C / groups, kh, kw); ``padding`` an int, a
     pair, 'valid' or 'same'."""
@@ -218,6 +238,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _nchw(out)
 
 
+@_one_image_or_batch("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """``F.conv_transpose2d``: input (N, C, H, W), weight (C, F, kh, kw) (torch's (in,
@@ -302,6 +323,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _C.permute(y, [0, 4, 1, 2, 3])
 
 
+@_one_image_or_batch("max_pool2d")
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     x = convert_to_tensor(input)
@@ -314,6 +336,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _nchw(_C.pool2d(padded, True, kh, kw, sh, sw, "VALID"))
 
 
+@_one_image_or_batch("avg_pool2d")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     x = convert_to_tensor(input)
@@ -664,6 +687,7 @@ def _adaptive_pool2d(x, output_size, op, name):
     return _array_ops.stack(rows, 2)  # (N, C, oh, ow)
 
 
+@_one_image_or_batch("adaptive_avg_pool2d")
 def adaptive_avg_pool2d(input, output_size):
     """``F.adaptive_avg_pool2d``: each output cell averages torch's window of the input (a
     Python loop over the output cells: meant for small outputs such as (1, 1) or (7, 7))."""
@@ -671,6 +695,7 @@ def adaptive_avg_pool2d(input, output_size):
                             "adaptive_avg_pool2d")
 
 
+@_one_image_or_batch("adaptive_max_pool2d")
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     if return_indices:
         raise ValueError("adaptive_max_pool2d(return_indices=True) is not supported yet")

@@ -632,7 +632,7 @@ FUNCTION_NAMES = sorted(set(_METHODS) - {"byte", "new_zeros", "new_ones", "new_f
                                          "sum_to_size", "unsafe_split_with_sizes", "unfold"} |
                         {"add", "sub", "mul", "t", "pow", "clamp", "clip", "neg", "negative",
                          "sign", "abs", "exp", "log", "sqrt", "rsqrt", "square", "reciprocal",
-                         "relu", "sigmoid", "tanh"})
+                         "relu", "sigmoid", "tanh", "squeeze"})
 
 
 def install():

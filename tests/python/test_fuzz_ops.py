@@ -367,13 +367,26 @@ def test_reductions_match_numpy_axes_and_nan(isolated, case):
 
 # ---- shapes: reshape, permute, transpose, squeeze, unsqueeze ----
 
+def torch_squeeze_axes(shape, dims):
+    """The axes ``Tensor.squeeze(dims)`` removes, by torch's rule (NumPy's squeeze refuses an
+    axis whose size is not 1; torch leaves it): the named size-1 axes; an axis outside the
+    rank or named twice is an error (0-d tensors: see check_shape_op)."""
+    dims = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+    rank = max(len(shape), 1)
+    if any(not -rank <= d < rank for d in dims):
+        raise IndexError(f"dim {dims} out of range for rank {len(shape)}")
+    if len({d % rank for d in dims}) != len(dims):
+        raise ValueError(f"dim {dims} names an axis twice")
+    return tuple(d for d in dims if shape and shape[d] == 1)
+
+
 def check_shape_op(op, values, args):
     import gpuaccel
     x = gpuaccel.tensor(values)
     numpy_fn = {"reshape": lambda: values.reshape(args),
                 "permute": lambda: np.transpose(values, args),
                 "transpose": lambda: np.swapaxes(values, *args),
-                "squeeze": lambda: np.squeeze(values, axis=args),
+                "squeeze": lambda: np.squeeze(values, axis=torch_squeeze_axes(values.shape, args)),
                 "unsqueeze": lambda: np.expand_dims(values, args)}[op]
     expected, numpy_error = numpy_verdict(numpy_fn)
     if op == "squeeze" and values.ndim == 0 and args not in ((), []):

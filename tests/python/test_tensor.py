@@ -509,8 +509,11 @@ def test_unsqueeze_squeeze():
     assert t.squeeze(1).shape == (3, 4)
     assert t.squeeze(-2).shape == (3, 4)
     np.testing.assert_array_equal(t.squeeze().numpy(), a.squeeze())
-    with pytest.raises(ValueError):
-        t.squeeze(0)
+    assert t.squeeze(0).shape == (3, 1, 4)  # torch: an axis whose size is not 1 stays
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        t.squeeze(3)
+    with pytest.raises(ValueError, match="more than once"):
+        t.squeeze((1, -2))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -62,5 +62,64 @@ def test_grad_leaves_dot_grad_alone_and_reports_misuse():
         torch.autograd.grad(x * 3, x, grad_outputs=torch.ones(2))
     with pytest.raises(NotImplementedError, match="create_graph"):
         torch.autograd.grad(y, x, create_graph=True)
-    with pytest.raises(AttributeError, match="torch.autograd.functional is not supported"):
-        torch.autograd.functional  # noqa: B018
+    with pytest.raises(AttributeError, match="functional.hessian is not supported"):
+        torch.autograd.functional.hessian  # noqa: B018
+
+
+# torch.autograd.functional on both sides: tuple and single inputs and outputs, an unused input,
+# vjp with and without v, and the inputs left as they were.
+_FUNCTIONAL = """
+def functional_results(torch, x0, w0):
+    F = torch.autograd.functional
+    x, w = torch.tensor(x0), torch.tensor(w0)
+    mixed = lambda a, b: 2 * a.exp() + 3 * b
+    two_outputs = lambda a: (torch.tanh(torch.matmul(a, w)), (a * a).sum())
+    unused = lambda a, b: a * 4
+    results = [F.jacobian(mixed, (x[0, :2], w[:2, 0])), F.jacobian(lambda a: a ** 3, x[1]),
+               F.jacobian(two_outputs, x[:2]), F.jacobian(unused, (x[0], w[0])),
+               F.vjp(lambda a: torch.matmul(a, w), x, v=torch.ones(3, 2) * 0.5),
+               F.vjp(lambda a: (a * a).sum(), x[0]), F.vjp(two_outputs, x, (torch.ones(3, 2), torch.tensor(2.0)))]
+    flat = []
+    def walk(value):
+        if isinstance(value, (tuple, list)):
+            flat.append('(' + str(len(value)))
+            for v in value:
+                walk(v)
+        else:
+            flat.append(value.numpy())
+    walk(results)
+    errors = []
+    for call in (lambda: F.jacobian(unused, (x[0], w[0]), strict=True),
+                 lambda: F.vjp(lambda a: a * 2, x),
+                 lambda: F.vjp(lambda a: a * 2, x, v=torch.ones(2))):
+        try:
+            call()
+            errors.append(None)
+        except RuntimeError as e:
+            errors.append(type(e).__name__)
+    return flat, errors, x.requires_grad
+"""
+_FUNCTIONAL_SCOPE = {}
+exec(_FUNCTIONAL, _FUNCTIONAL_SCOPE)
+
+
+def test_functional_jacobian_and_vjp_match_pytorch():
+    expected = torch_reference.run(_FUNCTIONAL + """
+flat, errors, touched = functional_results(torch, x0, w0)
+out['count'] = len(flat)
+for k, value in enumerate(flat):
+    out[str(k)] = value
+out['errors'] = errors
+out['touched'] = touched
+""", x0=X, w0=W)
+    flat, errors, touched = _FUNCTIONAL_SCOPE["functional_results"](torch, X, W)
+    assert len(flat) == expected["count"]
+    for k, value in enumerate(flat):
+        if isinstance(value, str):  # a tuple's length marker: the nesting is PyTorch's
+            assert value == expected[str(k)], k
+        else:
+            np.testing.assert_allclose(value, expected[str(k)], rtol=1e-5, atol=1e-6,
+                                       err_msg=str(k))
+    assert errors == expected["errors"] and touched == expected["touched"]
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        torch.autograd.functional.jacobian(lambda a: a * 2, torch.tensor(X), create_graph=True)

@@ -56,8 +56,49 @@ def test_conv2d_same_padding_and_errors():
         F.conv2d(x, rnd((3, 4, 3, 3)))
     with pytest.raises(RuntimeError, match="expected weight to be divisible by 2 at dimension 0"):
         F.conv2d(x, w, groups=2)
-    with pytest.raises(RuntimeError, match="4-D"):
-        F.conv2d(rnd((2, 5, 5)), w)
+    with pytest.raises(RuntimeError, match=r"3-D \(C, H, W\) or 4-D"):
+        F.conv2d(rnd((5, 5)), w)
+
+
+def test_one_unbatched_image_runs_as_a_batch_of_one_against_torch():
+    """torch's 2-D convolutions and poolings take a (C, H, W) image as well as a batch: the
+    results and the input's gradient (through every op) match PyTorch's; a 2-D input is an
+    error in both."""
+    image, kernel = rnd((2, 6, 6), 11), rnd((3, 2, 3, 3), 12)
+    weights = rnd((160,), 13)
+    snippet = """
+import torch.nn.functional as F
+x = torch.tensor(image, requires_grad=True)
+outs = [F.conv2d(x, torch.tensor(kernel), padding=1), F.max_pool2d(x, 3),
+        F.avg_pool2d(x, 2, stride=2), F.adaptive_avg_pool2d(x, (2, 1)),
+        F.adaptive_max_pool2d(x, 1), F.conv_transpose2d(x, torch.tensor(kernel).transpose(0, 1),
+                                                         stride=1)[:, :1, :1]]
+for i, o in enumerate(outs):
+    out['shape%d' % i] = list(o.shape)
+flat = torch.cat([o.reshape(-1) for o in outs])
+out['flat'] = flat.detach().numpy()
+(flat * torch.tensor(weights[:flat.numel()])).sum().backward()
+out['grad'] = x.grad.numpy()
+try:
+    F.max_pool2d(x[0], 2)
+except RuntimeError as e:
+    out['error'] = type(e).__name__
+"""
+    expected = torch_reference.run(snippet, image=image, kernel=kernel, weights=weights)
+    x = ga.tensor(image, requires_grad=True)
+    outs = [F.conv2d(x, ga.tensor(kernel), padding=1), F.max_pool2d(x, 3),
+            F.avg_pool2d(x, 2, stride=2), F.adaptive_avg_pool2d(x, (2, 1)),
+            F.adaptive_max_pool2d(x, 1),
+            F.conv_transpose2d(x, ga.tensor(kernel.transpose(1, 0, 2, 3)), stride=1)[:, :1, :1]]
+    for i, o in enumerate(outs):
+        assert list(o.shape) == expected[f"shape{i}"], i
+    flat = ga.concat([ga.reshape(o, [-1]) for o in outs], 0)
+    np.testing.assert_allclose(flat.detach().numpy(), expected["flat"], rtol=1e-4, atol=1e-5)
+    (flat * ga.tensor(weights[:flat.shape[0]])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), expected["grad"], rtol=1e-4, atol=1e-5)
+    assert expected["error"] == "RuntimeError"
+    with pytest.raises(RuntimeError, match=r"max_pool2d: expected a 3-D \(C, H, W\) or 4-D"):
+        F.max_pool2d(x[0], 2)
 
 
 @pytest.mark.parametrize("k,dilation,padding,stride", [(2, 1, 0, 1), (3, 1, 1, 2), (2, 2, 0, 1)])

@@ -438,3 +438,39 @@ out["same"] = bool((a == b).all())
 def test_bad_arguments_name_what_is_wrong(call, error):
     with pytest.raises((RuntimeError, ValueError, TypeError), match=error):
         call()
+
+
+def test_factories_write_into_out_as_pytorch():
+    """``torch.rand(2, 2, out=c)``: each factory fills ``c`` itself and returns it (the same
+    object, as in torch), casting to ``c``'s dtype."""
+    snippet = """
+c = torch.zeros(2, 3)
+results = {'zeros': torch.zeros(2, 3, out=c), 'ones': torch.ones(2, 3, out=c)}
+out['ones'] = c.numpy().copy()
+results['full'] = torch.full((2, 3), 2.5, out=c)
+out['full'] = c.numpy().copy()
+results['empty'] = torch.empty(2, 3, out=c)
+results['rand'] = torch.rand(2, 3, out=c)
+out['rand in [0, 1)'] = bool(((c >= 0) & (c < 1)).all())
+results['randn'] = torch.randn(2, 3, out=c)
+out['same object'] = {k: v is c for k, v in results.items()}
+i = torch.zeros(2, dtype=torch.int64)
+torch.full((2,), 7, out=i)
+out['int'] = [str(i.dtype), i.tolist()]
+"""
+    expected = torch_reference.run(snippet)
+    c = torch.zeros(2, 3)
+    results = {"zeros": torch.zeros(2, 3, out=c), "ones": torch.ones(2, 3, out=c)}
+    np.testing.assert_array_equal(c.numpy(), expected["ones"])
+    results["full"] = torch.full((2, 3), 2.5, out=c)
+    np.testing.assert_array_equal(c.numpy(), expected["full"])
+    results["empty"] = torch.empty(2, 3, out=c)
+    results["rand"] = torch.rand(2, 3, out=c)
+    assert bool(((c >= 0) & (c < 1)).all()) == expected["rand in [0, 1)"]
+    before = c.numpy().copy()
+    results["randn"] = torch.randn(2, 3, out=c)
+    assert not np.array_equal(before, c.numpy())
+    assert {k: v is c for k, v in results.items()} == expected["same object"]
+    i = torch.zeros(2, dtype=torch.int64)
+    torch.full((2,), 7, out=i)
+    assert [str(i.dtype).replace("gpuaccel.", "torch."), i.tolist()] == expected["int"]

@@ -136,6 +136,8 @@ precisions.append(torch.get_float32_matmul_precision())
 out['matmul precision'] = precisions
 c = torch.backends.cudnn
 out['cudnn defaults'] = [c.enabled, c.benchmark, c.deterministic, c.allow_tf32]
+# the device pick of PyTorch's tutorials ("cuda", else "mps", else "cpu"); Linux has no MPS
+out['mps'] = [torch.backends.mps.is_available(), torch.backends.mps.is_built()]
 
 import torch.functional as functional_module
 out['functional einsum'] = functional_module.einsum('ij,jk->ik', torch.from_numpy(W[0, 0]),
@@ -447,6 +449,8 @@ def test_matmul_precision_and_backend_flags_read_as_pytorchs(reference):
     with pytest.raises(AttributeError, match="no flag 'benchmarks'"):
         cudnn.benchmarks = True
     assert cudnn.is_available() == torch.cuda.is_available()
+    assert [torch.backends.mps.is_available(), torch.backends.mps.is_built()] == \
+        reference["mps"]
 
 
 def test_float32_matmul_stays_full_precision_whatever_the_setting():

@@ -141,7 +141,9 @@ EXPRESSIONS = [
     ("torch.swapdims(t3, 0, 1)", "t3"), ("t3.movedim(0, -1)", "t3"),
     ("torch.movedim(t3, (0, 1), (2, 0))", "t3"), ("t3.moveaxis(2, 0)", "t3"),
     ("torch.moveaxis(t3, -1, 1)", "t3"), ("x.t()", "x"), ("torch.t(x)", "x"), ("x.T", "x"),
-    ("x[None].squeeze()", "x"), ("torch.squeeze(x[:, None], 1)", "x"), ("x.unsqueeze(0)", "x"),
+    ("x[None].squeeze()", "x"), ("torch.squeeze(x[:, None], 1)", "x"),
+    ("x.squeeze(0)", "x"), ("torch.squeeze(x, 1)", "x"), ("torch.squeeze(ba[:, :1], dim=-2)", "ba"),
+    ("v[None].squeeze(-1)", "v"), ("x.unsqueeze(0)", "x"),
     ("torch.unsqueeze(x, -1)", "x"), ("v.expand(3, 4)", "v"), ("v.expand(2, 3, -1)", "v"),
     ("v.expand_as(x)", "v"), ("v.broadcast_to((3, 4))", "v"), ("torch.broadcast_to(v, (2, 4))", "v"),
     ("x.repeat(2, 1)", "x"), ("x.repeat(1, 2, 3)", "x"), ("x.tile((2,))", "x"),
@@ -324,7 +326,112 @@ def test_in_place_methods_return_their_tensor_and_refuse_graph_leaves():
     (lambda x: x.masked_fill(x, 1.0), "boolean masks"),
     (lambda x: x.trace() if x.ndim != 2 else x[0].trace(), "expected a matrix"),
     (lambda x: torch.movedim(x, (0, 1), 0), "same number of dims"),
+    (lambda x: x.squeeze(2), r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
 ])
 def test_bad_arguments_name_what_is_wrong(call, error):
     with pytest.raises((RuntimeError, ValueError, IndexError), match=error):
         call(torch.tensor(INPUTS["x"]))
+
+
+def test_integer_tensors_of_one_element_index_as_pytorchs():
+    """``names[logits.argmax()]``: a tensor with one integer (or bool) element is a Python index
+    (``operator.index``), any other is torch's TypeError."""
+    snippet = """
+import operator
+names = ['a', 'b', 'c', 'd']
+cases = [torch.tensor([0.5, 3.0, 1.0]).argmax(), torch.tensor([2]), torch.tensor([[3]], dtype=torch.int32),
+         torch.tensor(1, dtype=torch.uint8), torch.tensor(True), torch.tensor(2.0), torch.tensor([1, 2])]
+for k, t in enumerate(cases):
+    try:
+        out[str(k)] = [operator.index(t), names[t], list(range(t))]
+    except TypeError as e:
+        out[str(k)] = type(e).__name__
+"""
+    expected = torch_reference.run(snippet)
+    import operator
+    names = ["a", "b", "c", "d"]
+    cases = [torch.tensor([0.5, 3.0, 1.0]).argmax(), torch.tensor([2]),
+             torch.tensor([[3]], dtype=torch.int32), torch.tensor(1, dtype=torch.uint8),
+             torch.tensor(True), torch.tensor(2.0), torch.tensor([1, 2])]
+    for k, t in enumerate(cases):
+        expect = expected[str(k)]
+        if expect == "TypeError":
+            with pytest.raises(TypeError, match="only integer tensors of a single element"):
+                operator.index(t)
+        else:
+            assert [operator.index(t), names[t], list(range(t))] == expect, k
+
+
+def test_reshaping_in_place_methods_change_the_tensor_itself_as_pytorchs():
+    """``batch.unsqueeze_(0)``, ``t_()``, ``transpose_``...: the same tensor object takes the new
+    shape over the same memory (a view taken before sees later writes); a leaf that requires
+    grad is refused while recording, and under no_grad stays a leaf that requires grad."""
+    snippet = """
+x = torch.tensor(x)
+before = x[0]
+shapes = [list(x.unsqueeze_(0).shape)]
+results = [x.squeeze_(0), x.t_(), x.transpose_(0, 1), x.swapdims_(0, 1), x.swapaxes_(1, 0),
+           x.unsqueeze_(-1), x.squeeze_()]
+shapes += [list(r.shape) for r in results]
+out['same object'] = all(r is x for r in results)
+x.mul_(2)
+out['view sees write'] = before.numpy()
+out['shapes'] = shapes
+out['values'] = x.numpy()
+leaf = torch.ones(2, 3, requires_grad=True)
+try:
+    leaf.unsqueeze_(0)
+except RuntimeError as e:
+    out['leaf error'] = type(e).__name__
+with torch.no_grad():
+    leaf.t_()
+out['leaf after'] = [list(leaf.shape), leaf.is_leaf, leaf.requires_grad]
+"""
+    expected = torch_reference.run(snippet, x=INPUTS["x"])
+    x = torch.tensor(INPUTS["x"])
+    before = x[0]
+    shapes = [list(x.unsqueeze_(0).shape)]
+    results = [x.squeeze_(0), x.t_(), x.transpose_(0, 1), x.swapdims_(0, 1), x.swapaxes_(1, 0),
+               x.unsqueeze_(-1), x.squeeze_()]
+    shapes += [list(r.shape) for r in results]
+    assert all(r is x for r in results) == expected["same object"]
+    x.mul_(2)
+    np.testing.assert_allclose(before.numpy(), expected["view sees write"], rtol=1e-6)
+    assert shapes == expected["shapes"]
+    np.testing.assert_allclose(x.numpy(), expected["values"], rtol=1e-6)
+    leaf = torch.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.unsqueeze_(0)
+    assert expected["leaf error"] == "RuntimeError"
+    with torch.no_grad():
+        leaf.t_()
+    assert [list(leaf.shape), leaf.is_leaf, leaf.requires_grad] == expected["leaf after"]
+
+
+def test_zero_dim_integer_tensors_index_as_their_ints():
+    """``transitions[tags[i + 1], tags[i]]``: a 0-d integer tensor inside an index reads and
+    writes as its int (a bool or float one does not)."""
+    snippet = """
+grid = torch.arange(12.0).reshape(3, 4)
+tags = torch.tensor([2, 0, 3])
+for k, value in enumerate([grid[tags[0], tags[1]], grid[tags[1]], grid[:, tags[2]],
+                           grid[tags[0], -1]]):
+    out['read%d' % k] = value.numpy().copy()
+grid[tags[1], tags[2]] = -5.0
+out['written'] = grid.numpy()
+try:
+    grid[torch.tensor(1.0)]
+except Exception as e:
+    out['float'] = type(e).__name__
+"""
+    expected = torch_reference.run(snippet)
+    grid = torch.arange(12.0).reshape(3, 4)
+    tags = torch.tensor([2, 0, 3])
+    read = [grid[tags[0], tags[1]], grid[tags[1]], grid[:, tags[2]], grid[tags[0], -1]]
+    for k, ours in enumerate(read):
+        np.testing.assert_array_equal(ours.numpy(), expected[f"read{k}"])
+    grid[tags[1], tags[2]] = -5.0
+    np.testing.assert_array_equal(grid.numpy(), expected["written"])
+    assert expected["float"] == "IndexError"
+    with pytest.raises(TypeError, match="only integer tensors of a single element"):
+        grid[torch.tensor(1.0)]

@@ -1,5 +1,5 @@
-"""``torch.backends.cudnn`` and ``torch.backends.cuda.matmul``: the attribute switches PyTorch
-scripts set at the top, answered with PyTorch's defaults and wired to what gpuaccel's GPU path
+"""``torch.backends.cudnn``, ``torch.backends.cuda.matmul`` and ``torch.backends.mps``: the
+attribute switches and device probes PyTorch scripts use at the top, answered with PyTorch's defaults and wired to what gpuaccel's GPU path
 does (docs/gpu.md):
 
 - ``cudnn.deterministic = True`` asks for what ``torch.use_deterministic_algorithms`` asks of
@@ -11,7 +11,9 @@ does (docs/gpu.md):
   that they still do;
 - ``cudnn.allow_tf32`` and ``cuda.matmul.allow_tf32``: gpuaccel never computes float32 in
   TF32 (FMA math in cuDNN, 32F compute in cuBLASLt), so both are recorded; the matmul one reads
-  and sets ``torch.set_float32_matmul_precision`` as in PyTorch ('highest' <-> False).
+  and sets ``torch.set_float32_matmul_precision`` as in PyTorch ('highest' <-> False);
+- ``mps.is_available()`` / ``mps.is_built()``: gpuaccel has no Apple Metal backend, so both
+  answer False, as a PyTorch built without MPS does (scripts pick "cuda", "mps" or "cpu").
 """
 import warnings
 
@@ -20,7 +22,7 @@ from .. import version as _version
 from ..config import experimental as _experimental
 from ._global_switches import _matmul_precision
 
-__all__ = ["cudnn", "cuda"]
+__all__ = ["cudnn", "cuda", "mps"]
 
 
 def _bool_flag(value, name):
@@ -92,5 +94,18 @@ class _CudaBackend:
         return _version.cuda is not None
 
 
+class _MpsBackend:
+    """``torch.backends.mps``: gpuaccel has no Metal backend (see the module doc)."""
+
+    @staticmethod
+    def is_available():
+        return False
+
+    @staticmethod
+    def is_built():
+        return False
+
+
 cudnn = _Cudnn()
 cuda = _CudaBackend()
+mps = _MpsBackend()

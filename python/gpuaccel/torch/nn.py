@@ -21,6 +21,7 @@ from ._layers import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, Conv2d, Dropout, 
 from ._losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from ._module import Module, Parameter
 from ._normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from ._recurrent import LSTM
 
 # `import gpuaccel.torch.nn.functional as F` finds the module without nn being a package.
 _sys.modules[__name__ + ".functional"] = functional
@@ -34,7 +35,7 @@ __all__ = ["functional", "init", "utils", "parallel", "Module", "Parameter", "Se
            "Flatten", "Dropout", "ReLU",
            "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softplus", "Softmax",
            "LogSoftmax", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
-           "BCEWithLogitsLoss", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+           "BCEWithLogitsLoss", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "LSTM"]
 
 _IMPLEMENTED_HERE = set(__all__)
 __getattr__ = _unsupported.module_getattr(__name__, "torch.nn", {
