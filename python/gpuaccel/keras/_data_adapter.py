@@ -226,6 +226,9 @@ class DatasetData:
     # A model with several outputs: a list/tuple or dict ``y`` is one label per output (else a
     # tuple of numbers is one label array, as before)
     labels_per_output = False
+    # A model that trains without labels (compiled without a loss: _added_losses_only.py):
+    # an element that is ``x`` alone gets a placeholder column of zeros as its labels
+    placeholder_labels = False
 
     def __init__(self, dataset, keep_integer_inputs, steps=None):
         self.dataset = dataset
@@ -247,13 +250,15 @@ class DatasetData:
             x, y = element[0], element[1]
             if len(element) == 3 and element[2] is not None:
                 weights = element[2]
-        elif with_labels:
+        elif with_labels and not self.placeholder_labels:
             raise ValueError("a Dataset passed to fit/evaluate must yield (x, y) tuples; got "
                              f"elements of type {type(element).__name__}")
         else:
             x, y = (element[0] if isinstance(element, tuple) else element), None
         xs = list(x) if isinstance(x, (list, tuple)) else [x]
         xs = [_as_tensor(v, self.keep_integers) for v in xs]
+        if y is None and with_labels and self.placeholder_labels:
+            y = np.zeros((int(xs[0].shape[0]) if len(xs[0].shape) else 1,), np.float32)
         if self.weights_from_labels is not None and y is not None:
             if weights is not None:
                 raise ValueError("You cannot pass both `class_weight` and `sample_weight` at "

@@ -13,7 +13,7 @@ from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import (_host_metrics, _mask_flow, _multi_output, _python_step, _replicated_step,
+from . import (_added_losses_only, _host_metrics, _mask_flow, _multi_output, _python_step, _replicated_step,
                _sample_weights)
 from ._data_adapter import adapt
 from ._training_state import FitPosition
@@ -176,18 +176,17 @@ class Trainer:
             metric.reset_state()
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The compiled loss of (y, y_pred) plus the losses the layers added (Keras 3)."""
-        if self.loss is None:
-            raise ValueError("compute_loss() needs a loss: pass loss= to compile()")
+        """The compiled loss of (y, y_pred) plus the losses the layers added (Keras 3); a
+        model compiled without a loss has the added ones alone, and without those Keras's
+        ValueError."""
         outputs = self._compiled_outputs
         if outputs is not None:
-            total, _ = outputs.total_loss(outputs.flatten_labels(y), outputs.flatten_labels(y_pred),
-                                          outputs.weights_per_output(sample_weight))
+            compiled, _ = outputs.total_loss(outputs.flatten_labels(y),
+                                             outputs.flatten_labels(y_pred),
+                                             outputs.weights_per_output(sample_weight))
         else:
-            total = self.loss(y, y_pred, sample_weight)
-        for added in getattr(self, "losses", []):
-            total = total + added
-        return total
+            compiled = None if self.loss is None else self.loss(y, y_pred, sample_weight)
+        return _added_losses_only.total_loss(compiled, getattr(self, "losses", []))
 
     @property
     def metrics_names(self):
@@ -208,13 +207,11 @@ class Trainer:
                 outputs.sample_weights_like_labels(y, sample_weight))
         return _multi_output.labels_for_arrays(outputs, y), sample_weight
 
-    def _trainer_for(self, what, needs_loss=True):
+    def _trainer_for(self, what):
         if not self.compiled:
             raise RuntimeError(f"You must call `compile()` before using the model ({what}).")
         self._resolve_compile_after_build(None)  # a subclassed model built since compile
-        if needs_loss and self.loss is None:
-            raise ValueError(f"{what}() needs a loss: pass loss= to compile()")
-        if needs_loss:
+        if self.loss is not None:  # (compiled without one, the step reads no output)
             _mask_flow.refuse_output_mask(getattr(self, "_output_mask", None), self.name)
         if what in ("fit", "train_on_batch") and self.optimizer is None:
             raise ValueError(f"{what}() needs an optimizer, but the model was compiled with "
@@ -227,7 +224,7 @@ class Trainer:
             self._cpp_trainer = _multi_output.MultiOutputTrainer(self, self._compiled_outputs)
         if self._cpp_trainer is None:
             self._cpp_trainer = _C.Trainer(
-                self._graph(), self.loss._cpp,
+                self._graph(), _added_losses_only.step_loss(self)._cpp,
                 None if self.optimizer is None else self.optimizer._cpp,
                 [m._cpp for m in self.compiled_metrics if not _host_metrics.is_host_metric(m)])
             self._cpp_trainer.set_jit_compile(self._capture_mode)
@@ -269,7 +266,7 @@ class Trainer:
             return _python_step.PythonStepTrainer(self, trainer)
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
-            if (self._compiled_outputs is not None or self._has_host_metrics() or weighted
+            if (self._compiled_outputs is not None or self.loss is None or self._has_host_metrics() or weighted
                     or _sample_weights.batches_weighed(data)):
                 return _replicated_step.replicated_python_step(self, strategy)
             replicated = distribute_fit.replicated_fit(self, strategy)
@@ -310,8 +307,7 @@ class Trainer:
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit",
                      self._compiled_outputs is not None)
         _sample_weights.dataset_class_weights(data, class_weight)
-        if hasattr(data, "y") and data.y is None:
-            raise ValueError("fit() needs labels: pass y= (or a Dataset of (x, y) pairs)")
+        self._labels_or_placeholder(data, "fit")
         val_data = None
         if validation_data is not None:
             val_data = self._validation_adapter(validation_data,
@@ -329,7 +325,8 @@ class Trainer:
         trainer = self._fit_trainer(data, weighted)
         weighs = isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer,
                                       _multi_output.MultiOutputTrainer,
-                                      _replicated_step.ReplicatedPythonStep))
+                                      _replicated_step.ReplicatedPythonStep,
+                                      _python_step.PythonStepTrainer))
         if weighted and not weighs:
             raise NotImplementedError(_WEIGHTS_UNDER_STRATEGY)
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
@@ -424,6 +421,14 @@ class Trainer:
         callback_list.on_train_end(logs)
         return self.history
 
+    def _labels_or_placeholder(self, data, what):
+        """A model compiled without a loss or metrics trains and evaluates without labels
+        (Keras's fit(x)): ``data`` then gets placeholder ones; other models need them."""
+        if _added_losses_only.labels_optional(self):
+            _added_losses_only.give_placeholder_labels(data)
+        elif hasattr(data, "y") and data.y is None:
+            raise ValueError(f"{what}() needs labels: pass y= (or a Dataset of (x, y) pairs)")
+
     def _validation_adapter(self, validation_data, batch_size, steps):
         from ._data_adapter import _is_dataset
         if _is_dataset(validation_data):
@@ -447,8 +452,7 @@ class Trainer:
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate",
                      self._compiled_outputs is not None)
-        if hasattr(data, "y") and data.y is None:
-            raise ValueError("evaluate() needs labels: pass y= (or a Dataset of (x, y) pairs)")
+        self._labels_or_placeholder(data, "evaluate")
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         logs = self._evaluate_data(data, callbacks, verbose, steps, weighted=weighted)
         if return_dict:
@@ -539,6 +543,8 @@ class Trainer:
         x, y, weighted = self._weighted_inputs(x, y, sample_weight, class_weight)
         data = adapt(x, y, 1 << 62, self._keeps_integer_inputs(),
                      labels_per_output=self._compiled_outputs is not None)
+        if _added_losses_only.labels_optional(self):
+            _added_losses_only.give_placeholder_labels(data)
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         return data, weighted
 
