@@ -396,7 +396,10 @@ class Layer:
                 for n, w, t in _held_sublayers.own_weight_entries(self)]
 
     def __getattr__(self, attribute):
-        # Only for names normal lookup did not find: Keras's weight attributes (dense.kernel).
+        # Only for names normal lookup did not find: Keras's weight attributes (dense.kernel),
+        # and the symbolic tensors of the layer's first functional call (layer.output).
+        if attribute in ("input", "output"):
+            return _symbolic.first_call(self, attribute)
         if not attribute.startswith("_") and "_cpp" in self.__dict__:
             variable = _layer_variables.find(self, attribute)
             if variable is not _layer_variables.MISSING:

@@ -5,6 +5,7 @@ form whatever DAG the KerasTensors recorded. Weights live in the layers; trainin
 ``_trainer.Trainer``'s."""
 import itertools
 import re
+import weakref
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask
                _weights_file)
 from ._io_utils import print_msg
 from ._data_adapter import shareable_array
-from ._symbolic import KerasTensor, is_symbolic
+from ._symbolic import Input, KerasTensor, is_symbolic
 from ._trainer import Trainer
 
 _model_counters = {}
@@ -603,7 +604,21 @@ class Sequential(Model):
         graph.set_outputs(self._several_outputs(graph, value, output_shapes[-1]))
         self._output_shapes = output_shapes
         self._cpp_graph = graph
+        self._symbolic_input = None  # (the chain _call_layers_symbolically makes, once)
+        for layer in self._layers:
+            layer.__dict__["_sequential_owner"] = weakref.ref(self)
         self._run_after_build()
+
+    def _call_layers_symbolically(self):
+        """Keras builds a Sequential model as a functional one, so each layer's ``input`` and
+        ``output`` are KerasTensors from the model's input (a ``keras.Model(inputs=seq.inputs,
+        outputs=[layer.output ...])`` extracts features): the layers called on it, once."""
+        if getattr(self, "_symbolic_input", None) is not None:
+            return
+        value = self._symbolic_input = self._input if self._input is not None else \
+            Input(batch_shape=self._built_input_shape)
+        for layer in self._layers:
+            value = layer(value)
 
     def _several_outputs(self, graph, value, shape):
         """The graph's output ids: ``value``, or where the last layer returns several tensors
