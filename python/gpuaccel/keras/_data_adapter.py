@@ -78,6 +78,20 @@ def _is_nested_numbers(value):
     return all(isinstance(v, (int, float, bool)) or _is_nested_numbers(v) for v in value)
 
 
+def inputs_in_order(x, input_names):
+    """Keras's dict of inputs keyed by the names of the model's ``keras.Input`` tensors, as the
+    list of inputs in the model's order (extra keys are left out, as Keras leaves them);
+    anything else as given. ``input_names``: the model's input names (None: it has none)."""
+    if not isinstance(x, dict) or input_names is None:
+        return x
+    missing = [name for name in input_names if name not in x]
+    if missing:
+        raise ValueError(f'Missing data for input "{missing[0]}". You passed a data dictionary '
+                         f"with keys {list(x)}. Expected the following keys: "
+                         f"{list(input_names)}")  # Keras's words
+    return [x[name] for name in input_names]
+
+
 class ArrayData:
     """In-memory inputs and labels, batched by row gathers.
 
@@ -229,6 +243,8 @@ class DatasetData:
     # A model that trains without labels (compiled without a loss: _added_losses_only.py):
     # an element that is ``x`` alone gets a placeholder column of zeros as its labels
     placeholder_labels = False
+    # The names of the model's inputs: an element's ``x`` may be a dict keyed by them
+    input_names = None
 
     def __init__(self, dataset, keep_integer_inputs, steps=None):
         self.dataset = dataset
@@ -255,6 +271,7 @@ class DatasetData:
                              f"elements of type {type(element).__name__}")
         else:
             x, y = (element[0] if isinstance(element, tuple) else element), None
+        x = inputs_in_order(x, self.input_names)
         xs = list(x) if isinstance(x, (list, tuple)) else [x]
         xs = [_as_tensor(v, self.keep_integers) for v in xs]
         if y is None and with_labels and self.placeholder_labels:
@@ -332,9 +349,11 @@ class PyDatasetData(DatasetData):
 
 
 def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
-          labels_per_output=False):
+          labels_per_output=False, input_names=None):
     """ArrayData or DatasetData for a fit/evaluate/predict call; ``labels_per_output``: the
-    model has several outputs (a Dataset's ``y`` is then one label per output)."""
+    model has several outputs (a Dataset's ``y`` is then one label per output);
+    ``input_names``: the names of the model's inputs, which a dict of inputs is keyed by."""
+    x = inputs_in_order(x, input_names)
     if x is None:
         raise ValueError(f"{what}() needs x (input data); got None")
     if isinstance(x, collections.abc.Iterator):  # NumPy would make an object array of it
@@ -346,14 +365,14 @@ def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
             raise ValueError("`y` argument is not supported when using a PyDataset as input; "
                              "its batches must be (x, y) pairs")
         data = PyDatasetData(x, keep_integer_inputs, steps)
-        data.labels_per_output = labels_per_output
+        data.labels_per_output, data.input_names = labels_per_output, input_names
         return data
     if _is_dataset(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a dataset as input; the "
                              "dataset must yield (x, y) pairs")
         data = DatasetData(x, keep_integer_inputs, steps)
-        data.labels_per_output = labels_per_output
+        data.labels_per_output, data.input_names = labels_per_output, input_names
         return data
     data = ArrayData(x, y, batch_size, keep_integer_inputs)
     return data

@@ -15,7 +15,7 @@ from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from . import (_added_losses_only, _host_metrics, _mask_flow, _multi_output, _python_step, _replicated_step,
                _sample_weights)
-from ._data_adapter import adapt
+from ._data_adapter import adapt, inputs_in_order
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
 from ..distribute import _idle_gpus, _strategy as distribute_strategy
@@ -195,6 +195,14 @@ class Trainer:
             return ["loss"] + outputs.metric_names
         return ["loss"] + [m.name for m in self.compiled_metrics + self._weighted_metrics]
 
+    def _input_names(self):
+        """The names of the model's keras.Input tensors, which a dict of inputs is keyed by
+        (None for a subclassed model, whose call takes what it is given)."""
+        if self._is_subclassed():
+            return None
+        inputs = getattr(self, "inputs", None)
+        return [t.name for t in inputs] if inputs else None
+
     def _labels(self, y, sample_weight=None):
         """(fit/evaluate's ``y``, ``sample_weight``): for a model with several outputs, one
         label array per output in the model's order (from a list or a dict by output name),
@@ -305,7 +313,7 @@ class Trainer:
             raise ValueError(f"validation_freq must be a positive integer (validate every that "
                              f"many epochs) or a list of epochs, got {validation_freq!r}")
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit",
-                     self._compiled_outputs is not None)
+                     self._compiled_outputs is not None, self._input_names())
         _sample_weights.dataset_class_weights(data, class_weight)
         self._labels_or_placeholder(data, "fit")
         val_data = None
@@ -433,25 +441,27 @@ class Trainer:
         from ._data_adapter import _is_dataset
         if _is_dataset(validation_data):
             return adapt(validation_data, None, None, self._keeps_integer_inputs(), steps,
-                         labels_per_output=self._compiled_outputs is not None)
+                         labels_per_output=self._compiled_outputs is not None,
+                         input_names=self._input_names())
         if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
             raise ValueError("validation_data must be a tuple (x_val, y_val) or a Dataset; got "
                              f"{type(validation_data).__name__}")
         if len(validation_data) == 3:
             raise NotImplementedError("validation sample weights are not supported yet")
         return adapt(validation_data[0], self._labels(validation_data[1])[0], batch_size,
-                     self._keeps_integer_inputs(), steps, "fit")
+                     self._keeps_integer_inputs(), steps, "fit", input_names=self._input_names())
 
     # ---- evaluate ----
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
         self._resolve_compile_after_build(x)
+        x = inputs_in_order(x, self._input_names())
         y, sample_weight = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate",
-                     self._compiled_outputs is not None)
+                     self._compiled_outputs is not None, self._input_names())
         self._labels_or_placeholder(data, "evaluate")
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         logs = self._evaluate_data(data, callbacks, verbose, steps, weighted=weighted)
@@ -498,7 +508,8 @@ class Trainer:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         verbose = _resolve_verbose(verbose)
-        data = adapt(x, None, batch_size, self._keeps_integer_inputs(), steps, "predict")
+        data = adapt(x, None, batch_size, self._keeps_integer_inputs(), steps, "predict",
+                     input_names=self._input_names())
         self._ensure_built_for(data)
         predictor = self._predictor()
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
@@ -530,6 +541,7 @@ class Trainer:
         """(x with the sample weights as its last column where there are any, y as the step
         takes it, whether x carries weights): what fit and train_on_batch share."""
         self._resolve_compile_after_build(x)
+        x = inputs_in_order(x, self._input_names())
         if class_weight is not None and self._has_several_outputs():
             raise ValueError("`class_weight` is only supported for Models with a single "
                              "output.")  # Keras's words
@@ -578,7 +590,8 @@ class Trainer:
         return self._single_batch_logs(trainer, return_dict)
 
     def predict_on_batch(self, x):
-        data = adapt(x, None, 1 << 62, self._keeps_integer_inputs(), what="predict_on_batch")
+        data = adapt(x, None, 1 << 62, self._keeps_integer_inputs(), what="predict_on_batch",
+                     input_names=self._input_names())
         self._ensure_built_for(data)
         batches = data.batches() if hasattr(data, "split") else data.batches(with_labels=False)
         batch = next(iter(batches), None)

@@ -15,7 +15,7 @@ from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask
                _model_classes, _nested_models, _python_layer, _saved_model_writer, _summary,
                _weights_file)
 from ._io_utils import print_msg
-from ._data_adapter import shareable_array
+from ._data_adapter import inputs_in_order, shareable_array
 from ._symbolic import Input, KerasTensor, is_symbolic
 from ._trainer import Trainer
 
@@ -278,6 +278,7 @@ class Model(Trainer):
             training = _python_layer.outer_training()
         if is_symbolic(inputs):
             return _nested_models.call_symbolic(self, inputs)
+        inputs = inputs_in_order(inputs, self._input_names())
         xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         keep = self._keeps_integer_inputs()
         tensors = []
