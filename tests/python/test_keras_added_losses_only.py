@@ -123,3 +123,40 @@ def test_without_any_loss_every_step_raises_keras_error_before_an_update():
         assert messages[0] == messages[1] == NO_LOSS
     for mine, expected in zip(ours.get_weights(), before):
         np.testing.assert_array_equal(mine, expected)
+
+
+def penalised_subclassed_model(lib):
+    """A subclassed model whose own call adds a loss (Keras's Model.add_loss), as the guides'
+    VAE adds its KL term."""
+
+    class PenalisedModel(lib.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = lib.layers.Dense(4)
+            self.head = lib.layers.Dense(2)
+
+        def call(self, inputs):
+            hidden = self.hidden(inputs)
+            self.add_loss(0.1 * lib.ops.mean(lib.ops.square(hidden)))
+            return self.head(hidden)
+
+    return PenalisedModel()
+
+
+@pytest.mark.parametrize("loss", ["mse", None])
+def test_a_subclassed_models_own_add_loss_trains_as_keras(loss):
+    x, y = data()
+    theirs, ours = penalised_subclassed_model(keras), penalised_subclassed_model(gk)
+    theirs(x[:2])
+    ours(x[:2])
+    ours.set_weights(theirs.get_weights())
+    ours(x)
+    theirs(x)
+    np.testing.assert_allclose([float(np.asarray(v)) for v in ours.losses],
+                               [float(v) for v in theirs.losses], rtol=1e-5)
+    ours.compile(optimizer=gk.optimizers.SGD(0.1), loss=loss)
+    theirs.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss)
+    histories = [model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0).history["loss"]
+                 for model in (ours, theirs)]
+    np.testing.assert_allclose(histories[0], histories[1], rtol=1e-4)
+    assert_same_weights(ours, theirs)

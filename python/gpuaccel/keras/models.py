@@ -121,14 +121,18 @@ class Model(Trainer):
         from .._tensor import tensor as make_tensor
         zeros = [make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in s),
                                       np.float32)) for s in shapes]
-        with no_grad():
-            x = zeros[0] if len(zeros) == 1 else zeros
-            try:
-                returned = self.call(x, training=False)
-            except TypeError as error:
-                if "training" not in str(error):
-                    raise
-                returned = self.call(x)
+        self._pending_losses = []  # what its add_loss calls give on zeros is not kept
+        try:
+            with no_grad():
+                x = zeros[0] if len(zeros) == 1 else zeros
+                try:
+                    returned = self.call(x, training=False)
+                except TypeError as error:
+                    if "training" not in str(error):
+                        raise
+                    returned = self.call(x)
+        finally:
+            self._pending_losses = None
         self._traced_layers = self._tracked_layers()
         cpp = self._call_layer_cpp = _python_layer.make_model_call_layer(self, self._traced_layers)
         graph = _C.LayerGraph(len(shapes))
@@ -369,9 +373,21 @@ class Model(Trainer):
 
     @property
     def losses(self):
-        """The losses the layers' last calls added (``add_loss`` in Python layers), which fit
-        adds to the compiled loss; a GradientTape loop adds them itself."""
+        """The losses the last call added (``add_loss`` in Python layers, and in a subclassed
+        model's own call), which fit adds to the compiled loss; a GradientTape loop adds them
+        itself."""
+        call_layer = self.__dict__.get("_call_layer_cpp")
+        if call_layer is not None and self.__dict__.get("_traced_layers") is not None:
+            return list(call_layer.added_losses())  # its call's: the layers' and its own
+        return self._layers_losses()
+
+    def _layers_losses(self):
         return [loss for layer in self.layers for loss in getattr(layer, "losses", [])]
+
+    def add_loss(self, loss):
+        """Keras's ``self.add_loss(value)`` in a subclassed model's ``call``: the value (summed
+        to a scalar) joins the loss of this step, as a layer's does."""
+        _python_layer.add_loss(self, loss)
 
     def get_weights(self):
         return [w for layer in self.layers for w in layer.get_weights()]
