@@ -160,3 +160,29 @@ def test_a_subclassed_models_own_add_loss_trains_as_keras(loss):
                  for model in (ours, theirs)]
     np.testing.assert_allclose(histories[0], histories[1], rtol=1e-4)
     assert_same_weights(ours, theirs)
+
+
+def endpoint_model(lib):
+    """A layer called with the targets as a second argument adds the loss itself (the
+    "endpoint" pattern): the model, compiled without a loss, trains on it from a dict of
+    inputs and no labels."""
+
+    class CrossentropyEndpoint(lib.layers.Layer):
+        def call(self, targets, logits):
+            self.add_loss(lib.ops.mean(lib.ops.square(targets - lib.ops.sigmoid(logits))))
+            return lib.ops.sigmoid(logits)
+
+    features, targets = lib.Input((4,), name="features"), lib.Input((2,), name="targets")
+    logits = lib.layers.Dense(2)(features)
+    return lib.Model([features, targets], CrossentropyEndpoint()(targets, logits))
+
+
+def test_a_layer_called_with_its_targets_gives_the_loss_of_a_model_without_one():
+    x, y = data()
+    ours, theirs = twins(endpoint_model)
+    compile_without_loss(ours, theirs)
+    inputs = {"features": x, "targets": (y > 0).astype(np.float32)}
+    losses = [model.fit(inputs, batch_size=4, shuffle=False, verbose=0).history["loss"]
+              for model in (ours, theirs)]
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-4)
+    assert_same_weights(ours, theirs)

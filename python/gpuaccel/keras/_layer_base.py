@@ -335,10 +335,12 @@ class Layer:
 
     @property
     def losses(self):
-        """The losses the last call added (``add_loss``)."""
+        """The losses the last call added (``add_loss``): of its C++ layer, and of each variant
+        that runs a call with extra arguments (_call_arguments.py) in a model."""
         if not self._is_python_layer():
             return []
-        return list(self._cpp.added_losses())
+        variants = self.__dict__.get("_call_variants", {}).values()
+        return [loss for cpp in [self._cpp, *variants] for loss in cpp.added_losses()]
 
     def _layer_config(self):
         return {}
