@@ -67,9 +67,12 @@ def labels_optional(model):
 
 def give_placeholder_labels(data):
     """Lets ``data`` (an ``_data_adapter`` ArrayData or DatasetData) go without labels: arrays
-    get a column of zeros; a Dataset's elements that are ``x`` alone get one per batch."""
+    get a column of zeros; a Dataset's elements that are ``x`` alone get one per batch. Its
+    ``placeholder_labels`` says so (a Python train_step is then given ``x`` alone, as Keras
+    gives it)."""
     if hasattr(data, "split"):
         if data.y is None:
             data.y = np.zeros((data.num_samples,), np.float32)
+            data.placeholder_labels = True
     else:
         data.placeholder_labels = True

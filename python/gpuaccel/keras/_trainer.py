@@ -34,6 +34,11 @@ def _global_policy_name():
     return mixed_precision.global_policy().name
 
 
+def _labels_absent(data):
+    """Whether ``data``'s labels are placeholders fit gave it (_added_losses_only.py)."""
+    return getattr(data, "placeholder_labels", False)
+
+
 def _resolve_verbose(verbose):
     if verbose == "auto":
         return 1
@@ -215,9 +220,12 @@ class Trainer:
                 outputs.sample_weights_like_labels(y, sample_weight))
         return _multi_output.labels_for_arrays(outputs, y), sample_weight
 
-    def _trainer_for(self, what):
+    def _check_compiled(self, what):
         if not self.compiled:
             raise RuntimeError(f"You must call `compile()` before using the model ({what}).")
+
+    def _trainer_for(self, what):
+        self._check_compiled(what)
         self._resolve_compile_after_build(None)  # a subclassed model built since compile
         if self.loss is not None:  # (compiled without one, the step reads no output)
             _mask_flow.refuse_output_mask(getattr(self, "_output_mask", None), self.name)
@@ -268,10 +276,14 @@ class Trainer:
         weights (``weighted``: in-memory ones; or the Dataset's) and Python or weighted
         metrics), or the model's own Python train_step. With no strategy and several GPUs
         visible, says once that they sit idle."""
+        if _python_step.runs_without_graph(self, "train_step"):
+            self._check_compiled("fit")
+            _python_step.warn_once(self, "train_step")
+            return _python_step.PythonStepTrainer(self, None, _labels_absent(data))
         trainer = self._trainer_for("fit")
         if _python_step.overrides(self, "train_step"):
             _python_step.warn_once(self, "train_step")
-            return _python_step.PythonStepTrainer(self, trainer)
+            return _python_step.PythonStepTrainer(self, trainer, _labels_absent(data))
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
             if (self._compiled_outputs is not None or self.loss is None or self._has_host_metrics() or weighted
@@ -329,7 +341,8 @@ class Trainer:
             if validation_batch_size:
                 val_data.batch_size = int(validation_batch_size)
 
-        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
+        if not _python_step.runs_without_graph(self, "train_step"):
+            self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         trainer = self._fit_trainer(data, weighted)
         weighs = isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer,
                                       _multi_output.MultiOutputTrainer,
@@ -463,7 +476,8 @@ class Trainer:
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate",
                      self._compiled_outputs is not None, self._input_names())
         self._labels_or_placeholder(data, "evaluate")
-        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
+        if not _python_step.runs_without_graph(self, "test_step"):
+            self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         logs = self._evaluate_data(data, callbacks, verbose, steps, weighted=weighted)
         if return_dict:
             return logs
@@ -474,10 +488,14 @@ class Trainer:
                        weighted=False, apply_weights=True):
         """``weighted``: the data's last column is sample weights; ``apply_weights``: weigh the
         loss with them (Keras weighs a validation_split by sample_weight, not by class_weight)."""
-        trainer = self._trainer_for("evaluate")
+        if _python_step.runs_without_graph(self, "test_step"):
+            self._check_compiled("evaluate")
+            trainer = None
+        else:
+            trainer = self._trainer_for("evaluate")
         if _python_step.overrides(self, "test_step"):
             _python_step.warn_once(self, "test_step")
-            trainer = _python_step.PythonStepTrainer(self, trainer)
+            trainer = _python_step.PythonStepTrainer(self, trainer, _labels_absent(data))
         else:
             trainer = self._with_host_metrics(trainer)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \

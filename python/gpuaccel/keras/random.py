@@ -11,7 +11,7 @@ The numbers are not Keras's."""
 import numbers
 
 from .. import _C
-from .._tensor import Tensor, zeros
+from .._tensor import Tensor, _shape_arg, zeros
 from ..dtypes import as_dtype
 from . import _random_draws
 
@@ -52,7 +52,9 @@ def _float_dtype(dtype, function):
 
 
 def _shape(shape):
-    return [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
+    """A shape as ints: a tuple or list (of ints or scalar integer tensors), an int, or a 1-D
+    integer tensor (``ops.shape(x)``, ``tf.shape(x)``)."""
+    return _shape_arg((shape,) if isinstance(shape, (tuple, list, Tensor)) else (shape,))
 
 
 def _as(values, dtype):
