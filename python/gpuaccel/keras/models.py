@@ -472,9 +472,14 @@ class Model(Trainer):
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None):
-        if not self.built:
+        if not self.built and not isinstance(self, Sequential):
             raise ValueError("This model has not yet been built. Build the model first by "
                              "calling `build()` or by calling the model on a batch of data.")
+        if not self.built:  # Keras 3 lists a Sequential model's layers, unbuilt
+            text = _summary.format_summary(self.name, [(layer.name, type(layer).__name__, None,
+                                                        None) for layer in self.layers], 0, 0)
+            (print_fn or print_msg)(text)
+            return
         trainable = sum(int(np.prod(w.shape)) for w in self.trainable_weights)
         total = sum(int(np.prod(w.shape)) for w in self.weights)
         text = _summary.format_summary(self.name, self._summary_rows(), trainable,
