@@ -206,10 +206,12 @@ def _activation(value):
         # Keras's text (keras.activations.get), plus what would be accepted.
         raise ValueError(f"Could not interpret activation function identifier: {value!r} "
                          f"(supported: {activations.names()}, or None)")
-    if not isinstance(value, str) and (not callable(value) or name not in activations.names()):
-        raise NotImplementedError(f"activation {value!r} is not supported: pass a name or a "
-                                  f"function of keras.activations ({activations.names()}) or "
-                                  "None")
+    if not isinstance(value, str) and not callable(value):
+        raise ValueError(f"Could not interpret activation function identifier: {value!r} (a "
+                         f"name of keras.activations ({activations.names()}), a function, or "
+                         "None)")
+    if not isinstance(value, str) and name not in activations.names():
+        return value  # the user's function: it runs in Python after the C++ layer, traced
     return activations.get(name).__name__  # Keras's config names it so: 'swish' -> 'silu'
 
 
