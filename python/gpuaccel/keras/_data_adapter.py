@@ -18,8 +18,16 @@ from ._py_dataset import PyDataset
 
 
 def _is_dataset(value):
-    return hasattr(value, "cardinality") and hasattr(value, "__iter__") and not isinstance(
-        value, (np.ndarray, Tensor, list, tuple, dict))
+    """A gpuaccel.data.Dataset, or a torch DataLoader (fed to fit as one: DataLoaderData)."""
+    return (hasattr(value, "cardinality") and hasattr(value, "__iter__") and not isinstance(
+        value, (np.ndarray, Tensor, list, tuple, dict))) or is_data_loader(value)
+
+
+def is_data_loader(value):
+    """gpuaccel.torch's DataLoader (Keras 3 fits PyTorch DataLoaders), known by its class so
+    that the Keras face imports nothing of the torch face."""
+    return any(cls.__name__ == "DataLoader" and cls.__module__.startswith("gpuaccel.torch.")
+               for cls in type(value).__mro__)
 
 
 def _to_array(value, what):
@@ -348,6 +356,22 @@ class PyDatasetData(DatasetData):
         self.dataset.on_epoch_end()
 
 
+class DataLoaderData(DatasetData):
+    """A torch DataLoader's batches, as a Dataset's: ``len(loader)`` steps an epoch, each pass
+    in the loader's own order (it shuffles itself), its [x, y] lists taken as (x, y)."""
+
+    def __init__(self, loader, keep_integer_inputs, steps=None):
+        self.dataset = loader
+        self.keep_integers = keep_integer_inputs
+        self.known_steps = len(loader)
+        self.steps_limit = steps
+        self._iterator = None
+
+    def _convert(self, element, with_labels):
+        return super()._convert(tuple(element) if isinstance(element, list) else element,
+                                with_labels)
+
+
 def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
           labels_per_output=False, input_names=None):
     """ArrayData or DatasetData for a fit/evaluate/predict call; ``labels_per_output``: the
@@ -365,6 +389,13 @@ def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
             raise ValueError("`y` argument is not supported when using a PyDataset as input; "
                              "its batches must be (x, y) pairs")
         data = PyDatasetData(x, keep_integer_inputs, steps)
+        data.labels_per_output, data.input_names = labels_per_output, input_names
+        return data
+    if is_data_loader(x):
+        if y is not None:
+            raise ValueError("`y` argument is not supported when using a torch DataLoader as "
+                             "input; its batches must be (x, y) pairs")
+        data = DataLoaderData(x, keep_integer_inputs, steps)
         data.labels_per_output, data.input_names = labels_per_output, input_names
         return data
     if _is_dataset(x):
