@@ -496,6 +496,25 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     return _keras_archive.load_model(filepath, custom_objects, compile, safe_mode)
 
 
+def clone_model(model, input_tensors=None, clone_function=None, call_function=None,
+                recursive=False, **kwargs):
+    """``keras.models.clone_model(model)``: a Sequential or functional model of new layers
+    made from the configs of ``model``'s (the same architecture and names, new weights
+    initialized as the layers' own, as Keras)."""
+    if input_tensors is not None or clone_function is not None or call_function is not None \
+            or recursive or kwargs:
+        raise NotImplementedError("clone_model(model) is supported with its defaults only; "
+                                  "input_tensors, clone_function, call_function and recursive "
+                                  "are not supported yet")
+    if not isinstance(model, Model) or model._is_subclassed():
+        raise ValueError("Arguments clone_function and input_tensors are only supported for "
+                         f"Sequential models or Functional models. Received model of type "
+                         f"'{type(model).__name__}'; gpuaccel clones Sequential and functional "
+                         "models only")
+    own_classes = {type(layer).__name__: type(layer) for layer in model.layers}
+    return _keras_archive.model_from_config(_keras_archive._model_config(model), own_classes)
+
+
 def from_keras(keras_model):
     """The same model with the same weights, built from a live (real) Keras model."""
     return _keras_archive.from_keras(keras_model)
