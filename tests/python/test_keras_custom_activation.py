@@ -61,3 +61,12 @@ def test_an_activation_that_is_no_function_is_refused_as_keras():
     for lib in (keras, gk):
         with pytest.raises(ValueError, match="Could not interpret activation function"):
             lib.layers.Dense(2, activation=5)
+
+
+def test_clone_model_keeps_a_function_activation():
+    x, _ = data()
+    model = model_with(gk, squared)
+    clone = gk.models.clone_model(model)
+    clone.set_weights(model.get_weights())
+    np.testing.assert_allclose(clone.predict(x, verbose=0), model.predict(x, verbose=0),
+                               rtol=1e-6)

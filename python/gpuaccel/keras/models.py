@@ -511,8 +511,13 @@ def clone_model(model, input_tensors=None, clone_function=None, call_function=No
                          f"Sequential models or Functional models. Received model of type "
                          f"'{type(model).__name__}'; gpuaccel clones Sequential and functional "
                          "models only")
-    own_classes = {type(layer).__name__: type(layer) for layer in model.layers}
-    return _keras_archive.model_from_config(_keras_archive._model_config(model), own_classes)
+    # the user's classes and functions (activations), which the configs name
+    own_objects = {type(layer).__name__: type(layer) for layer in model.layers
+                   if not type(layer).__module__.startswith(__package__)}
+    own_objects.update({value.__name__: value for layer in model.layers
+                        for value in layer.get_config().values()
+                        if callable(value) and not isinstance(value, type)})
+    return _keras_archive.model_from_config(_keras_archive._model_config(model), own_objects)
 
 
 def from_keras(keras_model):
