@@ -356,6 +356,17 @@ class PyDatasetData(DatasetData):
         self.dataset.on_epoch_end()
 
 
+def first_inputs(data):
+    """The inputs of the first element of a Dataset's or DataLoader's ``data``, from a pass of
+    its own (None for a PyDataset or an empty one): what a subclassed model not built yet is
+    built for, as Keras builds it from the first batch."""
+    if isinstance(data, PyDatasetData) or not isinstance(data, DatasetData):
+        return None
+    for element in _host_elements(data.dataset):
+        return data._convert(element, False)[0]
+    return None
+
+
 class DataLoaderData(DatasetData):
     """A torch DataLoader's batches, as a Dataset's: ``len(loader)`` steps an epoch, each pass
     in the loader's own order (it shuffles itself), its [x, y] lists taken as (x, y)."""

@@ -15,7 +15,7 @@ from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask
                _model_classes, _nested_models, _python_layer, _saved_model_writer, _summary,
                _weights_file)
 from ._io_utils import print_msg
-from ._data_adapter import inputs_in_order, shareable_array
+from ._data_adapter import first_inputs, inputs_in_order, shareable_array
 from ._symbolic import Input, KerasTensor, is_symbolic
 from ._trainer import Trainer
 
@@ -236,7 +236,7 @@ class Model(Trainer):
 
     def _ensure_built_for(self, data):
         if self._cpp_graph is None and self._is_subclassed():
-            first = data.x if hasattr(data, "x") else None
+            first = data.x if hasattr(data, "x") else first_inputs(data)
             if first is not None:
                 self._build_from_shapes([_with_batch(a.shape[1:]) for a in first])
         self._graph()
@@ -684,7 +684,7 @@ class Sequential(Model):
 
     def _ensure_built_for(self, data):
         if self._cpp_graph is None:
-            first = data.x[0] if hasattr(data, "x") else None
+            first = data.x[0] if hasattr(data, "x") else (first_inputs(data) or [None])[0]
             if first is None:
                 raise ValueError(f"Sequential model '{self.name}' is not built: give the first "
                                  "layer input_shape= or start with keras.Input(shape)")
