@@ -4,6 +4,7 @@ A model is a graph of C++ layers (``_C.LayerGraph``): Sequential is a chain, the
 form whatever DAG the KerasTensors recorded. Weights live in the layers; training is
 ``_trainer.Trainer``'s."""
 import itertools
+import json
 import re
 import weakref
 
@@ -58,6 +59,11 @@ class Model(Trainer):
                                  "with keras.Input and layer calls; or subclass keras.Model "
                                  "and define call()")
             self._init_functional(inputs, outputs)
+
+    def to_json(self, **kwargs):
+        """Keras's ``model.to_json()``: the model's config as JSON (Sequential and functional
+        models; ``model_from_json`` rebuilds it, with new weights)."""
+        return json.dumps(_keras_archive._model_config(self), **kwargs)
 
     def get_config(self):
         """A subclassed model's config, as Keras 3's: name, trainable, dtype and the
@@ -494,6 +500,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """``keras.models.load_model('x.keras')`` (Sequential and functional models; compile again
     before fit)."""
     return _keras_archive.load_model(filepath, custom_objects, compile, safe_mode)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """Keras's ``keras.models.model_from_json``: the model ``to_json`` described, with new
+    weights; Python layer classes come from ``custom_objects`` or the registry."""
+    return _keras_archive.model_from_config(json.loads(json_string), custom_objects)
 
 
 def clone_model(model, input_tensors=None, clone_function=None, call_function=None,
