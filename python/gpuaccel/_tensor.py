@@ -41,10 +41,14 @@ def _device_name(device):
 def _shape_arg(shape):
     """``zeros(2, 3)`` / ``zeros((2, 3))`` / ``normal([2, 3])`` as a list of ints (the core
     checks signs and sizes; only what cannot reach it as an int64 is refused here)."""
+    if len(shape) == 1 and isinstance(shape[0], Tensor) and len(shape[0].shape) == 1:
+        shape = tuple(shape[0].numpy().tolist())  # TF's tf.ones(tf.shape(x))
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, TensorShape)):
         shape = tuple(shape[0])
     out = []
     for d in shape:
+        if isinstance(d, Tensor) and len(d.shape) == 0 and not d.dtype.is_floating:
+            d = d.numpy().item()  # TF's tf.ones((tf.shape(x)[0], 1)): a scalar size
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (numbers.Integral, np.integer)):
             raise TypeError(f"shape entries must be integers, got {type(d).__name__} {d!r} "
                             f"in {tuple(shape)!r}")

@@ -413,6 +413,41 @@ def test_overridden_train_step_runs_eagerly_as_keras():
     np.testing.assert_allclose(evaluated, theirs.evaluate(x, y, verbose=0), rtol=1e-4)
 
 
+def weighted_step_model(lib, tape_cls):
+    """A train_step that unpacks (x, y, sample_weight) and weighs the loss with them, as
+    fit(sample_weight=...) hands them to it."""
+
+    class WeightedStepModel(lib.Model):
+        def train_step(self, data):
+            x, y, sample_weight = data
+            with tape_cls() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)
+            self.optimizer.apply(tape.gradient(loss, self.trainable_variables),
+                                 self.trainable_variables)
+            for metric in self.metrics:  # the loss tracker (compiled without metrics)
+                metric.update_state(loss)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = lib.Input((5,))
+    return WeightedStepModel(inputs, lib.layers.Dense(1)(inputs))
+
+
+def test_overridden_train_step_gets_fits_sample_weights_as_keras():
+    theirs, ours = weighted_step_model(keras, tf.GradientTape), weighted_step_model(gk, gt.GradientTape)
+    ours.set_weights(theirs.get_weights())
+    x, y = data(32)
+    weights = np.random.default_rng(3).uniform(0.0, 2.0, size=32).astype(np.float32)
+    for model, lib in ((ours, gk), (theirs, keras)):
+        model.compile(optimizer=lib.optimizers.SGD(0.05), loss="mse")
+    with pytest.warns(RuntimeWarning, match=r"train_step\(\) is Python"):
+        h_ours = ours.fit(x, y, sample_weight=weights, batch_size=16, shuffle=False, verbose=0)
+    h_theirs = theirs.fit(x, y, sample_weight=weights, batch_size=16, shuffle=False, verbose=0)
+    np.testing.assert_allclose(h_ours.history["loss"], h_theirs.history["loss"], rtol=1e-4)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
 def test_keras_archive_with_python_layers_loads_here_and_in_keras(tmp_path):
     ours, _ = twin_models()
     x, y = data()

@@ -53,6 +53,19 @@ def test_seed_cnn_parameters_and_summary_match_keras():
     assert "(None, 3, 3, 64)" in text and "(None, 576)" in text
 
 
+def test_summary_of_an_unbuilt_sequential_model_is_keras_table():
+    texts = []
+    for lib in (keras, gk):
+        model = lib.Sequential(name="unbuilt")
+        model.add(lib.layers.Embedding(input_dim=100, output_dim=8, name="embed"))
+        model.add(lib.layers.Dense(4, name="head"))
+        lines = []
+        model.summary(print_fn=lines.append)
+        texts.append("\n".join(lines).rstrip("\n"))  # (Keras ends its last line with one)
+    assert texts[1] == texts[0]
+    assert "0 (unbuilt)" in texts[1] and "Total params: 0 (0.00 B)" in texts[1]
+
+
 def test_seed_cnn_forward_matches_keras_with_same_weights():
     ours, theirs = seed_cnn(gk), seed_cnn(keras)
     copy_weights(theirs, ours)

@@ -19,6 +19,7 @@ from . import datasets
 from . import models
 from . import mixed_precision
 from . import ops
+from . import random
 from . import saving
 from . import utils
 from ._symbolic import Input, KerasTensor
@@ -32,7 +33,7 @@ layers.TFSMLayer = _TFSMLayer
 layers.__all__.append("TFSMLayer")
 
 __all__ = ["activations", "initializers", "regularizers", "constraints", "layers", "losses",
-           "metrics", "optimizers", "callbacks", "datasets", "models", "mixed_precision", "ops",
+           "metrics", "optimizers", "callbacks", "datasets", "models", "mixed_precision", "ops", "random",
            "saving", "utils", "Input", "InputSpec", "KerasTensor", "Model", "Sequential"]
 
 

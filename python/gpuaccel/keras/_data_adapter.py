@@ -18,8 +18,16 @@ from ._py_dataset import PyDataset
 
 
 def _is_dataset(value):
-    return hasattr(value, "cardinality") and hasattr(value, "__iter__") and not isinstance(
-        value, (np.ndarray, Tensor, list, tuple, dict))
+    """A gpuaccel.data.Dataset, or a torch DataLoader (fed to fit as one: DataLoaderData)."""
+    return (hasattr(value, "cardinality") and hasattr(value, "__iter__") and not isinstance(
+        value, (np.ndarray, Tensor, list, tuple, dict))) or is_data_loader(value)
+
+
+def is_data_loader(value):
+    """gpuaccel.torch's DataLoader (Keras 3 fits PyTorch DataLoaders), known by its class so
+    that the Keras face imports nothing of the torch face."""
+    return any(cls.__name__ == "DataLoader" and cls.__module__.startswith("gpuaccel.torch.")
+               for cls in type(value).__mro__)
 
 
 def _to_array(value, what):
@@ -76,6 +84,20 @@ def _is_nested_numbers(value):
     if not isinstance(value, list) or not value:
         return False
     return all(isinstance(v, (int, float, bool)) or _is_nested_numbers(v) for v in value)
+
+
+def inputs_in_order(x, input_names):
+    """Keras's dict of inputs keyed by the names of the model's ``keras.Input`` tensors, as the
+    list of inputs in the model's order (extra keys are left out, as Keras leaves them);
+    anything else as given. ``input_names``: the model's input names (None: it has none)."""
+    if not isinstance(x, dict) or input_names is None:
+        return x
+    missing = [name for name in input_names if name not in x]
+    if missing:
+        raise ValueError(f'Missing data for input "{missing[0]}". You passed a data dictionary '
+                         f"with keys {list(x)}. Expected the following keys: "
+                         f"{list(input_names)}")  # Keras's words
+    return [x[name] for name in input_names]
 
 
 class ArrayData:
@@ -226,6 +248,11 @@ class DatasetData:
     # A model with several outputs: a list/tuple or dict ``y`` is one label per output (else a
     # tuple of numbers is one label array, as before)
     labels_per_output = False
+    # A model that trains without labels (compiled without a loss: _added_losses_only.py):
+    # an element that is ``x`` alone gets a placeholder column of zeros as its labels
+    placeholder_labels = False
+    # The names of the model's inputs: an element's ``x`` may be a dict keyed by them
+    input_names = None
 
     def __init__(self, dataset, keep_integer_inputs, steps=None):
         self.dataset = dataset
@@ -247,13 +274,16 @@ class DatasetData:
             x, y = element[0], element[1]
             if len(element) == 3 and element[2] is not None:
                 weights = element[2]
-        elif with_labels:
+        elif with_labels and not self.placeholder_labels:
             raise ValueError("a Dataset passed to fit/evaluate must yield (x, y) tuples; got "
                              f"elements of type {type(element).__name__}")
         else:
             x, y = (element[0] if isinstance(element, tuple) else element), None
+        x = inputs_in_order(x, self.input_names)
         xs = list(x) if isinstance(x, (list, tuple)) else [x]
         xs = [_as_tensor(v, self.keep_integers) for v in xs]
+        if y is None and with_labels and self.placeholder_labels:
+            y = np.zeros((int(xs[0].shape[0]) if len(xs[0].shape) else 1,), np.float32)
         if self.weights_from_labels is not None and y is not None:
             if weights is not None:
                 raise ValueError("You cannot pass both `class_weight` and `sample_weight` at "
@@ -326,10 +356,39 @@ class PyDatasetData(DatasetData):
         self.dataset.on_epoch_end()
 
 
+def first_inputs(data):
+    """The inputs of the first element of a Dataset's or DataLoader's ``data``, from a pass of
+    its own (None for a PyDataset or an empty one): what a subclassed model not built yet is
+    built for, as Keras builds it from the first batch."""
+    if isinstance(data, PyDatasetData) or not isinstance(data, DatasetData):
+        return None
+    for element in _host_elements(data.dataset):
+        return data._convert(element, False)[0]
+    return None
+
+
+class DataLoaderData(DatasetData):
+    """A torch DataLoader's batches, as a Dataset's: ``len(loader)`` steps an epoch, each pass
+    in the loader's own order (it shuffles itself), its [x, y] lists taken as (x, y)."""
+
+    def __init__(self, loader, keep_integer_inputs, steps=None):
+        self.dataset = loader
+        self.keep_integers = keep_integer_inputs
+        self.known_steps = len(loader)
+        self.steps_limit = steps
+        self._iterator = None
+
+    def _convert(self, element, with_labels):
+        return super()._convert(tuple(element) if isinstance(element, list) else element,
+                                with_labels)
+
+
 def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
-          labels_per_output=False):
+          labels_per_output=False, input_names=None):
     """ArrayData or DatasetData for a fit/evaluate/predict call; ``labels_per_output``: the
-    model has several outputs (a Dataset's ``y`` is then one label per output)."""
+    model has several outputs (a Dataset's ``y`` is then one label per output);
+    ``input_names``: the names of the model's inputs, which a dict of inputs is keyed by."""
+    x = inputs_in_order(x, input_names)
     if x is None:
         raise ValueError(f"{what}() needs x (input data); got None")
     if isinstance(x, collections.abc.Iterator):  # NumPy would make an object array of it
@@ -341,14 +400,21 @@ def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
             raise ValueError("`y` argument is not supported when using a PyDataset as input; "
                              "its batches must be (x, y) pairs")
         data = PyDatasetData(x, keep_integer_inputs, steps)
-        data.labels_per_output = labels_per_output
+        data.labels_per_output, data.input_names = labels_per_output, input_names
+        return data
+    if is_data_loader(x):
+        if y is not None:
+            raise ValueError("`y` argument is not supported when using a torch DataLoader as "
+                             "input; its batches must be (x, y) pairs")
+        data = DataLoaderData(x, keep_integer_inputs, steps)
+        data.labels_per_output, data.input_names = labels_per_output, input_names
         return data
     if _is_dataset(x):
         if y is not None:
             raise ValueError("`y` argument is not supported when using a dataset as input; the "
                              "dataset must yield (x, y) pairs")
         data = DatasetData(x, keep_integer_inputs, steps)
-        data.labels_per_output = labels_per_output
+        data.labels_per_output, data.input_names = labels_per_output, input_names
         return data
     data = ArrayData(x, y, batch_size, keep_integer_inputs)
     return data

@@ -23,7 +23,7 @@ from .. import nest, version as _version
 from .._atomic_file import atomic_write_bytes
 from ..errors import DataLossError
 from . import (_call_arguments, _keras_h5, _layer_outputs, _model_classes, _nested_models,
-               _object_registration, _saved_model_format)
+               _object_registration, _object_serialization, _saved_model_format)
 
 _CONFIG = "config.json"
 _METADATA = "metadata.json"
@@ -39,6 +39,9 @@ def _layer_entry(layer, input_shape=None):
     if isinstance(layer, model_types) and not layer._is_subclassed():
         return _model_config(layer)  # a Sequential or functional model used as a layer
     config = dict(layer.get_config())
+    for key, value in config.items():
+        if key.endswith("activation") and callable(value):  # a custom activation function
+            config[key] = _object_serialization.serialize_keras_object(value)
     cls = type(layer)
     # A Python layer is named as Keras names a custom class (its module, its class name as the
     # registered name), so load_model finds it in custom_objects here and in Keras. gpuaccel's
@@ -249,6 +252,9 @@ def _build_layer(entry, custom_objects=None):
             # a wrapper's layer, an RNN's cell, StackedRNNCells's cells: built the same way
             kwargs[key] = [_build_layer(v, custom_objects) for v in value] \
                 if isinstance(value, list) else _build_layer(value, custom_objects)
+        elif key.endswith("activation") and isinstance(value, dict) and \
+                value.get("class_name") == "function":  # a custom activation function
+            kwargs[key] = _object_serialization.deserialize_keras_object(value, custom_objects)
         elif key in accepted and key not in ("self", "kwargs"):
             plain = _plain_value(key, value)
             if plain is not None:

@@ -206,10 +206,12 @@ def _activation(value):
         # Keras's text (keras.activations.get), plus what would be accepted.
         raise ValueError(f"Could not interpret activation function identifier: {value!r} "
                          f"(supported: {activations.names()}, or None)")
-    if not isinstance(value, str) and (not callable(value) or name not in activations.names()):
-        raise NotImplementedError(f"activation {value!r} is not supported: pass a name or a "
-                                  f"function of keras.activations ({activations.names()}) or "
-                                  "None")
+    if not isinstance(value, str) and not callable(value):
+        raise ValueError(f"Could not interpret activation function identifier: {value!r} (a "
+                         f"name of keras.activations ({activations.names()}), a function, or "
+                         "None)")
+    if not isinstance(value, str) and name not in activations.names():
+        return value  # the user's function: it runs in Python after the C++ layer, traced
     return activations.get(name).__name__  # Keras's config names it so: 'swish' -> 'silu'
 
 
@@ -335,10 +337,12 @@ class Layer:
 
     @property
     def losses(self):
-        """The losses the last call added (``add_loss``)."""
+        """The losses the last call added (``add_loss``): of its C++ layer, and of each variant
+        that runs a call with extra arguments (_call_arguments.py) in a model."""
         if not self._is_python_layer():
             return []
-        return list(self._cpp.added_losses())
+        variants = self.__dict__.get("_call_variants", {}).values()
+        return [loss for cpp in [self._cpp, *variants] for loss in cpp.added_losses()]
 
     def _layer_config(self):
         return {}
@@ -396,7 +400,10 @@ class Layer:
                 for n, w, t in _held_sublayers.own_weight_entries(self)]
 
     def __getattr__(self, attribute):
-        # Only for names normal lookup did not find: Keras's weight attributes (dense.kernel).
+        # Only for names normal lookup did not find: Keras's weight attributes (dense.kernel),
+        # and the symbolic tensors of the layer's first functional call (layer.output).
+        if attribute in ("input", "output"):
+            return _symbolic.first_call(self, attribute)
         if not attribute.startswith("_") and "_cpp" in self.__dict__:
             variable = _layer_variables.find(self, attribute)
             if variable is not _layer_variables.MISSING:

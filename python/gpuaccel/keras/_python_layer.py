@@ -70,12 +70,14 @@ def _run_model_call(ref, inputs, training):
         raise RuntimeError("the Python model behind this C++ layer was deleted")
     x = inputs[0] if len(inputs) == 1 else list(inputs)
     kwargs = {"training": bool(training)} if _takes(model.call, "training") else {}
+    model._pending_losses = []  # the model's own add_loss calls (Keras's Model.add_loss)
     with recording_for_step(), _TrainingScope(training):
         output = model.call(x, **kwargs)
+    own, model._pending_losses = model._pending_losses, None
     if isinstance(output, (list, tuple, dict)):  # several outputs: one packed tensor
         output = _layer_outputs.pack(model, list(inputs), output)
     output = _as_tensor(output, f"{type(model).__name__}.call() return value")
-    return [output] + list(model.losses)
+    return [output] + model._layers_losses() + own
 
 
 _running_call = threading.local()

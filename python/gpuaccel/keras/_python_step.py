@@ -18,6 +18,14 @@ def overrides(model, name):
     return getattr(type(model), name, None) is not None
 
 
+def runs_without_graph(model, name):
+    """Whether ``model`` steps by its own ``name`` ('train_step'/'test_step') with no layer
+    graph of its own: a Model subclass without ``call`` or inputs that only drives the models
+    it holds (the guides' GAN), which Keras fits as it is."""
+    return (overrides(model, name) and model._cpp_graph is None and not model._is_subclassed()
+            and not hasattr(model, "inputs"))
+
+
 def warn_once(model, name):
     key = (type(model), name)
     if key not in _warned:
@@ -27,8 +35,12 @@ def warn_once(model, name):
                       RuntimeWarning, stacklevel=3)
 
 
-def _batch(xs, y, sample_weight):
+def _batch(xs, y, sample_weight, labels_absent=False):
+    """The step's ``data``: (x, y) or (x, y, sample_weight); ``x`` alone where the data has no
+    labels (the ones fit put in their place are left out), as Keras passes it."""
     x = xs[0] if len(xs) == 1 else tuple(xs)
+    if labels_absent:
+        return x if sample_weight is None else (x, None, sample_weight)
     return (x, y) if sample_weight is None else (x, y, sample_weight)
 
 
@@ -45,31 +57,33 @@ def _flat_logs(logs, out=None):
 
 class PythonStepTrainer:
     """The model's own ``train_step``/``test_step`` where it overrides them; the C++ trainer's
-    for the other one."""
+    for the other one (None for a model without a graph: ``runs_without_graph``)."""
 
-    def __init__(self, model, cpp_trainer):
+    def __init__(self, model, cpp_trainer, labels_absent=False):
         self.model = model
         self._cpp = cpp_trainer
+        self._labels_absent = labels_absent  # the data's labels are fit's placeholders
         self._logs = None
         self.host_reads = 0
 
     def train_step(self, xs, y, sample_weight=None):
         if not overrides(self.model, "train_step"):
             return self._cpp.train_step(xs, y, *([] if sample_weight is None else [sample_weight]))
-        self._logs = self.model.train_step(_batch(xs, y, sample_weight))
+        self._logs = self.model.train_step(_batch(xs, y, sample_weight, self._labels_absent))
 
     def test_step(self, xs, y, sample_weight=None):
         if not overrides(self.model, "test_step"):
             return self._cpp.test_step(xs, y, *([] if sample_weight is None else [sample_weight]))
-        self._logs = self.model.test_step(_batch(xs, y, sample_weight))
+        self._logs = self.model.test_step(_batch(xs, y, sample_weight, self._labels_absent))
 
     def reset_metrics(self):
         self._logs = None
-        self._cpp.reset_metrics()
+        if self._cpp is not None:
+            self._cpp.reset_metrics()
         self.model.reset_metrics()
 
     def results(self):
         if self._logs is None:
-            return self._cpp.results()
+            return [] if self._cpp is None else self._cpp.results()
         return [(name, float(value.numpy() if isinstance(value, Tensor) else value))
                 for name, value in _flat_logs(self._logs).items()]

@@ -15,6 +15,7 @@ threads): the price of these cases, as ``_host_metrics.py`` is for one device.""
 from .._tensor import GradientTape, no_grad
 from ..distribute import _fit as distribute_fit
 from ..distribute._values import split_batch
+from ._added_losses_only import total_loss
 from ._host_metrics import log_value
 from ._multi_output import DeviceMeans, MultiOutputTrainer
 
@@ -27,10 +28,8 @@ class _OneOutputPart:
 
     def losses(self, xs, y, sample_weight):
         y_pred = self.replica._graph().forward(xs, True)[0]
-        total = self.model.loss(y, y_pred, sample_weight)
-        for added in self.replica.losses:
-            total = total + added
-        return total, (y, y_pred, sample_weight)
+        compiled = None if self.model.loss is None else self.model.loss(y, y_pred, sample_weight)
+        return total_loss(compiled, self.replica.losses), (y, y_pred, sample_weight)
 
     def update(self, total, state):
         y, y_pred, sample_weight = state

@@ -24,6 +24,8 @@ def _rule(left, fill, middle, right):
 
 
 def _shape_text(shape):
+    if shape is None:  # a layer not built yet
+        return "?"
     if isinstance(shape, list):
         return ", ".join(_shape_text(s) for s in shape)
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + \
@@ -31,14 +33,16 @@ def _shape_text(shape):
 
 
 def format_summary(model_name, rows, trainable, non_trainable, bytes_per_param=4):
-    """rows: (layer name, class name, output shape, params) per layer."""
+    """rows: (layer name, class name, output shape, params) per layer; a layer not built yet
+    has None for both (Keras prints '?' and '0 (unbuilt)')."""
     lines = [f'Model: "{model_name}"']
     lines.append(_rule("┏", "━", "┳", "┓"))
     lines.append("┃" + "┃".join(_cell(t, w, a if a == "left" else "right")
                                 for t, w, a in _COLUMNS) + "┃")
     lines.append(_rule("┡", "━", "╇", "┩"))
     for i, (name, cls, shape, params) in enumerate(rows):
-        values = (f"{name} ({cls})", _shape_text(shape), f"{params:,}")
+        values = (f"{name} ({cls})", _shape_text(shape),
+                  "0 (unbuilt)" if params is None else f"{params:,}")
         lines.append("│" + "│".join(_cell(v, w, a) for v, (_, w, a) in zip(values, _COLUMNS)) + "│")
         if i != len(rows) - 1:
             lines.append(_rule("├", "─", "┼", "┤"))

@@ -136,10 +136,31 @@ def call_symbolic(layer, inputs, arguments=None):
         return outputs
     output = KerasTensor(out_shape, out_dtype, name=layer.name)
     output.node = Node(layer, inputs, output)
+    layer.__dict__.setdefault("_symbolic_nodes", []).append(output.node)
     if arguments is not None:
         _with_arguments(output.node, arguments)
     output._keras_mask = mask
     return output
+
+
+def first_call(layer, what):
+    """Keras's ``layer.input`` / ``layer.output`` (``what``): the KerasTensors of the layer's
+    first functional call. A layer of a built Sequential model is called there on the model's
+    input first (``Sequential._call_layers_symbolically``), as Keras builds a Sequential model
+    as a functional one."""
+    nodes = layer.__dict__.get("_symbolic_nodes")
+    sequential = layer.__dict__.get("_sequential_owner", lambda: None)()
+    if not nodes and sequential is not None:
+        sequential._call_layers_symbolically()
+        nodes = layer.__dict__.get("_symbolic_nodes")
+    if not nodes:
+        raise AttributeError(f"The layer {layer.name} has never been called and thus has no "
+                             f"defined {what}.")  # Keras's words
+    node = nodes[0]
+    if what == "output":
+        return node.output
+    inputs = node.inputs[:node.call_arguments.input_count] if node.call_arguments else node.inputs
+    return inputs[0] if len(inputs) == 1 else list(inputs)
 
 
 def _with_arguments(node, arguments):

@@ -13,9 +13,9 @@ from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import (_host_metrics, _mask_flow, _multi_output, _python_step, _replicated_step,
+from . import (_added_losses_only, _host_metrics, _mask_flow, _multi_output, _python_step, _replicated_step,
                _sample_weights)
-from ._data_adapter import adapt
+from ._data_adapter import adapt, inputs_in_order
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
 from ..distribute import _idle_gpus, _strategy as distribute_strategy
@@ -32,6 +32,11 @@ def _global_policy_name():
             raise
         return "float32"
     return mixed_precision.global_policy().name
+
+
+def _labels_absent(data):
+    """Whether ``data``'s labels are placeholders fit gave it (_added_losses_only.py)."""
+    return getattr(data, "placeholder_labels", False)
 
 
 def _resolve_verbose(verbose):
@@ -176,18 +181,17 @@ class Trainer:
             metric.reset_state()
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The compiled loss of (y, y_pred) plus the losses the layers added (Keras 3)."""
-        if self.loss is None:
-            raise ValueError("compute_loss() needs a loss: pass loss= to compile()")
+        """The compiled loss of (y, y_pred) plus the losses the layers added (Keras 3); a
+        model compiled without a loss has the added ones alone, and without those Keras's
+        ValueError."""
         outputs = self._compiled_outputs
         if outputs is not None:
-            total, _ = outputs.total_loss(outputs.flatten_labels(y), outputs.flatten_labels(y_pred),
-                                          outputs.weights_per_output(sample_weight))
+            compiled, _ = outputs.total_loss(outputs.flatten_labels(y),
+                                             outputs.flatten_labels(y_pred),
+                                             outputs.weights_per_output(sample_weight))
         else:
-            total = self.loss(y, y_pred, sample_weight)
-        for added in getattr(self, "losses", []):
-            total = total + added
-        return total
+            compiled = None if self.loss is None else self.loss(y, y_pred, sample_weight)
+        return _added_losses_only.total_loss(compiled, getattr(self, "losses", []))
 
     @property
     def metrics_names(self):
@@ -195,6 +199,14 @@ class Trainer:
         if outputs is not None:
             return ["loss"] + outputs.metric_names
         return ["loss"] + [m.name for m in self.compiled_metrics + self._weighted_metrics]
+
+    def _input_names(self):
+        """The names of the model's keras.Input tensors, which a dict of inputs is keyed by
+        (None for a subclassed model, whose call takes what it is given)."""
+        if self._is_subclassed():
+            return None
+        inputs = getattr(self, "inputs", None)
+        return [t.name for t in inputs] if inputs else None
 
     def _labels(self, y, sample_weight=None):
         """(fit/evaluate's ``y``, ``sample_weight``): for a model with several outputs, one
@@ -208,13 +220,14 @@ class Trainer:
                 outputs.sample_weights_like_labels(y, sample_weight))
         return _multi_output.labels_for_arrays(outputs, y), sample_weight
 
-    def _trainer_for(self, what, needs_loss=True):
+    def _check_compiled(self, what):
         if not self.compiled:
             raise RuntimeError(f"You must call `compile()` before using the model ({what}).")
+
+    def _trainer_for(self, what):
+        self._check_compiled(what)
         self._resolve_compile_after_build(None)  # a subclassed model built since compile
-        if needs_loss and self.loss is None:
-            raise ValueError(f"{what}() needs a loss: pass loss= to compile()")
-        if needs_loss:
+        if self.loss is not None:  # (compiled without one, the step reads no output)
             _mask_flow.refuse_output_mask(getattr(self, "_output_mask", None), self.name)
         if what in ("fit", "train_on_batch") and self.optimizer is None:
             raise ValueError(f"{what}() needs an optimizer, but the model was compiled with "
@@ -227,7 +240,7 @@ class Trainer:
             self._cpp_trainer = _multi_output.MultiOutputTrainer(self, self._compiled_outputs)
         if self._cpp_trainer is None:
             self._cpp_trainer = _C.Trainer(
-                self._graph(), self.loss._cpp,
+                self._graph(), _added_losses_only.step_loss(self)._cpp,
                 None if self.optimizer is None else self.optimizer._cpp,
                 [m._cpp for m in self.compiled_metrics if not _host_metrics.is_host_metric(m)])
             self._cpp_trainer.set_jit_compile(self._capture_mode)
@@ -263,13 +276,17 @@ class Trainer:
         weights (``weighted``: in-memory ones; or the Dataset's) and Python or weighted
         metrics), or the model's own Python train_step. With no strategy and several GPUs
         visible, says once that they sit idle."""
+        if _python_step.runs_without_graph(self, "train_step"):
+            self._check_compiled("fit")
+            _python_step.warn_once(self, "train_step")
+            return _python_step.PythonStepTrainer(self, None, _labels_absent(data))
         trainer = self._trainer_for("fit")
         if _python_step.overrides(self, "train_step"):
             _python_step.warn_once(self, "train_step")
-            return _python_step.PythonStepTrainer(self, trainer)
+            return _python_step.PythonStepTrainer(self, trainer, _labels_absent(data))
         strategy = self._distribute_strategy
         if distribute_fit.uses_replicas(strategy):
-            if (self._compiled_outputs is not None or self._has_host_metrics() or weighted
+            if (self._compiled_outputs is not None or self.loss is None or self._has_host_metrics() or weighted
                     or _sample_weights.batches_weighed(data)):
                 return _replicated_step.replicated_python_step(self, strategy)
             replicated = distribute_fit.replicated_fit(self, strategy)
@@ -308,10 +325,9 @@ class Trainer:
             raise ValueError(f"validation_freq must be a positive integer (validate every that "
                              f"many epochs) or a list of epochs, got {validation_freq!r}")
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps_per_epoch, "fit",
-                     self._compiled_outputs is not None)
+                     self._compiled_outputs is not None, self._input_names())
         _sample_weights.dataset_class_weights(data, class_weight)
-        if hasattr(data, "y") and data.y is None:
-            raise ValueError("fit() needs labels: pass y= (or a Dataset of (x, y) pairs)")
+        self._labels_or_placeholder(data, "fit")
         val_data = None
         if validation_data is not None:
             val_data = self._validation_adapter(validation_data,
@@ -325,11 +341,13 @@ class Trainer:
             if validation_batch_size:
                 val_data.batch_size = int(validation_batch_size)
 
-        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
+        if not _python_step.runs_without_graph(self, "train_step"):
+            self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         trainer = self._fit_trainer(data, weighted)
         weighs = isinstance(trainer, (_C.Trainer, _host_metrics.HostMetricsTrainer,
                                       _multi_output.MultiOutputTrainer,
-                                      _replicated_step.ReplicatedPythonStep))
+                                      _replicated_step.ReplicatedPythonStep,
+                                      _python_step.PythonStepTrainer))
         if weighted and not weighs:
             raise NotImplementedError(_WEIGHTS_UNDER_STRATEGY)
         steps = data.steps if steps_per_epoch is None or hasattr(data, "dataset") else \
@@ -424,32 +442,42 @@ class Trainer:
         callback_list.on_train_end(logs)
         return self.history
 
+    def _labels_or_placeholder(self, data, what):
+        """A model compiled without a loss or metrics trains and evaluates without labels
+        (Keras's fit(x)): ``data`` then gets placeholder ones; other models need them."""
+        if _added_losses_only.labels_optional(self):
+            _added_losses_only.give_placeholder_labels(data)
+        elif hasattr(data, "y") and data.y is None:
+            raise ValueError(f"{what}() needs labels: pass y= (or a Dataset of (x, y) pairs)")
+
     def _validation_adapter(self, validation_data, batch_size, steps):
         from ._data_adapter import _is_dataset
         if _is_dataset(validation_data):
             return adapt(validation_data, None, None, self._keeps_integer_inputs(), steps,
-                         labels_per_output=self._compiled_outputs is not None)
+                         labels_per_output=self._compiled_outputs is not None,
+                         input_names=self._input_names())
         if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
             raise ValueError("validation_data must be a tuple (x_val, y_val) or a Dataset; got "
                              f"{type(validation_data).__name__}")
         if len(validation_data) == 3:
             raise NotImplementedError("validation sample weights are not supported yet")
         return adapt(validation_data[0], self._labels(validation_data[1])[0], batch_size,
-                     self._keeps_integer_inputs(), steps, "fit")
+                     self._keeps_integer_inputs(), steps, "fit", input_names=self._input_names())
 
     # ---- evaluate ----
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict=False):
         self._resolve_compile_after_build(x)
+        x = inputs_in_order(x, self._input_names())
         y, sample_weight = self._labels(y, sample_weight)
         x, weighted = _sample_weights.with_weights(x, y, sample_weight, None)
         verbose = _resolve_verbose(verbose)
         data = adapt(x, y, batch_size, self._keeps_integer_inputs(), steps, "evaluate",
-                     self._compiled_outputs is not None)
-        if hasattr(data, "y") and data.y is None:
-            raise ValueError("evaluate() needs labels: pass y= (or a Dataset of (x, y) pairs)")
-        self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
+                     self._compiled_outputs is not None, self._input_names())
+        self._labels_or_placeholder(data, "evaluate")
+        if not _python_step.runs_without_graph(self, "test_step"):
+            self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         logs = self._evaluate_data(data, callbacks, verbose, steps, weighted=weighted)
         if return_dict:
             return logs
@@ -460,10 +488,14 @@ class Trainer:
                        weighted=False, apply_weights=True):
         """``weighted``: the data's last column is sample weights; ``apply_weights``: weigh the
         loss with them (Keras weighs a validation_split by sample_weight, not by class_weight)."""
-        trainer = self._trainer_for("evaluate")
+        if _python_step.runs_without_graph(self, "test_step"):
+            self._check_compiled("evaluate")
+            trainer = None
+        else:
+            trainer = self._trainer_for("evaluate")
         if _python_step.overrides(self, "test_step"):
             _python_step.warn_once(self, "test_step")
-            trainer = _python_step.PythonStepTrainer(self, trainer)
+            trainer = _python_step.PythonStepTrainer(self, trainer, _labels_absent(data))
         else:
             trainer = self._with_host_metrics(trainer)
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
@@ -494,7 +526,8 @@ class Trainer:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         verbose = _resolve_verbose(verbose)
-        data = adapt(x, None, batch_size, self._keeps_integer_inputs(), steps, "predict")
+        data = adapt(x, None, batch_size, self._keeps_integer_inputs(), steps, "predict",
+                     input_names=self._input_names())
         self._ensure_built_for(data)
         predictor = self._predictor()
         callback_list = callbacks if isinstance(callbacks, callbacks_module.CallbackList) else \
@@ -526,6 +559,7 @@ class Trainer:
         """(x with the sample weights as its last column where there are any, y as the step
         takes it, whether x carries weights): what fit and train_on_batch share."""
         self._resolve_compile_after_build(x)
+        x = inputs_in_order(x, self._input_names())
         if class_weight is not None and self._has_several_outputs():
             raise ValueError("`class_weight` is only supported for Models with a single "
                              "output.")  # Keras's words
@@ -539,6 +573,8 @@ class Trainer:
         x, y, weighted = self._weighted_inputs(x, y, sample_weight, class_weight)
         data = adapt(x, y, 1 << 62, self._keeps_integer_inputs(),
                      labels_per_output=self._compiled_outputs is not None)
+        if _added_losses_only.labels_optional(self):
+            _added_losses_only.give_placeholder_labels(data)
         self._ensure_built_for(_sample_weights.WithoutWeights(data) if weighted else data)
         return data, weighted
 
@@ -572,7 +608,8 @@ class Trainer:
         return self._single_batch_logs(trainer, return_dict)
 
     def predict_on_batch(self, x):
-        data = adapt(x, None, 1 << 62, self._keeps_integer_inputs(), what="predict_on_batch")
+        data = adapt(x, None, 1 << 62, self._keeps_integer_inputs(), what="predict_on_batch",
+                     input_names=self._input_names())
         self._ensure_built_for(data)
         batches = data.batches() if hasattr(data, "split") else data.batches(with_labels=False)
         batch = next(iter(batches), None)

@@ -4,7 +4,9 @@ A model is a graph of C++ layers (``_C.LayerGraph``): Sequential is a chain, the
 form whatever DAG the KerasTensors recorded. Weights live in the layers; training is
 ``_trainer.Trainer``'s."""
 import itertools
+import json
 import re
+import weakref
 
 import numpy as np
 
@@ -14,8 +16,8 @@ from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask
                _model_classes, _nested_models, _python_layer, _saved_model_writer, _summary,
                _weights_file)
 from ._io_utils import print_msg
-from ._data_adapter import shareable_array
-from ._symbolic import KerasTensor, is_symbolic
+from ._data_adapter import first_inputs, inputs_in_order, shareable_array
+from ._symbolic import Input, KerasTensor, is_symbolic
 from ._trainer import Trainer
 
 _model_counters = {}
@@ -57,6 +59,11 @@ class Model(Trainer):
                                  "with keras.Input and layer calls; or subclass keras.Model "
                                  "and define call()")
             self._init_functional(inputs, outputs)
+
+    def to_json(self, **kwargs):
+        """Keras's ``model.to_json()``: the model's config as JSON (Sequential and functional
+        models; ``model_from_json`` rebuilds it, with new weights)."""
+        return json.dumps(_keras_archive._model_config(self), **kwargs)
 
     def get_config(self):
         """A subclassed model's config, as Keras 3's: name, trainable, dtype and the
@@ -120,14 +127,18 @@ class Model(Trainer):
         from .._tensor import tensor as make_tensor
         zeros = [make_tensor(np.zeros(tuple(1 if d is None or d < 0 else int(d) for d in s),
                                       np.float32)) for s in shapes]
-        with no_grad():
-            x = zeros[0] if len(zeros) == 1 else zeros
-            try:
-                returned = self.call(x, training=False)
-            except TypeError as error:
-                if "training" not in str(error):
-                    raise
-                returned = self.call(x)
+        self._pending_losses = []  # what its add_loss calls give on zeros is not kept
+        try:
+            with no_grad():
+                x = zeros[0] if len(zeros) == 1 else zeros
+                try:
+                    returned = self.call(x, training=False)
+                except TypeError as error:
+                    if "training" not in str(error):
+                        raise
+                    returned = self.call(x)
+        finally:
+            self._pending_losses = None
         self._traced_layers = self._tracked_layers()
         cpp = self._call_layer_cpp = _python_layer.make_model_call_layer(self, self._traced_layers)
         graph = _C.LayerGraph(len(shapes))
@@ -231,7 +242,7 @@ class Model(Trainer):
 
     def _ensure_built_for(self, data):
         if self._cpp_graph is None and self._is_subclassed():
-            first = data.x if hasattr(data, "x") else None
+            first = data.x if hasattr(data, "x") else first_inputs(data)
             if first is not None:
                 self._build_from_shapes([_with_batch(a.shape[1:]) for a in first])
         self._graph()
@@ -277,6 +288,7 @@ class Model(Trainer):
             training = _python_layer.outer_training()
         if is_symbolic(inputs):
             return _nested_models.call_symbolic(self, inputs)
+        inputs = inputs_in_order(inputs, self._input_names())
         xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         keep = self._keeps_integer_inputs()
         tensors = []
@@ -367,9 +379,21 @@ class Model(Trainer):
 
     @property
     def losses(self):
-        """The losses the layers' last calls added (``add_loss`` in Python layers), which fit
-        adds to the compiled loss; a GradientTape loop adds them itself."""
+        """The losses the last call added (``add_loss`` in Python layers, and in a subclassed
+        model's own call), which fit adds to the compiled loss; a GradientTape loop adds them
+        itself."""
+        call_layer = self.__dict__.get("_call_layer_cpp")
+        if call_layer is not None and self.__dict__.get("_traced_layers") is not None:
+            return list(call_layer.added_losses())  # its call's: the layers' and its own
+        return self._layers_losses()
+
+    def _layers_losses(self):
         return [loss for layer in self.layers for loss in getattr(layer, "losses", [])]
+
+    def add_loss(self, loss):
+        """Keras's ``self.add_loss(value)`` in a subclassed model's ``call``: the value (summed
+        to a scalar) joins the loss of this step, as a layer's does."""
+        _python_layer.add_loss(self, loss)
 
     def get_weights(self):
         return [w for layer in self.layers for w in layer.get_weights()]
@@ -454,9 +478,14 @@ class Model(Trainer):
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None):
-        if not self.built:
+        if not self.built and not isinstance(self, Sequential):
             raise ValueError("This model has not yet been built. Build the model first by "
                              "calling `build()` or by calling the model on a batch of data.")
+        if not self.built:  # Keras 3 lists a Sequential model's layers, unbuilt
+            text = _summary.format_summary(self.name, [(layer.name, type(layer).__name__, None,
+                                                        None) for layer in self.layers], 0, 0)
+            (print_fn or print_msg)(text)
+            return
         trainable = sum(int(np.prod(w.shape)) for w in self.trainable_weights)
         total = sum(int(np.prod(w.shape)) for w in self.weights)
         text = _summary.format_summary(self.name, self._summary_rows(), trainable,
@@ -471,6 +500,36 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """``keras.models.load_model('x.keras')`` (Sequential and functional models; compile again
     before fit)."""
     return _keras_archive.load_model(filepath, custom_objects, compile, safe_mode)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """Keras's ``keras.models.model_from_json``: the model ``to_json`` described, with new
+    weights; Python layer classes come from ``custom_objects`` or the registry."""
+    return _keras_archive.model_from_config(json.loads(json_string), custom_objects)
+
+
+def clone_model(model, input_tensors=None, clone_function=None, call_function=None,
+                recursive=False, **kwargs):
+    """``keras.models.clone_model(model)``: a Sequential or functional model of new layers
+    made from the configs of ``model``'s (the same architecture and names, new weights
+    initialized as the layers' own, as Keras)."""
+    if input_tensors is not None or clone_function is not None or call_function is not None \
+            or recursive or kwargs:
+        raise NotImplementedError("clone_model(model) is supported with its defaults only; "
+                                  "input_tensors, clone_function, call_function and recursive "
+                                  "are not supported yet")
+    if not isinstance(model, Model) or model._is_subclassed():
+        raise ValueError("Arguments clone_function and input_tensors are only supported for "
+                         f"Sequential models or Functional models. Received model of type "
+                         f"'{type(model).__name__}'; gpuaccel clones Sequential and functional "
+                         "models only")
+    # the user's classes and functions (activations), which the configs name
+    own_objects = {type(layer).__name__: type(layer) for layer in model.layers
+                   if not type(layer).__module__.startswith(__package__)}
+    own_objects.update({value.__name__: value for layer in model.layers
+                        for value in layer.get_config().values()
+                        if callable(value) and not isinstance(value, type)})
+    return _keras_archive.model_from_config(_keras_archive._model_config(model), own_objects)
 
 
 def from_keras(keras_model):
@@ -603,7 +662,21 @@ class Sequential(Model):
         graph.set_outputs(self._several_outputs(graph, value, output_shapes[-1]))
         self._output_shapes = output_shapes
         self._cpp_graph = graph
+        self._symbolic_input = None  # (the chain _call_layers_symbolically makes, once)
+        for layer in self._layers:
+            layer.__dict__["_sequential_owner"] = weakref.ref(self)
         self._run_after_build()
+
+    def _call_layers_symbolically(self):
+        """Keras builds a Sequential model as a functional one, so each layer's ``input`` and
+        ``output`` are KerasTensors from the model's input (a ``keras.Model(inputs=seq.inputs,
+        outputs=[layer.output ...])`` extracts features): the layers called on it, once."""
+        if getattr(self, "_symbolic_input", None) is not None:
+            return
+        value = self._symbolic_input = self._input if self._input is not None else \
+            Input(batch_shape=self._built_input_shape)
+        for layer in self._layers:
+            value = layer(value)
 
     def _several_outputs(self, graph, value, shape):
         """The graph's output ids: ``value``, or where the last layer returns several tensors
@@ -623,7 +696,7 @@ class Sequential(Model):
 
     def _ensure_built_for(self, data):
         if self._cpp_graph is None:
-            first = data.x[0] if hasattr(data, "x") else None
+            first = data.x[0] if hasattr(data, "x") else (first_inputs(data) or [None])[0]
             if first is None:
                 raise ValueError(f"Sequential model '{self.name}' is not built: give the first "
                                  "layer input_shape= or start with keras.Input(shape)")
