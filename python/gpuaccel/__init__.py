@@ -60,7 +60,7 @@ from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequenc
                             gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
                             reverse_sequence, searchsorted, shape_n, slice, unravel_index)
 from ._array_ops import saturate_cast
-from ._tf_array_ops import bitcast
+from ._tf_array_ops import bitcast, constant
 from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from ._tf_tensor_array import TensorArray
 from ._tensor_shape import TensorShape
@@ -119,7 +119,6 @@ __all__ = [
     "distribute",
 ]
 
-constant = tensor  # tf.constant
 newaxis = None  # tf.newaxis / np.newaxis: x[..., tf.newaxis] in the course's MNIST code
 manual_seed = random.set_seed  # torch.manual_seed
 range = arange  # noqa: A001 - tf.range(start, limit, delta)

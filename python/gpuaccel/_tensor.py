@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from . import _C, _backward_callbacks, _promotion, _tensor_print, _torch_memory_format
+from . import _C, _backward_callbacks, _promotion, _tensor_print, _torch_memory_format, nest
 from ._int_range import check_int, check_range
 from ._tensor_shape import TensorShape
 from .dtypes import as_dtype, float32
@@ -590,17 +590,24 @@ class GradientTape:
             _C.tape_watch(self._id, t)
 
     def gradient(self, target, sources, output_gradients=None):
+        """Gradients of ``target`` (a tensor or a nested structure of them, whose gradients add
+        up) with respect to ``sources``, returned in the structure of ``sources``: a tensor, a
+        list, or a dict such as ``{'w': w, 'b': b}`` (TF's rule, ``tf.nest`` order)."""
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
                                "of gradients (or jacobians)")
         self._used = True
-        single = isinstance(sources, Tensor)
-        source_list = [sources] if single else list(sources)
-        targets = target if isinstance(target, (list, tuple)) else [target]
-        seeds = (output_gradients if isinstance(output_gradients, (list, tuple))
+        source_list = nest.flatten(sources)
+        for source in source_list:
+            if not isinstance(source, Tensor):
+                raise TypeError(f"[GradientTape.gradient] sources must be tensors or variables "
+                                f"(or a list, tuple or dict of them), got "
+                                f"{type(source).__name__} {source!r}")
+        targets = nest.flatten(target)
+        seeds = (nest.flatten(output_gradients) if nest.is_nested(output_gradients)
                  else [output_gradients] * len(targets))
         grads = _C.compute_gradients(list(targets), list(seeds), source_list)
-        return grads[0] if single else grads
+        return nest.pack_sequence_as(sources, list(grads))
 
 
 def Variable(initial_value, trainable=True, dtype=None, name=None):

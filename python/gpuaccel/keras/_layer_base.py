@@ -422,6 +422,11 @@ class Layer:
     def variables(self):
         return self.weights
 
+    # Keras's other names for the same lists (TF tutorials pass layer.trainable_variables to
+    # tape.gradient and the optimizer); properties so that a subclass's override is used.
+    trainable_variables = property(lambda self: self.trainable_weights)
+    non_trainable_variables = property(lambda self: self.non_trainable_weights)
+
     def _weight_names(self):
         return [name for name, _, _ in self._cpp.weights]
 

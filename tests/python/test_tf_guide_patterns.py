@@ -1,0 +1,114 @@
+"""Patterns from TensorFlow's basic guides that gpuaccel's TF face must accept as TF does:
+gradients into a dict of variables (the structure of ``sources`` comes back), a Keras layer's
+``trainable_variables`` fed to the tape, ``tf.constant``'s ``shape``/``name`` arguments, a
+``tf.function`` whose Python branch returns a plain number, and ``tf.keras.losses.Reduction``.
+Each is checked against TensorFlow itself on the same values."""
+import numpy as np
+import pytest
+
+import gpuaccel as ga
+
+tf = pytest.importorskip("tensorflow")
+
+RNG = np.random.default_rng(7)
+W0 = RNG.normal(size=(3, 2)).astype(np.float32)
+B0 = RNG.normal(size=(2,)).astype(np.float32)
+X0 = RNG.normal(size=(4, 3)).astype(np.float32)
+
+
+def _loss_and_grads(api, sources_of):
+    w, b = api.Variable(W0), api.Variable(B0)
+    with api.GradientTape() as tape:
+        y = api.matmul(api.constant(X0), w) + b
+        loss = api.reduce_mean(y * y)
+    return tape.gradient(loss, sources_of(w, b))
+
+
+def test_gradient_returns_the_structure_of_its_sources():
+    ours = _loss_and_grads(ga, lambda w, b: {"weights": w, "bias": b})
+    theirs = _loss_and_grads(tf, lambda w, b: {"weights": w, "bias": b})
+    assert isinstance(ours, dict) and sorted(ours) == ["bias", "weights"]
+    for key in theirs:
+        np.testing.assert_allclose(ours[key].numpy(), theirs[key].numpy(), rtol=1e-5, atol=1e-6)
+    nested = _loss_and_grads(ga, lambda w, b: (w, [b]))
+    assert isinstance(nested, tuple) and isinstance(nested[1], list)
+    np.testing.assert_allclose(nested[1][0].numpy(), theirs["bias"].numpy(), rtol=1e-5, atol=1e-6)
+    single = _loss_and_grads(ga, lambda w, b: w)
+    np.testing.assert_allclose(single.numpy(), theirs["weights"].numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_gradient_names_a_source_that_is_not_a_tensor():
+    w = ga.Variable(W0)
+    with ga.GradientTape() as tape:
+        loss = ga.reduce_sum(w * w)
+    with pytest.raises(TypeError, match="sources must be tensors.*str 'w'"):
+        tape.gradient(loss, {"w": "w"})
+
+
+def test_layer_trainable_variables_feed_the_tape():
+    ours_layer, theirs_layer = ga.keras.layers.Dense(2), tf.keras.layers.Dense(2)
+    ours_layer.build((None, 3))
+    theirs_layer.build((None, 3))
+    ours_layer.set_weights([W0, B0])
+    theirs_layer.set_weights([W0, B0])
+    grads = []
+    for api, layer in ((ga, ours_layer), (tf, theirs_layer)):
+        with api.GradientTape() as tape:
+            loss = api.reduce_mean(layer(api.constant(X0)) ** 2)
+        grads.append(tape.gradient(loss, layer.trainable_variables))
+        assert layer.non_trainable_variables == []
+    assert len(grads[0]) == len(grads[1]) == 2
+    for mine, want in zip(*grads):
+        np.testing.assert_allclose(mine.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    ours_layer.trainable = False
+    assert ours_layer.trainable_variables == []
+    assert len(ours_layer.non_trainable_variables) == 2
+
+
+@pytest.mark.parametrize("value, shape", [(3.0, (2, 3)), ([1.0, 2.0, 3.0, 4.0], [2, 2]),
+                                          ([[5.0]], (1,))])
+def test_constant_fills_or_reshapes_to_shape(value, shape):
+    ours, theirs = ga.constant(value, shape=shape, name="c"), tf.constant(value, shape=shape,
+                                                                          name="c")
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_constant_positional_dtype_and_bad_shape():
+    np.testing.assert_array_equal(ga.constant([1, 2], ga.float32).numpy(),
+                                  tf.constant([1, 2], tf.float32).numpy())
+    for api in (ga, tf):
+        with pytest.raises(TypeError, match="has 3 elements, but got `shape` \\(2, 2\\)"):
+            api.constant([1.0, 2.0, 3.0], shape=(2, 2))
+
+
+def test_function_turns_a_returned_number_into_a_tensor():
+    def relu_or_zero(x):
+        if x.numpy() > 0:
+            return x
+        return 0
+
+    ours = ga.function(relu_or_zero)
+    assert isinstance(ours(ga.constant(-2.0)), ga.Tensor)
+    assert ours(ga.constant(-2.0)).numpy() == 0
+    assert ours(ga.constant(2.0)).numpy() == 2.0
+    pair = ga.function(lambda: {"n": 1.5, "none": None})()
+    assert isinstance(pair["n"], ga.Tensor) and pair["none"] is None
+
+
+def test_legacy_loss_reduction_names():
+    for name in ("AUTO", "NONE", "SUM", "SUM_OVER_BATCH_SIZE"):
+        assert getattr(ga.keras.losses.Reduction, name) == getattr(tf.keras.losses.Reduction, name)
+    assert ga.keras.losses.Reduction.all() == tf.keras.losses.Reduction.all()
+    with pytest.raises(ValueError, match="Invalid Reduction Key: bad"):
+        ga.keras.losses.Reduction.validate("bad")
+    labels, logits = np.array([0, 2]), RNG.normal(size=(2, 3)).astype(np.float32)
+    ours = ga.keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=ga.keras.losses.Reduction.NONE)(labels, logits)
+    theirs = tf.keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=tf.keras.losses.Reduction.NONE)(labels, logits)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_version_constant():
+    assert ga.version.VERSION == ga.__version__
