@@ -112,3 +112,37 @@ def test_legacy_loss_reduction_names():
 
 def test_version_constant():
     assert ga.version.VERSION == ga.__version__
+
+
+def _counting(stop):
+    yield from range(stop)
+
+
+def _growing_rows():
+    for i in range(3):
+        yield i, np.arange(i + 1, dtype=np.float32)
+
+
+@pytest.mark.parametrize("make", [
+    lambda api: api.data.Dataset.from_generator(_counting, args=[4], output_types=api.int32,
+                                                output_shapes=()),
+    lambda api: api.data.Dataset.from_generator(_growing_rows,
+                                                output_types=(api.int32, api.float32),
+                                                output_shapes=((), (None,))),
+])
+def test_generator_shapes_nest_only_down_to_the_types(make):
+    ours, theirs = make(ga), make(tf)
+    flat, want = ga.nest.flatten(ours.element_spec), tf.nest.flatten(theirs.element_spec)
+    assert [tuple(s.shape) for s in flat] == [tuple(s.shape) for s in want]
+    assert [s.dtype.name for s in flat] == [s.dtype.name for s in want]
+    for mine, wanted in zip(ours.padded_batch(3), theirs.padded_batch(3)):
+        mine, wanted = ga.nest.flatten(mine), tf.nest.flatten(wanted)
+        assert len(mine) == len(wanted)
+        for part, want in zip(mine, wanted):
+            np.testing.assert_array_equal(part.numpy(), want.numpy())
+
+
+def test_generator_shapes_that_do_not_match_the_types():
+    with pytest.raises(ValueError, match="does not match the structure of `output_types`"):
+        ga.data.Dataset.from_generator(_growing_rows, output_types=(ga.int32, ga.float32),
+                                       output_shapes=((),)).element_spec
