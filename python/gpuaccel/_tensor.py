@@ -6,6 +6,7 @@ Tensor ops run on the device of their inputs (PyTorch's rule); creation function
 scope, else GPU:0 when there is one, else the CPU (TensorFlow's rule).
 """
 import numbers
+import operator
 import threading
 
 import numpy as np
@@ -190,6 +191,17 @@ def _normalize_index(index, ndim):
     return index
 
 
+def _is_scalar_index(item):
+    """An int, or what stands for one: a NumPy integer or 0-d integer array
+    (``tf.argmax(v).numpy()``), a 0-d integer tensor (TF and torch index with these)."""
+    if isinstance(item, bool) or (isinstance(item, (Tensor, np.ndarray)) and item.ndim != 0):
+        return False
+    if isinstance(item, (Tensor, np.ndarray, np.integer)):
+        return (item._dtype_name in ("int32", "int64", "uint8") if isinstance(item, Tensor)
+                else item.dtype.kind in "iu")
+    return isinstance(item, numbers.Integral)
+
+
 def _getitem(self, index):
     """Basic indexing (ints, slices with positive steps, None, ...) as views."""
     index = _normalize_index(index, self.ndim)
@@ -212,8 +224,8 @@ def _getitem(self, index):
             # a step past the dimension takes only `start`, as size does; a huge one
             # (2**70) would not fit the binding's int64
             specs.append((start, stop, min(step, max(size, 1))))
-        elif isinstance(item, (numbers.Integral, np.integer)) and not isinstance(item, bool):
-            i = int(item)
+        elif _is_scalar_index(item):
+            i = operator.index(item)
             if not -size <= i < size:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
             i %= size
@@ -413,6 +425,16 @@ def _item(self):
     return self._numpy().reshape(()).item()
 
 
+def _index(self):
+    """``names[label]``, ``range(n)``: an integer tensor of one element stands for its Python
+    int, as TF's EagerTensor and torch.Tensor do; anything else raises the TypeError that
+    Python's index protocol expects."""
+    if self._dtype_name not in ("int32", "int64", "uint8") or self.numel() != 1:
+        raise TypeError(f"only integer tensors of a single element can be converted to an "
+                        f"index, got {self._dtype_name} of shape {tuple(self.shape)}")
+    return int(_item(self))
+
+
 def _format(self, format_spec):
     """``f'{loss:0.2f}'``: a 0-d tensor formats as its Python scalar (TF's EagerTensor and
     torch.Tensor both do); any other tensor takes only the empty spec (its str), and a spec is
@@ -471,6 +493,7 @@ def _install():
     T.__array__ = _array
     T.__float__ = lambda self: float(_item(self))
     T.__int__ = lambda self: int(_item(self))
+    T.__index__ = _index
     T.__bool__ = lambda self: bool(_item(self))
     T.numpy = _numpy
     T.item = _item

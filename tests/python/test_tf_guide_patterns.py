@@ -146,3 +146,41 @@ def test_generator_shapes_that_do_not_match_the_types():
     with pytest.raises(ValueError, match="does not match the structure of `output_types`"):
         ga.data.Dataset.from_generator(_growing_rows, output_types=(ga.int32, ga.float32),
                                        output_shapes=((),)).element_spec
+
+
+def test_integer_scalar_tensors_stand_for_python_ints():
+    class_names = ["cat", "dog", "owl"]
+    labels_ours, labels_tf = ga.constant(np.array([2, 0], np.int32)), tf.constant([2, 0])
+    assert class_names[labels_ours[0]] == class_names[labels_tf[0]] == "owl"
+    assert list(range(ga.constant(3))) == list(range(tf.constant(3)))
+    logits = RNG.normal(size=(2, 3)).astype(np.float32)
+    ours, theirs = ga.constant(logits), tf.constant(logits)
+    for pick in (ga.argmax(ours[1]).numpy(), np.int64(1), labels_ours[1]):
+        want = theirs[1, int(pick)].numpy()
+        np.testing.assert_array_equal(ours[1, pick].numpy(), want)
+    with pytest.raises(TypeError, match="only integer tensors of a single element.*float32"):
+        class_names[ga.constant(1.0)]
+    with pytest.raises(TypeError, match="only integer tensors of a single element.*\\(2,\\)"):
+        class_names[labels_ours]
+
+
+def test_numpy_reductions_of_a_tensor():
+    values = RNG.normal(size=(3, 4)).astype(np.float32)
+    ours, theirs = ga.constant(values), tf.constant(values)
+    assert float(np.min(ours)) == float(np.min(theirs)) == values.min()
+    assert float(np.max(ours)) == float(np.max(theirs)) == values.max()
+    with pytest.raises(TypeError, match="out="):
+        ours.min(out=np.empty(()))
+
+
+def test_keras2_shape_spellings_in_sequential_lists():
+    theirs = tf.keras.Sequential([tf.keras.layers.InputLayer(input_shape=(6, 6, 1)),
+                                  tf.keras.layers.Conv2D(2, 3), tf.keras.layers.Flatten()])
+    ours = ga.keras.Sequential([ga.keras.layers.InputLayer(input_shape=(6, 6, 1)),
+                                ga.keras.layers.Conv2D(2, 3), ga.keras.layers.Flatten()])
+    assert ours.output_shape == theirs.output_shape == (None, 32)
+    listed = ga.keras.Sequential([ga.keras.layers.Conv2D(2, 3, input_shape=[6, 6, 1])])
+    assert listed.output_shape == (None, 4, 4, 2)
+    batch = ga.keras.layers.InputLayer(batch_input_shape=(5, 3))
+    assert tuple(batch.shape) == tuple(tf.keras.layers.InputLayer(batch_input_shape=(5, 3))
+                                        .batch_shape)
