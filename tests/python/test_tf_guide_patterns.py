@@ -184,3 +184,23 @@ def test_keras2_shape_spellings_in_sequential_lists():
     batch = ga.keras.layers.InputLayer(batch_input_shape=(5, 3))
     assert tuple(batch.shape) == tuple(tf.keras.layers.InputLayer(batch_input_shape=(5, 3))
                                         .batch_shape)
+
+
+def _reduced_tape_loss(api):
+    strategy = api.distribute.MirroredStrategy()
+    w = api.Variable(W0)
+
+    def step(x):
+        with api.GradientTape() as tape:
+            loss = api.reduce_sum(api.matmul(x, w) ** 2)
+        tape.gradient(loss, w)
+        return loss  # still recorded by the tape: reduce must read it anyway
+
+    per_replica = strategy.run(step, args=(api.constant(X0),))
+    return strategy.reduce(api.distribute.ReduceOp.SUM, per_replica, axis=None)
+
+
+def test_strategy_reduces_a_loss_the_tape_recorded():
+    ours = _reduced_tape_loss(ga)
+    assert not ours.requires_grad
+    np.testing.assert_allclose(ours.numpy(), _reduced_tape_loss(tf).numpy(), rtol=1e-5)
