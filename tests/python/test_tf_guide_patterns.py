@@ -204,3 +204,25 @@ def test_strategy_reduces_a_loss_the_tape_recorded():
     ours = _reduced_tape_loss(ga)
     assert not ours.requires_grad
     np.testing.assert_allclose(ours.numpy(), _reduced_tape_loss(tf).numpy(), rtol=1e-5)
+
+
+def _unbuilt_classifier(api):
+    return api.keras.Sequential([api.keras.layers.Rescaling(1.0 / 255),
+                                 api.keras.layers.Flatten(), api.keras.layers.Dense(3)])
+
+
+def test_unbuilt_sequential_builds_from_a_dataset_it_fits():
+    images = RNG.integers(0, 255, (12, 4, 4, 3)).astype(np.float32)
+    labels = np.arange(12) % 3
+    models = {}
+    for api in (ga, tf):
+        model = _unbuilt_classifier(api)
+        model.compile(optimizer=api.keras.optimizers.SGD(0.0),
+                      loss=api.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(api.data.Dataset.from_tensor_slices((images, labels)).batch(5), epochs=1,
+                  verbose=0)
+        models[api] = model
+    assert models[ga].output_shape == models[tf].output_shape == (None, 3)
+    models[tf].set_weights(models[ga].get_weights())
+    np.testing.assert_allclose(models[ga].predict(images, verbose=0),
+                               models[tf].predict(images, verbose=0), rtol=1e-5, atol=1e-6)
