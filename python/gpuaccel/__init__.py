@@ -106,6 +106,7 @@ from .keras.initializers import (Constant as constant_initializer, Ones as ones_
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, string, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 from . import _unsupported
+from ._tf_module import Module  # noqa: E402 (needs keras's snake_case, imported above)
 
 __version__ = version.gpuaccel
 

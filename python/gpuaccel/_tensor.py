@@ -640,6 +640,10 @@ def Variable(initial_value, trainable=True, dtype=None, name=None):
     if trainable and t._dtype_name in ("float32", "float16", "bfloat16"):
         t.requires_grad = True
     t._is_variable = True
+    # TF's variable attributes: tf.Module.trainable_variables filters on `trainable` (an int
+    # variable counts as trainable there too), and TF names an unnamed one 'Variable:0'.
+    t.trainable = bool(trainable)
+    t.name = f"{name or 'Variable'}:0"
     return t
 
 

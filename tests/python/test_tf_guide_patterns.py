@@ -226,3 +226,55 @@ def test_unbuilt_sequential_builds_from_a_dataset_it_fits():
     models[tf].set_weights(models[ga].get_weights())
     np.testing.assert_allclose(models[ga].predict(images, verbose=0),
                                models[tf].predict(images, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def _module_classes(api):
+    class Scale(api.Module):
+        def __init__(self, name=None):
+            super().__init__(name=name)
+            self.gain = api.Variable(1.5, name="gain")
+            self.count = api.Variable(0, name="count")  # int: trainable for TF, no gradient
+            self.frozen = api.Variable(0.25, trainable=False)
+
+    class Quadratic(api.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = api.Variable(np.array([0.5, -1.0], np.float32), name="w")
+            self.parts = [Scale(), {"extra": api.Module(name="extra")}]
+            self.parts[1]["extra"].offset = api.Variable(0.1, name="offset")
+
+        @api.function
+        def __call__(self, x):
+            scale = self.parts[0]
+            return (self.w[0] * x ** 2 + self.w[1] * x) * scale.gain + self.parts[1]["extra"].offset
+
+    return Quadratic
+
+
+def _trained_module(api):
+    model = _module_classes(api)()
+    x = api.constant(np.linspace(-1, 1, 8).astype(np.float32))
+    target = api.constant((np.linspace(-1, 1, 8) ** 2).astype(np.float32))
+    for _ in range(3):
+        with api.GradientTape() as tape:
+            loss = api.reduce_mean((model(x) - target) ** 2)
+        floats = [v for v in model.trainable_variables if v.dtype == api.float32]
+        for variable, grad in zip(floats, tape.gradient(loss, floats)):
+            variable.assign_sub(0.1 * grad)
+    return model
+
+
+def test_module_collects_variables_and_submodules_as_tf():
+    ours, theirs = _trained_module(ga), _trained_module(tf)
+    for attribute in ("variables", "trainable_variables", "non_trainable_variables"):
+        assert ([v.name for v in getattr(ours, attribute)]
+                == [v.name for v in getattr(theirs, attribute)])
+        for mine, want in zip(getattr(ours, attribute), getattr(theirs, attribute)):
+            np.testing.assert_allclose(mine.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert [m.name for m in ours.submodules] == [m.name for m in theirs.submodules]
+    assert ours.name == theirs.name == "quadratic"
+    with ours.name_scope as scope:
+        assert scope == "quadratic/"
+    for api in (ga, tf):
+        with pytest.raises(ValueError, match="'bad name' is not a valid module name"):
+            api.Module(name="bad name")
