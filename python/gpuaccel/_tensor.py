@@ -170,14 +170,16 @@ def _matmul(self, other):
     other = _operand(other, self)
     if other is NotImplemented:
         return NotImplemented
-    return _C.matmul(self, other)
+    from .linalg import integer_or_float_matmul  # linalg builds on this module
+    return integer_or_float_matmul(self, other)
 
 
 def _rmatmul(self, other):
     other = _operand(other, self)
     if other is NotImplemented:
         return NotImplemented
-    return _C.matmul(other, self)
+    from .linalg import integer_or_float_matmul
+    return integer_or_float_matmul(other, self)
 
 
 def _normalize_index(index, ndim):

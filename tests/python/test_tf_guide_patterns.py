@@ -278,3 +278,21 @@ def test_module_collects_variables_and_submodules_as_tf():
     for api in (ga, tf):
         with pytest.raises(ValueError, match="'bad name' is not a valid module name"):
             api.Module(name="bad name")
+
+
+def test_integer_matmul_is_exact_in_its_dtype():
+    left = RNG.integers(-50, 50, (2, 3, 4)).astype(np.int32)
+    right = RNG.integers(-50, 50, (4, 5)).astype(np.int32)
+    theirs = tf.matmul(tf.constant(left), tf.constant(np.broadcast_to(right, (2, 4, 5))))
+    ours = ga.matmul(ga.constant(left), ga.constant(right))
+    assert ours.dtype == ga.int32 and theirs.dtype == tf.int32
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    np.testing.assert_array_equal((ga.constant(left) @ ga.constant(right)).numpy(), theirs.numpy())
+    big = np.array([[3_000_000_000]], np.int64)  # exact where float32 would round
+    np.testing.assert_array_equal(ga.matmul(ga.constant(big), ga.constant(np.array([[3]]))).numpy(),
+                                  big @ np.array([[3]]))
+    vector = right[:, 0].copy()
+    np.testing.assert_array_equal((ga.constant(left[0]) @ ga.constant(vector)).numpy(),
+                                  left[0] @ vector)
+    with pytest.raises(ga.errors.InvalidArgumentError, match="one dtype, got int32 and float32"):
+        ga.matmul(ga.constant(left), ga.constant(right.astype(np.float32)))
