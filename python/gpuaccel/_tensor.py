@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _C, _backward_callbacks, _promotion, _tensor_print, _torch_memory_format, nest
 from ._int_range import check_int, check_range
+from ._integer_matmul import integer_or_float_matmul
 from ._tensor_shape import TensorShape
 from .dtypes import as_dtype, float32
 from ._placement import device as _device_class
@@ -170,7 +171,6 @@ def _matmul(self, other):
     other = _operand(other, self)
     if other is NotImplemented:
         return NotImplemented
-    from .linalg import integer_or_float_matmul  # linalg builds on this module
     return integer_or_float_matmul(self, other)
 
 
@@ -178,7 +178,6 @@ def _rmatmul(self, other):
     other = _operand(other, self)
     if other is NotImplemented:
         return NotImplemented
-    from .linalg import integer_or_float_matmul
     return integer_or_float_matmul(other, self)
 
 

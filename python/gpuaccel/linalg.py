@@ -16,6 +16,7 @@ from . import _C, errors
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._creation import eye
+from ._integer_matmul import integer_or_float_matmul
 from ._linear_operators import (  # noqa: F401 -- tf.linalg's operator classes
     LinearOperator, LinearOperatorAdjoint, LinearOperatorBlockDiag,
     LinearOperatorBlockLowerTriangular, LinearOperatorComposition, LinearOperatorDiag,
@@ -62,27 +63,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         raise ValueError("matmul needs tensors of rank >= 1 (use * for a scalar product)")
     from .math import _into
     return _into(integer_or_float_matmul(a, b), out)
-
-
-_INTEGER_DTYPES = ("int32", "int64", "uint8")
-
-
-def integer_or_float_matmul(a, b):
-    """``a @ b``. The matmul kernels are float only; TF and torch also multiply integer
-    matrices (``tf.matmul`` of two int32 constants in TF's tensor guide), so two integer
-    operands of one dtype are multiplied exactly as a broadcast product summed over the shared
-    axis, in that dtype. That holds an (..., n, k, m) intermediate: fine for the small integer
-    matrices such code uses."""
-    if a._dtype_name not in _INTEGER_DTYPES or b._dtype_name != a._dtype_name:
-        return _C.matmul(a, b)
-    lhs = a.unsqueeze(0) if a.ndim == 1 else a
-    rhs = b.unsqueeze(-1) if b.ndim == 1 else b
-    product = (lhs.unsqueeze(-1) * rhs.unsqueeze(-3)).sum(dim=-2).to(a.dtype)
-    if a.ndim == 1:
-        product = product.squeeze(-2)
-    if b.ndim == 1:
-        product = product.squeeze(-1)
-    return product
 
 
 def mm(input, mat2):
