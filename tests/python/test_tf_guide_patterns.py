@@ -296,3 +296,36 @@ def test_integer_matmul_is_exact_in_its_dtype():
                                   left[0] @ vector)
     with pytest.raises(ga.errors.InvalidArgumentError, match="one dtype, got int32 and float32"):
         ga.matmul(ga.constant(left), ga.constant(right.astype(np.float32)))
+
+
+def _rotation_pair(images):
+    """Keras's rotation of ``images`` at angles it draws, and the same angles for ours."""
+    options = dict(fill_mode="constant", interpolation="bilinear", seed=11)
+    theirs = tf.keras.layers.RandomRotation(0.3, **options)
+    drawn = theirs.get_random_transformation(tf.constant(images), training=True)
+    ours = ga.keras.layers.RandomRotation(0.3, **options)
+    return (lambda x: ours.transform_images(x, {"angle": drawn["angle"].numpy()}, training=True),
+            lambda x: theirs.transform_images(x, drawn, training=True))
+
+
+def test_rotation_of_a_full_image_batch_reads_pixels_by_gather():
+    # 16 images of 256x256: a one-hot pixel lookup would need (16*256*256)^2 entries
+    images = RNG.random((16, 256, 256, 1)).astype(np.float32)
+    ours, theirs = _rotation_pair(images)
+    np.testing.assert_allclose(ours(images).numpy(), theirs(tf.constant(images)).numpy(),
+                               rtol=1e-4, atol=2e-3)
+
+
+def test_rotation_still_passes_gradients_to_images_that_need_them():
+    # rotation is linear in the pixels, so the gradient g of <rotate(x), w> is rotate's
+    # adjoint applied to w, and <rotate(x), w> == <x, g> for every x
+    images = RNG.random((2, 6, 6, 1)).astype(np.float32)
+    weights = RNG.normal(size=(2, 6, 6, 1)).astype(np.float32)
+    rotate = _rotation_pair(images)[0]
+    source = ga.Variable(images)
+    with ga.GradientTape() as tape:
+        product = ga.reduce_sum(rotate(source) * ga.constant(weights))
+    grad = tape.gradient(product, source).numpy()
+    assert np.abs(grad).sum() > 0
+    np.testing.assert_allclose(float(product.detach().numpy()), float((images * grad).sum()),
+                               rtol=1e-5)
