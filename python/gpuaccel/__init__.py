@@ -61,7 +61,7 @@ from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequenc
                             gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
                             reverse_sequence, searchsorted, shape_n, slice, unravel_index)
 from ._array_ops import saturate_cast
-from ._tf_array_ops import bitcast
+from ._tf_array_ops import bitcast, constant
 from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from ._tf_tensor_array import TensorArray
 from ._tensor_shape import TensorShape
@@ -108,6 +108,7 @@ from .keras.initializers import (Constant as constant_initializer, Ones as ones_
 from .dtypes import DType, as_dtype, bfloat16, float16, float32, int32, int64, string, uint8
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 from . import _unsupported
+from ._tf_module import Module  # noqa: E402 (needs keras's snake_case, imported above)
 
 __version__ = version.gpuaccel
 
@@ -121,7 +122,6 @@ __all__ = [
     "distribute",
 ]
 
-constant = tensor  # tf.constant
 newaxis = None  # tf.newaxis / np.newaxis: x[..., tf.newaxis] in the course's MNIST code
 manual_seed = random.set_seed  # torch.manual_seed
 range = arange  # noqa: A001 - tf.range(start, limit, delta)

@@ -7,8 +7,11 @@ Python side effects (``print``, list appends) happen on every call, not only whi
 docs/compatibility.md says so.
 """
 import functools
+import numbers
 
 import numpy as np
+
+from . import nest
 
 __all__ = ["function", "print_"]
 
@@ -31,10 +34,23 @@ def function(func=None, **options):
 
     @functools.wraps(func)
     def eager(*args, **kwargs):
-        return func(*args, **kwargs)
+        return _as_function_outputs(func(*args, **kwargs))
 
     eager.python_function = func
     return eager
+
+
+def _as_function_outputs(outputs):
+    """What a traced TF function returns: its Python numbers and NumPy arrays become tensors
+    (``return 0`` gives a tensor with ``.numpy()``), in the same structure; tensors, None and
+    other objects are returned as they are."""
+    from ._tensor import tensor
+
+    def leaf(value):
+        if isinstance(value, (numbers.Number, np.ndarray, np.generic)):
+            return tensor(value)
+        return value
+    return nest.map_structure(leaf, outputs)
 
 
 def _scalar_text(value):

@@ -6,12 +6,14 @@ Tensor ops run on the device of their inputs (PyTorch's rule); creation function
 scope, else GPU:0 when there is one, else the CPU (TensorFlow's rule).
 """
 import numbers
+import operator
 import threading
 
 import numpy as np
 
-from . import _C, _backward_callbacks, _promotion, _tensor_print, _torch_memory_format
+from . import _C, _backward_callbacks, _promotion, _tensor_print, _torch_memory_format, nest
 from ._int_range import check_int, check_range
+from ._integer_matmul import integer_or_float_matmul
 from ._tensor_shape import TensorShape
 from .dtypes import as_dtype, float32
 from ._placement import device as _device_class
@@ -173,14 +175,14 @@ def _matmul(self, other):
     other = _operand(other, self)
     if other is NotImplemented:
         return NotImplemented
-    return _C.matmul(self, other)
+    return integer_or_float_matmul(self, other)
 
 
 def _rmatmul(self, other):
     other = _operand(other, self)
     if other is NotImplemented:
         return NotImplemented
-    return _C.matmul(other, self)
+    return integer_or_float_matmul(other, self)
 
 
 def _normalize_index(index, ndim):
@@ -192,6 +194,17 @@ def _normalize_index(index, ndim):
         used = sum(1 for i in index if i is not None and i is not Ellipsis)
         index = index[:pos] + (slice(None),) * max(ndim - used, 0) + index[pos + 1:]
     return index
+
+
+def _is_scalar_index(item):
+    """An int, or what stands for one: a NumPy integer or 0-d integer array
+    (``tf.argmax(v).numpy()``), a 0-d integer tensor (TF and torch index with these)."""
+    if isinstance(item, bool) or (isinstance(item, (Tensor, np.ndarray)) and item.ndim != 0):
+        return False
+    if isinstance(item, (Tensor, np.ndarray, np.integer)):
+        return (item._dtype_name in ("int32", "int64", "uint8") if isinstance(item, Tensor)
+                else item.dtype.kind in "iu")
+    return isinstance(item, numbers.Integral)
 
 
 def _getitem(self, index):
@@ -219,8 +232,8 @@ def _getitem(self, index):
             # a step past the dimension takes only `start`, as size does; a huge one
             # (2**70) would not fit the binding's int64
             specs.append((start, stop, min(step, max(size, 1))))
-        elif isinstance(item, (numbers.Integral, np.integer)) and not isinstance(item, bool):
-            i = int(item)
+        elif _is_scalar_index(item):
+            i = operator.index(item)
             if not -size <= i < size:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
             i %= size
@@ -624,17 +637,24 @@ class GradientTape:
             _C.tape_watch(self._id, t)
 
     def gradient(self, target, sources, output_gradients=None):
+        """Gradients of ``target`` (a tensor or a nested structure of them, whose gradients add
+        up) with respect to ``sources``, returned in the structure of ``sources``: a tensor, a
+        list, or a dict such as ``{'w': w, 'b': b}`` (TF's rule, ``tf.nest`` order)."""
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
                                "of gradients (or jacobians)")
         self._used = True
-        single = isinstance(sources, Tensor)
-        source_list = [sources] if single else list(sources)
-        targets = target if isinstance(target, (list, tuple)) else [target]
-        seeds = (output_gradients if isinstance(output_gradients, (list, tuple))
+        source_list = nest.flatten(sources)
+        for source in source_list:
+            if not isinstance(source, Tensor):
+                raise TypeError(f"[GradientTape.gradient] sources must be tensors or variables "
+                                f"(or a list, tuple or dict of them), got "
+                                f"{type(source).__name__} {source!r}")
+        targets = nest.flatten(target)
+        seeds = (nest.flatten(output_gradients) if nest.is_nested(output_gradients)
                  else [output_gradients] * len(targets))
         grads = _C.compute_gradients(list(targets), list(seeds), source_list)
-        return grads[0] if single else grads
+        return nest.pack_sequence_as(sources, list(grads))
 
 
 def Variable(initial_value, trainable=True, dtype=None, name=None):
@@ -644,6 +664,10 @@ def Variable(initial_value, trainable=True, dtype=None, name=None):
     if trainable and t._dtype_name in ("float32", "float16", "bfloat16"):
         t.requires_grad = True
     t._is_variable = True
+    # TF's variable attributes: tf.Module.trainable_variables filters on `trainable` (an int
+    # variable counts as trainable there too), and TF names an unnamed one 'Variable:0'.
+    t.trainable = bool(trainable)
+    t.name = f"{name or 'Variable'}:0"
     return t
 
 

@@ -15,6 +15,7 @@ from . import math as _math
 from ._array_ops import (cast, clip_by_value, expand_dims, gather, gather_along, identity,
                          one_hot, reshape, shape, stack)
 from ._convert import convert_to_tensor
+from . import _tensor
 from ._tensor import arange
 from .dtypes import as_dtype
 from .keras import ops as _keras_ops
@@ -188,3 +189,22 @@ def bitcast(input, type, name=None):  # noqa: A002 -- TF's names
         out = values.reshape(values.shape + (1,)).view(target) if ratio < 1 else \
             values.view(target)
     return convert_to_tensor(np.ascontiguousarray(out)).to(device=x._device_name)
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """``tf.constant(value, dtype=None, shape=None, name='Const')``: a tensor holding a copy of
+    ``value``. With ``shape``, a scalar value fills it and any other value is reshaped to it
+    (TF's rule: the element count must match). ``name`` has no effect in eager
+    code, as in TF."""
+    out = _tensor.tensor(value, dtype=dtype)
+    if shape is None:
+        return out
+    target = [int(d) for d in shape]
+    size = int(np.prod(target))
+    if out.dim() == 0:
+        return out.expand(*target).clone() if target else out
+    if out.numel() != size:
+        raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor "
+                        f"{np.asarray(value)} (converted from {value!r}) has {out.numel()} "
+                        f"elements, but got `shape` {tuple(target)} with {size} elements).")
+    return reshape(out, target)

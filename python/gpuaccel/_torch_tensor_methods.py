@@ -479,7 +479,9 @@ def _torch_or_numpy(op, torch_fn):
     """torch's ``t.max()``/``t.argmax()``: a 0-D tensor, a (values, indices) pair with ``dim``
     (max/min), or the element-wise extreme with a tensor; ``axis=``/``keepdims=`` (NumPy's and
     TF's spelling, which the Tensor's reductions always took) reduce as before."""
-    def method(self, dim=None, keepdim=False, axis=None, keepdims=False):
+    def method(self, dim=None, keepdim=False, axis=None, keepdims=False, out=None):
+        if out is not None:  # np.min(t) calls t.min(axis=None, out=None)
+            raise TypeError(f"{op}() does not write into out=; assign its result instead")
         if axis is not None or keepdims:
             return _C.reduce(op, self, axis, bool(keepdims))
         return torch_fn(self, dim, keepdim)

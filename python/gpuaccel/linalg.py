@@ -16,6 +16,7 @@ from . import _C, errors
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._creation import eye
+from ._integer_matmul import integer_or_float_matmul
 from ._linear_operators import (  # noqa: F401 -- tf.linalg's operator classes
     LinearOperator, LinearOperatorAdjoint, LinearOperatorBlockDiag,
     LinearOperatorBlockLowerTriangular, LinearOperatorComposition, LinearOperatorDiag,
@@ -61,7 +62,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul needs tensors of rank >= 1 (use * for a scalar product)")
     from .math import _into
-    return _into(_C.matmul(a, b), out)
+    return _into(integer_or_float_matmul(a, b), out)
 
 
 def mm(input, mat2):

@@ -15,8 +15,9 @@ cuda = _build["cuda"]
 cudnn = _build["cudnn"]
 onednn = _C.onednn_version()["version"]
 hip = None  # torch.version.hip: course code checks it to tell ROCm builds apart
+VERSION = gpuaccel  # tf.version.VERSION: TF tutorials print it
 
-__all__ = ["gpuaccel", "cuda", "cudnn", "onednn", "hip", "runtime"]
+__all__ = ["gpuaccel", "cuda", "cudnn", "onednn", "hip", "VERSION", "runtime"]
 
 
 def runtime():

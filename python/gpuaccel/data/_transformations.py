@@ -18,8 +18,8 @@ from .._tensor import Tensor
 from .._tensor_spec import TensorSpec
 from . import _options
 from .dataset import (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, _CountedDataset,
-                      _PassThroughDataset, _UnaryDataset, _apply_fn, _as_element, _as_tensor, _flatten,
-                      _pack, _specs_map, dropping_errors, error_dropped,
+                      _LEAF, _PassThroughDataset, _UnaryDataset, _apply_fn, _as_element, _as_tensor,
+                      _flatten, _pack, _specs_map, dropping_errors, error_dropped,
                       register_transformation)
 
 
@@ -363,6 +363,24 @@ def _check_spec(leaf, spec, position):
     return leaf
 
 
+def _shapes_up_to(structure, shapes):
+    """One shape per component of ``output_types``' structure: ``output_shapes`` nests like
+    the types only down to their leaves, where a tuple or list is a shape (TF's rule: with
+    ``output_types=tf.int32``, ``output_shapes=()`` is a scalar's shape, not an empty
+    structure)."""
+    if structure is _LEAF:
+        return [shapes]
+    if isinstance(structure, tuple):
+        if not isinstance(shapes, (tuple, list)) or len(shapes) != len(structure):
+            raise ValueError(f"from_generator: `output_shapes` {shapes!r} does not match the "
+                             f"structure of `output_types` ({len(structure)} components)")
+        return [shape for s, part in zip(structure, shapes) for shape in _shapes_up_to(s, part)]
+    if not isinstance(shapes, dict) or set(shapes) != set(structure):
+        raise ValueError(f"from_generator: `output_shapes` {shapes!r} does not have the keys "
+                         f"of `output_types` {sorted(structure)}")
+    return [shape for key, s in structure.items() for shape in _shapes_up_to(s, shapes[key])]
+
+
 @register_transformation
 class GeneratorDataset(Dataset):
     def __init__(self, generator, output_types, output_shapes, args, output_signature):
@@ -388,8 +406,9 @@ class GeneratorDataset(Dataset):
     def _specs(self):
         if self._signature is not None:
             return _flatten(self._signature)[1]
-        types = _flatten(self._types)[1]
-        shapes = _flatten(self._shapes)[1] if self._shapes is not None else [None] * len(types)
+        structure, types = _flatten(self._types)
+        shapes = (_shapes_up_to(structure, self._shapes) if self._shapes is not None
+                  else [None] * len(types))
         from .._tensor_spec import TensorSpec
         return [TensorSpec(s, t) for s, t in zip(shapes, types)]
 

@@ -66,7 +66,11 @@ def split_batch(value, replicas):
 
 
 def to_numpy(value):
-    """A replica's value as a NumPy array (gpuaccel tensors, NumPy arrays, Python numbers)."""
+    """A replica's value as a NumPy array (gpuaccel tensors, NumPy arrays, Python numbers).
+    A replica's loss that a GradientTape recorded still requires grad; its value is read
+    detached (strategy.reduce's result is a new tensor, as in TF)."""
+    if hasattr(value, "detach"):
+        value = value.detach()
     if hasattr(value, "numpy"):
         return np.asarray(value.numpy())
     return np.asarray(value)

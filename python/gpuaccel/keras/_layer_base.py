@@ -259,7 +259,8 @@ class Layer:
     def __init__(self, name=None, dtype=None, trainable=True, **kwargs):
         # Keras 3's Layer arguments that its configs of Python layers carry, at the values
         # gpuaccel's layers have (other values stay unrecognized)
-        kwargs = {k: v for k, v in kwargs.items() if (k, v) not in _KERAS_DEFAULTS}
+        kwargs = {k: v for k, v in kwargs.items()
+                  if not any(k == key and v is value for key, value in _KERAS_DEFAULTS)}
         unknown = {k: v for k, v in kwargs.items() if k not in _BASE_KWARGS}
         if unknown:
             raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {unknown}")
@@ -428,6 +429,11 @@ class Layer:
     @property
     def variables(self):
         return self.weights
+
+    # Keras's other names for the same lists (TF tutorials pass layer.trainable_variables to
+    # tape.gradient and the optimizer); properties so that a subclass's override is used.
+    trainable_variables = property(lambda self: self.trainable_weights)
+    non_trainable_variables = property(lambda self: self.non_trainable_weights)
 
     def _weight_names(self):
         return [name for name, _, _ in self._cpp.weights]

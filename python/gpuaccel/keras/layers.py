@@ -85,9 +85,17 @@ __all__ = [
     "MultiHeadAttention", "Softmax", "ReLU", "Reshape", "Rescaling", "Add", "Concatenate", "Conv1D",
 ]
 
-# ``keras.layers.InputLayer(shape=...)`` in a Sequential list is the same as ``keras.Input``:
-# both give the model its input placeholder.
-InputLayer = Input
+def InputLayer(shape=None, batch_size=None, dtype=None, batch_shape=None, name=None, **kwargs):
+    """``keras.layers.InputLayer(shape=...)`` in a Sequential list is the same as
+    ``keras.Input``: both give the model its input placeholder. It also takes the Keras 2
+    spellings Keras 3 still accepts here (``input_shape``, ``batch_input_shape``), which TF's
+    tutorials use."""
+    if "input_shape" in kwargs:
+        shape = kwargs.pop("input_shape")
+    if "batch_input_shape" in kwargs:
+        batch_shape = kwargs.pop("batch_input_shape")
+    return Input(shape=shape, batch_size=batch_size, dtype=dtype, name=name,
+                 batch_shape=batch_shape, **kwargs)
 
 
 class _KernelLayer(Layer):

@@ -23,6 +23,26 @@ from ._wrapper_classes import wrapper_class
 _REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
 
 
+class Reduction:
+    """``tf.keras.losses.Reduction``: the reduction names as constants, kept by TF 2.21's
+    tf.keras for TF-2 era code (``reduction=tf.keras.losses.Reduction.NONE`` in the
+    distributed training tutorial). The losses take the strings themselves; ``AUTO`` is only
+    a name here, as in Keras 3, whose losses refuse 'auto'."""
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls):
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+    @classmethod
+    def validate(cls, key):
+        if key not in cls.all():
+            raise ValueError(f'Invalid Reduction Key: {key}. Expected keys are "{cls.all()}"')
+
+
 def _as_tensor(value, integer_ok=True):
     if isinstance(value, Tensor):
         return value

@@ -559,6 +559,20 @@ def _is_float_dtype(dtype):
     return str(dtype).startswith(("float", "bfloat"))
 
 
+def _dataset_input_shape(data):
+    """The per-example input shape a Dataset's element_spec declares (its batches' x), or None
+    where it is not a single input of fully known shape: Keras builds an unbuilt Sequential
+    from the first batch fit sees, and image_dataset_from_directory's batches declare theirs."""
+    dataset = getattr(data, "dataset", None)
+    spec = getattr(dataset, "element_spec", None)
+    if isinstance(spec, tuple) and spec:
+        spec = spec[0]
+    shape = getattr(spec, "shape", None)
+    if shape is None or len(shape) < 2 or any(d is None for d in tuple(shape)[1:]):
+        return None
+    return tuple(int(d) for d in tuple(shape)[1:])
+
+
 class Sequential(Model):
     """``keras.Sequential([layers...])``: a chain; built as soon as the input shape is known
     (an ``input_shape=`` on the first layer, a leading ``keras.Input``, or the first data)."""
@@ -697,10 +711,11 @@ class Sequential(Model):
     def _ensure_built_for(self, data):
         if self._cpp_graph is None:
             first = data.x[0] if hasattr(data, "x") else (first_inputs(data) or [None])[0]
-            if first is None:
+            shape = first.shape[1:] if first is not None else _dataset_input_shape(data)
+            if shape is None:
                 raise ValueError(f"Sequential model '{self.name}' is not built: give the first "
                                  "layer input_shape= or start with keras.Input(shape)")
-            self._build_from_shapes([_with_batch(first.shape[1:])])
+            self._build_from_shapes([_with_batch(shape)])
 
     def _keeps_integer_inputs(self):
         if self._input is not None:
