@@ -279,14 +279,14 @@ def _numpy(self):
     """The tensor as a NumPy array. On the CPU it shares the tensor's memory (PyTorch's
     documented ``t.numpy()``: a change to one shows in the other; the array keeps the tensor
     alive); a GPU tensor, a bfloat16 one and a ``Variable`` give a copy (TF's ``.numpy()`` of a
-    GPU tensor or a variable reads its value). Errors if it requires grad, as torch, except for
-    a ``Variable``, whose ``.numpy()`` TensorFlow code reads all the time."""
+    GPU tensor or a variable reads its value). A tensor that requires grad (a loss a
+    GradientTape recorded, which TensorFlow code reads with ``loss.numpy()`` in every custom
+    training loop) gives a copy of its values, as TF's does; PyTorch would ask for
+    ``.detach().numpy()`` there, but the two faces share this tensor and TF's answer breaks no
+    PyTorch program."""
     is_variable = getattr(self, "_is_variable", False)
-    if self.requires_grad and not is_variable:
-        raise RuntimeError("Can't call numpy() on a tensor that requires grad. "
-                           "Use tensor.detach().numpy() instead.")
-    if is_variable or self._device_type != "CPU" or self._dtype_name == "bfloat16" or \
-            self.numel() == 0:
+    if is_variable or self.requires_grad or self._device_type != "CPU" or \
+            self._dtype_name == "bfloat16" or self.numel() == 0:
         return self._numpy()
     # The buffer protocol's view (shape, strides, dtype) of the tensor's storage; NumPy holds
     # the memoryview, which holds the tensor.

@@ -345,8 +345,10 @@ def test_requires_grad_flags_and_leaves():
         gpuaccel.tensor([1, 2]).requires_grad = True  # integers cannot
     with pytest.raises(RuntimeError):
         y.requires_grad = False  # non-leaf
-    with pytest.raises(RuntimeError, match="detach"):
-        x.numpy()
+    # TF's answer (a copy of the values), not torch's RuntimeError: the faces share the tensor
+    # and TF code reads recorded losses with .numpy() (docs/compatibility.md)
+    values = x.numpy()
+    values[0] = 9.0
     np.testing.assert_array_equal(x.detach().numpy(), [1.0, 2.0])
     # Integer-valued results (comparisons, argmax) do not require grad.
     assert not (x > 1.0).requires_grad

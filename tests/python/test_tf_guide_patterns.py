@@ -329,3 +329,21 @@ def test_rotation_still_passes_gradients_to_images_that_need_them():
     assert np.abs(grad).sum() > 0
     np.testing.assert_allclose(float(product.detach().numpy()), float((images * grad).sum()),
                                rtol=1e-5)
+
+
+def test_a_recorded_loss_reads_with_numpy_inside_and_after_the_tape():
+    """Every custom training loop prints ``loss.numpy()``: TF answers with the values whether the
+    tape is still open or not (PyTorch would ask for .detach(); the faces share the tensor)."""
+    answers = []
+    for lib in (tf, ga):
+        w = lib.Variable([[0.5, -1.0], [2.0, 0.25]])
+        x = lib.constant([[1.0, 2.0]])
+        with lib.GradientTape() as tape:
+            y = lib.matmul(x, w)
+            inside = y.numpy()
+            loss = lib.reduce_sum(y * y)
+        grad = tape.gradient(loss, w)
+        answers.append((inside, loss.numpy(), float(loss), grad.numpy()))
+    for want, got in zip(*answers):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert isinstance(answers[1][1], np.ndarray) and answers[1][1].shape == ()
