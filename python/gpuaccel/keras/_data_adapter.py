@@ -395,26 +395,19 @@ def adapt(x, y, batch_size, keep_integer_inputs, steps=None, what="fit",
         raise TypeError(f"{what}() takes NumPy arrays, tensors or a gpuaccel.data.Dataset; got "
                         f"a Python {type(x).__name__}: wrap it with gpuaccel.data.Dataset."
                         "from_generator(lambda: ..., output_signature=...)")
-    if isinstance(x, PyDataset):
-        if y is not None:
-            raise ValueError("`y` argument is not supported when using a PyDataset as input; "
-                             "its batches must be (x, y) pairs")
-        data = PyDatasetData(x, keep_integer_inputs, steps)
-        data.labels_per_output, data.input_names = labels_per_output, input_names
-        return data
-    if is_data_loader(x):
-        if y is not None:
-            raise ValueError("`y` argument is not supported when using a torch DataLoader as "
-                             "input; its batches must be (x, y) pairs")
-        data = DataLoaderData(x, keep_integer_inputs, steps)
-        data.labels_per_output, data.input_names = labels_per_output, input_names
-        return data
-    if _is_dataset(x):
-        if y is not None:
-            raise ValueError("`y` argument is not supported when using a dataset as input; the "
-                             "dataset must yield (x, y) pairs")
-        data = DatasetData(x, keep_integer_inputs, steps)
-        data.labels_per_output, data.input_names = labels_per_output, input_names
-        return data
+    # Sources that bring their own labels: (is it, its adapter, the words for y= given too).
+    for matches, adapter, words in (
+            (lambda v: isinstance(v, PyDataset), PyDatasetData,
+             "a PyDataset as input; its batches must be (x, y) pairs"),
+            (is_data_loader, DataLoaderData,
+             "a torch DataLoader as input; its batches must be (x, y) pairs"),
+            (_is_dataset, DatasetData,
+             "a dataset as input; the dataset must yield (x, y) pairs")):
+        if matches(x):
+            if y is not None:
+                raise ValueError(f"`y` argument is not supported when using {words}")
+            data = adapter(x, keep_integer_inputs, steps)
+            data.labels_per_output, data.input_names = labels_per_output, input_names
+            return data
     data = ArrayData(x, y, batch_size, keep_integer_inputs)
     return data
