@@ -347,3 +347,19 @@ def test_a_recorded_loss_reads_with_numpy_inside_and_after_the_tape():
     for want, got in zip(*answers):
         np.testing.assert_allclose(got, want, rtol=1e-6)
     assert isinstance(answers[1][1], np.ndarray) and answers[1][1].shape == ()
+
+
+def test_optimizer_iterations_read_with_numpy_as_keras():
+    """TF's custom training walkthrough logs ``optimizer.iterations.numpy()``."""
+    import keras
+    counts = []
+    for lib, opt in ((tf, keras.optimizers.SGD(0.1)), (ga, ga.keras.optimizers.SGD(0.1))):
+        w = lib.Variable([1.0, 2.0])
+        for _ in range(3):
+            with lib.GradientTape() as tape:
+                loss = lib.reduce_sum(w * w)
+            opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+        counts.append((opt.iterations.numpy(), int(opt.iterations)))
+    (want_numpy, want_int), (got_numpy, got_int) = counts
+    assert got_numpy == want_numpy == 3 and got_int == want_int == 3
+    assert type(got_numpy) is type(want_numpy) is np.int64

@@ -42,6 +42,17 @@ sys.modules[__name__ + ".legacy"] = legacy
 
 _cpp = _C.optim
 
+
+class StepCount(int):
+    """``optimizer.iterations``: the steps applied, as a Python int that also answers as Keras's
+    int64 variable does where course code reads it (``optimizer.iterations.numpy()`` in TF's
+    custom training loops, ``.dtype``)."""
+
+    dtype = "int64"
+
+    def numpy(self):
+        return np.int64(self)
+
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam",
            "Adadelta", "Lion", "Ftrl", "Lamb", "Adafactor", "ScheduleFreeAdamW",
            "LossScaleOptimizer", "MultiOptimizer", "OptimizerMap", "get",
@@ -213,7 +224,7 @@ class Optimizer:
 
     @property
     def iterations(self):
-        return self._cpp.iterations
+        return StepCount(self._cpp.iterations)
 
     @property
     def weight_decay(self):
@@ -697,7 +708,7 @@ class LossScaleOptimizer(Optimizer):
     def iterations(self):
         # Keras's count: the steps applied. On a GPU the skip is decided on the device, and the
         # inner optimizer's own count is every step taken; this one leaves the skipped out.
-        return self._cpp.iterations
+        return StepCount(self._cpp.iterations)
 
     def build(self, var_list):
         self.inner_optimizer.build(var_list)
