@@ -301,7 +301,9 @@ def test_symbolic_call_returns_keras_tensor():
     v = _symbolic.Input((5, 3))
     out = L.MultiHeadAttention(2, 3)(q, v)
     assert out.shape == (None, 4, 6) and out.node.inputs == [q, v]
-    assert L.Input is _symbolic.Input and L.InputLayer is _symbolic.Input
+    assert L.Input is _symbolic.Input
+    placeholder = L.InputLayer(input_shape=(4, 6))  # Keras 2's spelling, as Input
+    assert isinstance(placeholder, _symbolic.KerasTensor) and placeholder.shape == (None, 4, 6)
 
 
 # ---------------------------------------------------------------- base-class contract
