@@ -537,9 +537,7 @@ class Layer:
         extra = arguments.tensors if arguments is not None else []
         if any(isinstance(t, KerasTensor) for t in inputs + extra):
             assert_input_compatibility(self.input_spec, inputs, self.name)
-            output = _symbolic.call_symbolic(self, inputs + extra, arguments)
-            _held_sublayers.adopt(self)  # the held layers were built by that call
-            return output
+            return _symbolic.call_symbolic(self, inputs + extra, arguments)
         tensors = [self._to_tensor(x) for x in inputs]
         assert_input_compatibility(self.input_spec, tensors, self.name)
         if not self.built:
@@ -558,7 +556,6 @@ class Layer:
                                       if inputs else None)
         if self._is_python_layer():  # a tuple where call returned several tensors
             output = _layer_outputs.unpack_call(self, tensors, output)
-            _held_sublayers.adopt(self)  # the held layers were built by the first call
         if mask is not None:  # a timestep mask passed on, as Keras's eager calls do
             _layer_outputs.main_output(output)._keras_mask = mask
         return output
