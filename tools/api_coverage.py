@@ -91,10 +91,10 @@ OUT_OF_SCOPE = [
     (r"tpu", "TPUs: gpuaccel runs on CPUs and NVIDIA GPUs"),
     (r"q(u)?int|quantiz|^dequantize|^fake_quant|^q_|^int_repr$|^is_quantized$",
      "quantized dtypes: not part of the course"),
-    # float64/double, int8 and int16 are not here: the tutorials use them, so they stay listed
-    # as refused or missing until gpuaccel has them.
+    # int8 and int16 are not here: the tutorials use them, so they stay listed as refused or
+    # missing until gpuaccel has them.
     (r"^cdouble|^float8|^uint16|^uint32|^uint64|^cfloat|^chalf$|bits\d|^is_complex",
-     "dtypes gpuaccel lacks on purpose (float32/16/bf16, int32/64, uint8, bool)"),
+     "dtypes gpuaccel lacks on purpose (it has float32/16/bf16/64, int32/64, uint8, bool)"),
     (r"^mps|mkldnn|^vulkan|^xpu|^hip|^ipu|^mtia|^fpga|^lazy$|^xla",
      "other accelerators and backends"),
     (r"^fft|^ifft|^rfft|^irfft|^hfft|^ihfft|stft|^istft", "Fourier transforms: not in the course"),

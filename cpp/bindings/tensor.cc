@@ -96,6 +96,7 @@ py::dtype numpy_dtype(DType dtype) {
     case DType::kInt64: return py::dtype("int64");
     case DType::kUInt8: return py::dtype("uint8");
     case DType::kBool: return py::dtype("bool");
+    case DType::kFloat64: return py::dtype("float64");
     case DType::kBFloat16: {
       try {
         return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
@@ -115,7 +116,7 @@ DType dtype_of_numpy(const py::array& array) {
   const auto size = dt.itemsize();
   if (kind == 'f' && size == 4) return DType::kFloat32;
   if (kind == 'f' && size == 2) return DType::kFloat16;
-  if (kind == 'f' && size == 8) return DType::kFloat32;  // float64 -> float32 (TF/Keras default)
+  if (kind == 'f' && size == 8) return DType::kFloat64;
   if (kind == 'i' && size == 4) return DType::kInt32;
   if (kind == 'i' && size == 8) return DType::kInt64;
   if (kind == 'u' && size == 1) return DType::kUInt8;
@@ -123,8 +124,7 @@ DType dtype_of_numpy(const py::array& array) {
   if (py::str(dt).cast<std::string>() == "bfloat16") return DType::kBFloat16;
   throw_error(ErrorCode::kInvalidArgument, "tensor",
               "cannot make a tensor from a NumPy array of dtype " + py::str(dt).cast<std::string>() +
-                  "; supported: float32, float16, bfloat16, float64 (stored as float32), int32, "
-                  "int64, uint8, bool");
+                  "; supported: float32, float16, bfloat16, float64, int32, int64, uint8, bool");
 }
 
 std::optional<DeviceSpec> parse_optional_device(const std::optional<std::string>& name) {
@@ -174,23 +174,26 @@ size_t spanned_bytes(const py::array& array) {
 }
 
 // A tensor from a NumPy array: zero-copy for an array with shareable strides of a supported dtype going to
-// the CPU when `copy` is false; otherwise a copy (float64 becomes float32).
+// the CPU when `copy` is false and `dtype_name` is absent or the array's; otherwise a copy. A float64
+// array with no `dtype_name` becomes float32 (Keras's floatx and JAX's default: float64 only when
+// asked for, as torch.from_numpy and dtype=float64 do).
 Tensor from_numpy(py::array array, const std::optional<std::string>& device,
                   std::optional<std::string> dtype_name, bool copy) {
   const py::array native = in_native_byte_order(array);
   copy = copy || native.ptr() != array.ptr();  // a swapped array cannot be shared
   array = native;
   const DType source_dtype = dtype_of_numpy(array);
-  const bool is_f64 = array.dtype().kind() == 'f' && array.dtype().itemsize() == 8;
   const LogicalDevice target = device_for("FromNumpy", device);
   if (array.ndim() > kMaxDims) {
     throw_error(ErrorCode::kInvalidArgument, "tensor",
                 "at most " + std::to_string(kMaxDims) + " dimensions are supported");
   }
   Shape shape(array.shape(), array.shape() + array.ndim());
-  const DType dtype = dtype_name ? parse_dtype(*dtype_name) : source_dtype;
+  const DType dtype = dtype_name                          ? parse_dtype(*dtype_name)
+                      : source_dtype == DType::kFloat64 ? DType::kFloat32
+                                                        : source_dtype;
   const std::optional<Strides> element_strides = shareable_strides(array);
-  if (!copy && !is_f64 && element_strides && target.type == DeviceType::kCPU &&
+  if (!copy && element_strides && target.type == DeviceType::kCPU &&
       dtype == source_dtype) {
     auto owner = std::make_shared<py::object>(array);
     // The owner holds a Python reference: release it with the GIL held.
@@ -205,11 +208,15 @@ Tensor from_numpy(py::array array, const std::optional<std::string>& device,
     impl->dtype = dtype;
     return Tensor(std::move(impl));
   }
-  py::array contiguous_array = is_f64 ? py::array(py::array_t<float, py::array::c_style | py::array::forcecast>(array))
-                                      : py::array::ensure(array, py::array::c_style);
+  // float64 going to float32: NumPy rounds it once, straight into a contiguous float32 array.
+  const bool narrowed = source_dtype == DType::kFloat64 && dtype == DType::kFloat32;
+  const DType staged_dtype = narrowed ? DType::kFloat32 : source_dtype;
+  py::array contiguous_array =
+      narrowed ? py::array(py::array_t<float, py::array::c_style | py::array::forcecast>(array))
+               : py::array::ensure(array, py::array::c_style);
   const LogicalDevice host = DeviceRegistry::instance().logical_devices(DeviceType::kCPU).at(0);
-  Tensor t = from_host(contiguous_array.data(), shape, source_dtype, host);
-  if (dtype != source_dtype) t = cast(t, dtype);
+  Tensor t = from_host(contiguous_array.data(), shape, staged_dtype, host);
+  if (dtype != staged_dtype) t = cast(t, dtype);
   return to_device(t, target);
 }
 
@@ -287,7 +294,7 @@ void init_tensor(py::module_& m) {
         // The buffer is writable and NumPy's writes bump no version: this storage stops caching
         // derived copies (a stale kernel layout would be a silently wrong result).
         t.storage()->mark_aliased_by_host();
-        static const char* kFormats[] = {"f", "e", "", "i", "q", "B", "?"};
+        static const char* kFormats[] = {"f", "e", "", "i", "q", "B", "?", "d"};
         const auto item = static_cast<py::ssize_t>(dtype_size(t.dtype()));
         std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
         std::vector<py::ssize_t> strides;

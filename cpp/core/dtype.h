@@ -8,16 +8,17 @@
 
 namespace gpuaccel {
 
-enum class DType { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool };
+// kFloat64 comes last so the older values keep their numbers.
+enum class DType { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool, kFloat64 };
 
 // Every DType, in declaration order.
 constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
                                 DType::kInt32,   DType::kInt64,   DType::kUInt8,
-                                DType::kBool};
+                                DType::kBool,    DType::kFloat64};
 constexpr size_t kNumDTypes = sizeof(kAllDTypes) / sizeof(kAllDTypes[0]);
 
 // Inline, so the CUDA backend library (which links none of the core) uses these same ones.
-// "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool".
+// "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool", "float64".
 constexpr const char* dtype_name(DType dtype) {
   switch (dtype) {
     case DType::kFloat32: return "float32";
@@ -27,6 +28,7 @@ constexpr const char* dtype_name(DType dtype) {
     case DType::kInt64: return "int64";
     case DType::kUInt8: return "uint8";
     case DType::kBool: return "bool";
+    case DType::kFloat64: return "float64";
   }
   return "unknown";
 }
@@ -41,19 +43,21 @@ constexpr size_t dtype_size(DType dtype) {
     case DType::kInt64: return 8;
     case DType::kUInt8: return 1;
     case DType::kBool: return 1;
+    case DType::kFloat64: return 8;
   }
   return 0;
 }
 
 constexpr bool is_floating(DType dtype) {
-  return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16 ||
+         dtype == DType::kFloat64;
 }
 
-// Accepts every dtype_name() plus the aliases "float" (float32), "half" (float16), "f32",
-// "f16", "bf16". Anything else throws a ValueError quoting `name` and listing the valid names.
+// Accepts every dtype_name() plus the aliases "float" (float32), "half" (float16), "double"
+// (float64), "f32", "f16", "bf16", "f64". Anything else throws a ValueError quoting `name` and listing the valid names.
 DType parse_dtype(const std::string& name);
 
-// "float32, float16, bfloat16, int32, int64, uint8, bool", for messages.
+// "float32, float16, bfloat16, int32, int64, uint8, bool, float64", for messages.
 std::string valid_dtype_names();
 
 // Bulk conversions with the exact rounding of kernels/half_conversions.h. Large arrays are

@@ -52,6 +52,7 @@ class TcpStoreForGloo : public gloo::rendezvous::Store {
 gloo::AllreduceOptions::Func sum_for(DType dtype) {
   switch (dtype) {
     case DType::kFloat32: return &sum_into<float>;
+    case DType::kFloat64: return &sum_into<double>;
     case DType::kFloat16: return &sum_into_half<Half>;
     case DType::kBFloat16: return &sum_into_half<BFloat16>;
     case DType::kInt32: return &sum_into<int32_t>;
@@ -110,7 +111,7 @@ class GlooCollective : public Collective {
       if (!sum_for(group.dtype))
         throw_error(ErrorCode::kInvalidArgument, "all_reduce_sum",
                     std::string("tensors of dtype ") + dtype_name(group.dtype) +
-                        " cannot be summed; expected float32, float16, bfloat16, int32 or int64");
+                        " cannot be summed; expected float32, float64, float16, bfloat16, int32 or int64");
       if (group.bytes == 0) continue;
       const size_t bytes = group.bytes;
       const size_t element_size = dtype_size(group.dtype);

@@ -52,6 +52,7 @@ class MpiCollective : public Collective {
       mpi_abi::Op op = handle<mpi_abi::Op>(mpi_abi::kOpSum);
       switch (group.dtype) {
         case DType::kFloat32: datatype = handle<mpi_abi::Datatype>(mpi_abi::kFloat); break;
+        case DType::kFloat64: datatype = handle<mpi_abi::Datatype>(mpi_abi::kDouble); break;
         case DType::kInt32: datatype = handle<mpi_abi::Datatype>(mpi_abi::kInt32); break;
         case DType::kInt64: datatype = handle<mpi_abi::Datatype>(mpi_abi::kInt64); break;
         case DType::kFloat16:
@@ -62,7 +63,7 @@ class MpiCollective : public Collective {
         default:
           throw_error(ErrorCode::kInvalidArgument, "all_reduce_sum",
                       std::string("tensors of dtype ") + dtype_name(group.dtype) +
-                          " cannot be summed; expected float32, float16, bfloat16, int32 or int64");
+                          " cannot be summed; expected float32, float64, float16, bfloat16, int32 or int64");
       }
       if (group.bytes == 0) continue;
       char* buffer = staging(group.bytes);

@@ -39,6 +39,7 @@ inline constexpr uintptr_t kCommNull = 0x100;
 inline constexpr uintptr_t kOpSum = 0x21;
 inline constexpr uintptr_t kErrorsReturn = 0x143;
 inline constexpr uintptr_t kFloat = 0x210;
+inline constexpr uintptr_t kDouble = 0x214;
 inline constexpr uintptr_t kByte = 0x247;
 inline constexpr uintptr_t kUint16 = 0x249;
 inline constexpr uintptr_t kInt32 = 0x250;

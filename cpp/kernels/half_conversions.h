@@ -39,6 +39,16 @@ GA_HOST_DEVICE GA_INLINE uint32_t float_to_bits(float f) {
 #endif
 }
 
+GA_HOST_DEVICE GA_INLINE uint64_t double_to_bits(double f) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint64_t>(__double_as_longlong(f));
+#else
+  uint64_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+
 GA_HOST_DEVICE GA_INLINE float bits_to_float(uint32_t u) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(u);

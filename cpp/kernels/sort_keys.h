@@ -18,13 +18,17 @@
 
 namespace gpuaccel::kernels {
 
-// The key type of each compute type: 64 bits for int64, 32 for the rest.
+// The key type of each compute type: 64 bits for int64 and double, 32 for the rest.
 template <typename T>
 struct SortKeyOf {
   using type = uint32_t;
 };
 template <>
 struct SortKeyOf<int64_t> {
+  using type = uint64_t;
+};
+template <>
+struct SortKeyOf<double> {
   using type = uint64_t;
 };
 
@@ -34,6 +38,13 @@ GA_HOST_DEVICE GA_INLINE uint32_t ascending_sort_key(float v) {
   const uint32_t bits = float_to_bits(v);
   // Negative floats order by inverted bits, positive ones above every negative one.
   return (bits & 0x80000000u) != 0 ? ~bits : (bits | 0x80000000u);
+}
+GA_HOST_DEVICE GA_INLINE uint64_t ascending_sort_key(double v) {
+  if (v != v) return ~uint64_t{0};  // any NaN: after +inf
+  if (v == 0.0) v = 0.0;            // -0 -> +0
+  const uint64_t bits = double_to_bits(v);
+  constexpr uint64_t kSign = uint64_t{1} << 63;
+  return (bits & kSign) != 0 ? ~bits : (bits | kSign);
 }
 GA_HOST_DEVICE GA_INLINE uint32_t ascending_sort_key(int32_t v) {
   return static_cast<uint32_t>(v) ^ 0x80000000u;
@@ -50,7 +61,7 @@ GA_HOST_DEVICE GA_INLINE uint32_t ascending_sort_key(BFloat16 v) {
 GA_HOST_DEVICE GA_INLINE uint32_t ascending_sort_key(uint8_t v) { return v; }
 GA_HOST_DEVICE GA_INLINE uint32_t ascending_sort_key(bool v) { return v ? 1u : 0u; }
 
-// The key of a stored value (any storage type: float, Half, BFloat16, int32, int64, uint8, bool).
+// The key of a stored value (any storage type: float, double, Half, BFloat16, int32, int64, uint8, bool).
 template <typename T>
 GA_HOST_DEVICE GA_INLINE typename SortKeyOf<T>::type sort_key(T v, bool descending) {
   const auto key = static_cast<typename SortKeyOf<T>::type>(ascending_sort_key(v));

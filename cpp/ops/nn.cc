@@ -40,7 +40,7 @@ void check_conv_operands(const std::string& op, const Tensor& x, const Tensor& w
   if (bias.defined()) all.push_back(bias);
   common_device(op, all);
   common_dtype(op, all);
-  check_floating(op, x);
+  check_kernel_floating(op, x);
 }
 
 constexpr const char* kTransposedKernelLayout = "(height, width, filters, in_channels)";
@@ -384,7 +384,7 @@ Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int
   const std::string op = max ? "MaxPool" : "AvgPool";
   check_defined(op, x, "input");
   check_rank(op, x, 4, "input", "(batch, height, width, channels)");
-  check_floating(op, x);
+  check_kernel_floating(op, x);
   const Resolved rh = resolve(op, x.dim(1), window_h, stride_h, 1, padding);
   const Resolved rw = resolve(op, x.dim(2), window_w, stride_w, 1, padding);
   Pool2dParams p;
@@ -428,6 +428,25 @@ Tensor pool2d(const Tensor& x, bool max, int64_t window_h, int64_t window_w, int
   return y;
 }
 
+namespace {
+
+// Softmax over the last axis from element-wise ops and reductions, for float64 (which the
+// softmax kernels of oneDNN and cuDNN lack); autograd differentiates the composition. The row
+// maximum is subtracted without a gradient: softmax does not depend on the shift.
+Tensor composed_softmax(const Tensor& x, bool log) {
+  Tensor row_max;
+  {
+    GradModeGuard no_grad(false);
+    row_max = reduce(ReduceOp::kMax, x, {-1}, true);
+  }
+  const Tensor shifted = sub(x, row_max);
+  const Tensor exps = unary(UnaryOp::kExp, shifted);
+  const Tensor sums = reduce_sum(exps, {-1}, true);
+  return log ? sub(shifted, unary(UnaryOp::kLog, sums)) : div(exps, sums);
+}
+
+}  // namespace
+
 Tensor softmax(const Tensor& x, int64_t axis, bool log) {
   const std::string op = log ? "LogSoftmax" : "Softmax";
   check_defined(op, x, "logits");
@@ -439,6 +458,7 @@ Tensor softmax(const Tensor& x, int64_t axis, bool log) {
     const Tensor moved = transpose(x, a, -1);
     return transpose(softmax(moved, -1, log), a, -1);
   }
+  if (x.dtype() == DType::kFloat64) return composed_softmax(x, log);
   const Tensor xc = contiguous(x);
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device(), op.c_str());
   if (y.numel() > 0) backend_for_op(op, x.device()).softmax_forward(xc.view(), log, y.view());
@@ -461,7 +481,7 @@ Tensor dropout(const Tensor& x, double rate, bool training) {
     throw_error(ErrorCode::kValue, op, "rate must be in [0, 1), got " + std::to_string(rate));
   }
   if (!training || rate == 0.0) return x;
-  check_floating(op, x);
+  check_kernel_floating(op, x);
   const Tensor xc = contiguous(x);
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device(), op.c_str());
   Tensor mask = Tensor::empty(x.shape(), DType::kUInt8, x.device(), op.c_str());
@@ -481,7 +501,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                   double epsilon, bool training) {
   const std::string op = "FusedBatchNormV3";
   for (const auto* t : {&x, &gamma, &beta, &moving_mean, &moving_var}) check_defined(op, *t, "argument");
-  check_floating(op, x);
+  check_kernel_floating(op, x);
   if (x.ndim() < 2) throw_error(ErrorCode::kInvalidArgument, op, "input needs rank >= 2 (batch, ..., channels)");
   const int64_t channels = x.dim(x.ndim() - 1);
   for (const auto* t : {&gamma, &beta, &moving_mean, &moving_var}) {
@@ -537,7 +557,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
   const std::string op = "LayerNorm";
   for (const auto* t : {&x, &gamma, &beta}) check_defined(op, *t, "argument");
-  check_floating(op, x);
+  check_kernel_floating(op, x);
   if (x.ndim() < 1) throw_error(ErrorCode::kInvalidArgument, op, "input needs rank >= 1");
   const int64_t channels = x.dim(x.ndim() - 1);
   for (const auto* t : {&gamma, &beta}) {

@@ -53,6 +53,20 @@ DType common_dtype(std::string_view op, const Tensor& a, const Tensor& b) {
 void check_floating(std::string_view op, const Tensor& t, const char* what) {
   if (!is_floating(t.dtype())) {
     throw_error(ErrorCode::kInvalidArgument, std::string(op),
+                std::string(what) + " must be float32, float16, bfloat16 or float64, got " +
+                    dtype_name(t.dtype()));
+  }
+}
+
+void check_kernel_floating(std::string_view op, const Tensor& t, const char* what) {
+  if (t.dtype() == DType::kFloat64) {
+    throw_error(ErrorCode::kInvalidArgument, std::string(op),
+                std::string(what) + " is float64, which " + std::string(op) +
+                    " does not support (oneDNN and cuDNN have no float64 kernel for it): cast "
+                    "it to float32 first (x.float() / tf.cast(x, tf.float32))");
+  }
+  if (!is_floating(t.dtype())) {
+    throw_error(ErrorCode::kInvalidArgument, std::string(op),
                 std::string(what) + " must be float32, float16 or bfloat16, got " +
                     dtype_name(t.dtype()));
   }

@@ -20,8 +20,11 @@ const LogicalDevice& common_device(std::string_view op, const Tensor& a, const T
 // InvalidArgumentError unless all share a dtype; returns it.
 DType common_dtype(std::string_view op, const std::vector<Tensor>& tensors);
 DType common_dtype(std::string_view op, const Tensor& a, const Tensor& b);
-// InvalidArgumentError unless `t` is float32/float16/bfloat16.
+// InvalidArgumentError unless `t` is float32/float16/bfloat16/float64.
 void check_floating(std::string_view op, const Tensor& t, const char* what = "input");
+// InvalidArgumentError unless `t` is float32/float16/bfloat16: the ops whose kernels are
+// oneDNN's and cuDNN's (convolution, pooling, normalization, RNNs), which have no float64.
+void check_kernel_floating(std::string_view op, const Tensor& t, const char* what = "input");
 // InvalidArgumentError naming `op` and the undefined argument.
 void check_defined(std::string_view op, const Tensor& t, const char* what);
 

@@ -20,7 +20,8 @@ Category category(DType d) {
   return is_floating(d) ? Category::kFloating : Category::kInteger;
 }
 
-// Width order inside a category (bool < uint8 < int32 < int64; 16-bit floats < float32).
+// Width order inside a category (bool < uint8 < int32 < int64; 16-bit floats < float32 <
+// float64).
 int rank_in_category(DType d) {
   switch (d) {
     case DType::kBool: return 0;
@@ -30,6 +31,7 @@ int rank_in_category(DType d) {
     case DType::kFloat16:
     case DType::kBFloat16: return 1;
     case DType::kFloat32: return 2;
+    case DType::kFloat64: return 3;
   }
   return 0;
 }

@@ -16,7 +16,8 @@ from ._tensor import Tensor
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """``tf.convert_to_tensor``: a tensor for ``value`` (returned as is when it already is one
-    of ``dtype``). NumPy float64 and Python floats become float32 (gpuaccel has no float64)."""
+    of ``dtype``). NumPy float64 and Python floats become float32 unless ``dtype`` is float64
+    (gpuaccel's default float, as Keras's floatx)."""
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != dtype:
             raise ValueError(f"Tensor conversion requested dtype {dtype} for Tensor with dtype "

@@ -12,8 +12,9 @@ same way:
   tensor's dtype within its category (``float16_tensor * 0.5`` stays float16) but lifts it to
   a higher one (``int_tensor * 0.5`` is float32); a value the result dtype cannot hold
   (``int32_tensor + 2**40``) is an ``InvalidArgumentError``, never a wrapped or saturated value;
-- a NumPy array or a (nested) list/tuple becomes a tensor of its own dtype (float64 becomes
-  float32, gpuaccel's widest float) on the other operand's device, then promotes like a tensor.
+- a NumPy array or a (nested) list/tuple becomes a tensor of its own dtype on the other
+  operand's device, then promotes like a tensor; float64 becomes float32 (gpuaccel's default
+  float) unless the other operand is float64, whose precision it then keeps.
 
 Use ``as_operand(value, like)`` for one operand next to a tensor and ``as_operands(x, y)`` when
 either side may be a non-tensor (``gpuaccel.math.maximum(2.5, t)``).
@@ -23,6 +24,7 @@ import numbers
 import numpy as np
 
 from . import _C
+from .dtypes import as_dtype
 
 Tensor = _C.Tensor
 
@@ -30,12 +32,12 @@ Tensor = _C.Tensor
 _NUMBER_TYPES = (bool, numbers.Real, np.bool_, np.integer, np.floating)
 
 
-def array_to_tensor(value, device=None):
-    """A NumPy array or nested list as a tensor of its own dtype (float64 -> float32)."""
+def array_to_tensor(value, device=None, keep_float64=False):
+    """A NumPy array or nested list as a tensor of its own dtype (float64 -> float32 unless
+    ``keep_float64``)."""
     array = np.asarray(value)
-    if array.dtype == np.float64:
-        array = array.astype(np.float32)
-    return _C.tensor_from_numpy(array, device, None, True)
+    dtype = "float64" if keep_float64 and array.dtype == np.float64 else None
+    return _C.tensor_from_numpy(array, device, dtype, True)
 
 
 def as_operand(value, like, op="binary"):
@@ -48,7 +50,7 @@ def as_operand(value, like, op="binary"):
     if isinstance(value, _NUMBER_TYPES):
         return _C.scalar_operand(value, like, op)
     if isinstance(value, (np.ndarray, list, tuple)):
-        return array_to_tensor(value, like._device_name)
+        return array_to_tensor(value, like._device_name, like._dtype_name == "float64")
     return NotImplemented
 
 
@@ -60,7 +62,7 @@ def as_assigned_value(value, target):
     if isinstance(value, _NUMBER_TYPES):
         return _C.scalar_operand(value, target, "Assign", True)
     if isinstance(value, (np.ndarray, list, tuple)):
-        return array_to_tensor(value, target._device_name)
+        return array_to_tensor(value, target._device_name, target._dtype_name == "float64")
     raise TypeError(f"[Assign] the value must be a tensor, a number, a NumPy array or a list, "
                     f"got {type(value).__name__} {value!r}")
 
@@ -86,7 +88,8 @@ def as_tensor(value, op, name, dtype=None, device=None):
     """A tensor argument that may also be given as a NumPy array, a list or a number."""
     if isinstance(value, Tensor):
         return value
-    tensor = array_to_tensor(_check_convertible(value, op, name), device)
+    tensor = array_to_tensor(_check_convertible(value, op, name), device,
+                             dtype is not None and as_dtype(dtype).name == "float64")
     return tensor if dtype is None else _C.cast(tensor, dtype)
 
 

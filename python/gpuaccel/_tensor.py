@@ -15,7 +15,7 @@ from . import _C, _backward_callbacks, _promotion, _tensor_print, _torch_memory_
 from ._int_range import check_int, check_range
 from ._integer_matmul import integer_or_float_matmul
 from ._tensor_shape import TensorShape
-from .dtypes import as_dtype, float32
+from .dtypes import FLOATING_NAMES, as_dtype, float32
 from ._placement import device as _device_class
 
 Tensor = _C.Tensor
@@ -63,16 +63,14 @@ def _shape_arg(shape):
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A tensor holding a copy of ``data`` (a NumPy array, nested lists, a number or a tensor).
 
-    Python floats and float64 arrays become float32 (Keras's default float type)."""
+    Python floats and float64 arrays become float32 (Keras's default float type) unless
+    ``dtype`` asks for float64."""
     if isinstance(data, Tensor):
         out = _C.clone(_C.detach(data))
         if dtype is not None or device is not None:
             out = out.to(dtype=dtype, device=device)
     else:
-        array = np.asarray(data)
-        if array.dtype == np.float64:
-            array = array.astype(np.float32)
-        out = _C.tensor_from_numpy(array, _device_name(device), _dtype_name(dtype), True)
+        out = _C.tensor_from_numpy(np.asarray(data), _device_name(device), _dtype_name(dtype), True)
     if requires_grad:
         out.requires_grad = True
     return out
@@ -83,9 +81,6 @@ def from_numpy(array):
     torch does; the tensor keeps the array alive."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
-    if array.dtype == np.float64:
-        raise TypeError("from_numpy cannot share a float64 array (gpuaccel has no float64); "
-                        "use gpuaccel.tensor(array) for a float32 copy")
     if any(stride < 0 for stride in array.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
@@ -100,7 +95,9 @@ def from_numpy(array):
     if not array.flags.writeable:
         raise ValueError("from_numpy cannot share a read-only array (a tensor sharing it could "
                          "be written in place); use gpuaccel.tensor(array) for a copy")
-    return _C.tensor_from_numpy(array, "cpu", None, False)
+    # The array's own dtype, float64 included (a float64 tensor sharing its memory, as torch's).
+    own_dtype = "float64" if array.dtype == np.float64 else None
+    return _C.tensor_from_numpy(array, "cpu", own_dtype, False)
 
 
 def full(shape, fill_value, dtype=None, device=None):
@@ -319,7 +316,7 @@ def _to(self, *args, dtype=None, device=None, memory_format=None):
 
 
 def _is_foreign_dtype_name(text):
-    """A dtype name NumPy knows ('float64', 'double', 'int16') that gpuaccel lacks: t.to() would
+    """A dtype name NumPy knows ('int16', 'complex64') that gpuaccel lacks: t.to() would
     otherwise read it as a device name."""
     try:
         return np.dtype(text).kind in "fciub"
@@ -552,6 +549,7 @@ def _install():
     T.matmul = _matmul
     T.float = lambda self: _C.cast(self, "float32")
     T.half = lambda self: _C.cast(self, "float16")
+    T.double = lambda self: _C.cast(self, "float64")
     T.bfloat16 = lambda self: _C.cast(self, "bfloat16")
     T.grad_fn = property(lambda self: self._grad_fn_name)
 
@@ -661,7 +659,7 @@ def Variable(initial_value, trainable=True, dtype=None, name=None):
     """A tensor that gradient tapes watch automatically (``requires_grad`` when trainable and
     floating point: TensorFlow's ``tf.Variable(1)``, an int32 counter, has no gradient)."""
     t = tensor(initial_value, dtype=dtype)
-    if trainable and t._dtype_name in ("float32", "float16", "bfloat16"):
+    if trainable and t._dtype_name in FLOATING_NAMES:
         t.requires_grad = True
     t._is_variable = True
     # TF's variable attributes: tf.Module.trainable_variables filters on `trainable` (an int

@@ -7,9 +7,9 @@ function. Both must be TensorFlow's bytes, so files move between the two librari
 
 The ``TensorProto`` message is TensorBoard's copy of TF's tensor.proto (same field numbers, so
 the same bytes); numbers travel in ``tensor_content`` (little-endian memory), as TF writes them,
-and strings in ``string_val``. gpuaccel's numeric dtypes are float32, float16, bfloat16, int32,
-int64, uint8 and bool; a ``TensorProto`` of another dtype (float64, int16...) is refused with a
-TypeError naming it.
+and strings in ``string_val``. gpuaccel's numeric dtypes are float32, float16, bfloat16, float64,
+int32, int64, uint8 and bool; a ``TensorProto`` of another dtype (int16, int8...) is refused with
+a TypeError naming it.
 """
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -23,12 +23,12 @@ from .dtypes import as_dtype
 __all__ = ["serialize_tensor", "parse_tensor", "decode_raw"]
 
 # TF's DataType enum values (types.proto) of the dtypes a gpuaccel tensor or string can hold.
-_DATA_TYPES = {"float32": 1, "int32": 3, "uint8": 4, "string": 7, "int64": 9, "bool": 10,
-               "bfloat16": 14, "float16": 19}
+_DATA_TYPES = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "string": 7, "int64": 9,
+               "bool": 10, "bfloat16": 14, "float16": 19}
 _DATA_TYPE_NAMES = {1: "float", 2: "double", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
                     7: "string", 9: "int64", 10: "bool", 14: "bfloat16", 17: "uint16",
                     19: "half", 22: "uint32", 23: "uint64"}
-_TF_NAMES = {"float32": "float", "float16": "half"}
+_TF_NAMES = {"float32": "float", "float16": "half", "float64": "double"}
 
 
 def _tensor_pb2():
@@ -57,7 +57,7 @@ def _as_array(value):
     array = np.asarray(value)
     if _is_string_array(array):
         return array.astype(object), "string"
-    if array.dtype == np.float64:
+    if array.dtype == np.float64 and not isinstance(value, np.ndarray):
         array = array.astype(np.float32)  # TF's constant() of Python floats is float32
     return array, as_dtype(array.dtype).name
 
@@ -141,7 +141,7 @@ def parse_tensor(serialized, out_type, name=None):
         values = values.astype(numpy_type)
     else:
         values = _proto_values(proto, numpy_type, count)
-    return _to_tensor(values.reshape(shape))
+    return _to_tensor(values.reshape(shape), dtype=as_dtype(values.dtype))
 
 
 def _is_string_type(dtype):
@@ -187,9 +187,10 @@ def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, nam
                 f"DecodeRaw requires input strings to all be the same size, but element {i} has "
                 f"size {len(values[0])} != {len(v)}", "DecodeRaw")
     rows = [np.frombuffer(v, numpy_type).astype(numpy_type.newbyteorder("=")) for v in values]
+    dtype = as_dtype(numpy_type)  # float64 stays float64
     if single:
-        return _to_tensor(rows[0])
+        return _to_tensor(rows[0], dtype=dtype)
     shape = np.asarray(input_bytes, dtype=object).shape
     width = len(values[0]) // item if values else 0
     return _to_tensor(np.stack(rows).reshape((*shape, width)) if rows
-                      else np.empty((*shape, width), numpy_type))
+                      else np.empty((*shape, width), numpy_type), dtype=dtype)

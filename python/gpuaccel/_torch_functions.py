@@ -20,7 +20,7 @@ from ._convert import convert_to_tensor
 from ._int_range import check_int
 from ._tensor import Tensor, _dtype_name, tensor
 from ._torch_generator import default_generator, drawing_from
-from .dtypes import as_dtype
+from .dtypes import FLOATING_NAMES, as_dtype
 
 
 def _tensors(values, op):
@@ -220,7 +220,7 @@ def cumsum(input, dim, dtype=None):
     x = convert_to_tensor(input)
     if dtype is not None:
         x = _C.cast(x, _dtype_name(dtype))
-    integral = x._dtype_name not in ("float32", "float16", "bfloat16")
+    integral = x._dtype_name not in FLOATING_NAMES
     work = _C.cast(x, "float32") if integral else x
     d = check_int(dim, "dim") % max(work.ndim, 1)
     if work.ndim == 0:
@@ -406,8 +406,6 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         out = data if dtype is None else _C.cast(data, _dtype_name(dtype))
         return out if device is None else out.to(device=device)
-    if isinstance(data, np.ndarray) and data.dtype == np.float64:
-        dtype = dtype or "float32"  # gpuaccel has no float64 (torch would keep it)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -517,7 +515,7 @@ def vander(x, N=None, increasing=False):
     v = convert_to_tensor(x)
     n = v.shape[0] if N is None else int(N)
     powers = list(range(n)) if increasing else list(range(n - 1, -1, -1))
-    if v._dtype_name not in ("float32", "float16", "bfloat16"):
+    if v._dtype_name not in FLOATING_NAMES:
         cols = [_C.cast(_C.cast(v, "float32") ** float(k), v._dtype_name) for k in powers]
     else:
         cols = [v ** float(k) if k else _C.scalar_like(0.0, v) * v + 1.0 for k in powers]
@@ -592,7 +590,7 @@ class finfo:
 
     def __init__(self, type=None):  # noqa: A002
         name = _dtype_name(type or "float32")
-        if name not in ("float32", "float16", "bfloat16"):
+        if name not in FLOATING_NAMES:
             raise TypeError(f"torch.finfo() requires a floating point input type, got {name}")
         import ml_dtypes
         info = ml_dtypes.finfo(ml_dtypes.bfloat16) if name == "bfloat16" else np.finfo(name)
@@ -615,7 +613,7 @@ class iinfo:
 
 
 _KIND = {"bool": 0, "uint8": 1, "int32": 1, "int64": 1, "float16": 2, "bfloat16": 2,
-         "float32": 2}
+         "float32": 2, "float64": 2}
 
 
 def can_cast(from_, to):
@@ -625,7 +623,8 @@ def can_cast(from_, to):
 
 _TYPE_NAMES = {"float32": "torch.FloatTensor", "float16": "torch.HalfTensor",
                "bfloat16": "torch.BFloat16Tensor", "int32": "torch.IntTensor",
-               "int64": "torch.LongTensor", "uint8": "torch.ByteTensor", "bool": "torch.BoolTensor"}
+               "int64": "torch.LongTensor", "uint8": "torch.ByteTensor", "bool": "torch.BoolTensor",
+               "float64": "torch.DoubleTensor"}
 
 
 def typename(obj):
@@ -645,7 +644,8 @@ class Size(tuple):
 def set_default_dtype(d):
     if _dtype_name(d) != "float32":
         raise TypeError(f"set_default_dtype: gpuaccel's default float type is float32 only, got "
-                        f"{_dtype_name(d)}")
+                        f"{_dtype_name(d)}; make float64 tensors with dtype=torch.float64 or "
+                        f".double()")
 
 
 def is_inference(input):
@@ -887,7 +887,7 @@ def _typed(name, dtype_name):
 TYPED_TENSORS = {name: _typed(name, dtype) for name, dtype in (
     ("FloatTensor", "float32"), ("HalfTensor", "float16"), ("BFloat16Tensor", "bfloat16"),
     ("IntTensor", "int32"), ("LongTensor", "int64"), ("ByteTensor", "uint8"),
-    ("BoolTensor", "bool"))}
+    ("BoolTensor", "bool"), ("DoubleTensor", "float64"))}
 
 
 def get_rng_state():

@@ -6,6 +6,7 @@ import collections
 
 import numpy as np
 
+from .dtypes import FLOATING_NAMES
 from . import _C, _unique
 from ._convert import convert_to_tensor
 from ._array_ops import stack
@@ -30,7 +31,7 @@ def _ranked(x, d, descending):
 def _nan_wins(values, indices, row_last, row_last_index):
     """torch's median/quantile of a row holding NaN is NaN: sorted ascending, a row holds NaN
     when its last entry (``row_last``, at ``row_last_index``) is NaN."""
-    if values._dtype_name not in ("float32", "float16", "bfloat16"):
+    if values._dtype_name not in FLOATING_NAMES:
         return values, indices
     no_nan = _C.binary("equal", row_last, row_last)
     return _C.where(no_nan, values, row_last), (

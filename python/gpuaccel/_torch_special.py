@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .dtypes import FLOATING_NAMES
 from . import _C
 from . import math as _math
 from ._convert import convert_to_tensor
@@ -18,7 +19,7 @@ _SHIFT = 8
 
 def _float(x):
     x = convert_to_tensor(x)
-    return x if x._dtype_name in ("float32", "float16", "bfloat16") else _C.cast(x, "float32")
+    return x if x._dtype_name in FLOATING_NAMES else _C.cast(x, "float32")
 
 
 def _positive_part(x):

@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from .dtypes import FLOATING_NAMES
 from . import _C
 from . import _array_ops
 from . import _torch_functional as _F
@@ -27,7 +28,7 @@ from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
 from ._tensor import Tensor, _dtype_name, _shape_arg
 
-_FLOATING = ("float32", "float16", "bfloat16")
+_FLOATING = FLOATING_NAMES
 
 
 def _float_of(x):

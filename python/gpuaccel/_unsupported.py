@@ -10,8 +10,6 @@ _DOCS = "docs/compatibility.md"
 # Names of both frameworks' top levels that gpuaccel lacks, and what to use instead: the
 # `gpuaccel` (TensorFlow) face and the `gpuaccel.torch` face both answer with them.
 SHARED_REFUSALS = {
-    "float64": "float32 (gpuaccel has no float64; NumPy float64 input becomes float32)",
-    "double": "float32 (gpuaccel has no float64)",
     "int8": "int32 or uint8",
     "int16": "int32",
     "complex64": "two float32 tensors (no complex dtypes)",
@@ -29,8 +27,6 @@ SHARED_REFUSALS = {
     "train": "gpuaccel.train (TensorFlow's tf.train: Checkpoint, CheckpointManager, "
              "latest_checkpoint) or torch.save(model.state_dict(), path)",
     "experimental": "the stable names listed in docs/compatibility.md",
-    "timestamp": "time.time() (TF's timestamp is float64 seconds, which gpuaccel has no dtype "
-                 "to hold)",
 }
 
 

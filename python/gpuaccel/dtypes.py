@@ -16,13 +16,14 @@ try:  # ml_dtypes gives NumPy a bfloat16; optional.
 except ImportError:  # pragma: no cover - depends on the environment
     _ml_dtypes = None
 
-__all__ = ("DType", "as_dtype", "float32", "float16", "bfloat16", "int32", "int64", "uint8",
-           "bool")
+__all__ = ("DType", "as_dtype", "float32", "float16", "bfloat16", "float64", "double", "int32",
+           "int64", "uint8", "bool")
 
 _NUMPY_TYPES = {
     "float32": np.float32,
     "float16": np.float16,
     "bfloat16": _ml_dtypes.bfloat16 if _ml_dtypes is not None else None,
+    "float64": np.float64,
     "int32": np.int32,
     "int64": np.int64,
     "uint8": np.uint8,
@@ -43,7 +44,8 @@ class DType:
 
     @property
     def name(self):
-        """The canonical name: 'float32', 'float16', 'bfloat16', 'int32', 'int64', 'uint8', 'bool'."""
+        """The canonical name: 'float32', 'float16', 'bfloat16', 'float64', 'int32', 'int64', 'uint8',
+        'bool'."""
         return self._name
 
     @property
@@ -58,12 +60,12 @@ class DType:
 
     @property
     def is_floating_point(self):
-        """True for float32, float16 and bfloat16 (torch's name)."""
+        """True for float32, float16, bfloat16 and float64 (torch's name)."""
         return self._is_floating_point
 
     @property
     def is_floating(self):
-        """True for float32, float16 and bfloat16 (TF's name)."""
+        """True for float32, float16, bfloat16 and float64 (TF's name)."""
         return self._is_floating_point
 
     @property
@@ -163,6 +165,14 @@ _BY_NAME = {_C.dtype_name(e): DType(e) for e in (getattr(_C.DType, n) for n in _
 float32 = _BY_NAME["float32"]
 float16 = _BY_NAME["float16"]
 bfloat16 = _BY_NAME["bfloat16"]
+# float64 (torch.double, tf.float64, NumPy's default float) is explicit here: NumPy float64
+# arrays and Python floats become float32 unless float64 is asked for (Keras's floatx and JAX's
+# default), and the oneDNN/cuDNN layer kernels (convolution, pooling, normalization) refuse it.
+float64 = _BY_NAME["float64"]
+double = float64
+
+# The names of the floating dtypes, for `x._dtype_name in FLOATING_NAMES`.
+FLOATING_NAMES = tuple(name for name, d in _BY_NAME.items() if d.is_floating_point)
 int32 = _BY_NAME["int32"]
 int64 = _BY_NAME["int64"]
 uint8 = _BY_NAME["uint8"]

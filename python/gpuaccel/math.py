@@ -376,8 +376,9 @@ def atan2(y, x, name=None):
 
 
 # Floats at least this large in magnitude are already integers (the mantissa has no fraction
-# bits left), so rounding leaves them alone; below it the int32 cast is exact.
-_INTEGRAL_FROM = {"float32": 2.0 ** 23, "float16": 2.0 ** 10, "bfloat16": 2.0 ** 7}
+# bits left), so rounding leaves them alone; below it the int32 (float64: int64) cast is exact.
+_INTEGRAL_FROM = {"float32": 2.0 ** 23, "float16": 2.0 ** 10, "bfloat16": 2.0 ** 7,
+                  "float64": 2.0 ** 52}
 
 
 def trunc(x, name=None):
@@ -389,7 +390,8 @@ def trunc(x, name=None):
     limit = _INTEGRAL_FROM[x._dtype_name]
     small = _mask(_C.binary("less", _C.unary("abs", x), _c(limit, x)), x)
     clipped = _C.binary("minimum", _C.binary("maximum", x, _c(-limit, x)), _c(limit, x))
-    truncated = _C.cast(_C.cast(clipped, "int32"), x._dtype_name)
+    integer = "int64" if x._dtype_name == "float64" else "int32"  # holds every |x| < limit
+    truncated = _C.cast(_C.cast(clipped, integer), x._dtype_name)
     # where(|x| < limit, trunc(x), x): clipped is finite, so 0 * truncated never spreads NaN.
     return _C.binary("add", _C.binary("mul", small, truncated),
                      _C.binary("mul", _C.binary("sub", _c(1.0, small), small), x))
@@ -779,7 +781,7 @@ def segment_mean(data, segment_ids, name=None):
 # The identity of max (and, negated, of min) for each float dtype: what TF gives an empty
 # segment of unsorted_segment_max.
 _LOWEST = {"float32": float(np.finfo(np.float32).min), "float16": float(np.finfo(np.float16).min),
-           "bfloat16": -3.3895313892515355e38}
+           "bfloat16": -3.3895313892515355e38, "float64": float(np.finfo(np.float64).min)}
 
 
 def _segment_extreme(data, segment_ids, num_segments, op, empty_is_zero):

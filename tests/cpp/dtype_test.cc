@@ -398,6 +398,7 @@ TEST(DType, NamesSizesAndKinds) {
       {DType::kInt64, "int64", sizeof(int64_t), false},
       {DType::kUInt8, "uint8", sizeof(uint8_t), false},
       {DType::kBool, "bool", sizeof(bool), false},
+      {DType::kFloat64, "float64", sizeof(double), true},
   };
   ASSERT_EQ(kNumDTypes, std::size(cases));
   for (const Expect& e : cases) {
@@ -414,10 +415,12 @@ TEST(DType, Aliases) {
   EXPECT_EQ(parse_dtype("half"), DType::kFloat16);
   EXPECT_EQ(parse_dtype("f16"), DType::kFloat16);
   EXPECT_EQ(parse_dtype("bf16"), DType::kBFloat16);
+  EXPECT_EQ(parse_dtype("double"), DType::kFloat64);
+  EXPECT_EQ(parse_dtype("f64"), DType::kFloat64);
 }
 
 TEST(DType, ParseErrorQuotesNameAndListsValidOnes) {
-  for (const std::string bad : {"float64", "", "Float32", "int", "float16 "}) {
+  for (const std::string bad : {"int16", "", "Float32", "int", "float16 "}) {
     try {
       parse_dtype(bad);
       FAIL() << "no error for '" << bad << "'";

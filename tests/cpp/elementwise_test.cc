@@ -103,6 +103,7 @@ double get(const TensorView& v, int64_t o) {
     case DType::kInt64: { int64_t i; std::memcpy(&i, p, 8); return static_cast<double>(i); }
     case DType::kUInt8: return *p;
     case DType::kBool: return *p ? 1.0 : 0.0;
+    case DType::kFloat64: { double d; std::memcpy(&d, p, 8); return d; }
   }
   return 0;
 }
@@ -119,6 +120,7 @@ void set(const TensorView& v, int64_t o, double value) {
     case DType::kInt64: { int64_t i = static_cast<int64_t>(value); std::memcpy(p, &i, 8); return; }
     case DType::kUInt8: *p = static_cast<uint8_t>(static_cast<int64_t>(value)); return;
     case DType::kBool: *p = value != 0 ? 1 : 0; return;
+    case DType::kFloat64: std::memcpy(p, &value, 8); return;
   }
 }
 
@@ -429,6 +431,7 @@ double ref_cast(double v, DType from, DType to) {
   if (to == DType::kBool) return v != 0;
   switch (to) {
     case DType::kFloat32: return static_cast<float>(v);
+    case DType::kFloat64: return v;
     case DType::kFloat16: return half_bits_to_float(float_to_half_bits(static_cast<float>(v)));
     case DType::kBFloat16: return bfloat16_bits_to_float(float_to_bfloat16_bits(static_cast<float>(v)));
     default: break;

@@ -96,6 +96,16 @@ TEST(SortKeys, KeysOrderEveryTypeLikeItsValues) {
   EXPECT_LT(kernels::sort_key(std::numeric_limits<float>::infinity(), false),
             kernels::sort_key(-std::nanf(""), false));
   EXPECT_EQ(kernels::sort_key(std::nanf(""), false), kernels::sort_key(-std::nanf(""), false));
+  // Doubles: the same rules over all 64 bits (values a float would merge stay apart).
+  const double below_one = std::nextafter(1.0, 0.0);
+  EXPECT_LT(kernels::sort_key(-std::numeric_limits<double>::max(), false), kernels::sort_key(-1e-300, false));
+  EXPECT_LT(kernels::sort_key(-1e-300, false), kernels::sort_key(-0.0, false));
+  EXPECT_EQ(kernels::sort_key(-0.0, false), kernels::sort_key(0.0, false));
+  EXPECT_LT(kernels::sort_key(std::numeric_limits<double>::denorm_min(), false), kernels::sort_key(below_one, false));
+  EXPECT_LT(kernels::sort_key(below_one, false), kernels::sort_key(1.0, false));
+  EXPECT_LT(kernels::sort_key(std::numeric_limits<double>::infinity(), false), kernels::sort_key(std::nan(""), false));
+  EXPECT_EQ(kernels::sort_key(std::nan(""), false), kernels::sort_key(-std::nan(""), false));
+  EXPECT_GT(kernels::sort_key(below_one, true), kernels::sort_key(1.0, true));
   // 16-bit floats order by their float value.
   EXPECT_LT(kernels::sort_key(Half::from_float(-2.0f), false), kernels::sort_key(Half::from_float(0.5f), false));
   EXPECT_LT(kernels::sort_key(BFloat16::from_float(0.5f), false), kernels::sort_key(BFloat16::from_float(3.0f), false));

@@ -37,6 +37,9 @@ TEST(PromoteTypes, TorchTable) {
   EXPECT_EQ(promote_types(DType::kInt64, DType::kFloat16), DType::kFloat16);
   EXPECT_EQ(promote_types(DType::kFloat16, DType::kBFloat16), DType::kFloat32);
   EXPECT_EQ(promote_types(DType::kBFloat16, DType::kFloat32), DType::kFloat32);
+  EXPECT_EQ(promote_types(DType::kFloat32, DType::kFloat64), DType::kFloat64);
+  EXPECT_EQ(promote_types(DType::kFloat64, DType::kBFloat16), DType::kFloat64);
+  EXPECT_EQ(promote_types(DType::kInt64, DType::kFloat64), DType::kFloat64);
   for (DType d : {DType::kFloat32, DType::kInt32, DType::kBool}) EXPECT_EQ(promote_types(d, d), d);
 }
 

@@ -6,6 +6,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/cpu_threads.h"
 #include "backends/cpu/elementwise.h"
+#include "backends/cpu/float64_matmul.h"
 #include "backends/cpu/fused_relu_guard.h"
 #include "backends/cpu/onednn_ops.h"
 #include "backends/cpu/nonfinite_check.h"
@@ -19,8 +20,13 @@ namespace gpuaccel {
 namespace cpu {
 namespace {
 
-// The CPU's matmul: a product too small to repay oneDNN's call runs in small_matmul's loop.
+// The CPU's matmul: a product too small to repay oneDNN's call runs in small_matmul's loop;
+// float64, which oneDNN lacks on the CPU, in float64_matmul's.
 void matmul(const TensorView& a, const TensorView& b, const TensorView* bias, const TensorView& out) {
+  if (out.dtype == DType::kFloat64) {
+    float64_matmul(a, b, bias, out);
+    return;
+  }
   if (out.numel() > 0 && small_matmul_applies(a, b, out)) {
     small_matmul(a, b, bias, out);
     return;
@@ -46,9 +52,9 @@ class CpuBackend final : public Backend {
 
   void matmul_activation(const TensorView& a, const TensorView& b, const TensorView* bias,
                          PostActivation activation, const TensorView& out) override {
-    // A product this small costs less than fusing saves; operands that could make a NaN
-    // output need the separate relu, which keeps it (fused_relu_guard.h).
-    if ((out.numel() > 0 && cpu::small_matmul_applies(a, b, out)) ||
+    // float64 has no oneDNN kernel; a product this small costs less than fusing saves; operands
+    // that could make a NaN output need the separate relu, which keeps it (fused_relu_guard.h).
+    if (out.dtype == DType::kFloat64 || (out.numel() > 0 && cpu::small_matmul_applies(a, b, out)) ||
         (activation == PostActivation::kRelu &&
          !cpu::fused_relu_is_exact(a, b, bias, a.shape[a.ndim - 1]))) {
       Backend::matmul_activation(a, b, bias, activation, out);

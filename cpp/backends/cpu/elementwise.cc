@@ -57,17 +57,19 @@ void dispatch_storage(DType dtype, F&& f) {
     case DType::kInt64: f(TypeTag<int64_t>{}); return;
     case DType::kUInt8: f(TypeTag<uint8_t>{}); return;
     case DType::kBool: f(TypeTag<bool>{}); return;
+    case DType::kFloat64: f(TypeTag<double>{}); return;
   }
   throw_error(ErrorCode::kInternal, "elementwise", "unknown dtype");
 }
 
 template <typename S>
-constexpr bool kIsFloatStorage =
-    std::is_same_v<S, float> || std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>;
+constexpr bool kIsFloatStorage = std::is_same_v<S, float> || std::is_same_v<S, Half> ||
+                                 std::is_same_v<S, BFloat16> || std::is_same_v<S, double>;
 
-// The type arithmetic happens in: float for every floating storage type, else the type itself.
+// The type arithmetic happens in: float for the 16- and 32-bit floating storage types, else the
+// type itself (double for float64, whose results must keep its precision).
 template <typename S>
-using ComputeOf = std::conditional_t<kIsFloatStorage<S>, float, S>;
+using ComputeOf = std::conditional_t<kIsFloatStorage<S> && !std::is_same_v<S, double>, float, S>;
 
 template <typename S>
 inline ComputeOf<S> load(const S& v) {
@@ -105,6 +107,8 @@ template <typename D>
 inline D from_double(double v) {
   if constexpr (std::is_same_v<D, bool>) {
     return v != 0.0;  // NaN != 0 is true, as NumPy
+  } else if constexpr (std::is_same_v<D, double>) {
+    return v;
   } else if constexpr (std::is_same_v<D, float>) {
     return static_cast<float>(v);
   } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
@@ -125,6 +129,8 @@ inline D convert(const S& v) {
     return from_double<D>(static_cast<double>(load(v)));
   } else if constexpr (std::is_same_v<D, bool>) {
     return v != S(0);
+  } else if constexpr (std::is_same_v<D, double>) {
+    return static_cast<double>(v);  // integer to float64: rounds once (exact below 2^53)
   } else if constexpr (kIsFloatStorage<D>) {
     // Integer to floating: int -> float rounds once (correctly); f16/bf16 round from that float.
     return store<D>(static_cast<float>(v));
@@ -974,7 +980,10 @@ void random(RandomDistribution distribution, uint64_t seed, uint64_t offset,
     if constexpr (!kIsFloatStorage<S>) {
       unsupported("random", dst.dtype);
     } else {
-      const int bits = std::is_same_v<S, float>  ? kernels::kUniformBitsFloat32
+      // float64 draws float32's values (24 random bits), widened exactly: both backends and
+      // every dtype share one stream of words per element.
+      const int bits = std::is_same_v<S, float> || std::is_same_v<S, double>
+                           ? kernels::kUniformBitsFloat32
                        : std::is_same_v<S, Half> ? kernels::kUniformBitsFloat16
                                                  : kernels::kUniformBitsBFloat16;
       const bool normal = distribution == RandomDistribution::kNormal;
@@ -1013,7 +1022,7 @@ void dropout(const TensorView& x, double rate, uint64_t seed, uint64_t offset,
   const kernels::DropoutFunctor f = kernels::DropoutFunctor::make(rate, seed, offset);
   dispatch_storage(x.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    if constexpr (!kIsFloatStorage<S>) {
+    if constexpr (!kIsFloatStorage<S> || std::is_same_v<S, double>) {  // float32 masks only
       unsupported("dropout", x.dtype);
     } else {
       const S* xp = static_cast<const S*>(x.data);

@@ -16,7 +16,13 @@ template <typename Bits>
 bool any_in(const Bits* bits, int64_t n, kernels::NonFiniteFunctor f) {
   int64_t bad = 0;
 #pragma omp parallel for reduction(+ : bad) schedule(static) if (n >= kParallelMinElements)
-  for (int64_t i = 0; i < n; ++i) bad += f(bits[i]) ? 1 : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (sizeof(Bits) == 8) {
+      bad += f.float64_element(bits[i]) ? 1 : 0;
+    } else {
+      bad += f(bits[i]) ? 1 : 0;
+    }
+  }
   return bad != 0;
 }
 
@@ -29,11 +35,13 @@ bool any_in(const TensorView& v) {
       return any_in(static_cast<const uint16_t*>(v.data), n, kernels::NonFiniteFunctor::float16());
     case DType::kBFloat16:
       return any_in(static_cast<const uint16_t*>(v.data), n, kernels::NonFiniteFunctor::bfloat16());
+    case DType::kFloat64:
+      return any_in(static_cast<const uint64_t*>(v.data), n, kernels::NonFiniteFunctor::float64());
     default:
       break;
   }
   throw_error(ErrorCode::kInternal, "any_nonfinite",
-              std::string("expected float32, float16 or bfloat16 tensors, got ") + dtype_name(v.dtype));
+              std::string("expected float32, float16, bfloat16 or float64 tensors, got ") + dtype_name(v.dtype));
 }
 
 }  // namespace

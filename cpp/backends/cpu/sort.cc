@@ -26,6 +26,7 @@ void with_storage_type(DType dtype, const char* op, F&& f) {
     case DType::kInt64: f(int64_t{}); return;
     case DType::kUInt8: f(uint8_t{}); return;
     case DType::kBool: f(bool{}); return;
+    case DType::kFloat64: f(double{}); return;
   }
   throw_error(ErrorCode::kInternal, op, "unknown dtype");
 }

@@ -88,7 +88,7 @@ void binary(int device, BinaryOp op, const TensorView& a, const TensorView& b, c
       if (a.dtype == DType::kInt32) return run(int32_t{});
       if (a.dtype == DType::kInt64) return run(int64_t{});
     }
-    dispatch_floating(a.dtype, "binary", run);
+    dispatch_floating_or_float64(a.dtype, "binary", run);
   });
 }
 

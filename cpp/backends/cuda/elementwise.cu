@@ -96,7 +96,7 @@ void unary(int device, UnaryOp op, const TensorView& x, const TensorView& y) {
       if (x.dtype == DType::kInt32) return run(int32_t{});
       if (x.dtype == DType::kInt64) return run(int64_t{});
     }
-    dispatch_floating(x.dtype, "unary", run);
+    dispatch_floating_or_float64(x.dtype, "unary", run);
   });
 }
 
@@ -108,7 +108,7 @@ void unary_backward(int device, UnaryOp op, const TensorView& x, const TensorVie
   const cudaStream_t stream = device_stream(device);
   with_unary_functor(op, [&](auto f) {
     using F = decltype(f);
-    dispatch_floating(x.dtype, "unary_backward", [&](auto tag) {
+    dispatch_floating_or_float64(x.dtype, "unary_backward", [&](auto tag) {
       using T = decltype(tag);
       launch_strided(views,
                      UnaryBackwardBody<T, F>{static_cast<const T*>(x.data), static_cast<const T*>(y.data),

@@ -58,11 +58,12 @@ cudaDataType_t cuda_type(DType dtype) {
     case DType::kFloat32: return CUDA_R_32F;
     case DType::kFloat16: return CUDA_R_16F;
     case DType::kBFloat16: return CUDA_R_16BF;
+    case DType::kFloat64: return CUDA_R_64F;
     default: break;
   }
   throw BackendError(CudaStatus::kInvalidArgument,
                      std::string("matmul: unsupported dtype ") + dtype_name(dtype) +
-                         " (float32, float16, bfloat16)");
+                         " (float32, float16, bfloat16, float64)");
 }
 
 // The cuBLASLt descriptors of one problem.
@@ -160,8 +161,11 @@ std::unique_ptr<MatmulPlan> build_plan(const MatmulPlanKey& k, const void* bias)
   auto plan = std::make_unique<MatmulPlan>();
   LtDescriptors& d = plan->d;
   const cudaDataType_t type = cuda_type(k.dtype);
-  // float32 accumulation for every dtype: f16/bf16 inputs run on tensor cores, f32 without TF32.
-  GA_CUBLAS_CHECK(cublasLtMatmulDescCreate(d.op.out(), CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // float32 accumulation for the 16- and 32-bit dtypes: f16/bf16 inputs run on tensor cores, f32
+  // without TF32. float64 accumulates and scales in float64.
+  const bool float64 = k.dtype == DType::kFloat64;
+  GA_CUBLAS_CHECK(cublasLtMatmulDescCreate(d.op.out(), float64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+                                           float64 ? CUDA_R_64F : CUDA_R_32F));
   const cublasLtMatmulDesc_t op = d.op.get();
   GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &k.lib_a.op, sizeof(k.lib_a.op)));
   GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &k.lib_b.op, sizeof(k.lib_b.op)));
@@ -219,7 +223,7 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   GA_CUDA_REQUIRE(a.ndim == b.ndim && a.ndim == out.ndim && (a.ndim == 2 || a.ndim == 3),
                   "matmul: a, b and out must all be 2-d or all 3-d");
   GA_CUDA_REQUIRE(a.dtype == b.dtype && a.dtype == out.dtype, "matmul: a, b and out dtypes differ");
-  cuda_type(a.dtype);  // throws InvalidArgument for a dtype other than float32, float16, bfloat16
+  cuda_type(a.dtype);  // throws InvalidArgument for a dtype other than float32/16, bfloat16, float64
   require_dtype_supported(device, a.dtype, "matmul");
   const int r = a.ndim - 2;
   const int64_t m = a.shape[r], k = a.shape[r + 1], n = b.shape[r + 1];
@@ -238,6 +242,18 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
       }
       copy(device, bias_rows, out);
     }
+    return;
+  }
+  if (bias != nullptr && a.dtype == DType::kFloat64) {
+    // float64 adds its bias after the product (the bias epilogue is a 16/32-bit feature).
+    matmul(device, a, b, nullptr, out);
+    TensorView bias_rows = *bias;  // broadcast (N,) over out's shape
+    bias_rows.ndim = out.ndim;
+    for (int d = 0; d < out.ndim; ++d) {
+      bias_rows.shape[d] = out.shape[d];
+      bias_rows.strides[d] = d == out.ndim - 1 ? bias->strides[0] : 0;
+    }
+    binary(device, BinaryOp::kAdd, out, bias_rows, out);
     return;
   }
   if (bias != nullptr) {
@@ -302,15 +318,19 @@ void matmul(int device, const TensorView& a, const TensorView& b, const TensorVi
   MatmulPlan& plan = matmul_plans().get(key, [&] { return build_plan(key, bias_ptr); });
 
   void* ws = workspace(device);
+  // The scale type is the compute type's: double for float64, float otherwise.
   const float alpha = 1.0f, beta = 0.0f;
+  const double alpha64 = 1.0, beta64 = 0.0;
+  const bool float64 = a.dtype == DType::kFloat64;
   std::lock_guard<std::mutex> lock(plan.mutex);
   if (bias != nullptr) {
     GA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.d.op.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
                                                    sizeof(bias_ptr)));
   }
   // The library's A is our b (layout d.a), its B our a (layout d.b).
-  GA_CUBLAS_CHECK(cublasLtMatmul(cublaslt_lease(device).get(), plan.d.op.get(), &alpha, pb, plan.d.a.get(), pa,
-                                 plan.d.b.get(), &beta, out.data, plan.d.c.get(), out.data, plan.d.c.get(),
+  GA_CUBLAS_CHECK(cublasLtMatmul(cublaslt_lease(device).get(), plan.d.op.get(),
+                                 float64 ? static_cast<const void*>(&alpha64) : &alpha, pb, plan.d.a.get(), pa,
+                                 plan.d.b.get(), float64 ? static_cast<const void*>(&beta64) : &beta, out.data, plan.d.c.get(), out.data, plan.d.c.get(),
                                  &plan.algo, ws, kWorkspaceBytes, device_stream(device)));
 }
 

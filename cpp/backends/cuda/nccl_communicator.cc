@@ -144,6 +144,7 @@ struct Communicator {
 bool nccl_dtype(DType dtype, ncclDataType_t* out) {
   switch (dtype) {
     case DType::kFloat32: *out = ncclFloat32; return true;
+    case DType::kFloat64: *out = ncclFloat64; return true;
     case DType::kFloat16: *out = ncclFloat16; return true;
     case DType::kBFloat16: *out = ncclBfloat16; return true;
     case DType::kInt32: *out = ncclInt32; return true;

@@ -1,6 +1,6 @@
 // The loss-scale finite check on the GPU (Backend::any_nonfinite): one multi-block launch over
 // every gradient of a step, testing raw bits with kernels/nonfinite_functor.h (integer work, no
-// float64, no float compare). It replaced a per-gradient "sum of x * 0" through reduce.cu, which
+// float64 arithmetic, no float compare). It replaced a per-gradient "sum of x * 0" through reduce.cu, which
 // ran one block per output summing in float64 (1/32 of float rate on a T4) and cost 3-4 launches
 // per gradient.
 //
@@ -42,7 +42,9 @@ struct SegmentBatch {
   int64_t tiles;
 };
 
+// Element i's bits as the functor tests them (float64: its high, exponent-holding word).
 __device__ __forceinline__ uint32_t load_bits(const Segment& s, int64_t i) {
+  if (s.test.element_bytes == 8) return reinterpret_cast<const uint32_t*>(s.data)[2 * i + 1];
   return s.test.element_bytes == 4 ? reinterpret_cast<const uint32_t*>(s.data)[i]
                                    : reinterpret_cast<const uint16_t*>(s.data)[i];
 }
@@ -58,8 +60,12 @@ __device__ bool thread_finds_nonfinite(const Segment& s, int64_t begin, int64_t 
     const uint4* v = reinterpret_cast<const uint4*>(first);
     for (int64_t k = threadIdx.x; k < vectors; k += blockDim.x) {
       const uint4 w = v[k];
-      found |= s.test.any_in_word(w.x) | s.test.any_in_word(w.y) | s.test.any_in_word(w.z) |
-               s.test.any_in_word(w.w);
+      if (s.test.element_bytes == 8) {  // two float64: their high words are y and w
+        found |= s.test(w.y) | s.test(w.w);
+      } else {
+        found |= s.test.any_in_word(w.x) | s.test.any_in_word(w.y) | s.test.any_in_word(w.z) |
+                 s.test.any_in_word(w.w);
+      }
     }
   }
   for (int64_t i = begin + vectors * per_vector + threadIdx.x; i < end; i += blockDim.x) {
@@ -87,10 +93,11 @@ kernels::NonFiniteFunctor test_for(DType dtype) {
     case DType::kFloat32: return kernels::NonFiniteFunctor::float32();
     case DType::kFloat16: return kernels::NonFiniteFunctor::float16();
     case DType::kBFloat16: return kernels::NonFiniteFunctor::bfloat16();
+    case DType::kFloat64: return kernels::NonFiniteFunctor::float64();
     default: break;
   }
   throw BackendError(CudaStatus::kInvalidArgument,
-                     std::string("any_nonfinite: expected float32, float16 or bfloat16 tensors, got ") +
+                     std::string("any_nonfinite: expected float32, float16, bfloat16 or float64 tensors, got ") +
                          dtype_name(dtype));
 }
 

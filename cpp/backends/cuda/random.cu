@@ -48,7 +48,7 @@ void random(int device, RandomDistribution distribution, uint64_t seed, uint64_t
             const TensorView& dst) {
   GA_CUDA_REQUIRE(dst.is_contiguous(), "random: dst must be contiguous");
   const TensorView* views[1] = {&dst};
-  dispatch_floating(dst.dtype, "random", [&](auto tag) {
+  dispatch_floating_or_float64(dst.dtype, "random", [&](auto tag) {
     using T = decltype(tag);
     T* out = static_cast<T*>(dst.data);
     if (distribution == RandomDistribution::kNormal) {

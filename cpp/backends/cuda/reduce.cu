@@ -192,6 +192,7 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
   };
   switch (x.dtype) {
     case DType::kFloat32: return run(float{}, double{}, float{});
+    case DType::kFloat64: return run(double{}, double{}, double{});
     case DType::kFloat16: return run(Half{}, double{}, float{});
     case DType::kBFloat16: return run(BFloat16{}, double{}, float{});
     case DType::kInt32: return run(int32_t{}, int64_t{}, int32_t{});

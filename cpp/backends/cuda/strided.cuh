@@ -132,10 +132,27 @@ void dispatch_all(DType dtype, F&& f) {
     case DType::kInt64: return f(int64_t{});
     case DType::kUInt8: return f(uint8_t{});
     case DType::kBool: return f(bool{});
+    case DType::kFloat64: return f(double{});
   }
   throw BackendError(CudaStatus::kInvalidArgument, "unknown dtype");
 }
 
+// The floating dtypes of the kernels that have float64 (element-wise arithmetic, reductions,
+// random fills): float64 computes in double.
+template <typename F>
+void dispatch_floating_or_float64(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case DType::kFloat32: return f(float{});
+    case DType::kFloat16: return f(Half{});
+    case DType::kBFloat16: return f(BFloat16{});
+    case DType::kFloat64: return f(double{});
+    default: break;
+  }
+  throw BackendError(CudaStatus::kInvalidArgument,
+                     std::string(op) + ": expected a floating dtype (float32, float16, bfloat16, float64)");
+}
+
+// The floating dtypes of the kernels float64 never reaches (the ops refuse it first).
 template <typename F>
 void dispatch_floating(DType dtype, const char* op, F&& f) {
   switch (dtype) {

@@ -9,6 +9,7 @@ Keras's clipping constants (``EPSILON`` = Keras's ``backend.epsilon()``) so satu
 Keras's numbers. No Python branch looks at data: a loss must trace the same whatever the batch."""
 import numpy as np
 
+from ..dtypes import FLOATING_NAMES
 from . import ops
 
 EPSILON = 1e-7
@@ -18,7 +19,7 @@ _LEFT_OUT = -1e30  # a log-sum-exp term for an excluded pair (circle): exp() of 
 def _float_predictions(y_pred):
     """``y_pred`` as a tensor of a float dtype (integer predictions become float32)."""
     y_pred = ops.convert_to_tensor(y_pred)
-    if y_pred.dtype not in ("float32", "float16", "bfloat16"):
+    if y_pred.dtype not in FLOATING_NAMES:
         y_pred = ops.cast(y_pred, "float32")
     return y_pred
 

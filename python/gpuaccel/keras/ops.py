@@ -1265,7 +1265,7 @@ def associative_scan(f, elems, reverse=False, axis=0):
 
 # The largest finite value of each floating dtype (nan_to_num's default for ±inf).
 _LARGEST_FINITE = {"float32": 3.4028234663852886e38, "float16": 65504.0,
-                   "bfloat16": 3.3895313892515355e38}
+                   "bfloat16": 3.3895313892515355e38, "float64": 1.7976931348623157e308}
 
 
 def _is_floating(x):

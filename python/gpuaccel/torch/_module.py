@@ -15,9 +15,9 @@ import itertools
 
 from .._tensor import Tensor, no_grad, tensor as _tensor
 from .._creation import empty as _empty
-from ..dtypes import DType
+from ..dtypes import FLOATING_NAMES, DType
 
-_FLOAT_NAMES = ("float32", "float16", "bfloat16")
+_FLOAT_NAMES = FLOATING_NAMES
 
 _MARK = "_is_parameter"
 
@@ -307,6 +307,9 @@ class Module:
 
     def half(self):
         return self.to(dtype="float16")
+
+    def double(self):
+        return self.to(dtype="float64")
 
     # ---- checkpoints ----
 

@@ -30,9 +30,10 @@ from ._module import Parameter
 # torch's storage class per dtype (1.13's typed storages), and the NumPy dtype of its bytes.
 _STORAGE_OF_DTYPE = {"float32": "FloatStorage", "float16": "HalfStorage",
                      "bfloat16": "BFloat16Storage", "int32": "IntStorage",
-                     "int64": "LongStorage", "uint8": "ByteStorage", "bool": "BoolStorage"}
+                     "int64": "LongStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
+                     "float64": "DoubleStorage"}
 _DTYPE_OF_STORAGE = {storage: dtype for dtype, storage in _STORAGE_OF_DTYPE.items()}
-_FOREIGN_STORAGES = {"DoubleStorage": "float64", "CharStorage": "int8", "ShortStorage": "int16"}
+_FOREIGN_STORAGES = {"CharStorage": "int8", "ShortStorage": "int16"}
 
 _ARCHIVE_NAME = "archive"
 
@@ -162,7 +163,8 @@ def _tensor_at(array, offset, size, stride):
                                      "is damaged")
     view = np.lib.stride_tricks.as_strided(array[offset:], shape=tuple(size),
                                            strides=tuple(st * itemsize for st in stride))
-    return _tensor(np.array(view))
+    # The stored dtype, float64 included (a bare array of float64 would become float32).
+    return _tensor(np.array(view), dtype="float64" if array.dtype == np.float64 else None)
 
 
 def _rebuild_parameter(data, requires_grad, hooks=None):
@@ -215,7 +217,7 @@ class _Reader(pickle.Unpickler):
         if module == "torch" and name in _FOREIGN_STORAGES:
             raise pickle.UnpicklingError(
                 f"the file holds a {_FOREIGN_STORAGES[name]} tensor, a dtype gpuaccel does not "
-                f"have; convert it in PyTorch first (float64: .float(), int8/int16: .int())")
+                f"have; convert it in PyTorch first (int8/int16: .int())")
         raise pickle.UnpicklingError(
             f"torch.load here reads tensors, numbers, strings and containers of them (a "
             f"state_dict, optimizer state, a dict of such); the file needs {module}.{name}, "

@@ -1,9 +1,10 @@
-"""``torch.autograd.gradcheck`` for float32: the analytic Jacobian (from the recorded graph)
-against central finite differences, element by element, for small inputs.
+"""``torch.autograd.gradcheck``: the analytic Jacobian (from the recorded graph) against
+central finite differences, element by element, for small inputs, in the inputs' dtype.
 
-PyTorch's defaults (eps=1e-6, atol=1e-5, rtol=1e-3) assume float64, which gpuaccel lacks; in
-float32 a central difference has a rounding error near 1e-7 / eps, so the defaults here are
-eps=1e-3, atol=1e-3 and rtol=1e-2 (the truncation error then stays near eps^2).
+PyTorch's defaults (eps=1e-6, atol=1e-5, rtol=1e-3) assume float64 inputs, and are the defaults
+here when every input that requires grad is float64. In float32 a central difference has a
+rounding error near 1e-7 / eps, so with any float32 input the defaults are eps=1e-3, atol=1e-3
+and rtol=1e-2 (the truncation error then stays near eps^2).
 """
 import numpy as np
 
@@ -29,7 +30,7 @@ def _numerical_jacobians(func, inputs, index, eps):
             shifted = base.copy()
             shifted.reshape(-1)[k] += sign * eps
             args = list(inputs)
-            args[index] = tensor(shifted.astype(np.float32), device=inputs[index].device)
+            args[index] = tensor(shifted, dtype=inputs[index].dtype, device=inputs[index].device)
             with no_grad():
                 sides.append([o.numpy().astype(np.float64).reshape(-1)
                               for o in _outputs(func, args)])
@@ -43,23 +44,35 @@ def _analytical_jacobians(outputs, source):
         flat = out.numel()
         jac = np.zeros((flat, source.numel()))
         for j in range(flat):
-            seed = np.zeros(flat, np.float32)
+            seed = np.zeros(flat)
             seed[j] = 1.0
             with no_grad():
                 grad, = _C.compute_gradients(
-                    [out], [tensor(seed.reshape(tuple(out.shape)), device=out.device)], [source])
+                    [out], [tensor(seed.reshape(tuple(out.shape)), dtype=out.dtype,
+                                   device=out.device)], [source])
             if grad is not None:
                 jac[j] = grad.numpy().reshape(-1)
         rows.append(jac)
     return rows
 
 
-def gradcheck(func, inputs, *, eps=1e-3, atol=1e-3, rtol=1e-2, raise_exception=True,
+_FLOAT64_DEFAULTS = {"eps": 1e-6, "atol": 1e-5, "rtol": 1e-3}  # PyTorch's
+_FLOAT32_DEFAULTS = {"eps": 1e-3, "atol": 1e-3, "rtol": 1e-2}
+
+
+def gradcheck(func, inputs, *, eps=None, atol=None, rtol=None, raise_exception=True,
               **unused_options):
     """True when the gradients of ``func(*inputs)`` with respect to each input requiring grad
     match finite differences; otherwise raises RuntimeError ("Jacobian mismatch ...") or, with
     ``raise_exception=False``, returns False."""
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    differentiable = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    defaults = (_FLOAT64_DEFAULTS if differentiable and all(x._dtype_name == "float64"
+                                                             for x in differentiable)
+                else _FLOAT32_DEFAULTS)
+    eps = defaults["eps"] if eps is None else eps
+    atol = defaults["atol"] if atol is None else atol
+    rtol = defaults["rtol"] if rtol is None else rtol
     outputs = _outputs(func, inputs)
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x.requires_grad):
