@@ -3,6 +3,8 @@
     python benchmarks/ops.py [--quick]
 
 - matmul 4096^3 float32 and bfloat16: gpuaccel vs NumPy (float32) and PyTorch (if installed);
+- matmul float64 (a quarter of the size: gpuaccel's own loop, oneDNN has no float64) vs NumPy's
+  and PyTorch's BLAS DGEMM;
   gpuaccel vs raw oneDNN is measured in C++ by benchmarks/onednn_ops.sh (same primitives, no
   Python in the loop);
 - dispatch overhead of a 1-element add from Python: gpuaccel vs PyTorch vs NumPy;
@@ -14,6 +16,7 @@ import time
 import numpy as np
 
 import gpuaccel
+from _bench_context import cpu_line
 
 try:
     import torch
@@ -62,6 +65,19 @@ def bench_matmul(n, repeats):
         row("torch bfloat16", best_of(lambda: ta16 @ tb16, repeats), ours16)
 
 
+def bench_float64_matmul(n, repeats):
+    print(f"matmul {n}x{n}x{n} float64")
+    a64 = np.random.default_rng(0).standard_normal((n, n))
+    b64 = np.random.default_rng(1).standard_normal((n, n))
+    ga, gb = gpuaccel.tensor(a64, dtype="float64"), gpuaccel.tensor(b64, dtype="float64")
+    ours = best_of(lambda: ga @ gb, repeats)
+    row("gpuaccel float64", ours)
+    row("numpy float64 (BLAS)", best_of(lambda: a64 @ b64, repeats), ours)
+    if torch is not None:
+        ta, tb = torch.from_numpy(a64), torch.from_numpy(b64)
+        row("torch float64", best_of(lambda: ta @ tb, repeats), ours)
+
+
 def bench_dispatch(calls):
     print("dispatch: a + b on 1-element tensors, per call")
     ga, gb = gpuaccel.tensor([1.0]), gpuaccel.tensor([2.0])
@@ -107,7 +123,9 @@ def main():
     args = parser.parse_args()
     n, repeats, calls = (1024, 2, 2000) if args.quick else (4096, 3, 20000)
     print(f"gpuaccel {gpuaccel.__version__}; peer torch: {torch.__version__ if torch else 'not installed'}")
+    print(cpu_line())
     bench_matmul(n, repeats)
+    bench_float64_matmul(n // 4, repeats)
     bench_dispatch(calls)
     bench_cnn_convs(64, repeats)
 

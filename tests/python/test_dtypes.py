@@ -213,6 +213,7 @@ EXPECTED = [  # name, itemsize, floating, numpy type
     ("int64", 8, False, np.int64),
     ("uint8", 1, False, np.uint8),
     ("bool", 1, False, np.bool_),
+    ("float64", 8, True, np.float64),
 ]
 
 
@@ -249,7 +250,7 @@ def test_bfloat16_numpy_type_is_optional():
 
 def test_names_match_the_core():
     assert _C.dtype_names() == [e[0] for e in EXPECTED]
-    assert set(gd.__all__) == {"DType", "as_dtype", *_C.dtype_names()}
+    assert set(gd.__all__) == {"DType", "as_dtype", "double", *_C.dtype_names()}
     assert isinstance(gd.__all__, tuple)
 
 
@@ -267,7 +268,7 @@ def test_python_types():
     assert gd.as_dtype(np.bool_) is gd.bool
 
 
-@pytest.mark.parametrize("bad", ["float64", "Float32", "", np.float64, np.dtype("complex64"),
+@pytest.mark.parametrize("bad", ["int16", "Float32", "", np.int16, np.dtype("complex64"),
                                  None, 3, object()])
 def test_bad_dtypes_raise_value_error_listing_valid_names(bad):
     with pytest.raises(ValueError) as info:
