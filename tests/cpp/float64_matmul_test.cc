@@ -6,34 +6,22 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "backends/cpu/float64_matmul.h"
 #include "core/errors.h"
+#include "strided_test_views.h"
 
 namespace gpuaccel::cpu {
 namespace {
 
 TensorView view_of(std::vector<double>& data, std::vector<int64_t> shape,
                    std::vector<int64_t> strides) {
-  TensorView v;
-  v.data = data.data();
-  v.dtype = DType::kFloat64;
-  v.ndim = static_cast<int>(shape.size());
-  for (int d = 0; d < v.ndim; ++d) {
-    v.shape[d] = shape[d];
-    v.strides[d] = strides[d];
-  }
-  return v;
+  return test::strided_view(data.data(), shape, strides, DType::kFloat64);
 }
 
 std::vector<double> random_values(size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-2.0, 2.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(rng);
-  return v;
+  return test::uniform_values<double>(n, seed);
 }
 
 // out[t] = a[t] @ b[t or 0] (+ bias) with a (batches, M, K), read transposed when

@@ -5,33 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "backends/cpu/small_matmul.h"
+#include "strided_test_views.h"
 
 namespace gpuaccel::cpu {
 namespace {
 
 TensorView view_of(std::vector<float>& data, std::vector<int64_t> shape,
                    std::vector<int64_t> strides) {
-  TensorView v;
-  v.data = data.data();
-  v.dtype = DType::kFloat32;
-  v.ndim = static_cast<int>(shape.size());
-  for (int d = 0; d < v.ndim; ++d) {
-    v.shape[d] = shape[d];
-    v.strides[d] = strides[d];
-  }
-  return v;
+  return test::strided_view(data.data(), shape, strides, DType::kFloat32);
 }
 
 std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
+  return test::uniform_values<float>(n, seed);
 }
 
 // out = a @ b (+ bias) for a (M, K) given as a row-major (K, M) buffer read transposed when
