@@ -114,6 +114,11 @@ void init_nn(py::module_& m) {
   m.def("embedding", [](const Tensor& ids, const Tensor& table) {
     return recorded_op({ids, table}, [](const std::vector<Tensor>& in) { return embedding(in[0], in[1]); });
   });
+  m.def("segment_sum_rows", [](const Tensor& rows, const Tensor& ids, int64_t num_segments) {
+    return recorded_op({rows, ids}, [num_segments](const std::vector<Tensor>& in) {
+      return segment_sum_rows(in[0], in[1], num_segments);
+    });
+  }, py::arg("rows"), py::arg("ids"), py::arg("num_segments"));
   m.def("scaled_dot_product_attention", [](const Tensor& q, const Tensor& k, const Tensor& v,
                                            std::optional<Tensor> mask) {
     return recorded_op({q, k, v, or_undefined(mask)}, [](const std::vector<Tensor>& in) {

@@ -59,6 +59,21 @@ GA_HOST_DEVICE GA_INLINE float bits_to_float(uint32_t u) {
 #endif
 }
 
+// float64 -> float32 rounded to odd: the float next to `v` toward zero, its last mantissa bit
+// set when the conversion was inexact. Rounding that float to float16 or bfloat16 (11 or 8
+// significant bits, far fewer than float's 24) gives the nearest-even rounding of `v` itself;
+// going through the nearest float instead can round twice the wrong way (1 + 2^-11 + 2^-40
+// would become 1, not 1 + 2^-10). Overflow gives FLT_MAX, which the narrower types then round
+// to infinity as `v` would.
+GA_HOST_DEVICE GA_INLINE float double_to_float_round_to_odd(double v) {
+  const float nearest = static_cast<float>(v);
+  if (static_cast<double>(nearest) == v || v != v) return nearest;  // exact, or NaN
+  uint32_t bits = float_to_bits(nearest);
+  const bool away_from_zero = v > 0 ? static_cast<double>(nearest) > v : static_cast<double>(nearest) < v;
+  if (away_from_zero) bits -= 1;  // one step toward zero (sign-magnitude: the magnitude drops)
+  return bits_to_float(bits | 1u);
+}
+
 // ---- float16 (1 sign, 5 exponent bits with bias 15, 10 mantissa bits) ----
 constexpr uint16_t kHalfSignMask = 0x8000;
 constexpr uint16_t kHalfExpMask = 0x7c00;

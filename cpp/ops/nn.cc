@@ -624,6 +624,55 @@ void check_index_range(const std::string& op, const Tensor& ids, int64_t limit, 
 }
 }  // namespace
 
+namespace {
+
+// `ids` as the contiguous int64 vector the row-gather kernels take.
+Tensor flat_int64(const Tensor& ids) {
+  return contiguous(cast(reshape(ids, {ids.numel()}), DType::kInt64));
+}
+
+Tensor scatter_add_rows_of(const Tensor& rows, const Tensor& flat_ids, int64_t num_rows,
+                           const std::string& op);
+
+// table[flat_ids] with shape ids_shape + (D,); differentiable in the table (its gradient is
+// the scatter-add). The kernels' cost and memory grow with ids x width, not with the vocabulary
+// (the one-hot product they replaced grew with ids x vocabulary).
+Tensor gather_rows_of(const Tensor& table, const Tensor& flat_ids, const Shape& ids_shape,
+                      const std::string& op) {
+  const Tensor source = contiguous(table);
+  const int64_t width = table.dim(1);
+  Tensor out = Tensor::empty({flat_ids.numel(), width}, table.dtype(), table.device(), op.c_str());
+  if (out.numel() > 0) {
+    backend_for_op(op, table.device()).gather_rows(source.view(), flat_ids.view(), out.view());
+  }
+  if (is_floating(table.dtype())) {
+    const int64_t num_rows = table.dim(0);
+    record(op, {source}, {out}, [flat_ids, num_rows](const std::vector<Tensor>& g) {
+      return std::vector<Tensor>{scatter_add_rows_of(g[0], flat_ids, num_rows, "ResourceGatherGrad")};
+    });
+  }
+  Shape shape = ids_shape;
+  shape.push_back(width);
+  return reshape(out, shape);
+}
+
+// out[s] = the sum of rows[i] with flat_ids[i] == s, out (num_rows, D); differentiable in rows
+// (its gradient is the gather).
+Tensor scatter_add_rows_of(const Tensor& rows, const Tensor& flat_ids, int64_t num_rows,
+                           const std::string& op) {
+  const Tensor source = contiguous(rows);
+  Tensor out = zeros({num_rows, source.dim(1)}, source.dtype(), source.device());
+  if (source.numel() > 0 && out.numel() > 0) {
+    backend_for_op(op, source.device()).scatter_add_rows(source.view(), flat_ids.view(), out.view());
+  }
+  record(op, {source}, {out}, [flat_ids, op](const std::vector<Tensor>& g) {
+    return std::vector<Tensor>{gather_rows_of(g[0], flat_ids, {flat_ids.numel()}, op + "Grad")};
+  });
+  return out;
+}
+
+}  // namespace
+
 Tensor embedding(const Tensor& ids, const Tensor& table) {
   const std::string op = "ResourceGather";
   check_defined(op, ids, "ids");
@@ -635,10 +684,30 @@ Tensor embedding(const Tensor& ids, const Tensor& table) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 std::string("ids must be int32 or int64, got ") + dtype_name(ids.dtype()));
   }
+  common_device(op, {ids, table});
   check_index_range(op, ids, table.dim(0), "ids");
-  // A one-hot product: correct and differentiable on every backend; a gather kernel would be
-  // faster for large vocabularies.
-  return matmul(one_hot(ids, table.dim(0), table.dtype()), table);
+  return gather_rows_of(table, flat_int64(ids), ids.shape(), op);
+}
+
+Tensor segment_sum_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments) {
+  const std::string op = "UnsortedSegmentSum";
+  check_defined(op, rows, "data");
+  check_defined(op, ids, "segment_ids");
+  check_floating(op, rows, "data");
+  if (rows.ndim() != 2 || ids.numel() != rows.dim(0)) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                "data must be (N, D) with one segment id per row, got data " +
+                    shape_to_string(rows.shape()) + " and " + std::to_string(ids.numel()) + " ids");
+  }
+  if (ids.dtype() != DType::kInt32 && ids.dtype() != DType::kInt64) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string("segment_ids must be int32 or int64, got ") + dtype_name(ids.dtype()));
+  }
+  if (num_segments < 0) {
+    throw_error(ErrorCode::kInvalidArgument, op, "num_segments must be >= 0, got " + std::to_string(num_segments));
+  }
+  common_device(op, {rows, ids});
+  return scatter_add_rows_of(rows, flat_int64(ids), num_segments, op);
 }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,

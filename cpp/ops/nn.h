@@ -2,8 +2,9 @@
 // and 'same' padding resolved as TF does) and their gradients: convolution, pooling,
 // softmax/log-softmax, dropout, batch and layer normalization, embedding lookup, scaled
 // dot-product attention, and the losses (softmax cross-entropy with sparse or dense labels,
-// mean squared error). Composite ops (attention, the losses, embedding) are built from other
-// ops, so their gradients come from autograd.
+// mean squared error). Composite ops (attention, the losses) are built from other ops, so
+// their gradients come from autograd; embedding and the segment sum are the row-gather kernels
+// (gather_rows, scatter_add_rows), each the other's gradient.
 #pragma once
 
 #include <cstdint>
@@ -79,6 +80,10 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 
 // table (V, D), ids integer (...) -> (..., D). Out-of-range ids are an InvalidArgumentError.
 Tensor embedding(const Tensor& ids, const Tensor& table);
+// Unsorted segment sum over the first axis: out[s, :] = the sum of rows[i, :] with ids[i] == s,
+// added in order of i; rows (N, D) floating, ids integer (N), out (num_segments, D). Ids outside
+// [0, num_segments) are dropped (TF drops negative ones). Its gradient gathers.
+Tensor segment_sum_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments);
 
 // softmax(Q K^T / sqrt(d_k) + mask) V; a float mask (broadcastable to the scores) is added (use
 // large negative values to hide positions); a bool mask keeps the True positions (Keras, torch);

@@ -265,19 +265,6 @@ def _one_hot_exact(x):
     return float(probe) == 0.0
 
 
-def _gather_by_slices(x, flat_indices, index_shape, axis):
-    """tf.gather as one slice per index and a concat: exact for every dtype and value, and
-    differentiable; slower than the one-hot product for many indices."""
-    rows = [_C.slice(x, [(0, n, 1) for n in x.shape[:axis]] + [(int(i), int(i) + 1, 1)])
-            for i in flat_indices]
-    if not rows:
-        shape = list(x.shape[:axis]) + index_shape + list(x.shape[axis + 1:])
-        return _C.tensor_full(shape, 0.0, x._dtype_name, x._device_name)
-    joined = _C.concat(rows, axis)
-    return _C.reshape(_C.contiguous(joined), list(x.shape[:axis]) + index_shape +
-                      list(x.shape[axis + 1:]))
-
-
 def gather(params, indices=None, axis=None, batch_dims=0, name=None, validate_indices=None,
            **kwargs):
     """``tf.gather(params, indices, axis=0)``: slices of ``params`` along ``axis`` at ``indices``
@@ -300,8 +287,7 @@ def gather(params, indices=None, axis=None, batch_dims=0, name=None, validate_in
     values = _check_indices(ids, x.shape[axis], "indices[...] =")
     if (values < 0).any():
         raise errors.InvalidArgumentError("negative indices are not allowed in gather")
-    if not _one_hot_exact(x):
-        return _gather_by_slices(x, values.reshape(-1), list(ids.shape), axis)
+    # The row-gather kernel (through embedding): exact for every dtype and value, differentiable.
     moved = _C.permute(x, [axis] + [d for d in range(x.ndim) if d != axis]) if axis else x
     rest = list(moved.shape[1:])
     table = _C.reshape(_C.contiguous(moved), [moved.shape[0], int(np.prod(rest, dtype=np.int64))])

@@ -762,13 +762,17 @@ def _index_fill(self, dim, index, value):
 
 
 def _index_add(self, dim, index, source, *, alpha=1):
-    """self + alpha * source added at ``index`` along ``dim`` (a one-hot matmul, so repeated
-    indices accumulate and gradients reach self and source)."""
+    """self + alpha * source added at ``index`` along ``dim`` (the row scatter-add kernel, so
+    repeated indices accumulate and gradients reach self and source)."""
     d = check_int(dim, "dim") % max(self.ndim, 1)
     src = _dim_first(convert_to_tensor(source), d)
-    picks = _index_one_hot(index, self.shape[d], src)  # (k, n)
     flat = _C.reshape(_C.contiguous(src), [src.shape[0], -1])
-    added = _C.matmul(_C.transpose(picks, 0, 1), flat)  # (n, rest)
+    if src._dtype_name in _FLOATING:
+        ids = _C.reshape(convert_to_tensor(index), [-1])
+        added = _C.segment_sum_rows(flat, ids, self.shape[d])  # (n, rest)
+    else:
+        picks = _index_one_hot(index, self.shape[d], src)  # (k, n): integers, exactly
+        added = _C.matmul(_C.transpose(picks, 0, 1), flat)
     moved_shape = [self.shape[d]] + [s for k, s in enumerate(self.shape) if k != d]
     added = _movedim(_C.reshape(added, moved_shape), 0, d) if d else _C.reshape(added,
                                                                                moved_shape)

@@ -736,15 +736,19 @@ def _segment_table(segment_ids, num_segments, data):
 
 
 def _segment_totals(data, segment_ids, num_segments):
-    """(sums, counts) per segment, as one-hot matmuls (float data)."""
+    """(sums, counts) per segment (float data), by the row scatter-add kernel: ids outside
+    [0, num_segments) count nowhere, as TF drops negative ones."""
     x = _float(data)
     ids = convert_to_tensor(segment_ids)
-    rows = max(1, int(np.prod(ids.shape, dtype=np.int64)))
-    table = _C.transpose(_segment_table(ids, num_segments, x), 0, 1)  # [segments, rows]
+    if ids._dtype_name not in ("int32", "int64"):
+        ids = _C.cast(ids, "int64")
+    rows = int(np.prod(ids.shape, dtype=np.int64))
     tail = list(x.shape[ids.ndim:])
     flat = _C.reshape(x, [rows, int(np.prod(tail, dtype=np.int64))])
-    sums = _C.reshape(_C.matmul(table, flat), [num_segments] + tail)
-    counts = _C.reduce("sum", table, [1], False)
+    flat_ids = _C.reshape(ids, [rows])
+    sums = _C.reshape(_C.segment_sum_rows(flat, flat_ids, num_segments), [num_segments] + tail)
+    ones = _C.tensor_full([rows, 1], 1.0, x._dtype_name, x._device_name)
+    counts = _C.segment_sum_rows(ones, flat_ids, num_segments)
     return sums, _C.reshape(counts, [num_segments] + [1] * len(tail))
 
 

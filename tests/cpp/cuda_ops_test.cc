@@ -58,7 +58,7 @@ class CudaOps : public CudaDeviceTest {
   }
   static size_t bytes(const TensorView& v) {
     const size_t e = v.dtype == DType::kFloat32 || v.dtype == DType::kInt32 ? 4
-                     : v.dtype == DType::kInt64                            ? 8
+                     : v.dtype == DType::kInt64 || v.dtype == DType::kFloat64 ? 8
                      : v.dtype == DType::kFloat16 || v.dtype == DType::kBFloat16 ? 2
                                                                                  : 1;
     return static_cast<size_t>(v.numel()) * e;
@@ -77,6 +77,7 @@ class CudaOps : public CudaDeviceTest {
         case DType::kInt64: { int64_t x; std::memcpy(&x, &host[i * 8], 8); out[i] = static_cast<float>(x); break; }
         case DType::kUInt8: case DType::kBool: out[i] = host[i]; break;
         case DType::kInt32: { int32_t x; std::memcpy(&x, &host[i * 4], 4); out[i] = static_cast<float>(x); break; }
+        case DType::kFloat64: { double x; std::memcpy(&x, &host[i * 8], 8); out[i] = static_cast<float>(x); break; }
       }
     }
     return out;
@@ -1014,6 +1015,52 @@ TEST_F(CudaOps, TrigonometricUnaryAndAtan2MatchTheHostFunctors) {
   ASSERT_NO_THROW(backend_->binary(BinaryOp::kAtan2, a, b, angle));
   expect_near(download(angle), {std::atan2(1.0f, 1.0f), std::atan2(1.0f, -1.0f),
                                 std::atan2(-1.0f, -1.0f), std::atan2(0.0f, -1.0f)}, 1e-6f);
+}
+
+// Row gathers: rows by id (zeros for an id out of range), and the scatter-add summing repeated
+// ids in order and skipping out-of-range ones; float64 through the same kernels.
+TEST_F(CudaOps, RowGatherAndScatterAddMatchTheHostLoops) {
+  const std::vector<double> table = {0.5, 1.0, 1.5, 2.0, 2.5, 3.0};  // (3, 2)
+  const std::vector<int64_t> ids = {2, 0, 2, 9, -1};
+  TensorView dtable = view({3, 2}, DType::kFloat64), dids = view({5}, DType::kInt64);
+  TensorView out = view({5, 2}, DType::kFloat64);
+  ASSERT_NO_THROW(backend_->copy_from_host(table.data(), dtable));
+  ASSERT_NO_THROW(backend_->copy_from_host(ids.data(), dids));
+  ASSERT_NO_THROW(backend_->gather_rows(dtable, dids, out));
+  EXPECT_EQ(download(out), (std::vector<float>{2.5, 3.0, 0.5, 1.0, 2.5, 3.0, 0, 0, 0, 0}));
+  const std::vector<double> rows = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};  // (5, 2)
+  const std::vector<double> zeros(6, 0.0);
+  TensorView drows = view({5, 2}, DType::kFloat64), grad = view({3, 2}, DType::kFloat64);
+  ASSERT_NO_THROW(backend_->copy_from_host(rows.data(), drows));
+  ASSERT_NO_THROW(backend_->copy_from_host(zeros.data(), grad));
+  ASSERT_NO_THROW(backend_->scatter_add_rows(drows, dids, grad));
+  EXPECT_EQ(download(grad), (std::vector<float>{3, 4, 0, 0, 1 + 5, 2 + 6}));
+}
+
+// float64 on cuBLASLt's 64F GEMM and the element-wise kernels, against host double loops.
+TEST_F(CudaOps, Float64MatmulAndElementwise) {
+  const std::vector<double> a = {1.0 / 3, 2.0, -1.5, 0.25, 1e-8, 3.0};  // (2, 3)
+  const std::vector<double> b = {1.0, 0.5, -2.0, 4.0, 1.0 / 7, 1.0};   // (3, 2)
+  TensorView da = view({2, 3}, DType::kFloat64), db = view({3, 2}, DType::kFloat64);
+  TensorView out = view({2, 2}, DType::kFloat64);
+  ASSERT_NO_THROW(backend_->copy_from_host(a.data(), da));
+  ASSERT_NO_THROW(backend_->copy_from_host(b.data(), db));
+  ASSERT_NO_THROW(backend_->matmul(da, db, nullptr, out));
+  ASSERT_NO_THROW(backend_->synchronize());
+  std::vector<double> got(4);
+  ASSERT_NO_THROW(backend_->copy_to_host(out, got.data()));
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      double want = 0;
+      for (int p = 0; p < 3; ++p) want += a[i * 3 + p] * b[p * 2 + j];
+      EXPECT_NEAR(got[i * 2 + j], want, 1e-15 * 8) << i << "," << j;
+    }
+  }
+  ASSERT_NO_THROW(backend_->unary(UnaryOp::kExp, da, da));
+  ASSERT_NO_THROW(backend_->synchronize());
+  std::vector<double> exps(6);
+  ASSERT_NO_THROW(backend_->copy_to_host(da, exps.data()));
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(exps[i], std::exp(a[i]), 1e-15 * std::exp(a[i]) * 4);
 }
 
 // The bitwise kernel runs the host's functors: int32 shifts at and past the width (shifted out,

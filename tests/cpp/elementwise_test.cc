@@ -426,9 +426,31 @@ TEST(ElementwiseBinaryDtypes, IntegersHalfAndScalars) {
 
 // ---------------------------------------------------------------------------------------------
 
+// The float16 (or bfloat16) nearest to the double `v`, ties to even bits: chosen among the
+// neighbours of the rounding through float, so it does not share the kernel's round-to-odd.
+double nearest_16bit(double v, bool bf16) {
+  auto decode = [&](uint16_t b) -> double {
+    return bf16 ? bfloat16_bits_to_float(b) : half_bits_to_float(b);
+  };
+  const uint16_t through_float = bf16 ? float_to_bfloat16_bits(static_cast<float>(v))
+                                      : float_to_half_bits(static_cast<float>(v));
+  if (!std::isfinite(v) || !std::isfinite(decode(through_float))) return decode(through_float);
+  uint16_t best = through_float;
+  for (int delta : {-1, 1}) {
+    const uint16_t b = static_cast<uint16_t>(through_float + delta);
+    const double value = decode(b), error = std::fabs(value - v), best_error = std::fabs(decode(best) - v);
+    if (!std::isfinite(value) || std::signbit(value) != std::signbit(decode(through_float))) continue;
+    if (error < best_error || (error == best_error && (b & 1) == 0)) best = b;
+  }
+  return decode(best);
+}
+
 // What a cast of `v` (an exact value of `from`) gives in `to`, written independently.
 double ref_cast(double v, DType from, DType to) {
   if (to == DType::kBool) return v != 0;
+  if (from == DType::kFloat64 && (to == DType::kFloat16 || to == DType::kBFloat16)) {
+    return nearest_16bit(v, to == DType::kBFloat16);  // one rounding, not two
+  }
   switch (to) {
     case DType::kFloat32: return static_cast<float>(v);
     case DType::kFloat64: return v;
@@ -454,7 +476,10 @@ double ref_cast(double v, DType from, DType to) {
 TEST(ElementwiseCopy, EveryDtypePairContiguousAndStrided) {
   const std::vector<double> values = {0,    1,     -1,     2.5,    -2.7,   100.4, 0.1,
                                       255,  256.5, -129.9, 65504,  1e-3,   3.14159, 7,
-                                      1e5,  -3e9,  1.0009765625 /* 1 + 2^-10 */, 0.33333};
+                                      1e5,  -3e9,  1.0009765625 /* 1 + 2^-10 */, 0.33333,
+                                      // 1 + 2^-11 + 2^-40: through the nearest float it would
+                                      // round twice to 1.0 in float16, not to 1 + 2^-10.
+                                      1.0 + 0x1p-11 + 0x1p-40};
   const int64_t n = static_cast<int64_t>(values.size());
   for (DType from : kAllDTypes) {
     TestTensor src = make_tensor(from, {n, 2});

@@ -97,6 +97,17 @@ def test_casts_round_as_numpy_does():
     np.testing.assert_array_equal(half.numpy(), X.astype(np.float16))
 
 
+def test_narrowing_float64_to_float16_rounds_once_as_numpy():
+    # 1 + 2^-11 + 2^-40 lies just above the midpoint of two float16 values: rounded through the
+    # nearest float32 it would land on the midpoint and round to even (1.0), not up.
+    values = np.array([1 + 2.0 ** -11 + 2.0 ** -40, -(1 + 2.0 ** -11 + 2.0 ** -40), 65519.99,
+                       65520.0, 1e-8, 0.1, 2.0 ** -25 + 2.0 ** -60])
+    with np.errstate(over="ignore"):  # 65520 rounds to inf, as it should
+        want = values.astype(np.float16)
+    np.testing.assert_array_equal(f64(values).to(torch.float16).numpy(), want)
+    assert f64(values).half().numpy()[0] == np.float16(1 + 2.0 ** -10)
+
+
 def test_float64_keeps_what_float32_loses():
     one = f64([1.0])
     tiny = f64([1e-10])

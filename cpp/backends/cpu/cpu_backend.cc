@@ -11,6 +11,7 @@
 #include "backends/cpu/onednn_ops.h"
 #include "backends/cpu/nonfinite_check.h"
 #include "backends/cpu/optimizer_update.h"
+#include "backends/cpu/row_gather.h"
 #include "backends/cpu/small_matmul.h"
 #include "backends/cpu/sort.h"
 #include "tensor/tensor_view.h"

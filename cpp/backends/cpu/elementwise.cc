@@ -112,9 +112,9 @@ inline D from_double(double v) {
   } else if constexpr (std::is_same_v<D, float>) {
     return static_cast<float>(v);
   } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
-    // Every caller passes a value that came from a float, or a user scalar: rounding to float
-    // first can double-round only for scalars that are not floats already.
-    return D::from_float(static_cast<float>(v));
+    // Through a float rounded to odd: one correct rounding of `v` (a float64 element or a user
+    // scalar), where the nearest float could round twice.
+    return D::from_float(double_to_float_round_to_odd(v));
   } else {
     return saturating_trunc<D>(v);
   }

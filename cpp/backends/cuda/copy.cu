@@ -24,7 +24,9 @@ __host__ __device__ __forceinline__ auto to_arith(T v) {
 }
 template <typename D, typename S>
 __host__ __device__ __forceinline__ D from_arith(S v) {
-  if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
+  if constexpr ((std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) && std::is_same_v<S, double>) {
+    return D::from_float(double_to_float_round_to_odd(v));  // one rounding, as the CPU's
+  } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
     return D::from_float(static_cast<float>(v));
   } else if constexpr (std::is_same_v<D, bool>) {
     return v != S(0);

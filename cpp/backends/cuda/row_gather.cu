@@ -1,0 +1,75 @@
+// Row gathers on the GPU (backends/backend_ops.def: gather_rows, scatter_add_rows). The gather
+// is one thread per output element. The scatter-add gives each thread one column and walks the
+// ids in order, as the CPU does: every element is summed in one fixed order (no atomics, so the
+// same result on every run), parallel across the row width. A wide table (an embedding of 64+
+// features) fills the threads it needs; a very long id list with a narrow table is the slow
+// case, and the one to measure on a GPU.
+#include <string>
+#include <type_traits>
+
+#include "backends/cuda/context.h"
+#include "backends/cuda/ops.h"
+#include "backends/cuda/strided.cuh"
+
+namespace gpuaccel::cuda {
+
+namespace {
+
+template <typename S>
+__global__ void gather_rows_kernel(const S* table, int64_t vocabulary, const int64_t* ids,
+                                   int64_t total, int64_t width, S* out) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    const int64_t id = ids[e / width];
+    // An id out of range gives zeros (the deferred range check reports it).
+    out[e] = id >= 0 && id < vocabulary ? table[id * width + e % width] : S{};
+  }
+}
+
+template <typename S>
+__global__ void scatter_add_rows_kernel(const S* rows, const int64_t* ids, int64_t n,
+                                        int64_t width, S* table, int64_t vocabulary) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < width; c += step) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (ids[i] < 0 || ids[i] >= vocabulary) continue;  // reported by the range check
+      S& to = table[ids[i] * width + c];
+      to = Elem<S>::store(Elem<S>::load(to) + Elem<S>::load(rows[i * width + c]));
+    }
+  }
+}
+
+int64_t row_length(const TensorView& v) { return v.ndim < 2 ? 1 : v.shape[v.ndim - 1]; }
+
+}  // namespace
+
+void gather_rows(int device, const TensorView& table, const TensorView& ids, const TensorView& out) {
+  GA_CUDA_REQUIRE(ids.dtype == DType::kInt64 && out.dtype == table.dtype,
+                  "gather_rows: ids must be int64 and out of the table's dtype");
+  const int64_t total = out.numel(), width = row_length(table);
+  if (total == 0) return;
+  dispatch_all(table.dtype, [&](auto tag) {
+    using S = decltype(tag);
+    gather_rows_kernel<S><<<blocks_for(total), kThreadsPerBlock, 0, device_stream(device)>>>(
+        static_cast<const S*>(table.data), table.shape[0], static_cast<const int64_t*>(ids.data),
+        total, width, static_cast<S*>(out.data));
+  });
+  GA_CUDA_CHECK(cudaGetLastError());
+}
+
+void scatter_add_rows(int device, const TensorView& rows, const TensorView& ids,
+                      const TensorView& table) {
+  GA_CUDA_REQUIRE(ids.dtype == DType::kInt64 && rows.dtype == table.dtype,
+                  "scatter_add_rows: ids must be int64 and rows of the table's dtype");
+  const int64_t n = ids.numel(), width = row_length(table);
+  if (n == 0 || width == 0) return;
+  dispatch_floating_or_float64(table.dtype, "scatter_add_rows", [&](auto tag) {
+    using S = decltype(tag);
+    scatter_add_rows_kernel<S><<<blocks_for(width), kThreadsPerBlock, 0, device_stream(device)>>>(
+        static_cast<const S*>(rows.data), static_cast<const int64_t*>(ids.data), n, width,
+        static_cast<S*>(table.data), table.shape[0]);
+  });
+  GA_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace gpuaccel::cuda
