@@ -243,16 +243,27 @@ def gather_along(x, dim, index):
     index = convert_to_tensor(index, dtype="int64") if not isinstance(index, Tensor) else index
     if index.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    _check_indices(index, x.shape[axis], "index")
-    if not _one_hot_exact(x):  # integers, or inf/NaN that 0 * value would spread: on the host
-        picked = np.take_along_axis(_C.detach(x)._numpy(), index.numpy(), axis)
-        return convert_to_tensor(picked, dtype=x.dtype).to(device=x._device_name)
+    values = _check_indices(index, x.shape[axis], "index")
+    if values.size and values.min() < 0:
+        raise RuntimeError(f"index {int(values.min())} is out of bounds for dimension {axis} "
+                           f"with size {x.shape[axis]}")
+    if any(index.shape[d] > x.shape[d] for d in range(x.ndim) if d != axis):
+        raise RuntimeError(f"Size does not match at a dimension other than {axis}: index "
+                           f"{list(index.shape)}, input {list(x.shape)}")
     last = x.ndim - 1
     x_last = _C.transpose(x, axis, last) if axis != last else x
     idx_last = _C.transpose(index, axis, last) if axis != last else index
-    # One-hot rows pick the gathered entries; the sum is exact (one non-zero term).
-    picks = _C.one_hot(_C.contiguous(idx_last), x.shape[axis], x._dtype_name)
-    out = _C.reduce("sum", _C.binary("mul", picks, _C.expand_dims(x_last, -2)), [-1], False)
+    # Each entry's offset in x_last (cut to index's extent) flattened, gathered as rows of width 1
+    # by the row-gather kernel: exact for every dtype and value, differentiable (scatter-add).
+    lead = list(idx_last.shape[:-1])
+    n = x.shape[axis]
+    x_cut = _C.slice(x_last, [(0, k, 1) for k in lead] + [(0, n, 1)]) if lead else x_last
+    rows = int(np.prod(lead, dtype=np.int64))
+    starts = _C.reshape(_C.binary("mul", _C.tensor_arange(0, rows, 1, "int64", idx_last._device_name),
+                                  _C.scalar_like(n, _C.cast(idx_last, "int64"))), lead + [1])
+    flat_ids = _C.reshape(_C.binary("add", _C.cast(idx_last, "int64"), starts), [-1])
+    table = _C.reshape(_C.contiguous(x_cut), [rows * n, 1])
+    out = _C.reshape(_C.embedding(flat_ids, table), list(idx_last.shape))
     return _C.transpose(out, axis, last) if axis != last else out
 
 

@@ -274,9 +274,10 @@ def take_along_axis(x, indices, axis=None):
     x = convert_to_tensor(x)
     if axis is None:
         x, axis = _C.reshape(x, [-1]), 0
-    ids = convert_to_tensor(np.asarray(indices.numpy() if hasattr(indices, "numpy") else
-                                       indices, np.int64))
     axis = _axis(axis, x.ndim)
+    values = np.asarray(indices.numpy() if hasattr(indices, "numpy") else indices, np.int64)
+    values = np.where(values < 0, values + x.shape[axis], values)  # NumPy counts from the end
+    ids = convert_to_tensor(values)
     shape = [max(a, b) for a, b in zip(x.shape, ids.shape)]
     shape[axis] = ids.shape[axis]
     ids = _C.broadcast_to(ids, shape)

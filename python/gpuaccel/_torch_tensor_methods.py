@@ -786,6 +786,24 @@ def _index_copy(self, dim, index, source):
     return _index_add(_C.where(mask, _scalar(0.0, self), self), dim, index, source)
 
 
+def _scatter_add_rows_along_last(ids, source, n):
+    """out[..., ids[..., j]] += source[..., j] into zeros (..., n), by the row scatter-add kernel:
+    each entry's flat offset is its row's start plus its index; an index outside [0, n) adds
+    nothing (as the one-hot rows it replaced), never into a neighbouring row."""
+    lead = list(ids.shape[:-1])
+    rows = int(np.prod(lead, dtype=np.int64))
+    ids = _C.cast(ids, "int64")
+    starts = _C.reshape(_C.binary("mul", _C.tensor_arange(0, rows, 1, "int64", ids._device_name),
+                                  _C.scalar_like(n, ids)), lead + [1])
+    outside = _C.scalar_like(-1, ids)
+    flat_ids = _C.where(_C.binary("less", ids, _C.scalar_like(0, ids)), outside,
+                        _C.where(_C.binary("less", ids, _C.scalar_like(n, ids)),
+                                 _C.binary("add", ids, starts), outside))
+    added = _C.segment_sum_rows(_C.reshape(_C.contiguous(source), [-1, 1]),
+                                _C.reshape(flat_ids, [-1]), rows * n)
+    return _C.reshape(added, lead + [n])
+
+
 def _scatter_add(self, dim, index, src):
     """out[..., index[i, j], ...] += src[i, j] along ``dim`` (index and src of self's shape
     except along ``dim``): one-hot rows of the indices times src, summed."""
@@ -798,7 +816,10 @@ def _scatter_add(self, dim, index, src):
                            f"{list(source.shape)} must be equal, and match self "
                            f"{list(self.shape)} outside dim {d} (a gpuaccel restriction)")
     n = self.shape[d]
-    hot = _C.one_hot(_movedim(ids, d, -1), n, self._dtype_name)  # (..., k, n)
+    if self._dtype_name in _FLOATING:
+        return self + _movedim(_scatter_add_rows_along_last(_movedim(ids, d, -1),
+                                                            _movedim(source, d, -1), n), -1, d)
+    hot = _C.one_hot(_movedim(ids, d, -1), n, self._dtype_name)  # (..., k, n): integers
     added = _C.reduce("sum", hot * _C.expand_dims(_movedim(source, d, -1), ids.ndim), [ids.ndim - 1],
                       False)  # (..., n)
     return self + _movedim(added, -1, d)
@@ -856,6 +877,18 @@ _TRIG = {"sin": _math.sin, "cos": _math.cos, "tan": _math.tan,
 _METHODS.update(_TRIG)
 _IN_PLACE += list(_TRIG)
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | set(_TRIG) | {name + "_" for name in _TRIG})
+
+
+def _nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    """NaN -> ``nan``, +inf/-inf -> ``posinf``/``neginf`` (the dtype's largest and smallest
+    finite values by default), as torch.nan_to_num; differentiable where kept."""
+    from .keras import ops as _keras_ops  # keras.ops imports this face's modules
+    return _keras_ops.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+
+
+_METHODS["nan_to_num"] = _nan_to_num
+_IN_PLACE.append("nan_to_num")
+FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | {"nan_to_num", "nan_to_num_"})
 
 _SORTING = {name: getattr(_torch_sort, name) for name in (
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "quantile", "unique",

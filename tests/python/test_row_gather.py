@@ -101,3 +101,35 @@ def test_a_large_vocabulary_text_model_trains_as_keras():
 def model_optimizer(model):
     module = gkeras if isinstance(model, gkeras.Model) else keras
     return module.optimizers.SGD(learning_rate=0.5)
+
+
+def test_torch_gather_and_scatter_add_match_pytorch_with_gradients():
+    import torch_reference
+    x = RNG.standard_normal((4, 5, 3))
+    x[0, 0, 0], x[1, 2, 1] = np.inf, np.nan  # gathered exactly, never spread
+    index = RNG.integers(0, 5, size=(3, 6, 2))  # smaller than x outside dim 1, as torch allows
+    src = RNG.standard_normal((4, 5, 3))
+    scatter_index = RNG.integers(0, 5, size=(4, 5, 3))
+    ref = torch_reference.run(
+        "t = torch.tensor(x, requires_grad=True); g = torch.gather(t, 1, torch.tensor(index))\n"
+        "w = torch.tensor(np.linspace(-1, 1, g.numel()).reshape(g.shape))\n"
+        "torch.nan_to_num(g * w, nan=0.0, posinf=0.0).sum().backward()\n"
+        "out['g'] = g.detach().numpy(); out['dx'] = t.grad.numpy()\n"
+        "s = torch.tensor(src, requires_grad=True)\n"
+        "y = torch.zeros(4, 5, 3, dtype=torch.float64).scatter_add(1, torch.tensor(si), s)\n"
+        "(y * torch.tensor(np.arange(60.).reshape(4, 5, 3))).sum().backward()\n"
+        "out['y'] = y.detach().numpy(); out['ds'] = s.grad.numpy()",
+        x=x, index=index, src=src, si=scatter_index)
+    t = torch.tensor(x, dtype=torch.float64)
+    t.requires_grad = True
+    g = torch.gather(t, 1, torch.tensor(index))
+    np.testing.assert_array_equal(g.detach().numpy(), ref["g"])
+    w = torch.tensor(np.linspace(-1, 1, g.numel()).reshape(tuple(g.shape)), dtype=torch.float64)
+    torch.nan_to_num(g * w, nan=0.0, posinf=0.0).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), ref["dx"], rtol=1e-12, atol=1e-15)
+    s = torch.tensor(src, dtype=torch.float64)
+    s.requires_grad = True
+    y = torch.zeros(4, 5, 3, dtype=torch.float64).scatter_add(1, torch.tensor(scatter_index), s)
+    (y * torch.tensor(np.arange(60.).reshape(4, 5, 3), dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), ref["y"], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(s.grad.numpy(), ref["ds"], rtol=1e-12, atol=1e-14)

@@ -435,3 +435,21 @@ except Exception as e:
     assert expected["float"] == "IndexError"
     with pytest.raises(TypeError, match="only integer tensors of a single element"):
         grid[torch.tensor(1.0)]
+
+
+def test_nan_to_num_matches_pytorch_in_each_float_dtype_and_in_place():
+    values = np.array([1.5, np.nan, np.inf, -np.inf, -0.25])
+    ref = torch_reference.run(
+        "for name in ('float32', 'float64'):\n"
+        "    t = torch.tensor(v, dtype=getattr(torch, name))\n"
+        "    out[name] = torch.nan_to_num(t).numpy()\n"
+        "    out[name + ' args'] = t.nan_to_num(nan=2.0, posinf=7.0, neginf=-7.0).numpy()\n"
+        "    t.nan_to_num_(nan=-1.0)\n"
+        "    out[name + ' in place'] = t.numpy()", v=values)
+    for name in ("float32", "float64"):
+        t = torch.tensor(values, dtype=getattr(torch, name))
+        np.testing.assert_array_equal(torch.nan_to_num(t).numpy(), ref[name])
+        np.testing.assert_array_equal(t.nan_to_num(nan=2.0, posinf=7.0, neginf=-7.0).numpy(),
+                                      ref[name + " args"])
+        t.nan_to_num_(nan=-1.0)
+        np.testing.assert_array_equal(t.numpy(), ref[name + " in place"])
