@@ -51,7 +51,7 @@ FAMILIES = {
                 "x = L.Concatenate()([L.Add()([a, b]), L.Multiply()([a, b])])"),
     "embedding": ((20,), True, "x = L.Embedding(100, 16)(x); x = L.GlobalAveragePooling1D()(x)"),
     # A text model's vocabulary: the cost the row-gather kernels took off the vocabulary size.
-    "embedding, 20,000 words": ((100,), True,
+    "embedding (20000 words)": ((100,), True,
                                 "x = L.Embedding(20000, 64)(x); x = L.GlobalAveragePooling1D()(x)"),
     "attention": ((20, 16), False,
                   "x = L.MultiHeadAttention(num_heads=2, key_dim=8)(x, x); "
