@@ -657,13 +657,22 @@ Tensor gather_rows_of(const Tensor& table, const Tensor& flat_ids, const Shape& 
 }
 
 // out[s] = the sum of rows[i] with flat_ids[i] == s, out (num_rows, D); differentiable in rows
-// (its gradient is the gather).
+// (its gradient is the gather). float16/bfloat16 rows are summed in float32 and rounded once,
+// as the matrix products they replaced accumulated: a word repeated a hundred times in a batch
+// would otherwise lose bits at every add.
 Tensor scatter_add_rows_of(const Tensor& rows, const Tensor& flat_ids, int64_t num_rows,
                            const std::string& op) {
   const Tensor source = contiguous(rows);
-  Tensor out = zeros({num_rows, source.dim(1)}, source.dtype(), source.device());
-  if (source.numel() > 0 && out.numel() > 0) {
-    backend_for_op(op, source.device()).scatter_add_rows(source.view(), flat_ids.view(), out.view());
+  const bool half_width = source.dtype() == DType::kFloat16 || source.dtype() == DType::kBFloat16;
+  Tensor out;
+  {
+    GradModeGuard no_grad(false);  // the casts are part of this op, not nodes of their own
+    const Tensor summed = half_width ? cast(source, DType::kFloat32) : source;
+    out = zeros({num_rows, source.dim(1)}, summed.dtype(), source.device());
+    if (source.numel() > 0 && out.numel() > 0) {
+      backend_for_op(op, source.device()).scatter_add_rows(summed.view(), flat_ids.view(), out.view());
+    }
+    if (half_width) out = cast(out, source.dtype());
   }
   record(op, {source}, {out}, [flat_ids, op](const std::vector<Tensor>& g) {
     return std::vector<Tensor>{gather_rows_of(g[0], flat_ids, {flat_ids.numel()}, op + "Grad")};

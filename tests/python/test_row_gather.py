@@ -133,3 +133,17 @@ def test_torch_gather_and_scatter_add_match_pytorch_with_gradients():
     (y * torch.tensor(np.arange(60.).reshape(4, 5, 3), dtype=torch.float64)).sum().backward()
     np.testing.assert_allclose(y.detach().numpy(), ref["y"], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(s.grad.numpy(), ref["ds"], rtol=1e-12, atol=1e-14)
+
+
+def test_a_bfloat16_gradient_of_a_repeated_id_is_summed_in_float32():
+    # 300 adds of bfloat16(0.01): rounded after each add they drift to 3.21875; summed in
+    # float32 and rounded once they give bfloat16(3.003) = 3.0, as the matrix product did.
+    import ml_dtypes
+    table = torch.zeros(4, 2, dtype=torch.bfloat16)
+    table.requires_grad = True
+    rows = torch.nn.functional.embedding(torch.tensor([1] * 300 + [3]), table)
+    (rows * 0.01).sum().backward()
+    step = float(np.array(0.01, ml_dtypes.bfloat16))
+    want = float(np.array(300 * step, np.float32).astype(ml_dtypes.bfloat16))
+    assert table.grad.dtype == torch.bfloat16
+    np.testing.assert_array_equal(table.grad.float().numpy()[:, 0], [0.0, want, 0.0, step])
