@@ -237,6 +237,14 @@ def _check_indices(indices, limit, what):
     return values
 
 
+def row_starts(lead, n, device):
+    """The flat offset of each row of a (*lead, n) tensor, shaped (*lead, 1) (int64): adding an
+    index along the last axis gives that entry's offset in the flattened tensor."""
+    rows = int(np.prod(lead, dtype=np.int64))
+    row_index = _C.tensor_arange(0, rows, 1, "int64", device)
+    return _C.reshape(_C.binary("mul", row_index, _C.scalar_like(n, row_index)), list(lead) + [1])
+
+
 def gather_along(x, dim, index):
     """out[..., j, ...] = x[..., index[..., j, ...], ...] along ``dim`` (``torch.gather``)."""
     axis = _axis(dim, x.ndim, "dim")
@@ -259,21 +267,11 @@ def gather_along(x, dim, index):
     n = x.shape[axis]
     x_cut = _C.slice(x_last, [(0, k, 1) for k in lead] + [(0, n, 1)]) if lead else x_last
     rows = int(np.prod(lead, dtype=np.int64))
-    starts = _C.reshape(_C.binary("mul", _C.tensor_arange(0, rows, 1, "int64", idx_last._device_name),
-                                  _C.scalar_like(n, _C.cast(idx_last, "int64"))), lead + [1])
-    flat_ids = _C.reshape(_C.binary("add", _C.cast(idx_last, "int64"), starts), [-1])
+    flat_ids = _C.reshape(_C.binary("add", _C.cast(idx_last, "int64"),
+                                    row_starts(lead, n, idx_last._device_name)), [-1])
     table = _C.reshape(_C.contiguous(x_cut), [rows * n, 1])
     out = _C.reshape(_C.embedding(flat_ids, table), list(idx_last.shape))
     return _C.transpose(out, axis, last) if axis != last else out
-
-
-def _one_hot_exact(x):
-    """Whether picking values by one-hot products is exact: float values, all finite
-    (0 * inf would spread NaN into the other picks). One device reduction and a scalar read."""
-    if not x.dtype.is_floating_point or x.numel() == 0:
-        return x.dtype.is_floating_point
-    probe = _C.reduce("sum", _C.binary("sub", _C.detach(x), _C.detach(x)), None, False)
-    return float(probe) == 0.0
 
 
 def gather(params, indices=None, axis=None, batch_dims=0, name=None, validate_indices=None,

@@ -793,8 +793,7 @@ def _scatter_add_rows_along_last(ids, source, n):
     lead = list(ids.shape[:-1])
     rows = int(np.prod(lead, dtype=np.int64))
     ids = _C.cast(ids, "int64")
-    starts = _C.reshape(_C.binary("mul", _C.tensor_arange(0, rows, 1, "int64", ids._device_name),
-                                  _C.scalar_like(n, ids)), lead + [1])
+    starts = _array_ops.row_starts(lead, n, ids._device_name)
     outside = _C.scalar_like(-1, ids)
     flat_ids = _C.where(_C.binary("less", ids, _C.scalar_like(0, ids)), outside,
                         _C.where(_C.binary("less", ids, _C.scalar_like(n, ids)),
