@@ -27,14 +27,15 @@ bool with_bitwise_functor(BitwiseOp op, F&& f) {
   return false;
 }
 
-// Calls f(T{}) with T the storage type of dtype, for the dtypes op is defined on: int32, int64
-// and uint8, and bool for and/or/xor (a shift of a bool has no meaning).
+// Calls f(T{}) with T the storage type of dtype, for the dtypes op is defined on: the integers, and bool for and/or/xor (a shift of a bool has no meaning).
 template <typename F>
 bool with_bitwise_storage(BitwiseOp op, DType dtype, F&& f) {
   switch (dtype) {
     case DType::kInt32: f(int32_t{}); return true;
     case DType::kInt64: f(int64_t{}); return true;
     case DType::kUInt8: f(uint8_t{}); return true;
+    case DType::kInt8: f(int8_t{}); return true;
+    case DType::kInt16: f(int16_t{}); return true;
     case DType::kBool:
       if (op == BitwiseOp::kShiftLeft || op == BitwiseOp::kShiftRight) return false;
       f(bool{});

@@ -90,6 +90,8 @@ RowSource row_source(const py::handle& obj, size_t position) {
     else if (kind == 'i' && size == 4) src.dtype = DType::kInt32;
     else if (kind == 'i' && size == 8) src.dtype = DType::kInt64;
     else if (kind == 'u' && size == 1) src.dtype = DType::kUInt8;
+    else if (kind == 'i' && size == 1) src.dtype = DType::kInt8;
+    else if (kind == 'i' && size == 2) src.dtype = DType::kInt16;
     else if (kind == 'b') src.dtype = DType::kBool;
     else if (py::str(dt).cast<std::string>() == "bfloat16") src.dtype = DType::kBFloat16;
     else {
@@ -97,7 +99,7 @@ RowSource row_source(const py::handle& obj, size_t position) {
                   "component " + std::to_string(position) + " has NumPy dtype " +
                       py::str(dt).cast<std::string>() +
                       "; supported: float32, float64 (batched as float32), float16, bfloat16, "
-                      "int32, int64, uint8, bool (cast the array first, e.g. x.astype('float32'))");
+                      "int32, int64, int16, int8, uint8, bool (cast the array first, e.g. x.astype('float32'))");
     }
     src.data = static_cast<const char*>(array.data());
     src.shape = Shape(array.shape(), array.shape() + array.ndim());

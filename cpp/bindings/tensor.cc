@@ -97,6 +97,8 @@ py::dtype numpy_dtype(DType dtype) {
     case DType::kUInt8: return py::dtype("uint8");
     case DType::kBool: return py::dtype("bool");
     case DType::kFloat64: return py::dtype("float64");
+    case DType::kInt8: return py::dtype("int8");
+    case DType::kInt16: return py::dtype("int16");
     case DType::kBFloat16: {
       try {
         return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
@@ -120,11 +122,13 @@ DType dtype_of_numpy(const py::array& array) {
   if (kind == 'i' && size == 4) return DType::kInt32;
   if (kind == 'i' && size == 8) return DType::kInt64;
   if (kind == 'u' && size == 1) return DType::kUInt8;
+  if (kind == 'i' && size == 1) return DType::kInt8;
+  if (kind == 'i' && size == 2) return DType::kInt16;
   if (kind == 'b') return DType::kBool;
   if (py::str(dt).cast<std::string>() == "bfloat16") return DType::kBFloat16;
   throw_error(ErrorCode::kInvalidArgument, "tensor",
               "cannot make a tensor from a NumPy array of dtype " + py::str(dt).cast<std::string>() +
-                  "; supported: float32, float16, bfloat16, float64, int32, int64, uint8, bool");
+                  "; supported: " + valid_dtype_names());
 }
 
 std::optional<DeviceSpec> parse_optional_device(const std::optional<std::string>& name) {
@@ -294,7 +298,7 @@ void init_tensor(py::module_& m) {
         // The buffer is writable and NumPy's writes bump no version: this storage stops caching
         // derived copies (a stale kernel layout would be a silently wrong result).
         t.storage()->mark_aliased_by_host();
-        static const char* kFormats[] = {"f", "e", "", "i", "q", "B", "?", "d"};
+        static const char* kFormats[] = {"f", "e", "", "i", "q", "B", "?", "d", "b", "h"};
         const auto item = static_cast<py::ssize_t>(dtype_size(t.dtype()));
         std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
         std::vector<py::ssize_t> strides;

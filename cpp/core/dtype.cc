@@ -29,12 +29,12 @@ DType parse_dtype(const std::string& name) {
   static constexpr Alias kAliases[] = {{"float", DType::kFloat32}, {"f32", DType::kFloat32},
                                        {"half", DType::kFloat16},  {"f16", DType::kFloat16},
                                        {"bf16", DType::kBFloat16}, {"double", DType::kFloat64},
-                                       {"f64", DType::kFloat64}};
+                                       {"f64", DType::kFloat64},   {"short", DType::kInt16}};
   for (const Alias& a : kAliases) {
     if (name == a.name) return a.dtype;
   }
   throw_value_error("", "Invalid dtype '" + name + "'. Valid dtypes: " + valid_dtype_names() +
-                            " (aliases: float, f32, half, f16, bf16, double, f64)");
+                             " (aliases: float, f32, half, f16, bf16, double, f64, short)");
 }
 
 namespace {

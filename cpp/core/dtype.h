@@ -8,17 +8,21 @@
 
 namespace gpuaccel {
 
-// kFloat64 comes last so the older values keep their numbers.
-enum class DType { kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool, kFloat64 };
+// The later additions (kFloat64, kInt8, kInt16) come last so the older values keep their numbers.
+enum class DType {
+  kFloat32, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool, kFloat64, kInt8, kInt16
+};
 
 // Every DType, in declaration order.
 constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
                                 DType::kInt32,   DType::kInt64,   DType::kUInt8,
-                                DType::kBool,    DType::kFloat64};
+                                DType::kBool,    DType::kFloat64, DType::kInt8,
+                                DType::kInt16};
 constexpr size_t kNumDTypes = sizeof(kAllDTypes) / sizeof(kAllDTypes[0]);
 
 // Inline, so the CUDA backend library (which links none of the core) uses these same ones.
-// "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool", "float64".
+// "float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool", "float64", "int8",
+// "int16".
 constexpr const char* dtype_name(DType dtype) {
   switch (dtype) {
     case DType::kFloat32: return "float32";
@@ -29,6 +33,8 @@ constexpr const char* dtype_name(DType dtype) {
     case DType::kUInt8: return "uint8";
     case DType::kBool: return "bool";
     case DType::kFloat64: return "float64";
+    case DType::kInt8: return "int8";
+    case DType::kInt16: return "int16";
   }
   return "unknown";
 }
@@ -44,6 +50,8 @@ constexpr size_t dtype_size(DType dtype) {
     case DType::kUInt8: return 1;
     case DType::kBool: return 1;
     case DType::kFloat64: return 8;
+    case DType::kInt8: return 1;
+    case DType::kInt16: return 2;
   }
   return 0;
 }
@@ -54,10 +62,10 @@ constexpr bool is_floating(DType dtype) {
 }
 
 // Accepts every dtype_name() plus the aliases "float" (float32), "half" (float16), "double"
-// (float64), "f32", "f16", "bf16", "f64". Anything else throws a ValueError quoting `name` and listing the valid names.
+// (float64), "short" (int16), "f32", "f16", "bf16", "f64". Anything else throws a ValueError quoting `name` and listing the valid names.
 DType parse_dtype(const std::string& name);
 
-// "float32, float16, bfloat16, int32, int64, uint8, bool, float64", for messages.
+// "float32, float16, bfloat16, int32, int64, uint8, bool, float64, int8, int16", for messages.
 std::string valid_dtype_names();
 
 // Bulk conversions with the exact rounding of kernels/half_conversions.h. Large arrays are

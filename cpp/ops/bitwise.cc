@@ -17,7 +17,8 @@ namespace {
 bool is_shift(BitwiseOp op) { return op == BitwiseOp::kShiftLeft || op == BitwiseOp::kShiftRight; }
 
 void check_bitwise_dtype(const char* name, BitwiseOp op, DType dtype) {
-  const bool integer = dtype == DType::kInt32 || dtype == DType::kInt64 || dtype == DType::kUInt8;
+  const bool integer = dtype == DType::kInt32 || dtype == DType::kInt64 || dtype == DType::kUInt8 ||
+                       dtype == DType::kInt8 || dtype == DType::kInt16;
   if (integer || (dtype == DType::kBool && !is_shift(op))) return;
   throw_error(ErrorCode::kInvalidArgument, name,
               std::string("unsupported dtype ") + dtype_name(dtype) +

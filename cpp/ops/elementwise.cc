@@ -10,6 +10,16 @@
 
 namespace gpuaccel {
 
+namespace {
+
+// uint8, int8, int16: the element-wise kernels compute these in int32 (widen, compute, narrow:
+// two's-complement wrap-around, as NumPy and PyTorch give, with no kernels of their own).
+bool is_narrow_integer(DType dtype) {
+  return dtype == DType::kUInt8 || dtype == DType::kInt8 || dtype == DType::kInt16;
+}
+
+}  // namespace
+
 const char* unary_op_name(UnaryOp op) {
   switch (op) {
     case UnaryOp::kNeg: return "Neg";
@@ -66,6 +76,7 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   check_defined(name, x, "x");
   const bool integer_ok = op == UnaryOp::kNeg || op == UnaryOp::kAbs || op == UnaryOp::kSquare;
   if (!integer_ok || is_floating(x.dtype())) check_floating(name, x, "x");
+  if (is_narrow_integer(x.dtype())) return cast(unary(op, cast(x, DType::kInt32)), x.dtype());
   if (!is_floating(x.dtype()) && x.dtype() != DType::kInt32 && x.dtype() != DType::kInt64) {
     throw_error(ErrorCode::kInvalidArgument, name,
                 std::string("unsupported dtype ") + dtype_name(x.dtype()));
@@ -99,11 +110,16 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   const DType dtype = compute_dtype(op, result_type(a_in, b_in));
   const bool integer_ok = comparison || op == BinaryOp::kAdd || op == BinaryOp::kSub ||
                           op == BinaryOp::kMul || op == BinaryOp::kMaximum || op == BinaryOp::kMinimum;
+  if (integer_ok && is_narrow_integer(dtype)) {
+    // Exact in int32 (a product of two int16 is below 2^31); narrowing wraps as PyTorch does.
+    const Tensor wide = binary(op, cast(a_in, DType::kInt32), cast(b_in, DType::kInt32));
+    return comparison ? wide : cast(wide, dtype);
+  }
   if (!is_floating(dtype) && !(integer_ok && (dtype == DType::kInt32 || dtype == DType::kInt64))) {
     throw_error(ErrorCode::kInvalidArgument, name,
                 std::string("unsupported dtype ") + dtype_name(dtype) +
-                    (integer_ok ? " (supported: float32, float16, bfloat16, int32, int64)"
-                                : " (this op needs float32, float16 or bfloat16)") +
+                    (integer_ok ? " (supported: the floating and integer dtypes)"
+                                : " (this op needs a floating dtype)") +
                     "; convert the operands first, e.g. t.to(gpuaccel.float32)");
   }
   // Promotion casts are recorded like any cast, so gradients reach each operand in its dtype.

@@ -20,14 +20,16 @@ Category category(DType d) {
   return is_floating(d) ? Category::kFloating : Category::kInteger;
 }
 
-// Width order inside a category (bool < uint8 < int32 < int64; 16-bit floats < float32 <
-// float64).
+// Width order inside a category (bool < uint8, int8 < int16 < int32 < int64; 16-bit floats <
+// float32 < float64). Two dtypes of one rank hold different ranges and promote past both.
 int rank_in_category(DType d) {
   switch (d) {
     case DType::kBool: return 0;
-    case DType::kUInt8: return 1;
-    case DType::kInt32: return 2;
-    case DType::kInt64: return 3;
+    case DType::kUInt8:
+    case DType::kInt8: return 1;
+    case DType::kInt16: return 2;
+    case DType::kInt32: return 3;
+    case DType::kInt64: return 4;
     case DType::kFloat16:
     case DType::kBFloat16: return 1;
     case DType::kFloat32: return 2;
@@ -50,6 +52,8 @@ struct IntRange {
 std::optional<IntRange> integer_range(DType d) {
   switch (d) {
     case DType::kUInt8: return IntRange{0.0, 255.0};
+    case DType::kInt8: return IntRange{-128.0, 127.0};
+    case DType::kInt16: return IntRange{-32768.0, 32767.0};
     case DType::kInt32: return IntRange{-2147483648.0, 2147483647.0};
     case DType::kInt64: return IntRange{-9223372036854775808.0, 9223372036854775807.0};
     default: return std::nullopt;
@@ -63,8 +67,9 @@ DType promote_types(DType a, DType b) {
   const Category ca = category(a), cb = category(b);
   if (ca != cb) return ca > cb ? a : b;
   // Same category, different dtypes.
-  if (ca == Category::kFloating && rank_in_category(a) == rank_in_category(b)) {
-    return DType::kFloat32;  // float16 with bfloat16: neither holds the other
+  if (rank_in_category(a) == rank_in_category(b)) {
+    // float16 with bfloat16, uint8 with int8: neither holds the other
+    return ca == Category::kFloating ? DType::kFloat32 : DType::kInt16;
   }
   return rank_in_category(a) > rank_in_category(b) ? a : b;
 }

@@ -105,8 +105,8 @@ from .keras.initializers import (Constant as constant_initializer, Ones as ones_
                                  RandomNormal as random_normal_initializer,
                                  RandomUniform as random_uniform_initializer,
                                  Zeros as zeros_initializer)
-from .dtypes import (DType, as_dtype, bfloat16, double, float16, float32, float64, int32, int64,
-                     string, uint8)
+from .dtypes import (DType, as_dtype, bfloat16, double, float16, float32, float64, int8, int16,
+                     int32, int64, string, uint8)
 from .dtypes import bool  # noqa: A004  (torch.bool / tf.bool)
 from . import _unsupported
 from ._tf_module import Module  # noqa: E402 (needs keras's snake_case, imported above)
@@ -115,8 +115,8 @@ __version__ = version.gpuaccel
 
 __all__ = [
     "config", "debugging", "errors", "dtypes", "memory", "cuda", "version", "utils", "device",
-    "DType", "as_dtype", "float32", "float16", "bfloat16", "float64", "double", "int32", "int64",
-    "uint8", "bool", "timestamp",
+    "DType", "as_dtype", "float32", "float16", "bfloat16", "float64", "double", "int8", "int16",
+    "int32", "int64", "uint8", "bool", "timestamp",
     "__version__", "Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "rand",
     "randn", "zeros_like", "ones_like", "matmul", "no_grad", "GradientTape", "Variable", "random",
     "custom_gradient",

@@ -19,6 +19,7 @@ from ._creation import full_like as _full_like
 from ._int_range import check_int, check_range
 from ._stacking import stack_tensors
 from ._tensor import Tensor, _dtype_name, _shape_arg, full as _tensor_full
+from .dtypes import INTEGER_NAMES
 
 __all__ = ["reshape", "transpose", "expand_dims", "unsqueeze", "squeeze", "concat", "cat",
            "concatenate", "stack", "unstack", "unbind", "split", "chunk", "gather", "cast",
@@ -346,7 +347,7 @@ def saturate_cast(value, dtype, name=None):
     wrapped around."""
     x = convert_to_tensor(value)
     target = _dtype_name(dtype)
-    integers = ("int32", "int64", "uint8")
+    integers = INTEGER_NAMES
     if target in integers and x._dtype_name in integers:
         source, kept = np.iinfo(x._dtype_name), np.iinfo(target)
         low, high = max(source.min, kept.min), min(source.max, kept.max)

@@ -69,7 +69,8 @@ def randn(*shape, dtype=float32, device=None, requires_grad=False, generator=Non
 # wider ones (where u * span could only reach every 2**k-th integer) come from NumPy's integer
 # generator, seeded from gpuaccel's, so set_seed still repeats them.
 _DEVICE_SPAN = 1 << 24
-_INTEGER_RANGES = {"uint8": (0, 255), "int32": (INT32_MIN, INT32_MAX),
+_INTEGER_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
+                   "int32": (INT32_MIN, INT32_MAX),
                    "int64": (INT64_MIN, INT64_MAX)}
 
 

@@ -6,7 +6,7 @@ of two int32 constants in TF's tensor guide). ``_tensor`` (the ``@`` operator) a
 """
 from . import _C
 
-_INTEGER_DTYPES = ("int32", "int64", "uint8")
+from .dtypes import INTEGER_NAMES as _INTEGER_DTYPES
 
 
 def integer_or_float_matmul(a, b):

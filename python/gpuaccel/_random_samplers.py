@@ -22,7 +22,7 @@ from . import _C, errors
 from ._convert import convert_to_tensor
 from ._random_streams import _MASK64, keyed_stream  # noqa: F401 - re-exported
 from ._tensor import _device_name, _dtype_name, _shape_arg
-from .dtypes import as_dtype, float32
+from .dtypes import INTEGER_NAMES, as_dtype, float32
 
 
 
@@ -100,13 +100,11 @@ def _uniform_integers(shape, minval, maxval, dtype, device):
     return randint(int(minval), int(maxval), tuple(shape), dtype=dtype, device=device)
 
 
-_INTEGERS = ("int32", "int64", "uint8")
-
 
 def full_range_integers(shape, dtype):
     """Integers over ``dtype``'s whole range, from the current stream."""
     name = as_dtype(dtype).name
-    if name not in _INTEGERS:
+    if name not in INTEGER_NAMES:
         raise ValueError(f"uniform_full_int needs an integer dtype, got {name}")
     values = random_int64(tuple(as_shape_tuple(shape)))
     return _C.tensor_from_numpy(np.ascontiguousarray(values.astype(name)), None, None, True)

@@ -15,7 +15,7 @@ from . import _C, _backward_callbacks, _promotion, _tensor_print, _torch_memory_
 from ._int_range import check_int, check_range
 from ._integer_matmul import integer_or_float_matmul
 from ._tensor_shape import TensorShape
-from .dtypes import FLOATING_NAMES, as_dtype, float32
+from .dtypes import FLOATING_NAMES, INTEGER_NAMES, as_dtype, float32
 from ._placement import device as _device_class
 
 Tensor = _C.Tensor
@@ -106,7 +106,7 @@ def full(shape, fill_value, dtype=None, device=None):
                       "int64" if isinstance(fill_value, numbers.Integral) else float32)
     shape = _shape_arg((shape,) if isinstance(shape, int) else tuple(shape))
     name = _dtype_name(dtype)
-    if name in ("int32", "int64", "uint8") and not isinstance(fill_value, float):
+    if name in INTEGER_NAMES and not isinstance(fill_value, float):
         # Exact (a float carries only 53 bits) and range-checked: 300 into uint8 is refused,
         # not saturated.
         out = _C.tensor_full(shape, 0.0, name, _device_name(device))
@@ -199,7 +199,7 @@ def _is_scalar_index(item):
     if isinstance(item, bool) or (isinstance(item, (Tensor, np.ndarray)) and item.ndim != 0):
         return False
     if isinstance(item, (Tensor, np.ndarray, np.integer)):
-        return (item._dtype_name in ("int32", "int64", "uint8") if isinstance(item, Tensor)
+        return (item._dtype_name in INTEGER_NAMES if isinstance(item, Tensor)
                 else item.dtype.kind in "iu")
     return isinstance(item, numbers.Integral)
 
@@ -316,7 +316,7 @@ def _to(self, *args, dtype=None, device=None, memory_format=None):
 
 
 def _is_foreign_dtype_name(text):
-    """A dtype name NumPy knows ('int16', 'complex64') that gpuaccel lacks: t.to() would
+    """A dtype name NumPy knows ('uint16', 'complex64') that gpuaccel lacks: t.to() would
     otherwise read it as a device name."""
     try:
         return np.dtype(text).kind in "fciub"
@@ -550,6 +550,8 @@ def _install():
     T.float = lambda self: _C.cast(self, "float32")
     T.half = lambda self: _C.cast(self, "float16")
     T.double = lambda self: _C.cast(self, "float64")
+    T.char = lambda self: _C.cast(self, "int8")
+    T.short = lambda self: _C.cast(self, "int16")
     T.bfloat16 = lambda self: _C.cast(self, "bfloat16")
     T.grad_fn = property(lambda self: self._grad_fn_name)
 

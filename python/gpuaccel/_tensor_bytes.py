@@ -8,8 +8,8 @@ function. Both must be TensorFlow's bytes, so files move between the two librari
 The ``TensorProto`` message is TensorBoard's copy of TF's tensor.proto (same field numbers, so
 the same bytes); numbers travel in ``tensor_content`` (little-endian memory), as TF writes them,
 and strings in ``string_val``. gpuaccel's numeric dtypes are float32, float16, bfloat16, float64,
-int32, int64, uint8 and bool; a ``TensorProto`` of another dtype (int16, int8...) is refused with
-a TypeError naming it.
+int8, int16, int32, int64, uint8 and bool; a ``TensorProto`` of another dtype (uint16, complex...)
+is refused with a TypeError naming it.
 """
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -23,7 +23,8 @@ from .dtypes import as_dtype
 __all__ = ["serialize_tensor", "parse_tensor", "decode_raw"]
 
 # TF's DataType enum values (types.proto) of the dtypes a gpuaccel tensor or string can hold.
-_DATA_TYPES = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "string": 7, "int64": 9,
+_DATA_TYPES = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
+               "string": 7, "int64": 9,
                "bool": 10, "bfloat16": 14, "float16": 19}
 _DATA_TYPE_NAMES = {1: "float", 2: "double", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
                     7: "string", 9: "int64", 10: "bool", 14: "bfloat16", 17: "uint16",
@@ -150,7 +151,8 @@ def _is_string_type(dtype):
     return getattr(dtype, "name", None) == "string"
 
 
-_RAW_TYPES = ("float16", "float32", "int32", "uint8", "int64", "bool", "bfloat16")
+_RAW_TYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "uint8", "int64", "bool",
+              "bfloat16")
 
 
 def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):

@@ -212,8 +212,15 @@ def _variance(self, dim=None, unbiased=True, keepdim=False, correction=None):
 
 
 def _type(self, dtype=None):
+    """``t.type()``: PyTorch's legacy type name ('torch.FloatTensor'); ``t.type(dtype)`` casts,
+    the dtype given as a dtype or as such a name ('torch.ShortTensor')."""
+    from ._torch_functions import _TYPE_NAMES, typename
     if dtype is None:
-        return f"gpuaccel.{self._dtype_name}"
+        return typename(self)
+    by_type_name = {name: d for d, name in _TYPE_NAMES.items()}
+    if isinstance(dtype, str) and dtype.replace(".cuda.", ".") in by_type_name:
+        moved = self.to("cuda") if ".cuda." in dtype else self.cpu() if self.is_cuda else self
+        return _C.cast(moved, by_type_name[dtype.replace(".cuda.", ".")])
     return _C.cast(self, _dtype_name(dtype))
 
 

@@ -16,7 +16,8 @@ from . import _C
 from ._promotion import as_operands
 
 _TORCH_DTYPE_NAMES = {"float32": "Float", "float16": "Half", "bfloat16": "BFloat16", "float64": "Double",
-                      "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
+                      "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                      "uint8": "Byte", "bool": "Bool"}
 # The name PyTorch's error gives each kernel ("bitwise_and_cpu" not implemented for 'Float').
 _KERNEL_NAMES = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
                  "left_shift": "lshift", "right_shift": "rshift"}

@@ -20,6 +20,7 @@ from ._array_ops import pad as _tf_pad
 from ._array_ops import where as _where
 from ._convert import as_tensors, convert_to_tensor
 from ._int_range import check_int
+from .dtypes import INTEGER_NAMES
 from ._tensor import Tensor, no_grad
 from ._torch_grid_sample import affine_grid, grid_sample  # noqa: F401 - F's names
 from ._torch_interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: F401
@@ -386,7 +387,7 @@ def one_hot(tensor, num_classes=-1):
 def _check_classes(labels, num_classes, op):
     """torch refuses a class index outside [0, num_classes); the core's one_hot gives it a row
     of zeros (TF's rule), which here would be a silently different result or loss."""
-    if labels._dtype_name in ("int32", "int64", "uint8") and labels.numel():
+    if labels._dtype_name in INTEGER_NAMES and labels.numel():
         values = labels.numpy()
         low, high = int(values.min()), int(values.max())
         if low < 0 or high >= num_classes:

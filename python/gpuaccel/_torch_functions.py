@@ -20,7 +20,7 @@ from ._convert import convert_to_tensor
 from ._int_range import check_int
 from ._tensor import Tensor, _dtype_name, tensor
 from ._torch_generator import default_generator, drawing_from
-from .dtypes import FLOATING_NAMES, as_dtype
+from .dtypes import FLOATING_NAMES, INTEGER_NAMES, as_dtype
 
 
 def _tensors(values, op):
@@ -605,14 +605,14 @@ class iinfo:
 
     def __init__(self, type):  # noqa: A002
         name = _dtype_name(type)
-        if name not in ("int32", "int64", "uint8", "bool"):
+        if name not in INTEGER_NAMES + ("bool",):
             raise TypeError(f"torch.iinfo() requires an integer input type, got {name}")
         info = np.iinfo("uint8" if name == "bool" else name)
         self.dtype, self.bits, self.max, self.min = name, int(info.bits), int(info.max), \
             int(info.min)
 
 
-_KIND = {"bool": 0, "uint8": 1, "int32": 1, "int64": 1, "float16": 2, "bfloat16": 2,
+_KIND = {"bool": 0, "uint8": 1, "int8": 1, "int16": 1, "int32": 1, "int64": 1, "float16": 2, "bfloat16": 2,
          "float32": 2, "float64": 2}
 
 
@@ -624,12 +624,15 @@ def can_cast(from_, to):
 _TYPE_NAMES = {"float32": "torch.FloatTensor", "float16": "torch.HalfTensor",
                "bfloat16": "torch.BFloat16Tensor", "int32": "torch.IntTensor",
                "int64": "torch.LongTensor", "uint8": "torch.ByteTensor", "bool": "torch.BoolTensor",
-               "float64": "torch.DoubleTensor"}
+               "float64": "torch.DoubleTensor", "int8": "torch.CharTensor",
+               "int16": "torch.ShortTensor"}
 
 
 def typename(obj):
+    """PyTorch's legacy type name: 'torch.FloatTensor', 'torch.cuda.CharTensor'..."""
     if isinstance(obj, Tensor):
-        return _TYPE_NAMES[obj._dtype_name]
+        name = _TYPE_NAMES[obj._dtype_name]
+        return name.replace("torch.", "torch.cuda.", 1) if obj.is_cuda else name
     return type(obj).__module__ + "." + type(obj).__qualname__ if type(obj).__module__ != \
         "builtins" else type(obj).__qualname__
 
@@ -771,7 +774,7 @@ def bincount(input, weights=None, minlength=0):
     x = convert_to_tensor(input)
     if weights is not None:
         raise ValueError("bincount(weights=) is not supported yet (torch returns float64)")
-    if x.ndim != 1 or x._dtype_name not in ("int32", "int64", "uint8"):
+    if x.ndim != 1 or x._dtype_name not in INTEGER_NAMES:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     values = _C.detach(x)._numpy()
     if values.size and values.min() < 0:
@@ -845,7 +848,7 @@ def cumprod(input, dim, dtype=None):
     x = convert_to_tensor(input)
     if dtype is not None:
         x = _C.cast(x, _dtype_name(dtype))
-    if x._dtype_name in ("int32", "uint8", "bool"):
+    if x._dtype_name in INTEGER_NAMES + ("bool",):
         x = _C.cast(x, "int64")
     d = check_int(dim, "dim") % max(x.ndim, 1)
     lead = (slice(None),) * d
@@ -887,7 +890,8 @@ def _typed(name, dtype_name):
 TYPED_TENSORS = {name: _typed(name, dtype) for name, dtype in (
     ("FloatTensor", "float32"), ("HalfTensor", "float16"), ("BFloat16Tensor", "bfloat16"),
     ("IntTensor", "int32"), ("LongTensor", "int64"), ("ByteTensor", "uint8"),
-    ("BoolTensor", "bool"), ("DoubleTensor", "float64"))}
+    ("BoolTensor", "bool"), ("DoubleTensor", "float64"), ("CharTensor", "int8"),
+    ("ShortTensor", "int16"))}
 
 
 def get_rng_state():

@@ -234,8 +234,9 @@ def _all_any(op):
 
 def _prod(self, dim=None, keepdim=False, dtype=None):
     x = self if dtype is None else _C.cast(self, _dtype_name(dtype))
-    out = _math.reduce_prod(x, _dims(dim), bool(keepdim))
-    return out if x._dtype_name in _FLOATING else _C.cast(out, "int64")
+    if x._dtype_name not in _FLOATING:
+        x = _C.cast(x, "int64")  # torch multiplies integers and bools in int64
+    return _math.reduce_prod(x, _dims(dim), bool(keepdim))
 
 
 def _logsumexp(self, dim, keepdim=False):

@@ -63,7 +63,7 @@ def _differs_from_previous(rows):
         return np.ones(n, bool)
     ahead = _C.slice(rows, [(1, n, 1), (0, rows.shape[1], 1)])
     behind = _C.slice(rows, [(0, n - 1, 1), (0, rows.shape[1], 1)])
-    if rows._dtype_name in ("bool", "uint8"):  # equal compares numbers: int32 holds these
+    if rows._dtype_name in ("bool", "uint8", "int8", "int16"):  # int32 holds these exactly
         ahead, behind = _C.cast(ahead, "int32"), _C.cast(behind, "int32")
     same = _C.cast(_C.binary("equal", ahead, behind), "int32")
     all_same = _C.reduce("min", same, [1], False)

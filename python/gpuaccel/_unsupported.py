@@ -10,8 +10,6 @@ _DOCS = "docs/compatibility.md"
 # Names of both frameworks' top levels that gpuaccel lacks, and what to use instead: the
 # `gpuaccel` (TensorFlow) face and the `gpuaccel.torch` face both answer with them.
 SHARED_REFUSALS = {
-    "int8": "int32 or uint8",
-    "int16": "int32",
     "complex64": "two float32 tensors (no complex dtypes)",
     "string": "Python strings (no string tensors)",
     "topk": "math.top_k (TensorFlow's name)",

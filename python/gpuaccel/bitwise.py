@@ -14,11 +14,12 @@ from . import _C
 from .errors import InvalidArgumentError
 from ._promotion import array_to_tensor
 from ._tensor import Tensor
+from .dtypes import INTEGER_NAMES
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift"]
 
-_ALLOWED = ("int32", "int64", "uint8")
-_BITS = {"int32": 32, "int64": 64, "uint8": 8}
+_ALLOWED = INTEGER_NAMES
+_BITS = {name: 8 * np.dtype(name).itemsize for name in INTEGER_NAMES}
 
 
 def _operand(value, like, tf_op):

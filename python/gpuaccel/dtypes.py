@@ -16,14 +16,16 @@ try:  # ml_dtypes gives NumPy a bfloat16; optional.
 except ImportError:  # pragma: no cover - depends on the environment
     _ml_dtypes = None
 
-__all__ = ("DType", "as_dtype", "float32", "float16", "bfloat16", "float64", "double", "int32",
-           "int64", "uint8", "bool")
+__all__ = ("DType", "as_dtype", "float32", "float16", "bfloat16", "float64", "double", "int8",
+           "int16", "short", "int32", "int64", "uint8", "bool")
 
 _NUMPY_TYPES = {
     "float32": np.float32,
     "float16": np.float16,
     "bfloat16": _ml_dtypes.bfloat16 if _ml_dtypes is not None else None,
     "float64": np.float64,
+    "int8": np.int8,
+    "int16": np.int16,
     "int32": np.int32,
     "int64": np.int64,
     "uint8": np.uint8,
@@ -173,7 +175,12 @@ double = float64
 
 # The names of the floating dtypes, for `x._dtype_name in FLOATING_NAMES`.
 FLOATING_NAMES = tuple(name for name, d in _BY_NAME.items() if d.is_floating_point)
+int8 = _BY_NAME["int8"]
+int16 = _BY_NAME["int16"]
+short = int16  # torch.short
 int32 = _BY_NAME["int32"]
 int64 = _BY_NAME["int64"]
 uint8 = _BY_NAME["uint8"]
+# The names of the integer dtypes (bool is not one), for `x._dtype_name in INTEGER_NAMES`.
+INTEGER_NAMES = ("uint8", "int8", "int16", "int32", "int64")
 bool = _BY_NAME["bool"]  # noqa: A001 - gpuaccel.bool, as torch.bool and tf.bool

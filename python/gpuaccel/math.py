@@ -14,6 +14,7 @@ from ._int_range import check_int
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
 from ._tensor import _dtype_name
+from .dtypes import INTEGER_NAMES
 from ._tf_sort import top_k
 
 
@@ -50,7 +51,12 @@ def _axes(axis, dim):
 def _reduce(op):
     def reduce(input_tensor, axis=None, keepdims=False, name=None, dim=None, keepdim=None):
         x = convert_to_tensor(input_tensor)
-        return _C.reduce(op, x, _axes(axis, dim), bool(keepdim if keepdim is not None else keepdims))
+        out = _C.reduce(op, x, _axes(axis, dim), bool(keepdim if keepdim is not None else keepdims))
+        if op == "sum" and x._dtype_name in INTEGER_NAMES:
+            # TF sums in the input's dtype, wrapping: the exact int64 sum narrowed is the same
+            # value (wrap-around is arithmetic modulo 2^bits, whatever the order of the adds)
+            out = _C.cast(out, x._dtype_name)
+        return out
     reduce.__name__ = f"reduce_{op}"
     reduce.__doc__ = f"``tf.math.reduce_{op}(input_tensor, axis=None, keepdims=False)``."
     return reduce
@@ -94,12 +100,18 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    """Product of entries (no gradient: computed on the host in float64, then cast back)."""
+    """Product of entries (no gradient: computed on the host in float64, then cast back; integers
+    in int64, wrapping as TF and PyTorch do, then narrowed to their dtype, which wraps again)."""
     x = convert_to_tensor(input_tensor)
     axes = _axes(axis, None)
-    values = np.prod(x.detach().numpy().astype(np.float64), axis=None if axes is None else tuple(
-        axes) if isinstance(axes, list) else axes, keepdims=bool(keepdims))
-    return convert_to_tensor(np.asarray(values), dtype=x.dtype)
+    integer = x._dtype_name in INTEGER_NAMES
+    values = np.prod(x.detach().numpy().astype(np.int64 if integer else np.float64),
+                     axis=None if axes is None else tuple(axes) if isinstance(axes, list) else axes,
+                     keepdims=bool(keepdims))
+    values = np.asarray(values)
+    if integer:
+        values = values.astype(x.dtype.as_numpy_dtype)  # modulo 2^bits, as the wrapped product
+    return convert_to_tensor(values, dtype=x.dtype)
 
 
 def _bool_reduce(op):

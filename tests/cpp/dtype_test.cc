@@ -399,6 +399,8 @@ TEST(DType, NamesSizesAndKinds) {
       {DType::kUInt8, "uint8", sizeof(uint8_t), false},
       {DType::kBool, "bool", sizeof(bool), false},
       {DType::kFloat64, "float64", sizeof(double), true},
+      {DType::kInt8, "int8", sizeof(int8_t), false},
+      {DType::kInt16, "int16", sizeof(int16_t), false},
   };
   ASSERT_EQ(kNumDTypes, std::size(cases));
   for (const Expect& e : cases) {
@@ -417,10 +419,11 @@ TEST(DType, Aliases) {
   EXPECT_EQ(parse_dtype("bf16"), DType::kBFloat16);
   EXPECT_EQ(parse_dtype("double"), DType::kFloat64);
   EXPECT_EQ(parse_dtype("f64"), DType::kFloat64);
+  EXPECT_EQ(parse_dtype("short"), DType::kInt16);
 }
 
 TEST(DType, ParseErrorQuotesNameAndListsValidOnes) {
-  for (const std::string bad : {"int16", "", "Float32", "int", "float16 "}) {
+  for (const std::string bad : {"uint16", "", "Float32", "int", "float16 ", "char"}) {
     try {
       parse_dtype(bad);
       FAIL() << "no error for '" << bad << "'";

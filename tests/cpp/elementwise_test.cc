@@ -104,6 +104,8 @@ double get(const TensorView& v, int64_t o) {
     case DType::kUInt8: return *p;
     case DType::kBool: return *p ? 1.0 : 0.0;
     case DType::kFloat64: { double d; std::memcpy(&d, p, 8); return d; }
+    case DType::kInt8: return static_cast<int8_t>(*p);
+    case DType::kInt16: { int16_t i; std::memcpy(&i, p, 2); return i; }
   }
   return 0;
 }
@@ -121,6 +123,8 @@ void set(const TensorView& v, int64_t o, double value) {
     case DType::kUInt8: *p = static_cast<uint8_t>(static_cast<int64_t>(value)); return;
     case DType::kBool: *p = value != 0 ? 1 : 0; return;
     case DType::kFloat64: std::memcpy(p, &value, 8); return;
+    case DType::kInt8: *p = static_cast<uint8_t>(static_cast<int8_t>(static_cast<int64_t>(value))); return;
+    case DType::kInt16: { int16_t i = static_cast<int16_t>(static_cast<int64_t>(value)); std::memcpy(p, &i, 2); return; }
   }
 }
 
@@ -350,8 +354,7 @@ TEST_P(ElementwiseBinary, BroadcastAndPermutedFloat32) {
 // NaN; out takes exactly the chosen operand (the other's inf/NaN never shows), every dtype.
 TEST(ElementwiseWhere, PicksTheChosenOperandOnlyInEveryDtype) {
   const Shape out_shape = {70, 33};
-  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32,
-                   DType::kInt64, DType::kUInt8, DType::kBool}) {
+  for (DType dt : kAllDTypes) {
     SCOPED_TRACE(dtype_name(dt));
     TestTensor cond = make_tensor(DType::kBool, {70, 1});
     for (int64_t i = 0; i < 70; ++i) set(cond.view, i, (i * 7) % 3 == 0 ? 1.0 : 0.0);
@@ -461,6 +464,8 @@ double ref_cast(double v, DType from, DType to) {
   double lo, hi;
   if (to == DType::kInt32) { lo = INT32_MIN; hi = INT32_MAX; }
   else if (to == DType::kInt64) { lo = -std::ldexp(1.0, 63); hi = std::ldexp(1.0, 63); }
+  else if (to == DType::kInt16) { lo = INT16_MIN; hi = INT16_MAX; }
+  else if (to == DType::kInt8) { lo = INT8_MIN; hi = INT8_MAX; }
   else { lo = 0; hi = 255; }
   if (is_floating(from)) {
     const double t = std::trunc(v);  // toward zero, saturating
@@ -470,6 +475,8 @@ double ref_cast(double v, DType from, DType to) {
   const int64_t i = static_cast<int64_t>(v);
   if (to == DType::kInt32) return static_cast<int32_t>(i);
   if (to == DType::kUInt8) return static_cast<uint8_t>(i);
+  if (to == DType::kInt8) return static_cast<int8_t>(i);
+  if (to == DType::kInt16) return static_cast<int16_t>(i);
   return static_cast<double>(i);
 }
 

@@ -40,6 +40,14 @@ TEST(PromoteTypes, TorchTable) {
   EXPECT_EQ(promote_types(DType::kFloat32, DType::kFloat64), DType::kFloat64);
   EXPECT_EQ(promote_types(DType::kFloat64, DType::kBFloat16), DType::kFloat64);
   EXPECT_EQ(promote_types(DType::kInt64, DType::kFloat64), DType::kFloat64);
+  // uint8 and int8 each hold values the other cannot: int16 holds both.
+  EXPECT_EQ(promote_types(DType::kUInt8, DType::kInt8), DType::kInt16);
+  EXPECT_EQ(promote_types(DType::kInt8, DType::kUInt8), DType::kInt16);
+  EXPECT_EQ(promote_types(DType::kUInt8, DType::kInt16), DType::kInt16);
+  EXPECT_EQ(promote_types(DType::kInt8, DType::kInt16), DType::kInt16);
+  EXPECT_EQ(promote_types(DType::kInt16, DType::kInt32), DType::kInt32);
+  EXPECT_EQ(promote_types(DType::kBool, DType::kInt8), DType::kInt8);
+  EXPECT_EQ(promote_types(DType::kInt16, DType::kFloat16), DType::kFloat16);
   for (DType d : {DType::kFloat32, DType::kInt32, DType::kBool}) EXPECT_EQ(promote_types(d, d), d);
 }
 

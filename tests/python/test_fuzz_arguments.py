@@ -96,7 +96,7 @@ DEVICE_ARGUMENTS = {
     "zeros(device=name)": lambda g, name: g.zeros(2, device=name),
     "tensor(device=name)": lambda g, name: g.tensor([1.0], device=name),
 }
-# NumPy's dtype names: gpuaccel's own and those it lacks (float64, int16, complex64...).
+# NumPy's dtype names: gpuaccel's own and those it lacks (uint16, complex64...).
 DTYPE_NAMES = sorted({k for k in np.sctypeDict if isinstance(k, str) and len(k) > 1
                       and np.dtype(k).kind in "fciub"})
 

@@ -119,7 +119,12 @@ def test_keras_ops_match_keras(expression):
                         theirs if isinstance(theirs, tuple) else [theirs]):
             o, t = np.asarray(o), np.asarray(t)
             assert o.shape == t.shape and o.dtype == t.dtype, (o, t)
-            np.testing.assert_allclose(o, t, rtol=1e-5)  # Keras interpolates in float32
+            # Keras interpolates in float32 by its own formula: the two agree to a few float32
+            # roundings of the operands, which near zero (the mean of -a and a + tiny) is an
+            # absolute, not a relative, bound
+            scale = np.nanmax(np.abs(np.where(np.isfinite(x), x, 0)))
+            np.testing.assert_allclose(o, t, rtol=1e-5,
+                                       atol=4 * np.finfo(np.float32).eps * scale)
 
 
 TORCH_INPUTS = {"x": RNG.standard_normal((3, 5)).astype(np.float32), "t": TIES, "n": WITH_NAN,

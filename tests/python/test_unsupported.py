@@ -9,7 +9,7 @@ from gpuaccel import keras
 
 
 @pytest.mark.parametrize("module,name,hint", [
-    (gpuaccel, "int16", "int32"), (gpuaccel, "distributions", "probability"),
+    (gpuaccel, "complex64", "float32"), (gpuaccel, "distributions", "probability"),
     (gpuaccel, "some_future_op", None), (gpuaccel.math, "lgamma", "lgamma kernel"),
     (gpuaccel.nn, "Linear", "keras.layers.Dense"), (F, "fold", "reshaping unfold"),
     (gpuaccel.random, "learned_unigram_candidate_sampler", None),

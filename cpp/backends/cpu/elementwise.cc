@@ -56,6 +56,8 @@ void dispatch_storage(DType dtype, F&& f) {
     case DType::kInt32: f(TypeTag<int32_t>{}); return;
     case DType::kInt64: f(TypeTag<int64_t>{}); return;
     case DType::kUInt8: f(TypeTag<uint8_t>{}); return;
+    case DType::kInt8: f(TypeTag<int8_t>{}); return;
+    case DType::kInt16: f(TypeTag<int16_t>{}); return;
     case DType::kBool: f(TypeTag<bool>{}); return;
     case DType::kFloat64: f(TypeTag<double>{}); return;
   }

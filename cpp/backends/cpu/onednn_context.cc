@@ -282,6 +282,7 @@ dnnl::memory::data_type to_dnnl(DType dtype) {
     case DType::kFloat16: return dnnl::memory::data_type::f16;
     case DType::kInt32: return dnnl::memory::data_type::s32;
     case DType::kUInt8: return dnnl::memory::data_type::u8;
+    case DType::kInt8: return dnnl::memory::data_type::s8;
     case DType::kFloat64:
       throw_error(ErrorCode::kInvalidArgument, "oneDNN",
                   "float64 has no oneDNN kernel on the CPU: cast to float32 first");

@@ -25,6 +25,8 @@ void with_storage_type(DType dtype, const char* op, F&& f) {
     case DType::kInt32: f(int32_t{}); return;
     case DType::kInt64: f(int64_t{}); return;
     case DType::kUInt8: f(uint8_t{}); return;
+    case DType::kInt8: f(int8_t{}); return;
+    case DType::kInt16: f(int16_t{}); return;
     case DType::kBool: f(bool{}); return;
     case DType::kFloat64: f(double{}); return;
   }

@@ -150,6 +150,7 @@ bool nccl_dtype(DType dtype, ncclDataType_t* out) {
     case DType::kInt32: *out = ncclInt32; return true;
     case DType::kInt64: *out = ncclInt64; return true;
     case DType::kUInt8: *out = ncclUint8; return true;
+    case DType::kInt8: *out = ncclInt8; return true;
     default: return false;
   }
 }

@@ -197,6 +197,11 @@ void reduce(int device, ReduceOp op, const TensorView& x, uint32_t axes_mask, co
     case DType::kBFloat16: return run(BFloat16{}, double{}, float{});
     case DType::kInt32: return run(int32_t{}, int64_t{}, int32_t{});
     case DType::kInt64: return run(int64_t{}, int64_t{}, int64_t{});
+    // The narrow integers reach only max/min/argmax/argmin (the op sums them in int64), which
+    // compare them exactly in int32.
+    case DType::kUInt8: return run(uint8_t{}, int64_t{}, int32_t{});
+    case DType::kInt8: return run(int8_t{}, int64_t{}, int32_t{});
+    case DType::kInt16: return run(int16_t{}, int64_t{}, int32_t{});
     default: break;
   }
   throw BackendError(CudaStatus::kInvalidArgument,

@@ -131,6 +131,8 @@ void dispatch_all(DType dtype, F&& f) {
     case DType::kInt32: return f(int32_t{});
     case DType::kInt64: return f(int64_t{});
     case DType::kUInt8: return f(uint8_t{});
+    case DType::kInt8: return f(int8_t{});
+    case DType::kInt16: return f(int16_t{});
     case DType::kBool: return f(bool{});
     case DType::kFloat64: return f(double{});
   }

@@ -219,8 +219,8 @@ def _slice_component(value, position):
         raise TypeError(f"from_tensor_slices: component {position} has dtype {array.dtype}, "
                         "which gpuaccel tensors cannot hold; use numbers (float, int, uint8, bool)")
     kind, itemsize = array.dtype.kind, array.dtype.itemsize
-    if (kind == "i" and itemsize not in (4, 8)) or (kind == "u" and itemsize == 2):
-        array = array.astype(np.int32)
+    if kind == "u" and itemsize == 2:
+        array = array.astype(np.int32)  # uint16: no such dtype here; int32 holds every value
     elif kind == "u" and itemsize != 1:
         if itemsize == 8 and array.size and array.max() > np.iinfo(np.int64).max:
             raise ValueError(f"from_tensor_slices: component {position} (uint64) holds "

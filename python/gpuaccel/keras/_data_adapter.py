@@ -211,7 +211,7 @@ def _weight_tensor(value):
 def _label_tensor(value):
     if not isinstance(value, Tensor):
         return from_numpy(label_array(value))
-    return value.to("int64") if value.dtype.name in ("uint8", "int32", "bool") else value
+    return value.to("int64") if value.dtype.name in ("uint8", "int8", "int16", "int32", "bool") else value
 
 
 def _host_elements(dataset):

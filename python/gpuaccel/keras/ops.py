@@ -18,6 +18,7 @@ from .._python_function import custom_gradient  # noqa: F401 -- keras.ops.custom
 from ._ops_linalg import (cholesky, det, eigh, inv, logdet, lstsq, matrix_rank, pinv, qr,  # noqa
                           slogdet, solve, solve_triangular, svd)
 from .._tensor import Tensor, arange as _arange
+from ..dtypes import INTEGER_NAMES
 from . import activations as _activations
 from ._pooling_layers import adaptive_pool as _adaptive_pool
 from . import _ops_image as image  # keras.ops.image: resize, rgb_to_grayscale, extract_patches
@@ -145,16 +146,11 @@ def mean(x, axis=None, keepdims=False):
     return _reduction(_math.reduce_mean, x, axis, keepdims)
 
 
-def _keras_sum_dtype(x, total):
-    """Keras sums bool and int32 (and narrower) entries as int32 (gpuaccel's sum gives int64)."""
-    if x._dtype_name in ("bool", "int32", "uint8"):
-        return cast(total, "int32")
-    return total
-
-
 def sum(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
     x = _tensor(x)
-    return _keras_sum_dtype(x, _reduction(_math.reduce_sum, x, axis, keepdims))
+    if x._dtype_name in ("bool", "int16", "int8", "uint8"):
+        x = cast(x, "int32")  # Keras sums bool and the narrower integers as int32
+    return _reduction(_math.reduce_sum, x, axis, keepdims)
 
 
 def max(x, axis=None, keepdims=False, initial=None):  # noqa: A001 -- Keras's name
@@ -515,7 +511,10 @@ def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A0
 
 def trace(x, offset=0, axis1=0, axis2=1):
     x = _tensor(x)
-    return _keras_sum_dtype(x, _numpy_ops.trace(x, offset, axis1, axis2))
+    total = _numpy_ops.trace(x, offset, axis1, axis2)  # an exact int64 sum for integers
+    # Keras sums bool and int32 (and narrower) entries as int32
+    return cast(total, "int32") if x._dtype_name in ("bool", "int32", "int16", "int8",
+                                                       "uint8") else total
 
 
 def isin(x1, x2, assume_unique=False, invert=False):
@@ -1555,7 +1554,7 @@ def _shift(keras_name, op):
             y = _tensor(y)
         common = _C.result_type(x, y)
         x, y = _C.cast(x, common), _C.cast(y, common)
-        if y._dtype_name not in ("int32", "int64", "uint8"):
+        if y._dtype_name not in INTEGER_NAMES:
             return _C.bitwise(op, x, y)  # the kernel's frontend refuses it with the dtype named
         return _C.bitwise(op, x, _tf_bitwise.clamped_shift_counts(y))
     fn.__name__ = fn.__qualname__ = keras_name

@@ -41,8 +41,8 @@ from .._tensor import Tensor, arange, from_numpy, no_grad, tensor
 from .._torch_ops import (argmax, argmin, enable_grad, equal, gather, is_grad_enabled, is_tensor,
                           log_softmax, max, mean, min, norm, permute, range, set_grad_enabled,
                           softmax, split, std, sum, transpose, var, where)
-from ..dtypes import (bfloat16, bool, double, float16, float32, float64, int32,  # noqa: A004
-                      int64, uint8)
+from ..dtypes import (bfloat16, bool, double, float16, float32, float64, int8,  # noqa: A004
+                      int16, int32, int64, short, uint8)
 from ..linalg import bmm, einsum, matmul, mm
 from ..math import (abs, add, allclose, div, divide, exp, greater, greater_equal, isclose, less,
                     less_equal, log, log1p, logical_and, logical_not, logical_or, maximum,

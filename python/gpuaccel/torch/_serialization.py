@@ -31,9 +31,8 @@ from ._module import Parameter
 _STORAGE_OF_DTYPE = {"float32": "FloatStorage", "float16": "HalfStorage",
                      "bfloat16": "BFloat16Storage", "int32": "IntStorage",
                      "int64": "LongStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
-                     "float64": "DoubleStorage"}
+                     "float64": "DoubleStorage", "int8": "CharStorage", "int16": "ShortStorage"}
 _DTYPE_OF_STORAGE = {storage: dtype for dtype, storage in _STORAGE_OF_DTYPE.items()}
-_FOREIGN_STORAGES = {"CharStorage": "int8", "ShortStorage": "int16"}
 
 _ARCHIVE_NAME = "archive"
 
@@ -214,10 +213,6 @@ class _Reader(pickle.Unpickler):
             return _SAFE_GLOBALS[(module, name)]
         if module == "torch" and name in _DTYPE_OF_STORAGE:
             return _StorageType(name)
-        if module == "torch" and name in _FOREIGN_STORAGES:
-            raise pickle.UnpicklingError(
-                f"the file holds a {_FOREIGN_STORAGES[name]} tensor, a dtype gpuaccel does not "
-                f"have; convert it in PyTorch first (int8/int16: .int())")
         raise pickle.UnpicklingError(
             f"torch.load here reads tensors, numbers, strings and containers of them (a "
             f"state_dict, optimizer state, a dict of such); the file needs {module}.{name}, "
