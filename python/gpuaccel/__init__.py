@@ -61,7 +61,7 @@ from ._tf_array_ops import (identity_n, meshgrid, repeat, reverse, roll, sequenc
                             gather_nd, histogram_fixed_width, histogram_fixed_width_bins,
                             reverse_sequence, searchsorted, shape_n, slice, unravel_index)
 from ._array_ops import saturate_cast
-from ._tf_array_ops import bitcast, constant
+from ._tf_array_ops import bitcast, constant, tf_range
 from ._tf_conv_backprop import conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from ._tf_tensor_array import TensorArray
 from ._tensor_shape import TensorShape
@@ -126,7 +126,7 @@ __all__ = [
 
 newaxis = None  # tf.newaxis / np.newaxis: x[..., tf.newaxis] in the course's MNIST code
 manual_seed = random.set_seed  # torch.manual_seed
-range = arange  # noqa: A001 - tf.range(start, limit, delta)
+range = tf_range  # noqa: A001 - tf.range(start, limit, delta)
 inference_mode = no_grad  # torch.inference_mode()
 realdiv = divide  # tf.realdiv: floats only in TF, where it is tf.divide
 

@@ -14,7 +14,7 @@ import numpy as np
 from . import _C
 from . import errors
 from ._unsupported import ambiguous
-from ._convert import as_tensors, convert_to_tensor
+from ._convert import as_tensors, convert_to_tensor, python_integer_dtype
 from ._creation import full_like as _full_like
 from ._int_range import check_int, check_range
 from ._stacking import stack_tensors
@@ -507,7 +507,8 @@ def fill(dims, value, name=None):
     if scalar.ndim != 0:
         raise errors.InvalidArgumentError(f"[Fill] value must be a scalar, got shape "
                                           f"{list(scalar.shape)}", "Fill")
-    dtype = "float32" if scalar.dtype == np.float64 else scalar.dtype.name
+    dtype = ("float32" if scalar.dtype == np.float64 else
+             python_integer_dtype(value) or scalar.dtype.name)
     return _tensor_full(dims.tolist() if isinstance(dims, Tensor) else list(dims), scalar.item(),
                         dtype=dtype)
 

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from . import _tensor
-from ._promotion import as_operands
+from ._promotion import as_operands, python_integer_dtype
 from ._stacking import stack_tensors
 from ._tensor import Tensor
 
@@ -17,7 +17,8 @@ from ._tensor import Tensor
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """``tf.convert_to_tensor``: a tensor for ``value`` (returned as is when it already is one
     of ``dtype``). NumPy float64 and Python floats become float32 unless ``dtype`` is float64
-    (gpuaccel's default float, as Keras's floatx)."""
+    (gpuaccel's default float, as Keras's floatx); Python integers are int32 when they fit (TF's
+    rule, ``python_integer_dtype``)."""
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != dtype:
             raise ValueError(f"Tensor conversion requested dtype {dtype} for Tensor with dtype "
@@ -31,7 +32,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
         # a list of tensors packs like tf.stack
         return stack_tensors([convert_to_tensor(v, dtype) for v in value], 0)
-    return _tensor.tensor(value, dtype=dtype)
+    return _tensor.tensor(value, dtype=dtype or python_integer_dtype(value))
 
 
 def as_tensors(a, b):

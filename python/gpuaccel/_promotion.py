@@ -13,7 +13,8 @@ same way:
   a higher one (``int_tensor * 0.5`` is float32); a value the result dtype cannot hold
   (``int32_tensor + 2**40``) is an ``InvalidArgumentError``, never a wrapped or saturated value;
 - a NumPy array or a (nested) list/tuple becomes a tensor of its own dtype on the other
-  operand's device, then promotes like a tensor; float64 becomes float32 (gpuaccel's default
+  operand's device (a list of Python integers is int32 when they fit, as TensorFlow converts
+  it: ``python_integer_dtype``), then promotes like a tensor; float64 becomes float32 (gpuaccel's default
   float) unless the other operand is float64, whose precision it then keeps.
 
 Use ``as_operand(value, like)`` for one operand next to a tensor and ``as_operands(x, y)`` when
@@ -24,6 +25,7 @@ import numbers
 import numpy as np
 
 from . import _C
+from ._int_range import INT32_MAX, INT32_MIN
 from .dtypes import as_dtype
 
 Tensor = _C.Tensor
@@ -32,11 +34,35 @@ Tensor = _C.Tensor
 _NUMBER_TYPES = (bool, numbers.Real, np.bool_, np.integer, np.floating)
 
 
+def python_integer_dtype(value):
+    """TensorFlow's dtype for Python integers: 'int32' when every one of them fits, 'int64' when
+    one does not (``tf.constant([1, 2])`` is int32, ``tf.constant(2**40)`` int64); None when
+    ``value`` (a number or nested lists/tuples) holds anything else: floats, only bools, NumPy
+    data (whose own dtype stands), tensors."""
+    leaves, pending, integers = [], [value], False
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, bool):
+            continue
+        elif type(item) is int:  # noqa: E721 - not a NumPy integer, not a bool subclass
+            integers = True
+            leaves.append(item)
+        else:
+            return None
+    if not integers:
+        return None
+    low, high = INT32_MIN, INT32_MAX
+    return "int32" if all(low <= v <= high for v in leaves) else "int64"
+
+
 def array_to_tensor(value, device=None, keep_float64=False):
     """A NumPy array or nested list as a tensor of its own dtype (float64 -> float32 unless
-    ``keep_float64``)."""
+    ``keep_float64``; Python integers int32 when they fit, as TF converts them)."""
     array = np.asarray(value)
-    dtype = "float64" if keep_float64 and array.dtype == np.float64 else None
+    dtype = ("float64" if keep_float64 and array.dtype == np.float64 else
+             None if isinstance(value, np.ndarray) else python_integer_dtype(value))
     return _C.tensor_from_numpy(array, device, dtype, True)
 
 

@@ -660,7 +660,7 @@ class GradientTape:
 def Variable(initial_value, trainable=True, dtype=None, name=None):
     """A tensor that gradient tapes watch automatically (``requires_grad`` when trainable and
     floating point: TensorFlow's ``tf.Variable(1)``, an int32 counter, has no gradient)."""
-    t = tensor(initial_value, dtype=dtype)
+    t = tensor(initial_value, dtype=dtype or _promotion.python_integer_dtype(initial_value))
     if trainable and t._dtype_name in FLOATING_NAMES:
         t.requires_grad = True
     t._is_variable = True

@@ -14,7 +14,7 @@ from . import _C, _numpy_ops, errors
 from . import math as _math
 from ._array_ops import (cast, clip_by_value, expand_dims, gather, gather_along, identity,
                          one_hot, reshape, shape, stack)
-from ._convert import convert_to_tensor
+from ._convert import convert_to_tensor, python_integer_dtype
 from . import _tensor
 from ._tensor import arange
 from .dtypes import as_dtype
@@ -191,12 +191,20 @@ def bitcast(input, type, name=None):  # noqa: A002 -- TF's names
     return convert_to_tensor(np.ascontiguousarray(out)).to(device=x._device_name)
 
 
+def tf_range(start, limit=None, delta=1, dtype=None, name="range"):
+    """``tf.range(start, limit, delta)``: Python integers count in int32 when the bounds fit (TF's
+    dtype; ``torch.arange``'s is int64), floats in float32."""
+    if dtype is None:
+        dtype = python_integer_dtype([start, limit if limit is not None else 0, delta])
+    return arange(start, limit, delta, dtype=dtype)
+
+
 def constant(value, dtype=None, shape=None, name=None):
     """``tf.constant(value, dtype=None, shape=None, name='Const')``: a tensor holding a copy of
     ``value``. With ``shape``, a scalar value fills it and any other value is reshaped to it
     (TF's rule: the element count must match). ``name`` has no effect in eager
     code, as in TF."""
-    out = _tensor.tensor(value, dtype=dtype)
+    out = _tensor.tensor(value, dtype=dtype or python_integer_dtype(value))
     if shape is None:
         return out
     target = [int(d) for d in shape]

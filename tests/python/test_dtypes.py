@@ -214,6 +214,8 @@ EXPECTED = [  # name, itemsize, floating, numpy type
     ("uint8", 1, False, np.uint8),
     ("bool", 1, False, np.bool_),
     ("float64", 8, True, np.float64),
+    ("int8", 1, False, np.int8),
+    ("int16", 2, False, np.int16),
 ]
 
 
@@ -250,7 +252,7 @@ def test_bfloat16_numpy_type_is_optional():
 
 def test_names_match_the_core():
     assert _C.dtype_names() == [e[0] for e in EXPECTED]
-    assert set(gd.__all__) == {"DType", "as_dtype", "double", *_C.dtype_names()}
+    assert set(gd.__all__) == {"DType", "as_dtype", "double", "short", *_C.dtype_names()}
     assert isinstance(gd.__all__, tuple)
 
 

@@ -27,11 +27,11 @@ FUZZ_SEED = 20261124
 # NumPy dtype -> the tensor dtype gpuaccel.tensor makes of it (None: refused).
 TENSOR_DTYPE = {"float32": "float32", "float16": "float16", "float64": "float32",
                 "int32": "int32", "int64": "int64", "uint8": "uint8", "bool": "bool",
-                "int8": None, "int16": None, "uint16": None, "uint32": None, "uint64": None,
+                "int8": "int8", "int16": "int16", "uint16": None, "uint32": None, "uint64": None,
                 "complex64": None, "object": None, "U1": None, "datetime64[D]": None}
 # ... and the dtype a Dataset batches it as (the integer widths tf.data would not lose).
 # Strings ("bytes") stay host strings, UTF-8 bytes as tf.data's string tensors give them.
-DATASET_DTYPE = dict(TENSOR_DTYPE, int8="int32", int16="int32", uint16="int32",
+DATASET_DTYPE = dict(TENSOR_DTYPE, uint16="int32",
                      uint32="int64", uint64="int64", U1="bytes")
 BYTE_ORDERS = ("=", "<", ">")
 LAYOUTS = ("C", "F", "reversed", "strided", "unaligned")

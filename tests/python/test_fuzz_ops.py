@@ -18,8 +18,9 @@ from hypothesis.extra import numpy as hnp
 from crash_isolation import isolated  # noqa: F401 -- the module-scoped worker fixture
 
 MAX_DIMS = 8  # gpuaccel's kMaxDims (NumPy allows 64): more is a documented InvalidArgumentError
-DTYPES = ["float32", "float16", "bfloat16", "int32", "int64", "uint8", "bool"]
+DTYPES = ["float32", "float16", "bfloat16", "int32", "int64", "uint8", "int8", "int16", "bool"]
 FLOATS = {"float32", "float16", "bfloat16"}
+INTEGERS = ("uint8", "int8", "int16", "int32", "int64")
 PYBIND_TEXT = ("incompatible function arguments", "Unable to cast", "incompatible constructor")
 TYPED_ERRORS = ("InvalidArgumentError", "ValueError", "TypeError", "IndexError")
 
@@ -30,8 +31,8 @@ def _category(dtype):
     return 0 if dtype == "bool" else 2 if dtype in FLOATS else 1
 
 
-_WIDTH = {"bool": 0, "uint8": 1, "int32": 2, "int64": 3, "float16": 1, "bfloat16": 1,
-          "float32": 2}
+_WIDTH = {"bool": 0, "uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 1,
+          "bfloat16": 1, "float32": 2}
 
 
 def promote(a, b):
@@ -39,8 +40,8 @@ def promote(a, b):
         return a
     if _category(a) != _category(b):
         return a if _category(a) > _category(b) else b
-    if _WIDTH[a] == _WIDTH[b]:
-        return "float32"
+    if _WIDTH[a] == _WIDTH[b]:  # float16/bfloat16, uint8/int8: neither holds the other
+        return "float32" if a in FLOATS else "int16"
     return a if _WIDTH[a] > _WIDTH[b] else b
 
 
@@ -122,8 +123,9 @@ def as_numpy(t):
 def values_for(dtype, allow_nan=True):
     if dtype == "bool":
         return st.booleans()
-    if dtype == "uint8":
-        return st.integers(0, 255)
+    if dtype in ("uint8", "int8", "int16"):  # the whole range: sums and products wrap
+        info = np.iinfo(dtype)
+        return st.integers(int(info.min), int(info.max))
     if dtype in ("int32", "int64"):
         return st.integers(-1000, 1000)
     limit = 60000.0 if dtype == "float16" else 1e6
@@ -194,7 +196,7 @@ def check_binary(op, left, right):
         broadcastable = True
     except ValueError:
         broadcastable = False
-    supported = compute in FLOATS or (op in INTEGER_OK and compute in ("int32", "int64"))
+    supported = compute in FLOATS or (op in INTEGER_OK and compute in INTEGERS)
     out_of_range = False
     for side in (left, right):
         if side[0] == "number" and compute not in FLOATS and compute != "bool":
@@ -264,9 +266,9 @@ def check_unary(op, dtype, values):
         y = -x if op == "neg" else getattr(x, op)()
     except Exception as error:  # noqa: BLE001
         assert_typed_error(error)
-        assert not (dtype in FLOATS or (integer_ok and dtype in ("int32", "int64"))), error
+        assert not (dtype in FLOATS or (integer_ok and dtype in INTEGERS)), error
         return
-    assert dtype in FLOATS or (integer_ok and dtype in ("int32", "int64")), (op, dtype)
+    assert dtype in FLOATS or (integer_ok and dtype in INTEGERS), (op, dtype)
     assert y.dtype == gpuaccel.as_dtype(dtype)
     with np.errstate(all="ignore"):
         reference = np.asarray(values, dtype=np_dtype(dtype)).astype(np.float64)
@@ -329,7 +331,10 @@ def check_reduce(op, dtype, values, axis, keepdims, face):
         assert result.dtype == gpuaccel.int64
         np.testing.assert_array_equal(as_numpy(result), expected)
         return
-    out_dtype = {"sum": "int64" if dtype not in FLOATS else dtype,
+    # tf.math.reduce_sum keeps an integer dtype (wrapping, as TF); the tensor method counts in
+    # int64, as torch
+    integer_sum_dtype = dtype if face == "math" and dtype in INTEGERS else "int64"
+    out_dtype = {"sum": integer_sum_dtype if dtype not in FLOATS else dtype,
                  "mean": "float32" if dtype not in FLOATS else dtype}.get(op, dtype)
     assert result.dtype.name == out_dtype, (op, dtype, result.dtype.name)
     rtol, atol = tolerance(out_dtype, op)

@@ -217,6 +217,20 @@ def test_casts_truncate_and_saturate_as_tensorflow():
                                   A16.astype(np.float32))
 
 
+def test_convert_image_dtype_with_narrow_integers_matches_tensorflow():
+    unit = RNG.uniform(0, 1, (3, 4, 1)).astype(np.float32)
+    cases = [(U8, "int16"), (U8, "int8"), (np.abs(A16), "uint8"), (np.abs(A16), "int8"),
+             (np.abs(A8), "float32"), (np.abs(A16), "float32"), (unit, "int16"), (unit, "int8")]
+    for image, dtype in cases:
+        for saturate in (False, True):
+            ours = tf.image.convert_image_dtype(tf.constant(image), dtype, saturate=saturate)
+            theirs = tf_real.image.convert_image_dtype(tf_real.constant(image), dtype,
+                                                       saturate=saturate)
+            assert ours.dtype.name == theirs.dtype.name, (image.dtype, dtype)
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6,
+                                       err_msg=f"{image.dtype} -> {dtype}")
+
+
 def test_keras_ops_sum_of_narrow_integers_is_keras():
     real_keras = pytest.importorskip("keras")
     import gpuaccel.keras as keras

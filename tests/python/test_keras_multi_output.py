@@ -400,9 +400,15 @@ def test_several_outputs_under_mixed_float16_train_as_keras():
                 lib.layers.Dense(2, kernel_initializer="ones", name="ma")(hidden),
                 lib.layers.Dense(1, kernel_initializer="ones", name="mb")(hidden)])
             model.compile(lib.optimizers.SGD(0.01), loss=["mse", "mse"])
-            history = model.fit(X, [y, YB], epochs=20, batch_size=16, verbose=0).history
+            history = model.fit(X, [y, YB], epochs=8, batch_size=16, verbose=0).history
         finally:
             lib.mixed_precision.set_global_policy("float32")
+        # trained: the loss fell by more than half (after the first step, which both skip as
+        # the initial loss scale overflows float16)
+        assert history["loss"][-1] < 0.5 * history["loss"][0]
         logs.append({name: values[-1] for name, values in history.items()})
+    # float16 rounds differently in the two (Keras rounds each op's float16 result, gpuaccel
+    # computes in float32 and rounds the layer's): the runs drift apart slowly, ~0.1% by epoch
+    # 8 and ~1% by epoch 20 on these inputs, so the comparison is made early
     for name in logs[0]:
         np.testing.assert_allclose(logs[1][name], logs[0][name], rtol=5e-3, err_msg=name)

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _C, errors
 from .._host_strings import HostString, is_host_string, string_leaf, string_rows
+from .._convert import python_integer_dtype
 from .._int_range import check_int
 from ..io.gfile import matching_files as _matching_files
 from .._tensor import Tensor, tensor as _to_tensor
@@ -186,8 +187,8 @@ def _numpy_leaf(leaf):
 def _with_leading_axis(tensors):
     """(structure, leaves) of ``tensors`` with a new leading axis of size 1 on each leaf."""
     structure, leaves = _flatten(tensors)
-    return structure, [_C.expand_dims(v, 0) if isinstance(v, Tensor) else np.asarray(v)[None]
-                       for v in leaves]
+    return structure, [_C.expand_dims(v, 0) if isinstance(v, Tensor) else
+                       np.asarray(v, python_integer_dtype(v))[None] for v in leaves]
 
 
 def _slice_component(value, position):
@@ -210,7 +211,7 @@ def _slice_component(value, position):
         # paths or file contents: kept as bytes on the host, rows picked in Python (converted
         # without np.asarray, whose fixed-width bytes would drop trailing NUL bytes)
         return string_rows(value)
-    array = np.asarray(value)
+    array = np.asarray(value, python_integer_dtype(value))  # [1, 2, 3] is int32, as TF
     if array.dtype.kind in ("S", "U", "O") and array.ndim > 0:
         return string_rows(array)
     if array.ndim > 0:
