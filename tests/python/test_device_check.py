@@ -8,6 +8,7 @@ check expects; and the GoogleTest filter must cover every GPU suite.
 The kit here is a reduced one made from the build under test (no Python 3.12 wheel is built in
 CI): site/ is this gpuaccel's package folder and gpuaccel_tests the build's GoogleTest binary.
 """
+import ast
 import json
 import os
 import pathlib
@@ -183,3 +184,36 @@ def test_pytest_stage_leaves_out_only_uncollectable_modules_without_gpu_tests(tm
     r = subprocess.run([sys.executable, script, str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 1, r.stdout
     assert "FAIL: test_gpu_needs_tf.py needs no_such_module_xyz" in r.stderr, r.stderr
+
+
+def test_every_gpu_test_lives_in_a_module_the_device_image_can_import():
+    """The device image has only the modules .ci/device_check lists in IMAGE_MODULES (plus
+    gpuaccel from the kit and the standard library): a gpu test in a module that imports
+    TensorFlow, Keras or PyTorch at its top would be left out there, never run on a GPU."""
+    import importlib.util
+    sys.path.insert(0, str(REPO / ".ci"))
+    try:
+        leave_out = importlib.import_module("device_pytest_leave_out")
+    finally:
+        sys.path.pop(0)
+    listed = re.search(r'IMAGE_MODULES="([^"]*)"', (REPO / ".ci" / "device_check").read_text())
+    image = {name.split(".")[0] for name in listed.group(1).split()} | {"gpuaccel"}
+    tests = REPO / "tests" / "python"
+    siblings = {p.stem for p in tests.glob("*.py")}
+    unavailable = {}
+    for path in sorted(tests.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if not leave_out.has_gpu_tests(tree):
+            continue
+        missing = {m for m in leave_out.top_level_modules(tree)
+                   if m not in image and m not in siblings and m not in sys.stdlib_module_names}
+        # a sibling helper module counts by what it imports in turn
+        for helper in {m for m in leave_out.top_level_modules(tree) if m in siblings}:
+            helper_tree = ast.parse((tests / f"{helper}.py").read_text(encoding="utf-8"))
+            missing |= {m for m in leave_out.top_level_modules(helper_tree)
+                        if m not in image and m not in siblings
+                        and m not in sys.stdlib_module_names}
+        if missing:
+            unavailable[path.name] = sorted(missing)
+    assert not unavailable, f"gpu tests the device image cannot collect: {unavailable}"
+

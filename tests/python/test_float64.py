@@ -13,7 +13,6 @@ import gpuaccel as tf
 import gpuaccel.torch as torch
 import torch_reference
 from gpuaccel import errors
-from runtime_fixtures import fresh_runtime  # noqa: F401 (a fixture)
 
 RNG = np.random.default_rng(64)
 X = RNG.standard_normal((5, 7))
@@ -358,26 +357,3 @@ def test_layer_kernels_without_float64_refuse_it_by_name():
         torch.nn.functional.dropout(x, 0.5, training=True)
     # the same model in float32 runs: the error is about the dtype only
     assert torch.nn.functional.conv2d(x.float(), w.float()).shape == (1, 3, 3, 3)
-
-
-# ---- a real GPU ----
-
-@pytest.mark.gpu
-@pytest.mark.usefixtures("fresh_runtime")
-def test_float64_kernels_on_a_real_gpu():
-    a, b = RNG.standard_normal((64, 48)), RNG.standard_normal((48, 40))
-    x, y = f64(a).to("cuda"), f64(b).to("cuda")
-    np.testing.assert_allclose((x @ y).cpu().numpy(), a @ b, rtol=1e-12, atol=1e-12)  # cuBLASLt 64F
-    bias = RNG.standard_normal(40)
-    out = torch.nn.functional.linear(x, y.t(), f64(bias).to("cuda"))
-    np.testing.assert_allclose(out.cpu().numpy(), a @ b + bias, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(torch.tanh(x).cpu().numpy(), np.tanh(a), rtol=1e-14, atol=0)
-    np.testing.assert_allclose(x.sum(dim=0).cpu().numpy(), a.sum(axis=0), rtol=1e-12)
-    values = np.array([3.0, np.nan, -0.0, 1e-300, -1e300, 1.0 + 2.0 ** -52, 1.0])
-    got = torch.sort(f64(values).to("cuda"))
-    np.testing.assert_array_equal(got.values.cpu().numpy(), np.sort(values, kind="stable"))
-    t = f64(a).to("cuda")
-    t.requires_grad = True
-    torch.softmax(t, dim=1).pow(2).sum().backward()
-    assert t.grad.dtype == torch.float64
-    assert np.isfinite(t.grad.cpu().numpy()).all()

@@ -10,6 +10,7 @@ import gpuaccel as ga
 import gpuaccel.torch as gtorch
 from gpuaccel.keras import layers as L
 import torch_reference
+from numeric_asserts import close, npy  # noqa: F401 (test_keras_conv3d imports close from here)
 
 keras = pytest.importorskip("keras")
 tf = pytest.importorskip("tensorflow")
@@ -17,18 +18,6 @@ tf = pytest.importorskip("tensorflow")
 
 def rng(seed):
     return np.random.default_rng(seed)
-
-
-def npy(t):
-    """An output that requires grad as NumPy (detached first, as torch asks)."""
-    return t.detach().numpy()
-
-
-def close(got, want, rel=1e-5):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    scale = max(float(np.abs(want).max()), 1e-6)
-    np.testing.assert_allclose(got, want, rtol=0, atol=rel * scale)
 
 
 def same_weights(ours, theirs, seed=42):
@@ -282,35 +271,3 @@ def test_torch_groups_errors_match_pytorch(torch_results):
         with pytest.raises(RuntimeError) as info:
             F.conv2d(x, ga.tensor(np.zeros(shape, np.float32)), groups=groups)
         assert str(info.value) == want
-
-
-@pytest.mark.gpu
-def test_grouped_layers_on_a_gpu_match_the_cpu():
-    """cuDNN's grouped convolutions (cudnnSetConvolutionGroupCount) against oneDNN's: the same
-    model of Conv2D(groups=2), DepthwiseConv2D (multiplier 1 and 2) and SeparableConv2D, same
-    weights, forward and gradients of every weight, on /GPU:0 and /CPU:0."""
-    x = rng(21).standard_normal((4, 9, 8, 4)).astype(np.float32)
-
-    def model(device):
-        with ga.device(device):
-            return ga.keras.Sequential([
-                ga.keras.Input((9, 8, 4)), L.Conv2D(6, 3, groups=2, padding="same"),
-                L.DepthwiseConv2D(3, strides=2, padding="same"),
-                L.DepthwiseConv2D(3, depth_multiplier=2, padding="same", activation="relu"),
-                L.SeparableConv2D(5, 2, dilation_rate=2), L.Flatten(), L.Dense(1)])
-
-    results = {}
-    for device in ("/CPU:0", "/GPU:0"):
-        m = model(device)
-        if device == "/GPU:0":
-            m.set_weights(results["/CPU:0"][2])
-        with ga.device(device):
-            with ga.GradientTape() as tape:
-                y = m(ga.tensor(x))
-                total = ga.reduce_sum(y * y)
-            grads = tape.gradient(total, m.trainable_weights)
-        results[device] = (npy(y), [g.numpy() for g in grads], m.get_weights())
-    cpu, gpu = results["/CPU:0"], results["/GPU:0"]
-    close(gpu[0], cpu[0], rel=1e-4)
-    for g, c in zip(gpu[1], cpu[1]):
-        close(g, c, rel=1e-3)

@@ -4,7 +4,6 @@ the promotion table (uint8 with int8 is int16, as PyTorch), reductions (sums in 
 comparisons, sort, bitwise ops, casts (truncating and saturating), Python numbers that do not
 fit, and the file formats that carry these dtypes (torch.save, tf.io.serialize_tensor,
 tf.io.decode_raw, tf.data from arrays)."""
-import io
 
 import numpy as np
 import pytest
@@ -289,18 +288,3 @@ def test_layer_kernels_refuse_narrow_integers_by_name():
     x = torch.tensor(np.ones((1, 1, 4, 4), np.int8))
     with pytest.raises((errors.InvalidArgumentError, TypeError, RuntimeError), match="int8"):
         torch.nn.functional.conv2d(x, torch.tensor(np.ones((1, 1, 2, 2), np.int8)))
-
-
-@pytest.mark.gpu
-def test_narrow_integers_on_the_gpu_match_the_cpu():
-    for a, b in ((A8, B8), (A16, B16)):
-        cpu_a, cpu_b = torch.tensor(a), torch.tensor(b)
-        gpu_a, gpu_b = cpu_a.to("cuda"), cpu_b.to("cuda")
-        for expression in ("a + b", "a * b", "a & b", "a >> 1", "a.max(1).values", "a.sum(0)",
-                           "a.argmax(1)", "a.sort(dim=1, stable=True).values", "a.to(torch.float32)",
-                           "(a.to(torch.float32) * 0.5).to(a.dtype)"):
-            on_cpu = eval(expression, {"torch": torch, "a": cpu_a, "b": cpu_b})
-            on_gpu = eval(expression, {"torch": torch, "a": gpu_a, "b": gpu_b})
-            assert on_gpu.dtype == on_cpu.dtype, expression
-            np.testing.assert_array_equal(on_gpu.cpu().numpy(), on_cpu.numpy(),
-                                          err_msg=expression)

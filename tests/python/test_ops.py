@@ -661,7 +661,9 @@ def test_creation_made_by_the_core_matches_numpy():
     np.testing.assert_array_equal(gpuaccel.eye(2, batch_shape=[3]).numpy(),
                                   np.broadcast_to(np.eye(2), (3, 2, 2)))
     np.testing.assert_allclose(gpuaccel.linspace(-1, 3, 7).numpy(), np.linspace(-1, 3, 7))
-    for value, dtype in ((3, "int64"), (True, "bool"), (np.int32(4), "int32"), (2.5, "float32")):
+    # TF's dtypes: a Python int is int32 (int64 when it does not fit), a NumPy scalar its own
+    for value, dtype in ((3, "int32"), (2 ** 40, "int64"), (True, "bool"), (np.int32(4), "int32"),
+                         (np.int64(4), "int64"), (2.5, "float32")):
         filled = gpuaccel.fill([2, 2], value)
         assert filled.dtype.name == dtype and filled.numpy().tolist() == [[value] * 2] * 2
 
