@@ -119,6 +119,12 @@ void init_nn(py::module_& m) {
       return segment_sum_rows(in[0], in[1], num_segments);
     });
   }, py::arg("rows"), py::arg("ids"), py::arg("num_segments"));
+  m.def("segment_extreme_rows", [](const Tensor& rows, const Tensor& ids, int64_t num_segments,
+                                   bool is_max) {
+    return recorded_op({rows, ids}, [num_segments, is_max](const std::vector<Tensor>& in) {
+      return segment_extreme_rows(in[0], in[1], num_segments, is_max);
+    });
+  }, py::arg("rows"), py::arg("ids"), py::arg("num_segments"), py::arg("is_max"));
   m.def("scaled_dot_product_attention", [](const Tensor& q, const Tensor& k, const Tensor& v,
                                            std::optional<Tensor> mask) {
     return recorded_op({q, k, v, or_undefined(mask)}, [](const std::vector<Tensor>& in) {

@@ -698,11 +698,14 @@ Tensor embedding(const Tensor& ids, const Tensor& table) {
   return gather_rows_of(table, flat_int64(ids), ids.shape(), op);
 }
 
-Tensor segment_sum_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments) {
-  const std::string op = "UnsortedSegmentSum";
+namespace {
+
+// The arguments every segment op over rows takes: data (N, D), one integer id per row, and a
+// segment count >= 0, on one device.
+void check_segment_arguments(const std::string& op, const Tensor& rows, const Tensor& ids,
+                             int64_t num_segments) {
   check_defined(op, rows, "data");
   check_defined(op, ids, "segment_ids");
-  check_floating(op, rows, "data");
   if (rows.ndim() != 2 || ids.numel() != rows.dim(0)) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 "data must be (N, D) with one segment id per row, got data " +
@@ -716,7 +719,61 @@ Tensor segment_sum_rows(const Tensor& rows, const Tensor& ids, int64_t num_segme
     throw_error(ErrorCode::kInvalidArgument, op, "num_segments must be >= 0, got " + std::to_string(num_segments));
   }
   common_device(op, {rows, ids});
+}
+
+// The value of an empty segment: the dtype's lowest (for a max) or highest finite value.
+double extreme_identity(DType dtype, bool is_max) {
+  double highest = 0;
+  switch (dtype) {
+    case DType::kFloat32: highest = 3.4028234663852886e38; break;
+    case DType::kFloat64: highest = 1.7976931348623157e308; break;
+    case DType::kFloat16: highest = 65504.0; break;
+    case DType::kBFloat16: highest = 3.3895313892515355e38; break;
+    // int64's bounds saturate from these doubles (2^63 is one past its highest)
+    case DType::kInt32: return is_max ? -2147483648.0 : 2147483647.0;
+    case DType::kInt64: return is_max ? -9223372036854775808.0 : 9223372036854775808.0;
+    default: break;
+  }
+  return is_max ? -highest : highest;
+}
+
+}  // namespace
+
+Tensor segment_sum_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments) {
+  const std::string op = "UnsortedSegmentSum";
+  check_segment_arguments(op, rows, ids, num_segments);
+  check_floating(op, rows, "data");
   return scatter_add_rows_of(rows, flat_int64(ids), num_segments, op);
+}
+
+Tensor segment_extreme_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments,
+                            bool is_max) {
+  const std::string op = is_max ? "UnsortedSegmentMax" : "UnsortedSegmentMin";
+  check_segment_arguments(op, rows, ids, num_segments);
+  if (!is_floating(rows.dtype()) && rows.dtype() != DType::kInt32 && rows.dtype() != DType::kInt64) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string("data must be floating, int32 or int64, got ") + dtype_name(rows.dtype()));
+  }
+  const Tensor source = contiguous(rows);
+  const Tensor flat_ids = flat_int64(ids);
+  Tensor out = full({num_segments, source.dim(1)}, extreme_identity(source.dtype(), is_max),
+                    source.dtype(), source.device());
+  if (source.numel() > 0 && out.numel() > 0) {
+    backend_for_op(op, source.device())
+        .scatter_extreme_rows(source.view(), flat_ids.view(), out.view(), is_max);
+  }
+  if (!is_floating(source.dtype())) return out;
+  const Tensor result = detach(out);  // the values, without a reference from out's own node
+  record(op, {source}, {out}, [source, flat_ids, result, num_segments, op](const std::vector<Tensor>& g) {
+    // TF's rule: the rows equal to their segment's result share its gradient evenly.
+    const Tensor reached = gather_rows_of(result, flat_ids, {flat_ids.numel()}, op + "Grad");
+    const Tensor selected = cast(binary(BinaryOp::kEqual, source, reached), source.dtype());
+    const Tensor ties = scatter_add_rows_of(selected, flat_ids, num_segments, op + "Grad");
+    const Tensor shared = binary(BinaryOp::kDiv, g[0], ties);  // inf only where nothing reads it
+    return std::vector<Tensor>{
+        mul(gather_rows_of(shared, flat_ids, {flat_ids.numel()}, op + "Grad"), selected)};
+  });
+  return out;
 }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,

@@ -84,6 +84,12 @@ Tensor embedding(const Tensor& ids, const Tensor& table);
 // added in order of i; rows (N, D) floating, ids integer (N), out (num_segments, D). Ids outside
 // [0, num_segments) are dropped (TF drops negative ones). Its gradient gathers.
 Tensor segment_sum_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments);
+// Unsorted segment max (is_max) or min, shaped and bounded as segment_sum_rows; rows floating,
+// int32 or int64. An empty segment holds the dtype's lowest (max) or highest (min) finite
+// value, as TF's; a NaN in a segment makes its result NaN. The gradient (floating rows) goes to
+// the rows equal to their segment's result, split evenly between ties (TF's rule).
+Tensor segment_extreme_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments,
+                            bool is_max);
 
 // softmax(Q K^T / sqrt(d_k) + mask) V; a float mask (broadcastable to the scores) is added (use
 // large negative values to hide positions); a bool mask keeps the True positions (Keras, torch);

@@ -782,7 +782,10 @@ def bincount(input, weights=None, minlength=0):
     size = builtins.max(int(values.max()) + 1 if values.size else 0, int(minlength))
     if not values.size:
         return tensor(np.zeros(size, np.int64))
-    return _C.cast(_C.reduce("sum", _C.one_hot(x, size, "int32"), [0], False), "int64")
+    # a count per value by the row scatter-add (memory n, not n x size), in float64: exact
+    ones = _C.tensor_full([int(values.size), 1], 1.0, "float64", x._device_name)
+    counts = _C.segment_sum_rows(ones, _C.contiguous(x), size)
+    return _C.cast(_C.reshape(counts, [size]), "int64")
 
 
 

@@ -722,13 +722,16 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype="int32", n
         n = max(n, check_int(minlength, "minlength", 0))
     if maxlength is not None:
         n = min(n, check_int(maxlength, "maxlength", 0))
-    picks = _C.one_hot(_C.contiguous(values), n, "float32")  # values >= n count nowhere
+    # by the row scatter-add (memory len(values), not len(values) x n; values >= n count
+    # nowhere), in float64: counts exact, weights summed in one fixed order
     if weights is not None:
         w = convert_to_tensor(weights)
-        picks = _C.binary("mul", picks, _C.expand_dims(_C.reshape(_C.cast(w, "float32"), [-1]),
-                                                       -1))
+        picks = _C.reshape(_C.cast(w, "float64"), [-1, 1])
         dtype = w._dtype_name
-    return _C.cast(_C.reduce("sum", picks, [0], False), _counts_dtype(dtype))
+    else:
+        picks = _C.tensor_full([int(values.shape[0]), 1], 1.0, "float64", values._device_name)
+    totals = _C.segment_sum_rows(_C.contiguous(picks), _C.contiguous(values), n)
+    return _C.cast(_C.reshape(totals, [n]), _counts_dtype(dtype))
 
 
 def invert_permutation(x, name=None):
@@ -740,11 +743,6 @@ def invert_permutation(x, name=None):
                                           f"0..n-1, got {values.tolist()}")
     table = _C.one_hot(_C.contiguous(_C.cast(p, "int64")), values.size, "float32")
     return _C.cast(_C.reduce("argmax", table, 0, False), p._dtype_name)
-
-
-def _segment_table(segment_ids, num_segments, data):
-    ids = _C.reshape(_C.cast(convert_to_tensor(segment_ids), "int64"), [-1])
-    return _C.one_hot(_C.contiguous(ids), num_segments, data._dtype_name)
 
 
 def _segment_totals(data, segment_ids, num_segments):
@@ -796,28 +794,44 @@ def segment_mean(data, segment_ids, name=None):
 
 # The identity of max (and, negated, of min) for each float dtype: what TF gives an empty
 # segment of unsorted_segment_max.
+# The floating dtypes' lowest finite values (keras.ops' causal attention masks with them).
 _LOWEST = {"float32": float(np.finfo(np.float32).min), "float16": float(np.finfo(np.float16).min),
            "bfloat16": -3.3895313892515355e38, "float64": float(np.finfo(np.float64).min)}
 
 
 def _segment_extreme(data, segment_ids, num_segments, op, empty_is_zero):
-    """max/min per segment: the rows spread to [segments, rows, ...] with the identity where a
-    row is not in the segment (value * 1 + 0 * identity: exact for finite data), reduced."""
-    x = _float(data)
+    """max/min per segment by the row scatter kernel (cost rows x width, whatever the number of
+    segments). An empty segment holds the dtype's lowest (max) or highest (min) value, as TF's
+    unsorted ops, or 0 for the sorted ones (``empty_is_zero``); ids outside [0, num_segments)
+    count nowhere. uint8/int8/int16 are compared in int32 and clipped back to their range (an
+    empty segment's int32 bound becomes theirs)."""
+    x = convert_to_tensor(data)
+    dtype = x._dtype_name
+    if dtype == "bool":
+        x = _C.cast(x, "float32")
+    elif dtype in ("uint8", "int8", "int16"):
+        x = _C.cast(x, "int32")
     ids = convert_to_tensor(segment_ids)
-    rows = max(1, int(np.prod(ids.shape, dtype=np.int64)))
+    if ids._dtype_name not in ("int32", "int64"):
+        ids = _C.cast(ids, "int64")
+    rows = int(np.prod(ids.shape, dtype=np.int64))
     tail = list(x.shape[ids.ndim:])
-    table = _C.transpose(_segment_table(ids, num_segments, x), 0, 1)  # [segments, rows]
-    member = _C.reshape(table, [num_segments, rows] + [1] * len(tail))
-    identity = _LOWEST[x._dtype_name] * (1.0 if op == "max" else -1.0)
-    values = _C.expand_dims(_C.reshape(x, [rows] + tail), 0)
-    spread = _C.binary("add", _C.binary("mul", values, member),
-                       _C.binary("mul", _C.binary("sub", _c(1.0, member), member),
-                                 _c(identity, member)))
-    out = _C.reduce(op, spread, [1], False)
+    flat = _C.reshape(x, [rows, int(np.prod(tail, dtype=np.int64))])
+    flat_ids = _C.reshape(ids, [rows])
+    out = _C.segment_extreme_rows(flat, flat_ids, num_segments, op == "max")
     if empty_is_zero:  # TF's sorted segment ops give an empty segment 0
-        filled = _C.reduce("max", member, [1], False)
-        out = _C.binary("mul", out, filled)
+        ones = _C.tensor_full([rows, 1], 1.0, "float32", x._device_name)
+        filled = _C.binary("greater", _C.segment_sum_rows(ones, flat_ids, num_segments),
+                           _C.scalar_like(0.0, ones))
+        out = _C.where(filled, out, _C.scalar_like(0.0, out))
+    out = _C.reshape(out, [num_segments] + tail)
+    if dtype in ("uint8", "int8", "int16"):
+        info = np.iinfo(dtype)
+        clipped = _C.binary("minimum", _C.binary("maximum", out, _C.scalar_like(info.min, out)),
+                            _C.scalar_like(info.max, out))
+        out = _C.cast(clipped, dtype)
+    elif dtype == "bool":
+        out = _C.cast(out, "bool")
     return out
 
 

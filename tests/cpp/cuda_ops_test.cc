@@ -1037,6 +1037,51 @@ TEST_F(CudaOps, RowGatherAndScatterAddMatchTheHostLoops) {
   EXPECT_EQ(download(grad), (std::vector<float>{3, 4, 0, 0, 1 + 5, 2 + 6}));
 }
 
+// The scatter max/min: NaN winning, ids out of range skipped, int64 compared exactly; and the
+// narrow integers (int8/int16) through the copy and max kernels.
+TEST_F(CudaOps, ScatterExtremeRowsAndNarrowIntegers) {
+  const std::vector<float> rows = {1, 5, 3, -2, NAN, 4, 7, 8};  // (4, 2)
+  const std::vector<int64_t> ids = {1, 1, 9, 1};
+  const std::vector<float> start(4, -1e30f);
+  TensorView drows = view({4, 2}, DType::kFloat32), dids = view({4}, DType::kInt64);
+  TensorView table = view({2, 2}, DType::kFloat32);
+  ASSERT_NO_THROW(backend_->copy_from_host(rows.data(), drows));
+  ASSERT_NO_THROW(backend_->copy_from_host(ids.data(), dids));
+  ASSERT_NO_THROW(backend_->copy_from_host(start.data(), table));
+  ASSERT_NO_THROW(backend_->scatter_extreme_rows(drows, dids, table, true));
+  const std::vector<float> got = download(table);
+  EXPECT_EQ(got[0], -1e30f);  // segment 0: nothing
+  EXPECT_EQ(got[1], -1e30f);
+  EXPECT_EQ(got[2], 7.0f);  // max(1, 3, 7); the NaN's row went to id 9, out of range
+  EXPECT_EQ(got[3], 8.0f);
+  const std::vector<int64_t> big = {(int64_t{1} << 60) + 1, (int64_t{1} << 60) + 2};
+  const std::vector<int64_t> zero_ids = {0, 0}, lowest = {INT64_MIN};
+  TensorView dbig = view({2, 1}, DType::kInt64), dzero = view({2}, DType::kInt64);
+  TensorView itable = view({1, 1}, DType::kInt64);
+  ASSERT_NO_THROW(backend_->copy_from_host(big.data(), dbig));
+  ASSERT_NO_THROW(backend_->copy_from_host(zero_ids.data(), dzero));
+  ASSERT_NO_THROW(backend_->copy_from_host(lowest.data(), itable));
+  ASSERT_NO_THROW(backend_->scatter_extreme_rows(dbig, dzero, itable, true));
+  ASSERT_NO_THROW(backend_->synchronize());
+  int64_t top = 0;
+  ASSERT_NO_THROW(backend_->copy_to_host(itable, &top));
+  EXPECT_EQ(top, (int64_t{1} << 60) + 2);
+  // int8: a float cast truncates and saturates, the max compares exactly
+  const std::vector<float> floats = {-3.7f, 200.0f, -200.0f, 5.5f};
+  TensorView dfloats = view({4}, DType::kFloat32), bytes = view({4}, DType::kInt8);
+  TensorView top_byte = view({1}, DType::kInt8);
+  ASSERT_NO_THROW(backend_->copy_from_host(floats.data(), dfloats));
+  ASSERT_NO_THROW(backend_->copy(dfloats, bytes));
+  ASSERT_NO_THROW(backend_->reduce(ReduceOp::kMax, bytes, 1u, top_byte));
+  ASSERT_NO_THROW(backend_->synchronize());
+  std::vector<int8_t> byte_values(4);
+  int8_t byte_max = 0;
+  ASSERT_NO_THROW(backend_->copy_to_host(bytes, byte_values.data()));
+  ASSERT_NO_THROW(backend_->copy_to_host(top_byte, &byte_max));
+  EXPECT_EQ(byte_values, (std::vector<int8_t>{-3, 127, -128, 5}));
+  EXPECT_EQ(byte_max, 127);
+}
+
 // float64 on cuBLASLt's 64F GEMM and the element-wise kernels, against host double loops.
 TEST_F(CudaOps, Float64MatmulAndElementwise) {
   const std::vector<double> a = {1.0 / 3, 2.0, -1.5, 0.25, 1e-8, 3.0};  // (2, 3)

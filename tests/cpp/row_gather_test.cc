@@ -1,10 +1,14 @@
 // Tests of the CPU's row gathers (backends/cpu/row_gather.h) against loops written here:
 // gather of every dtype's bytes, the scatter-add's fixed order (repeated ids summed as i runs),
-// ids out of range (zero rows, nothing added, nothing touched outside the table), and a size
-// that splits the work across threads.
+// ids out of range (zero rows, nothing added, nothing touched outside the table), a size
+// that splits the work across threads, and the scatter max/min (NaN winning, integers too).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "backends/cpu/row_gather.h"
@@ -90,6 +94,55 @@ TEST(RowGather, ScatterAddOfHalfRoundsEachSumAndRefusesIntegers) {
   EXPECT_THROW(scatter_add_rows(contiguous(ints.data(), {1, 1}, DType::kInt32),
                                 contiguous(ids.data(), {1}, DType::kInt64),
                                 contiguous(int_table.data(), {1, 1}, DType::kInt32)),
+               Error);
+}
+
+TEST(RowGather, ScatterExtremeKeepsTheMaxOrMinNanWinningAndSkipsOutOfRange) {
+  const int64_t vocabulary = 3, width = 37, n = 7;  // 37 columns: two thread blocks
+  std::vector<float> rows = test::uniform_values<float>(n * width, 11);
+  rows[2 * width + 5] = std::numeric_limits<float>::quiet_NaN();
+  rows[0 * width + 6] = std::numeric_limits<float>::infinity();
+  std::vector<int64_t> ids = {0, 2, 0, 9, 2, -1, 0};
+  for (bool is_max : {true, false}) {
+    const float identity = is_max ? -1e30f : 1e30f;
+    std::vector<float> table(vocabulary * width + 4, identity);  // 4 guard elements
+    scatter_extreme_rows(contiguous(rows.data(), {n, width}, DType::kFloat32),
+                         contiguous(ids.data(), {n}, DType::kInt64),
+                         contiguous(table.data(), {vocabulary, width}, DType::kFloat32), is_max);
+    for (int64_t v = 0; v < vocabulary; ++v) {
+      for (int64_t c = 0; c < width; ++c) {
+        float want = identity;
+        bool nan = false;
+        for (int64_t i = 0; i < n; ++i) {
+          if (ids[i] != v) continue;
+          const float x = rows[i * width + c];
+          nan |= std::isnan(x);
+          want = is_max ? std::max(want, x) : std::min(want, x);
+        }
+        const float got = table[v * width + c];
+        if (nan) {
+          EXPECT_TRUE(std::isnan(got)) << "row " << v << " column " << c;
+        } else {
+          EXPECT_EQ(got, want) << "row " << v << " column " << c << (is_max ? " max" : " min");
+        }
+      }
+    }
+    for (int64_t k = vocabulary * width; k < static_cast<int64_t>(table.size()); ++k) {
+      EXPECT_EQ(table[k], identity);
+    }
+  }
+  // int64 beyond 2^53, where a float comparison would tie
+  std::vector<int64_t> big = {(int64_t{1} << 60) + 1, (int64_t{1} << 60) + 2, 5};
+  std::vector<int64_t> to_zero = {0, 0, 1};
+  std::vector<int64_t> int_table = {INT64_MIN, INT64_MIN};
+  scatter_extreme_rows(contiguous(big.data(), {3, 1}, DType::kInt64),
+                       contiguous(to_zero.data(), {3}, DType::kInt64),
+                       contiguous(int_table.data(), {2, 1}, DType::kInt64), true);
+  EXPECT_EQ(int_table, (std::vector<int64_t>{(int64_t{1} << 60) + 2, 5}));
+  std::vector<uint8_t> bytes = {1}, byte_table = {0};
+  EXPECT_THROW(scatter_extreme_rows(contiguous(bytes.data(), {1, 1}, DType::kUInt8),
+                                    contiguous(to_zero.data(), {1}, DType::kInt64),
+                                    contiguous(byte_table.data(), {1, 1}, DType::kUInt8), true),
                Error);
 }
 

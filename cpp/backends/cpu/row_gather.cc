@@ -19,22 +19,57 @@ void require(bool ok, const char* op, const std::string& what) {
   if (!ok) throw_error(ErrorCode::kInternal, op, what);
 }
 
-// table[row] += rows[row_i] over the columns [begin, end), ids in order.
+// The type an element is combined in: float for the 16-bit floats, else its own.
 template <typename S>
-void add_columns(const S* rows, const int64_t* ids, int64_t n, int64_t width, S* table,
-                 int64_t vocabulary, int64_t begin, int64_t end) {
+using ComputeOf = std::conditional_t<std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>, float, S>;
+
+template <typename S>
+ComputeOf<S> load(S v) {
+  if constexpr (std::is_same_v<ComputeOf<S>, S>) return v; else return v.to_float();
+}
+template <typename S>
+S store(ComputeOf<S> v) {
+  if constexpr (std::is_same_v<ComputeOf<S>, S>) return v; else return S::from_float(v);
+}
+
+// table[ids[i]][c] = combine(table[ids[i]][c], rows[i][c]) over the columns [begin, end), ids
+// in order.
+template <typename S, typename Combine>
+void combine_columns(const S* rows, const int64_t* ids, int64_t n, int64_t width, S* table,
+                     int64_t vocabulary, int64_t begin, int64_t end, Combine combine) {
   for (int64_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || ids[i] >= vocabulary) continue;  // reported by the range check
     S* to = table + ids[i] * width;
     const S* from = rows + i * width;
-    for (int64_t c = begin; c < end; ++c) {
-      if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
-        to[c] = S::from_float(to[c].to_float() + from[c].to_float());
-      } else {
-        to[c] += from[c];
-      }
-    }
+    for (int64_t c = begin; c < end; ++c) to[c] = store<S>(combine(load(to[c]), load(from[c])));
   }
+}
+
+// The scatter driver: column blocks of at least 16 elements (a cache line of float32), one or
+// more per thread, so no two threads touch one element and the order is the ids'.
+template <typename S, typename Combine>
+void scatter_rows(const TensorView& rows, const TensorView& ids, const TensorView& table,
+                  Combine combine) {
+  const int64_t n = ids.numel(), width = row_length(table), vocabulary = table.shape[0];
+  if (n == 0 || width == 0) return;
+  const int64_t* id = static_cast<const int64_t*>(ids.data);
+  const S* from = static_cast<const S*>(rows.data);
+  S* to = static_cast<S*>(table.data);
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(width / 16, 64));
+  parallel_for_if(n * width >= kParallelMinElements && blocks > 1, blocks, [&](int64_t b) {
+    combine_columns(from, id, n, width, to, vocabulary, b * width / blocks,
+                    (b + 1) * width / blocks, combine);
+  });
+}
+
+// max/min with NaN winning (a NaN compares false both ways, so it must be looked for).
+template <typename C>
+C extreme(C kept, C next, bool is_max) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (kept != kept) return kept;
+    if (next != next) return next;
+  }
+  return (is_max ? next > kept : next < kept) ? next : kept;
 }
 
 }  // namespace
@@ -59,18 +94,9 @@ void gather_rows(const TensorView& table, const TensorView& ids, const TensorVie
 void scatter_add_rows(const TensorView& rows, const TensorView& ids, const TensorView& table) {
   require(ids.dtype == DType::kInt64 && rows.dtype == table.dtype, "scatter_add_rows",
           "ids must be int64 and rows of the table's dtype");
-  const int64_t n = ids.numel(), width = row_length(table), vocabulary = table.shape[0];
-  if (n == 0 || width == 0) return;
-  const int64_t* id = static_cast<const int64_t*>(ids.data);
   auto run = [&](auto tag) {
     using S = decltype(tag);
-    const S* from = static_cast<const S*>(rows.data);
-    S* to = static_cast<S*>(table.data);
-    // Column blocks of at least 16 elements (a cache line of float32), one or more per thread.
-    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(width / 16, 64));
-    parallel_for_if(n * width >= kParallelMinElements && blocks > 1, blocks, [&](int64_t b) {
-      add_columns(from, id, n, width, to, vocabulary, b * width / blocks, (b + 1) * width / blocks);
-    });
+    scatter_rows<S>(rows, ids, table, [](auto a, auto b) { return a + b; });
   };
   switch (table.dtype) {
     case DType::kFloat32: return run(float{});
@@ -81,6 +107,28 @@ void scatter_add_rows(const TensorView& rows, const TensorView& ids, const Tenso
   }
   throw_error(ErrorCode::kInvalidArgument, "scatter_add_rows",
               std::string("expected a floating dtype, got ") + dtype_name(table.dtype));
+}
+
+void scatter_extreme_rows(const TensorView& rows, const TensorView& ids, const TensorView& table,
+                          bool is_max) {
+  require(ids.dtype == DType::kInt64 && rows.dtype == table.dtype, "scatter_extreme_rows",
+          "ids must be int64 and rows of the table's dtype");
+  auto run = [&](auto tag) {
+    using S = decltype(tag);
+    scatter_rows<S>(rows, ids, table, [is_max](auto a, auto b) { return extreme(a, b, is_max); });
+  };
+  switch (table.dtype) {
+    case DType::kFloat32: return run(float{});
+    case DType::kFloat64: return run(double{});
+    case DType::kFloat16: return run(Half{});
+    case DType::kBFloat16: return run(BFloat16{});
+    case DType::kInt32: return run(int32_t{});
+    case DType::kInt64: return run(int64_t{});
+    default: break;
+  }
+  throw_error(ErrorCode::kInvalidArgument, "scatter_extreme_rows",
+              std::string("expected a floating dtype, int32 or int64, got ") +
+                  dtype_name(table.dtype));
 }
 
 }  // namespace gpuaccel::cpu

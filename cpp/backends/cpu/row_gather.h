@@ -1,5 +1,5 @@
-// Row gathers on the CPU (backends/backend_ops.def: gather_rows, scatter_add_rows): what an
-// embedding lookup and its gradient are. They replace a one-hot matrix product whose cost and
+// Row gathers on the CPU (backends/backend_ops.def: gather_rows, scatter_add_rows,
+// scatter_extreme_rows): what an embedding lookup and its gradient are, and a segment max/min. They replace a one-hot matrix product whose cost and
 // memory grew with ids x vocabulary (a 20,000-word vocabulary at 12,800 ids asked for 1 GB).
 #pragma once
 
@@ -13,5 +13,9 @@ void gather_rows(const TensorView& table, const TensorView& ids, const TensorVie
 // table[ids[i], :] += rows[i, :] in order of i. Threads split the columns, never the ids, so
 // every element is summed in the same order whatever the thread count (no races, no atomics).
 void scatter_add_rows(const TensorView& rows, const TensorView& ids, const TensorView& table);
+
+// table[ids[i], :] = max (is_max) or min of itself and rows[i, :], NaN winning; split as above.
+void scatter_extreme_rows(const TensorView& rows, const TensorView& ids, const TensorView& table,
+                          bool is_max);
 
 }  // namespace gpuaccel::cpu

@@ -46,6 +46,8 @@ void take_along_last_axis(int device, const TensorView& x, const TensorView& ind
 void gather_rows(int device, const TensorView& table, const TensorView& ids, const TensorView& out);
 void scatter_add_rows(int device, const TensorView& rows, const TensorView& ids,
                       const TensorView& table);
+void scatter_extreme_rows(int device, const TensorView& rows, const TensorView& ids,
+                          const TensorView& table, bool is_max);
 
 // matmul.cc: cuBLASLt.
 void matmul(int device, const TensorView& a, const TensorView& b, const TensorView* bias,

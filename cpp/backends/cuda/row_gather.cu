@@ -1,7 +1,7 @@
-// Row gathers on the GPU (backends/backend_ops.def: gather_rows, scatter_add_rows). The gather
-// is one thread per output element. The scatter-add gives each thread one column and walks the
-// ids in order, as the CPU does: every element is summed in one fixed order (no atomics, so the
-// same result on every run), parallel across the row width. A wide table (an embedding of 64+
+// Row gathers on the GPU (backends/backend_ops.def: gather_rows, scatter_add_rows,
+// scatter_extreme_rows). The gather is one thread per output element. The scatters give each
+// thread one column and walk the ids in order, as the CPU does: every element is combined in
+// one fixed order (no atomics, so the same result on every run), parallel across the row width. A wide table (an embedding of 64+
 // features) fills the threads it needs; a very long id list with a narrow table is the slow
 // case, and the one to measure on a GPU.
 #include <string>
@@ -26,20 +26,51 @@ __global__ void gather_rows_kernel(const S* table, int64_t vocabulary, const int
   }
 }
 
-template <typename S>
-__global__ void scatter_add_rows_kernel(const S* rows, const int64_t* ids, int64_t n,
-                                        int64_t width, S* table, int64_t vocabulary) {
+// One thread per column: table[ids[i]][c] = combine(table[ids[i]][c], rows[i][c]), ids in
+// order.
+template <typename S, typename Combine>
+__global__ void scatter_rows_kernel(const S* rows, const int64_t* ids, int64_t n, int64_t width,
+                                    S* table, int64_t vocabulary, Combine combine) {
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < width; c += step) {
     for (int64_t i = 0; i < n; ++i) {
       if (ids[i] < 0 || ids[i] >= vocabulary) continue;  // reported by the range check
       S& to = table[ids[i] * width + c];
-      to = Elem<S>::store(Elem<S>::load(to) + Elem<S>::load(rows[i * width + c]));
+      to = Elem<S>::store(combine(Elem<S>::load(to), Elem<S>::load(rows[i * width + c])));
     }
   }
 }
 
+struct AddCombine {
+  template <typename C>
+  __device__ __forceinline__ C operator()(C kept, C next) const { return kept + next; }
+};
+
+// max/min with NaN winning (NumPy's maximum/minimum).
+struct ExtremeCombine {
+  bool is_max;
+  template <typename C>
+  __device__ __forceinline__ C operator()(C kept, C next) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (kept != kept) return kept;
+      if (next != next) return next;
+    }
+    return (is_max ? next > kept : next < kept) ? next : kept;
+  }
+};
+
 int64_t row_length(const TensorView& v) { return v.ndim < 2 ? 1 : v.shape[v.ndim - 1]; }
+
+template <typename S, typename Combine>
+void launch_scatter_rows(int device, const TensorView& rows, const TensorView& ids,
+                         const TensorView& table, Combine combine) {
+  const int64_t n = ids.numel(), width = row_length(table);
+  if (n == 0 || width == 0) return;
+  scatter_rows_kernel<S><<<blocks_for(width), kThreadsPerBlock, 0, device_stream(device)>>>(
+      static_cast<const S*>(rows.data), static_cast<const int64_t*>(ids.data), n, width,
+      static_cast<S*>(table.data), table.shape[0], combine);
+  GA_CUDA_CHECK(cudaGetLastError());
+}
 
 }  // namespace
 
@@ -61,15 +92,21 @@ void scatter_add_rows(int device, const TensorView& rows, const TensorView& ids,
                       const TensorView& table) {
   GA_CUDA_REQUIRE(ids.dtype == DType::kInt64 && rows.dtype == table.dtype,
                   "scatter_add_rows: ids must be int64 and rows of the table's dtype");
-  const int64_t n = ids.numel(), width = row_length(table);
-  if (n == 0 || width == 0) return;
   dispatch_floating_or_float64(table.dtype, "scatter_add_rows", [&](auto tag) {
-    using S = decltype(tag);
-    scatter_add_rows_kernel<S><<<blocks_for(width), kThreadsPerBlock, 0, device_stream(device)>>>(
-        static_cast<const S*>(rows.data), static_cast<const int64_t*>(ids.data), n, width,
-        static_cast<S*>(table.data), table.shape[0]);
+    launch_scatter_rows<decltype(tag)>(device, rows, ids, table, AddCombine{});
   });
-  GA_CUDA_CHECK(cudaGetLastError());
+}
+
+void scatter_extreme_rows(int device, const TensorView& rows, const TensorView& ids,
+                          const TensorView& table, bool is_max) {
+  GA_CUDA_REQUIRE(ids.dtype == DType::kInt64 && rows.dtype == table.dtype,
+                  "scatter_extreme_rows: ids must be int64 and rows of the table's dtype");
+  const ExtremeCombine combine{is_max};
+  if (table.dtype == DType::kInt32) return launch_scatter_rows<int32_t>(device, rows, ids, table, combine);
+  if (table.dtype == DType::kInt64) return launch_scatter_rows<int64_t>(device, rows, ids, table, combine);
+  dispatch_floating_or_float64(table.dtype, "scatter_extreme_rows", [&](auto tag) {
+    launch_scatter_rows<decltype(tag)>(device, rows, ids, table, combine);
+  });
 }
 
 }  // namespace gpuaccel::cuda
