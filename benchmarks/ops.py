@@ -8,7 +8,10 @@
   gpuaccel vs raw oneDNN is measured in C++ by benchmarks/onednn_ops.sh (same primitives, no
   Python in the loop);
 - dispatch overhead of a 1-element add from Python: gpuaccel vs PyTorch vs NumPy;
-- the course CNN's three convolutions, forward + backward at batch 64: gpuaccel vs PyTorch.
+- the course CNN's three convolutions, forward + backward at batch 64: gpuaccel vs PyTorch;
+- a graph network's max aggregation (tf.math.unsorted_segment_max of edge messages into nodes,
+  Cora's size and a larger graph): gpuaccel vs TensorFlow (if installed) and NumPy's
+  np.maximum.at.
 Best of several runs each; the machine's other load shows up as noise, so compare ratios."""
 import argparse
 import time
@@ -78,6 +81,30 @@ def bench_float64_matmul(n, repeats):
         row("torch float64", best_of(lambda: ta @ tb, repeats), ours)
 
 
+def bench_segment_max(repeats):
+    try:
+        import tensorflow as tf
+    except ImportError:  # the peer is optional
+        tf = None
+    for edges, nodes, width in ((10_556, 2_708, 32), (200_000, 50_000, 64)):
+        print(f"unsorted_segment_max: {edges} edge messages of {width} into {nodes} nodes")
+        rng = np.random.default_rng(3)
+        messages = rng.standard_normal((edges, width)).astype(np.float32)
+        targets = rng.integers(0, nodes, edges).astype(np.int32)
+        gm, gt = gpuaccel.constant(messages), gpuaccel.constant(targets)
+        ours = best_of(lambda: gpuaccel.math.unsorted_segment_max(gm, gt, nodes), repeats)
+        row("gpuaccel", ours)
+        if tf is not None:
+            tm, tt = tf.constant(messages), tf.constant(targets)
+            row("tensorflow", best_of(lambda: tf.math.unsorted_segment_max(tm, tt, nodes),
+                                      repeats), ours)
+
+        def numpy_max():
+            out = np.full((nodes, width), np.finfo(np.float32).min, np.float32)
+            np.maximum.at(out, targets, messages)
+        row("numpy maximum.at", best_of(numpy_max, repeats), ours)
+
+
 def bench_dispatch(calls):
     print("dispatch: a + b on 1-element tensors, per call")
     ga, gb = gpuaccel.tensor([1.0]), gpuaccel.tensor([2.0])
@@ -128,6 +155,7 @@ def main():
     bench_float64_matmul(n // 4, repeats)
     bench_dispatch(calls)
     bench_cnn_convs(64, repeats)
+    bench_segment_max(repeats)
 
 
 if __name__ == "__main__":
