@@ -27,7 +27,8 @@ bool with_bitwise_functor(BitwiseOp op, F&& f) {
   return false;
 }
 
-// Calls f(T{}) with T the storage type of dtype, for the dtypes op is defined on: the integers, and bool for and/or/xor (a shift of a bool has no meaning).
+// Calls f(T{}) with T the storage type of dtype, for the dtypes op is defined on: the integers,
+// and bool for and/or/xor (a shift of a bool has no meaning).
 template <typename F>
 bool with_bitwise_storage(BitwiseOp op, DType dtype, F&& f) {
   switch (dtype) {

@@ -62,7 +62,8 @@ constexpr bool is_floating(DType dtype) {
 }
 
 // Accepts every dtype_name() plus the aliases "float" (float32), "half" (float16), "double"
-// (float64), "short" (int16), "f32", "f16", "bf16", "f64". Anything else throws a ValueError quoting `name` and listing the valid names.
+// (float64), "short" (int16), "f32", "f16", "bf16", "f64". Anything else throws a ValueError
+// quoting `name` and listing the valid names.
 DType parse_dtype(const std::string& name);
 
 // "float32, float16, bfloat16, int32, int64, uint8, bool, float64, int8, int16", for messages.

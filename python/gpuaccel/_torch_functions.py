@@ -612,8 +612,8 @@ class iinfo:
             int(info.min)
 
 
-_KIND = {"bool": 0, "uint8": 1, "int8": 1, "int16": 1, "int32": 1, "int64": 1, "float16": 2, "bfloat16": 2,
-         "float32": 2, "float64": 2}
+_KIND = {"bool": 0, "uint8": 1, "int8": 1, "int16": 1, "int32": 1, "int64": 1, "float16": 2,
+         "bfloat16": 2, "float32": 2, "float64": 2}
 
 
 def can_cast(from_, to):

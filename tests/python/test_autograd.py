@@ -556,10 +556,17 @@ def test_graph_does_not_leak():
     # keeps after its first call in the process, which depends on the tests run before) exists
     # before measuring.
     step()
-    before = allocated()
+    first = allocated()
     for _ in range(5):
         step()
+    before = allocated()
+    for _ in range(20):
+        step()
+    # A graph kept alive grows with every step (h alone is 8 KB); in one shuffled order of the
+    # whole suite (seed 54146717) the first steps here ended 256-512 bytes above the warm-up's
+    # level once, and never again: something an earlier test left allocated once, not a graph
     assert allocated() == before
+    assert before - first < 8192
     # A graph that is built and dropped without backward is freed too.
     h = ((x @ w).tanh() * 3.0).exp()[1:]
     assert allocated() > before

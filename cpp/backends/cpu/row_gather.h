@@ -1,6 +1,7 @@
 // Row gathers on the CPU (backends/backend_ops.def: gather_rows, scatter_add_rows,
-// scatter_extreme_rows): what an embedding lookup and its gradient are, and a segment max/min. They replace a one-hot matrix product whose cost and
-// memory grew with ids x vocabulary (a 20,000-word vocabulary at 12,800 ids asked for 1 GB).
+// scatter_extreme_rows): what an embedding lookup and its gradient are, and a segment max/min.
+// They replace one-hot products whose cost and memory grew with ids x vocabulary (a
+// 20,000-word vocabulary at 12,800 ids asked for 1 GB).
 #pragma once
 
 #include "tensor/tensor_view.h"

@@ -1,9 +1,9 @@
 // Row gathers on the GPU (backends/backend_ops.def: gather_rows, scatter_add_rows,
 // scatter_extreme_rows). The gather is one thread per output element. The scatters give each
 // thread one column and walk the ids in order, as the CPU does: every element is combined in
-// one fixed order (no atomics, so the same result on every run), parallel across the row width. A wide table (an embedding of 64+
-// features) fills the threads it needs; a very long id list with a narrow table is the slow
-// case, and the one to measure on a GPU.
+// one fixed order (no atomics, so the same result on every run), parallel across the row width.
+// A wide table (an embedding of 64+ features) fills the threads it needs; a very long id list
+// with a narrow table is the slow case, and the one to measure on a GPU.
 #include <string>
 #include <type_traits>
 
