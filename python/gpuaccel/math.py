@@ -745,17 +745,24 @@ def invert_permutation(x, name=None):
     return _C.cast(_C.reduce("argmax", table, 0, False), p._dtype_name)
 
 
-def _segment_totals(data, segment_ids, num_segments):
-    """(sums, counts) per segment (float data), by the row scatter-add kernel: ids outside
-    [0, num_segments) count nowhere, as TF drops negative ones."""
-    x = _float(data)
+def _segment_rows(x, segment_ids):
+    """(rows (N, D), ids (N,), tail): ``x`` of shape ids.shape + tail as the (N, D) rows the
+    row scatter kernels take, with one integer id per row."""
     ids = convert_to_tensor(segment_ids)
     if ids._dtype_name not in ("int32", "int64"):
         ids = _C.cast(ids, "int64")
     rows = int(np.prod(ids.shape, dtype=np.int64))
     tail = list(x.shape[ids.ndim:])
     flat = _C.reshape(x, [rows, int(np.prod(tail, dtype=np.int64))])
-    flat_ids = _C.reshape(ids, [rows])
+    return flat, _C.reshape(ids, [rows]), tail
+
+
+def _segment_totals(data, segment_ids, num_segments):
+    """(sums, counts) per segment (float data), by the row scatter-add kernel: ids outside
+    [0, num_segments) count nowhere, as TF drops negative ones."""
+    x = _float(data)
+    flat, flat_ids, tail = _segment_rows(x, segment_ids)
+    rows = flat_ids.shape[0]
     sums = _C.reshape(_C.segment_sum_rows(flat, flat_ids, num_segments), [num_segments] + tail)
     ones = _C.tensor_full([rows, 1], 1.0, x._dtype_name, x._device_name)
     counts = _C.segment_sum_rows(ones, flat_ids, num_segments)
@@ -811,13 +818,8 @@ def _segment_extreme(data, segment_ids, num_segments, op, empty_is_zero):
         x = _C.cast(x, "float32")
     elif dtype in ("uint8", "int8", "int16"):
         x = _C.cast(x, "int32")
-    ids = convert_to_tensor(segment_ids)
-    if ids._dtype_name not in ("int32", "int64"):
-        ids = _C.cast(ids, "int64")
-    rows = int(np.prod(ids.shape, dtype=np.int64))
-    tail = list(x.shape[ids.ndim:])
-    flat = _C.reshape(x, [rows, int(np.prod(tail, dtype=np.int64))])
-    flat_ids = _C.reshape(ids, [rows])
+    flat, flat_ids, tail = _segment_rows(x, segment_ids)
+    rows = flat_ids.shape[0]
     out = _C.segment_extreme_rows(flat, flat_ids, num_segments, op == "max")
     if empty_is_zero:  # TF's sorted segment ops give an empty segment 0
         ones = _C.tensor_full([rows, 1], 1.0, "float32", x._device_name)

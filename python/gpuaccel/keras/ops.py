@@ -146,9 +146,13 @@ def mean(x, axis=None, keepdims=False):
     return _reduction(_math.reduce_mean, x, axis, keepdims)
 
 
+# Keras sums these as int32 (int32 itself too; gpuaccel's own sums count in int64).
+_SUMMED_AS_INT32 = ("bool", "int32", "int16", "int8", "uint8")
+
+
 def sum(x, axis=None, keepdims=False):  # noqa: A001 -- Keras's name
     x = _tensor(x)
-    if x._dtype_name in ("bool", "int16", "int8", "uint8"):
+    if x._dtype_name in _SUMMED_AS_INT32 and x._dtype_name != "int32":
         x = cast(x, "int32")  # Keras sums bool and the narrower integers as int32
     return _reduction(_math.reduce_sum, x, axis, keepdims)
 
@@ -512,9 +516,7 @@ def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A0
 def trace(x, offset=0, axis1=0, axis2=1):
     x = _tensor(x)
     total = _numpy_ops.trace(x, offset, axis1, axis2)  # an exact int64 sum for integers
-    # Keras sums bool and int32 (and narrower) entries as int32
-    return cast(total, "int32") if x._dtype_name in ("bool", "int32", "int16", "int8",
-                                                       "uint8") else total
+    return cast(total, "int32") if x._dtype_name in _SUMMED_AS_INT32 else total
 
 
 def isin(x1, x2, assume_unique=False, invert=False):
