@@ -26,6 +26,10 @@ enum class PostActivation { kNone, kRelu };
 
 enum class ReduceOp { kSum, kMean, kMax, kMin, kArgMax, kArgMin };
 
+// How a row scatter (backends/backend_ops.def: scatter_rows) combines an incoming row with the
+// table row it lands on: a sum, max or min (a NaN on either side winning), or a product.
+enum class RowCombine { kAdd, kMax, kMin, kMultiply };
+
 enum class RandomDistribution { kUniform /* [0, 1) */, kNormal /* mean 0, std 1 */ };
 
 }  // namespace gpuaccel

@@ -108,6 +108,16 @@ inline const char* op_name(ReduceOp op) {
   return "reduce";
 }
 
+inline const char* op_name(RowCombine combine) {
+  switch (combine) {
+    case RowCombine::kAdd: return "scatter_add_rows";
+    case RowCombine::kMax: return "scatter_max_rows";
+    case RowCombine::kMin: return "scatter_min_rows";
+    case RowCombine::kMultiply: return "scatter_mul_rows";
+  }
+  return "scatter_rows";
+}
+
 inline const char* op_name(RandomDistribution distribution) {
   return distribution == RandomDistribution::kNormal ? "random_normal" : "random_uniform";
 }

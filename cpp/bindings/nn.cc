@@ -125,6 +125,11 @@ void init_nn(py::module_& m) {
       return segment_extreme_rows(in[0], in[1], num_segments, is_max);
     });
   }, py::arg("rows"), py::arg("ids"), py::arg("num_segments"), py::arg("is_max"));
+  m.def("segment_prod_rows", [](const Tensor& rows, const Tensor& ids, int64_t num_segments) {
+    return recorded_op({rows, ids}, [num_segments](const std::vector<Tensor>& in) {
+      return segment_prod_rows(in[0], in[1], num_segments);
+    });
+  }, py::arg("rows"), py::arg("ids"), py::arg("num_segments"));
   m.def("scaled_dot_product_attention", [](const Tensor& q, const Tensor& k, const Tensor& v,
                                            std::optional<Tensor> mask) {
     return recorded_op({q, k, v, or_undefined(mask)}, [](const std::vector<Tensor>& in) {

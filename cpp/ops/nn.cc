@@ -656,27 +656,37 @@ Tensor gather_rows_of(const Tensor& table, const Tensor& flat_ids, const Shape& 
   return reshape(out, shape);
 }
 
-// out[s] = the sum of rows[i] with flat_ids[i] == s, out (num_rows, D); differentiable in rows
-// (its gradient is the gather). float16/bfloat16 rows are summed in float32 and rounded once,
-// as the matrix products they replaced accumulated: a word repeated a hundred times in a batch
-// would otherwise lose bits at every add.
+// `table` (num_rows, D) with each rows[i] combined into its row flat_ids[i], in order of i (the
+// backend's scatter_rows), out of autograd. float16/bfloat16 sums and products are taken in
+// float32 and rounded once, as the matrix products they replaced accumulated: a word repeated
+// a hundred times in a batch would otherwise lose bits at every add.
+Tensor scatter_rows_into(Tensor table, const Tensor& rows, const Tensor& flat_ids, RowCombine combine,
+                         const std::string& op) {
+  GradModeGuard no_grad(false);  // the casts are part of the caller's op, not nodes of their own
+  const DType dtype = rows.dtype();
+  const bool widen = (dtype == DType::kFloat16 || dtype == DType::kBFloat16) &&
+                     (combine == RowCombine::kAdd || combine == RowCombine::kMultiply);
+  const Tensor source = contiguous(widen ? cast(rows, DType::kFloat32) : rows);
+  if (widen) table = cast(table, DType::kFloat32);
+  table = contiguous(table);
+  if (source.numel() > 0 && table.numel() > 0) {
+    backend_for_op(op, source.device()).scatter_rows(source.view(), flat_ids.view(), table.view(), combine);
+  }
+  return widen ? cast(table, dtype) : table;
+}
+
+// out[s] = the sum of rows[i] with flat_ids[i] == s, out (num_rows, D); differentiable in
+// floating rows (its gradient is the gather).
 Tensor scatter_add_rows_of(const Tensor& rows, const Tensor& flat_ids, int64_t num_rows,
                            const std::string& op) {
   const Tensor source = contiguous(rows);
-  const bool half_width = source.dtype() == DType::kFloat16 || source.dtype() == DType::kBFloat16;
-  Tensor out;
-  {
-    GradModeGuard no_grad(false);  // the casts are part of this op, not nodes of their own
-    const Tensor summed = half_width ? cast(source, DType::kFloat32) : source;
-    out = zeros({num_rows, source.dim(1)}, summed.dtype(), source.device());
-    if (source.numel() > 0 && out.numel() > 0) {
-      backend_for_op(op, source.device()).scatter_add_rows(summed.view(), flat_ids.view(), out.view());
-    }
-    if (half_width) out = cast(out, source.dtype());
+  const Tensor out = scatter_rows_into(zeros({num_rows, source.dim(1)}, source.dtype(), source.device()),
+                                       source, flat_ids, RowCombine::kAdd, op);
+  if (is_floating(source.dtype())) {
+    record(op, {source}, {out}, [flat_ids, op](const std::vector<Tensor>& g) {
+      return std::vector<Tensor>{gather_rows_of(g[0], flat_ids, {flat_ids.numel()}, op + "Grad")};
+    });
   }
-  record(op, {source}, {out}, [flat_ids, op](const std::vector<Tensor>& g) {
-    return std::vector<Tensor>{gather_rows_of(g[0], flat_ids, {flat_ids.numel()}, op + "Grad")};
-  });
   return out;
 }
 
@@ -700,8 +710,8 @@ Tensor embedding(const Tensor& ids, const Tensor& table) {
 
 namespace {
 
-// The arguments every segment op over rows takes: data (N, D), one integer id per row, and a
-// segment count >= 0, on one device.
+// The arguments every segment op over rows takes: data (N, D) floating, int32 or int64, one
+// integer id per row, and a segment count >= 0, on one device.
 void check_segment_arguments(const std::string& op, const Tensor& rows, const Tensor& ids,
                              int64_t num_segments) {
   check_defined(op, rows, "data");
@@ -714,6 +724,10 @@ void check_segment_arguments(const std::string& op, const Tensor& rows, const Te
   if (ids.dtype() != DType::kInt32 && ids.dtype() != DType::kInt64) {
     throw_error(ErrorCode::kInvalidArgument, op,
                 std::string("segment_ids must be int32 or int64, got ") + dtype_name(ids.dtype()));
+  }
+  if (!is_floating(rows.dtype()) && rows.dtype() != DType::kInt32 && rows.dtype() != DType::kInt64) {
+    throw_error(ErrorCode::kInvalidArgument, op,
+                std::string("data must be floating, int32 or int64, got ") + dtype_name(rows.dtype()));
   }
   if (num_segments < 0) {
     throw_error(ErrorCode::kInvalidArgument, op, "num_segments must be >= 0, got " + std::to_string(num_segments));
@@ -742,7 +756,6 @@ double extreme_identity(DType dtype, bool is_max) {
 Tensor segment_sum_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments) {
   const std::string op = "UnsortedSegmentSum";
   check_segment_arguments(op, rows, ids, num_segments);
-  check_floating(op, rows, "data");
   return scatter_add_rows_of(rows, flat_int64(ids), num_segments, op);
 }
 
@@ -750,18 +763,12 @@ Tensor segment_extreme_rows(const Tensor& rows, const Tensor& ids, int64_t num_s
                             bool is_max) {
   const std::string op = is_max ? "UnsortedSegmentMax" : "UnsortedSegmentMin";
   check_segment_arguments(op, rows, ids, num_segments);
-  if (!is_floating(rows.dtype()) && rows.dtype() != DType::kInt32 && rows.dtype() != DType::kInt64) {
-    throw_error(ErrorCode::kInvalidArgument, op,
-                std::string("data must be floating, int32 or int64, got ") + dtype_name(rows.dtype()));
-  }
   const Tensor source = contiguous(rows);
   const Tensor flat_ids = flat_int64(ids);
-  Tensor out = full({num_segments, source.dim(1)}, extreme_identity(source.dtype(), is_max),
-                    source.dtype(), source.device());
-  if (source.numel() > 0 && out.numel() > 0) {
-    backend_for_op(op, source.device())
-        .scatter_extreme_rows(source.view(), flat_ids.view(), out.view(), is_max);
-  }
+  const Tensor out = scatter_rows_into(
+      full({num_segments, source.dim(1)}, extreme_identity(source.dtype(), is_max), source.dtype(),
+           source.device()),
+      source, flat_ids, is_max ? RowCombine::kMax : RowCombine::kMin, op);
   if (!is_floating(source.dtype())) return out;
   const Tensor result = detach(out);  // the values, without a reference from out's own node
   record(op, {source}, {out}, [source, flat_ids, result, num_segments, op](const std::vector<Tensor>& g) {
@@ -772,6 +779,37 @@ Tensor segment_extreme_rows(const Tensor& rows, const Tensor& ids, int64_t num_s
     const Tensor shared = binary(BinaryOp::kDiv, g[0], ties);  // inf only where nothing reads it
     return std::vector<Tensor>{
         mul(gather_rows_of(shared, flat_ids, {flat_ids.numel()}, op + "Grad"), selected)};
+  });
+  return out;
+}
+
+Tensor segment_prod_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments) {
+  const std::string op = "UnsortedSegmentProd";
+  check_segment_arguments(op, rows, ids, num_segments);
+  const Tensor source = contiguous(rows);
+  const Tensor flat_ids = flat_int64(ids);
+  const Shape shape = {num_segments, source.dim(1)};
+  const Tensor out = scatter_rows_into(full(shape, 1.0, source.dtype(), source.device()), source,
+                                       flat_ids, RowCombine::kMultiply, op);
+  if (!is_floating(source.dtype())) return out;
+  const Tensor result = detach(out);
+  record(op, {source}, {out}, [source, flat_ids, result, shape, op](const std::vector<Tensor>& g) {
+    // d prod / d x_i is the product of the segment's other entries: prod / x_i where x_i != 0.
+    // A zero's is the product of the non-zeros when it is its segment's only zero, and every
+    // entry's is 0 where a segment holds two zeros or more (TF's and PyTorch's rule).
+    const Tensor zero = scalar_like(0.0, source), one = scalar_like(1.0, source);
+    const Tensor is_zero = binary(BinaryOp::kEqual, source, zero);
+    const Tensor zero_counts =
+        scatter_rows_into(zeros(shape, source.dtype(), source.device()), cast(is_zero, source.dtype()),
+                          flat_ids, RowCombine::kAdd, op + "Grad");
+    const Tensor non_zero = where(is_zero, one, source);
+    const Tensor non_zero_prod = scatter_rows_into(full(shape, 1.0, source.dtype(), source.device()),
+                                                   non_zero, flat_ids, RowCombine::kMultiply, op + "Grad");
+    const Tensor at_most_one_zero = binary(BinaryOp::kLess, zero_counts, scalar_like(2.0, source));
+    const Tensor kept_grad = where(at_most_one_zero, g[0], zero);
+    auto gathered = [&](const Tensor& t) { return gather_rows_of(t, flat_ids, {flat_ids.numel()}, op + "Grad"); };
+    const Tensor partial = where(is_zero, gathered(non_zero_prod), binary(BinaryOp::kDiv, gathered(result), non_zero));
+    return std::vector<Tensor>{mul(gathered(kept_grad), partial)};
   });
   return out;
 }

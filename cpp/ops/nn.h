@@ -4,7 +4,7 @@
 // dot-product attention, and the losses (softmax cross-entropy with sparse or dense labels,
 // mean squared error). Composite ops (attention, the losses) are built from other ops, so
 // their gradients come from autograd; embedding and the segment sum are the row-gather kernels
-// (gather_rows, scatter_add_rows), each the other's gradient.
+// (gather_rows, scatter_rows adding), each the other's gradient.
 #pragma once
 
 #include <cstdint>
@@ -81,15 +81,20 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 // table (V, D), ids integer (...) -> (..., D). Out-of-range ids are an InvalidArgumentError.
 Tensor embedding(const Tensor& ids, const Tensor& table);
 // Unsorted segment sum over the first axis: out[s, :] = the sum of rows[i, :] with ids[i] == s,
-// added in order of i; rows (N, D) floating, ids integer (N), out (num_segments, D). Ids outside
-// [0, num_segments) are dropped (TF drops negative ones). Its gradient gathers.
+// added in order of i; rows (N, D) floating, int32 or int64 (integer sums wrap), ids integer
+// (N), out (num_segments, D). Ids outside [0, num_segments) are dropped (TF drops negative
+// ones). Its gradient (floating rows) gathers.
 Tensor segment_sum_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments);
-// Unsorted segment max (is_max) or min, shaped and bounded as segment_sum_rows; rows floating,
-// int32 or int64. An empty segment holds the dtype's lowest (max) or highest (min) finite
-// value, as TF's; a NaN in a segment makes its result NaN. The gradient (floating rows) goes to
-// the rows equal to their segment's result, split evenly between ties (TF's rule).
+// Unsorted segment max (is_max) or min, shaped and bounded as segment_sum_rows. An empty
+// segment holds the dtype's lowest (max) or highest (min) finite value, as TF's; a NaN in a
+// segment makes its result NaN. The gradient (floating rows) goes to the rows equal to their
+// segment's result, split evenly between ties (TF's rule).
 Tensor segment_extreme_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments,
                             bool is_max);
+// Unsorted segment product, shaped and bounded as segment_sum_rows; an empty segment holds 1.
+// The gradient (floating rows) is the product of each entry's segment-mates, zeros included
+// (TF's and PyTorch's rule).
+Tensor segment_prod_rows(const Tensor& rows, const Tensor& ids, int64_t num_segments);
 
 // softmax(Q K^T / sqrt(d_k) + mask) V; a float mask (broadcastable to the scores) is added (use
 // large negative values to hide positions); a bool mask keeps the True positions (Keras, torch);

@@ -10,10 +10,10 @@ same ops.
 """
 import numpy as np
 
-from . import _C, _numpy_ops, errors
+from . import _C, _numpy_ops, _row_scatter, errors
 from . import math as _math
 from ._array_ops import (cast, clip_by_value, expand_dims, gather, gather_along, identity,
-                         one_hot, reshape, shape, stack)
+                         reshape, shape, stack)
 from ._convert import convert_to_tensor, python_integer_dtype
 from . import _tensor
 from ._tensor import arange
@@ -144,7 +144,8 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype="int32", name=No
     """``tf.histogram_fixed_width``: how many values fall in each of ``nbins`` equal bins
     over ``value_range`` (outliers counted in the first or last bin)."""
     bins = reshape(histogram_fixed_width_bins(values, value_range, nbins, "int64"), [-1])
-    return cast(_C.reduce("sum", one_hot(bins, int(nbins), dtype="int32"), [0], False), dtype)
+    counts = _row_scatter.segment_counts(bins, int(nbins), bins._device_name)
+    return cast(reshape(counts, [int(nbins)]), dtype)
 
 
 def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=0, name=None):  # noqa: A002

@@ -3,15 +3,15 @@
 ``tf.unique`` (the last on the sort kernel, ``_unique``).
 
 Each reads its integer indices on the host (as gather_nd does), checks them with TF's errors,
-and turns them into one gather of the values (a slice where it is a plain range), so float
-results stay differentiable through gather's gradient: a scatter is "gather, for every output
-row, the rows that land there, and reduce them" rather than a scatter kernel gpuaccel lacks.
+and turns them into one gather of the values (a slice where it is a plain range) or one row
+scatter (``_row_scatter``: the tensor's rows and the updates reduced into the rows they land
+on), so float results stay differentiable through the gather's and the scatter's gradients.
 """
 import collections
 
 import numpy as np
 
-from . import _C, _unique, errors
+from . import _C, _row_scatter, _unique, errors
 from ._array_ops import cast, concat, gather, reshape
 from ._convert import convert_to_tensor
 from ._tensor import Tensor, tensor
@@ -146,40 +146,28 @@ def _scatter_positions(tensor, indices, updates, op):
     return positions, rows, reshape(updates, [len(positions)] + tail), tail
 
 
-def _scatter(tensor, indices, updates, op, reduction):
-    """Each output row reduces (``reduction``: sum, min or max) the tensor's row with the
+def _scatter(target, indices, updates, op, reduction):
+    """Each output row reduces (``reduction``: sum, min or max) the target's row with the
     updates landing on it; 'update' takes the last update landing there, else the row."""
-    x = convert_to_tensor(tensor)
+    x = convert_to_tensor(target)
     # A tensor keeps its dtype (a mismatch is an error); arrays and lists take the tensor's, as
     # TF converts an op's non-tensor inputs to its dtype.
     u = updates if isinstance(updates, Tensor) else convert_to_tensor(np.asarray(updates),
                                                                       dtype=x.dtype)
     positions, rows, update_rows, tail = _scatter_positions(x, indices, u, op)
     count = len(positions)
-    table = concat([update_rows, reshape(x, [rows] + tail)], 0)  # updates, then x's rows
-    own_row = count + np.arange(rows)
-    if reduction == "update":
-        chosen = own_row.copy()
-        chosen[positions] = np.arange(count)  # a later update to a row wins, as TF's CPU
-        return reshape(_picked(table, chosen), list(x.shape))
-    landing = [[] for _ in range(rows)]
-    for j, p in enumerate(positions):
-        landing[p].append(j)
-    width = max((len(lst) for lst in landing), default=0)
-    # Rows with fewer updates repeat their own row (min/max) or add a zero row (sum).
-    pad_row = count + rows if reduction == "sum" else None
-    if reduction == "sum":
-        table = concat([table, _C.tensor_full([1] + tail, 0.0, x._dtype_name, x._device_name)],
-                       0)
-    grid = np.empty((rows, width + 1), np.int64)
-    for p in range(rows):
-        filler = pad_row if pad_row is not None else own_row[p]
-        grid[p] = [own_row[p]] + landing[p] + [filler] * (width - len(landing[p]))
-    picked = _picked(table, grid)
-    reduced = _C.reduce(reduction, picked, [1], False)
-    if reduced._dtype_name != x._dtype_name:  # an integer sum widens to int64
-        reduced = cast(reduced, x._dtype_name)
-    return reshape(reduced, list(x.shape))
+    width = int(np.prod(tail, dtype=np.int64))
+    own_rows, update_rows = reshape(x, [rows, width]), reshape(update_rows, [count, width])
+    if reduction == "update":  # a later update to a row wins, as TF's CPU
+        landing = tensor(positions.astype(np.int64), device=x._device_name)
+        return reshape(_row_scatter.last_write(own_rows, landing, update_rows), list(x.shape))
+    # x's own rows first, then the updates, into one row scatter: each output row combines its
+    # own row with the updates landing on it in order (TF's CPU loop), and a max/min's gradient
+    # splits evenly between the tied entries, x's included (TF's rule).
+    data = concat([own_rows, update_rows], 0)
+    ids = tensor(np.concatenate([np.arange(rows, dtype=np.int64), positions.astype(np.int64)]),
+                 device=x._device_name)
+    return reshape(_row_scatter.segment_reduce(data, ids, rows, reduction), list(x.shape))
 
 
 def tensor_scatter_nd_add(tensor, indices, updates, name=None):
@@ -206,8 +194,8 @@ def tensor_scatter_nd_max(tensor, indices, updates, name=None):
 
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     """``tf.tensor_scatter_nd_update``: ``tensor`` with the entries at ``indices`` replaced by
-    ``updates`` (for a repeated index, the last update, which alone gets the gradient: TF
-    passes the gradient to the overwritten updates too)."""
+    ``updates`` (for a repeated index, the last update; every update gets its entry's gradient,
+    an overwritten one too, as TF's)."""
     return _scatter(tensor, indices, updates, "TensorScatterUpdate", "update")
 
 

@@ -751,7 +751,9 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 
 def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's names
     """Counts in ``bins`` equal bins over [min, max] (the data's range when both are 0),
-    entries outside ignored, as float (a one-hot sum on the device)."""
+    entries outside ignored (NaN too: PyTorch's CPU loop casts it to a bin, undefined
+    behaviour), in the input's (floating) dtype: a count per bin by the row scatter, exact in
+    float64."""
     x = _C.reshape(convert_to_tensor(input), [-1])
     lo, hi = float(min), float(max)
     if lo == hi == 0:
@@ -759,33 +761,41 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's names
             _C.reduce("max", x, None, False).item())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    inside = _C.cast(_C.binary("greater", x, _C.scalar_like(lo, x)) | _C.binary(
-        "equal", x, _C.scalar_like(lo, x)), "float32") * _C.cast(
-        _C.binary("less", x, _C.scalar_like(hi, x)) | _C.binary(
-            "equal", x, _C.scalar_like(hi, x)), "float32")
+    # lo <= x <= hi, written so that NaN is outside
+    inside = (_C.binary("greater", x, _C.scalar_like(lo, x)) | _C.binary(
+        "equal", x, _C.scalar_like(lo, x))) & (_C.binary("less", x, _C.scalar_like(hi, x)) | _C.binary(
+            "equal", x, _C.scalar_like(hi, x)))
     scaled = _array_ops.clamp((x - lo) * (bins / (hi - lo)), 0.0, bins - 1)
-    ids = _C.cast(scaled, "int64")
-    counts = _C.reduce("sum", _C.one_hot(ids, int(bins), "float32") * _C.expand_dims(
-        inside, 1), [0], False)
-    return _C.cast(counts, x._dtype_name)
+    ids = _C.where(inside, _C.cast(scaled, "int64"),
+                   _C.tensor_full([], -1.0, "int64", x._device_name))
+    ones = _C.tensor_full([x.shape[0], 1], 1.0, "float64", x._device_name)
+    counts = _C.segment_sum_rows(ones, ids, int(bins))
+    return _C.cast(_C.reshape(counts, [int(bins)]), x._dtype_name)
 
 
 def bincount(input, weights=None, minlength=0):
+    """How many times each value 0..n-1 occurs (int64), or with ``weights`` the sum of their
+    weights (float32 weights give float32, any other dtype float64, as PyTorch)."""
     x = convert_to_tensor(input)
-    if weights is not None:
-        raise ValueError("bincount(weights=) is not supported yet (torch returns float64)")
     if x.ndim != 1 or x._dtype_name not in INTEGER_NAMES:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     values = _C.detach(x)._numpy()
     if values.size and values.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     size = builtins.max(int(values.max()) + 1 if values.size else 0, int(minlength))
+    if weights is None:
+        amounts, dtype = _C.tensor_full([int(values.size), 1], 1.0, "float64", x._device_name), "int64"
+    else:
+        w = convert_to_tensor(weights)
+        if list(w.shape) != list(x.shape):
+            raise RuntimeError("weights should be 1-d and have the same length as input")
+        dtype = "float32" if w._dtype_name == "float32" else "float64"
+        amounts = _C.reshape(_C.cast(w, "float64"), [-1, 1])
     if not values.size:
-        return tensor(np.zeros(size, np.int64))
-    # a count per value by the row scatter-add (memory n, not n x size), in float64: exact
-    ones = _C.tensor_full([int(values.size), 1], 1.0, "float64", x._device_name)
-    counts = _C.segment_sum_rows(ones, _C.contiguous(x), size)
-    return _C.cast(_C.reshape(counts, [size]), "int64")
+        return tensor(np.zeros(size, dtype))
+    # a count (sum) per value by the row scatter-add (memory n, not n x size), in float64
+    counts = _C.segment_sum_rows(_C.contiguous(amounts), _C.contiguous(x), size)
+    return _C.cast(_C.reshape(counts, [size]), dtype)
 
 
 

@@ -21,6 +21,7 @@ from . import _torch_functional as _F
 from . import _torch_functions
 from . import _torch_sort
 from . import _torch_bitwise
+from . import _torch_scatter
 from . import _torch_special
 from . import _torch_ops
 from . import math as _math
@@ -742,101 +743,6 @@ def _masked_select(self, mask):
     return _array_ops.gather(x, picks.astype(np.int64).tolist()) if len(picks) else x[:0]
 
 
-def _index_one_hot(index, size, like):
-    """(len(index), size) rows of one-hot, in ``like``'s dtype."""
-    ids = _C.reshape(convert_to_tensor(index), [-1])
-    return _C.one_hot(ids, int(size), like._dtype_name)
-
-
-def _dim_first(x, d):
-    return _movedim(x, d, 0) if d else x
-
-
-def _index_fill(self, dim, index, value):
-    d = check_int(dim, "dim") % max(self.ndim, 1)
-    rows = _C.reduce("max", _index_one_hot(index, self.shape[d], self), [0], False)  # (n,)
-    mask = _C.reshape(rows, [self.shape[d]] + [1] * (self.ndim - 1 - d))
-    fill = _scalar(float(value), self) if not isinstance(value, Tensor) else value
-    # Selected, not blended: an inf in a filled row would give inf * 0 = NaN.
-    return _C.where(mask, fill, self) if self._dtype_name in _FLOATING else _C.cast(
-        _index_fill(_C.cast(self, "float32"), dim, index, value), self._dtype_name)
-
-
-def _index_add(self, dim, index, source, *, alpha=1):
-    """self + alpha * source added at ``index`` along ``dim`` (the row scatter-add kernel, so
-    repeated indices accumulate and gradients reach self and source)."""
-    d = check_int(dim, "dim") % max(self.ndim, 1)
-    src = _dim_first(convert_to_tensor(source), d)
-    flat = _C.reshape(_C.contiguous(src), [src.shape[0], -1])
-    if src._dtype_name in _FLOATING:
-        ids = _C.reshape(convert_to_tensor(index), [-1])
-        added = _C.segment_sum_rows(flat, ids, self.shape[d])  # (n, rest)
-    else:
-        picks = _index_one_hot(index, self.shape[d], src)  # (k, n): integers, exactly
-        added = _C.matmul(_C.transpose(picks, 0, 1), flat)
-    moved_shape = [self.shape[d]] + [s for k, s in enumerate(self.shape) if k != d]
-    added = _movedim(_C.reshape(added, moved_shape), 0, d) if d else _C.reshape(added,
-                                                                               moved_shape)
-    return self + added * float(alpha)
-
-
-def _index_copy(self, dim, index, source):
-    d = check_int(dim, "dim") % max(self.ndim, 1)
-    rows = _C.reduce("max", _index_one_hot(index, self.shape[d], self), [0], False)
-    mask = _C.reshape(rows, [self.shape[d]] + [1] * (self.ndim - 1 - d))
-    return _index_add(_C.where(mask, _scalar(0.0, self), self), dim, index, source)
-
-
-def _scatter_add_rows_along_last(ids, source, n):
-    """out[..., ids[..., j]] += source[..., j] into zeros (..., n), by the row scatter-add kernel:
-    each entry's flat offset is its row's start plus its index; an index outside [0, n) adds
-    nothing (as the one-hot rows it replaced), never into a neighbouring row."""
-    lead = list(ids.shape[:-1])
-    rows = int(np.prod(lead, dtype=np.int64))
-    ids = _C.cast(ids, "int64")
-    starts = _array_ops.row_starts(lead, n, ids._device_name)
-    outside = _C.scalar_like(-1, ids)
-    flat_ids = _C.where(_C.binary("less", ids, _C.scalar_like(0, ids)), outside,
-                        _C.where(_C.binary("less", ids, _C.scalar_like(n, ids)),
-                                 _C.binary("add", ids, starts), outside))
-    added = _C.segment_sum_rows(_C.reshape(_C.contiguous(source), [-1, 1]),
-                                _C.reshape(flat_ids, [-1]), rows * n)
-    return _C.reshape(added, lead + [n])
-
-
-def _scatter_add(self, dim, index, src):
-    """out[..., index[i, j], ...] += src[i, j] along ``dim`` (index and src of self's shape
-    except along ``dim``): one-hot rows of the indices times src, summed."""
-    d = check_int(dim, "dim") % max(self.ndim, 1)
-    ids = convert_to_tensor(index)
-    source = _operand_like(src, self)
-    if tuple(ids.shape) != tuple(source.shape) or any(
-            ids.shape[k] != self.shape[k] for k in range(self.ndim) if k != d):
-        raise RuntimeError(f"scatter_add: index of shape {list(ids.shape)} and src of shape "
-                           f"{list(source.shape)} must be equal, and match self "
-                           f"{list(self.shape)} outside dim {d} (a gpuaccel restriction)")
-    n = self.shape[d]
-    if self._dtype_name in _FLOATING:
-        return self + _movedim(_scatter_add_rows_along_last(_movedim(ids, d, -1),
-                                                            _movedim(source, d, -1), n), -1, d)
-    hot = _C.one_hot(_movedim(ids, d, -1), n, self._dtype_name)  # (..., k, n): integers
-    added = _C.reduce("sum", hot * _C.expand_dims(_movedim(source, d, -1), ids.ndim), [ids.ndim - 1],
-                      False)  # (..., n)
-    return self + _movedim(added, -1, d)
-
-
-def _scatter(self, dim, index, src=None, value=None, *, reduce=None):
-    if reduce is not None:
-        raise ValueError("scatter(reduce=) is not supported yet")
-    d = check_int(dim, "dim") % max(self.ndim, 1)
-    ids = convert_to_tensor(index)
-    source = _C.broadcast_to(_scalar(value if src is None else src, self), list(ids.shape)) \
-        if src is None or not isinstance(src, Tensor) else src
-    hit = _scatter_add(_C.scalar_like(0.0, self) * self, d, ids, _array_ops.ones_like(source))
-    covered = _C.cast(hit > 0, self._dtype_name)
-    return self * (1.0 - covered) + _scatter_add(self * 0.0, d, ids, source)
-
-
 def _renorm(self, p, dim, maxnorm):
     """Each slice along ``dim`` rescaled to p-norm at most ``maxnorm``."""
     d = check_int(dim, "dim") % self.ndim
@@ -856,16 +762,15 @@ def _logcumsumexp(self, dim):
 
 _METHODS.update({
     "copysign": _copysign, "heaviside": _heaviside, "ldexp": _ldexp,
-    "take": _take, "masked_select": _masked_select, "index_fill": _index_fill,
-    "index_add": _index_add, "index_copy": _index_copy, "scatter_add": _scatter_add,
-    "scatter": _scatter, "renorm": _renorm, "logcumsumexp": _logcumsumexp,
+    "take": _take, "masked_select": _masked_select, "renorm": _renorm,
+    "logcumsumexp": _logcumsumexp,
 })
-_IN_PLACE += ["copysign", "heaviside", "ldexp", "index_fill", "index_add", "index_copy",
-              "scatter_add", "scatter", "renorm", "cumsum", "cumprod"]
+_SCATTERS = {name: getattr(_torch_scatter, name) for name in _torch_scatter.__all__}
+_METHODS.update(_SCATTERS)
+_IN_PLACE += ["copysign", "heaviside", "ldexp", "renorm", "cumsum", "cumprod"] + list(_SCATTERS)
 FUNCTION_NAMES = sorted(set(FUNCTION_NAMES) | {"copysign", "heaviside", "ldexp", "take",
-                                               "masked_select", "index_fill", "index_add",
-                                               "index_copy", "scatter_add", "scatter", "renorm",
-                                               "logcumsumexp"})
+                                               "masked_select", "renorm", "logcumsumexp"}
+                        | set(_SCATTERS))
 
 
 

@@ -9,7 +9,7 @@ with recorded C++ ops, so they differentiate like the primitives.
 
 import numpy as np
 
-from . import _C, errors
+from . import _C, _row_scatter, errors
 from ._int_range import check_int
 from . import _unsupported
 from ._convert import as_tensors, convert_to_tensor
@@ -37,7 +37,8 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "polyval", "in_top_k", "confusion_matrix", "bincount", "invert_permutation",
            "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
            "segment_sum", "segment_mean", "logaddexp", "multiply_no_nan", "unsorted_segment_max",
-           "unsorted_segment_min", "segment_max", "segment_min", "erfinv", "ndtri"]
+           "unsorted_segment_min", "segment_max", "segment_min", "unsorted_segment_prod",
+           "segment_prod", "erfinv", "ndtri"]
 
 
 def _axes(axis, dim):
@@ -700,15 +701,26 @@ def _class_count(labels, num_classes):
 def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype="int32",
                      name=None):
     """counts[i, j]: how many (weighted) samples of label i were predicted j."""
-    truth = _C.cast(convert_to_tensor(labels), "int64")
-    guess = _C.cast(convert_to_tensor(predictions), "int64")
+    truth = _C.reshape(_C.cast(convert_to_tensor(labels), "int64"), [-1])
+    guess = _C.reshape(_C.cast(convert_to_tensor(predictions), "int64"), [-1])
     n = max(_class_count(truth, num_classes), _class_count(guess, num_classes))
-    rows = _C.one_hot(_C.contiguous(truth), n, "float32")
-    if weights is not None:
-        rows = _C.binary("mul", rows, _C.expand_dims(_C.cast(convert_to_tensor(weights),
-                                                             "float32"), -1))
-    cols = _C.one_hot(_C.contiguous(guess), n, "float32")
-    return _C.cast(_C.matmul(_C.transpose(rows, 0, 1), cols), _counts_dtype(dtype))
+    # Each sample's cell as one id, counted by the row scatter in float64 (exact counts, memory
+    # samples + n², not samples x n); a label or prediction outside [0, n) counts nowhere.
+    inside = _C.binary("mul", _in_range(truth, n), _in_range(guess, n))
+    cell = _C.where(_C.cast(inside, "bool"),
+                    _C.binary("add", _C.binary("mul", truth, _C.scalar_like(n, truth)), guess),
+                    _C.scalar_like(-1, truth))
+    amounts = (_C.tensor_full([truth.shape[0], 1], 1.0, "float64", truth._device_name)
+               if weights is None else
+               _C.reshape(_C.cast(convert_to_tensor(weights), "float64"), [-1, 1]))
+    counts = _C.segment_sum_rows(_C.contiguous(amounts), cell, n * n)
+    return _C.cast(_C.reshape(counts, [n, n]), _counts_dtype(dtype))
+
+
+def _in_range(ids, n):
+    """1 where 0 <= ids < n, else 0 (ids' dtype)."""
+    return _C.binary("mul", _C.cast(_C.binary("greater", ids, _C.scalar_like(-1, ids)), ids._dtype_name),
+                     _C.cast(_C.binary("less", ids, _C.scalar_like(n, ids)), ids._dtype_name))
 
 
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype="int32", name=None,
@@ -741,8 +753,7 @@ def invert_permutation(x, name=None):
     if values.ndim != 1 or sorted(values.tolist()) != list(range(values.size)):
         raise errors.InvalidArgumentError(f"invert_permutation needs a permutation of "
                                           f"0..n-1, got {values.tolist()}")
-    table = _C.one_hot(_C.contiguous(_C.cast(p, "int64")), values.size, "float32")
-    return _C.cast(_C.reduce("argmax", table, 0, False), p._dtype_name)
+    return convert_to_tensor(np.argsort(values, kind="stable").astype(values.dtype))
 
 
 def _segment_rows(x, segment_ids):
@@ -762,15 +773,40 @@ def _segment_totals(data, segment_ids, num_segments):
     [0, num_segments) count nowhere, as TF drops negative ones."""
     x = _float(data)
     flat, flat_ids, tail = _segment_rows(x, segment_ids)
-    rows = flat_ids.shape[0]
     sums = _C.reshape(_C.segment_sum_rows(flat, flat_ids, num_segments), [num_segments] + tail)
-    ones = _C.tensor_full([rows, 1], 1.0, x._dtype_name, x._device_name)
-    counts = _C.segment_sum_rows(ones, flat_ids, num_segments)
+    counts = _C.cast(_row_scatter.segment_counts(flat_ids, num_segments, x._device_name),
+                     x._dtype_name)
     return sums, _C.reshape(counts, [num_segments] + [1] * len(tail))
 
 
+def _segment_reduce(data, segment_ids, num_segments, reduction, empty_is_zero=False):
+    """The sum, prod, max or min per segment in the data's dtype, on the row scatter (cost rows
+    x width, whatever the number of segments): integer sums and products wrap as TF's. An
+    empty segment holds 0 (sum), 1 (prod), or the dtype's lowest (max) / highest (min) value,
+    as TF's unsorted ops; TF's sorted max/min give it 0 (``empty_is_zero``). Ids outside
+    [0, num_segments) count nowhere."""
+    x = convert_to_tensor(data)
+    if x._dtype_name == "bool" and reduction in ("sum", "prod"):
+        x = _C.cast(x, "float32")  # a count or an all, as a number
+    flat, flat_ids, tail = _segment_rows(x, segment_ids)
+    out = _row_scatter.segment_reduce(flat, flat_ids, num_segments, reduction)
+    if empty_is_zero:
+        filled = _C.binary("greater", _row_scatter.segment_counts(flat_ids, num_segments,
+                                                                  x._device_name),
+                           _C.tensor_full([], 0.0, "int32", x._device_name))
+        out = _C.where(filled, out, _C.scalar_like(0, out))
+    return _C.reshape(out, [num_segments] + tail)
+
+
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
-    return _segment_totals(data, segment_ids, check_int(num_segments, "num_segments", 0))[0]
+    """Integers stay integers (wrapping as TF's)."""
+    return _segment_reduce(data, segment_ids, check_int(num_segments, "num_segments", 0), "sum")
+
+
+def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
+    """An empty segment holds 1; the gradient is each entry's segment-mates' product (zeros
+    included), as TF's."""
+    return _segment_reduce(data, segment_ids, check_int(num_segments, "num_segments", 0), "prod")
 
 
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
@@ -795,65 +831,34 @@ def segment_sum(data, segment_ids, name=None):
     return unsorted_segment_sum(data, segment_ids, _sorted_segments(segment_ids))
 
 
+def segment_prod(data, segment_ids, name=None):
+    return unsorted_segment_prod(data, segment_ids, _sorted_segments(segment_ids))
+
+
 def segment_mean(data, segment_ids, name=None):
     return unsorted_segment_mean(data, segment_ids, _sorted_segments(segment_ids))
 
 
-# The identity of max (and, negated, of min) for each float dtype: what TF gives an empty
-# segment of unsorted_segment_max.
 # The floating dtypes' lowest finite values (keras.ops' causal attention masks with them).
 _LOWEST = {"float32": float(np.finfo(np.float32).min), "float16": float(np.finfo(np.float16).min),
            "bfloat16": -3.3895313892515355e38, "float64": float(np.finfo(np.float64).min)}
 
 
-def _segment_extreme(data, segment_ids, num_segments, op, empty_is_zero):
-    """max/min per segment by the row scatter kernel (cost rows x width, whatever the number of
-    segments). An empty segment holds the dtype's lowest (max) or highest (min) value, as TF's
-    unsorted ops, or 0 for the sorted ones (``empty_is_zero``); ids outside [0, num_segments)
-    count nowhere. uint8/int8/int16 are compared in int32 and clipped back to their range (an
-    empty segment's int32 bound becomes theirs)."""
-    x = convert_to_tensor(data)
-    dtype = x._dtype_name
-    if dtype == "bool":
-        x = _C.cast(x, "float32")
-    elif dtype in ("uint8", "int8", "int16"):
-        x = _C.cast(x, "int32")
-    flat, flat_ids, tail = _segment_rows(x, segment_ids)
-    rows = flat_ids.shape[0]
-    out = _C.segment_extreme_rows(flat, flat_ids, num_segments, op == "max")
-    if empty_is_zero:  # TF's sorted segment ops give an empty segment 0
-        ones = _C.tensor_full([rows, 1], 1.0, "float32", x._device_name)
-        filled = _C.binary("greater", _C.segment_sum_rows(ones, flat_ids, num_segments),
-                           _C.scalar_like(0.0, ones))
-        out = _C.where(filled, out, _C.scalar_like(0.0, out))
-    out = _C.reshape(out, [num_segments] + tail)
-    if dtype in ("uint8", "int8", "int16"):
-        info = np.iinfo(dtype)
-        clipped = _C.binary("minimum", _C.binary("maximum", out, _C.scalar_like(info.min, out)),
-                            _C.scalar_like(info.max, out))
-        out = _C.cast(clipped, dtype)
-    elif dtype == "bool":
-        out = _C.cast(out, "bool")
-    return out
-
-
 def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     """Empty segments hold the dtype's lowest value, as TF."""
-    return _segment_extreme(data, segment_ids, check_int(num_segments, "num_segments", 0),
-                            "max", False)
+    return _segment_reduce(data, segment_ids, check_int(num_segments, "num_segments", 0), "max")
 
 
 def unsorted_segment_min(data, segment_ids, num_segments, name=None):
-    return _segment_extreme(data, segment_ids, check_int(num_segments, "num_segments", 0),
-                            "min", False)
+    return _segment_reduce(data, segment_ids, check_int(num_segments, "num_segments", 0), "min")
 
 
 def segment_max(data, segment_ids, name=None):
-    return _segment_extreme(data, segment_ids, _sorted_segments(segment_ids), "max", True)
+    return _segment_reduce(data, segment_ids, _sorted_segments(segment_ids), "max", True)
 
 
 def segment_min(data, segment_ids, name=None):
-    return _segment_extreme(data, segment_ids, _sorted_segments(segment_ids), "min", True)
+    return _segment_reduce(data, segment_ids, _sorted_segments(segment_ids), "min", True)
 
 
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision: a

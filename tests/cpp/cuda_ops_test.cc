@@ -1033,7 +1033,7 @@ TEST_F(CudaOps, RowGatherAndScatterAddMatchTheHostLoops) {
   TensorView drows = view({5, 2}, DType::kFloat64), grad = view({3, 2}, DType::kFloat64);
   ASSERT_NO_THROW(backend_->copy_from_host(rows.data(), drows));
   ASSERT_NO_THROW(backend_->copy_from_host(zeros.data(), grad));
-  ASSERT_NO_THROW(backend_->scatter_add_rows(drows, dids, grad));
+  ASSERT_NO_THROW(backend_->scatter_rows(drows, dids, grad, RowCombine::kAdd));
   EXPECT_EQ(download(grad), (std::vector<float>{3, 4, 0, 0, 1 + 5, 2 + 6}));
 }
 
@@ -1048,7 +1048,7 @@ TEST_F(CudaOps, ScatterExtremeRowsAndNarrowIntegers) {
   ASSERT_NO_THROW(backend_->copy_from_host(rows.data(), drows));
   ASSERT_NO_THROW(backend_->copy_from_host(ids.data(), dids));
   ASSERT_NO_THROW(backend_->copy_from_host(start.data(), table));
-  ASSERT_NO_THROW(backend_->scatter_extreme_rows(drows, dids, table, true));
+  ASSERT_NO_THROW(backend_->scatter_rows(drows, dids, table, RowCombine::kMax));
   const std::vector<float> got = download(table);
   EXPECT_EQ(got[0], -1e30f);  // segment 0: nothing
   EXPECT_EQ(got[1], -1e30f);
@@ -1061,7 +1061,7 @@ TEST_F(CudaOps, ScatterExtremeRowsAndNarrowIntegers) {
   ASSERT_NO_THROW(backend_->copy_from_host(big.data(), dbig));
   ASSERT_NO_THROW(backend_->copy_from_host(zero_ids.data(), dzero));
   ASSERT_NO_THROW(backend_->copy_from_host(lowest.data(), itable));
-  ASSERT_NO_THROW(backend_->scatter_extreme_rows(dbig, dzero, itable, true));
+  ASSERT_NO_THROW(backend_->scatter_rows(dbig, dzero, itable, RowCombine::kMax));
   ASSERT_NO_THROW(backend_->synchronize());
   int64_t top = 0;
   ASSERT_NO_THROW(backend_->copy_to_host(itable, &top));
@@ -1080,6 +1080,37 @@ TEST_F(CudaOps, ScatterExtremeRowsAndNarrowIntegers) {
   ASSERT_NO_THROW(backend_->copy_to_host(top_byte, &byte_max));
   EXPECT_EQ(byte_values, (std::vector<int8_t>{-3, 127, -128, 5}));
   EXPECT_EQ(byte_max, 127);
+}
+
+// The scatter's sums and products of integers (exact, wrapping as the CPU's) and its float
+// product, ids out of range skipped.
+TEST_F(CudaOps, ScatterRowsIntegerSumsAndProducts) {
+  const std::vector<int32_t> ints = {2147483647, 3, 1, -4, 9};
+  const std::vector<int64_t> ids = {0, 1, 0, 1, 7};
+  const std::vector<int32_t> zeros = {0, 0}, ones = {1, 1};
+  TensorView dints = view({5, 1}, DType::kInt32), dids = view({5}, DType::kInt64);
+  TensorView sums = view({2, 1}, DType::kInt32), products = view({2, 1}, DType::kInt32);
+  ASSERT_NO_THROW(backend_->copy_from_host(ints.data(), dints));
+  ASSERT_NO_THROW(backend_->copy_from_host(ids.data(), dids));
+  ASSERT_NO_THROW(backend_->copy_from_host(zeros.data(), sums));
+  ASSERT_NO_THROW(backend_->copy_from_host(ones.data(), products));
+  ASSERT_NO_THROW(backend_->scatter_rows(dints, dids, sums, RowCombine::kAdd));
+  ASSERT_NO_THROW(backend_->scatter_rows(dints, dids, products, RowCombine::kMultiply));
+  ASSERT_NO_THROW(backend_->synchronize());
+  std::vector<int32_t> got_sums(2), got_products(2);
+  ASSERT_NO_THROW(backend_->copy_to_host(sums, got_sums.data()));
+  ASSERT_NO_THROW(backend_->copy_to_host(products, got_products.data()));
+  EXPECT_EQ(got_sums, (std::vector<int32_t>{-2147483647 - 1, -1}));  // INT32_MAX + 1 wraps
+  EXPECT_EQ(got_products, (std::vector<int32_t>{2147483647, -12}));
+  const std::vector<float> rows = {1.5f, -2.0f, 4.0f, 0.5f};  // (2, 2)
+  const std::vector<int64_t> same = {0, 0};
+  const std::vector<float> start = {1.0f, 1.0f};
+  TensorView drows = view({2, 2}), dsame = view({2}, DType::kInt64), table = view({1, 2});
+  ASSERT_NO_THROW(backend_->copy_from_host(rows.data(), drows));
+  ASSERT_NO_THROW(backend_->copy_from_host(same.data(), dsame));
+  ASSERT_NO_THROW(backend_->copy_from_host(start.data(), table));
+  ASSERT_NO_THROW(backend_->scatter_rows(drows, dsame, table, RowCombine::kMultiply));
+  EXPECT_EQ(download(table), (std::vector<float>{6.0f, -1.0f}));
 }
 
 // float64 on cuBLASLt's 64F GEMM and the element-wise kernels, against host double loops.

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "backends/cpu/cpu_threads.h"
+#include "backends/op_names.h"
 #include "core/errors.h"
 #include "kernels/half_conversions.h"
 
@@ -72,6 +73,42 @@ C extreme(C kept, C next, bool is_max) {
   return (is_max ? next > kept : next < kept) ? next : kept;
 }
 
+// Integer sums and products wrap in two's complement (as PyTorch and TF): computed unsigned,
+// where overflow is defined.
+template <typename C>
+C add(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename C>
+C multiply(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+template <typename S>
+void scatter_rows_as(const TensorView& rows, const TensorView& ids, const TensorView& table,
+                     RowCombine combine) {
+  switch (combine) {
+    case RowCombine::kAdd: return scatter_rows<S>(rows, ids, table, [](auto a, auto b) { return add(a, b); });
+    case RowCombine::kMultiply:
+      return scatter_rows<S>(rows, ids, table, [](auto a, auto b) { return multiply(a, b); });
+    case RowCombine::kMax:
+    case RowCombine::kMin: {
+      const bool is_max = combine == RowCombine::kMax;
+      return scatter_rows<S>(rows, ids, table, [is_max](auto a, auto b) { return extreme(a, b, is_max); });
+    }
+  }
+}
+
 }  // namespace
 
 void gather_rows(const TensorView& table, const TensorView& ids, const TensorView& out) {
@@ -91,42 +128,20 @@ void gather_rows(const TensorView& table, const TensorView& ids, const TensorVie
   });
 }
 
-void scatter_add_rows(const TensorView& rows, const TensorView& ids, const TensorView& table) {
-  require(ids.dtype == DType::kInt64 && rows.dtype == table.dtype, "scatter_add_rows",
+void scatter_rows(const TensorView& rows, const TensorView& ids, const TensorView& table,
+                  RowCombine combine) {
+  require(ids.dtype == DType::kInt64 && rows.dtype == table.dtype, op_name(combine),
           "ids must be int64 and rows of the table's dtype");
-  auto run = [&](auto tag) {
-    using S = decltype(tag);
-    scatter_rows<S>(rows, ids, table, [](auto a, auto b) { return a + b; });
-  };
   switch (table.dtype) {
-    case DType::kFloat32: return run(float{});
-    case DType::kFloat64: return run(double{});
-    case DType::kFloat16: return run(Half{});
-    case DType::kBFloat16: return run(BFloat16{});
+    case DType::kFloat32: return scatter_rows_as<float>(rows, ids, table, combine);
+    case DType::kFloat64: return scatter_rows_as<double>(rows, ids, table, combine);
+    case DType::kFloat16: return scatter_rows_as<Half>(rows, ids, table, combine);
+    case DType::kBFloat16: return scatter_rows_as<BFloat16>(rows, ids, table, combine);
+    case DType::kInt32: return scatter_rows_as<int32_t>(rows, ids, table, combine);
+    case DType::kInt64: return scatter_rows_as<int64_t>(rows, ids, table, combine);
     default: break;
   }
-  throw_error(ErrorCode::kInvalidArgument, "scatter_add_rows",
-              std::string("expected a floating dtype, got ") + dtype_name(table.dtype));
-}
-
-void scatter_extreme_rows(const TensorView& rows, const TensorView& ids, const TensorView& table,
-                          bool is_max) {
-  require(ids.dtype == DType::kInt64 && rows.dtype == table.dtype, "scatter_extreme_rows",
-          "ids must be int64 and rows of the table's dtype");
-  auto run = [&](auto tag) {
-    using S = decltype(tag);
-    scatter_rows<S>(rows, ids, table, [is_max](auto a, auto b) { return extreme(a, b, is_max); });
-  };
-  switch (table.dtype) {
-    case DType::kFloat32: return run(float{});
-    case DType::kFloat64: return run(double{});
-    case DType::kFloat16: return run(Half{});
-    case DType::kBFloat16: return run(BFloat16{});
-    case DType::kInt32: return run(int32_t{});
-    case DType::kInt64: return run(int64_t{});
-    default: break;
-  }
-  throw_error(ErrorCode::kInvalidArgument, "scatter_extreme_rows",
+  throw_error(ErrorCode::kInvalidArgument, op_name(combine),
               std::string("expected a floating dtype, int32 or int64, got ") +
                   dtype_name(table.dtype));
 }

@@ -42,12 +42,10 @@ void sort(int device, const TensorView& x, bool descending, const TensorView& va
           const TensorView& indices, void* workspace);
 void take_along_last_axis(int device, const TensorView& x, const TensorView& indices,
                           const TensorView& out);
-// row_gather.cu: embedding lookups and their gradient.
+// row_gather.cu: embedding lookups, their gradient and the segment reductions.
 void gather_rows(int device, const TensorView& table, const TensorView& ids, const TensorView& out);
-void scatter_add_rows(int device, const TensorView& rows, const TensorView& ids,
-                      const TensorView& table);
-void scatter_extreme_rows(int device, const TensorView& rows, const TensorView& ids,
-                          const TensorView& table, bool is_max);
+void scatter_rows(int device, const TensorView& rows, const TensorView& ids,
+                  const TensorView& table, RowCombine combine);
 
 // matmul.cc: cuBLASLt.
 void matmul(int device, const TensorView& a, const TensorView& b, const TensorView* bias,

@@ -1,6 +1,5 @@
-// Row gathers on the GPU (backends/backend_ops.def: gather_rows, scatter_add_rows,
-// scatter_extreme_rows). The gather is one thread per output element. The scatters give each
-// thread one column and walk the ids in order, as the CPU does: every element is combined in
+// Row gathers on the GPU (backends/backend_ops.def: gather_rows, scatter_rows). The gather is
+// one thread per output element. The scatter gives each thread one column and walk the ids in order, as the CPU does: every element is combined in
 // one fixed order (no atomics, so the same result on every run), parallel across the row width.
 // A wide table (an embedding of 64+ features) fills the threads it needs; a very long id list
 // with a narrow table is the slow case, and the one to measure on a GPU.
@@ -10,6 +9,7 @@
 #include "backends/cuda/context.h"
 #include "backends/cuda/ops.h"
 #include "backends/cuda/strided.cuh"
+#include "backends/op_names.h"
 
 namespace gpuaccel::cuda {
 
@@ -41,9 +41,30 @@ __global__ void scatter_rows_kernel(const S* rows, const int64_t* ids, int64_t n
   }
 }
 
+// Integer sums and products wrap in two's complement: computed unsigned, where overflow is
+// defined.
 struct AddCombine {
   template <typename C>
-  __device__ __forceinline__ C operator()(C kept, C next) const { return kept + next; }
+  __device__ __forceinline__ C operator()(C kept, C next) const {
+    if constexpr (std::is_integral_v<C>) {
+      using U = std::make_unsigned_t<C>;
+      return static_cast<C>(static_cast<U>(kept) + static_cast<U>(next));
+    } else {
+      return kept + next;
+    }
+  }
+};
+
+struct MultiplyCombine {
+  template <typename C>
+  __device__ __forceinline__ C operator()(C kept, C next) const {
+    if constexpr (std::is_integral_v<C>) {
+      using U = std::make_unsigned_t<C>;
+      return static_cast<C>(static_cast<U>(kept) * static_cast<U>(next));
+    } else {
+      return kept * next;
+    }
+  }
 };
 
 // max/min with NaN winning (NumPy's maximum/minimum).
@@ -88,25 +109,25 @@ void gather_rows(int device, const TensorView& table, const TensorView& ids, con
   GA_CUDA_CHECK(cudaGetLastError());
 }
 
-void scatter_add_rows(int device, const TensorView& rows, const TensorView& ids,
-                      const TensorView& table) {
+void scatter_rows(int device, const TensorView& rows, const TensorView& ids,
+                  const TensorView& table, RowCombine combine) {
   GA_CUDA_REQUIRE(ids.dtype == DType::kInt64 && rows.dtype == table.dtype,
-                  "scatter_add_rows: ids must be int64 and rows of the table's dtype");
-  dispatch_floating_or_float64(table.dtype, "scatter_add_rows", [&](auto tag) {
-    launch_scatter_rows<decltype(tag)>(device, rows, ids, table, AddCombine{});
-  });
-}
-
-void scatter_extreme_rows(int device, const TensorView& rows, const TensorView& ids,
-                          const TensorView& table, bool is_max) {
-  GA_CUDA_REQUIRE(ids.dtype == DType::kInt64 && rows.dtype == table.dtype,
-                  "scatter_extreme_rows: ids must be int64 and rows of the table's dtype");
-  const ExtremeCombine combine{is_max};
-  if (table.dtype == DType::kInt32) return launch_scatter_rows<int32_t>(device, rows, ids, table, combine);
-  if (table.dtype == DType::kInt64) return launch_scatter_rows<int64_t>(device, rows, ids, table, combine);
-  dispatch_floating_or_float64(table.dtype, "scatter_extreme_rows", [&](auto tag) {
-    launch_scatter_rows<decltype(tag)>(device, rows, ids, table, combine);
-  });
+                  "scatter_rows: ids must be int64 and rows of the table's dtype");
+  auto launch = [&](auto tag) {
+    using S = decltype(tag);
+    switch (combine) {
+      case RowCombine::kAdd: return launch_scatter_rows<S>(device, rows, ids, table, AddCombine{});
+      case RowCombine::kMultiply:
+        return launch_scatter_rows<S>(device, rows, ids, table, MultiplyCombine{});
+      case RowCombine::kMax:
+      case RowCombine::kMin:
+        return launch_scatter_rows<S>(device, rows, ids, table,
+                                      ExtremeCombine{combine == RowCombine::kMax});
+    }
+  };
+  if (table.dtype == DType::kInt32) return launch(int32_t{});
+  if (table.dtype == DType::kInt64) return launch(int64_t{});
+  dispatch_floating_or_float64(table.dtype, op_name(combine), launch);
 }
 
 }  // namespace gpuaccel::cuda

@@ -495,10 +495,13 @@ def in_top_k(targets, predictions, k):
 
 
 def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
-    if num_segments is None:
-        return _math.segment_sum(data, segment_ids) if sorted else _math.unsorted_segment_sum(
-            data, segment_ids, int(np.max(_tensor(segment_ids).numpy())) + 1)
-    return _math.unsorted_segment_sum(data, segment_ids, num_segments)
+    return _segment(data, segment_ids, num_segments, sorted, _math.segment_sum,
+                    _math.unsorted_segment_sum)
+
+
+def segment_prod(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    return _segment(data, segment_ids, num_segments, sorted, _math.segment_prod,
+                    _math.unsorted_segment_prod)
 
 
 # ---- shapes and arrays (NumPy's names, gpuaccel._numpy_ops) ----
