@@ -11,7 +11,10 @@
 - the course CNN's three convolutions, forward + backward at batch 64: gpuaccel vs PyTorch;
 - a graph network's max aggregation (tf.math.unsorted_segment_max of edge messages into nodes,
   Cora's size and a larger graph): gpuaccel vs TensorFlow (if installed) and NumPy's
-  np.maximum.at.
+  np.maximum.at;
+- scatters on the row scatter: tf.tensor_scatter_nd_add / _max of 200,000 row updates into
+  50,000 rows (vs TensorFlow and np.add.at / np.maximum.at), and PyTorch's element-wise
+  scatter_reduce('amax') of 1,000,000 entries (vs PyTorch if installed, and np.maximum.at).
 Best of several runs each; the machine's other load shows up as noise, so compare ratios."""
 import argparse
 import time
@@ -105,6 +108,48 @@ def bench_segment_max(repeats):
         row("numpy maximum.at", best_of(numpy_max, repeats), ours)
 
 
+def bench_scatters(repeats):
+    try:
+        import tensorflow as tf
+    except ImportError:  # the peer is optional
+        tf = None
+    rng = np.random.default_rng(4)
+    rows, updates, width = 50_000, 200_000, 16
+    base = rng.standard_normal((rows, width)).astype(np.float32)
+    values = rng.standard_normal((updates, width)).astype(np.float32)
+    where = rng.integers(0, rows, updates)
+    for op, numpy_ufunc in (("tensor_scatter_nd_add", np.add), ("tensor_scatter_nd_max", np.maximum)):
+        print(f"{op}: {updates} updates of {width} into {rows} rows")
+        gb, gv = gpuaccel.constant(base), gpuaccel.constant(values)
+        indices = where[:, None].astype(np.int32)
+        ours = best_of(lambda: getattr(gpuaccel, op)(gb, indices, gv), repeats)
+        row("gpuaccel", ours)
+        if tf is not None:
+            tb, tv, ti = tf.constant(base), tf.constant(values), tf.constant(indices)
+            row("tensorflow", best_of(lambda: getattr(tf, op)(tb, ti, tv), repeats), ours)
+
+        def numpy_at():
+            out = base.copy()
+            numpy_ufunc.at(out, where, values)
+        row(f"numpy {numpy_ufunc.__name__}.at", best_of(numpy_at, repeats), ours)
+    entries, size = 1_000_000, 100_000
+    print(f"scatter_reduce('amax') along the last axis: {entries} entries into {size}")
+    src = rng.standard_normal(entries).astype(np.float32)
+    index = rng.integers(0, size, entries)
+    import gpuaccel.torch as gtorch
+    gself, gindex, gsrc = gtorch.zeros(size), gtorch.from_numpy(index), gtorch.from_numpy(src)
+    ours = best_of(lambda: gself.scatter_reduce(0, gindex, gsrc, "amax"), repeats)
+    row("gpuaccel", ours)
+    if torch is not None:
+        tself, tindex, tsrc = torch.zeros(size), torch.from_numpy(index), torch.from_numpy(src)
+        row("torch", best_of(lambda: tself.scatter_reduce(0, tindex, tsrc, "amax"), repeats), ours)
+
+    def numpy_max():
+        out = np.zeros(size, np.float32)
+        np.maximum.at(out, index, src)
+    row("numpy maximum.at", best_of(numpy_max, repeats), ours)
+
+
 def bench_dispatch(calls):
     print("dispatch: a + b on 1-element tensors, per call")
     ga, gb = gpuaccel.tensor([1.0]), gpuaccel.tensor([2.0])
@@ -156,6 +201,7 @@ def main():
     bench_dispatch(calls)
     bench_cnn_convs(64, repeats)
     bench_segment_max(repeats)
+    bench_scatters(repeats)
 
 
 if __name__ == "__main__":

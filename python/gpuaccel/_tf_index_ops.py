@@ -134,11 +134,12 @@ def _scatter_positions(tensor, indices, updates, op):
             f"got {list(updates.shape)}")
     leading = np.asarray(tensor.shape[:depth], np.int64)
     vectors = index.reshape(-1, depth)
-    for i, vector in enumerate(vectors):
-        if (vector < 0).any() or (vector >= leading).any():
-            raise errors.InvalidArgumentError(
-                f"indices[{i}] = {vector.tolist()} does not index into shape "
-                f"{list(tensor.shape)}")
+    outside = ((vectors < 0) | (vectors >= leading)).any(axis=1)
+    if outside.any():
+        i = int(np.argmax(outside))
+        raise errors.InvalidArgumentError(
+            f"indices[{i}] = {vectors[i].tolist()} does not index into shape "
+            f"{list(tensor.shape)}")
     positions = (np.ravel_multi_index(tuple(vectors.T), tuple(leading))
                  if vectors.size else np.zeros(0, np.int64))
     rows = int(np.prod(leading))

@@ -107,24 +107,26 @@ def _reduce_into(self_rows, destinations, value_rows, reduction, include_self):
     down, as PyTorch's."""
     segments = self_rows.shape[0]
     device = self_rows._device_name
-    if include_self:
+    if include_self:  # a row nothing lands on reduces to itself: no mask needed
         data = _C.concat([self_rows, value_rows], 0)
         ids = _C.concat([_C.tensor_arange(0, segments, 1, "int64", device), destinations], 0)
     else:
         data, ids = value_rows, destinations
     reduced = _row_scatter.segment_reduce(data, ids, segments,
                                           "sum" if reduction == "mean" else reduction)
-    landed = _row_scatter.segment_counts(destinations, segments, device)
-    if reduction == "mean":
+    counts = None
+    if reduction == "mean" or not include_self:
         counts = _row_scatter.segment_counts(ids, segments, device)
-        counts = _C.binary("maximum", counts, _C.scalar_like(1, counts))
+    if reduction == "mean":
+        divisor = _C.binary("maximum", counts, _C.scalar_like(1, counts))
         if reduced._dtype_name in FLOATING_NAMES:
-            reduced = _C.binary("div", reduced, _C.cast(counts, reduced._dtype_name))
+            reduced = _C.binary("div", reduced, _C.cast(divisor, reduced._dtype_name))
         else:
-            quotient = _C.binary("div", _C.cast(reduced, "float64"), _C.cast(counts, "float64"))
+            quotient = _C.binary("div", _C.cast(reduced, "float64"), _C.cast(divisor, "float64"))
             reduced = _C.cast(_math.floor(quotient), reduced._dtype_name)
-    hit = _C.binary("greater", landed, _C.scalar_like(0, landed))
-    return _C.where(hit, reduced, self_rows)
+    if include_self:
+        return reduced
+    return _C.where(_C.binary("greater", counts, _C.scalar_like(0, counts)), reduced, self_rows)
 
 
 def _scatter_elements(self, dim, index, src, reduction, include_self, op):
