@@ -8,6 +8,7 @@ Only names ``tests/python/test_keras_ops.py`` compares with real ``keras.ops`` a
 other raises an AttributeError saying so (``_unsupported.module_getattr``)."""
 import builtins
 import numbers
+import sys as _sys
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from .._tensor import Tensor, arange as _arange
 from ..dtypes import INTEGER_NAMES
 from . import activations as _activations
 from ._pooling_layers import adaptive_pool as _adaptive_pool
+from . import _ops_groups
 from . import _ops_image as image  # keras.ops.image: resize, rgb_to_grayscale, extract_patches
 
 
@@ -1645,6 +1647,13 @@ _NEEDS_A_KERNEL = {
     **{name: "np.linalg on keras.ops.convert_to_numpy(x) (there is no linear-algebra kernel "
              "yet)" for name in ("cholesky_inverse", "eig", "lu_factor")},
 }
+
+
+# keras.ops.nn / .numpy / .linalg: the same functions, grouped as Keras groups them.
+nn = _ops_groups.OpsGroup(__name__ + ".nn", _ops_groups.NN_NAMES, _sys.modules[__name__])
+numpy = _ops_groups.OpsGroup(__name__ + ".numpy", _ops_groups.NUMPY_NAMES, _sys.modules[__name__])
+linalg = _ops_groups.OpsGroup(__name__ + ".linalg", _ops_groups.LINALG_NAMES,
+                              _sys.modules[__name__])
 
 
 def __getattr__(name):
