@@ -195,7 +195,7 @@ def test_per_batch_logs_and_state_reset_between_epochs_and_evaluations():
     (h_ours, h_theirs), _ = fit_both([ours, theirs], x, y)
     for name in h_theirs:
         np.testing.assert_allclose(h_ours[name], h_theirs[name], rtol=2e-5, atol=2e-6)
-    metric = ours.metrics[-1]
+    metric = ours.metrics[-1].metrics[-1]  # Keras 3: [loss tracker, CompileMetrics]
     metric.reset_state()
     assert float(metric.true_positives.numpy()) == 0.0
 

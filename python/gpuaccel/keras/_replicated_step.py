@@ -122,7 +122,12 @@ class ReplicatedPythonStep:
         if self._host_step is not None:
             return self._host_step.results()
         self.means.flush()
-        return [(metric.name, log_value(metric.result())) for metric in self.model.metrics]
+        pairs = []
+        for metric in self.model.metrics:
+            result = metric.result()  # a CompileMetrics container's is a dict by name
+            pairs += ([(name, log_value(value)) for name, value in result.items()]
+                      if isinstance(result, dict) else [(metric.name, log_value(result))])
+        return pairs
 
 
 def _placed(value, replica):

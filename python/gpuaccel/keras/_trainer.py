@@ -13,8 +13,8 @@ from . import constraints as constraints_module
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from . import (_added_losses_only, _host_metrics, _mask_flow, _multi_output, _python_step, _replicated_step,
-               _sample_weights)
+from . import (_added_losses_only, _compile_metrics, _host_metrics, _mask_flow, _multi_output,
+               _python_step, _replicated_step, _sample_weights)
 from ._data_adapter import adapt, inputs_in_order
 from ._training_state import FitPosition
 from ..distribute import _fit as distribute_fit
@@ -169,16 +169,43 @@ class Trainer:
 
     @property
     def metrics(self):
-        """The loss tracker, then the compiled and weighted metrics (an overridden train_step
-        updates them)."""
+        """The loss tracker, then compile's metrics in one CompileMetrics container, as Keras 3
+        lists them (an overridden train_step updates them; keras/_compile_metrics.py)."""
         tracker = getattr(self, "_loss_tracker", None)
+        compiled = _compile_metrics.container_for(self)
         outputs = self._compiled_outputs
-        return ([tracker] if tracker is not None else []) + list(self.compiled_metrics) + \
-            list(self._weighted_metrics) + ([] if outputs is None else outputs.metric_objects)
+        return ([tracker] if tracker is not None else []) + \
+            ([compiled] if compiled is not None else []) + \
+            ([] if outputs is None else outputs.metric_objects)
 
     def reset_metrics(self):
         for metric in self.metrics:
             metric.reset_state()
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Keras 3: updates compile's metrics (the weights reach weighted_metrics alone; a
+        model with several outputs updates each output's) and returns
+        ``get_metrics_result()``."""
+        compiled = _compile_metrics.container_for(self)
+        if compiled is not None:
+            compiled.update_state(y, y_pred, sample_weight)
+        outputs = self._compiled_outputs
+        if outputs is not None:
+            outputs.update_metrics(outputs.flatten_labels(y), outputs.flatten_labels(y_pred),
+                                   outputs.weights_per_output(sample_weight))
+        return self.get_metrics_result()
+
+    def get_metrics_result(self):
+        """The result of every metric of ``self.metrics`` by name, a container's dict spread
+        into the top level (Keras 3)."""
+        results = {}
+        for metric in self.metrics:
+            result = metric.result()
+            if isinstance(result, dict):
+                results.update(result)
+            else:
+                results[metric.name] = result
+        return results
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The compiled loss of (y, y_pred) plus the losses the layers added (Keras 3); a
