@@ -24,6 +24,7 @@ from . import saving
 from . import utils
 from ._symbolic import Input, KerasTensor
 from ._input_spec import InputSpec
+from ._keras_variable import Variable
 from .models import Model, Sequential
 from ._tfsm_layer import TFSMLayer as _TFSMLayer
 
@@ -34,7 +35,7 @@ layers.__all__.append("TFSMLayer")
 
 __all__ = ["activations", "initializers", "regularizers", "constraints", "layers", "losses",
            "metrics", "optimizers", "callbacks", "datasets", "models", "mixed_precision", "ops", "random",
-           "saving", "utils", "Input", "InputSpec", "KerasTensor", "Model", "Sequential"]
+           "saving", "utils", "Input", "InputSpec", "KerasTensor", "Model", "Sequential", "Variable"]
 
 
 def __getattr__(name):

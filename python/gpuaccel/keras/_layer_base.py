@@ -15,7 +15,7 @@ from .. import _C
 from .._int_range import check_range
 from .._tensor import Tensor, no_grad, tape_active, tensor as _make_tensor
 from ..dtypes import as_dtype
-from . import _call_arguments, _held_sublayers, _mask_flow, _symbolic
+from . import _call_arguments, _held_sublayers, _keras_variable, _mask_flow, _symbolic
 from . import _layer_variables
 from . import mixed_precision as _mixed_precision
 from . import _layer_outputs
@@ -371,6 +371,12 @@ class Layer:
         return self._dtype_policy.variable_dtype
 
     # ---- state ----
+    def __setattr__(self, name, value):
+        # Keras tracks a keras.Variable assigned to a layer's attribute as the layer's weight.
+        if getattr(value, "_keras_variable", False) and "_cpp" in self.__dict__:
+            _keras_variable.track(self, name, value)
+        object.__setattr__(self, name, value)
+
     @property
     def built(self):
         return self._cpp.built
