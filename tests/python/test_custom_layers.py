@@ -505,5 +505,6 @@ def test_python_layer_with_two_inputs_in_a_functional_model():
     np.testing.assert_allclose(model.predict([a, b], verbose=0), expected, rtol=1e-5, atol=1e-6)
     model.compile(optimizer="sgd", loss="mse")
     model.fit([a, b], np.zeros((6, 1), np.float32), epochs=2, batch_size=3, verbose=0)
-    gate = model.layers[0]
+    gate = model.layers[2]  # after the two InputLayers
+    assert isinstance(gate, Gate)
     assert gate._cpp.python_calls == gate._cpp.traced_signatures == 2  # predict, fit

@@ -137,7 +137,11 @@ def test_functional_model_matches_keras():
     x = RNG.normal(size=(7, 6)).astype(np.float32)
     assert_close_scaled(ours.predict(x, verbose=0), theirs.predict(x, verbose=0), 1e-5)
     assert ours.count_params() == theirs.count_params()
-    assert [type(layer).__name__ for layer in ours.layers] == ["Dense", "Dense"]
+    # Keras 3 lists a functional model's InputLayer first
+    assert [type(layer).__name__ for layer in ours.layers] == \
+        [type(layer).__name__ for layer in theirs.layers] == ["InputLayer", "Dense", "Dense"]
+    assert [layer.name for layer in ours.layers][0] == ours.inputs[0].name
+    assert ours.get_layer(index=0) is ours.layers[0] and not ours.layers[0].weights
 
 
 def test_shared_layer_in_functional_graph_trains_one_set_of_weights():
@@ -145,7 +149,7 @@ def test_shared_layer_in_functional_graph_trains_one_set_of_weights():
     shared = gk.layers.Dense(4)
     out = shared(shared(inputs))
     model = gk.Model(inputs, out)
-    assert len(model.layers) == 1 and len(model.get_weights()) == 2
+    assert len(model.layers) == 2 and len(model.get_weights()) == 2  # InputLayer, Dense
     kernel, bias = model.get_weights()
     x = RNG.normal(size=(3, 4)).astype(np.float32)
     expected = (x @ kernel + bias) @ kernel + bias

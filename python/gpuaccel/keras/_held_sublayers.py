@@ -64,7 +64,7 @@ def _weights_of(held):
         return [(name, value, bool(trainable and held.trainable))
                 for name, value, trainable in held._cpp.weights]
     return [(f"{inner.name}/{name}", value, bool(trainable and held.trainable))
-            for inner in held.layers for name, value, trainable in _weights_of(inner)]
+            for inner in held._graph_layers() for name, value, trainable in _weights_of(inner)]
 
 
 def adopt(layer):

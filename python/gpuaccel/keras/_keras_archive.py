@@ -85,7 +85,7 @@ def _sequential_config(model):
                        "dtype": "float32",
                        "layers": [input_entry] + [
                            _layer_entry(layer, shape) for layer, shape in zip(
-                               model.layers, [model.input_shape] + model._output_shapes[:-1])],
+                               model._graph_layers(), [model.input_shape] + model._output_shapes[:-1])],
                        "build_input_shape": input_entry["config"]["batch_shape"]},
             "registered_name": None}
 

@@ -54,7 +54,7 @@ def output_shape(model, input_shape):
         return tuple(_python_layer.compute_output_shape(model, tuple(input_shape)))
     if _is_chain(model):
         shape = tuple(input_shape)
-        for layer in model.layers:
+        for layer in model._graph_layers():
             shape = output_shape(layer, shape) if is_model(layer) else \
                 tuple(layer.compute_output_shape(shape))
         return shape
@@ -69,7 +69,7 @@ def add_to_graph(model, graph, input_ids):
         return graph.add_node(model._call_layer_cpp, list(input_ids))
     if _is_chain(model):
         value = input_ids[0]
-        for layer in model.layers:
+        for layer in model._graph_layers():
             value = add_to_graph(layer, graph, [value]) if is_model(layer) else \
                 graph.add_node(layer._cpp, [value])
         return value
@@ -116,7 +116,7 @@ def _replay(model, xs):
     _ensure_built(model, xs[0].shape)
     if _is_chain(model):
         x = xs[0]
-        for layer in model.layers:
+        for layer in model._graph_layers():
             x = call_symbolic(layer, [x]) if is_model(layer) else \
                 _symbolic.call_symbolic(layer, [x])
         return x
@@ -159,7 +159,7 @@ def keras_layers(model):
     """``model.layers`` as Keras lists them: a model called in a functional model is one entry
     (here its layers are inlined into the outer graph, and ``layers`` lists them one by one)."""
     if _is_chain(model) or not hasattr(model, "_nodes") or not model._nodes:
-        return model.layers
+        return model._graph_layers()
     seen, out = set(), []
     for node in model._nodes:
         entry = node.models[0] if node.models else node.layer

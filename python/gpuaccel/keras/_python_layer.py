@@ -56,7 +56,7 @@ def _held_weights(layers, prefix=""):
     for layer in layers:
         if not hasattr(layer, "_cpp"):  # a model
             out += [(path, value, trainable and layer.trainable) for path, value, trainable
-                    in _held_weights(layer.layers, f"{prefix}{layer.name}/")]
+                    in _held_weights(layer._graph_layers(), f"{prefix}{layer.name}/")]
             continue
         out += [(f"{prefix}{layer.name}/{name}", value, bool(trainable and layer.trainable))
                 for name, value, trainable in layer._cpp.weights]

@@ -43,11 +43,11 @@ def _layer_by_layer(model):
     """A function running ``model``'s forward pass as its layers' calls, or None where the
     model is not a plain stack of layer calls."""
     if type(model) is _model_classes.sequential_class():
-        if not all(_one_plain_layer(layer) for layer in model.layers):
+        if not all(_one_plain_layer(layer) for layer in model._graph_layers()):
             return None
 
         def run_sequential(inputs, training):
-            for layer in model.layers:
+            for layer in model._graph_layers():
                 inputs = layer(inputs, training=training)
             return inputs
         return run_sequential
@@ -78,7 +78,7 @@ class TFSMLayer(Layer):
         self.call_training_endpoint_fn = None if call_training_endpoint is None else _endpoint(
             loaded, call_training_endpoint, filepath)
         self._run_layers = _layer_by_layer(loaded._model)
-        for path, value, trainable_weight in _python_layer._held_weights(loaded._model.layers):
+        for path, value, trainable_weight in _python_layer._held_weights(loaded._model._graph_layers()):
             self._cpp.add_weight_value(path.replace("/", "_"), value,
                                        trainable_weight and self._run_layers is not None)
 

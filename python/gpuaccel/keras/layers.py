@@ -53,6 +53,7 @@ from ._conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from ._convolution_layers import (Conv1DTranspose, Conv3D, Conv3DTranspose, Convolution1DTranspose,
                                   Convolution3D, Convolution3DTranspose)
 from ._masking_layer import Masking
+from ._input_layer import InputLayer
 from ._input_spec import InputSpec
 from ._wrapper import Wrapper
 from ._spectral_normalization import SpectralNormalization
@@ -84,19 +85,6 @@ __all__ = [
     "Dropout", "Activation", "BatchNormalization", "LayerNormalization", "Embedding",
     "MultiHeadAttention", "Softmax", "ReLU", "Reshape", "Rescaling", "Add", "Concatenate", "Conv1D",
 ]
-
-def InputLayer(shape=None, batch_size=None, dtype=None, batch_shape=None, name=None, **kwargs):
-    """``keras.layers.InputLayer(shape=...)`` in a Sequential list is the same as
-    ``keras.Input``: both give the model its input placeholder. It also takes the Keras 2
-    spellings Keras 3 still accepts here (``input_shape``, ``batch_input_shape``), which TF's
-    tutorials use."""
-    if "input_shape" in kwargs:
-        shape = kwargs.pop("input_shape")
-    if "batch_input_shape" in kwargs:
-        batch_shape = kwargs.pop("batch_input_shape")
-    return Input(shape=shape, batch_size=batch_size, dtype=dtype, name=name,
-                 batch_shape=batch_shape, **kwargs)
-
 
 class _KernelLayer(Layer):
     """What Dense, Conv1D, Conv2D and Conv2DTranspose share: an activation, a kernel and a bias with their

@@ -17,6 +17,7 @@ from . import (_call_arguments, _keras_archive, _keras_h5, _layer_outputs, _mask
                _weights_file)
 from ._io_utils import print_msg
 from ._data_adapter import first_inputs, inputs_in_order, shareable_array
+from ._input_layer import InputLayer
 from ._symbolic import Input, KerasTensor, is_symbolic
 from ._trainer import Trainer
 
@@ -254,6 +255,16 @@ class Model(Trainer):
 
     @property
     def layers(self):
+        """Keras 3's list: a functional model's InputLayers first (``keras/_input_layer.py``),
+        then its layers in graph order; a subclassed model's, the layers its call ran."""
+        inputs = getattr(self, "inputs", None)
+        input_layers = ([] if self._is_subclassed() or not inputs else
+                        [InputLayer.of(t) for t in inputs])
+        return input_layers + self._graph_layers()
+
+    def _graph_layers(self):
+        """The layers that compute (``layers`` without the InputLayers), which the weights,
+        the graph and the weight files are made of."""
         if getattr(self, "_traced_layers", None) is not None:
             return list(self._traced_layers)
         seen, out = set(), []
@@ -360,19 +371,19 @@ class Model(Trainer):
 
     @property
     def weights(self):
-        return [w for layer in self.layers for w in layer.weights]
+        return [w for layer in self._graph_layers() for w in layer.weights]
 
     @property
     def trainable_weights(self):
         if not self.trainable:
             return []
-        return [w for layer in self.layers for w in layer.trainable_weights]
+        return [w for layer in self._graph_layers() for w in layer.trainable_weights]
 
     @property
     def non_trainable_weights(self):
         if not self.trainable:
             return self.weights
-        return [w for layer in self.layers for w in layer.non_trainable_weights]
+        return [w for layer in self._graph_layers() for w in layer.non_trainable_weights]
 
     trainable_variables = trainable_weights
     variables = weights
@@ -388,7 +399,7 @@ class Model(Trainer):
         return self._layers_losses()
 
     def _layers_losses(self):
-        return [loss for layer in self.layers for loss in getattr(layer, "losses", [])]
+        return [loss for layer in self._graph_layers() for loss in getattr(layer, "losses", [])]
 
     def add_loss(self, loss):
         """Keras's ``self.add_loss(value)`` in a subclassed model's ``call``: the value (summed
@@ -396,17 +407,17 @@ class Model(Trainer):
         _python_layer.add_loss(self, loss)
 
     def get_weights(self):
-        return [w for layer in self.layers for w in layer.get_weights()]
+        return [w for layer in self._graph_layers() for w in layer.get_weights()]
 
     def set_weights(self, weights):
         weights = list(weights)
-        expected = sum(len(layer.weights) for layer in self.layers)
+        expected = sum(len(layer.weights) for layer in self._graph_layers())
         if len(weights) != expected:
             raise ValueError(f"You called `set_weights(weights)` on model '{self.name}' with a "
                              f"weight list of length {len(weights)}, but the model was "
                              f"expecting {expected} weights.")
         start = 0
-        for layer in self.layers:
+        for layer in self._graph_layers():
             count = len(layer.weights)
             layer.set_weights(weights[start:start + count])
             start += count
@@ -415,11 +426,11 @@ class Model(Trainer):
         if not self.built:
             raise ValueError(f"You tried to call `count_params` on model '{self.name}', but the "
                              "model has not been built.")
-        return sum(layer.count_params() for layer in self.layers)
+        return sum(layer.count_params() for layer in self._graph_layers())
 
     def _weight_paths(self):
         paths = []
-        for layer in self.layers:
+        for layer in self._graph_layers():
             if isinstance(layer, Model):  # a nested model: its paths under its name
                 paths.extend(f"{layer.name}/{path}" for path in layer._weight_paths())
                 continue
@@ -524,9 +535,9 @@ def clone_model(model, input_tensors=None, clone_function=None, call_function=No
                          f"'{type(model).__name__}'; gpuaccel clones Sequential and functional "
                          "models only")
     # the user's classes and functions (activations), which the configs name
-    own_objects = {type(layer).__name__: type(layer) for layer in model.layers
+    own_objects = {type(layer).__name__: type(layer) for layer in model._graph_layers()
                    if not type(layer).__module__.startswith(__package__)}
-    own_objects.update({value.__name__: value for layer in model.layers
+    own_objects.update({value.__name__: value for layer in model._graph_layers()
                         for value in layer.get_config().values()
                         if callable(value) and not isinstance(value, type)})
     return _keras_archive.model_from_config(_keras_archive._model_config(model), own_objects)
@@ -724,6 +735,9 @@ class Sequential(Model):
 
     @property
     def layers(self):
+        return list(self._layers)
+
+    def _graph_layers(self):
         return list(self._layers)
 
     @property
