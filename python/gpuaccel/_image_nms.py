@@ -8,13 +8,21 @@ and returns int32 tensors. TF's rules: candidates must score strictly above
 ``score_threshold``; equal scores go in index order; intersection over union is 0 for a box of
 no area; a box is dropped when its overlap is strictly above the threshold.
 """
+import collections
+
 import numpy as np
 
 from . import errors
 from ._convert import convert_to_tensor
 
 __all__ = ["non_max_suppression", "non_max_suppression_with_scores",
-           "non_max_suppression_overlaps"]
+           "non_max_suppression_overlaps", "combined_non_max_suppression"]
+
+# tf.image.combined_non_max_suppression's result: (batch, detections, 4) boxes, (batch,
+# detections) scores and classes (float32, as TF), (batch,) int32 counts of real detections.
+CombinedNonMaxSuppression = collections.namedtuple(
+    "CombinedNonMaxSuppression", ["nmsed_boxes", "nmsed_scores", "nmsed_classes",
+                                  "valid_detections"])
 
 
 def _host(value, name, ndim):
@@ -104,3 +112,50 @@ def non_max_suppression_overlaps(overlaps, scores, max_output_size, overlap_thre
             f"shape {list(overlap_values.shape)}")
     return _indices(_greedy(overlap_values, score_values, int(max_output_size),
                             float(overlap_threshold), float(score_threshold)))
+
+
+def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_total_size,
+                                 iou_threshold=0.5, score_threshold=float("-inf"),
+                                 pad_per_class=False, clip_boxes=True, name=None):
+    """``tf.image.combined_non_max_suppression``: per image and per class, the greedy selection
+    of at most ``max_output_size_per_class`` boxes; then the image's selections of every class
+    by descending score (equal scores in class order), at most ``max_total_size`` of them
+    (``pad_per_class``: at most ``max_output_size_per_class`` x classes), padded with zeros.
+    ``boxes`` (batch, boxes, q, 4) with q = 1 (shared by the classes) or one per class;
+    ``scores`` (batch, boxes, classes). ``clip_boxes`` clips the returned corners to [0, 1]."""
+    box_values, score_values = _host(boxes, "boxes", 4), _host(scores, "scores", 3)
+    batch, count, q, corners = box_values.shape
+    classes = score_values.shape[2]
+    if corners != 4 or score_values.shape[:2] != (batch, count) or q not in (1, classes):
+        raise errors.InvalidArgumentError(
+            f"boxes must be [batch, num_boxes, q, 4] with q = 1 or num_classes, and scores "
+            f"[batch, num_boxes, num_classes]; got shapes {list(box_values.shape)} and "
+            f"{list(score_values.shape)}")
+    per_class, total = int(max_output_size_per_class), int(max_total_size)
+    if per_class <= 0 or total <= 0:
+        raise errors.InvalidArgumentError(
+            f"max_output_size_per_class and max_total_size must be > 0, got {per_class} and "
+            f"{total}")
+    if not 0.0 <= float(iou_threshold) <= 1.0:
+        raise errors.InvalidArgumentError("iou_threshold must be in [0, 1]")
+    detections = min(total, per_class * classes) if pad_per_class else total
+    out_boxes = np.zeros((batch, detections, 4), np.float32)
+    out_scores = np.zeros((batch, detections), np.float32)
+    out_classes = np.zeros((batch, detections), np.float32)
+    valid = np.zeros(batch, np.int32)
+    for image in range(batch):
+        found = []  # (score, class, box)
+        for label in range(classes):
+            candidates = box_values[image, :, label if q > 1 else 0]
+            class_scores = score_values[image, :, label]
+            kept = _greedy(_iou_matrix(candidates), class_scores, per_class,
+                           float(iou_threshold), float(score_threshold))
+            found += [(class_scores[k], label, candidates[k]) for k in kept]
+        found.sort(key=lambda item: -item[0])  # stable: equal scores keep class order
+        found = found[:detections]
+        valid[image] = len(found)
+        for slot, (score, label, box) in enumerate(found):
+            out_boxes[image, slot] = np.clip(box, 0.0, 1.0) if clip_boxes else box
+            out_scores[image, slot], out_classes[image, slot] = score, label
+    return CombinedNonMaxSuppression(*(convert_to_tensor(a) for a in (out_boxes, out_scores,
+                                                                      out_classes, valid)))

@@ -31,8 +31,8 @@ from ._image_boxes import (draw_bounding_boxes, sample_distorted_bounding_box,
                            stateless_sample_distorted_bounding_box)
 from ._image_color_spaces import (hsv_to_rgb, rgb_to_hsv, rgb_to_yiq, rgb_to_yuv, yiq_to_rgb,
                                   yuv_to_rgb)
-from ._image_nms import (non_max_suppression, non_max_suppression_overlaps,
-                         non_max_suppression_with_scores)
+from ._image_nms import (combined_non_max_suppression, non_max_suppression,
+                         non_max_suppression_overlaps, non_max_suppression_with_scores)
 from ._image_measures import (image_gradients, psnr, sobel_edges, ssim, ssim_multiscale,
                               total_variation)
 from ._image_resize import (ResizeMethod, central_crop, crop_and_resize, crop_to_bounding_box,
@@ -54,6 +54,7 @@ __all__ = ["extract_patches", "patch_slices", "ResizeMethod", "resize", "resize_
            "sobel_edges", "total_variation", "psnr", "ssim", "ssim_multiscale",
            "crop_and_resize", "draw_bounding_boxes", "extract_glimpse", "non_max_suppression",
            "non_max_suppression_with_scores", "non_max_suppression_overlaps",
+           "combined_non_max_suppression",
            "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box",
            "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png", "encode_jpeg",
            "encode_png", "extract_jpeg_shape", "is_jpeg"]
