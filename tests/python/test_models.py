@@ -520,3 +520,16 @@ def test_custom_loop_with_gradient_tape_matches_fit_step():
     b.train_on_batch(x, y)
     for wa, wb in zip(a.get_weights(), b.get_weights()):
         np.testing.assert_allclose(wa, wb, rtol=1e-6, atol=1e-7)
+
+
+def test_functional_model_lists_a_nested_model_as_one_layer_as_keras():
+    def build(lib):
+        inner_in = lib.Input((4,))
+        inner = lib.Model(inner_in, lib.layers.Dense(3)(inner_in), name="inner")
+        x = lib.Input((4,), name="x")
+        return lib.Model(x, lib.layers.Dense(1, name="head")(inner(x)))
+    ours, theirs = build(gk), build(keras)
+    assert [layer.name for layer in ours.layers] == [layer.name for layer in theirs.layers] == \
+        ["x", "inner", "head"]
+    assert ours.get_layer("inner") is ours.layers[1] and len(ours.layers[1].weights) == 2
+    assert [w.shape for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]

@@ -256,11 +256,13 @@ class Model(Trainer):
     @property
     def layers(self):
         """Keras 3's list: a functional model's InputLayers first (``keras/_input_layer.py``),
-        then its layers in graph order; a subclassed model's, the layers its call ran."""
+        then its layers in graph order, a model called inside it as one entry; a subclassed
+        model's, the layers its call ran."""
         inputs = getattr(self, "inputs", None)
         input_layers = ([] if self._is_subclassed() or not inputs else
                         [InputLayer.of(t) for t in inputs])
-        return input_layers + self._graph_layers()
+        return input_layers + [layer for layer in _nested_models.keras_layers(self)
+                               if not getattr(layer, "_is_timestep_mask", False)]
 
     def _graph_layers(self):
         """The layers that compute (``layers`` without the InputLayers), which the weights,
