@@ -1,5 +1,5 @@
 """The row-gather kernels behind embeddings and tf.gather (backend ops gather_rows and
-scatter_add_rows) against NumPy, TensorFlow and Keras: values and gradients with repeated ids,
+scatter_rows adding) against NumPy, TensorFlow and Keras: values and gradients with repeated ids,
 vocabularies whose one-hot product would need tens of gigabytes, every dtype and non-finite
 values gathered exactly, and a Keras text model's training step with a large vocabulary."""
 import numpy as np

@@ -1,5 +1,5 @@
 """Segment max/min (tf.math.unsorted_segment_max/min, segment_max/min, keras.ops.segment_max)
-on the row scatter kernel (backend op scatter_extreme_rows), and the bincounts on the row
+on the row scatter kernel (backend op scatter_rows, max/min), and the bincounts on the row
 scatter-add, against TensorFlow, Keras, PyTorch 1.13 (torch_reference) and NumPy: values for
 every dtype TF takes, empty segments (the dtype's lowest/highest, or 0 for the sorted ops),
 dropped negative ids, infinities, the gradient's even split between ties, and a size the
