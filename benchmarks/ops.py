@@ -14,7 +14,9 @@
   np.maximum.at;
 - scatters on the row scatter: tf.tensor_scatter_nd_add / _max of 200,000 row updates into
   50,000 rows (vs TensorFlow and np.add.at / np.maximum.at), and PyTorch's element-wise
-  scatter_reduce('amax') of 1,000,000 entries (vs PyTorch if installed, and np.maximum.at).
+  scatter_reduce('amax') of 1,000,000 entries (vs PyTorch if installed, and np.maximum.at);
+- the spatial-transformer tutorial's sampler: F.affine_grid + F.grid_sample, forward and
+  backward, batch 64 of 28 x 28 and 64 x 64 images (vs PyTorch if installed).
 Best of several runs each; the machine's other load shows up as noise, so compare ratios."""
 import argparse
 import time
@@ -150,6 +152,27 @@ def bench_scatters(repeats):
     row("numpy maximum.at", best_of(numpy_max, repeats), ours)
 
 
+def bench_grid_sample(repeats):
+    import gpuaccel.torch as gtorch
+    import gpuaccel.torch.nn.functional as gF
+    rng = np.random.default_rng(5)
+    affine = np.tile(np.array([[[0.9, 0.1, 0.05], [-0.1, 0.95, 0.0]]], np.float32), (64, 1, 1))
+    for size in (28, 64):
+        print(f"affine_grid + grid_sample, forward + backward, 64 x 1 x {size} x {size}")
+        images = rng.standard_normal((64, 1, size, size)).astype(np.float32)
+
+        def step(lib, functional):
+            x = lib.tensor(images, requires_grad=True)
+            theta = lib.tensor(affine, requires_grad=True)
+            grid = functional.affine_grid(theta, list(x.shape), align_corners=False)
+            functional.grid_sample(x, grid, align_corners=False).sum().backward()
+        ours = best_of(lambda: step(gtorch, gF), repeats)
+        row("gpuaccel", ours)
+        if torch is not None:
+            import torch.nn.functional as tF
+            row("torch", best_of(lambda: step(torch, tF), repeats), ours)
+
+
 def bench_dispatch(calls):
     print("dispatch: a + b on 1-element tensors, per call")
     ga, gb = gpuaccel.tensor([1.0]), gpuaccel.tensor([2.0])
@@ -202,6 +225,7 @@ def main():
     bench_cnn_convs(64, repeats)
     bench_segment_max(repeats)
     bench_scatters(repeats)
+    bench_grid_sample(repeats)
 
 
 if __name__ == "__main__":

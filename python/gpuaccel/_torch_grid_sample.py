@@ -4,12 +4,12 @@ affine_grid, theta).
 
 affine_grid is one batched product of the base grid of normalised coordinates with theta.
 grid_sample reads, for every output point, the 2 (nearest: 1) neighbours per axis of its
-source position: the samples form an (N, output points, input points) matrix, a sum of one-hot
-rows times the interpolation weights, and the result is that matrix times the input. The
+source position: each neighbour is one row of channels gathered from the input (the row-gather
+kernel; its gradient scatters back into the input), times its interpolation weight. The
 weights are differentiable functions of the grid (each neighbour's index is a constant floor),
-so the grid's gradient is PyTorch's; the input's gradient is the transposed product. The
-matrix costs N x output points x input points floats: fine for the tutorial's 28 x 28 digits
-and small images, not for large ones (a gather kernel would do without it).
+so the grid's gradient is PyTorch's. Memory grows with output points x channels per
+neighbour (the (N, output points, input points) matrix this replaced grew with the square of
+the image: 32 GB for a 300 x 300 image).
 """
 import itertools
 import warnings
@@ -131,25 +131,33 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             upper = _C.binary("sub", p, low)                        # the upper neighbour's weight
             taps.append([(low, _C.binary("sub", _scalar(1.0, upper), upper)),
                          (_C.binary("add", low, _scalar(1.0, low)), upper)])
-    sampler = None
+    # The input as rows of channels, (N x input points, C): each corner of each output point
+    # is one row, gathered (the gather's gradient scatters back into the input).
+    table = _C.reshape(_C.contiguous(_C.transpose(_C.reshape(x, [batch, channels, inputs]), 1, 2)),
+                       [batch * inputs, channels])
+    image_start = _C.reshape(_C.tensor_arange(0, batch * inputs, max(inputs, 1), "int64",
+                                              x._device_name), [batch, 1])
+    out = None
     for corner in itertools.product(*taps):
         index, weight, valid = None, None, None
         for (position, w), n in zip(corner, sizes):
             in_range = _math.logical_and(_math.greater_equal(position, _scalar(0.0, position)),
                                          _C.binary("less", position, _scalar(n, position)))
-            inside = _C.cast(in_range, x._dtype_name)
-            clamped = _C.binary("minimum", _C.binary("maximum", position, _scalar(0.0, position)),
-                                _scalar(n - 1, position))
+            clamped = _C.cast(_C.detach(_C.binary(  # in int64: exact for any image size
+                "minimum", _C.binary("maximum", position, _scalar(0.0, position)),
+                _scalar(n - 1, position))), "int64")
             index = clamped if index is None else _C.binary(
-                "add", _C.binary("mul", index, _scalar(n, index)), clamped)
-            valid = inside if valid is None else _C.binary("mul", valid, inside)
+                "add", _C.binary("mul", index, _C.scalar_like(n, index)), clamped)
+            valid = in_range if valid is None else _math.logical_and(valid, in_range)
             if w is not None:
                 weight = w if weight is None else _C.binary("mul", weight, w)
-        weight = valid if weight is None else _C.binary("mul", weight, valid)
-        picks = _C.one_hot(_C.cast(index, "int64"), inputs, x._dtype_name)  # (N, points, inputs)
-        term = _C.binary("mul", picks, _C.expand_dims(weight, -1))
-        sampler = term if sampler is None else _C.binary("add", sampler, term)
-    values = _C.transpose(_C.reshape(_C.contiguous(x), [batch, channels, inputs]), 1, 2)
-    out = _C.matmul(sampler, _C.contiguous(values))                  # (N, points, C)
-    out = _C.transpose(out, 1, 2)
+        rows = _C.binary("add", index, image_start)
+        picked = _C.reshape(_C.embedding(_C.reshape(rows, [-1]), table),
+                            [batch, points, channels])
+        term = picked if weight is None else _C.binary("mul", picked, _C.expand_dims(weight, -1))
+        # a neighbour outside the image adds nothing (selected, not weighted: an inf in the
+        # clamped pixel read in its place would give inf * 0)
+        term = _C.where(_C.expand_dims(valid, -1), term, _scalar(0.0, term))
+        out = term if out is None else _C.binary("add", out, term)
+    out = _C.transpose(out, 1, 2)                                    # (N, C, points)
     return _C.reshape(_C.contiguous(out), [batch, channels] + out_sizes)

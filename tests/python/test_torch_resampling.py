@@ -125,3 +125,27 @@ def test_align_corners_none_warns_as_pytorch_and_means_false():
         implicit = F.affine_grid(torch.tensor(THETA), (2, 3, 4, 5))
     explicit = F.affine_grid(torch.tensor(THETA), (2, 3, 4, 5), align_corners=False)
     np.testing.assert_array_equal(implicit.numpy(), explicit.numpy())
+
+
+def test_grid_sample_of_a_large_image_and_an_infinite_pixel_match_pytorch():
+    """A 300 x 300 image sampled at 300 x 300 points (the (N, output points, input points)
+    matrix this used to build would be 8.1e9 floats), and an infinite pixel next to sample
+    points whose other neighbours fall outside the image: zeros padding leaves them finite."""
+    big = rng.standard_normal((1, 2, 300, 300)).astype(np.float32)
+    points = rng.uniform(-1.1, 1.1, (1, 300, 300, 2)).astype(np.float32)
+    corner = rng.standard_normal((1, 1, 3, 3)).astype(np.float32)
+    corner[0, 0, 0, 0] = np.inf
+    outside = np.array([[[[-1.2, 0.3], [0.3, -1.2], [0.0, 0.0]]]], np.float32)  # (1, 1, 3, 2)
+    theirs = torch_reference.run(
+        "import torch.nn.functional as F\n"
+        "out['big'] = F.grid_sample(torch.from_numpy(big), torch.from_numpy(points), "
+        "align_corners=False).numpy()\n"
+        "out['edge'] = F.grid_sample(torch.from_numpy(corner), torch.from_numpy(outside), "
+        "align_corners=True).numpy()\n", big=big, points=points, corner=corner, outside=outside)
+    ours = F.grid_sample(torch.tensor(big), torch.tensor(points), align_corners=False)
+    # a float32 source position near 300 carries ~3e-5 of rounding, which the bilinear weights
+    # pass on times a pixel difference (|x| < 5 here): the two frameworks round apart by that
+    np.testing.assert_allclose(ours.numpy(), theirs["big"], rtol=0, atol=300 * 2.0**-23 * 2 * 10)
+    edge = F.grid_sample(torch.tensor(corner), torch.tensor(outside), align_corners=True)
+    np.testing.assert_allclose(edge.numpy(), theirs["edge"], rtol=1e-6, atol=1e-6)
+    assert np.isfinite(edge.numpy()[0, 0, 0, 2])
