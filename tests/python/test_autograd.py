@@ -553,8 +553,7 @@ def test_graph_does_not_leak():
         loss.backward()
 
     # One warm-up step of the measured ops so lazily created state (.grad, and whatever an op
-    # keeps after its first call in the process, which depends on the tests run before) exists
-    # before measuring.
+    # keeps after its first call in the process) exists before measuring.
     step()
     first = allocated()
     for _ in range(5):
@@ -562,25 +561,28 @@ def test_graph_does_not_leak():
     before = allocated()
     for _ in range(20):
         step()
-    # A graph kept alive grows with every step (h alone is 8 KB); in one shuffled order of the
-    # whole suite (seed 54146717) the first steps here ended 256-512 bytes above the warm-up's
-    # level once, and never again: something an earlier test left allocated once, not a graph
-    assert allocated() == before
+    after = allocated()
+    # A graph kept alive grows by at least h (8 KB) per step: 160 KB over these 20 steps. The
+    # rule is "no growth per step", not equality: in shuffled orders of the whole suite, work an
+    # earlier test left running (a background thread) has moved the count by 256-512 bytes
+    # either way while these steps ran (seeds 54146717, and the CI of 2026-11-27 (7)).
+    noise = 4096
+    assert abs(after - before) < noise
     assert before - first < 8192
     # A graph that is built and dropped without backward is freed too.
     h = ((x @ w).tanh() * 3.0).exp()[1:]
-    assert allocated() > before
+    assert allocated() > after + noise
     del h
-    assert allocated() == before
+    assert abs(allocated() - after) < noise
     # And one held by a tape.
     with gpuaccel.GradientTape() as tape:
         y = ((x @ w) ** 2).mean()
     g = tape.gradient(y, w)
     del tape, y, g
-    assert allocated() == before
+    assert abs(allocated() - after) < noise
     w.grad = None
     del w
-    assert allocated() < before
+    assert allocated() < after - noise  # w and its .grad, 16 KB each
 
 
 def test_tape_gradient_of_an_unwatched_constant_used_with_a_variable_is_none():

@@ -24,13 +24,12 @@ class InputLayer:
 
     @classmethod
     def of(cls, tensor):
-        """The InputLayer of the model input ``tensor`` (one per tensor, kept on it)."""
-        layer = tensor.__dict__.get("_input_layer")
-        if layer is None:
-            layer = object.__new__(cls)
-            layer.output = tensor
-            layer.trainable = True
-            tensor.__dict__["_input_layer"] = layer
+        """A new InputLayer for the model input ``tensor``. The model keeps it (not the tensor:
+        a tensor -> layer -> tensor cycle would keep a dropped model's weights alive, through the
+        tensor's graph, until Python's cycle collector ran)."""
+        layer = object.__new__(cls)
+        layer.output = tensor
+        layer.trainable = True
         return layer
 
     @property

@@ -258,11 +258,19 @@ class Model(Trainer):
         """Keras 3's list: a functional model's InputLayers first (``keras/_input_layer.py``),
         then its layers in graph order, a model called inside it as one entry; a subclassed
         model's, the layers its call ran."""
-        inputs = getattr(self, "inputs", None)
-        input_layers = ([] if self._is_subclassed() or not inputs else
-                        [InputLayer.of(t) for t in inputs])
-        return input_layers + [layer for layer in _nested_models.keras_layers(self)
+        return self._input_layers() + [layer for layer in _nested_models.keras_layers(self)
                                if not getattr(layer, "_is_timestep_mask", False)]
+
+    def _input_layers(self):
+        """A functional model's InputLayers, one per input, kept by the model (the same objects
+        at every ``layers`` call, as Keras's)."""
+        inputs = getattr(self, "inputs", None)
+        if self._is_subclassed() or not inputs:
+            return []
+        kept = self.__dict__.get("_input_layer_objects")
+        if kept is None or [layer.output for layer in kept] != list(inputs):
+            kept = self.__dict__["_input_layer_objects"] = [InputLayer.of(t) for t in inputs]
+        return list(kept)
 
     def _graph_layers(self):
         """The layers that compute (``layers`` without the InputLayers), which the weights,
