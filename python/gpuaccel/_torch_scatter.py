@@ -56,9 +56,14 @@ def _check_range(ids, size, dim):
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
+def _tensor_like(value, self):
+    """``value`` as a tensor: a non-tensor (a list, an array) takes self's dtype."""
+    return value if isinstance(value, Tensor) else convert_to_tensor(value, dtype=self.dtype)
+
+
 def _source_like(src, self, shape):
     """``src`` in self's dtype, cut to ``shape`` (index's: PyTorch reads only that corner)."""
-    source = src if isinstance(src, Tensor) else convert_to_tensor(src, dtype=self.dtype)
+    source = _tensor_like(src, self)
     if source._dtype_name != self._dtype_name:
         raise RuntimeError(f"Expected self.dtype to be equal to src.dtype (got "
                            f"{self._dtype_name} and {source._dtype_name})")
@@ -169,7 +174,7 @@ def scatter(self, dim, index, src=None, value=None, *, reduce=None):
 
 def scatter_add(self, dim, index, src):
     """self with src[c] added at index[c] along ``dim`` (repeated destinations add up)."""
-    source = src if isinstance(src, Tensor) else convert_to_tensor(src, dtype=self.dtype)
+    source = _tensor_like(src, self)
     return _scatter_elements(self, dim, index, source, "sum", True, "scatter_add")
 
 
@@ -179,7 +184,7 @@ def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
     if reduce not in _SCATTER_REDUCTIONS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce!r}")
-    source = src if isinstance(src, Tensor) else convert_to_tensor(src, dtype=self.dtype)
+    source = _tensor_like(src, self)
     return _scatter_elements(self, dim, index, source, _SCATTER_REDUCTIONS[reduce],
                              bool(include_self), "scatter_reduce")
 
@@ -234,7 +239,7 @@ def _from_rows(rows, self, d):
 def index_add(self, dim, index, source, *, alpha=1):
     """self + alpha * source's slices added at ``index`` along ``dim`` (repeated indices add
     up; gradients reach self and source)."""
-    source = source if isinstance(source, Tensor) else convert_to_tensor(source, dtype=self.dtype)
+    source = _tensor_like(source, self)
     d, ids, rows = _index_slices(self, dim, index, source, "index_add")
     if alpha != 1:
         rows = _C.binary("mul", rows, _C.scalar_like(alpha, rows))
@@ -244,7 +249,7 @@ def index_add(self, dim, index, source, *, alpha=1):
 
 def index_copy(self, dim, index, source):
     """self with source's slices written at ``index`` along ``dim`` (a later write wins)."""
-    source = source if isinstance(source, Tensor) else convert_to_tensor(source, dtype=self.dtype)
+    source = _tensor_like(source, self)
     d, ids, rows = _index_slices(self, dim, index, source, "index_copy")
     return _from_rows(_row_scatter.last_write(_as_rows(self, d), ids, rows), self, d)
 
@@ -267,7 +272,7 @@ def index_reduce(self, dim, index, source, reduce, *, include_self=True):
     if reduce not in kinds:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
-    source = source if isinstance(source, Tensor) else convert_to_tensor(source, dtype=self.dtype)
+    source = _tensor_like(source, self)
     d, ids, rows = _index_slices(self, dim, index, source, "index_reduce")
     out = _reduce_into(_as_rows(self, d), ids, rows, kinds[reduce], bool(include_self))
     return _from_rows(out, self, d)
